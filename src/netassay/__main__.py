@@ -1,0 +1,3 @@
+from netassay.cli import main
+
+main()

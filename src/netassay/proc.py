@@ -1,0 +1,75 @@
+"""The one way netassay runs other programs: argument lists, a timeout, a log line."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from netassay.errors import ToolError
+
+log = logging.getLogger("netassay.proc")
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def in_netns(netns: str | None, argv: Sequence[str]) -> list[str]:
+    """Prefix ``argv`` so that it runs inside network namespace ``netns``."""
+    if netns is None:
+        return list(argv)
+    return ["ip", "netns", "exec", netns, *argv]
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float = 30.0,
+    check: bool = True,
+    netns: str | None = None,
+    input_text: str | None = None,
+) -> Result:
+    """Run ``argv`` (never through a shell) and return its output.
+
+    Raises ToolError when the program is missing, times out, or (with ``check``)
+    exits non-zero.
+    """
+    full = in_netns(netns, [str(a) for a in argv])
+    if shutil.which(full[0]) is None:
+        raise ToolError(
+            f"cannot run {full[0]}",
+            "it is not installed or not on PATH",
+            "run 'make setup' (it installs the Debian packages netassay needs)",
+        )
+    log.debug("run: %s", " ".join(full))
+    try:
+        cp = subprocess.run(
+            full,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input_text,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ToolError(
+            f"'{' '.join(full)}' did not finish",
+            f"timed out after {timeout:g} s",
+            "check the system load and try again",
+        ) from exc
+    res = Result(tuple(full), cp.returncode, cp.stdout, cp.stderr)
+    if check and cp.returncode != 0:
+        msg = (cp.stderr or cp.stdout).strip().splitlines()
+        raise ToolError(
+            f"'{' '.join(full)}' failed (exit {cp.returncode})",
+            msg[-1] if msg else "no output",
+            "see the message above; rerun with --debug for the full log",
+        )
+    return res

@@ -1,0 +1,90 @@
+"""Human units, parsed only at the CLI: 10k, 1.5M, 10G (k = 1000), 2s, 500ms."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from netassay.errors import UsageError
+
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9}
+_NUM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgG]?)\s*(pps)?\s*$")
+_DUR = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|min|h)?\s*$")
+_DUR_UNIT = {None: 1.0, "s": 1.0, "ms": 1e-3, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_count(text: str, what: str = "value") -> float:
+    """Parse '10k', '1.5M', '200000' into a float; k = 1000."""
+    m = _NUM.match(str(text))
+    if not m:
+        raise UsageError(
+            f"bad {what} '{text}'",
+            "expected a number with an optional k/M/G suffix (k = 1000)",
+            "write it like 200k, 1.5M or 250000",
+        )
+    value = float(m.group(1)) * _SI[m.group(2)]
+    if not math.isfinite(value):
+        raise UsageError(f"bad {what} '{text}'", "not a finite number", "give a finite value")
+    return value
+
+
+def parse_rate(text: str) -> float:
+    value = parse_count(text, "rate")
+    if value <= 0:
+        raise UsageError(f"bad rate '{text}'", "a rate must be positive", "give e.g. 100k")
+    return value
+
+
+def parse_duration(text: str) -> float:
+    """Parse '2s', '500ms', '1.5', '1m' into seconds (> 0)."""
+    m = _DUR.match(str(text))
+    if not m:
+        raise UsageError(
+            f"bad duration '{text}'",
+            "expected a number with an optional unit (ms, s, m, h)",
+            "write it like 2s, 500ms or 10",
+        )
+    value = float(m.group(1)) * _DUR_UNIT[m.group(2)]
+    if value <= 0:
+        raise UsageError(f"bad duration '{text}'", "a duration must be positive", "give e.g. 2s")
+    return value
+
+
+def parse_rates(text: str) -> list[float]:
+    """Parse a load list: 'START:STOP:STEP' (inclusive) or 'a,b,c'."""
+    text = str(text).strip()
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise UsageError(
+                f"bad rate list '{text}'",
+                "a range needs three parts START:STOP:STEP",
+                "write it like 50k:600k:50k",
+            )
+        start, stop, step = (parse_rate(p) for p in parts)
+        if stop < start:
+            raise UsageError(
+                f"bad rate list '{text}'", "STOP is below START", "swap them or fix the range"
+            )
+        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        if n > 10_000:
+            raise UsageError(f"bad rate list '{text}'", f"{n} loads", "use a larger STEP")
+        return [start + i * step for i in range(n)]
+    rates = [parse_rate(p) for p in text.split(",") if p.strip()]
+    if not rates:
+        raise UsageError("empty rate list", "no load was given", "write e.g. 100k,200k,300k")
+    if any(b <= a for a, b in zip(rates, rates[1:], strict=False)):
+        raise UsageError(
+            f"bad rate list '{text}'", "loads must increase strictly", "sort them and drop repeats"
+        )
+    return rates
+
+
+def fmt_rate(pps: float | None) -> str:
+    """Format a packet rate for people: 1.25 Mpps, 300 kpps."""
+    if pps is None:
+        return "-"
+    for div, unit in ((1e9, "Gpps"), (1e6, "Mpps"), (1e3, "kpps")):
+        if abs(pps) >= div:
+            return f"{pps / div:.4g} {unit}"
+    return f"{pps:.4g} pps"
