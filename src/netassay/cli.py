@@ -1,0 +1,102 @@
+"""netassay command line: parses flags and delegates; no measurement logic lives here."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from netassay import __version__
+from netassay.errors import NetassayError
+
+app = typer.Typer(
+    name="netassay",
+    help="Measure how fast a software data plane forwards packets, and judge the number.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+db_app = typer.Typer(help="Inspect and check a results store.", no_args_is_help=True)
+config_app = typer.Typer(help="Show the configuration in force.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(config_app, name="config")
+
+_STATE = {"debug": False, "config": None}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"netassay {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Log every step; tracebacks.")] = False,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="TOML file (after defaults, before flags).")
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+    ] = False,
+) -> None:
+    _STATE["debug"] = debug
+    _STATE["config"] = config
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+
+
+def config_path() -> Path | None:
+    return _STATE["config"]  # type: ignore[return-value]
+
+
+@config_app.command("show")
+def config_show() -> None:
+    """Print the configuration in force (defaults, then the TOML file)."""
+    from netassay.config import load_config, to_toml
+
+    typer.echo(to_toml(load_config(config_path())), nl=False)
+
+
+# -- command registration: each stage adds its commands in its own module -------------
+from netassay import cli_analysis  # noqa: E402
+
+cli_analysis.register(app, db_app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one line per user-facing error, a distinct exit code, no traceback."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except NetassayError as exc:
+        if _STATE["debug"]:
+            raise
+        typer.echo(f"netassay: {exc.line()}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("netassay: interrupted; what was stored is kept", err=True)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("netassay: aborted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if _STATE["debug"]:
+            raise
+        typer.echo(
+            f"netassay: internal error: {type(exc).__name__}: {exc}; "
+            "rerun with --debug and report it",
+            err=True,
+        )
+        sys.exit(70)

@@ -1,0 +1,165 @@
+"""Typed, frozen configuration: defaults, then a TOML file, then flags.
+
+Unknown sections or keys are rejected with one clear line. ``netassay config show``
+prints what is in force.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from netassay.errors import InputError, UsageError
+
+MODES = ("described", "published")
+PINNINGS = ("unpinned", "pin-1cpu", "pin-2cpu")
+SUTS = ("router", "bridge")
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    pdr: float = 0.005  # PDR goal loss ratio (0.5%)
+    eta: float = 0.1  # TIR threshold to stay in saturation
+    entry_factor: float = 3.0  # enter saturation below entry_factor * eta
+    mode: str = "described"  # 'described' (default) or 'published' (the authors' notebook)
+    plr_floor: float = 1e-6  # floor of the PLR log axis; the notebook clamps the mean there
+    small_loss: float = 1e-4  # flag loads below PDR whose loss is at least this
+    wide_ci: float = 1.0  # flag loads below PDR whose Delta_UCL95 exceeds this
+
+    def validate(self) -> None:
+        if not 0 < self.pdr < 1:
+            raise UsageError(f"bad pdr {self.pdr}", "it is a loss ratio in (0, 1)", "e.g. 0.005")
+        if not 0 < self.eta < 1:
+            raise UsageError(f"bad eta {self.eta}", "the TIR threshold is in (0, 1)", "e.g. 0.1")
+        if self.entry_factor < 1:
+            raise UsageError(
+                f"bad entry factor {self.entry_factor}", "it must be >= 1", "e.g. 3"
+            )
+        if self.mode not in MODES:
+            raise UsageError(
+                f"unknown mode '{self.mode}'", f"known modes: {', '.join(MODES)}", "pick one"
+            )
+
+
+@dataclass(frozen=True)
+class TestbedConfig:
+    __test__ = False  # not a pytest test class
+    sut: str = "router"  # router (kernel IPv4/IPv6 forwarding) or bridge
+    pinning: str = "unpinned"  # unpinned | pin-1cpu | pin-2cpu
+    ip_version: int = 4
+    size_bytes: int = 64  # Ethernet frame without FCS
+    flows: int = 1
+    backlog: int | None = None  # net.core.netdev_max_backlog while the testbed is up
+    txqueuelen: int | None = None  # txqueuelen of the testbed's veth devices
+    sut_drop: float = 0.0  # ground truth: random drop probability in the SUT
+    sut_cap_pps: float | None = None  # ground truth: capacity cap on the SUT egress
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    rates: str = "50k:600k:50k"
+    runs: int = 10
+    duration_s: float = 2.0
+    settle_s: float = 0.5
+    db: str = "netassay.db"
+
+
+@dataclass(frozen=True)
+class Config:
+    analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    testbed: TestbedConfig = field(default_factory=TestbedConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _coerce(section: str, f: dataclasses.Field[Any], value: Any, origin: str) -> Any:
+    default = f.default
+    kind = type(default) if default is not None else (float if "pps" in f.name else int)
+    if isinstance(value, bool) or (value is None and default is not None):
+        ok = isinstance(default, bool)
+    elif kind is float:
+        ok = isinstance(value, int | float)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, kind)
+    if not ok:
+        raise InputError(
+            f"{origin}: [{section}] {f.name} = {value!r}",
+            f"expected a {kind.__name__}",
+            "fix the value or remove the key to use the default",
+        )
+    return value
+
+
+def _apply(cfg: Config, data: dict[str, Any], origin: str) -> Config:
+    sections = {f.name: f for f in fields(Config)}
+    for name, values in data.items():
+        if name not in sections:
+            raise InputError(
+                f"{origin}: unknown section [{name}]",
+                f"known sections: {', '.join(sections)}",
+                "fix the name or remove the section",
+            )
+        if not isinstance(values, dict):
+            raise InputError(f"{origin}: [{name}] is not a table", "", "write it as [name]")
+        current = getattr(cfg, name)
+        known = {f.name: f for f in fields(current)}
+        changes = {}
+        for key, value in values.items():
+            if key not in known:
+                raise InputError(
+                    f"{origin}: unknown key '{key}' in [{name}]",
+                    f"known keys: {', '.join(known)}",
+                    "fix the spelling or remove the key",
+                )
+            changes[key] = _coerce(name, known[key], value, origin)
+        cfg = replace(cfg, **{name: replace(current, **changes)})
+    return cfg
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None, overrides: dict[str, dict[str, Any]] | None = None
+) -> Config:
+    """Defaults, then the TOML file (if given or NETASSAY_CONFIG is set), then flags."""
+    cfg = Config()
+    path = path or os.environ.get("NETASSAY_CONFIG")
+    if path:
+        p = Path(path)
+        try:
+            data = tomllib.loads(p.read_text())
+        except FileNotFoundError as exc:
+            raise InputError(f"{p}: no such config file", "", "check the path") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"{p}: not valid TOML", str(exc), "fix the syntax") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{p}: cannot read the config", str(exc), "check the file") from exc
+        cfg = _apply(cfg, data, str(p))
+    if overrides:
+        clean = {s: {k: v for k, v in kv.items() if v is not None} for s, kv in overrides.items()}
+        cfg = _apply(cfg, {s: kv for s, kv in clean.items() if kv}, "flags")
+    cfg.analysis.validate()
+    return cfg
+
+
+def to_toml(cfg: Config) -> str:
+    """Render a config as TOML (None values are shown commented out)."""
+    lines: list[str] = []
+    for section, values in cfg.as_dict().items():
+        lines.append(f"[{section}]")
+        for key, value in values.items():
+            if value is None:
+                lines.append(f"# {key} = (unset)")
+            elif isinstance(value, bool):
+                lines.append(f"{key} = {'true' if value else 'false'}")
+            elif isinstance(value, str):
+                lines.append(f'{key} = "{value}"')
+            else:
+                lines.append(f"{key} = {value!r}")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,377 @@
+"""The SQLite store: experiments and append-only trials, written as each trial ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netassay import __version__
+from netassay.errors import StoreError
+from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A curve: trials at a list of loads, K repetitions each, one configuration."""
+
+    id: int
+    key: str
+    kind: str
+    source: str
+    label: str
+    created_utc: str
+    tool_version: str
+    config: dict[str, Any]
+    metadata: dict[str, Any]
+    environment: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One run of traffic at one offered load: the unit stored."""
+
+    load_index: int
+    repetition: int
+    rate_pps: float
+    duration_s: float
+    sent: int
+    received: int
+    source: str
+    achieved_rate_pps: float | None = None
+    loss_location: dict[str, int] = field(default_factory=dict)
+    counters: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    utc: str = ""
+
+
+@dataclass(frozen=True)
+class TrialArrays:
+    """All trials of one experiment as columns, ordered by load then repetition."""
+
+    load_index: np.ndarray
+    rate_pps: np.ndarray
+    sent: np.ndarray
+    received: np.ndarray
+    duration_s: np.ndarray
+    warnings: list[tuple[int, int, list[str]]]
+
+
+class Store:
+    """A netassay results database (SQLite, WAL). Use as a context manager."""
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise StoreError(
+                f"{self.path}: no such database", "the file does not exist", "check the path"
+            )
+        if self.path.exists() and self.path.is_dir():
+            raise StoreError(
+                f"{self.path}: is a directory", "a store is one SQLite file", "give a file path"
+            )
+        self._check_header()
+        try:
+            self.conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.path}: cannot open the database",
+                str(exc),
+                "it is not a netassay store or it is damaged; run 'netassay db check' on it",
+            ) from exc
+
+    def _check_header(self) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with open(self.path, "rb") as fh:
+            head = fh.read(16)
+        if head != b"SQLite format 3\x00":
+            raise StoreError(
+                f"{self.path}: not a SQLite database",
+                "the file header is wrong (corrupted, or another kind of file)",
+                "give a netassay .db file; nothing was written to this one",
+            )
+
+    # -- schema -----------------------------------------------------------------
+    def _migrate(self) -> None:
+        c = self.conn
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_utc TEXT NOT NULL)"
+        )
+        have = {row[0] for row in c.execute("SELECT version FROM schema_migrations")}
+        newest = max(have, default=0)
+        if newest > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: schema version {newest} is newer than this netassay knows "
+                f"({SCHEMA_VERSION})",
+                "the store was written by a newer release",
+                "upgrade netassay",
+            )
+        for version, description, sql in MIGRATIONS:
+            if version in have:
+                continue
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                for stmt in _split_sql(sql):
+                    c.execute(stmt)
+                c.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                    (version, description, utc_now()),
+                )
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        row = self.conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    def migrations(self) -> list[tuple[int, str, str]]:
+        return list(self.conn.execute("SELECT * FROM schema_migrations ORDER BY version"))
+
+    # -- writing ----------------------------------------------------------------
+    def add_experiment(
+        self,
+        *,
+        key: str,
+        kind: str,
+        source: str,
+        label: str,
+        config: dict[str, Any],
+        metadata: dict[str, Any] | None = None,
+        environment: dict[str, Any] | None = None,
+    ) -> tuple[int, bool]:
+        """Insert an experiment; return (id, created). An existing key is returned as is."""
+        row = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
+        if row:
+            return int(row[0]), False
+        cur = self.conn.execute(
+            "INSERT INTO experiments (key, kind, source, label, created_utc, tool_version,"
+            " config_json, metadata_json, environment_json) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                key,
+                kind,
+                source,
+                label,
+                utc_now(),
+                __version__,
+                _dumps(config),
+                _dumps(metadata or {}),
+                _dumps(environment or {}),
+            ),
+        )
+        return int(cur.lastrowid), True
+
+    def add_trial(self, experiment_id: int, trial: TrialRecord) -> None:
+        """Append one trial and commit it at once (a crash loses only the trial in progress)."""
+        self.add_trials(experiment_id, [trial])
+
+    def add_trials(self, experiment_id: int, trials: Iterable[TrialRecord]) -> int:
+        """Append trials in one transaction; a (load, repetition) already stored is an error."""
+        rows = [_trial_row(experiment_id, t) for t in trials]
+        try:
+            with self._transaction():
+                self.conn.executemany(_INSERT_TRIAL, rows)
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(
+                f"{self.path}: trial already stored",
+                str(exc),
+                "trials are append-only; resume the sweep instead of repeating it",
+            ) from exc
+        return len(rows)
+
+    def _transaction(self) -> _Tx:
+        return _Tx(self.conn)
+
+    # -- reading ----------------------------------------------------------------
+    def experiments(self) -> Iterator[Experiment]:
+        cur = self.conn.execute(
+            "SELECT id, key, kind, source, label, created_utc, tool_version, config_json,"
+            " metadata_json, environment_json FROM experiments ORDER BY id"
+        )
+        for r in cur:
+            yield _experiment(r)
+
+    def experiment(self, experiment_id: int) -> Experiment:
+        r = self.conn.execute(
+            "SELECT id, key, kind, source, label, created_utc, tool_version, config_json,"
+            " metadata_json, environment_json FROM experiments WHERE id = ?",
+            (experiment_id,),
+        ).fetchone()
+        if r is None:
+            raise StoreError(f"{self.path}: no experiment {experiment_id}", "", "list them")
+        return _experiment(r)
+
+    def find_experiment(self, key: str) -> Experiment | None:
+        r = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
+        return self.experiment(int(r[0])) if r else None
+
+    def trial_arrays(self, experiment_id: int) -> TrialArrays:
+        """Columns of one experiment's trials, ordered by load index and repetition."""
+        cur = self.conn.execute(
+            "SELECT load_index, rate_pps, sent, received, duration_s, repetition, warnings_json"
+            " FROM trials WHERE experiment_id = ? ORDER BY load_index, repetition",
+            (experiment_id,),
+        )
+        rows = cur.fetchall()
+        if not rows:
+            empty = np.empty(0)
+            return TrialArrays(empty.astype(np.int64), empty, empty, empty, empty, [])
+        li, rate, sent, recv, dur, rep, warn = zip(*rows, strict=True)
+        warnings = [
+            (int(i), int(r), json.loads(w))
+            for i, r, w in zip(li, rep, warn, strict=True)
+            if w != "[]"
+        ]
+        return TrialArrays(
+            np.asarray(li, dtype=np.int64),
+            np.asarray(rate, dtype=np.float64),
+            np.asarray(sent, dtype=np.float64),
+            np.asarray(recv, dtype=np.float64),
+            np.asarray(dur, dtype=np.float64),
+            warnings,
+        )
+
+    def trials(self, experiment_id: int) -> list[dict[str, Any]]:
+        """Every stored field of one experiment's trials (for export and reports)."""
+        cur = self.conn.execute(
+            "SELECT * FROM trials WHERE experiment_id = ? ORDER BY load_index, repetition",
+            (experiment_id,),
+        )
+        names = [d[0] for d in cur.description]
+        out = []
+        for row in cur:
+            rec = dict(zip(names, row, strict=True))
+            for k in ("loss_location_json", "counters_json", "warnings_json"):
+                rec[k[: -len("_json")]] = json.loads(rec.pop(k))
+            out.append(rec)
+        return out
+
+    def done_trials(self, experiment_id: int) -> set[tuple[int, int]]:
+        """(load_index, repetition) pairs already stored: what a resumed sweep skips."""
+        cur = self.conn.execute(
+            "SELECT load_index, repetition FROM trials WHERE experiment_id = ?",
+            (experiment_id,),
+        )
+        return {(int(a), int(b)) for a, b in cur}
+
+    def count_trials(self, experiment_id: int | None = None) -> int:
+        if experiment_id is None:
+            return int(self.conn.execute("SELECT count(*) FROM trials").fetchone()[0])
+        q = "SELECT count(*) FROM trials WHERE experiment_id = ?"
+        return int(self.conn.execute(q, (experiment_id,)).fetchone()[0])
+
+    # -- maintenance -------------------------------------------------------------
+    def integrity_problems(self) -> list[str]:
+        """SQLite's integrity check plus netassay's own invariants; [] when healthy."""
+        problems = [
+            r[0] for r in self.conn.execute("PRAGMA integrity_check") if r[0] != "ok"
+        ]
+        problems += [
+            f"foreign key: trial row {r[1]} points to a missing experiment"
+            for r in self.conn.execute("PRAGMA foreign_key_check")
+        ]
+        if self.schema_version() != SCHEMA_VERSION:
+            problems.append(f"schema version {self.schema_version()} != {SCHEMA_VERSION}")
+        bad = self.conn.execute(
+            "SELECT count(*) FROM trials WHERE sent < 0 OR received < 0 OR duration_s <= 0"
+        ).fetchone()[0]
+        if bad:
+            problems.append(f"{bad} trial(s) with negative counts or non-positive duration")
+        return problems
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Tx:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+_INSERT_TRIAL = (
+    "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
+    " received, achieved_rate_pps, loss_location_json, counters_json, warnings_json, source,"
+    " utc, tool_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def _trial_row(experiment_id: int, t: TrialRecord) -> tuple[Any, ...]:
+    return (
+        experiment_id,
+        t.load_index,
+        t.repetition,
+        float(t.rate_pps),
+        float(t.duration_s),
+        int(t.sent),
+        int(t.received),
+        None if t.achieved_rate_pps is None else float(t.achieved_rate_pps),
+        _dumps(t.loss_location),
+        _dumps(t.counters),
+        _dumps(list(t.warnings)),
+        t.source,
+        t.utc or utc_now(),
+        __version__,
+    )
+
+
+def _experiment(r: tuple[Any, ...]) -> Experiment:
+    return Experiment(
+        id=int(r[0]),
+        key=r[1],
+        kind=r[2],
+        source=r[3],
+        label=r[4],
+        created_utc=r[5],
+        tool_version=r[6],
+        config=json.loads(r[7]),
+        metadata=json.loads(r[8]),
+        environment=json.loads(r[9]),
+    )
+
+
+def _split_sql(sql: str) -> list[str]:
+    """Split a migration into statements, keeping trigger bodies whole."""
+    out: list[str] = []
+    buf = ""
+    for stmt in sql.split(";"):
+        buf += stmt + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \n;"):
+                out.append(buf.strip())
+            buf = ""
+    return out

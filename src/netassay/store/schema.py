@@ -1,0 +1,52 @@
+"""Schema of the netassay store and its recorded migrations.
+
+Each migration is applied once, in order, inside a transaction, and recorded in
+``schema_migrations``. Never edit a shipped migration: add a new one.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "experiments and append-only trials",
+        """
+        CREATE TABLE experiments (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            source TEXT NOT NULL,
+            label TEXT NOT NULL,
+            created_utc TEXT NOT NULL,
+            tool_version TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            metadata_json TEXT NOT NULL,
+            environment_json TEXT NOT NULL
+        );
+        CREATE TABLE trials (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            load_index INTEGER NOT NULL,
+            repetition INTEGER NOT NULL,
+            rate_pps REAL NOT NULL,
+            duration_s REAL NOT NULL,
+            sent INTEGER NOT NULL,
+            received INTEGER NOT NULL,
+            achieved_rate_pps REAL,
+            loss_location_json TEXT NOT NULL DEFAULT '{}',
+            counters_json TEXT NOT NULL DEFAULT '{}',
+            warnings_json TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL,
+            utc TEXT NOT NULL,
+            tool_version TEXT NOT NULL,
+            UNIQUE (experiment_id, load_index, repetition)
+        );
+        CREATE TRIGGER trials_append_only_update BEFORE UPDATE ON trials
+        BEGIN SELECT RAISE(ABORT, 'trials are append-only'); END;
+        CREATE TRIGGER trials_append_only_delete BEFORE DELETE ON trials
+        BEGIN SELECT RAISE(ABORT, 'trials are append-only'); END;
+        """,
+    ),
+]
