@@ -2,8 +2,139 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from netassay.errors import StoreError, UsageError
+
+Mode = Annotated[
+    str,
+    typer.Option(
+        "--mode",
+        help="described (default: enter < entry*eta, stay < eta) or "
+        "published (the authors' notebook exactly; GOOD/BAD only).",
+    ),
+]
+Pdr = Annotated[float | None, typer.Option("--pdr", help="PDR loss fraction [0.005].")]
+Eta = Annotated[float | None, typer.Option("--eta", help="TIR threshold to stay saturated [0.1].")]
+Entry = Annotated[
+    float | None, typer.Option("--entry-factor", help="Enter saturation below this * eta [3].")
+]
+
+
+def _analysis_cfg(mode: str | None, pdr: float | None, eta: float | None, entry: float | None):
+    from netassay.cli import config_path
+    from netassay.config import load_config
+
+    over = {"mode": mode, "pdr": pdr, "eta": eta, "entry_factor": entry}
+    return load_config(config_path(), {"analysis": over}).analysis
+
+
+def import_pastrami(
+    paths: Annotated[list[Path], typer.Argument(help="PASTRAMI raw files or folders of them.")],
+    db: Annotated[Path, typer.Option("--db", help="SQLite store to write (created if new).")],
+) -> None:
+    """Import PASTRAMI raw result files into a store (importing twice adds nothing)."""
+    from netassay.store import Store
+    from netassay.store.pastrami import KIND, find_result_files, parse_file
+
+    parsed = [parse_file(f) for f in find_result_files(paths)]  # validate all before writing
+    added = skipped = trials = 0
+    with Store(db) as store:
+        for exp in parsed:
+            _, n = store.import_experiment(
+                key=exp.key,
+                kind=KIND,
+                source=exp.source,
+                label=exp.label,
+                config=exp.config,
+                metadata=exp.metadata,
+                trials=exp.trials,
+            )
+            added, skipped, trials = added + (n > 0), skipped + (n == 0), trials + n
+    typer.echo(
+        f"{db}: imported {added} experiment(s), {trials} trial(s); "
+        f"{skipped} already stored, skipped"
+    )
+
+
+def assess(
+    inputs: Annotated[list[Path], typer.Argument(help="PASTRAMI files, folders, or a .db.")],
+    mode: Mode = "described",
+    pdr: Pdr = None,
+    eta: Eta = None,
+    entry_factor: Entry = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """Statistics, saturation and the GOOD/BAD/INCONCLUSIVE verdict per experiment."""
+    from netassay.report.loader import iter_assessments
+    from netassay.report.text import make_console, render
+
+    cfg = _analysis_cfg(mode, pdr, eta, entry_factor)
+    console = make_console()
+    n = 0
+    for a in iter_assessments(inputs, cfg):
+        n += 1
+        if as_json:
+            sys.stdout.write(json.dumps(a.to_json(), allow_nan=False) + "\n")
+        else:
+            render(a, console)
+    if n == 0:
+        raise UsageError("nothing to assess", "the inputs hold no trials", "run a sweep first")
+
+
+def report(
+    db: Annotated[Path, typer.Argument(help="The netassay store (.db) to report on.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for figures and index.html.")] = Path(
+        "report"
+    ),
+    mode: Mode = "described",
+    pdr: Pdr = None,
+    eta: Eta = None,
+    entry_factor: Entry = None,
+) -> None:
+    """Figures (PNG, SVG), a self-contained index.html and latex-include.tex from a store."""
+    from netassay.report.build import build_report
+    from netassay.report.loader import is_store
+
+    if not (db.is_file() and is_store(db)):
+        raise UsageError(
+            f"{db}: not a netassay store",
+            "report reads only from a .db",
+            f"import first: netassay import pastrami FILES --db {db.with_suffix('.db').name}",
+        )
+    cfg = _analysis_cfg(mode, pdr, eta, entry_factor)
+    index = build_report(db, out, cfg, progress=True)
+    typer.echo(f"report written: {index}")
+
+
+def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) -> None:
+    """Integrity check of a store: SQLite's own, schema version, netassay invariants."""
+    from netassay.report.loader import open_store
+
+    with open_store(db) as store:
+        problems = store.integrity_problems()
+        n_exp = sum(1 for _ in store.experiments())
+        n_trials = store.count_trials()
+        version = store.schema_version()
+    if problems:
+        raise StoreError(
+            f"{db}: integrity check failed",
+            "; ".join(problems[:3]),
+            "restore from a copy; do not write to this file",
+        )
+    typer.echo(f"{db}: ok (schema {version}, {n_exp} experiments, {n_trials} trials)")
 
 
 def register(app: typer.Typer, db_app: typer.Typer) -> None:
     """Add the analysis commands to the CLI."""
+    import_app = typer.Typer(help="Import results measured elsewhere.", no_args_is_help=True)
+    import_app.command("pastrami")(import_pastrami)
+    app.add_typer(import_app, name="import")
+    app.command("assess")(assess)
+    app.command("report")(report)
+    db_app.command("check")(db_check)

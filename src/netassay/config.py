@@ -36,9 +36,7 @@ class AnalysisConfig:
         if not 0 < self.eta < 1:
             raise UsageError(f"bad eta {self.eta}", "the TIR threshold is in (0, 1)", "e.g. 0.1")
         if self.entry_factor < 1:
-            raise UsageError(
-                f"bad entry factor {self.entry_factor}", "it must be >= 1", "e.g. 3"
-            )
+            raise UsageError(f"bad entry factor {self.entry_factor}", "it must be >= 1", "e.g. 3")
         if self.mode not in MODES:
             raise UsageError(
                 f"unknown mode '{self.mode}'", f"known modes: {', '.join(MODES)}", "pick one"

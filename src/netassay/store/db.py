@@ -183,6 +183,48 @@ class Store:
         )
         return int(cur.lastrowid), True
 
+    def import_experiment(
+        self,
+        *,
+        key: str,
+        kind: str,
+        source: str,
+        label: str,
+        config: dict[str, Any],
+        metadata: dict[str, Any],
+        trials: Iterable[TrialRecord],
+        environment: dict[str, Any] | None = None,
+    ) -> tuple[int, int]:
+        """Store an experiment and all its trials in one transaction.
+
+        Returns (experiment id, trials written); an experiment already stored under the
+        same key is left as it is and 0 trials are written, so importing twice never
+        duplicates. On any error nothing of this experiment is written.
+        """
+        row = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
+        if row:
+            return int(row[0]), 0
+        with self._transaction():
+            cur = self.conn.execute(
+                "INSERT INTO experiments (key, kind, source, label, created_utc, tool_version,"
+                " config_json, metadata_json, environment_json) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    key,
+                    kind,
+                    source,
+                    label,
+                    utc_now(),
+                    __version__,
+                    _dumps(config),
+                    _dumps(metadata),
+                    _dumps(environment or {}),
+                ),
+            )
+            exp_id = int(cur.lastrowid)
+            rows = [_trial_row(exp_id, t) for t in trials]
+            self.conn.executemany(_INSERT_TRIAL, rows)
+        return exp_id, len(rows)
+
     def add_trial(self, experiment_id: int, trial: TrialRecord) -> None:
         """Append one trial and commit it at once (a crash loses only the trial in progress)."""
         self.add_trials(experiment_id, [trial])
@@ -253,6 +295,10 @@ class Store:
             warnings,
         )
 
+    def trial_warning_count(self, experiment_id: int) -> int:
+        q = "SELECT count(*) FROM trials WHERE experiment_id = ? AND warnings_json != '[]'"
+        return int(self.conn.execute(q, (experiment_id,)).fetchone()[0])
+
     def trials(self, experiment_id: int) -> list[dict[str, Any]]:
         """Every stored field of one experiment's trials (for export and reports)."""
         cur = self.conn.execute(
@@ -285,9 +331,7 @@ class Store:
     # -- maintenance -------------------------------------------------------------
     def integrity_problems(self) -> list[str]:
         """SQLite's integrity check plus netassay's own invariants; [] when healthy."""
-        problems = [
-            r[0] for r in self.conn.execute("PRAGMA integrity_check") if r[0] != "ok"
-        ]
+        problems = [r[0] for r in self.conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
         problems += [
             f"foreign key: trial row {r[1]} points to a missing experiment"
             for r in self.conn.execute("PRAGMA foreign_key_check")

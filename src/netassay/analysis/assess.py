@@ -1,0 +1,180 @@
+"""Assess one experiment: statistics, bounds, saturation, verdict, quality flags. Pure."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from netassay.analysis.bounds import Bound, measured_bound
+from netassay.analysis.saturation import Saturation, detect_saturation
+from netassay.analysis.stats import LoadTable, load_table, tir, trial_plr
+from netassay.config import AnalysisConfig
+from netassay.units import fmt_rate
+
+
+@dataclass(frozen=True)
+class Assessment:
+    source: str
+    label: str
+    metadata: dict[str, Any]
+    mode: str
+    params: dict[str, float]
+    table: LoadTable
+    tir_used: np.ndarray  # the TIR the verdict was computed on (clamped PLR in published mode)
+    saturation: Saturation
+    pdr: Bound
+    ndr: Bound
+    duration_s: float | None
+    flags: list[str] = field(default_factory=list)  # measurement-quality notes
+    trial_warnings: int = 0
+
+    @property
+    def verdict(self) -> str:
+        return self.saturation.verdict
+
+    @property
+    def k_values(self) -> list[int]:
+        return sorted({int(k) for k in self.table.k})
+
+    def worst_delta_below_pdr(self) -> float | None:
+        end = self.saturation.past_pdr_index
+        d = self.table.delta_ucl95[: end if end is not None else len(self.table)]
+        d = d[np.isfinite(d)]
+        return float(d.max()) if d.size else None
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.table
+        loads = [
+            {
+                "rate_pps": _num(t.rate_pps[i]),
+                "k": int(t.k[i]),
+                "plr": _num(t.plr[i]),
+                "plr_std": _num(t.plr_std[i]),
+                "ucl95": _num(t.ucl95[i]),
+                "delta_ucl95": _num(t.delta_ucl95[i]),
+                "dr": _num(1.0 - t.plr[i]),
+                "throughput_pps": _num(t.throughput_pps[i]),
+                "tir": _num(self.tir_used[i]),
+            }
+            for i in range(len(t))
+        ]
+        s = self.saturation
+        return {
+            "source": self.source,
+            "label": self.label,
+            "metadata": self.metadata,
+            "mode": self.mode,
+            "params": self.params,
+            "verdict": s.verdict,
+            "reason": s.reason,
+            "past_pdr_index": s.past_pdr_index,
+            "potential_saturation_index": s.potential_saturation_index,
+            "saturation_index": s.saturation_index,
+            "saturation_exits": list(s.exits),
+            "pdr_pps": self.pdr.rate_pps,
+            "pdr_met_again_pps": list(self.pdr.met_again),
+            "ndr_pps": self.ndr.rate_pps,
+            "ndr_met_again_pps": list(self.ndr.met_again),
+            "k": self.k_values,
+            "duration_s": self.duration_s,
+            "worst_delta_ucl95_below_pdr": self.worst_delta_below_pdr(),
+            "warnings": list(s.warnings) + self.flags,
+            "trial_warnings": self.trial_warnings,
+            "loads": loads,
+        }
+
+
+def _num(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def assess_trials(
+    load_index: np.ndarray,
+    rate_pps: np.ndarray,
+    sent: np.ndarray,
+    received: np.ndarray,
+    cfg: AnalysisConfig,
+    *,
+    source: str = "",
+    label: str = "",
+    metadata: dict[str, Any] | None = None,
+    duration_s: float | None = None,
+    trial_warnings: int = 0,
+) -> Assessment:
+    """Assess trials given as columns grouped by load (sorted by load index)."""
+    table = load_table(load_index, rate_pps, trial_plr(sent, received))
+    return assess_table(
+        table,
+        cfg,
+        source=source,
+        label=label,
+        metadata=metadata or {},
+        duration_s=duration_s,
+        trial_warnings=trial_warnings,
+    )
+
+
+def assess_table(
+    table: LoadTable,
+    cfg: AnalysisConfig,
+    *,
+    source: str = "",
+    label: str = "",
+    metadata: dict[str, Any] | None = None,
+    duration_s: float | None = None,
+    trial_warnings: int = 0,
+) -> Assessment:
+    plr = table.plr
+    tir_used = table.tir
+    if cfg.mode == "published":  # the notebook clamps the mean PLR at the floor
+        plr = np.maximum(plr, cfg.plr_floor)
+        tir_used = tir(table.rate_pps, table.rate_pps * (1.0 - plr))
+    sat = detect_saturation(
+        table.rate_pps,
+        plr,
+        tir_used,
+        pdr=cfg.pdr,
+        eta=cfg.eta,
+        entry_factor=cfg.entry_factor,
+        mode=cfg.mode,
+    )
+    flags = quality_flags(table, sat, cfg)
+    if trial_warnings:
+        flags.append(f"{trial_warnings} trial(s) carry measurement warnings (see the store)")
+    return Assessment(
+        source=source,
+        label=label,
+        metadata=metadata or {},
+        mode=cfg.mode,
+        params={"pdr": cfg.pdr, "eta": cfg.eta, "entry_factor": cfg.entry_factor},
+        table=table,
+        tir_used=tir_used,
+        saturation=sat,
+        pdr=measured_bound(table.rate_pps, table.plr, cfg.pdr),
+        ndr=measured_bound(table.rate_pps, table.plr, 0.0),
+        duration_s=duration_s,
+        flags=flags,
+        trial_warnings=trial_warnings,
+    )
+
+
+def quality_flags(table: LoadTable, sat: Saturation, cfg: AnalysisConfig) -> list[str]:
+    """Loads below PDR with non-negligible loss or a wide CI; non-monotone rates; K < 2."""
+    flags: list[str] = []
+    end = sat.past_pdr_index if sat.past_pdr_index is not None else len(table)
+    for i in range(end):
+        rate = fmt_rate(table.rate_pps[i])
+        if table.plr[i] >= cfg.small_loss:
+            flags.append(f"load {i} ({rate}): loss {table.plr[i]:.2e} below PDR is non-negligible")
+        d = table.delta_ucl95[i]
+        if math.isfinite(d) and d > cfg.wide_ci:
+            flags.append(f"load {i} ({rate}): wide confidence interval (Delta_UCL95 {d:.3g})")
+    if np.any(table.k < 2):
+        flags.append("some loads have fewer than 2 trials: no confidence interval there")
+    if len(table) > 1 and np.any(np.diff(table.rate_pps) <= 0):
+        flags.append("offered loads do not increase strictly: TIR is undefined there")
+    return flags

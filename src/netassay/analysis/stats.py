@@ -1,0 +1,84 @@
+"""Per-load statistics of a load-loss curve (PASTRAMI, section IV). Pure functions."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+
+@dataclass(frozen=True)
+class LoadTable:
+    """One row per offered load, in increasing load order (columns as numpy arrays)."""
+
+    rate_pps: np.ndarray  # offered load O
+    k: np.ndarray  # trials at this load
+    plr: np.ndarray  # mean of the per-trial loss ratios (as measured; may be < 0)
+    plr_std: np.ndarray  # sample std, ddof 1 (nan when k < 2)
+    ucl95: np.ndarray  # PLR + t(K-1, 0.975) * std / sqrt(K) (nan when k < 2)
+    delta_ucl95: np.ndarray  # (UCL95 - PLR) / PLR (nan when PLR <= 0 or k < 2)
+    throughput_pps: np.ndarray  # T(O) = O * (1 - PLR)
+    tir: np.ndarray  # (T_i - T_{i-1}) / (O_i - O_{i-1}); nan at the first load
+
+    @property
+    def dr(self) -> np.ndarray:
+        return 1.0 - self.plr
+
+    def __len__(self) -> int:
+        return int(self.rate_pps.size)
+
+
+def trial_plr(sent: np.ndarray, received: np.ndarray) -> np.ndarray:
+    """Per-trial loss ratio 1 - received/sent (negative when received > sent)."""
+    sent = np.asarray(sent, dtype=np.float64)
+    return 1.0 - np.asarray(received, dtype=np.float64) / sent
+
+
+def t_critical(k: np.ndarray | int) -> np.ndarray:
+    """Two-sided 95% Student-t critical value with k - 1 degrees of freedom (nan for k < 2)."""
+    k = np.asarray(k, dtype=np.float64)
+    out = np.full(k.shape, np.nan)
+    ok = k >= 2
+    out[ok] = sps.t.ppf(0.975, k[ok] - 1)
+    return out
+
+
+def tir(rate_pps: np.ndarray, throughput_pps: np.ndarray) -> np.ndarray:
+    """Throughput Increase Ratio between consecutive loads; nan at index 0."""
+    out = np.full(rate_pps.shape, np.nan)
+    if rate_pps.size > 1:
+        out[1:] = np.diff(throughput_pps) / np.diff(rate_pps)
+    return out
+
+
+def load_table(load_index: np.ndarray, rate_pps: np.ndarray, plr: np.ndarray) -> LoadTable:
+    """Aggregate per-trial loss ratios into per-load statistics.
+
+    ``load_index`` must be sorted (trials grouped by load); ``rate_pps`` is the
+    offered load of each trial. Vectorized: cost is linear in the number of trials.
+    """
+    load_index = np.asarray(load_index)
+    plr = np.asarray(plr, dtype=np.float64)
+    if load_index.size == 0:
+        empty = np.empty(0)
+        return LoadTable(empty, empty.astype(np.int64), *(empty,) * 6)
+    starts = np.flatnonzero(np.r_[True, load_index[1:] != load_index[:-1]])
+    k = np.diff(np.r_[starts, load_index.size])
+    rates = np.asarray(rate_pps, dtype=np.float64)[starts]
+    sums = np.add.reduceat(plr, starts)
+    mean = sums / k
+    dev = plr - np.repeat(mean, k)
+    ss = np.add.reduceat(dev * dev, starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        std = np.where(k >= 2, np.sqrt(ss / np.maximum(k - 1, 1)), np.nan)
+        ucl = mean + t_critical(k) * std / np.sqrt(k)
+        delta = np.where(mean > 0, (ucl - mean) / np.where(mean > 0, mean, 1.0), np.nan)
+    thr = rates * (1.0 - mean)
+    return LoadTable(rates, k.astype(np.int64), mean, std, ucl, delta, thr, tir(rates, thr))
+
+
+def finite_or_none(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None

@@ -1,0 +1,82 @@
+"""Turn inputs (PASTRAMI files, folders, netassay stores) into assessments, one at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from netassay.analysis.assess import Assessment, assess_trials
+from netassay.config import AnalysisConfig
+from netassay.errors import InputError, StoreError
+from netassay.store import Store
+from netassay.store.pastrami import ParsedExperiment, find_result_files, parse_file
+
+DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def is_store(path: Path) -> bool:
+    if path.suffix in DB_SUFFIXES:
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def assess_parsed(exp: ParsedExperiment, cfg: AnalysisConfig) -> Assessment:
+    trials = exp.trials
+    return assess_trials(
+        np.fromiter((t.load_index for t in trials), np.int64, len(trials)),
+        np.fromiter((t.rate_pps for t in trials), np.float64, len(trials)),
+        np.fromiter((t.sent for t in trials), np.float64, len(trials)),
+        np.fromiter((t.received for t in trials), np.float64, len(trials)),
+        cfg,
+        source=exp.source,
+        label=exp.label,
+        metadata=exp.metadata,
+        duration_s=exp.config.get("duration_s"),
+        trial_warnings=sum(1 for t in trials if t.warnings),
+    )
+
+
+def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
+    """Assess every experiment of a store; only one experiment's trials in memory at once."""
+    for exp in store.experiments():
+        cols = store.trial_arrays(exp.id)
+        if cols.load_index.size == 0:
+            continue
+        yield assess_trials(
+            cols.load_index,
+            cols.rate_pps,
+            cols.sent,
+            cols.received,
+            cfg,
+            source=exp.source,
+            label=exp.label,
+            metadata={**exp.metadata, "experiment_id": exp.id},
+            duration_s=exp.config.get("duration_s"),
+            trial_warnings=len(cols.warnings),
+        )
+
+
+def open_store(path: Path) -> Store:
+    if not path.exists():
+        raise StoreError(f"{path}: no such database", "", "check the path")
+    return Store(path, create=False)
+
+
+def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
+    """Files and folders are parsed in memory; .db files are read from the store."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise InputError("nothing to assess", "no file, folder or .db was given", "name one")
+    for p in paths:
+        if p.is_file() and is_store(p):
+            with open_store(p) as store:
+                yield from assess_store(store, cfg)
+        else:
+            for f in find_result_files([p]):
+                yield assess_parsed(parse_file(f), cfg)

@@ -1,0 +1,79 @@
+"""The assess table for terminals (rich), one block per experiment."""
+
+from __future__ import annotations
+
+import math
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from netassay.analysis.assess import Assessment
+from netassay.units import fmt_rate
+
+VERDICT_STYLE = {"GOOD": "bold green", "BAD": "bold red", "INCONCLUSIVE": "bold yellow"}
+
+
+def _g(x: float, fmt: str = ".3e") -> str:
+    return "-" if x is None or not math.isfinite(x) else format(x, fmt)
+
+
+def metadata_line(a: Assessment) -> str:
+    keys = ("class", "environment", "kernel", "testbed", "pinning", "ring", "sut", "site")
+    parts = [f"{k}={a.metadata[k]}" for k in keys if a.metadata.get(k) not in (None, "")]
+    return " ".join(parts)
+
+
+def render(a: Assessment, console: Console) -> None:
+    t = a.table
+    s = a.saturation
+    ks = ",".join(map(str, a.k_values))
+    dur = f"{a.duration_s:g} s" if a.duration_s else "?"
+    title = f"{a.label}  [dim]K={ks} T={dur} mode={a.mode}[/dim]"
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for name in ("#", "load/s", "K", "PLR", "std", "UCL95", "ΔUCL95", "TIR", "mark"):
+        table.add_column(name, justify="right" if name != "mark" else "left")
+    for i in range(len(t)):
+        mark = []
+        if i == a.pdr.index:
+            mark.append("PDR")
+        if i == s.past_pdr_index:
+            mark.append("past-PDR")
+        if i == s.potential_saturation_index:
+            mark.append("potential")
+        if i == s.saturation_index:
+            mark.append("SAT")
+        if i in s.exits:
+            mark.append("left-sat")
+        table.add_row(
+            str(i),
+            fmt_rate(t.rate_pps[i]).replace("pps", "").replace(" ", ""),
+            str(int(t.k[i])),
+            _g(t.plr[i], ".2e"),
+            _g(t.plr_std[i], ".2e"),
+            _g(t.ucl95[i], ".2e"),
+            _g(t.delta_ucl95[i], ".3g"),
+            _g(a.tir_used[i], ".3f"),
+            ", ".join(mark),
+        )
+    console.print(table)
+    meta = metadata_line(a)
+    if meta:
+        console.print(f"  [dim]{meta}[/dim]")
+    verdict = Text(f"  verdict: {a.verdict}", style=VERDICT_STYLE.get(a.verdict, ""))
+    console.print(verdict, Text(f"- {s.reason}"))
+    pdr_name = f"PDR@{a.params['pdr'] * 100:g}%"
+    console.print(f"  {a.pdr.describe(pdr_name)};  {a.ndr.describe('NDR')}")
+    for w in [*s.warnings, *a.flags]:
+        console.print(f"  [yellow]note:[/yellow] {w}", highlight=False)
+    console.print(
+        "  [dim]marks: PDR = highest load meeting the PDR goal; past-PDR = first load above it;"
+        " potential = potential saturation point; SAT = saturation entered and held[/dim]"
+    )
+    console.print()
+
+
+def make_console() -> Console:
+    """A console at least 110 columns wide, so the table never wraps in a pipe."""
+    probe = Console()
+    return Console(highlight=False, width=max(probe.width, 110) if not probe.is_terminal else None)
