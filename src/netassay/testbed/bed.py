@@ -1,0 +1,144 @@
+"""The testbed as a context manager: built (or attached), locked, always torn down.
+
+``Testbed(name, cfg)`` builds a fresh testbed and removes it on exit, on error, on
+Ctrl-C and on SIGTERM. ``Testbed.attach(name)`` uses one that ``netassay testbed up``
+left running and leaves it up afterwards. Either way the testbed's lock is held for the
+whole ``with`` block, so a second run on the same testbed is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from dataclasses import fields
+from types import FrameType
+from typing import Any
+
+from netassay.config import TestbedConfig
+from netassay.errors import Interrupted, PrivilegeError, TestbedError
+from netassay.testbed import names as N
+from netassay.testbed import state as S
+from netassay.testbed import topology as T
+
+log = logging.getLogger("netassay.testbed")
+
+
+def require_root(what: str = "the testbed") -> None:
+    if os.geteuid() != 0:
+        raise PrivilegeError(
+            f"{what} needs root",
+            "network namespaces, veth devices and sysctls need CAP_NET_ADMIN/CAP_SYS_ADMIN",
+            "run it with sudo",
+        )
+
+
+def config_from_state(state: dict[str, Any]) -> TestbedConfig:
+    known = {f.name for f in fields(TestbedConfig)}
+    return TestbedConfig(**{k: v for k, v in state["config"].items() if k in known})
+
+
+class _Sigterm:
+    """Turn SIGTERM into an exception while the testbed is up, so teardown runs."""
+
+    def __init__(self) -> None:
+        self.old: Any = None
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        raise Interrupted("stopped by SIGTERM", "", "what was stored is kept")
+
+    def install(self) -> None:
+        try:
+            self.old = signal.signal(signal.SIGTERM, self._handler)
+        except ValueError:  # not the main thread
+            self.old = None
+
+    def restore(self) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+            self.old = None
+
+
+class Testbed:
+    """One testbed: its state (MACs, addresses, knobs) plus the lock while in use."""
+
+    __test__ = False
+
+    def __init__(self, name: str, cfg: TestbedConfig | None = None, *, keep: bool = False):
+        self.name = N.validate_name(name)
+        self.cfg = cfg or TestbedConfig()
+        self.keep = keep  # leave it up on a clean exit (``testbed up``)
+        self.attached = False
+        self.state: dict[str, Any] = {}
+        self._lock = S.Lock(self.name)
+        self._sigterm = _Sigterm()
+
+    @classmethod
+    def attach(cls, name: str) -> Testbed:
+        """A testbed left up by ``netassay testbed up`` (it stays up afterwards)."""
+        st = S.read_state(N.validate_name(name))
+        if st is None:
+            raise TestbedError(
+                f"no testbed named '{name}'",
+                "it is not up (no state in " + str(S.run_dir()) + ")",
+                f"start it with 'netassay testbed up --name {name}'",
+            )
+        tb = cls(name, config_from_state(st))
+        tb.attached = True
+        tb.state = st
+        return tb
+
+    # -- context manager ----------------------------------------------------------
+    def __enter__(self) -> Testbed:
+        require_root()
+        self._lock.acquire()
+        self._sigterm.install()
+        try:
+            if self.attached:
+                self._check_alive()
+            else:
+                T.validate(self.cfg)
+                self.state = T.build(self.name, self.cfg)
+        except BaseException:
+            self._close(teardown=not self.attached)
+            raise
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        failed = exc_type is not None
+        self._close(teardown=not self.attached and (failed or not self.keep))
+
+    def _close(self, *, teardown: bool) -> None:
+        try:
+            if teardown:
+                # ignore a second Ctrl-C while we clean up
+                old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                try:
+                    T.teardown(self.name)
+                finally:
+                    signal.signal(signal.SIGINT, old)
+        finally:
+            self._sigterm.restore()
+            self._lock.release()
+
+    def _check_alive(self) -> None:
+        have = set(T.list_netns())
+        missing = [ns for ns in self.state["namespaces"].values() if ns not in have]
+        if missing:
+            raise TestbedError(
+                f"testbed '{self.name}' is broken",
+                f"namespace(s) {', '.join(missing)} are gone",
+                "run 'netassay testbed cleanup' and bring it up again",
+            )
+
+    # -- what the trial engine needs ---------------------------------------------
+    def ns(self, role: str) -> str:
+        return self.state["namespaces"][role]
+
+    @property
+    def target(self) -> dict[str, str]:
+        return self.state["target"]
+
+    @property
+    def gen_cpu(self) -> int | None:
+        return self.state.get("gen_cpu")

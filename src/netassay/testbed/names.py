@@ -1,0 +1,98 @@
+"""Names and addresses of the embedded testbed; everything a user can name is checked here.
+
+Every namespace is ``na-<id>-<role>`` so that cleanup finds them and touches nothing else.
+Addresses come only from the benchmarking ranges (RFC 2544: 198.18.0.0/15, RFC 5180:
+2001:2::/48).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+from netassay.errors import UsageError
+
+PREFIX = "na-"
+ROLES = ("tg", "sut", "sink")
+_ID = re.compile(r"^[a-z0-9]{1,8}$")
+_NS = re.compile(r"^na-[a-z0-9]{1,8}-(tg|sut|sink)$")
+BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
+BENCH_V6 = ipaddress.ip_network("2001:2::/48")
+DEFAULT_NAME = "lab"
+
+# veth device names (each lives in its own namespace, so they never clash)
+TG_DEV, SUT_IN, SUT_OUT, SINK_DEV, BRIDGE = "tg0", "sut0", "sut1", "sink0", "br0"
+
+
+def validate_name(name: str) -> str:
+    """A testbed name: 1-8 lower-case letters or digits (it becomes part of netns names)."""
+    if not isinstance(name, str) or not _ID.match(name):
+        raise UsageError(
+            f"bad testbed name {name!r}",
+            "a name is 1 to 8 lower-case letters or digits (it is used in namespace names)",
+            "pick a name like 'lab' or 't1'",
+        )
+    return name
+
+
+def netns(name: str, role: str) -> str:
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}")
+    return f"{PREFIX}{validate_name(name)}-{role}"
+
+
+def is_testbed_netns(ns: str) -> bool:
+    """True for namespaces netassay creates (and so may delete)."""
+    return bool(_NS.match(ns))
+
+
+def name_of(ns: str) -> str | None:
+    """The testbed name of a netassay namespace, else None."""
+    return ns.split("-")[1] if is_testbed_netns(ns) else None
+
+
+@dataclass(frozen=True)
+class Addressing:
+    """Addresses of one testbed: generator source, sink destination, SUT interfaces."""
+
+    ip_version: int
+    prefix_len: int
+    tg: str  # generator interface address (the test traffic source)
+    sink: str  # sink interface address (the test traffic destination)
+    sut_in: str | None  # router: SUT address facing the generator
+    sut_out: str | None  # router: SUT address facing the sink
+
+
+def addressing(sut: str, ip_version: int) -> Addressing:
+    """The fixed addresses of a router or bridge testbed, all in the benchmarking ranges."""
+    if ip_version not in (4, 6):
+        raise UsageError(f"bad IP version {ip_version}", "netassay speaks IPv4 and IPv6", "4 or 6")
+    if sut == "router":
+        if ip_version == 4:
+            a = Addressing(4, 24, "198.18.0.2", "198.19.0.2", "198.18.0.1", "198.19.0.1")
+        else:
+            a = Addressing(
+                6, 64, "2001:2:0:1::2", "2001:2:0:2::2", "2001:2:0:1::1", "2001:2:0:2::1"
+            )
+    elif sut == "bridge":
+        if ip_version == 4:
+            a = Addressing(4, 15, "198.18.0.2", "198.19.0.2", None, None)
+        else:
+            a = Addressing(6, 48, "2001:2::2", "2001:2::3", None, None)
+    else:
+        raise UsageError(f"unknown SUT '{sut}'", "known SUTs: router, bridge", "pick one")
+    check_benchmark_addresses(a)
+    return a
+
+
+def check_benchmark_addresses(a: Addressing) -> None:
+    """Refuse any address outside the benchmarking ranges (a guard against edits)."""
+    net = BENCH_V4 if a.ip_version == 4 else BENCH_V6
+    for addr in (a.tg, a.sink, a.sut_in, a.sut_out):
+        if addr is not None and ipaddress.ip_address(addr) not in net:
+            raise UsageError(
+                f"address {addr} is outside {net}",
+                "test traffic may only use the benchmarking ranges",
+                "use 198.18.0.0/15 or 2001:2::/48",
+            )

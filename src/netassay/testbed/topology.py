@@ -1,0 +1,358 @@
+"""Build and remove the namespace topology: generator -> SUT (router or bridge) -> sink.
+
+Every command is an argument list run through ``netassay.proc.run``; nothing goes
+through a shell. Only namespaces named ``na-<name>-<role>`` are ever created or deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict
+from typing import Any
+
+from netassay.config import PINNINGS, SUTS, TestbedConfig
+from netassay.errors import TestbedError, UsageError
+from netassay.proc import run
+from netassay.testbed import names as N
+from netassay.testbed import state as S
+
+log = logging.getLogger("netassay.testbed")
+
+PIN_CPUS = {"unpinned": (None, None), "pin-1cpu": (0, 0), "pin-2cpu": (0, 1)}
+
+
+def validate(cfg: TestbedConfig) -> None:
+    """Refuse knob values that make no sense, before anything is touched."""
+    if cfg.sut not in SUTS:
+        raise UsageError(f"unknown SUT '{cfg.sut}'", f"known: {', '.join(SUTS)}", "pick one")
+    if cfg.pinning not in PINNINGS:
+        raise UsageError(
+            f"unknown pinning '{cfg.pinning}'", f"known: {', '.join(PINNINGS)}", "pick one"
+        )
+    _, sut_cpu = PIN_CPUS[cfg.pinning]
+    if sut_cpu is not None and sut_cpu >= (os.cpu_count() or 1):
+        raise UsageError(
+            f"pinning '{cfg.pinning}' needs {sut_cpu + 1} CPUs",
+            f"this machine has {os.cpu_count()}",
+            "use pin-1cpu or unpinned",
+        )
+    N.addressing(cfg.sut, cfg.ip_version)
+    min_size = 62 if cfg.ip_version == 6 else 42
+    if not min_size <= cfg.size_bytes <= 1518:
+        raise UsageError(
+            f"bad frame size {cfg.size_bytes}",
+            f"IPv{cfg.ip_version} UDP frames are {min_size}..1518 bytes here",
+            "e.g. 64",
+        )
+    if not 1 <= cfg.flows <= 65535:
+        raise UsageError(f"bad flow count {cfg.flows}", "1..65535 flows", "e.g. 1 or 16")
+    if not 0 <= cfg.sut_drop < 1:
+        raise UsageError(f"bad --sut-drop {cfg.sut_drop}", "a probability in [0, 1)", "e.g. 0.005")
+    if cfg.sut_cap_pps is not None and not 1 <= cfg.sut_cap_pps <= 1e9:
+        raise UsageError(f"bad --sut-cap {cfg.sut_cap_pps}", "a rate in pps", "e.g. 100k")
+    for what, v in (("backlog", cfg.backlog), ("txqueuelen", cfg.txqueuelen)):
+        if v is not None and not 1 <= v <= 1_000_000:
+            raise UsageError(f"bad {what} {v}", "a queue length in 1..1000000", "e.g. 1000")
+
+
+def list_netns() -> list[str]:
+    out = run(["ip", "-j", "netns", "list"]).stdout.strip()
+    return [e["name"] for e in json.loads(out)] if out else []
+
+
+def _ns_sysctl(ns: str, key: str, value: str) -> None:
+    run(["sysctl", "-q", "-w", f"{key}={value}"], netns=ns)
+
+
+def _write_sys(ns: str, path: str, value: str) -> None:
+    run(["tee", path], netns=ns, input_text=f"{value}\n")
+
+
+def _mac(ns: str, dev: str) -> str:
+    return json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)[0]["address"]
+
+
+def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
+    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
+    for ns in (tg, sut, sink):
+        run(["ip", "netns", "add", ns])
+        if cfg.ip_version == 4:  # no IPv6 ND/MLD chatter on a v4 testbed
+            _ns_sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1")
+            _ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")
+        else:
+            _ns_sysctl(ns, "net.ipv6.conf.default.accept_dad", "0")
+            _ns_sysctl(ns, "net.ipv6.conf.default.accept_ra", "0")
+        run(["ip", "-n", ns, "link", "set", "lo", "up"])
+    run(
+        [
+            "ip",
+            "link",
+            "add",
+            N.TG_DEV,
+            "netns",
+            tg,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            N.SUT_IN,
+            "netns",
+            sut,
+        ]
+    )
+    run(
+        [
+            "ip",
+            "link",
+            "add",
+            N.SUT_OUT,
+            "netns",
+            sut,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            N.SINK_DEV,
+            "netns",
+            sink,
+        ]
+    )
+    devs = [(tg, N.TG_DEV), (sut, N.SUT_IN), (sut, N.SUT_OUT), (sink, N.SINK_DEV)]
+    for ns, dev in devs:
+        if cfg.txqueuelen is not None:
+            run(["ip", "-n", ns, "link", "set", dev, "txqueuelen", str(cfg.txqueuelen)])
+        run(["ip", "-n", ns, "link", "set", dev, "up"])
+    return {dev: _mac(ns, dev) for ns, dev in devs}
+
+
+def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
+    extra = ["nodad"] if v6 else []
+    run(["ip", "-n", ns, "addr", "add", f"{addr}/{plen}", "dev", dev, *extra])
+
+
+def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
+    a = N.addressing("router", cfg.ip_version)
+    v6 = cfg.ip_version == 6
+    fam = ["-6"] if v6 else ["-4"]
+    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
+    _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
+    _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
+    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    bench = str(N.BENCH_V6 if v6 else N.BENCH_V4)
+    run(["ip", "-n", tg, *fam, "route", "add", bench, "via", str(a.sut_in)])
+    run(["ip", "-n", sink, *fam, "route", "add", bench, "via", str(a.sut_out)])
+    if v6:
+        _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
+    else:
+        _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
+    # static neighbours: no address resolution in flight when a trial starts
+    for ns, dev, addr, mac in (
+        (sut, N.SUT_OUT, a.sink, macs[N.SINK_DEV]),
+        (sut, N.SUT_IN, a.tg, macs[N.TG_DEV]),
+        (tg, N.TG_DEV, str(a.sut_in), macs[N.SUT_IN]),
+        (sink, N.SINK_DEV, str(a.sut_out), macs[N.SUT_OUT]),
+    ):
+        run(
+            [
+                "ip",
+                "-n",
+                ns,
+                "neigh",
+                "replace",
+                addr,
+                "lladdr",
+                mac,
+                "dev",
+                dev,
+                "nud",
+                "permanent",
+            ]
+        )
+
+
+def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
+    a = N.addressing("bridge", cfg.ip_version)
+    v6 = cfg.ip_version == 6
+    run(
+        [
+            "ip",
+            "-n",
+            sut,
+            "link",
+            "add",
+            N.BRIDGE,
+            "type",
+            "bridge",
+            "stp_state",
+            "0",
+            "mcast_snooping",
+            "0",
+        ]
+    )
+    for dev in (N.SUT_IN, N.SUT_OUT):
+        run(["ip", "-n", sut, "link", "set", dev, "master", N.BRIDGE])
+    run(["ip", "-n", sut, "link", "set", N.BRIDGE, "up"])
+    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
+        run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
+    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
+    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    for ns, dev, addr, mac in (
+        (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
+        (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),
+    ):
+        run(
+            [
+                "ip",
+                "-n",
+                ns,
+                "neigh",
+                "replace",
+                addr,
+                "lladdr",
+                mac,
+                "dev",
+                dev,
+                "nud",
+                "permanent",
+            ]
+        )
+
+
+def _sink_rules(cfg: TestbedConfig) -> str:
+    """Count test packets (only) at the sink's ingress, per flow too, then drop them."""
+    a = N.addressing(cfg.sut, cfg.ip_version)
+    if cfg.ip_version == 4:
+        match = f"ip saddr {N.BENCH_V4} ip daddr {a.sink} meta l4proto udp"
+        key, elem = "ipv4_addr . inet_service . inet_service", "ip saddr . udp sport . udp dport"
+    else:
+        match = f"ip6 saddr {N.BENCH_V6} ip6 daddr {a.sink} meta l4proto udp"
+        key, elem = "ipv6_addr . inet_service . inet_service", "ip6 saddr . udp sport . udp dport"
+    return f"""table netdev na_sink {{
+  counter na_rx {{ }}
+  set na_flows {{ type {key}; flags dynamic; counter; size 65536; }}
+  chain na_in {{ type filter hook ingress device "{N.SINK_DEV}" priority -10; policy accept;
+    {match} counter name "na_rx" add @na_flows {{ {elem} }} drop
+  }}
+}}
+"""
+
+
+def _sut_rules(cfg: TestbedConfig) -> str | None:
+    """Ground truth in the SUT: random drop (forward hook) and a pps cap (egress hook)."""
+    parts = []
+    if cfg.sut_drop > 0:
+        family = "inet" if cfg.sut == "router" else "bridge"
+        threshold = round(cfg.sut_drop * 1_000_000)
+        parts.append(f"""table {family} na_sut {{
+  counter na_drop {{ }}
+  chain na_forward {{ type filter hook forward priority 0; policy accept;
+    meta l4proto udp numgen random mod 1000000 < {threshold} counter name "na_drop" drop
+  }}
+}}
+""")
+    if cfg.sut_cap_pps:
+        cap = round(cfg.sut_cap_pps)
+        burst = max(16, cap // 1000)
+        parts.append(f"""table netdev na_cap {{
+  counter na_cap {{ }}
+  chain na_out {{ type filter hook egress device "{N.SUT_OUT}" priority 0; policy accept;
+    meta l4proto udp limit rate over {cap}/second burst {burst} packets counter name "na_cap" drop
+  }}
+}}
+""")
+    return "".join(parts) or None
+
+
+def _pinning(name: str, cfg: TestbedConfig) -> dict[str, str]:
+    """Steer the SUT's receive processing (RPS on its ingress veth) to the chosen CPU."""
+    _, sut_cpu = PIN_CPUS[cfg.pinning]
+    if sut_cpu is None:
+        return {}
+    sut = N.netns(name, "sut")
+    mask = format(1 << sut_cpu, "x")
+    path = f"/sys/class/net/{N.SUT_IN}/queues/rx-0/rps_cpus"
+    _write_sys(sut, path, mask)
+    return {f"{sut}:{N.SUT_IN}": mask}
+
+
+def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
+    """Create the testbed; return its state (also written to the run directory)."""
+    validate(cfg)
+    mine = [N.netns(name, r) for r in N.ROLES]
+    if set(mine) & set(list_netns()):
+        raise TestbedError(
+            f"testbed '{name}' already exists",
+            "its namespaces are present",
+            f"use it, or remove it with 'netassay testbed down --name {name}'",
+        )
+    state: dict[str, Any] = {
+        "name": name,
+        "config": asdict(cfg),
+        "namespaces": dict(zip(N.ROLES, mine, strict=True)),
+        "pid": os.getpid(),
+        "sysctls": {},
+    }
+    S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
+    macs = _links(name, cfg)
+    (_router if cfg.sut == "router" else _bridge)(name, cfg, macs)
+    run(["nft", "-f", "-"], netns=mine[2], input_text=_sink_rules(cfg))
+    rules = _sut_rules(cfg)
+    if rules:
+        run(["nft", "-f", "-"], netns=mine[1], input_text=rules)
+    if cfg.backlog is not None:
+        S.set_global_sysctl("net.core.netdev_max_backlog", str(cfg.backlog))
+        state["sysctls"]["net.core.netdev_max_backlog"] = str(cfg.backlog)
+    a = N.addressing(cfg.sut, cfg.ip_version)
+    state.update(
+        macs=macs,
+        addressing=asdict(a),
+        rps=_pinning(name, cfg),
+        gen_cpu=PIN_CPUS[cfg.pinning][0],
+        sut_cpu=PIN_CPUS[cfg.pinning][1],
+        target={
+            "netns": mine[0],
+            "dev": N.TG_DEV,
+            "dst_mac": macs[N.SUT_IN] if cfg.sut == "router" else macs[N.SINK_DEV],
+            "src": a.tg,
+            "dst": a.sink,
+        },
+    )
+    S.write_state(name, state)
+    return state
+
+
+def teardown(name: str) -> list[str]:
+    """Remove one testbed's namespaces and state; restore sysctls if it was the last."""
+    N.validate_name(name)
+    removed = []
+    present = list_netns()
+    for role in N.ROLES:
+        ns = N.netns(name, role)
+        if ns in present:
+            run(["ip", "netns", "del", ns], check=False)
+            removed.append(ns)
+    S.remove_state(name)
+    if not S.known_testbeds():
+        S.restore_global_sysctls()
+    return removed
+
+
+def cleanup(only: set[str] | None = None) -> list[str]:
+    """Remove every ``na-*`` testbed namespace (or only those of the named testbeds)."""
+    removed = []
+    for ns in list_netns():
+        tb = N.name_of(ns)
+        if tb is None or (only is not None and tb not in only):
+            continue
+        run(["ip", "netns", "del", ns], check=False)
+        removed.append(ns)
+    for tb in S.known_testbeds():
+        if only is None or tb in only:
+            S.remove_state(tb)
+    if not S.known_testbeds():
+        S.restore_global_sysctls()
+    return removed
