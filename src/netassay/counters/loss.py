@@ -1,0 +1,135 @@
+"""Pure counter arithmetic: deltas with wrap handling, and where the packets were lost.
+
+Locations, in path order (Marian et al., DSN 2010, read the same way from kernel
+counters before and after every run):
+
+- ``unsent``: planned - sent (the generator did not send them; not part of the PLR);
+- ``gen_egress``: dropped on the generator's veth transmit, not explained by the SUT;
+- ``sut_ingress``: the SUT's receive side (veth rx_dropped: per-CPU backlog overflow);
+- ``sut_forward``: the SUT's IP layer (IP MIB discards, no route) and nft drop counters;
+- ``sut_egress``: the SUT's egress (qdisc drops, nft egress cap, veth tx drops);
+- ``sink_ingress``: the sink's receive side (veth rx_dropped);
+- ``sink_socket``: a receiving socket's buffer (Udp RcvbufErrors);
+- ``unaccounted``: lost test packets no counter explains (negative: counters saw more
+  drops than test packets were lost, e.g. foreign frames).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LOCATIONS = (
+    "unsent",
+    "gen_egress",
+    "sut_ingress",
+    "sut_forward",
+    "sut_egress",
+    "sink_ingress",
+    "sink_socket",
+    "unaccounted",
+)
+SUT_LOCATIONS = ("sut_ingress", "sut_forward", "sut_egress")
+
+IP4_DROPS = ("InHdrErrors", "InAddrErrors", "InDiscards", "OutDiscards", "OutNoRoutes")
+IP6_DROPS = (
+    "Ip6InHdrErrors",
+    "Ip6InAddrErrors",
+    "Ip6InNoRoutes",
+    "Ip6InDiscards",
+    "Ip6OutDiscards",
+    "Ip6OutNoRoutes",
+)
+
+
+def counter_delta(before: int, after: int, bits: int = 64) -> tuple[int, str | None]:
+    """``after - before`` for a free-running unsigned counter of ``bits`` bits.
+
+    A counter that went down wrapped once (the delta is taken modulo 2**bits) unless the
+    wrapped delta is implausibly large (more than half the range), which means the
+    counter was reset: then the delta is unknown and reported as 0 with a warning.
+    """
+    if after >= before:
+        return after - before, None
+    wrapped = after + (1 << bits) - before
+    if wrapped < (1 << (bits - 1)):
+        return wrapped, f"counter wrapped ({bits}-bit): {before} -> {after}"
+    return 0, f"counter reset: {before} -> {after}; its delta is unknown"
+
+
+def flat_deltas(
+    before: dict[str, int], after: dict[str, int], bits: dict[str, int] | None = None
+) -> tuple[dict[str, int], list[str]]:
+    """Deltas of every key present in both flat snapshots, with wrap/reset warnings."""
+    bits = bits or {}
+    out: dict[str, int] = {}
+    warnings: list[str] = []
+    for key, b in before.items():
+        if key not in after:
+            continue
+        d, warn = counter_delta(int(b), int(after[key]), bits.get(key, 64))
+        out[key] = d
+        if warn:
+            warnings.append(f"{key}: {warn}")
+    return out, warnings
+
+
+def flatten(snap: dict[str, Any]) -> dict[str, int]:
+    """A snapshot (see ``counters.snapshot``) as ``role/kind/name/field -> int``."""
+    flat: dict[str, int] = {}
+    for i, row in enumerate(snap.get("softnet", [])):
+        flat[f"host/softnet/cpu{i}/processed"] = row[0]
+        flat[f"host/softnet/cpu{i}/dropped"] = row[1]
+        flat[f"host/softnet/cpu{i}/squeezed"] = row[2]
+    for role, ns in snap.get("ns", {}).items():
+        for dev, st in ns.get("links", {}).items():
+            for k, v in st.items():
+                flat[f"{role}/link/{dev}/{k}"] = v
+        for table, values in ns.get("snmp", {}).items():
+            for k, v in values.items():
+                flat[f"{role}/snmp/{table}/{k}"] = v
+        for dev, drops in ns.get("qdisc_drops", {}).items():
+            flat[f"{role}/qdisc/{dev}/drops"] = drops
+        for name, packets in ns.get("nft", {}).items():
+            flat[f"{role}/nft/{name}/packets"] = packets
+    return flat
+
+
+def wrap_bits(flat: dict[str, int]) -> dict[str, int]:
+    """softnet_stat fields are 32-bit; everything else netassay reads is 64-bit."""
+    return {k: 32 for k in flat if k.startswith("host/softnet/")}
+
+
+def locate_loss(
+    planned: int, sent: int, received: int, d: dict[str, int], ip_version: int = 4
+) -> dict[str, int]:
+    """Split the lost test packets by location from counter deltas ``d`` (flat keys)."""
+
+    def g(key: str) -> int:
+        return int(d.get(key, 0))
+
+    sut_in_rx = g("sut/link/sut0/rx_dropped")
+    sink_rx = g("sink/link/sink0/rx_dropped")
+    if ip_version == 6:
+        mib = sum(g(f"sut/snmp/Ip6/{k}") for k in IP6_DROPS)
+    else:
+        mib = sum(g(f"sut/snmp/Ip/{k}") for k in IP4_DROPS)
+    loc = {
+        "unsent": max(0, planned - sent),
+        "gen_egress": max(0, g("tg/link/tg0/tx_dropped") - sut_in_rx) + g("tg/qdisc/tg0/drops"),
+        "sut_ingress": sut_in_rx,
+        "sut_forward": mib + g("sut/nft/na_drop/packets"),
+        "sut_egress": g("sut/qdisc/sut1/drops")
+        + g("sut/nft/na_cap/packets")
+        + max(0, g("sut/link/sut1/tx_dropped") - sink_rx),
+        "sink_ingress": sink_rx,
+        "sink_socket": g("sink/snmp/Udp/RcvbufErrors"),
+    }
+    explained = sum(v for k, v in loc.items() if k != "unsent")
+    loc["unaccounted"] = (sent - received) - explained
+    return loc
+
+
+def main_location(loc: dict[str, int]) -> str | None:
+    """The location that lost the most test packets (``unsent`` excluded), or None."""
+    lost = {k: v for k, v in loc.items() if k != "unsent" and v > 0}
+    return max(lost, key=lambda k: lost[k]) if lost else None

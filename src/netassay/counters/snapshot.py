@@ -1,0 +1,147 @@
+"""Read kernel counters in every testbed namespace (JSON output where the tools have it).
+
+A snapshot is a plain dict (stored raw with each trial):
+``{"utc", "softnet": [[processed, dropped, squeezed] per CPU], "ns": {role: {"links",
+"snmp", "qdisc_drops", "nft"}}, "sink_flows": {"src|sport|dport": packets}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from netassay.proc import run
+from netassay.store.db import utc_now
+
+LINK_FIELDS = ("packets", "dropped", "errors")
+
+
+def parse_softnet(text: str) -> list[list[int]]:
+    """``/proc/net/softnet_stat``: one hex row per CPU; processed, dropped, squeezed."""
+    rows = []
+    for line in text.splitlines():
+        cols = line.split()
+        if len(cols) >= 3:
+            rows.append([int(cols[0], 16), int(cols[1], 16), int(cols[2], 16)])
+    return rows
+
+
+def parse_snmp(text: str) -> dict[str, dict[str, int]]:
+    """``/proc/net/snmp`` (header/value line pairs) and ``snmp6`` (name value lines)."""
+    out: dict[str, dict[str, int]] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        cols = lines[i].split()
+        if len(cols) == 2 and not cols[0].endswith(":"):  # snmp6 style
+            out.setdefault("Ip6", {})[cols[0]] = int(cols[1])
+            i += 1
+            continue
+        if cols and cols[0].endswith(":") and i + 1 < len(lines):
+            vals = lines[i + 1].split()
+            if vals and vals[0] == cols[0]:
+                table = cols[0][:-1]
+                out[table] = {k: int(v) for k, v in zip(cols[1:], vals[1:], strict=False)}
+                i += 2
+                continue
+        i += 1
+    return out
+
+
+def parse_links(data: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    out = {}
+    for link in data:
+        st = link.get("stats64") or link.get("stats") or {}
+        row = {}
+        for side in ("rx", "tx"):
+            for f in LINK_FIELDS:
+                row[f"{side}_{f}"] = int(st.get(side, {}).get(f, 0))
+        out[link["ifname"]] = row
+    return out
+
+
+def parse_qdisc_drops(data: list[dict[str, Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for q in data:
+        out[q["dev"]] = out.get(q["dev"], 0) + int(q.get("drops", 0))
+    return out
+
+
+def parse_nft_counters(doc: dict[str, Any]) -> dict[str, int]:
+    return {
+        e["counter"]["name"]: int(e["counter"]["packets"])
+        for e in doc.get("nftables", [])
+        if "counter" in e
+    }
+
+
+def parse_nft_set(doc: dict[str, Any]) -> dict[str, int]:
+    """Elements of a dynamic nft set with counters: ``'a|b|c' -> packets``."""
+    flows = {}
+    for e in doc.get("nftables", []):
+        for el in e.get("set", {}).get("elem", []):
+            el = el.get("elem", el)
+            val = el.get("val")
+            key = "|".join(map(str, val["concat"])) if isinstance(val, dict) else str(val)
+            flows[key] = int(el.get("counter", {}).get("packets", 0))
+    return flows
+
+
+def _ns_snapshot(ns: str) -> dict[str, Any]:
+    links = json.loads(run(["ip", "-n", ns, "-j", "-s", "link", "show"]).stdout or "[]")
+    qdiscs = json.loads(run(["tc", "-n", ns, "-j", "-s", "qdisc", "show"]).stdout or "[]")
+    nft = json.loads(run(["nft", "-j", "list", "counters"], netns=ns).stdout or "{}")
+    snmp = run(["cat", "/proc/net/snmp", "/proc/net/snmp6"], netns=ns).stdout
+    return {
+        "links": parse_links(links),
+        "snmp": parse_snmp(snmp),
+        "qdisc_drops": parse_qdisc_drops(qdiscs),
+        "nft": parse_nft_counters(nft),
+    }
+
+
+def sink_flows(sink_ns: str) -> dict[str, int]:
+    doc = json.loads(
+        run(["nft", "-j", "list", "set", "netdev", "na_sink", "na_flows"], netns=sink_ns).stdout
+    )
+    return parse_nft_set(doc)
+
+
+def sink_received(sink_ns: str) -> int:
+    """Test packets counted so far at the sink's ingress (the named nft counter)."""
+    doc = json.loads(
+        run(["nft", "-j", "list", "counter", "netdev", "na_sink", "na_rx"], netns=sink_ns).stdout
+    )
+    return parse_nft_counters(doc)["na_rx"]
+
+
+def snapshot(namespaces: dict[str, str]) -> dict[str, Any]:
+    """Counters of every namespace (``role -> netns``) and the host's softnet_stat."""
+    snap: dict[str, Any] = {
+        "utc": utc_now(),
+        "softnet": parse_softnet(Path("/proc/net/softnet_stat").read_text()),
+        "ns": {role: _ns_snapshot(ns) for role, ns in namespaces.items()},
+    }
+    if "sink" in namespaces:
+        snap["sink_flows"] = sink_flows(namespaces["sink"])
+    return snap
+
+
+def wait_quiet(
+    sink_ns: str, *, interval_s: float = 0.05, stable_reads: int = 3, timeout_s: float = 5.0
+) -> tuple[int, bool]:
+    """Poll the sink's test-packet counter until it stops moving (packets in flight are
+    not lost). Return (last value, settled)."""
+    last = sink_received(sink_ns)
+    same = 0
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        time.sleep(interval_s)
+        now = sink_received(sink_ns)
+        same = same + 1 if now == last else 0
+        last = now
+        if same >= stable_reads:
+            return last, True
+    return last, False
