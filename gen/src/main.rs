@@ -1,0 +1,315 @@
+//! netassay-gen: a paced UDP packet generator and its receiver. See `--help`.
+
+mod args;
+mod json;
+mod pace;
+mod packet;
+mod rx;
+mod sys;
+mod tx;
+
+use args::{Cmd, Rate, Recv, Send};
+use json::J;
+use std::process::exit;
+
+const EXIT_SYSTEM: i32 = 1;
+const EXIT_USAGE: i32 = 2;
+const EXIT_RATE: i32 = 3;
+/// Largest tolerated |achieved/requested - 1|.
+const RATE_TOLERANCE: f64 = 0.001;
+/// Schedule covered by one send call when the batch is sized to the rate.
+const BATCH_WINDOW_NS: u64 = 4_000;
+
+fn die(code: i32, msg: &str) -> ! {
+    eprintln!("netassay-gen: {msg}");
+    exit(code)
+}
+
+fn pin(cpu: Option<usize>) {
+    if let Some(c) = cpu {
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(c, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                die(
+                    EXIT_USAGE,
+                    &format!("cannot pin to CPU {c}: {}; pick an online CPU", sys_err()),
+                );
+            }
+        }
+    }
+}
+
+fn sys_err() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+fn ifindex_or_die(dev: &str) -> u32 {
+    sys::ifindex(dev).unwrap_or_else(|| {
+        die(
+            EXIT_USAGE,
+            &format!(
+                "interface '{dev}' not found in this network namespace: \
+                 run inside 'ip netns exec NS' where it exists"
+            ),
+        )
+    })
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let cmd = args::parse(&argv).unwrap_or_else(|e| die(EXIT_USAGE, &e));
+    match cmd {
+        Cmd::Help => print!("{}", args::HELP),
+        Cmd::Version => println!("netassay-gen {}", env!("CARGO_PKG_VERSION")),
+        Cmd::Send(s) => exit(send(&s)),
+        Cmd::Recv(r) => exit(receive(&r)),
+    }
+}
+
+fn check_safety(s: &Send) {
+    if !s.allow_any_dst && !packet::is_bench_addr(&s.dst) {
+        die(
+            EXIT_USAGE,
+            &format!(
+                "refusing --dst {}: it is outside the benchmarking ranges 198.18.0.0/15 and \
+                 2001:2::/48, so test traffic could flood a real network; use an address \
+                 in those ranges or add --allow-any-dst",
+                s.dst
+            ),
+        );
+    }
+    match sys::in_host_netns() {
+        Ok(true) if !s.allow_host_netns => die(
+            EXIT_USAGE,
+            &format!(
+                "refusing to send on '{}' from the host's own network namespace: a wrong \
+                 flag could flood a real network; run inside 'ip netns exec NS' or add \
+                 --allow-host-netns",
+                s.dev
+            ),
+        ),
+        Err(e) if !s.allow_host_netns => die(
+            EXIT_USAGE,
+            &format!(
+                "cannot tell whether this is the host's network namespace ({e}); \
+                 run as root inside 'ip netns exec NS' or add --allow-host-netns"
+            ),
+        ),
+        _ => {}
+    }
+}
+
+fn send(s: &Send) -> i32 {
+    check_safety(s);
+    let ifindex = ifindex_or_die(&s.dev);
+    let src_mac = match s.src_mac {
+        Some(m) => m,
+        None => sys::iface_mac(&s.dev).unwrap_or_else(|e| {
+            die(
+                EXIT_SYSTEM,
+                &format!("cannot read the MAC of '{}': {e}; pass --src-mac", s.dev),
+            )
+        }),
+    };
+    let spec = packet::Spec {
+        src_mac,
+        dst_mac: s.dst_mac,
+        src: s.src,
+        dst: s.dst,
+        sport: s.src_port,
+        dport: s.dst_port,
+        size: s.size,
+    };
+    let tpl = packet::Template::new(&spec).unwrap_or_else(|e| die(EXIT_USAGE, &e));
+    let (rate, planned, duration_ns) = match (&s.rate, s.duration_ns, s.count) {
+        (Rate::Pps(r), Some(d), None) => (Some(*r), pace::planned(*r, d), d),
+        (Rate::Pps(r), None, Some(n)) => (Some(*r), n, (n as f64 / r * 1e9) as u64),
+        (Rate::Max, Some(d), _) => (None, u64::MAX, d),
+        _ => die(EXIT_USAGE, "--duration or --count is required"),
+    };
+    if planned == 0 {
+        die(
+            EXIT_USAGE,
+            "rate * duration rounds to 0 packets: raise --rate or --duration",
+        );
+    }
+    let batch = s.batch.unwrap_or(match rate {
+        Some(r) => pace::batch_for_rate(r, BATCH_WINDOW_NS, s.burst),
+        None => s.burst,
+    });
+    pin(s.cpu);
+    // One technique so far; 'auto' picks it (see --help for what was measured).
+    debug_assert!(s.technique == "auto" || s.technique == "sendmmsg");
+    let mut txr = match tx::Mmsg::open(ifindex, &tpl, batch) {
+        Ok(t) => t,
+        Err(e) => die(
+            EXIT_SYSTEM,
+            &format!(
+                "cannot open an AF_PACKET socket on '{}': {e}; run as root (CAP_NET_RAW)",
+                s.dev
+            ),
+        ),
+    };
+    pace::install_signals();
+    let cfg = tx::LoopCfg {
+        rate,
+        planned,
+        duration_ns,
+        flows: s.flows,
+        batch,
+    };
+    let out = match tx::run(&mut txr, &tpl, &cfg) {
+        Ok(o) => o,
+        Err(e) => die(EXIT_SYSTEM, &format!("sending on '{}' failed: {e}", s.dev)),
+    };
+    let technique = tx::Tx::name(&txr);
+    report_send(s, technique, rate, planned, batch, &out)
+}
+
+fn report_send(
+    s: &Send,
+    technique: &str,
+    rate: Option<f64>,
+    planned: u64,
+    batch: usize,
+    o: &tx::LoopOut,
+) -> i32 {
+    let achieved = pace::achieved_rate(o.sent, o.first_batch, o.first_tx, o.last_tx);
+    let planned = if rate.is_none() { o.sent } else { planned };
+    let duration_s = o.last_tx.saturating_sub(o.first_tx) as f64 / 1e9;
+    let (rate_error, ok) = match rate {
+        Some(r) => {
+            let e = achieved / r - 1.0;
+            (e, e.abs() <= RATE_TOLERANCE && o.sent == planned)
+        }
+        None => (f64::NAN, false),
+    };
+    let h = &o.lateness;
+    let late = |q: f64| {
+        if h.n == 0 {
+            J::Null
+        } else {
+            J::U(h.quantile(q))
+        }
+    };
+    let j = J::obj(vec![
+        ("mode", J::S("send".into())),
+        ("technique", J::S(technique.into())),
+        ("planned", J::U(planned)),
+        ("sent", J::U(o.sent)),
+        ("first_tx_ns", J::U(o.first_tx)),
+        ("last_tx_ns", J::U(o.last_tx)),
+        ("duration_s", J::F(duration_s)),
+        ("rate_pps", rate.map_or(J::Null, J::F)),
+        ("achieved_rate_pps", J::F(achieved)),
+        ("rate_error", J::F(rate_error)),
+        ("lateness_max_ns", late(1.0)),
+        ("lateness_p99_ns", late(0.99)),
+        ("lateness_p50_ns", late(0.5)),
+        ("lateness_mean_ns", J::F(h.mean())),
+        ("retries", J::U(o.retries)),
+        ("stopped_by_signal", J::B(o.stopped_by_signal)),
+        ("ok", J::B(ok)),
+        ("best_effort", J::B(s.best_effort)),
+        ("batch", J::U(batch as u64)),
+        ("burst", J::U(s.burst as u64)),
+        ("size_bytes", J::U(s.size as u64)),
+        ("flows", J::U(s.flows)),
+        ("dev", J::S(s.dev.clone())),
+        ("src", J::S(s.src.to_string())),
+        ("dst", J::S(s.dst.to_string())),
+        ("dst_mac", J::S(packet::fmt_mac(&s.dst_mac))),
+        ("version", J::S(env!("CARGO_PKG_VERSION").into())),
+    ]);
+    if s.json {
+        println!("{j}");
+    } else {
+        println!(
+            "netassay-gen ({technique}): sent {} of {planned} packets in {duration_s:.6} s",
+            o.sent
+        );
+        match rate {
+            Some(r) => println!(
+                "  rate {achieved:.1} pps of {r:.1} requested (error {:+.4}%)",
+                rate_error * 100.0
+            ),
+            None => println!("  rate {achieved:.1} pps (as fast as possible)"),
+        }
+        if h.n > 0 {
+            println!(
+                "  lateness p50 {} ns, p99 {} ns, max {} ns",
+                h.quantile(0.5),
+                h.quantile(0.99),
+                h.max
+            );
+        }
+        println!(
+            "  retries {}, stopped by signal: {}",
+            o.retries, o.stopped_by_signal
+        );
+    }
+    if rate.is_none() || ok || s.best_effort {
+        return 0;
+    }
+    if o.stopped_by_signal {
+        eprintln!("netassay-gen: stopped by a signal after {} packets", o.sent);
+        return EXIT_RATE;
+    }
+    eprintln!(
+        "netassay-gen: the rate was not kept: {achieved:.0} pps achieved for {:.0} requested \
+         ({:+.3}%, tolerance 0.1%); lower --rate, pin the generator (--cpu) or pass \
+         --best-effort",
+        rate.unwrap_or(0.0),
+        rate_error * 100.0
+    );
+    EXIT_RATE
+}
+
+fn receive(r: &Recv) -> i32 {
+    let ifindex = ifindex_or_die(&r.dev);
+    pin(r.cpu);
+    let block_size: u32 = 1 << 20;
+    let cfg = rx::RxCfg {
+        ifindex,
+        duration_ns: r.duration_ns,
+        idle_ns: r.idle_ns,
+        block_size,
+        block_nr: r.ring_mb,
+    };
+    pace::install_signals();
+    let (fd, map, _len) = match rx::open(&cfg) {
+        Ok(x) => x,
+        Err(e) => die(
+            EXIT_SYSTEM,
+            &format!(
+                "cannot open an AF_PACKET receive ring on '{}': {e}; run as root",
+                r.dev
+            ),
+        ),
+    };
+    eprintln!("netassay-gen: receiving on {}", r.dev);
+    let out = rx::run(&cfg, fd, map);
+    let extra = vec![
+        ("technique", J::S("af_packet_tpacket_v3".into())),
+        ("ring_drops", J::U(out.ring_drops)),
+        ("stopped_by_signal", J::B(out.stopped_by_signal)),
+        ("stop_reason", J::S(out.stop_reason.into())),
+        ("dev", J::S(r.dev.clone())),
+    ];
+    let j = out.counts.to_json(r.expect, r.flows, extra);
+    if r.json {
+        println!("{j}");
+    } else {
+        let c = &out.counts;
+        let rec: u64 = c.flows.iter().map(|f| f.received).sum();
+        println!(
+            "netassay-gen receive on {}: {rec} packets in {} flows; ring drops {}",
+            r.dev,
+            c.flows.len(),
+            out.ring_drops
+        );
+        println!("  {j}");
+    }
+    0
+}

@@ -1,0 +1,440 @@
+//! Frame building: Ethernet + IPv4/IPv6 + UDP + the netassay payload.
+//!
+//! Payload (big-endian, right after the UDP header), 22 bytes:
+//!   magic u32 | flow id u16 | sequence u64 | transmit time u64 (CLOCK_MONOTONIC ns)
+//! then zero padding up to the frame size. `size` counts the Ethernet frame without
+//! the FCS, like trafgen: 64 means 64 bytes handed to the interface.
+
+use std::net::IpAddr;
+
+pub const MAGIC: u32 = 0x6e61_4731; // "naG1"
+pub const ETH_LEN: usize = 14;
+pub const IPV4_LEN: usize = 20;
+pub const IPV6_LEN: usize = 40;
+pub const UDP_LEN: usize = 8;
+pub const PAYLOAD_LEN: usize = 22;
+pub const MAX_FRAME: usize = 1518;
+
+/// Where the per-packet fields sit inside a frame.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub l4: usize,
+    pub payload: usize,
+}
+
+impl Layout {
+    pub fn sport(&self) -> usize {
+        self.l4
+    }
+    pub fn csum(&self) -> usize {
+        self.l4 + 6
+    }
+    pub fn flow(&self) -> usize {
+        self.payload + 4
+    }
+    pub fn seq(&self) -> usize {
+        self.payload + 6
+    }
+    pub fn ts(&self) -> usize {
+        self.payload + 14
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub src_mac: [u8; 6],
+    pub dst_mac: [u8; 6],
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub sport: u16,
+    pub dport: u16,
+    pub size: usize,
+}
+
+/// Smallest frame that carries the payload for this address family.
+pub fn min_size(v6: bool) -> usize {
+    let ip = if v6 { IPV6_LEN } else { IPV4_LEN };
+    (ETH_LEN + ip + UDP_LEN + PAYLOAD_LEN).max(64)
+}
+
+/// RFC 1071 partial sum of a byte slice (16-bit big-endian words, odd byte padded).
+pub fn sum16(data: &[u8]) -> u32 {
+    let mut s: u32 = 0;
+    let mut chunks = data.chunks_exact(2);
+    for c in &mut chunks {
+        s = s.wrapping_add(u16::from_be_bytes([c[0], c[1]]) as u32);
+    }
+    if let [last] = chunks.remainder() {
+        s = s.wrapping_add((*last as u32) << 8);
+    }
+    s
+}
+
+/// Sum of the four 16-bit words of a u64 (as they appear big-endian on the wire).
+#[inline(always)]
+pub fn sum_u64(v: u64) -> u32 {
+    ((v >> 48) as u32)
+        + ((v >> 32) as u32 & 0xffff)
+        + ((v >> 16) as u32 & 0xffff)
+        + (v as u32 & 0xffff)
+}
+
+/// Fold a partial sum to 16 bits and complement it (the Internet checksum).
+#[inline(always)]
+pub fn fold(mut s: u32) -> u16 {
+    s = (s & 0xffff) + (s >> 16);
+    s = (s & 0xffff) + (s >> 16);
+    !(s as u16)
+}
+
+/// A ready frame plus what is needed to stamp flow, sequence and time cheaply.
+pub struct Template {
+    pub frame: Vec<u8>,
+    pub layout: Layout,
+    /// Partial UDP checksum sum of everything that does not change per packet
+    /// (pseudo header, UDP header without source port and checksum, magic, padding).
+    pub base_sum: u32,
+    pub sport: u16,
+}
+
+impl Template {
+    pub fn new(spec: &Spec) -> Result<Template, String> {
+        let v6 = match (spec.src, spec.dst) {
+            (IpAddr::V4(_), IpAddr::V4(_)) => false,
+            (IpAddr::V6(_), IpAddr::V6(_)) => true,
+            _ => return Err("--src and --dst must be the same address family".into()),
+        };
+        let min = min_size(v6);
+        if spec.size < min || spec.size > MAX_FRAME {
+            return Err(format!(
+                "--size {} is out of range for {}: use {}..{}",
+                spec.size,
+                if v6 { "IPv6" } else { "IPv4" },
+                min,
+                MAX_FRAME
+            ));
+        }
+        let mut f = vec![0u8; spec.size];
+        f[0..6].copy_from_slice(&spec.dst_mac);
+        f[6..12].copy_from_slice(&spec.src_mac);
+        let ip_len = if v6 { IPV6_LEN } else { IPV4_LEN };
+        let l4 = ETH_LEN + ip_len;
+        let udp_len = (spec.size - l4) as u16;
+        let mut pseudo: u32;
+        match (spec.src, spec.dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+                let ip = &mut f[ETH_LEN..l4];
+                ip[0] = 0x45;
+                ip[2..4].copy_from_slice(&((spec.size - ETH_LEN) as u16).to_be_bytes());
+                ip[6] = 0x40; // DF
+                ip[8] = 64; // TTL
+                ip[9] = 17; // UDP
+                ip[12..16].copy_from_slice(&s.octets());
+                ip[16..20].copy_from_slice(&d.octets());
+                let c = fold(sum16(ip));
+                ip[10..12].copy_from_slice(&c.to_be_bytes());
+                pseudo = sum16(&s.octets()) + sum16(&d.octets()) + 17 + udp_len as u32;
+            }
+            (IpAddr::V6(s), IpAddr::V6(d)) => {
+                f[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+                let ip = &mut f[ETH_LEN..l4];
+                ip[0] = 0x60;
+                ip[4..6].copy_from_slice(&udp_len.to_be_bytes());
+                ip[6] = 17;
+                ip[7] = 64;
+                ip[8..24].copy_from_slice(&s.octets());
+                ip[24..40].copy_from_slice(&d.octets());
+                pseudo = sum16(&s.octets()) + sum16(&d.octets()) + 17 + udp_len as u32;
+            }
+            _ => unreachable!(),
+        }
+        let layout = Layout {
+            l4,
+            payload: l4 + UDP_LEN,
+        };
+        f[l4 + 2..l4 + 4].copy_from_slice(&spec.dport.to_be_bytes());
+        f[l4 + 4..l4 + 6].copy_from_slice(&udp_len.to_be_bytes());
+        f[layout.payload..layout.payload + 4].copy_from_slice(&MAGIC.to_be_bytes());
+        // Everything but source port, checksum, flow, sequence and time is fixed; those
+        // are zero in `f` right now, so summing the whole UDP part gives the fixed sum.
+        pseudo += sum16(&f[l4..]);
+        let mut t = Template {
+            frame: f,
+            layout,
+            base_sum: pseudo,
+            sport: spec.sport,
+        };
+        let mut frame = std::mem::take(&mut t.frame);
+        t.stamp(&mut frame, 0, 0, 0);
+        t.frame = frame;
+        Ok(t)
+    }
+
+    /// Write flow, sequence and transmit time into `buf` (a copy of the template)
+    /// and fix the UDP checksum incrementally.
+    #[inline(always)]
+    pub fn stamp(&self, buf: &mut [u8], flow: u16, seq: u64, ts: u64) {
+        let l = &self.layout;
+        let sport = self.sport.wrapping_add(flow);
+        buf[l.sport()..l.sport() + 2].copy_from_slice(&sport.to_be_bytes());
+        buf[l.flow()..l.flow() + 2].copy_from_slice(&flow.to_be_bytes());
+        buf[l.seq()..l.seq() + 8].copy_from_slice(&seq.to_be_bytes());
+        buf[l.ts()..l.ts() + 8].copy_from_slice(&ts.to_be_bytes());
+        let s = self.base_sum + sport as u32 + flow as u32 + sum_u64(seq) + sum_u64(ts);
+        let mut c = fold(s);
+        if c == 0 {
+            c = 0xffff; // UDP: a computed zero is sent as all ones
+        }
+        buf[l.csum()..l.csum() + 2].copy_from_slice(&c.to_be_bytes());
+    }
+}
+
+/// A netassay payload found in a received frame.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub struct Parsed {
+    pub flow: u16,
+    pub seq: u64,
+    pub ts: u64,
+}
+
+/// Parse an Ethernet frame; return the payload fields if it is a netassay-gen packet.
+#[inline]
+pub fn parse(f: &[u8]) -> Option<Parsed> {
+    if f.len() < ETH_LEN + IPV4_LEN + UDP_LEN + PAYLOAD_LEN {
+        return None;
+    }
+    let mut off = 12;
+    let mut et = u16::from_be_bytes([f[off], f[off + 1]]);
+    if et == 0x8100 {
+        off += 4;
+        et = u16::from_be_bytes([f[off], f[off + 1]]);
+    }
+    let ip = off + 2;
+    let p = match et {
+        0x0800 => {
+            if f[ip] >> 4 != 4 || f[ip + 9] != 17 {
+                return None;
+            }
+            ip + ((f[ip] & 0x0f) as usize) * 4 + UDP_LEN
+        }
+        0x86dd => {
+            if f.len() < ip + IPV6_LEN || f[ip + 6] != 17 {
+                return None;
+            }
+            ip + IPV6_LEN + UDP_LEN
+        }
+        _ => return None,
+    };
+    if f.len() < p + PAYLOAD_LEN {
+        return None;
+    }
+    let b = &f[p..p + PAYLOAD_LEN];
+    if u32::from_be_bytes([b[0], b[1], b[2], b[3]]) != MAGIC {
+        return None;
+    }
+    Some(Parsed {
+        flow: u16::from_be_bytes([b[4], b[5]]),
+        seq: u64::from_be_bytes(b[6..14].try_into().unwrap()),
+        ts: u64::from_be_bytes(b[14..22].try_into().unwrap()),
+    })
+}
+
+pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() != 6 {
+        return None;
+    }
+    let mut m = [0u8; 6];
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() || p.len() > 2 {
+            return None;
+        }
+        m[i] = u8::from_str_radix(p, 16).ok()?;
+    }
+    Some(m)
+}
+
+pub fn fmt_mac(m: &[u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// Benchmarking ranges: 198.18.0.0/15 (RFC 2544) and 2001:2::/48 (RFC 5180).
+pub fn is_bench_addr(a: &IpAddr) -> bool {
+    match a {
+        IpAddr::V4(v) => {
+            let o = v.octets();
+            o[0] == 198 && (o[1] & 0xfe) == 18
+        }
+        IpAddr::V6(v) => {
+            let s = v.segments();
+            s[0] == 0x2001 && s[1] == 0x0002 && s[2] == 0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec4() -> Spec {
+        Spec {
+            src_mac: [0x02, 0, 0, 0, 0, 0x01],
+            dst_mac: [0x02, 0, 0, 0, 0, 0x02],
+            src: "198.18.0.2".parse().unwrap(),
+            dst: "198.19.0.2".parse().unwrap(),
+            sport: 10000,
+            dport: 9,
+            size: 64,
+        }
+    }
+
+    /// Full, naive UDP checksum over the frame, for cross-checking the incremental one.
+    fn full_udp_ok(f: &[u8], v6: bool) -> bool {
+        let l4 = if v6 { 54 } else { 34 };
+        let udp = &f[l4..];
+        let mut s = sum16(udp) + 17 + udp.len() as u32;
+        if v6 {
+            s += sum16(&f[22..54]);
+        } else {
+            s += sum16(&f[26..34]);
+        }
+        // Including the checksum field itself, a valid datagram sums to 0xffff.
+        fold(s) == 0
+    }
+
+    #[test]
+    fn ipv4_frame_bytes_by_hand() {
+        let t = Template::new(&spec4()).unwrap();
+        let mut f = t.frame.clone();
+        t.stamp(&mut f, 0, 1, 2);
+        assert_eq!(f.len(), 64);
+        assert_eq!(&f[0..14], &[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00]);
+        // IPv4 header; checksum by hand:
+        // 4500 + 0032 + 0000 + 4000 + 4011 + c612 + 0002 + c613 + 0002
+        //  = 0x2516c -> fold 0x516e -> complement 0xae91
+        assert_eq!(
+            &f[14..34],
+            &[
+                0x45, 0x00, 0x00, 0x32, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xae, 0x91, 198, 18, 0,
+                2, 198, 19, 0, 2
+            ]
+        );
+        // UDP: sport 10000 (0x2710), dport 9, length 30 (0x1e).
+        assert_eq!(&f[34..40], &[0x27, 0x10, 0x00, 0x09, 0x00, 0x1e]);
+        // UDP checksum by hand, 16-bit words:
+        // pseudo: c612 0002 c613 0002 0011 001e             = 0x18c58
+        // udp:    2710 0009 001e                            = 0x2737
+        // payload: 6e61 4731 | 0000 | 0000 0000 0000 0001 | 0000 0000 0000 0002
+        //                                                   = 0xb595
+        // total 0x18c58 + 0x2737 + 0xb595 = 0x26924 -> fold 0x6926 -> ~ 0x96d9
+        assert_eq!(&f[40..42], &[0x96, 0xd9]);
+        assert_eq!(&f[42..46], &[0x6e, 0x61, 0x47, 0x31]);
+        assert_eq!(&f[46..48], &[0, 0]);
+        assert_eq!(&f[48..56], &[0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(&f[56..64], &[0, 0, 0, 0, 0, 0, 0, 2]);
+        assert!(full_udp_ok(&f, false));
+        assert_eq!(fold(sum16(&f[14..34])), 0, "IPv4 header checksum verifies");
+    }
+
+    #[test]
+    fn ipv6_frame_and_checksum() {
+        let mut s = spec4();
+        s.src = "2001:2::2".parse().unwrap();
+        s.dst = "2001:2:0:1::2".parse().unwrap();
+        s.size = 64;
+        assert!(
+            Template::new(&s).is_err(),
+            "64 bytes cannot carry the IPv6 payload"
+        );
+        s.size = 84;
+        let t = Template::new(&s).unwrap();
+        let mut f = t.frame.clone();
+        t.stamp(&mut f, 3, 0x0102_0304_0506_0708, 0xdead_beef_0000_0001);
+        assert_eq!(&f[12..14], &[0x86, 0xdd]);
+        assert_eq!(&f[14..22], &[0x60, 0, 0, 0, 0, 30, 17, 64]);
+        assert_eq!(u16::from_be_bytes([f[54], f[55]]), 10003);
+        assert!(full_udp_ok(&f, true));
+        let p = parse(&f).unwrap();
+        assert_eq!(
+            p,
+            Parsed {
+                flow: 3,
+                seq: 0x0102_0304_0506_0708,
+                ts: 0xdead_beef_0000_0001
+            }
+        );
+    }
+
+    #[test]
+    fn incremental_checksum_matches_full_for_many_values() {
+        for size in [64usize, 65, 128, 1518] {
+            let mut s = spec4();
+            s.size = size;
+            let t = Template::new(&s).unwrap();
+            let mut f = t.frame.clone();
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            for i in 0..2000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                t.stamp(&mut f, (i % 300) as u16, x, x.rotate_left(17) ^ i);
+                assert!(full_udp_ok(&f, false), "size {size} i {i}");
+                assert_eq!(parse(&f).unwrap().seq, x);
+            }
+        }
+    }
+
+    #[test]
+    fn zero_checksum_is_sent_as_ffff() {
+        let t = Template::new(&spec4()).unwrap();
+        let mut f = t.frame.clone();
+        // Find a sequence number that makes the computed checksum 0 and check the rule.
+        let s0 = t.base_sum + t.sport as u32;
+        let folded = !fold(s0); // current folded sum, seq=ts=0
+        let need = 0xffffu32 - folded as u32; // add this to reach 0xffff
+        t.stamp(&mut f, 0, need as u64, 0);
+        assert_eq!(&f[40..42], &[0xff, 0xff]);
+        assert!(full_udp_ok(&f, false));
+    }
+
+    #[test]
+    fn parse_rejects_foreign() {
+        let t = Template::new(&spec4()).unwrap();
+        let mut f = t.frame.clone();
+        assert!(parse(&f).is_some());
+        f[42] ^= 1;
+        assert!(parse(&f).is_none());
+        assert!(parse(&f[..40]).is_none());
+    }
+
+    #[test]
+    fn bench_ranges_and_macs() {
+        for ok in [
+            "198.18.0.1",
+            "198.19.255.255",
+            "2001:2::1",
+            "2001:2:0:ffff::1",
+        ] {
+            assert!(is_bench_addr(&ok.parse().unwrap()), "{ok}");
+        }
+        for bad in [
+            "198.20.0.1",
+            "198.17.0.1",
+            "10.0.0.1",
+            "2001:2:1::1",
+            "2001:db8::1",
+        ] {
+            assert!(!is_bench_addr(&bad.parse().unwrap()), "{bad}");
+        }
+        assert_eq!(parse_mac("02:00:0a:ff:00:01"), Some([2, 0, 10, 255, 0, 1]));
+        assert_eq!(parse_mac("02:00:0a:ff:00"), None);
+        assert_eq!(parse_mac("02:00:0a:ff:00:zz"), None);
+        assert_eq!(fmt_mac(&[2, 0, 10, 255, 0, 1]), "02:00:0a:ff:00:01");
+        assert_eq!(min_size(false), 64);
+        assert_eq!(min_size(true), 84);
+    }
+}

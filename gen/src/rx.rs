@@ -1,0 +1,438 @@
+//! Receive mode: count netassay-gen packets by flow and sequence from an AF_PACKET
+//! TPACKET_V3 ring (whole blocks per wake-up, no per-packet system call).
+
+use crate::json::J;
+use crate::pace::{self, Hist};
+use crate::packet;
+use crate::sys;
+use std::io;
+
+const PACKET_RX_RING: i32 = 5;
+const PACKET_STATISTICS: i32 = 6;
+const PACKET_VERSION: i32 = 10;
+const TPACKET_V3: i32 = 2;
+const TP_STATUS_USER: u32 = 1;
+const TP_STATUS_KERNEL: u32 = 0;
+const PACKET_OUTGOING: u8 = 4;
+
+#[repr(C)]
+struct Req3 {
+    block_size: u32,
+    block_nr: u32,
+    frame_size: u32,
+    frame_nr: u32,
+    retire_blk_tov: u32,
+    sizeof_priv: u32,
+    feature_req_word: u32,
+}
+
+/// Sequences above this are counted but not tracked for duplicates (memory bound).
+const MAX_TRACKED_SEQ: u64 = 1 << 30;
+
+#[derive(Default, Clone)]
+pub struct Flow {
+    pub received: u64,
+    pub unique: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+    pub max_seq: Option<u64>,
+    bits: Vec<u64>,
+}
+
+impl Flow {
+    /// Count one packet with sequence `seq`; returns false when it is a duplicate.
+    pub fn add(&mut self, seq: u64) -> bool {
+        self.received += 1;
+        if seq < MAX_TRACKED_SEQ {
+            let w = (seq >> 6) as usize;
+            if w >= self.bits.len() {
+                let n = (w + 1).max(self.bits.len() * 2).max(1024);
+                self.bits.resize(n, 0);
+            }
+            let m = 1u64 << (seq & 63);
+            if self.bits[w] & m != 0 {
+                self.duplicated += 1;
+                return false;
+            }
+            self.bits[w] |= m;
+        }
+        self.unique += 1;
+        match self.max_seq {
+            Some(mx) if seq < mx => self.reordered += 1,
+            Some(mx) if seq == mx => {}
+            _ => self.max_seq = Some(seq),
+        }
+        true
+    }
+
+    /// Lost by sequence gaps: every sequence up to the highest seen, minus the unique
+    /// ones received. With `expected` (this flow's planned count) tail loss counts too.
+    pub fn lost(&self, expected: Option<u64>) -> u64 {
+        let span = match (self.max_seq, expected) {
+            (_, Some(e)) => e,
+            (Some(m), None) => m + 1,
+            (None, None) => 0,
+        };
+        span.saturating_sub(self.unique)
+    }
+}
+
+#[derive(Default)]
+pub struct Counts {
+    pub flows: Vec<Flow>,
+    pub other: u64,
+    pub latency: Hist,
+    pub latency_negative: u64,
+    pub first_ns: u64,
+    pub last_ns: u64,
+}
+
+impl Counts {
+    pub fn new() -> Counts {
+        Counts {
+            latency: Hist::new(),
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    pub fn add(&mut self, p: &packet::Parsed, rx_mono: u64) {
+        let f = p.flow as usize;
+        if f >= self.flows.len() {
+            self.flows.resize(f + 1, Flow::default());
+        }
+        if self.flows[f].add(p.seq) {
+            if rx_mono >= p.ts {
+                self.latency.add(rx_mono - p.ts);
+            } else {
+                self.latency_negative += 1;
+            }
+        }
+        if self.first_ns == 0 {
+            self.first_ns = rx_mono;
+        }
+        self.last_ns = rx_mono;
+    }
+
+    /// The JSON result. `expect`: total packets the sender planned (for tail loss).
+    pub fn to_json(&self, expect: Option<u64>, nflows: Option<u64>, extra: Vec<(&str, J)>) -> J {
+        let nf = nflows
+            .unwrap_or(self.flows.len() as u64)
+            .max(self.flows.len() as u64);
+        let mut flows = Vec::new();
+        let (mut rec, mut lost, mut dup, mut reo) = (0u64, 0u64, 0u64, 0u64);
+        for i in 0..nf {
+            let empty = Flow::default();
+            let f = self.flows.get(i as usize).unwrap_or(&empty);
+            let e = expect.map(|n| n / nf + u64::from(i < n % nf));
+            let l = f.lost(e);
+            rec += f.received;
+            lost += l;
+            dup += f.duplicated;
+            reo += f.reordered;
+            flows.push(J::obj(vec![
+                ("flow", J::U(i)),
+                ("received", J::U(f.received)),
+                ("lost", J::U(l)),
+                ("reordered", J::U(f.reordered)),
+                ("duplicated", J::U(f.duplicated)),
+                ("max_seq", f.max_seq.map_or(J::Null, J::U)),
+            ]));
+        }
+        let h = &self.latency;
+        let latency = if h.n == 0 {
+            J::Null
+        } else {
+            J::obj(vec![
+                ("min", J::U(h.min)),
+                ("p50", J::U(h.quantile(0.5))),
+                ("p90", J::U(h.quantile(0.9))),
+                ("p99", J::U(h.quantile(0.99))),
+                ("p999", J::U(h.quantile(0.999))),
+                ("max", J::U(h.max)),
+                ("mean", J::F(h.mean())),
+                ("samples", J::U(h.n)),
+            ])
+        };
+        let mut v = vec![
+            ("mode", J::S("receive".into())),
+            ("received", J::U(rec)),
+            ("unique", J::U(rec - dup)),
+            ("lost", J::U(lost)),
+            ("reordered", J::U(reo)),
+            ("duplicated", J::U(dup)),
+            ("expected", expect.map_or(J::Null, J::U)),
+            ("other_frames", J::U(self.other)),
+            ("first_rx_ns", J::U(self.first_ns)),
+            ("last_rx_ns", J::U(self.last_ns)),
+            ("latency_ns", latency),
+            ("latency_negative", J::U(self.latency_negative)),
+            ("flows", J::Arr(flows)),
+        ];
+        v.extend(extra);
+        J::obj(v)
+    }
+}
+
+pub struct RxCfg {
+    pub ifindex: u32,
+    pub duration_ns: Option<u64>,
+    pub idle_ns: Option<u64>,
+    pub block_size: u32,
+    pub block_nr: u32,
+}
+
+pub struct RxOut {
+    pub counts: Counts,
+    pub ring_drops: u64,
+    pub stopped_by_signal: bool,
+    pub stop_reason: &'static str,
+}
+
+/// Tiny classic BPF filter: accept every frame but copy only its first 128 bytes.
+fn set_snap_filter(fd: i32) -> io::Result<()> {
+    let ins = [libc::sock_filter {
+        code: 0x06, // BPF_RET | BPF_K
+        jt: 0,
+        jf: 0,
+        k: 128,
+    }];
+    let prog = libc::sock_fprog {
+        len: 1,
+        filter: ins.as_ptr() as *mut libc::sock_filter,
+    };
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ATTACH_FILTER,
+            &prog as *const libc::sock_fprog as *const libc::c_void,
+            std::mem::size_of::<libc::sock_fprog>() as u32,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn ring_drops(fd: i32) -> u64 {
+    let mut st = [0u32; 3];
+    let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            PACKET_STATISTICS,
+            st.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r < 0 {
+        0
+    } else {
+        st[1] as u64
+    }
+}
+
+#[inline(always)]
+unsafe fn rd32(p: *const u8, off: usize) -> u32 {
+    std::ptr::read_unaligned(p.add(off) as *const u32)
+}
+
+/// Walk one retired block; returns the number of frames in it.
+unsafe fn walk_block(b: *const u8, rt_off: i64, c: &mut Counts) -> u32 {
+    let n = rd32(b, 12);
+    let mut p = b.add(rd32(b, 16) as usize);
+    for _ in 0..n {
+        let sec = rd32(p, 4) as i64;
+        let nsec = rd32(p, 8) as i64;
+        let snap = rd32(p, 12) as usize;
+        let mac = std::ptr::read_unaligned(p.add(24) as *const u16) as usize;
+        let pkttype = *p.add(58);
+        let frame = std::slice::from_raw_parts(p.add(mac), snap);
+        if pkttype != PACKET_OUTGOING {
+            match packet::parse(frame) {
+                Some(pp) => {
+                    let rx = (sec * 1_000_000_000 + nsec - rt_off).max(0) as u64;
+                    c.add(&pp, rx);
+                }
+                None => c.other += 1,
+            }
+        }
+        p = p.add(rd32(p, 0) as usize);
+    }
+    n
+}
+
+pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
+    let fd = sys::packet_socket(0)?;
+    sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VERSION, TPACKET_V3)?;
+    let _ = sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, 1);
+    set_snap_filter(fd)?;
+    let req = Req3 {
+        block_size: cfg.block_size,
+        block_nr: cfg.block_nr,
+        frame_size: 2048,
+        frame_nr: cfg.block_size / 2048 * cfg.block_nr,
+        retire_blk_tov: 5,
+        sizeof_priv: 0,
+        feature_req_word: 0,
+    };
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_PACKET,
+            PACKET_RX_RING,
+            &req as *const Req3 as *const libc::c_void,
+            std::mem::size_of::<Req3>() as u32,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let len = (cfg.block_size as usize) * (cfg.block_nr as usize);
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_LOCKED | libc::MAP_POPULATE,
+            fd,
+            0,
+        )
+    };
+    let map = if map == libc::MAP_FAILED {
+        // MAP_LOCKED can fail under a low memlock limit; the ring works without it.
+        let m2 = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                0,
+            )
+        };
+        if m2 == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        m2
+    } else {
+        map
+    };
+    sys::bind_packet(fd, cfg.ifindex, libc::ETH_P_ALL as u16)?;
+    let _ = ring_drops(fd); // reset the counters
+    Ok((fd, map as *mut u8, len))
+}
+
+pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
+    let mut c = Counts::new();
+    // CLOCK_REALTIME (ring timestamps) minus CLOCK_MONOTONIC (sender's stamps).
+    let rt_off = {
+        let a = pace::now();
+        let r = pace::clock_ns(libc::CLOCK_REALTIME);
+        let b = pace::now();
+        r as i64 - ((a + b) / 2) as i64
+    };
+    let start = pace::now();
+    let mut cur = 0usize;
+    let mut last_pkt = 0u64;
+    let mut reason = "";
+    let mut stopped_by_signal = false;
+    let mut draining = 0u64;
+    loop {
+        let mut got = 0u32;
+        loop {
+            let b = unsafe { map.add(cur * cfg.block_size as usize) };
+            let st = unsafe { std::ptr::read_volatile(b.add(8) as *const u32) };
+            if st & TP_STATUS_USER == 0 {
+                break;
+            }
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            got += unsafe { walk_block(b, rt_off, &mut c) };
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            unsafe { std::ptr::write_volatile(b.add(8) as *mut u32, TP_STATUS_KERNEL) };
+            cur = (cur + 1) % cfg.block_nr as usize;
+        }
+        let n = pace::now();
+        if got > 0 && c.last_ns != 0 {
+            last_pkt = n;
+        }
+        if draining != 0 {
+            // After a stop, wait for the kernel to retire the partly filled block.
+            if n >= draining {
+                break;
+            }
+        } else {
+            if pace::stopped() {
+                stopped_by_signal = true;
+                reason = "signal";
+            } else if cfg.duration_ns.is_some_and(|d| n - start >= d) {
+                reason = "duration";
+            } else if let Some(idle) = cfg.idle_ns {
+                if last_pkt != 0 && n - last_pkt >= idle {
+                    reason = "idle";
+                }
+            }
+            if !reason.is_empty() {
+                draining = n + 30_000_000;
+            }
+        }
+        if got == 0 {
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN | libc::POLLERR,
+                revents: 0,
+            };
+            let wait = if draining != 0 { 5 } else { 50 };
+            unsafe { libc::poll(&mut pfd, 1, wait) };
+        }
+    }
+    RxOut {
+        ring_drops: ring_drops(fd),
+        counts: c,
+        stopped_by_signal,
+        stop_reason: reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_counts_loss_reorder_duplicates() {
+        let mut f = Flow::default();
+        for s in [0u64, 1, 2, 4, 3, 3, 7, 5] {
+            f.add(s);
+        }
+        assert_eq!(f.received, 8);
+        assert_eq!(f.duplicated, 1);
+        assert_eq!(f.reordered, 2); // 3 after 4, 5 after 7
+        assert_eq!(f.max_seq, Some(7));
+        assert_eq!(f.unique, 7);
+        assert_eq!(f.lost(None), 1); // 6 is missing from 0..=7
+        assert_eq!(f.lost(Some(10)), 3); // and the tail 8, 9
+    }
+
+    #[test]
+    fn counts_split_expected_over_flows() {
+        let mut c = Counts::new();
+        // 10 packets over 3 flows: flows get 4, 3, 3; drop global packet 9 (flow 0 seq 3).
+        for p in 0..9u64 {
+            let pp = packet::Parsed {
+                flow: (p % 3) as u16,
+                seq: p / 3,
+                ts: 100,
+            };
+            c.add(&pp, 150);
+        }
+        let j = c.to_json(Some(10), Some(3), vec![]).to_string();
+        assert!(j.contains("\"received\":9"), "{j}");
+        assert!(j.contains("\"lost\":1,"), "{j}");
+        assert!(j.contains("\"p50\":50"), "{j}");
+        let j = c.to_json(None, None, vec![]).to_string();
+        assert!(j.contains("\"lost\":0,"), "{j}");
+    }
+}

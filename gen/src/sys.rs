@@ -1,0 +1,100 @@
+//! Thin wrappers over the system calls netassay-gen needs.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+
+pub const PACKET_QDISC_BYPASS: libc::c_int = 20;
+pub const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+
+pub fn ifindex(dev: &str) -> Option<u32> {
+    let c = CString::new(dev).ok()?;
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if i == 0 {
+        None
+    } else {
+        Some(i)
+    }
+}
+
+/// The interface's hardware address (SIOCGIFHWADDR).
+pub fn iface_mac(dev: &str) -> io::Result<[u8; 6]> {
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (i, b) in dev.bytes().take(libc::IFNAMSIZ - 1).enumerate() {
+        ifr.ifr_name[i] = b as libc::c_char;
+    }
+    let r = unsafe { libc::ioctl(fd, libc::SIOCGIFHWADDR, &mut ifr) };
+    let err = io::Error::last_os_error();
+    unsafe { libc::close(fd) };
+    if r < 0 {
+        return Err(err);
+    }
+    let sa = unsafe { ifr.ifr_ifru.ifru_hwaddr };
+    let mut m = [0u8; 6];
+    for (i, b) in m.iter_mut().enumerate() {
+        *b = sa.sa_data[i] as u8;
+    }
+    Ok(m)
+}
+
+/// True when this process shares the network namespace of PID 1 (the host's).
+pub fn in_host_netns() -> io::Result<bool> {
+    let me = std::fs::metadata("/proc/self/ns/net")?;
+    let init = std::fs::metadata("/proc/1/ns/net")?;
+    Ok(me.ino() == init.ino() && me.dev() == init.dev())
+}
+
+pub fn setsockopt_int(fd: i32, level: i32, name: i32, val: i32) -> io::Result<()> {
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            &val as *const i32 as *const libc::c_void,
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// An AF_PACKET raw socket for protocol `proto` (host order); bind it separately.
+pub fn packet_socket(proto: u16) -> io::Result<i32> {
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            (proto.to_be()) as i32,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+pub fn bind_packet(fd: i32, ifindex: u32, proto: u16) -> io::Result<()> {
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = proto.to_be();
+    sll.sll_ifindex = ifindex as i32;
+    let r = unsafe {
+        libc::bind(
+            fd,
+            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,227 @@
+//! Transmit techniques and the paced send loop.
+
+use crate::pace::{self, Hist};
+use crate::packet::Template;
+use crate::sys;
+use std::io;
+
+/// A way to hand frames to the kernel. Slots 0..batch hold template copies; the loop
+/// stamps them and asks for `n` of them (from `from`) to be sent.
+pub trait Tx {
+    fn name(&self) -> &'static str;
+    fn slot(&mut self, i: usize) -> &mut [u8];
+    /// Send slots from..from+n; returns how many the kernel accepted (>= 1) or an error.
+    fn send(&mut self, from: usize, n: usize) -> io::Result<usize>;
+}
+
+/// AF_PACKET raw socket, sendmmsg batches, PACKET_QDISC_BYPASS.
+pub struct Mmsg {
+    fd: i32,
+    bufs: Vec<Vec<u8>>,
+    iov: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+}
+
+impl Mmsg {
+    pub fn open(ifindex: u32, t: &Template, batch: usize) -> io::Result<Mmsg> {
+        let fd = sys::packet_socket(0)?;
+        let mut m = Mmsg {
+            fd,
+            bufs: (0..batch).map(|_| t.frame.clone()).collect(),
+            iov: Vec::with_capacity(batch),
+            msgs: Vec::with_capacity(batch),
+        };
+        // Bypass the qdisc: the frame goes straight to the driver's xmit.
+        sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1)?;
+        let _ = sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, 4 << 20);
+        sys::bind_packet(fd, ifindex, 0)?;
+        for b in m.bufs.iter_mut() {
+            m.iov.push(libc::iovec {
+                iov_base: b.as_mut_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
+            });
+        }
+        for i in 0..batch {
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_iov = &mut m.iov[i] as *mut libc::iovec;
+            h.msg_hdr.msg_iovlen = 1;
+            m.msgs.push(h);
+        }
+        Ok(m)
+    }
+}
+
+impl Drop for Mmsg {
+    fn drop(&mut self) {
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+impl Tx for Mmsg {
+    fn name(&self) -> &'static str {
+        "af_packet_sendmmsg"
+    }
+    fn slot(&mut self, i: usize) -> &mut [u8] {
+        &mut self.bufs[i]
+    }
+    fn send(&mut self, from: usize, n: usize) -> io::Result<usize> {
+        let r = unsafe { libc::sendmmsg(self.fd, self.msgs.as_mut_ptr().add(from), n as u32, 0) };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r as usize)
+        }
+    }
+}
+
+pub struct LoopCfg {
+    /// Packets per second; None sends as fast as possible for `duration_ns`.
+    pub rate: Option<f64>,
+    pub planned: u64,
+    pub duration_ns: u64,
+    pub flows: u64,
+    pub batch: usize,
+}
+
+#[derive(Default)]
+pub struct LoopOut {
+    pub sent: u64,
+    pub first_tx: u64,
+    pub last_tx: u64,
+    pub first_batch: u64,
+    pub retries: u64,
+    pub stopped_by_signal: bool,
+    pub lateness: Hist,
+    pub start: u64,
+}
+
+/// How long a send may be refused without any progress before giving up.
+const STUCK_NS: u64 = 2_000_000_000;
+
+/// Deadline offset of packet k, u64 arithmetic while it cannot overflow.
+#[inline(always)]
+fn off(k: u64, rate_int: u64, rate: f64) -> u64 {
+    if rate_int != 0 && k < 18_000_000_000 {
+        (k * 1_000_000_000 + rate_int / 2) / rate_int
+    } else {
+        pace::offset_ns(k, rate)
+    }
+}
+
+pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> io::Result<LoopOut> {
+    let mut out = LoopOut {
+        lateness: Hist::new(),
+        ..Default::default()
+    };
+    let rate = cfg.rate.unwrap_or(0.0);
+    let rate_int = if rate.fract() == 0.0 && (1.0..1e12).contains(&rate) {
+        rate as u64
+    } else {
+        0
+    };
+    // Start a little in the future so that the first deadline is not already late.
+    let start = pace::now() + 200_000;
+    let end = start + cfg.duration_ns;
+    out.start = start;
+    let planned = cfg.planned;
+    let flows = cfg.flows.max(1);
+    let mut k: u64 = 0;
+    while k < planned {
+        if pace::stopped() {
+            out.stopped_by_signal = true;
+            break;
+        }
+        let b = (cfg.batch as u64).min(planned - k) as usize;
+        let ts = if cfg.rate.is_some() {
+            let due = start + off(k + b as u64 - 1, rate_int, rate);
+            let ts = pace::wait_until(due);
+            if ts < due {
+                out.stopped_by_signal = true;
+                break;
+            }
+            ts
+        } else {
+            let ts = if k == 0 {
+                pace::wait_until(start)
+            } else {
+                pace::now()
+            };
+            if ts >= end {
+                break;
+            }
+            ts
+        };
+        for i in 0..b {
+            let p = k + i as u64;
+            let flow = (p % flows) as u16;
+            t.stamp(tx.slot(i), flow, p / flows, ts);
+        }
+        let mut done = 0usize;
+        let mut stuck_since = 0u64;
+        while done < b {
+            match tx.send(done, b - done) {
+                Ok(n) => {
+                    done += n;
+                    stuck_since = 0;
+                }
+                Err(e) => {
+                    let code = e.raw_os_error().unwrap_or(0);
+                    if code != libc::ENOBUFS && code != libc::EAGAIN && code != libc::EINTR {
+                        return Err(e);
+                    }
+                    if code != libc::EINTR {
+                        out.retries += 1;
+                    }
+                    let n = pace::now();
+                    if stuck_since == 0 {
+                        stuck_since = n;
+                    } else if n - stuck_since > STUCK_NS {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("the kernel refused every send for 2 s ({e})"),
+                        ));
+                    }
+                    if pace::stopped() {
+                        break;
+                    }
+                }
+            }
+        }
+        if k == 0 {
+            out.first_tx = ts;
+            out.first_batch = done as u64;
+        }
+        out.last_tx = ts;
+        if cfg.rate.is_some() {
+            for i in 0..done {
+                let d = start + off(k + i as u64, rate_int, rate);
+                out.lateness.add(ts.saturating_sub(d));
+            }
+        }
+        k += done as u64;
+        if done < b {
+            out.stopped_by_signal = true;
+            break;
+        }
+    }
+    out.sent = k;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn u64_offsets_match_exact_ones() {
+        for rate in [1u64, 3, 7, 99_999, 100_000, 1_234_567] {
+            for k in [0u64, 1, 2, 1000, 123_456_789, 17_999_999_999] {
+                assert_eq!(
+                    off(k, rate, rate as f64),
+                    pace::offset_ns(k, rate as f64),
+                    "{rate} {k}"
+                );
+            }
+        }
+    }
+}
