@@ -42,8 +42,21 @@ pub fn iface_mac(dev: &str) -> io::Result<[u8; 6]> {
 }
 
 /// True when this process shares the network namespace of PID 1 (the host's).
+/// A namespace named by `ip netns` (a file in /run/netns) is never the host's; else
+/// compare with PID 1, which needs permission to read /proc/1/ns/net.
 pub fn in_host_netns() -> io::Result<bool> {
     let me = std::fs::metadata("/proc/self/ns/net")?;
+    for dir in ["/run/netns", "/var/run/netns"] {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if let Ok(m) = std::fs::metadata(e.path()) {
+                    if m.ino() == me.ino() && m.dev() == me.dev() {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+    }
     let init = std::fs::metadata("/proc/1/ns/net")?;
     Ok(me.ino() == init.ino() && me.dev() == init.dev())
 }

@@ -1,0 +1,327 @@
+"""Run ``netassay-gen`` (the Rust packet generator) and its receive mode.
+
+``run_generator`` sends one trial's traffic inside a network namespace and returns a
+``GenResult``. Failure rules:
+
+* the binary is missing, the arguments are refused (exit 2), the kernel fails
+  (exit 1), it times out, or its output is not one JSON object -> ``GeneratorError``;
+* the rate was not kept within 0.1% (exit 3) -> the result is *returned* with
+  ``ok == False``, so that the caller can store the trial with a warning; it is
+  never silently used as a good trial.
+
+``start_receiver`` runs the receive mode in the background; ``Receiver.stop()``
+sends SIGINT and returns its JSON result as a dict.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from netassay.errors import GeneratorError, UsageError
+
+log = logging.getLogger("netassay.traffic.generator")
+
+BINARY = "netassay-gen"
+EXIT_OK = 0
+EXIT_SYSTEM = 1
+EXIT_USAGE = 2
+EXIT_RATE = 3
+RATE_TOLERANCE = 0.001
+
+_REQUIRED_KEYS = (
+    "technique",
+    "planned",
+    "sent",
+    "first_tx_ns",
+    "last_tx_ns",
+    "duration_s",
+    "rate_pps",
+    "achieved_rate_pps",
+    "rate_error",
+    "lateness_max_ns",
+    "lateness_p99_ns",
+    "retries",
+    "stopped_by_signal",
+    "ok",
+)
+
+
+def find_generator() -> str:
+    """Path of ``netassay-gen``: beside the Python interpreter, on PATH, or the build."""
+    beside = Path(sys.executable).parent / BINARY
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    on_path = shutil.which(BINARY)
+    if on_path:
+        return on_path
+    repo = Path(__file__).resolve().parents[3]
+    built = repo / "gen" / "target" / "release" / BINARY
+    if built.is_file() and os.access(built, os.X_OK):
+        return str(built)
+    raise GeneratorError(
+        f"cannot find {BINARY}",
+        f"it is not beside {sys.executable}, on PATH, or in gen/target/release",
+        "run 'make setup' (it builds and installs the generator)",
+    )
+
+
+@dataclass(frozen=True)
+class GenResult:
+    """One generator run, mirroring its JSON output (``raw`` holds all of it)."""
+
+    technique: str
+    planned: int
+    sent: int
+    first_tx_ns: int
+    last_tx_ns: int
+    duration_s: float
+    rate_pps: float | None
+    achieved_rate_pps: float
+    rate_error: float | None
+    lateness_max_ns: int | None
+    lateness_p99_ns: int | None
+    retries: int
+    stopped_by_signal: bool
+    ok: bool
+    raw: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GenResult:
+        missing = [k for k in _REQUIRED_KEYS if k not in data]
+        if missing:
+            raise GeneratorError(
+                f"{BINARY} printed an incomplete result",
+                f"missing keys {', '.join(missing)}",
+                "rebuild it with 'make gen' so that the binary matches this netassay",
+            )
+        return cls(**{k: data[k] for k in _REQUIRED_KEYS}, raw=dict(data))
+
+
+def _fmt_num(x: float) -> str:
+    """Format a rate or count for the command line without losing precision."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def build_args(
+    dev: str,
+    dst_mac: str,
+    src: str,
+    dst: str,
+    rate_pps: float,
+    duration_s: float,
+    size_bytes: int = 64,
+    flows: int = 1,
+    best_effort: bool = False,
+    extra: list[str] | None = None,
+) -> list[str]:
+    """The generator's arguments (without the binary), checked for obvious mistakes."""
+    if rate_pps <= 0:
+        raise UsageError(
+            f"rate_pps {rate_pps} is not positive", todo="give a rate above 0 packets/s"
+        )
+    if duration_s <= 0:
+        raise UsageError(
+            f"duration_s {duration_s} is not positive", todo="give a duration above 0 s"
+        )
+    if flows < 1:
+        raise UsageError(f"flows {flows} is below 1", todo="use at least one flow")
+    argv = [
+        "--dev",
+        dev,
+        "--dst-mac",
+        dst_mac,
+        "--src",
+        src,
+        "--dst",
+        dst,
+        "--rate",
+        _fmt_num(rate_pps),
+        "--duration",
+        f"{_fmt_num(duration_s)}s",
+        "--size",
+        str(size_bytes),
+        "--flows",
+        str(flows),
+        "--json",
+    ]
+    if best_effort:
+        argv.append("--best-effort")
+    argv.extend(extra or [])
+    return argv
+
+
+def parse_output(stdout: str, stderr: str, returncode: int) -> GenResult:
+    """Turn one run's output into a GenResult, or raise GeneratorError.
+
+    Exit 0 and exit 3 (rate not kept) return the result; anything else raises.
+    """
+    last = (stderr or "").strip().splitlines()
+    why = last[-1] if last else f"exit code {returncode}"
+    if returncode not in (EXIT_OK, EXIT_RATE):
+        what = f"{BINARY} refused its arguments" if returncode == EXIT_USAGE else None
+        raise GeneratorError(
+            what or f"{BINARY} failed (exit {returncode})",
+            why,
+            "check the interface, the namespace and the flags; see 'netassay-gen --help'",
+        )
+    try:
+        data = json.loads(stdout)
+    except json.JSONDecodeError as exc:
+        raise GeneratorError(
+            f"{BINARY} printed no JSON result",
+            f"{exc.msg} in its output",
+            "rebuild it with 'make gen'",
+        ) from exc
+    if not isinstance(data, dict):
+        raise GeneratorError(
+            f"{BINARY} printed no JSON object", "the output is not an object", "run 'make gen'"
+        )
+    res = GenResult.from_json(data)
+    if returncode == EXIT_RATE:
+        log.warning("%s: rate not kept: %s", BINARY, why)
+    return res
+
+
+def run_generator(
+    netns: str,
+    dev: str,
+    dst_mac: str,
+    src: str,
+    dst: str,
+    rate_pps: float,
+    duration_s: float,
+    size_bytes: int = 64,
+    flows: int = 1,
+    best_effort: bool = False,
+    extra: list[str] | None = None,
+    timeout_s: float | None = None,
+) -> GenResult:
+    """Send ``rate_pps * duration_s`` packets from ``dev`` in namespace ``netns``.
+
+    Returns the result; ``result.ok`` is False when the rate was missed (exit 3) and
+    ``best_effort`` was not set. Raises GeneratorError on any other failure, and
+    UsageError for arguments that cannot be right.
+    """
+    argv = build_args(
+        dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra
+    )
+    full = ["ip", "netns", "exec", netns, find_generator(), *argv]
+    timeout = timeout_s if timeout_s is not None else duration_s * 1.5 + 10.0
+    log.info("run: %s", " ".join(full))
+    try:
+        cp = subprocess.run(full, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise GeneratorError(
+            f"{BINARY} in {netns} did not finish",
+            f"timed out after {timeout:g} s",
+            "check the system load or raise timeout_s",
+        ) from exc
+    return parse_output(cp.stdout, cp.stderr, cp.returncode)
+
+
+class Receiver:
+    """A running ``netassay-gen --receive``; ``stop()`` ends it and returns its result."""
+
+    def __init__(self, proc: subprocess.Popen[str], argv: list[str]) -> None:
+        self.proc = proc
+        self.argv = argv
+        self._result: dict[str, Any] | None = None
+
+    def stop(self, timeout_s: float = 10.0) -> dict[str, Any]:
+        """Send SIGINT, wait, and return the receiver's JSON result."""
+        if self._result is not None:
+            return self._result
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            out, err = self.proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            self.proc.kill()
+            self.proc.communicate()
+            raise GeneratorError(
+                f"{BINARY} --receive did not stop",
+                f"no exit {timeout_s:g} s after SIGINT",
+                "check the system load",
+            ) from exc
+        if self.proc.returncode != 0:
+            lines = (err or "").strip().splitlines()
+            raise GeneratorError(
+                f"{BINARY} --receive failed (exit {self.proc.returncode})",
+                lines[-1] if lines else "no message",
+                "check the interface and the namespace",
+            )
+        try:
+            self._result = json.loads(out)
+        except json.JSONDecodeError as exc:
+            raise GeneratorError(
+                f"{BINARY} --receive printed no JSON result", exc.msg, "run 'make gen'"
+            ) from exc
+        return self._result
+
+    def __enter__(self) -> Receiver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
+def start_receiver(
+    netns: str,
+    dev: str,
+    expect: int | None = None,
+    flows: int | None = None,
+    duration_s: float | None = None,
+    idle_timeout_s: float | None = None,
+    extra: list[str] | None = None,
+    ready_timeout_s: float = 10.0,
+) -> Receiver:
+    """Start counting netassay-gen packets on ``dev`` in ``netns``; returns when ready."""
+    argv = ["--receive", "--dev", dev, "--json"]
+    if expect is not None:
+        argv += ["--expect", str(int(expect))]
+    if flows is not None:
+        argv += ["--flows", str(int(flows))]
+    if duration_s is not None:
+        argv += ["--duration", f"{_fmt_num(duration_s)}s"]
+    if idle_timeout_s is not None:
+        argv += ["--idle-timeout", f"{_fmt_num(idle_timeout_s)}s"]
+    argv += extra or []
+    full = ["ip", "netns", "exec", netns, find_generator(), *argv]
+    log.info("start: %s", " ".join(full))
+    proc = subprocess.Popen(
+        full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+    )
+    deadline = time.monotonic() + ready_timeout_s
+    assert proc.stderr is not None
+    seen = ""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], 0.1)
+        if not ready:
+            continue
+        line = proc.stderr.readline()
+        seen += line
+        if "receiving on" in line:
+            return Receiver(proc, full)
+        if not line:
+            break
+    proc.kill()
+    _, err = proc.communicate()
+    lines = (seen + (err or "")).strip().splitlines()
+    raise GeneratorError(
+        f"{BINARY} --receive did not start in {netns}",
+        lines[-1] if lines else f"no output in {ready_timeout_s:g} s",
+        "check that the interface exists in that namespace and that you are root",
+    )

@@ -1,0 +1,246 @@
+"""System tests of netassay-gen: real namespaces joined by veth, real traffic.
+
+Topology (built and torn down here, every name starts with ``na-``):
+
+    na-g<id>-tg [tg0] --veth-- [rt0] na-g<id>-rt [rt1] --veth-- [sk0] na-g<id>-sk
+
+The router forwards IPv4 and IPv6 with static neighbours; the sink counts test packets
+with an nft netdev ingress counter and drops them, and the receive mode counts them on
+sk0 (AF_PACKET sees frames before the ingress hook).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from netassay.errors import GeneratorError
+from netassay.traffic import generator as gen
+
+pytestmark = pytest.mark.system
+
+
+def _binary() -> str | None:
+    try:
+        return gen.find_generator()
+    except GeneratorError:
+        return None
+
+
+if os.geteuid() != 0:
+    pytest.skip("system tests need root (network namespaces)", allow_module_level=True)
+if _binary() is None:
+    pytest.skip("netassay-gen is not built: run 'make gen'", allow_module_level=True)
+
+V4 = {"src": "198.18.0.2", "dst": "198.19.0.2"}
+V6 = {"src": "2001:2::2", "dst": "2001:2:0:1::2"}
+
+
+def sh(*argv: str, netns: str | None = None, input_text: str | None = None) -> str:
+    full = ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
+    cp = subprocess.run(full, capture_output=True, text=True, input=input_text, timeout=30)
+    if cp.returncode != 0:
+        raise RuntimeError(f"{' '.join(full)} failed: {cp.stderr.strip()}")
+    return cp.stdout
+
+
+def mac(netns: str, dev: str) -> str:
+    return json.loads(sh("ip", "-j", "link", "show", dev, netns=netns))[0]["address"]
+
+
+@dataclass
+class Bed:
+    tg: str
+    rt: str
+    sk: str
+    rt0_mac: str
+
+    def nft_count(self) -> int:
+        data = json.loads(sh("nft", "-j", "list", "table", "netdev", "nasink", netns=self.sk))
+        total = 0
+        for item in data["nftables"]:
+            rule = item.get("rule")
+            if rule and rule.get("comment") == "test":
+                for e in rule["expr"]:
+                    if "counter" in e:
+                        total += e["counter"]["packets"]
+        return total
+
+    def rx_packets(self) -> int:
+        link = json.loads(sh("ip", "-j", "-s", "link", "show", "sk0", netns=self.sk))[0]
+        return int(link["stats64"]["rx"]["packets"])
+
+    def send(self, fam: dict[str, str], rate: float, duration: float, **kw) -> gen.GenResult:
+        return gen.run_generator(
+            self.tg, "tg0", self.rt0_mac, fam["src"], fam["dst"], rate, duration, **kw
+        )
+
+
+def _build(bed_id: str) -> Bed:
+    tg, rt, sk = (f"na-g{bed_id}-{r}" for r in ("tg", "rt", "sk"))
+    for ns in (tg, rt, sk):
+        sh("ip", "netns", "add", ns)
+        sh("ip", "link", "set", "lo", "up", netns=ns)
+    sh("ip", "link", "add", "tg0", "netns", tg, "type", "veth", "peer", "name", "rt0", "netns", rt)
+    sh("ip", "link", "add", "rt1", "netns", rt, "type", "veth", "peer", "name", "sk0", "netns", sk)
+    for ns, dev, a4, a6 in (
+        (tg, "tg0", "198.18.0.2/24", "2001:2::2/64"),
+        (rt, "rt0", "198.18.0.1/24", "2001:2::1/64"),
+        (rt, "rt1", "198.19.0.1/24", "2001:2:0:1::1/64"),
+        (sk, "sk0", "198.19.0.2/24", "2001:2:0:1::2/64"),
+    ):
+        sh("ip", "addr", "add", a4, "dev", dev, netns=ns)
+        sh("ip", "-6", "addr", "add", a6, "dev", dev, "nodad", netns=ns)
+        sh("ip", "link", "set", dev, "up", netns=ns)
+    sh("sysctl", "-qw", "net.ipv4.ip_forward=1", netns=rt)
+    sh("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1", netns=rt)
+    sk_mac = mac(sk, "sk0")
+    for addr in (V4["dst"], V6["dst"]):
+        neigh = ["ip", "neigh", "replace", addr, "lladdr", sk_mac, "dev", "rt1"]
+        sh(*neigh, "nud", "permanent", netns=rt)
+    sh(
+        "nft",
+        "-f",
+        "-",
+        netns=sk,
+        input_text=(
+            "table netdev nasink {\n chain in {\n"
+            "  type filter hook ingress device sk0 priority 0;\n"
+            '  meta l4proto udp udp dport 9 counter drop comment "test"\n'
+            " }\n}\n"
+        ),
+    )
+    return Bed(tg, rt, sk, mac(rt, "rt0"))
+
+
+def _teardown(bed_id: str) -> None:
+    for r in ("tg", "rt", "sk"):
+        subprocess.run(
+            ["ip", "netns", "del", f"na-g{bed_id}-{r}"], capture_output=True, check=False
+        )
+
+
+@pytest.fixture(scope="module")
+def bed() -> Iterator[Bed]:
+    bed_id = secrets.token_hex(2)
+    try:
+        yield _build(bed_id)
+    finally:
+        _teardown(bed_id)
+
+
+def _settle(b: Bed) -> None:
+    """Wait until the sink counter stops moving (packets in flight are not lost)."""
+    last = -1
+    for _ in range(50):
+        now = b.nft_count()
+        if now == last:
+            return
+        last = now
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize(("fam", "size"), [(V4, 64), (V6, 84)], ids=["ipv4", "ipv6"])
+def test_million_packets_arrive_exactly(bed: Bed, fam: dict[str, str], size: int) -> None:
+    nft0, rx0 = bed.nft_count(), bed.rx_packets()
+    with gen.start_receiver(bed.sk, "sk0", expect=1_000_000, flows=4) as rcv:
+        res = bed.send(fam, 100_000, 10.0, size_bytes=size, flows=4)
+        _settle(bed)
+        got = rcv.stop()
+    nft, rx = bed.nft_count() - nft0, bed.rx_packets() - rx0
+    assert res.ok, res.raw
+    assert res.planned == res.sent == 1_000_000
+    assert abs(res.rate_error) <= 0.001
+    assert got["received"] == res.sent, got
+    assert got["lost"] == 0 and got["duplicated"] == 0 and got["reordered"] == 0
+    assert got["ring_drops"] == 0
+    assert [f["received"] for f in got["flows"]] == [250_000] * 4
+    assert nft == res.sent
+    # the interface also saw the receiver's foreign frames (e.g. IPv6 ND/MLD)
+    assert rx - got["other_frames"] == res.sent, (rx, got["other_frames"])
+    assert got["latency_ns"]["p50"] > 0
+
+
+def test_nft_drops_in_the_router_are_reported_as_lost(bed: Bed) -> None:
+    # Drop sequences 1000..1499 of every flow in the router: 2 flows -> exactly 1000.
+    sh(
+        "nft",
+        "-f",
+        "-",
+        netns=bed.rt,
+        input_text=(
+            "table inet nagaps {\n chain gaps {\n"
+            "  type filter hook forward priority 0;\n"
+            "  udp dport 9 @th,112,64 1000-1499 counter drop\n }\n}\n"
+        ),
+    )
+    try:
+        with gen.start_receiver(bed.sk, "sk0", expect=200_000, flows=2) as rcv:
+            res = bed.send(V4, 100_000, 2.0, flows=2)
+            _settle(bed)
+            got = rcv.stop()
+    finally:
+        sh("nft", "delete", "table", "inet", "nagaps", netns=bed.rt)
+    assert res.ok and res.sent == 200_000
+    assert got["lost"] == 1000, got
+    assert got["received"] == 199_000
+    assert [f["lost"] for f in got["flows"]] == [500, 500]
+    assert got["reordered"] == 0 and got["duplicated"] == 0
+
+
+def test_sigint_stops_cleanly_and_reports_what_was_sent(bed: Bed) -> None:
+    argv = gen.build_args("tg0", bed.rt0_mac, V4["src"], V4["dst"], 50_000, 30.0)
+    with gen.start_receiver(bed.sk, "sk0") as rcv:
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", bed.tg, gen.find_generator(), *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=10)
+        _settle(bed)
+        got = rcv.stop()
+    res = json.loads(out)
+    assert res["stopped_by_signal"] is True
+    assert 0 < res["sent"] < res["planned"] == 1_500_000
+    assert got["received"] == res["sent"]
+    assert got["lost"] == 0
+    assert p.returncode == gen.EXIT_RATE  # not kept: it was stopped
+
+
+def test_rate_not_kept_exits_3_unless_best_effort(bed: Bed) -> None:
+    res = bed.send(V4, 5_000_000, 0.1)
+    assert res.ok is False and res.rate_error < -0.001
+    assert res.sent == res.planned  # it still sent every planned packet, late
+    assert res.lateness_p99_ns is not None and res.lateness_p99_ns > 0
+    best = bed.send(V4, 5_000_000, 0.1, best_effort=True)
+    assert best.ok is False  # ok reports the rate; best effort only changes the exit
+
+
+def test_refuses_foreign_destination(bed: Bed) -> None:
+    with pytest.raises(GeneratorError, match=r"refused its arguments.*198\.18\.0\.0/15"):
+        bed.send({"src": "198.18.0.2", "dst": "10.1.2.3"}, 1000, 0.01)
+
+
+def test_refuses_the_host_namespace() -> None:
+    args = ["--dev", "lo", "--dst-mac", "02:00:00:00:00:01", "--src", "198.18.0.2"]
+    args += ["--dst", "198.19.0.2", "--rate", "1k", "--duration", "1"]
+    cp = subprocess.run(
+        [gen.find_generator(), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert cp.returncode == 2
+    assert "host's" in cp.stderr and "--allow-host-netns" in cp.stderr
+    assert cp.stdout == ""
