@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +11,7 @@ from typing import Annotated
 import typer
 
 from netassay import __version__
-from netassay.errors import NetassayError
+from netassay.errors import NetassayError, StoreError
 
 app = typer.Typer(
     name="netassay",
@@ -67,6 +68,9 @@ def config_show() -> None:
 from netassay import cli_analysis  # noqa: E402
 
 cli_analysis.register(app, db_app)
+from netassay import cli_lab  # noqa: E402
+
+cli_lab.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -78,6 +82,14 @@ def main(argv: list[str] | None = None) -> None:
             raise
         typer.echo(f"netassay: {exc.line()}", err=True)
         sys.exit(exc.exit_code)
+    except sqlite3.DatabaseError as exc:
+        if _STATE["debug"]:
+            raise
+        err = StoreError(
+            "the store cannot be read", str(exc), "run 'netassay db check FILE'; restore a copy"
+        )
+        typer.echo(f"netassay: {err.line()}", err=True)
+        sys.exit(err.exit_code)
     except KeyboardInterrupt:
         typer.echo("netassay: interrupted; what was stored is kept", err=True)
         sys.exit(130)

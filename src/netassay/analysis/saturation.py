@@ -100,15 +100,17 @@ def detect_saturation(
             "saturation"
         )
         return Saturation(GOOD, reason, past, pot, sat, tuple(exits), tuple(warnings))
-    if sat is not None:
-        reason = (
-            f"saturation is entered only at {_fmt(rate_pps[sat])}, later than the potential "
-            f"saturation point {_fmt(rate_pps[pot])}: the loss rises slowly beyond PDR@{pct}"
-        )
-    elif exits:
+    if exits:
         reason = (
             f"saturation is left again at {_fmt(rate_pps[exits[-1]])} (TIR "
             f"{tir[exits[-1]]:.3g} >= {eta:g}): loss comes and goes"
+        )
+        if sat is not None:
+            reason += f"; saturation is held only from {_fmt(rate_pps[sat])}"
+    elif sat is not None:
+        reason = (
+            f"saturation is entered only at {_fmt(rate_pps[sat])}, later than the potential "
+            f"saturation point {_fmt(rate_pps[pot])}: the loss rises slowly beyond PDR@{pct}"
         )
     else:
         reason = (

@@ -65,7 +65,7 @@ def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
 def open_store(path: Path) -> Store:
     if not path.exists():
         raise StoreError(f"{path}: no such database", "", "check the path")
-    return Store(path, create=False)
+    return Store(path, readonly=True)
 
 
 def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterator[Assessment]:

@@ -75,9 +75,12 @@ class TrialArrays:
 class Store:
     """A netassay results database (SQLite, WAL). Use as a context manager."""
 
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, create: bool = True, readonly: bool = False
+    ) -> None:
         self.path = Path(path)
-        if not create and not self.path.exists():
+        self.readonly = readonly
+        if (readonly or not create) and not self.path.exists():
             raise StoreError(
                 f"{self.path}: no such database", "the file does not exist", "check the path"
             )
@@ -87,6 +90,11 @@ class Store:
             )
         self._check_header()
         try:
+            if readonly:
+                uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                self.conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+                self._check_readable()
+                return
             self.conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -112,6 +120,23 @@ class Store:
             )
 
     # -- schema -----------------------------------------------------------------
+    def _check_readable(self) -> None:
+        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
+        if not {"schema_migrations", "experiments", "trials"} <= tables:
+            raise StoreError(
+                f"{self.path}: not a netassay store",
+                "it is an SQLite file without netassay's tables",
+                "give a .db written by 'netassay import' or 'netassay sweep'",
+            )
+        version = self.schema_version()
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: schema version {version}, this netassay reads {SCHEMA_VERSION}",
+                "the store was written by another release",
+                "open it once for writing with this release (e.g. 'netassay import') to migrate,"
+                " or upgrade netassay",
+            )
+
     def _migrate(self) -> None:
         c = self.conn
         c.execute(

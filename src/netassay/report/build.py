@@ -1,0 +1,225 @@
+"""Build the report of a store: figures, index.html (self-contained), latex-include.tex."""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from netassay import __version__
+from netassay.analysis.assess import Assessment
+from netassay.config import AnalysisConfig
+from netassay.errors import InputError
+from netassay.report.figure import plot_assessment
+from netassay.report.loader import assess_store, open_store
+from netassay.report.text import metadata_line
+from netassay.units import fmt_rate
+
+META_COLUMNS = ("class", "environment", "kernel", "pinning", "ring")
+
+
+@dataclass
+class Entry:
+    slug: str
+    a: Assessment
+    figure_png: str  # file name inside the report folder
+    figure_svg: str
+    loss_png: str | None
+    data: dict[str, Any]
+
+
+def slugify(text: str, used: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_.")[:80] or "experiment"
+    slug, n = base, 2
+    while slug in used:
+        slug, n = f"{base}-{n}", n + 1
+    used.add(slug)
+    return slug
+
+
+def _data_uri(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "-" if x is None or not math.isfinite(x) else format(x, fmt)
+
+
+def build_report(db: Path, out: Path, cfg: AnalysisConfig, *, progress: bool = False) -> Path:
+    """Write figures, index.html and latex-include.tex to ``out``; return index.html."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: exists and is not a folder", "", "choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures").mkdir(exist_ok=True)
+    entries: list[Entry] = []
+    used: set[str] = set()
+    with open_store(db) as store:
+        total = sum(1 for _ in store.experiments())
+        bar = _progress(total) if progress else None
+        for a in assess_store(store, cfg):
+            slug = slugify(a.label, used)
+            png, svg = plot_assessment(a, out / "figures" / slug)
+            loss = _loss_figure(store, a, out / "figures" / f"{slug}_loss.png")
+            entries.append(
+                Entry(slug, a, f"figures/{png.name}", f"figures/{svg.name}", loss, a.to_json())
+            )
+            if bar:
+                bar.advance()
+        if bar:
+            bar.close()
+    index = out / "index.html"
+    index.write_text(render_html(entries, out, db, cfg))
+    (out / "latex-include.tex").write_text(render_latex(entries))
+    return index
+
+
+def _loss_figure(store: Any, a: Assessment, path: Path) -> str | None:
+    """Stacked bars of where packets were lost, for trials that carry loss locations."""
+    exp_id = a.metadata.get("experiment_id")
+    if exp_id is None or store.experiment(exp_id).kind == "pastrami-import":
+        return None
+    trials = store.trials(exp_id)
+    if not any(t.get("loss_location") for t in trials):
+        return None
+    try:
+        from netassay.report.loss_location import plot_loss_location
+    except ImportError:
+        return None
+    plot_loss_location(trials, [float(r) for r in a.table.rate_pps], path)
+    return f"figures/{path.name}"
+
+
+class _progress:
+    def __init__(self, total: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.p = Progress(TextColumn("report"), BarColumn(), MofNCompleteColumn(), transient=True)
+        self.task = self.p.add_task("report", total=total)
+        self.p.start()
+
+    def advance(self) -> None:
+        self.p.advance(self.task)
+
+    def close(self) -> None:
+        self.p.stop()
+
+
+def _row(e: Entry) -> dict[str, Any]:
+    a = e.a
+    worst = a.worst_delta_below_pdr()
+    return {
+        "slug": e.slug,
+        "label": a.label,
+        "meta": [str(a.metadata.get(k, "")) for k in META_COLUMNS],
+        "k": ",".join(map(str, a.k_values)),
+        "duration": "" if a.duration_s is None else f"{a.duration_s:g}",
+        "verdict": a.verdict,
+        "pdr": a.pdr.rate_pps,
+        "pdr_text": fmt_rate(a.pdr.rate_pps) if a.pdr.rate_pps else "below range",
+        "ndr": a.ndr.rate_pps,
+        "ndr_text": fmt_rate(a.ndr.rate_pps) if a.ndr.rate_pps else "below range",
+        "worst": worst,
+        "worst_text": _num(worst, ".3g"),
+    }
+
+
+def _loads(a: Assessment) -> list[dict[str, str]]:
+    t, s = a.table, a.saturation
+    rows = []
+    for i in range(len(t)):
+        marks = [
+            name
+            for name, idx in (
+                ("PDR", a.pdr.index),
+                ("past-PDR", s.past_pdr_index),
+                ("potential", s.potential_saturation_index),
+                ("SAT", s.saturation_index),
+            )
+            if idx == i
+        ]
+        rows.append(
+            {
+                "rate": fmt_rate(t.rate_pps[i]),
+                "k": str(int(t.k[i])),
+                "plr": _num(t.plr[i], ".3e"),
+                "std": _num(t.plr_std[i], ".2e"),
+                "ucl": _num(t.ucl95[i], ".3e"),
+                "delta": _num(t.delta_ucl95[i], ".3g"),
+                "tir": _num(a.tir_used[i], ".3f"),
+                "marks": ", ".join(marks),
+            }
+        )
+    return rows
+
+
+def render_html(entries: list[Entry], out: Path, db: Path, cfg: AnalysisConfig) -> str:
+    env = Environment(
+        loader=PackageLoader("netassay.report", "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+    )
+    experiments = [
+        {
+            **_row(e),
+            "reason": e.a.saturation.reason,
+            "notes": [*e.a.saturation.warnings, *e.a.flags],
+            "metadata": metadata_line(e.a),
+            "figure": _data_uri(out / e.figure_png),
+            "figure_svg": e.figure_svg,
+            "loss": _data_uri(out / e.loss_png) if e.loss_png else None,
+            "loads": _loads(e.a),
+        }
+        for e in entries
+    ]
+    counts = {
+        v: sum(1 for e in entries if e.a.verdict == v) for v in ("GOOD", "BAD", "INCONCLUSIVE")
+    }
+    return env.get_template("index.html.j2").render(
+        experiments=experiments,
+        meta_columns=META_COLUMNS,
+        counts=counts,
+        db=str(db),
+        cfg=cfg,
+        version=__version__,
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def _tex(text: str) -> str:
+    repl = {
+        "\\": r"\textbackslash{}",
+        "_": r"\_",
+        "%": r"\%",
+        "&": r"\&",
+        "#": r"\#",
+        "$": r"\$",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\^{}",
+    }
+    return "".join(repl.get(c, c) for c in text)
+
+
+def render_latex(entries: list[Entry]) -> str:
+    """One figure environment per experiment, like the authors' _latex-include.tex."""
+    parts = [f"% generated by netassay {__version__}; \\input{{}} this file, figures/ beside it\n"]
+    for e in entries:
+        a = e.a
+        pdr = fmt_rate(a.pdr.rate_pps) if a.pdr.rate_pps else "below the tested range"
+        caption = (
+            f"{_tex(a.label)}: {_tex(metadata_line(a))}; K={_tex(','.join(map(str, a.k_values)))}"
+            f", T={_tex(f'{a.duration_s:g}') if a.duration_s else '?'} s; "
+            f"PDR@{a.params['pdr'] * 100:g}\\% = {_tex(pdr)}; verdict \\textbf{{{a.verdict}}}."
+        )
+        parts.append(
+            "\\begin{figure}[htbp]\n  \\centering\n"
+            f"  \\includegraphics[width=\\linewidth]{{{e.figure_png[:-4]}}}\n"
+            f"  \\caption{{{caption}}}\n  \\label{{fig:{_tex(e.slug)}}}\n\\end{{figure}}\n"
+        )
+    return "\n".join(parts)

@@ -1,0 +1,100 @@
+"""The PASTRAMI figure: PLR (log) with its CI band and normalized CI width; DR (linear)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from netassay.analysis.assess import Assessment
+
+VERDICT_COLOR = {"GOOD": "#1a7f37", "BAD": "#cf222e", "INCONCLUSIVE": "#9a6700"}
+
+
+def _scale(rates: np.ndarray) -> tuple[float, str]:
+    top = float(np.max(rates)) if rates.size else 1.0
+    if top >= 1e6:
+        return 1e6, "Mpps"
+    if top >= 1e3:
+        return 1e3, "kpps"
+    return 1.0, "pps"
+
+
+def plot_assessment(
+    a: Assessment, stem: Path, formats: tuple[str, ...] = ("png", "svg")
+) -> list[Path]:
+    """Draw one experiment's figure; write stem.png, stem.svg...; return the paths."""
+    t = a.table
+    floor = 1e-6
+    div, unit = _scale(t.rate_pps)
+    x = t.rate_pps / div
+    plr = np.maximum(t.plr, floor)
+    ucl = np.where(np.isfinite(t.ucl95), np.maximum(t.ucl95, floor), plr)
+    pdr = a.params["pdr"]
+    s = a.saturation
+
+    fig, (ax, axd) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    ax.fill_between(x, plr, ucl, color="#0969da", alpha=0.25, label="mean to UCL95")
+    ax.plot(x, plr, "o-", color="#0969da", lw=1.6, ms=4, label="PLR (mean)")
+    ax.set_yscale("log")
+    ax.set_ylim(floor * 0.8, 1.2)
+    ax.axhline(pdr, color="#cf222e", ls="--", lw=1, label=f"PDR goal {pdr * 100:g}%")
+    ax.set_xlabel(f"offered load [{unit}]")
+    ax.set_ylabel(f"packet loss ratio (floor {floor:g})")
+    ax.grid(True, which="major", alpha=0.3)
+    ax2 = ax.twinx()
+    d = np.where(np.isfinite(t.delta_ucl95), t.delta_ucl95, np.nan)
+    ax2.plot(x, d, "s:", color="#8250df", ms=3.5, lw=1, label="ΔUCL95 (right axis)")
+    ax2.set_ylabel("normalized CI width ΔUCL95", color="#8250df")
+    ax2.tick_params(axis="y", colors="#8250df")
+    top = np.nanmax(d) if np.any(np.isfinite(d)) else 1.0
+    ax2.set_ylim(0, max(1.0, float(top) * 1.15))
+    _marks(ax, x, s.potential_saturation_index, s.saturation_index)
+    handles = ax.get_legend_handles_labels()
+    h2 = ax2.get_legend_handles_labels()
+    ax.legend(handles[0] + h2[0], handles[1] + h2[1], loc="best", fontsize=8)
+    ax.set_title("load-loss curve", fontsize=10)
+
+    dr = 1.0 - t.plr
+    axd.plot(x, dr, "o-", color="#1a7f37", lw=1.6, ms=4, label="DR = 1 - PLR")
+    axd.axhline(1 - pdr, color="#cf222e", ls="--", lw=1, label=f"{(1 - pdr) * 100:g}%")
+    axd.set_xlabel(f"offered load [{unit}]")
+    axd.set_ylabel("delivery ratio")
+    axd.set_ylim(min(0.0, float(np.min(dr))) if dr.size else 0.0, 1.02)
+    axd.grid(True, alpha=0.3)
+    _marks(axd, x, s.potential_saturation_index, s.saturation_index)
+    axd.legend(loc="lower left", fontsize=8)
+    axd.set_title("load-delivery curve", fontsize=10)
+
+    color = VERDICT_COLOR.get(a.verdict, "black")
+    fig.suptitle(a.label, fontsize=10)
+    axd.text(
+        0.97,
+        0.95,
+        a.verdict,
+        transform=axd.transAxes,
+        ha="right",
+        va="top",
+        fontsize=15,
+        fontweight="bold",
+        color=color,
+        bbox={"boxstyle": "round", "fc": "white", "ec": color},
+    )
+    out = []
+    for fmt in formats:
+        path = stem.parent / f"{stem.name}.{fmt}"
+        fig.savefig(path, dpi=110 if fmt == "png" else None)
+        out.append(path)
+    plt.close(fig)
+    return out
+
+
+def _marks(ax: plt.Axes, x: np.ndarray, potential: int | None, saturation: int | None) -> None:
+    if potential is not None:
+        ax.axvline(x[potential], color="#9a6700", ls="-.", lw=1, label="potential saturation")
+    if saturation is not None:
+        ax.axvline(x[saturation], color="#cf222e", ls="-", lw=1.2, alpha=0.7, label="saturation")

@@ -1,0 +1,114 @@
+"""import / assess / db check through the real CLI and a real SQLite file."""
+
+import sqlite3
+
+import pytest
+
+
+def _counts(db):
+    con = sqlite3.connect(db)
+    try:
+        return (
+            con.execute("select count(*) from experiments").fetchone()[0],
+            con.execute("select count(*) from trials").fetchone()[0],
+        )
+    finally:
+        con.close()
+
+
+def test_import_twice_adds_nothing_and_check_passes(pastrami_dir, tmp_path, cli):
+    db = tmp_path / "r.db"
+    first = cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    assert "imported 8 experiment(s), 3630 trial(s)" in first.stdout
+    second = cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    assert "imported 0 experiment(s)" in second.stdout and "2 already stored" in second.stdout
+    assert _counts(db) == (8, 3630)
+    assert "ok (schema 1, 8 experiments, 3630 trials)" in cli("db", "check", db).stdout
+
+
+def test_trials_are_append_only(pastrami_dir, tmp_path, cli):
+    db = tmp_path / "r.db"
+    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    con = sqlite3.connect(db)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        con.execute("update trials set received = 0")
+    con.close()
+
+
+BAD_FILES = {
+    "truncated": "[[1000, 0], [10000, 9990, 0]]\n[[2000, 0], [20000, 199",
+    "notjson": "this is not json\n",
+    "arity": "[[1000, 0], [10000, 9990]]\n",
+    "zerosent": "[[1000, 0], [0, 0, 0]]\n",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_bad_input_is_one_line_and_the_store_keeps_everything(pastrami_dir, tmp_path, cli, kind):
+    db = tmp_path / "r.db"
+    cli("import", "pastrami", pastrami_dir / "mazinga", "--db", db, check=True)
+    before = _counts(db)
+    bad = tmp_path / "in" / f"{kind}_raw_1.txt"
+    bad.parent.mkdir()
+    bad.write_text(BAD_FILES[kind])
+    # a good file beside the bad one is not half-imported either
+    (bad.parent / "good_raw_1.txt").write_text("[[1000, 0], [10000, 9990, 0]]\n")
+    for args in (("import", "pastrami", bad.parent, "--db", db), ("assess", bad)):
+        cp = cli(*args)
+        assert cp.returncode == 3, cp.stderr
+        lines = cp.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("netassay: ") and str(bad) in lines[0]
+        assert "Traceback" not in cp.stderr
+    assert _counts(db) == before
+    assert cli("db", "check", db).returncode == 0
+
+
+def test_folder_without_results(tmp_path, cli):
+    (tmp_path / "notes.md").write_text("nothing here")
+    cp = cli("assess", tmp_path)
+    assert cp.returncode == 3 and "no result files" in cp.stderr
+
+
+def test_corrupted_db_is_refused_and_left_as_is(pastrami_dir, tmp_path, cli):
+    db = tmp_path / "r.db"
+    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    raw = bytearray(db.read_bytes())
+    raw[0:16] = b"garbage garbage!"
+    db.write_bytes(bytes(raw))
+    for args in (
+        ("assess", db),
+        ("db", "check", db),
+        ("report", db, "--out", tmp_path / "o"),
+        ("import", "pastrami", pastrami_dir / "mazinga", "--db", db),
+    ):
+        cp = cli(*args)
+        assert cp.returncode in (2, 4), (args, cp.stderr)
+        assert len(cp.stderr.strip().splitlines()) == 1 and "Traceback" not in cp.stderr
+    assert db.read_bytes() == bytes(raw)
+
+
+def test_damaged_pages_fail_the_integrity_check(pastrami_dir, tmp_path, cli):
+    db = tmp_path / "r.db"
+    cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    raw = bytearray(db.read_bytes())
+    mid = len(raw) // 2
+    raw[mid : mid + 4096] = b"\xff" * 4096  # smash pages in the middle, keep the header
+    db.write_bytes(bytes(raw))
+    cp = cli("db", "check", db)
+    assert cp.returncode == 4, cp.stdout + cp.stderr
+    assert len(cp.stderr.strip().splitlines()) == 1
+
+
+def test_missing_db_and_bad_flags(tmp_path, cli):
+    cp = cli("assess", tmp_path / "nope.db")
+    assert cp.returncode == 3 and "no such file" in cp.stderr
+    cp = cli("assess", tmp_path / "nope.db", "--mode", "guess")
+    assert cp.returncode == 2 and "unknown mode" in cp.stderr
+
+
+def test_config_show(cli, tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text("[analysis]\neta = 0.2\n")
+    out = cli("--config", f, "config", "show", check=True).stdout
+    assert "eta = 0.2" in out and "[sweep]" in out

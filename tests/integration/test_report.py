@@ -1,0 +1,90 @@
+"""The report: figures, index.html in a real headless Chromium, latex-include.tex."""
+
+import re
+import shutil
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory, pastrami_dir):
+    from tests.conftest import run_cli
+
+    d = tmp_path_factory.mktemp("rep")
+    db = d / "results.db"
+    run_cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    out = d / "report"
+    cp = run_cli("report", db, "--out", out, check=True)
+    assert "report written" in cp.stdout
+    return out
+
+
+def test_files_written(report_dir):
+    figs = sorted(p.name for p in (report_dir / "figures").iterdir())
+    assert len([f for f in figs if f.endswith(".png")]) == 8
+    assert len([f for f in figs if f.endswith(".svg")]) == 8
+    assert all((report_dir / "figures" / f).stat().st_size > 10_000 for f in figs)
+    tex = (report_dir / "latex-include.tex").read_text()
+    assert tex.count("\\begin{figure}") == 8 and tex.count("\\end{figure}") == 8
+    assert "k5.15\\_intel" in tex and "verdict \\textbf{INCONCLUSIVE}" in tex
+    for inc in re.findall(r"\\includegraphics\[[^]]*\]\{([^}]*)\}", tex):
+        assert (report_dir / f"{inc}.png").exists()
+
+
+def test_html_is_self_contained(report_dir):
+    html = (report_dir / "index.html").read_text()
+    assert "http://" not in html and "https://" not in html
+    assert html.count("data:image/png;base64,") == 8
+
+
+@pytest.mark.browser
+def test_html_in_headless_chromium(report_dir):
+    if not shutil.which(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: 'make setup' installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto((report_dir / "index.html").as_uri())
+            rows = page.locator("#summary tbody tr")
+            assert rows.count() == 8
+            # every figure decoded by the browser
+            sizes = page.eval_on_selector_all(
+                "img", "imgs => imgs.map(i => i.complete && i.naturalWidth)"
+            )
+            assert len(sizes) == 8 and all(w and w > 500 for w in sizes)
+
+            def column(n):
+                return page.eval_on_selector_all(
+                    f"#summary tbody tr td:nth-child({n})", "tds => tds.map(t => t.textContent)"
+                )
+
+            verdict_col = 9  # label, 5 metadata columns, K, T, then the verdict
+            page.click(f"#summary thead th:nth-child({verdict_col})")
+            got = column(verdict_col)
+            assert got == sorted(got)
+            page.click(f"#summary thead th:nth-child({verdict_col})")
+            assert column(verdict_col) == sorted(got, reverse=True)
+            # PDR sorts numerically (data-v), not as text
+            page.click("#summary thead th:nth-child(10)")
+            pdr = page.eval_on_selector_all(
+                "#summary tbody tr td:nth-child(10)", "tds => tds.map(t => +t.dataset.v)"
+            )
+            assert pdr == sorted(pdr)
+            page.fill("#filter", "INCONCLUSIVE")
+            visible = page.locator("#summary tbody tr:visible")
+            assert visible.count() == 1 and "k5.6" in visible.inner_text()
+        finally:
+            browser.close()

@@ -1,0 +1,74 @@
+"""The PASTRAMI importer's parsing, on files written here."""
+
+import pytest
+
+from netassay.errors import InputError
+from netassay.store.pastrami import parse_file, parse_name
+
+
+def test_name_metadata_and_unknown_parts_kept():
+    m = parse_name("clab_tb1_class_ebpf_raw_30_exp_t_10_k6.5_intel_bare-metal_nic_buf_4096.txt")
+    assert m == {
+        "site": "clab",
+        "testbed": "tb1",
+        "class": "ebpf",
+        "runs": 30,
+        "duration_s": 10.0,
+        "kernel": "6.5",
+        "cpu": "intel",
+        "environment": "bare-metal",
+        "ring": 4096,
+        "pinning": "unpinned",
+    }
+    m = parse_name(
+        "clab_tb1_raw_50_k6.8_intel_bare-metal_nic_buf_4096_irq_pf0-4_pf1-6_2nd_exec.txt"
+    )
+    assert m["pinning"] == "pin-2cpu" and m["extra"] == "2nd_exec" and m["duration_s"] == 10.0
+    assert parse_name("x_raw_5_k5.15_intel_vm_irq_pf0-4_pf1-4.txt")["pinning"] == "pin-1cpu"
+
+
+def test_parse_rx_over_tx_and_discard_deltas(tmp_path):
+    f = tmp_path / "lab_raw_2_exp_t_2_k6.1_intel_ns.txt"
+    f.write_text(
+        "[[1000, 7], [2000, 2003, 7], [2000, 1990, 12]]\n[[2000, 12], [4000, 3000, 900]]\n"
+    )
+    e = parse_file(f)
+    assert e.config == {"rates_pps": [1000.0, 2000.0], "runs": 2, "duration_s": 2.0}
+    t = e.trials
+    assert [(x.load_index, x.repetition, x.sent, x.received) for x in t] == [
+        (0, 0, 2000, 2003),
+        (0, 1, 2000, 1990),
+        (1, 0, 4000, 3000),
+    ]
+    assert [x.loss_location["sut_nic_rx_ring"] for x in t] == [0, 5, 888]
+    assert "received exceeds sent by 3" in t[0].warnings[0]
+    assert not t[1].warnings
+    assert e.key.startswith("sha256:")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("[[1000, 0], [10000, 9990, 0]]\n[[2000, 0], [20000, 19", 2, "truncated"),
+        ("hello\n", 1, "not a JSON array"),
+        ("[[1000, 0], [10000, 9990]]\n", 1, "expected [tx, rx, discards]"),
+        ("[[1000, 0], [0, 0, 0]]\n", 1, "nothing to measure"),
+        ("[[1000], [10, 9, 0]]\n", 1, "is not [rate_pps, discards]"),
+        ("[[2000, 0], [10, 9, 0]]\n[[1000, 0], [10, 9, 0]]\n", 2, "does not increase"),
+        ("[[1000, 0]]\n", 1, ">= 1 run"),
+    ],
+)
+def test_bad_lines_name_file_and_line(tmp_path, text, line, words):
+    f = tmp_path / "bad_raw_1.txt"
+    f.write_text(text)
+    with pytest.raises(InputError) as e:
+        parse_file(f)
+    msg = e.value.line()
+    assert f"{f}:{line}:" in msg and words in msg and "\n" not in msg
+
+
+def test_empty_file(tmp_path):
+    f = tmp_path / "empty.txt"
+    f.write_text("")
+    with pytest.raises(InputError, match="is empty"):
+        parse_file(f)

@@ -1,0 +1,93 @@
+"""Saturation detection and the verdict on synthetic curves with known answers."""
+
+import numpy as np
+import pytest
+
+from netassay.analysis.saturation import BAD, GOOD, INCONCLUSIVE, detect_saturation
+from netassay.analysis.stats import load_table
+from netassay.analysis.synthetic import ideal_plr, realistic_throughput
+
+
+def _verdict(rates, plr, mode="described", **kw):
+    rates = np.asarray(rates, dtype=float)
+    t = load_table(np.arange(rates.size), rates, np.asarray(plr, dtype=float))
+    return detect_saturation(t.rate_pps, t.plr, t.tir, mode=mode, **kw)
+
+
+LOADS = np.arange(1, 21) * 1e5  # 0.1 .. 2.0 Mpps
+
+
+@pytest.mark.parametrize("mode", ["described", "published"])
+def test_ideal_curve_of_eq3_is_good(mode):
+    s = _verdict(LOADS, ideal_plr(LOADS, 1e6), mode)
+    assert s.verdict == GOOD
+    # PLR(1.1M) = 1 - 1/1.1 = 0.0909 > 0.5%: past-PDR index 10, potential 11
+    assert (s.past_pdr_index, s.potential_saturation_index, s.saturation_index) == (10, 11, 11)
+
+
+@pytest.mark.parametrize("mode", ["described", "published"])
+def test_realistic_curve_of_fig4_is_good(mode):
+    plr = 1 - realistic_throughput(LOADS) / LOADS
+    assert 0 < plr[5] < 1e-6  # small losses well before saturation
+    assert plr[9] == pytest.approx(0.01)  # PLR at O_sat = 1%
+    s = _verdict(LOADS, plr, mode)
+    assert s.verdict == GOOD
+    assert s.potential_saturation_index == 10
+
+
+def test_slow_rise_beyond_pdr_is_bad():
+    # loss grows slowly past PDR (TIR ~ 0.6), saturation only much later
+    plr = [0, 0, 0, 0.001, 0.006, 0.03, 0.06, 0.09, 0.3, 0.45]
+    s = _verdict(np.arange(1, 11) * 1e5, plr)
+    assert s.verdict == BAD
+    assert s.potential_saturation_index == 5
+    assert s.saturation_index == 8
+    assert "later than" in s.reason
+
+
+def test_loss_that_comes_and_goes_is_bad():
+    # saturated at the potential point, then throughput jumps again (TIR > eta)
+    rates = np.arange(1, 8) * 1e5
+    thr = np.array([1, 2, 3, 3.0, 3.0, 5.5, 5.5]) * 1e5
+    s = _verdict(rates, 1 - thr / rates)
+    assert s.verdict == BAD
+    assert s.exits == (5,)
+    assert "left again" in s.reason
+
+
+def test_no_loss_beyond_pdr_is_inconclusive_or_bad_when_published():
+    plr = [0, 0, 1e-5, 1e-4, 0.004]
+    assert _verdict(np.arange(1, 6) * 1e5, plr).verdict == INCONCLUSIVE
+    assert _verdict(np.arange(1, 6) * 1e5, plr, "published").verdict == BAD
+
+
+def test_loss_beyond_pdr_only_at_last_load_is_inconclusive():
+    s = _verdict(np.arange(1, 6) * 1e5, [0, 0, 0, 0, 0.2])
+    assert s.verdict == INCONCLUSIVE
+    assert s.past_pdr_index == 4 and s.potential_saturation_index is None
+    assert "last load" in s.reason
+
+
+def test_published_mode_takes_the_first_load_as_saturated():
+    # TIR at the potential point is 0.5: above 3*eta, so 'described' does not enter;
+    # the notebook's condition is always true there, so 'published' says GOOD
+    rates = np.arange(1, 7) * 1e5
+    thr = np.array([1, 2, 2.95, 3.45, 3.46, 3.47]) * 1e5
+    plr = 1 - thr / rates
+    assert _verdict(rates, plr, "published").verdict == GOOD
+    d = _verdict(rates, plr)
+    assert d.verdict == BAD and d.saturation_index == 4
+
+
+def test_entry_threshold_is_entry_factor_times_eta():
+    rates = np.arange(1, 6) * 1e5
+    thr = np.array([1, 2, 2.95, 3.2, 3.21]) * 1e5  # TIR at potential (3) = 0.25
+    plr = 1 - thr / rates
+    assert _verdict(rates, plr).verdict == GOOD
+    assert _verdict(rates, plr, entry_factor=2.0).verdict == BAD
+
+
+def test_single_confirming_load_warns():
+    s = _verdict(np.arange(1, 5) * 1e5, [0, 0, 0.1, 0.4])
+    assert s.verdict == GOOD
+    assert any("single load" in w for w in s.warnings)

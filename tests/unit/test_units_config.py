@@ -1,0 +1,46 @@
+import pytest
+
+from netassay.config import load_config, to_toml
+from netassay.errors import InputError, UsageError
+from netassay.units import fmt_rate, parse_duration, parse_rate, parse_rates
+
+
+def test_rates_and_units():
+    assert parse_rate("10k") == 1e4 and parse_rate("1.5M") == 1.5e6 and parse_rate("10G") == 1e10
+    assert parse_rates("50k:200k:50k") == [5e4, 1e5, 1.5e5, 2e5]
+    assert parse_rates("1k,2k") == [1e3, 2e3]
+    assert parse_duration("2s") == 2 and parse_duration("500ms") == 0.5
+    assert fmt_rate(1.25e6) == "1.25 Mpps"
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "10x", "-5k", "0", "50k:10k:5k", "1:2", "2k,1k"])
+def test_bad_rates_are_one_line_usage_errors(bad):
+    with pytest.raises(UsageError) as e:
+        parse_rates(bad)
+    assert "\n" not in e.value.line()
+
+
+@pytest.mark.parametrize("bad", ["0", "-1s", "two", "5 parsecs"])
+def test_bad_durations(bad):
+    with pytest.raises(UsageError):
+        parse_duration(bad)
+
+
+def test_config_layers_and_unknown_keys(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[analysis]\neta = 0.2\nmode = "published"\n')
+    cfg = load_config(f, {"analysis": {"eta": 0.05, "pdr": None}})
+    assert cfg.analysis.eta == 0.05 and cfg.analysis.mode == "published"
+    assert cfg.analysis.pdr == 0.005
+    assert "eta = 0.05" in to_toml(cfg)
+    f.write_text("[analysis]\nzeta = 1\n")
+    with pytest.raises(InputError, match="unknown key 'zeta'"):
+        load_config(f)
+    f.write_text("[analyss]\n")
+    with pytest.raises(InputError, match="unknown section"):
+        load_config(f)
+    f.write_text('[analysis]\neta = "high"\n')
+    with pytest.raises(InputError, match="expected a float"):
+        load_config(f)
+    with pytest.raises(UsageError):
+        load_config(None, {"analysis": {"mode": "guess"}})
