@@ -93,14 +93,17 @@ class Testbed:
         require_root()
         self._lock.acquire()
         self._sigterm.install()
+        building = False
         try:
             if self.attached:
                 self._check_alive()
             else:
                 T.validate(self.cfg)
+                T.refuse_existing(self.name)
+                building = True
                 self.state = T.build(self.name, self.cfg)
         except BaseException:
-            self._close(teardown=not self.attached)
+            self._close(teardown=building)
             raise
         return self
 

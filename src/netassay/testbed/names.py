@@ -21,7 +21,9 @@ BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
 BENCH_V6 = ipaddress.ip_network("2001:2::/48")
 DEFAULT_NAME = "lab"
 
-# veth device names (each lives in its own namespace, so they never clash)
+# device names (each lives in its own namespace, so they never clash). The generator
+# sends on gen0; its peer wire0 is bridged (tgbr) to tg0, the generator side of the wire.
+GEN_DEV, WIRE_DEV, TG_BRIDGE = "gen0", "wire0", "tgbr"
 TG_DEV, SUT_IN, SUT_OUT, SINK_DEV, BRIDGE = "tg0", "sut0", "sut1", "sink0", "br0"
 
 

@@ -20,6 +20,7 @@ from netassay.testbed import state as S
 
 log = logging.getLogger("netassay.testbed")
 
+MAGIC = 0x6E614731  # netassay-gen payload magic ("naG1"), right after the UDP header
 PIN_CPUS = {"unpinned": (None, None), "pin-1cpu": (0, 0), "pin-2cpu": (0, 1)}
 
 
@@ -85,46 +86,52 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
             _ns_sysctl(ns, "net.ipv6.conf.default.accept_dad", "0")
             _ns_sysctl(ns, "net.ipv6.conf.default.accept_ra", "0")
         run(["ip", "-n", ns, "link", "set", "lo", "up"])
-    run(
-        [
-            "ip",
-            "link",
-            "add",
-            N.TG_DEV,
-            "netns",
-            tg,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            N.SUT_IN,
-            "netns",
-            sut,
-        ]
-    )
-    run(
-        [
-            "ip",
-            "link",
-            "add",
-            N.SUT_OUT,
-            "netns",
-            sut,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            N.SINK_DEV,
-            "netns",
-            sink,
-        ]
-    )
-    devs = [(tg, N.TG_DEV), (sut, N.SUT_IN), (sut, N.SUT_OUT), (sink, N.SINK_DEV)]
+    for a, ns_a, b, ns_b in (
+        (N.GEN_DEV, tg, N.WIRE_DEV, tg),
+        (N.TG_DEV, tg, N.SUT_IN, sut),
+        (N.SUT_OUT, sut, N.SINK_DEV, sink),
+    ):
+        run(
+            [
+                "ip",
+                "link",
+                "add",
+                a,
+                "netns",
+                ns_a,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                b,
+                "netns",
+                ns_b,
+            ]
+        )
+    # the wire: the generator's veth is bridged to tg0, so that a full SUT backlog drops
+    # packets (as a NIC ring would) instead of pushing back on the generator's send call
+    run(["ip", "-n", tg, "link", "add", N.TG_BRIDGE, "type", "bridge", "stp_state", "0"])
+    for dev in (N.WIRE_DEV, N.TG_DEV):
+        run(["ip", "-n", tg, "link", "set", dev, "master", N.TG_BRIDGE])
+    devs = [
+        (tg, N.GEN_DEV),
+        (tg, N.WIRE_DEV),
+        (tg, N.TG_DEV),
+        (tg, N.TG_BRIDGE),
+        (sut, N.SUT_IN),
+        (sut, N.SUT_OUT),
+        (sink, N.SINK_DEV),
+    ]
     for ns, dev in devs:
         if cfg.txqueuelen is not None:
             run(["ip", "-n", ns, "link", "set", dev, "txqueuelen", str(cfg.txqueuelen)])
         run(["ip", "-n", ns, "link", "set", dev, "up"])
     return {dev: _mac(ns, dev) for ns, dev in devs}
+
+
+def _wire_fdb(tg: str, macs: dict[str, str], dst_mac: str) -> None:
+    for mac, dev in ((dst_mac, N.TG_DEV), (macs[N.GEN_DEV], N.WIRE_DEV)):
+        run(["bridge", "-n", tg, "fdb", "replace", mac, "dev", dev, "master", "static"])
 
 
 def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
@@ -137,12 +144,13 @@ def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     a = N.addressing("router", cfg.ip_version)
     v6 = cfg.ip_version == 6
     fam = ["-6"] if v6 else ["-4"]
-    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
+    _addr(tg, N.GEN_DEV, a.tg, a.prefix_len, v6)
     _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
     _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
     bench = str(N.BENCH_V6 if v6 else N.BENCH_V4)
     run(["ip", "-n", tg, *fam, "route", "add", bench, "via", str(a.sut_in)])
+    _wire_fdb(tg, macs, macs[N.SUT_IN])
     run(["ip", "-n", sink, *fam, "route", "add", bench, "via", str(a.sut_out)])
     if v6:
         _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
@@ -151,8 +159,8 @@ def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     # static neighbours: no address resolution in flight when a trial starts
     for ns, dev, addr, mac in (
         (sut, N.SUT_OUT, a.sink, macs[N.SINK_DEV]),
-        (sut, N.SUT_IN, a.tg, macs[N.TG_DEV]),
-        (tg, N.TG_DEV, str(a.sut_in), macs[N.SUT_IN]),
+        (sut, N.SUT_IN, a.tg, macs[N.GEN_DEV]),
+        (tg, N.GEN_DEV, str(a.sut_in), macs[N.SUT_IN]),
         (sink, N.SINK_DEV, str(a.sut_out), macs[N.SUT_OUT]),
     ):
         run(
@@ -196,13 +204,14 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     for dev in (N.SUT_IN, N.SUT_OUT):
         run(["ip", "-n", sut, "link", "set", dev, "master", N.BRIDGE])
     run(["ip", "-n", sut, "link", "set", N.BRIDGE, "up"])
-    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
+    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.GEN_DEV], N.SUT_IN)):
         run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
-    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
+    _wire_fdb(tg, macs, macs[N.SINK_DEV])
+    _addr(tg, N.GEN_DEV, a.tg, a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
     for ns, dev, addr, mac in (
-        (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
-        (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),
+        (tg, N.GEN_DEV, a.sink, macs[N.SINK_DEV]),
+        (sink, N.SINK_DEV, a.tg, macs[N.GEN_DEV]),
     ):
         run(
             [
@@ -231,6 +240,7 @@ def _sink_rules(cfg: TestbedConfig) -> str:
     else:
         match = f"ip6 saddr {N.BENCH_V6} ip6 daddr {a.sink} meta l4proto udp"
         key, elem = "ipv6_addr . inet_service . inet_service", "ip6 saddr . udp sport . udp dport"
+    match += f" @th,64,32 {MAGIC:#x}"  # netassay-gen's payload magic
     return f"""table netdev na_sink {{
   counter na_rx {{ }}
   set na_flows {{ type {key}; flags dynamic; counter; size 65536; }}
@@ -279,16 +289,22 @@ def _pinning(name: str, cfg: TestbedConfig) -> dict[str, str]:
     return {f"{sut}:{N.SUT_IN}": mask}
 
 
+def refuse_existing(name: str) -> None:
+    """A testbed of that name (namespaces or state) must not exist yet."""
+    mine = [N.netns(name, r) for r in N.ROLES]
+    if set(mine) & set(list_netns()) or S.read_state(name) is not None:
+        raise TestbedError(
+            f"testbed '{name}' already exists",
+            "its namespaces or its state are present",
+            f"use it, or remove it with 'netassay testbed down --name {name}'",
+        )
+
+
 def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     """Create the testbed; return its state (also written to the run directory)."""
     validate(cfg)
+    refuse_existing(name)
     mine = [N.netns(name, r) for r in N.ROLES]
-    if set(mine) & set(list_netns()):
-        raise TestbedError(
-            f"testbed '{name}' already exists",
-            "its namespaces are present",
-            f"use it, or remove it with 'netassay testbed down --name {name}'",
-        )
     state: dict[str, Any] = {
         "name": name,
         "config": asdict(cfg),
@@ -315,7 +331,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         sut_cpu=PIN_CPUS[cfg.pinning][1],
         target={
             "netns": mine[0],
-            "dev": N.TG_DEV,
+            "dev": N.GEN_DEV,
             "dst_mac": macs[N.SUT_IN] if cfg.sut == "router" else macs[N.SINK_DEV],
             "src": a.tg,
             "dst": a.sink,

@@ -1,0 +1,119 @@
+"""The environment of an experiment, captured once: what could change the numbers."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+from netassay import __version__
+from netassay.proc import run
+from netassay.testbed import names as N
+from netassay.testbed import state as S
+from netassay.testbed.bed import Testbed
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def cpu_model() -> str:
+    for line in _read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def irqbalance_running() -> bool:
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and _read(f"/proc/{d.name}/comm") == "irqbalance":
+            return True
+    return False
+
+
+def _version(argv: list[str]) -> str:
+    try:
+        res = run(argv, check=False, timeout=5)
+    except Exception as exc:  # a missing tool is recorded, not fatal
+        return f"unavailable ({exc})"
+    return (res.stdout or res.stderr).strip().splitlines()[0] if (res.stdout or res.stderr) else ""
+
+
+def _generator_version() -> str:
+    try:
+        from netassay.traffic.generator import find_generator
+
+        return _version([find_generator(), "--version"])
+    except Exception as exc:
+        return f"unavailable ({exc})"
+
+
+def _ns_details(ns: str) -> dict[str, Any]:
+    qdisc = json.loads(run(["tc", "-n", ns, "-j", "qdisc", "show"]).stdout or "[]")
+    links = json.loads(run(["ip", "-n", ns, "-j", "-d", "link", "show"]).stdout or "[]")
+    offloads = {}
+    rps = {}
+    for link in links:
+        dev = link["ifname"]
+        if dev == "lo":
+            continue
+        res = run(["ethtool", "--json", "-k", dev], netns=ns, check=False)
+        if res.returncode == 0 and res.stdout.strip():
+            feats = json.loads(res.stdout)[0]
+            offloads[dev] = {
+                k: v.get("active")
+                for k, v in feats.items()
+                if isinstance(v, dict) and k.endswith(("offload", "segmentation", "checksumming"))
+            }
+        path = f"/sys/class/net/{dev}/queues/rx-0/rps_cpus"
+        got = run(["cat", path], netns=ns, check=False)
+        if got.returncode == 0:
+            rps[dev] = got.stdout.strip()
+    return {
+        "qdiscs": {q["dev"]: q.get("kind") for q in qdisc},
+        "txqueuelen": {x["ifname"]: x.get("txqlen") for x in links},
+        "offloads": offloads,
+        "rps_cpus": rps,
+    }
+
+
+def capture(tb: Testbed) -> dict[str, Any]:
+    """Kernel, CPUs, cmdline, irqbalance, RPS masks, qdiscs, offloads, sysctls, versions."""
+    env: dict[str, Any] = {
+        "kernel": platform.release(),
+        "kernel_version": platform.version(),
+        "machine": platform.machine(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cmdline": _read("/proc/cmdline"),
+        "isolcpus": _read("/sys/devices/system/cpu/isolated"),
+        "irqbalance": irqbalance_running(),
+        "netdev_max_backlog": int(S.read_sysctl("net.core.netdev_max_backlog")),
+        "netdev_budget": int(S.read_sysctl("net.core.netdev_budget")),
+        "sysctls_touched": dict(tb.state.get("sysctls", {})),
+        "sysctls_original": S.saved_sysctls(),
+        "testbed": {
+            "name": tb.name,
+            "config": tb.state.get("config"),
+            "namespaces": tb.state.get("namespaces"),
+            "target": tb.state.get("target"),
+            "gen_cpu": tb.state.get("gen_cpu"),
+            "sut_cpu": tb.state.get("sut_cpu"),
+            "wire": f"{N.GEN_DEV} -> {N.TG_BRIDGE} -> {N.TG_DEV} (bridged veth)",
+        },
+        "namespaces": {role: _ns_details(ns) for role, ns in tb.state["namespaces"].items()},
+        "versions": {
+            "netassay": __version__,
+            "python": platform.python_version(),
+            "iproute2": _version(["ip", "-V"]),
+            "nftables": _version(["nft", "--version"]),
+            "ethtool": _version(["ethtool", "--version"]),
+            "netassay-gen": _generator_version(),
+        },
+    }
+    return env

@@ -1,0 +1,98 @@
+"""The sweep plan, pure: which trials, in which order, how long it takes, what is left."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from netassay.errors import UsageError
+from netassay.units import fmt_rate
+
+TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
+RATE_TOLERANCE = 0.001  # design.md: achieved load off by more than 0.1% is flagged
+
+
+@dataclass(frozen=True)
+class Plan:
+    rates_pps: tuple[float, ...]
+    runs: int
+    duration_s: float
+    settle_s: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not self.rates_pps:
+            raise UsageError("empty rate list", "a sweep needs at least one load", "give --rates")
+        if any(not math.isfinite(r) or r <= 0 for r in self.rates_pps):
+            raise UsageError("bad rate list", "every load must be positive", "fix --rates")
+        if self.runs < 1:
+            raise UsageError(f"bad --runs {self.runs}", "at least one run per load", "e.g. 10")
+        if not math.isfinite(self.duration_s) or self.duration_s <= 0:
+            raise UsageError(
+                f"bad --duration {self.duration_s:g}", "a trial must last > 0 s", "e.g. 2s"
+            )
+        if not math.isfinite(self.settle_s) or self.settle_s < 0:
+            raise UsageError(f"bad --settle {self.settle_s:g}", "it must be >= 0", "e.g. 0.5s")
+
+    def trials(self) -> list[tuple[int, int, float]]:
+        """(load index, repetition, rate) in run order: load by load, K repetitions each."""
+        return [(i, k, r) for i, r in enumerate(self.rates_pps) for k in range(self.runs)]
+
+    def remaining(self, done: set[tuple[int, int]]) -> list[tuple[int, int, float]]:
+        return [t for t in self.trials() if (t[0], t[1]) not in done]
+
+    def packets(self) -> int:
+        return sum(round(r * self.duration_s) for r in self.rates_pps) * self.runs
+
+
+def trial_time_s(duration_s: float, settle_s: float) -> float:
+    return duration_s + settle_s + TRIAL_OVERHEAD_S
+
+
+def estimate_s(plan: Plan, n_trials: int | None = None) -> float:
+    n = len(plan.trials()) if n_trials is None else n_trials
+    return n * trial_time_s(plan.duration_s, plan.settle_s)
+
+
+def eta_s(elapsed_s: float, done: int, total: int, plan: Plan) -> float:
+    """Time left: measured pace once a trial is done, the estimate before."""
+    left = max(0, total - done)
+    if done <= 0:
+        return estimate_s(plan, left)
+    return elapsed_s / done * left
+
+
+def fmt_duration(s: float) -> str:
+    s = max(0.0, s)
+    if s < 60:
+        return f"{s:.0f} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(s % 60):02d} s"
+    return f"{int(s // 3600)} h {int(s % 3600 // 60):02d} min"
+
+
+def describe(plan: Plan, done: set[tuple[int, int]] | None = None) -> str:
+    """What a sweep will do (for --dry-run)."""
+    left = plan.remaining(done or set())
+    rates = ", ".join(fmt_rate(r) for r in plan.rates_pps)
+    lines = [
+        f"loads ({len(plan.rates_pps)}): {rates}",
+        f"runs per load: {plan.runs}; trial: {plan.duration_s:g} s + settle {plan.settle_s:g} s",
+        f"trials: {len(plan.trials())} planned, {len(left)} to run",
+        f"packets to send: {plan.packets():,}",
+        f"estimated time: {fmt_duration(estimate_s(plan, len(left)))}",
+    ]
+    return "\n".join(lines)
+
+
+def rate_warning(offered_pps: float, achieved_pps: float | None) -> str | None:
+    """A warning when the achieved load is off the offered load by more than 0.1%."""
+    if achieved_pps is None:
+        return "achieved load unknown: the generator did not report it"
+    err = achieved_pps / offered_pps - 1
+    if abs(err) > RATE_TOLERANCE:
+        kind = "generator limit" if err < 0 else "rate overshoot"
+        return (
+            f"{kind}: achieved {fmt_rate(achieved_pps)} of {fmt_rate(offered_pps)} offered "
+            f"({err:+.2%}); loss at this load is not SUT loss"
+        )
+    return None

@@ -1,0 +1,237 @@
+"""CLI of the embedded testbed and the sweep: parses flags and delegates."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from netassay.errors import UsageError
+
+lab_app = typer.Typer(help="Build, inspect and remove the embedded testbed.", no_args_is_help=True)
+
+NameOpt = Annotated[
+    str, typer.Option("--name", help="Testbed name: 1-8 lower-case letters or digits.")
+]
+SutOpt = Annotated[str | None, typer.Option("--sut", help="router (kernel IP forwarding) | bridge")]
+PinOpt = Annotated[str | None, typer.Option("--pinning", help="unpinned | pin-1cpu | pin-2cpu")]
+IpOpt = Annotated[int | None, typer.Option("--ip", help="IP version: 4 or 6.")]
+SizeOpt = Annotated[int | None, typer.Option("--size", help="Frame size in bytes (no FCS).")]
+FlowsOpt = Annotated[int | None, typer.Option("--flows", help="Number of UDP flows.")]
+BacklogOpt = Annotated[
+    int | None, typer.Option("--backlog", help="net.core.netdev_max_backlog (restored after).")
+]
+QlenOpt = Annotated[int | None, typer.Option("--txqueuelen", help="txqueuelen of the veths.")]
+DropOpt = Annotated[
+    float | None, typer.Option("--sut-drop", help="Ground truth: random drop probability.")
+]
+CapOpt = Annotated[
+    str | None, typer.Option("--sut-cap", help="Ground truth: SUT egress cap in pps (e.g. 100k).")
+]
+
+
+def _testbed_overrides(**kv: Any) -> dict[str, Any]:
+    cap = kv.pop("sut_cap", None)
+    if cap is not None:
+        from netassay.units import parse_rate
+
+        kv["sut_cap_pps"] = parse_rate(cap)
+    return {k: v for k, v in kv.items() if v is not None}
+
+
+def _config(testbed: dict[str, Any], sweep: dict[str, Any] | None = None) -> Any:
+    from netassay.cli import config_path
+    from netassay.config import load_config
+
+    return load_config(config_path(), overrides={"testbed": testbed, "sweep": sweep or {}})
+
+
+def _err(msg: str) -> None:
+    typer.echo(msg, err=True)
+
+
+@lab_app.command("up")
+def testbed_up(
+    name: NameOpt = "lab",
+    sut: SutOpt = None,
+    pinning: PinOpt = None,
+    ip: IpOpt = None,
+    size: SizeOpt = None,
+    flows: FlowsOpt = None,
+    backlog: BacklogOpt = None,
+    txqueuelen: QlenOpt = None,
+    sut_drop: DropOpt = None,
+    sut_cap: CapOpt = None,
+) -> None:
+    """Build a testbed that stays up (use it with 'sweep --name'); prints its name."""
+    from netassay.testbed import Testbed, validate_name
+    from netassay.testbed import topology as T
+
+    validate_name(name)
+    o = _testbed_overrides(
+        sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
+        backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap,
+    )  # fmt: skip
+    cfg = _config(o).testbed
+    T.validate(cfg)
+    with Testbed(name, cfg, keep=True):
+        pass
+    typer.echo(name)
+
+
+@lab_app.command("down")
+def testbed_down(name: NameOpt = "lab") -> None:
+    """Remove a testbed: its namespaces, state and any sysctl it changed."""
+    from netassay.testbed import require_root, validate_name
+    from netassay.testbed import state as S
+    from netassay.testbed import topology as T
+
+    validate_name(name)
+    require_root("removing a testbed")
+    with S.Lock(name):
+        removed = T.teardown(name)
+    typer.echo(f"removed {len(removed)} namespace(s) of testbed '{name}'")
+
+
+@lab_app.command("cleanup")
+def testbed_cleanup(
+    name: Annotated[
+        str | None, typer.Option("--name", help="Only this testbed (default: every na-*).")
+    ] = None,
+) -> None:
+    """Remove every na-* namespace and testbed state left behind; restore sysctls."""
+    from netassay.testbed import require_root, validate_name
+    from netassay.testbed import topology as T
+
+    if name is not None:
+        validate_name(name)
+    require_root("cleanup")
+    removed = T.cleanup({name} if name else None)
+    typer.echo(
+        f"removed {len(removed)} namespace(s)" + (f": {' '.join(removed)}" if removed else "")
+    )
+
+
+@lab_app.command("show")
+def testbed_show(
+    name: NameOpt = "lab",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Print a testbed's topology, knobs and environment."""
+    from netassay.testbed import show
+
+    info = show.describe(name)
+    typer.echo(json.dumps(info, indent=2, sort_keys=True) if as_json else show.render(info))
+
+
+def sweep(
+    rates: Annotated[str | None, typer.Option("--rates", help="START:STOP:STEP or a,b,c")] = None,
+    runs: Annotated[int | None, typer.Option("--runs", help="Repetitions per load (K).")] = None,
+    duration: Annotated[
+        str | None, typer.Option("--duration", help="Trial length, e.g. 2s.")
+    ] = None,
+    settle: Annotated[str | None, typer.Option("--settle", help="Pause between trials.")] = None,
+    db: Annotated[str | None, typer.Option("--db", help="Results store (SQLite).")] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the newest unfinished sweep in --db.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan; run nothing.")
+    ] = False,
+    label: Annotated[str, typer.Option("--label", help="Experiment label.")] = "",
+    no_peak_check: Annotated[
+        bool, typer.Option("--no-peak-check", help="Skip the generator peak probe.")
+    ] = False,
+    name: NameOpt = "lab",
+    sut: SutOpt = None,
+    pinning: PinOpt = None,
+    ip: IpOpt = None,
+    size: SizeOpt = None,
+    flows: FlowsOpt = None,
+    backlog: BacklogOpt = None,
+    txqueuelen: QlenOpt = None,
+    sut_drop: DropOpt = None,
+    sut_cap: CapOpt = None,
+) -> None:
+    """Run a load sweep on the embedded testbed; each trial is stored as it ends."""
+    from netassay.campaign import plan as P
+    from netassay.campaign import sweep as SW
+    from netassay.testbed import validate_name
+    from netassay.units import parse_duration, parse_rates
+
+    validate_name(name)
+    if resume:
+        if db is None:
+            raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
+        sw = SW.resume_sweep(db, name)
+    else:
+        o = _testbed_overrides(
+            sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
+            backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap,
+        )  # fmt: skip
+        s_over: dict[str, Any] = {"rates": rates, "runs": runs, "db": db}
+        if duration is not None:
+            s_over["duration_s"] = parse_duration(duration)
+        if settle is not None:
+            s_over["settle_s"] = 0.0 if settle.strip() in ("0", "0s") else parse_duration(settle)
+        cfg = _config(o, {k: v for k, v in s_over.items() if v is not None})
+        plan = P.Plan(
+            tuple(parse_rates(cfg.sweep.rates)),
+            cfg.sweep.runs,
+            cfg.sweep.duration_s,
+            cfg.sweep.settle_s,
+        )
+        sw = SW.Sweep(plan, cfg.testbed, cfg.sweep.db, name, label, not no_peak_check)
+    from netassay.testbed import topology as T
+
+    T.validate(sw.testbed)
+    if dry_run:
+        typer.echo(f"testbed '{sw.name}': {_knobs(sw.testbed)}")
+        typer.echo(
+            f"store: {sw.db}" + (f" (resuming experiment {sw.experiment_id})" if resume else "")
+        )
+        done = _done(sw) if resume else set()
+        typer.echo(P.describe(sw.plan, done))
+        return
+    sw.progress = _progress(len(sw.plan.trials()))
+    SW.run(sw)
+    _err("")
+    typer.echo(f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})")
+
+
+def _done(sw: Any) -> set[tuple[int, int]]:
+    from netassay.store.db import Store
+
+    with Store(sw.db, create=False) as st:
+        return st.done_trials(sw.experiment_id)
+
+
+def _knobs(cfg: Any) -> str:
+    from dataclasses import asdict
+
+    return ", ".join(f"{k}={v}" for k, v in asdict(cfg).items() if v is not None)
+
+
+def _progress(total: int) -> Any:
+    tty = sys.stderr.isatty()
+
+    def show(line: str) -> None:
+        done = int(line[1:].split("/", 1)[0]) if line.startswith("[") else 0
+        width = 20
+        fill = int(width * done / max(total, 1))
+        bar = "#" * fill + "-" * (width - fill)
+        if tty:
+            sys.stderr.write(f"\r\x1b[2K[{bar}] {line}")
+        else:
+            sys.stderr.write(f"[{bar}] {line}\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def register(app: typer.Typer) -> None:
+    """Add the testbed and sweep commands to the CLI."""
+    app.add_typer(lab_app, name="testbed")
+    app.command("sweep")(sweep)

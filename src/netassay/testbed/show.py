@@ -1,0 +1,60 @@
+"""``netassay testbed show``: topology, knobs and environment of a testbed that is up."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+from netassay.errors import TestbedError
+from netassay.testbed import names as N
+from netassay.testbed import state as S
+from netassay.testbed import topology as T
+
+
+def describe(name: str) -> dict[str, Any]:
+    N.validate_name(name)
+    st = S.read_state(name)
+    if st is None:
+        raise TestbedError(
+            f"no testbed named '{name}'",
+            f"it is not up (no state in {S.run_dir()})",
+            f"start it with 'netassay testbed up --name {name}'",
+        )
+    present = set(T.list_netns())
+    st["alive"] = {role: ns in present for role, ns in st["namespaces"].items()}
+    st["environment"] = {
+        "kernel": platform.release(),
+        "cpu_count": os.cpu_count(),
+        "netdev_max_backlog": S.read_sysctl("net.core.netdev_max_backlog"),
+        "sysctls_original": S.saved_sysctls(),
+    }
+    return st
+
+
+def render(info: dict[str, Any]) -> str:
+    ns = info["namespaces"]
+    cfg = info["config"]
+    t = info.get("target", {})
+    sut = f"kernel IPv{cfg['ip_version']} router" if cfg["sut"] == "router" else "Linux bridge"
+    lines = [
+        f"testbed '{info['name']}' ({sut})",
+        f"  {ns['tg']} [{N.GEN_DEV} -> {N.TG_BRIDGE} -> {N.TG_DEV}]"
+        f" --veth--> {ns['sut']} [{N.SUT_IN} -> {N.SUT_OUT}]"
+        f" --veth--> {ns['sink']} [{N.SINK_DEV}]",
+        f"  traffic: {t.get('src')} -> {t.get('dst')} via MAC {t.get('dst_mac')}"
+        f" from {t.get('dev')} in {t.get('netns')}",
+        "  namespaces alive: "
+        + ", ".join(f"{r}={'yes' if a else 'NO'}" for r, a in info["alive"].items()),
+        "  knobs: " + ", ".join(f"{k}={v}" for k, v in cfg.items() if v is not None),
+        f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive CPU {info.get('sut_cpu')}"
+        f" (RPS {info.get('rps') or 'unset'})",
+        f"  sysctls set: {info.get('sysctls') or 'none'}",
+    ]
+    env = info["environment"]
+    lines.append(
+        f"  environment: kernel {env['kernel']}, {env['cpu_count']} CPUs,"
+        f" netdev_max_backlog {env['netdev_max_backlog']}"
+        + (f" (original {env['sysctls_original']})" if env["sysctls_original"] else "")
+    )
+    return "\n".join(lines)
