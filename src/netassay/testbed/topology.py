@@ -40,7 +40,7 @@ def validate(cfg: TestbedConfig) -> None:
             "use pin-1cpu or unpinned",
         )
     N.addressing(cfg.sut, cfg.ip_version)
-    min_size = 62 if cfg.ip_version == 6 else 42
+    min_size = 84 if cfg.ip_version == 6 else 64  # netassay-gen: headers + 22-byte payload
     if not min_size <= cfg.size_bytes <= 1518:
         raise UsageError(
             f"bad frame size {cfg.size_bytes}",
