@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -36,13 +37,15 @@ def trial_plr(sent: np.ndarray, received: np.ndarray) -> np.ndarray:
     return 1.0 - np.asarray(received, dtype=np.float64) / sent
 
 
+@functools.lru_cache(maxsize=4096)
+def _t975(df: int) -> float:
+    return float(sps.t.ppf(0.975, df))
+
+
 def t_critical(k: np.ndarray | int) -> np.ndarray:
     """Two-sided 95% Student-t critical value with k - 1 degrees of freedom (nan for k < 2)."""
-    k = np.asarray(k, dtype=np.float64)
-    out = np.full(k.shape, np.nan)
-    ok = k >= 2
-    out[ok] = sps.t.ppf(0.975, k[ok] - 1)
-    return out
+    k = np.atleast_1d(np.asarray(k, dtype=np.int64))
+    return np.array([_t975(int(x) - 1) if x >= 2 else np.nan for x in k], dtype=np.float64)
 
 
 def tir(rate_pps: np.ndarray, throughput_pps: np.ndarray) -> np.ndarray:

@@ -27,7 +27,8 @@ def realistic_throughput(
     t_sat = sat_load_pps * (1.0 - plr_at_sat)
     # below O_sat: log10(PLR) rises from -8 (at 0) to log10(plr_at_sat) (at O_sat)
     top = np.log10(plr_at_sat)
-    below = o * (1.0 - 10.0 ** (-8.0 + (top + 8.0) * (o / sat_load_pps) ** 4))
+    x = np.minimum(o / sat_load_pps, 1.0)
+    below = o * (1.0 - 10.0 ** (-8.0 + (top + 8.0) * x**4))
     f = np.where(o < trash_load_pps, 1.0, np.maximum(0.0, 1.0 - (o - trash_load_pps) / m_pps))
     return np.where(o <= sat_load_pps, below, f * t_sat)
 

@@ -58,7 +58,7 @@ def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
             label=exp.label,
             metadata={**exp.metadata, "experiment_id": exp.id},
             duration_s=exp.config.get("duration_s"),
-            trial_warnings=len(cols.warnings),
+            trial_warnings=cols.warning_trials,
         )
 
 

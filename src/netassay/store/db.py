@@ -22,8 +22,13 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+
+
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    if not obj:
+        return "[]" if isinstance(obj, list | tuple) else "{}"
+    return _ENCODER.encode(obj)
 
 
 @dataclass(frozen=True)
@@ -68,8 +73,7 @@ class TrialArrays:
     rate_pps: np.ndarray
     sent: np.ndarray
     received: np.ndarray
-    duration_s: np.ndarray
-    warnings: list[tuple[int, int, list[str]]]
+    warning_trials: int  # how many trials carry measurement warnings
 
 
 class Store:
@@ -246,7 +250,8 @@ class Store:
                 ),
             )
             exp_id = int(cur.lastrowid)
-            rows = [_trial_row(exp_id, t) for t in trials]
+            now = utc_now()
+            rows = [_trial_row(exp_id, t, now) for t in trials]
             self.conn.executemany(_INSERT_TRIAL, rows)
         return exp_id, len(rows)
 
@@ -256,7 +261,8 @@ class Store:
 
     def add_trials(self, experiment_id: int, trials: Iterable[TrialRecord]) -> int:
         """Append trials in one transaction; a (load, repetition) already stored is an error."""
-        rows = [_trial_row(experiment_id, t) for t in trials]
+        now = utc_now()
+        rows = [_trial_row(experiment_id, t, now) for t in trials]
         try:
             with self._transaction():
                 self.conn.executemany(_INSERT_TRIAL, rows)
@@ -296,32 +302,36 @@ class Store:
 
     def trial_arrays(self, experiment_id: int) -> TrialArrays:
         """Columns of one experiment's trials, ordered by load index and repetition."""
-        cur = self.conn.execute(
-            "SELECT load_index, rate_pps, sent, received, duration_s, repetition, warnings_json"
-            " FROM trials WHERE experiment_id = ? ORDER BY load_index, repetition",
+        # Served from the covering index trials_curve (the wide rows are never read), one
+        # row per load: sent and received of the load's trials as text, paired in scan order.
+        rows = self.conn.execute(
+            "SELECT load_index, rate_pps, count(*), group_concat(sent), group_concat(received)"
+            " FROM trials WHERE experiment_id = ? GROUP BY load_index ORDER BY load_index",
             (experiment_id,),
-        )
-        rows = cur.fetchall()
+        ).fetchall()
         if not rows:
             empty = np.empty(0)
-            return TrialArrays(empty.astype(np.int64), empty, empty, empty, empty, [])
-        li, rate, sent, recv, dur, rep, warn = zip(*rows, strict=True)
-        warnings = [
-            (int(i), int(r), json.loads(w))
-            for i, r, w in zip(li, rep, warn, strict=True)
-            if w != "[]"
-        ]
+            return TrialArrays(empty.astype(np.int64), empty, empty, empty, 0)
+        k = np.array([r[2] for r in rows], dtype=np.int64)
+        sent = np.fromstring(",".join(r[3] for r in rows), dtype=np.float64, sep=",")
+        received = np.fromstring(",".join(r[4] for r in rows), dtype=np.float64, sep=",")
+        if sent.size != k.sum() or received.size != k.sum():
+            raise StoreError(
+                f"{self.path}: experiment {experiment_id} has unreadable trial counts",
+                "the store is damaged",
+                "run 'netassay db check'",
+            )
         return TrialArrays(
-            np.asarray(li, dtype=np.int64),
-            np.asarray(rate, dtype=np.float64),
-            np.asarray(sent, dtype=np.float64),
-            np.asarray(recv, dtype=np.float64),
-            np.asarray(dur, dtype=np.float64),
-            warnings,
+            np.repeat(np.array([r[0] for r in rows], dtype=np.int64), k),
+            np.repeat(np.array([r[1] for r in rows], dtype=np.float64), k),
+            sent,
+            received,
+            self.trial_warning_count(experiment_id),
         )
 
     def trial_warning_count(self, experiment_id: int) -> int:
         q = "SELECT count(*) FROM trials WHERE experiment_id = ? AND warnings_json != '[]'"
+        # served from the partial index trials_warned
         return int(self.conn.execute(q, (experiment_id,)).fetchone()[0])
 
     def trials(self, experiment_id: int) -> list[dict[str, Any]]:
@@ -399,7 +409,7 @@ _INSERT_TRIAL = (
 )
 
 
-def _trial_row(experiment_id: int, t: TrialRecord) -> tuple[Any, ...]:
+def _trial_row(experiment_id: int, t: TrialRecord, now: str) -> tuple[Any, ...]:
     return (
         experiment_id,
         t.load_index,
@@ -413,7 +423,7 @@ def _trial_row(experiment_id: int, t: TrialRecord) -> tuple[Any, ...]:
         _dumps(t.counters),
         _dumps(list(t.warnings)),
         t.source,
-        t.utc or utc_now(),
+        t.utc or now,
         __version__,
     )
 

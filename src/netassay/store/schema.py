@@ -43,6 +43,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             tool_version TEXT NOT NULL,
             UNIQUE (experiment_id, load_index, repetition)
         );
+        CREATE INDEX trials_curve
+            ON trials (experiment_id, load_index, repetition, rate_pps, sent, received);
+        CREATE INDEX trials_warned ON trials (experiment_id) WHERE warnings_json != '[]';
         CREATE TRIGGER trials_append_only_update BEFORE UPDATE ON trials
         BEGIN SELECT RAISE(ABORT, 'trials are append-only'); END;
         CREATE TRIGGER trials_append_only_delete BEFORE DELETE ON trials
