@@ -15,8 +15,8 @@ from netassay.errors import UsageError
 
 PREFIX = "na-"
 ROLES = ("tg", "sut", "sink")
-_ID = re.compile(r"^[a-z0-9]{1,8}$")
-_NS = re.compile(r"^na-[a-z0-9]{1,8}-(tg|sut|sink)$")
+_ID = re.compile(r"[a-z0-9]{1,8}")
+_NS = re.compile(r"na-[a-z0-9]{1,8}-(tg|sut|sink)")
 BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
 BENCH_V6 = ipaddress.ip_network("2001:2::/48")
 DEFAULT_NAME = "lab"
@@ -29,7 +29,7 @@ TG_DEV, SUT_IN, SUT_OUT, SINK_DEV, BRIDGE = "tg0", "sut0", "sut1", "sink0", "br0
 
 def validate_name(name: str) -> str:
     """A testbed name: 1-8 lower-case letters or digits (it becomes part of netns names)."""
-    if not isinstance(name, str) or not _ID.match(name):
+    if not isinstance(name, str) or not _ID.fullmatch(name):
         raise UsageError(
             f"bad testbed name {name!r}",
             "a name is 1 to 8 lower-case letters or digits (it is used in namespace names)",
@@ -46,7 +46,7 @@ def netns(name: str, role: str) -> str:
 
 def is_testbed_netns(ns: str) -> bool:
     """True for namespaces netassay creates (and so may delete)."""
-    return bool(_NS.match(ns))
+    return bool(_NS.fullmatch(ns))
 
 
 def name_of(ns: str) -> str | None:

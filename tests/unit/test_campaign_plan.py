@@ -1,0 +1,126 @@
+"""The sweep plan, ETA, rate check, demo loads and the loss-location shares."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from netassay.campaign.demo import demo_rates
+from netassay.campaign.plan import (
+    TRIAL_OVERHEAD_S,
+    Plan,
+    describe,
+    estimate_s,
+    eta_s,
+    fmt_duration,
+    rate_warning,
+)
+from netassay.errors import UsageError
+from netassay.report.loss_location import loss_shares, plot_loss_location
+
+
+def test_trials_load_by_load_with_k_repetitions():
+    p = Plan((100.0, 200.0), 3, 2.0)
+    assert p.trials() == [
+        (0, 0, 100.0),
+        (0, 1, 100.0),
+        (0, 2, 100.0),
+        (1, 0, 200.0),
+        (1, 1, 200.0),
+        (1, 2, 200.0),
+    ]
+    assert p.packets() == (200 + 400) * 3
+
+
+def test_remaining_skips_done_and_keeps_order():
+    p = Plan((100.0, 200.0, 300.0), 2, 1.0)
+    done = {(0, 0), (0, 1), (1, 0)}
+    assert p.remaining(done) == [(1, 1, 200.0), (2, 0, 300.0), (2, 1, 300.0)]
+    assert p.remaining({(i, k) for i, k, _ in p.trials()}) == []
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"rates_pps": (), "runs": 1, "duration_s": 1.0},
+        {"rates_pps": (-1.0,), "runs": 1, "duration_s": 1.0},
+        {"rates_pps": (math.nan,), "runs": 1, "duration_s": 1.0},
+        {"rates_pps": (1.0,), "runs": 0, "duration_s": 1.0},
+        {"rates_pps": (1.0,), "runs": 1, "duration_s": 0.0},
+        {"rates_pps": (1.0,), "runs": 1, "duration_s": -2.0},
+        {"rates_pps": (1.0,), "runs": 1, "duration_s": 1.0, "settle_s": -1.0},
+    ],
+)
+def test_bad_plans(kw):
+    with pytest.raises(UsageError):
+        Plan(**kw)
+
+
+def test_estimate_and_eta():
+    p = Plan(tuple(float(r) for r in range(1, 11)), 10, 2.0, 0.5)
+    per = 2.0 + 0.5 + TRIAL_OVERHEAD_S
+    assert estimate_s(p) == pytest.approx(100 * per)
+    assert eta_s(0.0, 0, 100, p) == pytest.approx(100 * per)
+    # once trials are done the measured pace wins: 10 trials in 40 s -> 90 left, 360 s
+    assert eta_s(40.0, 10, 100, p) == pytest.approx(360.0)
+    assert eta_s(40.0, 100, 100, p) == 0
+
+
+def test_fmt_duration():
+    assert fmt_duration(5) == "5 s"
+    assert fmt_duration(61) == "1 min 01 s"
+    assert fmt_duration(7322) == "2 h 02 min"
+
+
+def test_describe_counts_what_is_left():
+    p = Plan((50_000.0, 100_000.0), 2, 1.0, 0.0)
+    text = describe(p, {(0, 0)})
+    assert "trials: 4 planned, 3 to run" in text
+    assert "packets to send: 300,000" in text
+    assert "50 kpps, 100 kpps" in text
+
+
+def test_rate_warning_threshold_is_one_per_mille():
+    assert rate_warning(100_000, 99_950) is None
+    assert rate_warning(100_000, 100_100) is None
+    w = rate_warning(100_000, 99_800)
+    assert w.startswith("generator limit") and "not SUT loss" in w
+    assert rate_warning(100_000, 100_200).startswith("rate overshoot")
+    assert "unknown" in rate_warning(100_000, None)
+
+
+def test_demo_rates_stay_below_the_peak():
+    rates = demo_rates(400_000)
+    assert len(rates) == 10
+    assert rates == sorted(rates)
+    assert max(rates) <= 0.95 * 400_000
+    assert min(rates) == 38_000
+
+
+def _trial(i, sent, loc):
+    return {"load_index": i, "rate_pps": 0.0, "sent": sent, "loss_location": loc}
+
+
+def test_loss_shares_mean_over_trials():
+    trials = [
+        _trial(0, 1000, {"sut_ingress": 10}),
+        _trial(0, 1000, {"sut_ingress": 30, "sink_ingress": 2}),
+        _trial(1, 2000, {"sut_forward": 20, "unaccounted": -1}),
+    ]
+    rates, shares = loss_shares(trials, [100.0, 200.0, 300.0])
+    assert list(rates) == [100.0, 200.0, 300.0]
+    assert shares["sut_ingress"].tolist() == [0.02, 0.0, 0.0]
+    assert shares["sink_ingress"].tolist() == [0.001, 0.0, 0.0]
+    assert shares["sut_forward"].tolist() == [0.0, 0.01, 0.0]
+    assert shares["unaccounted"].tolist() == [0.0, 0.0, 0.0]  # negatives are not drawn
+
+
+def test_plot_writes_files(tmp_path):
+    trials = [_trial(0, 1000, {"sut_ingress": 10, "unsent": 5}), _trial(1, 1000, {})]
+    for ext in ("png", "svg"):
+        path = tmp_path / f"loss.{ext}"
+        plot_loss_location(trials, [1e5, 2e5], path)
+        assert path.stat().st_size > 1000
+    plot_loss_location([], [1e5], tmp_path / "none.png")  # no loss at all still draws
+    assert (tmp_path / "none.png").exists()

@@ -1,0 +1,147 @@
+"""Testbed names, addresses, knob validation, rules text and the lock (no root needed)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import subprocess
+import sys
+
+import pytest
+
+from netassay.config import TestbedConfig
+from netassay.errors import TestbedError, UsageError
+from netassay.testbed import names as N
+from netassay.testbed import state as S
+from netassay.testbed import topology as T
+
+
+@pytest.mark.parametrize("name", ["lab", "t1", "a", "abcdefgh", "0"])
+def test_good_names(name):
+    assert N.validate_name(name) == name
+    assert N.netns(name, "sut") == f"na-{name}-sut"
+
+
+@pytest.mark.parametrize(
+    "name", ["", "Lab", "a;rm -rf /", "$(id)", "a b", "abcdefghi", "a-b", "../x", "a\n", "é"]
+)
+def test_bad_names_are_usage_errors(name):
+    with pytest.raises(UsageError) as err:
+        N.validate_name(name)
+    assert "bad testbed name" in err.value.line()
+    assert "\n" not in err.value.line()
+
+
+def test_netns_recognition():
+    assert N.is_testbed_netns("na-lab-tg")
+    assert N.name_of("na-x1-sink") == "x1"
+    for other in ("na-lab-xx", "na-lab", "nb-lab-tg", "na-LAB-tg", "na-t1-g", "na-a;b-tg"):
+        assert not N.is_testbed_netns(other)
+        assert N.name_of(other) is None
+
+
+@pytest.mark.parametrize("sut", ["router", "bridge"])
+@pytest.mark.parametrize("ipv", [4, 6])
+def test_addresses_only_from_benchmarking_ranges(sut, ipv):
+    a = N.addressing(sut, ipv)
+    net = N.BENCH_V4 if ipv == 4 else N.BENCH_V6
+    for addr in (a.tg, a.sink, a.sut_in, a.sut_out):
+        if addr is not None:
+            assert ipaddress.ip_address(addr) in net
+    assert a.tg != a.sink
+
+
+def test_foreign_address_refused():
+    bad = N.Addressing(4, 24, "10.0.0.1", "198.19.0.2", None, None)
+    with pytest.raises(UsageError, match="outside"):
+        N.check_benchmark_addresses(bad)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"pinning": "pin-3cpu"}, "unknown pinning"),
+        ({"sut": "switch"}, "unknown SUT"),
+        ({"ip_version": 5}, "bad IP version"),
+        ({"size_bytes": 63}, "bad frame size"),
+        ({"size_bytes": 64, "ip_version": 6}, "bad frame size"),
+        ({"size_bytes": 1519}, "bad frame size"),
+        ({"flows": 0}, "bad flow count"),
+        ({"sut_drop": 1.0}, "bad --sut-drop"),
+        ({"sut_drop": -0.1}, "bad --sut-drop"),
+        ({"sut_cap_pps": 0.5}, "bad --sut-cap"),
+        ({"backlog": 0}, "bad backlog"),
+    ],
+)
+def test_knob_validation(kw, match):
+    with pytest.raises(UsageError, match=match):
+        T.validate(TestbedConfig(**kw))
+
+
+def test_default_knobs_are_valid():
+    T.validate(TestbedConfig())
+    T.validate(TestbedConfig(sut="bridge", ip_version=6, size_bytes=84, pinning="pin-1cpu"))
+
+
+def test_ground_truth_rules():
+    assert T._sut_rules(TestbedConfig()) is None
+    rules = T._sut_rules(TestbedConfig(sut_drop=0.005, sut_cap_pps=100_000))
+    assert "numgen random mod 1000000 < 5000" in rules
+    assert "table inet na_sut" in rules
+    assert "limit rate over 100000/second burst 100 packets" in rules
+    assert 'hook egress device "sut1"' in rules
+    bridge = T._sut_rules(TestbedConfig(sut="bridge", sut_drop=0.01))
+    assert "table bridge na_sut" in bridge and "< 10000" in bridge
+
+
+def test_sink_rules_count_only_test_packets():
+    v4 = T._sink_rules(TestbedConfig())
+    assert "ip saddr 198.18.0.0/15 ip daddr 198.19.0.2 meta l4proto udp" in v4
+    assert "@th,64,32 0x6e614731" in v4
+    assert 'counter name "na_rx"' in v4
+    v6 = T._sink_rules(TestbedConfig(ip_version=6, size_bytes=84))
+    assert "ip6 saddr 2001:2::/48 ip6 daddr 2001:2:0:2::2" in v6
+
+
+def test_state_roundtrip_and_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
+    assert S.read_state("lab") is None
+    S.write_state("lab", {"name": "lab", "config": {}})
+    assert S.read_state("lab") == {"name": "lab", "config": {}}
+    assert S.known_testbeds() == ["lab"]
+    with S.Lock("lab"):
+        assert (tmp_path / "lab.lock").read_text() == str(os.getpid())
+        with pytest.raises(TestbedError, match="busy"):
+            S.Lock("lab").acquire()
+    S.Lock("lab").acquire().release()  # free again once released
+    S.remove_state("lab")
+    assert S.known_testbeds() == []
+
+
+def test_lock_is_held_across_processes(tmp_path):
+    """A lock held by another process refuses; it is freed when that process dies."""
+    env = {**os.environ, "NETASSAY_RUN_DIR": str(tmp_path)}
+    code = (
+        "import sys, time; from netassay.testbed.state import Lock; Lock('lab').acquire();"
+        "print('locked', flush=True); time.sleep(30)"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "locked"
+        os.environ["NETASSAY_RUN_DIR"] = str(tmp_path)
+        with pytest.raises(TestbedError, match=f"pid {p.pid}"):
+            S.Lock("lab").acquire()
+        p.kill()
+        p.wait()
+        S.Lock("lab").acquire().release()
+    finally:
+        os.environ.pop("NETASSAY_RUN_DIR", None)
+        p.kill()
+        p.wait()
+
+
+def test_corrupt_state_is_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
+    (tmp_path / "lab.json").write_text("{not json")
+    with pytest.raises(TestbedError, match="cannot read testbed state"):
+        S.read_state("lab")
