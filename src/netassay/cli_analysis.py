@@ -130,6 +130,25 @@ def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) ->
     typer.echo(f"{db}: ok (schema {version}, {n_exp} experiments, {n_trials} trials)")
 
 
+def export(
+    db: Annotated[Path, typer.Argument(help="The store to export.")],
+    fmt: Annotated[str, typer.Option("--format", help="csv or jsonl.")] = "csv",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="File to write (default: standard output).")
+    ] = None,
+) -> None:
+    """Export every trial (one row each) as CSV or JSON lines."""
+    from netassay.report.loader import open_store
+    from netassay.store.export import FORMATS, export_to_path
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format '{fmt}'", f"known: {', '.join(FORMATS)}", "pick one")
+    with open_store(db) as store:
+        n = export_to_path(store, fmt, out, sys.stdout)
+    if out is not None:
+        typer.echo(f"{out}: {n} trial(s)")
+
+
 def register(app: typer.Typer, db_app: typer.Typer) -> None:
     """Add the analysis commands to the CLI."""
     import_app = typer.Typer(help="Import results measured elsewhere.", no_args_is_help=True)
@@ -138,3 +157,4 @@ def register(app: typer.Typer, db_app: typer.Typer) -> None:
     app.command("assess")(assess)
     app.command("report")(report)
     db_app.command("check")(db_check)
+    app.command("export")(export)

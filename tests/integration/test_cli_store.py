@@ -112,3 +112,20 @@ def test_config_show(cli, tmp_path):
     f.write_text("[analysis]\neta = 0.2\n")
     out = cli("--config", f, "config", "show", check=True).stdout
     assert "eta = 0.2" in out and "[sweep]" in out
+
+
+def test_export_csv_and_jsonl(pastrami_dir, tmp_path, cli):
+    import csv
+    import json
+
+    db = tmp_path / "r.db"
+    cli("import", "pastrami", pastrami_dir / "mazinga", "--db", db, check=True)
+    out = tmp_path / "t.csv"
+    assert "450 trial(s)" in cli("export", db, "--out", out, check=True).stdout
+    with open(out) as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 450 and rows[0]["rate_pps"] == "300000.0"
+    assert json.loads(rows[0]["loss_location"]) == {"sut_nic_rx_ring": 0}
+    lines = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
+    assert len(lines) == 450 and json.loads(lines[-1])["load_index"] == 8
+    assert cli("export", db, "--format", "xls").returncode == 2

@@ -1,0 +1,82 @@
+"""Export every stored trial as CSV or JSON lines (one row per trial, experiment fields joined)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from netassay.store.db import Store
+
+FORMATS = ("csv", "jsonl")
+COLUMNS = (
+    "experiment_id",
+    "experiment_label",
+    "experiment_kind",
+    "load_index",
+    "repetition",
+    "rate_pps",
+    "duration_s",
+    "sent",
+    "received",
+    "plr",
+    "achieved_rate_pps",
+    "loss_location",
+    "warnings",
+    "source",
+    "utc",
+    "tool_version",
+)
+
+
+def rows(store: Store) -> Iterator[dict[str, Any]]:
+    for exp in store.experiments():
+        for t in store.trials(exp.id):
+            yield {
+                "experiment_id": exp.id,
+                "experiment_label": exp.label,
+                "experiment_kind": exp.kind,
+                "load_index": t["load_index"],
+                "repetition": t["repetition"],
+                "rate_pps": t["rate_pps"],
+                "duration_s": t["duration_s"],
+                "sent": t["sent"],
+                "received": t["received"],
+                "plr": 1.0 - t["received"] / t["sent"] if t["sent"] else None,
+                "achieved_rate_pps": t["achieved_rate_pps"],
+                "loss_location": t["loss_location"],
+                "warnings": t["warnings"],
+                "source": t["source"],
+                "utc": t["utc"],
+                "tool_version": t["tool_version"],
+            }
+
+
+def export(store: Store, fmt: str, out: TextIO) -> int:
+    """Write all trials to ``out``; return how many were written."""
+    n = 0
+    if fmt == "csv":
+        w = csv.DictWriter(out, fieldnames=COLUMNS)
+        w.writeheader()
+        for r in rows(store):
+            r["loss_location"] = json.dumps(r["loss_location"], sort_keys=True)
+            r["warnings"] = json.dumps(r["warnings"])
+            w.writerow(r)
+            n += 1
+    else:
+        for r in rows(store):
+            out.write(json.dumps(r, sort_keys=True) + "\n")
+            n += 1
+    return n
+
+
+def export_to_path(store: Store, fmt: str, path: Path | None, stdout: TextIO) -> int:
+    if path is None:
+        return export(store, fmt, stdout)
+    tmp = path.with_name(path.name + ".part")
+    with open(tmp, "w", newline="") as fh:
+        n = export(store, fmt, fh)
+    tmp.replace(path)
+    return n
