@@ -29,7 +29,7 @@ from netassay.analysis.synthetic import realistic_throughput
 from netassay.config import AnalysisConfig
 from netassay.report.loader import assess_store
 from netassay.store import Store
-from netassay.store.pastrami import KIND, find_result_files, parse_file
+from netassay.store.pastrami import KIND, find_result_files, import_files, parse_file
 
 OUT = Path(__file__).resolve().parent / "results" / "analysis.json"
 
@@ -73,20 +73,8 @@ def baseline(files: list[Path]) -> int:
 
 
 def import_all(folder: Path, db: Path) -> int:
-    n = 0
     with Store(db) as store:
-        for f in find_result_files([folder]):
-            e = parse_file(f)
-            n += store.import_experiment(
-                key=e.key,
-                kind=KIND,
-                source=e.source,
-                label=e.label,
-                config=e.config,
-                metadata=e.metadata,
-                trials=e.trials,
-            )[1]
-    return n
+        return import_files(store, [folder])[2]
 
 
 def assess_all(db: Path) -> tuple[int, int]:

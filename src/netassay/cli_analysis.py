@@ -40,22 +40,10 @@ def import_pastrami(
 ) -> None:
     """Import PASTRAMI raw result files into a store (importing twice adds nothing)."""
     from netassay.store import Store
-    from netassay.store.pastrami import KIND, find_result_files, parse_file
+    from netassay.store.pastrami import import_files
 
-    parsed = [parse_file(f) for f in find_result_files(paths)]  # validate all before writing
-    added = skipped = trials = 0
     with Store(db) as store:
-        for exp in parsed:
-            _, n = store.import_experiment(
-                key=exp.key,
-                kind=KIND,
-                source=exp.source,
-                label=exp.label,
-                config=exp.config,
-                metadata=exp.metadata,
-                trials=exp.trials,
-            )
-            added, skipped, trials = added + (n > 0), skipped + (n == 0), trials + n
+        added, skipped, trials = import_files(store, paths)
     typer.echo(
         f"{db}: imported {added} experiment(s), {trials} trial(s); "
         f"{skipped} already stored, skipped"

@@ -195,6 +195,22 @@ class Store:
         row = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
         if row:
             return int(row[0]), False
+        with self._transaction():
+            exp_id = self._insert_experiment(
+                key, kind, source, label, config, metadata, environment
+            )
+        return exp_id, True
+
+    def _insert_experiment(
+        self,
+        key: str,
+        kind: str,
+        source: str,
+        label: str,
+        config: dict[str, Any],
+        metadata: dict[str, Any] | None,
+        environment: dict[str, Any] | None,
+    ) -> int:
         cur = self.conn.execute(
             "INSERT INTO experiments (key, kind, source, label, created_utc, tool_version,"
             " config_json, metadata_json, environment_json) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -210,7 +226,7 @@ class Store:
                 _dumps(environment or {}),
             ),
         )
-        return int(cur.lastrowid), True
+        return int(cur.lastrowid)
 
     def import_experiment(
         self,
@@ -234,22 +250,9 @@ class Store:
         if row:
             return int(row[0]), 0
         with self._transaction():
-            cur = self.conn.execute(
-                "INSERT INTO experiments (key, kind, source, label, created_utc, tool_version,"
-                " config_json, metadata_json, environment_json) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    key,
-                    kind,
-                    source,
-                    label,
-                    utc_now(),
-                    __version__,
-                    _dumps(config),
-                    _dumps(metadata),
-                    _dumps(environment or {}),
-                ),
+            exp_id = self._insert_experiment(
+                key, kind, source, label, config, metadata, environment
             )
-            exp_id = int(cur.lastrowid)
             now = utc_now()
             rows = [_trial_row(exp_id, t, now) for t in trials]
             self.conn.executemany(_INSERT_TRIAL, rows)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import InputError
-from netassay.store.db import TrialRecord
+from netassay.store.db import Store, TrialRecord
 
 KIND = "pastrami-import"
 DEFAULT_DURATION_S = 10.0
@@ -223,3 +223,24 @@ def find_result_files(paths: Iterable[str | Path]) -> list[Path]:
         else:
             raise InputError(f"{p}: no such file or folder", "", "check the path")
     return out
+
+
+def import_files(store: Store, paths: Iterable[str | Path]) -> tuple[int, int, int]:
+    """Validate every file first, then store each in its own transaction.
+
+    Returns (experiments added, already stored and skipped, trials written).
+    """
+    parsed = [parse_file(f) for f in find_result_files(paths)]
+    added = skipped = trials = 0
+    for exp in parsed:
+        _, n = store.import_experiment(
+            key=exp.key,
+            kind=KIND,
+            source=exp.source,
+            label=exp.label,
+            config=exp.config,
+            metadata=exp.metadata,
+            trials=exp.trials,
+        )
+        added, skipped, trials = added + (n > 0), skipped + (n == 0), trials + n
+    return added, skipped, trials
