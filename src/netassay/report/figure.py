@@ -37,7 +37,7 @@ def plot_assessment(
     pdr = a.params["pdr"]
     s = a.saturation
 
-    fig, (ax, axd) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    fig, (ax, axd) = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
     ax.fill_between(x, plr, ucl, color="#0969da", alpha=0.25, label="mean to UCL95")
     ax.plot(x, plr, "o-", color="#0969da", lw=1.6, ms=4, label="PLR (mean)")
     ax.set_yscale("log")
@@ -72,14 +72,13 @@ def plot_assessment(
 
     color = VERDICT_COLOR.get(a.verdict, "black")
     fig.suptitle(a.label, fontsize=10)
-    axd.text(
-        0.97,
-        0.95,
+    fig.text(  # in the figure's corner, never over a data point
+        0.995,
+        0.995,
         a.verdict,
-        transform=axd.transAxes,
         ha="right",
         va="top",
-        fontsize=15,
+        fontsize=13,
         fontweight="bold",
         color=color,
         bbox={"boxstyle": "round", "fc": "white", "ec": color},
