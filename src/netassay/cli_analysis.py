@@ -12,7 +12,7 @@ import typer
 from netassay.errors import StoreError, UsageError
 
 Mode = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--mode",
         help="described (default: enter < entry*eta, stay < eta) or "
@@ -52,7 +52,7 @@ def import_pastrami(
 
 def assess(
     inputs: Annotated[list[Path], typer.Argument(help="PASTRAMI files, folders, or a .db.")],
-    mode: Mode = "described",
+    mode: Mode = None,
     pdr: Pdr = None,
     eta: Eta = None,
     entry_factor: Entry = None,
@@ -80,7 +80,7 @@ def report(
     out: Annotated[Path, typer.Option("--out", help="Folder for figures and index.html.")] = Path(
         "report"
     ),
-    mode: Mode = "described",
+    mode: Mode = None,
     pdr: Pdr = None,
     eta: Eta = None,
     entry_factor: Entry = None,

@@ -107,6 +107,15 @@ def test_missing_db_and_bad_flags(tmp_path, cli):
     assert cp.returncode == 2 and "unknown mode" in cp.stderr
 
 
+def test_mode_from_the_config_file_and_flags_over_it(pastrami_dir, cli, tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[analysis]\nmode = "published"\n')
+    vm = pastrami_dir / "vm" / "clab_raw_50_k5.15_intel_vm_as-is.txt"
+    assert '"verdict": "GOOD"' in cli("--config", f, "assess", vm, "--json", check=True).stdout
+    out = cli("--config", f, "assess", vm, "--json", "--mode", "described", check=True).stdout
+    assert '"verdict": "BAD"' in out
+
+
 def test_config_show(cli, tmp_path):
     f = tmp_path / "c.toml"
     f.write_text("[analysis]\neta = 0.2\n")
