@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from netassay.errors import UsageError
+from netassay.errors import Interrupted, UsageError
 
 lab_app = typer.Typer(help="Build, inspect and remove the embedded testbed.", no_args_is_help=True)
 
@@ -196,7 +196,14 @@ def sweep(
         typer.echo(P.describe(sw.plan, done))
         return
     sw.progress = _progress(len(sw.plan.trials()))
-    SW.run(sw)
+    try:
+        SW.run(sw)
+    except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+        raise Interrupted(
+            "sweep interrupted",
+            f"{sw.stored} trial(s) of this run are stored in {sw.db}",
+            f"continue with 'netassay sweep --db {sw.db} --resume'",
+        ) from exc
     _err("")
     typer.echo(f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})")
 

@@ -88,7 +88,7 @@ def test_ground_truth_rules():
     rules = T._sut_rules(TestbedConfig(sut_drop=0.005, sut_cap_pps=100_000))
     assert "numgen random mod 1000000 < 5000" in rules
     assert "table inet na_sut" in rules
-    assert "limit rate over 100000/second burst 100 packets" in rules
+    assert "limit rate over 100000/second burst 500 packets" in rules
     assert 'hook egress device "sut1"' in rules
     bridge = T._sut_rules(TestbedConfig(sut="bridge", sut_drop=0.01))
     assert "table bridge na_sut" in bridge and "< 10000" in bridge

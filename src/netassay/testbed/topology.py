@@ -266,7 +266,7 @@ def _sut_rules(cfg: TestbedConfig) -> str | None:
 """)
     if cfg.sut_cap_pps:
         cap = round(cfg.sut_cap_pps)
-        burst = max(16, cap // 1000)
+        burst = max(64, cap // 200)  # 5 ms of traffic: pacing jitter is not loss
         parts.append(f"""table netdev na_cap {{
   counter na_cap {{ }}
   chain na_out {{ type filter hook egress device "{N.SUT_OUT}" priority 0; policy accept;
@@ -358,17 +358,34 @@ def teardown(name: str) -> list[str]:
 
 
 def cleanup(only: set[str] | None = None) -> list[str]:
-    """Remove every ``na-*`` testbed namespace (or only those of the named testbeds)."""
+    """Remove every ``na-*`` namespace (or only those of the named testbeds) and the
+    state left behind; testbeds whose lock is held by a running sweep are skipped."""
     removed = []
+    busy: set[str] = set()
     for ns in list_netns():
+        if not ns.startswith(N.PREFIX):
+            continue
         tb = N.name_of(ns)
-        if tb is None or (only is not None and tb not in only):
+        if only is not None and tb not in only:
+            continue
+        if tb is not None and tb not in busy and _busy(tb):
+            busy.add(tb)
+        if tb in busy:
+            log.warning("testbed %s is in use; left alone", tb)
             continue
         run(["ip", "netns", "del", ns], check=False)
         removed.append(ns)
     for tb in S.known_testbeds():
-        if only is None or tb in only:
+        if (only is None or tb in only) and tb not in busy:
             S.remove_state(tb)
     if not S.known_testbeds():
         S.restore_global_sysctls()
     return removed
+
+
+def _busy(name: str) -> bool:
+    try:
+        S.Lock(name).acquire().release()
+    except TestbedError:
+        return True
+    return False

@@ -1,0 +1,127 @@
+"""The embedded testbed on a real kernel: build, forward, count, lock, tear down.
+
+Needs root and netassay-gen (skipped with the reason otherwise; CI runs them).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from netassay.campaign.trial import measure
+from netassay.config import TestbedConfig
+from netassay.testbed import Testbed
+from netassay.testbed import state as S
+
+pytestmark = pytest.mark.system
+
+
+def test_no_false_loss_three_million_packets(tb_name):
+    """3 trials of 1,000,000 packets at a low load: sent == received, loss exactly 0."""
+    with Testbed(tb_name, TestbedConfig()) as tb:
+        for k in range(3):
+            rec = measure(tb, 0, k, 100_000, 10.0)
+            assert rec.sent == 1_000_000
+            assert rec.received == rec.sent, rec.loss_location
+            lost = {loc: n for loc, n in rec.loss_location.items() if n}
+            assert lost == {}
+            flows = rec.counters["sink_flows"]
+            assert sum(flows.values()) == rec.received  # counted by flow, test packets only
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        TestbedConfig(sut="router", ip_version=6, size_bytes=84),
+        TestbedConfig(sut="bridge", ip_version=4),
+        TestbedConfig(sut="bridge", ip_version=6, size_bytes=128, flows=4),
+        TestbedConfig(sut="router", pinning="pin-2cpu", flows=16, size_bytes=256),
+    ],
+    ids=["router-v6", "bridge-v4", "bridge-v6-4flows", "router-pin2-16flows"],
+)
+def test_topologies_forward_test_traffic(tb_name, cfg):
+    with Testbed(tb_name, cfg) as tb:
+        rec = measure(tb, 0, 0, 20_000, 1.0)
+    assert rec.sent == 20_000
+    assert rec.received == rec.sent, rec.loss_location
+    assert len(rec.counters["sink_flows"]) == cfg.flows
+    if abs(rec.achieved_rate_pps / 20_000 - 1) > 1e-3:  # a busy machine: flagged, not hidden
+        assert any(w.startswith(("generator limit", "rate overshoot")) for w in rec.warnings)
+
+
+def test_up_show_down_restores_sysctl(tb_name, cli, netns_of, backlog):
+    original = backlog()
+    res = cli("testbed", "up", "--name", tb_name, "--pinning", "pin-2cpu", "--backlog", "4321")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == tb_name
+    assert len(netns_of(tb_name)) == 3
+    assert backlog() == "4321"
+    show = cli("testbed", "show", "--name", tb_name)
+    assert show.returncode == 0, show.stderr
+    assert f"na-{tb_name}-sut" in show.stdout and "pin-2cpu" in show.stdout
+    assert "SUT receive CPU 1" in show.stdout
+    again = cli("testbed", "up", "--name", tb_name)
+    assert again.returncode == 5 and "already exists" in again.stderr
+    assert len(netns_of(tb_name)) == 3  # a refused second 'up' leaves the first alone
+    down = cli("testbed", "down", "--name", tb_name)
+    assert down.returncode == 0, down.stderr
+    assert netns_of(tb_name) == []
+    assert backlog() == original
+
+
+def test_lock_refuses_a_second_run(tb_name, cli):
+    assert cli("testbed", "up", "--name", tb_name).returncode == 0
+    with S.Lock(tb_name):
+        res = cli(
+            "sweep", "--name", tb_name, "--rates", "10k", "--runs", "1",
+            "--duration", "0.2s", "--db", os.devnull + ".db", "--no-peak-check",
+        )  # fmt: skip
+    assert res.returncode == 5
+    assert "busy" in res.stderr and f"pid {os.getpid()}" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def _start_sweep(tb_name, db, *extra):
+    argv = [
+        sys.executable, "-m", "netassay", "sweep", "--name", tb_name, "--rates", "20k",
+        "--runs", "3", "--duration", "5s", "--db", str(db), "--no-peak-check", *extra,
+    ]  # fmt: skip
+    return subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def _wait_for_trial(proc, tb_name, netns_of):
+    deadline = time.monotonic() + 30
+    while len(netns_of(tb_name)) < 3:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(1.5)  # well inside the first 5 s trial
+    assert proc.poll() is None
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_interrupt_during_a_trial_tears_down(tb_name, tmp_path, netns_of, backlog, how):
+    original = backlog()
+    proc = _start_sweep(tb_name, tmp_path / "lab.db", "--backlog", "2345")
+    try:
+        _wait_for_trial(proc, tb_name, netns_of)
+        assert backlog() == "2345"
+        if how == "ctrl-c":  # the terminal signals the whole foreground process group
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert netns_of(tb_name) == []
+    assert S.read_state(tb_name) is None
+    assert backlog() == original
