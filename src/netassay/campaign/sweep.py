@@ -18,7 +18,7 @@ from netassay.campaign import environment
 from netassay.campaign.plan import Plan, eta_s, fmt_duration
 from netassay.campaign.trial import SOURCE, measure
 from netassay.config import TestbedConfig
-from netassay.errors import GeneratorError, StoreError, UsageError
+from netassay.errors import GeneratorError, UsageError
 from netassay.proc import run as run_proc
 from netassay.store.db import Experiment, Store
 from netassay.testbed import state as S
@@ -166,19 +166,23 @@ def _new_experiment(store: Store, sw: Sweep, env: dict[str, Any]) -> int:
     return exp_id
 
 
-def run(sw: Sweep) -> Sweep:
+def run(sw: Sweep) -> None:
     """Run (or resume) the sweep; every trial is stored as soon as it ends."""
     T.validate(sw.testbed)
     require_root("a sweep")
-    with open_testbed(sw) as tb, Store(sw.db) as store:
+    with open_testbed(sw) as tb:
         peak = check_peak(tb, sw.plan) if sw.check_peak and sw.experiment_id is None else None
-        if sw.experiment_id is None:
-            env = environment.capture(tb)
-            if peak is not None:
-                env["generator_peak_pps"] = peak
-            sw.experiment_id = _new_experiment(store, sw, env)
-        _loop(sw, tb, store)
-    return sw
+        with Store(sw.db) as store:
+            _start(sw, tb, store, peak)
+
+
+def _start(sw: Sweep, tb: Testbed, store: Store, peak: float | None) -> None:
+    if sw.experiment_id is None:
+        env = environment.capture(tb)
+        if peak is not None:
+            env["generator_peak_pps"] = peak
+        sw.experiment_id = _new_experiment(store, sw, env)
+    _loop(sw, tb, store)
 
 
 def _loop(sw: Sweep, tb: Testbed, store: Store) -> None:
@@ -191,10 +195,7 @@ def _loop(sw: Sweep, tb: Testbed, store: Store) -> None:
         if n and sw.plan.settle_s:
             time.sleep(sw.plan.settle_s)
         rec = measure(tb, i, k, rate, sw.plan.duration_s)
-        try:
-            store.add_trial(sw.experiment_id, rec)
-        except StoreError:
-            raise
+        store.add_trial(sw.experiment_id, rec)  # committed now: a crash loses only the next
         sw.stored += 1
         if sw.progress:
             elapsed = time.monotonic() - t0
