@@ -58,6 +58,10 @@ RECEIVE OPTIONS
   --expect N           packets the sender planned, so that loss at the tail counts
   --flows N            flows the sender used (to report silent flows as lost)
   --ring-mb N          receive ring size in MiB (default 64)
+  --schedule-rate R    also time every UDP frame (from any sender) against an
+                       ideal schedule at R packets/s and report the arrival rate
+                       and lateness percentiles (key 'schedule'), to compare the
+                       pacing of different generators at the receiver
   --cpu N              pin the receiver to CPU N
 
 OUTPUT
@@ -116,6 +120,7 @@ pub struct Recv {
     pub expect: Option<u64>,
     pub flows: Option<u64>,
     pub ring_mb: u32,
+    pub schedule_rate: Option<f64>,
     pub json: bool,
     pub cpu: Option<usize>,
 }
@@ -192,6 +197,7 @@ const VALUED: &[&str] = &[
     "--idle-timeout",
     "--expect",
     "--ring-mb",
+    "--schedule-rate",
     "--cpu",
 ];
 const SWITCHES: &[&str] = &[
@@ -249,7 +255,15 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
     let dev = need("--dev")?.to_string();
     let cpu = get("--cpu").map(|v| num::<usize>("--cpu", v)).transpose()?;
     if has("--receive") {
-        for k in ["--dst-mac", "--src", "--dst", "--rate", "--count", "--size"] {
+        for k in [
+            "--dst-mac",
+            "--src",
+            "--dst",
+            "--rate",
+            "--count",
+            "--size",
+            "--batch",
+        ] {
             if get(k).is_some() {
                 return Err(format!("{k} is a send option: drop it with --receive"));
             }
@@ -269,6 +283,11 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
             expect: get("--expect").map(|v| num("--expect", v)).transpose()?,
             flows: get("--flows").map(|v| num("--flows", v)).transpose()?,
             ring_mb,
+            schedule_rate: match get("--schedule-rate").map(parse_rate).transpose()? {
+                Some(Rate::Pps(r)) => Some(r),
+                Some(Rate::Max) => return Err("--schedule-rate needs a number".into()),
+                None => None,
+            },
             json: has("--json"),
             cpu,
         }));

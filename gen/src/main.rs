@@ -141,7 +141,7 @@ fn send(s: &Send) -> i32 {
     pin(s.cpu);
     // One technique so far; 'auto' picks it (see --help for what was measured).
     debug_assert!(s.technique == "auto" || s.technique == "sendmmsg");
-    let mut txr = match tx::Mmsg::open(ifindex, &tpl, batch) {
+    let mut txr = match tx::Mmsg::open(ifindex, &tpl, s.burst) {
         Ok(t) => t,
         Err(e) => die(
             EXIT_SYSTEM,
@@ -158,6 +158,7 @@ fn send(s: &Send) -> i32 {
         duration_ns,
         flows: s.flows,
         batch,
+        burst: s.burst,
     };
     let out = match tx::run(&mut txr, &tpl, &cfg) {
         Ok(o) => o,
@@ -272,6 +273,7 @@ fn receive(r: &Recv) -> i32 {
     let block_size: u32 = 1 << 20;
     let cfg = rx::RxCfg {
         ifindex,
+        schedule_rate: r.schedule_rate,
         duration_ns: r.duration_ns,
         idle_ns: r.idle_ns,
         block_size,
@@ -290,7 +292,12 @@ fn receive(r: &Recv) -> i32 {
     };
     eprintln!("netassay-gen: receiving on {}", r.dev);
     let out = rx::run(&cfg, fd, map);
+    let sched = match (r.schedule_rate, &out.counts.arrivals) {
+        (Some(rate), Some(a)) => rx::schedule_stats(a, rate),
+        _ => J::Null,
+    };
     let extra = vec![
+        ("schedule", sched),
         ("technique", J::S("af_packet_tpacket_v3".into())),
         ("ring_drops", J::U(out.ring_drops)),
         ("stopped_by_signal", J::B(out.stopped_by_signal)),

@@ -85,6 +85,49 @@ pub struct Counts {
     pub latency_negative: u64,
     pub first_ns: u64,
     pub last_ns: u64,
+    /// Arrival times of every UDP frame (any sender), kept with --schedule-rate.
+    pub arrivals: Option<Vec<u64>>,
+}
+
+/// Most arrivals kept for the schedule analysis (8 bytes each).
+const MAX_ARRIVALS: usize = 100_000_000;
+
+/// True for an untagged IPv4 or IPv6 UDP frame.
+#[inline]
+fn is_udp(f: &[u8]) -> bool {
+    f.len() > 24
+        && match u16::from_be_bytes([f[12], f[13]]) {
+            0x0800 => f[23] == 17,
+            0x86dd => f[20] == 17,
+            _ => false,
+        }
+}
+
+/// Lateness of arrivals against an ideal schedule at `rate` anchored so that the
+/// earliest packet is on time: l_k = a_k - k/rate - min_j(a_j - j/rate).
+pub fn schedule_stats(arr: &[u64], rate: f64) -> J {
+    if arr.len() < 2 {
+        return J::Null;
+    }
+    let off: Vec<i128> = arr
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| a as i128 - pace::offset_ns(k as u64, rate) as i128)
+        .collect();
+    let min = *off.iter().min().unwrap();
+    let mut h = Hist::new();
+    for o in &off {
+        h.add((o - min) as u64);
+    }
+    let span = arr[arr.len() - 1].saturating_sub(arr[0]) as f64 / 1e9;
+    J::obj(vec![
+        ("frames", J::U(arr.len() as u64)),
+        ("requested_pps", J::F(rate)),
+        ("rate_pps", J::F((arr.len() - 1) as f64 / span)),
+        ("lateness_p50_ns", J::U(h.quantile(0.5))),
+        ("lateness_p99_ns", J::U(h.quantile(0.99))),
+        ("lateness_max_ns", J::U(h.max)),
+    ])
 }
 
 impl Counts {
@@ -176,6 +219,7 @@ impl Counts {
 
 pub struct RxCfg {
     pub ifindex: u32,
+    pub schedule_rate: Option<f64>,
     pub duration_ns: Option<u64>,
     pub idle_ns: Option<u64>,
     pub block_size: u32,
@@ -259,6 +303,11 @@ unsafe fn walk_block(b: *const u8, rt_off: i64, c: &mut Counts) -> u32 {
                 }
                 None => c.other += 1,
             }
+            if let Some(a) = c.arrivals.as_mut() {
+                if a.len() < MAX_ARRIVALS && is_udp(frame) {
+                    a.push((sec * 1_000_000_000 + nsec - rt_off).max(0) as u64);
+                }
+            }
         }
         p = p.add(rd32(p, 0) as usize);
     }
@@ -328,6 +377,9 @@ pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
 
 pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
     let mut c = Counts::new();
+    if cfg.schedule_rate.is_some() {
+        c.arrivals = Some(Vec::with_capacity(1 << 20));
+    }
     // CLOCK_REALTIME (ring timestamps) minus CLOCK_MONOTONIC (sender's stamps).
     let rt_off = {
         let a = pace::now();
@@ -414,6 +466,16 @@ mod tests {
         assert_eq!(f.unique, 7);
         assert_eq!(f.lost(None), 1); // 6 is missing from 0..=7
         assert_eq!(f.lost(Some(10)), 3); // and the tail 8, 9
+    }
+
+    #[test]
+    fn schedule_lateness_against_requested_rate() {
+        // 1 Mpps schedule; packet 2 arrives 3 us late, the rest on time, all shifted.
+        let arr = [5_000u64, 6_000, 10_000, 8_000];
+        let j = schedule_stats(&arr, 1e6).to_string();
+        assert!(j.contains("\"lateness_max_ns\":3000"), "{j}");
+        assert!(j.contains("\"lateness_p50_ns\":0"), "{j}");
+        assert!(j.contains("\"rate_pps\":1000000.0"), "{j}");
     }
 
     #[test]

@@ -81,6 +81,8 @@ pub struct LoopCfg {
     pub duration_ns: u64,
     pub flows: u64,
     pub batch: usize,
+    /// Most packets per send call (slots available), also when catching up.
+    pub burst: usize,
 }
 
 #[derive(Default)]
@@ -131,13 +133,19 @@ pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> io::Result<LoopOut> 
             out.stopped_by_signal = true;
             break;
         }
-        let b = (cfg.batch as u64).min(planned - k) as usize;
+        let mut b = (cfg.batch as u64).min(planned - k) as usize;
         let ts = if cfg.rate.is_some() {
             let due = start + off(k + b as u64 - 1, rate_int, rate);
             let ts = pace::wait_until(due);
             if ts < due {
                 out.stopped_by_signal = true;
                 break;
+            }
+            // Behind schedule: send everything already due in this call (up to the
+            // burst limit), so that the per-call cost is shared and we catch up.
+            let limit = (cfg.burst as u64).min(planned - k);
+            while (b as u64) < limit && start + off(k + b as u64, rate_int, rate) <= ts {
+                b += 1;
             }
             ts
         } else {

@@ -1,0 +1,381 @@
+"""Benchmark netassay-gen against trafgen and iperf3, side by side, in one run.
+
+64-byte frames, one generator core (CPU 0). Writes bench/results/generator.json and
+prints it. Needs root; builds its own ``na-b<id>-*`` namespaces and deletes them even
+on failure.
+
+* peak: generator namespace --veth--> sink namespace; the sink only counts (nft
+  netdev ingress counter) and drops. Each tool runs best effort; the rate is the sink
+  counter's increase over a window in the steady state. 3 repetitions, medians.
+* accuracy: netassay-gen and trafgen asked for 10%, 50% and 90% of their own peak;
+  rate error counted at the sink for both, netassay-gen's own rate error and
+  lateness, and the lateness of arrivals at the sink against the requested schedule
+  (measured by ``netassay-gen --receive --schedule-rate``) for both.
+* router: netassay-gen through a router namespace (kernel forwarding, its receive
+  work on CPU 1 by RPS): the highest rate with zero loss (binary search).
+
+Run: ``sudo .venv/bin/python bench/generator.py [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from netassay.traffic import generator as gen  # noqa: E402
+
+OUT = ROOT / "bench" / "results" / "generator.json"
+GEN_CPU = "0"
+SRC4, DST4 = "198.18.0.1", "198.18.0.2"
+PAYLOAD = 22  # UDP payload of a 64-byte IPv4 frame without FCS
+
+
+def sh(*argv: str, netns: str | None = None, input_text: str | None = None) -> str:
+    full = ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
+    cp = subprocess.run(full, capture_output=True, text=True, input=input_text, timeout=60)
+    if cp.returncode != 0:
+        raise RuntimeError(f"{' '.join(full)} failed: {cp.stderr.strip()}")
+    return cp.stdout
+
+
+def link_mac(netns: str, dev: str) -> str:
+    return json.loads(sh("ip", "-j", "link", "show", dev, netns=netns))[0]["address"]
+
+
+SINK_NFT = """table netdev nabench {{
+ chain in {{
+  type filter hook ingress device {dev} priority 0;
+  udp length 30 counter drop comment "test"
+ }}
+}}
+"""
+
+
+def nft_count(netns: str) -> int:
+    data = json.loads(sh("nft", "-j", "list", "table", "netdev", "nabench", netns=netns))
+    for item in data["nftables"]:
+        rule = item.get("rule")
+        if rule and rule.get("comment") == "test":
+            for e in rule["expr"]:
+                if "counter" in e:
+                    return int(e["counter"]["packets"])
+    raise RuntimeError("sink counter not found")
+
+
+def add_veth(ns_a: str, a: str, ns_b: str, b: str) -> None:
+    sh("ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b)
+    sh("ip", "link", "set", a, "up", netns=ns_a)
+    sh("ip", "link", "set", b, "up", netns=ns_b)
+
+
+def make_ns(*names: str) -> None:
+    for ns in names:
+        sh("ip", "netns", "add", ns)
+        sh("ip", "link", "set", "lo", "up", netns=ns)
+
+
+def del_ns(names: list[str]) -> None:
+    for ns in names:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+
+
+def pinned(netns: str, argv: list[str]) -> list[str]:
+    return ["ip", "netns", "exec", netns, "taskset", "-c", GEN_CPU, *argv]
+
+
+def window_rate(sink: str, proc: subprocess.Popen[str], warm: float, span: float) -> float:
+    """Sink packets/s over [warm, warm + span] s after the tool started."""
+    time.sleep(warm)
+    t0, c0 = time.monotonic(), nft_count(sink)
+    time.sleep(span)
+    t1, c1 = time.monotonic(), nft_count(sink)
+    if proc.poll() is not None:
+        raise RuntimeError(f"{proc.args} ended early: {proc.communicate()[1][-300:]}")
+    return (c1 - c0) / (t1 - t0)
+
+
+def _signal_group(proc: subprocess.Popen[str], sig: int) -> None:
+    """Signal the tool and its children (trafgen forks workers); its own group only."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)
+
+
+def stop(proc: subprocess.Popen[str], timeout: float = 15.0) -> tuple[str, str]:
+    _signal_group(proc, signal.SIGINT)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        return proc.communicate()
+
+
+def popen(argv: list[str]) -> subprocess.Popen[str]:
+    """Start a tool in its own process group, so that stop() reaches all of it."""
+    return subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def run_tool(argv: list[str], timeout: float) -> tuple[str, str, float]:
+    """Run a tool to its end (or stop it after ``timeout``); returns out, err, wall s."""
+    t0 = time.monotonic()
+    p = popen(argv)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        out, err = stop(p)
+    return out, err, time.monotonic() - t0
+
+
+def trafgen_cfg(path: Path, dst_mac: str) -> None:
+    path.write_text(
+        f"{{ eth(da={dst_mac}), ipv4(saddr={SRC4}, daddr={DST4}, ttl=64), "
+        f"udp(sp=10000, dp=9), fill(0, {PAYLOAD}) }}\n"
+    )
+
+
+class Tools:
+    def __init__(self, tg: str, sk: str, sink_mac: str, cfg: Path, warm: float, span: float):
+        self.tg, self.sk, self.mac, self.cfg = tg, sk, sink_mac, cfg
+        self.warm, self.span = warm, span
+        self.total = warm + span + 1.0
+
+    def gen_argv(self, rate: str, duration: float, extra: list[str] | None = None) -> list[str]:
+        return pinned(
+            self.tg,
+            [gen.find_generator(), "--dev", "tg0", "--dst-mac", self.mac, "--src", SRC4]
+            + ["--dst", DST4, "--rate", rate, "--duration", f"{duration}s", "--json"]
+            + (extra or []),
+        )
+
+    def peak_netassay(self) -> float:
+        p = popen(self.gen_argv("max", self.total))
+        r = window_rate(self.sk, p, self.warm, self.span)
+        out, _err = stop(p)
+        json.loads(out)  # it printed its result
+        return r
+
+    def trafgen_argv(self, extra: list[str] | None = None) -> list[str]:
+        argv = ["trafgen", "-i", str(self.cfg), "-o", "tg0", "-P", "1", "-Q", "-C"]
+        return pinned(self.tg, argv + (extra or []))
+
+    def peak_trafgen(self) -> float:
+        p = popen(self.trafgen_argv())
+        r = window_rate(self.sk, p, self.warm, self.span)
+        stop(p)
+        return r
+
+    def peak_iperf3(self) -> float:
+        srv = popen(["ip", "netns", "exec", self.sk, "iperf3", "-s", "-1", "-B", DST4])
+        time.sleep(0.5)
+        try:
+            argv = ["iperf3", "-c", DST4, "-u", "-b", "0", "-l", str(PAYLOAD)]
+            p = popen(pinned(self.tg, [*argv, "-t", str(int(self.total + 1))]))
+            r = window_rate(self.sk, p, self.warm + 0.5, self.span)
+            stop(p)
+        finally:
+            stop(srv, 5)
+        return r
+
+
+def accuracy_point(t: Tools, tool: str, rate: float, duration: float) -> dict[str, Any]:
+    """One paced run; sink-counted rate and arrival lateness against the schedule."""
+    rcv = gen.start_receiver(t.sk, "sk0", extra=["--cpu", "1", "--schedule-rate", str(rate)])
+    c0 = nft_count(t.sk)
+    row: dict[str, Any] = {"tool": tool, "requested_pps": rate}
+    try:
+        if tool == "netassay-gen":
+            out, _, _ = run_tool(
+                t.gen_argv(str(int(rate)), duration, ["--best-effort"]), duration * 3 + 20
+            )
+            res = json.loads(out)
+            row.update(
+                sent=res["sent"],
+                own_rate_error=res["rate_error"],
+                own_lateness_p99_ns=res["lateness_p99_ns"],
+                own_lateness_max_ns=res["lateness_max_ns"],
+                ok=res["ok"],
+                technique=res["technique"],
+            )
+        else:
+            n = int(rate * duration)
+            _, _, wall = run_tool(
+                t.trafgen_argv(["-b", f"{int(rate)}pps", "-n", str(n)]), duration * 5 + 10
+            )
+            row.update(sent=n, wall_s=wall)
+        time.sleep(0.3)
+    finally:
+        got = rcv.stop()
+    row["sink_count"] = nft_count(t.sk) - c0
+    sched = got.get("schedule") or {}
+    row["sink_rate_pps"] = sched.get("rate_pps")
+    row["sink_rate_error"] = sched["rate_pps"] / rate - 1 if sched.get("rate_pps") else None
+    row["sink_lateness_p50_ns"] = sched.get("lateness_p50_ns")
+    row["sink_lateness_p99_ns"] = sched.get("lateness_p99_ns")
+    row["sink_lateness_max_ns"] = sched.get("lateness_max_ns")
+    return row
+
+
+def router_search(quick: bool, bid: str, peak: float) -> dict[str, Any]:
+    tg, rt, sk = f"na-b{bid}-rtg", f"na-b{bid}-rrt", f"na-b{bid}-rsk"
+    names = [tg, rt, sk]
+    try:
+        make_ns(*names)
+        add_veth(tg, "tg0", rt, "rt0")
+        add_veth(rt, "rt1", sk, "sk0")
+        sh("ip", "addr", "add", "198.18.0.1/24", "dev", "tg0", netns=tg)
+        sh("ip", "addr", "add", "198.18.0.254/24", "dev", "rt0", netns=rt)
+        sh("ip", "addr", "add", "198.19.0.254/24", "dev", "rt1", netns=rt)
+        sh("ip", "addr", "add", "198.19.0.2/24", "dev", "sk0", netns=sk)
+        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", netns=rt)
+        neigh = ["ip", "neigh", "replace", "198.19.0.2", "lladdr", link_mac(sk, "sk0")]
+        sh(*neigh, "dev", "rt1", "nud", "permanent", netns=rt)
+        sh("sh", "-c", "echo 2 > /sys/class/net/rt0/queues/rx-0/rps_cpus", netns=rt)
+        sh("nft", "-f", "-", netns=sk, input_text=SINK_NFT.format(dev="sk0"))
+        mac = link_mac(rt, "rt0")
+        duration = 1.0 if quick else 2.0
+        trials = []
+
+        def trial(rate: float) -> bool:
+            c0 = nft_count(sk)
+            argv = [gen.find_generator(), "--dev", "tg0", "--dst-mac", mac, "--src", SRC4]
+            argv += ["--dst", "198.19.0.2", "--rate", str(int(rate))]
+            argv += ["--duration", f"{duration}s", "--json", "--best-effort"]
+            out, _, _ = run_tool(pinned(tg, argv), 60)
+            res = json.loads(out)
+            last, cnt = -1, nft_count(sk)
+            while cnt != last:
+                time.sleep(0.1)
+                last, cnt = cnt, nft_count(sk)
+            lost = res["sent"] - (cnt - c0)
+            good = res["ok"] and lost == 0
+            trials.append(
+                {
+                    "rate_pps": rate,
+                    "sent": res["sent"],
+                    "received": cnt - c0,
+                    "lost": lost,
+                    "rate_error": res["rate_error"],
+                    "lateness_p99_ns": res["lateness_p99_ns"],
+                    "ok": res["ok"],
+                }
+            )
+            return good
+
+        lo, hi = 0.0, peak
+        if trial(hi):
+            lo = hi
+        else:
+            guess = 50_000.0
+            while guess < hi and trial(guess):
+                lo, guess = guess, guess * 2
+            hi = min(hi, guess)
+            while hi - lo > max(0.01 * lo, 5_000):
+                mid = round((lo + hi) / 2, -3)
+                if trial(mid):
+                    lo = mid
+                else:
+                    hi = mid
+        return {"zero_loss_rate_pps": lo, "first_loss_rate_pps": hi, "trials": trials}
+    finally:
+        del_ns(names)
+
+
+def environment() -> dict[str, Any]:
+    def version(argv: list[str]) -> str:
+        try:
+            cp = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+            return (cp.stdout + cp.stderr).strip().splitlines()[0]
+        except (OSError, IndexError):
+            return "unknown"
+
+    return {
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "cpu_model": next(
+            (
+                ln.split(":", 1)[1].strip()
+                for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")
+            ),
+            "unknown",
+        ),
+        "netassay_gen": version([gen.find_generator(), "--version"]),
+        "trafgen": version(["trafgen", "-v"]),
+        "iperf3": version(["iperf3", "--version"]),
+        "generator_cpu": int(GEN_CPU),
+        "frame_bytes": 64,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1 repetition, short windows")
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("bench/generator.py: needs root (network namespaces); run with sudo")
+        return 6
+    reps = 1 if args.quick else args.reps
+    warm, span = (0.5, 1.0) if args.quick else (1.0, 2.0)
+    bid = secrets.token_hex(2)
+    tg, sk = f"na-b{bid}-tg", f"na-b{bid}-sk"
+    result: dict[str, Any] = {"environment": environment(), "started_utc": time.time()}
+    cfg = Path(f"/tmp/na-b{bid}-trafgen.cfg")
+    try:
+        make_ns(tg, sk)
+        add_veth(tg, "tg0", sk, "sk0")
+        sh("ip", "addr", "add", f"{SRC4}/30", "dev", "tg0", netns=tg)
+        sh("ip", "addr", "add", f"{DST4}/30", "dev", "sk0", netns=sk)
+        sh("nft", "-f", "-", netns=sk, input_text=SINK_NFT.format(dev="sk0"))
+        sink_mac = link_mac(sk, "sk0")
+        sh("ip", "neigh", "replace", DST4, "lladdr", sink_mac, "dev", "tg0", netns=tg)
+        trafgen_cfg(cfg, sink_mac)
+        t = Tools(tg, sk, sink_mac, cfg, warm, span)
+        runs: dict[str, list[float]] = {"netassay-gen": [], "trafgen": [], "iperf3": []}
+        for _ in range(reps):  # interleaved, so that drift hits all tools alike
+            runs["netassay-gen"].append(t.peak_netassay())
+            runs["trafgen"].append(t.peak_trafgen())
+            runs["iperf3"].append(t.peak_iperf3())
+        peak = {k: statistics.median(v) for k, v in runs.items()}
+        result["peak"] = {
+            "runs_pps": runs,
+            "median_pps": peak,
+            "ratio_vs_trafgen": peak["netassay-gen"] / peak["trafgen"],
+            "ratio_vs_iperf3": peak["netassay-gen"] / peak["iperf3"],
+        }
+        duration = 1.0 if args.quick else 2.0
+        acc = []
+        for tool in ("netassay-gen", "trafgen"):
+            for frac in (0.1, 0.5, 0.9):
+                row = accuracy_point(t, tool, round(peak[tool] * frac, -2), duration)
+                row["fraction_of_peak"] = frac
+                acc.append(row)
+        result["accuracy"] = acc
+    finally:
+        del_ns([tg, sk])
+        cfg.unlink(missing_ok=True)
+    result["router"] = router_search(args.quick, bid, result["peak"]["median_pps"]["netassay-gen"])
+    result["finished_utc"] = time.time()
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
