@@ -95,7 +95,8 @@ def test_demo_rates_stay_below_the_peak():
     assert len(rates) == 10
     assert rates == sorted(rates)
     assert max(rates) <= 0.95 * 400_000
-    assert min(rates) == 38_000
+    assert min(rates) == 40_000
+    assert demo_rates(100_000, 11, 0.2, 0.7) == [float(r) for r in range(20_000, 75_000, 5_000)]
 
 
 def _trial(i, sent, loc):
