@@ -8,8 +8,9 @@ two short sweeps, each stored, assessed and reported:
    INCONCLUSIVE (with the load the generator could not keep flagged as a generator
    limit, never as router loss);
 2. the same router with a ground-truth capacity cap (an nft policer on its egress) at
-   40% of the generator's peak, loads from 20% to 70%: the sweep crosses that
-   saturation point, PDR@0.5% must land on the cap and the verdict must be GOOD.
+   30% of the generator's peak, loads from 15% to 45% (where the generator keeps its
+   rate): the sweep crosses that saturation point, PDR@0.5% must land on the cap and
+   the verdict should be GOOD.
 
 Then it tears everything down and prints the wall time and where the report is.
 """
@@ -63,12 +64,12 @@ def _run(db: Path) -> int:
         peak = SW.probe_peak(tb)
     print(f"generator peak through the router here: {fmt_rate(peak)}", flush=True)
     _sweep(db, plain, demo_rates(peak), "demo 1: kernel router")
-    cap = round(0.4 * peak, -3)
+    cap = round(0.3 * peak, -3)
     capped = TestbedConfig(sut="router", sut_cap_pps=cap)
     _sweep(
         db,
         capped,
-        demo_rates(peak, 11, 0.2, 0.7),
+        demo_rates(peak, 11, 0.15, 0.45),
         f"demo 2: kernel router capped at {fmt_rate(cap)} (ground truth)",
     )
     rc = _cli("assess", str(db))
