@@ -9,6 +9,14 @@ use std::io;
 /// stamps them and asks for `n` of them (from `from`) to be sent.
 pub trait Tx {
     fn name(&self) -> &'static str;
+    /// True when the technique writes flow, sequence and time itself.
+    fn stamps_itself(&self) -> bool {
+        false
+    }
+    /// After the first call: did the `n` frames really leave? (default: trust it)
+    fn delivered(&mut self, _n: usize) -> bool {
+        true
+    }
     fn slot(&mut self, i: usize) -> &mut [u8];
     /// Send slots from..from+n; returns how many the kernel accepted (>= 1) or an error.
     fn send(&mut self, from: usize, n: usize) -> io::Result<usize>;
@@ -110,7 +118,8 @@ fn off(k: u64, rate_int: u64, rate: f64) -> u64 {
     }
 }
 
-pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> io::Result<LoopOut> {
+/// Send on the schedule. On error, also says how many packets had been sent.
+pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> Result<LoopOut, (io::Error, u64)> {
     let mut out = LoopOut {
         lateness: Hist::new(),
         ..Default::default()
@@ -159,10 +168,12 @@ pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> io::Result<LoopOut> 
             }
             ts
         };
-        for i in 0..b {
-            let p = k + i as u64;
-            let flow = (p % flows) as u16;
-            t.stamp(tx.slot(i), flow, p / flows, ts);
+        if !tx.stamps_itself() {
+            for i in 0..b {
+                let p = k + i as u64;
+                let flow = (p % flows) as u16;
+                t.stamp(tx.slot(i), flow, p / flows, ts);
+            }
         }
         let mut done = 0usize;
         let mut stuck_since = 0u64;
@@ -175,7 +186,7 @@ pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> io::Result<LoopOut> 
                 Err(e) => {
                     let code = e.raw_os_error().unwrap_or(0);
                     if code != libc::ENOBUFS && code != libc::EAGAIN && code != libc::EINTR {
-                        return Err(e);
+                        return Err((e, k));
                     }
                     if code != libc::EINTR {
                         out.retries += 1;
@@ -184,9 +195,12 @@ pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> io::Result<LoopOut> 
                     if stuck_since == 0 {
                         stuck_since = n;
                     } else if n - stuck_since > STUCK_NS {
-                        return Err(io::Error::new(
-                            e.kind(),
-                            format!("the kernel refused every send for 2 s ({e})"),
+                        return Err((
+                            io::Error::new(
+                                e.kind(),
+                                format!("the kernel refused every send for 2 s ({e})"),
+                            ),
+                            k,
                         ));
                     }
                     if pace::stopped() {
@@ -196,6 +210,15 @@ pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> io::Result<LoopOut> 
             }
         }
         if k == 0 {
+            if !tx.delivered(done) {
+                return Err((
+                    io::Error::new(
+                        io::ErrorKind::NotConnected,
+                        "frames were accepted but did not leave the interface",
+                    ),
+                    0,
+                ));
+            }
             out.first_tx = ts;
             out.first_batch = done as u64;
         }
