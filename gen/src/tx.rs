@@ -131,7 +131,7 @@ pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> Result<LoopOut, (io:
         0
     };
     // Start a little in the future so that the first deadline is not already late.
-    let start = pace::now() + 200_000;
+    let mut start = pace::now() + 200_000;
     let end = start + cfg.duration_ns;
     out.start = start;
     let planned = cfg.planned;
@@ -149,6 +149,12 @@ pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> Result<LoopOut, (io:
             if ts < due {
                 out.stopped_by_signal = true;
                 break;
+            }
+            if k == 0 {
+                // The schedule starts with the first send call: a stall before it
+                // must not be "caught up" in a burst (nor bias the achieved rate).
+                start = ts - off(b as u64 - 1, rate_int, rate);
+                out.start = start;
             }
             // Behind schedule: send everything already due in this call (up to the
             // burst limit), so that the per-call cost is shared and we catch up.
