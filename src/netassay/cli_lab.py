@@ -144,6 +144,9 @@ def sweep(
     no_peak_check: Annotated[
         bool, typer.Option("--no-peak-check", help="Skip the generator peak probe.")
     ] = False,
+    retries: Annotated[
+        int, typer.Option("--retries", help="Repeat a trial the generator could not pace.")
+    ] = 2,
     name: NameOpt = "lab",
     sut: SutOpt = None,
     pinning: PinOpt = None,
@@ -184,6 +187,9 @@ def sweep(
             cfg.sweep.settle_s,
         )
         sw = SW.Sweep(plan, cfg.testbed, cfg.sweep.db, name, label, not no_peak_check)
+    if not 0 <= retries <= 10:
+        raise UsageError(f"bad --retries {retries}", "0..10 repeats", "e.g. 2")
+    sw.retries = retries
     from netassay.testbed import topology as T
 
     T.validate(sw.testbed)

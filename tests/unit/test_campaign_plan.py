@@ -15,6 +15,7 @@ from netassay.campaign.plan import (
     eta_s,
     fmt_duration,
     rate_warning,
+    stall_warning,
 )
 from netassay.errors import UsageError
 from netassay.report.loss_location import loss_shares, plot_loss_location
@@ -88,6 +89,19 @@ def test_rate_warning_threshold_is_one_per_mille():
     assert w.startswith("generator limit") and "not SUT loss" in w
     assert rate_warning(100_000, 100_200).startswith("rate overshoot")
     assert "unknown" in rate_warning(100_000, None)
+
+
+def test_stall_warning_and_generator_trouble():
+    from netassay.campaign.trial import generator_trouble
+    from netassay.store.db import TrialRecord
+
+    assert stall_warning(None) is None
+    assert stall_warning(9_999_999) is None
+    w = stall_warning(612_368_384)
+    assert w.startswith("generator stall") and "612.4 ms" in w
+    rec = TrialRecord(0, 0, 1e5, 1.0, 10, 9, "t", warnings=[w, "counters still moving"])
+    assert generator_trouble(rec) == [w]
+    assert generator_trouble(TrialRecord(0, 0, 1e5, 1.0, 10, 9, "t")) == []
 
 
 def test_demo_rates_stay_below_the_peak():

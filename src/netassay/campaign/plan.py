@@ -10,6 +10,7 @@ from netassay.units import fmt_rate
 
 TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
 RATE_TOLERANCE = 0.001  # design.md: achieved load off by more than 0.1% is flagged
+STALL_NS = 10_000_000  # a send call 10 ms late: the catch-up burst is not the offered load
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,16 @@ def describe(plan: Plan, done: set[tuple[int, int]] | None = None) -> str:
         f"estimated time: {fmt_duration(estimate_s(plan, len(left)))}",
     ]
     return "\n".join(lines)
+
+
+def stall_warning(lateness_max_ns: float | None) -> str | None:
+    """A warning when the generator stalled long enough to send a burst to catch up."""
+    if lateness_max_ns is not None and lateness_max_ns > STALL_NS:
+        return (
+            f"generator stall: a send was {lateness_max_ns / 1e6:.1f} ms late; the catch-up "
+            "burst is not the offered load"
+        )
+    return None
 
 
 def rate_warning(offered_pps: float, achieved_pps: float | None) -> str | None:

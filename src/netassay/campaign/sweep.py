@@ -10,17 +10,17 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from netassay.campaign import environment
 from netassay.campaign.plan import Plan, eta_s, fmt_duration
-from netassay.campaign.trial import SOURCE, measure
+from netassay.campaign.trial import SOURCE, generator_trouble, measure
 from netassay.config import TestbedConfig
 from netassay.errors import GeneratorError, UsageError
 from netassay.proc import run as run_proc
-from netassay.store.db import Experiment, Store
+from netassay.store.db import Experiment, Store, TrialRecord
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
@@ -41,6 +41,7 @@ class Sweep:
     name: str = "lab"
     label: str = ""
     check_peak: bool = True
+    retries: int = 2  # repeat a trial the generator could not pace, at most this often
     progress: Callable[[str], None] | None = None
     experiment_id: int | None = None
     stored: int = 0
@@ -185,6 +186,24 @@ def _start(sw: Sweep, tb: Testbed, store: Store, peak: float | None) -> None:
     _loop(sw, tb, store)
 
 
+def _measure_with_retries(sw: Sweep, tb: Testbed, i: int, k: int, rate: float) -> TrialRecord:
+    """One trial; repeated (at most ``sw.retries`` times) when the generator could not
+    pace it. The stored record names every discarded attempt and why."""
+    discarded: list[str] = []
+    for attempt in range(sw.retries + 1):
+        if attempt:
+            time.sleep(sw.plan.settle_s)
+        rec = measure(tb, i, k, rate, sw.plan.duration_s)
+        trouble = generator_trouble(rec)
+        if not trouble or attempt == sw.retries:
+            break
+        lost = rec.sent - rec.received
+        discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(trouble)}")
+    if discarded:
+        rec = replace(rec, warnings=[*rec.warnings, *discarded])
+    return rec
+
+
 def _loop(sw: Sweep, tb: Testbed, store: Store) -> None:
     assert sw.experiment_id is not None
     done = store.done_trials(sw.experiment_id)
@@ -194,7 +213,7 @@ def _loop(sw: Sweep, tb: Testbed, store: Store) -> None:
     for n, (i, k, rate) in enumerate(todo):
         if n and sw.plan.settle_s:
             time.sleep(sw.plan.settle_s)
-        rec = measure(tb, i, k, rate, sw.plan.duration_s)
+        rec = _measure_with_retries(sw, tb, i, k, rate)
         store.add_trial(sw.experiment_id, rec)  # committed now: a crash loses only the next
         sw.stored += 1
         if sw.progress:

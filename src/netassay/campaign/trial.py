@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from netassay.campaign.plan import rate_warning
+from netassay.campaign.plan import rate_warning, stall_warning
 from netassay.counters.loss import flat_deltas, flatten, locate_loss, wrap_bits
 from netassay.counters.snapshot import snapshot, wait_quiet
 from netassay.errors import GeneratorError
@@ -111,9 +111,9 @@ def _warnings(
     res: Any,
 ) -> list[str]:
     out = []
-    w = rate_warning(rate_pps, achieved)
-    if w:
-        out.append(w)
+    for w in (rate_warning(rate_pps, achieved), stall_warning(gen_field(res, "lateness_max_ns"))):
+        if w:
+            out.append(w)
     if not settled:
         out.append("counters still moving 5 s after the generator stopped")
     if received > sent:
@@ -147,3 +147,11 @@ def _gen_dict(res: Any) -> dict[str, Any]:
         "ok",
     )
     return {k: gen_field(res, k) for k in keys}
+
+
+def generator_trouble(rec: TrialRecord) -> list[str]:
+    """The warnings that say the generator, not the SUT, shaped this trial."""
+    return [w for w in rec.warnings if w.startswith(GENERATOR_WARNINGS)]
+
+
+GENERATOR_WARNINGS = ("generator limit", "rate overshoot", "generator stall")
