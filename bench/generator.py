@@ -11,6 +11,8 @@ on failure.
   rate error counted at the sink for both, netassay-gen's own rate error and
   lateness, and the lateness of arrivals at the sink against the requested schedule
   (measured by ``netassay-gen --receive --schedule-rate``) for both.
+* receiver: netassay-gen at its peak with ``--receive`` counting on the sink (other
+  CPU): does the receive mode count every packet the sink counted (no ring drops)?
 * router: netassay-gen through a router namespace (kernel forwarding, its receive
   work on CPU 1 by RPS): the highest rate with zero loss (binary search).
 
@@ -191,6 +193,29 @@ class Tools:
         finally:
             stop(srv, 5)
         return r
+
+
+def receiver_at_peak(t: Tools, duration: float) -> dict[str, Any]:
+    """Can the receive mode (on the other CPU) count everything at the generator's peak?"""
+    rcv = gen.start_receiver(t.sk, "sk0", extra=["--cpu", OTHER_CPU])
+    c0 = nft_count(t.sk)
+    try:
+        out, _, _ = run_tool(t.gen_argv("max", duration, ["--burst", "256"]), duration + 20)
+        res = json.loads(out)
+        time.sleep(0.3)
+    finally:
+        got = rcv.stop()
+    sink = nft_count(t.sk) - c0
+    return {
+        "generator_sent": res["sent"],
+        "generator_rate_pps": res["achieved_rate_pps"],
+        "sink_count": sink,
+        "receiver_received": got["received"],
+        "receiver_lost": got["lost"],
+        "receiver_ring_drops": got["ring_drops"],
+        "receiver_counts_all": got["received"] == sink and got["ring_drops"] == 0,
+        "latency_ns": got["latency_ns"],
+    }
 
 
 def accuracy_point(t: Tools, tool: str, rate: float, duration: float) -> dict[str, Any]:
@@ -413,6 +438,7 @@ def main() -> int:
                 row["fraction_of_peak"] = frac
                 acc.append(row)
         result["accuracy"] = acc
+        result["receiver_at_peak"] = receiver_at_peak(t, duration)
     finally:
         del_ns([tg, sk])
         cfg.unlink(missing_ok=True)

@@ -33,7 +33,8 @@ SEND OPTIONS
   --duration DUR       sending time: 10, 10s, 500ms, 250us (default unit s)
   --count N            packets to send instead of --duration (planned = N)
   --size BYTES         Ethernet frame size WITHOUT the 4-byte FCS, like trafgen:
-                       64..1518 for IPv4, 84..1518 for IPv6 (default 64)
+                       64..1518 for IPv4, 84..1518 for IPv6 (default 64); frames
+                       above 1514 need an interface MTU above 1500
   --flows N            number of flows, by UDP source port (default 1, max 65536)
   --src-port P         first UDP source port (default 10000)
   --dst-port P         UDP destination port (default 9, discard)

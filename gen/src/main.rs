@@ -180,10 +180,23 @@ fn send(s: &Send) -> i32 {
     };
     let out = match tx::run(&mut txr, &tpl, &cfg) {
         Ok(o) => o,
-        Err((e, n)) => die(
-            EXIT_SYSTEM,
-            &format!("sending on '{}' failed after {n} packets: {e}", s.dev),
-        ),
+        Err((e, n)) => {
+            let hint = if e.raw_os_error() == Some(libc::EMSGSIZE) {
+                format!(
+                    "; a {}-byte frame needs an MTU of at least {} on '{}': raise it \
+                     (ip link set DEV mtu N) or lower --size",
+                    s.size,
+                    s.size - packet::ETH_LEN,
+                    s.dev
+                )
+            } else {
+                String::new()
+            };
+            die(
+                EXIT_SYSTEM,
+                &format!("sending on '{}' failed after {n} packets: {e}{hint}", s.dev),
+            )
+        }
     };
     let technique = tx::Tx::name(&txr);
     report_send(s, technique, &fallback, rate, planned, batch, &out)
