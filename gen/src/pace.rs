@@ -85,7 +85,7 @@ pub fn wait_until(t: u64) -> u64 {
 /// whole number (the common case), f64 otherwise.
 #[inline(always)]
 pub fn offset_ns(k: u64, rate: f64) -> u64 {
-    if rate.fract() == 0.0 && rate >= 1.0 && rate < 1e15 {
+    if rate.fract() == 0.0 && (1.0..1e15).contains(&rate) {
         let r = rate as u128;
         ((k as u128 * 1_000_000_000u128 + r / 2) / r) as u64
     } else {
