@@ -180,6 +180,7 @@ def sweep(
         if settle is not None:
             s_over["settle_s"] = 0.0 if settle.strip() in ("0", "0s") else parse_duration(settle)
         cfg = _config(o, {k: v for k, v in s_over.items() if v is not None})
+        cfg = _adopt_running_testbed(cfg, name, o)
         plan = P.Plan(
             tuple(parse_rates(cfg.sweep.rates)),
             cfg.sweep.runs,
@@ -212,6 +213,19 @@ def sweep(
         ) from exc
     _err("")
     typer.echo(f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})")
+
+
+def _adopt_running_testbed(cfg: Any, name: str, flags: dict[str, Any]) -> Any:
+    """No testbed flags and a testbed of that name is up: sweep it with its own knobs."""
+    from dataclasses import replace
+
+    from netassay.testbed import state as S
+    from netassay.testbed.bed import config_from_state
+
+    st = S.read_state(name)
+    if flags or st is None:
+        return cfg
+    return replace(cfg, testbed=config_from_state(st))
 
 
 def _done(sw: Any) -> set[tuple[int, int]]:
