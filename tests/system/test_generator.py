@@ -196,7 +196,8 @@ def test_nft_drops_in_the_router_are_reported_as_lost(bed: Bed) -> None:
     assert got["reordered"] == 0 and got["duplicated"] == 0
 
 
-def test_sigint_stops_cleanly_and_reports_what_was_sent(bed: Bed) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_stops_cleanly_and_reports_what_was_sent(bed: Bed, sig: int) -> None:
     argv = gen.build_args("tg0", bed.rt0_mac, V4["src"], V4["dst"], 50_000, 30.0)
     with gen.start_receiver(bed.sk, "sk0") as rcv:
         p = subprocess.Popen(
@@ -206,7 +207,7 @@ def test_sigint_stops_cleanly_and_reports_what_was_sent(bed: Bed) -> None:
             text=True,
         )
         time.sleep(1.0)
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
         out, _ = p.communicate(timeout=10)
         _settle(bed)
         got = rcv.stop()
