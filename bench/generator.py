@@ -165,8 +165,9 @@ class Tools:
             + (extra or []),
         )
 
-    def peak_netassay(self) -> float:
-        p = popen(self.gen_argv("max", self.total, ["--burst", "256"]))
+    def peak_netassay(self, technique: str = "auto") -> float:
+        extra = ["--burst", "256", "--technique", technique]
+        p = popen(self.gen_argv("max", self.total, extra))
         r = window_rate(self.sk, p, self.warm, self.span)
         out, _err = stop(p)
         json.loads(out)  # it printed its result
@@ -419,10 +420,27 @@ def main() -> int:
         trafgen_cfg(cfg, sink_mac)
         t = Tools(tg, sk, sink_mac, cfg, warm, span)
         runs: dict[str, list[float]] = {"netassay-gen": [], "trafgen": [], "iperf3": []}
+        tech: dict[str, list[float]] = {"sendmmsg": [], "txring": []}
         for _ in range(reps):  # interleaved, so that drift hits all tools alike
             runs["netassay-gen"].append(t.peak_netassay())
             runs["trafgen"].append(t.peak_trafgen())
             runs["iperf3"].append(t.peak_iperf3())
+            tech["txring"].append(t.peak_netassay("txring"))
+        tech["sendmmsg"] = runs["netassay-gen"]  # what auto ran
+        # XDP live frames need NAPI on the sink's veth: turn GRO on for this run only.
+        sh("ethtool", "-K", "sk0", "gro", "on", netns=sk)
+        try:
+            xdp = [t.peak_netassay("xdp")]
+        finally:
+            sh("ethtool", "-K", "sk0", "gro", "off", netns=sk)
+        result["techniques"] = {
+            "median_pps": {
+                "af_packet_sendmmsg": statistics.median(tech["sendmmsg"]),
+                "af_packet_tx_ring": statistics.median(tech["txring"]),
+                "xdp_live_frames_sink_gro_on": xdp[0],
+            },
+            "runs_pps": {**tech, "xdp": xdp},
+        }
         peak = {k: statistics.median(v) for k, v in runs.items()}
         result["peak"] = {
             "runs_pps": runs,

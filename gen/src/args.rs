@@ -41,9 +41,10 @@ SEND OPTIONS
   --burst N            most packets per send call, also when catching up after
                        falling behind (default 64, max 1024)
   --batch N            packets per send call (default: sized to the rate, <= burst)
-  --technique T        auto | sendmmsg | xdp (default auto). sendmmsg: AF_PACKET
-                       raw socket, sendmmsg batches, PACKET_QDISC_BYPASS (auto uses
-                       it: fastest measured on veth). xdp: XDP live frames through
+  --technique T        auto | sendmmsg | txring | xdp (default auto). sendmmsg:
+                       AF_PACKET raw socket, sendmmsg batches, PACKET_QDISC_BYPASS
+                       (auto uses it: fastest measured on veth). txring: AF_PACKET
+                       TPACKET_V2 TX_RING, QDISC_BYPASS. xdp: XDP live frames through
                        BPF_PROG_RUN (needs kernel >= 5.18 and, on veth, GRO or an
                        XDP program on the peer); it falls back to sendmmsg when
                        frames do not leave. The result names the one that ran
@@ -349,9 +350,9 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
         return Err("--src-port + --flows - 1 exceeds 65535: lower one of them".into());
     }
     let technique = get("--technique").unwrap_or("auto").to_string();
-    if !["auto", "sendmmsg", "xdp"].contains(&technique.as_str()) {
+    if !["auto", "sendmmsg", "txring", "xdp"].contains(&technique.as_str()) {
         return Err(format!(
-            "--technique '{technique}' is unknown: use auto, xdp or sendmmsg"
+            "--technique '{technique}' is unknown: use auto, sendmmsg, txring or xdp"
         ));
     }
     Ok(Cmd::Send(Box::new(Send {

@@ -168,7 +168,12 @@ fn send(s: &Send) -> i32 {
             Err((e, _)) => fallback = format!("xdp_live_frames unavailable: {e}"),
         }
     }
-    let mut txr = match tx::Mmsg::open(ifindex, &tpl, s.burst) {
+    let opened: std::io::Result<Box<dyn tx::Tx>> = if s.technique == "txring" {
+        tx::TxRing::open(ifindex, &tpl).map(|t| Box::new(t) as Box<dyn tx::Tx>)
+    } else {
+        tx::Mmsg::open(ifindex, &tpl, s.burst).map(|t| Box::new(t) as Box<dyn tx::Tx>)
+    };
+    let mut txr = match opened {
         Ok(t) => t,
         Err(e) => die(
             EXIT_SYSTEM,
@@ -178,7 +183,7 @@ fn send(s: &Send) -> i32 {
             ),
         ),
     };
-    let out = match tx::run(&mut txr, &tpl, &cfg) {
+    let out = match tx::run(txr.as_mut(), &tpl, &cfg) {
         Ok(o) => o,
         Err((e, n)) => {
             let hint = if e.raw_os_error() == Some(libc::EMSGSIZE) {
@@ -198,7 +203,7 @@ fn send(s: &Send) -> i32 {
             )
         }
     };
-    let technique = tx::Tx::name(&txr);
+    let technique = txr.name();
     report_send(s, technique, &fallback, rate, planned, batch, &out)
 }
 

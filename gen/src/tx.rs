@@ -82,6 +82,167 @@ impl Tx for Mmsg {
     }
 }
 
+const PACKET_VERSION: i32 = 10;
+const PACKET_TX_RING: i32 = 13;
+const TPACKET_V2: i32 = 1;
+const TP_STATUS_AVAILABLE: u32 = 0;
+const TP_STATUS_SEND_REQUEST: u32 = 1;
+const TP_STATUS_WRONG_FORMAT: u32 = 4;
+/// TPACKET_V2 TX frames carry data right after the 32-byte header.
+const TX_DATA_OFF: usize = 32;
+const TX_FRAME: usize = 2048;
+const TX_FRAMES: usize = 2048;
+
+/// AF_PACKET TPACKET_V2 TX_RING with PACKET_QDISC_BYPASS: frames are written into a
+/// shared ring (the template once, then only the stamped fields) and flushed with one
+/// send() per batch. A frame the kernel refused stays SEND_REQUEST and is retried.
+pub struct TxRing {
+    fd: i32,
+    map: *mut u8,
+    len: usize,
+    head: usize,
+    frame_len: u32,
+}
+
+impl TxRing {
+    pub fn open(ifindex: u32, t: &Template) -> io::Result<TxRing> {
+        let fd = sys::packet_socket(0)?;
+        let close = |e: io::Error| {
+            unsafe { libc::close(fd) };
+            e
+        };
+        sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VERSION, TPACKET_V2).map_err(close)?;
+        sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1).map_err(close)?;
+        let block = 1usize << 16;
+        let req: [u32; 4] = [
+            block as u32,
+            (TX_FRAMES * TX_FRAME / block) as u32,
+            TX_FRAME as u32,
+            TX_FRAMES as u32,
+        ];
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_PACKET,
+                PACKET_TX_RING,
+                req.as_ptr() as *const libc::c_void,
+                16,
+            )
+        };
+        if r < 0 {
+            return Err(close(io::Error::last_os_error()));
+        }
+        let len = TX_FRAMES * TX_FRAME;
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(close(io::Error::last_os_error()));
+        }
+        let map = map as *mut u8;
+        for i in 0..TX_FRAMES {
+            let f = unsafe { std::slice::from_raw_parts_mut(map.add(i * TX_FRAME), TX_FRAME) };
+            f[TX_DATA_OFF..TX_DATA_OFF + t.frame.len()].copy_from_slice(&t.frame);
+        }
+        sys::bind_packet(fd, ifindex, 0).map_err(close)?;
+        Ok(TxRing {
+            fd,
+            map,
+            len,
+            head: 0,
+            frame_len: t.frame.len() as u32,
+        })
+    }
+
+    #[inline(always)]
+    fn hdr(&self, i: usize) -> *mut u32 {
+        unsafe { self.map.add(((self.head + i) % TX_FRAMES) * TX_FRAME) as *mut u32 }
+    }
+
+    #[inline(always)]
+    fn status(&self, i: usize) -> u32 {
+        unsafe { std::ptr::read_volatile(self.hdr(i)) }
+    }
+}
+
+impl Drop for TxRing {
+    fn drop(&mut self) {
+        unsafe {
+            libc::munmap(self.map as *mut libc::c_void, self.len);
+            libc::close(self.fd);
+        }
+    }
+}
+
+impl Tx for TxRing {
+    fn name(&self) -> &'static str {
+        "af_packet_tx_ring"
+    }
+    fn slot(&mut self, i: usize) -> &mut [u8] {
+        // The kernel hands a frame back (AVAILABLE) when its skb is freed.
+        let t0 = pace::now();
+        while self.status(i) & !TP_STATUS_WRONG_FORMAT != TP_STATUS_AVAILABLE {
+            if pace::now() - t0 > 100_000 {
+                let mut pfd = libc::pollfd {
+                    fd: self.fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                unsafe { libc::poll(&mut pfd, 1, 1) };
+            }
+            if pace::stopped() {
+                break;
+            }
+        }
+        let p = self.hdr(i) as *mut u8;
+        unsafe { std::slice::from_raw_parts_mut(p.add(TX_DATA_OFF), self.frame_len as usize) }
+    }
+    fn send(&mut self, from: usize, n: usize) -> io::Result<usize> {
+        for i in from..from + n {
+            let h = self.hdr(i);
+            unsafe {
+                std::ptr::write_volatile(h.add(1), self.frame_len); // tp_len
+                std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+                std::ptr::write_volatile(h, TP_STATUS_SEND_REQUEST);
+            }
+        }
+        let r = unsafe {
+            libc::sendto(
+                self.fd,
+                std::ptr::null(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null(),
+                0,
+            )
+        };
+        let err = io::Error::last_os_error();
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        let mut done = 0;
+        while done < n && self.status(from + done) != TP_STATUS_SEND_REQUEST {
+            done += 1;
+        }
+        if done == 0 && r < 0 {
+            return Err(err);
+        }
+        if done == 0 {
+            return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+        }
+        if done == n {
+            // The whole batch (slots 0..from + n) is with the kernel: move on.
+            self.head = (self.head + from + n) % TX_FRAMES;
+        }
+        Ok(done)
+    }
+}
+
 pub struct LoopCfg {
     /// Packets per second; None sends as fast as possible for `duration_ns`.
     pub rate: Option<f64>,

@@ -245,3 +245,24 @@ def test_refuses_the_host_namespace() -> None:
     assert cp.returncode == 2
     assert "host's" in cp.stderr and "--allow-host-netns" in cp.stderr
     assert cp.stdout == ""
+
+
+@pytest.mark.parametrize("technique", ["sendmmsg", "txring", "xdp"])
+def test_every_technique_delivers_exactly_and_says_which_ran(bed: Bed, technique: str) -> None:
+    nft0 = bed.nft_count()
+    with gen.start_receiver(bed.sk, "sk0", expect=50_000, flows=2) as rcv:
+        res = bed.send(V4, 100_000, 0.5, flows=2, extra=["--technique", technique])
+        _settle(bed)
+        got = rcv.stop()
+    assert res.sent == 50_000 and res.ok, res.raw
+    assert got["received"] == 50_000 and got["lost"] == 0
+    assert bed.nft_count() - nft0 == 50_000
+    if technique == "xdp":
+        # the router's veth has neither GRO nor an XDP program: XDP frames cannot
+        # leave, so it must fall back and say why
+        assert res.technique == "af_packet_sendmmsg"
+        assert "xdp_live_frames unavailable" in res.raw["fallback_reason"]
+    else:
+        expected = {"sendmmsg": "af_packet_sendmmsg", "txring": "af_packet_tx_ring"}
+        assert res.technique == expected[technique]
+        assert res.raw["fallback_reason"] is None
