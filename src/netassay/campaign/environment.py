@@ -93,6 +93,7 @@ def capture(tb: Testbed) -> dict[str, Any]:
         "cmdline": _read("/proc/cmdline"),
         "isolcpus": _read("/sys/devices/system/cpu/isolated"),
         "irqbalance": irqbalance_running(),
+        "irq_default_affinity": _read("/proc/irq/default_smp_affinity"),
         "netdev_max_backlog": int(S.read_sysctl("net.core.netdev_max_backlog")),
         "netdev_budget": int(S.read_sysctl("net.core.netdev_budget")),
         "sysctls_touched": dict(tb.state.get("sysctls", {})),
