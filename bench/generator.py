@@ -343,6 +343,17 @@ def cpu_stalls(cpu: int, seconds: float = 0.5) -> float:
         os.sched_setaffinity(0, me)
 
 
+def pick_cpus(seconds: float = 0.3) -> dict[int, float]:
+    """Put the generator on the CPU that other work leaves most alone right now (this
+    machine is shared); the receiver and the router's receive work go to the other."""
+    global GEN_CPU, OTHER_CPU
+    n = min(os.cpu_count() or 1, 2)
+    stalls = {c: cpu_stalls(c, seconds) for c in range(n)}
+    GEN_CPU = str(min(stalls, key=lambda c: stalls[c]))
+    OTHER_CPU = str(1 - int(GEN_CPU)) if n > 1 else GEN_CPU
+    return stalls
+
+
 def environment() -> dict[str, Any]:
     def version(argv: list[str]) -> str:
         try:
@@ -398,10 +409,7 @@ def main() -> int:
     if os.geteuid() != 0:
         print("bench/generator.py: needs root (network namespaces); run with sudo")
         return 6
-    global GEN_CPU, OTHER_CPU
-    stalls = {c: cpu_stalls(c) for c in range(min(os.cpu_count() or 1, 2))}
-    GEN_CPU = str(min(stalls, key=lambda c: stalls[c]))
-    OTHER_CPU = str(1 - int(GEN_CPU)) if len(stalls) > 1 else GEN_CPU
+    stalls = pick_cpus(0.5)
     reps = 1 if args.quick else args.reps
     warm, span = (0.5, 1.0) if args.quick else (1.0, 2.0)
     bid = secrets.token_hex(2)
@@ -421,7 +429,9 @@ def main() -> int:
         t = Tools(tg, sk, sink_mac, cfg, warm, span)
         runs: dict[str, list[float]] = {"netassay-gen": [], "trafgen": [], "iperf3": []}
         tech: dict[str, list[float]] = {"sendmmsg": [], "txring": []}
+        rounds = []
         for _ in range(reps):  # interleaved, so that drift hits all tools alike
+            rounds.append({"stall_share": pick_cpus(), "generator_cpu": int(GEN_CPU)})
             runs["netassay-gen"].append(t.peak_netassay())
             runs["trafgen"].append(t.peak_trafgen())
             runs["iperf3"].append(t.peak_iperf3())
@@ -444,6 +454,7 @@ def main() -> int:
         peak = {k: statistics.median(v) for k, v in runs.items()}
         result["peak"] = {
             "runs_pps": runs,
+            "rounds": rounds,
             "median_pps": peak,
             "ratio_vs_trafgen": peak["netassay-gen"] / peak["trafgen"],
             "ratio_vs_iperf3": peak["netassay-gen"] / peak["iperf3"],
@@ -452,14 +463,18 @@ def main() -> int:
         acc = []
         for tool in ("netassay-gen", "trafgen"):
             for frac in (0.1, 0.5, 0.9):
+                share = pick_cpus()
                 row = accuracy_point(t, tool, round(peak[tool] * frac, -2), duration)
                 row["fraction_of_peak"] = frac
+                row["generator_cpu"], row["stall_share"] = int(GEN_CPU), share
                 acc.append(row)
         result["accuracy"] = acc
+        pick_cpus()
         result["receiver_at_peak"] = receiver_at_peak(t, duration)
     finally:
         del_ns([tg, sk])
         cfg.unlink(missing_ok=True)
+    result["router_stall_share"] = pick_cpus()
     result["router"] = router_search(args.quick, bid, result["peak"]["median_pps"]["netassay-gen"])
     result["finished_utc"] = time.time()
     result["environment"]["cpu_stall_share_after"] = {
