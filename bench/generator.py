@@ -483,6 +483,8 @@ def main() -> int:
     result["targets"] = targets(result)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2) + "\n")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(result["started_utc"]))
+    OUT.with_name(f"generator-{stamp}.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return 0
 
