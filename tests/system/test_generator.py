@@ -150,22 +150,26 @@ def _settle(b: Bed) -> None:
 
 @pytest.mark.parametrize(("fam", "size"), [(V4, 64), (V6, 84)], ids=["ipv4", "ipv6"])
 def test_million_packets_arrive_exactly(bed: Bed, fam: dict[str, str], size: int) -> None:
-    nft0, rx0 = bed.nft_count(), bed.rx_packets()
+    nft0 = bed.nft_count()
     with gen.start_receiver(bed.sk, "sk0", expect=1_000_000, flows=4) as rcv:
+        rx0 = bed.rx_packets()
         res = bed.send(fam, 100_000, 10.0, size_bytes=size, flows=4)
         _settle(bed)
+        rx = bed.rx_packets() - rx0
         got = rcv.stop()
-    nft, rx = bed.nft_count() - nft0, bed.rx_packets() - rx0
+    nft = bed.nft_count() - nft0
+    summary = {k: v for k, v in got.items() if k != "flows"}
     assert res.ok, res.raw
     assert res.planned == res.sent == 1_000_000
     assert abs(res.rate_error) <= 0.001
-    assert got["received"] == res.sent, got
-    assert got["lost"] == 0 and got["duplicated"] == 0 and got["reordered"] == 0
-    assert got["ring_drops"] == 0
+    assert got["received"] == res.sent, summary
+    assert got["lost"] == 0 and got["duplicated"] == 0 and got["reordered"] == 0, summary
+    assert got["ring_drops"] == 0, summary
     assert [f["received"] for f in got["flows"]] == [250_000] * 4
-    assert nft == res.sent
-    # the interface also saw the receiver's foreign frames (e.g. IPv6 ND/MLD)
-    assert rx - got["other_frames"] == res.sent, (rx, got["other_frames"])
+    assert nft == res.sent  # test packets counted at the sink's ingress
+    # The interface counter also counts foreign frames (IPv6 ND/MLD, ...); the
+    # receiver saw every frame while rx was read, so they are among its other frames.
+    assert 0 <= rx - res.sent <= got["other_frames"], (rx, summary)
     assert got["latency_ns"]["p50"] > 0
 
 
