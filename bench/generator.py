@@ -228,7 +228,8 @@ def accuracy_point(t: Tools, tool: str, rate: float, duration: float) -> dict[st
     try:
         if tool == "netassay-gen":
             out, _, _ = run_tool(
-                t.gen_argv(str(int(rate)), duration, ["--best-effort"]), duration * 3 + 20
+                t.gen_argv(str(int(rate)), duration, ["--best-effort", "--burst", "256"]),
+                duration * 3 + 20,
             )
             res = json.loads(out)
             row.update(

@@ -19,7 +19,7 @@ const EXIT_RATE: i32 = 3;
 /// Largest tolerated |achieved/requested - 1|.
 const RATE_TOLERANCE: f64 = 0.001;
 /// Schedule covered by one send call when the batch is sized to the rate.
-const BATCH_WINDOW_NS: u64 = 4_000;
+const BATCH_WINDOW_NS: u64 = 8_000;
 
 fn die(code: i32, msg: &str) -> ! {
     eprintln!("netassay-gen: {msg}");
