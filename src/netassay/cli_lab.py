@@ -180,13 +180,13 @@ def sweep(
         if settle is not None:
             s_over["settle_s"] = 0.0 if settle.strip() in ("0", "0s") else parse_duration(settle)
         cfg = _config(o, {k: v for k, v in s_over.items() if v is not None})
-        cfg = _adopt_running_testbed(cfg, name, o)
         plan = P.Plan(
             tuple(parse_rates(cfg.sweep.rates)),
             cfg.sweep.runs,
             cfg.sweep.duration_s,
             cfg.sweep.settle_s,
         )
+        cfg = _adopt_running_testbed(cfg, name, o)
         sw = SW.Sweep(plan, cfg.testbed, cfg.sweep.db, name, label, not no_peak_check)
     if not 0 <= retries <= 10:
         raise UsageError(f"bad --retries {retries}", "0..10 repeats", "e.g. 2")

@@ -118,24 +118,22 @@ def test_state_roundtrip_and_lock(tmp_path, monkeypatch):
     assert S.known_testbeds() == []
 
 
-def test_lock_is_held_across_processes(tmp_path):
+def test_lock_is_held_across_processes(tmp_path, monkeypatch):
     """A lock held by another process refuses; it is freed when that process dies."""
-    env = {**os.environ, "NETASSAY_RUN_DIR": str(tmp_path)}
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
     code = (
         "import sys, time; from netassay.testbed.state import Lock; Lock('lab').acquire();"
         "print('locked', flush=True); time.sleep(30)"
     )
-    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "locked"
-        os.environ["NETASSAY_RUN_DIR"] = str(tmp_path)
         with pytest.raises(TestbedError, match=f"pid {p.pid}"):
             S.Lock("lab").acquire()
         p.kill()
         p.wait()
         S.Lock("lab").acquire().release()
     finally:
-        os.environ.pop("NETASSAY_RUN_DIR", None)
         p.kill()
         p.wait()
 

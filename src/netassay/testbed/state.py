@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from netassay.errors import TestbedError
+from netassay.errors import PrivilegeError, TestbedError
 from netassay.testbed.names import validate_name
 
 
@@ -44,6 +44,10 @@ def read_state(name: str) -> dict[str, Any] | None:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return None
+    except PermissionError as exc:
+        raise PrivilegeError(
+            f"reading testbed state {path} needs root", "permission denied", "run it with sudo"
+        ) from exc
     except (OSError, ValueError) as exc:
         raise TestbedError(
             f"cannot read testbed state {path}",
