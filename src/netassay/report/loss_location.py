@@ -3,6 +3,8 @@
 Each bar is one offered load; its segments are the mean share of the sent packets lost
 at each location over the load's trials (from the counter deltas stored with each
 trial). ``unsent`` (the generator's shortfall) is drawn hatched: it is not SUT loss.
+The axis is linear (the shares add up); each bar carries its total loss ratio as a
+number, so that losses too small to see as a bar are never hidden.
 """
 
 from __future__ import annotations
@@ -84,6 +86,18 @@ def plot_loss_location(trials: list[dict[str, Any]], rates_pps: list[float], pat
             linewidth=0.5,
         )
         bottom += pct
+    top = bottom.max(initial=0.0)
+    for xi, total in zip(x, bottom, strict=True):
+        if total > 0:  # small losses stay visible as numbers even when the bar is flat
+            ax.annotate(
+                f"{total / 100:.1e}",
+                (xi, total),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                fontsize=7,
+                rotation=90 if len(x) > 12 else 0,
+            )
     ax.set_xticks(x, [f"{r / scale:.4g}" for r in rates], rotation=45 if len(x) > 12 else 0)
     ax.set_xlabel(f"offered load ({unit})")
     ax.set_ylabel("packets lost (% of sent)")
@@ -91,7 +105,7 @@ def plot_loss_location(trials: list[dict[str, Any]], rates_pps: list[float], pat
     ax.grid(axis="y", alpha=0.3)
     if used:
         ax.legend(fontsize=8, loc="upper left", frameon=False)
-        ax.set_ylim(0, max(bottom.max() * 1.15, 1e-3))
+        ax.set_ylim(0, max(top * 1.2, 1e-3))
     else:
         ax.text(0.5, 0.5, "no loss at any load", transform=ax.transAxes, ha="center")
         ax.set_ylim(0, 1)
