@@ -114,6 +114,7 @@ def test_sigkill_then_resume_stores_every_trial_once(tb_name, tmp_path, cli, net
 
     res = cli("sweep", "--db", str(db), "--resume", "--name", tb_name)
     assert res.returncode == 0, res.stderr
+    assert netns_of(tb_name) == []  # the resumer adopted the orphaned testbed and removed it
     with Store(db) as st:
         exps = list(st.experiments())
         assert len(exps) == 1

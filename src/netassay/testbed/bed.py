@@ -38,6 +38,22 @@ def config_from_state(state: dict[str, Any]) -> TestbedConfig:
     return TestbedConfig(**{k: v for k, v in state["config"].items() if k in known})
 
 
+def orphaned(state: dict[str, Any]) -> bool:
+    """A testbed built for one sweep (not by 'testbed up') whose process is gone."""
+    if state.get("persistent", True):
+        return False
+    pid = int(state.get("pid", 0))
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 class _Sigterm:
     """Turn SIGTERM into an exception while the testbed is up, so teardown runs."""
 
@@ -69,6 +85,7 @@ class Testbed:
         self.cfg = cfg or TestbedConfig()
         self.keep = keep  # leave it up on a clean exit (``testbed up``)
         self.attached = False
+        self.owned = True  # torn down on exit (unless ``keep`` and no error)
         self.state: dict[str, Any] = {}
         self._lock = S.Lock(self.name)
         self._sigterm = _Sigterm()
@@ -86,6 +103,7 @@ class Testbed:
         tb = cls(name, config_from_state(st))
         tb.attached = True
         tb.state = st
+        tb.owned = orphaned(st)  # built by a sweep that died: the resumer removes it
         return tb
 
     # -- context manager ----------------------------------------------------------
@@ -96,12 +114,15 @@ class Testbed:
         building = False
         try:
             if self.attached:
+                self.owned = orphaned(self.state)  # decided under the lock
                 self._check_alive()
             else:
                 T.validate(self.cfg)
                 T.refuse_existing(self.name)
                 building = True
                 self.state = T.build(self.name, self.cfg)
+                self.state["persistent"] = self.keep
+                S.write_state(self.name, self.state)
         except BaseException:
             self._close(teardown=building)
             raise
@@ -109,7 +130,7 @@ class Testbed:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         failed = exc_type is not None
-        self._close(teardown=not self.attached and (failed or not self.keep))
+        self._close(teardown=self.owned and (failed or not self.keep))
 
     def _close(self, *, teardown: bool) -> None:
         try:
