@@ -85,7 +85,8 @@ EXIT CODES
   0  done, rate kept within 0.1% (or --best-effort, or receive mode)
   1  a system error (socket, interface, the kernel refused every send)
   2  bad arguments or a refused destination/namespace (one line on stderr)
-  3  the rate was not kept (achieved off by more than 0.1%); JSON still printed
+  3  the rate was not kept (achieved off by more than 0.1%, or stopped by a
+     signal before every planned packet went out); the JSON is still printed
   -h, --help  this text;  -V, --version  the version
 ";
 
