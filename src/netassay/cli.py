@@ -76,7 +76,7 @@ cli_lab.register(app)
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one line per user-facing error, a distinct exit code, no traceback."""
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)
     except NetassayError as exc:
         if _STATE["debug"]:
             raise
@@ -112,3 +112,9 @@ def main(argv: list[str] | None = None) -> None:
             err=True,
         )
         sys.exit(70)
+    # Without standalone mode, an interrupted command (Ctrl-C) and typer.Exit(n) come
+    # back as a return value: never let them exit 0.
+    if isinstance(rc, int) and rc != 0:
+        if rc == 130:
+            typer.echo("netassay: interrupted; what was stored is kept", err=True)
+        sys.exit(rc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 
@@ -66,14 +67,14 @@ def parse_rates(text: str) -> list[float]:
             raise UsageError(
                 f"bad rate list '{text}'", "STOP is below START", "swap them or fix the range"
             )
-        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        n = math.floor((stop - start) / step + 1e-9) + 1
         if n > 10_000:
             raise UsageError(f"bad rate list '{text}'", f"{n} loads", "use a larger STEP")
         return [start + i * step for i in range(n)]
     rates = [parse_rate(p) for p in text.split(",") if p.strip()]
     if not rates:
         raise UsageError("empty rate list", "no load was given", "write e.g. 100k,200k,300k")
-    if any(b <= a for a, b in zip(rates, rates[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(rates)):
         raise UsageError(
             f"bad rate list '{text}'", "loads must increase strictly", "sort them and drop repeats"
         )

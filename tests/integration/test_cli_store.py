@@ -138,3 +138,27 @@ def test_export_csv_and_jsonl(pastrami_dir, tmp_path, cli):
     lines = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
     assert len(lines) == 450 and json.loads(lines[-1])["load_index"] == 8
     assert cli("export", db, "--format", "xls").returncode == 2
+
+
+def test_ctrl_c_during_a_report_exits_130(pastrami_dir, tmp_path, cli):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    db = tmp_path / "r.db"
+    cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    out = tmp_path / "rep"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "netassay", "report", db, "--out", out],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not list(out.glob("figures/*.png")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err

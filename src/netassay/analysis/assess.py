@@ -30,6 +30,7 @@ class Assessment:
     duration_s: float | None
     flags: list[str] = field(default_factory=list)  # measurement-quality notes
     trial_warnings: int = 0
+    excluded_trials: int = 0
 
     @property
     def verdict(self) -> str:
@@ -83,6 +84,7 @@ class Assessment:
             "worst_delta_ucl95_below_pdr": self.worst_delta_below_pdr(),
             "warnings": list(s.warnings) + self.flags,
             "trial_warnings": self.trial_warnings,
+            "excluded_trials": self.excluded_trials,
             "loads": loads,
         }
 
@@ -104,8 +106,12 @@ def assess_trials(
     metadata: dict[str, Any] | None = None,
     duration_s: float | None = None,
     trial_warnings: int = 0,
+    excluded_trials: int = 0,
 ) -> Assessment:
-    """Assess trials given as columns grouped by load (sorted by load index)."""
+    """Assess trials given as columns grouped by load (sorted by load index).
+
+    The caller leaves out trials the generator shaped and says how many it left out.
+    """
     table = load_table(load_index, rate_pps, trial_plr(sent, received))
     return assess_table(
         table,
@@ -115,6 +121,7 @@ def assess_trials(
         metadata=metadata or {},
         duration_s=duration_s,
         trial_warnings=trial_warnings,
+        excluded_trials=excluded_trials,
     )
 
 
@@ -127,6 +134,7 @@ def assess_table(
     metadata: dict[str, Any] | None = None,
     duration_s: float | None = None,
     trial_warnings: int = 0,
+    excluded_trials: int = 0,
 ) -> Assessment:
     plr = table.plr
     tir_used = table.tir
@@ -143,8 +151,16 @@ def assess_table(
         mode=cfg.mode,
     )
     flags = quality_flags(table, sat, cfg)
-    if trial_warnings:
-        flags.append(f"{trial_warnings} trial(s) carry measurement warnings (see the store)")
+    if excluded_trials:
+        flags.append(
+            f"{excluded_trials} trial(s) left out of the statistics: the generator, not the "
+            "SUT, shaped them (generator limit, rate overshoot or stall; kept in the store)"
+        )
+    if trial_warnings > excluded_trials:
+        flags.append(
+            f"{trial_warnings - excluded_trials} trial(s) carry other measurement warnings "
+            "(see the store)"
+        )
     return Assessment(
         source=source,
         label=label,
@@ -159,6 +175,7 @@ def assess_table(
         duration_s=duration_s,
         flags=flags,
         trial_warnings=trial_warnings,
+        excluded_trials=excluded_trials,
     )
 
 

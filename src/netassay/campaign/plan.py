@@ -6,10 +6,10 @@ import math
 from dataclasses import dataclass
 
 from netassay.errors import UsageError
+from netassay.quality import rate_kind
 from netassay.units import fmt_rate
 
 TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
-RATE_TOLERANCE = 0.001  # design.md: achieved load off by more than 0.1% is flagged
 STALL_NS = 10_000_000  # a send call 10 ms late: the catch-up burst is not the offered load
 
 
@@ -100,8 +100,8 @@ def rate_warning(offered_pps: float, achieved_pps: float | None) -> str | None:
     if achieved_pps is None:
         return "achieved load unknown: the generator did not report it"
     err = achieved_pps / offered_pps - 1
-    if abs(err) > RATE_TOLERANCE:
-        kind = "generator limit" if err < 0 else "rate overshoot"
+    kind = rate_kind(offered_pps, achieved_pps)
+    if kind:
         return (
             f"{kind}: achieved {fmt_rate(achieved_pps)} of {fmt_rate(offered_pps)} offered "
             f"({err:+.2%}); loss at this load is not SUT loss"

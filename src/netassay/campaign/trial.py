@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from netassay import quality
 from netassay.campaign.plan import rate_warning, stall_warning
 from netassay.counters.loss import flat_deltas, flatten, locate_loss, wrap_bits
 from netassay.counters.snapshot import snapshot, wait_quiet
@@ -151,7 +152,4 @@ def _gen_dict(res: Any) -> dict[str, Any]:
 
 def generator_trouble(rec: TrialRecord) -> list[str]:
     """The warnings that say the generator, not the SUT, shaped this trial."""
-    return [w for w in rec.warnings if w.startswith(GENERATOR_WARNINGS)]
-
-
-GENERATOR_WARNINGS = ("generator limit", "rate overshoot", "generator stall")
+    return quality.generator_trouble(rec.warnings)

@@ -10,6 +10,7 @@ import numpy as np
 from netassay.analysis.assess import Assessment, assess_trials
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError, StoreError
+from netassay.quality import generator_trouble
 from netassay.store import Store
 from netassay.store.pastrami import ParsedExperiment, find_result_files, parse_file
 
@@ -27,7 +28,7 @@ def is_store(path: Path) -> bool:
 
 
 def assess_parsed(exp: ParsedExperiment, cfg: AnalysisConfig) -> Assessment:
-    trials = exp.trials
+    trials = [t for t in exp.trials if not generator_trouble(t.warnings)]
     return assess_trials(
         np.fromiter((t.load_index for t in trials), np.int64, len(trials)),
         np.fromiter((t.rate_pps for t in trials), np.float64, len(trials)),
@@ -38,7 +39,8 @@ def assess_parsed(exp: ParsedExperiment, cfg: AnalysisConfig) -> Assessment:
         label=exp.label,
         metadata=exp.metadata,
         duration_s=exp.config.get("duration_s"),
-        trial_warnings=sum(1 for t in trials if t.warnings),
+        trial_warnings=sum(1 for t in exp.trials if t.warnings),
+        excluded_trials=len(exp.trials) - len(trials),
     )
 
 
@@ -59,6 +61,7 @@ def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
             metadata={**exp.metadata, "experiment_id": exp.id},
             duration_s=exp.config.get("duration_s"),
             trial_warnings=cols.warning_trials,
+            excluded_trials=cols.excluded_trials,
         )
 
 

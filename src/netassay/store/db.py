@@ -15,6 +15,7 @@ import numpy as np
 
 from netassay import __version__
 from netassay.errors import StoreError
+from netassay.quality import SQL_GENERATOR_TROUBLE
 from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -74,6 +75,7 @@ class TrialArrays:
     sent: np.ndarray
     received: np.ndarray
     warning_trials: int  # how many trials carry measurement warnings
+    excluded_trials: int  # of which shaped by the generator: not in the arrays
 
 
 class Store:
@@ -307,14 +309,18 @@ class Store:
         """Columns of one experiment's trials, ordered by load index and repetition."""
         # Served from the covering index trials_curve (the wide rows are never read), one
         # row per load: sent and received of the load's trials as text, paired in scan order.
+        # Trials the generator shaped are left out (found through the partial index).
         rows = self.conn.execute(
             "SELECT load_index, rate_pps, count(*), group_concat(sent), group_concat(received)"
-            " FROM trials WHERE experiment_id = ? GROUP BY load_index ORDER BY load_index",
-            (experiment_id,),
+            " FROM trials WHERE experiment_id = ? AND id NOT IN (SELECT id FROM trials WHERE"
+            f" experiment_id = ? AND {SQL_GENERATOR_TROUBLE})"
+            " GROUP BY load_index ORDER BY load_index",
+            (experiment_id, experiment_id),
         ).fetchall()
+        warned, excluded = self.trial_warning_counts(experiment_id)
         if not rows:
             empty = np.empty(0)
-            return TrialArrays(empty.astype(np.int64), empty, empty, empty, 0)
+            return TrialArrays(empty.astype(np.int64), empty, empty, empty, warned, excluded)
         k = np.array([r[2] for r in rows], dtype=np.int64)
         sent = np.fromstring(",".join(r[3] for r in rows), dtype=np.float64, sep=",")
         received = np.fromstring(",".join(r[4] for r in rows), dtype=np.float64, sep=",")
@@ -329,13 +335,18 @@ class Store:
             np.repeat(np.array([r[1] for r in rows], dtype=np.float64), k),
             sent,
             received,
-            self.trial_warning_count(experiment_id),
+            warned,
+            excluded,
         )
 
-    def trial_warning_count(self, experiment_id: int) -> int:
-        q = "SELECT count(*) FROM trials WHERE experiment_id = ? AND warnings_json != '[]'"
-        # served from the partial index trials_warned
-        return int(self.conn.execute(q, (experiment_id,)).fetchone()[0])
+    def trial_warning_counts(self, experiment_id: int) -> tuple[int, int]:
+        """(trials with warnings, trials excluded as shaped by the generator)."""
+        q = (  # served from the partial index trials_warned
+            f"SELECT count(*), coalesce(sum({SQL_GENERATOR_TROUBLE}), 0) FROM trials"
+            " WHERE experiment_id = ? AND warnings_json != '[]'"
+        )
+        warned, excluded = self.conn.execute(q, (experiment_id,)).fetchone()
+        return int(warned), int(excluded)
 
     def trials(self, experiment_id: int) -> list[dict[str, Any]]:
         """Every stored field of one experiment's trials (for export and reports)."""

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import InputError
+from netassay.quality import rate_kind
 from netassay.store.db import Store, TrialRecord
 
 KIND = "pastrami-import"
 DEFAULT_DURATION_S = 10.0
 DEFAULT_RING = 512
-RATE_TOLERANCE = 0.001  # achieved load off by more than 0.1% is flagged
 
 # (metadata key, pattern over the file stem, converter). Matched parts are removed;
 # whatever is left is kept verbatim under "extra".
@@ -181,10 +181,11 @@ def _trials(
                 f"received exceeds sent by {rx - tx} (foreign frames on the link?): "
                 "negative loss kept as measured"
             )
-        if abs(tx - planned) > RATE_TOLERANCE * planned:
+        kind = rate_kind(planned, tx)
+        if kind:
             warnings.append(
-                f"achieved load off by {100 * (tx / planned - 1):+.3f}% (sent {tx}, "
-                f"planned {planned:.0f})"
+                f"{kind}: sent {tx} of {planned:.0f} planned ({tx / planned - 1:+.3%}); "
+                "loss at this load is not SUT loss"
             )
         delta = after - prev
         if delta < 0:
