@@ -1,15 +1,18 @@
 //! netassay-gen: a paced UDP packet generator and its receiver. See `--help`.
 
 mod args;
+mod bpf;
 mod json;
+mod netlink;
 mod pace;
 mod packet;
 mod rx;
+mod sink;
 mod sys;
 mod tx;
 mod xdp;
 
-use args::{Cmd, Rate, Recv, Send};
+use args::{Cmd, Rate, Recv, Send, SinkArgs};
 use json::J;
 use std::process::exit;
 
@@ -65,6 +68,7 @@ fn main() {
         Cmd::Version => println!("netassay-gen {}", env!("CARGO_PKG_VERSION")),
         Cmd::Send(s) => exit(send(&s)),
         Cmd::Recv(r) => exit(receive(&r)),
+        Cmd::Sink(k) => exit(xdp_sink(&k)),
     }
 }
 
@@ -149,15 +153,26 @@ fn send(s: &Send) -> i32 {
         batch,
         burst: s.burst,
     };
+    let (try_xdp, mut why) = choose(s, ifindex);
+    let drop0 = xdp::dev_stat(&s.dev, "tx_dropped").unwrap_or(0);
     let mut fallback = String::new();
-    if s.technique == "xdp" {
-        // XDP live frames only on request: measured slower than sendmmsg here
-        // (see xdp.rs); it falls back when it cannot deliver.
+    if try_xdp {
+        let mut xcfg = cfg.clone();
+        if rate.is_none() {
+            // No slots to fill: one call can carry many frames, and the per-call
+            // cost (~10 us: a page pool per run) is shared by all of them.
+            xcfg.batch = XDP_MAX_BATCH;
+        }
         let r = xdp::Xdp::open(&tpl, s.flows, ifindex, &s.dev)
             .map_err(|e| (e, 0))
-            .and_then(|mut x| tx::run(&mut x, &tpl, &cfg));
+            .and_then(|mut x| tx::run(&mut x, &tpl, &xcfg));
         match r {
-            Ok(out) => return report_send(s, "xdp_live_frames", "", rate, planned, batch, &out),
+            Ok(out) => {
+                let drops = egress_drops(&s.dev, drop0);
+                let b = xcfg.batch;
+                let t = "xdp_live_frames";
+                return report_send(s, t, &why, "", rate, planned, b, drops, &out);
+            }
             Err((e, sent)) if sent > 0 || pace::stopped() => die(
                 EXIT_SYSTEM,
                 &format!(
@@ -165,7 +180,10 @@ fn send(s: &Send) -> i32 {
                     s.dev
                 ),
             ),
-            Err((e, _)) => fallback = format!("xdp_live_frames unavailable: {e}"),
+            Err((e, _)) => {
+                fallback = format!("xdp_live_frames unavailable: {e}");
+                why = "XDP live frames failed, so AF_PACKET sendmmsg (fallback)".into();
+            }
         }
     }
     let opened: std::io::Result<Box<dyn tx::Tx>> = if s.technique == "txring" {
@@ -204,16 +222,71 @@ fn send(s: &Send) -> i32 {
         }
     };
     let technique = txr.name();
-    report_send(s, technique, &fallback, rate, planned, batch, &out)
+    let drops = egress_drops(&s.dev, drop0);
+    report_send(
+        s, technique, &why, &fallback, rate, planned, batch, drops, &out,
+    )
 }
 
+/// Frames are built per BPF_PROG_RUN call at `--rate max` (~2 ms of work here).
+const XDP_MAX_BATCH: usize = 16384;
+
+/// Whether to try XDP live frames, and why this technique.
+fn choose(s: &Send, ifindex: u32) -> (bool, String) {
+    match s.technique.as_str() {
+        "xdp" => (true, "requested (--technique xdp)".into()),
+        "sendmmsg" | "txring" => (false, format!("requested (--technique {})", s.technique)),
+        _ => match netlink::peer_has_xdp(ifindex) {
+            Ok(Some(true)) => (
+                true,
+                format!(
+                    "auto: the peer of '{}' runs an XDP program, so it takes XDP frames; \
+                     XDP live frames are the fastest technique measured on veth",
+                    s.dev
+                ),
+            ),
+            Ok(Some(false)) => (
+                false,
+                format!(
+                    "auto: the peer of '{}' has no XDP program, so it would drop XDP \
+                     frames; AF_PACKET sendmmsg (the fastest skb technique)",
+                    s.dev
+                ),
+            ),
+            Ok(None) => (
+                false,
+                format!(
+                    "auto: '{}' has no peer link (not a veth); AF_PACKET sendmmsg",
+                    s.dev
+                ),
+            ),
+            Err(e) => (
+                false,
+                format!(
+                    "auto: cannot query the peer of '{}' ({e}); AF_PACKET sendmmsg",
+                    s.dev
+                ),
+            ),
+        },
+    }
+}
+
+/// The interface's tx_dropped increase since `before` (veth counts XDP frames its
+/// peer could not take here, and skbs it could not queue).
+fn egress_drops(dev: &str, before: u64) -> u64 {
+    xdp::dev_stat(dev, "tx_dropped").map_or(0, |v| v.saturating_sub(before))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn report_send(
     s: &Send,
     technique: &str,
+    why: &str,
     fallback: &str,
     rate: Option<f64>,
     planned: u64,
     batch: usize,
+    egress_drops: u64,
     o: &tx::LoopOut,
 ) -> i32 {
     let achieved = pace::achieved_rate(o.sent, o.first_batch, o.first_tx, o.last_tx);
@@ -237,6 +310,7 @@ fn report_send(
     let j = J::obj(vec![
         ("mode", J::S("send".into())),
         ("technique", J::S(technique.into())),
+        ("technique_reason", J::S(why.into())),
         (
             "fallback_reason",
             if fallback.is_empty() {
@@ -258,6 +332,7 @@ fn report_send(
         ("lateness_p50_ns", late(0.5)),
         ("lateness_mean_ns", J::F(h.mean())),
         ("retries", J::U(o.retries)),
+        ("egress_drops", J::U(egress_drops)),
         ("stopped_by_signal", J::B(o.stopped_by_signal)),
         ("ok", J::B(ok)),
         ("best_effort", J::B(s.best_effort)),
@@ -313,6 +388,27 @@ fn report_send(
         rate_error * 100.0
     );
     EXIT_RATE
+}
+
+fn xdp_sink(k: &SinkArgs) -> i32 {
+    let ifindex = ifindex_or_die(&k.dev);
+    let s = sink::Sink::attach(ifindex, k.size).unwrap_or_else(|e| {
+        die(
+            EXIT_SYSTEM,
+            &format!(
+                "cannot attach the XDP sink to '{}': {e}; run as root, and detach any \
+                 XDP program already there (ip link set DEV xdp off)",
+                k.dev
+            ),
+        )
+    });
+    match sink::run(&s, &k.dev, k.size, k.duration_ns) {
+        Ok(()) => 0,
+        Err(e) => die(
+            EXIT_SYSTEM,
+            &format!("cannot read the XDP sink's counter on '{}': {e}", k.dev),
+        ),
+    }
 }
 
 fn receive(r: &Recv) -> i32 {

@@ -243,6 +243,7 @@ impl Tx for TxRing {
     }
 }
 
+#[derive(Clone)]
 pub struct LoopCfg {
     /// Packets per second; None sends as fast as possible for `duration_ns`.
     pub rate: Option<f64>,
