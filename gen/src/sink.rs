@@ -3,6 +3,8 @@
 //! arrive as XDP frames, and on the skb for frames that arrive as skbs). It counts
 //! IPv4/IPv6 UDP frames of exactly `size` bytes in a per-CPU array and drops them;
 //! everything else passes (so ARP, a tool's control connection and so on work).
+//! It also keeps, per CPU, the first and the last arrival time (bpf_ktime_get_ns),
+//! so that the arrival rate can be computed without a receiver.
 
 use crate::bpf::{self, Fd};
 use crate::json::J;
@@ -43,10 +45,15 @@ pub fn program(map_fd: i32, size: i32) -> Vec<bpf::Insn> {
     a.extend([mov_x(2, 10), add_k(2, -4), call(1)]); // map_lookup_elem
     a.jmp(0x15, 0, 0, 0, DONE);
     a.extend([
-        ins(0x79, 1, 0, 0, 0),
-        add_k(1, 1),
-        ins(0x7b, 0, 1, 0, 0), // per-CPU counter += 1
+        mov_x(6, 0),
+        ins(0x79, 7, 6, 0, 0),
+        add_k(7, 1),
+        ins(0x7b, 6, 7, 0, 0),  // per-CPU count += 1
+        call(5),                // r0 = bpf_ktime_get_ns()
+        ins(0x7b, 6, 0, 16, 0), // last arrival
     ]);
+    a.jmp(0x55, 7, 0, 1, DONE);
+    a.push(ins(0x7b, 6, 0, 8, 0)); // first arrival (this CPU's first frame)
     a.label(DONE);
     a.extend([mov_k(0, XDP_DROP), exit()]);
     a.label(PASS);
@@ -63,7 +70,7 @@ pub struct Sink {
 
 impl Sink {
     pub fn attach(ifindex: u32, size: usize) -> io::Result<Sink> {
-        let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 8, 1)?;
+        let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, 1)?;
         let prog = bpf::prog_load_xdp(&program(map.0, size as i32), "netassay_sink")?;
         let link = bpf::xdp_link(&prog, ifindex, 0)?;
         Ok(Sink {
@@ -74,28 +81,58 @@ impl Sink {
         })
     }
 
-    /// Frames counted so far (all CPUs).
-    pub fn count(&self) -> io::Result<u64> {
-        let mut v = vec![0u8; 8 * self.cpus];
+    /// Frames counted so far (all CPUs), the first and the last arrival time
+    /// (CLOCK_MONOTONIC ns; 0 before any).
+    pub fn read(&self) -> io::Result<Counts> {
+        let mut v = vec![0u8; 24 * self.cpus];
         bpf::map_lookup(&self.map, 0, &mut v)?;
-        Ok(v.chunks(8)
-            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
-            .sum())
+        let mut c = Counts::default();
+        for cpu in v.chunks(24) {
+            let w = |i: usize| u64::from_ne_bytes(cpu[i * 8..i * 8 + 8].try_into().unwrap());
+            if w(0) == 0 {
+                continue;
+            }
+            c.packets += w(0);
+            c.first_ns = if c.first_ns == 0 {
+                w(1)
+            } else {
+                c.first_ns.min(w(1))
+            };
+            c.last_ns = c.last_ns.max(w(2));
+        }
+        Ok(c)
     }
 }
 
-fn line(packets: u64, t: u64, extra: Vec<(&str, J)>) -> String {
-    let mut kv = vec![("packets", J::U(packets)), ("t_ns", J::U(t))];
-    kv.extend(extra);
-    J::obj(kv).to_string()
+#[derive(Default, Clone, Copy)]
+pub struct Counts {
+    pub packets: u64,
+    pub first_ns: u64,
+    pub last_ns: u64,
+}
+
+impl Counts {
+    fn json(&self, t: u64, extra: Vec<(&str, J)>) -> String {
+        let mut kv = vec![
+            ("packets", J::U(self.packets)),
+            ("t_ns", J::U(t)),
+            ("first_ns", J::U(self.first_ns)),
+            ("last_ns", J::U(self.last_ns)),
+        ];
+        kv.extend(extra);
+        J::obj(kv).to_string()
+    }
 }
 
 /// Attach, print a line now, one per SIGUSR1, and a final one on SIGINT/SIGTERM or
-/// after `duration_ns`; the program goes away with the process.
+/// after `duration_ns`; the program goes away with the process. Every line carries
+/// the totals since attach (packets, first and last arrival).
 pub fn run(s: &Sink, dev: &str, size: usize, duration_ns: Option<u64>) -> io::Result<()> {
     let t0 = crate::pace::now();
-    let c0 = s.count()?;
-    println!("{}", line(c0, t0, vec![("attached", J::S(dev.into()))]));
+    println!(
+        "{}",
+        s.read()?.json(t0, vec![("attached", J::S(dev.into()))])
+    );
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
@@ -118,7 +155,7 @@ pub fn run(s: &Sink, dev: &str, size: usize, duration_ns: Option<u64>) -> io::Re
             };
             let sig = libc::sigtimedwait(&set, std::ptr::null_mut(), &ts);
             if sig == libc::SIGUSR1 {
-                println!("{}", line(s.count()?, crate::pace::now(), vec![]));
+                println!("{}", s.read()?.json(crate::pace::now(), vec![]));
             } else if sig == libc::SIGINT || sig == libc::SIGTERM {
                 break;
             }
@@ -132,7 +169,7 @@ pub fn run(s: &Sink, dev: &str, size: usize, duration_ns: Option<u64>) -> io::Re
         ("duration_s", J::F((t1 - t0) as f64 / 1e9)),
         ("version", J::S(env!("CARGO_PKG_VERSION").into())),
     ];
-    println!("{}", line(s.count()? - c0, t1, extra));
+    println!("{}", s.read()?.json(t1, extra));
     Ok(())
 }
 
