@@ -87,36 +87,6 @@ def nft_count(netns: str) -> int:
     raise RuntimeError("sink counter not found")
 
 
-class XdpSink:
-    """``netassay-gen --xdp-sink`` in a namespace; each read() asks it (SIGUSR1) for the
-    totals since attach: packets, first_ns, last_ns."""
-
-    def __init__(self, netns: str, dev: str) -> None:
-        argv = ["ip", "netns", "exec", netns, gen.find_generator(), "--xdp-sink", "--dev", dev]
-        self.proc = popen(argv)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"XDP sink on {netns}/{dev} failed: {self.proc.communicate()[1]}")
-        self.first = json.loads(line)
-
-    def read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        os.kill(self.proc.pid, signal.SIGUSR1)
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"XDP sink ended: {self.proc.communicate()[1]}")
-        return dict(json.loads(line))
-
-    def count(self) -> int:
-        return int(self.read()["packets"])
-
-    def close(self) -> dict[str, Any]:
-        out, _ = stop(self.proc)
-        lines = out.strip().splitlines()
-        return dict(json.loads(lines[-1])) if lines else {}
-
-
 def add_veth(ns_a: str, a: str, ns_b: str, b: str) -> None:
     sh("ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b)
     sh("ip", "link", "set", a, "up", netns=ns_a)
@@ -265,7 +235,7 @@ def receiver_at_peak(t: Tools, duration: float) -> dict[str, Any]:
 
 def accuracy_point(t: Tools, tool: str, rate: float, duration: float) -> dict[str, Any]:
     """One paced run into a fresh XDP sink; the sink's count and arrival span."""
-    sink = XdpSink(t.sk, "sk0")
+    sink = gen.start_xdp_sink(t.sk, "sk0")
     row: dict[str, Any] = {"tool": tool, "requested_pps": rate}
     try:
         if tool == "netassay-gen":
@@ -291,8 +261,9 @@ def accuracy_point(t: Tools, tool: str, rate: float, duration: float) -> dict[st
             )
             row.update(sent=n, wall_s=wall)
         time.sleep(0.3)
+        got = sink.stop()
     finally:
-        got = sink.close()
+        sink.close()
     n, first, last = got.get("packets", 0), got.get("first_ns", 0), got.get("last_ns", 0)
     row["sink_count"] = n
     row["sink_rate_pps"] = (n - 1) / (last - first) * 1e9 if n > 1 and last > first else None
@@ -303,7 +274,7 @@ def accuracy_point(t: Tools, tool: str, rate: float, duration: float) -> dict[st
 def router_search(quick: bool, bid: str, peak: float) -> dict[str, Any]:
     tg, rt, sk = f"na-b{bid}-rtg", f"na-b{bid}-rrt", f"na-b{bid}-rsk"
     names = [tg, rt, sk]
-    sink: XdpSink | None = None
+    sink: gen.XdpSink | None = None
     try:
         make_ns(*names)
         add_veth(tg, "tg0", rt, "rt0")
@@ -317,7 +288,7 @@ def router_search(quick: bool, bid: str, peak: float) -> dict[str, Any]:
         sh(*neigh, "dev", "rt1", "nud", "permanent", netns=rt)
         mask = format(1 << int(OTHER_CPU), "x")
         sh("sh", "-c", f"echo {mask} > /sys/class/net/rt0/queues/rx-0/rps_cpus", netns=rt)
-        sink = XdpSink(sk, "sk0")
+        sink = gen.start_xdp_sink(sk, "sk0")
         mac = link_mac(rt, "rt0")
         duration = 1.0 if quick else 2.0
         trials = []
@@ -467,7 +438,7 @@ def main() -> int:
     result: dict[str, Any] = {"environment": environment(), "started_utc": time.time()}
     result["environment"]["cpu_stall_share_before"] = stalls
     cfg = Path(f"/tmp/na-b{bid}-trafgen.cfg")
-    sink: XdpSink | None = None
+    sink: gen.XdpSink | None = None
     try:
         make_ns(tg, sk)
         add_veth(tg, "tg0", sk, "sk0")
@@ -477,7 +448,7 @@ def main() -> int:
         sh("ip", "neigh", "replace", DST4, "lladdr", sink_mac, "dev", "tg0", netns=tg)
         trafgen_cfg(cfg, sink_mac)
         t = Tools(tg, sk, sink_mac, cfg, warm, span)
-        sink = XdpSink(sk, "sk0")
+        sink = gen.start_xdp_sink(sk, "sk0")
         t.count = sink.count
         runs: dict[str, list[float]] = {"netassay-gen": [], "trafgen": [], "iperf3": []}
         tech: dict[str, list[float]] = {"auto": [], "sendmmsg": [], "txring": []}
@@ -491,7 +462,7 @@ def main() -> int:
             tech["sendmmsg"].append(t.peak_netassay("sendmmsg"))
             tech["txring"].append(t.peak_netassay("txring"))
         tech["auto"] = runs["netassay-gen"]
-        sink.close()
+        sink.stop()
         sink = None
         peak = {k: statistics.median(v) for k, v in runs.items()}
         result["peak"] = {

@@ -7,6 +7,10 @@ Topology (built and torn down here, every name starts with ``na-``):
 The router forwards IPv4 and IPv6 with static neighbours; the sink counts test packets
 with an nft netdev ingress counter and drops them, and the receive mode counts them on
 sk0 (AF_PACKET sees frames before the ingress hook).
+
+The XDP tests use a direct pair ``na-x<id>-tg [tg0] --veth-- [sk0] na-x<id>-sk``
+with ``netassay-gen --xdp-sink`` on sk0 (the peer must run an XDP program to take XDP
+frames).
 """
 
 from __future__ import annotations
@@ -270,3 +274,89 @@ def test_every_technique_delivers_exactly_and_says_which_ran(bed: Bed, technique
         expected = {"sendmmsg": "af_packet_sendmmsg", "txring": "af_packet_tx_ring"}
         assert res.technique == expected[technique]
         assert res.raw["fallback_reason"] is None
+
+
+def test_auto_without_an_xdp_peer_sends_with_sendmmsg_and_says_why(bed: Bed) -> None:
+    res = bed.send(V4, 600_000, 0.2, best_effort=True)
+    assert res.technique == "af_packet_sendmmsg", res.raw
+    assert "no XDP program" in res.raw["technique_reason"]
+    assert res.raw["fallback_reason"] is None
+
+
+@dataclass
+class Pair:
+    """Generator namespace --veth-- sink namespace, no router."""
+
+    tg: str
+    sk: str
+    sk0_mac: str
+
+
+@pytest.fixture(scope="module")
+def pair() -> Iterator[Pair]:
+    pid = secrets.token_hex(2)
+    tg, sk = f"na-x{pid}-tg", f"na-x{pid}-sk"
+    try:
+        for ns in (tg, sk):
+            sh("ip", "netns", "add", ns)
+            sh("ip", "link", "set", "lo", "up", netns=ns)
+        link = ["ip", "link", "add", "tg0", "netns", tg, "type", "veth"]
+        sh(*link, "peer", "name", "sk0", "netns", sk)
+        sh("ip", "addr", "add", "198.18.0.2/24", "dev", "tg0", netns=tg)
+        sh("ip", "addr", "add", "198.18.0.3/24", "dev", "sk0", netns=sk)
+        sh("ip", "link", "set", "tg0", "up", netns=tg)
+        sh("ip", "link", "set", "sk0", "up", netns=sk)
+        yield Pair(tg, sk, mac(sk, "sk0"))
+    finally:
+        for ns in (tg, sk):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+
+
+def _pair_send(p: Pair, rate: float, duration: float, **kw) -> gen.GenResult:
+    return gen.run_generator(
+        p.tg, "tg0", p.sk0_mac, "198.18.0.2", "198.18.0.3", rate, duration, **kw
+    )
+
+
+def test_xdp_sink_counts_exactly_what_auto_sends_as_xdp_frames(pair: Pair) -> None:
+    with gen.start_xdp_sink(pair.sk, "sk0") as sink:
+        assert sink.first["packets"] == 0 and sink.first["attached"] == "sk0"
+        res = _pair_send(pair, 1_000_000, 0.5, best_effort=True, flows=2)
+        time.sleep(0.2)
+        mid = sink.read()
+        final = sink.stop()
+    assert res.technique == "xdp_live_frames", res.raw
+    assert "runs an XDP program" in res.raw["technique_reason"]
+    assert res.sent == 500_000
+    # every frame either reached the sink or was counted as an egress drop
+    assert final["packets"] == mid["packets"] == res.sent - res.raw["egress_drops"], final
+    assert res.raw["egress_drops"] <= res.sent * 0.001
+    span = (final["last_ns"] - final["first_ns"]) / 1e9
+    assert abs((final["packets"] - 1) / span / 1_000_000 - 1) < 0.02, (final, res.raw)
+    assert final["mode"] == "xdp_sink" and final["size_bytes"] == 64
+
+
+def test_xdp_live_frames_carry_unique_increasing_sequences(pair: Pair) -> None:
+    # A sink program that matches no 64-byte frame passes them all to the stack, so
+    # the peer takes XDP frames and the AF_PACKET receiver still sees each one.
+    with gen.start_xdp_sink(pair.sk, "sk0", size_bytes=1000) as sink:
+        with gen.start_receiver(pair.sk, "sk0", expect=20_000, flows=2) as rcv:
+            res = _pair_send(pair, 50_000, 0.4, flows=2, extra=["--technique", "xdp"])
+            time.sleep(0.3)
+            got = rcv.stop()
+        assert sink.stop()["packets"] == 0
+    summary = {k: v for k, v in got.items() if k != "flows"}
+    assert res.technique == "xdp_live_frames" and res.ok, res.raw
+    assert res.raw["technique_reason"] == "requested (--technique xdp)"
+    assert got["received"] == 20_000 and got["lost"] == 0, summary
+    assert got["duplicated"] == 0 and got["reordered"] == 0, summary
+    assert [f["received"] for f in got["flows"]] == [10_000] * 2
+    assert got["latency_ns"]["p50"] > 0
+
+
+def test_xdp_sink_refuses_a_second_program(pair: Pair) -> None:
+    with (
+        gen.start_xdp_sink(pair.sk, "sk0"),
+        pytest.raises(GeneratorError, match="did not attach"),
+    ):
+        gen.start_xdp_sink(pair.sk, "sk0")

@@ -90,7 +90,7 @@ def test_binary_help_documents_every_flag() -> None:
         "--dev", "--dst-mac", "--src-mac", "--src", "--dst", "--rate", "--duration", "--count",
         "--size", "--flows", "--src-port", "--dst-port", "--burst", "--batch", "--technique",
         "--best-effort", "--allow-any-dst", "--allow-host-netns", "--cpu", "--receive",
-        "--idle-timeout", "--expect", "--ring-mb", "--schedule-rate", "--json",
+        "--idle-timeout", "--expect", "--ring-mb", "--schedule-rate", "--json", "--xdp-sink",
     ):  # fmt: skip
         assert flag in cp.stdout, flag
     assert "WITHOUT the 4-byte FCS" in cp.stdout
@@ -108,6 +108,11 @@ def test_binary_help_documents_every_flag() -> None:
         (["--dev", "x", "--dst-mac", "02:00:00:00:00:01", "--src", "198.18.0.2", "--dst",
           "198.19.0.2", "--rate", "1k"], "--duration (or --count) is required"),
         (["--receive", "--dev", "x", "--rate", "1k"], "is a send option"),
+        (["--xdp-sink", "--dev", "x", "--rate", "1k"], "does not apply to --xdp-sink"),
+        (["--xdp-sink", "--dev", "x", "--size", "10"], "out of range for --xdp-sink"),
+        (["--dev", "x", "--dst-mac", "02:00:00:00:00:01", "--src", "198.18.0.2", "--dst",
+          "198.19.0.2", "--rate", "1k", "--duration", "1", "--technique", "afxdp"],
+         "use auto, sendmmsg, txring or xdp"),
     ],
 )  # fmt: skip
 def test_binary_bad_arguments_exit_2_with_one_line(args: list[str], needle: str) -> None:

@@ -325,3 +325,79 @@ def start_receiver(
         lines[-1] if lines else f"no output in {ready_timeout_s:g} s",
         "check that the interface exists in that namespace and that you are root",
     )
+
+
+class XdpSink:
+    """A running ``netassay-gen --xdp-sink``: an XDP program on ``dev`` that counts and
+    drops UDP frames of one size. ``read()`` returns the totals since it attached
+    (``packets``, ``first_ns``, ``last_ns``: CLOCK_MONOTONIC arrival times); ``stop()``
+    detaches it and returns the final totals."""
+
+    def __init__(self, proc: subprocess.Popen[str], argv: list[str], first: dict[str, Any]):
+        self.proc = proc
+        self.argv = argv
+        self.first = first
+        self._result: dict[str, Any] | None = None
+
+    def _line(self, what: str) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], 10.0)
+        line = self.proc.stdout.readline() if ready else ""
+        if not line:
+            raise GeneratorError(
+                f"{BINARY} --xdp-sink gave no {what}",
+                "it ended or hung",
+                "check the interface and the namespace",
+            )
+        return dict(json.loads(line))
+
+    def read(self) -> dict[str, Any]:
+        """Totals since attach (asks the sink with SIGUSR1)."""
+        self.proc.send_signal(signal.SIGUSR1)
+        return self._line("count")
+
+    def count(self) -> int:
+        return int(self.read()["packets"])
+
+    def stop(self) -> dict[str, Any]:
+        """Detach (SIGINT) and return the final totals."""
+        if self._result is None:
+            self.proc.send_signal(signal.SIGINT)
+            self._result = self._line("final count")
+            self.proc.communicate(timeout=10)
+        return self._result
+
+    def close(self) -> None:
+        """End the sink now if it still runs (the program detaches with it)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+    def __enter__(self) -> XdpSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start_xdp_sink(netns: str, dev: str, size_bytes: int = 64) -> XdpSink:
+    """Attach the count-and-drop XDP sink to ``dev`` in ``netns``; returns when attached."""
+    full = ["ip", "netns", "exec", netns, find_generator(), "--xdp-sink", "--dev", dev]
+    full += ["--size", str(size_bytes)]
+    log.info("start: %s", " ".join(full))
+    proc = subprocess.Popen(
+        full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+    )
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], 10.0)
+    line = proc.stdout.readline() if ready else ""
+    if line:
+        return XdpSink(proc, full, dict(json.loads(line)))
+    proc.kill()
+    _, err = proc.communicate()
+    lines = (err or "").strip().splitlines()
+    raise GeneratorError(
+        f"{BINARY} --xdp-sink did not attach in {netns}",
+        lines[-1] if lines else "no output in 10 s",
+        "check that the interface exists there, has no XDP program yet, and that you are root",
+    )
