@@ -14,8 +14,11 @@ on failure.
 * accuracy: netassay-gen and trafgen asked for 10%, 50% and 90% of their own peak;
   the XDP sink (fresh per point) counts and keeps the first and last arrival time,
   so the rate error at the sink is (count - 1) / (last - first) against the request
-  for both; netassay-gen's own rate error and lateness. The XDP sink drops before
-  any AF_PACKET tap, so there is no per-packet arrival lateness here.
+  for both; netassay-gen's own rate error and lateness, and beside them its pacing
+  floor: the same schedule on the same CPU with nothing sent (``--technique none``),
+  with the real run's batch and with one packet per call, i.e. the lateness this CPU
+  alone (other tenants, interrupts, the hypervisor) imposes on any pacer. The XDP sink
+  drops before any AF_PACKET tap, so there is no per-packet arrival lateness here.
 * receiver: netassay-gen at its peak with ``--receive`` counting on the sink (other
   CPU), nft sink (frames must reach the tap, so no XDP: auto sends with sendmmsg):
   does the receive mode count every packet the sink counted (no ring drops)?
@@ -253,7 +256,9 @@ def accuracy_point(t: Tools, tool: str, rate: float, duration: float) -> dict[st
                 egress_drops=res.get("egress_drops"),
                 ok=res["ok"],
                 technique=res["technique"],
+                batch=res.get("batch"),
             )
+            row.update(pacing_floor(t, rate, duration, res.get("batch") or 1))
         else:
             n = int(rate * duration)
             _, _, wall = run_tool(
@@ -268,6 +273,21 @@ def accuracy_point(t: Tools, tool: str, rate: float, duration: float) -> dict[st
     row["sink_count"] = n
     row["sink_rate_pps"] = (n - 1) / (last - first) * 1e9 if n > 1 and last > first else None
     row["sink_rate_error"] = row["sink_rate_pps"] / rate - 1 if row["sink_rate_pps"] else None
+    return row
+
+
+def pacing_floor(t: Tools, rate: float, duration: float, batch: int) -> dict[str, Any]:
+    """The same schedule on the same CPU with nothing sent (``--technique none``): the
+    lateness this CPU alone costs, with the real run's batch and with one packet a call.
+    """
+    row: dict[str, Any] = {}
+    for key, b in (("floor_same_batch", batch), ("floor_batch_1", 1)):
+        extra = ["--best-effort", "--burst", "1024", "--technique", "none", "--batch", str(b)]
+        out, _, _ = run_tool(t.gen_argv(str(int(rate)), duration, extra), duration * 3 + 20)
+        res = json.loads(out)
+        row[f"{key}_lateness_p50_ns"] = res["lateness_p50_ns"]
+        row[f"{key}_lateness_p99_ns"] = res["lateness_p99_ns"]
+        row[f"{key}_rate_error"] = res["rate_error"]
     return row
 
 
@@ -418,6 +438,8 @@ def targets(r: dict[str, Any]) -> dict[str, Any]:
             for a in own
         ),
         "lateness_p99_lt_20us_at_half_peak": (half["own_lateness_p99_ns"] or 0) < 20_000,
+        # what this CPU allows any pacer at that point: nothing sent, one packet a call
+        "lateness_p99_floor_at_half_peak_ns": half.get("floor_batch_1_lateness_p99_ns"),
         "technique_at_peak": peak["netassay_gen_auto"].get("technique"),
     }
 

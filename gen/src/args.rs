@@ -44,7 +44,7 @@ SEND OPTIONS
   --burst N            most packets per send call, also when catching up after
                        falling behind (default 64, max 1024)
   --batch N            packets per send call (default: sized to the rate, <= burst)
-  --technique T        auto | xdp | sendmmsg | txring (default auto). xdp: XDP
+  --technique T        auto | xdp | sendmmsg | txring | none (default auto). xdp: XDP
                        live frames through BPF_PROG_RUN, stamped by an XDP program
                        and sent with XDP_TX (needs kernel >= 5.18 and an XDP
                        program on the veth peer, e.g. --xdp-sink; falls back to
@@ -56,7 +56,10 @@ SEND OPTIONS
                        measured, but sendmmsg paces more tightly below), else
                        sendmmsg. The result names the
                        one that ran ('technique'), why ('technique_reason') and why
-                       it fell back ('fallback_reason')
+                       it fell back ('fallback_reason'). none: pace and stamp
+                       as usual but send nothing (technique 'pacing_only'; 'sent'
+                       counts frames handed to no one): its lateness is what this
+                       CPU alone costs the schedule, the floor under the others'
   --best-effort        exit 0 even when the rate was not kept
   --allow-any-dst      allow a --dst outside the benchmarking ranges
   --allow-host-netns   allow sending from the host's own network namespace
@@ -403,9 +406,9 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
         return Err("--src-port + --flows - 1 exceeds 65535: lower one of them".into());
     }
     let technique = get("--technique").unwrap_or("auto").to_string();
-    if !["auto", "sendmmsg", "txring", "xdp"].contains(&technique.as_str()) {
+    if !["auto", "sendmmsg", "txring", "xdp", "none"].contains(&technique.as_str()) {
         return Err(format!(
-            "--technique '{technique}' is unknown: use auto, sendmmsg, txring or xdp"
+            "--technique '{technique}' is unknown: use auto, sendmmsg, txring, xdp or none"
         ));
     }
     Ok(Cmd::Send(Box::new(Send {

@@ -188,7 +188,9 @@ fn send(s: &Send) -> i32 {
             }
         }
     }
-    let opened: std::io::Result<Box<dyn tx::Tx>> = if s.technique == "txring" {
+    let opened: std::io::Result<Box<dyn tx::Tx>> = if s.technique == "none" {
+        Ok(Box::new(tx::Dry::new(&tpl, s.burst)))
+    } else if s.technique == "txring" {
         tx::TxRing::open(ifindex, &tpl).map(|t| Box::new(t) as Box<dyn tx::Tx>)
     } else {
         tx::Mmsg::open(ifindex, &tpl, s.burst).map(|t| Box::new(t) as Box<dyn tx::Tx>)
@@ -248,6 +250,10 @@ fn choose(s: &Send, ifindex: u32, rate: Option<f64>) -> (bool, String) {
     match s.technique.as_str() {
         "xdp" => (true, "requested (--technique xdp)".into()),
         "sendmmsg" | "txring" => (false, format!("requested (--technique {})", s.technique)),
+        "none" => (
+            false,
+            "requested (--technique none): paced and stamped, nothing sent".into(),
+        ),
         _ => match netlink::peer_has_xdp(ifindex) {
             Ok(Some(true)) if rate.is_none_or(|r| r >= AUTO_XDP_MIN_PPS) => (
                 true,

@@ -82,6 +82,33 @@ impl Tx for Mmsg {
     }
 }
 
+/// No sending at all: the loop paces and stamps as usual, then hands the frames to no
+/// one. Its lateness is what this CPU alone (other work, interrupts, the hypervisor)
+/// costs the schedule: the floor under every real technique's lateness here.
+pub struct Dry {
+    bufs: Vec<Vec<u8>>,
+}
+
+impl Dry {
+    pub fn new(t: &Template, batch: usize) -> Dry {
+        Dry {
+            bufs: (0..batch.max(1)).map(|_| t.frame.clone()).collect(),
+        }
+    }
+}
+
+impl Tx for Dry {
+    fn name(&self) -> &'static str {
+        "pacing_only"
+    }
+    fn slot(&mut self, i: usize) -> &mut [u8] {
+        &mut self.bufs[i]
+    }
+    fn send(&mut self, _from: usize, n: usize) -> io::Result<usize> {
+        Ok(n)
+    }
+}
+
 const PACKET_VERSION: i32 = 10;
 const PACKET_TX_RING: i32 = 13;
 const TPACKET_V2: i32 = 1;

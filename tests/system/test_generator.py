@@ -276,6 +276,18 @@ def test_every_technique_delivers_exactly_and_says_which_ran(bed: Bed, technique
         assert res.raw["fallback_reason"] is None
 
 
+def test_technique_none_paces_and_stamps_but_puts_nothing_on_the_wire(bed: Bed) -> None:
+    nft0, rx0 = bed.nft_count(), bed.rx_packets()
+    res = bed.send(V4, 100_000, 0.5, best_effort=True, extra=["--technique", "none"])
+    _settle(bed)
+    assert res.technique == "pacing_only", res.raw
+    assert "nothing sent" in res.raw["technique_reason"]
+    assert res.sent == res.planned == 50_000
+    assert res.lateness_p99_ns is not None and res.raw["lateness_p50_ns"] >= 0
+    assert bed.nft_count() == nft0  # not one test packet reached the sink
+    assert bed.rx_packets() - rx0 < 50  # at most foreign frames (IPv6 ND/MLD)
+
+
 def test_auto_without_an_xdp_peer_sends_with_sendmmsg_and_says_why(bed: Bed) -> None:
     res = bed.send(V4, 600_000, 0.2, best_effort=True)
     assert res.technique == "af_packet_sendmmsg", res.raw

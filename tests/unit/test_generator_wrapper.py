@@ -112,7 +112,7 @@ def test_binary_help_documents_every_flag() -> None:
         (["--xdp-sink", "--dev", "x", "--size", "10"], "out of range for --xdp-sink"),
         (["--dev", "x", "--dst-mac", "02:00:00:00:00:01", "--src", "198.18.0.2", "--dst",
           "198.19.0.2", "--rate", "1k", "--duration", "1", "--technique", "afxdp"],
-         "use auto, sendmmsg, txring or xdp"),
+         "use auto, sendmmsg, txring, xdp or none"),
     ],
 )  # fmt: skip
 def test_binary_bad_arguments_exit_2_with_one_line(args: list[str], needle: str) -> None:
