@@ -61,6 +61,11 @@ SEND OPTIONS
                        counts frames handed to no one): its lateness is what this
                        CPU alone costs the schedule, the floor under the others'
   --best-effort        exit 0 even when the rate was not kept
+  --qdisc              send through the interface's qdisc (sendmmsg and txring
+                       without PACKET_QDISC_BYPASS): a frame dropped after the qdisc
+                       (say, by a veth peer whose backlog is full) is then lost on
+                       the wire, as on a real link, instead of refused to the sender
+                       and retried; give the interface a queueing qdisc (pfifo)
   --allow-any-dst      allow a --dst outside the benchmarking ranges
   --allow-host-netns   allow sending from the host's own network namespace
   --cpu N              pin the sending thread to CPU N
@@ -137,6 +142,7 @@ pub struct Send {
     pub batch: Option<usize>,
     pub technique: String,
     pub best_effort: bool,
+    pub qdisc: bool,
     pub allow_any_dst: bool,
     pub allow_host_netns: bool,
     pub json: bool,
@@ -242,6 +248,7 @@ const VALUED: &[&str] = &[
 const SWITCHES: &[&str] = &[
     "--json",
     "--best-effort",
+    "--qdisc",
     "--allow-any-dst",
     "--allow-host-netns",
     "--receive",
@@ -428,6 +435,7 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
         batch,
         technique,
         best_effort: has("--best-effort"),
+        qdisc: has("--qdisc"),
         allow_any_dst: has("--allow-any-dst"),
         allow_host_netns: has("--allow-host-netns"),
         json: has("--json"),

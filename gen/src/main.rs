@@ -191,9 +191,9 @@ fn send(s: &Send) -> i32 {
     let opened: std::io::Result<Box<dyn tx::Tx>> = if s.technique == "none" {
         Ok(Box::new(tx::Dry::new(&tpl, s.burst)))
     } else if s.technique == "txring" {
-        tx::TxRing::open(ifindex, &tpl).map(|t| Box::new(t) as Box<dyn tx::Tx>)
+        tx::TxRing::open(ifindex, &tpl, s.qdisc).map(|t| Box::new(t) as Box<dyn tx::Tx>)
     } else {
-        tx::Mmsg::open(ifindex, &tpl, s.burst).map(|t| Box::new(t) as Box<dyn tx::Tx>)
+        tx::Mmsg::open(ifindex, &tpl, s.burst, s.qdisc).map(|t| Box::new(t) as Box<dyn tx::Tx>)
     };
     let mut txr = match opened {
         Ok(t) => t,

@@ -22,7 +22,7 @@ pub trait Tx {
     fn send(&mut self, from: usize, n: usize) -> io::Result<usize>;
 }
 
-/// AF_PACKET raw socket, sendmmsg batches, PACKET_QDISC_BYPASS.
+/// AF_PACKET raw socket, sendmmsg batches, PACKET_QDISC_BYPASS unless `qdisc`.
 pub struct Mmsg {
     fd: i32,
     bufs: Vec<Vec<u8>>,
@@ -31,7 +31,7 @@ pub struct Mmsg {
 }
 
 impl Mmsg {
-    pub fn open(ifindex: u32, t: &Template, batch: usize) -> io::Result<Mmsg> {
+    pub fn open(ifindex: u32, t: &Template, batch: usize, qdisc: bool) -> io::Result<Mmsg> {
         let fd = sys::packet_socket(0)?;
         let mut m = Mmsg {
             fd,
@@ -40,7 +40,9 @@ impl Mmsg {
             msgs: Vec::with_capacity(batch),
         };
         // Bypass the qdisc: the frame goes straight to the driver's xmit.
-        sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1)?;
+        if !qdisc {
+            sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1)?;
+        }
         let _ = sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, 4 << 20);
         sys::bind_packet(fd, ifindex, 0)?;
         for b in m.bufs.iter_mut() {
@@ -132,14 +134,17 @@ pub struct TxRing {
 }
 
 impl TxRing {
-    pub fn open(ifindex: u32, t: &Template) -> io::Result<TxRing> {
+    pub fn open(ifindex: u32, t: &Template, qdisc: bool) -> io::Result<TxRing> {
         let fd = sys::packet_socket(0)?;
         let close = |e: io::Error| {
             unsafe { libc::close(fd) };
             e
         };
         sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VERSION, TPACKET_V2).map_err(close)?;
-        sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1).map_err(close)?;
+        if !qdisc {
+            sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1)
+                .map_err(close)?;
+        }
         let block = 1usize << 16;
         let req: [u32; 4] = [
             block as u32,

@@ -12,6 +12,7 @@ from netassay import __version__
 from netassay.proc import run
 from netassay.testbed import names as N
 from netassay.testbed import state as S
+from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
 
 
@@ -105,7 +106,7 @@ def capture(tb: Testbed) -> dict[str, Any]:
             "target": tb.state.get("target"),
             "gen_cpu": tb.state.get("gen_cpu"),
             "sut_cpu": tb.state.get("sut_cpu"),
-            "wire": f"{N.GEN_DEV} -> {N.TG_BRIDGE} -> {N.TG_DEV} (bridged veth)",
+            "wire": f"{N.TG_DEV} (qdisc {' '.join(T.WIRE_QDISC)}) -> {N.SUT_IN} (veth)",
         },
         "namespaces": {role: _ns_details(ns) for role, ns in tb.state["namespaces"].items()},
         "versions": {

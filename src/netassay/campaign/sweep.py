@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -120,20 +121,25 @@ def open_testbed(sw: Sweep) -> Testbed:
     return Testbed.attach(sw.name)
 
 
-def probe_peak(tb: Testbed) -> float:
-    """The generator's highest achieved rate through this testbed (0.5 s, ``--rate max``)."""
+def probe_peak(tb: Testbed, probes: int = 3) -> float:
+    """The generator's highest achieved rate through this testbed: the median of
+    ``probes`` runs of ``PEAK_PROBE_S`` at ``--rate max`` (one run is at the mercy of a
+    stall of the machine)."""
     from netassay.traffic import generator as G
 
     t = tb.target
-    extra = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
     argv = G.build_args(
         t["dev"], t["dst_mac"], t["src"], t["dst"], 1.0, PEAK_PROBE_S,
-        tb.cfg.size_bytes, tb.cfg.flows, True, extra,
+        tb.cfg.size_bytes, tb.cfg.flows, True, tb.gen_flags(),
     )  # fmt: skip
     argv[argv.index("--rate") + 1] = "max"
-    res = run_proc(["ip", "netns", "exec", t["netns"], G.find_generator(), *argv], check=False)
-    out = G.parse_output(res.stdout, res.stderr, res.returncode)
-    return float(out.achieved_rate_pps or 0.0)
+    full = ["ip", "netns", "exec", t["netns"], G.find_generator(), *argv]
+    rates = []
+    for _ in range(probes):
+        res = run_proc(full, check=False)
+        out = G.parse_output(res.stdout, res.stderr, res.returncode)
+        rates.append(float(out.achieved_rate_pps or 0.0))
+    return statistics.median(rates)
 
 
 def check_peak(tb: Testbed, plan: Plan) -> float:

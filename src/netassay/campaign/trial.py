@@ -34,7 +34,6 @@ def send(tb: Testbed, rate_pps: float, duration_s: float) -> Any:
             "update netassay (it ships netassay.traffic.generator) and run 'make gen'",
         ) from exc
     t = tb.target
-    extra = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
     return run_generator(
         t["netns"],
         t["dev"],
@@ -46,7 +45,7 @@ def send(tb: Testbed, rate_pps: float, duration_s: float) -> Any:
         size_bytes=tb.cfg.size_bytes,
         flows=tb.cfg.flows,
         best_effort=True,
-        extra=extra,
+        extra=tb.gen_flags(),
         timeout_s=duration_s + 30,
     )
 

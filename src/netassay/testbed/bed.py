@@ -166,3 +166,8 @@ class Testbed:
     @property
     def gen_cpu(self) -> int | None:
         return self.state.get("gen_cpu")
+
+    def gen_flags(self) -> list[str]:
+        """netassay-gen flags this testbed needs: its wire (qdisc) and the pinned CPU."""
+        cpu = [] if self.gen_cpu is None else ["--cpu", str(self.gen_cpu)]
+        return [*T.GEN_FLAGS, *cpu]

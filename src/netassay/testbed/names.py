@@ -22,8 +22,7 @@ BENCH_V6 = ipaddress.ip_network("2001:2::/48")
 DEFAULT_NAME = "lab"
 
 # device names (each lives in its own namespace, so they never clash). The generator
-# sends on gen0; its peer wire0 is bridged (tgbr) to tg0, the generator side of the wire.
-GEN_DEV, WIRE_DEV, TG_BRIDGE = "gen0", "wire0", "tgbr"
+# sends on tg0, through a pfifo qdisc (see topology.WIRE_QDISC), to the SUT's sut0.
 TG_DEV, SUT_IN, SUT_OUT, SINK_DEV, BRIDGE = "tg0", "sut0", "sut1", "sink0", "br0"
 
 

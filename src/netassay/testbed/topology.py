@@ -21,6 +21,9 @@ from netassay.testbed import state as S
 log = logging.getLogger("netassay.testbed")
 
 MAGIC = 0x6E614731  # netassay-gen payload magic ("naG1"), right after the UDP header
+WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen
+# netassay-gen's flags for this wire: send through the qdisc above
+GEN_FLAGS = ("--qdisc",)
 PIN_CPUS = {"unpinned": (None, None), "pin-1cpu": (0, 0), "pin-2cpu": (0, 1)}
 
 
@@ -87,7 +90,6 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
             _ns_sysctl(ns, "net.ipv6.conf.default.accept_ra", "0")
         run(["ip", "-n", ns, "link", "set", "lo", "up"])
     for a, ns_a, b, ns_b in (
-        (N.GEN_DEV, tg, N.WIRE_DEV, tg),
         (N.TG_DEV, tg, N.SUT_IN, sut),
         (N.SUT_OUT, sut, N.SINK_DEV, sink),
     ):
@@ -108,16 +110,8 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
                 ns_b,
             ]
         )
-    # the wire: the generator's veth is bridged to tg0, so that a full SUT backlog drops
-    # packets (as a NIC ring would) instead of pushing back on the generator's send call
-    run(["ip", "-n", tg, "link", "add", N.TG_BRIDGE, "type", "bridge", "stp_state", "0"])
-    for dev in (N.WIRE_DEV, N.TG_DEV):
-        run(["ip", "-n", tg, "link", "set", dev, "master", N.TG_BRIDGE])
     devs = [
-        (tg, N.GEN_DEV),
-        (tg, N.WIRE_DEV),
         (tg, N.TG_DEV),
-        (tg, N.TG_BRIDGE),
         (sut, N.SUT_IN),
         (sut, N.SUT_OUT),
         (sink, N.SINK_DEV),
@@ -126,12 +120,12 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
         if cfg.txqueuelen is not None:
             run(["ip", "-n", ns, "link", "set", dev, "txqueuelen", str(cfg.txqueuelen)])
         run(["ip", "-n", ns, "link", "set", dev, "up"])
+    # The wire: the generator sends through a queueing qdisc (netassay-gen --qdisc), so
+    # a frame the SUT's full backlog refuses is lost on the link, as at a NIC's full
+    # receive ring, instead of refused to the sender's socket and retried. The qdisc
+    # never fills (veth drains it at once, dropping what the peer cannot take).
+    run(["tc", "-n", tg, "qdisc", "replace", "dev", N.TG_DEV, "root", *WIRE_QDISC])
     return {dev: _mac(ns, dev) for ns, dev in devs}
-
-
-def _wire_fdb(tg: str, macs: dict[str, str], dst_mac: str) -> None:
-    for mac, dev in ((dst_mac, N.TG_DEV), (macs[N.GEN_DEV], N.WIRE_DEV)):
-        run(["bridge", "-n", tg, "fdb", "replace", mac, "dev", dev, "master", "static"])
 
 
 def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
@@ -144,13 +138,12 @@ def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     a = N.addressing("router", cfg.ip_version)
     v6 = cfg.ip_version == 6
     fam = ["-6"] if v6 else ["-4"]
-    _addr(tg, N.GEN_DEV, a.tg, a.prefix_len, v6)
+    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
     _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
     _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
     bench = str(N.BENCH_V6 if v6 else N.BENCH_V4)
     run(["ip", "-n", tg, *fam, "route", "add", bench, "via", str(a.sut_in)])
-    _wire_fdb(tg, macs, macs[N.SUT_IN])
     run(["ip", "-n", sink, *fam, "route", "add", bench, "via", str(a.sut_out)])
     if v6:
         _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
@@ -159,8 +152,8 @@ def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     # static neighbours: no address resolution in flight when a trial starts
     for ns, dev, addr, mac in (
         (sut, N.SUT_OUT, a.sink, macs[N.SINK_DEV]),
-        (sut, N.SUT_IN, a.tg, macs[N.GEN_DEV]),
-        (tg, N.GEN_DEV, str(a.sut_in), macs[N.SUT_IN]),
+        (sut, N.SUT_IN, a.tg, macs[N.TG_DEV]),
+        (tg, N.TG_DEV, str(a.sut_in), macs[N.SUT_IN]),
         (sink, N.SINK_DEV, str(a.sut_out), macs[N.SUT_OUT]),
     ):
         run(
@@ -204,14 +197,13 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     for dev in (N.SUT_IN, N.SUT_OUT):
         run(["ip", "-n", sut, "link", "set", dev, "master", N.BRIDGE])
     run(["ip", "-n", sut, "link", "set", N.BRIDGE, "up"])
-    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.GEN_DEV], N.SUT_IN)):
+    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
         run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
-    _wire_fdb(tg, macs, macs[N.SINK_DEV])
-    _addr(tg, N.GEN_DEV, a.tg, a.prefix_len, v6)
+    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
     for ns, dev, addr, mac in (
-        (tg, N.GEN_DEV, a.sink, macs[N.SINK_DEV]),
-        (sink, N.SINK_DEV, a.tg, macs[N.GEN_DEV]),
+        (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
+        (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),
     ):
         run(
             [
@@ -331,7 +323,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         sut_cpu=PIN_CPUS[cfg.pinning][1],
         target={
             "netns": mine[0],
-            "dev": N.GEN_DEV,
+            "dev": N.TG_DEV,
             "dst_mac": macs[N.SUT_IN] if cfg.sut == "router" else macs[N.SINK_DEV],
             "src": a.tg,
             "dst": a.sink,
