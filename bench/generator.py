@@ -23,8 +23,10 @@ on failure.
   CPU), nft sink (frames must reach the tap, so no XDP: auto sends with sendmmsg):
   does the receive mode count every packet the sink counted (no ring drops)?
 * router: netassay-gen through a router namespace (kernel forwarding, its receive
-  work on CPU 1 by RPS, no XDP on the router, so auto sends with sendmmsg), XDP sink
-  behind it: the highest rate with zero loss (binary search).
+  work on the other CPU by RPS, no XDP on the router, so auto sends with sendmmsg),
+  XDP sink behind it, the generator sending through a pfifo qdisc with ``--qdisc``
+  as in the testbed (without it a full router backlog is a send error the generator
+  retries, and no loss is ever seen): the highest rate with zero loss (binary search).
 
 Run: ``sudo .venv/bin/python bench/generator.py [--quick]``
 """
@@ -307,7 +309,10 @@ def router_search(quick: bool, bid: str, peak: float) -> dict[str, Any]:
         neigh = ["ip", "neigh", "replace", "198.19.0.2", "lladdr", link_mac(sk, "sk0")]
         sh(*neigh, "dev", "rt1", "nud", "permanent", netns=rt)
         mask = format(1 << int(OTHER_CPU), "x")
-        sh("sh", "-c", f"echo {mask} > /sys/class/net/rt0/queues/rx-0/rps_cpus", netns=rt)
+        sh("tee", "/sys/class/net/rt0/queues/rx-0/rps_cpus", netns=rt, input_text=mask + "\n")
+        # the testbed's wire: a queueing qdisc and --qdisc, so that the router's full
+        # backlog is loss, not a send error the generator retries (which would hide it)
+        sh("tc", "qdisc", "replace", "dev", "tg0", "root", "pfifo", netns=tg)
         sink = gen.start_xdp_sink(sk, "sk0")
         mac = link_mac(rt, "rt0")
         duration = 1.0 if quick else 2.0
@@ -318,7 +323,7 @@ def router_search(quick: bool, bid: str, peak: float) -> dict[str, Any]:
             c0 = sink.count()
             argv = [gen.find_generator(), "--dev", "tg0", "--dst-mac", mac, "--src", SRC4]
             argv += ["--dst", "198.19.0.2", "--rate", str(int(rate))]
-            argv += ["--duration", f"{duration}s", "--json", "--best-effort"]
+            argv += ["--duration", f"{duration}s", "--json", "--best-effort", "--qdisc"]
             out, _, _ = run_tool(pinned(tg, argv), 60)
             res = json.loads(out)
             last, cnt = -1, sink.count()
@@ -337,6 +342,7 @@ def router_search(quick: bool, bid: str, peak: float) -> dict[str, Any]:
                     "lateness_p99_ns": res["lateness_p99_ns"],
                     "ok": res["ok"],
                     "technique": res["technique"],
+                    "retries": res["retries"],
                 }
             )
             return good
