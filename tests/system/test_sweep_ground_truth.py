@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -53,6 +54,23 @@ def test_random_loss_ground_truth(tb_name):
     assert lost > 0
     assert in_sut / lost >= 0.95, [r.loss_location for r in recs]
     assert sum(r.loss_location["sut_forward"] for r in recs) >= 0.95 * lost  # the nft drop
+
+
+def test_full_sut_backlog_is_loss_at_sut_ingress_not_a_retried_send(tb_name):
+    """The wire: with the SUT's receive work on the other CPU and a backlog of one
+    packet, the SUT must refuse packets; they must be lost at its ingress (as at a
+    NIC's full ring), never refused to the generator's socket and sent again."""
+    cfg = TestbedConfig(pinning="pin-2cpu", backlog=1)
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("pin-2cpu needs two CPUs")
+    with Testbed(tb_name, cfg) as tb:
+        rec = measure(tb, 0, 0, 200_000, 1.0)
+    lost = rec.sent - rec.received
+    assert rec.sent == 200_000
+    assert lost > 0, rec.loss_location
+    assert rec.counters["generator"]["retries"] == 0, rec.counters["generator"]
+    assert rec.loss_location["sut_ingress"] + rec.loss_location["sink_ingress"] >= 0.95 * lost
+    assert rec.loss_location["sut_ingress"] > 0, rec.loss_location
 
 
 def _assess(cli, db) -> dict:
