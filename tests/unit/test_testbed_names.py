@@ -83,12 +83,18 @@ def test_default_knobs_are_valid():
     T.validate(TestbedConfig(sut="bridge", ip_version=6, size_bytes=84, pinning="pin-1cpu"))
 
 
+def test_cap_bucket_outlasts_an_unflagged_generator_stall():
+    from netassay.campaign.plan import STALL_NS
+
+    assert T.CAP_BUCKET_S * 1e9 >= 2 * STALL_NS
+
+
 def test_ground_truth_rules():
     assert T._sut_rules(TestbedConfig()) is None
     rules = T._sut_rules(TestbedConfig(sut_drop=0.005, sut_cap_pps=100_000))
     assert "numgen random mod 1000000 < 5000" in rules
     assert "table inet na_sut" in rules
-    assert "limit rate over 100000/second burst 500 packets" in rules
+    assert "limit rate over 100000/second burst 2000 packets" in rules
     assert 'hook egress device "sut1"' in rules
     bridge = T._sut_rules(TestbedConfig(sut="bridge", sut_drop=0.01))
     assert "table bridge na_sut" in bridge and "< 10000" in bridge
