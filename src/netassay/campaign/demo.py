@@ -11,8 +11,8 @@ it, and runs three short sweeps into one store, then assesses and reports them:
    a 2-CPU VM: BAD each time, PDR@0.5% 145-191 kpps, the loss rising slowly);
 2. the same router with a 10000-packet backlog, loads from 30% to 95% of the peak:
    the gaps no longer overflow it, and the loss starts where the router's CPU
-   saturates (same runs: no loss up to 328-331 kpps, then loss rising to 10-17% near
-   the generator's peak of 470-500 kpps; BAD, as the rise is not a sharp knee);
+   saturates (three runs: no loss up to 328-331 kpps, then 3-17% near the
+   generator's peak of 470-500 kpps; BAD each time, as the rise is no sharp knee);
 3. ground truth: that router with a capacity cap (an nft policer on its egress) at
    30% of the generator's peak, loads from 15% to 45%: PDR@0.5% must land on the cap.
 
