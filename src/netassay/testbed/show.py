@@ -39,7 +39,7 @@ def render(info: dict[str, Any]) -> str:
     sut = f"kernel IPv{cfg['ip_version']} router" if cfg["sut"] == "router" else "Linux bridge"
     lines = [
         f"testbed '{info['name']}' ({sut})",
-        f"  {ns['tg']} [{N.TG_DEV}]"
+        f"  {ns['tg']} [{N.TG_DEV}, qdisc {' '.join(T.WIRE_QDISC)}]"
         f" --veth--> {ns['sut']} [{N.SUT_IN} -> {N.SUT_OUT}]"
         f" --veth--> {ns['sink']} [{N.SINK_DEV}]",
         f"  traffic: {t.get('src')} -> {t.get('dst')} via MAC {t.get('dst_mac')}"
