@@ -51,6 +51,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from netassay.testbed.topology import GEN_FLAGS, WIRE_QDISC  # noqa: E402
 from netassay.traffic import generator as gen  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "generator.json"
@@ -312,7 +313,7 @@ def router_search(quick: bool, bid: str, peak: float) -> dict[str, Any]:
         sh("tee", "/sys/class/net/rt0/queues/rx-0/rps_cpus", netns=rt, input_text=mask + "\n")
         # the testbed's wire: a queueing qdisc and --qdisc, so that the router's full
         # backlog is loss, not a send error the generator retries (which would hide it)
-        sh("tc", "qdisc", "replace", "dev", "tg0", "root", "pfifo", netns=tg)
+        sh("tc", "qdisc", "replace", "dev", "tg0", "root", *WIRE_QDISC, netns=tg)
         sink = gen.start_xdp_sink(sk, "sk0")
         mac = link_mac(rt, "rt0")
         duration = 1.0 if quick else 2.0
@@ -323,7 +324,7 @@ def router_search(quick: bool, bid: str, peak: float) -> dict[str, Any]:
             c0 = sink.count()
             argv = [gen.find_generator(), "--dev", "tg0", "--dst-mac", mac, "--src", SRC4]
             argv += ["--dst", "198.19.0.2", "--rate", str(int(rate))]
-            argv += ["--duration", f"{duration}s", "--json", "--best-effort", "--qdisc"]
+            argv += ["--duration", f"{duration}s", "--json", "--best-effort", *GEN_FLAGS]
             out, _, _ = run_tool(pinned(tg, argv), 60)
             res = json.loads(out)
             last, cnt = -1, sink.count()

@@ -39,7 +39,7 @@ impl Mmsg {
             iov: Vec::with_capacity(batch),
             msgs: Vec::with_capacity(batch),
         };
-        // Bypass the qdisc: the frame goes straight to the driver's xmit.
+        // Bypass the qdisc unless asked: the frame goes straight to the driver's xmit.
         if !qdisc {
             sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1)?;
         }
@@ -122,7 +122,7 @@ const TX_DATA_OFF: usize = 32;
 const TX_FRAME: usize = 2048;
 const TX_FRAMES: usize = 2048;
 
-/// AF_PACKET TPACKET_V2 TX_RING with PACKET_QDISC_BYPASS: frames are written into a
+/// AF_PACKET TPACKET_V2 TX_RING, PACKET_QDISC_BYPASS unless `qdisc`: frames are written into a
 /// shared ring (the template once, then only the stamped fields) and flushed with one
 /// send() per batch. A frame the kernel refused stays SEND_REQUEST and is retried.
 pub struct TxRing {
