@@ -10,7 +10,7 @@ import numpy as np
 from netassay.analysis.assess import Assessment, assess_trials
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError, StoreError
-from netassay.quality import generator_trouble
+from netassay.quality import exclusion
 from netassay.store import Store
 from netassay.store.pastrami import ParsedExperiment, find_result_files, parse_file
 
@@ -28,7 +28,7 @@ def is_store(path: Path) -> bool:
 
 
 def assess_parsed(exp: ParsedExperiment, cfg: AnalysisConfig) -> Assessment:
-    trials = [t for t in exp.trials if not generator_trouble(t.warnings)]
+    trials = [t for t in exp.trials if not exclusion(t.warnings)]
     return assess_trials(
         np.fromiter((t.load_index for t in trials), np.int64, len(trials)),
         np.fromiter((t.rate_pps for t in trials), np.float64, len(trials)),

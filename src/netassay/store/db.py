@@ -15,7 +15,7 @@ import numpy as np
 
 from netassay import __version__
 from netassay.errors import StoreError
-from netassay.quality import SQL_GENERATOR_TROUBLE
+from netassay.quality import exclusion, exclusion_of_json
 from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -64,6 +64,18 @@ class TrialRecord:
     counters: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     utc: str = ""
+    # test frames the SUT forwarded that the sink's own ingress dropped (exact counters):
+    # forwarded = received + sink_dropped is what the statistics count as delivered
+    sink_dropped: int = 0
+
+    @property
+    def forwarded(self) -> int:
+        return self.received + self.sink_dropped
+
+    @property
+    def excluded(self) -> str | None:
+        """Why this trial is left out of the statistics (a measurement fault), or None."""
+        return exclusion(self.warnings)
 
 
 @dataclass(frozen=True)
@@ -75,7 +87,7 @@ class TrialArrays:
     sent: np.ndarray
     received: np.ndarray
     warning_trials: int  # how many trials carry measurement warnings
-    excluded_trials: int  # of which shaped by the generator: not in the arrays
+    excluded_trials: int  # of which measurement faults: not in the arrays
 
 
 class Store:
@@ -99,9 +111,15 @@ class Store:
             if readonly:
                 uri = f"{self.path.resolve().as_uri()}?mode=ro"
                 self.conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+                self.conn.create_function(
+                    "netassay_exclusion", 1, exclusion_of_json, deterministic=True
+                )
                 self._check_readable()
                 return
             self.conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            self.conn.create_function(
+                "netassay_exclusion", 1, exclusion_of_json, deterministic=True
+            )
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
@@ -309,13 +327,14 @@ class Store:
         """Columns of one experiment's trials, ordered by load index and repetition."""
         # Served from the covering index trials_curve (the wide rows are never read), one
         # row per load: sent and received of the load's trials as text, paired in scan order.
-        # Trials the generator shaped are left out (found through the partial index).
+        # Measurement faults (excluded) are left out; what the sink itself dropped after
+        # the SUT forwarded it counts as delivered.
         rows = self.conn.execute(
-            "SELECT load_index, rate_pps, count(*), group_concat(sent), group_concat(received)"
-            " FROM trials WHERE experiment_id = ? AND id NOT IN (SELECT id FROM trials WHERE"
-            f" experiment_id = ? AND {SQL_GENERATOR_TROUBLE})"
+            "SELECT load_index, rate_pps, count(*), group_concat(sent),"
+            " group_concat(received + sink_dropped)"
+            " FROM trials WHERE experiment_id = ? AND excluded IS NULL"
             " GROUP BY load_index ORDER BY load_index",
-            (experiment_id, experiment_id),
+            (experiment_id,),
         ).fetchall()
         warned, excluded = self.trial_warning_counts(experiment_id)
         if not rows:
@@ -340,9 +359,9 @@ class Store:
         )
 
     def trial_warning_counts(self, experiment_id: int) -> tuple[int, int]:
-        """(trials with warnings, trials excluded as shaped by the generator)."""
+        """(trials with warnings, trials excluded as measurement faults)."""
         q = (  # served from the partial index trials_warned
-            f"SELECT count(*), coalesce(sum({SQL_GENERATOR_TROUBLE}), 0) FROM trials"
+            "SELECT count(*), coalesce(sum(excluded IS NOT NULL), 0) FROM trials"
             " WHERE experiment_id = ? AND warnings_json != '[]'"
         )
         warned, excluded = self.conn.execute(q, (experiment_id,)).fetchone()
@@ -392,6 +411,12 @@ class Store:
         ).fetchone()[0]
         if bad:
             problems.append(f"{bad} trial(s) with negative counts or non-positive duration")
+        odd = self.conn.execute(
+            "SELECT count(*) FROM trials WHERE coalesce(excluded, '')"
+            " != coalesce(netassay_exclusion(warnings_json), '') OR sink_dropped < 0"
+        ).fetchone()[0]
+        if odd:
+            problems.append(f"{odd} trial(s) whose exclusion does not follow their warnings")
         return problems
 
     def close(self) -> None:
@@ -419,7 +444,7 @@ class _Tx:
 _INSERT_TRIAL = (
     "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
     " received, achieved_rate_pps, loss_location_json, counters_json, warnings_json, source,"
-    " utc, tool_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " utc, tool_version, excluded, sink_dropped) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 
@@ -439,6 +464,8 @@ def _trial_row(experiment_id: int, t: TrialRecord, now: str) -> tuple[Any, ...]:
         t.source,
         t.utc or now,
         __version__,
+        t.excluded,
+        int(t.sink_dropped),
     )
 
 

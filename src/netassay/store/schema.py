@@ -6,7 +6,7 @@ Each migration is applied once, in order, inside a transaction, and recorded in
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
@@ -50,6 +50,24 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         BEGIN SELECT RAISE(ABORT, 'trials are append-only'); END;
         CREATE TRIGGER trials_append_only_delete BEFORE DELETE ON trials
         BEGIN SELECT RAISE(ABORT, 'trials are append-only'); END;
+        """,
+    ),
+    (
+        2,
+        "trials: why a trial is left out of the statistics, and the test frames the sink "
+        "dropped after the SUT forwarded them",
+        """
+        ALTER TABLE trials ADD COLUMN excluded TEXT;
+        ALTER TABLE trials ADD COLUMN sink_dropped INTEGER NOT NULL DEFAULT 0;
+        DROP TRIGGER trials_append_only_update;
+        UPDATE trials SET excluded = netassay_exclusion(warnings_json)
+            WHERE warnings_json != '[]';
+        CREATE TRIGGER trials_append_only_update BEFORE UPDATE ON trials
+        BEGIN SELECT RAISE(ABORT, 'trials are append-only'); END;
+        DROP INDEX trials_curve;
+        CREATE INDEX trials_curve ON trials
+            (experiment_id, load_index, repetition, rate_pps, sent, received, sink_dropped,
+             excluded);
         """,
     ),
 ]

@@ -1,0 +1,99 @@
+"""A store written by schema 1 is migrated to schema 2: every trial's exclusion follows
+its warnings (one rule, written into the ``excluded`` column), nothing else changes, and
+trials stay append-only."""
+
+import sqlite3
+
+import pytest
+
+from netassay.config import AnalysisConfig
+from netassay.report.loader import assess_store
+from netassay.store import Store, TrialRecord
+from netassay.store.db import _split_sql
+from netassay.store.schema import MIGRATIONS
+
+V1_TRIAL = (
+    "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
+    " received, warnings_json, source, utc, tool_version) VALUES (1,?,?,?,1,?,?,?,'t','u','0')"
+)
+
+
+def _v1_store(path):
+    conn = sqlite3.connect(path, isolation_level=None)
+    version, description, sql = MIGRATIONS[0]
+    for stmt in _split_sql(sql):
+        conn.execute(stmt)
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY,"
+        " description TEXT NOT NULL, applied_utc TEXT NOT NULL)"
+    )
+    conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (version, description))
+    conn.execute(
+        "INSERT INTO experiments VALUES (1, 'k', 'sweep', 't', 'l', 'u', '0', '{}', '{}', '{}')"
+    )
+    rows = [
+        (0, 0, 1000, 1000, 1000, "[]"),
+        (0, 1, 1000, 1000, 990, '["generator stall: a send was 12.0 ms late"]'),
+        (1, 0, 2000, 2000, 1990, '["received 3 > sent 2: foreign packets"]'),
+        (1, 1, 2000, 2000, 1000, '["counter fault: sink counter reset"]'),
+    ]
+    conn.executemany(V1_TRIAL, rows)
+    conn.close()
+
+
+def test_v1_store_migrates_with_exclusions(tmp_path):
+    db = tmp_path / "v1.db"
+    _v1_store(db)
+    with Store(db) as st:
+        assert st.schema_version() == 2
+        ex = [t["excluded"] for t in st.trials(1)]
+        assert ex == [
+            None,
+            "generator stall: a send was 12.0 ms late",
+            None,
+            "counter fault: sink counter reset",
+        ]
+        assert {t["sink_dropped"] for t in st.trials(1)} == {0}
+        assert st.integrity_problems() == []
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            st.conn.execute("UPDATE trials SET received = 0")
+    with Store(db, readonly=True) as st:
+        [a] = list(assess_store(st, AnalysisConfig()))
+    assert a.table.k.tolist() == [1, 1] and a.excluded_trials == 2
+
+
+def test_sink_drops_count_as_forwarded_and_faults_are_excluded(tmp_path):
+    db = tmp_path / "s.db"
+    with Store(db) as st:
+        exp, _ = st.add_experiment(key="k", kind="sweep", source="t", label="q", config={})
+        st.add_trials(
+            exp,
+            [
+                TrialRecord(
+                    0,
+                    0,
+                    1000,
+                    1.0,
+                    1000,
+                    900,
+                    "t",
+                    sink_dropped=100,
+                    warnings=["sink drops: 100 test frame(s) dropped at the sink"],
+                ),
+                TrialRecord(
+                    0,
+                    1,
+                    1000,
+                    1.0,
+                    1000,
+                    0,
+                    "t",
+                    warnings=["counter fault: the sink count is missing after the trial"],
+                ),
+            ],
+        )
+        assert st.integrity_problems() == []
+    with Store(db, readonly=True) as st:
+        [a] = list(assess_store(st, AnalysisConfig()))
+    assert a.table.k.tolist() == [1] and a.table.plr.tolist() == [0.0]
+    assert a.excluded_trials == 1
