@@ -73,6 +73,34 @@ from netassay import cli_lab  # noqa: E402
 cli_lab.register(app)
 
 
+def _click_error_types() -> tuple[type[BaseException], ...]:
+    """The exception bases of typer's own (vendored) click and of click proper.
+
+    typer >= 0.29 parses with a copy of click whose exceptions derive from the public
+    ``typer.TyperException``, not from ``click.ClickException``; older typer uses click
+    itself. Both are caught, through public names only.
+    """
+    types: list[type[BaseException]] = [typer.TyperException]
+    try:
+        import click
+    except ImportError:  # typer no longer needs click proper
+        pass
+    else:
+        types.append(click.ClickException)
+    return tuple(types)
+
+
+def is_click_error(exc: BaseException) -> bool:
+    """A usage error (or other error) raised by the command-line parser, whichever click
+    raised it: it can show itself and carries its exit code (2 for usage)."""
+    return (
+        isinstance(exc, _click_error_types())
+        and callable(getattr(exc, "show", None))
+        and callable(getattr(exc, "format_message", None))
+        and isinstance(getattr(exc, "exit_code", None), int)
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one line per user-facing error, a distinct exit code, no traceback."""
     try:
@@ -98,12 +126,11 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         typer.echo("netassay: aborted", err=True)
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+    except Exception as exc:  # usage errors and the unexpected
+        if is_click_error(exc):
+            if exc.format_message():  # type: ignore[attr-defined]
+                exc.show()  # type: ignore[attr-defined]  # click's own usage and message
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]  # 2 for every usage error
         if _STATE["debug"]:
             raise
         typer.echo(
