@@ -8,8 +8,13 @@ BIN := $(VENV)/bin
 APT_PKGS := iproute2 nftables ethtool iperf3 netsniff-ng chromium procps kmod \
             clang llvm libbpf-dev libelf-dev pkg-config
 GEN_BIN := gen/target/release/netassay-gen
+# Python dependencies are installed at the versions the tests passed with, listed in
+# constraints.txt (pip freeze of the venv, netassay left out). After adding or upgrading
+# a dependency in pyproject.toml (delete a package's line there to let it move), run
+# 'make constraints' to regenerate the file, run the tests, and commit it.
+CONSTRAINTS := constraints.txt
 
-.PHONY: setup apt venv gen test test-unit test-integration test-system lint demo bench clean
+.PHONY: setup apt venv gen constraints test test-unit test-integration test-system lint demo bench clean
 
 setup: apt venv gen  ## install everything (idempotent); CLI at .venv/bin/netassay
 
@@ -26,12 +31,21 @@ apt:
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,scale]'
+	$(BIN)/pip install -q -c $(CONSTRAINTS) -e '.[test,scale]'
 	touch $@
 
 venv: $(VENV)/.installed
+
+# Rewrites constraints.txt from what the venv holds now (see CONSTRAINTS above).
+constraints: venv
+	{ echo "# Third-party packages at the versions netassay's tests passed with (pip freeze of the"; \
+	  echo "# project's venv, netassay itself left out). 'make setup' installs with -c this file, so"; \
+	  echo "# a new upstream release cannot change behaviour unseen. Regenerate: make constraints"; \
+	  $(BIN)/pip freeze --exclude-editable --exclude netassay; } > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS)
+	touch $(VENV)/.installed
 
 gen: venv
 	@if [ -f gen/Cargo.toml ]; then \
