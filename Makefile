@@ -1,12 +1,23 @@
 # netassay: every set-up step a fresh Debian 12 machine needs, then tests and the demo.
+# 'make demo' and 'make test' work as root and as a user with sudo: the steps that need
+# root (Debian packages, the testbed's demo and system tests) run through $(SUDO), empty
+# for root and 'sudo' otherwise; the venv and the generator's build stay the user's.
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+ifeq ($(shell id -u),0)
+SUDO :=
+else
+SUDO := sudo
+endif
+# What runs as root through sudo leaves no root-owned caches in the user's tree.
+AS_ROOT := $(if $(SUDO),$(SUDO) env PYTHONDONTWRITEBYTECODE=1)
+ROOT_PYTEST := $(AS_ROOT) $(BIN)/pytest $(if $(SUDO),-p no:cacheprovider)
 # Debian packages: kernel tools for the testbed, peers for the benchmarks, the browser
 # for the HTML report test, and what the generator's build needs.
 APT_PKGS := iproute2 nftables ethtool iperf3 netsniff-ng chromium procps kmod \
-            clang llvm libbpf-dev libelf-dev pkg-config
+            clang llvm libbpf-dev libelf-dev pkg-config python3-venv
 GEN_BIN := gen/target/release/netassay-gen
 # Python dependencies are installed at the versions the tests passed with, listed in
 # constraints.txt (pip freeze of the venv, netassay left out). After adding or upgrading
@@ -14,18 +25,31 @@ GEN_BIN := gen/target/release/netassay-gen
 # 'make constraints' to regenerate the file, run the tests, and commit it.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup apt venv gen constraints test test-unit test-integration test-system lint demo bench clean
+.PHONY: setup root apt venv gen constraints test test-unit test-integration test-system \
+        lint demo bench clean
 
 setup: apt venv gen  ## install everything (idempotent); CLI at .venv/bin/netassay
+
+# Stops early, with one line, when a step needing root can run neither as root nor via sudo.
+root:
+ifneq ($(SUDO),)
+	@command -v sudo >/dev/null 2>&1 || { \
+	  echo "netassay: 'make $(or $(MAKECMDGOALS),setup)' needs root (Debian packages, network namespaces) and sudo is not installed: run it as root" >&2; \
+	  exit 1; }
+endif
 
 apt:
 	@missing=""; for p in $(APT_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" != 0 ]; then echo "netassay: missing Debian packages:$$missing; run 'sudo make setup'"; exit 1; fi; \
+	  if [ -n "$(SUDO)" ] && ! command -v sudo >/dev/null 2>&1; then \
+	    echo "netassay: missing Debian packages:$$missing; installing them needs root and sudo is not installed: run 'make $(or $(MAKECMDGOALS),setup)' as root" >&2; \
+	    exit 1; \
+	  fi; \
 	  echo "installing Debian packages:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 $(BIN)/python:
@@ -57,9 +81,10 @@ lint: venv
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
-test: setup lint
+test: root setup lint
 	@if [ -f gen/Cargo.toml ]; then cargo test --release --quiet --manifest-path gen/Cargo.toml; fi
-	$(BIN)/pytest -q tests/unit tests/integration tests/system
+	$(BIN)/pytest -q tests/unit tests/integration
+	$(ROOT_PYTEST) -q tests/system
 	@left=$$(ip netns list 2>/dev/null | awk '{print $$1}' | grep '^na-' || true); \
 	if [ -n "$$left" ]; then echo "namespaces left behind: $$left"; exit 1; fi
 
@@ -69,11 +94,14 @@ test-unit: venv
 test-integration: venv
 	$(BIN)/pytest -q tests/integration
 
-test-system: setup
-	$(BIN)/pytest -q tests/system
+test-system: root setup
+	$(ROOT_PYTEST) -q tests/system
 
-demo: setup
-	$(BIN)/python -m netassay.campaign.demo
+demo: root setup
+	$(AS_ROOT) $(BIN)/python -m netassay.campaign.demo
+ifneq ($(SUDO),)
+	$(SUDO) chown -R $$(id -u):$$(id -g) demo-out  # the report belongs to whoever asked
+endif
 
 bench: setup
 	$(BIN)/python bench/analysis.py
