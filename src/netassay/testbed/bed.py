@@ -39,8 +39,12 @@ def config_from_state(state: dict[str, Any]) -> TestbedConfig:
 
 
 def orphaned(state: dict[str, Any]) -> bool:
-    """A testbed built for one sweep (not by 'testbed up') whose process is gone."""
-    if state.get("persistent", True):
+    """A testbed built for one sweep (not by 'testbed up') whose process is gone.
+
+    Only a testbed that came fully up for 'testbed up' is marked persistent; one without
+    the mark (its build crashed before the end) is not, so it is removed like any other.
+    """
+    if state.get("persistent") is True:
         return False
     pid = int(state.get("pid", 0))
     if pid <= 0 or pid == os.getpid():
@@ -120,8 +124,8 @@ class Testbed:
                 T.validate(self.cfg)
                 T.refuse_existing(self.name)
                 building = True
-                self.state = T.build(self.name, self.cfg)
-                self.state["persistent"] = self.keep
+                self.state = T.build(self.name, self.cfg)  # written with persistent false
+                self.state["persistent"] = self.keep  # only now that it is fully up
                 S.write_state(self.name, self.state)
         except BaseException:
             self._close(teardown=building)

@@ -6,6 +6,11 @@ knobs, MACs, namespaces) is written to ``/run/netassay/<name>.json``. A sweep ho
 testbed is refused. Global sysctls (``net.core.netdev_max_backlog``) are recorded in
 ``/run/netassay/sysctl.json`` the first time any testbed changes them and restored when
 the last testbed goes away.
+
+Every state file is written atomically (a temporary file in the same directory, then
+``os.replace``), so a crash leaves the old file or the new one, never half of one. A file
+that is unreadable all the same never stops a testbed from being removed: teardown and
+cleanup drop it with a warning.
 """
 
 from __future__ import annotations
@@ -13,12 +18,17 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import logging
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from netassay.errors import PrivilegeError, TestbedError
 from netassay.testbed.names import validate_name
+
+log = logging.getLogger("netassay.testbed")
+SYSCTL_FILE = "sysctl.json"
 
 
 def run_dir() -> Path:
@@ -30,12 +40,25 @@ def state_path(name: str) -> Path:
     return run_dir() / f"{validate_name(name)}.json"
 
 
-def write_state(name: str, state: dict[str, Any]) -> None:
-    path = state_path(name)
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` so that readers see the old file or the whole
+    new one: a temporary file in the same directory, synced, then ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=2, sort_keys=True))
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_state(name: str, state: dict[str, Any]) -> None:
+    write_json_atomic(state_path(name), state)
 
 
 def read_state(name: str) -> dict[str, Any] | None:
@@ -57,15 +80,24 @@ def read_state(name: str) -> dict[str, Any] | None:
 
 
 def remove_state(name: str) -> None:
-    for path in (state_path(name), run_dir() / f"{name}.lock"):
-        path.unlink(missing_ok=True)
+    """Remove a testbed's state and lock files; an unreadable state file is removed too,
+    with a warning (it never stops a teardown or a cleanup)."""
+    path = state_path(name)
+    try:
+        json.loads(path.read_text())
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        log.warning("testbed state %s was unreadable (%s); removed it", path, exc)
+    for p in (path, run_dir() / f"{name}.lock"):
+        p.unlink(missing_ok=True)
 
 
 def known_testbeds() -> list[str]:
     d = run_dir()
     if not d.is_dir():
         return []
-    return sorted(p.stem for p in d.glob("*.json") if p.stem != "sysctl")
+    return sorted(p.stem for p in d.glob("*.json") if p.name != SYSCTL_FILE)
 
 
 class Lock:
@@ -118,14 +150,38 @@ def read_sysctl(key: str) -> str:
     return _sysctl_file(key).read_text().strip()
 
 
+def _sysctl_saved_path() -> Path:
+    return run_dir() / SYSCTL_FILE
+
+
+def _read_saved() -> dict[str, str]:
+    """The recorded original values; TestbedError if the record cannot be read."""
+    path = _sysctl_saved_path()
+    try:
+        saved = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise TestbedError(
+            f"cannot read the saved sysctls {path}",
+            str(exc),
+            "run 'netassay testbed cleanup', then check net.core.netdev_max_backlog",
+        ) from exc
+    if not isinstance(saved, dict):
+        raise TestbedError(
+            f"cannot read the saved sysctls {path}",
+            "it is not a JSON object",
+            "run 'netassay testbed cleanup', then check net.core.netdev_max_backlog",
+        )
+    return {str(k): str(v) for k, v in saved.items()}
+
+
 def set_global_sysctl(key: str, value: str) -> None:
     """Set a host-wide sysctl, recording its original value once for restore."""
-    saved_path = run_dir() / "sysctl.json"
-    saved = json.loads(saved_path.read_text()) if saved_path.exists() else {}
+    saved = _read_saved()
     if key not in saved:
         saved[key] = read_sysctl(key)
-        saved_path.parent.mkdir(parents=True, exist_ok=True)
-        saved_path.write_text(json.dumps(saved, indent=2))
+        write_json_atomic(_sysctl_saved_path(), saved)
     try:
         _sysctl_file(key).write_text(f"{value}\n")
     except OSError as exc:
@@ -133,14 +189,28 @@ def set_global_sysctl(key: str, value: str) -> None:
 
 
 def saved_sysctls() -> dict[str, str]:
-    saved_path = run_dir() / "sysctl.json"
-    return json.loads(saved_path.read_text()) if saved_path.exists() else {}
+    """The recorded original values ({} with a warning when the record is unreadable)."""
+    try:
+        return _read_saved()
+    except TestbedError as exc:
+        log.warning("%s", exc.line())
+        return {}
 
 
 def restore_global_sysctls() -> dict[str, str]:
-    """Put back every recorded original value; return what was restored."""
-    saved_path = run_dir() / "sysctl.json"
-    saved = saved_sysctls()
+    """Put back every recorded original value; return what was restored. An unreadable
+    record is removed with a warning: the originals it held are lost."""
+    saved_path = _sysctl_saved_path()
+    try:
+        saved = _read_saved()
+    except TestbedError as exc:
+        log.warning(
+            "%s; removed it: the original values are lost, so set them by hand"
+            " (net.core.netdev_max_backlog is 1000 by default)",
+            exc.line(),
+        )
+        saved_path.unlink(missing_ok=True)
+        return {}
     for key, value in saved.items():
         try:
             _sysctl_file(key).write_text(f"{value}\n")

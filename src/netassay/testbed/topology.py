@@ -308,6 +308,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         "namespaces": dict(zip(N.ROLES, mine, strict=True)),
         "pid": os.getpid(),
         "sysctls": {},
+        "persistent": False,  # bed.Testbed marks it persistent once it is fully up
     }
     S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
     macs = _links(name, cfg)

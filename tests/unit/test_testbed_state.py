@@ -1,0 +1,185 @@
+"""Testbed state files: atomic writes, torn files never block a teardown or a cleanup, and
+the persistent mark (no root needed: the run directory is a temporary one and every
+command that would touch the kernel is recorded instead)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+from netassay.config import TestbedConfig
+from netassay.errors import TestbedError
+from netassay.testbed import bed as B
+from netassay.testbed import state as S
+from netassay.testbed import topology as T
+
+NS = ["na-lab-tg", "na-lab-sut", "na-lab-sink"]
+
+
+@pytest.fixture
+def run_dir(tmp_path, monkeypatch):
+    d = tmp_path / "run"
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(d))
+    return d
+
+
+@pytest.fixture
+def fake_sysctl(tmp_path, monkeypatch):
+    """/proc/sys replaced by files in a temporary directory."""
+    root = tmp_path / "proc-sys"
+
+    def file_of(key):
+        p = root / key.replace(".", "/")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    monkeypatch.setattr(S, "_sysctl_file", file_of)
+    file_of("net.core.netdev_max_backlog").write_text("1000\n")
+    return file_of
+
+
+@pytest.fixture
+def fake_host(monkeypatch):
+    """Namespaces that exist (a mutable list) and the commands run, instead of the kernel."""
+    present = list(NS)
+    ran: list[list[str]] = []
+
+    def run(argv, **kw):
+        ran.append(list(argv))
+        if argv[:3] == ["ip", "netns", "del"] and argv[3] in present:
+            present.remove(argv[3])
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(T, "run", run)
+    monkeypatch.setattr(T, "list_netns", lambda: list(present))
+    return present, ran
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+# -- atomic writes -----------------------------------------------------------------------
+def test_state_write_is_atomic(run_dir, monkeypatch):
+    S.write_state("lab", {"name": "lab", "v": 1})
+
+    def crash(src, dst):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(S.os, "replace", crash)
+    with pytest.raises(OSError, match="disk gone"):
+        S.write_state("lab", {"name": "lab", "v": 2})
+    assert S.read_state("lab") == {"name": "lab", "v": 1}  # the old file, whole
+    assert sorted(p.name for p in run_dir.iterdir()) == ["lab.json"]  # no temporary left
+
+
+def test_saved_sysctls_are_written_atomically(run_dir, fake_sysctl, monkeypatch):
+    replaced = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        replaced.append((os.path.dirname(src), os.fspath(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(S.os, "replace", spy)
+    S.set_global_sysctl("net.core.netdev_max_backlog", "10000")
+    saved = run_dir / "sysctl.json"
+    assert replaced == [(str(run_dir), str(saved))]  # a temporary in the same directory
+    assert json.loads(saved.read_text()) == {"net.core.netdev_max_backlog": "1000"}
+    assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "10000\n"
+    S.set_global_sysctl("net.core.netdev_max_backlog", "20000")  # the original is kept
+    assert S.saved_sysctls() == {"net.core.netdev_max_backlog": "1000"}
+    assert S.restore_global_sysctls() == {"net.core.netdev_max_backlog": "1000"}
+    assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "1000\n"
+    assert not saved.exists()
+
+
+def test_torn_sysctl_record_is_refused_when_setting(run_dir, fake_sysctl):
+    run_dir.mkdir()
+    (run_dir / "sysctl.json").write_text('{"net.core.netdev_max_b')
+    with pytest.raises(TestbedError, match="cannot read the saved sysctls") as err:
+        S.set_global_sysctl("net.core.netdev_max_backlog", "10000")
+    assert "cleanup" in err.value.line()
+    assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "1000\n"  # untouched
+
+
+# -- torn files never block teardown or cleanup -----------------------------------------
+def test_teardown_survives_torn_state_and_sysctl_files(run_dir, fake_sysctl, fake_host, caplog):
+    present, _ = fake_host
+    run_dir.mkdir()
+    (run_dir / "lab.json").write_text('{"name": "lab", "namesp')
+    (run_dir / "sysctl.json").write_text("\x00\x00\x00")
+    with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
+        removed = T.teardown("lab")
+    assert removed == NS and present == []
+    assert not (run_dir / "lab.json").exists()
+    assert not (run_dir / "sysctl.json").exists()
+    text = caplog.text
+    assert "lab.json was unreadable" in text
+    assert "sysctl.json" in text and "set them by hand" in text
+
+
+def test_cleanup_of_a_testbed_with_an_unreadable_state(run_dir, fake_sysctl, fake_host, caplog):
+    present, _ = fake_host
+    present.append("na-other-tg")
+    run_dir.mkdir()
+    (run_dir / "lab.json").write_text("{not json")
+    S.write_state("other", {"name": "other"})
+    with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
+        removed = T.cleanup({"lab"})
+    assert removed == NS
+    assert present == ["na-other-tg"]  # another testbed is left alone
+    assert not (run_dir / "lab.json").exists()
+    assert S.known_testbeds() == ["other"]
+    assert "lab.json was unreadable" in caplog.text
+
+
+def test_cleanup_everything_with_unreadable_files(run_dir, fake_sysctl, fake_host, caplog):
+    present, _ = fake_host
+    run_dir.mkdir()
+    (run_dir / "lab.json").write_text("")
+    (run_dir / "sysctl.json").write_text("[1, 2")
+    with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
+        T.cleanup()
+    assert present == []
+    assert sorted(p.name for p in run_dir.iterdir() if p.suffix == ".json") == []
+
+
+def test_saved_sysctls_for_show_tolerate_a_torn_record(run_dir, caplog):
+    run_dir.mkdir()
+    (run_dir / "sysctl.json").write_text("{")
+    with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
+        assert S.saved_sysctls() == {}
+    assert "cannot read the saved sysctls" in caplog.text
+
+
+# -- the persistent mark -----------------------------------------------------------------
+def test_a_build_starts_not_persistent(run_dir, fake_host, monkeypatch):
+    """A crash during build leaves a state that says persistent false."""
+    present, _ = fake_host
+    present.clear()
+
+    def crash(name, cfg):
+        raise RuntimeError("crashed while building")
+
+    monkeypatch.setattr(T, "_links", crash)
+    with pytest.raises(RuntimeError):
+        T.build("lab", TestbedConfig(pinning="unpinned"))
+    st = S.read_state("lab")
+    assert st["persistent"] is False
+    assert st["pid"] == os.getpid()
+
+
+def test_orphaned_without_the_mark_is_not_persistent():
+    dead = _dead_pid()
+    assert B.orphaned({"pid": dead})  # a build that crashed before the mark
+    assert B.orphaned({"pid": dead, "persistent": False})
+    assert not B.orphaned({"pid": dead, "persistent": True})
+    assert not B.orphaned({"pid": os.getpid(), "persistent": False})  # still running
