@@ -61,7 +61,7 @@ def config_show() -> None:
     """Print the configuration in force (defaults, then the TOML file)."""
     from netassay.config import load_config, to_toml
 
-    typer.echo(to_toml(load_config(config_path())), nl=False)
+    typer.echo(to_toml(load_config(config_path(), resolve=False)), nl=False)
 
 
 # -- command registration: each stage adds its commands in its own module -------------

@@ -16,8 +16,35 @@ from typing import Any
 from netassay.errors import InputError, UsageError
 
 MODES = ("described", "published")
-PINNINGS = ("unpinned", "pin-1cpu", "pin-2cpu")
+AUTO = "auto"
+PINNINGS = (AUTO, "unpinned", "pin-1cpu", "pin-2cpu")
 SUTS = ("router", "bridge")
+
+
+def resolve_pinning(pinning: str, cpus: int | None = None) -> tuple[str, str]:
+    """The pinning a testbed uses on this machine (``cpus``: its CPU count), and why.
+
+    ``auto`` lets the SUT, not the generator, be the bottleneck: ``pin-2cpu`` (the
+    generator on CPU 0, the SUT's receive work on CPU 1) when there are two CPUs or more,
+    else ``unpinned`` (with one CPU there is nothing to pin apart). Any other value is
+    kept as it is.
+    """
+    n = cpus if cpus is not None else (os.cpu_count() or 1)
+    machine = f"this {n}-CPU machine"
+    if n >= 2:
+        auto = "pin-2cpu"
+        because = (
+            "the generator on CPU 0, the SUT's receive work on CPU 1,"
+            " so the SUT, not the generator, is the bottleneck"
+        )
+    else:
+        auto = "unpinned"
+        because = "pin-2cpu needs a second CPU; the generator and the SUT share the only one"
+    if pinning == AUTO:
+        return auto, f"{auto}, chosen by 'auto' on {machine}: {because}"
+    if pinning == auto:
+        return pinning, f"{pinning}, what 'auto' picks on {machine}: {because}"
+    return pinning, f"{pinning}, as configured ('auto' would pick {auto} on {machine})"
 
 
 @dataclass(frozen=True)
@@ -47,7 +74,7 @@ class AnalysisConfig:
 class TestbedConfig:
     __test__ = False  # not a pytest test class
     sut: str = "router"  # router (kernel IPv4/IPv6 forwarding) or bridge
-    pinning: str = "unpinned"  # unpinned | pin-1cpu | pin-2cpu
+    pinning: str = AUTO  # auto | unpinned | pin-1cpu | pin-2cpu (auto: see resolve_pinning)
     ip_version: int = 4
     size_bytes: int = 64  # Ethernet frame without FCS
     flows: int = 1
@@ -55,6 +82,16 @@ class TestbedConfig:
     txqueuelen: int | None = None  # txqueuelen of the testbed's veth devices
     sut_drop: float = 0.0  # ground truth: random drop probability in the SUT
     sut_cap_pps: float | None = None  # ground truth: capacity cap on the SUT egress
+
+    def pinning_choice(self, cpus: int | None = None) -> tuple[str, str]:
+        """The pinning used on this machine and why (see resolve_pinning)."""
+        return resolve_pinning(self.pinning, cpus)
+
+    def resolved(self, cpus: int | None = None) -> TestbedConfig:
+        """This config with ``auto`` resolved for this machine (see resolve_pinning)."""
+        if self.pinning != AUTO:
+            return self
+        return replace(self, pinning=self.pinning_choice(cpus)[0])
 
 
 @dataclass(frozen=True)
@@ -74,6 +111,10 @@ class Config:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def resolved(self) -> Config:
+        """This config with every ``auto`` knob resolved for this machine."""
+        return replace(self, testbed=self.testbed.resolved())
 
 
 def _coerce(section: str, f: dataclasses.Field[Any], value: Any, origin: str) -> Any:
@@ -122,9 +163,17 @@ def _apply(cfg: Config, data: dict[str, Any], origin: str) -> Config:
 
 
 def load_config(
-    path: str | os.PathLike[str] | None = None, overrides: dict[str, dict[str, Any]] | None = None
+    path: str | os.PathLike[str] | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
+    *,
+    resolve: bool = True,
 ) -> Config:
-    """Defaults, then the TOML file (if given or NETASSAY_CONFIG is set), then flags."""
+    """Defaults, then the TOML file (if given or NETASSAY_CONFIG is set), then flags.
+
+    With ``resolve`` (the default), ``auto`` knobs come back resolved for this machine, so
+    that what a command runs and stores is the value used; ``config show`` passes False
+    to print ``auto`` as it is in force.
+    """
     cfg = Config()
     path = path or os.environ.get("NETASSAY_CONFIG")
     if path:
@@ -142,7 +191,7 @@ def load_config(
         clean = {s: {k: v for k, v in kv.items() if v is not None} for s, kv in overrides.items()}
         cfg = _apply(cfg, {s: kv for s, kv in clean.items() if kv}, "flags")
     cfg.analysis.validate()
-    return cfg
+    return cfg.resolved() if resolve else cfg
 
 
 def to_toml(cfg: Config) -> str:

@@ -125,6 +125,7 @@ class Testbed:
                 T.refuse_existing(self.name)
                 building = True
                 self.state = T.build(self.name, self.cfg)  # written with persistent false
+                self.cfg = config_from_state(self.state)  # as built: 'auto' resolved
                 self.state["persistent"] = self.keep  # only now that it is fully up
                 S.write_state(self.name, self.state)
         except BaseException:

@@ -49,6 +49,7 @@ def render(info: dict[str, Any]) -> str:
         "  knobs: " + ", ".join(f"{k}={v}" for k, v in cfg.items() if v is not None),
         f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive CPU {info.get('sut_cpu')}"
         f" (RPS {info.get('rps') or 'unset'})",
+        *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
     ]
     env = info["environment"]

@@ -40,10 +40,11 @@ def validate(cfg: TestbedConfig) -> None:
         raise UsageError(
             f"unknown pinning '{cfg.pinning}'", f"known: {', '.join(PINNINGS)}", "pick one"
         )
-    _, sut_cpu = PIN_CPUS[cfg.pinning]
+    pinning, _ = cfg.pinning_choice()  # 'auto' resolved for this machine
+    _, sut_cpu = PIN_CPUS[pinning]
     if sut_cpu is not None and sut_cpu >= (os.cpu_count() or 1):
         raise UsageError(
-            f"pinning '{cfg.pinning}' needs {sut_cpu + 1} CPUs",
+            f"pinning '{pinning}' needs {sut_cpu + 1} CPUs",
             f"this machine has {os.cpu_count()}",
             "use pin-1cpu or unpinned",
         )
@@ -301,6 +302,8 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     """Create the testbed; return its state (also written to the run directory)."""
     validate(cfg)
     refuse_existing(name)
+    _, pinning_reason = cfg.pinning_choice()
+    cfg = cfg.resolved()  # the state records the pinning used, never 'auto'
     mine = [N.netns(name, r) for r in N.ROLES]
     state: dict[str, Any] = {
         "name": name,
@@ -309,6 +312,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         "pid": os.getpid(),
         "sysctls": {},
         "persistent": False,  # bed.Testbed marks it persistent once it is fully up
+        "pinning_reason": pinning_reason,
     }
     S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
     macs = _links(name, cfg)
