@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from netassay.errors import Interrupted, UsageError
+from netassay.errors import Interrupted
 
 lab_app = typer.Typer(help="Build, inspect and remove the embedded testbed.", no_args_is_help=True)
 
@@ -29,6 +29,14 @@ DropOpt = Annotated[
 ]
 CapOpt = Annotated[
     str | None, typer.Option("--sut-cap", help="Ground truth: SUT egress cap in pps (e.g. 100k).")
+]
+SinkOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sink",
+        help="How the sink counts test frames: xdp (default, cheapest) | nft | "
+        "xdp+nft (both, cross-checked).",
+    ),
 ]
 
 
@@ -64,6 +72,7 @@ def testbed_up(
     txqueuelen: QlenOpt = None,
     sut_drop: DropOpt = None,
     sut_cap: CapOpt = None,
+    sink: SinkOpt = None,
 ) -> None:
     """Build a testbed that stays up (use it with 'sweep --name'); prints its name."""
     from netassay.testbed import Testbed, validate_name
@@ -72,7 +81,7 @@ def testbed_up(
     validate_name(name)
     o = _testbed_overrides(
         sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
-        backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap,
+        backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
     )  # fmt: skip
     cfg = _config(o).testbed
     T.validate(cfg)
@@ -135,8 +144,13 @@ def sweep(
     settle: Annotated[str | None, typer.Option("--settle", help="Pause between trials.")] = None,
     db: Annotated[str | None, typer.Option("--db", help="Results store (SQLite).")] = None,
     resume: Annotated[
-        bool, typer.Option("--resume", help="Continue the newest unfinished sweep in --db.")
+        bool,
+        typer.Option("--resume", help="Continue an unfinished sweep in --db (the newest)."),
     ] = False,
+    experiment: Annotated[
+        int | None,
+        typer.Option("--experiment", help="With --resume: the experiment id to continue."),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan; run nothing.")
     ] = False,
@@ -145,9 +159,12 @@ def sweep(
         bool, typer.Option("--no-peak-check", help="Skip the generator peak probe.")
     ] = False,
     retries: Annotated[
-        int, typer.Option("--retries", help="Repeat a trial the generator could not pace.")
+        int, typer.Option("--retries", help="Repeat a trial that is a measurement fault.")
     ] = 2,
-    name: NameOpt = "lab",
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="Testbed name [lab]; a resume uses the sweep's own."),
+    ] = None,
     sut: SutOpt = None,
     pinning: PinOpt = None,
     ip: IpOpt = None,
@@ -157,43 +174,24 @@ def sweep(
     txqueuelen: QlenOpt = None,
     sut_drop: DropOpt = None,
     sut_cap: CapOpt = None,
+    sink: SinkOpt = None,
 ) -> None:
     """Run a load sweep on the embedded testbed; each trial is stored as it ends."""
     from netassay.campaign import plan as P
     from netassay.campaign import sweep as SW
-    from netassay.testbed import validate_name
-    from netassay.units import parse_duration, parse_rates
 
-    validate_name(name)
-    if resume:
-        if db is None:
-            raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
-        sw = SW.resume_sweep(db, name)
-    else:
-        o = _testbed_overrides(
-            sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
-            backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap,
-        )  # fmt: skip
-        s_over: dict[str, Any] = {"rates": rates, "runs": runs, "db": db}
-        if duration is not None:
-            s_over["duration_s"] = parse_duration(duration)
-        if settle is not None:
-            s_over["settle_s"] = 0.0 if settle.strip() in ("0", "0s") else parse_duration(settle)
-        cfg = _config(o, {k: v for k, v in s_over.items() if v is not None})
-        plan = P.Plan(
-            tuple(parse_rates(cfg.sweep.rates)),
-            cfg.sweep.runs,
-            cfg.sweep.duration_s,
-            cfg.sweep.settle_s,
-        )
-        cfg = _adopt_running_testbed(cfg, name, o)
-        sw = SW.Sweep(plan, cfg.testbed, cfg.sweep.db, name, label, not no_peak_check)
-    if not 0 <= retries <= 10:
-        raise UsageError(f"bad --retries {retries}", "0..10 repeats", "e.g. 2")
-    sw.retries = retries
-    from netassay.testbed import topology as T
+    o = _testbed_overrides(
+        sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
+        backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
+    )  # fmt: skip
+    req = SW.SweepRequest(
+        rates=rates, runs=runs, duration=duration, settle=settle, db=db, resume=resume,
+        experiment=experiment, label=label, check_peak=not no_peak_check, retries=retries,
+        name=name, testbed_flags=o,
+    )  # fmt: skip
+    from netassay.cli import config_path
 
-    T.validate(sw.testbed)
+    sw = SW.prepare(req, config_path())
     if dry_run:
         typer.echo(f"testbed '{sw.name}': {_knobs(sw.testbed)}")
         typer.echo(
@@ -213,19 +211,6 @@ def sweep(
         ) from exc
     _err("")
     typer.echo(f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})")
-
-
-def _adopt_running_testbed(cfg: Any, name: str, flags: dict[str, Any]) -> Any:
-    """No testbed flags and a testbed of that name is up: sweep it with its own knobs."""
-    from dataclasses import replace
-
-    from netassay.testbed import state as S
-    from netassay.testbed.bed import config_from_state
-
-    st = S.read_state(name)
-    if flags or st is None:
-        return cfg
-    return replace(cfg, testbed=config_from_state(st))
 
 
 def _done(sw: Any) -> set[tuple[int, int]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from datetime import UTC, datetime
 
 from netassay.errors import UsageError
 
@@ -89,3 +90,8 @@ def fmt_rate(pps: float | None) -> str:
         if abs(pps) >= div:
             return f"{pps / div:.4g} {unit}"
     return f"{pps:.4g} pps"
+
+
+def utc_now() -> str:
+    """The current UTC time as ISO 8601 with microseconds (how every record is stamped)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from netassay.campaign.trial import measure
+from netassay.campaign.trial import measure, trials_on
 from netassay.config import TestbedConfig
 from netassay.counters.loss import SUT_LOCATIONS
 from netassay.store.db import Store
@@ -41,9 +41,12 @@ def test_random_loss_ground_truth(tb_name):
     A true 95% interval misses 5% of the time; the 10 trials are repeated once (fresh
     trials, nothing reused) before the test fails, so a correct tool fails 0.25% of runs.
     """
-    with Testbed(tb_name, TestbedConfig(sut_drop=DROP)) as tb:
+    with (
+        Testbed(tb_name, TestbedConfig(sut_drop=DROP, pinning="unpinned")) as tb,
+        trials_on(tb) as ctx,
+    ):
         for attempt in range(2):
-            recs = [measure(tb, 0, k + 10 * attempt, 50_000, 1.0) for k in range(10)]
+            recs = [measure(ctx, 0, k + 10 * attempt, 50_000, 1.0) for k in range(10)]
             plr = np.array([1 - r.received / r.sent for r in recs])
             lo, hi = _ci95(plr)
             if lo <= DROP <= hi:
@@ -63,8 +66,8 @@ def test_full_sut_backlog_is_loss_at_sut_ingress_not_a_retried_send(tb_name):
     cfg = TestbedConfig(pinning="pin-2cpu", backlog=1)
     if (os.cpu_count() or 1) < 2:
         pytest.skip("pin-2cpu needs two CPUs")
-    with Testbed(tb_name, cfg) as tb:
-        rec = measure(tb, 0, 0, 200_000, 1.0)
+    with Testbed(tb_name, cfg) as tb, trials_on(tb) as ctx:
+        rec = measure(ctx, 0, 0, 200_000, 1.0)
     lost = rec.sent - rec.received
     assert rec.sent == 200_000
     assert lost > 0, rec.loss_location
@@ -84,7 +87,7 @@ def test_capacity_ground_truth_sweep(tb_name, tmp_path, cli):
     cap = 50_000
     db = tmp_path / "cap.db"
     res = cli(
-        "sweep", "--name", tb_name, "--sut-cap", "50k",
+        "sweep", "--name", tb_name, "--sut-cap", "50k", "--pinning", "unpinned",
         "--rates", "30k,35k,40k,45k,48k,50k,52k,55k,60k,65k,70k",
         "--runs", "3", "--duration", "1s", "--settle", "0.1s", "--db", str(db),
     )  # fmt: skip
@@ -130,17 +133,31 @@ def test_sigkill_then_resume_stores_every_trial_once(tb_name, tmp_path, cli, net
     assert 3 <= partial < 9
     assert len(netns_of(tb_name)) == 3  # SIGKILL leaves the testbed behind
 
-    res = cli("sweep", "--db", str(db), "--resume", "--name", tb_name)
+    wrong = cli("sweep", "--db", str(db), "--resume", "--name", "zz9")
+    assert wrong.returncode == 2 and f"ran on testbed '{tb_name}'" in wrong.stderr
+    assert len(netns_of(tb_name)) == 3  # refused before anything was touched
+
+    res = cli("sweep", "--db", str(db), "--resume")  # no --name: the sweep's own testbed
     assert res.returncode == 0, res.stderr
     assert netns_of(tb_name) == []  # the resumer adopted the orphaned testbed and removed it
+    assert netns_of("lab") == []  # and built no testbed of the default name
     with Store(db) as st:
         exps = list(st.experiments())
         assert len(exps) == 1
-        done = [(t["load_index"], t["repetition"]) for t in st.trials(exps[0].id)]
+        trials = st.trials(exps[0].id)
+        runs = st.runs(exps[0].id)
+    done = [(t["load_index"], t["repetition"]) for t in trials]
     assert sorted(done) == [(i, k) for i in range(3) for k in range(3)]
     assert len(done) == len(set(done)) == 9
+    # the environment is captured again on resume and stored with the trials it covers
+    assert [r["resumed"] for r in runs] == [False, True]
+    assert all(r["environment"]["boot_id"] for r in runs)
+    by_run = {r["id"]: 0 for r in runs}
+    for t in trials:
+        by_run[t["run_id"]] += 1
+    assert by_run[runs[0]["id"]] == partial and by_run[runs[1]["id"]] == 9 - partial
 
-    again = cli("sweep", "--db", str(db), "--resume", "--name", tb_name)
+    again = cli("sweep", "--db", str(db), "--resume")
     assert again.returncode == 2 and "nothing to resume" in again.stderr
 
     res = cli("testbed", "cleanup", "--name", tb_name)

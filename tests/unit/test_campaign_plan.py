@@ -91,17 +91,35 @@ def test_rate_warning_threshold_is_one_per_mille():
     assert "unknown" in rate_warning(100_000, None)
 
 
-def test_stall_warning_and_generator_trouble():
-    from netassay.campaign.trial import generator_trouble
-    from netassay.store.db import TrialRecord
+def test_stall_is_judged_by_its_burst_against_the_smallest_queue():
+    from netassay.quality import exclusion
 
-    assert stall_warning(None) is None
-    assert stall_warning(9_999_999) is None
-    w = stall_warning(612_368_384)
-    assert w.startswith("generator stall") and "612.4 ms" in w
-    rec = TrialRecord(0, 0, 1e5, 1.0, 10, 9, "t", warnings=[w, "counters still moving"])
-    assert generator_trouble(rec) == [w]
-    assert generator_trouble(TrialRecord(0, 0, 1e5, 1.0, 10, 9, "t")) == []
+    assert stall_warning(None, 300_000, 1000) is None
+    # 9.9 ms at 300 kpps: a catch-up burst of ~2,970 frames, three backlogs of 1,000
+    w = stall_warning(9_900_000, 300_000, 1000)
+    assert w.startswith("generator stall") and "2,970 frames" in w and "1,000 packets" in w
+    assert exclusion([w]) == w  # left out of the statistics
+    # the same stall at 50 kpps is a burst of 495: the queue absorbs it
+    assert stall_warning(9_900_000, 50_000, 1000) is None
+    # a deep queue absorbs a long stall; a queue of 100 does not absorb a short one
+    assert stall_warning(20_000_000, 300_000, 10_000) is None
+    assert stall_warning(400_000, 300_000, 100) is not None
+    # without a known queue: the old fixed 10 ms
+    assert stall_warning(9_999_999, 300_000, None) is None
+    assert "612.4 ms" in stall_warning(612_368_384, 300_000, None)
+
+
+def test_one_exclusion_rule_for_every_fault():
+    from netassay.quality import exclusion, faults, generator_trouble
+
+    stall = "generator stall: a send was 12.0 ms late"
+    fault = "counter fault: the sink's count could not be read after the trial"
+    cut = "truncated trial: the generator was stopped by a signal"
+    plain = "sink drops: 12 test frame(s) the SUT forwarded were dropped by the sink itself"
+    assert faults([stall, fault, cut, plain]) == [stall, fault, cut]
+    assert generator_trouble([stall, fault, cut, plain]) == [stall]
+    assert exclusion([plain]) is None
+    assert exclusion([plain, cut]) == cut
 
 
 def test_demo_rates_stay_below_the_peak():

@@ -201,3 +201,35 @@ def test_wrap_then_delta_is_exact_for_any_start(bits):
     for start in (0, 1, top // 2 - 1, top - 1):
         after = (start + 12345) % top
         assert counter_delta(start, after, bits)[0] == 12345
+
+
+def test_retried_sends_are_not_lost_and_the_split_balances():
+    # The wire's qdisc refused 500 sends; the generator retried all 500: nothing is lost
+    # there. Before, they were booked at the generator's egress and 'unaccounted' went
+    # to -500 (hidden by the report).
+    d = {"tg/qdisc/tg0/drops": 500, "sut/link/sut0/rx_dropped": 40, "tg/link/tg0/tx_dropped": 40}
+    loc = locate_loss(10_000, 10_000, 9_960, d, retries=500)
+    assert loc["gen_egress"] == 0 and loc["sut_ingress"] == 40 and loc["unaccounted"] == 0
+    assert sum(v for k, v in loc.items() if k != "unsent") == 10_000 - 9_960
+    # qdisc drops the generator did not retry are lost at its egress
+    loc = locate_loss(10_000, 10_000, 9_950, {"tg/qdisc/tg0/drops": 60}, retries=10)
+    assert loc["gen_egress"] == 50 and loc["unaccounted"] == 0
+
+
+def test_sink_refusals_are_located_at_the_sink_in_both_sink_modes():
+    from netassay.counters.loss import sink_counts_disagree, sink_ingress_drops
+
+    # full stack sink: the sink's backlog refused 259 (seen on both sides of the veth)
+    nft = {"sut/link/sut1/tx_dropped": 259, "sink/link/sink0/rx_dropped": 259}
+    # XDP sink: its ring refused 120 (seen only as the SUT egress veth's tx_dropped)
+    xdp = {"sut/link/sut1/tx_dropped": 120}
+    for d, n in ((nft, 259), (xdp, 120)):
+        loc = locate_loss(100_000, 100_000, 100_000 - n, d)
+        assert loc["sink_ingress"] == n and loc["sut_egress"] == 0 and loc["unaccounted"] == 0
+        assert sink_ingress_drops(d) == n and not sink_counts_disagree(d)
+    assert sink_counts_disagree({"sut/link/sut1/tx_dropped": 9, "sink/link/sink0/rx_dropped": 7})
+
+
+def test_xdp_sink_count_is_flattened():
+    flat = flatten({"sink_xdp": {"packets": 42}, "ns": {}})
+    assert flat == {"sink/xdp/packets": 42}

@@ -88,6 +88,7 @@ def capture(tb: Testbed) -> dict[str, Any]:
     env: dict[str, Any] = {
         "kernel": platform.release(),
         "kernel_version": platform.version(),
+        "boot_id": _read("/proc/sys/kernel/random/boot_id"),
         "machine": platform.machine(),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
@@ -119,3 +120,34 @@ def capture(tb: Testbed) -> dict[str, Any]:
         },
     }
     return env
+
+
+# What, when it differs between a sweep's start and its resume, is worth a line.
+COMPARED = (
+    "boot_id",
+    "kernel",
+    "kernel_version",
+    "cpu_model",
+    "cpu_count",
+    "cmdline",
+    "isolcpus",
+    "irqbalance",
+    "netdev_max_backlog",
+    "netdev_budget",
+)
+
+
+def changes(first: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between two captured environments, one phrase each (a different
+    boot_id means the machine rebooted in between)."""
+    out = []
+    for key in COMPARED:
+        a, b = first.get(key), now.get(key)
+        if a is None or a == b:
+            continue
+        out.append("the machine rebooted" if key == "boot_id" else f"{key}: {a} -> {b}")
+    if first.get("versions", {}).get("netassay-gen") != now.get("versions", {}).get(
+        "netassay-gen"
+    ) and first.get("versions"):
+        out.append("netassay-gen version changed")
+    return out

@@ -6,11 +6,11 @@ import math
 from dataclasses import dataclass
 
 from netassay.errors import UsageError
-from netassay.quality import rate_kind
+from netassay.quality import GENERATOR_STALL, rate_kind
 from netassay.units import fmt_rate
 
 TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
-STALL_NS = 10_000_000  # a send call 10 ms late: the catch-up burst is not the offered load
+STALL_NS = 10_000_000  # without a known queue: a send 10 ms late is a stall
 
 
 @dataclass(frozen=True)
@@ -85,12 +85,28 @@ def describe(plan: Plan, done: set[tuple[int, int]] | None = None) -> str:
     return "\n".join(lines)
 
 
-def stall_warning(lateness_max_ns: float | None) -> str | None:
-    """A warning when the generator stalled long enough to send a burst to catch up."""
-    if lateness_max_ns is not None and lateness_max_ns > STALL_NS:
+def stall_warning(
+    lateness_max_ns: float | None, rate_pps: float, queue_pkts: int | None
+) -> str | None:
+    """A generator stall judged by what it does: after a stall of ``lateness_max_ns`` the
+    generator sends the ``rate x stall`` frames that fell due in one catch-up burst; when
+    that burst could overflow the smallest queue on the path (``queue_pkts``: the SUT's
+    backlog, the wire's qdisc), the loss it causes is not the SUT's at the offered load.
+    Without a known queue, a stall over STALL_NS is flagged."""
+    if lateness_max_ns is None or lateness_max_ns <= 0:
+        return None
+    burst = rate_pps * lateness_max_ns / 1e9
+    ms = lateness_max_ns / 1e6
+    if queue_pkts is not None and burst >= queue_pkts:
         return (
-            f"generator stall: a send was {lateness_max_ns / 1e6:.1f} ms late; the catch-up "
-            "burst is not the offered load"
+            f"{GENERATOR_STALL}: a send was {ms:.1f} ms late; its catch-up burst of "
+            f"~{burst:,.0f} frames could overflow the smallest queue on the path "
+            f"({queue_pkts:,} packets)"
+        )
+    if queue_pkts is None and lateness_max_ns > STALL_NS:
+        return (
+            f"{GENERATOR_STALL}: a send was {ms:.1f} ms late; the catch-up burst is not the "
+            "offered load"
         )
     return None
 

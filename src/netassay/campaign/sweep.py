@@ -13,19 +13,21 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+from netassay import quality
 from netassay.campaign import environment
 from netassay.campaign.plan import Plan, eta_s, fmt_duration
-from netassay.campaign.trial import SOURCE, generator_trouble, measure
-from netassay.config import TestbedConfig
+from netassay.campaign.trial import SOURCE, TrialContext, measure, send, trials_on
+from netassay.config import TestbedConfig, load_config
 from netassay.errors import GeneratorError, UsageError
-from netassay.proc import run as run_proc
 from netassay.store.db import Experiment, Store, TrialRecord
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
-from netassay.units import fmt_rate
+from netassay.testbed.names import validate_name
+from netassay.units import fmt_rate, parse_duration, parse_rates
 
 log = logging.getLogger("netassay.campaign")
 PEAK_PROBE_S = 0.5
@@ -47,6 +49,73 @@ class Sweep:
     experiment_id: int | None = None
     stored: int = 0
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """What a user asked for on the command line, as given (None: not given)."""
+
+    rates: str | None = None
+    runs: int | None = None
+    duration: str | None = None
+    settle: str | None = None
+    db: str | None = None
+    resume: bool = False
+    experiment: int | None = None
+    label: str = ""
+    check_peak: bool = True
+    retries: int = 2
+    name: str | None = None
+    testbed_flags: dict[str, Any] = field(default_factory=dict)
+
+
+def prepare(req: SweepRequest, config_file: Path | None = None) -> Sweep:
+    """Turn a request into the Sweep to run: a resume takes the stored plan, knobs and
+    testbed; a new sweep takes defaults < TOML < flags, and the knobs of a testbed of
+    that name that is already up when no testbed flag is given."""
+    if req.name is not None:
+        validate_name(req.name)
+    if not 0 <= req.retries <= 10:
+        raise UsageError(f"bad --retries {req.retries}", "0..10 repeats", "e.g. 2")
+    if req.experiment is not None and not req.resume:
+        raise UsageError(
+            "--experiment needs --resume", "it names the sweep to continue", "add --resume"
+        )
+    if req.resume:
+        if req.db is None:
+            raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
+        if req.testbed_flags:
+            raise UsageError(
+                f"--resume takes no testbed flags ({', '.join(sorted(req.testbed_flags))})",
+                "a resumed sweep runs with the knobs it started with",
+                "drop those flags",
+            )
+        sw = resume_sweep(req.db, req.name, req.experiment)
+    else:
+        sw = _new_sweep(req, config_file)
+    sw.retries = req.retries
+    T.validate(sw.testbed)
+    return sw
+
+
+def _new_sweep(req: SweepRequest, config_file: Path | None) -> Sweep:
+    over: dict[str, Any] = {"rates": req.rates, "runs": req.runs, "db": req.db}
+    if req.duration is not None:
+        over["duration_s"] = parse_duration(req.duration)
+    if req.settle is not None:
+        over["settle_s"] = 0.0 if req.settle.strip() in ("0", "0s") else parse_duration(req.settle)
+    over = {k: v for k, v in over.items() if v is not None}
+    cfg = load_config(config_file, overrides={"testbed": req.testbed_flags, "sweep": over})
+    plan = Plan(
+        tuple(parse_rates(cfg.sweep.rates)), cfg.sweep.runs, cfg.sweep.duration_s,
+        cfg.sweep.settle_s,
+    )  # fmt: skip
+    name = req.name or "lab"
+    testbed = cfg.testbed
+    st = S.read_state(name)
+    if st is not None and not req.testbed_flags:  # sweep a running testbed with its knobs
+        testbed = config_from_state(st)
+    return Sweep(plan, testbed, cfg.sweep.db, name, req.label, req.check_peak)
 
 
 def sweep_config(sw: Sweep) -> dict[str, Any]:
@@ -77,22 +146,46 @@ def sweep_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def unfinished(store: Store) -> tuple[Experiment, Plan, TestbedConfig] | None:
-    """The newest netassay sweep in the store that still has planned trials to run."""
+def _plan_of(exp: Experiment) -> Plan:
+    c = exp.config
+    return Plan(tuple(c["rates_pps"]), int(c["runs"]), float(c["duration_s"]), c["settle_s"])
+
+
+def _is_ours(exp: Experiment) -> bool:
+    return exp.kind == "sweep" and exp.source == SOURCE
+
+
+def unfinished(
+    store: Store, experiment_id: int | None = None
+) -> tuple[Experiment, Plan, TestbedConfig] | None:
+    """The sweep to resume: ``experiment_id`` when given (it must be an unfinished
+    netassay sweep), else the newest netassay sweep that still has trials to run."""
+    if experiment_id is not None:
+        exp = store.experiment(experiment_id)
+        if not _is_ours(exp):
+            raise UsageError(
+                f"experiment {experiment_id} in {store.path} is not a netassay sweep",
+                f"it is a '{exp.kind}' from '{exp.source}'",
+                "give the id of a sweep (see 'netassay assess --json')",
+            )
+        if not _plan_of(exp).remaining(store.done_trials(exp.id)):
+            raise UsageError(
+                f"experiment {experiment_id} is complete",
+                "every planned trial is stored",
+                "start a new sweep without --resume",
+            )
+        return exp, _plan_of(exp), config_from_state({"config": exp.config["testbed"]})
     for exp in reversed(list(store.experiments())):
-        if exp.kind != "sweep" or exp.source != SOURCE:
-            continue
-        c = exp.config
-        plan = Plan(tuple(c["rates_pps"]), int(c["runs"]), float(c["duration_s"]), c["settle_s"])
-        if plan.remaining(store.done_trials(exp.id)):
-            return exp, plan, config_from_state({"config": c["testbed"]})
+        if _is_ours(exp) and _plan_of(exp).remaining(store.done_trials(exp.id)):
+            return exp, _plan_of(exp), config_from_state({"config": exp.config["testbed"]})
     return None
 
 
-def resume_sweep(db: str, name: str | None = None) -> Sweep:
-    """Rebuild the Sweep of the newest unfinished experiment in ``db``."""
+def resume_sweep(db: str, name: str | None = None, experiment_id: int | None = None) -> Sweep:
+    """Rebuild the Sweep to resume from ``db``, on the testbed it ran on. A ``name``
+    other than the stored testbed's is refused (it would leave that testbed orphaned)."""
     with Store(db, create=False) as store:
-        found = unfinished(store)
+        found = unfinished(store, experiment_id)
     if found is None:
         raise UsageError(
             f"nothing to resume in {db}",
@@ -100,7 +193,14 @@ def resume_sweep(db: str, name: str | None = None) -> Sweep:
             "start a new sweep without --resume",
         )
     exp, plan, cfg = found
-    sw = Sweep(plan, cfg, db, name or exp.config.get("testbed_name", "lab"), exp.label)
+    stored = exp.config.get("testbed_name", "lab")
+    if name is not None and name != stored:
+        raise UsageError(
+            f"--name {name} conflicts with the sweep to resume",
+            f"experiment {exp.id} ran on testbed '{stored}'",
+            "drop --name (resume uses the sweep's own testbed)",
+        )
+    sw = Sweep(plan, cfg, db, stored, exp.label)
     sw.experiment_id = exp.id
     return sw
 
@@ -125,21 +225,9 @@ def probe_peak(tb: Testbed, probes: int = 3) -> float:
     """The generator's highest achieved rate through this testbed: the median of
     ``probes`` runs of ``PEAK_PROBE_S`` at ``--rate max`` (one run is at the mercy of a
     stall of the machine)."""
-    from netassay.traffic import generator as G
-
-    t = tb.target
-    argv = G.build_args(
-        t["dev"], t["dst_mac"], t["src"], t["dst"], 1.0, PEAK_PROBE_S,
-        tb.cfg.size_bytes, tb.cfg.flows, True, tb.gen_flags(),
-    )  # fmt: skip
-    argv[argv.index("--rate") + 1] = "max"
-    full = ["ip", "netns", "exec", t["netns"], G.find_generator(), *argv]
-    rates = []
-    for _ in range(probes):
-        res = run_proc(full, check=False)
-        out = G.parse_output(res.stdout, res.stderr, res.returncode)
-        rates.append(float(out.achieved_rate_pps or 0.0))
-    return statistics.median(rates)
+    return statistics.median(
+        float(send(tb, "max", PEAK_PROBE_S).achieved_rate_pps or 0.0) for _ in range(probes)
+    )
 
 
 def check_peak(tb: Testbed, plan: Plan) -> float:
@@ -179,38 +267,53 @@ def run(sw: Sweep) -> None:
     require_root("a sweep")
     with open_testbed(sw) as tb:
         peak = check_peak(tb, sw.plan) if sw.check_peak and sw.experiment_id is None else None
-        with Store(sw.db) as store:
-            _start(sw, tb, store, peak)
+        with Store(sw.db) as store, trials_on(tb) as ctx:
+            _loop(sw, _start(sw, ctx, store, peak), store)
 
 
-def _start(sw: Sweep, tb: Testbed, store: Store, peak: float | None) -> None:
+def _start(sw: Sweep, ctx: TrialContext, store: Store, peak: float | None) -> TrialContext:
+    """Create the experiment (or take the one resumed) and record this run with the
+    environment as it is now: a resume after a reboot or a change shows in the store."""
+    env = environment.capture(ctx.tb)
+    if peak is not None:
+        env["generator_peak_pps"] = peak
+    resumed = sw.experiment_id is not None
     if sw.experiment_id is None:
-        env = environment.capture(tb)
-        if peak is not None:
-            env["generator_peak_pps"] = peak
         sw.experiment_id = _new_experiment(store, sw, env)
-    _loop(sw, tb, store)
+    else:
+        changed = environment.changes(store.experiment(sw.experiment_id).environment, env)
+        if changed:
+            env["changed_since_start"] = changed
+            msg = f"the environment changed since this sweep started: {'; '.join(changed)}"
+            sw.warnings.append(msg)
+            log.warning(msg)
+            if sw.progress:
+                sw.progress(f"note: {msg}")
+    return replace(ctx, run_id=store.add_run(sw.experiment_id, env, resumed=resumed))
 
 
-def _measure_with_retries(sw: Sweep, tb: Testbed, i: int, k: int, rate: float) -> TrialRecord:
-    """One trial; repeated (at most ``sw.retries`` times) when the generator could not
-    pace it. The stored record names every discarded attempt and why."""
+def _measure_with_retries(sw: Sweep, ctx: TrialContext, i: int, k: int, rate: float) -> TrialRecord:
+    """One trial; repeated (at most ``sw.retries`` times) when it is a measurement fault
+    (never when a signal cut it short). The stored record names every discarded attempt
+    and why."""
     discarded: list[str] = []
     for attempt in range(sw.retries + 1):
         if attempt:
             time.sleep(sw.plan.settle_s)
-        rec = measure(tb, i, k, rate, sw.plan.duration_s)
-        trouble = generator_trouble(rec)
-        if not trouble or attempt == sw.retries:
+        rec = measure(ctx, i, k, rate, sw.plan.duration_s)
+        faults = quality.faults(rec.warnings)
+        if not faults or attempt == sw.retries or _signalled(rec):
             break
-        lost = rec.sent - rec.received
-        discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(trouble)}")
-    if discarded:
-        rec = replace(rec, warnings=[*rec.warnings, *discarded])
-    return rec
+        lost = rec.sent - rec.forwarded
+        discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(faults)}")
+    return replace(rec, warnings=[*rec.warnings, *discarded], run_id=ctx.run_id)
 
 
-def _loop(sw: Sweep, tb: Testbed, store: Store) -> None:
+def _signalled(rec: TrialRecord) -> bool:
+    return bool(rec.counters.get("generator", {}).get("stopped_by_signal"))
+
+
+def _loop(sw: Sweep, ctx: TrialContext, store: Store) -> None:
     assert sw.experiment_id is not None
     done = store.done_trials(sw.experiment_id)
     todo = sw.plan.remaining(done)
@@ -219,14 +322,14 @@ def _loop(sw: Sweep, tb: Testbed, store: Store) -> None:
     for n, (i, k, rate) in enumerate(todo):
         if n and sw.plan.settle_s:
             time.sleep(sw.plan.settle_s)
-        rec = _measure_with_retries(sw, tb, i, k, rate)
+        rec = _measure_with_retries(sw, ctx, i, k, rate)
         store.add_trial(sw.experiment_id, rec)  # committed now: a crash loses only the next
         sw.stored += 1
         if sw.progress:
             elapsed = time.monotonic() - t0
             left = eta_s(elapsed, n + 1, len(todo), sw.plan)
-            lost = rec.sent - rec.received
-            flag = " !" if rec.warnings else ""
+            lost = rec.sent - rec.forwarded
+            flag = " excluded" if rec.excluded else (" !" if rec.warnings else "")
             sw.progress(
                 f"[{len(done) + n + 1}/{total}] load {i + 1}/{len(sw.plan.rates_pps)} "
                 f"{fmt_rate(rate)} run {k + 1}/{sw.plan.runs}: sent {rec.sent} "

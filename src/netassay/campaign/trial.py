@@ -1,38 +1,45 @@
-"""One trial: counters before, paced traffic, wait until quiet, counters after, loss split."""
+"""One trial: counters before, paced traffic, wait until quiet, counters after, loss split.
+
+What the trial says about the SUT is only what the SUT did: a frame the sink's own
+ingress refused was forwarded (it counts as delivered and the trial says how many in a
+``sink drops`` warning), and a trial the measurement itself spoiled (the generator could
+not pace it or stalled long enough to overflow a queue, it was cut short, a counter was
+lost or reset, the sink's counts are not exact) is a measurement fault: stored, named,
+left out of the statistics (``quality.exclusion``).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-from netassay import quality
+from netassay import quality as Q
 from netassay.campaign.plan import rate_warning, stall_warning
-from netassay.counters.loss import flat_deltas, flatten, locate_loss, wrap_bits
-from netassay.counters.snapshot import snapshot, wait_quiet
-from netassay.errors import GeneratorError
-from netassay.store.db import TrialRecord, utc_now
+from netassay.counters.loss import (
+    SINK_LOCATIONS,
+    flat_deltas,
+    flatten,
+    locate_loss,
+    sink_counts_disagree,
+    wrap_bits,
+)
+from netassay.counters.sink import NFT_KEY, SinkCounter, received_key
+from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
+from netassay.store.db import TrialRecord
+from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
+from netassay.traffic.generator import GenResult, run_generator
+from netassay.units import utc_now
 
 SOURCE = "netassay-testbed"
 
 
-def gen_field(res: Any, key: str, default: Any = None) -> Any:
-    """A field of the generator's result (a dict or an object with attributes)."""
-    if isinstance(res, dict):
-        return res.get(key, default)
-    return getattr(res, key, default)
-
-
-def send(tb: Testbed, rate_pps: float, duration_s: float) -> Any:
-    """Run netassay-gen in the generator namespace (pinned as the testbed says)."""
-    try:
-        from netassay.traffic.generator import run_generator
-    except ImportError as exc:
-        raise GeneratorError(
-            "the generator wrapper is missing",
-            str(exc),
-            "update netassay (it ships netassay.traffic.generator) and run 'make gen'",
-        ) from exc
+def send(tb: Testbed, rate_pps: float | str, duration_s: float) -> GenResult:
+    """Run netassay-gen in the generator namespace (its wire and CPU as the testbed
+    says); ``rate_pps`` may be ``"max"``. The one place a trial's generator call is built."""
     t = tb.target
     return run_generator(
         t["netns"],
@@ -50,105 +57,207 @@ def send(tb: Testbed, rate_pps: float, duration_s: float) -> Any:
     )
 
 
+@dataclass(frozen=True)
+class TrialContext:
+    """What every trial of a run on one testbed shares."""
+
+    tb: Testbed
+    sink: SinkCounter
+    queue_pkts: int | None  # the smallest queue on the path (a stall's burst against it)
+    run_id: int | None = None  # the stored run (environment) this trial belongs to
+
+
+@contextmanager
+def trials_on(tb: Testbed, run_id: int | None = None) -> Iterator[TrialContext]:
+    """Everything trials on ``tb`` need, held for as long as they run: the sink's
+    counter (its XDP program attached) and the path's smallest queue."""
+    with SinkCounter(tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes) as sink:
+        yield TrialContext(tb, sink, T.path_queue_pkts(tb), run_id)
+
+
 def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
 
 
+def _reader(ctx: TrialContext) -> Any:
+    """The sink's running test-frame count (None when it cannot be read)."""
+    if ctx.sink.uses_xdp:
+        return lambda: ctx.sink.read().get("packets")
+    ns = ctx.tb.ns("sink")
+
+    def nft() -> int | None:
+        try:
+            return sink_received(ns)
+        except (KeyError, ValueError):
+            return None
+
+    return nft
+
+
 def measure(
-    tb: Testbed, load_index: int, repetition: int, rate_pps: float, duration_s: float
+    ctx: TrialContext, load_index: int, repetition: int, rate_pps: float, duration_s: float
 ) -> TrialRecord:
     """Run one trial on the testbed and return the record to store."""
+    tb = ctx.tb
     namespaces = tb.state["namespaces"]
+    ctx.sink.ensure()
     utc = utc_now()
-    before = snapshot(namespaces)
+    before = snapshot(namespaces, ctx.sink)
     res = send(tb, rate_pps, duration_s)
     t_stop = time.monotonic()
-    _, settled = wait_quiet(namespaces["sink"])
+    _, settled = wait_quiet(_reader(ctx))
     settle_wait_s = time.monotonic() - t_stop
-    after = snapshot(namespaces)
+    after = snapshot(namespaces, ctx.sink)
     fb, fa = flatten(before), flatten(after)
-    d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
-    planned = int(gen_field(res, "planned", round(rate_pps * duration_s)))
-    sent = int(gen_field(res, "sent", 0))
-    received = int(d.get("sink/nft/na_rx/packets", 0))
-    achieved = gen_field(res, "achieved_rate_pps")
-    loss = locate_loss(planned, sent, received, d, tb.cfg.ip_version)
-    retries = int(gen_field(res, "retries", 0) or 0)
-    warnings += _warnings(rate_pps, achieved, settled, sent, received, loss, retries, res)
-    flows = flow_deltas(before.get("sink_flows", {}), after.get("sink_flows", {}))
+    d, counter_warnings = flat_deltas(fb, fa, wrap_bits(fb))
+    key = received_key(ctx.sink.kind)
+    received = int(d.get(key, 0))
+    loss = locate_loss(res.planned, res.sent, received, d, tb.cfg.ip_version, res.retries)
+    sink_dropped = sum(loss[k] for k in SINK_LOCATIONS)
+    warnings = [
+        *counter_warnings,
+        *_counter_faults(fb, fa, d, key, ctx.sink.kind),
+        *_generator_warnings(res, rate_pps, ctx.queue_pkts),
+        *_loss_warnings(res.sent, received, sink_dropped, loss, settled),
+    ]
+    disagree = sink_disagreement(d)
+    if disagree:
+        warnings.append(disagree)
     counters = {
         "before": before,
         "after": after,
         "deltas": {k: v for k, v in d.items() if v},
-        "sink_flows": flows,
-        "generator": _gen_dict(res),
+        "sink_flows": flow_deltas(before.get("sink_flows", {}), after.get("sink_flows", {})),
+        "sink": ctx.sink.kind,
+        "queue_pkts": ctx.queue_pkts,
+        "run_id": ctx.run_id,
+        "generator": {k: res.raw.get(k) for k in GEN_KEYS},
         "settle_wait_s": round(settle_wait_s, 3),
     }
     return TrialRecord(
         load_index=load_index,
         repetition=repetition,
         rate_pps=float(rate_pps),
-        duration_s=float(gen_field(res, "duration_s") or duration_s),
-        sent=sent,
+        duration_s=float(res.duration_s or duration_s),
+        sent=res.sent,
         received=received,
         source=SOURCE,
-        achieved_rate_pps=None if achieved is None else float(achieved),
+        achieved_rate_pps=float(res.achieved_rate_pps),
         loss_location=loss,
         counters=counters,
         warnings=warnings,
         utc=utc,
+        sink_dropped=sink_dropped,
     )
 
 
-def _warnings(
-    rate_pps: float,
-    achieved: float | None,
-    settled: bool,
-    sent: int,
-    received: int,
-    loss: dict[str, int],
-    retries: int,
-    res: Any,
+GEN_KEYS = (
+    "technique",
+    "planned",
+    "sent",
+    "first_tx_ns",
+    "last_tx_ns",
+    "duration_s",
+    "rate_pps",
+    "achieved_rate_pps",
+    "rate_error",
+    "rate_tolerance",
+    "lateness_max_ns",
+    "lateness_p99_ns",
+    "retries",
+    "stopped_by_signal",
+    "truncated",
+    "ok",
+)
+
+
+def _counter_faults(
+    fb: dict[str, int], fa: dict[str, int], d: dict[str, int], key: str, kind: str
 ) -> list[str]:
+    """The sink's count must be there before and after and must not go back; with the
+    cross-check sink, both counts must agree."""
     out = []
-    for w in (rate_warning(rate_pps, achieved), stall_warning(gen_field(res, "lateness_max_ns"))):
-        if w:
-            out.append(w)
-    if not settled:
-        out.append("counters still moving 5 s after the generator stopped")
-    if received > sent:
-        out.append(f"received {received} > sent {sent}: foreign packets matched the counter")
-    if loss.get("unaccounted", 0) != 0:
-        out.append(f"{loss['unaccounted']} lost packet(s) not explained by any kernel counter")
-    if loss.get("unsent", 0) > 0:
-        out.append(f"generator sent {loss['unsent']} packet(s) fewer than planned")
-    if retries:
-        out.append(f"the kernel refused {retries} send(s); the generator retried them")
-    if gen_field(res, "stopped_by_signal"):
-        out.append("the generator was stopped by a signal")
+    if key not in fb or key not in fa:
+        when = "before" if key not in fb else "after"
+        out.append(
+            f"{Q.COUNTER_FAULT}: the sink's count ({key}) could not be read {when} "
+            "the trial; what it received is unknown"
+        )
+    elif fa[key] < fb[key]:
+        out.append(
+            f"{Q.COUNTER_FAULT}: the sink's count ({key}) went back from {fb[key]} "
+            f"to {fa[key]} (reset); what it received is unknown"
+        )
+    if kind == "xdp+nft" and key in d and NFT_KEY in d and d[key] != d[NFT_KEY]:
+        out.append(
+            f"{Q.COUNTER_FAULT}: the sink's XDP count ({d[key]}) and nft count "
+            f"({d[NFT_KEY]}) disagree"
+        )
     return out
 
 
-def _gen_dict(res: Any) -> dict[str, Any]:
-    keys = (
-        "technique",
-        "planned",
-        "sent",
-        "first_tx_ns",
-        "last_tx_ns",
-        "duration_s",
-        "rate_pps",
-        "achieved_rate_pps",
-        "rate_error",
-        "lateness_max_ns",
-        "lateness_p99_ns",
-        "retries",
-        "stopped_by_signal",
-        "ok",
-    )
-    return {k: gen_field(res, k) for k in keys}
+def _generator_warnings(res: GenResult, rate_pps: float, queue_pkts: int | None) -> list[str]:
+    out = [
+        w
+        for w in (
+            rate_warning(rate_pps, res.achieved_rate_pps),
+            stall_warning(res.lateness_max_ns, rate_pps, queue_pkts),
+        )
+        if w
+    ]
+    short = res.planned - res.sent
+    if res.stopped_by_signal:
+        out.append(f"{Q.TRUNCATED}: the generator was stopped by a signal")
+    elif short > Q.RATE_TOLERANCE * res.planned:
+        out.append(
+            f"{Q.TRUNCATED}: the generator sent {short} packet(s) fewer than the "
+            f"{res.planned} planned (its deadline came first)"
+        )
+    elif short > 0:  # within the rate tolerance: the trial is as good as its rate
+        out.append(f"the generator sent {short} packet(s) fewer than the {res.planned} planned")
+    if res.retries:
+        out.append(f"the kernel refused {res.retries} send(s); the generator retried them")
+    return out
 
 
-def generator_trouble(rec: TrialRecord) -> list[str]:
-    """The warnings that say the generator, not the SUT, shaped this trial."""
-    return quality.generator_trouble(rec.warnings)
+def _loss_warnings(
+    sent: int, received: int, sink_dropped: int, loss: dict[str, int], settled: bool
+) -> list[str]:
+    out = []
+    if not settled:
+        out.append(
+            f"{Q.COUNTER_FAULT}: the sink's count still moved 5 s after the generator stopped"
+        )
+    if received > sent:
+        out.append(
+            f"{Q.COUNTER_FAULT}: received {received} > sent {sent}: foreign packets "
+            "matched the counter"
+        )
+    if sink_dropped:
+        out.append(
+            f"{Q.SINK_DROPS}: {sink_dropped} test frame(s) the SUT forwarded were "
+            "dropped by the sink itself (counted as forwarded, not as SUT loss)"
+        )
+    if loss.get("gen_egress", 0):
+        out.append(
+            f"{Q.GENERATOR_LIMIT}: {loss['gen_egress']} test frame(s) dropped at the "
+            "generator's own egress, before the SUT"
+        )
+    if loss.get("unaccounted", 0) > 0:
+        out.append(f"{loss['unaccounted']} lost packet(s) not explained by any kernel counter")
+    elif loss.get("unaccounted", 0) < 0:
+        out.append(
+            f"{Q.COUNTER_FAULT}: the kernel counters explain {-loss['unaccounted']} "
+            "drop(s) more than test frames were lost"
+        )
+    return out
+
+
+def sink_disagreement(d: dict[str, int]) -> str | None:
+    """A sink fault when both sides of the sink's veth saw drops, but not the same number."""
+    if sink_counts_disagree(d):
+        return (
+            f"{Q.SINK_FAULT}: the SUT's egress veth and the sink's ingress report "
+            "different drop counts; the sink's drops are not known exactly"
+        )
+    return None

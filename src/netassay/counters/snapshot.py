@@ -2,18 +2,24 @@
 
 A snapshot is a plain dict (stored raw with each trial):
 ``{"utc", "softnet": [[processed, dropped, squeezed] per CPU], "ns": {role: {"links",
-"snmp", "qdisc_drops", "nft"}}, "sink_flows": {"src|sport|dport": packets}}``.
+"snmp", "qdisc_drops", "nft"}}, "sink_flows": {"src|sport|dport": packets},
+"sink_xdp": {"packets": n}}`` (``sink_xdp`` when the sink counts with XDP and the count
+could be read: its absence after a trial is a counter fault).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from netassay.proc import run
-from netassay.store.db import utc_now
+from netassay.units import utc_now
+
+if TYPE_CHECKING:
+    from netassay.counters.sink import SinkCounter
 
 LINK_FIELDS = ("packets", "dropped", "errors")
 
@@ -110,15 +116,16 @@ def sink_flows(sink_ns: str) -> dict[str, int]:
 
 
 def sink_received(sink_ns: str) -> int:
-    """Test packets counted so far at the sink's ingress (the named nft counter)."""
+    """Test packets counted so far at the sink's ingress by the nft counter."""
     doc = json.loads(
         run(["nft", "-j", "list", "counter", "netdev", "na_sink", "na_rx"], netns=sink_ns).stdout
     )
     return parse_nft_counters(doc)["na_rx"]
 
 
-def snapshot(namespaces: dict[str, str]) -> dict[str, Any]:
-    """Counters of every namespace (``role -> netns``) and the host's softnet_stat."""
+def snapshot(namespaces: dict[str, str], sink: SinkCounter | None = None) -> dict[str, Any]:
+    """Counters of every namespace (``role -> netns``), the host's softnet_stat and,
+    when given, the sink's XDP count."""
     snap: dict[str, Any] = {
         "utc": utc_now(),
         "softnet": parse_softnet(Path("/proc/net/softnet_stat").read_text()),
@@ -126,20 +133,29 @@ def snapshot(namespaces: dict[str, str]) -> dict[str, Any]:
     }
     if "sink" in namespaces:
         snap["sink_flows"] = sink_flows(namespaces["sink"])
+    if sink is not None and sink.uses_xdp:
+        xdp = sink.read()
+        if xdp:
+            snap["sink_xdp"] = xdp
     return snap
 
 
 def wait_quiet(
-    sink_ns: str, *, interval_s: float = 0.05, stable_reads: int = 3, timeout_s: float = 5.0
-) -> tuple[int, bool]:
-    """Poll the sink's test-packet counter until it stops moving (packets in flight are
-    not lost). Return (last value, settled)."""
-    last = sink_received(sink_ns)
+    read: Callable[[], int | None],
+    *,
+    interval_s: float = 0.05,
+    stable_reads: int = 3,
+    timeout_s: float = 5.0,
+) -> tuple[int | None, bool]:
+    """Poll the sink's test-packet count ``read()`` until it stops moving (packets in
+    flight are not lost). Return (last value, settled); (None, False) as soon as the
+    count cannot be read (``read()`` returned None)."""
+    last = read()
     same = 0
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while last is not None and time.monotonic() < deadline:
         time.sleep(interval_s)
-        now = sink_received(sink_ns)
+        now = read()
         same = same + 1 if now == last else 0
         last = now
         if same >= stable_reads:

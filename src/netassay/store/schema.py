@@ -54,9 +54,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         2,
-        "trials: why a trial is left out of the statistics, and the test frames the sink "
-        "dropped after the SUT forwarded them",
+        "trials: why a trial is left out of the statistics, the test frames the sink "
+        "dropped after the SUT forwarded them, and the run (environment) they belong to",
         """
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            started_utc TEXT NOT NULL,
+            resumed INTEGER NOT NULL,
+            environment_json TEXT NOT NULL
+        );
+        CREATE INDEX runs_experiment ON runs (experiment_id);
+        ALTER TABLE trials ADD COLUMN run_id INTEGER REFERENCES runs(id);
         ALTER TABLE trials ADD COLUMN excluded TEXT;
         ALTER TABLE trials ADD COLUMN sink_dropped INTEGER NOT NULL DEFAULT 0;
         DROP TRIGGER trials_append_only_update;

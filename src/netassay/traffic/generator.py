@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netassay.errors import GeneratorError, UsageError
+from netassay.errors import GeneratorError, ToolError, UsageError
+from netassay.proc import run
 
 log = logging.getLogger("netassay.traffic.generator")
 
@@ -37,7 +38,6 @@ EXIT_OK = 0
 EXIT_SYSTEM = 1
 EXIT_USAGE = 2
 EXIT_RATE = 3
-RATE_TOLERANCE = 0.001
 
 _REQUIRED_KEYS = (
     "technique",
@@ -118,15 +118,16 @@ def build_args(
     dst_mac: str,
     src: str,
     dst: str,
-    rate_pps: float,
+    rate_pps: float | str,
     duration_s: float,
     size_bytes: int = 64,
     flows: int = 1,
     best_effort: bool = False,
     extra: list[str] | None = None,
 ) -> list[str]:
-    """The generator's arguments (without the binary), checked for obvious mistakes."""
-    if rate_pps <= 0:
+    """The generator's arguments (without the binary), checked for obvious mistakes.
+    ``rate_pps`` is packets/s or ``"max"`` (as fast as it can, for the duration)."""
+    if rate_pps != "max" and (isinstance(rate_pps, str) or rate_pps <= 0):
         raise UsageError(
             f"rate_pps {rate_pps} is not positive", todo="give a rate above 0 packets/s"
         )
@@ -146,7 +147,7 @@ def build_args(
         "--dst",
         dst,
         "--rate",
-        _fmt_num(rate_pps),
+        "max" if rate_pps == "max" else _fmt_num(float(rate_pps)),
         "--duration",
         f"{_fmt_num(duration_s)}s",
         "--size",
@@ -199,7 +200,7 @@ def run_generator(
     dst_mac: str,
     src: str,
     dst: str,
-    rate_pps: float,
+    rate_pps: float | str,
     duration_s: float,
     size_bytes: int = 64,
     flows: int = 1,
@@ -216,18 +217,16 @@ def run_generator(
     argv = build_args(
         dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra
     )
-    full = ["ip", "netns", "exec", netns, find_generator(), *argv]
     timeout = timeout_s if timeout_s is not None else duration_s * 1.5 + 10.0
-    log.info("run: %s", " ".join(full))
     try:
-        cp = subprocess.run(full, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
+        res = run([find_generator(), *argv], netns=netns, timeout=timeout, check=False)
+    except ToolError as exc:
         raise GeneratorError(
             f"{BINARY} in {netns} did not finish",
-            f"timed out after {timeout:g} s",
+            exc.why or f"timed out after {timeout:g} s",
             "check the system load or raise timeout_s",
         ) from exc
-    return parse_output(cp.stdout, cp.stderr, cp.returncode)
+    return parse_output(res.stdout, res.stderr, res.returncode)
 
 
 class Receiver:
@@ -380,10 +379,13 @@ class XdpSink:
         self.close()
 
 
-def start_xdp_sink(netns: str, dev: str, size_bytes: int = 64) -> XdpSink:
-    """Attach the count-and-drop XDP sink to ``dev`` in ``netns``; returns when attached."""
+def start_xdp_sink(
+    netns: str, dev: str, size_bytes: int = 64, extra: list[str] | None = None
+) -> XdpSink:
+    """Attach the count-and-drop XDP sink to ``dev`` in ``netns``; returns when attached.
+    ``extra`` adds flags (``--pass``: count, then let the frames through)."""
     full = ["ip", "netns", "exec", netns, find_generator(), "--xdp-sink", "--dev", dev]
-    full += ["--size", str(size_bytes)]
+    full += ["--size", str(size_bytes), *(extra or [])]
     log.info("start: %s", " ".join(full))
     proc = subprocess.Popen(
         full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1

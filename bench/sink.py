@@ -1,0 +1,124 @@
+"""Benchmark the testbed's sinks side by side: how much of the sink's cost the XDP
+counter removes from the SUT's CPU.
+
+At pin-2cpu the sink's receive work runs on the SUT's CPU (the SUT's transmit hands each
+frame to the sink on that CPU). With the full stack plus an nft counter (``--sink
+nft``) the sink shares the SUT's per-CPU backlog and drops frames the SUT forwarded;
+with netassay-gen's XDP program (``--sink xdp``, the default) the sink counts and
+drops test frames in the driver's receive path. One testbed (kernel router, pin-2cpu,
+backlog 10000), one grid of loads, both sinks interleaved at every load and
+repetition (the order alternating), so the machine's noise falls on both alike.
+
+Per sink and load: the trials, the frames the sink dropped after the SUT forwarded
+them, the SUT's loss, the trials left out as measurement faults. The headline per sink:
+the highest load at which the sink drops nothing (at it and at every lower load, over
+every trial that is not a measurement fault), and its ratio XDP / nft.
+
+Run: ``sudo .venv/bin/python bench/sink.py [--quick]``; writes bench/results/sink.json
+(and a timestamped copy) and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import secrets
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from netassay.campaign.trial import TrialContext, measure  # noqa: E402
+from netassay.config import TestbedConfig  # noqa: E402
+from netassay.counters.sink import SinkCounter  # noqa: E402
+from netassay.testbed import Testbed  # noqa: E402
+from netassay.testbed import topology as T  # noqa: E402
+
+OUT = ROOT / "bench" / "results" / "sink.json"
+SINKS = ("nft", "xdp")
+
+
+def _highest_clean(rates: list[float], rows: dict[float, dict[str, Any]]) -> float | None:
+    """The highest load such that it and every lower load had no sink drop."""
+    best = None
+    for r in rates:
+        row = rows[r]
+        if row["usable"] == 0 or row["sink_dropped"] > 0:
+            break
+        best = r
+    return best
+
+
+def run(rates: list[float], reps: int, duration_s: float) -> dict[str, Any]:
+    name = "b" + secrets.token_hex(3)
+    cfg = TestbedConfig(sut="router", pinning="pin-2cpu", backlog=10_000)
+    per: dict[str, dict[float, dict[str, Any]]] = {s: {} for s in SINKS}
+    t0 = time.monotonic()
+    with Testbed(name, cfg) as tb:
+        queue = T.path_queue_pkts(tb)
+        counters = {s: SinkCounter(tb.ns("sink"), s, cfg.size_bytes) for s in SINKS}
+        try:
+            for i, rate in enumerate(rates):
+                for s in SINKS:
+                    per[s][rate] = {"trials": 0, "usable": 0, "sink_dropped": 0, "sut_lost": 0,
+                                    "sent": 0, "excluded": []}  # fmt: skip
+                for k in range(reps):
+                    order = SINKS if (i + k) % 2 == 0 else SINKS[::-1]
+                    for s in order:
+                        ctx = TrialContext(tb, counters[s], queue)
+                        rec = measure(ctx, i, k, rate, duration_s)
+                        counters[s].close()  # the other sink runs next: no XDP program left
+                        row = per[s][rate]
+                        row["trials"] += 1
+                        if rec.excluded:
+                            row["excluded"].append(rec.excluded)
+                            continue
+                        row["usable"] += 1
+                        row["sent"] += rec.sent
+                        row["sink_dropped"] += rec.sink_dropped
+                        row["sut_lost"] += rec.sent - rec.forwarded
+                        print(f"{s:4} {rate / 1e3:6.0f}k run {k}: sink dropped "
+                              f"{rec.sink_dropped}, SUT lost {rec.sent - rec.forwarded}",
+                              flush=True)  # fmt: skip
+        finally:
+            for c in counters.values():
+                c.close()
+    clean = {s: _highest_clean(rates, per[s]) for s in SINKS}
+    ratio = clean["xdp"] / clean["nft"] if clean["xdp"] and clean["nft"] else None
+    return {
+        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"kernel": platform.release(), "cpus": __import__("os").cpu_count()},
+        "testbed": "kernel router, pin-2cpu, backlog 10000, 64-byte frames, 1 flow",
+        "duration_s": duration_s,
+        "repetitions": reps,
+        "rates_pps": rates,
+        "highest_load_without_sink_drops_pps": clean,
+        "ratio_xdp_over_nft": ratio,
+        "per_load": {s: {f"{r:.0f}": v for r, v in per[s].items()} for s in SINKS},
+        "wall_s": round(time.monotonic() - t0, 1),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer loads, 1 repetition")
+    args = ap.parse_args()
+    if args.quick:
+        rates, reps = [2e5, 3e5, 4e5], 1
+    else:
+        rates, reps = [float(r) for r in range(150_000, 460_000, 50_000)], 3
+    res = run(rates, reps, 1.0)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(res, indent=2))
+    shutil.copy(OUT, OUT.with_name(f"sink-{res['utc'].replace(':', '')}.json"))
+    print(json.dumps({k: v for k, v in res.items() if k != "per_load"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The trial engine's rules on what a trial may say about the SUT (no traffic: the rules
+are pure functions of the counters and the generator's result)."""
+
+from __future__ import annotations
+
+from netassay.campaign import trial as TR
+from netassay.counters.sink import NFT_KEY, XDP_KEY
+from netassay.quality import exclusion
+from netassay.traffic.generator import GenResult
+
+
+def _gen(**kw):
+    base = dict(
+        technique="af_packet_sendmmsg", planned=100_000, sent=100_000, first_tx_ns=0,
+        last_tx_ns=10**9, duration_s=1.0, rate_pps=1e5, achieved_rate_pps=1e5,
+        rate_error=0.0, lateness_max_ns=50_000, lateness_p99_ns=10_000, retries=0,
+        stopped_by_signal=False, ok=True,
+    )  # fmt: skip
+    base.update(kw)
+    return GenResult(**base, raw=dict(base))
+
+
+def test_a_sink_count_missing_after_the_trial_is_a_fault_not_full_loss():
+    # before: the count was read; after: it could not be (the sink's program died)
+    w = TR._counter_faults({XDP_KEY: 10}, {}, {}, XDP_KEY, "xdp")
+    assert len(w) == 1 and "after the trial" in w[0] and exclusion(w)
+
+
+def test_a_sink_counter_reset_is_a_fault():
+    w = TR._counter_faults({NFT_KEY: 500}, {NFT_KEY: 3}, {NFT_KEY: 0}, NFT_KEY, "nft")
+    assert len(w) == 1 and "reset" in w[0] and exclusion(w)
+
+
+def test_the_cross_check_sink_must_agree():
+    d = {XDP_KEY: 1000, NFT_KEY: 990}
+    w = TR._counter_faults({XDP_KEY: 0, NFT_KEY: 0}, d, d, XDP_KEY, "xdp+nft")
+    assert len(w) == 1 and "disagree" in w[0] and exclusion(w)
+    d = {XDP_KEY: 1000, NFT_KEY: 1000}
+    assert TR._counter_faults({XDP_KEY: 0, NFT_KEY: 0}, d, d, XDP_KEY, "xdp+nft") == []
+
+
+def test_a_truncated_trial_is_excluded_even_with_best_effort():
+    cut = TR._generator_warnings(_gen(sent=60_000, achieved_rate_pps=1e5), 1e5, 1000)
+    assert any(w.startswith("truncated trial") for w in cut) and exclusion(cut)
+    sig = TR._generator_warnings(_gen(stopped_by_signal=True), 1e5, 1000)
+    assert "stopped by a signal" in exclusion(sig)
+    assert exclusion(TR._generator_warnings(_gen(), 1e5, 1000)) is None
+    # a shortfall within the rate tolerance (0.1%) is said, not excluded
+    small = TR._generator_warnings(_gen(sent=99_950, achieved_rate_pps=1e5), 1e5, 1000)
+    assert small and exclusion(small) is None
+
+
+def test_a_stall_whose_burst_fits_the_queue_is_not_excluded():
+    ok = TR._generator_warnings(_gen(lateness_max_ns=5_000_000), 1e5, 1000)  # 500 frames
+    assert exclusion(ok) is None
+    bad = TR._generator_warnings(_gen(lateness_max_ns=5_000_000), 1e5, 400)
+    assert exclusion(bad).startswith("generator stall")
+
+
+def test_sink_drops_are_said_but_do_not_exclude():
+    loc = {"gen_egress": 0, "unaccounted": 0}
+    w = TR._loss_warnings(1000, 900, 100, loc, True)
+    assert w == [w[0]] and w[0].startswith("sink drops: 100") and exclusion(w) is None
+
+
+def test_over_explained_loss_and_unsettled_counts_are_faults():
+    assert exclusion(TR._loss_warnings(1000, 1000, 0, {"unaccounted": -5}, True))
+    assert exclusion(TR._loss_warnings(1000, 1000, 0, {"unaccounted": 0}, False))
+    assert exclusion(TR._loss_warnings(1000, 1001, 0, {"unaccounted": 0}, True))
+    assert exclusion(TR._loss_warnings(1000, 990, 0, {"gen_egress": 10}, True))
+    assert exclusion(TR._loss_warnings(1000, 990, 0, {"unaccounted": 10}, True)) is None
