@@ -83,6 +83,12 @@ class TestbedConfig:
     sut_drop: float = 0.0  # ground truth: random drop probability in the SUT
     sut_cap_pps: float | None = None  # ground truth: capacity cap on the SUT egress
 
+    def global_sysctls(self) -> dict[str, str]:
+        """The host-wide sysctls this testbed sets while it is up (key -> value)."""
+        if self.backlog is None:
+            return {}
+        return {"net.core.netdev_max_backlog": str(self.backlog)}
+
     def pinning_choice(self, cpus: int | None = None) -> tuple[str, str]:
         """The pinning used on this machine and why (see resolve_pinning)."""
         return resolve_pinning(self.pinning, cpus)

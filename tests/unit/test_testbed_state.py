@@ -183,3 +183,59 @@ def test_orphaned_without_the_mark_is_not_persistent():
     assert B.orphaned({"pid": dead, "persistent": False})
     assert not B.orphaned({"pid": dead, "persistent": True})
     assert not B.orphaned({"pid": os.getpid(), "persistent": False})  # still running
+
+
+# -- global sysctls held by another testbed --------------------------------------------
+BACKLOG = "net.core.netdev_max_backlog"
+
+
+def _up(name, sysctls):
+    S.write_state(
+        name,
+        {"name": name, "namespaces": {"tg": f"na-{name}-tg"}, "sysctls": sysctls},
+    )
+
+
+def test_a_conflicting_global_is_refused_naming_both(run_dir):
+    _up("a", {BACKLOG: "1000"})
+    with pytest.raises(TestbedError) as err:
+        S.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, ["na-a-tg"])
+    line = err.value.line()
+    assert err.value.exit_code == 5
+    assert "'b'" in line and "'a'" in line and "=10000" in line and "at 1000" in line
+    assert "\n" not in line
+
+
+def test_same_value_no_claim_or_not_up_is_allowed(run_dir):
+    _up("a", {BACKLOG: "1000"})
+    _up("c", {})
+    S.refuse_sysctl_conflicts("b", {BACKLOG: "1000"}, ["na-a-tg", "na-c-tg"])  # same value
+    S.refuse_sysctl_conflicts("b", {}, ["na-a-tg"])  # needs no global
+    S.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, [])  # 'a' is not up
+    S.refuse_sysctl_conflicts("a", {BACKLOG: "10000"}, ["na-a-tg"])  # its own record
+
+
+def test_an_unreadable_other_state_is_skipped_with_a_warning(run_dir, caplog):
+    run_dir.mkdir()
+    (run_dir / "a.json").write_text("{torn")
+    with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
+        S.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, ["na-a-tg"])
+    assert "its sysctls are not known" in caplog.text
+
+
+def test_build_refuses_a_conflict_before_setting_it(run_dir, fake_sysctl, fake_host, monkeypatch):
+    """The check is made again under the lock where build sets the sysctl."""
+    present, _ = fake_host
+    present[:] = ["na-a-tg"]
+    _up("a", {BACKLOG: "1000"})
+    monkeypatch.setattr(T, "_links", lambda name, cfg: {})
+    monkeypatch.setattr(T, "_router", lambda name, cfg, macs: None)
+    with pytest.raises(TestbedError, match="testbed 'a' is up and holds it at 1000"):
+        T.build("b", TestbedConfig(pinning="unpinned", backlog=10000))
+    assert fake_sysctl(BACKLOG).read_text() == "1000\n"
+    assert not (run_dir / "sysctl.json").exists()
+
+
+def test_global_sysctls_of_a_config():
+    assert TestbedConfig().global_sysctls() == {}
+    assert TestbedConfig(backlog=10000).global_sysctls() == {BACKLOG: "10000"}

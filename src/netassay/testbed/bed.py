@@ -123,6 +123,9 @@ class Testbed:
             else:
                 T.validate(self.cfg)
                 T.refuse_existing(self.name)
+                # a global sysctl another testbed holds at another value: refused before
+                # anything is built (build checks again, under a lock, when it sets it)
+                S.refuse_sysctl_conflicts(self.name, self.cfg.global_sysctls(), T.list_netns())
                 building = True
                 self.state = T.build(self.name, self.cfg)  # written with persistent false
                 self.cfg = config_from_state(self.state)  # as built: 'auto' resolved

@@ -21,10 +21,12 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from netassay.errors import PrivilegeError, TestbedError
+from netassay.errors import NetassayError, PrivilegeError, TestbedError
 from netassay.testbed.names import validate_name
 
 log = logging.getLogger("netassay.testbed")
@@ -186,6 +188,53 @@ def set_global_sysctl(key: str, value: str) -> None:
         _sysctl_file(key).write_text(f"{value}\n")
     except OSError as exc:
         raise TestbedError(f"cannot set {key}={value}", str(exc), "run as root") from exc
+
+
+@contextmanager
+def sysctl_lock() -> Iterator[None]:
+    """Serialize claiming global sysctls between testbeds being built at the same time."""
+    path = run_dir() / "sysctl.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def refuse_sysctl_conflicts(name: str, wanted: dict[str, str], present: Iterable[str]) -> None:
+    """Refuse global sysctl values that differ from those another testbed that is up holds.
+
+    ``wanted``: what testbed ``name`` would set; ``present``: the network namespaces that
+    exist now (a testbed with none of its namespaces left is not up). Same value: fine.
+    """
+    if not wanted:
+        return
+    present = set(present)
+    for other in known_testbeds():
+        if other == name:
+            continue
+        try:
+            st = read_state(other)
+        except NetassayError as exc:  # unreadable: warned, and skipped
+            log.warning("%s; its sysctls are not known", exc.line())
+            continue
+        if not isinstance(st, dict) or not isinstance(st.get("sysctls"), dict):
+            continue
+        namespaces = st.get("namespaces")
+        if not isinstance(namespaces, dict) or not present & set(namespaces.values()):
+            continue  # not up
+        for key, value in wanted.items():
+            held = st["sysctls"].get(key)
+            if held is not None and str(held) != str(value):
+                raise TestbedError(
+                    f"testbed '{name}' needs {key}={value}",
+                    f"testbed '{other}' is up and holds it at {held}, and it is host-wide:"
+                    f" changing it would change '{other}' under its records",
+                    f"use the same value ({held}), or bring '{other}' down first"
+                    f" ('netassay testbed down --name {other}')",
+                )
 
 
 def saved_sysctls() -> dict[str, str]:
