@@ -13,6 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from netassay.config import PINNINGS, SUTS, TestbedConfig
+from netassay.counters.sink import validate_sink
 from netassay.errors import TestbedError, UsageError
 from netassay.proc import run
 from netassay.testbed import names as N
@@ -24,10 +25,11 @@ MAGIC = 0x6E614731  # netassay-gen payload magic ("naG1"), right after the UDP h
 WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen
 # netassay-gen's flags for this wire: send through the qdisc above
 GEN_FLAGS = ("--qdisc",)
-# The cap's bucket holds this much traffic: twice the stall after which a trial is
-# flagged and left out of the statistics (campaign.plan.STALL_NS, 10 ms), so that the
-# catch-up burst of a shorter, unflagged generator stall is never taken for SUT loss
-# (with 5 ms, 2-10 ms stalls of this machine lost up to 1% below the cap, measured).
+# The cap's bucket holds this much traffic. It is a queue on the path like the SUT's
+# backlog: a generator stall's catch-up burst larger than it is flagged and the trial
+# left out of the statistics (path_queue_pkts, campaign.plan.stall_warning), so that a
+# burst is never taken for SUT loss below the cap (with a 5 ms bucket and a fixed 10 ms
+# stall rule, 2-10 ms stalls of this machine lost up to 1% below the cap, measured).
 CAP_BUCKET_S = 0.02
 PIN_CPUS = {"unpinned": (None, None), "pin-1cpu": (0, 0), "pin-2cpu": (0, 1)}
 
@@ -56,6 +58,7 @@ def validate(cfg: TestbedConfig) -> None:
             f"IPv{cfg.ip_version} UDP frames are {min_size}..1518 bytes here",
             "e.g. 64",
         )
+    validate_sink(cfg.sink)
     if not 1 <= cfg.flows <= 65535:
         raise UsageError(f"bad flow count {cfg.flows}", "1..65535 flows", "e.g. 1 or 16")
     if not 0 <= cfg.sut_drop < 1:
@@ -264,7 +267,7 @@ def _sut_rules(cfg: TestbedConfig) -> str | None:
 """)
     if cfg.sut_cap_pps:
         cap = round(cfg.sut_cap_pps)
-        burst = max(64, round(cap * CAP_BUCKET_S))
+        burst = cap_bucket_pkts(cfg)
         parts.append(f"""table netdev na_cap {{
   counter na_cap {{ }}
   chain na_out {{ type filter hook egress device "{N.SUT_OUT}" priority 0; policy accept;
@@ -396,3 +399,20 @@ def _busy(name: str) -> bool:
     except TestbedError:
         return True
     return False
+
+
+def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
+    """The ground-truth cap's policer bucket in packets (None without a cap)."""
+    if not cfg.sut_cap_pps:
+        return None
+    return max(64, round(cfg.sut_cap_pps * CAP_BUCKET_S))
+
+
+def path_queue_pkts(tb: Any) -> int:
+    """The smallest queue on the path that can lose a burst from the generator: the
+    SUT's receive backlog (net.core.netdev_max_backlog, as it is now) and the
+    ground-truth cap's bucket. The wire's qdisc is not one: a send it refuses is
+    retried by the generator, never lost."""
+    backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
+    bucket = cap_bucket_pkts(tb.cfg)
+    return backlog if bucket is None else min(backlog, bucket)
