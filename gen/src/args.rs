@@ -65,7 +65,9 @@ SEND OPTIONS
                        without PACKET_QDISC_BYPASS): a frame dropped after the qdisc
                        (say, by a veth peer whose backlog is full) is then lost on
                        the wire, as on a real link, instead of refused to the sender
-                       and retried; give the interface a queueing qdisc (pfifo)
+                       and retried; give the interface a queueing qdisc (pfifo).
+                       Refused with --technique xdp or none (they never pass a
+                       qdisc); with auto it rules XDP live frames out
   --allow-any-dst      allow a --dst outside the benchmarking ranges
   --allow-host-netns   allow sending from the host's own network namespace
   --cpu N              pin the sending thread to CPU N
@@ -418,6 +420,9 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
             "--technique '{technique}' is unknown: use auto, sendmmsg, txring, xdp or none"
         ));
     }
+    if has("--qdisc") {
+        check_qdisc(&technique)?;
+    }
     Ok(Cmd::Send(Box::new(Send {
         dev,
         dst_mac: mac("--dst-mac")?,
@@ -441,6 +446,20 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
         json: has("--json"),
         cpu,
     })))
+}
+
+/// --qdisc only means something to the AF_PACKET techniques: refuse it where it
+/// would be ignored.
+fn check_qdisc(technique: &str) -> Result<(), String> {
+    let why = match technique {
+        "xdp" => "XDP live frames leave through XDP_TX and never pass a qdisc",
+        "none" => "it sends nothing, so no frame would pass the qdisc",
+        _ => return Ok(()),
+    };
+    Err(format!(
+        "--qdisc does not apply to --technique {technique}: {why}; drop --qdisc, or \
+         use --technique sendmmsg or txring to send through the qdisc"
+    ))
 }
 
 #[cfg(test)]
@@ -497,5 +516,27 @@ mod tests {
         assert!(e.contains("--duration"), "{e}");
         assert!(parse(&v("--receive --dev a --rate 1k")).is_err());
         assert!(parse(&v("--dev a --dev b")).is_err());
+    }
+
+    const SEND: &str = "--dev a --dst-mac 02:00:00:00:00:01 --src 198.18.0.2 \
+                        --dst 198.19.0.2 --rate 1k --duration 1";
+
+    #[test]
+    fn qdisc_is_refused_where_no_frame_passes_a_qdisc() {
+        for t in ["xdp", "none"] {
+            let e = parse(&v(&format!("{SEND} --qdisc --technique {t}"))).unwrap_err();
+            assert!(
+                e.starts_with("--qdisc does not apply to --technique"),
+                "{e}"
+            );
+            assert!(e.contains("drop --qdisc") && !e.contains('\n'), "{e}");
+        }
+        for t in ["auto", "sendmmsg", "txring"] {
+            match parse(&v(&format!("{SEND} --qdisc --technique {t}"))).unwrap() {
+                Cmd::Send(s) => assert!(s.qdisc && s.technique == t),
+                _ => panic!(),
+            }
+        }
+        assert!(parse(&v(&format!("{SEND} --technique xdp"))).is_ok());
     }
 }

@@ -254,6 +254,12 @@ fn choose(s: &Send, ifindex: u32, rate: Option<f64>) -> (bool, String) {
             false,
             "requested (--technique none): paced and stamped, nothing sent".into(),
         ),
+        _ if s.qdisc => (
+            false,
+            "auto: --qdisc asks for the interface's qdisc, which XDP live frames bypass; \
+             AF_PACKET sendmmsg through the qdisc"
+                .into(),
+        ),
         _ => match netlink::peer_has_xdp(ifindex) {
             Ok(Some(true)) if rate.is_none_or(|r| r >= AUTO_XDP_MIN_PPS) => (
                 true,
