@@ -82,6 +82,7 @@ class TestbedConfig:
     txqueuelen: int | None = None  # txqueuelen of the testbed's veth devices
     sut_drop: float = 0.0  # ground truth: random drop probability in the SUT
     sut_cap_pps: float | None = None  # ground truth: capacity cap on the SUT egress
+    sink: str = "xdp"  # how the sink counts test frames: xdp | nft | xdp+nft (cross-check)
 
     def global_sysctls(self) -> dict[str, str]:
         """The host-wide sysctls this testbed sets while it is up (key -> value)."""
