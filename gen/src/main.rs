@@ -105,18 +105,81 @@ fn check_safety(s: &Send) {
     }
 }
 
+/// What a send run is to do, from --rate and --duration or --count.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Plan {
+    /// Packets per second; None at --rate max.
+    rate: Option<f64>,
+    /// Packets to send (u64::MAX at --rate max: as many as the duration allows).
+    planned: u64,
+    /// After the schedule's start, no send call starts this late (None: a paced run).
+    deadline_ns: Option<u64>,
+}
+
+/// A paced run sends every planned packet; a --rate max run ends after its duration.
+fn plan(rate: &Rate, duration_ns: Option<u64>, count: Option<u64>) -> Result<Plan, String> {
+    let p = match (rate, duration_ns, count) {
+        (Rate::Pps(r), Some(d), None) => Plan {
+            rate: Some(*r),
+            planned: pace::planned(*r, d),
+            deadline_ns: None,
+        },
+        (Rate::Pps(r), None, Some(n)) => Plan {
+            rate: Some(*r),
+            planned: n,
+            deadline_ns: None,
+        },
+        (Rate::Max, Some(d), _) => Plan {
+            rate: None,
+            planned: u64::MAX,
+            deadline_ns: Some(d),
+        },
+        _ => return Err("--duration or --count is required".into()),
+    };
+    if p.planned == 0 {
+        return Err("rate * duration rounds to 0 packets: raise --rate or --duration".into());
+    }
+    Ok(p)
+}
+
+/// One finished send loop and how it came to run.
+struct Ran {
+    technique: &'static str,
+    why: String,
+    fallback: String,
+    batch: usize,
+    out: tx::LoopOut,
+}
+
 fn send(s: &Send) -> i32 {
     check_safety(s);
     let ifindex = ifindex_or_die(&s.dev);
-    let src_mac = match s.src_mac {
-        Some(m) => m,
-        None => sys::iface_mac(&s.dev).unwrap_or_else(|e| {
+    let tpl = template(s);
+    let plan = plan(&s.rate, s.duration_ns, s.count).unwrap_or_else(|e| die(EXIT_USAGE, &e));
+    pin(s.cpu);
+    pace::install_signals();
+    let cfg = loop_cfg(s, &plan);
+    let (try_xdp, why) = choose(s, ifindex, plan.rate);
+    let drop0 = xdp::dev_stat(&s.dev, "tx_dropped").unwrap_or(0);
+    let ran = if try_xdp {
+        send_xdp(s, ifindex, &tpl, &cfg, why)
+    } else {
+        send_af_packet(s, ifindex, &tpl, &cfg, why, String::new())
+    };
+    let drops = egress_drops(&s.dev, drop0);
+    report_send(s, &plan, &ran, drops)
+}
+
+/// The frame to send, with the interface's own MAC unless --src-mac.
+fn template(s: &Send) -> packet::Template {
+    let src_mac = s.src_mac.unwrap_or_else(|| {
+        sys::iface_mac(&s.dev).unwrap_or_else(|e| {
             die(
                 EXIT_SYSTEM,
                 &format!("cannot read the MAC of '{}': {e}; pass --src-mac", s.dev),
             )
-        }),
-    };
+        })
+    });
     let spec = packet::Spec {
         src_mac,
         dst_mac: s.dst_mac,
@@ -126,109 +189,116 @@ fn send(s: &Send) -> i32 {
         dport: s.dst_port,
         size: s.size,
     };
-    let tpl = packet::Template::new(&spec).unwrap_or_else(|e| die(EXIT_USAGE, &e));
-    let (rate, planned, duration_ns) = match (&s.rate, s.duration_ns, s.count) {
-        (Rate::Pps(r), Some(d), None) => (Some(*r), pace::planned(*r, d), d),
-        (Rate::Pps(r), None, Some(n)) => (Some(*r), n, (n as f64 / r * 1e9) as u64),
-        (Rate::Max, Some(d), _) => (None, u64::MAX, d),
-        _ => die(EXIT_USAGE, "--duration or --count is required"),
-    };
-    if planned == 0 {
-        die(
-            EXIT_USAGE,
-            "rate * duration rounds to 0 packets: raise --rate or --duration",
-        );
-    }
-    let batch = s.batch.unwrap_or(match rate {
+    packet::Template::new(&spec).unwrap_or_else(|e| die(EXIT_USAGE, &e))
+}
+
+fn loop_cfg(s: &Send, p: &Plan) -> tx::LoopCfg {
+    let batch = s.batch.unwrap_or(match p.rate {
         Some(r) => pace::batch_for_rate(r, BATCH_WINDOW_NS, s.burst),
         None => s.burst,
     });
-    pin(s.cpu);
-    pace::install_signals();
-    let cfg = tx::LoopCfg {
-        rate,
-        planned,
-        duration_ns,
+    tx::LoopCfg {
+        rate: p.rate,
+        planned: p.planned,
+        deadline_ns: p.deadline_ns,
         flows: s.flows,
         batch,
         burst: s.burst,
-    };
-    let (try_xdp, mut why) = choose(s, ifindex, rate);
-    let drop0 = xdp::dev_stat(&s.dev, "tx_dropped").unwrap_or(0);
-    let mut fallback = String::new();
-    if try_xdp {
-        let mut xcfg = cfg.clone();
-        match (rate, s.batch) {
-            // No slots to fill: one call can carry many frames, and the per-call
-            // cost (~10 us: a page pool per run) is shared by all of them.
-            (None, _) => xcfg.batch = XDP_MAX_BATCH,
-            (Some(r), None) => xcfg.batch = pace::batch_for_rate(r, XDP_BATCH_WINDOW_NS, s.burst),
-            _ => {}
-        }
-        let r = xdp::Xdp::open(&tpl, s.flows, ifindex, &s.dev)
-            .map_err(|e| (e, 0))
-            .and_then(|mut x| tx::run(&mut x, &tpl, &xcfg));
-        match r {
-            Ok(out) => {
-                let drops = egress_drops(&s.dev, drop0);
-                let b = xcfg.batch;
-                let t = "xdp_live_frames";
-                return report_send(s, t, &why, "", rate, planned, b, drops, &out);
-            }
-            Err((e, sent)) if sent > 0 || pace::stopped() => die(
-                EXIT_SYSTEM,
-                &format!(
-                    "XDP live frames on '{}' failed after {sent} packets: {e}",
-                    s.dev
-                ),
+    }
+}
+
+/// XDP live frames, or AF_PACKET sendmmsg when no frame could leave that way.
+fn send_xdp(s: &Send, ifindex: u32, tpl: &packet::Template, cfg: &tx::LoopCfg, why: String) -> Ran {
+    let mut xcfg = cfg.clone();
+    match (cfg.rate, s.batch) {
+        // No slots to fill: one call can carry many frames, and the per-call
+        // cost (~10 us: a page pool per run) is shared by all of them.
+        (None, _) => xcfg.batch = XDP_MAX_BATCH,
+        (Some(r), None) => xcfg.batch = pace::batch_for_rate(r, XDP_BATCH_WINDOW_NS, s.burst),
+        _ => {}
+    }
+    let r = xdp::Xdp::open(tpl, s.flows, ifindex, &s.dev)
+        .map_err(|e| (e, 0))
+        .and_then(|mut x| tx::run(&mut x, tpl, &xcfg));
+    match r {
+        Ok(out) => Ran {
+            technique: "xdp_live_frames",
+            why,
+            fallback: String::new(),
+            batch: xcfg.batch,
+            out,
+        },
+        Err((e, sent)) if sent > 0 || pace::stopped() => die(
+            EXIT_SYSTEM,
+            &format!(
+                "XDP live frames on '{}' failed after {sent} packets: {e}",
+                s.dev
             ),
-            Err((e, _)) => {
-                fallback = format!("xdp_live_frames unavailable: {e}");
-                why = "XDP live frames failed, so AF_PACKET sendmmsg (fallback)".into();
-            }
+        ),
+        Err((e, _)) => {
+            let why = "XDP live frames failed, so AF_PACKET sendmmsg (fallback)".into();
+            let fallback = format!("xdp_live_frames unavailable: {e}");
+            send_af_packet(s, ifindex, tpl, cfg, why, fallback)
         }
     }
-    let opened: std::io::Result<Box<dyn tx::Tx>> = if s.technique == "none" {
-        Ok(Box::new(tx::Dry::new(&tpl, s.burst)))
-    } else if s.technique == "txring" {
-        tx::TxRing::open(ifindex, &tpl, s.qdisc).map(|t| Box::new(t) as Box<dyn tx::Tx>)
-    } else {
-        tx::Mmsg::open(ifindex, &tpl, s.burst, s.qdisc).map(|t| Box::new(t) as Box<dyn tx::Tx>)
+}
+
+fn send_af_packet(
+    s: &Send,
+    ifindex: u32,
+    tpl: &packet::Template,
+    cfg: &tx::LoopCfg,
+    why: String,
+    fallback: String,
+) -> Ran {
+    let mut txr = open_af_packet(s, ifindex, tpl);
+    let out = tx::run(txr.as_mut(), tpl, cfg).unwrap_or_else(|(e, n)| {
+        die(
+            EXIT_SYSTEM,
+            &format!(
+                "sending on '{}' failed after {n} packets: {e}{}",
+                s.dev,
+                mtu_hint(s, &e)
+            ),
+        )
+    });
+    Ran {
+        technique: txr.name(),
+        why,
+        fallback,
+        batch: cfg.batch,
+        out,
+    }
+}
+
+fn open_af_packet(s: &Send, ifindex: u32, tpl: &packet::Template) -> Box<dyn tx::Tx> {
+    let opened: std::io::Result<Box<dyn tx::Tx>> = match s.technique.as_str() {
+        "none" => Ok(Box::new(tx::Dry::new(tpl, s.burst))),
+        "txring" => tx::TxRing::open(ifindex, tpl, s.qdisc).map(|t| Box::new(t) as _),
+        _ => tx::Mmsg::open(ifindex, tpl, s.burst, s.qdisc).map(|t| Box::new(t) as _),
     };
-    let mut txr = match opened {
-        Ok(t) => t,
-        Err(e) => die(
+    opened.unwrap_or_else(|e| {
+        die(
             EXIT_SYSTEM,
             &format!(
                 "cannot open an AF_PACKET socket on '{}': {e}; run as root (CAP_NET_RAW)",
                 s.dev
             ),
-        ),
-    };
-    let out = match tx::run(txr.as_mut(), &tpl, &cfg) {
-        Ok(o) => o,
-        Err((e, n)) => {
-            let hint = if e.raw_os_error() == Some(libc::EMSGSIZE) {
-                format!(
-                    "; a {}-byte frame needs an MTU of at least {} on '{}': raise it \
-                     (ip link set DEV mtu N) or lower --size",
-                    s.size,
-                    s.size - packet::ETH_LEN,
-                    s.dev
-                )
-            } else {
-                String::new()
-            };
-            die(
-                EXIT_SYSTEM,
-                &format!("sending on '{}' failed after {n} packets: {e}{hint}", s.dev),
-            )
-        }
-    };
-    let technique = txr.name();
-    let drops = egress_drops(&s.dev, drop0);
-    report_send(
-        s, technique, &why, &fallback, rate, planned, batch, drops, &out,
+        )
+    })
+}
+
+/// What to do when the kernel refused a frame as too long for the interface.
+fn mtu_hint(s: &Send, e: &std::io::Error) -> String {
+    if e.raw_os_error() != Some(libc::EMSGSIZE) {
+        return String::new();
+    }
+    format!(
+        "; a {}-byte frame needs an MTU of at least {} on '{}': raise it \
+         (ip link set DEV mtu N) or lower --size",
+        s.size,
+        s.size - packet::ETH_LEN,
+        s.dev
     )
 }
 
@@ -311,29 +381,90 @@ fn egress_drops(dev: &str, before: u64) -> u64 {
     xdp::dev_stat(dev, "tx_dropped").map_or(0, |v| v.saturating_sub(before))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn report_send(
-    s: &Send,
-    technique: &str,
-    why: &str,
-    fallback: &str,
-    rate: Option<f64>,
+/// How a send run ended, as far as the exit code is concerned.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Verdict {
+    /// --rate max: there was no rate to keep.
+    Unpaced,
+    /// Every planned packet sent, the rate kept within RATE_TOLERANCE.
+    Kept,
+    /// Every planned packet sent, the rate missed.
+    RateMissed,
+    /// Fewer packets sent than planned: a signal stopped the run.
+    Stopped,
+}
+
+fn verdict(rate: Option<f64>, rate_error: f64, sent: u64, planned: u64) -> Verdict {
+    if rate.is_none() {
+        Verdict::Unpaced
+    } else if sent < planned {
+        // without a deadline only a signal ends a paced run early
+        Verdict::Stopped
+    } else if rate_error.abs() <= RATE_TOLERANCE {
+        Verdict::Kept
+    } else {
+        Verdict::RateMissed
+    }
+}
+
+/// The exit policy: 0 when the rate was kept (or none was asked for), else 3
+/// (the rate not kept), which --best-effort turns into 0.
+fn exit_code(v: Verdict, best_effort: bool) -> i32 {
+    match v {
+        Verdict::Unpaced | Verdict::Kept => 0,
+        _ if best_effort => 0,
+        _ => EXIT_RATE,
+    }
+}
+
+/// A send run's numbers, as reported.
+struct Outcome {
+    /// As planned; at --rate max, what was sent.
     planned: u64,
-    batch: usize,
-    egress_drops: u64,
-    o: &tx::LoopOut,
-) -> i32 {
-    let achieved = pace::achieved_rate(o.sent, o.first_batch, o.first_tx, o.last_tx);
-    let planned = if rate.is_none() { o.sent } else { planned };
-    let duration_s = o.last_tx.saturating_sub(o.first_tx) as f64 / 1e9;
-    let (rate_error, ok) = match rate {
-        Some(r) => {
-            let e = achieved / r - 1.0;
-            (e, e.abs() <= RATE_TOLERANCE && o.sent == planned)
+    sent: u64,
+    achieved: f64,
+    /// achieved / requested - 1 (NaN at --rate max).
+    rate_error: f64,
+    duration_s: f64,
+    verdict: Verdict,
+}
+
+impl Outcome {
+    fn of(plan: &Plan, o: &tx::LoopOut) -> Outcome {
+        let achieved = pace::achieved_rate(o.sent, o.first_batch, o.first_tx, o.last_tx);
+        let planned = if plan.rate.is_none() {
+            o.sent
+        } else {
+            plan.planned
+        };
+        let rate_error = plan.rate.map_or(f64::NAN, |r| achieved / r - 1.0);
+        Outcome {
+            planned,
+            sent: o.sent,
+            achieved,
+            rate_error,
+            duration_s: o.last_tx.saturating_sub(o.first_tx) as f64 / 1e9,
+            verdict: verdict(plan.rate, rate_error, o.sent, planned),
         }
-        None => (f64::NAN, false),
-    };
-    let h = &o.lateness;
+    }
+}
+
+fn report_send(s: &Send, plan: &Plan, ran: &Ran, egress_drops: u64) -> i32 {
+    let r = Outcome::of(plan, &ran.out);
+    if s.json {
+        println!("{}", send_json(s, plan, ran, &r, egress_drops));
+    } else {
+        print_send(plan, ran, &r);
+    }
+    let code = exit_code(r.verdict, s.best_effort);
+    if code != 0 {
+        eprintln!("netassay-gen: {}", not_kept(plan, &r));
+    }
+    code
+}
+
+fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -> J {
+    let (o, h) = (&ran.out, &ran.out.lateness);
     let late = |q: f64| {
         if h.n == 0 {
             J::Null
@@ -341,36 +472,36 @@ fn report_send(
             J::U(h.quantile(q))
         }
     };
-    let j = J::obj(vec![
+    let text_or_null = |t: &str| {
+        if t.is_empty() {
+            J::Null
+        } else {
+            J::S(t.into())
+        }
+    };
+    J::obj(vec![
         ("mode", J::S("send".into())),
-        ("technique", J::S(technique.into())),
-        ("technique_reason", J::S(why.into())),
-        (
-            "fallback_reason",
-            if fallback.is_empty() {
-                J::Null
-            } else {
-                J::S(fallback.into())
-            },
-        ),
-        ("planned", J::U(planned)),
-        ("sent", J::U(o.sent)),
+        ("technique", J::S(ran.technique.into())),
+        ("technique_reason", J::S(ran.why.clone())),
+        ("fallback_reason", text_or_null(&ran.fallback)),
+        ("planned", J::U(r.planned)),
+        ("sent", J::U(r.sent)),
         ("first_tx_ns", J::U(o.first_tx)),
         ("last_tx_ns", J::U(o.last_tx)),
-        ("duration_s", J::F(duration_s)),
-        ("rate_pps", rate.map_or(J::Null, J::F)),
-        ("achieved_rate_pps", J::F(achieved)),
-        ("rate_error", J::F(rate_error)),
+        ("duration_s", J::F(r.duration_s)),
+        ("rate_pps", plan.rate.map_or(J::Null, J::F)),
+        ("achieved_rate_pps", J::F(r.achieved)),
+        ("rate_error", J::F(r.rate_error)),
         ("lateness_max_ns", late(1.0)),
         ("lateness_p99_ns", late(0.99)),
         ("lateness_p50_ns", late(0.5)),
         ("lateness_mean_ns", J::F(h.mean())),
         ("retries", J::U(o.retries)),
         ("egress_drops", J::U(egress_drops)),
-        ("stopped_by_signal", J::B(o.stopped_by_signal)),
-        ("ok", J::B(ok)),
+        ("stopped_by_signal", J::B(o.stop == tx::Stop::Signal)),
+        ("ok", J::B(r.verdict == Verdict::Kept)),
         ("best_effort", J::B(s.best_effort)),
-        ("batch", J::U(batch as u64)),
+        ("batch", J::U(ran.batch as u64)),
         ("burst", J::U(s.burst as u64)),
         ("size_bytes", J::U(s.size as u64)),
         ("flows", J::U(s.flows)),
@@ -379,49 +510,52 @@ fn report_send(
         ("dst", J::S(s.dst.to_string())),
         ("dst_mac", J::S(packet::fmt_mac(&s.dst_mac))),
         ("version", J::S(env!("CARGO_PKG_VERSION").into())),
-    ]);
-    if s.json {
-        println!("{j}");
-    } else {
-        println!(
-            "netassay-gen ({technique}): sent {} of {planned} packets in {duration_s:.6} s",
-            o.sent
-        );
-        match rate {
-            Some(r) => println!(
-                "  rate {achieved:.1} pps of {r:.1} requested (error {:+.4}%)",
-                rate_error * 100.0
-            ),
-            None => println!("  rate {achieved:.1} pps (as fast as possible)"),
-        }
-        if h.n > 0 {
-            println!(
-                "  lateness p50 {} ns, p99 {} ns, max {} ns",
-                h.quantile(0.5),
-                h.quantile(0.99),
-                h.max
-            );
-        }
-        println!(
-            "  retries {}, stopped by signal: {}",
-            o.retries, o.stopped_by_signal
-        );
-    }
-    if rate.is_none() || ok || s.best_effort {
-        return 0;
-    }
-    if o.stopped_by_signal {
-        eprintln!("netassay-gen: stopped by a signal after {} packets", o.sent);
-        return EXIT_RATE;
-    }
-    eprintln!(
-        "netassay-gen: the rate was not kept: {achieved:.0} pps achieved for {:.0} requested \
-         ({:+.3}%, tolerance 0.1%); lower --rate, pin the generator (--cpu) or pass \
-         --best-effort",
-        rate.unwrap_or(0.0),
-        rate_error * 100.0
+    ])
+}
+
+fn print_send(plan: &Plan, ran: &Ran, r: &Outcome) {
+    let (o, h) = (&ran.out, &ran.out.lateness);
+    println!(
+        "netassay-gen ({}): sent {} of {} packets in {:.6} s",
+        ran.technique, r.sent, r.planned, r.duration_s
     );
-    EXIT_RATE
+    match plan.rate {
+        Some(rate) => println!(
+            "  rate {:.1} pps of {rate:.1} requested (error {:+.4}%)",
+            r.achieved,
+            r.rate_error * 100.0
+        ),
+        None => println!("  rate {:.1} pps (as fast as possible)", r.achieved),
+    }
+    if h.n > 0 {
+        println!(
+            "  lateness p50 {} ns, p99 {} ns, max {} ns",
+            h.quantile(0.5),
+            h.quantile(0.99),
+            h.max
+        );
+    }
+    println!(
+        "  retries {}, stopped by signal: {}",
+        o.retries,
+        o.stop == tx::Stop::Signal
+    );
+}
+
+/// The one line on stderr that says why the run exits 3.
+fn not_kept(plan: &Plan, r: &Outcome) -> String {
+    let rate = plan.rate.unwrap_or(0.0);
+    let todo = "lower --rate, pin the generator (--cpu) or pass --best-effort";
+    match r.verdict {
+        Verdict::Stopped => format!("stopped by a signal after {} packets", r.sent),
+        _ => format!(
+            "the rate was not kept: {:.0} pps achieved for {rate:.0} requested \
+             ({:+.3}%, tolerance {}%); {todo}",
+            r.achieved,
+            r.rate_error * 100.0,
+            RATE_TOLERANCE * 100.0
+        ),
+    }
 }
 
 fn xdp_sink(k: &SinkArgs) -> i32 {
@@ -497,4 +631,93 @@ fn receive(r: &Recv) -> i32 {
         println!("  {j}");
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duration_run_plans_rate_times_duration() {
+        let p = plan(&Rate::Pps(20e6), Some(1_000_000_000), None).unwrap();
+        assert_eq!(p.rate, Some(20e6));
+        assert_eq!((p.planned, p.deadline_ns), (20_000_000, None));
+    }
+
+    #[test]
+    fn a_count_run_plans_the_count() {
+        let p = plan(&Rate::Pps(20e6), None, Some(12_345)).unwrap();
+        assert_eq!((p.planned, p.deadline_ns), (12_345, None));
+    }
+
+    #[test]
+    fn a_max_rate_run_ends_at_its_duration() {
+        let p = plan(&Rate::Max, Some(2_000_000), None).unwrap();
+        assert_eq!(p.rate, None);
+        assert_eq!((p.planned, p.deadline_ns), (u64::MAX, Some(2_000_000)));
+    }
+
+    #[test]
+    fn a_plan_of_no_packets_is_refused() {
+        let e = plan(&Rate::Pps(1.0), Some(100_000_000), None).unwrap_err();
+        assert!(e.contains("rounds to 0 packets"), "{e}");
+        assert!(plan(&Rate::Pps(1.0), None, None).is_err());
+    }
+
+    fn v(rate_error: f64, sent: u64) -> Verdict {
+        verdict(Some(1e6), rate_error, sent, 1000)
+    }
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(verdict(None, f64::NAN, 5, 5), Verdict::Unpaced);
+        assert_eq!(v(0.001, 1000), Verdict::Kept);
+        assert_eq!(v(-0.001, 1000), Verdict::Kept);
+        assert_eq!(v(-0.0011, 1000), Verdict::RateMissed);
+        assert_eq!(v(f64::NAN, 1000), Verdict::RateMissed);
+        assert_eq!(v(0.0, 10), Verdict::Stopped);
+    }
+
+    #[test]
+    fn exit_kept_is_0() {
+        assert_eq!(exit_code(Verdict::Kept, false), 0);
+        assert_eq!(exit_code(Verdict::Kept, true), 0);
+    }
+
+    #[test]
+    fn exit_unpaced_is_0() {
+        assert_eq!(exit_code(Verdict::Unpaced, false), 0);
+    }
+
+    #[test]
+    fn exit_rate_missed_is_3_unless_best_effort() {
+        assert_eq!(exit_code(Verdict::RateMissed, false), EXIT_RATE);
+        assert_eq!(exit_code(Verdict::RateMissed, true), 0);
+    }
+
+    #[test]
+    fn exit_stopped_by_a_signal_is_3_unless_best_effort() {
+        assert_eq!(exit_code(Verdict::Stopped, false), EXIT_RATE);
+        assert_eq!(exit_code(Verdict::Stopped, true), 0);
+    }
+
+    fn outcome(verdict: Verdict, sent: u64) -> Outcome {
+        Outcome {
+            planned: 1000,
+            sent,
+            achieved: 500_000.0,
+            rate_error: -0.5,
+            duration_s: 0.001,
+            verdict,
+        }
+    }
+
+    #[test]
+    fn the_exit_3_line_says_why() {
+        let p = plan(&Rate::Pps(1e6), None, Some(1000)).unwrap();
+        let m = not_kept(&p, &outcome(Verdict::RateMissed, 1000));
+        assert!(m.contains("-50.000%, tolerance 0.1%"), "{m}");
+        let s = not_kept(&p, &outcome(Verdict::Stopped, 10));
+        assert_eq!(s, "stopped by a signal after 10 packets");
+    }
 }

@@ -277,14 +277,28 @@ impl Tx for TxRing {
 
 #[derive(Clone)]
 pub struct LoopCfg {
-    /// Packets per second; None sends as fast as possible for `duration_ns`.
+    /// Packets per second; None sends as fast as possible until the deadline.
     pub rate: Option<f64>,
     pub planned: u64,
-    pub duration_ns: u64,
+    /// No send call starts this long after the schedule's start or later (None: no
+    /// deadline, the run sends every planned packet).
+    pub deadline_ns: Option<u64>,
     pub flows: u64,
     pub batch: usize,
     /// Most packets per send call (slots available), also when catching up.
     pub burst: usize,
+}
+
+/// Why a send loop ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stop {
+    /// Every planned packet was sent.
+    #[default]
+    Complete,
+    /// The deadline came first (the normal end of a `--rate max` run).
+    Deadline,
+    /// SIGINT or SIGTERM.
+    Signal,
 }
 
 #[derive(Default)]
@@ -294,9 +308,8 @@ pub struct LoopOut {
     pub last_tx: u64,
     pub first_batch: u64,
     pub retries: u64,
-    pub stopped_by_signal: bool,
+    pub stop: Stop,
     pub lateness: Hist,
-    pub start: u64,
 }
 
 /// How long a send may be refused without any progress before giving up.
@@ -312,130 +325,196 @@ fn off(k: u64, rate_int: u64, rate: f64) -> u64 {
     }
 }
 
-/// Send on the schedule. On error, also says how many packets had been sent.
+/// The schedule of one run: packet k is due at `start + off(k)`.
+struct Schedule {
+    paced: bool,
+    rate: f64,
+    /// The rate when it is a whole number (exact u64 deadlines), else 0.
+    rate_int: u64,
+    start: u64,
+    deadline_ns: Option<u64>,
+    planned: u64,
+    batch: u64,
+    burst: u64,
+}
+
+impl Schedule {
+    fn new(cfg: &LoopCfg, start: u64) -> Schedule {
+        let rate = cfg.rate.unwrap_or(0.0);
+        let whole = rate.fract() == 0.0 && (1.0..1e12).contains(&rate);
+        Schedule {
+            paced: cfg.rate.is_some(),
+            rate,
+            rate_int: if whole { rate as u64 } else { 0 },
+            start,
+            deadline_ns: cfg.deadline_ns,
+            planned: cfg.planned,
+            batch: cfg.batch as u64,
+            burst: cfg.burst as u64,
+        }
+    }
+
+    #[inline(always)]
+    fn due(&self, k: u64) -> u64 {
+        self.start + off(k, self.rate_int, self.rate)
+    }
+
+    fn past_deadline(&self, ts: u64) -> bool {
+        self.deadline_ns.is_some_and(|d| ts >= self.start + d)
+    }
+
+    /// Wait for the send call of packets k..: its time and how many packets it
+    /// carries, or why the run ends instead.
+    fn next_call(&mut self, k: u64) -> Result<(u64, usize), Stop> {
+        if pace::stopped() {
+            return Err(Stop::Signal);
+        }
+        let b = self.batch.min(self.planned - k);
+        let (ts, n) = if self.paced {
+            self.next_paced(k, b)?
+        } else {
+            let ts = if k == 0 {
+                pace::wait_until(self.start)
+            } else {
+                pace::now()
+            };
+            (ts, b)
+        };
+        if self.past_deadline(ts) {
+            return Err(Stop::Deadline);
+        }
+        Ok((ts, n as usize))
+    }
+
+    /// Wait until the last of `b` packets from k is due.
+    fn next_paced(&mut self, k: u64, b: u64) -> Result<(u64, u64), Stop> {
+        let due = self.due(k + b - 1);
+        let ts = pace::wait_until(due);
+        if ts < due {
+            return Err(Stop::Signal);
+        }
+        if k == 0 {
+            // The schedule starts with the first send call: a stall before it
+            // must not be "caught up" in a burst (nor bias the achieved rate).
+            self.start = ts - off(b - 1, self.rate_int, self.rate);
+        }
+        Ok((ts, self.catch_up(k, b, ts)))
+    }
+
+    /// Behind schedule: send everything already due at `ts` in this call (up to
+    /// the burst limit), so that the per-call cost is shared and the loop catches up.
+    fn catch_up(&self, k: u64, mut b: u64, ts: u64) -> u64 {
+        let limit = self.burst.min(self.planned - k);
+        while b < limit && self.due(k + b) <= ts {
+            b += 1;
+        }
+        b
+    }
+}
+
+/// Write flow, sequence and time into slots 0..b for packets k.. (unless the
+/// technique stamps its frames itself).
+fn stamp(tx: &mut dyn Tx, t: &Template, k: u64, b: usize, flows: u64, ts: u64) {
+    if tx.stamps_itself() {
+        return;
+    }
+    for i in 0..b {
+        let p = k + i as u64;
+        t.stamp(tx.slot(i), (p % flows) as u16, p / flows, ts);
+    }
+}
+
+/// Hand slots 0..b to the kernel, retrying what it refuses for want of room.
+/// Returns how many it took: all of them, or fewer when a signal came.
+fn send_all(tx: &mut dyn Tx, b: usize, retries: &mut u64) -> io::Result<usize> {
+    let mut done = 0usize;
+    let mut stuck_since = 0u64;
+    while done < b {
+        let e = match tx.send(done, b - done) {
+            Ok(n) => {
+                done += n;
+                stuck_since = 0;
+                continue;
+            }
+            Err(e) => e,
+        };
+        let code = e.raw_os_error().unwrap_or(0);
+        if code != libc::ENOBUFS && code != libc::EAGAIN && code != libc::EINTR {
+            return Err(e);
+        }
+        if code != libc::EINTR {
+            *retries += 1;
+        }
+        let n = pace::now();
+        if stuck_since == 0 {
+            stuck_since = n;
+        } else if n - stuck_since > STUCK_NS {
+            let why = format!("the kernel refused every send for 2 s ({e})");
+            return Err(io::Error::new(e.kind(), why));
+        }
+        if pace::stopped() {
+            break;
+        }
+    }
+    Ok(done)
+}
+
+impl LoopOut {
+    /// The first call: did its frames really leave? It also anchors the rate.
+    fn first_call(&mut self, tx: &mut dyn Tx, done: usize, ts: u64) -> io::Result<()> {
+        if !tx.delivered(done) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "frames were accepted but did not leave the interface",
+            ));
+        }
+        self.first_tx = ts;
+        self.first_batch = done as u64;
+        Ok(())
+    }
+
+    /// Count `done` packets sent at `ts` and how late each was.
+    fn record(&mut self, s: &Schedule, done: usize, ts: u64) {
+        self.last_tx = ts;
+        if s.paced {
+            for i in 0..done {
+                self.lateness
+                    .add(ts.saturating_sub(s.due(self.sent + i as u64)));
+            }
+        }
+        self.sent += done as u64;
+    }
+}
+
+/// Send on the schedule until every planned packet went, the deadline passed or a
+/// signal came. On error, also says how many packets had been sent.
 pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> Result<LoopOut, (io::Error, u64)> {
+    // Start a little in the future so that the first deadline is not already late.
+    let mut s = Schedule::new(cfg, pace::now() + 200_000);
     let mut out = LoopOut {
         lateness: Hist::new(),
         ..Default::default()
     };
-    let rate = cfg.rate.unwrap_or(0.0);
-    let rate_int = if rate.fract() == 0.0 && (1.0..1e12).contains(&rate) {
-        rate as u64
-    } else {
-        0
-    };
-    // Start a little in the future so that the first deadline is not already late.
-    let mut start = pace::now() + 200_000;
-    let end = start + cfg.duration_ns;
-    out.start = start;
-    let planned = cfg.planned;
     let flows = cfg.flows.max(1);
-    let mut k: u64 = 0;
-    while k < planned {
-        if pace::stopped() {
-            out.stopped_by_signal = true;
-            break;
-        }
-        let mut b = (cfg.batch as u64).min(planned - k) as usize;
-        let ts = if cfg.rate.is_some() {
-            let due = start + off(k + b as u64 - 1, rate_int, rate);
-            let ts = pace::wait_until(due);
-            if ts < due {
-                out.stopped_by_signal = true;
+    while out.sent < cfg.planned {
+        let (ts, b) = match s.next_call(out.sent) {
+            Ok(call) => call,
+            Err(stop) => {
+                out.stop = stop;
                 break;
             }
-            if k == 0 {
-                // The schedule starts with the first send call: a stall before it
-                // must not be "caught up" in a burst (nor bias the achieved rate).
-                start = ts - off(b as u64 - 1, rate_int, rate);
-                out.start = start;
-            }
-            // Behind schedule: send everything already due in this call (up to the
-            // burst limit), so that the per-call cost is shared and we catch up.
-            let limit = (cfg.burst as u64).min(planned - k);
-            while (b as u64) < limit && start + off(k + b as u64, rate_int, rate) <= ts {
-                b += 1;
-            }
-            ts
-        } else {
-            let ts = if k == 0 {
-                pace::wait_until(start)
-            } else {
-                pace::now()
-            };
-            if ts >= end {
-                break;
-            }
-            ts
         };
-        if !tx.stamps_itself() {
-            for i in 0..b {
-                let p = k + i as u64;
-                let flow = (p % flows) as u16;
-                t.stamp(tx.slot(i), flow, p / flows, ts);
-            }
+        stamp(tx, t, out.sent, b, flows, ts);
+        let done = send_all(tx, b, &mut out.retries).map_err(|e| (e, out.sent))?;
+        if out.sent == 0 {
+            out.first_call(tx, done, ts).map_err(|e| (e, 0))?;
         }
-        let mut done = 0usize;
-        let mut stuck_since = 0u64;
-        while done < b {
-            match tx.send(done, b - done) {
-                Ok(n) => {
-                    done += n;
-                    stuck_since = 0;
-                }
-                Err(e) => {
-                    let code = e.raw_os_error().unwrap_or(0);
-                    if code != libc::ENOBUFS && code != libc::EAGAIN && code != libc::EINTR {
-                        return Err((e, k));
-                    }
-                    if code != libc::EINTR {
-                        out.retries += 1;
-                    }
-                    let n = pace::now();
-                    if stuck_since == 0 {
-                        stuck_since = n;
-                    } else if n - stuck_since > STUCK_NS {
-                        return Err((
-                            io::Error::new(
-                                e.kind(),
-                                format!("the kernel refused every send for 2 s ({e})"),
-                            ),
-                            k,
-                        ));
-                    }
-                    if pace::stopped() {
-                        break;
-                    }
-                }
-            }
-        }
-        if k == 0 {
-            if !tx.delivered(done) {
-                return Err((
-                    io::Error::new(
-                        io::ErrorKind::NotConnected,
-                        "frames were accepted but did not leave the interface",
-                    ),
-                    0,
-                ));
-            }
-            out.first_tx = ts;
-            out.first_batch = done as u64;
-        }
-        out.last_tx = ts;
-        if cfg.rate.is_some() {
-            for i in 0..done {
-                let d = start + off(k + i as u64, rate_int, rate);
-                out.lateness.add(ts.saturating_sub(d));
-            }
-        }
-        k += done as u64;
+        out.record(&s, done, ts);
         if done < b {
-            out.stopped_by_signal = true;
+            out.stop = Stop::Signal;
             break;
         }
     }
-    out.sent = k;
     Ok(out)
 }
 
@@ -454,5 +533,120 @@ mod tests {
                 );
             }
         }
+    }
+
+    fn cfg(rate: Option<f64>, planned: u64, deadline_ns: Option<u64>) -> LoopCfg {
+        LoopCfg {
+            rate,
+            planned,
+            deadline_ns,
+            flows: 2,
+            batch: 4,
+            burst: 16,
+        }
+    }
+
+    #[test]
+    fn deadline_is_relative_to_the_schedule_start() {
+        let s = Schedule::new(&cfg(Some(1e6), 1000, Some(1_000_000)), 5_000);
+        assert!(!s.past_deadline(1_004_999));
+        assert!(s.past_deadline(1_005_000));
+        let none = Schedule::new(&cfg(Some(1e6), 1000, None), 5_000);
+        assert!(!none.past_deadline(u64::MAX / 2));
+    }
+
+    #[test]
+    fn catch_up_sends_what_is_due_up_to_the_burst_and_the_plan() {
+        // 1 Mpps from t = 0: packet k is due at k us.
+        let s = Schedule::new(&cfg(Some(1e6), 1000, None), 0);
+        assert_eq!(s.catch_up(0, 4, 3_000), 4); // on time: the batch only
+        assert_eq!(s.catch_up(0, 4, 9_000), 10); // 9 us late: packets 0..=9 are due
+        assert_eq!(s.catch_up(0, 4, 100_000), 16); // at most a burst
+        assert_eq!(s.catch_up(990, 4, 100_000_000), 10); // never past the plan
+    }
+
+    fn template() -> Template {
+        Template::new(&crate::packet::Spec {
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            src: "198.18.0.2".parse().unwrap(),
+            dst: "198.19.0.2".parse().unwrap(),
+            sport: 10000,
+            dport: 9,
+            size: 64,
+        })
+        .unwrap()
+    }
+
+    /// A technique that takes `per_call_ns` for every send call, whatever its size.
+    struct Slow {
+        dry: Dry,
+        per_call_ns: u64,
+        calls: u64,
+    }
+
+    impl Tx for Slow {
+        fn name(&self) -> &'static str {
+            "slow"
+        }
+        fn slot(&mut self, i: usize) -> &mut [u8] {
+            self.dry.slot(i)
+        }
+        fn send(&mut self, from: usize, n: usize) -> io::Result<usize> {
+            let t = pace::now() + self.per_call_ns;
+            while pace::now() < t {}
+            self.calls += 1;
+            self.dry.send(from, n)
+        }
+    }
+
+    fn slow(per_call_ns: u64) -> Slow {
+        Slow {
+            dry: Dry::new(&template(), 16),
+            per_call_ns,
+            calls: 0,
+        }
+    }
+
+    #[test]
+    fn a_run_that_cannot_keep_up_stops_at_its_deadline() {
+        // 1 Mpps asked, at most 16 packets per 100 us call (0.16 Mpps): 20 ms.
+        let mut tx = slow(100_000);
+        let t0 = pace::now();
+        let out = run(
+            &mut tx,
+            &template(),
+            &cfg(Some(1e6), 20_000, Some(20_000_000)),
+        )
+        .unwrap();
+        let took = pace::now() - t0;
+        assert_eq!(out.stop, Stop::Deadline);
+        assert!(
+            out.sent < 20_000 && out.sent == out.lateness.n,
+            "{}",
+            out.sent
+        );
+        // one call may start just before the deadline and end after it
+        assert!(out.last_tx < out.first_tx + 20_000_000, "{}", out.last_tx);
+        // the whole plan would take 125 ms (other tests share the CPUs)
+        assert!(took < 80_000_000, "{took}");
+        assert_eq!(out.sent, tx.calls * 16 - 12); // the first call carries the batch
+    }
+
+    #[test]
+    fn a_count_run_sends_every_packet_however_late() {
+        let mut tx = slow(100_000);
+        let out = run(&mut tx, &template(), &cfg(Some(1e6), 2_000, None)).unwrap();
+        assert_eq!((out.stop, out.sent), (Stop::Complete, 2_000));
+        assert!(out.lateness.max > 1_000_000); // 2000 packets took > 12 ms, not 2
+    }
+
+    #[test]
+    fn unpaced_runs_end_at_the_deadline_and_count_no_lateness() {
+        let mut tx = slow(50_000);
+        let out = run(&mut tx, &template(), &cfg(None, u64::MAX, Some(5_000_000))).unwrap();
+        assert_eq!(out.stop, Stop::Deadline);
+        assert_eq!(out.sent, tx.calls * 4);
+        assert_eq!(out.lateness.n, 0);
     }
 }
