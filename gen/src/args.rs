@@ -14,9 +14,14 @@ USAGE (receive):
 USAGE (XDP sink):
   ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64] [--duration DUR]
 
-Sends exactly round(rate * duration) IPv4 or IPv6 UDP frames (unless stopped), each
-paced to its absolute deadline on CLOCK_MONOTONIC: packet k is due at
-start + k/rate. Long gaps are slept, short ones busy-polled; packets go to the kernel
+Plans round(rate * duration) IPv4 or IPv6 UDP frames (or --count N), each paced to
+its absolute deadline on CLOCK_MONOTONIC: packet k is due at start + k/rate. A
+--duration run is bounded in time: it ends at its deadline, start + duration plus
+the rate tolerance (0.1% of the duration: a run that late has missed its rate
+anyway), and a send call in flight then is the last one, so a sender that cannot
+keep the rate stops on time and reports the packets it did not send (planned minus
+sent, 'truncated'). A --count run sends exactly N packets however long it takes.
+Long gaps are slept, short ones busy-polled; packets go to the kernel
 in batches sized to the rate (about 8 us of schedule per send call, 32 us with
 XDP live frames, whose calls cost more). Every frame carries valid IPv4 header and
 UDP checksums and a 22-byte payload after the UDP
@@ -33,8 +38,11 @@ SEND OPTIONS
                        (required); --dst must be in 198.18.0.0/15 or 2001:2::/48
   --rate RATE          packets per second, e.g. 200000, 200k, 1.5M (k = 1000);
                        'max' sends as fast as possible for --duration (best effort)
-  --duration DUR       sending time: 10, 10s, 500ms, 250us (default unit s)
-  --count N            packets to send instead of --duration (planned = N)
+  --duration DUR       sending time: 10, 10s, 500ms, 250us (default unit s); the
+                       run stops at this deadline (see above) even when packets
+                       are left
+  --count N            packets to send instead of --duration (planned = N); the
+                       run sends all of them, with no deadline
   --size BYTES         Ethernet frame size WITHOUT the 4-byte FCS, like trafgen:
                        64..1518 for IPv4, 84..1518 for IPv6 (default 64); frames
                        above 1514 need an interface MTU above 1500
@@ -60,7 +68,8 @@ SEND OPTIONS
                        as usual but send nothing (technique 'pacing_only'; 'sent'
                        counts frames handed to no one): its lateness is what this
                        CPU alone costs the schedule, the floor under the others'
-  --best-effort        exit 0 even when the rate was not kept
+  --best-effort        exit 0 even when the rate was not kept or the run sent
+                       fewer packets than planned
   --qdisc              send through the interface's qdisc (sendmmsg and txring
                        without PACKET_QDISC_BYPASS): a frame dropped after the qdisc
                        (say, by a veth peer whose backlog is full) is then lost on
@@ -107,16 +116,21 @@ OUTPUT
   lateness_max_ns, lateness_p99_ns, lateness_p50_ns (send-call time minus each
   packet's deadline), retries (sends the kernel refused and that were retried),
   egress_drops (the interface's tx_dropped increase during the run: frames the
-  veth peer could not take), technique_reason, stopped_by_signal, ok (rate kept
-  within 0.1%).
+  veth peer could not take), technique_reason, shortfall (planned - sent),
+  truncated (fewer sent than planned: the deadline passed or a signal came),
+  stop_reason (complete: every planned packet sent; deadline: the duration ran
+  out, the normal end at --rate max; signal), stopped_by_signal, rate_tolerance
+  (0.001), ok (every planned packet sent and the rate kept within 0.1%).
   SIGINT/SIGTERM stop sending cleanly; the result covers what was sent.
 
 EXIT CODES
-  0  done, rate kept within 0.1% (or --best-effort, or receive mode)
+  0  done, every planned packet sent and the rate kept within 0.1% (or
+     --best-effort, or --rate max, or receive mode)
   1  a system error (socket, interface, the kernel refused every send)
   2  bad arguments or a refused destination/namespace (one line on stderr)
-  3  the rate was not kept (achieved off by more than 0.1%, or stopped by a
-     signal before every planned packet went out); the JSON is still printed
+  3  the rate was not kept: achieved off by more than 0.1%, or fewer packets
+     sent than planned (the deadline passed first, or a signal stopped the
+     run); the JSON is still printed
   -h, --help  this text;  -V, --version  the version
 ";
 

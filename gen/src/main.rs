@@ -19,7 +19,8 @@ use std::process::exit;
 const EXIT_SYSTEM: i32 = 1;
 const EXIT_USAGE: i32 = 2;
 const EXIT_RATE: i32 = 3;
-/// Largest tolerated |achieved/requested - 1|.
+/// Largest tolerated |achieved/requested - 1|; a --duration run also stops this
+/// fraction of its duration past its end (see `plan`). Reported as `rate_tolerance`.
 const RATE_TOLERANCE: f64 = 0.001;
 /// Schedule covered by one send call when the batch is sized to the rate.
 const BATCH_WINDOW_NS: u64 = 8_000;
@@ -112,17 +113,20 @@ struct Plan {
     rate: Option<f64>,
     /// Packets to send (u64::MAX at --rate max: as many as the duration allows).
     planned: u64,
-    /// After the schedule's start, no send call starts this late (None: a paced run).
+    /// After the schedule's start, no send call starts this late (None: --count).
     deadline_ns: Option<u64>,
 }
 
-/// A paced run sends every planned packet; a --rate max run ends after its duration.
+/// A --duration run ends at start + duration plus the rate tolerance of it: a run
+/// that late has missed its rate anyway, so one that keeps its rate is never cut
+/// short by a stall at its last packet. A --count run has no deadline.
 fn plan(rate: &Rate, duration_ns: Option<u64>, count: Option<u64>) -> Result<Plan, String> {
+    let grace = |d: u64| (d as f64 * RATE_TOLERANCE).round() as u64;
     let p = match (rate, duration_ns, count) {
         (Rate::Pps(r), Some(d), None) => Plan {
             rate: Some(*r),
             planned: pace::planned(*r, d),
-            deadline_ns: None,
+            deadline_ns: Some(d + grace(d)),
         },
         (Rate::Pps(r), None, Some(n)) => Plan {
             rate: Some(*r),
@@ -390,16 +394,19 @@ enum Verdict {
     Kept,
     /// Every planned packet sent, the rate missed.
     RateMissed,
+    /// Fewer packets sent than planned: the deadline came first.
+    Truncated,
     /// Fewer packets sent than planned: a signal stopped the run.
     Stopped,
 }
 
-fn verdict(rate: Option<f64>, rate_error: f64, sent: u64, planned: u64) -> Verdict {
+fn verdict(rate: Option<f64>, rate_error: f64, sent: u64, planned: u64, stop: tx::Stop) -> Verdict {
     if rate.is_none() {
         Verdict::Unpaced
-    } else if sent < planned {
-        // without a deadline only a signal ends a paced run early
+    } else if sent < planned && stop == tx::Stop::Signal {
         Verdict::Stopped
+    } else if sent < planned {
+        Verdict::Truncated
     } else if rate_error.abs() <= RATE_TOLERANCE {
         Verdict::Kept
     } else {
@@ -444,7 +451,7 @@ impl Outcome {
             achieved,
             rate_error,
             duration_s: o.last_tx.saturating_sub(o.first_tx) as f64 / 1e9,
-            verdict: verdict(plan.rate, rate_error, o.sent, planned),
+            verdict: verdict(plan.rate, rate_error, o.sent, planned, o.stop),
         }
     }
 }
@@ -486,12 +493,16 @@ fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -
         ("fallback_reason", text_or_null(&ran.fallback)),
         ("planned", J::U(r.planned)),
         ("sent", J::U(r.sent)),
+        ("shortfall", J::U(r.planned - r.sent)),
+        ("truncated", J::B(r.sent < r.planned)),
+        ("stop_reason", J::S(o.stop.name().into())),
         ("first_tx_ns", J::U(o.first_tx)),
         ("last_tx_ns", J::U(o.last_tx)),
         ("duration_s", J::F(r.duration_s)),
         ("rate_pps", plan.rate.map_or(J::Null, J::F)),
         ("achieved_rate_pps", J::F(r.achieved)),
         ("rate_error", J::F(r.rate_error)),
+        ("rate_tolerance", J::F(RATE_TOLERANCE)),
         ("lateness_max_ns", late(1.0)),
         ("lateness_p99_ns", late(0.99)),
         ("lateness_p50_ns", late(0.5)),
@@ -536,9 +547,10 @@ fn print_send(plan: &Plan, ran: &Ran, r: &Outcome) {
         );
     }
     println!(
-        "  retries {}, stopped by signal: {}",
+        "  retries {}, stopped by: {}, truncated: {}",
         o.retries,
-        o.stop == tx::Stop::Signal
+        o.stop.name(),
+        r.sent < r.planned
     );
 }
 
@@ -547,7 +559,18 @@ fn not_kept(plan: &Plan, r: &Outcome) -> String {
     let rate = plan.rate.unwrap_or(0.0);
     let todo = "lower --rate, pin the generator (--cpu) or pass --best-effort";
     match r.verdict {
-        Verdict::Stopped => format!("stopped by a signal after {} packets", r.sent),
+        Verdict::Stopped => format!(
+            "stopped by a signal after {} of {} planned packets",
+            r.sent, r.planned
+        ),
+        Verdict::Truncated => format!(
+            "the rate was not kept: the deadline passed after {} of {} planned packets \
+             ({} short; {:.0} pps achieved for {rate:.0} requested); {todo}",
+            r.sent,
+            r.planned,
+            r.planned - r.sent,
+            r.achieved
+        ),
         _ => format!(
             "the rate was not kept: {:.0} pps achieved for {rate:.0} requested \
              ({:+.3}%, tolerance {}%); {todo}",
@@ -636,16 +659,19 @@ fn receive(r: &Recv) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tx::Stop;
 
     #[test]
-    fn a_duration_run_plans_rate_times_duration() {
+    fn a_duration_run_plans_rate_times_duration_and_ends_at_its_deadline() {
         let p = plan(&Rate::Pps(20e6), Some(1_000_000_000), None).unwrap();
         assert_eq!(p.rate, Some(20e6));
-        assert_eq!((p.planned, p.deadline_ns), (20_000_000, None));
+        assert_eq!(p.planned, 20_000_000);
+        // the duration plus the rate tolerance of it (1 ms per s)
+        assert_eq!(p.deadline_ns, Some(1_001_000_000));
     }
 
     #[test]
-    fn a_count_run_plans_the_count() {
+    fn a_count_run_plans_the_count_and_has_no_deadline() {
         let p = plan(&Rate::Pps(20e6), None, Some(12_345)).unwrap();
         assert_eq!((p.planned, p.deadline_ns), (12_345, None));
     }
@@ -664,18 +690,23 @@ mod tests {
         assert!(plan(&Rate::Pps(1.0), None, None).is_err());
     }
 
-    fn v(rate_error: f64, sent: u64) -> Verdict {
-        verdict(Some(1e6), rate_error, sent, 1000)
+    fn v(rate_error: f64, sent: u64, stop: Stop) -> Verdict {
+        verdict(Some(1e6), rate_error, sent, 1000, stop)
     }
 
     #[test]
     fn verdicts() {
-        assert_eq!(verdict(None, f64::NAN, 5, 5), Verdict::Unpaced);
-        assert_eq!(v(0.001, 1000), Verdict::Kept);
-        assert_eq!(v(-0.001, 1000), Verdict::Kept);
-        assert_eq!(v(-0.0011, 1000), Verdict::RateMissed);
-        assert_eq!(v(f64::NAN, 1000), Verdict::RateMissed);
-        assert_eq!(v(0.0, 10), Verdict::Stopped);
+        assert_eq!(
+            verdict(None, f64::NAN, 5, 5, Stop::Signal),
+            Verdict::Unpaced
+        );
+        assert_eq!(v(0.001, 1000, Stop::Complete), Verdict::Kept);
+        assert_eq!(v(-0.001, 1000, Stop::Complete), Verdict::Kept);
+        assert_eq!(v(-0.0011, 1000, Stop::Complete), Verdict::RateMissed);
+        assert_eq!(v(f64::NAN, 1000, Stop::Complete), Verdict::RateMissed);
+        // fewer sent than planned is never kept, whatever the achieved rate
+        assert_eq!(v(0.0, 999, Stop::Deadline), Verdict::Truncated);
+        assert_eq!(v(0.0, 10, Stop::Signal), Verdict::Stopped);
     }
 
     #[test]
@@ -693,6 +724,12 @@ mod tests {
     fn exit_rate_missed_is_3_unless_best_effort() {
         assert_eq!(exit_code(Verdict::RateMissed, false), EXIT_RATE);
         assert_eq!(exit_code(Verdict::RateMissed, true), 0);
+    }
+
+    #[test]
+    fn exit_truncated_is_3_unless_best_effort() {
+        assert_eq!(exit_code(Verdict::Truncated, false), EXIT_RATE);
+        assert_eq!(exit_code(Verdict::Truncated, true), 0);
     }
 
     #[test]
@@ -715,9 +752,11 @@ mod tests {
     #[test]
     fn the_exit_3_line_says_why() {
         let p = plan(&Rate::Pps(1e6), None, Some(1000)).unwrap();
+        let t = not_kept(&p, &outcome(Verdict::Truncated, 400));
+        assert!(t.contains("deadline passed after 400 of 1000") && t.contains("600 short"));
         let m = not_kept(&p, &outcome(Verdict::RateMissed, 1000));
         assert!(m.contains("-50.000%, tolerance 0.1%"), "{m}");
         let s = not_kept(&p, &outcome(Verdict::Stopped, 10));
-        assert_eq!(s, "stopped by a signal after 10 packets");
+        assert_eq!(s, "stopped by a signal after 10 of 1000 planned packets");
     }
 }

@@ -301,6 +301,16 @@ pub enum Stop {
     Signal,
 }
 
+impl Stop {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Complete => "complete",
+            Stop::Deadline => "deadline",
+            Stop::Signal => "signal",
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct LoopOut {
     pub sent: u64,
