@@ -12,7 +12,8 @@ USAGE (receive):
   ip netns exec NS netassay-gen --receive --dev IFACE [--duration DUR]
       [--idle-timeout DUR] [--expect N] [--flows N] [--json]
 USAGE (XDP sink):
-  ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64] [--duration DUR]
+  ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64] [--pass]
+      [--duration DUR]
 
 Plans round(rate * duration) IPv4 or IPv6 UDP frames (or --count N), each paced to
 its absolute deadline on CLOCK_MONOTONIC: packet k is due at start + k/rate. A
@@ -82,14 +83,22 @@ SEND OPTIONS
   --cpu N              pin the sending thread to CPU N
 
 XDP SINK
-  --xdp-sink           attach a count-and-drop XDP program to --dev: IPv4/IPv6
-                       UDP frames of exactly --size bytes (default 64) are counted
-                       (per-CPU) and dropped, everything else passes. Prints a JSON
-                       line with keys packets and t_ns when attached, one more on each
-                       SIGUSR1, and a final one (packets since attach) on
-                       SIGINT/SIGTERM or after --duration; the program is detached
-                       when the process ends. The cheapest receiver for measuring
-                       a sender's peak on veth, and it lets the peer take XDP frames
+  --xdp-sink           attach a count-and-drop XDP program to --dev: netassay-gen
+                       test frames (IPv4 without options or IPv6, UDP, exactly
+                       --size bytes, the payload magic 0x6e614731 right after the
+                       UDP header) are counted (per-CPU) and dropped; everything
+                       else passes untouched, same-size frames without the magic
+                       too. --size 64..9000 (default 64). Prints a JSON line with
+                       keys packets, t_ns and action when attached, one more on
+                       each SIGUSR1, and a final one (packets since attach, action)
+                       on SIGINT/SIGTERM or after --duration; the program is
+                       detached when the process ends. The cheapest receiver for
+                       measuring a sender's peak on veth, and it lets the peer
+                       take XDP frames
+  --pass               with --xdp-sink: count the test frames, then pass them on
+                       (XDP_PASS) instead of dropping them, so that the stack
+                       behind (an nft counter, a receiver) can count them too;
+                       the first and the final line say action pass (else drop)
 
 RECEIVE OPTIONS
   --receive            count netassay-gen frames arriving on --dev (AF_PACKET
@@ -183,6 +192,8 @@ pub struct SinkArgs {
     pub dev: String,
     pub size: usize,
     pub duration_ns: Option<u64>,
+    /// Pass the counted frames on instead of dropping them.
+    pub pass: bool,
 }
 
 #[derive(Debug)]
@@ -269,6 +280,7 @@ const SWITCHES: &[&str] = &[
     "--allow-host-netns",
     "--receive",
     "--xdp-sink",
+    "--pass",
     "--help",
     "-h",
     "--version",
@@ -327,9 +339,10 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
             ));
         }
         let size = get("--size").map_or(Ok(64), |v| num::<usize>("--size", v))?;
-        if !(42..=9000).contains(&size) {
+        if !(64..=9000).contains(&size) {
             return Err(format!(
-                "--size {size} is out of range for --xdp-sink: use 42..9000"
+                "--size {size} is out of range for --xdp-sink: use 64..9000 \
+                 (no netassay-gen frame is shorter than 64 bytes)"
             ));
         }
         return Ok(Cmd::Sink(SinkArgs {
@@ -338,7 +351,11 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
             duration_ns: get("--duration")
                 .map(|v| parse_duration("--duration", v))
                 .transpose()?,
+            pass: has("--pass"),
         }));
+    }
+    if has("--pass") {
+        return Err("--pass is an --xdp-sink option: add --xdp-sink or drop --pass".into());
     }
     if has("--receive") {
         for k in [
@@ -552,5 +569,21 @@ mod tests {
             }
         }
         assert!(parse(&v(&format!("{SEND} --technique xdp"))).is_ok());
+    }
+
+    #[test]
+    fn sink_takes_pass_and_sizes_from_64() {
+        match parse(&v("--xdp-sink --dev a --pass")).unwrap() {
+            Cmd::Sink(k) => assert!(k.pass && k.size == 64),
+            _ => panic!(),
+        }
+        match parse(&v("--xdp-sink --dev a --size 84")).unwrap() {
+            Cmd::Sink(k) => assert!(!k.pass && k.size == 84),
+            _ => panic!(),
+        }
+        let e = parse(&v("--xdp-sink --dev a --size 63")).unwrap_err();
+        assert!(e.contains("use 64..9000"), "{e}");
+        let e = parse(&v(&format!("{SEND} --pass"))).unwrap_err();
+        assert!(e.contains("--pass is an --xdp-sink option"), "{e}");
     }
 }

@@ -583,7 +583,12 @@ fn not_kept(plan: &Plan, r: &Outcome) -> String {
 
 fn xdp_sink(k: &SinkArgs) -> i32 {
     let ifindex = ifindex_or_die(&k.dev);
-    let s = sink::Sink::attach(ifindex, k.size).unwrap_or_else(|e| {
+    let action = if k.pass {
+        sink::Action::Pass
+    } else {
+        sink::Action::Drop
+    };
+    let s = sink::Sink::attach(ifindex, k.size, action).unwrap_or_else(|e| {
         die(
             EXIT_SYSTEM,
             &format!(
@@ -593,7 +598,7 @@ fn xdp_sink(k: &SinkArgs) -> i32 {
             ),
         )
     });
-    match sink::run(&s, &k.dev, k.size, k.duration_ns) {
+    match sink::run(&s, &k.dev, k.duration_ns) {
         Ok(()) => 0,
         Err(e) => die(
             EXIT_SYSTEM,

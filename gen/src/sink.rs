@@ -1,13 +1,18 @@
 //! The XDP sink: a count-and-drop XDP program on an interface, the cheapest
 //! receiver there is (veth runs it before any socket buffer work for frames that
 //! arrive as XDP frames, and on the skb for frames that arrive as skbs). It counts
-//! IPv4/IPv6 UDP frames of exactly `size` bytes in a per-CPU array and drops them;
-//! everything else passes (so ARP, a tool's control connection and so on work).
-//! It also keeps, per CPU, the first and the last arrival time (bpf_ktime_get_ns),
-//! so that the arrival rate can be computed without a receiver.
+//! netassay-gen test frames of exactly `size` bytes in a per-CPU array and drops
+//! them (or, with `Action::Pass`, passes them on to the stack, which can then count
+//! them too); everything else passes untouched (so ARP, a tool's control connection
+//! and same-size frames of other senders work and are not counted).
+//! A test frame is IPv4 without options or IPv6, UDP, with the payload magic right
+//! after the UDP header. It also keeps, per CPU, the first and the last arrival
+//! time (bpf_ktime_get_ns), so that the arrival rate can be computed without a
+//! receiver.
 
 use crate::bpf::{self, Fd};
 use crate::json::J;
+use crate::packet::{ETH_LEN, IPV4_LEN, IPV6_LEN, MAGIC, UDP_LEN};
 use std::io;
 
 const PASS: usize = 0;
@@ -15,11 +20,53 @@ const COUNT: usize = 1;
 const DONE: usize = 2;
 const NOT_IP4: usize = 3;
 
-/// Count-and-drop for UDP frames of `size` bytes (>= 42), pass the rest.
-pub fn program(map_fd: i32, size: i32) -> Vec<bpf::Insn> {
+/// Where the payload magic sits in an IPv4 (no options) and an IPv6 test frame.
+const MAGIC_AT_V4: usize = ETH_LEN + IPV4_LEN + UDP_LEN;
+const MAGIC_AT_V6: usize = ETH_LEN + IPV6_LEN + UDP_LEN;
+
+/// What the sink does with a test frame once it is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Drop,
+    Pass,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Drop => "drop",
+            Action::Pass => "pass",
+        }
+    }
+    fn code(self) -> i32 {
+        match self {
+            Action::Drop => bpf::XDP_DROP,
+            Action::Pass => bpf::XDP_PASS,
+        }
+    }
+}
+
+/// The magic as a 32-bit load from the frame sees it: packet.rs writes it
+/// big-endian, a BPF load reads host order.
+fn magic_as_loaded() -> i32 {
+    i32::from_ne_bytes(MAGIC.to_be_bytes())
+}
+
+/// Pass unless the 4 bytes at `at` (r2 = data) are the magic. A 32-bit compare
+/// (BPF_JMP32), so the constant is never sign-extended.
+fn check_magic(a: &mut bpf::Asm, at: usize) {
+    a.push(bpf::ins(0x61, 5, 2, at as i16, 0)); // r5 = *(u32 *)(data + at)
+    a.jmp(0x56, 5, 0, magic_as_loaded(), PASS); // if w5 != magic: pass
+}
+
+/// Count test frames of `size` bytes (>= 42), then apply `action`; pass the rest.
+/// Every load reads inside the `size` bytes checked first (the verifier's bound):
+/// a family whose magic would end past them has no test frame of this size.
+pub fn program(map_fd: i32, size: i32, action: Action) -> Vec<bpf::Insn> {
     use bpf::*;
     let eth_ip4 = u16::from_ne_bytes([0x08, 0x00]) as i32;
     let eth_ip6 = u16::from_ne_bytes([0x86, 0xdd]) as i32;
+    let fits = |at: usize| at + 4 <= size as usize;
     let mut a = Asm::new(4);
     a.extend([
         ins(0x61, 2, 1, 0, 0), // r2 = ctx->data
@@ -32,13 +79,25 @@ pub fn program(map_fd: i32, size: i32) -> Vec<bpf::Insn> {
     a.jmp(0xbd, 4, 3, 0, PASS); // if data + size + 1 <= data_end: longer, pass
     a.push(ins(0x69, 5, 2, 12, 0)); // r5 = ethertype (as stored)
     a.jmp(0x55, 5, 0, eth_ip4, NOT_IP4);
-    a.push(ins(0x71, 5, 2, 23, 0)); // r5 = IPv4 protocol
-    a.jmp(0x15, 5, 0, 17, COUNT);
-    a.jmp(0x05, 0, 0, 0, PASS);
+    if fits(MAGIC_AT_V4) {
+        a.push(ins(0x71, 5, 2, 14, 0)); // r5 = IPv4 version and header length
+        a.jmp(0x55, 5, 0, 0x45, PASS); // options would move the magic
+        a.push(ins(0x71, 5, 2, 23, 0)); // r5 = IPv4 protocol
+        a.jmp(0x55, 5, 0, 17, PASS);
+        check_magic(&mut a, MAGIC_AT_V4);
+        a.jmp(0x05, 0, 0, 0, COUNT);
+    } else {
+        a.jmp(0x05, 0, 0, 0, PASS);
+    }
     a.label(NOT_IP4);
     a.jmp(0x55, 5, 0, eth_ip6, PASS);
-    a.push(ins(0x71, 5, 2, 20, 0)); // r5 = IPv6 next header
-    a.jmp(0x55, 5, 0, 17, PASS);
+    if fits(MAGIC_AT_V6) {
+        a.push(ins(0x71, 5, 2, 20, 0)); // r5 = IPv6 next header
+        a.jmp(0x55, 5, 0, 17, PASS);
+        check_magic(&mut a, MAGIC_AT_V6);
+    } else {
+        a.jmp(0x05, 0, 0, 0, PASS);
+    }
     a.label(COUNT);
     a.push(ins(0x62, 10, 0, -4, 0)); // key = 0
     a.extend(ld_map(1, map_fd));
@@ -55,7 +114,7 @@ pub fn program(map_fd: i32, size: i32) -> Vec<bpf::Insn> {
     a.jmp(0x55, 7, 0, 1, DONE);
     a.push(ins(0x7b, 6, 0, 8, 0)); // first arrival (this CPU's first frame)
     a.label(DONE);
-    a.extend([mov_k(0, XDP_DROP), exit()]);
+    a.extend([mov_k(0, action.code()), exit()]);
     a.label(PASS);
     a.extend([mov_k(0, XDP_PASS), exit()]);
     a.finish()
@@ -66,18 +125,22 @@ pub struct Sink {
     _prog: Fd,
     _link: Fd,
     cpus: usize,
+    size: usize,
+    action: Action,
 }
 
 impl Sink {
-    pub fn attach(ifindex: u32, size: usize) -> io::Result<Sink> {
+    pub fn attach(ifindex: u32, size: usize, action: Action) -> io::Result<Sink> {
         let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, 1)?;
-        let prog = bpf::prog_load_xdp(&program(map.0, size as i32), "netassay_sink")?;
+        let prog = bpf::prog_load_xdp(&program(map.0, size as i32, action), "netassay_sink")?;
         let link = bpf::xdp_link(&prog, ifindex, 0)?;
         Ok(Sink {
             map,
             _prog: prog,
             _link: link,
             cpus: bpf::possible_cpus(),
+            size,
+            action,
         })
     }
 
@@ -126,12 +189,15 @@ impl Counts {
 
 /// Attach, print a line now, one per SIGUSR1, and a final one on SIGINT/SIGTERM or
 /// after `duration_ns`; the program goes away with the process. Every line carries
-/// the totals since attach (packets, first and last arrival).
-pub fn run(s: &Sink, dev: &str, size: usize, duration_ns: Option<u64>) -> io::Result<()> {
+/// the totals since attach (packets, first and last arrival); the first and the
+/// final one also the action (drop or pass).
+pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
     let t0 = crate::pace::now();
+    let action = || ("action", J::S(s.action.name().into()));
     println!(
         "{}",
-        s.read()?.json(t0, vec![("attached", J::S(dev.into()))])
+        s.read()?
+            .json(t0, vec![("attached", J::S(dev.into())), action()])
     );
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -165,7 +231,8 @@ pub fn run(s: &Sink, dev: &str, size: usize, duration_ns: Option<u64>) -> io::Re
     let extra = vec![
         ("mode", J::S("xdp_sink".into())),
         ("dev", J::S(dev.into())),
-        ("size_bytes", J::U(size as u64)),
+        ("size_bytes", J::U(s.size as u64)),
+        action(),
         ("duration_s", J::F((t1 - t0) as f64 / 1e9)),
         ("version", J::S(env!("CARGO_PKG_VERSION").into())),
     ];
@@ -176,16 +243,238 @@ pub fn run(s: &Sink, dev: &str, size: usize, duration_ns: Option<u64>) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bpf::{Insn, XDP_DROP, XDP_PASS};
+    use crate::packet::{Spec, Template};
+
+    /// Pointers as region << 40 | offset, so that pointer arithmetic and
+    /// comparisons inside one region work on plain u64s.
+    const CTX: u64 = 1 << 40;
+    const PKT: u64 = 2 << 40;
+    const STACK: u64 = 3 << 40;
+    const VALUE: u64 = 4 << 40;
+    const MAP: u64 = 5 << 40;
+    const REGION: u64 = !((1 << 40) - 1);
+    const NOW: u64 = 777;
+
+    /// Run the sink program on one frame the way the kernel would, for the few
+    /// instructions it uses; `value` is this CPU's map value (count, first, last).
+    fn exec(p: &[Insn], frame: &[u8], value: &mut [u64; 3]) -> i32 {
+        let mut r = [0u64; 11];
+        r[1] = CTX;
+        r[10] = STACK + 512;
+        let mut pc = 0usize;
+        for _ in 0..1000 {
+            let Insn(code, regs, off, imm) = p[pc];
+            let (d, sr) = ((regs & 0x0f) as usize, (regs >> 4) as usize);
+            let k = imm as i64 as u64;
+            let at = |base: u64| (base & !REGION) as i64 + off as i64;
+            let load = |base: u64, n: usize| -> u64 {
+                match base & REGION {
+                    CTX if off == 0 => PKT,
+                    CTX if off == 4 => PKT + frame.len() as u64,
+                    PKT => {
+                        let o = at(base) as usize;
+                        assert!(o + n <= frame.len(), "read past the frame at {pc}");
+                        let mut b = [0u8; 8];
+                        b[..n].copy_from_slice(&frame[o..o + n]);
+                        match n {
+                            1 => b[0] as u64,
+                            2 => u16::from_ne_bytes([b[0], b[1]]) as u64,
+                            _ => u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as u64,
+                        }
+                    }
+                    VALUE => value[at(base) as usize / 8],
+                    _ => panic!("load from {base:#x} at {pc}"),
+                }
+            };
+            let taken = match code {
+                0x05 => Some(true),
+                0x15 => Some(r[d] == k),
+                0x55 => Some(r[d] != k),
+                0x56 => Some(r[d] as u32 != imm as u32),
+                0x2d => Some(r[d] > r[sr]),
+                0xbd => Some(r[d] <= r[sr]),
+                _ => None,
+            };
+            if let Some(t) = taken {
+                pc = (pc as i64 + 1 + if t { off as i64 } else { 0 }) as usize;
+                continue;
+            }
+            match code {
+                0x61 => r[d] = load(r[sr], 4),
+                0x69 => r[d] = load(r[sr], 2),
+                0x71 => r[d] = load(r[sr], 1),
+                0x79 => r[d] = load(r[sr], 8),
+                0x7b => {
+                    assert_eq!(r[d] & REGION, VALUE, "store at {pc}");
+                    value[at(r[d]) as usize / 8] = r[sr];
+                }
+                0x62 => assert_eq!((r[d], off, imm), (STACK + 512, -4, 0)),
+                0x18 => {
+                    r[d] = MAP;
+                    pc += 1;
+                }
+                0xbf => r[d] = r[sr],
+                0xb7 => r[d] = k,
+                0x07 => r[d] = r[d].wrapping_add(k),
+                0x85 => {
+                    r[0] = match imm {
+                        1 => {
+                            assert_eq!((r[1], r[2]), (MAP, STACK + 508));
+                            VALUE
+                        }
+                        5 => NOW,
+                        _ => panic!("helper {imm}"),
+                    };
+                    r[1..6].fill(0xdead); // helpers clobber r1-r5
+                }
+                0x95 => return r[0] as i32,
+                _ => panic!("opcode {code:#x} at {pc}"),
+            }
+            pc += 1;
+        }
+        panic!("no exit");
+    }
+
+    fn test_frame(v6: bool, size: usize) -> Vec<u8> {
+        let (src, dst) = if v6 {
+            ("2001:2::2", "2001:2::3")
+        } else {
+            ("198.18.0.2", "198.18.0.3")
+        };
+        let t = Template::new(&Spec {
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            src: src.parse().unwrap(),
+            dst: dst.parse().unwrap(),
+            sport: 10000,
+            dport: 9,
+            size,
+        })
+        .unwrap();
+        let mut f = t.frame.clone();
+        t.stamp(&mut f, 1, 42, 123);
+        f
+    }
+
+    fn sink(size: usize, action: Action) -> impl FnMut(&[u8]) -> (i32, u64) {
+        let p = program(3, size as i32, action);
+        let mut v = [0u64; 3];
+        move |f: &[u8]| (exec(&p, f, &mut v), v[0])
+    }
 
     #[test]
-    fn jumps_stay_inside() {
-        let p = program(3, 64);
-        for (i, x) in p.iter().enumerate() {
-            if x.0 & 0x07 == 0x05 && x.0 != 0x85 && x.0 != 0x95 {
-                let t = i as i64 + 1 + x.2 as i64;
-                assert!(t > i as i64 && (t as usize) < p.len(), "jump at {i}");
+    fn counts_test_frames_and_drops_them() {
+        for (v6, size) in [(false, 64), (false, 1518), (true, 84), (true, 200)] {
+            let f = test_frame(v6, size);
+            let mut run = sink(size, Action::Drop);
+            assert_eq!(run(&f), (XDP_DROP, 1), "v6 {v6} size {size}");
+            assert_eq!(run(&f), (XDP_DROP, 2));
+            let p = program(3, size as i32, Action::Drop);
+            let mut v = [0u64; 3];
+            exec(&p, &f, &mut v);
+            assert_eq!(v, [1, NOW, NOW]); // count, first and last arrival
+        }
+    }
+
+    #[test]
+    fn pass_counts_test_frames_and_passes_them() {
+        let mut run = sink(64, Action::Pass);
+        assert_eq!(run(&test_frame(false, 64)), (XDP_PASS, 1));
+        let mut run = sink(84, Action::Pass);
+        assert_eq!(run(&test_frame(true, 84)), (XDP_PASS, 1));
+    }
+
+    #[test]
+    fn same_size_frames_without_the_magic_pass_uncounted() {
+        for (v6, size, at) in [(false, 64, MAGIC_AT_V4), (true, 84, MAGIC_AT_V6)] {
+            let good = test_frame(v6, size);
+            let mut run = sink(size, Action::Drop);
+            let mut zero = good.clone();
+            zero[at..at + 4].fill(0);
+            assert_eq!(run(&zero), (XDP_PASS, 0));
+            let mut swapped = good.clone(); // the magic in the wrong byte order
+            swapped[at..at + 4].copy_from_slice(&MAGIC.to_le_bytes());
+            assert_eq!(run(&swapped), (XDP_PASS, 0));
+            let mut tcp = good.clone();
+            tcp[if v6 { 20 } else { 23 }] = 6;
+            assert_eq!(run(&tcp), (XDP_PASS, 0));
+            assert_eq!(run(&good), (XDP_DROP, 1));
+        }
+        let mut options = test_frame(false, 64);
+        options[14] = 0x46; // IPv4 with 4 bytes of options: the magic is elsewhere
+        assert_eq!(sink(64, Action::Drop)(&options), (XDP_PASS, 0));
+    }
+
+    #[test]
+    fn other_sizes_and_other_frames_pass_uncounted() {
+        let f = test_frame(false, 65);
+        let mut run = sink(64, Action::Drop);
+        assert_eq!(run(&f), (XDP_PASS, 0)); // longer
+        assert_eq!(run(&f[..63]), (XDP_PASS, 0)); // shorter
+        let mut arp = test_frame(false, 64);
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert_eq!(run(&arp), (XDP_PASS, 0));
+        // no IPv6 test frame has 64 bytes: the sink passes IPv6 without reading on
+        let mut v6 = test_frame(true, 84);
+        v6.truncate(64);
+        assert_eq!(run(&v6), (XDP_PASS, 0));
+    }
+
+    #[test]
+    fn magic_check_by_hand() {
+        let p = program(3, 64, Action::Drop);
+        let at = p
+            .iter()
+            .position(|x| *x == bpf::ins(0x61, 5, 2, 42, 0))
+            .expect("a 32-bit load at offset 42");
+        assert_eq!((p[at + 1].0, p[at + 1].1), (0x56, 5)); // if w5 != imm
+                                                           // "naG1" on the wire, read by a little-endian host as 0x3147616e
+        #[cfg(target_endian = "little")]
+        assert_eq!(p[at + 1].3, 0x3147_616e);
+        assert_eq!(p[at + 1].3.to_ne_bytes(), *b"naG1");
+        let v6 = program(3, 84, Action::Drop);
+        assert!(v6.contains(&bpf::ins(0x61, 5, 2, 62, 0)));
+        assert!(!p.contains(&bpf::ins(0x61, 5, 2, 62, 0))); // 62 + 4 > 64
+                                                            // the two exits: the action after counting, then XDP_PASS
+        let n = p.len();
+        assert_eq!(
+            p[n - 4..],
+            [
+                bpf::mov_k(0, XDP_DROP),
+                bpf::exit(),
+                bpf::mov_k(0, XDP_PASS),
+                bpf::exit()
+            ]
+        );
+        let q = program(3, 64, Action::Pass);
+        assert_eq!(q[n - 4], bpf::mov_k(0, XDP_PASS));
+        assert_eq!(p[..n - 4], q[..n - 4]);
+    }
+
+    #[test]
+    fn jumps_stay_inside_and_loads_inside_the_checked_size() {
+        for size in [42, 45, 46, 64, 65, 66, 84, 1518] {
+            for action in [Action::Drop, Action::Pass] {
+                let p = program(3, size, action);
+                for (i, x) in p.iter().enumerate() {
+                    let is_jump = matches!(x.0 & 0x07, 0x05 | 0x06); // BPF_JMP, BPF_JMP32
+                    if is_jump && x.0 != 0x85 && x.0 != 0x95 {
+                        let t = i as i64 + 1 + x.2 as i64;
+                        assert!(t > i as i64 && (t as usize) < p.len(), "jump at {i}");
+                    }
+                    let width = match x.0 {
+                        0x61 => 4,
+                        0x69 => 2,
+                        0x71 => 1,
+                        _ => 0,
+                    };
+                    if width > 0 && x.1 >> 4 == 2 {
+                        assert!(x.2 as i32 + width <= size, "load at {i} past {size}");
+                    }
+                }
+                assert_eq!(p.last().unwrap().0, 0x95);
             }
         }
-        assert_eq!(p.last().unwrap().0, 0x95);
     }
 }
