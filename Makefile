@@ -103,9 +103,10 @@ ifneq ($(SUDO),)
 	$(SUDO) chown -R $$(id -u):$$(id -g) demo-out  # the report belongs to whoever asked
 endif
 
-bench: setup
+bench: setup root
 	$(BIN)/python bench/analysis.py
-	$(BIN)/python bench/generator.py
+	$(SUDO) $(BIN)/python bench/generator.py
+	$(SUDO) $(BIN)/python bench/sink.py
 
 clean:
 	rm -rf $(VENV) gen/target report demo-out

@@ -16,7 +16,14 @@ NameOpt = Annotated[
     str, typer.Option("--name", help="Testbed name: 1-8 lower-case letters or digits.")
 ]
 SutOpt = Annotated[str | None, typer.Option("--sut", help="router (kernel IP forwarding) | bridge")]
-PinOpt = Annotated[str | None, typer.Option("--pinning", help="unpinned | pin-1cpu | pin-2cpu")]
+PinOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pinning",
+        help="auto (default: pin-2cpu with 2+ CPUs, else unpinned) | unpinned | pin-1cpu | "
+        "pin-2cpu",
+    ),
+]
 IpOpt = Annotated[int | None, typer.Option("--ip", help="IP version: 4 or 6.")]
 SizeOpt = Annotated[int | None, typer.Option("--size", help="Frame size in bytes (no FCS).")]
 FlowsOpt = Annotated[int | None, typer.Option("--flows", help="Number of UDP flows.")]

@@ -66,13 +66,8 @@ def _sweep(db: Path, cfg: TestbedConfig, rates: list[float], label: str) -> None
     SW.run(sw)
 
 
-def _pinning() -> str:
-    """The SUT's receive work on a CPU of its own when there is one to give it."""
-    return "pin-2cpu" if (os.cpu_count() or 1) >= 2 else "unpinned"
-
-
 def _run(db: Path) -> int:
-    plain = TestbedConfig(sut="router", pinning=_pinning())
+    plain = TestbedConfig(sut="router").resolved()  # auto: pin-2cpu with 2+ CPUs
     with Testbed(NAME, plain) as tb:
         print(
             f"testbed '{NAME}' up: kernel IPv4 router in {tb.ns('sut')}, {plain.pinning}"
