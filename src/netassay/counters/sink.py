@@ -18,7 +18,12 @@ trial attaches it again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import signal
+import time
+from pathlib import Path
 from typing import Any
 
 from netassay.errors import GeneratorError, UsageError
@@ -39,6 +44,32 @@ def validate_sink(kind: str) -> str:
 def received_key(kind: str) -> str:
     """The flat counter key (see ``counters.loss.flatten``) that counts received frames."""
     return NFT_KEY if kind == "nft" else XDP_KEY
+
+
+def stop_stale_sinks(sink_ns: str) -> list[int]:
+    """End any netassay-gen left running in the sink's namespace (the XDP program of a
+    run that was killed holds the interface until its process ends). The caller holds
+    the testbed's lock, so no live run of this testbed owns one."""
+    from netassay.proc import run
+
+    pids = [int(p) for p in run(["ip", "netns", "pids", sink_ns]).stdout.split()]
+    stale = []
+    for pid in pids:
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if comm == "netassay-gen":
+            log.warning("ending a netassay-gen left running in %s (pid %d)", sink_ns, pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            stale.append(pid)
+    for pid in stale:  # the program detaches when the process is gone
+        for _ in range(100):
+            if not Path(f"/proc/{pid}").exists():
+                break
+            time.sleep(0.01)
+    return stale
 
 
 class SinkCounter:
@@ -62,6 +93,7 @@ class SinkCounter:
         from netassay.traffic.generator import start_xdp_sink
 
         self.close()
+        stop_stale_sinks(self.ns)
         extra = ["--pass"] if self.kind == "xdp+nft" else []
         self._xdp = start_xdp_sink(self.ns, SINK_DEV, self.size_bytes, extra=extra)
 

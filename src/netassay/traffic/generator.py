@@ -15,6 +15,7 @@ sends SIGINT and returns its JSON result as a dict.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
 import os
@@ -38,6 +39,7 @@ EXIT_OK = 0
 EXIT_SYSTEM = 1
 EXIT_USAGE = 2
 EXIT_RATE = 3
+PR_SET_PDEATHSIG = 1
 
 _REQUIRED_KEYS = (
     "technique",
@@ -229,6 +231,25 @@ def run_generator(
     return parse_output(res.stdout, res.stderr, res.returncode)
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the process that started it dies (a
+    SIGKILLed sweep must not leave a receiver or an XDP program behind). ``ip netns
+    exec`` execs the generator, which keeps this setting."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def _start_background(full: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+        preexec_fn=_die_with_parent,
+    )
+
+
 class Receiver:
     """A running ``netassay-gen --receive``; ``stop()`` ends it and returns its result."""
 
@@ -300,9 +321,7 @@ def start_receiver(
     argv += extra or []
     full = ["ip", "netns", "exec", netns, find_generator(), *argv]
     log.info("start: %s", " ".join(full))
-    proc = subprocess.Popen(
-        full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
-    )
+    proc = _start_background(full)
     deadline = time.monotonic() + ready_timeout_s
     assert proc.stderr is not None
     seen = ""
@@ -387,9 +406,7 @@ def start_xdp_sink(
     full = ["ip", "netns", "exec", netns, find_generator(), "--xdp-sink", "--dev", dev]
     full += ["--size", str(size_bytes), *(extra or [])]
     log.info("start: %s", " ".join(full))
-    proc = subprocess.Popen(
-        full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
-    )
+    proc = _start_background(full)
     assert proc.stdout is not None
     ready, _, _ = select.select([proc.stdout], [], [], 10.0)
     line = proc.stdout.readline() if ready else ""
