@@ -71,6 +71,9 @@ cli_analysis.register(app, db_app)
 from netassay import cli_lab  # noqa: E402
 
 cli_lab.register(app)
+from netassay import cli_search  # noqa: E402
+
+cli_search.register(app)
 
 
 def _click_error_types() -> tuple[type[BaseException], ...]:

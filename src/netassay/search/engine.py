@@ -1,0 +1,422 @@
+"""MLRsearch around a trial function. Pure: no testbed, no store, no clock of its own.
+
+The algorithm is the MLRsearch package's (the code FD.io CSIT runs); this module only
+feeds it trials and reads its results:
+
+- a trial function ``(load_index, repetition, load_pps, duration_s) -> TrialRecord``
+  runs one trial (on the testbed, or a synthetic SUT in the tests);
+- the SUT's loss ratio given to MLRsearch is ``(sent - forwarded) / sent``: what the
+  SUT did with what the generator really sent (unsent frames are not SUT loss);
+- a trial that is a measurement fault (``TrialRecord.excluded``: the generator could
+  not pace it, a counter failed, ...) is never given to MLRsearch as loss: it is run
+  again (``retries``), and when it is still a fault the search stops and says so, so
+  that it can never converge on a generator limit;
+- stored trials are replayed first (``stored``): MLRsearch is deterministic given its
+  trial results, so a search killed mid-way resumes, and a stored search is re-read,
+  by replaying its trials;
+- the time cap is kept before each trial (a trial that would end past it is not
+  started); the bounds found so far are still reported.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from MLRsearch import AbstractMeasurer, GoalResult, MeasurementResult, MultipleLossRatioSearch
+
+from netassay.campaign.plan import TRIAL_OVERHEAD_S
+from netassay.search.spec import Goal, SearchSpec
+from netassay.store.db import TrialRecord
+from netassay.units import fmt_rate
+
+TrialFn = Callable[[int, int, float, float], TrialRecord]
+
+LOWER, UPPER, UNDECIDED, UNUSABLE = "lower bound", "upper bound", "undecided", "unusable"
+TIME_CAP, FAULT, STORED_END = "time cap", "measurement fault", "stored trials end"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a search ended before every goal was reached."""
+
+    kind: str  # TIME_CAP | FAULT | STORED_END
+    message: str
+    detail: str = ""  # for a fault: the trial's exclusion (which fault it was)
+
+
+@dataclass(frozen=True)
+class TrialEvent:
+    """One trial as the search saw it, right after MLRsearch took it into account."""
+
+    record: TrialRecord  # counters["search"]: its number, classification per goal, ...
+    replayed: bool  # taken from the store (a resume), not measured now
+    bounds: dict[str, tuple[float | None, float | None]]  # goal key -> relevant bounds
+
+
+@dataclass(frozen=True)
+class GoalOutcome:
+    goal: Goal
+    lower_pps: float | None  # relevant lower bound (None: loss already at the min load)
+    upper_pps: float | None  # relevant upper bound (None: the max load met the goal)
+    conditional_pps: float | None  # conditional throughput at the relevant lower bound
+    lower: dict[str, Any] | None = None  # trials and good/bad seconds at the lower bound
+    upper: dict[str, Any] | None = None
+
+    @property
+    def reached(self) -> bool:
+        """Both bounds within the goal width, or the search hit a limit of the range."""
+        if self.lower_pps is None or self.upper_pps is None:
+            return True
+        return (self.upper_pps - self.lower_pps) / self.upper_pps <= self.goal.relative_width
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    spec: SearchSpec
+    goals: tuple[GoalOutcome, ...]
+    trials: int  # trials stored (a trial whose faulty attempts were repeated counts once)
+    attempts: int  # trials run, repeated faulty attempts included
+    trial_time_s: float  # traffic time of every attempt
+    wall_time_s: float  # from the search's first trial to its end
+    stop: Stop | None = None  # None: MLRsearch reached every goal
+    replayed: int = 0  # of the trials, taken from the store
+
+    @property
+    def complete(self) -> bool:
+        return self.stop is None
+
+    @property
+    def overhead_per_trial_s(self) -> float | None:
+        if not self.attempts:
+            return None
+        return max(0.0, self.wall_time_s - self.trial_time_s) / self.attempts
+
+
+class _Halt(Exception):
+    def __init__(self, stop: Stop) -> None:
+        super().__init__(stop.message)
+        self.stop = stop
+
+
+class _Search(MultipleLossRatioSearch):
+    """MLRsearch, with a look at its database after it took each trial into account."""
+
+    after: Callable[[Any], None]
+
+    def measure(self, duration: float, load: Any) -> Any:
+        result = super().measure(duration, load)
+        self.after(load)
+        return result
+
+
+def _class(estimates: tuple[bool, bool]) -> str:
+    optimistic, pessimistic = estimates
+    if optimistic != pessimistic:
+        return UNDECIDED
+    return LOWER if optimistic else UPPER
+
+
+def _result(rec: TrialRecord, duration_s: float, load_pps: float) -> MeasurementResult:
+    """The SUT's loss on what was sent: offered = sent, forwarded = what the SUT
+    delivered (the sink's own drops included). Durations are the intended ones, so that
+    a trial of 0.9995 s does not leave a duration sum short."""
+    return MeasurementResult(
+        intended_duration=duration_s,
+        intended_load=load_pps,
+        offered_count=int(rec.sent),
+        forwarding_count=int(rec.forwarded),
+    )
+
+
+def loss_ratio(rec: TrialRecord) -> float:
+    return (rec.sent - rec.forwarded) / rec.sent if rec.sent else 0.0
+
+
+@dataclass
+class _Measurer(AbstractMeasurer):
+    spec: SearchSpec
+    trial_fn: TrialFn | None
+    on_trial: Callable[[TrialEvent], None]
+    stored: deque[TrialRecord]
+    live: bool
+    retries: int
+    retry_ok: Callable[[TrialRecord], bool]
+    clock: Callable[[], float]
+    mlr: _Search | None = None
+    t0: float = 0.0
+    index: dict[float, int] = field(default_factory=dict)  # load -> load index
+    next_rep: dict[int, int] = field(default_factory=dict)  # load index -> next repetition
+    at_load: dict[float, int] = field(default_factory=dict)  # usable trials per load
+    n: int = 0  # trials stored or replayed
+    attempts: int = 0
+    trial_time_s: float = 0.0
+    replayed: int = 0
+    stored_wall_s: dict[Any, float] = field(default_factory=dict)  # run id -> its wall time
+    pending: tuple[TrialRecord, bool] | None = None
+    live_attempts: int = 0  # trials run by this call (not replayed)
+
+    # -- what MLRsearch calls ------------------------------------------------------
+    def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
+        while self.stored:
+            rec = self.stored.popleft()
+            info = rec.counters.get("search", {})
+            self._book(rec, info)
+            if rec.excluded:  # an earlier run stopped at this fault: measure it again
+                continue
+            if not _same(info, intended_load, intended_duration):
+                raise _Halt(
+                    Stop(
+                        STORED_END,
+                        f"stored trial {info.get('trial')} does not follow this search "
+                        f"(asked for {fmt_rate(intended_load)} for {intended_duration:g} s)",
+                    )
+                )
+            self.replayed += 1
+            self.at_load[intended_load] = self.at_load.get(intended_load, 0) + 1
+            self.pending = (rec, True)
+            return _result(rec, intended_duration, intended_load)
+        if not self.live or self.trial_fn is None:
+            raise _Halt(Stop(STORED_END, f"the stored trials end after trial {self.n}"))
+        elapsed = self.clock() - self.t0
+        if elapsed + intended_duration > self.spec.time_cap_s:
+            raise _Halt(
+                Stop(
+                    TIME_CAP,
+                    f"the time cap ({self.spec.time_cap_s:g} s) is reached after "
+                    f"{elapsed:.0f} s; the next trial ({intended_duration:g} s at "
+                    f"{fmt_rate(intended_load)}) would end past it",
+                )
+            )
+        rec = self._run(intended_load, intended_duration)
+        self.at_load[intended_load] = self.at_load.get(intended_load, 0) + 1
+        self.pending = (rec, False)
+        return _result(rec, intended_duration, intended_load)
+
+    # -- live trials -----------------------------------------------------------------
+    def _run(self, load: float, duration: float) -> TrialRecord:
+        assert self.trial_fn is not None
+        if load not in self.index:
+            self.index[load] = max(self.index.values(), default=-1) + 1
+        i = self.index[load]
+        k = self.next_rep.get(i, 0)
+        self.next_rep[i] = k + 1
+        discarded: list[str] = []
+        time0 = self.trial_time_s
+        for attempt in range(self.retries + 1):
+            rec = self.trial_fn(i, k, load, duration)
+            self.attempts += 1
+            self.live_attempts += 1
+            self.trial_time_s += float(rec.duration_s)
+            if not rec.excluded or attempt == self.retries or not self.retry_ok(rec):
+                break
+            lost = rec.sent - rec.forwarded
+            discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {rec.excluded}")
+        rec = replace(rec, warnings=[*rec.warnings, *discarded])
+        self.n += 1
+        meta = {
+            "trial": self.n,
+            "intended_load_pps": load,
+            "intended_duration_s": duration,
+            "loss_ratio": loss_ratio(rec),
+            "attempts": len(discarded) + 1,
+            "attempt_time_s": round(self.trial_time_s - time0, 6),
+            "elapsed_s": round(self.clock() - self.t0, 3),
+        }
+        rec = replace(rec, counters={**rec.counters, "search": meta})
+        if rec.excluded:
+            self._fault(rec, load, duration, len(discarded) + 1)
+        return rec
+
+    def _fault(self, rec: TrialRecord, load: float, duration: float, attempts: int) -> None:
+        """Store the faulty trial (named, excluded), then stop: its loss is not the SUT's."""
+        assert self.mlr is not None
+        goals = {g.key: {"trial": UNUSABLE, "load": UNDECIDED} for g in self.spec.goals}
+        rec.counters["search"]["goals"] = goals
+        self.on_trial(TrialEvent(rec, False, self._bounds()))
+        raise _Halt(
+            Stop(
+                FAULT,
+                f"the trial at {fmt_rate(load)} for {duration:g} s is a measurement fault "
+                f"after {attempts} attempt(s): {rec.excluded}",
+                rec.excluded or "",
+            )
+        )
+
+    # -- after MLRsearch took the trial in ---------------------------------------------
+    def after(self, load: Any) -> None:
+        assert self.mlr is not None and self.pending is not None
+        rec, replayed = self.pending
+        self.pending = None
+        if not replayed:
+            stats = self.mlr.database[load]
+            lr = loss_ratio(rec)
+            rec.counters["search"]["goals"] = {
+                g.key: {
+                    "trial": "good" if lr <= g.loss_ratio else "bad",
+                    "load": _class(stats.estimates(self._target(g))),
+                }
+                for g in self.spec.goals
+            }
+        self.on_trial(TrialEvent(rec, replayed, self._bounds()))
+
+    def _target(self, g: Goal) -> Any:
+        assert self.mlr is not None
+        return self.mlr.scaling.goal_to_final_target[g.to_mlr()]
+
+    def _bounds(self) -> dict[str, tuple[float | None, float | None]]:
+        if self.mlr is None or not hasattr(self.mlr, "database"):
+            return {g.key: (None, None) for g in self.spec.goals}
+        out = {}
+        for g in self.spec.goals:
+            b = self.mlr.database.get_relevant_bounds(self._target(g))
+            out[g.key] = (float(b.clo) if b.clo else None, float(b.chi) if b.chi else None)
+        return out
+
+    def _book(self, rec: TrialRecord, info: dict[str, Any]) -> None:
+        """Account a stored trial: its load index, repetition, time and number."""
+        load = float(info.get("intended_load_pps", rec.rate_pps))
+        self.index.setdefault(load, rec.load_index)
+        self.next_rep[rec.load_index] = max(
+            self.next_rep.get(rec.load_index, 0), rec.repetition + 1
+        )
+        self.n = max(self.n, int(info.get("trial", self.n + 1)))
+        self.attempts += int(info.get("attempts", 1))
+        self.trial_time_s += float(info.get("attempt_time_s", rec.duration_s))
+        run = rec.run_id
+        self.stored_wall_s[run] = max(
+            self.stored_wall_s.get(run, 0.0), float(info.get("elapsed_s", 0.0))
+        )
+
+
+def _same(info: dict[str, Any], load: float, duration: float) -> bool:
+    want_load = float(info.get("intended_load_pps", math.nan))
+    want_dur = float(info.get("intended_duration_s", math.nan))
+    return math.isclose(want_load, load, rel_tol=1e-12) and math.isclose(
+        want_dur, duration, rel_tol=1e-12
+    )
+
+
+def run_search(
+    spec: SearchSpec,
+    trial_fn: TrialFn | None,
+    *,
+    on_trial: Callable[[TrialEvent], None] | None = None,
+    stored: Iterable[TrialRecord] = (),
+    live: bool = True,
+    retries: int = 2,
+    retry_ok: Callable[[TrialRecord], bool] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> SearchOutcome:
+    """Run MLRsearch for ``spec``: replay ``stored`` trials (ordered by their search
+    trial number), then, when ``live``, measure with ``trial_fn`` until every goal is
+    reached, the time cap comes, or a trial stays a measurement fault."""
+    spec.validate()
+    ordered = sorted(stored, key=lambda r: int(r.counters.get("search", {}).get("trial", 0)))
+    m = _Measurer(
+        spec, trial_fn, on_trial or (lambda _e: None), deque(ordered), live, retries,
+        retry_ok or (lambda _r: True), clock,
+    )  # fmt: skip
+    mlr = _Search(spec.mlr_config())
+    mlr.after = m.after
+    m.mlr = mlr
+    m.t0 = clock()
+    stop = None
+    try:
+        mlr.search(m, debug=lambda _msg: None)
+    except _Halt as halt:
+        stop = halt.stop
+    except RuntimeError as exc:
+        if "takes too long" not in str(exc):
+            raise
+        stop = Stop(TIME_CAP, f"MLRsearch gave up: {exc}")
+    live_wall = clock() - m.t0 if m.live_attempts else 0.0  # a replay spends none
+    return SearchOutcome(
+        spec=spec,
+        goals=tuple(_goal_outcome(m, g) for g in spec.goals),
+        trials=m.n,
+        attempts=m.attempts,
+        trial_time_s=m.trial_time_s,
+        wall_time_s=sum(m.stored_wall_s.values()) + live_wall,
+        stop=stop,
+        replayed=m.replayed,
+    )
+
+
+def _goal_outcome(m: _Measurer, g: Goal) -> GoalOutcome:
+    mlr = m.mlr
+    if mlr is None or not hasattr(mlr, "database"):
+        return GoalOutcome(g, None, None, None)
+    res = GoalResult.from_bounds(mlr.database.get_relevant_bounds(m._target(g)))
+    lo, hi = res.relevant_lower_bound, res.relevant_upper_bound
+    cond = res.conditional_throughput
+    return GoalOutcome(
+        g,
+        float(lo) if lo else None,
+        float(hi) if hi else None,
+        float(cond) if cond else None,
+        _bound_detail(m, lo),
+        _bound_detail(m, hi),
+    )
+
+
+def _bound_detail(m: _Measurer, stat: Any) -> dict[str, Any] | None:
+    """What classified a bound: its trials and seconds of good and bad trials."""
+    if not stat:
+        return None
+    s = next(iter(stat.target_to_stat.values()))
+    return {
+        "load_pps": float(stat),
+        "trials": m.at_load.get(float(stat), 0),
+        "good_s": s.good_long + s.good_short,
+        "bad_s": s.bad_long + s.bad_short,
+        "pessimistic_loss_ratio": s.pessimistic_loss_ratio,
+    }
+
+
+# -- what a search may cost: simulated on synthetic SUTs (for --dry-run) ----------------
+def _synthetic(capacity_pps: float, flaky: bool, clock: list[float]) -> TrialFn:
+    """A SUT that forwards at most ``capacity_pps``; ``flaky``: within 1% of the
+    capacity, every other trial loses 1% (the mixed results that need a full duration
+    sum). ``clock`` advances by each trial and its overhead."""
+
+    def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
+        clock[0] += duration + TRIAL_OVERHEAD_S
+        sent = max(1, round(load * duration))
+        fwd = min(sent, round(capacity_pps * duration))
+        if flaky and abs(load / capacity_pps - 1) < 0.01 and k % 2:
+            fwd = min(fwd, int(sent * 0.99))
+        return TrialRecord(i, k, load, duration, sent, fwd, "synthetic")
+
+    return trial
+
+
+@dataclass(frozen=True)
+class Estimate:
+    trials: int
+    trial_time_s: float
+    wall_time_s: float  # with TRIAL_OVERHEAD_S per trial
+    capped: bool  # some simulated search hit the time cap
+
+
+def estimate(spec: SearchSpec, points: int = 7) -> Estimate:
+    """The costliest of searches simulated on SUTs whose capacity lies anywhere in the
+    range (log-spaced), ideal and flaky, and one above the max load."""
+    lo, hi = spec.min_load_pps, spec.max_load_pps
+    caps = [lo * (hi / lo) ** ((j + 0.5) / points) for j in range(points)] + [hi * 2]
+    worst = Estimate(0, 0.0, 0.0, False)
+    capped = False
+    for cap in caps:
+        for flaky in (False, True):
+            clock = [0.0]
+            out = run_search(
+                spec, _synthetic(cap, flaky, clock), clock=lambda c=clock: c[0], retries=0
+            )
+            capped |= out.stop is not None and out.stop.kind == TIME_CAP
+            if out.trial_time_s > worst.trial_time_s:
+                worst = Estimate(out.trials, out.trial_time_s, clock[0], False)
+    return replace(worst, capped=capped)

@@ -1,0 +1,389 @@
+"""The search on the embedded testbed: every trial stored as it ends, then (optionally)
+a short PASTRAMI sweep around the PDR found, with its verdict.
+
+Builds on the sweep's pieces: the testbed it adopts or builds (``open_testbed``), the
+generator's peak through it (``probe_peak``, ``check_peak``), the trial engine
+(``trials_on``, ``measure``), the store (an experiment of kind ``search``, a run with the
+environment), and for ``--then-verify`` the sweep itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from netassay.analysis.assess import Assessment
+from netassay.campaign import environment
+from netassay.campaign import sweep as SW
+from netassay.campaign.plan import Plan
+from netassay.campaign.trial import SOURCE, TrialContext, measure, trials_on
+from netassay.config import AnalysisConfig, TestbedConfig, load_config
+from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
+from netassay.quality import generator_trouble
+from netassay.search import engine as E
+from netassay.search.spec import (
+    MIN_LOAD_FRACTION,
+    TIME_CAP_S,
+    Goal,
+    GoalOptions,
+    SearchSpec,
+    make_goals,
+    verify_goal,
+)
+from netassay.store.db import Store, TrialRecord
+from netassay.testbed import state as S
+from netassay.testbed import topology as T
+from netassay.testbed.bed import Testbed, config_from_state, require_root
+from netassay.testbed.names import validate_name
+from netassay.units import fmt_rate, parse_duration, parse_rate
+
+log = logging.getLogger("netassay.search")
+KIND = "search"
+
+
+class SearchIncomplete(NetassayError):
+    """The search stopped before every goal was reached (time cap); what it found is shown."""
+
+    exit_code = 9
+
+
+@dataclass(frozen=True)
+class VerifyPlan:
+    """The PASTRAMI sweep around the PDR found: ``loads`` loads from (1 - span) to
+    (1 + span) times it, ``runs`` trials of ``duration_s`` each."""
+
+    runs: int = 5
+    duration_s: float = 1.0
+    span: float = 0.2
+    loads: int = 9
+
+    def validate(self) -> None:
+        if not 2 <= self.runs <= 100:
+            raise UsageError(f"bad --verify-runs {self.runs}", "K in 2..100", "e.g. 5")
+        if not 0 < self.span < 1:
+            raise UsageError(f"bad --verify-span {self.span:g}", "it is in (0, 1)", "e.g. 0.2")
+        if not 4 <= self.loads <= 50:
+            raise UsageError(f"bad --verify-loads {self.loads}", "4..50 loads", "e.g. 9")
+
+    def rates(self, center_pps: float, max_pps: float) -> list[float]:
+        """The grid, rounded to whole pps, without loads above the search's max load."""
+        step = 2 * self.span / (self.loads - 1)
+        grid = [round(center_pps * (1 - self.span + j * step)) for j in range(self.loads)]
+        return [r for r in grid if 0 < r <= max_pps]
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What a user asked for on the command line, as given (None: not given)."""
+
+    goals: GoalOptions = field(default_factory=GoalOptions)
+    min_load: str | None = None
+    max_load: str | None = None
+    time_cap: str | None = None
+    settle: str | None = None
+    db: str | None = None
+    name: str | None = None
+    label: str = ""
+    check_peak: bool = True
+    retries: int = 2
+    then_verify: bool = False
+    verify: VerifyPlan = field(default_factory=VerifyPlan)
+    testbed_flags: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SearchJob:
+    goals: tuple[Goal, ...]
+    min_load_pps: float | None
+    max_load_pps: float | None  # None: the generator's measured peak (with its margin)
+    time_cap_s: float
+    testbed: TestbedConfig
+    db: str
+    name: str = "lab"
+    label: str = ""
+    check_peak: bool = True
+    retries: int = 2
+    settle_s: float = 0.0
+    verify: VerifyPlan | None = None
+    progress: Callable[[str], None] | None = None
+    experiment_id: int | None = None
+    stored: int = 0
+
+    def spec(self, max_load_pps: float) -> SearchSpec:
+        lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
+        spec = SearchSpec(self.goals, lo, max_load_pps, self.time_cap_s)
+        spec.validate()
+        return spec
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    experiment_id: int
+    goal: Goal
+    center_pps: float
+    rates_pps: list[float]
+    runs: int
+    duration_s: float
+    verdict: str
+    reason: str
+    pdr_pps: float | None  # the sweep's own PDR at the goal's loss ratio
+
+    @property
+    def verified(self) -> bool:
+        return self.verdict == "GOOD"
+
+
+@dataclass(frozen=True)
+class SearchReport:
+    experiment_id: int | None
+    db: str
+    outcome: E.SearchOutcome
+    generator_peak_pps: float | None
+    setup_s: float  # testbed, peak probe, environment: before the first trial
+    verify: VerifyResult | None = None
+
+
+def prepare(req: SearchRequest, config_file: Path | None = None) -> SearchJob:
+    """Validate everything a search needs before anything is touched."""
+    if req.name is not None:
+        validate_name(req.name)
+    if not 0 <= req.retries <= 10:
+        raise UsageError(f"bad --retries {req.retries}", "0..10 repeats", "e.g. 2")
+    goals = make_goals(req.goals)
+    lo = parse_rate(req.min_load) if req.min_load is not None else None
+    hi = parse_rate(req.max_load) if req.max_load is not None else None
+    cap = parse_duration(req.time_cap) if req.time_cap is not None else TIME_CAP_S
+    settle = 0.0
+    if req.settle is not None and req.settle.strip() not in ("0", "0s"):
+        settle = parse_duration(req.settle)
+    cfg = load_config(config_file, overrides={"testbed": req.testbed_flags})
+    name = req.name or "lab"
+    testbed = cfg.testbed
+    st = S.read_state(name)
+    if st is not None and not req.testbed_flags:  # search a running testbed with its knobs
+        testbed = config_from_state(st)
+    T.validate(testbed)
+    if hi is None and not req.check_peak:
+        raise UsageError(
+            "--no-peak-check needs --max-load",
+            "without the probe the max load is unknown",
+            "give --max-load (e.g. 300k)",
+        )
+    # the range and the time cap, checked now (the peak is only a default for the max)
+    SearchSpec(goals, lo or 1.0, hi or max(2.0, (lo or 1.0) * 2), cap).validate()
+    verify = None
+    if req.then_verify:
+        req.verify.validate()
+        if verify_goal(goals) is None:
+            raise UsageError(
+                "--then-verify needs a PDR goal",
+                "the PASTRAMI verdict is on a PDR (a loss ratio > 0)",
+                "add --goal pdr:0.005",
+            )
+        verify = req.verify
+    return SearchJob(
+        goals, lo, hi, cap, testbed, req.db or cfg.sweep.db, name, req.label, req.check_peak,
+        req.retries, settle, verify,
+    )  # fmt: skip
+
+
+def _testbed_ref(job: SearchJob) -> Any:
+    """What ``open_testbed`` reads of a sweep: the testbed's name and knobs."""
+    return SW.Sweep(Plan((1.0,), 1, 1.0), job.testbed, job.db, job.name)
+
+
+def run(job: SearchJob) -> SearchReport:
+    """Run the search (and the verify sweep); every trial is stored as soon as it ends."""
+    T.validate(job.testbed)
+    require_root("a search")
+    t_start = time.monotonic()
+    with SW.open_testbed(_testbed_ref(job)) as tb:
+        peak, max_load = _max_load(tb, job)
+        spec = job.spec(max_load)  # a bad range is refused before the store is touched
+        with Store(job.db) as store, trials_on(tb) as ctx:
+            ctx = _start(job, spec, ctx, store, peak)
+            setup_s = time.monotonic() - t_start
+            outcome = E.run_search(
+                spec,
+                _trial_fn(job, ctx),
+                on_trial=_on_trial(job, store),
+                retries=job.retries,
+                retry_ok=lambda rec: not SW._signalled(rec),
+            )
+            report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
+            if job.verify is not None and outcome.stop is None:
+                report = replace(report, verify=_verify(job, spec, outcome, ctx, store, peak))
+    return report
+
+
+def _max_load(tb: Testbed, job: SearchJob) -> tuple[float | None, float]:
+    """(the generator's peak through this testbed, the max load): the max defaults to
+    98% of the peak, and a given max above that is refused (like a sweep's top load)."""
+    if job.max_load_pps is not None:
+        if not job.check_peak:
+            return None, job.max_load_pps
+        peak = SW.check_peak(tb, Plan((job.max_load_pps,), 1, 1.0))
+        return peak, job.max_load_pps
+    peak = SW.probe_peak(tb)
+    if peak <= 0:
+        raise GeneratorError(
+            "the generator sent nothing through the testbed",
+            "its peak probe achieved 0 pps",
+            "check 'netassay testbed show' and the generator (--debug)",
+        )
+    return peak, SW.PEAK_MARGIN * peak
+
+
+def _start(
+    job: SearchJob, spec: SearchSpec, ctx: TrialContext, store: Store, peak: float | None
+) -> TrialContext:
+    env = environment.capture(ctx.tb)
+    if peak is not None:
+        env["generator_peak_pps"] = peak
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    cfg = job.testbed
+    label = job.label or (
+        f"search {cfg.sut} {cfg.pinning} IPv{cfg.ip_version} {cfg.size_bytes}B netns"
+    )
+    job.experiment_id, _ = store.add_experiment(
+        key=f"search-{job.name}-{stamp}-{secrets.token_hex(3)}",
+        kind=KIND,
+        source=SOURCE,
+        label=label,
+        config={
+            "search": spec.to_json(),
+            "settle_s": job.settle_s,
+            "retries": job.retries,
+            "testbed": asdict(cfg),
+            "testbed_name": job.name,
+        },
+        metadata={**SW.sweep_metadata(cfg, env), "method": KIND},
+        environment=env,
+    )
+    return replace(ctx, run_id=store.add_run(job.experiment_id, env, resumed=False))
+
+
+def _trial_fn(job: SearchJob, ctx: TrialContext) -> E.TrialFn:
+    first = [True]
+
+    def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
+        if job.settle_s and not first[0]:
+            time.sleep(job.settle_s)
+        first[0] = False
+        return replace(measure(ctx, i, k, load, duration), run_id=ctx.run_id)
+
+    return trial
+
+
+def _on_trial(job: SearchJob, store: Store) -> Callable[[E.TrialEvent], None]:
+    names = {g.key: g.label for g in job.goals}
+
+    def on_trial(ev: E.TrialEvent) -> None:
+        if ev.replayed:
+            return
+        assert job.experiment_id is not None
+        store.add_trial(job.experiment_id, ev.record)  # committed now
+        job.stored += 1
+        if job.progress:
+            job.progress(progress_line(ev, names))
+
+    return on_trial
+
+
+def progress_line(ev: E.TrialEvent, names: dict[str, str]) -> str:
+    rec = ev.record
+    info = rec.counters["search"]
+    lost = rec.sent - rec.forwarded
+    head = (
+        f"[{info['trial']}] {fmt_rate(info['intended_load_pps'])} "
+        f"{info['intended_duration_s']:g} s: lost {lost} of {rec.sent} "
+        f"(PLR {lost / max(rec.sent, 1):.2e})"
+    )
+    if rec.excluded:
+        return f"{head}: measurement fault, not SUT loss: {rec.excluded}"
+    bounds = "; ".join(
+        f"{names.get(key, key)} [{_k(lo)}, {_k(hi)}]" for key, (lo, hi) in ev.bounds.items()
+    )
+    return f"{head} | {bounds} | {info['elapsed_s']:.0f} s"
+
+
+def _k(pps: float | None) -> str:
+    return "-" if pps is None else f"{pps / 1000:.2f}k"
+
+
+# -- verify: a PASTRAMI sweep around the PDR found -----------------------------------
+def _verify(
+    job: SearchJob,
+    spec: SearchSpec,
+    outcome: E.SearchOutcome,
+    ctx: TrialContext,
+    store: Store,
+    peak: float | None,
+) -> VerifyResult | None:
+    goal = verify_goal(job.goals)
+    assert goal is not None and job.verify is not None
+    found = next(o for o in outcome.goals if o.goal == goal)
+    center = found.conditional_pps or found.lower_pps
+    if center is None:
+        if job.progress:
+            job.progress(f"verify: skipped, the search found no {goal.label} lower bound")
+        return None
+    vp = job.verify
+    rates = vp.rates(center, spec.max_load_pps)
+    if len(rates) < 4:
+        if job.progress:
+            job.progress("verify: skipped, fewer than 4 loads of the grid are below the max")
+        return None
+    plan = Plan(tuple(rates), vp.runs, vp.duration_s, job.settle_s)
+    sw = SW.Sweep(
+        plan, job.testbed, job.db, job.name,
+        label=f"verify of search {job.experiment_id}: {goal.label} {fmt_rate(center)}",
+        check_peak=False, retries=job.retries, progress=job.progress,
+    )  # fmt: skip
+    SW._loop(sw, SW._start(sw, ctx, store, peak), store)
+    assert sw.experiment_id is not None
+    a = _assess(store, sw.experiment_id, goal)
+    return VerifyResult(
+        sw.experiment_id, goal, center, rates, vp.runs, vp.duration_s, a.verdict,
+        a.saturation.reason, a.pdr.rate_pps,
+    )  # fmt: skip
+
+
+def _assess(store: Store, experiment_id: int, goal: Goal) -> Assessment:
+    from netassay.report.loader import assess_store
+
+    cfg = replace(AnalysisConfig(), pdr=goal.loss_ratio)
+    for a in assess_store(store, cfg):
+        if a.metadata.get("experiment_id") == experiment_id:
+            return a
+    raise TestbedError(
+        f"the verify sweep (experiment {experiment_id}) has no usable trial",
+        "every trial was a measurement fault",
+        "see 'netassay assess' and the trials' warnings",
+    )
+
+
+def check(report: SearchReport) -> None:
+    """Raise the error that says why a search stopped early (after it was shown)."""
+    stop = report.outcome.stop
+    if stop is None:
+        return
+    where = f"{report.outcome.trials} trial(s) stored in {report.db}"
+    if stop.kind == E.FAULT:
+        cls = GeneratorError if generator_trouble(stop.detail.split("; ")) else TestbedError
+        raise cls(
+            f"search stopped: {stop.message}",
+            f"a fault is never counted as SUT loss; {where}",
+            "give a lower --max-load, or check the testbed ('netassay testbed show')",
+        )
+    raise SearchIncomplete(
+        f"search stopped: {stop.message}",
+        f"the bounds shown are what it found; {where}",
+        "give a longer --time-cap, or coarser goals (--width, --duration-sum)",
+    )

@@ -1,0 +1,218 @@
+"""A search's result as text and JSON, and stored searches re-read for ``assess``.
+
+A stored search is re-read by replaying its trials into MLRsearch (it is deterministic
+given its trial results), so what ``assess`` prints is what the search computed.
+A search has no PASTRAMI verdict of its own: its loads are where MLRsearch chose to
+measure, not a grid; ``--then-verify`` stores a sweep that has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from netassay.search import engine as E
+from netassay.search.run import KIND, SearchReport, VerifyResult
+from netassay.search.spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.store.db import Experiment, Store, TrialRecord
+from netassay.units import fmt_rate
+
+_RECORD_FIELDS = (
+    "load_index", "repetition", "rate_pps", "duration_s", "sent", "received", "source",
+    "achieved_rate_pps", "loss_location", "counters", "warnings", "utc", "sink_dropped",
+    "run_id",
+)  # fmt: skip
+
+
+def goal_json(o: E.GoalOutcome, out: E.SearchOutcome) -> dict[str, Any]:
+    g = o.goal
+    return {
+        "goal": g.key,
+        "label": g.label,
+        "loss_ratio": g.loss_ratio,
+        "exceed_ratio": g.exceed_ratio,
+        "relative_width": g.relative_width,
+        "initial_trial_duration_s": g.initial_trial_duration_s,
+        "final_trial_duration_s": g.final_trial_duration_s,
+        "duration_sum_s": g.duration_sum_s,
+        "relevant_lower_bound_pps": o.lower_pps,
+        "relevant_upper_bound_pps": o.upper_pps,
+        "conditional_throughput_pps": o.conditional_pps,
+        "reached": o.reached and out.complete,
+        # every trial counts toward every goal (MLRsearch): the search's totals
+        "trials": out.trials,
+        "trial_time_s": round(out.trial_time_s, 3),
+        "wall_time_s": round(out.wall_time_s, 3),
+        "lower_bound": o.lower,
+        "upper_bound": o.upper,
+    }
+
+
+def outcome_json(out: E.SearchOutcome) -> dict[str, Any]:
+    per = out.overhead_per_trial_s
+    return {
+        "complete": out.complete,
+        "stop": None if out.stop is None else {"kind": out.stop.kind, "why": out.stop.message},
+        "trials": out.trials,
+        "attempts": out.attempts,
+        "trial_time_s": round(out.trial_time_s, 3),
+        "wall_time_s": round(out.wall_time_s, 3),
+        "overhead_per_trial_s": None if per is None else round(per, 3),
+        "min_load_pps": out.spec.min_load_pps,
+        "max_load_pps": out.spec.max_load_pps,
+        "time_cap_s": out.spec.time_cap_s,
+        "mlrsearch": MLRSEARCH_VERSION,
+        "goals": [goal_json(o, out) for o in out.goals],
+    }
+
+
+def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {
+        "experiment_id": v.experiment_id,
+        "goal": v.goal.key,
+        "center_pps": v.center_pps,
+        "rates_pps": v.rates_pps,
+        "runs": v.runs,
+        "duration_s": v.duration_s,
+        "verdict": v.verdict,
+        "reason": v.reason,
+        "pdr_pps": v.pdr_pps,
+        "verified": v.verified,
+    }
+
+
+def report_json(r: SearchReport) -> dict[str, Any]:
+    return {
+        "kind": KIND,
+        "experiment_id": r.experiment_id,
+        "db": r.db,
+        "generator_peak_pps": r.generator_peak_pps,
+        "setup_s": round(r.setup_s, 3),
+        **outcome_json(r.outcome),
+        "verify": verify_json(r.verify),
+    }
+
+
+def _goal_line(o: E.GoalOutcome, spec: SearchSpec) -> str:
+    g = o.goal
+    head = f"  {g.label:<10} lower {fmt_rate(o.lower_pps):>11}  upper {fmt_rate(o.upper_pps):>11}"
+    head += f"  conditional throughput {fmt_rate(o.conditional_pps):>11}"
+    if o.lower_pps is None and o.upper_pps is not None:
+        return f"{head}\n{'':13}no lower bound: loss above the goal already at the min load"
+    if o.upper_pps is None and o.lower_pps is not None:
+        return (
+            f"{head}\n{'':13}no upper bound: the max load ({fmt_rate(spec.max_load_pps)}) "
+            "meets the goal; the SUT forwards at least that"
+        )
+    if o.lower_pps is not None and o.upper_pps is not None:
+        width = (o.upper_pps - o.lower_pps) / o.upper_pps
+        return f"{head}  (width {width:.2%} of {g.relative_width:.2%})"
+    return head
+
+
+def outcome_lines(out: E.SearchOutcome, where: str) -> list[str]:
+    per = out.overhead_per_trial_s
+    lines = [
+        f"search ({where}): {out.trials} trials, {out.trial_time_s:.1f} s of traffic in "
+        f"{out.wall_time_s:.1f} s"
+        + (f" ({per:.2f} s between trials)" if per is not None else "")
+        + f"; loads {fmt_rate(out.spec.min_load_pps)} .. {fmt_rate(out.spec.max_load_pps)}",
+        *(_goal_line(o, out.spec) for o in out.goals),
+    ]
+    if out.stop is not None:
+        lines.append(f"  incomplete: {out.stop.message}")
+    return lines
+
+
+def verify_lines(v: VerifyResult | None, out: E.SearchOutcome) -> list[str]:
+    if v is None:
+        return []
+    rates = f"{fmt_rate(v.rates_pps[0])} .. {fmt_rate(v.rates_pps[-1])}"
+    found = f"the search's {v.goal.label} ({fmt_rate(v.center_pps)})"
+    sweep = (
+        f"verify: PASTRAMI sweep (experiment {v.experiment_id}): {len(v.rates_pps)} loads "
+        f"{rates}, {v.runs} runs of {v.duration_s:g} s: {v.verdict}; its {v.goal.label} "
+        f"{fmt_rate(v.pdr_pps)}"
+    )
+    if v.verified:
+        return [sweep, f"  {found} is verified by PASTRAMI: {v.reason}"]
+    return [sweep, f"  {found} is NOT verified by PASTRAMI: {v.reason}"]
+
+
+def report_lines(r: SearchReport) -> list[str]:
+    where = f"experiment {r.experiment_id} in {r.db}"
+    if r.generator_peak_pps is not None:
+        where += f", generator peak {fmt_rate(r.generator_peak_pps)}"
+    return outcome_lines(r.outcome, where) + verify_lines(r.verify, r.outcome)
+
+
+def dry_run_lines(
+    spec: SearchSpec, est: E.Estimate, max_measured: bool, settle_s: float
+) -> list[str]:
+    hi = fmt_rate(spec.max_load_pps)
+    lines = [
+        f"MLRsearch {MLRSEARCH_VERSION}; goals (every trial counts toward every goal):",
+        *(
+            f"  {g.label:<10} loss ratio {g.loss_ratio:g}, exceed ratio {g.exceed_ratio:g}, "
+            f"width {g.relative_width:.2%}, trials {g.initial_trial_duration_s:g} s .. "
+            f"{g.final_trial_duration_s:g} s, duration sum {g.duration_sum_s:g} s"
+            for g in spec.goals
+        ),
+        f"loads: min {fmt_rate(spec.min_load_pps)}, max "
+        + (f"98% of the generator's peak, probed when the search starts (shown for {hi})"
+           if max_measured else hi),
+        f"worst case: {est.trials} trials, {est.trial_time_s:.0f} s of traffic, about "
+        f"{est.wall_time_s + est.trials * settle_s:.0f} s (simulated SUTs with their capacity "
+        "anywhere in the range, ideal and flaky)",
+        f"time cap: {spec.time_cap_s:g} s (the search stops there and shows what it found)",
+    ]  # fmt: skip
+    if est.capped:
+        lines.append("  note: some simulated searches reached the time cap")
+    return lines
+
+
+# -- stored searches (assess) -----------------------------------------------------------
+def record_of(row: dict[str, Any]) -> TrialRecord:
+    return TrialRecord(**{k: row[k] for k in _RECORD_FIELDS if k in row})
+
+
+def stored_outcome(store: Store, exp: Experiment) -> E.SearchOutcome:
+    """Replay a stored search's trials into MLRsearch: what it found, complete or not."""
+    spec = SearchSpec.from_json(exp.config["search"])
+    records = [record_of(t) for t in store.trials(exp.id)]
+    return E.run_search(spec, None, stored=records, live=False)
+
+
+def stored_searches(store: Store) -> Iterator[tuple[Experiment, E.SearchOutcome]]:
+    for exp in store.experiments():
+        if exp.kind == KIND and "search" in exp.config:
+            yield exp, stored_outcome(store, exp)
+
+
+def show_stored(inputs: Iterable[str | Path], as_json: bool, echo: Callable[[str], None]) -> int:
+    """``assess``: each stored search's result (no PASTRAMI verdict); returns how many."""
+    from netassay.report.loader import is_store, open_store
+
+    n = 0
+    for p in map(Path, inputs):
+        if not (p.is_file() and is_store(p)):
+            continue
+        with open_store(p) as store:
+            for exp, out in stored_searches(store):
+                n += 1
+                if as_json:
+                    import json
+
+                    obj = {
+                        "kind": KIND, "source": exp.source, "label": exp.label,
+                        "experiment_id": exp.id, "db": str(p), "verdict": None,
+                        "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
+                        **outcome_json(out),
+                    }  # fmt: skip
+                    echo(json.dumps(obj, allow_nan=False))
+                else:
+                    echo("\n".join(outcome_lines(out, f"{exp.label}, experiment {exp.id}")))
+    return n

@@ -1,0 +1,368 @@
+"""The MLRsearch wrapper against synthetic SUTs (a ``load -> trial`` function): the search
+brackets the known NDR and PDR within the goal width, faults are repeated or stop the
+search and are never counted as SUT loss, the time cap holds, and a replay of the stored
+trials gives the same result (resume, assess)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from netassay.analysis.synthetic import realistic_throughput
+from netassay.errors import UsageError
+from netassay.quality import GENERATOR_LIMIT, GENERATOR_STALL
+from netassay.search import engine as E
+from netassay.search.spec import (
+    Goal,
+    GoalOptions,
+    SearchSpec,
+    make_goals,
+    parse_goal,
+    parse_ratio,
+    verify_goal,
+)
+from netassay.store.db import TrialRecord
+
+CAP = 60_000.0
+NDR, PDR = Goal(0.0), Goal(0.005)
+
+
+def spec(*goals: Goal, lo: float = 6_000, hi: float = 600_000, cap: float = 1200) -> SearchSpec:
+    return SearchSpec(goals or (NDR, PDR), lo, hi, cap)
+
+
+class Sut:
+    """A synthetic SUT: ``delivered(load, duration, k) -> frames forwarded``; counts
+    the trials it ran and keeps a clock that advances by each trial."""
+
+    def __init__(self, delivered, fault=None) -> None:  # type: ignore[no-untyped-def]
+        self.delivered = delivered
+        self.fault = fault  # (attempt number, load) -> warning or None
+        self.calls: list[tuple[int, int, float, float]] = []
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def __call__(self, i: int, k: int, load: float, duration: float) -> TrialRecord:
+        self.calls.append((i, k, load, duration))
+        self.now += duration + 0.2
+        sent = round(load * duration)
+        warnings = []
+        fwd = min(sent, int(self.delivered(load, duration, k)))
+        why = self.fault(len(self.calls), load) if self.fault else None
+        if why:
+            warnings.append(why)
+            fwd = sent // 2  # a spoiled trial loses a lot: it must never count
+        return TrialRecord(i, k, load, duration, sent, fwd, "synthetic", warnings=warnings)
+
+
+def cliff(capacity: float):  # type: ignore[no-untyped-def]
+    return lambda load, duration, k: round(capacity * duration)
+
+
+def search(sut: Sut, sp: SearchSpec | None = None, **kw) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
+    return E.run_search(sp or spec(), sut, clock=sut.clock, **kw)
+
+
+def assert_brackets(o: E.GoalOutcome, truth: float) -> None:
+    assert o.lower_pps is not None and o.upper_pps is not None, o
+    assert o.lower_pps <= truth * (1 + 1e-9) and truth <= o.upper_pps * (1 + 1e-9), (o, truth)
+    assert (o.upper_pps - o.lower_pps) / o.upper_pps <= o.goal.relative_width * (1 + 1e-6)
+    assert o.conditional_pps is not None and o.conditional_pps <= o.lower_pps
+
+
+def by_goal(out: E.SearchOutcome) -> dict[str, E.GoalOutcome]:
+    return {o.goal.key: o for o in out.goals}
+
+
+# -- known curves -------------------------------------------------------------------
+def test_ideal_cliff_ndr_and_pdr_are_bracketed_within_the_goal_width():
+    sut = Sut(cliff(CAP))
+    out = search(sut)
+    assert out.complete and out.stop is None
+    got = by_goal(out)
+    assert_brackets(got["ndr"], CAP)  # zero loss up to C
+    assert_brackets(got["pdr:0.005"], CAP / (1 - 0.005))  # PLR = 1 - C/O reaches 0.5% there
+    # the conditional throughput is what the SUT forwards at the lower bound: <= C
+    assert got["pdr:0.005"].conditional_pps <= CAP * (1 + 1e-9)
+    assert got["pdr:0.005"].conditional_pps >= CAP * (1 - 0.005)
+    # every trial is counted, and the trial time is the traffic time
+    assert out.trials == out.attempts == len(sut.calls)
+    assert out.trial_time_s == pytest.approx(sum(c[3] for c in sut.calls))
+
+
+def test_far_fewer_trials_than_a_linear_sweep_of_the_same_resolution():
+    """CSIT's defaults: 1 s trials, 21 s duration sum. A PASTRAMI sweep that resolves
+    0.5% at 60 kpps over the same range needs ~2000 loads x K trials."""
+    out = search(Sut(cliff(CAP)))
+    assert out.trial_time_s <= 80
+
+
+def test_realistic_curve_of_the_paper():
+    """Eq. 4-5: small losses rising smoothly to 1% at O_sat = 1 Mpps; losses counted
+    exactly (expected values), so the truth is where they cross each goal."""
+    sat = 1e6
+
+    def delivered(load: float, duration: float, k: int) -> float:
+        sent = round(load * duration)
+        plr = 1 - float(realistic_throughput(np.array([load]), sat)[0]) / load
+        return sent - round(sent * plr)  # lost frames grow with the load: one crossing
+
+    def lost_ratio(load: float) -> float:
+        sent = round(load)
+        return (sent - min(sent, delivered(load, 1.0, 0))) / sent
+
+    def crossing(goal: float) -> float:  # highest load meeting the goal (monotone curve)
+        lo, hi = 1e5, 1.4e6
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if lost_ratio(mid) <= goal else (lo, mid)
+        return lo
+
+    out = search(Sut(delivered), spec(lo=1e5, hi=1.4e6))
+    got = by_goal(out)
+    assert_brackets(got["ndr"], crossing(0.0))
+    assert_brackets(got["pdr:0.005"], crossing(0.005))
+    assert crossing(0.005) == pytest.approx(987_200, rel=1e-3)  # x^4 = 5.699/6
+
+
+def test_noisy_curve_binomial_loss():
+    rng = np.random.default_rng(7)
+
+    def delivered(load: float, duration: float, k: int) -> int:
+        sent = round(load * duration)
+        plr = 0.0 if load <= CAP else 1 - CAP / load
+        return sent - int(rng.binomial(sent, plr))
+
+    got = by_goal(search(Sut(delivered)))
+    assert_brackets(got["ndr"], CAP)
+    # binomial noise of ~0.03% around the 0.5% crossing: allow one goal width
+    o = got["pdr:0.005"]
+    truth = CAP / 0.995
+    assert o.lower_pps * (1 - 0.005) <= truth <= o.upper_pps * (1 + 0.005), o
+
+
+def test_several_goals_at_once_share_trials():
+    goals = (NDR, PDR, Goal(0.01))
+    sut = Sut(cliff(CAP))
+    out = search(sut, spec(*goals))
+    got = by_goal(out)
+    assert_brackets(got["pdr:0.01"], CAP / 0.99)
+    assert got["ndr"].lower_pps < got["pdr:0.005"].lower_pps < got["pdr:0.01"].lower_pps
+    alone = search(Sut(cliff(CAP)), spec(Goal(0.01)))
+    assert out.trials < alone.trials * 3  # three goals cost less than three searches
+
+
+# -- range limits ----------------------------------------------------------------------
+def test_loss_already_at_the_min_load_is_a_result_not_a_crash():
+    out = search(Sut(cliff(1_000)), spec(lo=6_000))
+    for o in out.goals:
+        assert o.lower_pps is None and o.conditional_pps is None
+        assert o.upper_pps == pytest.approx(6_000)
+    assert out.complete
+
+
+def test_capacity_above_the_max_load_has_no_upper_bound():
+    out = search(Sut(cliff(1e6)), spec(hi=600_000))
+    for o in out.goals:
+        assert o.upper_pps is None and o.lower_pps == pytest.approx(600_000)
+
+
+# -- trials it can trust ---------------------------------------------------------------
+def test_faulty_attempts_are_repeated_and_never_counted_as_loss():
+    """Every 4th attempt is a generator stall that loses half the frames; repeated, the
+    search takes exactly the path (and result) of a search without faults."""
+    clean = search(Sut(cliff(CAP)))
+    sut = Sut(cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: late" if n % 4 == 0 else None)
+    stored: list[TrialRecord] = []
+    out = search(sut, on_trial=lambda ev: stored.append(ev.record), retries=2)
+    assert out.complete
+    for a, b in zip(out.goals, clean.goals, strict=True):
+        assert (a.lower_pps, a.upper_pps, a.conditional_pps) == (
+            b.lower_pps,
+            b.upper_pps,
+            b.conditional_pps,
+        )
+    assert out.trials == clean.trials and out.attempts > out.trials
+    assert out.trial_time_s > clean.trial_time_s  # the discarded attempts cost time
+    assert all(r.excluded is None for r in stored)  # what is stored is the good attempt
+    redone = [r for r in stored if any("discarded" in w for w in r.warnings)]
+    assert redone and all(r.counters["search"]["attempts"] == 2 for r in redone)
+
+
+def test_a_persistent_fault_stops_the_search_instead_of_converging_on_it():
+    """The generator cannot pace above 300 kpps; the SUT forwards 500 kpps. The search
+    must not take the generator's limit for the SUT's: it stops, and says why."""
+    limit = 300_000.0
+    sut = Sut(
+        cliff(500_000),
+        fault=lambda n, load: f"{GENERATOR_LIMIT}: achieved less" if load > limit else None,
+    )
+    stored: list[TrialRecord] = []
+    out = search(sut, spec(hi=600_000), on_trial=lambda ev: stored.append(ev.record), retries=2)
+    assert out.stop is not None and out.stop.kind == E.FAULT
+    assert GENERATOR_LIMIT in out.stop.detail
+    assert len(sut.calls) == 3  # the first trial, at the max load, and two repeats
+    assert [r.excluded is not None for r in stored] == [True]
+    assert stored[0].counters["search"]["goals"]["ndr"]["trial"] == E.UNUSABLE
+    for o in out.goals:  # nothing was concluded from it
+        assert o.upper_pps is None and o.lower_pps is None
+
+
+def test_retries_zero_stops_at_the_first_fault():
+    sut = Sut(cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: x" if n == 2 else None)
+    out = search(sut, retries=0)
+    assert out.stop is not None and out.stop.kind == E.FAULT and len(sut.calls) == 2
+
+
+def test_forwarded_counts_the_sinks_own_drops_as_delivered():
+    rec = TrialRecord(0, 0, 1000.0, 1.0, 1000, 990, "x", sink_dropped=10)
+    assert E.loss_ratio(rec) == 0.0
+    assert E._result(rec, 1.0, 1000.0).loss_ratio == 0.0
+
+
+# -- time cap --------------------------------------------------------------------------
+def test_time_cap_stops_before_a_trial_would_end_past_it_and_keeps_the_bounds():
+    sut = Sut(cliff(CAP))
+    out = search(sut, spec(cap=30))
+    assert out.stop is not None and out.stop.kind == E.TIME_CAP
+    assert sut.now <= 30 + 0.2  # the last trial started before the cap, ended by it
+    assert out.trials == len(sut.calls) > 0
+    assert any(o.lower_pps or o.upper_pps for o in out.goals)
+
+
+# -- stored trials: classification, replay, resume ---------------------------------------
+def _run_and_store(sp: SearchSpec | None = None) -> tuple[E.SearchOutcome, list[TrialRecord]]:
+    stored: list[TrialRecord] = []
+    out = search(Sut(cliff(CAP)), sp, on_trial=lambda ev: stored.append(ev.record))
+    return out, stored
+
+
+def test_each_stored_trial_carries_its_goal_classification():
+    out, stored = _run_and_store()
+    assert [r.counters["search"]["trial"] for r in stored] == list(range(1, len(stored) + 1))
+    keys = {(r.load_index, r.repetition) for r in stored}
+    assert len(keys) == len(stored)  # (load index, repetition) unique: the store's key
+    firsts: dict[float, int] = {}
+    for r in stored:
+        firsts.setdefault(r.rate_pps, r.load_index)
+        assert firsts[r.rate_pps] == r.load_index  # one stable index per load
+        info = r.counters["search"]
+        for key, g in info["goals"].items():
+            lr = {"ndr": 0.0, "pdr:0.005": 0.005}[key]
+            assert g["trial"] == ("good" if info["loss_ratio"] <= lr else "bad")
+            assert g["load"] in (E.LOWER, E.UPPER, E.UNDECIDED)
+    ndr = by_goal(out)["ndr"]
+    last_at_lower = [r for r in stored if r.rate_pps == ndr.lower_pps][-1]
+    assert last_at_lower.counters["search"]["goals"]["ndr"]["load"] == E.LOWER
+
+
+def test_replay_of_the_stored_trials_gives_the_same_result():
+    out, stored = _run_and_store()
+    again = E.run_search(spec(), None, stored=list(reversed(stored)), live=False)
+    assert again.complete and again.replayed == len(stored) == again.trials
+    for a, b in zip(out.goals, again.goals, strict=True):
+        assert (a.lower_pps, a.upper_pps, a.conditional_pps) == (
+            b.lower_pps,
+            b.upper_pps,
+            b.conditional_pps,
+        )
+
+
+def test_a_search_killed_mid_way_resumes_from_its_stored_trials():
+    out, stored = _run_and_store()
+    part = stored[:9]
+    partial = E.run_search(spec(), None, stored=part, live=False)
+    assert partial.stop is not None and partial.stop.kind == E.STORED_END
+    sut = Sut(cliff(CAP))
+    more: list[TrialRecord] = []
+    resumed = E.run_search(
+        spec(), sut, stored=part, clock=sut.clock, on_trial=lambda ev: more.append(ev.record)
+    )
+    assert resumed.complete and len(sut.calls) == len(stored) - 9
+    assert [ev.counters["search"]["trial"] for ev in more if True][-1] == len(stored)
+    keys = [(r.load_index, r.repetition) for r in part + [m for m in more if m not in part]]
+    assert len(set(keys)) == len(stored)  # new trials never reuse a stored key
+    for a, b in zip(out.goals, resumed.goals, strict=True):
+        assert a.conditional_pps == b.conditional_pps
+
+
+def test_a_stored_search_that_does_not_match_the_spec_is_not_taken_as_its_result():
+    _, stored = _run_and_store()
+    other = spec(Goal(0.0, duration_sum_s=5.0), PDR)
+    out = E.run_search(other, None, stored=stored, live=False)
+    assert out.stop is not None and out.stop.kind == E.STORED_END
+
+
+# -- spec, goals, estimate ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "ratio"), [("ndr", 0.0), ("pdr", 0.005), ("pdr:0.01", 0.01), ("PDR:0.5%", 0.005)]
+)
+def test_goal_parsing(text, ratio):
+    assert parse_goal(text) == pytest.approx(ratio)
+
+
+@pytest.mark.parametrize(
+    "text", ["pdr:1", "pdr:-0.1", "pdr:x", "xdr", "ndr:0.1", "pdr:", "pdr:nan"]
+)
+def test_bad_goals_are_usage_errors(text):
+    with pytest.raises(UsageError):
+        parse_goal(text)
+
+
+@pytest.mark.parametrize(
+    "opt",
+    [
+        GoalOptions(width=0.0),
+        GoalOptions(width=-0.01),
+        GoalOptions(width=1.0),
+        GoalOptions(exceed_ratio=1.0),
+        GoalOptions(initial_duration_s=2.0, final_duration_s=1.0),
+        GoalOptions(final_duration_s=5.0, duration_sum_s=2.0),
+        GoalOptions(goals=("ndr", "ndr")),
+    ],
+)
+def test_bad_goal_options_are_usage_errors(opt):
+    with pytest.raises(UsageError):
+        SearchSpec(make_goals(opt), 1e3, 1e5).validate()
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "cap"), [(1e5, 1e5, 600), (2e5, 1e5, 600), (0, 1e5, 600), (1e3, 1e5, 1.0)]
+)
+def test_bad_range_or_time_cap(lo, hi, cap):
+    with pytest.raises(UsageError):
+        SearchSpec((NDR,), lo, hi, cap).validate()
+
+
+def test_goal_defaults_follow_csit_and_the_shared_flags():
+    g = make_goals(GoalOptions())
+    assert [x.key for x in g] == ["ndr", "pdr:0.005"]
+    assert (g[0].final_trial_duration_s, g[0].duration_sum_s, g[0].relative_width) == (
+        1.0,
+        21.0,
+        0.005,
+    )
+    g = make_goals(GoalOptions(("pdr:0.01",), width=0.01, final_duration_s=5.0))
+    assert g[0].initial_trial_duration_s == 1.0 and g[0].final_trial_duration_s == 5.0
+    assert parse_ratio("0.5%", "w") == pytest.approx(0.005)
+    assert verify_goal((NDR, Goal(0.01), PDR)) == PDR
+    assert verify_goal((NDR, Goal(0.02), Goal(0.01))) == Goal(0.01)
+    assert verify_goal((NDR,)) is None
+
+
+def test_spec_round_trips_through_json():
+    sp = spec(NDR, Goal(0.01, duration_sum_s=5.0), cap=300)
+    assert SearchSpec.from_json(sp.to_json()) == sp
+
+
+def test_estimate_is_the_costliest_simulated_search():
+    est = E.estimate(spec())
+    assert 10 <= est.trials <= 200 and not est.capped
+    assert est.wall_time_s > est.trial_time_s
+    out = search(Sut(cliff(CAP)))
+    assert out.trial_time_s <= est.trial_time_s
+    assert math.isfinite(est.wall_time_s)
