@@ -10,9 +10,13 @@ backlog 10000), one grid of loads, both sinks interleaved at every load and
 repetition (the order alternating), so the machine's noise falls on both alike.
 
 Per sink and load: the trials, the frames the sink dropped after the SUT forwarded
-them, the SUT's loss, the trials left out as measurement faults. The headline per sink:
-the highest load at which the sink drops nothing (at it and at every lower load, over
-every trial that is not a measurement fault), and its ratio XDP / nft.
+them, the SUT's loss, the trials left out as measurement faults, and the SUT CPU's busy
+time per forwarded frame (from /proc/stat: softirq time on CPU 1 over the trial; the
+router's and the sink's receive work both run there in softirq, so the difference
+between the sinks is the sink's cost). The headlines: per sink, the highest
+load at which the sink drops nothing (at it and at every lower load, over every trial
+that is not a measurement fault; loads without such a trial are skipped), the frames the
+sink dropped in all, and the median CPU-1 ns per frame; their ratios.
 
 Run: ``sudo .venv/bin/python bench/sink.py [--quick]``; writes bench/results/sink.json
 (and a timestamped copy) and prints it.
@@ -25,6 +29,7 @@ import json
 import platform
 import secrets
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -41,14 +46,28 @@ from netassay.testbed import topology as T  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "sink.json"
 SINKS = ("nft", "xdp")
+SUT_CPU = 1  # pin-2cpu: the SUT's (and the sink's) receive work
+
+
+def cpu_busy_ns(cpu: int) -> int:
+    """Softirq time of one CPU so far (/proc/stat, USER_HZ ticks -> ns): the router's
+    and the sink's receive work (NET_RX), not the counter-reading tools' processes."""
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith(f"cpu{cpu} "):
+            return int(line.split()[7]) * 10_000_000  # softirq; USER_HZ 100
+    raise RuntimeError(f"no cpu{cpu} in /proc/stat")
 
 
 def _highest_clean(rates: list[float], rows: dict[float, dict[str, Any]]) -> float | None:
-    """The highest load such that it and every lower load had no sink drop."""
+    """The highest load such that it and every lower load had no sink drop, over the
+    trials that are not measurement faults (a load without any such trial is skipped:
+    on a busy machine the generator's stalls would otherwise decide the number)."""
     best = None
     for r in rates:
         row = rows[r]
-        if row["usable"] == 0 or row["sink_dropped"] > 0:
+        if row["usable"] == 0:
+            continue
+        if row["sink_dropped"] > 0:
             break
         best = r
     return best
@@ -66,12 +85,15 @@ def run(rates: list[float], reps: int, duration_s: float) -> dict[str, Any]:
             for i, rate in enumerate(rates):
                 for s in SINKS:
                     per[s][rate] = {"trials": 0, "usable": 0, "sink_dropped": 0, "sut_lost": 0,
-                                    "sent": 0, "excluded": []}  # fmt: skip
+                                    "sent": 0, "excluded": [], "cpu_ns_per_frame": []}  # fmt: skip
                 for k in range(reps):
                     order = SINKS if (i + k) % 2 == 0 else SINKS[::-1]
                     for s in order:
                         ctx = TrialContext(tb, counters[s], queue)
+                        counters[s].ensure()  # attach before the CPU clock starts
+                        busy0 = cpu_busy_ns(SUT_CPU)
                         rec = measure(ctx, i, k, rate, duration_s)
+                        busy = cpu_busy_ns(SUT_CPU) - busy0
                         counters[s].close()  # the other sink runs next: no XDP program left
                         row = per[s][rate]
                         row["trials"] += 1
@@ -82,6 +104,8 @@ def run(rates: list[float], reps: int, duration_s: float) -> dict[str, Any]:
                         row["sent"] += rec.sent
                         row["sink_dropped"] += rec.sink_dropped
                         row["sut_lost"] += rec.sent - rec.forwarded
+                        if rec.forwarded:
+                            row["cpu_ns_per_frame"].append(round(busy / rec.forwarded, 1))
                         print(f"{s:4} {rate / 1e3:6.0f}k run {k}: sink dropped "
                               f"{rec.sink_dropped}, SUT lost {rec.sent - rec.forwarded}",
                               flush=True)  # fmt: skip
@@ -90,6 +114,12 @@ def run(rates: list[float], reps: int, duration_s: float) -> dict[str, Any]:
                 c.close()
     clean = {s: _highest_clean(rates, per[s]) for s in SINKS}
     ratio = clean["xdp"] / clean["nft"] if clean["xdp"] and clean["nft"] else None
+    cost = {
+        s: statistics.median(c)
+        if (c := [x for r in rates for x in per[s][r]["cpu_ns_per_frame"]])
+        else None
+        for s in SINKS
+    }
     return {
         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"kernel": platform.release(), "cpus": __import__("os").cpu_count()},
@@ -99,6 +129,12 @@ def run(rates: list[float], reps: int, duration_s: float) -> dict[str, Any]:
         "rates_pps": rates,
         "highest_load_without_sink_drops_pps": clean,
         "ratio_xdp_over_nft": ratio,
+        "sink_dropped_total": {s: sum(per[s][r]["sink_dropped"] for r in rates) for s in SINKS},
+        "usable_trials": {s: sum(per[s][r]["usable"] for r in rates) for s in SINKS},
+        "sut_cpu_ns_per_frame_median": cost,
+        "cpu_cost_ratio_xdp_over_nft": cost["xdp"] / cost["nft"]
+        if cost["xdp"] and cost["nft"]
+        else None,
         "per_load": {s: {f"{r:.0f}": v for r, v in per[s].items()} for s in SINKS},
         "wall_s": round(time.monotonic() - t0, 1),
     }
