@@ -71,6 +71,9 @@ def assess(
             sys.stdout.write(json.dumps(a.to_json(), allow_nan=False) + "\n")
         else:
             render(a, console)
+    from netassay.search.view import show_stored  # searches: their bounds, no verdict
+
+    n += show_stored(inputs, as_json, typer.echo)
     if n == 0:
         raise UsageError("nothing to assess", "the inputs hold no trials", "run a sweep first")
 

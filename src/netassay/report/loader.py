@@ -47,6 +47,8 @@ def assess_parsed(exp: ParsedExperiment, cfg: AnalysisConfig) -> Assessment:
 def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
     """Assess every experiment of a store; only one experiment's trials in memory at once."""
     for exp in store.experiments():
+        if exp.kind == "search":  # no load grid, no verdict: netassay.search.view shows it
+            continue
         cols = store.trial_arrays(exp.id)
         if cols.load_index.size == 0:
             continue
