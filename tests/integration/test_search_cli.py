@@ -1,0 +1,103 @@
+"""netassay search at the CLI without a testbed: bad input is one line, a non-zero exit and
+nothing written; --dry-run plans; a stored search is seen by assess, export and report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from netassay.search import engine as E
+from netassay.search.spec import Goal, SearchSpec
+from netassay.store.db import Store, TrialRecord
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--goal", "pdr:1"], "goal loss ratio"),
+        (["--goal", "pdr:-0.1"], "goal loss ratio"),
+        (["--goal", "xdr"], "bad --goal"),
+        (["--width", "0"], "--width"),
+        (["--width", "-1%"], "--width"),
+        (["--exceed-ratio", "1"], "--exceed-ratio"),
+        (["--min-load", "200k", "--max-load", "100k"], "load range"),
+        (["--min-load", "100k", "--max-load", "100k"], "load range"),
+        (["--time-cap", "1s"], "too short"),
+        (["--goal", "ndr", "--then-verify"], "needs a PDR goal"),
+        (["--no-peak-check"], "needs --max-load"),
+        (["--final-duration", "5s", "--duration-sum", "2s"], "duration sum"),
+        (["--max-load", "0"], "rate"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_written(cli, tmp_path, args, needle):
+    db = tmp_path / "s.db"
+    res = cli("search", "--name", "zz7", "--db", str(db), *args)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netassay: ") and needle in lines[0], lines
+    assert "Traceback" not in res.stderr and res.stdout == ""
+    assert not db.exists()
+
+
+def test_dry_run_shows_goals_range_and_worst_case(cli, tmp_path):
+    db = tmp_path / "s.db"
+    res = cli(
+        "search", "--dry-run", "--name", "zz7", "--db", str(db), "--goal", "ndr",
+        "--goal", "pdr:0.005", "--goal", "pdr:0.01", "--max-load", "600k", "--then-verify",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "NDR" in out and "PDR@0.5%" in out and "PDR@1%" in out
+    assert "duration sum 21 s" in out and "width 0.50%" in out
+    assert "loads: min 6 kpps, max 600 kpps" in out
+    assert "worst case:" in out and "time cap: 1200 s" in out
+    assert "then verify: a PASTRAMI sweep of 9 loads" in out
+    assert not db.exists()
+    js = cli("search", "--dry-run", "--json", "--name", "zz7", "--db", str(db))
+    assert js.returncode == 0, js.stderr
+    plan = json.loads(js.stdout)
+    assert plan["max_load_is_peak"] is True
+    assert [g["loss_ratio"] for g in plan["spec"]["goals"]] == [0.0, 0.005]
+    assert plan["worst_case"]["trials"] > 0
+
+
+def _stored_search(db) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
+    """A search on a synthetic SUT of 60 kpps, stored as netassay search stores one."""
+    spec = SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000)
+
+    def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
+        sent = round(load * duration)
+        return TrialRecord(i, k, load, duration, sent, min(sent, 60_000), "netassay-testbed")
+
+    with Store(db) as st:
+        exp_id, _ = st.add_experiment(
+            key="search-test", kind="search", source="netassay-testbed", label="synthetic",
+            config={"search": spec.to_json()}, metadata={"method": "search"},
+        )  # fmt: skip
+        return E.run_search(spec, trial, on_trial=lambda ev: st.add_trial(exp_id, ev.record))
+
+
+def test_assess_export_and_report_see_a_stored_search(cli, tmp_path):
+    db = tmp_path / "s.db"
+    out = _stored_search(db)
+    res = cli("assess", str(db))
+    assert res.returncode == 0, res.stderr
+    assert "search (synthetic, experiment 1)" in res.stdout and "verdict" not in res.stdout
+    assert "conditional throughput" in res.stdout
+    js = cli("assess", str(db), "--json")
+    assert js.returncode == 0, js.stderr
+    (obj,) = [json.loads(line) for line in js.stdout.splitlines()]
+    assert obj["kind"] == "search" and obj["verdict"] is None and obj["complete"]
+    pdr = {g["goal"]: g for g in obj["goals"]}["pdr:0.005"]
+    assert pdr["conditional_throughput_pps"] == out.goals[1].conditional_pps
+    for key in ("relevant_lower_bound_pps", "relevant_upper_bound_pps", "trials",
+                "trial_time_s", "wall_time_s", "loss_ratio", "exceed_ratio"):  # fmt: skip
+        assert key in pdr
+    exp = cli("export", str(db), "--format", "jsonl")
+    assert exp.returncode == 0, exp.stderr
+    rows = [json.loads(line) for line in exp.stdout.splitlines()]
+    assert len(rows) == out.trials and {r["experiment_kind"] for r in rows} == {"search"}
+    rep = cli("report", str(db), "--out", str(tmp_path / "rep"))
+    assert rep.returncode == 0, rep.stderr  # the search has no PASTRAMI curve: skipped
+    assert "internal error" not in rep.stderr and "Traceback" not in rep.stderr
