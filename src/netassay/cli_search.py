@@ -82,7 +82,15 @@ def search(
     retries: Annotated[
         int, Opt("--retries", help="Repeat a trial that is a measurement fault.")
     ] = 2,
-    name: Annotated[str | None, Opt("--name", help="Testbed name [lab].")] = None,
+    resume: Annotated[
+        bool, Opt("--resume", help="Continue an unfinished search in --db (the newest).")
+    ] = False,
+    experiment: Annotated[
+        int | None, Opt("--experiment", help="With --resume: the search's experiment id.")
+    ] = None,
+    name: Annotated[
+        str | None, Opt("--name", help="Testbed name [lab]; a resume uses the search's own.")
+    ] = None,
     sut: SutOpt = None,
     pinning: PinOpt = None,
     ip: IpOpt = None,
@@ -120,10 +128,12 @@ def search(
     )
     req = R.SearchRequest(
         goals, min_load, max_load, time_cap, settle, db, name, label, not no_peak_check,
-        retries, then_verify, verify, o,
+        retries, then_verify, verify, o, resume, experiment,
     )  # fmt: skip
     job = R.prepare(req, config_path())
     if dry_run:
+        if job.resumed is not None:
+            typer.echo(f"would resume search {job.experiment_id} in {job.db} on '{job.name}'")
         _dry_run(job, as_json)
         return
     job.progress = _progress
@@ -133,7 +143,7 @@ def search(
         raise Interrupted(
             "search interrupted",
             f"{job.stored} trial(s) of it are stored in {job.db}",
-            "start it again (a search is not resumed yet)",
+            f"continue with 'netassay search --db {job.db} --resume'",
         ) from exc
     from netassay.search import view
 

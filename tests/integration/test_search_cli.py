@@ -101,3 +101,60 @@ def test_assess_export_and_report_see_a_stored_search(cli, tmp_path):
     rep = cli("report", str(db), "--out", str(tmp_path / "rep"))
     assert rep.returncode == 0, rep.stderr  # the search has no PASTRAMI curve: skipped
     assert "internal error" not in rep.stderr and "Traceback" not in rep.stderr
+
+
+def _partial_search(db, trials: int) -> None:  # type: ignore[no-untyped-def]
+    """The first ``trials`` trials of a search, stored as a killed search leaves them."""
+    from dataclasses import asdict
+
+    from netassay.config import TestbedConfig
+
+    spec = SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000)
+    kept: list[TrialRecord] = []
+
+    def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
+        sent = round(load * duration)
+        return TrialRecord(i, k, load, duration, sent, min(sent, 60_000), "netassay-testbed")
+
+    E.run_search(spec, trial, on_trial=lambda ev: kept.append(ev.record))
+    with Store(db) as st:
+        exp_id, _ = st.add_experiment(
+            key="search-partial", kind="search", source="netassay-testbed", label="partial",
+            config={"search": spec.to_json(), "testbed": asdict(TestbedConfig()),
+                    "testbed_name": "zz7", "settle_s": 0.0},
+        )  # fmt: skip
+        for rec in kept[:trials]:
+            st.add_trial(exp_id, rec)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--resume"], "--resume needs --db"),
+        (["--experiment", "1"], "--experiment needs --resume"),
+        (["--resume", "--db", "{db}", "--goal", "ndr"], "takes no goal, range or testbed"),
+        (["--resume", "--db", "{db}", "--sut-cap", "60k"], "takes no goal, range or testbed"),
+        (["--resume", "--db", "{db}", "--name", "other"], "conflicts with the search"),
+        (["--resume", "--db", "{done}"], "nothing to resume"),
+        (["--resume", "--db", "{done}", "--experiment", "1"], "is complete"),
+    ],
+)
+def test_resume_refusals(cli, tmp_path, args, needle):
+    db, done = tmp_path / "part.db", tmp_path / "done.db"
+    _partial_search(db, 7)
+    _stored_search(done)
+    res = cli("search", *[a.format(db=db, done=done) for a in args])
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], lines
+
+
+def test_resume_dry_run_names_the_search_and_its_testbed(cli, tmp_path):
+    db = tmp_path / "part.db"
+    _partial_search(db, 7)
+    res = cli("search", "--resume", "--db", str(db), "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert "would resume search 1" in res.stdout and "testbed 'zz7'" in res.stdout
+    js = cli("assess", str(db), "--json")
+    obj = json.loads(js.stdout)
+    assert obj["complete"] is False and obj["stop"]["kind"] == E.STORED_END

@@ -66,3 +66,36 @@ def test_search_finds_the_cap_in_little_trial_time_and_pastrami_verifies_it(
     assert kinds == ["search", "sweep"]
     again = next(o for o in objs if o.get("kind") == "search")
     assert again["goals"] == out["goals"]  # replayed from the store: the same result
+
+
+def test_search_stopped_by_its_time_cap_resumes_to_the_same_answer(tb_name, tmp_path, cli):
+    """A time cap too short for the search: exit 9 with the trials stored and the bounds
+    so far; --resume replays them into MLRsearch and measures only what is missing."""
+    db = tmp_path / "cap.db"
+    first = cli(
+        "search", "--name", tb_name, "--sut-cap", "60k", "--pinning", "unpinned",
+        "--max-load", "120k", "--duration-sum", "3s", "--time-cap", "6s", "--no-peak-check",
+        "--db", str(db), "--json",
+    )  # fmt: skip
+    assert first.returncode == 9, first.stderr
+    assert "time cap" in first.stderr.strip().splitlines()[-1]
+    part = json.loads(first.stdout)
+    assert not part["complete"] and part["stop"]["kind"] == "time cap"
+    assert 2 <= part["trials"] <= 8
+
+    res = cli("search", "--db", str(db), "--resume", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["complete"] and out["trials"] > part["trials"]
+    pdr = {g["goal"]: g for g in out["goals"]}["pdr:0.005"]
+    truth = CAP * (1 + CAP_BUCKET_S / 1.0)
+    assert abs(pdr["conditional_throughput_pps"] - truth) <= 0.02 * truth, pdr
+    with Store(db) as st:
+        (exp,) = st.experiments()
+        runs = st.runs(exp.id)
+        trials = st.trials(exp.id)
+    assert [r["resumed"] for r in runs] == [False, True]
+    assert len(trials) == out["trials"]
+    assert sorted(t["counters"]["search"]["trial"] for t in trials) == list(
+        range(1, len(trials) + 1)
+    )

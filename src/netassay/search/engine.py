@@ -82,7 +82,7 @@ class SearchOutcome:
     trials: int  # trials stored (a trial whose faulty attempts were repeated counts once)
     attempts: int  # trials run, repeated faulty attempts included
     trial_time_s: float  # traffic time of every attempt
-    wall_time_s: float  # from the search's first trial to its end
+    wall_time_s: float  # from the search's start to the end of its last trial (all runs)
     stop: Stop | None = None  # None: MLRsearch reached every goal
     replayed: int = 0  # of the trials, taken from the store
 
@@ -159,6 +159,7 @@ class _Measurer(AbstractMeasurer):
     stored_wall_s: dict[Any, float] = field(default_factory=dict)  # run id -> its wall time
     pending: tuple[TrialRecord, bool] | None = None
     live_attempts: int = 0  # trials run by this call (not replayed)
+    live_wall_s: float = 0.0  # this call's wall time, at the end of its last trial
 
     # -- what MLRsearch calls ------------------------------------------------------
     def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
@@ -228,6 +229,9 @@ class _Measurer(AbstractMeasurer):
             "elapsed_s": round(self.clock() - self.t0, 3),
         }
         rec = replace(rec, counters={**rec.counters, "search": meta})
+        # what is stored is what a replay adds up: the same totals, live or re-read
+        self.trial_time_s = time0 + meta["attempt_time_s"]
+        self.live_wall_s = meta["elapsed_s"]
         if rec.excluded:
             self._fault(rec, load, duration, len(discarded) + 1)
         return rec
@@ -334,7 +338,7 @@ def run_search(
         if "takes too long" not in str(exc):
             raise
         stop = Stop(TIME_CAP, f"MLRsearch gave up: {exc}")
-    live_wall = clock() - m.t0 if m.live_attempts else 0.0  # a replay spends none
+    live_wall = m.live_wall_s  # a replay spends none
     return SearchOutcome(
         spec=spec,
         goals=tuple(_goal_outcome(m, g) for g in spec.goals),

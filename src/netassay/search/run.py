@@ -36,7 +36,7 @@ from netassay.search.spec import (
     make_goals,
     verify_goal,
 )
-from netassay.store.db import Store, TrialRecord
+from netassay.store.db import Experiment, Store, TrialRecord
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
@@ -95,6 +95,8 @@ class SearchRequest:
     then_verify: bool = False
     verify: VerifyPlan = field(default_factory=VerifyPlan)
     testbed_flags: dict[str, Any] = field(default_factory=dict)
+    resume: bool = False
+    experiment: int | None = None
 
 
 @dataclass
@@ -114,6 +116,7 @@ class SearchJob:
     progress: Callable[[str], None] | None = None
     experiment_id: int | None = None
     stored: int = 0
+    resumed: SearchSpec | None = None  # a resume: the stored search's own spec
 
     def spec(self, max_load_pps: float) -> SearchSpec:
         lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
@@ -147,6 +150,7 @@ class SearchReport:
     generator_peak_pps: float | None
     setup_s: float  # testbed, peak probe, environment: before the first trial
     verify: VerifyResult | None = None
+    verify_skipped: str | None = None  # --then-verify, but no sweep: why
 
 
 def prepare(req: SearchRequest, config_file: Path | None = None) -> SearchJob:
@@ -155,6 +159,12 @@ def prepare(req: SearchRequest, config_file: Path | None = None) -> SearchJob:
         validate_name(req.name)
     if not 0 <= req.retries <= 10:
         raise UsageError(f"bad --retries {req.retries}", "0..10 repeats", "e.g. 2")
+    if req.experiment is not None and not req.resume:
+        raise UsageError(
+            "--experiment needs --resume", "it names the search to continue", "add --resume"
+        )
+    if req.resume:
+        return _resume_job(req)
     goals = make_goals(req.goals)
     lo = parse_rate(req.min_load) if req.min_load is not None else None
     hi = parse_rate(req.max_load) if req.max_load is not None else None
@@ -199,26 +209,41 @@ def _testbed_ref(job: SearchJob) -> Any:
 
 
 def run(job: SearchJob) -> SearchReport:
-    """Run the search (and the verify sweep); every trial is stored as soon as it ends."""
+    """Run (or resume) the search, then the verify sweep; every trial is stored as soon
+    as it ends."""
     T.validate(job.testbed)
     require_root("a search")
     t_start = time.monotonic()
     with SW.open_testbed(_testbed_ref(job)) as tb:
-        peak, max_load = _max_load(tb, job)
-        spec = job.spec(max_load)  # a bad range is refused before the store is touched
+        if job.resumed is not None:
+            peak, spec = None, job.resumed
+        else:
+            peak, max_load = _max_load(tb, job)
+            spec = job.spec(max_load)  # a bad range is refused before the store is touched
         with Store(job.db) as store, trials_on(tb) as ctx:
-            ctx = _start(job, spec, ctx, store, peak)
+            stored: list[TrialRecord] = []
+            if job.resumed is not None:
+                assert job.experiment_id is not None
+                stored = [record_of(t) for t in store.trials(job.experiment_id)]
+                ctx = _restart(job, ctx, store)
+            else:
+                ctx = _start(job, spec, ctx, store, peak)
             setup_s = time.monotonic() - t_start
             outcome = E.run_search(
                 spec,
                 _trial_fn(job, ctx),
                 on_trial=_on_trial(job, store),
+                stored=stored,
                 retries=job.retries,
                 retry_ok=lambda rec: not SW._signalled(rec),
             )
             report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
             if job.verify is not None and outcome.stop is None:
-                report = replace(report, verify=_verify(job, spec, outcome, ctx, store, peak))
+                v = _verify(job, spec, outcome, ctx, store, peak)
+                if isinstance(v, str):
+                    report = replace(report, verify_skipped=v)
+                else:
+                    report = replace(report, verify=v)
     return report
 
 
@@ -267,6 +292,108 @@ def _start(
         environment=env,
     )
     return replace(ctx, run_id=store.add_run(job.experiment_id, env, resumed=False))
+
+
+def _restart(job: SearchJob, ctx: TrialContext, store: Store) -> TrialContext:
+    """Record this run of a resumed search, with the environment now and what changed."""
+    assert job.experiment_id is not None
+    env = environment.capture(ctx.tb)
+    changed = environment.changes(store.experiment(job.experiment_id).environment, env)
+    if changed:
+        env["changed_since_start"] = changed
+        if job.progress:
+            job.progress(f"note: the environment changed since this search started: {changed}")
+    return replace(ctx, run_id=store.add_run(job.experiment_id, env, resumed=True))
+
+
+_RECORD_FIELDS = (
+    "load_index", "repetition", "rate_pps", "duration_s", "sent", "received", "source",
+    "achieved_rate_pps", "loss_location", "counters", "warnings", "utc", "sink_dropped",
+    "run_id",
+)  # fmt: skip
+
+
+def record_of(row: dict[str, Any]) -> TrialRecord:
+    """A stored trial (``Store.trials`` row) as the record it was stored from."""
+    return TrialRecord(**{k: row[k] for k in _RECORD_FIELDS if k in row})
+
+
+def unfinished(store: Store, experiment_id: int | None) -> tuple[Experiment, SearchSpec] | None:
+    """The search to resume: ``experiment_id`` (a netassay search), else the newest
+    netassay search whose stored trials end before MLRsearch reached every goal."""
+    if experiment_id is not None:
+        exps = [store.experiment(experiment_id)]
+        if exps[0].kind != KIND or "search" not in exps[0].config:
+            raise UsageError(
+                f"experiment {experiment_id} in {store.path} is not a netassay search",
+                f"it is a '{exps[0].kind}' from '{exps[0].source}'",
+                "give the id of a search (see 'netassay assess --json')",
+            )
+    else:
+        exps = [e for e in store.experiments() if e.kind == KIND and "search" in e.config]
+    for exp in reversed(exps):
+        spec = SearchSpec.from_json(exp.config["search"])
+        records = [record_of(t) for t in store.trials(exp.id)]
+        out = E.run_search(spec, None, stored=records, live=False)
+        if out.stop is not None and out.stop.kind == E.STORED_END:
+            return exp, spec
+        if experiment_id is not None:
+            raise UsageError(
+                f"search {experiment_id} is complete",
+                "MLRsearch reached every goal with its stored trials",
+                "start a new search without --resume",
+            )
+    return None
+
+
+def _resume_job(req: SearchRequest) -> SearchJob:
+    opts = (
+        ("--goal", req.goals.goals), ("--exceed-ratio", req.goals.exceed_ratio),
+        ("--width", req.goals.width), ("--initial-duration", req.goals.initial_duration_s),
+        ("--final-duration", req.goals.final_duration_s),
+        ("--duration-sum", req.goals.duration_sum_s), ("--min-load", req.min_load),
+        ("--max-load", req.max_load),
+    )  # fmt: skip
+    given = [flag for flag, value in opts if value] + sorted(req.testbed_flags)
+    if req.db is None:
+        raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
+    if given:
+        raise UsageError(
+            f"--resume takes no goal, range or testbed flags ({', '.join(given)})",
+            "a resumed search continues with what it started with (replaying its trials)",
+            "drop those flags",
+        )
+    with Store(req.db, create=False) as store:
+        found = unfinished(store, req.experiment)
+    if found is None:
+        raise UsageError(
+            f"nothing to resume in {req.db}",
+            "every search in it is complete (or it has none)",
+            "start a new search without --resume",
+        )
+    exp, spec = found
+    name = exp.config.get("testbed_name", "lab")
+    if req.name is not None and req.name != name:
+        raise UsageError(
+            f"--name {req.name} conflicts with the search to resume",
+            f"experiment {exp.id} ran on testbed '{name}'",
+            "drop --name (resume uses the search's own testbed)",
+        )
+    if req.time_cap is not None:
+        spec = replace(spec, time_cap_s=parse_duration(req.time_cap))
+        spec.validate()
+    job = SearchJob(
+        spec.goals, spec.min_load_pps, spec.max_load_pps, spec.time_cap_s,
+        config_from_state({"config": exp.config["testbed"]}), req.db, name, exp.label,
+        check_peak=False, retries=req.retries, settle_s=float(exp.config.get("settle_s", 0)),
+    )  # fmt: skip
+    job.experiment_id = exp.id
+    job.resumed = spec
+    if req.then_verify:
+        req.verify.validate()
+        if verify_goal(spec.goals) is not None:
+            job.verify = req.verify
+    return job
 
 
 def _trial_fn(job: SearchJob, ctx: TrialContext) -> E.TrialFn:
@@ -325,21 +452,26 @@ def _verify(
     ctx: TrialContext,
     store: Store,
     peak: float | None,
-) -> VerifyResult | None:
+) -> VerifyResult | str:
+    """The verify sweep and its verdict, or why there is none."""
     goal = verify_goal(job.goals)
     assert goal is not None and job.verify is not None
     found = next(o for o in outcome.goals if o.goal == goal)
     center = found.conditional_pps or found.lower_pps
+    why = None
     if center is None:
-        if job.progress:
-            job.progress(f"verify: skipped, the search found no {goal.label} lower bound")
-        return None
+        why = f"the search found no {goal.label} lower bound"
+    elif found.upper_pps is None:
+        why = (
+            f"the search found no {goal.label} upper bound (the SUT met it at the max load): "
+            "a sweep around it could not see saturation"
+        )
+    if why is not None or center is None:
+        return why or f"the search found no {goal.label} lower bound"
     vp = job.verify
     rates = vp.rates(center, spec.max_load_pps)
     if len(rates) < 4:
-        if job.progress:
-            job.progress("verify: skipped, fewer than 4 loads of the grid are below the max")
-        return None
+        return "fewer than 4 loads of the verify grid are at or below the max load"
     plan = Plan(tuple(rates), vp.runs, vp.duration_s, job.settle_s)
     sw = SW.Sweep(
         plan, job.testbed, job.db, job.name,

@@ -13,16 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from netassay.search import engine as E
-from netassay.search.run import KIND, SearchReport, VerifyResult
+from netassay.search.run import KIND, SearchReport, VerifyResult, record_of
 from netassay.search.spec import MLRSEARCH_VERSION, SearchSpec
-from netassay.store.db import Experiment, Store, TrialRecord
+from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
-
-_RECORD_FIELDS = (
-    "load_index", "repetition", "rate_pps", "duration_s", "sent", "received", "source",
-    "achieved_rate_pps", "loss_location", "counters", "warnings", "utc", "sink_dropped",
-    "run_id",
-)  # fmt: skip
 
 
 def goal_json(o: E.GoalOutcome, out: E.SearchOutcome) -> dict[str, Any]:
@@ -93,6 +87,7 @@ def report_json(r: SearchReport) -> dict[str, Any]:
         "setup_s": round(r.setup_s, 3),
         **outcome_json(r.outcome),
         "verify": verify_json(r.verify),
+        "verify_skipped": r.verify_skipped,
     }
 
 
@@ -146,7 +141,8 @@ def report_lines(r: SearchReport) -> list[str]:
     where = f"experiment {r.experiment_id} in {r.db}"
     if r.generator_peak_pps is not None:
         where += f", generator peak {fmt_rate(r.generator_peak_pps)}"
-    return outcome_lines(r.outcome, where) + verify_lines(r.verify, r.outcome)
+    skipped = [f"verify: no PASTRAMI sweep: {r.verify_skipped}"] if r.verify_skipped else []
+    return outcome_lines(r.outcome, where) + verify_lines(r.verify, r.outcome) + skipped
 
 
 def dry_run_lines(
@@ -175,10 +171,6 @@ def dry_run_lines(
 
 
 # -- stored searches (assess) -----------------------------------------------------------
-def record_of(row: dict[str, Any]) -> TrialRecord:
-    return TrialRecord(**{k: row[k] for k in _RECORD_FIELDS if k in row})
-
-
 def stored_outcome(store: Store, exp: Experiment) -> E.SearchOutcome:
     """Replay a stored search's trials into MLRsearch: what it found, complete or not."""
     spec = SearchSpec.from_json(exp.config["search"])
