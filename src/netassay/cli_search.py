@@ -80,8 +80,13 @@ def search(
         bool, Opt("--no-peak-check", help="Skip the generator peak probe (needs --max-load).")
     ] = False,
     retries: Annotated[
-        int, Opt("--retries", help="Repeat a trial that is a measurement fault.")
-    ] = 2,
+        int,
+        Opt(
+            "--retries",
+            help="Repeat a trial that is a measurement fault; still one after these, the "
+            "search stops (it needs every answer).",
+        ),
+    ] = 4,
     resume: Annotated[
         bool, Opt("--resume", help="Continue an unfinished search in --db (the newest).")
     ] = False,

@@ -91,7 +91,7 @@ class SearchRequest:
     name: str | None = None
     label: str = ""
     check_peak: bool = True
-    retries: int = 2
+    retries: int = 4  # more than a sweep's 2: a search cannot go on without the answer
     then_verify: bool = False
     verify: VerifyPlan = field(default_factory=VerifyPlan)
     testbed_flags: dict[str, Any] = field(default_factory=dict)
