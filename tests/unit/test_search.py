@@ -366,3 +366,52 @@ def test_estimate_is_the_costliest_simulated_search():
     out = search(Sut(cliff(CAP)))
     assert out.trial_time_s <= est.trial_time_s
     assert math.isfinite(est.wall_time_s)
+
+
+# -- what a user reads -----------------------------------------------------------------
+def test_text_and_json_of_a_result():
+    from netassay.search import view
+    from netassay.search.run import SearchReport, VerifyResult, progress_line
+
+    events: list[E.TrialEvent] = []
+    out = search(Sut(cliff(CAP)), on_trial=events.append)
+    v = VerifyResult(7, PDR, 60_000.0, [48_000.0, 72_000.0], 3, 1.0, "GOOD", "held", 60_100.0)
+    rep = SearchReport(3, "lab.db", out, 600_000.0, 4.2, v)
+    text = "\n".join(view.report_lines(rep))
+    assert "experiment 3 in lab.db, generator peak 600 kpps" in text
+    assert "PDR@0.5%" in text and "conditional throughput" in text
+    assert "is verified by PASTRAMI" in text
+    js = view.report_json(rep)
+    assert js["kind"] == "search" and js["verify"]["verified"] is True
+    assert js["goals"][1]["conditional_throughput_pps"] == out.goals[1].conditional_pps
+    line = progress_line(events[-1], {"ndr": "NDR", "pdr:0.005": "PDR@0.5%"})
+    assert line.startswith(f"[{out.trials}] ") and "NDR [" in line and "PDR@0.5% [" in line
+
+
+def test_text_says_what_a_missing_bound_means():
+    from netassay.search import view
+
+    above = search(Sut(cliff(1e6)), spec(hi=600_000))
+    assert "no upper bound: the max load (600 kpps) meets the goal" in "\n".join(
+        view.outcome_lines(above, "x")
+    )
+    below = search(Sut(cliff(1_000)), spec(lo=6_000))
+    assert "no lower bound: loss above the goal already at the min load" in "\n".join(
+        view.outcome_lines(below, "x")
+    )
+    capped = search(Sut(cliff(CAP)), spec(cap=10))
+    assert "incomplete: the time cap (10 s) is reached" in "\n".join(
+        view.outcome_lines(capped, "x")
+    )
+
+
+def test_verify_grid_is_centred_on_the_pdr_and_stops_at_the_max_load():
+    from netassay.search.run import VerifyPlan
+
+    vp = VerifyPlan(runs=3, duration_s=1.0, span=0.2, loads=9)
+    assert vp.rates(60_000, 1e6) == [48_000 + 3_000 * j for j in range(9)]
+    assert max(vp.rates(60_000, 66_000)) <= 66_000
+    with pytest.raises(UsageError):
+        VerifyPlan(runs=1).validate()
+    with pytest.raises(UsageError):
+        VerifyPlan(span=1.0).validate()
