@@ -17,18 +17,21 @@ ROOT_PYTEST := $(AS_ROOT) $(BIN)/pytest $(if $(SUDO),-p no:cacheprovider)
 # Debian packages: kernel tools for the testbed, peers for the benchmarks, the browser
 # for the HTML report test, and what the generator's build needs.
 APT_PKGS := iproute2 nftables ethtool iperf3 netsniff-ng chromium procps kmod \
-            clang llvm libbpf-dev libelf-dev pkg-config python3-venv
+            clang llvm libbpf-dev libelf-dev pkg-config python3-venv bpftool
 GEN_BIN := gen/target/release/netassay-gen
+# The XDP router SUT (--sut xdp-router): built from bpf/ with clang, installed in the venv.
+BPF_OBJ := bpf/build/xdp_router.o
+BPF_INCLUDES := -I/usr/include/$(shell $(CC) -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 # Python dependencies are installed at the versions the tests passed with, listed in
 # constraints.txt (pip freeze of the venv, netassay left out). After adding or upgrading
 # a dependency in pyproject.toml (delete a package's line there to let it move), run
 # 'make constraints' to regenerate the file, run the tests, and commit it.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup root apt venv gen constraints test test-unit test-integration test-system \
+.PHONY: setup root apt venv gen bpf constraints test test-unit test-integration test-system \
         lint demo bench clean
 
-setup: apt venv gen  ## install everything (idempotent); CLI at .venv/bin/netassay
+setup: apt venv gen bpf  ## install everything (idempotent); CLI at .venv/bin/netassay
 
 # Stops early, with one line, when a step needing root can run neither as root nor via sudo.
 root:
@@ -77,6 +80,13 @@ gen: venv
 	  install -m 0755 $(GEN_BIN) $(BIN)/netassay-gen; \
 	fi
 
+$(BPF_OBJ): bpf/xdp_router.c | apt
+	mkdir -p $(dir $@)
+	clang -O2 -g -Wall -Werror -target bpf $(BPF_INCLUDES) -c $< -o $@
+
+bpf: venv $(BPF_OBJ)
+	install -D -m 0644 $(BPF_OBJ) $(VENV)/share/netassay/xdp_router.o
+
 lint: venv
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
@@ -109,4 +119,4 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/sink.py
 
 clean:
-	rm -rf $(VENV) gen/target report demo-out
+	rm -rf $(VENV) gen/target bpf/build report demo-out
