@@ -15,7 +15,12 @@ lab_app = typer.Typer(help="Build, inspect and remove the embedded testbed.", no
 NameOpt = Annotated[
     str, typer.Option("--name", help="Testbed name: 1-8 lower-case letters or digits.")
 ]
-SutOpt = Annotated[str | None, typer.Option("--sut", help="router (kernel IP forwarding) | bridge")]
+SutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sut", help="router (kernel IP forwarding) | bridge | xdp-router (XDP forwarding)"
+    ),
+]
 PinOpt = Annotated[
     str | None,
     typer.Option(

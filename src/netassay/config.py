@@ -18,7 +18,7 @@ from netassay.errors import InputError, UsageError
 MODES = ("described", "published")
 AUTO = "auto"
 PINNINGS = (AUTO, "unpinned", "pin-1cpu", "pin-2cpu")
-SUTS = ("router", "bridge")
+SUTS = ("router", "bridge", "xdp-router")
 
 
 def resolve_pinning(pinning: str, cpus: int | None = None) -> tuple[str, str]:
@@ -73,7 +73,7 @@ class AnalysisConfig:
 @dataclass(frozen=True)
 class TestbedConfig:
     __test__ = False  # not a pytest test class
-    sut: str = "router"  # router (kernel IPv4/IPv6 forwarding) or bridge
+    sut: str = "router"  # router (kernel IPv4/IPv6 forwarding), bridge or xdp-router
     pinning: str = AUTO  # auto | unpinned | pin-1cpu | pin-2cpu (auto: see resolve_pinning)
     ip_version: int = 4
     size_bytes: int = 64  # Ethernet frame without FCS

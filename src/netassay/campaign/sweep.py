@@ -131,7 +131,7 @@ def sweep_config(sw: Sweep) -> dict[str, Any]:
 
 def sweep_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
     return {
-        "class": "routing" if cfg.sut == "router" else "bridging",
+        "class": {"router": "routing", "xdp-router": "ebpf"}.get(cfg.sut, "bridging"),
         "sut": cfg.sut,
         "pinning": cfg.pinning,
         "environment": "netns",

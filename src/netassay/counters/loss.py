@@ -5,9 +5,12 @@ counters before and after every run):
 
 - ``unsent``: planned - sent (the generator did not send them; not part of the PLR);
 - ``gen_egress``: dropped on the generator's veth transmit, not explained by the SUT;
-- ``sut_ingress``: the SUT's receive side (veth rx_dropped: per-CPU backlog overflow);
-- ``sut_forward``: the SUT's IP layer (IP MIB discards, no route) and nft drop counters;
-- ``sut_egress``: the SUT's egress (qdisc drops, nft egress cap, veth tx drops);
+- ``sut_ingress``: the SUT's receive side (veth rx_dropped: per-CPU backlog overflow,
+  or for the XDP router veth's full XDP ring);
+- ``sut_forward``: the SUT's IP layer (IP MIB discards, no route), nft drop counters and
+  the XDP router's own drops (malformed, redirect refused, ground-truth drop);
+- ``sut_egress``: the SUT's egress (qdisc drops, nft egress cap, the XDP router's cap,
+  veth tx drops);
 - ``sink_ingress``: the sink's receive side (its veth refused the frame: the SUT
   forwarded it, so it is not SUT loss, and the trial says so in a warning);
 - ``sink_socket``: a receiving socket's buffer (Udp RcvbufErrors; not SUT loss either);
@@ -93,6 +96,8 @@ def flatten(snap: dict[str, Any]) -> dict[str, int]:
             flat[f"{role}/qdisc/{dev}/drops"] = drops
         for name, packets in ns.get("nft", {}).items():
             flat[f"{role}/nft/{name}/packets"] = packets
+        for reason, packets in ns.get("xdp_router", {}).items():
+            flat[f"{role}/xdp/{reason}/packets"] = packets
     if "packets" in snap.get("sink_xdp", {}):
         flat["sink/xdp/packets"] = snap["sink_xdp"]["packets"]
     return flat
@@ -129,19 +134,33 @@ def locate_loss(
         mib = sum(g(f"sut/snmp/Ip6/{k}") for k in IP6_DROPS)
     else:
         mib = sum(g(f"sut/snmp/Ip/{k}") for k in IP4_DROPS)
+    xdp = xdp_router_drops(d)
     loc = {
         "unsent": max(0, planned - sent),
         "gen_egress": max(0, g("tg/link/tg0/tx_dropped") - sut_in_rx)
         + max(0, g("tg/qdisc/tg0/drops") - retries),
         "sut_ingress": sut_in_rx,
-        "sut_forward": mib + g("sut/nft/na_drop/packets"),
-        "sut_egress": g("sut/qdisc/sut1/drops") + g("sut/nft/na_cap/packets"),
+        "sut_forward": mib + g("sut/nft/na_drop/packets") + xdp.get("sut_forward", 0),
+        "sut_egress": g("sut/qdisc/sut1/drops")
+        + g("sut/nft/na_cap/packets")
+        + xdp.get("sut_egress", 0),
         "sink_ingress": sink_ingress_drops(d),
         "sink_socket": g("sink/snmp/Udp/RcvbufErrors"),
     }
     explained = sum(v for k, v in loc.items() if k != "unsent")
     loc["unaccounted"] = (sent - received) - explained
     return loc
+
+
+def xdp_router_drops(d: dict[str, int]) -> dict[str, int]:
+    """Frames the XDP router's program dropped, by location (``sut/xdp/*`` deltas; none
+    without an XDP router). Its full receive ring is veth's: ``sut0`` rx_dropped."""
+    from netassay.testbed.xdp_router import DROP_LOCATIONS
+
+    out: dict[str, int] = {}
+    for reason, location in DROP_LOCATIONS.items():
+        out[location] = out.get(location, 0) + int(d.get(f"sut/xdp/{reason}/packets", 0))
+    return out
 
 
 def sink_ingress_drops(d: dict[str, int]) -> int:

@@ -2,9 +2,11 @@
 
 A snapshot is a plain dict (stored raw with each trial):
 ``{"utc", "softnet": [[processed, dropped, squeezed] per CPU], "ns": {role: {"links",
-"snmp", "qdisc_drops", "nft"}}, "sink_flows": {"src|sport|dport": packets},
+"snmp", "qdisc_drops", "nft"[, "xdp_router"]}}, "sink_flows": {"src|sport|dport": packets},
 "sink_xdp": {"packets": n}}`` (``sink_xdp`` when the sink counts with XDP and the count
-could be read: its absence after a trial is a counter fault).
+could be read: its absence after a trial is a counter fault). ``xdp_router`` (reason ->
+packets, see ``testbed.xdp_router.REASONS``) is there for a namespace running the XDP
+router.
 """
 
 from __future__ import annotations
@@ -100,12 +102,27 @@ def _ns_snapshot(ns: str) -> dict[str, Any]:
     qdiscs = json.loads(run(["tc", "-n", ns, "-j", "-s", "qdisc", "show"]).stdout or "[]")
     nft = json.loads(run(["nft", "-j", "list", "counters"], netns=ns).stdout or "{}")
     snmp = run(["cat", "/proc/net/snmp", "/proc/net/snmp6"], netns=ns).stdout
-    return {
+    snap = {
         "links": parse_links(links),
         "snmp": parse_snmp(snmp),
         "qdisc_drops": parse_qdisc_drops(qdiscs),
         "nft": parse_nft_counters(nft),
     }
+    xdp = xdp_router_counters(links)
+    if xdp is not None:
+        snap["xdp_router"] = xdp
+    return snap
+
+
+def xdp_router_counters(links: list[dict[str, Any]]) -> dict[str, int] | None:
+    """The XDP router's counters (reason -> packets) when one of these links runs it."""
+    from netassay.testbed import xdp_router
+
+    for link in links:
+        pid = xdp_router.prog_id([link], link.get("ifname", ""))
+        if pid is not None:
+            return xdp_router.read_counters(pid)
+    return None
 
 
 def sink_flows(sink_ns: str) -> dict[str, int]:

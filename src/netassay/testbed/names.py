@@ -69,7 +69,7 @@ def addressing(sut: str, ip_version: int) -> Addressing:
     """The fixed addresses of a router or bridge testbed, all in the benchmarking ranges."""
     if ip_version not in (4, 6):
         raise UsageError(f"bad IP version {ip_version}", "netassay speaks IPv4 and IPv6", "4 or 6")
-    if sut == "router":
+    if sut in ("router", "xdp-router"):  # the XDP router forwards on the router's routes
         if ip_version == 4:
             a = Addressing(4, 24, "198.18.0.2", "198.19.0.2", "198.18.0.1", "198.19.0.1")
         else:
@@ -82,7 +82,9 @@ def addressing(sut: str, ip_version: int) -> Addressing:
         else:
             a = Addressing(6, 48, "2001:2::2", "2001:2::3", None, None)
     else:
-        raise UsageError(f"unknown SUT '{sut}'", "known SUTs: router, bridge", "pick one")
+        raise UsageError(
+            f"unknown SUT '{sut}'", "known SUTs: router, bridge, xdp-router", "pick one"
+        )
     check_benchmark_addresses(a)
     return a
 

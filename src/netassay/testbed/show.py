@@ -36,10 +36,13 @@ def render(info: dict[str, Any]) -> str:
     ns = info["namespaces"]
     cfg = info["config"]
     t = info.get("target", {})
-    sut = f"kernel IPv{cfg['ip_version']} router" if cfg["sut"] == "router" else "Linux bridge"
+    sut = {
+        "router": f"kernel IPv{cfg['ip_version']} router",
+        "xdp-router": f"XDP IPv{cfg['ip_version']} router",
+    }.get(cfg["sut"], "Linux bridge")
     lines = [
         f"testbed '{info['name']}' ({sut})",
-        f"  {ns['tg']} [{N.TG_DEV}, qdisc {' '.join(T.WIRE_QDISC)}]"
+        f"  {ns['tg']} [{N.TG_DEV}, qdisc {_wire(info)}]"
         f" --veth--> {ns['sut']} [{N.SUT_IN} -> {N.SUT_OUT}]"
         f" --veth--> {ns['sink']} [{N.SINK_DEV}]",
         f"  traffic: {t.get('src')} -> {t.get('dst')} via MAC {t.get('dst_mac')}"
@@ -51,6 +54,7 @@ def render(info: dict[str, Any]) -> str:
         f" (RPS {info.get('rps') or 'unset'})",
         *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
+        *_xdp_lines(info.get("xdp_router")),
     ]
     env = info["environment"]
     lines.append(
@@ -59,3 +63,24 @@ def render(info: dict[str, Any]) -> str:
         + (f" (original {env['sysctls_original']})" if env["sysctls_original"] else "")
     )
     return "\n".join(lines)
+
+
+def _wire(info: dict[str, Any]) -> str:
+    x = info.get("xdp_router")
+    return "unused: XDP live frames" if x else " ".join(T.WIRE_QDISC)
+
+
+def _xdp_lines(x: dict[str, Any] | None) -> list[str]:
+    """Where the XDP router runs and what sits in front of it."""
+    if not x:
+        return []
+    where = (
+        f"its NAPI thread {x['napi_thread']} pinned to CPU {x['cpu']}"
+        if x.get("napi_thread")
+        else "on the generator's CPU, inside its send call"
+    )
+    return [
+        f"  XDP router: program {x['prog_id']} ({x['object']}) on {N.SUT_IN}, runs {where}",
+        f"  XDP router's wire: the generator sends XDP live frames ({' '.join(x['gen_flags'])});"
+        f" the SUT's receive ring is veth's {x['ring_pkts']} frames, its overflow SUT ingress loss",
+    ]

@@ -18,6 +18,7 @@ from netassay.errors import TestbedError, UsageError
 from netassay.proc import run
 from netassay.testbed import names as N
 from netassay.testbed import state as S
+from netassay.testbed import xdp_router as XR
 
 log = logging.getLogger("netassay.testbed")
 
@@ -32,6 +33,7 @@ GEN_FLAGS = ("--qdisc",)
 # stall rule, 2-10 ms stalls of this machine lost up to 1% below the cap, measured).
 CAP_BUCKET_S = 0.02
 PIN_CPUS = {"unpinned": (None, None), "pin-1cpu": (0, 0), "pin-2cpu": (0, 1)}
+XDP_ROUTER = "xdp-router"
 
 
 def validate(cfg: TestbedConfig) -> None:
@@ -51,6 +53,8 @@ def validate(cfg: TestbedConfig) -> None:
             "use pin-1cpu or unpinned",
         )
     N.addressing(cfg.sut, cfg.ip_version)
+    if cfg.sut == XDP_ROUTER:
+        XR.object_path()  # built by 'make setup', else one line saying so
     min_size = 84 if cfg.ip_version == 6 else 64  # netassay-gen: headers + 22-byte payload
     if not min_size <= cfg.size_bytes <= 1518:
         raise UsageError(
@@ -142,7 +146,7 @@ def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
     run(["ip", "-n", ns, "addr", "add", f"{addr}/{plen}", "dev", dev, *extra])
 
 
-def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
     tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
     a = N.addressing("router", cfg.ip_version)
     v6 = cfg.ip_version == 6
@@ -181,6 +185,25 @@ def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
                 "permanent",
             ]
         )
+    if cfg.sut == XDP_ROUTER:
+        return _xdp(name, cfg)
+    return None
+
+
+def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
+    """The XDP router on top of the kernel router's addresses, routes and neighbours
+    (see testbed.xdp_router): its program on sut0, its CPU, its ground truths
+    (redirected frames bypass the nft rules of the other SUTs). Its wire (XDP live
+    frames) is in the state's gen_flags."""
+    gen_cpu, sut_cpu = PIN_CPUS[cfg.pinning]
+    return XR.setup(
+        {r: N.netns(name, r) for r in N.ROLES},
+        {"sut_in": N.SUT_IN, "sink": N.SINK_DEV},
+        sut_cpu=sut_cpu if sut_cpu != gen_cpu else None,
+        drop=cfg.sut_drop,
+        cap_pps=cfg.sut_cap_pps,
+        cap_burst=cap_bucket_pkts(cfg),
+    )
 
 
 def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
@@ -319,9 +342,9 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     }
     S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
     macs = _links(name, cfg)
-    (_router if cfg.sut == "router" else _bridge)(name, cfg, macs)
+    xdp = (_bridge if cfg.sut == "bridge" else _router)(name, cfg, macs)
     run(["nft", "-f", "-"], netns=mine[2], input_text=_sink_rules(cfg))
-    rules = _sut_rules(cfg)
+    rules = None if xdp else _sut_rules(cfg)  # the XDP router holds its ground truths
     if rules:
         run(["nft", "-f", "-"], netns=mine[1], input_text=rules)
     wanted = cfg.global_sysctls()
@@ -339,10 +362,11 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         rps=_pinning(name, cfg),
         gen_cpu=PIN_CPUS[cfg.pinning][0],
         sut_cpu=PIN_CPUS[cfg.pinning][1],
+        **({"xdp_router": xdp, "gen_flags": xdp["gen_flags"]} if xdp else {}),
         target={
             "netns": mine[0],
             "dev": N.TG_DEV,
-            "dst_mac": macs[N.SUT_IN] if cfg.sut == "router" else macs[N.SINK_DEV],
+            "dst_mac": macs[N.SINK_DEV] if cfg.sut == "bridge" else macs[N.SUT_IN],
             "src": a.tg,
             "dst": a.sink,
         },
@@ -410,9 +434,10 @@ def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
 
 def path_queue_pkts(tb: Any) -> int:
     """The smallest queue on the path that can lose a burst from the generator: the
-    SUT's receive backlog (net.core.netdev_max_backlog, as it is now) and the
-    ground-truth cap's bucket. The wire's qdisc is not one: a send it refuses is
-    retried by the generator, never lost."""
-    backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
+    SUT's receive backlog (net.core.netdev_max_backlog, as it is now; for the XDP
+    router, veth's XDP ring) and the ground-truth cap's bucket. The wire's qdisc is not
+    one: a send it refuses is retried by the generator, never lost."""
+    ring = (tb.state.get("xdp_router") or {}).get("ring_pkts")
+    backlog = int(ring or S.read_sysctl("net.core.netdev_max_backlog"))
     bucket = cap_bucket_pkts(tb.cfg)
     return backlog if bucket is None else min(backlog, bucket)

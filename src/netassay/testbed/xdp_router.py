@@ -1,0 +1,268 @@
+"""The XDP router SUT (``--sut xdp-router``, PASTRAMI's eBPF class): load, attach, read.
+
+The program (``bpf/xdp_router.c``, built from source by ``make setup``) runs in native
+mode on the SUT's ingress veth ``sut0``: a FIB lookup (``bpf_fib_lookup``, the SUT
+namespace's own routes and static neighbours), the MACs rewritten, TTL / hop limit
+decremented, and ``bpf_redirect`` to ``sut1``. What it cannot forward goes to the kernel
+stack (``XDP_PASS``). Its per-CPU counters, one per reason (``REASONS``), are read from
+its map before and after every trial (``counters.snapshot``) and joined to the loss
+location (``counters.loss``).
+
+Everything goes through the ordinary tools, as argument lists: ``ip link set ... xdpdrv
+obj`` (iproute2 loads the object with libbpf) attaches it; ``bpftool -j`` finds its maps
+from the program id the interface reports and reads or writes them. Nothing is pinned:
+the program and its maps live as long as ``sut0``, so deleting the SUT namespace removes
+them, on any teardown path.
+
+Where the work runs. A native XDP program on a veth runs in that veth's NAPI poll, not
+where RPS sends packets: without more it runs on the CPU that transmits into the veth
+(the generator's, inside its send call). At ``pin-2cpu`` ``sut0``'s NAPI is made
+threaded and its kthread (``napi/sut0-<id>``) pinned to the SUT's CPU (1), at the
+real-time priority of the kernel's interrupt threads (``NAPI_PRIORITY``); the
+redirect hands each frame to the sink's veth, whose NAPI then runs on that CPU too (as
+the kernel router's transmit does). At ``unpinned`` and ``pin-1cpu`` the program runs
+on the generator's CPU, inside its send call.
+
+The wire in front of it. veth's XDP receive ring holds 256 frames. Frames sent through
+the kernel stack (the other SUTs' pfifo wire) meet backpressure there: when the ring is
+full veth stops the sender's queue, and every frame the SUT cannot take is refused to
+the generator and retried, never lost (measured: the sends are refused, the generator
+falls behind). A NIC's receive ring overruns instead, and so does veth's ring for XDP
+frames: the generator sends XDP live frames (``netassay-gen --technique xdp``, through
+BPF_PROG_RUN and XDP_TX on ``tg0``, ``GEN_FLAGS``), a frame that finds the ring full is
+dropped and counted by veth (``sut0`` rx_dropped, the SUT's ingress), and the generator
+is fast enough (several Mpps) to saturate the router. The SUT's receive ring is then
+veth's 256 frames, whatever ``--backlog`` says (which applies to passed frames only).
+
+Ground truths live in the program, since redirected frames bypass nft's forward hook
+and sut1's egress hook and qdisc (checked: the netdev egress hook sees none of them):
+a random drop (``--sut-drop``) and a token-bucket cap (``--sut-cap``, the same bucket
+as the nft policer of the other SUTs, ``topology.cap_bucket_pkts``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from netassay.errors import TestbedError
+from netassay.proc import run
+
+log = logging.getLogger("netassay.testbed")
+
+PROG_NAME = "na_xdp_router"
+STATS_MAP, CONFIG_MAP = "na_xdp_stats", "na_xdp_config"
+OBJECT = "xdp_router.o"
+ENV_OBJECT = "NETASSAY_XDP_ROUTER_OBJ"
+# The counters, in the program's order (enum reason in bpf/xdp_router.c).
+REASONS = (
+    "forwarded",
+    "pass_not_ip",
+    "pass_local",
+    "pass_ttl",
+    "pass_ip_options",
+    "pass_no_route",
+    "pass_no_neigh",
+    "pass_frag_needed",
+    "pass_other",
+    "drop_malformed",
+    "drop_redirect",
+    "drop_ground_drop",
+    "drop_ground_cap",
+)
+# Frames the program itself dropped, by loss location (counters.loss.LOCATIONS). Passed
+# frames are the kernel's from then on (its MIB counts what it drops); a redirected
+# frame the sink's veth refuses is counted there (sut1 tx_dropped).
+DROP_LOCATIONS = {
+    "drop_malformed": "sut_forward",
+    "drop_redirect": "sut_forward",
+    "drop_ground_drop": "sut_forward",
+    "drop_ground_cap": "sut_egress",
+}
+# The NAPI thread's real-time priority: that of the kernel's threaded interrupt handlers.
+# Softirq work (the kernel router's RPS) preempts ordinary tasks; a NAPI thread at the
+# default policy would share its CPU with whatever else runs there and overflow veth's
+# 256-frame ring while it waits (measured: 5% loss at 50 kpps with a busy CPU 1).
+NAPI_PRIORITY = 50
+VETH_RING = 256  # veth's XDP receive ring (VETH_RING_SIZE): the SUT's receive ring
+GEN_FLAGS = ("--technique", "xdp")  # the generator's wire: XDP live frames (see above)
+
+
+def object_candidates() -> list[Path]:
+    """Where the built program is looked for, in order: $NETASSAY_XDP_ROUTER_OBJ, the
+    venv's share/netassay (``make setup`` installs it there), the repository's
+    bpf/build (where ``make bpf`` builds it)."""
+    env = os.environ.get(ENV_OBJECT)
+    return [
+        *([Path(env)] if env else []),
+        Path(sys.prefix) / "share" / "netassay" / OBJECT,
+        Path(__file__).resolve().parents[3] / "bpf" / "build" / OBJECT,
+    ]
+
+
+def object_path(candidates: list[Path] | None = None) -> Path:
+    """The built program (see object_candidates), or one line saying how to build it."""
+    candidates = object_candidates() if candidates is None else candidates
+    for p in candidates:
+        if p.is_file():
+            return p
+    raise TestbedError(
+        "the XDP router's program is not built",
+        f"no {OBJECT} in {', '.join(str(p.parent) for p in candidates)}",
+        "run 'make setup' (it builds bpf/xdp_router.c with clang)",
+    )
+
+
+def prog_id(links: list[dict[str, Any]], dev: str = "sut0") -> int | None:
+    """The XDP router's program id on ``dev`` from ``ip -j link show`` output, or None."""
+    for link in links:
+        prog = (link.get("xdp") or {}).get("prog") or {}
+        if link.get("ifname") == dev and prog.get("name") == PROG_NAME:
+            return int(prog["id"])
+    return None
+
+
+def _bpftool(*args: str) -> Any:
+    return json.loads(run(["bpftool", "-j", *args]).stdout or "null")
+
+
+def map_ids(pid: int) -> dict[str, int]:
+    """The program's maps by name."""
+    prog = _bpftool("prog", "show", "id", str(pid))
+    out = {}
+    for mid in prog.get("map_ids", []):
+        info = _bpftool("map", "show", "id", str(mid))
+        out[info["name"]] = int(mid)
+    return out
+
+
+def parse_stats(dump: list[dict[str, Any]]) -> dict[str, int]:
+    """``bpftool -j map dump`` of the per-CPU stats map -> ``reason -> packets`` (summed
+    over CPUs); reasons the program has and this module does not know keep their index."""
+    out = {r: 0 for r in REASONS}
+    for entry in dump:
+        f = entry["formatted"]
+        key = int(f["key"])
+        name = REASONS[key] if key < len(REASONS) else f"reason{key}"
+        out[name] = sum(int(v["value"]) for v in f["values"])
+    return out
+
+
+def read_counters(pid: int) -> dict[str, int]:
+    """The program's counters now (``reason -> packets``, since it was attached)."""
+    mid = map_ids(pid)[STATS_MAP]
+    return parse_stats(_bpftool("map", "dump", "id", str(mid)))
+
+
+def config_bytes(drop: float, cap_pps: float | None, cap_burst: int | None) -> list[str]:
+    """The program's config (struct config: drop_ppm, cap_pps, cap_burst; u64 little
+    endian) as the hex bytes ``bpftool map update ... value hex`` takes."""
+    fields = (round(drop * 1_000_000), round(cap_pps or 0), int(cap_burst or 0))
+    raw = b"".join(v.to_bytes(8, "little") for v in fields)
+    return [f"{b:02x}" for b in raw]
+
+
+def configure(pid: int, drop: float, cap_pps: float | None, cap_burst: int | None) -> None:
+    """Set the ground truths (random drop probability, pps cap and its bucket)."""
+    mid = map_ids(pid)[CONFIG_MAP]
+    value = config_bytes(drop, cap_pps, cap_burst)
+    run(["bpftool", "map", "update", "id", str(mid), "key", "hex", "00", "00", "00", "00",
+         "value", "hex", *value])  # fmt: skip
+
+
+def attach(ns: str, dev: str, obj: Path) -> int:
+    """Load the program and attach it in native (driver) mode; return its id."""
+    run(["ip", "-n", ns, "link", "set", "dev", dev, "xdpdrv", "obj", str(obj), "sec", "xdp"])
+    links = json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)
+    pid = prog_id(links, dev)
+    if pid is None:
+        raise TestbedError(
+            f"the XDP router did not attach to {dev} in {ns}",
+            "the interface reports no na_xdp_router program in native mode",
+            "check 'ip -n NS link show' and the kernel log",
+        )
+    return pid
+
+
+def _napi_threads(dev: str) -> dict[int, str]:
+    """Kernel threads polling ``dev``'s NAPI (``napi/<dev>-<napi id>``), pid -> name."""
+    out = {}
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            comm = (p / "comm").read_text().strip()
+        except OSError:
+            continue
+        if comm.startswith(f"napi/{dev}-"):
+            out[int(p.name)] = comm
+    return out
+
+
+def thread_napi(ns: str, dev: str, cpu: int) -> dict[str, Any]:
+    """Make ``dev``'s NAPI threaded and pin its kthread to ``cpu``. Kernel threads are
+    named by device, not namespace: the one this call creates is the new one."""
+    before = _napi_threads(dev)
+    run(["tee", f"/sys/class/net/{dev}/threaded"], netns=ns, input_text="1\n")
+    new: dict[int, str] = {}
+    for _ in range(100):
+        new = {p: c for p, c in _napi_threads(dev).items() if p not in before}
+        if new:
+            break
+        time.sleep(0.01)
+    if len(new) != 1:
+        raise TestbedError(
+            f"cannot pin the NAPI thread of {dev} in {ns}",
+            f"expected one new napi/{dev}-* kernel thread, found {len(new)}",
+            "build one testbed at a time, or use --pinning unpinned",
+        )
+    pid, comm = next(iter(new.items()))
+    os.sched_setaffinity(pid, {cpu})
+    os.sched_setscheduler(pid, os.SCHED_FIFO, os.sched_param(NAPI_PRIORITY))
+    return {"napi_thread": comm, "napi_pid": pid, "cpu": cpu, "priority": NAPI_PRIORITY}
+
+
+def enable_peer_napi(sink_ns: str, sink_dev: str) -> None:
+    """veth delivers a redirected frame only when the receiving end runs NAPI (an XDP
+    program or GRO): GRO on, so that it works whatever the sink counts with. Test
+    frames are UDP to an address with no socket: GRO does not merge them."""
+    run(["ip", "netns", "exec", sink_ns, "ethtool", "-K", sink_dev, "gro", "on"])
+
+
+def setup(
+    names: dict[str, str],
+    devs: dict[str, str],
+    *,
+    sut_cpu: int | None,
+    drop: float,
+    cap_pps: float | None,
+    cap_burst: int | None,
+) -> dict[str, Any]:
+    """Attach the XDP router in the SUT namespace and arrange its wire, peer and CPU.
+
+    ``names``: role -> netns; ``devs``: ``sut_in`` and ``sink`` device names;
+    ``sut_cpu``: the CPU that polls ``sut_in`` (None: the generator's, inside its send
+    call). Returns what the testbed's state records."""
+    obj = object_path()
+    enable_peer_napi(names["sink"], devs["sink"])
+    pid = attach(names["sut"], devs["sut_in"], obj)
+    configure(pid, drop, cap_pps, cap_burst)
+    where: dict[str, Any] = {"cpu": None, "napi_thread": None}
+    if sut_cpu is not None:
+        where = thread_napi(names["sut"], devs["sut_in"], sut_cpu)
+    log.info("XDP router %s attached to %s (prog id %d)", obj, devs["sut_in"], pid)
+    return {
+        "object": str(obj),
+        "prog_id": pid,
+        "ring_pkts": VETH_RING,
+        "gen_flags": list(GEN_FLAGS),
+        "drop": drop,
+        "cap_pps": cap_pps,
+        "cap_burst": cap_burst,
+        **where,
+    }
