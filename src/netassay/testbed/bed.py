@@ -33,7 +33,11 @@ def require_root(what: str = "the testbed") -> None:
         )
 
 
-def config_from_state(state: dict[str, Any]) -> TestbedConfig:
+def config_from_state(state: dict[str, Any]) -> Any:
+    """The config a testbed was built with, of its kind (see topology.KINDS)."""
+    kind = T.kind_of(state)
+    if kind != T.FORWARDING:
+        return T.kind_module(kind).config_from_state(state)
     known = {f.name for f in fields(TestbedConfig)}
     return TestbedConfig(**{k: v for k, v in state["config"].items() if k in known})
 
@@ -84,7 +88,9 @@ class Testbed:
 
     __test__ = False
 
-    def __init__(self, name: str, cfg: TestbedConfig | None = None, *, keep: bool = False):
+    def __init__(self, name: str, cfg: Any = None, *, keep: bool = False):
+        """``cfg``: a TestbedConfig (router, bridge) or the config of another testbed
+        kind (see topology.KINDS); one lifecycle builds and removes them all."""
         self.name = N.validate_name(name)
         self.cfg = cfg or TestbedConfig()
         self.keep = keep  # leave it up on a clean exit (``testbed up``)
@@ -121,7 +127,7 @@ class Testbed:
                 self.owned = orphaned(self.state)  # decided under the lock
                 self._check_alive()
             else:
-                T.validate(self.cfg)
+                T.check(self.cfg)
                 T.refuse_existing(self.name)
                 # a global sysctl another testbed holds at another value: refused before
                 # anything is built (build checks again, under a lock, when it sets it)

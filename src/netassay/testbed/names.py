@@ -15,8 +15,12 @@ from netassay.errors import UsageError
 
 PREFIX = "na-"
 ROLES = ("tg", "sut", "sink")
+# The RTT testbed (netassay.rtt.topology): two servers (sndsrv, rspsrv), a main endpoint
+# on each (sndep, rspep) and background endpoints (sndbg0.., rspbg0..).
+RTT_ROLE = r"(snd|rsp)(srv|ep|bg[0-9]{1,3})"
 _ID = re.compile(r"[a-z0-9]{1,8}")
-_NS = re.compile(r"na-[a-z0-9]{1,8}-(tg|sut|sink)")
+_NS = re.compile(rf"na-[a-z0-9]{{1,8}}-(tg|sut|sink|{RTT_ROLE})")
+_RTT_ROLE = re.compile(RTT_ROLE)
 BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
 BENCH_V6 = ipaddress.ip_network("2001:2::/48")
 DEFAULT_NAME = "lab"
@@ -38,7 +42,7 @@ def validate_name(name: str) -> str:
 
 
 def netns(name: str, role: str) -> str:
-    if role not in ROLES:
+    if role not in ROLES and not _RTT_ROLE.fullmatch(role):
         raise ValueError(f"unknown role {role!r}")
     return f"{PREFIX}{validate_name(name)}-{role}"
 

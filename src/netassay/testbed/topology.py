@@ -6,9 +6,13 @@ through a shell. Only namespaces named ``na-<name>-<role>`` are ever created or 
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import logging
 import os
+import signal
+import time
 from dataclasses import asdict
 from typing import Any
 
@@ -34,6 +38,44 @@ GEN_FLAGS = ("--qdisc",)
 CAP_BUCKET_S = 0.02
 PIN_CPUS = {"unpinned": (None, None), "pin-1cpu": (0, 0), "pin-2cpu": (0, 1)}
 XDP_ROUTER = "xdp-router"
+
+
+# -- topology kinds ---------------------------------------------------------------------
+# One lifecycle (bed.Testbed: name, lock, state file, global sysctls, teardown on errors
+# and signals, cleanup of na-*) builds every kind of testbed. The forwarding testbed
+# (router, bridge: built in this module) is the default kind. Another kind is a module
+# with validate(cfg), build(name, cfg) -> state and config_from_state(state); its config
+# and its state carry ``kind``. Teardown and cleanup need no kind: they end what still
+# runs in the testbed's namespaces and remove every one of them (names.is_testbed_netns).
+FORWARDING = "forwarding"
+KINDS = {"rtt": "netassay.rtt.topology"}
+
+
+def kind_of(cfg_or_state: Any) -> str:
+    """The kind of testbed a config or a state describes (``forwarding`` by default)."""
+    if isinstance(cfg_or_state, dict):
+        return str(cfg_or_state.get("kind", FORWARDING))
+    return str(getattr(cfg_or_state, "kind", FORWARDING))
+
+
+def kind_module(kind: str) -> Any:
+    """The module that validates and builds a testbed kind other than forwarding."""
+    if kind not in KINDS:
+        raise TestbedError(
+            f"unknown testbed kind '{kind}'",
+            f"known kinds: {', '.join([FORWARDING, *KINDS])}",
+            "run 'netassay testbed cleanup' if its state came from another release",
+        )
+    return importlib.import_module(KINDS[kind])
+
+
+def check(cfg: Any) -> None:
+    """Refuse a config of any kind that makes no sense, before anything is touched."""
+    kind = kind_of(cfg)
+    if kind == FORWARDING:
+        validate(cfg)
+    else:
+        kind_module(kind).validate(cfg)
 
 
 def validate(cfg: TestbedConfig) -> None:
@@ -313,10 +355,14 @@ def _pinning(name: str, cfg: TestbedConfig) -> dict[str, str]:
     return {f"{sut}:{N.SUT_IN}": mask}
 
 
+def namespaces_of(name: str, present: list[str]) -> list[str]:
+    """The namespaces of testbed ``name`` (of any kind) among ``present``."""
+    return [ns for ns in present if N.name_of(ns) == name]
+
+
 def refuse_existing(name: str) -> None:
     """A testbed of that name (namespaces or state) must not exist yet."""
-    mine = [N.netns(name, r) for r in N.ROLES]
-    if set(mine) & set(list_netns()) or S.read_state(name) is not None:
+    if namespaces_of(name, list_netns()) or S.read_state(name) is not None:
         raise TestbedError(
             f"testbed '{name}' already exists",
             "its namespaces or its state are present",
@@ -326,6 +372,9 @@ def refuse_existing(name: str) -> None:
 
 def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     """Create the testbed; return its state (also written to the run directory)."""
+    kind = kind_of(cfg)
+    if kind != FORWARDING:
+        return kind_module(kind).build(name, cfg)  # type: ignore[no-any-return]
     validate(cfg)
     refuse_existing(name)
     _, pinning_reason = cfg.pinning_choice()
@@ -378,13 +427,10 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
 def teardown(name: str) -> list[str]:
     """Remove one testbed's namespaces and state; restore sysctls if it was the last."""
     N.validate_name(name)
-    removed = []
-    present = list_netns()
-    for role in N.ROLES:
-        ns = N.netns(name, role)
-        if ns in present:
-            run(["ip", "netns", "del", ns], check=False)
-            removed.append(ns)
+    removed = namespaces_of(name, list_netns())
+    end_processes(removed)
+    for ns in removed:
+        run(["ip", "netns", "del", ns], check=False)
     S.remove_state(name)
     if not S.known_testbeds():
         S.restore_global_sysctls()
@@ -407,14 +453,60 @@ def cleanup(only: set[str] | None = None) -> list[str]:
         if tb in busy:
             log.warning("testbed %s is in use; left alone", tb)
             continue
-        run(["ip", "netns", "del", ns], check=False)
         removed.append(ns)
+    end_processes(removed)
+    for ns in removed:
+        run(["ip", "netns", "del", ns], check=False)
     for tb in S.known_testbeds():
         if (only is None or tb in only) and tb not in busy:
             S.remove_state(tb)
     if not S.known_testbeds():
         S.restore_global_sysctls()
     return removed
+
+
+def end_processes(namespaces: list[str], grace_s: float = 2.0) -> list[int]:
+    """End every process still running in these namespaces (SIGTERM, then SIGKILL after
+    ``grace_s``): a namespace is only freed when nothing runs in it any more."""
+    inodes = {}
+    for ns in namespaces:
+        try:
+            inodes[os.stat(f"/run/netns/{ns}").st_ino] = ns
+        except OSError:
+            continue
+    pids = [pid for pid in _pids() if _netns_inode(pid) in inodes] if inodes else []
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + grace_s
+        while pids and time.monotonic() < deadline:
+            pids = [p for p in pids if _alive(p)]
+            time.sleep(0.02)
+        if not pids:
+            break
+        log.warning("processes %s did not end on SIGTERM; killing them", pids)
+    return pids
+
+
+def _pids() -> list[int]:
+    own = os.getpid()
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != own]
+
+
+def _netns_inode(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino
+    except OSError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _busy(name: str) -> bool:
