@@ -91,3 +91,25 @@ def test_single_confirming_load_warns():
     s = _verdict(np.arange(1, 5) * 1e5, [0, 0, 0.1, 0.4])
     assert s.verdict == GOOD
     assert any("single load" in w for w in s.warnings)
+
+
+def _sat(tir, plr, mode="described", **kw):
+    rates = np.arange(1, len(tir) + 1) * 1e5
+    return detect_saturation(rates, np.array(plr), np.array(tir), mode=mode, **kw)
+
+
+def test_described_stays_saturated_while_tir_equals_eta():
+    # paper, section V-A: stay while TIR "remains below or equal to" eta
+    tir = [np.nan, 1.0, 1.0, 0.2, 0.1, 0.1]
+    plr = [0, 0, 0, 0.01, 0.2, 0.3]  # past-PDR 3, potential 4
+    d = _sat(tir, plr)
+    assert d.verdict == GOOD and d.saturation_index == 4 and d.exits == ()
+    p = _sat(tir, plr, "published")  # the notebook: TIR < eta to stay
+    assert p.verdict == BAD and p.exits == (5,)
+
+
+def test_described_entry_stays_strict():
+    # entering needs TIR < entry_factor * eta; exactly at the threshold does not enter
+    tir = [np.nan, 1.0, 1.0, 0.2, 3.0 * 0.1, 0.0]
+    s = _sat(tir, [0, 0, 0, 0.01, 0.2, 0.3])
+    assert s.verdict == BAD and s.saturation_index == 5

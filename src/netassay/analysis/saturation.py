@@ -1,8 +1,11 @@
 """Saturation detection and the trust verdict on PDR (PASTRAMI, section V, Fig. 7).
 
 Two modes:
-- ``described`` (default): enter saturation when TIR < entry_factor * eta, stay while
-  TIR < eta; INCONCLUSIVE when the tested range has no potential saturation point.
+- ``described`` (default): the rule of the paper's section V-A. Enter saturation when
+  TIR < entry_factor * eta (the notebook's entry threshold 3 * eta; entry_factor 1 gives
+  the text's "TIR < eta"), then stay while TIR <= eta ("remains below or equal to the
+  threshold eta for all subsequent increases"); INCONCLUSIVE when the tested range has
+  no potential saturation point.
 - ``published``: exactly the authors' notebook, whose condition
   ``TIR < eta if in_sat else eta * 3`` parses as ``(TIR < eta) if in_sat else 0.3``,
   so the first load examined is always taken as saturated; GOOD/BAD only.
@@ -47,7 +50,7 @@ def _walk(
         if published:
             saturated = (value < eta) if in_sat else bool(eta * 3)
         else:
-            saturated = value < (eta if in_sat else entry)
+            saturated = value <= eta if in_sat else value < entry
         if saturated:
             if not in_sat:
                 in_sat, sat_index = True, i
@@ -103,7 +106,7 @@ def detect_saturation(
     if exits:
         reason = (
             f"saturation is left again at {_fmt(rate_pps[exits[-1]])} (TIR "
-            f"{tir[exits[-1]]:.3g} >= {eta:g}): loss comes and goes"
+            f"{tir[exits[-1]]:.3g} {'>=' if published else '>'} {eta:g}): loss comes and goes"
         )
         if sat is not None:
             reason += f"; saturation is held only from {_fmt(rate_pps[sat])}"
