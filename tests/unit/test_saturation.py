@@ -113,3 +113,25 @@ def test_described_entry_stays_strict():
     tir = [np.nan, 1.0, 1.0, 0.2, 3.0 * 0.1, 0.0]
     s = _sat(tir, [0, 0, 0, 0.01, 0.2, 0.3])
     assert s.verdict == BAD and s.saturation_index == 5
+
+
+def test_pdr_below_the_range_is_inconclusive_when_described():
+    # per-load PLR 0.01, 0.5, 0.66, 0.75 at 100..400 kpps: T = 99k, 100k, 102k, 100k,
+    # TIR = 0.01, 0.02, -0.02: saturated from the potential point (index 1) to the end,
+    # but the lowest load already loses 1% > 0.5%, so PDR lies below the tested range
+    rates = np.arange(1, 5) * 1e5
+    plr = [0.01, 0.5, 0.66, 0.75]
+    d = _verdict(rates, plr)
+    assert d.verdict == INCONCLUSIVE
+    assert (d.past_pdr_index, d.potential_saturation_index, d.saturation_index) == (0, 1, 1)
+    assert "below the tested range" in d.reason and "start the range lower" in d.reason
+    assert _verdict(rates, plr, "published").verdict == GOOD  # the notebook, as it is
+
+
+def test_pdr_below_the_range_stays_bad_on_measured_evidence():
+    # lowest load loses 1%, then TIR 0.5 at the potential point: not saturated there,
+    # whatever lies below the range -> BAD (like the real ebpf file)
+    rates = np.arange(1, 5) * 1e5
+    thr = np.array([0.99, 1.49, 1.5, 1.5]) * 1e5  # TIR 0.5, 0.01, 0
+    s = _verdict(rates, 1 - thr / rates)
+    assert s.verdict == BAD and s.past_pdr_index == 0

@@ -4,8 +4,11 @@ Two modes:
 - ``described`` (default): the rule of the paper's section V-A. Enter saturation when
   TIR < entry_factor * eta (the notebook's entry threshold 3 * eta; entry_factor 1 gives
   the text's "TIR < eta"), then stay while TIR <= eta ("remains below or equal to the
-  threshold eta for all subsequent increases"); INCONCLUSIVE when the tested range has
-  no potential saturation point.
+  threshold eta for all subsequent increases"). Beyond the paper: INCONCLUSIVE when the
+  tested range has no potential saturation point, or when the loss already exceeds the
+  PDR fraction at the lowest load: PDR then lies below the range and saturation cannot
+  be shown to start at it (a measured TIR that breaks saturation is still BAD: the true
+  potential point can only be lower, and saturation must hold through that TIR too).
 - ``published``: exactly the authors' notebook, whose condition
   ``TIR < eta if in_sat else eta * 3`` parses as ``(TIR < eta) if in_sat else 0.3``,
   so the first load examined is always taken as saturated; GOOD/BAD only.
@@ -96,6 +99,14 @@ def detect_saturation(
             f"the loss already exceeds {pct} at the lowest load: PDR is below the tested range"
         )
     entry = eta if published else entry_factor * eta
+    if sat == pot and past == 0 and not published:
+        reason = (
+            f"saturation holds from the potential saturation point ({_fmt(rate_pps[pot])}) "
+            f"to the last load, but the loss already exceeds {pct} at the lowest load "
+            f"({_fmt(rate_pps[0])}): PDR@{pct} lies below the tested range, so it cannot be "
+            "shown to mark the onset of saturation; start the range lower"
+        )
+        return Saturation(INCONCLUSIVE, reason, past, pot, sat, tuple(exits), tuple(warnings))
     if sat == pot:
         reason = (
             f"saturation starts at the potential saturation point ({_fmt(rate_pps[pot])}, "
