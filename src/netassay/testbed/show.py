@@ -10,6 +10,7 @@ from netassay.errors import TestbedError
 from netassay.testbed import names as N
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
+from netassay.testbed import xdp_router as XR
 
 
 def describe(name: str) -> dict[str, Any]:
@@ -82,5 +83,5 @@ def _xdp_lines(x: dict[str, Any] | None) -> list[str]:
     return [
         f"  XDP router: program {x['prog_id']} ({x['object']}) on {N.SUT_IN}, runs {where}",
         f"  XDP router's wire: the generator sends XDP live frames ({' '.join(x['gen_flags'])});"
-        f" the SUT's receive ring is veth's {x['ring_pkts']} frames, its overflow SUT ingress loss",
+        f" the SUT's receive ring is veth's {XR.VETH_RING} frames, its overflow SUT ingress loss",
     ]

@@ -527,8 +527,9 @@ def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
 def path_queue_pkts(tb: Any) -> int:
     """The smallest queue on the path that can lose a burst from the generator: the
     SUT's receive backlog (net.core.netdev_max_backlog, as it is now; for the XDP
-    router, veth's XDP ring) and the ground-truth cap's bucket. The wire's qdisc is not
-    one: a send it refuses is retried by the generator, never lost."""
+    router polled on its own CPU, veth's XDP ring) and the ground-truth cap's bucket.
+    The wire's qdisc is not one: a send it refuses is retried by the generator, never
+    lost."""
     ring = (tb.state.get("xdp_router") or {}).get("ring_pkts")
     backlog = int(ring or S.read_sysctl("net.core.netdev_max_backlog"))
     bucket = cap_bucket_pkts(tb.cfg)
