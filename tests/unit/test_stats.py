@@ -61,3 +61,32 @@ def test_tir_single_load_is_nan():
 def test_empty_table():
     t = load_table(np.array([], dtype=int), np.array([]), np.array([]))
     assert len(t) == 0
+
+
+def test_a_mean_that_is_zero_up_to_rounding_has_no_delta():
+    # +5 and -5 packets of 2,000,000: PLR 2.5e-6 and -2.5e-6, mean 0 up to rounding
+    # (5.6e-17 in float64, which made Delta_UCL95 = 5.7e11)
+    sent = np.array([2_000_000, 2_000_000])
+    plr = trial_plr(sent, np.array([1_999_995, 2_000_005]))
+    t = load_table(np.array([0, 0]), np.full(2, 1e5), plr, sent=sent)
+    assert abs(t.plr[0]) < 1e-15
+    assert math.isnan(t.delta_ucl95[0])
+    # without the counts, a few ulps of 1 still count as zero
+    assert math.isnan(load_table(np.array([0, 0]), np.full(2, 1e5), plr).delta_ucl95[0])
+
+
+def test_one_lost_packet_keeps_its_delta():
+    # lost 1 and 0 of 2,000,000 (K = 2): mean 2.5e-7 > 0.5/(2 * 2e6) = 1.25e-7;
+    # std = 2.5e-7 * sqrt(2); UCL95 - PLR = 12.7062 * std / sqrt(2) -> Delta = 12.7062
+    sent = np.array([2_000_000, 2_000_000])
+    plr = trial_plr(sent, np.array([1_999_999, 2_000_000]))
+    t = load_table(np.array([0, 0]), np.full(2, 1e5), plr, sent=sent)
+    assert t.plr[0] == pytest.approx(2.5e-7)
+    assert t.delta_ucl95[0] == pytest.approx(12.7062, rel=1e-5)
+
+
+def test_largest_trial_loss_per_load():
+    t = load_table(
+        np.array([0, 0, 1, 1]), np.array([1, 1, 2, 2.0]), np.array([2.5e-6, -5e-6, 0, -1e-6])
+    )
+    assert t.plr_max.tolist() == [2.5e-6, 0.0]

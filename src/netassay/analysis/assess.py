@@ -112,7 +112,7 @@ def assess_trials(
 
     The caller leaves out trials the generator shaped and says how many it left out.
     """
-    table = load_table(load_index, rate_pps, trial_plr(sent, received))
+    table = load_table(load_index, rate_pps, trial_plr(sent, received), sent=sent)
     return assess_table(
         table,
         cfg,
@@ -171,7 +171,8 @@ def assess_table(
         tir_used=tir_used,
         saturation=sat,
         pdr=measured_bound(table.rate_pps, table.plr, cfg.pdr),
-        ndr=measured_bound(table.rate_pps, table.plr, 0.0),
+        # NDR: every trial of the load lost nothing (negative loss counts as zero)
+        ndr=measured_bound(table.rate_pps, table.plr_max, 0.0),
         duration_s=duration_s,
         flags=flags,
         trial_warnings=trial_warnings,

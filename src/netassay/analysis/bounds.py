@@ -33,10 +33,15 @@ class Bound:
         return text
 
 
-def measured_bound(rate_pps: np.ndarray, plr: np.ndarray, target: float) -> Bound:
-    """PDR@target (or NDR with target 0): loads meet it when mean PLR <= target."""
+def measured_bound(rate_pps: np.ndarray, loss: np.ndarray, target: float) -> Bound:
+    """The bound at ``target``: loads meet it when ``loss`` <= target.
+
+    PDR@X% passes the mean PLR per load; NDR passes each load's largest per-trial loss
+    ratio with target 0, so NDR means every trial of the load lost nothing (a trial
+    with negative loss, rx > tx, counts as zero and never offsets loss in another).
+    """
     rate_pps = np.asarray(rate_pps, dtype=np.float64)
-    meets = np.asarray(plr, dtype=np.float64) <= target
+    meets = np.asarray(loss, dtype=np.float64) <= target
     fails = np.flatnonzero(~meets)
     first_fail = int(fails[0]) if fails.size else rate_pps.size
     index = first_fail - 1 if first_fail > 0 else None

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+# A mean loss ratio this close to zero is zero up to rounding: 1 - received/sent is
+# exact to about one ulp of 1, so the mean of such values carries a few ulps of noise.
+ULPS_OF_ONE = 8 * float(np.finfo(np.float64).eps)
+
 
 @dataclass(frozen=True)
 class LoadTable:
@@ -19,9 +23,10 @@ class LoadTable:
     plr: np.ndarray  # mean of the per-trial loss ratios (as measured; may be < 0)
     plr_std: np.ndarray  # sample std, ddof 1 (nan when k < 2)
     ucl95: np.ndarray  # PLR + t(K-1, 0.975) * std / sqrt(K) (nan when k < 2)
-    delta_ucl95: np.ndarray  # (UCL95 - PLR) / PLR (nan when PLR <= 0 or k < 2)
+    delta_ucl95: np.ndarray  # (UCL95 - PLR) / PLR (nan when PLR is <= 0 up to rounding, k < 2)
     throughput_pps: np.ndarray  # T(O) = O * (1 - PLR)
     tir: np.ndarray  # (T_i - T_{i-1}) / (O_i - O_{i-1}); nan at the first load
+    plr_max: np.ndarray  # the largest per-trial loss ratio (NDR: <= 0 when no trial lost)
 
     @property
     def dr(self) -> np.ndarray:
@@ -56,17 +61,26 @@ def tir(rate_pps: np.ndarray, throughput_pps: np.ndarray) -> np.ndarray:
     return out
 
 
-def load_table(load_index: np.ndarray, rate_pps: np.ndarray, plr: np.ndarray) -> LoadTable:
+def load_table(
+    load_index: np.ndarray,
+    rate_pps: np.ndarray,
+    plr: np.ndarray,
+    *,
+    sent: np.ndarray | None = None,
+) -> LoadTable:
     """Aggregate per-trial loss ratios into per-load statistics.
 
     ``load_index`` must be sorted (trials grouped by load); ``rate_pps`` is the
-    offered load of each trial. Vectorized: cost is linear in the number of trials.
+    offered load of each trial. ``sent`` (per trial) gives the resolution below which a
+    mean loss ratio is zero up to rounding: half a packet over the load's trials, i.e.
+    |PLR| < 0.5 / (K * max sent), or a few ulps; such a load has no Delta_UCL95.
+    Vectorized: cost is linear in the number of trials.
     """
     load_index = np.asarray(load_index)
     plr = np.asarray(plr, dtype=np.float64)
     if load_index.size == 0:
         empty = np.empty(0)
-        return LoadTable(empty, empty.astype(np.int64), *(empty,) * 6)
+        return LoadTable(empty, empty.astype(np.int64), *(empty,) * 7)
     starts = np.flatnonzero(np.r_[True, load_index[1:] != load_index[:-1]])
     k = np.diff(np.r_[starts, load_index.size])
     rates = np.asarray(rate_pps, dtype=np.float64)[starts]
@@ -74,12 +88,18 @@ def load_table(load_index: np.ndarray, rate_pps: np.ndarray, plr: np.ndarray) ->
     mean = sums / k
     dev = plr - np.repeat(mean, k)
     ss = np.add.reduceat(dev * dev, starts)
+    top = np.maximum.reduceat(plr, starts)
+    smax = np.full(k.size, np.nan)
+    if sent is not None:
+        smax = np.maximum.reduceat(np.asarray(sent, dtype=np.float64), starts)
     with np.errstate(invalid="ignore", divide="ignore"):
         std = np.where(k >= 2, np.sqrt(ss / np.maximum(k - 1, 1)), np.nan)
         ucl = mean + t_critical(k) * std / np.sqrt(k)
-        delta = np.where(mean > 0, (ucl - mean) / np.where(mean > 0, mean, 1.0), np.nan)
+        tol = np.fmax(0.5 / (k * smax), ULPS_OF_ONE)  # fmax: nan smax -> ulps
+        pos_mean = mean > tol
+        delta = np.where(pos_mean, (ucl - mean) / np.where(pos_mean, mean, 1.0), np.nan)
     thr = rates * (1.0 - mean)
-    return LoadTable(rates, k.astype(np.int64), mean, std, ucl, delta, thr, tir(rates, thr))
+    return LoadTable(rates, k.astype(np.int64), mean, std, ucl, delta, thr, tir(rates, thr), top)
 
 
 def finite_or_none(x: float) -> float | None:
