@@ -31,7 +31,7 @@ from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
 from netassay.store.db import TrialRecord
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
-from netassay.traffic.generator import GenResult, run_generator
+from netassay.traffic.generator import RECORDED_KEYS, GenResult, run_generator
 from netassay.units import utc_now
 
 SOURCE = "netassay-testbed"
@@ -131,7 +131,7 @@ def measure(
         "sink": ctx.sink.kind,
         "queue_pkts": ctx.queue_pkts,
         "run_id": ctx.run_id,
-        "generator": {k: res.raw.get(k) for k in GEN_KEYS},
+        "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
         "settle_wait_s": round(settle_wait_s, 3),
     }
     return TrialRecord(
@@ -149,26 +149,6 @@ def measure(
         utc=utc,
         sink_dropped=sink_dropped,
     )
-
-
-GEN_KEYS = (
-    "technique",
-    "planned",
-    "sent",
-    "first_tx_ns",
-    "last_tx_ns",
-    "duration_s",
-    "rate_pps",
-    "achieved_rate_pps",
-    "rate_error",
-    "rate_tolerance",
-    "lateness_max_ns",
-    "lateness_p99_ns",
-    "retries",
-    "stopped_by_signal",
-    "truncated",
-    "ok",
-)
 
 
 def _counter_faults(

@@ -57,6 +57,9 @@ _REQUIRED_KEYS = (
     "stopped_by_signal",
     "ok",
 )
+# What a trial keeps of the generator's result: the fields above and these (newer
+# generators report them; an older one leaves them null).
+RECORDED_KEYS = (*_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason")
 
 
 def find_generator() -> str:
