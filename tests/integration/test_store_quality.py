@@ -45,3 +45,28 @@ def test_imported_rate_shortfall_is_a_generator_limit(tmp_path):
     t = parse_file(f).trials
     assert not t[0].warnings
     assert t[1].warnings[0].startswith("generator limit: sent 990 of 1000 planned (-1.000%)")
+
+
+def _sweep(db, rates, trials, label="gaps"):
+    config = {"rates_pps": rates, "runs": 3, "duration_s": 1.0}
+    with Store(db) as st:
+        exp, _ = st.add_experiment(key=label, kind="sweep", source="t", label=label, config=config)
+        st.add_trials(exp, trials)
+
+
+def test_unsorted_loads_are_one_line_input_error(tmp_path, cli):
+    db = tmp_path / "u.db"
+    _sweep(
+        db,
+        [2000.0, 1000.0, 3000.0],
+        [
+            _trial(i, r, rate, 1000, 1000)
+            for i, rate in enumerate((2000, 1000, 3000))
+            for r in (0, 1)
+        ],
+        label="unsorted",
+    )
+    cp = cli("assess", db)
+    assert cp.returncode == 3 and "Traceback" not in cp.stderr
+    assert len(cp.stderr.strip().splitlines()) == 1
+    assert "load 1 (1 kpps) is below load 0 (2 kpps)" in cp.stderr and "sort" in cp.stderr

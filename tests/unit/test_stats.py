@@ -90,3 +90,19 @@ def test_largest_trial_loss_per_load():
         np.array([0, 0, 1, 1]), np.array([1, 1, 2, 2.0]), np.array([2.5e-6, -5e-6, 0, -1e-6])
     )
     assert t.plr_max.tolist() == [2.5e-6, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("rates", "words"),
+    [
+        ([1e5, 1e5, 2e5], "load 1 (100 kpps) repeats load 0 (100 kpps)"),
+        ([2e5, 1e5, 3e5], "load 1 (100 kpps) is below load 0 (200 kpps)"),
+    ],
+)
+def test_duplicate_or_unsorted_loads_are_rejected(rates, words):
+    from netassay.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        load_table(np.arange(3), np.array(rates), np.zeros(3))
+    line = e.value.line()
+    assert words in line and "TIR" in line and "increasing order" in line and "\n" not in line

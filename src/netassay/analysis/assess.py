@@ -12,6 +12,7 @@ from netassay.analysis.bounds import Bound, measured_bound
 from netassay.analysis.saturation import Saturation, detect_saturation
 from netassay.analysis.stats import LoadTable, load_table, tir, trial_plr
 from netassay.config import AnalysisConfig
+from netassay.errors import InputError
 from netassay.units import fmt_rate
 
 
@@ -111,8 +112,12 @@ def assess_trials(
     """Assess trials given as columns grouped by load (sorted by load index).
 
     The caller leaves out trials the generator shaped and says how many it left out.
+    Loads that are not strictly increasing raise InputError naming the source.
     """
-    table = load_table(load_index, rate_pps, trial_plr(sent, received), sent=sent)
+    try:
+        table = load_table(load_index, rate_pps, trial_plr(sent, received), sent=sent)
+    except InputError as exc:
+        raise InputError(f"{source or label}: {exc.what}", exc.why, exc.todo) from exc
     return assess_table(
         table,
         cfg,
@@ -181,7 +186,7 @@ def assess_table(
 
 
 def quality_flags(table: LoadTable, sat: Saturation, cfg: AnalysisConfig) -> list[str]:
-    """Loads below PDR with non-negligible loss or a wide CI; non-monotone rates; K < 2."""
+    """Loads below PDR with non-negligible loss or a wide CI; K < 2."""
     flags: list[str] = []
     end = sat.past_pdr_index if sat.past_pdr_index is not None else len(table)
     for i in range(end):
@@ -193,6 +198,4 @@ def quality_flags(table: LoadTable, sat: Saturation, cfg: AnalysisConfig) -> lis
             flags.append(f"load {i} ({rate}): wide confidence interval (Delta_UCL95 {d:.3g})")
     if np.any(table.k < 2):
         flags.append("some loads have fewer than 2 trials: no confidence interval there")
-    if len(table) > 1 and np.any(np.diff(table.rate_pps) <= 0):
-        flags.append("offered loads do not increase strictly: TIR is undefined there")
     return flags

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from netassay.errors import InputError
+
 # A mean loss ratio this close to zero is zero up to rounding: 1 - received/sent is
 # exact to about one ulp of 1, so the mean of such values carries a few ulps of noise.
 ULPS_OF_ONE = 8 * float(np.finfo(np.float64).eps)
@@ -61,6 +63,33 @@ def tir(rate_pps: np.ndarray, throughput_pps: np.ndarray) -> np.ndarray:
     return out
 
 
+def check_increasing(rate_pps: np.ndarray) -> None:
+    """Raise InputError unless the known offered loads increase strictly with the index.
+
+    Duplicate or unsorted loads are rejected, not merged: two load indices at one rate
+    are two measurements (perhaps taken under other conditions, e.g. a resumed sweep),
+    and pooling them would change K silently and break "row i is load index i of the
+    plan"; sorting them would break it too. TIR divides by the step between consecutive
+    loads, so at a repeat it is infinite and on an unsorted list its sign is wrong.
+    """
+    idx = np.flatnonzero(np.isfinite(rate_pps))
+    r = rate_pps[idx]
+    bad = np.flatnonzero(np.diff(r) <= 0)
+    if not bad.size:
+        return
+    from netassay.units import fmt_rate
+
+    i, j = int(idx[bad[0]]), int(idx[bad[0] + 1])
+    how = "repeats" if rate_pps[j] == rate_pps[i] else "is below"
+    raise InputError(
+        f"load {j} ({fmt_rate(rate_pps[j])}) {how} load {i} ({fmt_rate(rate_pps[i])})",
+        "offered loads must increase strictly: TIR divides by the step between consecutive "
+        "loads, which is zero at a repeated load and negative on an unsorted list, so "
+        "duplicates are rejected rather than merged",
+        "measure each load once, in increasing order (sort and deduplicate the rate list)",
+    )
+
+
 def load_table(
     load_index: np.ndarray,
     rate_pps: np.ndarray,
@@ -71,9 +100,10 @@ def load_table(
     """Aggregate per-trial loss ratios into per-load statistics.
 
     ``load_index`` must be sorted (trials grouped by load); ``rate_pps`` is the
-    offered load of each trial. ``sent`` (per trial) gives the resolution below which a
-    mean loss ratio is zero up to rounding: half a packet over the load's trials, i.e.
-    |PLR| < 0.5 / (K * max sent), or a few ulps; such a load has no Delta_UCL95.
+    offered load of each trial; the loads must increase strictly (InputError).
+    ``sent`` (per trial) gives the resolution below which a mean loss ratio is zero up
+    to rounding: half a packet over the load's trials, i.e. |PLR| < 0.5 / (K * max
+    sent), or a few ulps; such a load has no Delta_UCL95.
     Vectorized: cost is linear in the number of trials.
     """
     load_index = np.asarray(load_index)
@@ -84,6 +114,7 @@ def load_table(
     starts = np.flatnonzero(np.r_[True, load_index[1:] != load_index[:-1]])
     k = np.diff(np.r_[starts, load_index.size])
     rates = np.asarray(rate_pps, dtype=np.float64)[starts]
+    check_increasing(rates)
     sums = np.add.reduceat(plr, starts)
     mean = sums / k
     dev = plr - np.repeat(mean, k)
