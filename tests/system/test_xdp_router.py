@@ -1,0 +1,180 @@
+"""The XDP router SUT (--sut xdp-router) on a real kernel: it forwards IPv4 and IPv6
+exactly, its counters agree with the sink, what it cannot forward goes to the kernel,
+its ground truths are found, a sweep crosses its saturation point, and nothing of it
+outlives its testbed.
+
+Needs root, netassay-gen and the built program (make setup); skipped with the reason
+otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from netassay.campaign.trial import measure, send, trials_on
+from netassay.config import TestbedConfig
+from netassay.errors import TestbedError
+from netassay.store.db import Store
+from netassay.testbed import Testbed
+from netassay.testbed import xdp_router as XR
+
+pytestmark = pytest.mark.system
+FWD = "sut/xdp/forwarded/packets"
+
+
+@pytest.fixture(autouse=True)
+def _built(lab_env):
+    try:
+        XR.object_path()
+    except TestbedError as exc:
+        pytest.skip(str(exc))
+
+
+def _xdp(rec) -> dict[str, int]:
+    return {
+        k.split("/")[2]: v for k, v in rec.counters["deltas"].items() if k.startswith("sut/xdp/")
+    }
+
+
+def _prog_alive(pid: int, wait_s: float = 10.0) -> bool:
+    """The program is still loaded after ``wait_s`` (a namespace is deleted
+    asynchronously: its devices, and the program with them, go a moment later)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        res = subprocess.run(["bpftool", "prog", "show", "id", str(pid)], capture_output=True)
+        if res.returncode != 0 or time.monotonic() > deadline:
+            return res.returncode == 0
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize(("ip", "size"), [(4, 64), (6, 84)], ids=["ipv4", "ipv6"])
+def test_forwards_exactly_three_million_packets(tb_name, ip, size):
+    """3 x 1,000,000 packets at a low load, unpinned (the program runs inside the
+    generator's send call, so a VM taking a CPU away cannot overflow veth's ring): no
+    loss anywhere, the program's forwarded counter equal to the sink's count (XDP and
+    nft), nothing dropped by the program."""
+    cfg = TestbedConfig(
+        sut="xdp-router", ip_version=ip, size_bytes=size, pinning="unpinned", sink="xdp+nft"
+    )
+    with Testbed(tb_name, cfg) as tb, trials_on(tb) as ctx:
+        prog = tb.state["xdp_router"]["prog_id"]
+        assert tb.state["xdp_router"]["napi_thread"] is None  # the generator's CPU
+        for k in range(3):
+            rec = measure(ctx, 0, k, 200_000, 5.0)
+            assert rec.counters["generator"]["technique"] == "xdp_live_frames"
+            assert rec.sent == 1_000_000, rec.warnings
+            assert rec.received == rec.sent, rec.loss_location
+            deltas = rec.counters["deltas"]
+            assert deltas[FWD] == rec.received == deltas["sink/nft/na_rx/packets"]
+            # every test frame forwarded, none dropped by the program (IPv6 MLD reports,
+            # hop limit 1, are passed to the kernel: foreign frames, never counted)
+            assert {r: n for r, n in _xdp(rec).items() if r.startswith("drop")} == {}
+            assert {loc: n for loc, n in rec.loss_location.items() if n} == {}
+            assert not [w for w in rec.warnings if w.startswith("counter fault")]
+    assert not _prog_alive(prog)  # gone with the SUT's namespace
+
+
+def test_what_it_cannot_forward_goes_to_the_kernel(tb_name):
+    """TTL 1: the program passes it, the kernel answers time exceeded; a normal ping
+    goes through the program and back through the kernel router; pin-2cpu: its NAPI
+    thread is pinned to CPU 1."""
+    cfg = TestbedConfig(sut="xdp-router", pinning="pin-2cpu", sink="nft")
+    with Testbed(tb_name, cfg) as tb, trials_on(tb) as ctx:
+        x = tb.state["xdp_router"]
+        assert x["cpu"] == 1 and x["napi_thread"].startswith("napi/sut0-")
+        assert os.sched_getaffinity(x["napi_pid"]) == {1}
+        assert os.sched_getscheduler(x["napi_pid"]) == os.SCHED_FIFO
+        ping = ["ip", "netns", "exec", tb.ns("tg"), "ping", "-n", "-q", "-c", "3", "-i", "0.2"]
+        before = XR.read_counters(x["prog_id"])
+        expired = subprocess.run([*ping, "-t", "1", tb.target["dst"]], capture_output=True)
+        ok = subprocess.run([*ping, "-W", "2", tb.target["dst"]], capture_output=True, text=True)
+        after = XR.read_counters(x["prog_id"])
+        assert expired.returncode != 0  # time exceeded, from the kernel
+        assert ok.returncode == 0, ok.stdout + ok.stderr
+        assert after["pass_ttl"] - before["pass_ttl"] == 3
+        assert after["forwarded"] - before["forwarded"] == 3
+        rec = measure(ctx, 0, 0, 50_000, 0.5)  # the nft sink: GRO lets veth deliver
+    assert rec.received == rec.counters["deltas"][FWD] > 0, rec.loss_location
+    # a CPU taken away for a few ms can overflow veth's 256-frame ring: SUT ingress loss
+    assert rec.sent - rec.received == rec.loss_location["sut_ingress"], rec.loss_location
+
+
+def test_random_drop_ground_truth_is_in_the_program(tb_name):
+    cfg = TestbedConfig(sut="xdp-router", pinning="unpinned", sut_drop=0.01)
+    with Testbed(tb_name, cfg) as tb, trials_on(tb) as ctx:
+        rec = measure(ctx, 0, 0, 100_000, 1.0)
+    lost = rec.sent - rec.received
+    assert 0.006 < lost / rec.sent < 0.014, lost
+    assert _xdp(rec)["drop_ground_drop"] == lost == rec.loss_location["sut_forward"]
+
+
+def _assess(cli, db) -> dict:
+    res = cli("assess", str(db), "--json")
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.splitlines()[0])
+
+
+def test_capacity_cap_in_front_of_it(tb_name, tmp_path, cli):
+    """--sut-cap C on the XDP router (the program's token bucket: redirected frames
+    bypass sut1's nft egress hook): PDR@0.5% within 5% of C, GOOD, the loss at the
+    SUT's egress and counted by the program."""
+    cap = 50_000
+    db = tmp_path / "cap.db"
+    res = cli(
+        "sweep", "--name", tb_name, "--sut", "xdp-router", "--sut-cap", "50k",
+        "--pinning", "unpinned",
+        "--rates", "30k,35k,40k,45k,48k,50k,52k,55k,60k,65k,70k",
+        "--runs", "3", "--duration", "1s", "--settle", "0.1s", "--db", str(db),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    a = _assess(cli, db)
+    assert abs(a["pdr_pps"] - cap) <= 0.05 * cap, a
+    assert a["verdict"] == "GOOD", (a["reason"], a["loads"])
+    with Store(db) as st:
+        exp = next(iter(st.experiments()))
+        trials = st.trials(exp.id)
+    assert exp.metadata["class"] == "ebpf"
+    for t in (t for t in trials if t["rate_pps"] >= 55_000):
+        lost = t["sent"] - t["received"]
+        assert t["loss_location"]["sut_egress"] >= 0.95 * lost > 0
+        deltas = t["counters"]["deltas"]
+        assert deltas["sut/xdp/drop_ground_cap/packets"] == t["loss_location"]["sut_egress"]
+
+
+def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli):
+    """pin-2cpu: the program on CPU 1 (its NAPI thread), the generator (XDP live frames)
+    on CPU 0. The loads span 10%..80% of the generator's peak through this testbed
+    (probed first): the router, whose CPU also runs the sink, saturates inside that
+    range, and the loss past saturation is veth's full ring at the SUT's ingress. The
+    assessment is printed, whatever its verdict on this machine."""
+    up = cli("testbed", "up", "--name", tb_name, "--sut", "xdp-router", "--pinning", "pin-2cpu")
+    assert up.returncode == 0, up.stderr
+    with Testbed.attach(tb_name) as tb:
+        peak = send(tb, "max", 0.5).achieved_rate_pps
+    loads = (0.1, 0.2, 0.3, 0.4, 0.5, 0.65, 0.8)  # the sweep's own probe may find less
+    rates = ",".join(f"{round(f * peak / 1000)}k" for f in loads)
+    db = tmp_path / "sat.db"
+    res = cli(
+        "sweep", "--name", tb_name, "--rates", rates, "--runs", "3", "--duration", "0.5s",
+        "--settle", "0.1s", "--db", str(db),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    print(f"generator peak {peak / 1e6:.2f} Mpps; loads {rates}")
+    print(cli("assess", str(db)).stdout)
+    a = _assess(cli, db)
+    assert a["verdict"] in ("GOOD", "BAD", "INCONCLUSIVE")
+    with Store(db) as st:
+        exp = next(iter(st.experiments()))
+        trials = [t for t in st.trials(exp.id) if not t["excluded"]]
+    assert exp.metadata["class"] == "ebpf" and exp.metadata["pinning"] == "pin-2cpu"
+    top = [t for t in trials if t["rate_pps"] == max(t["rate_pps"] for t in trials)]
+    lost = sum(t["sent"] - t["received"] for t in top)
+    sent = sum(t["sent"] for t in top)
+    assert lost > 0.005 * sent, f"no saturation up to {rates}: {a['loads']}"
+    at_ring = sum(t["loss_location"]["sut_ingress"] for t in top)
+    assert at_ring >= 0.95 * lost, [t["loss_location"] for t in top]
