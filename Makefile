@@ -74,6 +74,39 @@ constraints: venv
 	mv $(CONSTRAINTS).new $(CONSTRAINTS)
 	touch $(VENV)/.installed
 
+# netassay rtt: the capture points' tc BPF programs (one source, built for requests and
+# for replies) and netassay-probe (the probes and the echo), built from bpf/rtt/ into
+# bpf/rtt/build/ (ignored by git) and installed in the venv; the peers bench/rtt.py
+# compares with (ping, irtt) and the background CPU load (stress-ng).
+APT_PKGS += stress-ng iputils-ping irtt bpftool
+RTT_SRC := bpf/rtt
+RTT_BUILD := $(RTT_SRC)/build
+RTT_SHARE := $(VENV)/share/netassay/rtt
+RTT_BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf \
+                  -I/usr/include/$(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+.PHONY: rtt
+setup: rtt
+
+rtt: $(RTT_SHARE)/capture_request.o $(RTT_SHARE)/capture_reply.o $(BIN)/netassay-probe
+
+$(RTT_BUILD)/capture_request.o: $(RTT_SRC)/capture.bpf.c | apt
+	@mkdir -p $(@D)
+	clang $(RTT_BPF_CFLAGS) -DNA_REPLY=0 -c $< -o $@
+
+$(RTT_BUILD)/capture_reply.o: $(RTT_SRC)/capture.bpf.c | apt
+	@mkdir -p $(@D)
+	clang $(RTT_BPF_CFLAGS) -DNA_REPLY=1 -c $< -o $@
+
+$(RTT_BUILD)/netassay-probe: $(RTT_SRC)/probe.c | apt
+	@mkdir -p $(@D)
+	cc -O2 -Wall -Wextra -Werror -o $@ $< -lm
+
+$(RTT_SHARE)/%.o: $(RTT_BUILD)/%.o | venv
+	install -D -m 0644 $< $@
+
+$(BIN)/netassay-probe: $(RTT_BUILD)/netassay-probe | venv
+	install -m 0755 $< $@
+
 gen: venv
 	@if [ -f gen/Cargo.toml ]; then \
 	  cargo build --release --quiet --manifest-path gen/Cargo.toml && \

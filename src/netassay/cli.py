@@ -74,6 +74,9 @@ cli_lab.register(app)
 from netassay import cli_search  # noqa: E402
 
 cli_search.register(app)
+from netassay import cli_rtt  # noqa: E402
+
+cli_rtt.register(app)
 
 
 def _click_error_types() -> tuple[type[BaseException], ...]:

@@ -23,7 +23,7 @@ def test_import_twice_adds_nothing_and_check_passes(pastrami_dir, tmp_path, cli)
     second = cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
     assert "imported 0 experiment(s)" in second.stdout and "2 already stored" in second.stdout
     assert _counts(db) == (8, 3630)
-    assert "ok (schema 2, 8 experiments, 3630 trials)" in cli("db", "check", db).stdout
+    assert "ok (schema 3, 8 experiments, 3630 trials)" in cli("db", "check", db).stdout
 
 
 def test_trials_are_append_only(pastrami_dir, tmp_path, cli):

@@ -45,7 +45,7 @@ def test_v1_store_migrates_with_exclusions(tmp_path):
     db = tmp_path / "v1.db"
     _v1_store(db)
     with Store(db) as st:
-        assert st.schema_version() == 2
+        assert st.schema_version() == 3
         ex = [t["excluded"] for t in st.trials(1)]
         assert ex == [
             None,

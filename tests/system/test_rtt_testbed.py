@@ -66,3 +66,12 @@ def test_cleanup_ends_processes_left_in_the_namespaces(tb_name, netns_of):
     removed = T.cleanup({tb_name})
     assert len(removed) == 4 and netns_of(tb_name) == []
     assert sleeper.wait(timeout=5) != 0  # ended by the cleanup, not by itself
+
+
+def test_unavailable_path_is_refused_in_one_line(cli, tb_name, netns_of):
+    missing = [p for p in PATHS if p not in AVAILABLE]
+    if not missing:
+        pytest.skip("every data path is available on this kernel")
+    res = cli("rtt", "--name", tb_name, "--path", missing[0], "--count", "10")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "not available on this kernel" in res.stderr and netns_of(tb_name) == []

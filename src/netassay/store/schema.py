@@ -6,7 +6,7 @@ Each migration is applied once, in order, inside a transaction, and recorded in
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
@@ -77,6 +77,24 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX trials_curve ON trials
             (experiment_id, load_index, repetition, rate_pps, sent, received, sink_dropped,
              excluded);
+        """,
+    ),
+    (
+        3,
+        "rtt runs: per run of 'netassay rtt' (stored as a trial), the histograms of its "
+        "segments, a bounded sample of its raw probes and its summary (percentiles, CPU "
+        "use per core, the background load that ran)",
+        """
+        CREATE TABLE rtt_runs (
+            trial_id INTEGER PRIMARY KEY REFERENCES trials(id),
+            summary_json TEXT NOT NULL,
+            histograms BLOB NOT NULL,
+            probes BLOB
+        );
+        CREATE TRIGGER rtt_runs_append_only_update BEFORE UPDATE ON rtt_runs
+        BEGIN SELECT RAISE(ABORT, 'rtt runs are append-only'); END;
+        CREATE TRIGGER rtt_runs_append_only_delete BEFORE DELETE ON rtt_runs
+        BEGIN SELECT RAISE(ABORT, 'rtt runs are append-only'); END;
         """,
     ),
 ]

@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: GPL-2.0
+/* netassay-probe: the user-space side of netassay rtt (the sender's probes and the
+ * responder's echo). Built with the capture programs beside it (make setup).
+ *
+ *   netassay-probe send --dst IP --probe icmp|udp --rate PPS (--count N | --duration S)
+ *       [--size BYTES] [--timeout S] [--cpu N]
+ *   netassay-probe echo --probe icmp|udp [--delay NS] [--cpu N]
+ *
+ * send: probe k is due at start + k / rate on CLOCK_MONOTONIC (its scheduled time); the
+ * loop sends every probe that is due, in one sendmmsg call, stamping the send time just
+ * before the call, and reads replies in between: it sleeps in ppoll() (woken by a reply,
+ * timer slack 1 ns) until SPIN_NS before the next probe is due, then busy-polls, so a
+ * probe leaves on time without the process holding a CPU it would have to share with
+ * whatever else runs there. Every probe ends as one 32-byte record on stdout, in sequence order, once its
+ * reply came or its timeout passed: seq, scheduled, sent, received (0: lost, or never
+ * sent when sent is 0), native-endian u64 nanoseconds. The last line on stderr is a JSON
+ * summary (planned, sent, received, lost, late, duplicates, reordered, ...). SIGINT and
+ * SIGTERM end the sending; what was sent is still reported.
+ *
+ * echo: answers the probes of one kind in the responder endpoint. udp: a socket on port
+ * 7 sends each datagram back. icmp: a raw socket answers echo requests that carry the
+ * probe magic (the kernel's own echo reply must be off: net.ipv4.icmp_echo_ignore_all=1
+ * in the namespace). Replies are held --delay ns after the request was read (the ground
+ * truth of the response time): the loop sleeps in ppoll() until a request comes or until
+ * SPIN_NS before a held reply is due, then busy-polls to its time, so a held reply leaves
+ * on time and the reading of a request costs the same with and without a delay. Runs until SIGINT/SIGTERM and then
+ * prints a JSON summary.
+ *
+ * Payload (big endian, after the 8-byte ICMP or UDP header): magic 0x6e615231 (u32),
+ * flags (u16), sequence number (u64), send time (u64), then zero padding up to --size
+ * (the Ethernet frame without FCS: 64..1514).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <linux/icmp.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAGIC 0x6e615231u
+#define ECHO_PORT 7
+#define HDRS 42 /* Ethernet 14 + IPv4 20 + ICMP/UDP 8 */
+#define PAYLOAD_MIN 22
+#define SIZE_MAX_FRAME 1514
+#define BATCH 64
+#define SPIN_NS 100000ull /* sleep in ppoll() until this close to a deadline, then spin */
+
+struct rec {
+	uint64_t seq, sched_ns, tx_ns, rx_ns;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep until fd is readable or until `until_ns` (CLOCK_MONOTONIC) minus SPIN_NS; return
+ * at once when that is already near. until_ns 0: no deadline (a signal or data ends it). */
+static void wait_readable(int fd, uint64_t until_ns)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct timespec ts, *tp = NULL;
+	uint64_t now;
+
+	if (until_ns) {
+		now = now_ns();
+		if (until_ns <= now + SPIN_NS)
+			return;
+		uint64_t d = until_ns - now - SPIN_NS;
+
+		ts.tv_sec = (time_t)(d / 1000000000ull);
+		ts.tv_nsec = (long)(d % 1000000000ull);
+		tp = &ts;
+	}
+	ppoll(&p, 1, tp, NULL);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "netassay-probe: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void usage(const char *msg)
+{
+	fprintf(stderr, "netassay-probe: %s (see the comment at the top of probe.c)\n", msg);
+	exit(2);
+}
+
+static uint16_t csum(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint32_t s = 0;
+
+	for (; len > 1; p += 2, len -= 2)
+		s += (uint32_t)p[0] << 8 | p[1];
+	if (len)
+		s += (uint32_t)p[0] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return htons((uint16_t)~s);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		die("sched_setaffinity");
+}
+
+struct opts {
+	const char *mode, *dst;
+	int icmp;
+	double rate, duration_s, timeout_s;
+	uint64_t count, delay_ns;
+	int size, cpu;
+};
+
+static double num(const char *s, const char *what)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !isfinite(v) || v < 0) {
+		fprintf(stderr, "netassay-probe: bad %s '%s'\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->size = 64;
+	o->cpu = -1;
+	o->timeout_s = 1.0;
+	o->icmp = -1;
+	if (argc < 2)
+		usage("give a mode: send or echo");
+	o->mode = argv[1];
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v)
+			usage("an option needs a value");
+		i++;
+		if (!strcmp(a, "--dst"))
+			o->dst = v;
+		else if (!strcmp(a, "--probe")) {
+			if (strcmp(v, "icmp") && strcmp(v, "udp"))
+				usage("--probe is icmp or udp");
+			o->icmp = !strcmp(v, "icmp");
+		} else if (!strcmp(a, "--rate"))
+			o->rate = num(v, "rate");
+		else if (!strcmp(a, "--count"))
+			o->count = (uint64_t)num(v, "count");
+		else if (!strcmp(a, "--duration"))
+			o->duration_s = num(v, "duration");
+		else if (!strcmp(a, "--timeout"))
+			o->timeout_s = num(v, "timeout");
+		else if (!strcmp(a, "--size"))
+			o->size = (int)num(v, "size");
+		else if (!strcmp(a, "--cpu"))
+			o->cpu = (int)num(v, "cpu");
+		else if (!strcmp(a, "--delay"))
+			o->delay_ns = (uint64_t)num(v, "delay");
+		else
+			usage("unknown option");
+	}
+	if (o->icmp < 0)
+		usage("--probe is required");
+	if (o->size < HDRS + PAYLOAD_MIN || o->size > SIZE_MAX_FRAME)
+		usage("--size is 64..1514");
+}
+
+/* -- the payload ------------------------------------------------------------------ */
+struct payload {
+	uint32_t magic;
+	uint16_t flags;
+	uint64_t seq;
+	uint64_t tx_ns;
+} __attribute__((packed));
+
+/* -- send -------------------------------------------------------------------------- */
+struct sender {
+	struct opts o;
+	int fd;
+	uint16_t ident;
+	size_t len; /* bytes handed to the socket: ICMP header + payload, or UDP payload */
+	uint64_t planned, start, interval_num, ring_mask;
+	struct rec *ring;
+	uint64_t sent, emitted, received, late, dups, reordered, send_errors, max_rx_seq;
+	int any_rx;
+	uint8_t (*bufs)[SIZE_MAX_FRAME];
+	FILE *out;
+};
+
+static uint64_t sched_of(const struct sender *s, uint64_t k)
+{
+	return s->start + (uint64_t)((long double)k * 1e9L / (long double)s->o.rate);
+}
+
+static void fill(struct sender *s, uint8_t *buf, uint64_t seq, uint64_t tx)
+{
+	struct payload *p = (struct payload *)(buf + (s->o.icmp ? 8 : 0));
+
+	p->magic = htonl(MAGIC);
+	p->flags = 0;
+	p->seq = htobe64(seq);
+	p->tx_ns = htobe64(tx);
+	if (s->o.icmp) {
+		struct icmphdr *h = (struct icmphdr *)buf;
+
+		h->type = ICMP_ECHO;
+		h->code = 0;
+		h->checksum = 0;
+		h->un.echo.id = htons(s->ident);
+		h->un.echo.sequence = htons((uint16_t)seq);
+		h->checksum = csum(buf, s->len);
+	}
+}
+
+static void emit(struct sender *s, struct rec *r)
+{
+	if (fwrite(r, sizeof(*r), 1, s->out) != 1)
+		die("write to stdout");
+}
+
+/* Emit, in order, every probe that is resolved: answered, timed out, or (at the end)
+ * everything left. */
+static void drain_ring(struct sender *s, uint64_t now, int all)
+{
+	uint64_t timeout = (uint64_t)(s->o.timeout_s * 1e9);
+
+	while (s->emitted < s->sent) {
+		struct rec *r = &s->ring[s->emitted & s->ring_mask];
+
+		if (!all && !r->rx_ns && r->tx_ns && now < r->tx_ns + timeout)
+			break;
+		emit(s, r);
+		s->emitted++;
+	}
+}
+
+static void on_reply(struct sender *s, const uint8_t *data, ssize_t n, uint64_t now)
+{
+	const struct payload *p;
+
+	if (s->o.icmp) {
+		const struct iphdr *ip = (const void *)data;
+		size_t ihl;
+
+		if (n < (ssize_t)sizeof(*ip))
+			return;
+		ihl = ip->ihl * 4u;
+		if (n < (ssize_t)(ihl + 8 + sizeof(*p)))
+			return;
+		const struct icmphdr *h = (const void *)(data + ihl);
+
+		if (h->type != ICMP_ECHOREPLY || ntohs(h->un.echo.id) != s->ident)
+			return;
+		p = (const void *)(data + ihl + 8);
+	} else {
+		if (n < (ssize_t)sizeof(*p))
+			return;
+		p = (const void *)data;
+	}
+	if (ntohl(p->magic) != MAGIC)
+		return;
+	uint64_t seq = be64toh(p->seq);
+
+	if (seq >= s->sent)
+		return; /* not ours */
+	if (seq < s->emitted) {
+		s->late++; /* reported lost already (timeout) */
+		return;
+	}
+	struct rec *r = &s->ring[seq & s->ring_mask];
+
+	if (r->rx_ns) {
+		s->dups++;
+		return;
+	}
+	r->rx_ns = now;
+	s->received++;
+	if (s->any_rx && seq < s->max_rx_seq)
+		s->reordered++;
+	if (!s->any_rx || seq > s->max_rx_seq)
+		s->max_rx_seq = seq;
+	s->any_rx = 1;
+}
+
+static void receive(struct sender *s)
+{
+	static uint8_t rbuf[BATCH][2048];
+	struct mmsghdr m[BATCH];
+	struct iovec iov[BATCH];
+
+	for (;;) {
+		memset(m, 0, sizeof(m));
+		for (int i = 0; i < BATCH; i++) {
+			iov[i].iov_base = rbuf[i];
+			iov[i].iov_len = sizeof(rbuf[i]);
+			m[i].msg_hdr.msg_iov = &iov[i];
+			m[i].msg_hdr.msg_iovlen = 1;
+		}
+		int n = recvmmsg(s->fd, m, BATCH, MSG_DONTWAIT, NULL);
+		uint64_t now = now_ns();
+
+		if (n <= 0) {
+			if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				die("recvmmsg");
+			return;
+		}
+		for (int i = 0; i < n; i++)
+			on_reply(s, rbuf[i], m[i].msg_len, now);
+		if (n < BATCH)
+			return;
+	}
+}
+
+/* Send every probe due by now (up to BATCH in one call). */
+static void send_due(struct sender *s, uint64_t now)
+{
+	struct mmsghdr m[BATCH];
+	struct iovec iov[BATCH];
+	struct sockaddr_in dst = {.sin_family = AF_INET};
+	uint64_t due = s->sent;
+	int b = 0;
+
+	inet_pton(AF_INET, s->o.dst, &dst.sin_addr);
+	while (due < s->planned && b < BATCH && sched_of(s, due) <= now)
+		due++, b++;
+	if (!b)
+		return;
+	memset(m, 0, sizeof(m));
+	uint64_t tx = now_ns();
+
+	for (int i = 0; i < b; i++) {
+		uint64_t seq = s->sent + i;
+
+		fill(s, s->bufs[i], seq, tx);
+		iov[i].iov_base = s->bufs[i];
+		iov[i].iov_len = s->len;
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+		if (s->o.icmp) {
+			m[i].msg_hdr.msg_name = &dst;
+			m[i].msg_hdr.msg_namelen = sizeof(dst);
+		}
+	}
+	int n = sendmmsg(s->fd, m, b, 0);
+
+	if (n < 0) {
+		if (errno != ENOBUFS && errno != EAGAIN && errno != EINTR)
+			die("sendmmsg");
+		n = 0;
+	}
+	for (int i = 0; i < b; i++) {
+		uint64_t seq = s->sent + i;
+		struct rec *r = &s->ring[seq & s->ring_mask];
+
+		r->seq = seq;
+		r->sched_ns = sched_of(s, seq);
+		r->tx_ns = i < n ? tx : 0; /* refused by the kernel: never sent */
+		r->rx_ns = 0;
+	}
+	s->send_errors += (uint64_t)(b - n);
+	s->sent += (uint64_t)b;
+}
+
+static int open_send_socket(struct sender *s)
+{
+	int fd;
+
+	if (s->o.icmp) {
+		fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+		if (fd < 0)
+			die("socket(raw icmp)");
+		struct icmp_filter f = {.data = ~(1u << ICMP_ECHOREPLY)};
+
+		if (setsockopt(fd, SOL_RAW, ICMP_FILTER, &f, sizeof(f)) < 0)
+			die("ICMP_FILTER");
+	} else {
+		struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons(ECHO_PORT)};
+
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fd < 0)
+			die("socket(udp)");
+		if (inet_pton(AF_INET, s->o.dst, &dst.sin_addr) != 1)
+			usage("--dst is an IPv4 address");
+		if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0)
+			die("connect");
+	}
+	int big = 8 << 20;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
+	return fd;
+}
+
+static int do_send(struct opts *o)
+{
+	struct sender s = {.o = *o};
+	struct in_addr a;
+
+	if (!o->dst || inet_pton(AF_INET, o->dst, &a) != 1)
+		usage("--dst is an IPv4 address");
+	if (o->rate <= 0 || o->rate > 10e6)
+		usage("--rate is 1..10000000 probes/s");
+	if (!o->count && o->duration_s <= 0)
+		usage("give --count or --duration");
+	s.planned = o->count ? o->count : (uint64_t)llround(o->rate * o->duration_s);
+	if (!s.planned)
+		usage("no probe to send");
+	s.len = (size_t)o->size - HDRS + (o->icmp ? 8 : 0);
+	s.ident = (uint16_t)getpid();
+	uint64_t ring = 1024;
+
+	while (ring < 2 * (uint64_t)(o->rate * (o->timeout_s + 0.1)) + BATCH && ring < (1ull << 26))
+		ring <<= 1;
+	s.ring_mask = ring - 1;
+	s.ring = calloc(ring, sizeof(*s.ring));
+	s.bufs = calloc(BATCH, sizeof(*s.bufs));
+	if (!s.ring || !s.bufs)
+		die("calloc");
+	s.out = stdout;
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	fcntl(1, F_SETPIPE_SZ, 1 << 20);
+	pin(o->cpu);
+	s.fd = open_send_socket(&s);
+
+	s.start = now_ns() + 1000000; /* the first probe is due 1 ms from now */
+	uint64_t last_flush = s.start, first_tx = 0, last_tx = 0;
+	while (s.sent < s.planned && !stop) {
+		uint64_t now = now_ns();
+
+		if (sched_of(&s, s.sent) <= now) {
+			uint64_t before = s.sent;
+
+			send_due(&s, now);
+			if (!first_tx)
+				first_tx = s.ring[before & s.ring_mask].tx_ns;
+			last_tx = s.ring[(s.sent - 1) & s.ring_mask].tx_ns ?: last_tx;
+			if (s.sent - s.emitted > s.ring_mask) /* never: the ring holds 2x timeout */
+				drain_ring(&s, now, 1);
+		}
+		receive(&s);
+		now = now_ns();
+		drain_ring(&s, now, 0);
+		if (now - last_flush > 10000000) {
+			fflush(s.out);
+			last_flush = now;
+		}
+		if (s.sent < s.planned)
+			wait_readable(s.fd, sched_of(&s, s.sent));
+	}
+	/* wait for the last replies: until every probe is answered or timed out */
+	uint64_t end_wait = now_ns() + (uint64_t)(o->timeout_s * 1e9);
+
+	while (s.emitted < s.sent && now_ns() < end_wait && !stop) {
+		receive(&s);
+		drain_ring(&s, now_ns(), 0);
+		wait_readable(s.fd, now_ns() + SPIN_NS + 1000000);
+	}
+	receive(&s);
+	drain_ring(&s, now_ns(), 1);
+	fflush(s.out);
+	uint64_t tx_ok = s.sent - s.send_errors;
+	double dur = last_tx > first_tx ? (last_tx - first_tx) / 1e9 : 0;
+
+	fprintf(stderr,
+		"{\"planned\":%llu,\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
+		"\"lost\":%llu,\"late\":%llu,\"duplicates\":%llu,\"reordered\":%llu,"
+		"\"start_ns\":%llu,\"first_tx_ns\":%llu,\"last_tx_ns\":%llu,\"duration_s\":%.9f,"
+		"\"rate_pps\":%.3f,\"timeout_s\":%.6f,\"ident\":%u,\"stopped_by_signal\":%s}\n",
+		(unsigned long long)s.planned, (unsigned long long)tx_ok,
+		(unsigned long long)s.send_errors, (unsigned long long)s.received,
+		(unsigned long long)(tx_ok - s.received), (unsigned long long)s.late,
+		(unsigned long long)s.dups, (unsigned long long)s.reordered,
+		(unsigned long long)s.start, (unsigned long long)first_tx,
+		(unsigned long long)last_tx, dur, o->rate, o->timeout_s, s.ident,
+		stop ? "true" : "false");
+	return 0;
+}
+
+/* -- echo -------------------------------------------------------------------------- */
+struct held {
+	uint64_t due_ns;
+	struct sockaddr_in peer;
+	uint16_t len;
+	uint8_t data[2048];
+};
+
+static int do_echo(struct opts *o)
+{
+	int fd;
+	uint64_t answered = 0, ignored = 0, errors = 0, held_max = 0;
+	enum { QN = 1 << 14 };
+	struct held *q = calloc(QN, sizeof(*q));
+	uint64_t head = 0, tail = 0; /* q[head..tail) wait for their time */
+
+	if (!q)
+		die("calloc");
+	pin(o->cpu);
+	if (o->icmp) {
+		fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+		if (fd < 0)
+			die("socket(raw icmp)");
+		struct icmp_filter f = {.data = ~(1u << ICMP_ECHO)};
+
+		if (setsockopt(fd, SOL_RAW, ICMP_FILTER, &f, sizeof(f)) < 0)
+			die("ICMP_FILTER");
+	} else {
+		struct sockaddr_in me = {.sin_family = AF_INET, .sin_port = htons(ECHO_PORT)};
+
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fd < 0)
+			die("socket(udp)");
+		if (bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0)
+			die("bind port 7");
+	}
+	int big = 8 << 20;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
+	fprintf(stderr, "{\"ready\":true}\n");
+	fflush(stderr);
+	while (!stop) {
+		struct held *h = &q[tail % QN];
+		socklen_t plen = sizeof(h->peer);
+		ssize_t n = tail - head < QN
+				    ? recvfrom(fd, h->data, sizeof(h->data), MSG_DONTWAIT,
+					       (struct sockaddr *)&h->peer, &plen)
+				    : -1;
+		uint64_t now = now_ns();
+
+		if (n > 0) {
+			size_t len = (size_t)n;
+
+			if (o->icmp) { /* raw: the IP header comes first */
+				struct iphdr *ip = (void *)h->data;
+				size_t ihl = ip->ihl * 4u;
+				struct icmphdr *ic = (void *)(h->data + ihl);
+				struct payload *p = (void *)(h->data + ihl + 8);
+
+				if (len < ihl + 8 + sizeof(*p) || ic->type != ICMP_ECHO ||
+				    ntohl(p->magic) != MAGIC) {
+					ignored++;
+					continue;
+				}
+				len -= ihl;
+				memmove(h->data, h->data + ihl, len);
+				ic = (void *)h->data;
+				ic->type = ICMP_ECHOREPLY;
+				ic->checksum = 0;
+				ic->checksum = csum(h->data, len);
+			}
+			h->len = (uint16_t)len;
+			h->due_ns = now + o->delay_ns;
+			tail++;
+			if (tail - head > held_max)
+				held_max = tail - head;
+		}
+		if (n > 0)
+			continue; /* read everything that is there first */
+		while (head < tail && q[head % QN].due_ns <= now_ns()) {
+			struct held *r = &q[head % QN];
+
+			if (sendto(fd, r->data, r->len, 0, (struct sockaddr *)&r->peer,
+				   sizeof(r->peer)) < 0)
+				errors++;
+			else
+				answered++;
+			head++;
+		}
+		wait_readable(fd, head < tail ? q[head % QN].due_ns : 0);
+	}
+	fprintf(stderr,
+		"{\"answered\":%llu,\"ignored\":%llu,\"send_errors\":%llu,\"held_max\":%llu,"
+		"\"delay_ns\":%llu}\n",
+		(unsigned long long)answered, (unsigned long long)ignored,
+		(unsigned long long)errors, (unsigned long long)held_max,
+		(unsigned long long)o->delay_ns);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	parse(argc, argv, &o);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* wake on time: no 50 us timer slack */
+	if (!strcmp(o.mode, "send"))
+		return do_send(&o);
+	if (!strcmp(o.mode, "echo"))
+		return do_echo(&o);
+	usage("the mode is send or echo");
+	return 2;
+}

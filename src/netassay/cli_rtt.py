@@ -1,0 +1,168 @@
+"""CLI of the rtt method (seed 002): parses flags and delegates to netassay.rtt."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from netassay.errors import Interrupted
+
+
+def _ns(text: str | None) -> int | None:
+    """A duration ('200us', '1ms', '0') in integer nanoseconds."""
+    if text is None:
+        return None
+    from netassay.errors import UsageError
+
+    t = text.strip().lower()
+    for unit, mult in (("ns", 1), ("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000)):
+        if t.endswith(unit):
+            t, scale = t[: -len(unit)], mult
+            break
+    else:
+        scale = 1_000_000_000 if t not in ("0",) else 1
+    try:
+        value = float(t) * scale
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise UsageError(f"bad duration '{text}'", "a number with ns, us, ms or s", "e.g. 200us")
+    return round(value)
+
+
+def rtt(
+    path: Annotated[
+        str, typer.Option("--path", help="Data path: bridge | macvlan | ipvlan | veth (routed).")
+    ] = "bridge",
+    probe: Annotated[
+        str, typer.Option("--probe", help="icmp (the kernel answers) | udp (an echo answers).")
+    ] = "icmp",
+    rate: Annotated[str, typer.Option("--rate", help="Probes per second, e.g. 1k.")] = "1k",
+    count: Annotated[
+        int | None, typer.Option("--count", help="Probes per run (or --duration).")
+    ] = None,
+    duration: Annotated[
+        str | None, typer.Option("--duration", help="Sending time per run, e.g. 2s.")
+    ] = None,
+    runs: Annotated[int, typer.Option("--runs", help="Runs (the statistical unit).")] = 10,
+    size: Annotated[int, typer.Option("--size", help="Frame size in bytes (no FCS).")] = 64,
+    timeout: Annotated[str, typer.Option("--timeout", help="Reply timeout.")] = "1s",
+    load: Annotated[
+        str | None,
+        typer.Option("--load", help="Background load TYPE:N@WHERE, e.g. cpu:32@sender."),
+    ] = None,
+    load_rate: Annotated[
+        str, typer.Option("--load-rate", help="net load: packets/s per background endpoint.")
+    ] = "10k",
+    load_burst: Annotated[
+        int, typer.Option("--load-burst", help="net load: packets per burst.")
+    ] = 32,
+    responder: Annotated[
+        str | None,
+        typer.Option("--responder", help="kernel (icmp default) | app (udp default: an echo)."),
+    ] = None,
+    responder_delay: Annotated[
+        str | None,
+        typer.Option("--responder-delay", help="Ground truth: hold each reply this long (200us)."),
+    ] = None,
+    no_capture: Annotated[
+        bool, typer.Option("--no-capture", help="No capture points (their cost is the difference).")
+    ] = False,
+    no_rate_check: Annotated[
+        bool, typer.Option("--no-rate-check", help="Skip the check that the path carries the rate.")
+    ] = False,
+    db: Annotated[str | None, typer.Option("--db", help="Results store (SQLite).")] = None,
+    label: Annotated[str, typer.Option("--label", help="Experiment label.")] = "",
+    cpus: Annotated[
+        str,
+        typer.Option("--cpus", help="auto: sender server on CPU 0, responder on CPU 1 | none."),
+    ] = "auto",
+    name: Annotated[str, typer.Option("--name", help="Testbed name (1-8 a-z0-9).")] = "rtt",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run.")] = False,
+) -> None:
+    """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
+    from netassay.rtt import method as M
+    from netassay.rtt.load import Load, NetLoad
+    from netassay.rtt.probe import ProbeSpec
+    from netassay.units import parse_duration, parse_rate
+
+    spec = ProbeSpec(
+        probe=probe, rate_pps=parse_rate(rate), count=count,
+        duration_s=parse_duration(duration) if duration else None,
+        size_bytes=size, timeout_s=parse_duration(timeout),
+    )  # fmt: skip
+    if spec.count is None and spec.duration_s is None:
+        spec = ProbeSpec(**{**spec.__dict__, "count": 1000})
+    req = M.RttRequest(
+        path=path, spec=spec, runs=runs, responder=responder,
+        responder_delay_ns=_ns(responder_delay), load=Load.parse(load),
+        net=NetLoad(rate_pps=parse_rate(load_rate), burst=load_burst), capture=not no_capture,
+        db=db, label=label, name=name, check_rate=not no_rate_check, cpus=cpus,
+    )  # fmt: skip
+    show = _json_line if as_json else _text_line
+    try:
+        m = M.measure_all(req, show)
+    except KeyboardInterrupt as exc:
+        raise Interrupted(
+            "rtt interrupted", "the runs that ended are stored" if db else "", ""
+        ) from exc
+    if not as_json:
+        _text_summary(m)
+
+
+def _run_object(m: Any, res: Any) -> dict[str, Any]:
+    req = m.req
+    s = res.summary()
+    return {
+        "path": req.path, "probe": req.spec.probe, "rate_pps": req.spec.rate_pps,
+        "size_bytes": req.spec.size_bytes, "responder": req.responder_kind,
+        "responder_delay_ns": req.responder_delay_ns or 0, "load": req.load.label,
+        "capture": req.capture, "experiment_id": m.experiment_id, **s,
+    }  # fmt: skip
+
+
+def _json_line(m: Any, res: Any) -> None:
+    typer.echo(json.dumps(_run_object(m, res), sort_keys=True))
+
+
+def _us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1000:.1f}"
+
+
+def _text_line(m: Any, res: Any) -> None:
+    s = res.summary()
+    seg = s["segments"]
+    parts = [f"run {res.index + 1}/{m.req.runs}: sent {s['sent']} lost {s['lost']}"]
+    for k in ("rtt", "overhead", "wire", "response", "latency"):
+        if k in seg:
+            parts.append(f"{k} p50 {_us(seg[k]['p50_ns'])} p99 {_us(seg[k]['p99_ns'])}")
+    line = " | ".join(parts) + " (us)"
+    if s["warnings"]:
+        line += f"  [{'; '.join(s['warnings'])}]"
+    typer.echo(line)
+
+
+def _text_summary(m: Any) -> None:
+    from netassay.rtt.stats import over_runs
+
+    typer.echo(f"over {len(m.results)} runs (median of the runs' values, bootstrap 95% CI), us:")
+    keys = ("rtt", "overhead", "wire", "response", "latency", "latency_sent", "app")
+    for k in keys:
+        p50 = [r.hists[k].percentile(50) for r in m.results if r.hists[k].n]
+        p99 = [r.hists[k].percentile(99) for r in m.results if r.hists[k].n]
+        if not p50:
+            continue
+        a, b = over_runs(p50), over_runs(p99)
+        ci = "" if a["ci95"] is None else f" [{_us(a['ci95'][0])}, {_us(a['ci95'][1])}]"
+        typer.echo(f"  {k:<13} p50 {_us(a['median'])}{ci}  p99 {_us(b['median'])}")
+    if m.experiment_id is not None:
+        typer.echo(f"stored {len(m.results)} run(s) in {m.req.db} (experiment {m.experiment_id})")
+    sys.stdout.flush()
+
+
+def register(app: typer.Typer) -> None:
+    """Add the rtt command to the CLI."""
+    app.command("rtt")(rtt)

@@ -1,0 +1,180 @@
+"""A compact log-linear histogram of nanosecond values (HDR-like), with exact moments.
+
+Values below 2**11 ns get a bin each (1 ns); above, every octave [2**e, 2**(e+1)) is
+split into 1024 equal bins, so a bin is at most 0.1% of its value wide (1 us at 1 ms).
+Values up to 2**41 ns (36 minutes) fit; larger ones go to the last bin. Negative values
+(which a correct capture never yields, but which must be seen when it does) are kept in
+a mirrored histogram. Count, minimum, maximum, mean and standard deviation are exact
+(Chan's parallel update of the mean and the sum of squared deviations); percentiles are
+the midpoint of the bin holding the nearest-rank value, clamped to [min, max].
+
+Memory does not grow with the number of values: 2 x 32768 counters. Stored sparse
+(non-zero bins only) and compressed.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import zlib
+from typing import Any
+
+import numpy as np
+
+B = 11  # linear bins below 2**B ns; 2**(B-1) bins per octave above
+HALF = 1 << (B - 1)
+MAX_EXP = 41  # octaves B .. MAX_EXP - 1
+NBINS = (1 << B) + (MAX_EXP - B) * HALF  # 32768
+PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
+
+def bin_of(values: np.ndarray) -> np.ndarray:
+    """The bin index of each non-negative value (int64 ns)."""
+    v = np.asarray(values, dtype=np.int64)
+    out = v.copy()
+    big = v >= (1 << B)
+    if big.any():
+        w = v[big]
+        e = np.floor(np.log2(w.astype(np.float64))).astype(np.int64)
+        # float log2 can be off by one at exact powers of two: fix it with integers
+        e = np.where((np.int64(1) << e) > w, e - 1, e)
+        e = np.where((np.int64(1) << (e + 1)) <= w, e + 1, e)
+        e = np.minimum(e, MAX_EXP - 1)
+        s = e - B + 1
+        sub = np.minimum(w >> s, (1 << B) - 1) - HALF
+        out[big] = (1 << B) + (e - B) * HALF + sub
+    return out
+
+
+def bin_lower(idx: np.ndarray) -> np.ndarray:
+    """The smallest value of each bin (int64 ns)."""
+    i = np.asarray(idx, dtype=np.int64)
+    out = i.copy()
+    big = i >= (1 << B)
+    o = (i[big] - (1 << B)) // HALF
+    j = (i[big] - (1 << B)) % HALF
+    out[big] = (HALF + j) << (o + 1)
+    return out
+
+
+def bin_width(idx: np.ndarray) -> np.ndarray:
+    i = np.asarray(idx, dtype=np.int64)
+    o = np.maximum(i - (1 << B), 0) // HALF
+    return np.where(i >= (1 << B), np.int64(1) << (o + 1), 1)
+
+
+def bin_mid(idx: np.ndarray) -> np.ndarray:
+    """A bin's representative value: its midpoint (exact below 2**B ns)."""
+    return bin_lower(idx) + (bin_width(idx) - 1) / 2.0
+
+
+class Hist:
+    """Counts of int64 nanosecond values; ``add`` takes arrays, ``merge`` another Hist."""
+
+    def __init__(self) -> None:
+        self.pos = np.zeros(NBINS, dtype=np.int64)
+        self.neg = np.zeros(NBINS, dtype=np.int64)  # bins of -v for v < 0
+        self.n = 0
+        self.mean = 0.0
+        self.m2 = 0.0  # sum of squared deviations from the mean
+        self.min: int | None = None
+        self.max: int | None = None
+
+    def add(self, values: np.ndarray) -> None:
+        v = np.asarray(values, dtype=np.int64)
+        if v.size == 0:
+            return
+        neg = v < 0
+        np.add.at(self.pos, bin_of(v[~neg]), 1)
+        if neg.any():
+            np.add.at(self.neg, bin_of(-v[neg]), 1)
+        f = v.astype(np.float64)
+        self._moments(int(v.size), float(f.mean()), float(((f - f.mean()) ** 2).sum()))
+        lo, hi = int(v.min()), int(v.max())
+        self.min = lo if self.min is None else min(self.min, lo)
+        self.max = hi if self.max is None else max(self.max, hi)
+
+    def _moments(self, n: int, mean: float, m2: float) -> None:
+        total = self.n + n
+        delta = mean - self.mean
+        self.m2 += m2 + delta * delta * self.n * n / total
+        self.mean += delta * n / total
+        self.n = total
+
+    def merge(self, other: Hist) -> Hist:
+        if other.n == 0:
+            return self
+        self.pos += other.pos
+        self.neg += other.neg
+        self._moments(other.n, other.mean, other.m2)
+        assert other.min is not None and other.max is not None
+        self.min = other.min if self.min is None else min(self.min, other.min)
+        self.max = other.max if self.max is None else max(self.max, other.max)
+        return self
+
+    @property
+    def negative(self) -> int:
+        return int(self.neg.sum())
+
+    def std(self) -> float | None:
+        return math.sqrt(self.m2 / (self.n - 1)) if self.n > 1 else None
+
+    def percentile(self, p: float) -> float | None:
+        """The nearest-rank p-th percentile (0 < p <= 100), to the bin's precision."""
+        if self.n == 0:
+            return None
+        rank = max(1, math.ceil(p / 100.0 * self.n))
+        nneg = self.negative
+        if rank <= nneg:  # among the negative values, most negative first
+            order = np.cumsum(self.neg[::-1])
+            idx = NBINS - 1 - int(np.searchsorted(order, rank))
+            value = -float(bin_mid(np.array([idx]))[0])
+        else:
+            idx = int(np.searchsorted(np.cumsum(self.pos), rank - nneg))
+            value = float(bin_mid(np.array([idx]))[0])
+        assert self.min is not None and self.max is not None
+        return min(max(value, float(self.min)), float(self.max))
+
+    def summary(self) -> dict[str, Any]:
+        """min, p50, p90, p99, p99.9, max, mean, std (ns) and the count."""
+        out: dict[str, Any] = {"n": self.n}
+        out["min_ns"] = self.min
+        for p in PERCENTILES:
+            key = "p999_ns" if p == 99.9 else f"p{p:g}_ns"
+            out[key] = self.percentile(p)
+        out["max_ns"] = self.max
+        out["mean_ns"] = self.mean if self.n else None
+        out["std_ns"] = self.std()
+        out["negative"] = self.negative
+        return out
+
+    # -- storage ----------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """Sparse and compressed: the non-zero bins and the exact moments."""
+        ip, ineg = np.flatnonzero(self.pos), np.flatnonzero(self.neg)
+        head = np.array([self.n, len(ip), len(ineg), self.min or 0, self.max or 0], dtype=np.int64)
+        buf = io.BytesIO()
+        buf.write(head.tobytes())
+        buf.write(np.array([self.mean, self.m2], dtype=np.float64).tobytes())
+        for idx, counts in ((ip, self.pos), (ineg, self.neg)):
+            buf.write(idx.astype(np.uint16).tobytes())
+            buf.write(counts[idx].astype(np.int64).tobytes())
+        return zlib.compress(buf.getvalue(), 6)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Hist:
+        raw = zlib.decompress(data)
+        h = cls()
+        n, npos, nneg, lo, hi = np.frombuffer(raw, dtype=np.int64, count=5)
+        off = 40
+        h.mean, h.m2 = (float(x) for x in np.frombuffer(raw, np.float64, 2, off))
+        off += 16
+        for count, arr in ((int(npos), h.pos), (int(nneg), h.neg)):
+            idx = np.frombuffer(raw, np.uint16, count, off).astype(np.int64)
+            off += 2 * count
+            arr[idx] = np.frombuffer(raw, np.int64, count, off)
+            off += 8 * count
+        h.n = int(n)
+        if h.n:
+            h.min, h.max = int(lo), int(hi)
+        return h

@@ -1,0 +1,286 @@
+"""The rtt method: build the RTT testbed, check the path, start the load, run K runs.
+
+``measure(req)`` does everything a ``netassay rtt`` call asks: it validates the request
+(before anything is built), builds the testbed through the one testbed lifecycle,
+attaches the capture points, starts the responder, checks with a short burst that the
+responder answers and that the path carries the probe rate (bad input otherwise: one
+line, nothing stored), starts the background load, and runs the runs. Each run is
+stored as it ends (the experiment is created with the first one), so an interrupted
+measurement keeps what it finished and a refused one stores nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from netassay import __version__
+from netassay.errors import StoreError, TestbedError, UsageError
+from netassay.proc import run as run_cmd
+from netassay.rtt import store as RS
+from netassay.rtt.capture import Capture
+from netassay.rtt.load import Background, Load, NetLoad
+from netassay.rtt.probe import Echo, ProbeSpec
+from netassay.rtt.run import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
+from netassay.rtt.topology import PATHS, RttTestbedConfig
+from netassay.store.db import Store, TrialRecord
+from netassay.testbed import Testbed, require_root, validate_name
+
+log = logging.getLogger("netassay.rtt")
+
+RESPONDERS = ("kernel", "app")
+MAX_RUNS = 10_000
+CHECK_S = 0.3  # the path check: this long at the probe rate (at least CHECK_MIN probes)
+CHECK_MIN = 50
+CHECK_LOSS = 0.02  # more probes lost than this in the check: the rate is above the path's
+
+
+@dataclass(frozen=True)
+class RttRequest:
+    """One ``netassay rtt`` call: the testbed, the probes, the responder, the load."""
+
+    path: str = "bridge"
+    spec: ProbeSpec = field(default_factory=lambda: ProbeSpec(count=1000))
+    runs: int = 10
+    responder: str | None = None  # kernel | app (default: kernel for icmp, app for udp)
+    responder_delay_ns: int | None = None  # the ground truth: replies held this long
+    load: Load = field(default_factory=Load)
+    net: NetLoad = field(default_factory=NetLoad)
+    capture: bool = True
+    db: str | None = None
+    label: str = ""
+    name: str = "rtt"
+    settle_s: float = 1.0  # after the load starts, before the first run
+    check_rate: bool = True
+    cpus: str = "auto"  # where the servers' work runs (RttTestbedConfig.cpus)
+
+    @property
+    def responder_kind(self) -> str:
+        if self.responder:
+            return self.responder
+        if self.spec.probe == "udp" or self.responder_delay_ns is not None:
+            return "app"
+        return "kernel"
+
+    def testbed(self) -> RttTestbedConfig:
+        return RttTestbedConfig(
+            path=self.path, background=self.load.endpoints_needed(), cpus=self.cpus
+        )
+
+    def factors(self) -> dict[str, Any]:
+        """The configuration, as stored with the experiment (compare groups by these)."""
+        s = self.spec
+        return {
+            "method": "rtt", "path": self.path, "probe": s.probe, "rate_pps": s.rate_pps,
+            "count": s.count, "duration_s": s.duration_s, "size_bytes": s.size_bytes,
+            "timeout_s": s.timeout_s, "runs": self.runs, "responder": self.responder_kind,
+            "responder_delay_ns": self.responder_delay_ns or 0, "load": self.load.label,
+            "load_type": self.load.type, "load_count": self.load.count,
+            "load_location": self.load.location if self.load.count else None,
+            "net_load": asdict(self.net) if self.load.type == "net" else None,
+            "capture": self.capture, "testbed": asdict(self.testbed()),
+        }  # fmt: skip
+
+
+def validate(req: RttRequest) -> None:
+    """Refuse a request that makes no sense, before anything is touched."""
+    validate_name(req.name)
+    req.spec.validate()
+    from netassay.rtt.topology import validate as validate_testbed
+
+    validate_testbed(req.testbed())
+    if not 1 <= req.runs <= MAX_RUNS:
+        raise UsageError(f"bad --runs {req.runs}", f"1..{MAX_RUNS}", "e.g. 10")
+    kind = req.responder_kind
+    if kind not in RESPONDERS:
+        raise UsageError(f"unknown responder '{kind}'", "kernel or app", "pick one")
+    if kind == "kernel" and req.spec.probe == "udp":
+        raise UsageError(
+            "the kernel does not echo UDP probes", "it answers ICMP echo only",
+            "use --responder app (the default for udp)",
+        )  # fmt: skip
+    if kind == "kernel" and req.responder_delay_ns is not None:
+        raise UsageError(
+            "--responder-delay needs the app responder", "the kernel's echo cannot hold a reply",
+            "drop --responder kernel (the delay selects the app responder)",
+        )  # fmt: skip
+    delay = req.responder_delay_ns or 0
+    if not 0 <= delay < req.spec.timeout_s * 1e9 / 2:
+        raise UsageError(
+            f"bad --responder-delay {delay / 1e6:g} ms",
+            f"it must be below half the reply timeout ({req.spec.timeout_s:g} s)",
+            "give a shorter delay or a longer --timeout",
+        )
+    if req.load.type == "net" and req.net.rate_pps <= 0:
+        raise UsageError("bad --load-rate", "a rate above 0", "e.g. 10k")
+    if req.db:
+        parent = Path(req.db).resolve().parent
+        if not parent.is_dir():
+            raise StoreError(f"{req.db}: no such directory {parent}", "", "create it first")
+
+
+def _responder_setup(tb: Testbed, req: RttRequest) -> Any:
+    """The app responder (netassay-probe echo), or the kernel's own ICMP echo."""
+    rspep = tb.ns("rspep")
+    icmp_off = "1" if req.responder_kind == "app" and req.spec.probe == "icmp" else "0"
+    run_cmd(["sysctl", "-q", "-w", f"net.ipv4.icmp_echo_ignore_all={icmp_off}"], netns=rspep)
+    if req.responder_kind == "kernel":
+        return None
+    return Echo(rspep, req.spec.probe, req.responder_delay_ns or 0, tb.state["cpus"]["rsp"])
+
+
+def check_path(tb: Testbed, req: RttRequest, capture: Capture | None) -> dict[str, Any]:
+    """A short burst at the probe rate: the responder must answer, the path must carry it."""
+    n = max(CHECK_MIN, round(req.spec.rate_pps * CHECK_S))
+    spec = replace(req.spec, count=min(n, req.spec.planned()), duration_s=None)
+    peer = tb.state["peers"]["sndep"]
+    res = measure(tb.ns("sndep"), peer["dst"], spec, capture, -1, tb.state["cpus"]["snd"])
+    sent, got = res.sent, res.received
+    if sent and got == 0:
+        raise TestbedError(
+            "the responder never answered",
+            f"0 of {sent} {req.spec.probe} probes to {peer['dst']} came back"
+            f" ({req.responder_kind} responder, path {req.path})",
+            "check the responder; nothing was stored",
+        )
+    lost = (sent - got) / sent if sent else 1.0
+    rate = achieved_rate(res.prober) or 0.0
+    if req.check_rate and (lost > CHECK_LOSS or rate < 0.95 * req.spec.rate_pps):
+        raise UsageError(
+            f"probe rate {req.spec.rate_pps:g}/s is above what path '{req.path}' carries here",
+            f"a {spec.count}-probe check lost {lost:.1%} and sent at {rate:.0f}/s",
+            "lower --rate (or skip the check with --no-rate-check); nothing was stored",
+        )
+    return {"probes": sent, "received": got, "lost_share": round(lost, 6), "sent_pps": rate}
+
+
+def environment(tb: Testbed) -> dict[str, Any]:
+    from netassay.campaign.environment import cpu_model, irqbalance_running
+
+    def read(path: str) -> str:
+        try:
+            return Path(path).read_text().strip()
+        except OSError:
+            return ""
+
+    def version(argv: list[str]) -> str:
+        try:
+            out = run_cmd(argv, check=False, timeout=5)
+        except Exception as exc:  # a missing tool is recorded, not fatal
+            return f"unavailable ({exc})"
+        return ((out.stdout or out.stderr).strip().splitlines() or [""])[0]
+
+    return {
+        "kernel": platform.release(), "kernel_version": platform.version(),
+        "boot_id": read("/proc/sys/kernel/random/boot_id"), "machine": platform.machine(),
+        "cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "cmdline": read("/proc/cmdline"),
+        "isolcpus": read("/sys/devices/system/cpu/isolated"), "irqbalance": irqbalance_running(),
+        "testbed": {k: tb.state.get(k) for k in ("name", "kind", "config", "cpus", "rps", "peers")
+                    if k != "peers" or len(tb.state.get("peers", {})) <= 4},
+        "versions": {"netassay": __version__, "python": platform.python_version(),
+                     "iproute2": version(["ip", "-V"]), "stress-ng": version(["stress-ng", "-V"])},
+    }  # fmt: skip
+
+
+@dataclass
+class Measurement:
+    """What a measurement did: its runs (as they ended), the path check, the load."""
+
+    req: RttRequest
+    results: list[RunResult] = field(default_factory=list)
+    check: dict[str, Any] = field(default_factory=dict)
+    load: dict[str, Any] = field(default_factory=dict)
+    responder: dict[str, Any] = field(default_factory=dict)
+    experiment_id: int | None = None
+    testbed: dict[str, Any] = field(default_factory=dict)
+
+
+def measure_all(req: RttRequest, on_run: Callable[[Measurement, RunResult], None]) -> Measurement:
+    """Run the whole measurement; ``on_run`` sees each run as it is stored."""
+    validate(req)
+    require_root("netassay rtt")
+    m = Measurement(req)
+    with (
+        Testbed(req.name, req.testbed()) as tb,
+        Capture(tb.state["namespaces"]) if req.capture else nullcontext() as capture,
+        _responder(tb, req, m),
+    ):
+        m.testbed = {"name": tb.name, "cpus": tb.state["cpus"], "peers": tb.state["peers"]}
+        m.check = check_path(tb, req, capture)
+        bg_max_s = 60 + req.runs * (req.spec.send_time_s() + req.spec.timeout_s + 5)
+        with Background(req.load, tb.state, req.net, bg_max_s) as bg, _store(req) as store:
+            if req.load.count:
+                time.sleep(req.settle_s)
+            env = environment(tb) if store else {}
+            for i in range(req.runs):
+                res = _one(tb, req, capture, i)
+                m.results.append(res)
+                if store is not None:
+                    _save(store, m, res, env, capture)
+                on_run(m, res)
+            m.load = bg.stop()
+    return m
+
+
+@contextmanager
+def _responder(tb: Testbed, req: RttRequest, m: Measurement) -> Iterator[None]:
+    echo = _responder_setup(tb, req)
+    try:
+        yield
+    finally:
+        m.responder = {"kind": req.responder_kind, "delay_ns": req.responder_delay_ns or 0}
+        if echo is not None:
+            m.responder.update(echo.stop())
+
+
+@contextmanager
+def _store(req: RttRequest) -> Iterator[Store | None]:
+    if not req.db:
+        yield None
+        return
+    with Store(req.db) as st:
+        yield st
+
+
+def _one(tb: Testbed, req: RttRequest, capture: Capture | None, index: int) -> RunResult:
+    peer = tb.state["peers"]["sndep"]
+    return measure(tb.ns("sndep"), peer["dst"], req.spec, capture, index, tb.state["cpus"]["snd"])
+
+
+def _save(
+    store: Store, m: Measurement, res: RunResult, env: dict[str, Any], cap: Capture | None
+) -> None:
+    req = m.req
+    if m.experiment_id is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        label = req.label or (
+            f"{req.path} {req.spec.probe} {req.spec.rate_pps:g}/s {req.load.label}"
+            + (f" delay {req.responder_delay_ns / 1e3:g}us" if req.responder_delay_ns else "")
+        )
+        m.experiment_id, _ = store.add_experiment(
+            key=f"rtt-{req.name}-{stamp}-{secrets.token_hex(3)}", kind=RS.KIND,
+            source=RS.SOURCE, label=label, config=req.factors(),
+            metadata={"check": m.check, "points": cap.describe() if cap else [],
+                      "testbed": m.testbed}, environment=env,
+        )  # fmt: skip
+    trial = TrialRecord(
+        load_index=0, repetition=res.index, rate_pps=req.spec.rate_pps,
+        duration_s=max(res.elapsed_s, 1e-9), sent=res.sent, received=res.received,
+        source=RS.SOURCE, achieved_rate_pps=achieved_rate(res.prober),
+        counters={"prober": res.prober}, warnings=res.warnings, utc=res.started_utc,
+    )  # fmt: skip
+    summary = {**res.summary(), "load": req.load.label}
+    RS.add_run(store, m.experiment_id, trial, summary, res.hists,
+               RS.pack_probes(res.sample, SAMPLE_COLUMNS))  # fmt: skip
+
+
+__all__ = ["PATHS", "Measurement", "RttRequest", "measure_all", "validate"]
