@@ -148,6 +148,14 @@ class Background:
             )  # fmt: skip
             self._spawn(role, self.state["namespaces"][role], [gen, *args])
 
+    def status(self) -> dict[str, Any]:
+        """The load as it is now: what it is and how many of its processes still run."""
+        return {"load": self.load.label, "type": self.load.type, "count": self.load.count,
+                "location": self.load.location if self.load.count else None,
+                "net": vars(self.net) if self.load.type == "net" else None,
+                "processes": len(self.procs),
+                "running": sum(p.poll() is None for _, p in self.procs)}  # fmt: skip
+
     def stop(self) -> dict[str, Any]:
         """Stop every process; return what ran (type, count, location, per-process result)."""
         for _, proc in self.procs:

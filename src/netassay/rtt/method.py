@@ -11,6 +11,7 @@ measurement keeps what it finished and a refused one stores nothing.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import platform
@@ -31,7 +32,7 @@ from netassay.rtt.capture import Capture
 from netassay.rtt.load import Background, Load, NetLoad
 from netassay.rtt.probe import Echo, ProbeSpec
 from netassay.rtt.run import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
-from netassay.rtt.topology import PATHS, RttTestbedConfig
+from netassay.rtt.topology import PATHS, UPLINK, RttTestbedConfig
 from netassay.store.db import Store, TrialRecord
 from netassay.testbed import Testbed, require_root, validate_name
 
@@ -222,7 +223,9 @@ def measure_all(req: RttRequest, on_run: Callable[[Measurement, RunResult], None
                 time.sleep(req.settle_s)
             env = environment(tb) if store else {}
             for i in range(req.runs):
+                before = wire_packets(tb)
                 res = _one(tb, req, capture, i)
+                res.load = {**bg.status(), "wire": wire_rates(before, wire_packets(tb), res)}
                 m.results.append(res)
                 if store is not None:
                     _save(store, m, res, env, capture)
@@ -249,6 +252,23 @@ def _store(req: RttRequest) -> Iterator[Store | None]:
         return
     with Store(req.db) as st:
         yield st
+
+
+def wire_packets(tb: Testbed) -> dict[str, int]:
+    """Packets each server has sent on its uplink so far (probes and background)."""
+    out = {}
+    for side in ("snd", "rsp"):
+        link = json.loads(run_cmd(["ip", "-n", tb.ns(f"{side}srv"), "-j", "-s", "link", "show",
+                                   "dev", UPLINK]).stdout)[0]  # fmt: skip
+        out[side] = int(link["stats64"]["tx"]["packets"])
+    return out
+
+
+def wire_rates(before: dict[str, int], after: dict[str, int], res: RunResult) -> dict[str, Any]:
+    """What crossed the wire during a run, each way, in packets per second."""
+    dt = max(res.elapsed_s, 1e-9)
+    names = {"snd": "snd_to_rsp_pps", "rsp": "rsp_to_snd_pps"}
+    return {names[side]: round((after[side] - before[side]) / dt, 1) for side in before}
 
 
 def _one(tb: Testbed, req: RttRequest, capture: Capture | None, index: int) -> RunResult:
@@ -278,7 +298,7 @@ def _save(
         source=RS.SOURCE, achieved_rate_pps=achieved_rate(res.prober),
         counters={"prober": res.prober}, warnings=res.warnings, utc=res.started_utc,
     )  # fmt: skip
-    summary = {**res.summary(), "load": req.load.label}
+    summary = res.summary()
     RS.add_run(store, m.experiment_id, trial, summary, res.hists,
                RS.pack_probes(res.sample, SAMPLE_COLUMNS))  # fmt: skip
 

@@ -42,6 +42,7 @@ class RunResult:
     sample: np.ndarray = field(default_factory=lambda: np.zeros((0, len(SAMPLE_COLUMNS))))
     cpu: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    load: dict[str, Any] = field(default_factory=dict)  # the background load while it ran
 
     @property
     def sent(self) -> int:
@@ -68,6 +69,7 @@ class RunResult:
             "achieved_rate_pps": achieved_rate(p),
             "segments": {k: h.summary() for k, h in self.hists.items() if h.n},
             "cpu": self.cpu,
+            "load": self.load,
             "warnings": list(self.warnings),
         }
 
