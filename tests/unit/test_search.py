@@ -415,3 +415,11 @@ def test_verify_grid_is_centred_on_the_pdr_and_stops_at_the_max_load():
         VerifyPlan(runs=1).validate()
     with pytest.raises(UsageError):
         VerifyPlan(span=1.0).validate()
+
+
+def test_the_time_cap_also_bounds_the_repeats_of_a_faulty_trial():
+    sut = Sut(cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: x" if n >= 5 else None)
+    out = search(sut, spec(cap=8), retries=10)
+    assert out.stop is not None and out.stop.kind == E.TIME_CAP, out.stop
+    assert "a repeat of a measurement fault" in out.stop.message
+    assert sut.now <= 8 + 0.2

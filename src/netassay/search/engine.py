@@ -183,22 +183,25 @@ class _Measurer(AbstractMeasurer):
             return _result(rec, intended_duration, intended_load)
         if not self.live or self.trial_fn is None:
             raise _Halt(Stop(STORED_END, f"the stored trials end after trial {self.n}"))
-        elapsed = self.clock() - self.t0
-        if elapsed + intended_duration > self.spec.time_cap_s:
-            raise _Halt(
-                Stop(
-                    TIME_CAP,
-                    f"the time cap ({self.spec.time_cap_s:g} s) is reached after "
-                    f"{elapsed:.0f} s; the next trial ({intended_duration:g} s at "
-                    f"{fmt_rate(intended_load)}) would end past it",
-                )
-            )
+        if self._time_left() < intended_duration:
+            raise _Halt(self._cap_stop(intended_load, intended_duration))
         rec = self._run(intended_load, intended_duration)
         self.at_load[intended_load] = self.at_load.get(intended_load, 0) + 1
         self.pending = (rec, False)
         return _result(rec, intended_duration, intended_load)
 
     # -- live trials -----------------------------------------------------------------
+    def _time_left(self) -> float:
+        return self.spec.time_cap_s - (self.clock() - self.t0)
+
+    def _cap_stop(self, load: float, duration: float, why: str = "") -> Stop:
+        elapsed = self.clock() - self.t0
+        return Stop(
+            TIME_CAP,
+            f"the time cap ({self.spec.time_cap_s:g} s) is reached after {elapsed:.0f} s; "
+            f"the next trial ({duration:g} s at {fmt_rate(load)}{why}) would end past it",
+        )
+
     def _run(self, load: float, duration: float) -> TrialRecord:
         assert self.trial_fn is not None
         if load not in self.index:
@@ -214,6 +217,8 @@ class _Measurer(AbstractMeasurer):
             self.live_attempts += 1
             self.trial_time_s += float(rec.duration_s)
             if not rec.excluded or attempt == self.retries or not self.retry_ok(rec):
+                break
+            if self._time_left() < duration:  # no time to repeat it: stop at the cap
                 break
             lost = rec.sent - rec.forwarded
             discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {rec.excluded}")
@@ -242,6 +247,8 @@ class _Measurer(AbstractMeasurer):
         goals = {g.key: {"trial": UNUSABLE, "load": UNDECIDED} for g in self.spec.goals}
         rec.counters["search"]["goals"] = goals
         self.on_trial(TrialEvent(rec, False, self._bounds()))
+        if attempts <= self.retries and self.retry_ok(rec):  # retries cut short by the cap
+            raise _Halt(self._cap_stop(load, duration, ", a repeat of a measurement fault"))
         raise _Halt(
             Stop(
                 FAULT,
