@@ -163,6 +163,95 @@ def _text_summary(m: Any) -> None:
     sys.stdout.flush()
 
 
+def compare(
+    db: Annotated[str, typer.Argument(help="A store with 'netassay rtt' runs.")],
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--by",
+            help="Group by this factor (repeat): path, probe, rate, size, "
+            "load, load-type, load-count, load-location, responder, delay, capture.",
+        ),
+    ] = None,
+    segment: Annotated[
+        list[str] | None, typer.Option("--segment", help="Segments (repeat) [rtt overhead ...].")
+    ] = None,
+    stat: Annotated[
+        str, typer.Option("--stat", help="Per-run statistic: p50 p90 p99 p999 mean min max.")
+    ] = "p50",
+    paired: Annotated[
+        bool, typer.Option("--paired", help="Runs paired by position: Wilcoxon signed-rank.")
+    ] = False,
+    out: Annotated[
+        str | None, typer.Option("--out", help="Write figures and index.html to this folder.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Compare rtt configurations: per-run statistics over runs, tests, effect sizes."""
+    from pathlib import Path
+
+    from netassay.errors import UsageError
+    from netassay.rtt import compare as C
+    from netassay.store.db import Store
+
+    segments = list(segment or C.DEFAULT_SEGMENTS)
+    if stat not in C.STATS:
+        raise UsageError(f"unknown --stat '{stat}'", f"known: {', '.join(C.STATS)}", "e.g. p50")
+    with Store(db, readonly=True) as st:
+        configs = C.configurations(st, by or [])
+        known = {k for c in configs for r in c.runs for k in r.summary.get("segments", {})}
+        if not segment:  # the default ones that were measured (not all are, --no-capture)
+            segments = [s for s in segments if s in known] or sorted(known)
+        bad = [s for s in segments if s not in known]
+        if bad:
+            raise UsageError(f"unknown segment '{bad[0]}'", f"stored: {', '.join(sorted(known))}",
+                             "e.g. --segment rtt")  # fmt: skip
+        result = {
+            "statistic": stat, "paired": paired,
+            "configurations": C.summary_table(configs, segments, stat),
+            "pairwise": C.pairwise(configs, segments, stat, paired=paired),
+            "trends": C.trends(configs, segments, stat),
+        }  # fmt: skip
+        if out:
+            from netassay.rtt import figures
+
+            page = figures.render(configs, segments, stat, result, Path(out))
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, sort_keys=True, default=str))
+    else:
+        _compare_text(result, segments)
+    if out:
+        typer.echo(f"report written: {page}")
+
+
+def _compare_text(result: dict[str, Any], segments: list[str]) -> None:
+    stat = result["statistic"]
+    typer.echo(f"per configuration: median over runs of the runs' {stat} [bootstrap 95% CI], us")
+    for i, row in enumerate(result["configurations"]):
+        typer.echo(f"#{i + 1} {row['configuration']}  runs {row['runs']}"
+                   + (f" (+{row['excluded']} excluded)" if row["excluded"] else ""))  # fmt: skip
+        for seg in segments:
+            s = row[seg]
+            ci = "" if not s["ci95"] else f" [{_us(s['ci95'][0])}, {_us(s['ci95'][1])}]"
+            typer.echo(f"   {seg:<12} {_us(s['median'])}{ci}")
+    if result["pairwise"]:
+        typer.echo("against #1:")
+    for t in result["pairwise"]:
+        if t.get("p") is None:
+            typer.echo(f"   {t['segment']:<12} {t['a']}: too few runs for {t['test']}")
+            continue
+        if "cliffs_delta" in t:
+            effect = (f"Cliff's delta {t['cliffs_delta']:+.2f} ({t['effect']}),"
+                      f" shift {_us(t['hodges_lehmann'])} us")  # fmt: skip
+        else:
+            effect = f"median difference {_us(t['median_difference'])} us"
+        typer.echo(f"   {t['segment']:<12} {t['a']}: {effect}; {t['test']} p={t['p']:.3g}")
+    for t in result["trends"]:
+        typer.echo(f"trend of {t['segment']} with the number of {t['load']} loads:"
+                   f" Kendall tau-b {t['tau_b']:+.2f} (p={t['p']:.3g}, {t['n']} runs)")  # fmt: skip
+
+
 def register(app: typer.Typer) -> None:
-    """Add the rtt command to the CLI."""
+    """Add the rtt and compare commands to the CLI."""
     app.command("rtt")(rtt)
+    app.command("compare")(compare)

@@ -1,0 +1,195 @@
+"""Compare RTT configurations from the store: runs grouped by factors, then tested.
+
+A configuration is the set of rtt experiments that share the values of the ``--by``
+factors (by default every factor that differs between the stored experiments). Its
+runs (measurement faults left out) are the unit: for each segment, the per-run median
+(or another per-run statistic) is summarized over runs with a bootstrap CI, and two
+configurations are compared with Mann-Whitney U and Cliff's delta (independent runs),
+or with the Wilcoxon signed-rank test when ``paired`` (runs paired by position, blocks
+measured one after the other). A trend against the number of background loads is
+Kendall's tau-b over the runs of configurations that differ only in that count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from netassay.errors import UsageError
+from netassay.rtt import stats as R
+from netassay.rtt import store as RS
+from netassay.rtt.hist import Hist
+from netassay.store.db import Store
+
+# factor name on the command line -> key in the experiment's config
+FACTORS = {
+    "path": "path", "probe": "probe", "rate": "rate_pps", "size": "size_bytes",
+    "load": "load", "load-type": "load_type", "load-count": "load_count",
+    "load-location": "load_location", "responder": "responder",
+    "delay": "responder_delay_ns", "capture": "capture",
+}  # fmt: skip
+STATS = {"p50": "p50_ns", "p90": "p90_ns", "p99": "p99_ns", "p999": "p999_ns",
+         "mean": "mean_ns", "min": "min_ns", "max": "max_ns"}  # fmt: skip
+DEFAULT_SEGMENTS = ("rtt", "overhead", "wire", "response", "latency")
+
+
+@dataclass
+class Config:
+    """One configuration: its factor values and its usable runs."""
+
+    key: tuple[Any, ...]
+    factors: dict[str, Any]
+    experiments: list[int] = field(default_factory=list)
+    runs: list[RS.StoredRun] = field(default_factory=list)
+    excluded: int = 0
+
+    @property
+    def label(self) -> str:
+        return " ".join(f"{k}={_fmt(v)}" for k, v in self.factors.items()) or "all"
+
+    def values(self, segment: str, stat: str) -> list[float]:
+        """The per-run statistic of one segment, over this configuration's runs."""
+        out = []
+        for r in self.runs:
+            s = r.summary.get("segments", {}).get(segment, {})
+            if s.get(STATS[stat]) is not None:
+                out.append(float(s[STATS[stat]]))
+        return out
+
+    def merged(self, segment: str) -> Hist:
+        """Every probe of every run of one segment, in one histogram (for a CDF)."""
+        h = Hist()
+        for r in self.runs:
+            part = r.hists().get(segment)
+            if part is not None:
+                h.merge(part)
+        return h
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def factor_keys(by: Sequence[str]) -> list[str]:
+    bad = [b for b in by if b not in FACTORS]
+    if bad:
+        raise UsageError(
+            f"unknown factor '{bad[0]}'", f"known: {', '.join(FACTORS)}", "e.g. --by path"
+        )
+    return [FACTORS[b] for b in by]
+
+
+def configurations(store: Store, by: Sequence[str]) -> list[Config]:
+    """The stored rtt runs grouped into configurations by the factors ``by`` (default:
+    the factors whose values differ between experiments)."""
+    exps = list(RS.rtt_experiments(store))
+    if not exps:
+        raise UsageError(
+            f"{store.path}: no rtt experiment", "the store holds no 'netassay rtt' runs",
+            "measure with 'netassay rtt --db FILE' first",
+        )  # fmt: skip
+    keys = factor_keys(by) if by else _differing(exps)
+    groups: dict[tuple[Any, ...], Config] = {}
+    for exp in exps:
+        values = tuple(exp.config.get(k) for k in keys)
+        cfg = groups.setdefault(values, Config(values, dict(zip(keys, values, strict=True))))
+        cfg.experiments.append(exp.id)
+        for run in RS.runs(store, exp.id):
+            if run.excluded:
+                cfg.excluded += 1
+            else:
+                cfg.runs.append(run)
+    return sorted(
+        groups.values(), key=lambda c: tuple(_sortable(k, v) for k, v in c.factors.items())
+    )
+
+
+def _sortable(key: str, v: Any) -> tuple[Any, ...]:
+    """Numbers in order, no load first then by type, location and count."""
+    if key == "load":
+        if v in (None, "none"):
+            return (0,)
+        typ, _, rest = str(v).partition(":")
+        count, _, where = rest.partition("@")
+        return (1, typ, where, int(count) if count.isdigit() else 0)
+    return (0, v) if isinstance(v, int | float) else (1, str(v))
+
+
+def _differing(exps: Sequence[Any]) -> list[str]:
+    keys = []
+    for k in FACTORS.values():
+        if len({repr(e.config.get(k)) for e in exps}) > 1:
+            keys.append(k)
+    return keys
+
+
+def summary_table(configs: Sequence[Config], segments: Sequence[str], stat: str) -> list[dict]:
+    """Per configuration and segment: the per-run statistic over runs (median, CI)."""
+    rows = []
+    for c in configs:
+        row: dict[str, Any] = {"configuration": c.label, "factors": c.factors,
+                               "runs": len(c.runs), "excluded": c.excluded}  # fmt: skip
+        for seg in segments:
+            row[seg] = R.over_runs(c.values(seg, stat))
+        rows.append(row)
+    return rows
+
+
+def pairwise(
+    configs: Sequence[Config], segments: Sequence[str], stat: str, *, paired: bool = False
+) -> list[dict[str, Any]]:
+    """Each configuration against the first (the baseline), per segment."""
+    if len(configs) < 2:
+        return []
+    base, out = configs[0], []
+    for other in configs[1:]:
+        for seg in segments:
+            a, b = other.values(seg, stat), base.values(seg, stat)
+            test = R.wilcoxon_paired(a, b) if paired else R.mann_whitney(a, b)
+            out.append({"segment": seg, "a": other.label, "b": base.label, **test})
+    return out
+
+
+def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> list[dict]:
+    """Kendall tau-b of a segment's per-run statistic against the number of background
+    loads, over configurations equal in everything else (load 'none' counts as 0 of
+    every type and location)."""
+    families: dict[tuple[Any, ...], list[Config]] = {}
+    for c in configs:
+        if "load" not in c.factors and "load_count" not in c.factors:
+            continue
+        rest = tuple((k, v) for k, v in c.factors.items() if not k.startswith("load"))
+        families.setdefault(rest, []).append(c)
+    out = []
+    for rest, members in families.items():
+        kinds = {_kind(c) for c in members} - {None}
+        for kind in sorted(kinds):
+            fam = [c for c in members if _kind(c) in (kind, None)]
+            for seg in segments:
+                xs, ys = [], []
+                for c in fam:
+                    for v in c.values(seg, stat):
+                        xs.append(_count(c))
+                        ys.append(v)
+                t = R.kendall_trend(xs, ys)
+                if t["tau_b"] is not None:
+                    out.append({"segment": seg, "load": kind, "with": dict(rest), **t})
+    return out
+
+
+def _kind(c: Config) -> str | None:
+    label = str(c.factors.get("load", ""))
+    if not label or label == "none":
+        return None
+    typ, _, rest = label.partition(":")
+    return f"{typ}@{rest.partition('@')[2]}"
+
+
+def _count(c: Config) -> int:
+    label = str(c.factors.get("load", "none"))
+    if label == "none":
+        return 0
+    return int(label.split(":")[1].split("@")[0])

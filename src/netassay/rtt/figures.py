@@ -1,0 +1,168 @@
+"""Figures of RTT configurations (seed 002's): CDFs and box plots of each segment by
+configuration, CPU use per core, and a self-contained index.html with the comparison."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from netassay.rtt.compare import Config
+from netassay.rtt.hist import bin_mid
+from netassay.rtt.stats import over_runs
+
+FORMATS = ("png", "svg")
+CPU_PARTS = ("user", "system", "softirq", "irq", "steal")
+
+
+def _save(fig: Any, stem: Path) -> list[Path]:
+    out = []
+    for fmt in FORMATS:
+        path = stem.with_suffix(f".{fmt}")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        out.append(path)
+    plt.close(fig)
+    return out
+
+
+def cdf(configs: Sequence[Config], segment: str, stem: Path) -> list[Path]:
+    """The CDF of one segment, every probe of every run, one line per configuration."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for c in configs:
+        h = c.merged(segment)
+        if h.n == 0:
+            continue
+        idx = np.flatnonzero(h.pos)
+        x = np.maximum(bin_mid(idx), 1.0) / 1e3
+        y = np.cumsum(h.pos[idx]) / h.n + h.negative / h.n
+        ax.step(x, y, where="post", label=f"{c.label} ({len(c.runs)} runs)")
+    ax.set_xscale("log")
+    ax.set_xlabel(f"{segment} (us)")
+    ax.set_ylabel("fraction of probes")
+    ax.set_ylim(0, 1.01)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(f"{segment}: CDF by configuration")
+    return _save(fig, stem)
+
+
+def boxes(configs: Sequence[Config], segments: Sequence[str], stat: str, stem: Path) -> list[Path]:
+    """Box plots of the per-run statistic (runs are the unit), one panel per segment."""
+    fig, axes = plt.subplots(1, len(segments), figsize=(3.2 * len(segments), 4), squeeze=False)
+    labels = [f"#{i + 1}" for i in range(len(configs))]
+    for ax, seg in zip(axes[0], segments, strict=True):
+        data = [np.asarray(c.values(seg, stat)) / 1e3 for c in configs]
+        ax.boxplot([d if d.size else [np.nan] for d in data], tick_labels=labels)
+        ax.set_title(f"{seg} ({stat} per run)")
+        ax.set_ylabel("us")
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.suptitle("; ".join(f"#{i + 1}: {c.label}" for i, c in enumerate(configs)), fontsize=7)
+    fig.tight_layout()
+    return _save(fig, stem)
+
+
+def cpu(configs: Sequence[Config], stem: Path) -> list[Path]:
+    """Mean CPU use per core during the runs, stacked by kind, per configuration."""
+    cores = sorted({k for c in configs for r in c.runs for k in r.summary.get("cpu", {})})
+    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(configs) * max(1, len(cores))), 4))
+    width = 0.8 / max(1, len(cores))
+    for j, core in enumerate(cores):
+        bottom = np.zeros(len(configs))
+        for part, color in zip(CPU_PARTS, plt.cm.tab10.colors, strict=False):
+            v = np.array([_mean_cpu(c, core, part) for c in configs])
+            ax.bar(np.arange(len(configs)) + j * width, v, width, bottom=bottom, color=color,
+                   label=part if j == 0 else None)  # fmt: skip
+            bottom += v
+    ax.set_xticks(np.arange(len(configs)) + width * (len(cores) - 1) / 2)
+    ax.set_xticklabels([f"#{i + 1}" for i in range(len(configs))])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("share of the core (bars: " + ", ".join(cores) + ")")
+    ax.legend(fontsize=7)
+    ax.set_title("CPU use per core during the runs")
+    return _save(fig, stem)
+
+
+def _mean_cpu(c: Config, core: str, part: str) -> float:
+    v = [r.summary.get("cpu", {}).get(core, {}).get(part) for r in c.runs]
+    v = [x for x in v if x is not None]
+    return float(np.mean(v)) if v else 0.0
+
+
+def render(
+    configs: Sequence[Config],
+    segments: Sequence[str],
+    stat: str,
+    comparison: dict[str, Any],
+    out: Path,
+) -> Path:
+    """Write the figures and index.html (figures inline, works offline) into ``out``."""
+    figs = out / "figures"
+    figs.mkdir(parents=True, exist_ok=True)
+    made = [cdf(configs, seg, figs / f"cdf-{seg}") for seg in segments]
+    made.append(boxes(configs, segments, stat, figs / "box"))
+    made.append(cpu(configs, figs / "cpu"))
+    (out / "comparison.json").write_text(json.dumps(comparison, indent=2, sort_keys=True))
+    pngs = [p for paths in made for p in paths if p.suffix == ".png"]
+    page = _html(configs, segments, stat, comparison, pngs)
+    (out / "index.html").write_text(page)
+    return out / "index.html"
+
+
+def _html(configs, segments, stat, comparison, pngs) -> str:  # type: ignore[no-untyped-def]
+    e = html.escape
+    head = "".join(f"<th>{e(s)} {e(stat)} (us)</th>" for s in segments)
+    rows = []
+    for i, c in enumerate(configs):
+        cells = []
+        for seg in segments:
+            s = over_runs(c.values(seg, stat))
+            ci = s["ci95"]
+            txt = "-" if s["median"] is None else f"{s['median'] / 1e3:.1f}"
+            if ci:
+                txt += f" [{ci[0] / 1e3:.1f}, {ci[1] / 1e3:.1f}]"
+            cells.append(f"<td>{txt}</td>")
+        rows.append(f"<tr><td>#{i + 1}</td><td>{e(c.label)}</td><td>{len(c.runs)}</td>"
+                    f"<td>{c.excluded}</td>{''.join(cells)}</tr>")  # fmt: skip
+    tests = []
+    for t in comparison.get("pairwise", []) + comparison.get("trends", []):
+        tests.append(
+            "<tr>" + "".join(f"<td>{e(_cell(t.get(k)))}</td>" for k in _TEST_COLS) + "</tr>"
+        )
+    imgs = "".join(
+        f'<figure><img alt="{e(p.stem)}" src="data:image/png;base64,'
+        f'{base64.b64encode(p.read_bytes()).decode()}"><figcaption>{e(p.stem)}</figcaption></figure>'
+        for p in pngs
+    )
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>netassay rtt</title>
+<style>body{{font-family:sans-serif;margin:1em}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}img{{max-width:100%}}</style>
+</head><body><h1>netassay rtt: {len(configs)} configuration(s)</h1>
+<p>Runs are the unit: each cell is the median over runs of the runs' {e(stat)}, with a bootstrap
+95% confidence interval. Tests compare each configuration with #1.</p>
+<table id="configs"><thead><tr><th>#</th><th>configuration</th><th>runs</th><th>excluded</th>
+{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
+<h2>Comparisons</h2><table id="tests"><thead><tr>{"".join(f"<th>{c}</th>" for c in _TEST_COLS)}
+</tr></thead><tbody>{"".join(tests)}</tbody></table>
+<h2>Figures</h2>{imgs}</body></html>
+"""
+
+
+_TEST_COLS = ("segment", "test", "a", "b", "load", "n_a", "n_b", "n", "p", "cliffs_delta",
+              "effect", "hodges_lehmann", "median_difference", "tau_b")  # fmt: skip
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)

@@ -1,0 +1,126 @@
+"""netassay compare on rtt runs (a store written with synthetic runs; no root needed):
+configurations, tests and effect sizes, the trend against the load count, the report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from netassay.rtt import store as RS
+from netassay.rtt.hist import Hist
+from netassay.rtt.load import Load
+from netassay.rtt.method import RttRequest
+from netassay.rtt.run import SAMPLE_COLUMNS
+from netassay.store.db import Store, TrialRecord
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _experiment(st: Store, path: str, load: str, rtt_us: float, runs: int, seed: int) -> None:
+    req = RttRequest(path=path, load=Load.parse(load))
+    exp_id, _ = st.add_experiment(key=f"rtt-{path}-{load}-{seed}", kind=RS.KIND,
+                                  source=RS.SOURCE, label="", config=req.factors())  # fmt: skip
+    rng = np.random.default_rng(seed)
+    for i in range(runs):
+        hists = {}
+        for seg, scale in (("rtt", 1.0), ("response", 0.3), ("overhead", 0.2), ("wire", 0.1)):
+            h = Hist()
+            h.add((rng.normal(rtt_us * scale * 1000, 300, 1000)).astype(np.int64))
+            hists[seg] = h
+        summary = {"run": i, "segments": {k: h.summary() for k, h in hists.items()},
+                   "cpu": {"cpu0": {"user": 0.1, "system": 0.2, "softirq": 0.05, "irq": 0.0,
+                                    "steal": 0.0, "idle": 0.65, "busy": 0.35}}}  # fmt: skip
+        trial = TrialRecord(load_index=0, repetition=i, rate_pps=1000.0, duration_s=1.0,
+                            sent=1000, received=1000, source=RS.SOURCE)  # fmt: skip
+        probes = RS.pack_probes(np.zeros((3, len(SAMPLE_COLUMNS)), dtype=np.uint64), SAMPLE_COLUMNS)
+        RS.add_run(st, exp_id, trial, summary, hists, probes)
+
+
+@pytest.fixture(scope="module")
+def rtt_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("cmp") / "rtt.db"
+    with Store(db) as st:
+        _experiment(st, "bridge", "none", 60, 6, 1)
+        _experiment(st, "bridge", "cpu:8@sender", 90, 6, 2)
+        _experiment(st, "bridge", "cpu:32@sender", 150, 6, 3)
+        _experiment(st, "macvlan", "none", 58, 6, 4)
+    return db
+
+
+def test_compare_by_path_and_load(cli, rtt_db):
+    res = cli("compare", rtt_db, "--by", "path", "--by", "load", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    labels = [c["configuration"] for c in out["configurations"]]
+    assert labels == ["path=bridge load=none", "path=bridge load=cpu:8@sender",
+                      "path=bridge load=cpu:32@sender", "path=macvlan load=none"]  # fmt: skip
+    first = out["configurations"][0]["rtt"]
+    assert first["runs"] == 6 and abs(first["median"] - 60_000) < 500
+    lo, hi = first["ci95"]
+    assert lo <= first["median"] <= hi
+    mw = [t for t in out["pairwise"] if t["segment"] == "rtt"]
+    loaded = next(t for t in mw if t["a"] == "path=bridge load=cpu:32@sender")
+    assert loaded["test"] == "Mann-Whitney U" and loaded["p"] < 0.01
+    assert loaded["cliffs_delta"] == 1.0 and loaded["effect"] == "large"
+    assert abs(loaded["hodges_lehmann"] - 90_000) < 1000
+    (trend,) = [t for t in out["trends"] if t["segment"] == "rtt"]
+    assert trend["load"] == "cpu@sender" and trend["tau_b"] > 0.7 and trend["p"] < 0.001
+    assert trend["n"] == 18  # 6 runs each at 0, 8 and 32 loads
+
+
+def test_compare_paired_and_text(cli, rtt_db):
+    res = cli("compare", rtt_db, "--by", "path", "--paired", "--segment", "rtt")
+    assert res.returncode == 0, res.stderr
+    assert "Wilcoxon signed-rank" in res.stdout and "#2 path=macvlan" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--by", "colour"], "unknown factor"),
+        (["--segment", "nothing"], "unknown segment"),
+        (["--stat", "p42"], "unknown --stat"),
+    ],
+)
+def test_compare_bad_input(cli, rtt_db, args, words):
+    res = cli("compare", rtt_db, *args)
+    assert res.returncode == 2 and words in res.stderr and len(res.stderr.splitlines()) == 1
+
+
+def test_compare_without_rtt_runs(cli, tmp_path):
+    db = tmp_path / "empty.db"
+    Store(db).close()
+    res = cli("compare", db)
+    assert res.returncode == 2 and "no rtt experiment" in res.stderr
+
+
+def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path):
+    out = tmp_path / "r"
+    res = cli("compare", rtt_db, "--by", "path", "--by", "load", "--out", out)
+    assert res.returncode == 0, res.stderr
+    page = (out / "index.html").read_text()
+    assert "http://" not in page and "https://" not in page
+    figs = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert figs == ["box.png", "cdf-overhead.png", "cdf-response.png", "cdf-rtt.png",
+                    "cdf-wire.png", "cpu.png"]  # fmt: skip
+    assert json.loads((out / "comparison.json").read_text())["statistic"] == "p50"
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: 'make setup' installs it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            view = browser.new_page()
+            view.goto((out / "index.html").as_uri())
+            assert view.locator("#configs tbody tr").count() == 4
+            assert view.locator("#tests tbody tr").count() >= 3
+            widths = view.eval_on_selector_all(
+                "img", "i => i.map(x => x.complete && x.naturalWidth)"
+            )
+            assert len(widths) == len(figs) and all(w and w > 300 for w in widths)
+        finally:
+            browser.close()
