@@ -81,6 +81,9 @@ def rtt(
         typer.Option("--cpus", help="auto: sender server on CPU 0, responder on CPU 1 | none."),
     ] = "auto",
     name: Annotated[str, typer.Option("--name", help="Testbed name (1-8 a-z0-9).")] = "rtt",
+    ping_too: Annotated[
+        bool, typer.Option("--ping-too", help="Then the same path by iputils ping and irtt.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run.")] = False,
 ) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
@@ -101,10 +104,11 @@ def rtt(
         responder_delay_ns=_ns(responder_delay), load=Load.parse(load),
         net=NetLoad(rate_pps=parse_rate(load_rate), burst=load_burst), capture=not no_capture,
         db=db, label=label, name=name, check_rate=not no_rate_check, cpus=cpus,
+        ping_too=ping_too,
     )  # fmt: skip
     show = _json_line if as_json else _text_line
     try:
-        m = M.measure_all(req, show)
+        m = M.measure_all(req, show, _json_peer if as_json else None)
     except KeyboardInterrupt as exc:
         raise Interrupted(
             "rtt interrupted", "the runs that ended are stored" if db else "", ""
@@ -126,6 +130,13 @@ def _run_object(m: Any, res: Any) -> dict[str, Any]:
 
 def _json_line(m: Any, res: Any) -> None:
     typer.echo(json.dumps(_run_object(m, res), sort_keys=True))
+
+
+def _json_peer(m: Any, peer: Any) -> None:
+    req = m.req
+    typer.echo(json.dumps({"path": req.path, "rate_pps": req.spec.rate_pps,
+                           "size_bytes": req.spec.size_bytes, "load": req.load.label,
+                           **peer.summary()}, sort_keys=True))  # fmt: skip
 
 
 def _us(ns: float | None) -> str:
@@ -158,6 +169,8 @@ def _text_summary(m: Any) -> None:
         a, b = over_runs(p50), over_runs(p99)
         ci = "" if a["ci95"] is None else f" [{_us(a['ci95'][0])}, {_us(a['ci95'][1])}]"
         typer.echo(f"  {k:<13} p50 {_us(a['median'])}{ci}  p99 {_us(b['median'])}")
+    if m.peers:
+        _side_by_side(m)
     if m.experiment_id is not None:
         typer.echo(f"stored {len(m.results)} run(s) in {m.req.db} (experiment {m.experiment_id})")
     sys.stdout.flush()
@@ -249,6 +262,34 @@ def _compare_text(result: dict[str, Any], segments: list[str]) -> None:
     for t in result["trends"]:
         typer.echo(f"trend of {t['segment']} with the number of {t['load']} loads:"
                    f" Kendall tau-b {t['tau_b']:+.2f} (p={t['p']:.3g}, {t['n']} runs)")  # fmt: skip
+
+
+def _side_by_side(m: Any) -> None:
+    """netassay's numbers beside ping's and irtt's (all runs' probes together), us."""
+    from netassay.rtt.hist import Hist
+
+    def merged(name: str) -> Hist:
+        h = Hist()
+        for r in m.results:
+            h.merge(r.hists[name])
+        return h
+
+    rows = [("netassay rtt (endpoint NIC out and back)", merged("rtt")),
+            ("netassay latency_kernel (as ping: send call", merged("latency_kernel")),
+            ("  to the reply at the endpoint NIC)", Hist()),
+            ("netassay latency_sent (as irtt: send call", merged("latency_sent")),
+            ("  to the reply read)", Hist())]  # fmt: skip
+    rows += [(f"{p.peer} ({p.received}/{p.sent})", p.hist) for p in m.peers]
+    typer.echo("side by side, us:              min      p50      p90      p99      max")
+    for label, h in rows:
+        if h.n == 0:
+            typer.echo(f"  {label}")
+            continue
+        s = h.summary()
+        cells = "".join(
+            f"{_us(s[k]):>9}" for k in ("min_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns")
+        )
+        typer.echo(f"  {label:<42}{cells}")
 
 
 def register(app: typer.Typer) -> None:

@@ -33,6 +33,7 @@ def test_segments_by_hand():
     assert got["latency"] == 50 and got["latency_sent"] == 40 and got["send_delay"] == 10
     assert got["app"] == (113 - 110) + (150 - 142)
     assert got["latency_sent"] == got["app"] + got["rtt"]
+    assert got["latency_kernel"] == 142 - 110  # the send call to the reply at the NIC
     assert got["overhead"] + got["wire"] + got["response"] == got["rtt"]
 
 

@@ -63,6 +63,7 @@ class RttRequest:
     settle_s: float = 1.0  # after the load starts, before the first run
     check_rate: bool = True
     cpus: str = "auto"  # where the servers' work runs (RttTestbedConfig.cpus)
+    ping_too: bool = False  # then the same path by iputils ping and irtt (peers.PEERS)
 
     @property
     def responder_kind(self) -> str:
@@ -203,10 +204,16 @@ class Measurement:
     responder: dict[str, Any] = field(default_factory=dict)
     experiment_id: int | None = None
     testbed: dict[str, Any] = field(default_factory=dict)
+    peers: list[Any] = field(default_factory=list)  # peers.PeerRun, with --ping-too
 
 
-def measure_all(req: RttRequest, on_run: Callable[[Measurement, RunResult], None]) -> Measurement:
-    """Run the whole measurement; ``on_run`` sees each run as it is stored."""
+def measure_all(
+    req: RttRequest,
+    on_run: Callable[[Measurement, RunResult], None],
+    on_peer: Callable[[Measurement, Any], None] | None = None,
+) -> Measurement:
+    """Run the whole measurement; ``on_run`` sees each run as it is stored, ``on_peer``
+    each peer tool's run (--ping-too), measured after the runs on the same path and load."""
     validate(req)
     require_root("netassay rtt")
     m = Measurement(req)
@@ -217,7 +224,7 @@ def measure_all(req: RttRequest, on_run: Callable[[Measurement, RunResult], None
     ):
         m.testbed = {"name": tb.name, "cpus": tb.state["cpus"], "peers": tb.state["peers"]}
         m.check = check_path(tb, req, capture)
-        bg_max_s = 60 + req.runs * (req.spec.send_time_s() + req.spec.timeout_s + 5)
+        bg_max_s = 60 + (req.runs + 2) * (req.spec.send_time_s() + req.spec.timeout_s + 35)
         with Background(req.load, tb.state, req.net, bg_max_s) as bg, _store(req) as store:
             if req.load.count:
                 time.sleep(req.settle_s)
@@ -230,6 +237,8 @@ def measure_all(req: RttRequest, on_run: Callable[[Measurement, RunResult], None
                 if store is not None:
                     _save(store, m, res, env, capture)
                 on_run(m, res)
+            if req.ping_too:
+                _peers(tb, m, store, env, on_peer)
             m.load = bg.stop()
     return m
 
@@ -274,6 +283,45 @@ def wire_rates(before: dict[str, int], after: dict[str, int], res: RunResult) ->
 def _one(tb: Testbed, req: RttRequest, capture: Capture | None, index: int) -> RunResult:
     peer = tb.state["peers"]["sndep"]
     return measure(tb.ns("sndep"), peer["dst"], req.spec, capture, index, tb.state["cpus"]["snd"])
+
+
+def _peers(
+    tb: Testbed,
+    m: Measurement,
+    store: Store | None,
+    env: dict[str, Any],
+    on_peer: Callable[[Measurement, Any], None] | None,
+) -> None:
+    """iputils ping and irtt on the same path, each one run of the same size, rate and
+    count as netassay's; stored as experiments of their own (probe ping, probe irtt)."""
+    from netassay.rtt import peers as P
+
+    req, s = m.req, m.req.spec
+    snd, rsp, dst = tb.ns("sndep"), tb.ns("rspep"), tb.state["peers"]["sndep"]["dst"]
+    count = s.planned()
+    # ping needs the kernel's echo (the app responder answers netassay's probes only)
+    run_cmd(["sysctl", "-q", "-w", "net.ipv4.icmp_echo_ignore_all=0"], netns=rsp)
+    for peer in (P.ping(snd, dst, s.rate_pps, count, s.size_bytes, s.timeout_s),
+                 P.irtt(snd, rsp, dst, s.rate_pps, count, s.size_bytes)):  # fmt: skip
+        m.peers.append(peer)
+        if store is not None:
+            factors = {**req.factors(), "probe": peer.peer, "capture": False,
+                       "responder": "kernel" if peer.peer == "ping" else "irtt server",
+                       "responder_delay_ns": 0, "runs": 1}  # fmt: skip
+            exp_id, _ = store.add_experiment(
+                key=f"rtt-{req.name}-{peer.peer}-{secrets.token_hex(4)}", kind=RS.KIND,
+                source=peer.peer, label=f"{peer.peer} beside experiment {m.experiment_id}",
+                config=factors, metadata={"beside": m.experiment_id, "argv": peer.argv},
+                environment=env,
+            )  # fmt: skip
+            trial = TrialRecord(
+                load_index=0, repetition=0, rate_pps=s.rate_pps,
+                duration_s=max(peer.elapsed_s, 1e-9), sent=peer.sent, received=peer.received,
+                source=peer.peer, utc=datetime.now(UTC).isoformat(timespec="microseconds"),
+            )  # fmt: skip
+            RS.add_run(store, exp_id, trial, peer.summary(), {"latency_sent": peer.hist}, None)
+        if on_peer is not None:
+            on_peer(m, peer)
 
 
 def _save(

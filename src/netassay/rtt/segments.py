@@ -23,7 +23,9 @@ From the application's side (every answered probe, captured or not):
 - ``latency_sent`` = rx - tx: from the actual send call (what ping reports);
 - ``send_delay`` = tx - sched: how late the send call was;
 - ``app`` = (P1 - tx) + (rx - P8): the sender application's own share (the system
-  calls and the wake-up), so that latency_sent = app + rtt.
+  calls and the wake-up), so that latency_sent = app + rtt;
+- ``latency_kernel`` = P8 - tx: from the send call to the reply at the sender endpoint's
+  interface, what iputils ping reports (its receive time is the kernel's SO_TIMESTAMP).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ PARTS = (
     "turnaround",
     "response_out",
 )
-APP = ("latency", "latency_sent", "send_delay", "app")
+APP = ("latency", "latency_sent", "send_delay", "app", "latency_kernel")
 ALL = (*SEGMENTS, *PARTS, *APP)
 # the chain of times a probe's capture must follow, in order
 CHAIN = ("tx", *POINT_NAMES, "rx")
@@ -89,6 +91,7 @@ def compute(
         rtt=_d(p1, p8),
         response=_d(p3, p6),
         app=_d(t_tx, p1) + _d(p8, t_rx),
+        latency_kernel=_d(t_tx, p8),
     )
     out["overhead"] = out["overhead_out"] + out["overhead_back"]
     out["wire"] = out["wire_out"] + out["wire_back"]

@@ -1,0 +1,32 @@
+"""--ping-too: the same path measured by iputils ping and irtt beside netassay (root)."""
+
+from __future__ import annotations
+
+import json
+
+from netassay.rtt import store as RS
+from netassay.store.db import Store
+
+
+def test_ping_and_irtt_beside_netassay(cli, tb_name, netns_of, tmp_path):
+    db = tmp_path / "peers.db"
+    res = cli("rtt", "--name", tb_name, "--json", "--path", "veth", "--count", "300",
+              "--runs", "2", "--ping-too", "--db", str(db), timeout=240)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    runs = [x for x in lines if "peer" not in x]
+    peers = {x["peer"]: x for x in lines if "peer" in x}
+    assert len(runs) == 2 and set(peers) == {"ping", "irtt"}
+    assert peers["ping"]["sent"] == 300 and peers["ping"]["received"] >= 297
+    assert peers["irtt"]["received"] > 0
+    # netassay's in-kernel round trip holds neither tool's user-space timing
+    ours = sorted(r["segments"]["rtt"]["p50_ns"] for r in runs)[0]
+    for name, peer in peers.items():
+        assert ours <= peer["segments"]["latency_sent"]["p50_ns"], (name, ours, peer)
+    with Store(db, readonly=True) as st:
+        probes = sorted(e.config["probe"] for e in RS.rtt_experiments(st))
+        assert probes == ["icmp", "irtt", "ping"]
+    cmp = cli("compare", str(db), "--by", "probe", "--segment", "latency_sent", "--json")
+    assert cmp.returncode == 0, cmp.stderr
+    assert len(json.loads(cmp.stdout)["configurations"]) == 3
+    assert netns_of(tb_name) == []
