@@ -47,5 +47,14 @@ def test_ndr_of_an_assessment_is_not_the_mean():
     assert a.to_json()["ndr_pps"] == 1e5
 
 
+def test_a_bound_stops_below_a_load_not_measured():
+    # load 2 has no usable trial (nan): loads 3 and 4 meet, but the bound cannot pass it
+    b = measured_bound(R, np.array([0, 0.001, np.nan, 0.003, 0.3]), 0.005)
+    assert (b.index, b.rate_pps, b.gap_rate_pps, b.met_again) == (1, 2e5, 3e5, (4e5,))
+    assert "stops below 300 kpps, not measured" in b.describe("PDR")
+    b = measured_bound(R, np.array([np.nan, 0, 0, 0, 0]), 0.005)
+    assert b.index is None and not b.below_range and "unknown" in b.describe("PDR")
+
+
 def test_all_meet():
     assert measured_bound(R, np.zeros(5), 0.005).index == 4

@@ -72,3 +72,21 @@ def test_empty_file(tmp_path):
     f.write_text("")
     with pytest.raises(InputError, match="is empty"):
         parse_file(f)
+
+
+def test_file_trials_the_generator_shaped_leave_a_gap(tmp_path):
+    from netassay.config import AnalysisConfig
+    from netassay.report.loader import iter_assessments
+
+    # 1 s runs: load 1 sent 1900 and 1800 of 2000 planned: generator limit, both excluded
+    f = tmp_path / "lab_raw_2_exp_t_1_k6.1_intel_ns.txt"
+    f.write_text(
+        "[[1000, 0], [1000, 1000, 0], [1000, 1000, 0]]\n"
+        "[[2000, 0], [1900, 1900, 0], [1800, 1800, 0]]\n"
+        "[[3000, 0], [3000, 1500, 0], [3000, 1500, 0]]\n"
+    )
+    [a] = list(iter_assessments([f], AnalysisConfig()))
+    assert a.table.k.tolist() == [2, 0, 2] and a.excluded_trials == 2
+    assert a.table.reason[1] == "all 2 trials excluded: generator limit"
+    j = a.to_json()
+    assert j["loads"][1]["excluded"] == 2 and j["pdr_pps"] == 1000

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from netassay.analysis.saturation import BAD, GOOD, INCONCLUSIVE, detect_saturation
-from netassay.analysis.stats import load_table
+from netassay.analysis.stats import load_table, tir
 from netassay.analysis.synthetic import ideal_plr, realistic_throughput
 
 
@@ -93,6 +93,28 @@ def test_single_confirming_load_warns():
     assert any("single load" in w for w in s.warnings)
 
 
+def test_pdr_below_the_range_is_inconclusive_when_described():
+    # per-load PLR 0.01, 0.5, 0.66, 0.75 at 100..400 kpps: T = 99k, 100k, 102k, 100k,
+    # TIR = 0.01, 0.02, -0.02: saturated from the potential point (index 1) to the end,
+    # but the lowest load already loses 1% > 0.5%, so PDR lies below the tested range
+    rates = np.arange(1, 5) * 1e5
+    plr = [0.01, 0.5, 0.66, 0.75]
+    d = _verdict(rates, plr)
+    assert d.verdict == INCONCLUSIVE
+    assert (d.past_pdr_index, d.potential_saturation_index, d.saturation_index) == (0, 1, 1)
+    assert "below the tested range" in d.reason and "start the range lower" in d.reason
+    assert _verdict(rates, plr, "published").verdict == GOOD  # the notebook, as it is
+
+
+def test_pdr_below_the_range_stays_bad_on_measured_evidence():
+    # lowest load loses 1%, then TIR 0.5 at the potential point: not saturated there,
+    # whatever lies below the range -> BAD (like the real ebpf file)
+    rates = np.arange(1, 5) * 1e5
+    thr = np.array([0.99, 1.49, 1.5, 1.5]) * 1e5  # TIR 0.5, 0.01, 0
+    s = _verdict(rates, 1 - thr / rates)
+    assert s.verdict == BAD and s.past_pdr_index == 0
+
+
 def _sat(tir, plr, mode="described", **kw):
     rates = np.arange(1, len(tir) + 1) * 1e5
     return detect_saturation(rates, np.array(plr), np.array(tir), mode=mode, **kw)
@@ -115,23 +137,46 @@ def test_described_entry_stays_strict():
     assert s.verdict == BAD and s.saturation_index == 5
 
 
-def test_pdr_below_the_range_is_inconclusive_when_described():
-    # per-load PLR 0.01, 0.5, 0.66, 0.75 at 100..400 kpps: T = 99k, 100k, 102k, 100k,
-    # TIR = 0.01, 0.02, -0.02: saturated from the potential point (index 1) to the end,
-    # but the lowest load already loses 1% > 0.5%, so PDR lies below the tested range
-    rates = np.arange(1, 5) * 1e5
-    plr = [0.01, 0.5, 0.66, 0.75]
-    d = _verdict(rates, plr)
-    assert d.verdict == INCONCLUSIVE
-    assert (d.past_pdr_index, d.potential_saturation_index, d.saturation_index) == (0, 1, 1)
-    assert "below the tested range" in d.reason and "start the range lower" in d.reason
-    assert _verdict(rates, plr, "published").verdict == GOOD  # the notebook, as it is
+def _gap_verdict(thr_kpps, mode="described"):
+    """Loads 100, 200, ... kpps with the given throughput; nan = load not measured."""
+    rates = np.arange(1, len(thr_kpps) + 1) * 1e5
+    plr = 1 - np.array(thr_kpps, dtype=float) * 1e3 / rates
+    t = tir(rates, rates * (1 - plr))
+    reasons = ["all 3 trials excluded: generator limit" if np.isnan(p) else "" for p in plr]
+    return detect_saturation(rates, plr, t, mode=mode, reasons=reasons)
 
 
-def test_pdr_below_the_range_stays_bad_on_measured_evidence():
-    # lowest load loses 1%, then TIR 0.5 at the potential point: not saturated there,
-    # whatever lies below the range -> BAD (like the real ebpf file)
-    rates = np.arange(1, 5) * 1e5
-    thr = np.array([0.99, 1.49, 1.5, 1.5]) * 1e5  # TIR 0.5, 0.01, 0
-    s = _verdict(rates, 1 - thr / rates)
-    assert s.verdict == BAD and s.past_pdr_index == 0
+def test_a_gap_after_the_potential_point_cannot_confirm_saturation():
+    # T = 100..300k, then flat at 300k; 600 kpps not measured. Without the gap row the
+    # TIR from 500k to 700k would be 0 and the verdict GOOD
+    s = _gap_verdict([100, 200, 300, 300, 300, np.nan, 300])
+    assert s.potential_saturation_index == 4 and s.gaps == (5,)
+    assert s.verdict == INCONCLUSIVE and s.saturation_index is None and s.exits == ()
+    assert "600 kpps (all 3 trials excluded: generator limit)" in s.reason
+    assert "not measured" in s.reason
+    assert any("not measured: 600 kpps" in w for w in s.warnings)
+
+
+def test_a_gap_at_the_potential_point_is_inconclusive():
+    s = _gap_verdict([100, 200, 300, 300, np.nan, 300])
+    assert s.potential_saturation_index == 4 and s.verdict == INCONCLUSIVE
+
+
+def test_a_gap_below_the_pdr_point_makes_the_potential_point_uncertain():
+    # saturated from the potential point on, but 200 kpps (below it) was not measured:
+    # its loss may exceed 0.5%, so the potential point could be lower
+    s = _gap_verdict([100, np.nan, 300, 300, 300, 300])
+    assert s.saturation_index == s.potential_saturation_index == 4
+    assert s.verdict == INCONCLUSIVE and "uncertain" in s.reason
+
+
+def test_measured_evidence_beyond_a_gap_is_still_bad():
+    # 500 kpps not measured, then T rises by 100k from 600k to 700k: TIR 1 > eta
+    s = _gap_verdict([100, 200, 300, 300, np.nan, 300, 400])
+    assert s.verdict == BAD and "700 kpps" in s.reason and "not saturated" in s.reason
+
+
+def test_no_load_measured():
+    s = _gap_verdict([np.nan, np.nan])
+    assert s.verdict == INCONCLUSIVE and s.reason.startswith("no load was measured")
+    assert _gap_verdict([np.nan, np.nan], "published").verdict == BAD

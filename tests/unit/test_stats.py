@@ -106,3 +106,23 @@ def test_duplicate_or_unsorted_loads_are_rejected(rates, words):
         load_table(np.arange(3), np.array(rates), np.zeros(3))
     line = e.value.line()
     assert words in line and "TIR" in line and "increasing order" in line and "\n" not in line
+
+
+def test_loads_without_trials_keep_their_row_and_break_tir():
+    from netassay.analysis.loads import Loads
+
+    # plan 100..400 kpps; load 2 has no usable trial (all 3 excluded)
+    loads = Loads(
+        np.array([1e5, 2e5, 3e5, 4e5]),
+        np.array([0, 0, 3, 0]),
+        ("", "", "all 3 trials excluded: generator limit", ""),
+    )
+    li = np.array([0, 0, 1, 1, 3, 3])
+    t = load_table(
+        li, np.repeat([1e5, 2e5, 4e5], 2), np.array([0, 0, 0.1, 0.1, 0.5, 0.5]), loads=loads
+    )
+    assert t.k.tolist() == [2, 2, 0, 2] and t.excluded.tolist() == [0, 0, 3, 0]
+    assert math.isnan(t.plr[2]) and t.reason[2].startswith("all 3 trials excluded")
+    # TIR(1) = (180k - 100k)/100k = 0.8; undefined on both sides of the gap
+    assert t.tir[1] == pytest.approx(0.8)
+    assert math.isnan(t.tir[2]) and math.isnan(t.tir[3])

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from netassay.analysis.bounds import Bound, measured_bound
+from netassay.analysis.loads import Loads
 from netassay.analysis.saturation import Saturation, detect_saturation
 from netassay.analysis.stats import LoadTable, load_table, tir, trial_plr
 from netassay.config import AnalysisConfig
@@ -39,7 +40,8 @@ class Assessment:
 
     @property
     def k_values(self) -> list[int]:
-        return sorted({int(k) for k in self.table.k})
+        """The distinct K of the measured loads."""
+        return sorted({int(k) for k in self.table.k if k > 0})
 
     def worst_delta_below_pdr(self) -> float | None:
         end = self.saturation.past_pdr_index
@@ -48,6 +50,7 @@ class Assessment:
         return float(d.max()) if d.size else None
 
     def to_json(self) -> dict[str, Any]:
+        """``loads[i]`` is load index i of the plan, measured or not (k = 0, reason)."""
         t = self.table
         loads = [
             {
@@ -60,6 +63,8 @@ class Assessment:
                 "dr": _num(1.0 - t.plr[i]),
                 "throughput_pps": _num(t.throughput_pps[i]),
                 "tir": _num(self.tir_used[i]),
+                "excluded": int(t.excluded[i]),
+                "reason": t.reason[i] or None,
             }
             for i in range(len(t))
         ]
@@ -108,14 +113,16 @@ def assess_trials(
     duration_s: float | None = None,
     trial_warnings: int = 0,
     excluded_trials: int = 0,
+    loads: Loads | None = None,
 ) -> Assessment:
-    """Assess trials given as columns grouped by load (sorted by load index).
+    """Assess the usable trials of one experiment, given as columns.
 
-    The caller leaves out trials the generator shaped and says how many it left out.
+    The caller leaves out the trials excluded as measurement faults and says how many;
+    ``loads`` names every load index of the plan with its trials excluded and why.
     Loads that are not strictly increasing raise InputError naming the source.
     """
     try:
-        table = load_table(load_index, rate_pps, trial_plr(sent, received), sent=sent)
+        table = load_table(load_index, rate_pps, trial_plr(sent, received), sent=sent, loads=loads)
     except InputError as exc:
         raise InputError(f"{source or label}: {exc.what}", exc.why, exc.todo) from exc
     return assess_table(
@@ -154,12 +161,14 @@ def assess_table(
         eta=cfg.eta,
         entry_factor=cfg.entry_factor,
         mode=cfg.mode,
+        reasons=table.reason,
     )
     flags = quality_flags(table, sat, cfg)
     if excluded_trials:
         flags.append(
-            f"{excluded_trials} trial(s) left out of the statistics: the generator, not the "
-            "SUT, shaped them (generator limit, rate overshoot or stall; kept in the store)"
+            f"{excluded_trials} trial(s) left out of the statistics: measurement faults "
+            "(generator limit, overshoot or stall, counter or sink fault, truncated trial), "
+            "not SUT loss; kept in the store, and each load says how many and why"
         )
     if trial_warnings > excluded_trials:
         flags.append(
@@ -186,16 +195,16 @@ def assess_table(
 
 
 def quality_flags(table: LoadTable, sat: Saturation, cfg: AnalysisConfig) -> list[str]:
-    """Loads below PDR with non-negligible loss or a wide CI; K < 2."""
+    """Loads below PDR with non-negligible loss or a wide CI; loads with a single trial."""
     flags: list[str] = []
     end = sat.past_pdr_index if sat.past_pdr_index is not None else len(table)
     for i in range(end):
         rate = fmt_rate(table.rate_pps[i])
-        if table.plr[i] >= cfg.small_loss:
+        if table.plr[i] >= cfg.small_loss:  # nan (not measured) compares false
             flags.append(f"load {i} ({rate}): loss {table.plr[i]:.2e} below PDR is non-negligible")
         d = table.delta_ucl95[i]
         if math.isfinite(d) and d > cfg.wide_ci:
             flags.append(f"load {i} ({rate}): wide confidence interval (Delta_UCL95 {d:.3g})")
-    if np.any(table.k < 2):
-        flags.append("some loads have fewer than 2 trials: no confidence interval there")
+    if np.any(table.k == 1):
+        flags.append("some loads have a single trial: no confidence interval there")
     return flags

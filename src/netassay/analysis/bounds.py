@@ -9,24 +9,42 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Bound:
-    """The highest load such that it and every lower load meet the loss target."""
+    """The highest load such that it and every lower load meet the loss target.
+
+    A load that was not measured (no usable trial) meets nothing: the bound stops below
+    it, so no bound ever rests on a load that was never measured.
+    """
 
     target: float  # loss ratio goal (0 for NDR)
     index: int | None  # position in the load list; None when the lowest load fails
     rate_pps: float | None
     met_again: tuple[float, ...]  # higher loads that meet the target again after a failure
+    gap_rate_pps: float | None = None  # the unmeasured load the bound stops below, if any
 
     @property
     def below_range(self) -> bool:
-        return self.index is None
+        return self.index is None and self.gap_rate_pps is None
+
+    def short(self) -> str:
+        """The bound for a table cell: a rate, 'below range' or 'unknown'."""
+        from netassay.units import fmt_rate
+
+        if self.index is not None:
+            return fmt_rate(self.rate_pps)
+        return "unknown (lowest load not measured)" if self.gap_rate_pps else "below range"
 
     def describe(self, name: str) -> str:
         from netassay.units import fmt_rate
 
-        if self.index is None:
+        if self.index is None and self.gap_rate_pps is not None:
+            gap = fmt_rate(self.gap_rate_pps)
+            text = f"{name}: unknown (the lowest load, {gap}, was not measured)"
+        elif self.index is None:
             text = f"{name}: below the tested range (the lowest load misses the goal)"
         else:
             text = f"{name} = {fmt_rate(self.rate_pps)}"
+            if self.gap_rate_pps is not None:
+                text += f" (stops below {fmt_rate(self.gap_rate_pps)}, not measured)"
         if self.met_again:
             again = ", ".join(fmt_rate(r) for r in self.met_again)
             text += f" (met again at {again})"
@@ -34,17 +52,21 @@ class Bound:
 
 
 def measured_bound(rate_pps: np.ndarray, loss: np.ndarray, target: float) -> Bound:
-    """The bound at ``target``: loads meet it when ``loss`` <= target.
+    """The bound at ``target``: loads meet it when ``loss`` <= target (nan: not measured).
 
     PDR@X% passes the mean PLR per load; NDR passes each load's largest per-trial loss
     ratio with target 0, so NDR means every trial of the load lost nothing (a trial
     with negative loss, rx > tx, counts as zero and never offsets loss in another).
     """
     rate_pps = np.asarray(rate_pps, dtype=np.float64)
-    meets = np.asarray(loss, dtype=np.float64) <= target
+    loss = np.asarray(loss, dtype=np.float64)
+    meets = loss <= target  # nan (not measured) meets nothing
     fails = np.flatnonzero(~meets)
     first_fail = int(fails[0]) if fails.size else rate_pps.size
     index = first_fail - 1 if first_fail > 0 else None
     again = tuple(float(r) for r in rate_pps[first_fail:][meets[first_fail:]])
     rate = float(rate_pps[index]) if index is not None else None
-    return Bound(target, index, rate, again)
+    gap = None
+    if first_fail < rate_pps.size and np.isnan(loss[first_fail]):
+        gap = float(rate_pps[first_fail])
+    return Bound(target, index, rate, again, gap)

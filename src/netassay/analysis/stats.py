@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from netassay.analysis.loads import Loads
 from netassay.errors import InputError
 
 # A mean loss ratio this close to zero is zero up to rounding: 1 - received/sent is
@@ -18,21 +19,31 @@ ULPS_OF_ONE = 8 * float(np.finfo(np.float64).eps)
 
 @dataclass(frozen=True)
 class LoadTable:
-    """One row per offered load, in increasing load order (columns as numpy arrays)."""
+    """One row per load index of the plan, in increasing load order (numpy columns).
+
+    A load with no usable trial (k = 0: all its trials excluded, or not measured yet)
+    keeps its row with nan statistics and its reason, so TIR and the bounds stop at it.
+    """
 
     rate_pps: np.ndarray  # offered load O
-    k: np.ndarray  # trials at this load
+    k: np.ndarray  # trials used at this load (0: not measured)
     plr: np.ndarray  # mean of the per-trial loss ratios (as measured; may be < 0)
     plr_std: np.ndarray  # sample std, ddof 1 (nan when k < 2)
     ucl95: np.ndarray  # PLR + t(K-1, 0.975) * std / sqrt(K) (nan when k < 2)
     delta_ucl95: np.ndarray  # (UCL95 - PLR) / PLR (nan when PLR is <= 0 up to rounding, k < 2)
     throughput_pps: np.ndarray  # T(O) = O * (1 - PLR)
-    tir: np.ndarray  # (T_i - T_{i-1}) / (O_i - O_{i-1}); nan at the first load
+    tir: np.ndarray  # (T_i - T_{i-1}) / (O_i - O_{i-1}); nan at the first load and at gaps
     plr_max: np.ndarray  # the largest per-trial loss ratio (NDR: <= 0 when no trial lost)
+    excluded: np.ndarray  # trials of the load left out of the statistics
+    reason: tuple[str, ...]  # why they were left out, or why the load is not measured
 
     @property
     def dr(self) -> np.ndarray:
         return 1.0 - self.plr
+
+    @property
+    def measured(self) -> np.ndarray:
+        return self.k > 0
 
     def __len__(self) -> int:
         return int(self.rate_pps.size)
@@ -56,7 +67,8 @@ def t_critical(k: np.ndarray | int) -> np.ndarray:
 
 
 def tir(rate_pps: np.ndarray, throughput_pps: np.ndarray) -> np.ndarray:
-    """Throughput Increase Ratio between consecutive loads; nan at index 0."""
+    """Throughput Increase Ratio between consecutive loads; nan at index 0 and next to a
+    load without a throughput (not measured)."""
     out = np.full(rate_pps.shape, np.nan)
     if rate_pps.size > 1:
         out[1:] = np.diff(throughput_pps) / np.diff(rate_pps)
@@ -90,47 +102,92 @@ def check_increasing(rate_pps: np.ndarray) -> None:
     )
 
 
+def _group(
+    load_index: np.ndarray, columns: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Sort trials by load index (stable) and find the groups: (starts, index, columns)."""
+    if load_index.size > 1 and np.any(load_index[1:] < load_index[:-1]):
+        order = np.argsort(load_index, kind="stable")
+        load_index = load_index[order]
+        columns = [c[order] for c in columns]
+    starts = np.flatnonzero(np.r_[True, load_index[1:] != load_index[:-1]])
+    return starts, load_index, columns
+
+
+def _moments(
+    starts: np.ndarray, k: np.ndarray, cols: list[np.ndarray], with_sent: bool
+) -> list[np.ndarray]:
+    """Per group of trials: mean, sum of squared deviations, max loss ratio, max sent."""
+    if not starts.size:
+        return [np.empty(0)] * 4
+    x = cols[0]
+    mean = np.add.reduceat(x, starts) / k
+    dev = x - np.repeat(mean, k)
+    smax = np.maximum.reduceat(cols[2], starts) if with_sent else np.full(k.size, np.nan)
+    return [mean, np.add.reduceat(dev * dev, starts), np.maximum.reduceat(x, starts), smax]
+
+
 def load_table(
     load_index: np.ndarray,
     rate_pps: np.ndarray,
     plr: np.ndarray,
     *,
     sent: np.ndarray | None = None,
+    loads: Loads | None = None,
 ) -> LoadTable:
     """Aggregate per-trial loss ratios into per-load statistics.
 
-    ``load_index`` must be sorted (trials grouped by load); ``rate_pps`` is the
-    offered load of each trial; the loads must increase strictly (InputError).
-    ``sent`` (per trial) gives the resolution below which a mean loss ratio is zero up
-    to rounding: half a packet over the load's trials, i.e. |PLR| < 0.5 / (K * max
-    sent), or a few ulps; such a load has no Delta_UCL95.
+    ``rate_pps`` is the offered load of each trial. With ``loads`` (every load index of
+    the plan), row i is load index i and loads without trials get k = 0; without it, one
+    row per load index present. ``sent`` (per trial) gives the resolution below which a
+    mean loss ratio is zero up to rounding: half a packet over the load's trials, i.e.
+    |PLR| < 0.5 / (K * max sent), or a few ulps; such a load has no Delta_UCL95.
     Vectorized: cost is linear in the number of trials.
     """
-    load_index = np.asarray(load_index)
-    plr = np.asarray(plr, dtype=np.float64)
-    if load_index.size == 0:
-        empty = np.empty(0)
-        return LoadTable(empty, empty.astype(np.int64), *(empty,) * 7)
-    starts = np.flatnonzero(np.r_[True, load_index[1:] != load_index[:-1]])
-    k = np.diff(np.r_[starts, load_index.size])
-    rates = np.asarray(rate_pps, dtype=np.float64)[starts]
-    check_increasing(rates)
-    sums = np.add.reduceat(plr, starts)
-    mean = sums / k
-    dev = plr - np.repeat(mean, k)
-    ss = np.add.reduceat(dev * dev, starts)
-    top = np.maximum.reduceat(plr, starts)
-    smax = np.full(k.size, np.nan)
+    li = np.asarray(load_index, dtype=np.int64)
+    cols = [np.asarray(plr, dtype=np.float64), np.asarray(rate_pps, dtype=np.float64)]
     if sent is not None:
-        smax = np.maximum.reduceat(np.asarray(sent, dtype=np.float64), starts)
-    with np.errstate(invalid="ignore", divide="ignore"):
+        cols.append(np.asarray(sent, dtype=np.float64))
+    if li.size:
+        starts, li, cols = _group(li, cols)
+        present, kp = li[starts], np.diff(starts, append=li.size)
+    else:
+        starts = present = kp = np.empty(0, dtype=np.int64)
+    if loads is None:
+        n, pos = present.size, np.arange(present.size)
+        rates = cols[1][starts] if li.size else np.empty(0)
+        excluded, reason = np.zeros(n, dtype=np.int64), ("",) * n
+    else:
+        n, pos = len(loads), present
+        if present.size and (present[0] < 0 or present[-1] >= n):
+            bad = int(present[0] if present[0] < 0 else present[-1])
+            raise InputError(
+                f"trials at load index {bad}, outside the plan's {n} load(s)",
+                "every trial belongs to one of the planned loads",
+                "the store is damaged; run 'netassay db check'",
+            )
+        rates, excluded, reason = loads.rate_pps, loads.excluded, loads.reason
+    check_increasing(rates)
+    moments = _moments(starts, kp, cols, sent is not None)
+    if present.size == n:  # every row has trials (present is sorted and unique)
+        k = kp
+        mean, ss, top, smax = moments
+    else:
+        k = np.zeros(n, dtype=np.int64)
+        k[pos] = kp
+        mean, ss, top, smax = (np.full(n, np.nan) for _ in range(4))
+        for full, part in zip((mean, ss, top, smax), moments, strict=True):
+            full[pos] = part
+    with np.errstate(invalid="ignore", divide="ignore"):  # nan rows (k < 2) are expected
         std = np.where(k >= 2, np.sqrt(ss / np.maximum(k - 1, 1)), np.nan)
         ucl = mean + t_critical(k) * std / np.sqrt(k)
         tol = np.fmax(0.5 / (k * smax), ULPS_OF_ONE)  # fmax: nan smax -> ulps
         pos_mean = mean > tol
         delta = np.where(pos_mean, (ucl - mean) / np.where(pos_mean, mean, 1.0), np.nan)
     thr = rates * (1.0 - mean)
-    return LoadTable(rates, k.astype(np.int64), mean, std, ucl, delta, thr, tir(rates, thr), top)
+    return LoadTable(
+        rates, k, mean, std, ucl, delta, thr, tir(rates, thr), top, excluded, tuple(reason)
+    )
 
 
 def finite_or_none(x: float) -> float | None:

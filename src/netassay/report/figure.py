@@ -16,7 +16,8 @@ VERDICT_COLOR = {"GOOD": "#1a7f37", "BAD": "#cf222e", "INCONCLUSIVE": "#9a6700"}
 
 
 def _scale(rates: np.ndarray) -> tuple[float, str]:
-    top = float(np.max(rates)) if rates.size else 1.0
+    known = rates[np.isfinite(rates)]
+    top = float(np.max(known)) if known.size else 1.0
     if top >= 1e6:
         return 1e6, "Mpps"
     if top >= 1e3:
@@ -38,7 +39,8 @@ def plot_assessment(
     s = a.saturation
 
     fig, (ax, axd) = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
-    ax.fill_between(x, plr, ucl, color="#0969da", alpha=0.25, label="mean to UCL95")
+    measured = t.k > 0  # a load without a usable trial is a gap in every curve
+    ax.fill_between(x, plr, ucl, where=measured, color="#0969da", alpha=0.25, label="mean to UCL95")
     ax.plot(x, plr, "o-", color="#0969da", lw=1.6, ms=4, label="PLR (mean)")
     ax.set_yscale("log")
     ax.set_ylim(floor * 0.8, 1.2)
@@ -54,6 +56,7 @@ def plot_assessment(
     top = np.nanmax(d) if np.any(np.isfinite(d)) else 1.0
     ax2.set_ylim(0, max(1.0, float(top) * 1.15))
     _marks(ax, x, s.potential_saturation_index, s.saturation_index)
+    _gaps(ax, x, ~measured, label=True)
     handles = ax.get_legend_handles_labels()
     h2 = ax2.get_legend_handles_labels()
     ax.legend(handles[0] + h2[0], handles[1] + h2[1], loc="best", fontsize=8)
@@ -64,9 +67,11 @@ def plot_assessment(
     axd.axhline(1 - pdr, color="#cf222e", ls="--", lw=1, label=f"{(1 - pdr) * 100:g}%")
     axd.set_xlabel(f"offered load [{unit}]")
     axd.set_ylabel("delivery ratio")
-    axd.set_ylim(min(0.0, float(np.min(dr))) if dr.size else 0.0, 1.02)
+    low = float(np.nanmin(dr)) if np.any(measured) else 0.0
+    axd.set_ylim(min(0.0, low), 1.02)
     axd.grid(True, alpha=0.3)
     _marks(axd, x, s.potential_saturation_index, s.saturation_index)
+    _gaps(axd, x, ~measured, label=False)
     axd.legend(loc="lower left", fontsize=8)
     axd.set_title("load-delivery curve", fontsize=10)
 
@@ -93,7 +98,19 @@ def plot_assessment(
 
 
 def _marks(ax: plt.Axes, x: np.ndarray, potential: int | None, saturation: int | None) -> None:
-    if potential is not None:
+    if potential is not None and np.isfinite(x[potential]):
         ax.axvline(x[potential], color="#9a6700", ls="-.", lw=1, label="potential saturation")
-    if saturation is not None:
+    if saturation is not None and np.isfinite(x[saturation]):
         ax.axvline(x[saturation], color="#cf222e", ls="-", lw=1.2, alpha=0.7, label="saturation")
+
+
+def _gaps(ax: plt.Axes, x: np.ndarray, gap: np.ndarray, *, label: bool) -> None:
+    """A grey dotted line at each load without a usable trial (the curves break there)."""
+    for n, xi in enumerate(x[gap & np.isfinite(x)]):
+        ax.axvline(
+            xi,
+            color="#8c959f",
+            ls=":",
+            lw=1.2,
+            label="not measured (see the table)" if label and n == 0 else None,
+        )

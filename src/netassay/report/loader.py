@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 from netassay.analysis.assess import Assessment, assess_trials
+from netassay.analysis.loads import build_loads
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError, StoreError
 from netassay.quality import exclusion
@@ -28,7 +30,15 @@ def is_store(path: Path) -> bool:
 
 
 def assess_parsed(exp: ParsedExperiment, cfg: AnalysisConfig) -> Assessment:
+    """Assess one parsed file: its usable trials, and every load with what was excluded."""
     trials = [t for t in exp.trials if not exclusion(t.warnings)]
+    k_used = Counter(t.load_index for t in trials)
+    rates = exp.config["rates_pps"]
+    loads = build_loads(
+        rates,
+        [(i, rates[i], k_used[i]) for i in range(len(rates)) if k_used[i]],
+        [(t.load_index, t.rate_pps, t.excluded) for t in exp.trials if t.excluded],
+    )
     return assess_trials(
         np.fromiter((t.load_index for t in trials), np.int64, len(trials)),
         np.fromiter((t.rate_pps for t in trials), np.float64, len(trials)),
@@ -41,16 +51,21 @@ def assess_parsed(exp: ParsedExperiment, cfg: AnalysisConfig) -> Assessment:
         duration_s=exp.config.get("duration_s"),
         trial_warnings=sum(1 for t in exp.trials if t.warnings),
         excluded_trials=len(exp.trials) - len(trials),
+        loads=loads,
     )
 
 
 def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
-    """Assess every experiment of a store; only one experiment's trials in memory at once."""
+    """Assess every experiment of a store; only one experiment's trials in memory at once.
+
+    An experiment with planned loads or stored trials is assessed even when none of its
+    loads has a usable trial (all excluded, or a sweep that has only just started).
+    """
     for exp in store.experiments():
         if exp.kind == "search":  # no load grid, no verdict: netassay.search.view shows it
             continue
         cols = store.trial_arrays(exp.id)
-        if cols.load_index.size == 0:
+        if len(cols.loads) == 0:
             continue
         yield assess_trials(
             cols.load_index,
@@ -64,6 +79,7 @@ def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
             duration_s=exp.config.get("duration_s"),
             trial_warnings=cols.warning_trials,
             excluded_trials=cols.excluded_trials,
+            loads=cols.loads,
         )
 
 

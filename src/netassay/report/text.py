@@ -31,7 +31,7 @@ def render(a: Assessment, console: Console) -> None:
     dur = f"{a.duration_s:g} s" if a.duration_s else "?"
     title = f"{a.label}  [dim]K={ks} T={dur} mode={a.mode}[/dim]"
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    for name in ("#", "load/s", "K", "PLR", "std", "UCL95", "ΔUCL95", "TIR", "mark"):
+    for name in ("#", "load/s", "K", "excl", "PLR", "std", "UCL95", "ΔUCL95", "TIR", "mark"):
         table.add_column(name, justify="right" if name != "mark" else "left")
     for i in range(len(t)):
         mark = []
@@ -45,10 +45,13 @@ def render(a: Assessment, console: Console) -> None:
             mark.append("SAT")
         if i in s.exits:
             mark.append("left-sat")
+        if t.reason[i]:  # why trials were left out, or why the load has no number
+            mark.append(t.reason[i] if t.k[i] else f"GAP: {t.reason[i]}")
         table.add_row(
             str(i),
             fmt_rate(t.rate_pps[i]).replace("pps", "").replace(" ", ""),
             str(int(t.k[i])),
+            str(int(t.excluded[i])) if t.excluded[i] else "",
             _g(t.plr[i], ".2e"),
             _g(t.plr_std[i], ".2e"),
             _g(t.ucl95[i], ".2e"),
@@ -68,7 +71,8 @@ def render(a: Assessment, console: Console) -> None:
         console.print(f"  [yellow]note:[/yellow] {w}", highlight=False)
     console.print(
         "  [dim]marks: PDR = highest load meeting the PDR goal; past-PDR = first load above it;"
-        " potential = potential saturation point; SAT = saturation entered and held[/dim]"
+        " potential = potential saturation point; SAT = saturation entered and held;"
+        " GAP = no usable trial (TIR and the bounds stop there)[/dim]"
     )
     console.print()
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from netassay import __version__
+from netassay.analysis.loads import Loads, build_loads, planned_rates
 from netassay.errors import StoreError
 from netassay.quality import exclusion, exclusion_of_json
 from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -80,14 +81,18 @@ class TrialRecord:
 
 @dataclass(frozen=True)
 class TrialArrays:
-    """All trials of one experiment as columns, ordered by load then repetition."""
+    """The usable trials of one experiment as columns, ordered by load then repetition,
+    and every load index of the plan (measured or not) with its excluded trials."""
 
     load_index: np.ndarray
     rate_pps: np.ndarray
     sent: np.ndarray
-    received: np.ndarray
+    received: np.ndarray  # received + sink_dropped: what the SUT delivered
     warning_trials: int  # how many trials carry measurement warnings
     excluded_trials: int  # of which measurement faults: not in the arrays
+    # per load index of the plan (config rates_pps) and of every stored trial: offered
+    # load, trials excluded, and why ("not measured" when the load has no trial yet)
+    loads: Loads = field(default_factory=lambda: build_loads([], [], []))
 
 
 class Store:
@@ -324,7 +329,8 @@ class Store:
         return self.experiment(int(r[0])) if r else None
 
     def trial_arrays(self, experiment_id: int) -> TrialArrays:
-        """Columns of one experiment's trials, ordered by load index and repetition."""
+        """Columns of one experiment's usable trials, ordered by load index and repetition,
+        and its loads: every load index of the plan and of the stored trials."""
         # Served from the covering index trials_curve (the wide rows are never read), one
         # row per load: sent and received of the load's trials as text, paired in scan order.
         # Measurement faults (excluded) are left out; what the sink itself dropped after
@@ -337,9 +343,10 @@ class Store:
             (experiment_id,),
         ).fetchall()
         warned, excluded = self.trial_warning_counts(experiment_id)
+        loads = self._loads(experiment_id, rows, excluded)
         if not rows:
             empty = np.empty(0)
-            return TrialArrays(empty.astype(np.int64), empty, empty, empty, warned, excluded)
+            return TrialArrays(empty.astype(np.int64), empty, empty, empty, warned, excluded, loads)
         k = np.array([r[2] for r in rows], dtype=np.int64)
         sent = np.fromstring(",".join(r[3] for r in rows), dtype=np.float64, sep=",")
         received = np.fromstring(",".join(r[4] for r in rows), dtype=np.float64, sep=",")
@@ -356,7 +363,27 @@ class Store:
             received,
             warned,
             excluded,
+            loads,
         )
+
+    def _loads(self, experiment_id: int, used: list[tuple[Any, ...]], excluded: int) -> Loads:
+        """Every load index of the plan (config rates_pps) and of the stored trials."""
+        row = self.conn.execute(
+            "SELECT config_json FROM experiments WHERE id = ?", (experiment_id,)
+        ).fetchone()
+        try:
+            plan = planned_rates(json.loads(row[0])) if row else []
+        except ValueError:
+            plan = []
+        faults = []
+        if excluded:  # served from trials_curve, which carries the excluded column
+            faults = self.conn.execute(
+                "SELECT load_index, rate_pps, excluded FROM trials"
+                " WHERE experiment_id = ? AND excluded IS NOT NULL"
+                " ORDER BY load_index, repetition",
+                (experiment_id,),
+            ).fetchall()
+        return build_loads(plan, ((r[0], r[1], r[2]) for r in used), faults)
 
     def trial_warning_counts(self, experiment_id: int) -> tuple[int, int]:
         """(trials with warnings, trials excluded as measurement faults)."""
