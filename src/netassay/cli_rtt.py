@@ -292,7 +292,29 @@ def _side_by_side(m: Any) -> None:
         typer.echo(f"  {label:<42}{cells}")
 
 
+def import_ping(
+    files: Annotated[list[str], typer.Argument(help="iputils ping output (ping -D ...).")],
+    db: Annotated[str, typer.Option("--db", help="Results store (SQLite).")] = "netassay.db",
+    label: Annotated[str, typer.Option("--label", help="Experiment label.")] = "",
+) -> None:
+    """Import iputils ping output as rtt runs (probe ping), beside netassay's own."""
+    from pathlib import Path
+
+    from netassay.rtt.ping_import import import_files
+    from netassay.store.db import Store
+
+    paths = [Path(f) for f in files]
+    with Store(db) as st:
+        done = import_files(st, paths, label)
+    new = sum(1 for _, _, fresh in done if fresh)
+    typer.echo(f"imported {new} ping run(s) into {db}"
+               + (f"; {len(done) - new} already stored" if len(done) > new else ""))  # fmt: skip
+
+
 def register(app: typer.Typer) -> None:
-    """Add the rtt and compare commands to the CLI."""
+    """Add the rtt and compare commands, and 'import ping', to the CLI."""
     app.command("rtt")(rtt)
     app.command("compare")(compare)
+    for group in app.registered_groups:  # the 'import' group cli_analysis registered
+        if group.name == "import" and group.typer_instance is not None:
+            group.typer_instance.command("ping")(import_ping)

@@ -83,6 +83,29 @@ def add_run(
     return trial_id
 
 
+def add_experiment_with_run(
+    store: Store,
+    *,
+    key: str,
+    source: str,
+    label: str,
+    config: dict[str, Any],
+    metadata: dict[str, Any],
+    trial: TrialRecord,
+    summary: dict[str, Any],
+    hists: dict[str, Hist],
+) -> int:
+    """An experiment of one run (an import), written in one transaction: all or nothing."""
+    with store._transaction() as conn:
+        exp_id = store._insert_experiment(key, KIND, source, label, config, metadata, None)
+        cur = conn.execute(D._INSERT_TRIAL, D._trial_row(exp_id, trial, utc_now()))
+        conn.execute(
+            "INSERT INTO rtt_runs (trial_id, summary_json, histograms, probes) VALUES (?,?,?,?)",
+            (int(cur.lastrowid), D._dumps(summary), pack_hists(hists), None),
+        )
+    return exp_id
+
+
 @dataclass(frozen=True)
 class StoredRun:
     trial_id: int
