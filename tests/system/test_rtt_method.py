@@ -146,3 +146,51 @@ def test_a_responder_that_never_answers(tb_name, netns_of, tmp_path, monkeypatch
     with pytest.raises(TestbedError, match="never answered") as exc:
         M.measure_all(req, lambda m, r: None)
     assert exc.value.exit_code == 5 and netns_of(tb_name) == [] and not db.exists()
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_mid_run_keeps_the_runs_that_ended_and_removes_everything(
+    tb_name, netns_of, tmp_path, sig
+):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    db = tmp_path / "stop.db"
+    argv = [sys.executable, "-m", "netassay", "rtt", "--name", tb_name, "--count", "1000",
+            "--runs", "50", "--load", "cpu:2@sender", "--db", str(db)]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "run 2/50" not in (proc.stdout.readline() or ""):
+            pass
+        inside = _processes_in(netns_of(tb_name))
+        assert inside  # netassay-probe and stress-ng run there
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert netns_of(tb_name) == []
+    assert not [pid for pid in inside if os.path.exists(f"/proc/{pid}")]  # all ended
+    with Store(db, readonly=True) as st:
+        (exp,) = list(RS.rtt_experiments(st))
+        assert 2 <= len(RS.runs(st, exp.id, blobs=False)) < 50
+    assert os.path.exists(db)
+
+
+def _processes_in(namespaces):
+    import os
+
+    inodes = {os.stat(f"/run/netns/{ns}").st_ino for ns in namespaces}
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{pid}/ns/net").st_ino in inodes:
+                out.append(int(pid))
+        except OSError:
+            continue
+    return out
