@@ -55,18 +55,19 @@ def _prog_alive(pid: int, wait_s: float = 10.0) -> bool:
 @pytest.mark.parametrize(("ip", "size"), [(4, 64), (6, 84)], ids=["ipv4", "ipv6"])
 def test_forwards_exactly_three_million_packets(tb_name, ip, size):
     """3 x 1,000,000 packets at a low load, unpinned (the program runs inside the
-    generator's send call, so a VM taking a CPU away cannot overflow veth's ring): no
+    generator's send call, so a VM taking a CPU away cannot overflow its ring): no
     loss anywhere, the program's forwarded counter equal to the sink's count (XDP and
     nft), nothing dropped by the program."""
     cfg = TestbedConfig(
         sut="xdp-router", ip_version=ip, size_bytes=size, pinning="unpinned", sink="xdp+nft"
     )
     with Testbed(tb_name, cfg) as tb, trials_on(tb) as ctx:
-        prog = tb.state["xdp_router"]["prog_id"]
-        assert tb.state["xdp_router"]["napi_thread"] is None  # the generator's CPU
+        x = tb.state["xdp_router"]
+        prog = x["prog_id"]
+        assert x["napi_thread"] is None  # the generator's CPU
+        assert x["wire_qdisc"] == "pfifo_head_drop" and x["ring_pkts"] > 256
         for k in range(3):
             rec = measure(ctx, 0, k, 200_000, 5.0)
-            assert rec.counters["generator"]["technique"] == "xdp_live_frames"
             assert rec.sent == 1_000_000, rec.warnings
             assert rec.received == rec.sent, rec.loss_location
             deltas = rec.counters["deltas"]
@@ -100,7 +101,7 @@ def test_what_it_cannot_forward_goes_to_the_kernel(tb_name):
         assert after["forwarded"] - before["forwarded"] == 3
         rec = measure(ctx, 0, 0, 50_000, 0.5)  # the nft sink: GRO lets veth deliver
     assert rec.received == rec.counters["deltas"][FWD] > 0, rec.loss_location
-    # a CPU taken away for a few ms can overflow veth's 256-frame ring: SUT ingress loss
+    # a CPU taken away for long enough can overflow its ring: SUT ingress loss
     assert rec.sent - rec.received == rec.loss_location["sut_ingress"], rec.loss_location
 
 
@@ -147,16 +148,15 @@ def test_capacity_cap_in_front_of_it(tb_name, tmp_path, cli):
 
 
 def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli):
-    """pin-2cpu: the program on CPU 1 (its NAPI thread), the generator (XDP live frames)
-    on CPU 0. The loads span 10%..80% of the generator's peak through this testbed
-    (probed first): the router, whose CPU also runs the sink, saturates inside that
-    range, and the loss past saturation is veth's full ring at the SUT's ingress. The
+    """pin-2cpu: the program on CPU 1 (its NAPI thread), the generator on CPU 0. The
+    loads span 10%..95% of the generator's peak through this testbed (probed first),
+    and the loss past saturation is the router's full receive ring (SUT ingress). The
     assessment is printed, whatever its verdict on this machine."""
     up = cli("testbed", "up", "--name", tb_name, "--sut", "xdp-router", "--pinning", "pin-2cpu")
     assert up.returncode == 0, up.stderr
     with Testbed.attach(tb_name) as tb:
         peak = send(tb, "max", 0.5).achieved_rate_pps
-    loads = (0.1, 0.2, 0.3, 0.4, 0.5, 0.65, 0.8)  # the sweep's own probe may find less
+    loads = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 0.95)  # the sweep's probe refuses > 98%
     rates = ",".join(f"{round(f * peak / 1000)}k" for f in loads)
     db = tmp_path / "sat.db"
     res = cli(

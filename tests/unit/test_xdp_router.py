@@ -160,3 +160,13 @@ def test_program_builds_from_source(tmp_path):
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert out.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_the_wire_queue_is_the_xdp_routers_receive_ring():
+    """Its wire's head-drop queue overflows when the router cannot take more: SUT ingress
+    loss, where the same drops on another SUT's wire would be the generator's."""
+    d = {"tg/qdisc/tg0/drops": 30, "sut/xdp/forwarded/packets": 70}
+    assert locate_loss(100, 100, 70, d)["sut_ingress"] == 30
+    assert locate_loss(100, 100, 70, d)["gen_egress"] == 0
+    plain = {"tg/qdisc/tg0/drops": 30}
+    assert locate_loss(100, 100, 70, plain)["gen_egress"] == 30

@@ -5,8 +5,8 @@ counters before and after every run):
 
 - ``unsent``: planned - sent (the generator did not send them; not part of the PLR);
 - ``gen_egress``: dropped on the generator's veth transmit, not explained by the SUT;
-- ``sut_ingress``: the SUT's receive side (veth rx_dropped: per-CPU backlog overflow,
-  or for the XDP router veth's full XDP ring);
+- ``sut_ingress``: the SUT's receive side (veth rx_dropped: per-CPU backlog overflow;
+  for the XDP router, its receive ring: the head-drop queue on the wire in front of it);
 - ``sut_forward``: the SUT's IP layer (IP MIB discards, no route), nft drop counters and
   the XDP router's own drops (malformed, redirect refused, ground-truth drop);
 - ``sut_egress``: the SUT's egress (qdisc drops, nft egress cap, the XDP router's cap,
@@ -134,12 +134,14 @@ def locate_loss(
         mib = sum(g(f"sut/snmp/Ip6/{k}") for k in IP6_DROPS)
     else:
         mib = sum(g(f"sut/snmp/Ip/{k}") for k in IP4_DROPS)
+    wire = max(0, g("tg/qdisc/tg0/drops") - retries)
     xdp = xdp_router_drops(d)
+    ring = wire if xdp is not None else 0  # the XDP router's receive ring overflowed
+    xdp = xdp or {}
     loc = {
         "unsent": max(0, planned - sent),
-        "gen_egress": max(0, g("tg/link/tg0/tx_dropped") - sut_in_rx)
-        + max(0, g("tg/qdisc/tg0/drops") - retries),
-        "sut_ingress": sut_in_rx,
+        "gen_egress": max(0, g("tg/link/tg0/tx_dropped") - sut_in_rx) + wire - ring,
+        "sut_ingress": sut_in_rx + ring,
         "sut_forward": mib + g("sut/nft/na_drop/packets") + xdp.get("sut_forward", 0),
         "sut_egress": g("sut/qdisc/sut1/drops")
         + g("sut/nft/na_cap/packets")
@@ -152,11 +154,16 @@ def locate_loss(
     return loc
 
 
-def xdp_router_drops(d: dict[str, int]) -> dict[str, int]:
-    """Frames the XDP router's program dropped, by location (``sut/xdp/*`` deltas; none
-    without an XDP router). Its full receive ring is veth's: ``sut0`` rx_dropped."""
+def xdp_router_drops(d: dict[str, int]) -> dict[str, int] | None:
+    """Frames the XDP router's program dropped, by location (None: no XDP router).
+
+    An XDP router's wire is a head-drop queue in front of veth's XDP ring (see
+    ``testbed.xdp_router``): its drops are the SUT's receive ring overflowing, located
+    at ``sut_ingress`` by ``locate_loss``, never at the generator's egress."""
     from netassay.testbed.xdp_router import DROP_LOCATIONS
 
+    if not any(k.startswith("sut/xdp/") for k in d):
+        return None
     out: dict[str, int] = {}
     for reason, location in DROP_LOCATIONS.items():
         out[location] = out.get(location, 0) + int(d.get(f"sut/xdp/{reason}/packets", 0))

@@ -182,7 +182,6 @@ class Testbed:
         return self.state.get("gen_cpu")
 
     def gen_flags(self) -> list[str]:
-        """netassay-gen flags this testbed needs: its wire (the qdisc, or XDP live frames
-        for the XDP router, as its state says) and the pinned CPU."""
+        """netassay-gen flags this testbed needs: its wire (qdisc) and the pinned CPU."""
         cpu = [] if self.gen_cpu is None else ["--cpu", str(self.gen_cpu)]
-        return [*self.state.get("gen_flags", T.GEN_FLAGS), *cpu]
+        return [*T.GEN_FLAGS, *cpu]

@@ -68,7 +68,9 @@ def render(info: dict[str, Any]) -> str:
 
 def _wire(info: dict[str, Any]) -> str:
     x = info.get("xdp_router")
-    return "unused: XDP live frames" if x else " ".join(T.WIRE_QDISC)
+    return (
+        f"{x['wire_qdisc']} limit {x['ring_pkts'] - XR.VETH_RING}" if x else " ".join(T.WIRE_QDISC)
+    )
 
 
 def _xdp_lines(x: dict[str, Any] | None) -> list[str]:
@@ -82,6 +84,6 @@ def _xdp_lines(x: dict[str, Any] | None) -> list[str]:
     )
     return [
         f"  XDP router: program {x['prog_id']} ({x['object']}) on {N.SUT_IN}, runs {where}",
-        f"  XDP router's wire: the generator sends XDP live frames ({' '.join(x['gen_flags'])});"
-        f" the SUT's receive ring is veth's {XR.VETH_RING} frames, its overflow SUT ingress loss",
+        f"  XDP router's receive ring: {x['ring_pkts']} frames ({x['wire_qdisc']} on {N.TG_DEV}"
+        f" in front of veth's {XR.VETH_RING}); its overflow is SUT ingress loss",
     ]

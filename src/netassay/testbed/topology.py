@@ -234,13 +234,14 @@ def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, An
 
 def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     """The XDP router on top of the kernel router's addresses, routes and neighbours
-    (see testbed.xdp_router): its program on sut0, its CPU, its ground truths
-    (redirected frames bypass the nft rules of the other SUTs). Its wire (XDP live
-    frames) is in the state's gen_flags."""
+    (see testbed.xdp_router): its program on sut0, its wire (a head-drop queue of the
+    backlog's length), its CPU, its ground truths (redirected frames bypass the nft
+    rules of the other SUTs)."""
     gen_cpu, sut_cpu = PIN_CPUS[cfg.pinning]
     return XR.setup(
         {r: N.netns(name, r) for r in N.ROLES},
-        {"sut_in": N.SUT_IN, "sink": N.SINK_DEV},
+        {"tg": N.TG_DEV, "sut_in": N.SUT_IN, "sink": N.SINK_DEV},
+        ring=cfg.backlog or int(S.read_sysctl("net.core.netdev_max_backlog")),
         sut_cpu=sut_cpu if sut_cpu != gen_cpu else None,
         drop=cfg.sut_drop,
         cap_pps=cfg.sut_cap_pps,
@@ -411,7 +412,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         rps=_pinning(name, cfg),
         gen_cpu=PIN_CPUS[cfg.pinning][0],
         sut_cpu=PIN_CPUS[cfg.pinning][1],
-        **({"xdp_router": xdp, "gen_flags": xdp["gen_flags"]} if xdp else {}),
+        **({"xdp_router": xdp} if xdp else {}),
         target={
             "netns": mine[0],
             "dev": N.TG_DEV,
@@ -526,11 +527,9 @@ def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
 
 def path_queue_pkts(tb: Any) -> int:
     """The smallest queue on the path that can lose a burst from the generator: the
-    SUT's receive backlog (net.core.netdev_max_backlog, as it is now; for the XDP
-    router polled on its own CPU, veth's XDP ring) and the ground-truth cap's bucket.
-    The wire's qdisc is not one: a send it refuses is retried by the generator, never
-    lost."""
-    ring = (tb.state.get("xdp_router") or {}).get("ring_pkts")
-    backlog = int(ring or S.read_sysctl("net.core.netdev_max_backlog"))
+    SUT's receive backlog (net.core.netdev_max_backlog, as it is now) and the
+    ground-truth cap's bucket. The wire's qdisc is not one: a send it refuses is
+    retried by the generator, never lost."""
+    backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
     bucket = cap_bucket_pkts(tb.cfg)
     return backlog if bucket is None else min(backlog, bucket)

@@ -23,16 +23,21 @@ redirect hands each frame to the sink's veth, whose NAPI then runs on that CPU t
 the kernel router's transmit does). At ``unpinned`` and ``pin-1cpu`` the program runs
 on the generator's CPU, inside its send call.
 
-The wire in front of it. veth's XDP receive ring holds 256 frames. Frames sent through
-the kernel stack (the other SUTs' pfifo wire) meet backpressure there: when the ring is
-full veth stops the sender's queue, and every frame the SUT cannot take is refused to
-the generator and retried, never lost (measured: the sends are refused, the generator
-falls behind). A NIC's receive ring overruns instead, and so does veth's ring for XDP
-frames: the generator sends XDP live frames (``netassay-gen --technique xdp``, through
-BPF_PROG_RUN and XDP_TX on ``tg0``, ``GEN_FLAGS``), a frame that finds the ring full is
-dropped and counted by veth (``sut0`` rx_dropped, the SUT's ingress), and the generator
-is fast enough (several Mpps) to saturate the router. The SUT's receive ring is then
-veth's 256 frames, whatever ``--backlog`` says (which applies to passed frames only).
+The wire in front of it. veth's XDP receive ring holds 256 frames, and when it is full
+veth stops the sender's queue instead of dropping (backpressure): through the other
+SUTs' pfifo every frame the router cannot take would be refused to the generator and
+retried, never lost (measured: the sends are refused and the generator falls behind).
+A NIC's receive ring overruns instead. The XDP router's wire is therefore a
+``pfifo_head_drop`` queue on ``tg0`` (its limit the testbed's backlog: ``--backlog`` is
+its ring size, as for the kernel router) in front of veth's ring: it never refuses a
+send, and when both are full it drops the oldest frame, counted as the SUT's ingress
+loss (``counters.loss``). The generator is the kernel router's (sendmmsg through the
+qdisc). XDP live frames (``netassay-gen --technique xdp``), which veth drops at a full
+ring by itself, were measured and not kept: paced toward a router polled on another
+CPU their bursts (lateness p99 1-100 ms at 229-600 kpps on this VM) overflow the
+256-frame ring, and each BPF_PROG_RUN call's page pool, its frames still in flight on
+CPU 1, is released later by a kernel worker on the generator's CPU
+(page_pool_release_retry, 17-25% of CPU 0 in perf).
 
 Ground truths live in the program, since redirected frames bypass nft's forward hook
 and sut1's egress hook and qdisc (checked: the netdev egress hook sees none of them):
@@ -89,8 +94,8 @@ DROP_LOCATIONS = {
 # default policy would share its CPU with whatever else runs there and overflow veth's
 # 256-frame ring while it waits (measured: 5% loss at 50 kpps with a busy CPU 1).
 NAPI_PRIORITY = 50
-VETH_RING = 256  # veth's XDP receive ring (VETH_RING_SIZE): the SUT's receive ring
-GEN_FLAGS = ("--technique", "xdp")  # the generator's wire: XDP live frames (see above)
+VETH_RING = 256  # veth's XDP receive ring (VETH_RING_SIZE)
+WIRE_QDISC = "pfifo_head_drop"  # the generator's wire in front of it (see above)
 
 
 def object_candidates() -> list[Path]:
@@ -227,6 +232,13 @@ def thread_napi(ns: str, dev: str, cpu: int) -> dict[str, Any]:
     return {"napi_thread": comm, "napi_pid": pid, "cpu": cpu, "priority": NAPI_PRIORITY}
 
 
+def set_wire(tg_ns: str, tg_dev: str, limit: int) -> None:
+    """The generator's wire for the XDP router: a head-drop queue of ``limit`` frames in
+    front of veth's XDP ring (see the module doc)."""
+    run(["tc", "-n", tg_ns, "qdisc", "replace", "dev", tg_dev, "root", WIRE_QDISC,
+         "limit", str(limit)])  # fmt: skip
+
+
 def enable_peer_napi(sink_ns: str, sink_dev: str) -> None:
     """veth delivers a redirected frame only when the receiving end runs NAPI (an XDP
     program or GRO): GRO on, so that it works whatever the sink counts with. Test
@@ -238,6 +250,7 @@ def setup(
     names: dict[str, str],
     devs: dict[str, str],
     *,
+    ring: int,
     sut_cpu: int | None,
     drop: float,
     cap_pps: float | None,
@@ -245,10 +258,12 @@ def setup(
 ) -> dict[str, Any]:
     """Attach the XDP router in the SUT namespace and arrange its wire, peer and CPU.
 
-    ``names``: role -> netns; ``devs``: ``sut_in`` and ``sink`` device names;
-    ``sut_cpu``: the CPU that polls ``sut_in`` (None: the generator's, inside its send
-    call). Returns what the testbed's state records."""
+    ``names``: role -> netns; ``devs``: ``tg``, ``sut_in`` and ``sink`` device names;
+    ``ring``: the head-drop queue's limit; ``sut_cpu``: the CPU that polls ``sut_in``
+    (None: the generator's, inside its send call). Returns what the testbed's state
+    records."""
     obj = object_path()
+    set_wire(names["tg"], devs["tg"], ring)
     enable_peer_napi(names["sink"], devs["sink"])
     pid = attach(names["sut"], devs["sut_in"], obj)
     configure(pid, drop, cap_pps, cap_burst)
@@ -259,10 +274,8 @@ def setup(
     return {
         "object": str(obj),
         "prog_id": pid,
-        # veth's ring can lose a burst only when another CPU drains it: inside the
-        # generator's send call the program empties it after every batch (<= 64 frames)
-        "ring_pkts": VETH_RING if where["napi_thread"] else None,
-        "gen_flags": list(GEN_FLAGS),
+        "wire_qdisc": WIRE_QDISC,
+        "ring_pkts": ring + VETH_RING,
         "drop": drop,
         "cap_pps": cap_pps,
         "cap_burst": cap_burst,
