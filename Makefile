@@ -150,6 +150,7 @@ bench: setup root
 	$(BIN)/python bench/analysis.py
 	$(SUDO) $(BIN)/python bench/generator.py
 	$(SUDO) $(BIN)/python bench/sink.py
+	$(SUDO) $(BIN)/python bench/sut.py
 
 clean:
 	rm -rf $(VENV) gen/target bpf/build report demo-out

@@ -1,0 +1,177 @@
+"""Benchmark the SUTs side by side: the kernel router's and the XDP router's PDR@0.5% on
+the same machine, in one run, interleaved.
+
+Two testbeds at pin-2cpu (the generator on CPU 0, the SUT's work on CPU 1), 64-byte
+IPv4 frames, one flow, the sink counting with XDP: the kernel router (``--sut router``,
+RPS to CPU 1, the generator sending through the pfifo wire) and the XDP router (``--sut
+xdp-router``, its NAPI thread on CPU 1, the generator sending XDP live frames). Each has
+its own grid of loads (the XDP router's reaches several Mpps); at every load index and
+repetition one trial of each runs, the order alternating, so the machine's noise (other
+work on a shared VM) falls on both alike.
+
+Per SUT and load: the trials, those left out as measurement faults (and why; such a
+trial is run again, at most twice, as a sweep does), the mean
+PLR of the SUT's loss over the others (frames the sink itself dropped count as
+forwarded), and where the frames were lost. The headline per SUT: PDR@0.5%, the highest
+load such that it and every lower load (with a usable trial) have a mean PLR <= 0.5%,
+with the next load of the grid as its upper bound; the highest zero-loss load beside
+it; and the ratio XDP / kernel.
+
+Run: ``sudo .venv/bin/python bench/sut.py [--quick]``; writes bench/results/sut.json
+(and a timestamped copy) and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import secrets
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from netassay.campaign.trial import measure, trials_on  # noqa: E402
+from netassay.config import TestbedConfig  # noqa: E402
+from netassay.counters.loss import LOCATIONS  # noqa: E402
+from netassay.testbed import Testbed  # noqa: E402
+from netassay.testbed import state as S  # noqa: E402
+from netassay.units import parse_rates  # noqa: E402
+
+OUT = ROOT / "bench" / "results" / "sut.json"
+SUTS = ("router", "xdp-router")
+PDR = 0.005
+RETRIES = 2  # a trial the machine spoiled (generator limit or stall) is run again
+GRIDS = {"router": "100k:700k:50k", "xdp-router": "250k:3.5M:250k"}
+QUICK_GRIDS = {"router": "150k:600k:150k", "xdp-router": "500k:3M:500k"}
+
+
+def _row() -> dict[str, Any]:
+    return {"trials": 0, "usable": 0, "sent": 0, "sut_lost": 0, "plr": [], "excluded": [],
+            "loss_location": {loc: 0 for loc in LOCATIONS}}  # fmt: skip
+
+
+def bounds(rates: list[float], rows: dict[float, dict[str, Any]], goal: float) -> dict[str, Any]:
+    """The highest load such that it and every lower load with a usable trial have a
+    mean PLR <= goal, and the first load that does not (its upper bound)."""
+    best, above = None, None
+    for r in rates:
+        row = rows[r]
+        if row["usable"] == 0:
+            continue
+        if sum(row["plr"]) / row["usable"] > goal:
+            above = r
+            break
+        best = r
+    return {"pps": best, "next_load_pps": above}
+
+
+def _trial(ctx: Any, sut: str, i: int, k: int, rate: float, duration_s: float,
+           row: dict[str, Any]) -> None:  # fmt: skip
+    """One trial, repeated (at most RETRIES times) while it is a measurement fault."""
+    for _ in range(1 + RETRIES):
+        rec = measure(ctx, i, k, rate, duration_s)
+        row["trials"] += 1
+        if not rec.excluded:
+            break
+        row["excluded"].append(rec.excluded)
+        print(f"{sut:10} {rate / 1e3:7.0f}k run {k}: left out ({rec.excluded[:80]})", flush=True)
+    else:
+        return
+    lost = rec.sent - rec.forwarded
+    row["usable"] += 1
+    row["sent"] += rec.sent
+    row["sut_lost"] += lost
+    row["plr"].append(lost / rec.sent if rec.sent else 0.0)
+    for loc, n in rec.loss_location.items():
+        row["loss_location"][loc] += n
+    print(f"{sut:10} {rate / 1e3:7.0f}k run {k}: PLR {row['plr'][-1]:.5f}", flush=True)
+
+
+def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str, Any]:
+    tag = secrets.token_hex(2)
+    per: dict[str, dict[float, dict[str, Any]]] = {s: {r: _row() for r in grids[s]} for s in SUTS}
+    load0 = Path("/proc/loadavg").read_text().split()[:3]
+    t0 = time.monotonic()
+    with ExitStack() as stack:
+        ctx = {}
+        for s in SUTS:
+            cfg = TestbedConfig(sut=s, pinning="pin-2cpu")
+            tb = stack.enter_context(Testbed(f"b{tag}{s[0]}", cfg))
+            ctx[s] = stack.enter_context(trials_on(tb))
+        n = max(len(g) for g in grids.values())
+        for k in range(reps):
+            for i in range(n):
+                order = SUTS if (i + k) % 2 == 0 else SUTS[::-1]
+                for s in order:
+                    if i < len(grids[s]):
+                        rate = grids[s][i]
+                        _trial(ctx[s], s, i, k, rate, duration_s, per[s][rate])
+    pdr = {s: bounds(grids[s], per[s], PDR) for s in SUTS}
+    ndr = {s: bounds(grids[s], per[s], 0.0) for s in SUTS}
+    a, b = pdr["xdp-router"]["pps"], pdr["router"]["pps"]
+    return {
+        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {
+            "kernel": platform.release(),
+            "cpus": os.cpu_count(),
+            "netdev_max_backlog": S.read_sysctl("net.core.netdev_max_backlog"),
+            "loadavg_start": load0,
+            "loadavg_end": Path("/proc/loadavg").read_text().split()[:3],
+        },
+        "testbeds": "pin-2cpu, 64-byte IPv4 frames, 1 flow, XDP sink; kernel router: "
+        "pfifo wire, RPS to CPU 1; XDP router: XDP live frames, NAPI thread on CPU 1",
+        "duration_s": duration_s,
+        "repetitions": reps,
+        "rates_pps": grids,
+        "pdr_0.5pct": pdr,
+        "zero_loss": ndr,
+        "ratio_pdr_xdp_over_kernel": round(a / b, 2) if a and b else None,
+        "usable_trials": {s: sum(r["usable"] for r in per[s].values()) for s in SUTS},
+        "excluded_trials": {s: sum(len(r["excluded"]) for r in per[s].values()) for s in SUTS},
+        "per_load": {
+            s: {
+                f"{r:.0f}": {
+                    **{k: v for k, v in row.items() if k != "plr"},
+                    "plr_mean": sum(row["plr"]) / row["usable"] if row["usable"] else None,
+                }
+                for r, row in per[s].items()
+            }
+            for s in SUTS
+        },
+        "wall_s": round(time.monotonic() - t0, 1),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="coarse grids, 2 x 0.5 s")
+    ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--duration", type=float, default=None, help="seconds per trial")
+    ap.add_argument("--router-rates", default=None, help="e.g. 100k:700k:50k")
+    ap.add_argument("--xdp-rates", default=None, help="e.g. 250k:3.5M:250k")
+    args = ap.parse_args()
+    base = QUICK_GRIDS if args.quick else GRIDS
+    grids = {
+        "router": parse_rates(args.router_rates or base["router"]),
+        "xdp-router": parse_rates(args.xdp_rates or base["xdp-router"]),
+    }
+    reps = args.reps or (2 if args.quick else 3)
+    duration = args.duration or (0.5 if args.quick else 1.0)
+    result = run(grids, reps, duration)
+    text = json.dumps(result, indent=2)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(text + "\n")
+    stamp = result["utc"].replace(":", "").replace("-", "")
+    (OUT.parent / f"sut-{stamp}.json").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
