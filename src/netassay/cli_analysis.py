@@ -79,7 +79,9 @@ def assess(
 
 
 def report(
-    db: Annotated[Path, typer.Argument(help="The netassay store (.db) to report on.")],
+    inputs: Annotated[
+        list[Path], typer.Argument(help="Stores (.db), PASTRAMI files or folders, like assess.")
+    ],
     out: Annotated[Path, typer.Option("--out", help="Folder for figures and index.html.")] = Path(
         "report"
     ),
@@ -88,18 +90,17 @@ def report(
     eta: Eta = None,
     entry_factor: Entry = None,
 ) -> None:
-    """Figures (PNG, SVG), a self-contained index.html and latex-include.tex from a store."""
-    from netassay.report.build import build_report
-    from netassay.report.loader import is_store
+    """Figures (PNG, SVG), a self-contained index.html and latex-include.tex.
 
-    if not (db.is_file() and is_store(db)):
-        raise UsageError(
-            f"{db}: not a netassay store",
-            "report reads only from a .db",
-            f"import first: netassay import pastrami FILES --db {db.with_suffix('.db').name}",
-        )
+    Takes what assess takes; files and folders are imported into a temporary store,
+    removed afterwards (import them with 'netassay import pastrami' to keep one).
+    """
+    from netassay.report.build import build_report
+    from netassay.report.loader import as_stores
+
     cfg = _analysis_cfg(mode, pdr, eta, entry_factor)
-    index = build_report(db, out, cfg, progress=True)
+    with as_stores(inputs) as stores:
+        index = build_report(stores, out, cfg, progress=True, inputs=", ".join(map(str, inputs)))
     typer.echo(f"report written: {index}")
 
 

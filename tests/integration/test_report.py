@@ -88,3 +88,37 @@ def test_html_in_headless_chromium(report_dir):
             assert visible.count() == 1 and "k5.6" in visible.inner_text()
         finally:
             browser.close()
+
+
+def test_report_takes_what_assess_takes(tmp_path, pastrami_dir):
+    """Files and folders are imported into a temporary store that is removed afterwards."""
+    import os
+    import subprocess
+    import sys
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    one = pastrami_dir / "vm" / "clab_raw_50_k5.15_intel_vm_as-is.txt"
+    for inputs, n in (([pastrami_dir], 8), ([one], 1)):
+        out = tmp_path / f"rep{n}"
+        cp = subprocess.run(
+            [sys.executable, "-m", "netassay", "report", *map(str, inputs), "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        assert cp.returncode == 0, cp.stderr
+        assert "report written" in cp.stdout
+        html = (out / "index.html").read_text()
+        assert html.count("data:image/png;base64,") == n
+        assert str(inputs[0]) in html  # the page names what it was made from
+        assert list(tmp.iterdir()) == []  # the temporary store is gone
+    cp = subprocess.run(
+        [sys.executable, "-m", "netassay", "report", str(tmp_path / "nope"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cp.returncode == 3 and "no such file or folder" in cp.stderr

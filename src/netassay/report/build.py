@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,32 +52,53 @@ def _num(x: float | None, fmt: str) -> str:
     return "-" if x is None or not math.isfinite(x) else format(x, fmt)
 
 
-def build_report(db: Path, out: Path, cfg: AnalysisConfig, *, progress: bool = False) -> Path:
-    """Write figures, index.html and latex-include.tex to ``out``; return index.html."""
+def build_report(
+    stores: Path | Sequence[Path],
+    out: Path,
+    cfg: AnalysisConfig,
+    *,
+    progress: bool = False,
+    inputs: str | None = None,
+) -> Path:
+    """Write figures, index.html and latex-include.tex to ``out``; return index.html.
+
+    ``stores`` are read in order; ``inputs`` names what the report was made from (for
+    the page header; default: the stores).
+    """
+    stores = [stores] if isinstance(stores, Path) else list(stores)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder", "", "choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(exist_ok=True)
     entries: list[Entry] = []
     used: set[str] = set()
-    with open_store(db) as store:
-        total = sum(1 for _ in store.experiments())
-        bar = _progress(total) if progress else None
-        for a in assess_store(store, cfg):
-            slug = slugify(a.label, used)
-            png, svg = plot_assessment(a, out / "figures" / slug)
-            loss = _loss_figure(store, a, out / "figures" / f"{slug}_loss.png")
-            entries.append(
-                Entry(slug, a, f"figures/{png.name}", f"figures/{svg.name}", loss, a.to_json())
-            )
-            if bar:
-                bar.advance()
-        if bar:
-            bar.close()
+    for db in stores:
+        with open_store(db) as store:
+            entries.extend(_store_entries(store, out, cfg, used, progress))
     index = out / "index.html"
-    index.write_text(render_html(entries, out, db, cfg))
+    source = inputs if inputs is not None else ", ".join(map(str, stores))
+    index.write_text(render_html(entries, out, source, cfg))
     (out / "latex-include.tex").write_text(render_latex(entries))
     return index
+
+
+def _store_entries(
+    store: Any, out: Path, cfg: AnalysisConfig, used: set[str], progress: bool
+) -> list[Entry]:
+    entries = []
+    bar = _progress(sum(1 for _ in store.experiments())) if progress else None
+    for a in assess_store(store, cfg):
+        slug = slugify(a.label, used)
+        png, svg = plot_assessment(a, out / "figures" / slug)
+        loss = _loss_figure(store, a, out / "figures" / f"{slug}_loss.png")
+        entries.append(
+            Entry(slug, a, f"figures/{png.name}", f"figures/{svg.name}", loss, a.to_json())
+        )
+        if bar:
+            bar.advance()
+    if bar:
+        bar.close()
+    return entries
 
 
 def _loss_figure(store: Any, a: Assessment, path: Path) -> str | None:
@@ -163,7 +185,7 @@ def _loads(a: Assessment) -> list[dict[str, str]]:
     return rows
 
 
-def render_html(entries: list[Entry], out: Path, db: Path, cfg: AnalysisConfig) -> str:
+def render_html(entries: list[Entry], out: Path, db: Path | str, cfg: AnalysisConfig) -> str:
     env = Environment(
         loader=PackageLoader("netassay.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -87,6 +89,34 @@ def open_store(path: Path) -> Store:
     if not path.exists():
         raise StoreError(f"{path}: no such database", "", "check the path")
     return Store(path, readonly=True)
+
+
+@contextlib.contextmanager
+def as_stores(paths: Iterable[str | Path]) -> Iterator[list[Path]]:
+    """The inputs as stores, in order: a .db as it is; PASTRAMI files and folders imported
+    into one temporary store (removed on exit), placed where the first of them was named."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise InputError("nothing to report", "no file, folder or .db was given", "name one")
+    stores: list[Path | None] = []
+    files: list[Path] = []
+    for p in paths:
+        if p.is_file() and is_store(p):
+            stores.append(p)
+        else:
+            if not files:
+                stores.append(None)  # where the imported files go
+            files.extend(find_result_files([p]))
+    if not files:
+        yield [p for p in stores if p is not None]
+        return
+    from netassay.store.pastrami import import_files
+
+    with tempfile.TemporaryDirectory(prefix="netassay-report-") as tmp:
+        db = Path(tmp) / "imported.db"
+        with Store(db) as store:
+            import_files(store, files)
+        yield [db if p is None else p for p in stores]
 
 
 def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
