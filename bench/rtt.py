@@ -12,9 +12,10 @@
    interleaved, compared on ``latency_sent`` (the application's round trip, measured
    either way): Hodges-Lehmann shift and Mann-Whitney over runs. Target: under 5% of
    the median RTT.
-3. High probe rates (bridge, ICMP, the path check skipped): what was sent, lost, not
-   sent (netassay's own loss: the kernel refused the probe at the sender's socket) and
-   missed by a capture point, up to 1 Mpps.
+3. High probe rates (bridge, ICMP, the path check skipped): what was sent, lost, where
+   the lost probes were last seen (``lost_after``), and netassay's own loss (probes the
+   kernel refused at the sender's socket, replies lost after the sender endpoint's
+   interface, in netassay-probe's socket), up to 1 Mpps.
 
 Run: ``sudo .venv/bin/python bench/rtt.py [--quick]``; writes bench/results/rtt.json
 (and a timestamped copy) and prints it.
@@ -144,6 +145,9 @@ def high_rates(rates: list[float], seconds: float) -> list[dict[str, Any]]:
                 "sent": s["sent"], "achieved_rate_pps": s["achieved_rate_pps"],
                 "lost": s["lost"], "lost_share": round(s["lost"] / sent, 5),
                 "unsent_by_netassay": s["unsent"], "late": s["late"],
+                "lost_after": s["lost_after"],
+                "lost_by_netassay_share": round(
+                    (s["unsent"] + s["lost_after"].get("snd_ep_in", 0)) / sent, 6),
                 "answered_not_captured": s["received"] - s["captured"],
                 "rtt_p50_ns": s["segments"].get("rtt", {}).get("p50_ns"),
                 "rtt_p99_ns": s["segments"].get("rtt", {}).get("p99_ns"),

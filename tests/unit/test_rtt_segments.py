@@ -10,7 +10,7 @@ from netassay.rtt import cpu
 from netassay.rtt.capture import POINT_NAMES
 from netassay.rtt.load import Load
 from netassay.rtt.probe import ProbeSpec
-from netassay.rtt.segments import compute
+from netassay.rtt.segments import compute, lost_after
 
 
 def _probe(times: list[int]) -> tuple[np.ndarray, ...]:
@@ -123,3 +123,15 @@ def test_bad_probe_spec(spec):
 def test_planned_probes():
     assert ProbeSpec(rate_pps=1000, duration_s=2.5).planned() == 2500
     assert ProbeSpec(rate_pps=1000, count=7).planned() == 7
+
+
+def test_lost_probes_are_located_at_the_last_point_that_saw_them():
+    rows = [
+        [100, 110, 113, 115, 120, 124, 130, 133, 139, 142, 150],  # answered
+        [200, 210, 213, 215, 0, 0, 0, 0, 0, 0, 0],  # lost on the wire, out
+        [300, 310, 313, 315, 320, 324, 330, 333, 339, 342, 0],  # lost in the sender's socket
+        [400, 410, 0, 0, 0, 0, 0, 0, 0, 0, 0],  # no point saw it
+        [500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],  # never sent: not lost
+    ]
+    _, tx, rx, pts = _probe(rows)
+    assert lost_after(tx, rx, pts) == {"snd_up_out": 1, "snd_ep_in": 1, "sent": 1}

@@ -20,7 +20,7 @@ from netassay.rtt import cpu
 from netassay.rtt.capture import POINT_NAMES, Capture
 from netassay.rtt.hist import Hist
 from netassay.rtt.probe import ProbeSpec, Sender
-from netassay.rtt.segments import ALL, compute
+from netassay.rtt.segments import ALL, compute, lost_after
 from netassay.units import utc_now
 
 RAW_LIMIT = 2000  # probes kept whole per run (a uniform sample of the run)
@@ -43,6 +43,7 @@ class RunResult:
     cpu: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     load: dict[str, Any] = field(default_factory=dict)  # the background load while it ran
+    lost_after: dict[str, int] = field(default_factory=dict)  # where lost probes were last seen
 
     @property
     def sent(self) -> int:
@@ -66,6 +67,7 @@ class RunResult:
             "reordered": int(p.get("reordered", 0)),
             "captured": self.counts.get("captured", 0),
             "out_of_order": self.counts.get("out_of_order", 0),
+            "lost_after": dict(self.lost_after),
             "achieved_rate_pps": achieved_rate(p),
             "segments": {k: h.summary() for k, h in self.hists.items() if h.n},
             "cpu": self.cpu,
@@ -141,6 +143,9 @@ def _fold(res: RunResult, reservoir: _Reservoir, batch: np.ndarray, cap: Capture
         res.hists[name].add(values)
     for k, v in counts.items():
         res.counts[k] += v
+    if points is not None:
+        for where, n in lost_after(tx, rx, points).items():
+            res.lost_after[where] = res.lost_after.get(where, 0) + n
     zeros = np.zeros(len(seq), dtype=np.uint64)
     cols = [seq, sched, tx, *((points or {}).get(n, zeros) for n in POINT_NAMES), rx]
     reservoir.add(np.stack(cols, axis=1))
@@ -172,6 +177,12 @@ def warnings(res: RunResult, captured: bool) -> list[str]:
                 f"{quality.COUNTER_FAULT}: {res.counts['out_of_order']} probes passed the"
                 " capture points out of order"
             )
+    own = res.lost_after.get("snd_ep_in", 0)
+    if own:
+        out.append(
+            f"sender's own loss: {own} replies reached the sender endpoint's interface and"
+            " were lost before netassay-probe read them"
+        )
     if int(p.get("late", 0)):
         out.append(f"late replies: {p['late']} arrived after the {p.get('timeout_s')} s timeout")
     return out

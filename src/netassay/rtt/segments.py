@@ -98,3 +98,20 @@ def compute(
     chain = np.stack([t_tx, p1, p2, p3, p4, p5, p6, p7, p8, t_rx]).astype(np.int64)
     counts["out_of_order"] = int((np.diff(chain, axis=0) < 0).any(axis=0).sum())
     return out, counts
+
+
+def lost_after(tx: np.ndarray, rx: np.ndarray, points: dict[str, np.ndarray]) -> dict[str, int]:
+    """Where the lost probes were last seen: per capture point, the sent probes without a
+    reply whose last stamp is at that point (``sent``: no point saw them). A probe last
+    seen at ``snd_ep_in`` reached the sender endpoint's interface and was lost in the
+    sender's own receive path (its socket): netassay's loss, not the path's."""
+    lost = (tx > 0) & (rx == 0)
+    out: dict[str, int] = {}
+    if not lost.any():
+        return out
+    last = np.full(int(lost.sum()), -1)
+    for i, name in enumerate(POINT_NAMES):
+        last = np.where(points[name][lost] > 0, i, last)
+    for i, n in zip(*np.unique(last, return_counts=True), strict=True):
+        out["sent" if i < 0 else POINT_NAMES[i]] = int(n)
+    return out
