@@ -66,7 +66,11 @@ def rtt(
     ] = None,
     responder_delay: Annotated[
         str | None,
-        typer.Option("--responder-delay", help="Ground truth: hold each reply this long (200us)."),
+        typer.Option(
+            "--responder-delay",
+            help="Ground truth: hold each reply this long (200us); several (0,200us,1ms): "
+            "runs interleaved over them, one experiment each.",
+        ),
     ] = None,
     no_capture: Annotated[
         bool, typer.Option("--no-capture", help="No capture points (their cost is the difference).")
@@ -92,6 +96,9 @@ def rtt(
     from netassay.rtt.probe import ProbeSpec
     from netassay.units import parse_duration, parse_rate
 
+    delays: tuple[int, ...] = ()
+    if responder_delay and "," in responder_delay:
+        delays = tuple(_ns(d) or 0 for d in responder_delay.split(","))
     spec = ProbeSpec(
         probe=probe, rate_pps=parse_rate(rate), count=count,
         duration_s=parse_duration(duration) if duration else None,
@@ -101,7 +108,8 @@ def rtt(
         spec = ProbeSpec(**{**spec.__dict__, "count": 1000})
     req = M.RttRequest(
         path=path, spec=spec, runs=runs, responder=responder,
-        responder_delay_ns=_ns(responder_delay), load=Load.parse(load),
+        responder_delay_ns=None if delays else _ns(responder_delay), delays=delays,
+        load=Load.parse(load),
         net=NetLoad(rate_pps=parse_rate(load_rate), burst=load_burst), capture=not no_capture,
         db=db, label=label, name=name, check_rate=not no_rate_check, cpus=cpus,
         ping_too=ping_too,
@@ -118,13 +126,14 @@ def rtt(
 
 
 def _run_object(m: Any, res: Any) -> dict[str, Any]:
-    req = m.req
+    req = res.config or m.req
     s = res.summary()
     return {
         "path": req.path, "probe": req.spec.probe, "rate_pps": req.spec.rate_pps,
         "size_bytes": req.spec.size_bytes, "responder": req.responder_kind,
         "responder_delay_ns": req.responder_delay_ns or 0, "load": req.load.label,
-        "capture": req.capture, "experiment_id": m.experiment_id, **s,
+        "capture": req.capture,
+        "experiment_id": m.experiments.get(req.responder_delay_ns), **s,
     }  # fmt: skip
 
 
@@ -146,7 +155,10 @@ def _us(ns: float | None) -> str:
 def _text_line(m: Any, res: Any) -> None:
     s = res.summary()
     seg = s["segments"]
-    parts = [f"run {res.index + 1}/{m.req.runs}: sent {s['sent']} lost {s['lost']}"]
+    hold = ""
+    if m.req.delays:
+        hold = f" hold {(res.config.responder_delay_ns or 0) / 1e3:g}us"
+    parts = [f"run {res.index + 1}/{m.req.runs}{hold}: sent {s['sent']} lost {s['lost']}"]
     for k in ("rtt", "overhead", "wire", "response", "latency"):
         if k in seg:
             parts.append(f"{k} p50 {_us(seg[k]['p50_ns'])} p99 {_us(seg[k]['p99_ns'])}")
@@ -159,20 +171,25 @@ def _text_line(m: Any, res: Any) -> None:
 def _text_summary(m: Any) -> None:
     from netassay.rtt.stats import over_runs
 
-    typer.echo(f"over {len(m.results)} runs (median of the runs' values, bootstrap 95% CI), us:")
     keys = ("rtt", "overhead", "wire", "response", "latency", "latency_sent", "app")
-    for k in keys:
-        p50 = [r.hists[k].percentile(50) for r in m.results if r.hists[k].n]
-        p99 = [r.hists[k].percentile(99) for r in m.results if r.hists[k].n]
-        if not p50:
-            continue
-        a, b = over_runs(p50), over_runs(p99)
-        ci = "" if a["ci95"] is None else f" [{_us(a['ci95'][0])}, {_us(a['ci95'][1])}]"
-        typer.echo(f"  {k:<13} p50 {_us(a['median'])}{ci}  p99 {_us(b['median'])}")
+    for plan in m.req.plans():
+        results = [r for r in m.results if r.config is None or r.config == plan]
+        hold = f", hold {(plan.responder_delay_ns or 0) / 1e3:g}us" if m.req.delays else ""
+        typer.echo(f"over {len(results)} runs{hold} (median of the runs' values, bootstrap"
+                   " 95% CI), us:")  # fmt: skip
+        for k in keys:
+            p50 = [r.hists[k].percentile(50) for r in results if r.hists[k].n]
+            p99 = [r.hists[k].percentile(99) for r in results if r.hists[k].n]
+            if not p50:
+                continue
+            a, b = over_runs(p50), over_runs(p99)
+            ci = "" if a["ci95"] is None else f" [{_us(a['ci95'][0])}, {_us(a['ci95'][1])}]"
+            typer.echo(f"  {k:<13} p50 {_us(a['median'])}{ci}  p99 {_us(b['median'])}")
     if m.peers:
         _side_by_side(m)
-    if m.experiment_id is not None:
-        typer.echo(f"stored {len(m.results)} run(s) in {m.req.db} (experiment {m.experiment_id})")
+    if m.experiments:
+        ids = ", ".join(str(i) for i in m.experiments.values())
+        typer.echo(f"stored {len(m.results)} run(s) in {m.req.db} (experiment {ids})")
     sys.stdout.flush()
 
 

@@ -30,6 +30,8 @@ def test_rtt_is_a_command(cli):
         (["--responder", "kernel", "--probe", "udp"], "does not echo UDP"),
         (["--responder", "kernel", "--responder-delay", "1ms"], "needs the app responder"),
         (["--responder-delay", "soon"], "bad duration"),
+        (["--responder-delay", "0,1ms,1ms"], "given twice"),
+        (["--responder-delay", "0,1ms", "--responder", "kernel"], "needs the app responder"),
         (["--responder-delay", "900ms", "--timeout", "1s"], "below half the reply timeout"),
         (["--name", "Bad-Name"], "bad testbed name"),
         (["--cpus", "7"], "bad cpus"),

@@ -43,6 +43,7 @@ MAX_RUNS = 10_000
 CHECK_S = 0.3  # the path check: this long at the probe rate (at least CHECK_MIN probes)
 CHECK_MIN = 50
 CHECK_LOSS = 0.02  # more probes lost than this in the check: the rate is above the path's
+CHECK_BEHIND = 10  # or the median probe left later than this many intervals (or 1 ms)
 
 
 @dataclass(frozen=True)
@@ -64,14 +65,23 @@ class RttRequest:
     check_rate: bool = True
     cpus: str = "auto"  # where the servers' work runs (RttTestbedConfig.cpus)
     ping_too: bool = False  # then the same path by iputils ping and irtt (peers.PEERS)
+    # several holds, runs interleaved over them (one experiment each): the ground truth
+    # measured so that the machine's drift falls on every hold alike
+    delays: tuple[int, ...] = ()
 
     @property
     def responder_kind(self) -> str:
         if self.responder:
             return self.responder
-        if self.spec.probe == "udp" or self.responder_delay_ns is not None:
+        if self.spec.probe == "udp" or self.responder_delay_ns is not None or self.delays:
             return "app"
         return "kernel"
+
+    def plans(self) -> list[RttRequest]:
+        """What each run measures in turn: this request, or one per hold of ``delays``."""
+        if not self.delays:
+            return [self]
+        return [replace(self, responder_delay_ns=d, delays=()) for d in self.delays]
 
     def testbed(self) -> RttTestbedConfig:
         return RttTestbedConfig(
@@ -110,18 +120,20 @@ def validate(req: RttRequest) -> None:
             "the kernel does not echo UDP probes", "it answers ICMP echo only",
             "use --responder app (the default for udp)",
         )  # fmt: skip
-    if kind == "kernel" and req.responder_delay_ns is not None:
+    if kind == "kernel" and (req.responder_delay_ns is not None or req.delays):
         raise UsageError(
             "--responder-delay needs the app responder", "the kernel's echo cannot hold a reply",
             "drop --responder kernel (the delay selects the app responder)",
         )  # fmt: skip
-    delay = req.responder_delay_ns or 0
-    if not 0 <= delay < req.spec.timeout_s * 1e9 / 2:
-        raise UsageError(
-            f"bad --responder-delay {delay / 1e6:g} ms",
-            f"it must be below half the reply timeout ({req.spec.timeout_s:g} s)",
-            "give a shorter delay or a longer --timeout",
-        )
+    for delay in req.delays or (req.responder_delay_ns or 0,):
+        if not 0 <= delay < req.spec.timeout_s * 1e9 / 2:
+            raise UsageError(
+                f"bad --responder-delay {delay / 1e6:g} ms",
+                f"it must be below half the reply timeout ({req.spec.timeout_s:g} s)",
+                "give a shorter delay or a longer --timeout",
+            )
+    if len(set(req.delays)) != len(req.delays):
+        raise UsageError("a --responder-delay is given twice", "", "list each hold once")
     if req.load.type == "net" and req.net.rate_pps <= 0:
         raise UsageError("bad --load-rate", "a rate above 0", "e.g. 10k")
     if req.db:
@@ -135,9 +147,28 @@ def _responder_setup(tb: Testbed, req: RttRequest) -> Any:
     rspep = tb.ns("rspep")
     icmp_off = "1" if req.responder_kind == "app" and req.spec.probe == "icmp" else "0"
     run_cmd(["sysctl", "-q", "-w", f"net.ipv4.icmp_echo_ignore_all={icmp_off}"], netns=rspep)
-    if req.responder_kind == "kernel":
+    if req.responder_kind == "kernel" or req.delays:  # interleaved holds: an echo per run
         return None
-    return Echo(rspep, req.spec.probe, req.responder_delay_ns or 0, tb.state["cpus"]["rsp"])
+    return _echo(tb, req)
+
+
+def _echo(tb: Testbed, req: RttRequest) -> Echo:
+    return Echo(
+        tb.ns("rspep"), req.spec.probe, req.responder_delay_ns or 0, tb.state["cpus"]["rsp"]
+    )
+
+
+@contextmanager
+def _held(tb: Testbed, req: RttRequest, interleaved: bool) -> Iterator[None]:
+    """With interleaved holds, the echo of this run's hold; else nothing to do."""
+    if not interleaved:
+        yield
+        return
+    echo = _echo(tb, req)
+    try:
+        yield
+    finally:
+        echo.stop()
 
 
 def check_path(tb: Testbed, req: RttRequest, capture: Capture | None) -> dict[str, Any]:
@@ -156,13 +187,19 @@ def check_path(tb: Testbed, req: RttRequest, capture: Capture | None) -> dict[st
         )
     lost = (sent - got) / sent if sent else 1.0
     rate = achieved_rate(res.prober) or 0.0
-    if req.check_rate and (lost > CHECK_LOSS or rate < 0.95 * req.spec.rate_pps):
+    # A sender that cannot keep the rate falls further behind with every probe, so most
+    # probes leave late; a stall of the machine delays only the probes around it.
+    behind = res.hists["send_delay"].percentile(50) or 0.0
+    late = behind > max(CHECK_BEHIND / req.spec.rate_pps, 0.001) * 1e9
+    if req.check_rate and (lost > CHECK_LOSS or late):
         raise UsageError(
             f"probe rate {req.spec.rate_pps:g}/s is above what path '{req.path}' carries here",
-            f"a {spec.count}-probe check lost {lost:.1%} and sent at {rate:.0f}/s",
+            f"a {spec.count}-probe check lost {lost:.1%}, sent at {rate:.0f}/s and the"
+            f" median probe left {behind / 1e6:.1f} ms late",
             "lower --rate (or skip the check with --no-rate-check); nothing was stored",
         )
-    return {"probes": sent, "received": got, "lost_share": round(lost, 6), "sent_pps": rate}
+    return {"probes": sent, "received": got, "lost_share": round(lost, 6), "sent_pps": rate,
+            "median_send_delay_ns": behind}  # fmt: skip
 
 
 def environment(tb: Testbed) -> dict[str, Any]:
@@ -202,9 +239,13 @@ class Measurement:
     check: dict[str, Any] = field(default_factory=dict)
     load: dict[str, Any] = field(default_factory=dict)
     responder: dict[str, Any] = field(default_factory=dict)
-    experiment_id: int | None = None
+    experiments: dict[int | None, int] = field(default_factory=dict)  # by hold (delay)
     testbed: dict[str, Any] = field(default_factory=dict)
     peers: list[Any] = field(default_factory=list)  # peers.PeerRun, with --ping-too
+
+    @property
+    def experiment_id(self) -> int | None:
+        return next(iter(self.experiments.values()), None)
 
 
 def measure_all(
@@ -223,20 +264,26 @@ def measure_all(
         _responder(tb, req, m),
     ):
         m.testbed = {"name": tb.name, "cpus": tb.state["cpus"], "peers": tb.state["peers"]}
-        m.check = check_path(tb, req, capture)
-        bg_max_s = 60 + (req.runs + 2) * (req.spec.send_time_s() + req.spec.timeout_s + 35)
+        plans, interleaved = req.plans(), bool(req.delays)
+        with _held(tb, plans[0], interleaved):
+            m.check = check_path(tb, plans[0], capture)
+        per_run = req.spec.send_time_s() + req.spec.timeout_s + 5
+        bg_max_s = 60 + (req.runs * len(plans) + 2) * per_run + 70
         with Background(req.load, tb.state, req.net, bg_max_s) as bg, _store(req) as store:
             if req.load.count:
                 time.sleep(req.settle_s)
             env = environment(tb) if store else {}
             for i in range(req.runs):
-                before = wire_packets(tb)
-                res = _one(tb, req, capture, i)
-                res.load = {**bg.status(), "wire": wire_rates(before, wire_packets(tb), res)}
-                m.results.append(res)
-                if store is not None:
-                    _save(store, m, res, env, capture)
-                on_run(m, res)
+                for plan in plans:
+                    with _held(tb, plan, interleaved):
+                        before = wire_packets(tb)
+                        res = _one(tb, plan, capture, i)
+                    res.load = {**bg.status(), "wire": wire_rates(before, wire_packets(tb), res)}
+                    res.config = plan
+                    m.results.append(res)
+                    if store is not None:
+                        _save(store, m, plan, res, env, capture)
+                    on_run(m, res)
             if req.ping_too:
                 _peers(tb, m, store, env, on_peer)
             m.load = bg.stop()
@@ -325,16 +372,20 @@ def _peers(
 
 
 def _save(
-    store: Store, m: Measurement, res: RunResult, env: dict[str, Any], cap: Capture | None
+    store: Store,
+    m: Measurement,
+    req: RttRequest,
+    res: RunResult,
+    env: dict[str, Any],
+    cap: Capture | None,
 ) -> None:
-    req = m.req
-    if m.experiment_id is None:
+    if req.responder_delay_ns not in m.experiments:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         label = req.label or (
             f"{req.path} {req.spec.probe} {req.spec.rate_pps:g}/s {req.load.label}"
             + (f" delay {req.responder_delay_ns / 1e3:g}us" if req.responder_delay_ns else "")
         )
-        m.experiment_id, _ = store.add_experiment(
+        m.experiments[req.responder_delay_ns], _ = store.add_experiment(
             key=f"rtt-{req.name}-{stamp}-{secrets.token_hex(3)}", kind=RS.KIND,
             source=RS.SOURCE, label=label, config=req.factors(),
             metadata={"check": m.check, "points": cap.describe() if cap else [],
@@ -347,7 +398,7 @@ def _save(
         counters={"prober": res.prober}, warnings=res.warnings, utc=res.started_utc,
     )  # fmt: skip
     summary = res.summary()
-    RS.add_run(store, m.experiment_id, trial, summary, res.hists,
+    RS.add_run(store, m.experiments[req.responder_delay_ns], trial, summary, res.hists,
                RS.pack_probes(res.sample, SAMPLE_COLUMNS))  # fmt: skip
 
 
