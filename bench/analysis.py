@@ -1,21 +1,28 @@
-"""Benchmark: import + assess throughput (trials/s) and memory on 1,000,000 synthetic trials.
+"""Benchmark: reading and assessing PASTRAMI files, importing, assessing a store, memory.
 
-Side by side in one run:
-- netassay: `import pastrami` into a real SQLite store, then assess from the store;
-- baseline: a plain per-trial Python loop over the same raw files, the way a notebook
-  computes per-load mean, std, UCL95 and TIR (json per line, lists, statistics module).
+Side by side in one run, on ~1.03 M synthetic trials (2060 files of 10 loads x 50 runs):
+- netassay, files: ``iter_assessments`` on the raw files (parse into numpy columns,
+  statistics, bounds, saturation, verdict), with and without serializing each
+  assessment as ``assess --json`` does; and the real CLI ``netassay assess --json``;
+- the peer: ``PEER`` below, the plain 40-line Python script a notebook user writes to
+  get the same per-load statistics (json per line, numpy per load, Student-t from scipy
+  cached per K, TIR), in this process and as a script of its own (start-up included,
+  against the CLI); its per-load numbers are checked against netassay's;
+- netassay, store: ``import pastrami`` into a real SQLite store, then assess from it.
 
-Memory: peak traced allocation while assessing a store of N experiments and of 2N
-experiments of the same size; it must not grow with the number of experiments.
-Writes bench/results/analysis.json and prints it.
+Runs are interleaved (the machine is shared and noisy); medians of ``--repeat`` runs
+are reported, with every run. Memory: peak traced allocation while assessing a store
+of N and of 2N experiments of the same size; it must not grow with N.
+Writes bench/results/analysis.json and prints it. ``--quick`` skips the store parts.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
-import math
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,11 +30,10 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
-from scipy import stats as sps
 
 from netassay.analysis.synthetic import realistic_throughput
 from netassay.config import AnalysisConfig
-from netassay.report.loader import assess_store
+from netassay.report.loader import assess_store, iter_assessments
 from netassay.store import Store
 from netassay.store.pastrami import KIND, find_result_files, import_files, parse_file
 
@@ -52,24 +58,82 @@ def write_files(folder: Path, n_exp: int, loads: int, k: int, seed: int = 1) -> 
     return n_exp * loads * k
 
 
-def baseline(files: list[Path]) -> int:
-    """Per-trial Python loop, notebook style: returns the number of trials processed."""
-    n = 0
-    for f in files:
-        rates, plrs = [], []
+# ---- the peer: a plain script, as a user would write it ------------------------------
+PEER = """
+import json, sys
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+
+def plain_script(folder):
+    # per load: mean PLR, std, UCL95, Delta_UCL95, T; per curve: TIR, first load past PDR
+    t975, trials, means_of = {}, 0, {}
+    for f in sorted(Path(folder).rglob("*.txt")):
+        rates, means = [], []
         for line in f.read_text().splitlines():
             row = json.loads(line)
-            per = [1 - rx / tx for tx, rx, _ in row[1:]]
-            n += len(per)
-            mean = max(sum(per) / len(per), 1e-6)
-            sd = statistics.stdev(per)
-            t = sps.t.ppf(0.975, len(per) - 1)
-            _ucl = mean + t * sd / math.sqrt(len(per))
+            runs = np.array(row[1:], dtype=np.float64)
+            plr = 1.0 - runs[:, 1] / runs[:, 0]
+            k = plr.size
+            trials += k
+            mean, std = plr.mean(), plr.std(ddof=1)
+            if k not in t975:
+                t975[k] = stats.t.ppf(0.975, k - 1)
+            ucl = mean + t975[k] * std / np.sqrt(k)
+            delta = (ucl - mean) / mean if mean > 0 else np.nan
             rates.append(row[0][0])
-            plrs.append(mean)
-        thr = [o * (1 - p) for o, p in zip(rates, plrs, strict=True)]
-        _tir = [(thr[i] - thr[i - 1]) / (rates[i] - rates[i - 1]) for i in range(1, len(rates))]
-    return n
+            means.append(mean)
+        o, m = np.array(rates, dtype=np.float64), np.array(means)
+        thr = o * (1 - m)
+        tir = np.diff(thr) / np.diff(o)
+        over = np.flatnonzero(m > 0.005)
+        past_pdr = int(over[0]) if over.size else None
+        means_of[str(f)] = means
+    return trials, means_of
+
+
+if __name__ == "__main__":
+    print(plain_script(sys.argv[1])[0])
+"""
+
+
+@functools.cache
+def _peer():
+    ns: dict[str, object] = {"__name__": "peer"}
+    exec(PEER, ns)  # its imports happen here, once, before anything is timed
+    return ns["plain_script"]
+
+
+def plain_script(folder: Path) -> tuple[int, dict[str, list[float]]]:
+    """The peer (PEER above) in this process: (trials, mean PLR per load of each file)."""
+    return _peer()(folder)
+
+
+def plain_script_cli(folder: Path) -> tuple[int, None]:
+    """The peer run as a script of its own, as a user runs it (start-up included)."""
+    cmd = [sys.executable, "-c", PEER, str(folder)]
+    cp = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
+    return int(cp.stdout), None
+
+
+# ---- netassay ----------------------------------------------------------------------
+def assess_files(folder: Path, serialize: bool = False) -> tuple[int, dict[str, list[float]]]:
+    trials, means_of = 0, {}
+    for a in iter_assessments([folder], AnalysisConfig()):
+        trials += int(a.table.k.sum())
+        means_of[a.source] = a.table.plr.tolist()
+        if serialize:
+            json.dumps(a.to_json(), allow_nan=False)
+    return trials, means_of
+
+
+def assess_cli(folder: Path) -> tuple[int, None]:
+    cmd = [sys.executable, "-m", "netassay", "assess", str(folder), "--json"]
+    cp = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
+    rows = [json.loads(line) for line in cp.stdout.splitlines()]
+    return sum(x["k"] for row in rows for x in row["loads"]), None
 
 
 def import_all(folder: Path, db: Path) -> int:
@@ -100,12 +164,106 @@ def peak_memory(db: Path) -> int:
     return peak
 
 
+def summary(trials: int, times: list[float]) -> dict[str, object]:
+    med = statistics.median(times)
+    return {
+        "trials": trials,
+        "seconds_median": round(med, 3),
+        "seconds_all": [round(t, 3) for t in times],
+        "trials_per_s": round(trials / med),
+    }
+
+
+def files_comparison(raw: Path, repeat: int) -> dict[str, object]:
+    """netassay on the files against the plain script, interleaved, same numbers."""
+    names = ("peer", "netassay", "netassay_json", "peer_cli", "cli")
+    runs: dict[str, list[float]] = {name: [] for name in names}
+    counts: dict[str, int] = {}
+    worst = 0.0  # largest difference of a per-load mean PLR, netassay against the peer
+    _peer()  # imported in this process before timing, as netassay is
+    for _ in range(repeat):
+        for name, fn in (
+            ("peer", lambda: plain_script(raw)),
+            ("netassay", lambda: assess_files(raw)),
+            ("netassay_json", lambda: assess_files(raw, serialize=True)),
+            ("peer_cli", lambda: plain_script_cli(raw)),
+            ("cli", lambda: assess_cli(raw)),
+        ):
+            (n, means), t = timed(fn)
+            runs[name].append(t)
+            counts[name] = n
+            if name == "peer":
+                peer_means = means
+            elif means is not None:
+                assert means.keys() == peer_means.keys()
+                worst = max(
+                    worst,
+                    max(float(np.max(np.abs(np.subtract(means[f], peer_means[f])))) for f in means),
+                )
+    peer, peer_cli = statistics.median(runs["peer"]), statistics.median(runs["peer_cli"])
+    result = {
+        "peer_plain_script": summary(counts["peer"], runs["peer"]),
+        "netassay_iter_assessments": summary(counts["netassay"], runs["netassay"]),
+        "netassay_iter_assessments_and_json": summary(
+            counts["netassay_json"], runs["netassay_json"]
+        ),
+        "peer_plain_script_as_a_script": summary(counts["peer_cli"], runs["peer_cli"]),
+        "netassay_cli_assess_json": summary(counts["cli"], runs["cli"]),
+        "max_abs_diff_per_load_plr_vs_peer": worst,
+    }
+    for key, name, base in (
+        ("speedup_over_peer", "netassay", peer),
+        ("speedup_over_peer_with_json", "netassay_json", peer),
+        ("speedup_cli_over_peer_script", "cli", peer_cli),
+    ):
+        result[key] = round(base / statistics.median(runs[name]), 2)
+    return result
+
+
+def store_parts(d: Path, files: list[Path], n_exp: int, repeat: int) -> dict[str, object]:
+    n_imp, t_imp = timed(import_all, d / "raw", d / "r.db")
+    times = []
+    for _ in range(repeat):
+        (n_ass, n_verdicts), t = timed(assess_all, d / "r.db")
+        times.append(t)
+    small, large = d / "small.db", d / "large.db"
+    half = sorted(files)[: max(1, n_exp // 4)]
+    for db, part in ((small, half), (large, half * 2)):
+        with Store(db) as store:
+            for i, f in enumerate(part):
+                e = parse_file(f)
+                store.import_experiment(
+                    key=f"{e.key}-{i}",
+                    kind=KIND,
+                    source=e.source,
+                    label=e.label,
+                    config=e.config,
+                    metadata=e.metadata,
+                    trials=e.trials,
+                )
+    mem_small, mem_large = peak_memory(small), peak_memory(large)
+    return {
+        "import": {
+            "trials": n_imp,
+            "seconds": round(t_imp, 3),
+            "trials_per_s": round(n_imp / t_imp),
+        },
+        "assess_from_store": {**summary(n_ass, times), "verdicts": n_verdicts},
+        "memory_peak_bytes": {
+            f"{len(half)}_experiments": mem_small,
+            f"{2 * len(half)}_experiments": mem_large,
+            "ratio": round(mem_large / mem_small, 3),
+        },
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=1_000_000)
+    ap.add_argument("--trials", type=int, default=1_030_000)
     ap.add_argument("--loads", type=int, default=10)
     ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--repeat", type=int, default=3, help="assess passes (median reported)")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each (median reported)")
+    ap.add_argument("--quick", action="store_true", help="files only: skip the store parts")
     args = ap.parse_args()
     n_exp = max(1, args.trials // (args.loads * args.runs))
     with tempfile.TemporaryDirectory() as d:
@@ -113,63 +271,17 @@ def main() -> None:
         (d / "raw").mkdir()
         total = write_files(d / "raw", n_exp, args.loads, args.runs)
         files = find_result_files([d / "raw"])
-        n_imp, t_imp = timed(import_all, d / "raw", d / "r.db")
-        assess_times, base_times = [], []
-        for _ in range(args.repeat):  # interleaved: the machine is noisy
-            (n_ass, n_verdicts), t = timed(assess_all, d / "r.db")
-            assess_times.append(t)
-            n_base, t = timed(baseline, files)
-            base_times.append(t)
-        # memory: the same experiments, N and 2N of them
-        small, large = d / "small.db", d / "large.db"
-        half = sorted(files)[: max(1, n_exp // 4)]
-        for db, part in ((small, half), (large, half * 2)):
-            with Store(db) as store:
-                for i, f in enumerate(part):
-                    e = parse_file(f)
-                    store.import_experiment(
-                        key=f"{e.key}-{i}",
-                        kind=KIND,
-                        source=e.source,
-                        label=e.label,
-                        config=e.config,
-                        metadata=e.metadata,
-                        trials=e.trials,
-                    )
-        mem_small, mem_large = peak_memory(small), peak_memory(large)
-    t_ass, t_base = statistics.median(assess_times), statistics.median(base_times)
-    result = {
-        "trials": total,
-        "experiments": n_exp,
-        "loads_per_experiment": args.loads,
-        "runs_per_load": args.runs,
-        "import": {
-            "trials": n_imp,
-            "seconds": round(t_imp, 3),
-            "trials_per_s": round(n_imp / t_imp),
-        },
-        "assess_from_store": {
-            "trials": n_ass,
-            "verdicts": n_verdicts,
-            "seconds_median": round(t_ass, 3),
-            "seconds_all": [round(t, 3) for t in assess_times],
-            "trials_per_s": round(n_ass / t_ass),
-            "target_trials_per_s": 500_000,
-            "meets_target": n_ass / t_ass >= 500_000,
-        },
-        "baseline_python_loop_from_files": {
-            "trials": n_base,
-            "seconds_median": round(t_base, 3),
-            "trials_per_s": round(n_base / t_base),
-        },
-        "assess_speedup_over_baseline": round(t_base / t_ass, 2),
-        "memory_peak_bytes": {
-            f"{len(half)}_experiments": mem_small,
-            f"{2 * len(half)}_experiments": mem_large,
-            "ratio": round(mem_large / mem_small, 3),
-        },
-        "python": sys.version.split()[0],
-    }
+        result: dict[str, object] = {
+            "trials": total,
+            "experiments": n_exp,
+            "loads_per_experiment": args.loads,
+            "runs_per_load": args.runs,
+            "repeat": args.repeat,
+            "files": files_comparison(d / "raw", args.repeat),
+        }
+        if not args.quick:
+            result.update(store_parts(d, files, n_exp, max(1, args.repeat // 2)))
+    result["python"] = sys.version.split()[0]
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -59,7 +59,7 @@ def assess(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """Statistics, saturation and the GOOD/BAD/INCONCLUSIVE verdict per experiment."""
-    from netassay.report.loader import iter_assessments
+    from netassay.report.loader import is_store, iter_assessments
     from netassay.report.text import make_console, render
 
     cfg = _analysis_cfg(mode, pdr, eta, entry_factor)
@@ -71,9 +71,10 @@ def assess(
             sys.stdout.write(json.dumps(a.to_json(), allow_nan=False) + "\n")
         else:
             render(a, console)
-    from netassay.search.view import show_stored  # searches: their bounds, no verdict
+    if any(p.is_file() and is_store(p) for p in inputs):  # searches live in stores only
+        from netassay.search.view import show_stored  # their bounds, no verdict
 
-    n += show_stored(inputs, as_json, typer.echo)
+        n += show_stored(inputs, as_json, typer.echo)
     if n == 0:
         raise UsageError("nothing to assess", "the inputs hold no trials", "run a sweep first")
 

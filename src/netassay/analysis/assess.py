@@ -52,18 +52,21 @@ class Assessment:
     def to_json(self) -> dict[str, Any]:
         """``loads[i]`` is load index i of the plan, measured or not (k = 0, reason)."""
         t = self.table
+        columns = (t.rate_pps, t.plr, t.plr_std, t.ucl95, t.delta_ucl95, t.dr, t.throughput_pps)
+        rate, plr, std, ucl, delta, dr, thr, tir_ = map(_nums, (*columns, self.tir_used))
+        k, excluded = t.k.tolist(), t.excluded.tolist()
         loads = [
             {
-                "rate_pps": _num(t.rate_pps[i]),
-                "k": int(t.k[i]),
-                "plr": _num(t.plr[i]),
-                "plr_std": _num(t.plr_std[i]),
-                "ucl95": _num(t.ucl95[i]),
-                "delta_ucl95": _num(t.delta_ucl95[i]),
-                "dr": _num(1.0 - t.plr[i]),
-                "throughput_pps": _num(t.throughput_pps[i]),
-                "tir": _num(self.tir_used[i]),
-                "excluded": int(t.excluded[i]),
+                "rate_pps": rate[i],
+                "k": k[i],
+                "plr": plr[i],
+                "plr_std": std[i],
+                "ucl95": ucl[i],
+                "delta_ucl95": delta[i],
+                "dr": dr[i],
+                "throughput_pps": thr[i],
+                "tir": tir_[i],
+                "excluded": excluded[i],
                 "reason": t.reason[i] or None,
             }
             for i in range(len(t))
@@ -98,6 +101,11 @@ class Assessment:
 def _num(x: float) -> float | None:
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+def _nums(column: np.ndarray) -> list[float | None]:
+    """A numpy column as JSON numbers: nan and inf become None."""
+    return [x if math.isfinite(x) else None for x in column.tolist()]
 
 
 def assess_trials(
@@ -198,13 +206,14 @@ def quality_flags(table: LoadTable, sat: Saturation, cfg: AnalysisConfig) -> lis
     """Loads below PDR with non-negligible loss or a wide CI; loads with a single trial."""
     flags: list[str] = []
     end = sat.past_pdr_index if sat.past_pdr_index is not None else len(table)
-    for i in range(end):
+    plr, delta = table.plr[:end], table.delta_ucl95[:end]
+    for i in np.flatnonzero((plr >= cfg.small_loss) | (delta > cfg.wide_ci)).tolist():
         rate = fmt_rate(table.rate_pps[i])
-        if table.plr[i] >= cfg.small_loss:  # nan (not measured) compares false
-            flags.append(f"load {i} ({rate}): loss {table.plr[i]:.2e} below PDR is non-negligible")
-        d = table.delta_ucl95[i]
-        if math.isfinite(d) and d > cfg.wide_ci:
-            flags.append(f"load {i} ({rate}): wide confidence interval (Delta_UCL95 {d:.3g})")
+        if plr[i] >= cfg.small_loss:
+            flags.append(f"load {i} ({rate}): loss {plr[i]:.2e} below PDR is non-negligible")
+        if delta[i] > cfg.wide_ci:  # nan compares false
+            d = f"{delta[i]:.3g}"
+            flags.append(f"load {i} ({rate}): wide confidence interval (Delta_UCL95 {d})")
     if np.any(table.k == 1):
         flags.append("some loads have a single trial: no confidence interval there")
     return flags

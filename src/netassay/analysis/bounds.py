@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,15 +59,14 @@ def measured_bound(rate_pps: np.ndarray, loss: np.ndarray, target: float) -> Bou
     ratio with target 0, so NDR means every trial of the load lost nothing (a trial
     with negative loss, rx > tx, counts as zero and never offsets loss in another).
     """
-    rate_pps = np.asarray(rate_pps, dtype=np.float64)
-    loss = np.asarray(loss, dtype=np.float64)
-    meets = loss <= target  # nan (not measured) meets nothing
-    fails = np.flatnonzero(~meets)
-    first_fail = int(fails[0]) if fails.size else rate_pps.size
+    rates = np.asarray(rate_pps, dtype=np.float64).tolist()
+    losses = np.asarray(loss, dtype=np.float64).tolist()
+    meets = [x <= target for x in losses]  # nan (not measured) meets nothing
+    first_fail = meets.index(False) if False in meets else len(meets)
     index = first_fail - 1 if first_fail > 0 else None
-    again = tuple(float(r) for r in rate_pps[first_fail:][meets[first_fail:]])
-    rate = float(rate_pps[index]) if index is not None else None
+    again = tuple(r for r, ok in zip(rates[first_fail:], meets[first_fail:], strict=True) if ok)
+    rate = rates[index] if index is not None else None
     gap = None
-    if first_fail < rate_pps.size and np.isnan(loss[first_fail]):
-        gap = float(rate_pps[first_fail])
+    if first_fail < len(rates) and math.isnan(losses[first_fail]):
+        gap = rates[first_fail]
     return Bound(target, index, rate, again, gap)

@@ -72,6 +72,13 @@ def build_loads(
     """
     used = list(used)
     excluded = list(excluded)
+    if (  # the usual case: every planned load measured, nothing excluded
+        not excluded
+        and len(used) == len(planned_rates)
+        and all(i == j for j, (i, _, _) in enumerate(used))
+    ):
+        rates = np.array([r for _, r, _ in used], dtype=np.float64)
+        return Loads(rates, np.zeros(rates.size, dtype=np.int64), ("",) * rates.size)
     top = max([i for i, _, _ in used] + [i for i, _, _ in excluded], default=-1)
     n = max(len(planned_rates), top + 1)
     rates = np.full(n, np.nan)

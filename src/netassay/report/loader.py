@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -14,9 +13,9 @@ from netassay.analysis.assess import Assessment, assess_trials
 from netassay.analysis.loads import build_loads
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError, StoreError
-from netassay.quality import exclusion
+from netassay.quality import GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
-from netassay.store.pastrami import ParsedExperiment, find_result_files, parse_file
+from netassay.store.pastrami import ParsedColumns, find_result_files, parse_many
 
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -31,28 +30,35 @@ def is_store(path: Path) -> bool:
         return False
 
 
-def assess_parsed(exp: ParsedExperiment, cfg: AnalysisConfig) -> Assessment:
+def assess_columns(cols: ParsedColumns, cfg: AnalysisConfig) -> Assessment:
     """Assess one parsed file: its usable trials, and every load with what was excluded."""
-    trials = [t for t in exp.trials if not exclusion(t.warnings)]
-    k_used = Counter(t.load_index for t in trials)
-    rates = exp.config["rates_pps"]
-    loads = build_loads(
-        rates,
-        [(i, rates[i], k_used[i]) for i in range(len(rates)) if k_used[i]],
-        [(t.load_index, t.rate_pps, t.excluded) for t in exp.trials if t.excluded],
-    )
+    limit, over = rate_faults = cols.rate_faults()
+    bad = limit | over
+    li = cols.load_index
+    use = ~bad
+    excluded_trials = int(np.count_nonzero(bad))
+    k_used = np.bincount(li[use], minlength=cols.k.size) if excluded_trials else cols.k
+    faults = [
+        (int(i), float(cols.rate_pps[i]), GENERATOR_LIMIT if lim else RATE_OVERSHOOT)
+        for i, lim in zip(li[bad].tolist(), limit[bad].tolist(), strict=True)
+    ]
+    rates, ku = cols.config["rates_pps"], k_used.tolist()
+    loads = build_loads(rates, [(i, rates[i], ku[i]) for i in range(len(ku)) if ku[i]], faults)
+    sent, received = cols.sent, cols.received
+    if excluded_trials:
+        li, sent, received = li[use], sent[use], received[use]
     return assess_trials(
-        np.fromiter((t.load_index for t in trials), np.int64, len(trials)),
-        np.fromiter((t.rate_pps for t in trials), np.float64, len(trials)),
-        np.fromiter((t.sent for t in trials), np.float64, len(trials)),
-        np.fromiter((t.received for t in trials), np.float64, len(trials)),
+        li,
+        cols.rate_pps[li],
+        sent,
+        received,
         cfg,
-        source=exp.source,
-        label=exp.label,
-        metadata=exp.metadata,
-        duration_s=exp.config.get("duration_s"),
-        trial_warnings=sum(1 for t in exp.trials if t.warnings),
-        excluded_trials=len(exp.trials) - len(trials),
+        source=cols.source,
+        label=cols.label,
+        metadata=cols.metadata,
+        duration_s=cols.duration_s,
+        trial_warnings=int(np.count_nonzero(cols.warned(rate_faults))),
+        excluded_trials=excluded_trials,
         loads=loads,
     )
 
@@ -129,5 +135,5 @@ def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterat
             with open_store(p) as store:
                 yield from assess_store(store, cfg)
         else:
-            for f in find_result_files([p]):
-                yield assess_parsed(parse_file(f), cfg)
+            for cols in parse_many(find_result_files([p])):
+                yield assess_columns(cols, cfg)
