@@ -15,7 +15,12 @@ PLR of the SUT's loss over the others (frames the sink itself dropped count as
 forwarded), and where the frames were lost. The headline per SUT: PDR@0.5%, the highest
 load such that it and every lower load (with a usable trial) have a mean PLR <= 0.5%,
 with the next load of the grid as its upper bound; the highest zero-loss load beside
-it; and the ratio XDP / kernel.
+it; the generator's peak through each testbed (probed first: a PDR with no failing
+load above it is a lower bound, the SUT forwarded all the generator could send); and the
+ratio XDP / kernel. Beside it, what one forwarded frame costs the SUT's CPU (kernel time
+on CPU 1 per frame; for the XDP router also its NAPI thread's own run time, exact), and
+the ratio of those costs: an estimate of the capacity ratio that holds where the
+generator, not the SUTs, bounds the PDRs.
 
 Run: ``sudo .venv/bin/python bench/sut.py [--quick]``; writes bench/results/sut.json
 (and a timestamped copy) and prints it.
@@ -28,6 +33,7 @@ import json
 import os
 import platform
 import secrets
+import statistics
 import sys
 import time
 from contextlib import ExitStack
@@ -37,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay.campaign.trial import measure, trials_on  # noqa: E402
+from netassay.campaign.trial import measure, send, trials_on  # noqa: E402
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.counters.loss import LOCATIONS  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
@@ -48,13 +54,36 @@ OUT = ROOT / "bench" / "results" / "sut.json"
 SUTS = ("router", "xdp-router")
 PDR = 0.005
 RETRIES = 2  # a trial the machine spoiled (generator limit or stall) is run again
-GRIDS = {"router": "100k:700k:50k", "xdp-router": "250k:3.5M:250k"}
-QUICK_GRIDS = {"router": "150k:600k:150k", "xdp-router": "500k:3M:500k"}
+PEAK_MARGIN = 0.98  # as a sweep: loads above 98% of the generator's peak are not run
+GRIDS = {"router": "100k:700k:50k", "xdp-router": "200k:1.4M:100k"}
+QUICK_GRIDS = {"router": "150k:600k:150k", "xdp-router": "300k:1.2M:300k"}
+
+
+SUT_CPU = 1  # pin-2cpu: the SUT's (and the sink's) receive work
 
 
 def _row() -> dict[str, Any]:
     return {"trials": 0, "usable": 0, "sent": 0, "sut_lost": 0, "plr": [], "excluded": [],
-            "loss_location": {loc: 0 for loc in LOCATIONS}}  # fmt: skip
+            "loss_location": {loc: 0 for loc in LOCATIONS}, "cpu_ns_per_frame": [],
+            "napi_ns_per_frame": []}  # fmt: skip
+
+
+def kernel_ns(cpu: int) -> int:
+    """Time one CPU spent in the kernel so far (system, irq, softirq; /proc/stat, USER_HZ
+    ticks -> ns): the routers' and the sink's work, not the tools' user processes (other
+    kernel work on that CPU is in it too: the interleaving spreads it over both SUTs)."""
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith(f"cpu{cpu} "):
+            f = [int(x) for x in line.split()[1:]]
+            return (f[2] + f[5] + f[6]) * 10_000_000
+    raise RuntimeError(f"no cpu{cpu} in /proc/stat")
+
+
+def thread_ns(pid: int | None) -> int:
+    """A thread's run time so far (schedstat, ns): the XDP router's NAPI thread, exact."""
+    if pid is None:
+        return 0
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
 
 
 def bounds(rates: list[float], rows: dict[float, dict[str, Any]], goal: float) -> dict[str, Any]:
@@ -75,8 +104,11 @@ def bounds(rates: list[float], rows: dict[float, dict[str, Any]], goal: float) -
 def _trial(ctx: Any, sut: str, i: int, k: int, rate: float, duration_s: float,
            row: dict[str, Any]) -> None:  # fmt: skip
     """One trial, repeated (at most RETRIES times) while it is a measurement fault."""
+    napi = (ctx.tb.state.get("xdp_router") or {}).get("napi_pid")
     for _ in range(1 + RETRIES):
+        cpu0, napi0 = kernel_ns(SUT_CPU), thread_ns(napi)
         rec = measure(ctx, i, k, rate, duration_s)
+        cpu, napi_run = kernel_ns(SUT_CPU) - cpu0, thread_ns(napi) - napi0
         row["trials"] += 1
         if not rec.excluded:
             break
@@ -89,9 +121,17 @@ def _trial(ctx: Any, sut: str, i: int, k: int, rate: float, duration_s: float,
     row["sent"] += rec.sent
     row["sut_lost"] += lost
     row["plr"].append(lost / rec.sent if rec.sent else 0.0)
+    if rec.forwarded:
+        row["cpu_ns_per_frame"].append(round(cpu / rec.forwarded, 1))
+        if napi is not None:
+            row["napi_ns_per_frame"].append(round(napi_run / rec.forwarded, 1))
     for loc, n in rec.loss_location.items():
         row["loss_location"][loc] += n
     print(f"{sut:10} {rate / 1e3:7.0f}k run {k}: PLR {row['plr'][-1]:.5f}", flush=True)
+
+
+def _median(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
 
 
 def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str, Any]:
@@ -101,10 +141,16 @@ def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str
     t0 = time.monotonic()
     with ExitStack() as stack:
         ctx = {}
+        peak = {}
         for s in SUTS:
             cfg = TestbedConfig(sut=s, pinning="pin-2cpu")
             tb = stack.enter_context(Testbed(f"b{tag}{s[0]}", cfg))
             ctx[s] = stack.enter_context(trials_on(tb))
+            peak[s] = round(send(tb, "max", 0.5).achieved_rate_pps)
+            # loads the generator cannot send through this testbed are not run (a sweep
+            # refuses them too): they would only be measurement faults
+            grids[s] = [r for r in grids[s] if r <= PEAK_MARGIN * peak[s]] or grids[s][:1]
+            per[s] = {r: per[s][r] for r in grids[s]}
         n = max(len(g) for g in grids.values())
         for k in range(reps):
             for i in range(n):
@@ -116,6 +162,8 @@ def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str
     pdr = {s: bounds(grids[s], per[s], PDR) for s in SUTS}
     ndr = {s: bounds(grids[s], per[s], 0.0) for s in SUTS}
     a, b = pdr["xdp-router"]["pps"], pdr["router"]["pps"]
+    cost = {s: _median([x for r in per[s].values() for x in r["cpu_ns_per_frame"]]) for s in SUTS}
+    napi = _median([x for r in per["xdp-router"].values() for x in r["napi_ns_per_frame"]])
     return {
         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {
@@ -130,9 +178,21 @@ def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str
         "duration_s": duration_s,
         "repetitions": reps,
         "rates_pps": grids,
+        "generator_peak_pps": peak,
         "pdr_0.5pct": pdr,
         "zero_loss": ndr,
         "ratio_pdr_xdp_over_kernel": round(a / b, 2) if a and b else None,
+        # a PDR with no failing load above it is a lower bound: the SUT forwarded all
+        # the grid offered (up to what the generator could send)
+        "pdr_is_lower_bound": {s: pdr[s]["next_load_pps"] is None for s in SUTS},
+        # what one forwarded frame costs the SUT's CPU (kernel time on CPU 1, the sink's
+        # share included), median over the usable trials; its inverse bounds what one
+        # CPU can forward, a capacity estimate where the PDRs are lower bounds
+        "sut_cpu_ns_per_frame_median": cost,
+        "xdp_napi_thread_ns_per_frame_median": napi,
+        "cpu_cost_ratio_kernel_over_xdp": round(cost["router"] / cost["xdp-router"], 2)
+        if cost["router"] and cost["xdp-router"]
+        else None,
         "usable_trials": {s: sum(r["usable"] for r in per[s].values()) for s in SUTS},
         "excluded_trials": {s: sum(len(r["excluded"]) for r in per[s].values()) for s in SUTS},
         "per_load": {
