@@ -7,7 +7,6 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,7 @@ from netassay.analysis.loads import Loads, build_loads, planned_rates
 from netassay.errors import StoreError
 from netassay.quality import exclusion, exclusion_of_json
 from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
+from netassay.units import utc_now
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
 
@@ -68,6 +63,7 @@ class TrialRecord:
     # test frames the SUT forwarded that the sink's own ingress dropped (exact counters):
     # forwarded = received + sink_dropped is what the statistics count as delivered
     sink_dropped: int = 0
+    run_id: int | None = None  # the run (a sweep's start or a resume) that measured it
 
     @property
     def forwarded(self) -> int:
@@ -302,6 +298,34 @@ class Store:
             ) from exc
         return len(rows)
 
+    def add_run(self, experiment_id: int, environment: dict[str, Any], *, resumed: bool) -> int:
+        """Record one run of an experiment (its start or a resume) with the environment
+        captured then; the trials it measures carry its id."""
+        with self._transaction():
+            cur = self.conn.execute(
+                "INSERT INTO runs (experiment_id, started_utc, resumed, environment_json)"
+                " VALUES (?, ?, ?, ?)",
+                (experiment_id, utc_now(), int(resumed), _dumps(environment)),
+            )
+        return int(cur.lastrowid)
+
+    def runs(self, experiment_id: int) -> list[dict[str, Any]]:
+        """The runs of one experiment, oldest first, with their environments."""
+        cur = self.conn.execute(
+            "SELECT id, started_utc, resumed, environment_json FROM runs"
+            " WHERE experiment_id = ? ORDER BY id",
+            (experiment_id,),
+        )
+        return [
+            {
+                "id": r[0],
+                "started_utc": r[1],
+                "resumed": bool(r[2]),
+                "environment": json.loads(r[3]),
+            }
+            for r in cur
+        ]
+
     def _transaction(self) -> _Tx:
         return _Tx(self.conn)
 
@@ -471,7 +495,8 @@ class _Tx:
 _INSERT_TRIAL = (
     "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
     " received, achieved_rate_pps, loss_location_json, counters_json, warnings_json, source,"
-    " utc, tool_version, excluded, sink_dropped) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " utc, tool_version, excluded, sink_dropped, run_id)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 
@@ -493,6 +518,7 @@ def _trial_row(experiment_id: int, t: TrialRecord, now: str) -> tuple[Any, ...]:
         __version__,
         t.excluded,
         int(t.sink_dropped),
+        t.run_id,
     )
 
 
