@@ -75,6 +75,9 @@ def assess(
         from netassay.search.view import show_stored  # their bounds, no verdict
 
         n += show_stored(inputs, as_json, typer.echo)
+        from netassay.cli_rtt import show_stored as show_rtt  # per configuration
+
+        n += show_rtt(inputs, as_json)
     if n == 0:
         raise UsageError("nothing to assess", "the inputs hold no trials", "run a sweep first")
 

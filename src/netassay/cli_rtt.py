@@ -224,24 +224,10 @@ def compare(
     from netassay.rtt import compare as C
     from netassay.store.db import Store
 
-    segments = list(segment or C.DEFAULT_SEGMENTS)
     if stat not in C.STATS:
         raise UsageError(f"unknown --stat '{stat}'", f"known: {', '.join(C.STATS)}", "e.g. p50")
     with Store(db, readonly=True) as st:
-        configs = C.configurations(st, by or [])
-        known = {k for c in configs for r in c.runs for k in r.summary.get("segments", {})}
-        if not segment:  # the default ones that were measured (not all are, --no-capture)
-            segments = [s for s in segments if s in known] or sorted(known)
-        bad = [s for s in segments if s not in known]
-        if bad:
-            raise UsageError(f"unknown segment '{bad[0]}'", f"stored: {', '.join(sorted(known))}",
-                             "e.g. --segment rtt")  # fmt: skip
-        result = {
-            "statistic": stat, "paired": paired,
-            "configurations": C.summary_table(configs, segments, stat),
-            "pairwise": C.pairwise(configs, segments, stat, paired=paired),
-            "trends": C.trends(configs, segments, stat),
-        }  # fmt: skip
+        configs, segments, result = C.comparison(st, by or [], segment, stat, paired=paired)
         if out:
             from netassay.rtt import figures
 
@@ -252,6 +238,32 @@ def compare(
         _compare_text(result, segments)
     if out:
         typer.echo(f"report written: {page}")
+
+
+def show_stored(inputs: Any, as_json: bool) -> int:
+    """``assess``: the rtt runs of each store, per configuration (no PASTRAMI verdict:
+    a latency measurement has none); returns how many configurations were shown."""
+    from pathlib import Path
+
+    from netassay.report.loader import is_store, open_store
+    from netassay.rtt import compare as C
+    from netassay.rtt.store import rtt_experiments
+
+    n = 0
+    for p in map(Path, inputs):
+        if not (p.is_file() and is_store(p)):
+            continue
+        with open_store(p) as st:
+            if next(iter(rtt_experiments(st)), None) is None:
+                continue
+            _, segments, result = C.comparison(st, [], None)
+        n += len(result["configurations"])
+        if as_json:
+            typer.echo(json.dumps({"kind": "rtt", "db": str(p), **result}, default=str))
+        else:
+            typer.echo(f"\nrtt runs in {p}:")
+            _compare_text(result, segments)
+    return n
 
 
 def _compare_text(result: dict[str, Any], segments: list[str]) -> None:

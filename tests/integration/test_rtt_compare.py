@@ -124,3 +124,23 @@ def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path):
             assert len(widths) == len(figs) and all(w and w > 300 for w in widths)
         finally:
             browser.close()
+
+
+def test_assess_shows_rtt_runs_per_configuration_not_a_sweep_verdict(cli, rtt_db):
+    res = cli("assess", rtt_db)
+    assert res.returncode == 0, res.stderr
+    assert "verdict" not in res.stdout and "PDR" not in res.stdout  # no PASTRAMI table
+    assert "rtt runs in" in res.stdout and "path=macvlan" in res.stdout
+    js = cli("assess", rtt_db, "--json")
+    [obj] = [json.loads(line) for line in js.stdout.splitlines()]
+    assert obj["kind"] == "rtt" and len(obj["configurations"]) == 4
+
+
+def test_report_links_the_rtt_comparison(cli, rtt_db, tmp_path):
+    out = tmp_path / "r"
+    res = cli("report", rtt_db, "--out", out)
+    assert res.returncode == 0, res.stderr
+    page = (out / "index.html").read_text()
+    assert 'href="rtt/index.html"' in page and "round-trip time" in page
+    assert (out / "rtt" / "index.html").is_file()
+    assert list((out / "rtt" / "figures").glob("cdf-rtt.png"))

@@ -71,13 +71,15 @@ def build_report(
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(exist_ok=True)
     entries: list[Entry] = []
+    others: list[dict[str, str]] = []
     used: set[str] = set()
-    for db in stores:
+    for i, db in enumerate(stores):
         with open_store(db) as store:
             entries.extend(_store_entries(store, out, cfg, used, progress))
+            others.extend(_other_methods(store, out, f"rtt-{i + 1}" if len(stores) > 1 else "rtt"))
     index = out / "index.html"
     source = inputs if inputs is not None else ", ".join(map(str, stores))
-    index.write_text(render_html(entries, out, source, cfg))
+    index.write_text(render_html(entries, out, source, cfg, others))
     (out / "latex-include.tex").write_text(render_latex(entries))
     return index
 
@@ -99,6 +101,40 @@ def _store_entries(
     if bar:
         bar.close()
     return entries
+
+
+def _other_methods(store: Any, out: Path, rtt_dir: str) -> list[dict[str, str]]:
+    """The experiments without a PASTRAMI verdict: each search's result (its verify
+    sweep is a sweep of its own above), and the store's rtt comparison, whose figures
+    and page go to ``out/rtt_dir`` and are linked from the index."""
+    from netassay.rtt.store import rtt_experiments
+    from netassay.search.view import outcome_lines, stored_searches
+
+    found = [
+        {
+            "title": f"search: {exp.label}",
+            "text": "\n".join(outcome_lines(o, f"experiment {exp.id}")),
+        }
+        for exp, o in stored_searches(store)
+    ]
+    if next(iter(rtt_experiments(store)), None) is not None:
+        from netassay.rtt import compare as C
+        from netassay.rtt import figures
+
+        configs, segments, result = C.comparison(store, [], None)
+        figures.render(configs, segments, "p50", result, out / rtt_dir)
+        lines = [
+            f"{row['configuration']}: runs {row['runs']}; "
+            + ", ".join(
+                f"{seg} p50 {row[seg]['median'] / 1e3:.1f} us"
+                for seg in segments
+                if row[seg]["median"] is not None
+            )
+            for row in result["configurations"]
+        ]
+        found.append({"title": "round-trip time (rtt)", "text": "\n".join(lines),
+                      "link": f"{rtt_dir}/index.html"})  # fmt: skip
+    return found
 
 
 def _loss_figure(store: Any, a: Assessment, path: Path) -> str | None:
@@ -185,7 +221,13 @@ def _loads(a: Assessment) -> list[dict[str, str]]:
     return rows
 
 
-def render_html(entries: list[Entry], out: Path, db: Path | str, cfg: AnalysisConfig) -> str:
+def render_html(
+    entries: list[Entry],
+    out: Path,
+    db: Path | str,
+    cfg: AnalysisConfig,
+    others: Sequence[dict[str, str]] = (),
+) -> str:
     env = Environment(
         loader=PackageLoader("netassay.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
@@ -209,6 +251,7 @@ def render_html(entries: list[Entry], out: Path, db: Path | str, cfg: AnalysisCo
     }
     return env.get_template("index.html.j2").render(
         experiments=experiments,
+        others=list(others),
         meta_columns=META_COLUMNS,
         counts=counts,
         db=str(db),

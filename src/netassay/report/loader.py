@@ -18,6 +18,9 @@ from netassay.store import Store
 from netassay.store.pastrami import ParsedColumns, find_result_files, parse_many
 
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+# Experiment kinds without a load grid or a PASTRAMI verdict: netassay.search.view and
+# netassay.cli_rtt show them in assess, and the report links their own sections.
+NOT_SWEEPS = ("search", "rtt")
 
 
 def is_store(path: Path) -> bool:
@@ -70,7 +73,7 @@ def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
     loads has a usable trial (all excluded, or a sweep that has only just started).
     """
     for exp in store.experiments():
-        if exp.kind == "search":  # no load grid, no verdict: netassay.search.view shows it
+        if exp.kind in NOT_SWEEPS:  # no load grid, no verdict: shown by their own views
             continue
         cols = store.trial_arrays(exp.id)
         if len(cols.loads) == 0:

@@ -193,3 +193,36 @@ def _count(c: Config) -> int:
     if label == "none":
         return 0
     return int(label.split(":")[1].split("@")[0])
+
+
+def comparison(
+    store: Store,
+    by: Sequence[str],
+    segments: Sequence[str] | None,
+    stat: str = "p50",
+    *,
+    paired: bool = False,
+) -> tuple[list[Config], list[str], dict[str, Any]]:
+    """The configurations of a store's rtt runs grouped ``by`` factors, the segments
+    compared (``None``: the default ones that were measured) and the result: per
+    configuration the statistic over runs, pairwise tests against the first, trends.
+    Raises UsageError for a segment that was not stored."""
+    from netassay.errors import UsageError
+
+    configs = configurations(store, by)
+    known = {k for c in configs for r in c.runs for k in r.summary.get("segments", {})}
+    if segments:
+        chosen = list(segments)
+        bad = [x for x in chosen if x not in known]
+        if bad:
+            raise UsageError(f"unknown segment '{bad[0]}'", f"stored: {', '.join(sorted(known))}",
+                             "e.g. --segment rtt")  # fmt: skip
+    else:  # the default ones that were measured (not all are, --no-capture)
+        chosen = [x for x in DEFAULT_SEGMENTS if x in known] or sorted(known)
+    result = {
+        "statistic": stat, "paired": paired,
+        "configurations": summary_table(configs, chosen, stat),
+        "pairwise": pairwise(configs, chosen, stat, paired=paired),
+        "trends": trends(configs, chosen, stat),
+    }  # fmt: skip
+    return configs, chosen, result
