@@ -147,7 +147,7 @@ def main() -> int:
     if args.quick:
         rates, reps = [2e5, 3e5, 4e5], 1
     else:
-        rates, reps = [float(r) for r in range(150_000, 460_000, 50_000)], 3
+        rates, reps = [float(r) for r in range(200_000, 760_000, 100_000)], 3
     res = run(rates, reps, 1.0)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(res, indent=2))
