@@ -151,6 +151,8 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/generator.py
 	$(SUDO) $(BIN)/python bench/sink.py
 	$(SUDO) $(BIN)/python bench/sut.py
+	$(SUDO) $(BIN)/python bench/search.py
+	$(SUDO) $(BIN)/python bench/rtt.py
 
 clean:
 	rm -rf $(VENV) gen/target bpf/build report demo-out
