@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,7 +191,13 @@ def test_a_signal_mid_run_keeps_the_runs_that_ended_and_removes_everything(
             proc.kill()
     assert proc.returncode == 130, err
     assert netns_of(tb_name) == []
-    assert not [pid for pid in inside if os.path.exists(f"/proc/{pid}")]  # all ended
+    left = [pid for pid in inside if _running(pid)]
+    for _ in range(150):  # an orphan's last moments (its exit is in flight): at most 3 s
+        if not left:
+            break
+        time.sleep(0.02)
+        left = [pid for pid in left if _running(pid)]
+    assert not left  # all ended (a zombie has ended)
     with Store(db, readonly=True) as st:
         (exp,) = list(RS.rtt_experiments(st))
         assert 2 <= len(RS.runs(st, exp.id, blobs=False)) < 50
@@ -209,3 +216,13 @@ def _processes_in(namespaces):
         except OSError:
             continue
     return out
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie waiting for a parent that does not reap
+    (in a container, PID 1 may never reap orphans)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
