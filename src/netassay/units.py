@@ -92,6 +92,11 @@ def fmt_rate(pps: float | None) -> str:
     return f"{pps:.4g} pps"
 
 
+def parse_pause(text: str) -> float:
+    """A pause between trials: a duration, or 0 (``0`` and ``0s`` are allowed here)."""
+    return 0.0 if text.strip() in ("0", "0s") else parse_duration(text)
+
+
 def utc_now() -> str:
     """The current UTC time as ISO 8601 with microseconds (how every record is stamped)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")

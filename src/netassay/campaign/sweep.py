@@ -27,7 +27,7 @@ from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
 from netassay.testbed.names import validate_name
-from netassay.units import fmt_rate, parse_duration, parse_rates
+from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rates
 
 log = logging.getLogger("netassay.campaign")
 PEAK_PROBE_S = 0.5
@@ -69,18 +69,27 @@ class SweepRequest:
     testbed_flags: dict[str, Any] = field(default_factory=dict)
 
 
+def check_request(
+    name: str | None, retries: int, experiment: int | None, resume: bool, what: str
+) -> None:
+    """What every method's request must get right before anything is touched (a sweep's
+    and a search's alike): the testbed name, the repeats of a faulty trial, and
+    --experiment only with --resume."""
+    if name is not None:
+        validate_name(name)
+    if not 0 <= retries <= 10:
+        raise UsageError(f"bad --retries {retries}", "0..10 repeats", "e.g. 2")
+    if experiment is not None and not resume:
+        raise UsageError(
+            "--experiment needs --resume", f"it names the {what} to continue", "add --resume"
+        )
+
+
 def prepare(req: SweepRequest, config_file: Path | None = None) -> Sweep:
     """Turn a request into the Sweep to run: a resume takes the stored plan, knobs and
     testbed; a new sweep takes defaults < TOML < flags, and the knobs of a testbed of
     that name that is already up when no testbed flag is given."""
-    if req.name is not None:
-        validate_name(req.name)
-    if not 0 <= req.retries <= 10:
-        raise UsageError(f"bad --retries {req.retries}", "0..10 repeats", "e.g. 2")
-    if req.experiment is not None and not req.resume:
-        raise UsageError(
-            "--experiment needs --resume", "it names the sweep to continue", "add --resume"
-        )
+    check_request(req.name, req.retries, req.experiment, req.resume, "sweep")
     if req.resume:
         if req.db is None:
             raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
@@ -103,7 +112,7 @@ def _new_sweep(req: SweepRequest, config_file: Path | None) -> Sweep:
     if req.duration is not None:
         over["duration_s"] = parse_duration(req.duration)
     if req.settle is not None:
-        over["settle_s"] = 0.0 if req.settle.strip() in ("0", "0s") else parse_duration(req.settle)
+        over["settle_s"] = parse_pause(req.settle)
     over = {k: v for k, v in over.items() if v is not None}
     cfg = load_config(config_file, overrides={"testbed": req.testbed_flags, "sweep": over})
     plan = Plan(

@@ -40,8 +40,7 @@ from netassay.store.db import Experiment, Store, TrialRecord
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
-from netassay.testbed.names import validate_name
-from netassay.units import fmt_rate, parse_duration, parse_rate
+from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rate
 
 log = logging.getLogger("netassay.search")
 KIND = "search"
@@ -155,23 +154,14 @@ class SearchReport:
 
 def prepare(req: SearchRequest, config_file: Path | None = None) -> SearchJob:
     """Validate everything a search needs before anything is touched."""
-    if req.name is not None:
-        validate_name(req.name)
-    if not 0 <= req.retries <= 10:
-        raise UsageError(f"bad --retries {req.retries}", "0..10 repeats", "e.g. 2")
-    if req.experiment is not None and not req.resume:
-        raise UsageError(
-            "--experiment needs --resume", "it names the search to continue", "add --resume"
-        )
+    SW.check_request(req.name, req.retries, req.experiment, req.resume, "search")
     if req.resume:
         return _resume_job(req)
     goals = make_goals(req.goals)
     lo = parse_rate(req.min_load) if req.min_load is not None else None
     hi = parse_rate(req.max_load) if req.max_load is not None else None
     cap = parse_duration(req.time_cap) if req.time_cap is not None else TIME_CAP_S
-    settle = 0.0
-    if req.settle is not None and req.settle.strip() not in ("0", "0s"):
-        settle = parse_duration(req.settle)
+    settle = parse_pause(req.settle) if req.settle is not None else 0.0
     cfg = load_config(config_file, overrides={"testbed": req.testbed_flags})
     name = req.name or "lab"
     testbed = cfg.testbed
