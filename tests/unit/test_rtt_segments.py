@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from netassay.errors import UsageError
-from netassay.rtt import cpu
+from netassay.counters import cpu
 from netassay.rtt.capture import POINT_NAMES
 from netassay.rtt.load import Load
 from netassay.rtt.probe import ProbeSpec

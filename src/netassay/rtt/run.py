@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from netassay import quality
-from netassay.rtt import cpu
+from netassay.counters import cpu
 from netassay.rtt.capture import POINT_NAMES, Capture
 from netassay.rtt.hist import Hist
 from netassay.rtt.probe import ProbeSpec, Sender

@@ -1,4 +1,7 @@
-"""CPU use per core during a run, from two readings of /proc/stat (steal included)."""
+"""CPU use per core over an interval, from two readings of /proc/stat (steal included).
+
+Used by rtt runs and meant for every method that reports CPU per core (trials, acceptance runs).
+"""
 
 from __future__ import annotations
 
