@@ -6,8 +6,6 @@ Each migration is applied once, in order, inside a transaction, and recorded in
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
-
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -98,3 +96,6 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """,
     ),
 ]
+
+# the newest migration this netassay knows (the list is kept in version order)
+SCHEMA_VERSION = max(version for version, _, _ in MIGRATIONS)
