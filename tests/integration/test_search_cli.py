@@ -8,6 +8,7 @@ import json
 import pytest
 
 from netassay.search import engine as E
+from netassay.search.figures import points
 from netassay.search.spec import Goal, SearchSpec
 from netassay.store.db import Store, TrialRecord
 
@@ -101,6 +102,20 @@ def test_assess_export_and_report_see_a_stored_search(cli, tmp_path):
     rep = cli("report", str(db), "--out", str(tmp_path / "rep"))
     assert rep.returncode == 0, rep.stderr  # the search has no PASTRAMI curve: skipped
     assert "internal error" not in rep.stderr and "Traceback" not in rep.stderr
+    # its load-time figure: one point per trial, each classed as the search classed it
+    html = (tmp_path / "rep" / "index.html").read_text()
+    assert 'alt="figure of search: synthetic"' in html and "figures/search_synthetic.svg" in html
+    svg = (tmp_path / "rep" / "figures" / "search_synthetic.svg").read_text()
+    assert f"{out.trials} trials" in svg
+    with Store(db) as st:
+        pts = points(st.trials(1))
+    assert [p["trial"] for p in pts] == list(range(1, out.trials + 1))
+    for p in pts:  # the synthetic SUT forwards 60 kpps: NDR wants no loss, PDR <= 0.5%
+        sent = round(p["load_pps"] * p["duration_s"])
+        plr = (sent - min(sent, 60_000)) / sent
+        want = "good" if plr == 0 else "some" if plr <= 0.005 else "bad"
+        assert p["kind"] == want, p
+    assert {p["kind"] for p in pts} >= {"good", "bad"}
 
 
 def _partial_search(db, trials: int) -> None:  # type: ignore[no-untyped-def]

@@ -76,7 +76,8 @@ def build_report(
     for i, db in enumerate(stores):
         with open_store(db) as store:
             entries.extend(_store_entries(store, out, cfg, used, progress))
-            others.extend(_other_methods(store, out, f"rtt-{i + 1}" if len(stores) > 1 else "rtt"))
+            rtt_dir = f"rtt-{i + 1}" if len(stores) > 1 else "rtt"
+            others.extend(_other_methods(store, out, rtt_dir, used))
     index = out / "index.html"
     source = inputs if inputs is not None else ", ".join(map(str, stores))
     index.write_text(render_html(entries, out, source, cfg, others))
@@ -103,20 +104,32 @@ def _store_entries(
     return entries
 
 
-def _other_methods(store: Any, out: Path, rtt_dir: str) -> list[dict[str, str]]:
+def _search_entry(store: Any, exp: Any, o: Any, out: Path, used: set[str]) -> dict[str, str]:
+    """One search: its result in words and its load-time figure (PNG inline, SVG linked)."""
+    from netassay.search.figures import plot_search, points
+    from netassay.search.view import outcome_lines
+
+    stem = out / "figures" / f"search_{slugify(exp.label, used)}"
+    png, svg = plot_search(points(store.trials(exp.id)), o, stem, exp.label)
+    return {
+        "title": f"search: {exp.label}",
+        "text": "\n".join(outcome_lines(o, f"experiment {exp.id}")),
+        "figure": _data_uri(png),
+        "figure_svg": f"figures/{svg.name}",
+    }
+
+
+def _other_methods(
+    store: Any, out: Path, rtt_dir: str, used: set[str] | None = None
+) -> list[dict[str, str]]:
     """The experiments without a PASTRAMI verdict: each search's result (its verify
     sweep is a sweep of its own above), and the store's rtt comparison, whose figures
     and page go to ``out/rtt_dir`` and are linked from the index."""
     from netassay.rtt.store import rtt_experiments
-    from netassay.search.view import outcome_lines, stored_searches
+    from netassay.search.view import stored_searches
 
-    found = [
-        {
-            "title": f"search: {exp.label}",
-            "text": "\n".join(outcome_lines(o, f"experiment {exp.id}")),
-        }
-        for exp, o in stored_searches(store)
-    ]
+    used = set() if used is None else used
+    found = [_search_entry(store, exp, o, out, used) for exp, o in stored_searches(store)]
     if next(iter(rtt_experiments(store)), None) is not None:
         from netassay.rtt import compare as C
         from netassay.rtt import figures
