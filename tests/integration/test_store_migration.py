@@ -10,7 +10,7 @@ from netassay.config import AnalysisConfig
 from netassay.report.loader import assess_store
 from netassay.store import Store, TrialRecord
 from netassay.store.db import _split_sql
-from netassay.store.schema import MIGRATIONS
+from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 V1_TRIAL = (
     "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
@@ -45,7 +45,7 @@ def test_v1_store_migrates_with_exclusions(tmp_path):
     db = tmp_path / "v1.db"
     _v1_store(db)
     with Store(db) as st:
-        assert st.schema_version() == 3
+        assert st.schema_version() == SCHEMA_VERSION
         ex = [t["excluded"] for t in st.trials(1)]
         assert ex == [
             None,

@@ -95,6 +95,68 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         BEGIN SELECT RAISE(ABORT, 'rtt runs are append-only'); END;
         """,
     ),
+    (
+        5,
+        "acceptance tests (netassay accept, iperf3 and MonIPE imports): an experiment of "
+        "kind 'accept' with its runs (ramp steps and sustained runs), each run's receiver "
+        "intervals and its CPU samples per core",
+        """
+        CREATE TABLE accept_runs (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+            phase TEXT NOT NULL,
+            run_index INTEGER NOT NULL,
+            tool TEXT NOT NULL,
+            tool_version TEXT,
+            offered_bps REAL,
+            datagram_bytes INTEGER,
+            ip_version INTEGER NOT NULL,
+            duration_s REAL NOT NULL,
+            sent_packets INTEGER,
+            received_packets INTEGER,
+            lost_packets INTEGER,
+            reordered INTEGER,
+            duplicates INTEGER,
+            received_bytes INTEGER,
+            received_s REAL,
+            sent_bytes INTEGER,
+            intervals_side TEXT NOT NULL,
+            host_json TEXT NOT NULL DEFAULT '{}',
+            extra_json TEXT NOT NULL DEFAULT '{}',
+            raw TEXT,
+            UNIQUE (experiment_id, phase, run_index)
+        );
+        CREATE TABLE accept_intervals (
+            run_id INTEGER NOT NULL REFERENCES accept_runs(id),
+            seq INTEGER NOT NULL,
+            start_s REAL NOT NULL,
+            end_s REAL NOT NULL,
+            bytes INTEGER NOT NULL,
+            packets INTEGER,
+            lost INTEGER,
+            PRIMARY KEY (run_id, seq)
+        ) WITHOUT ROWID;
+        CREATE TABLE accept_cpu (
+            run_id INTEGER NOT NULL REFERENCES accept_runs(id),
+            seq INTEGER NOT NULL,
+            t_s REAL NOT NULL,
+            cores_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER accept_runs_append_only_update BEFORE UPDATE ON accept_runs
+        BEGIN SELECT RAISE(ABORT, 'accept runs are append-only'); END;
+        CREATE TRIGGER accept_runs_append_only_delete BEFORE DELETE ON accept_runs
+        BEGIN SELECT RAISE(ABORT, 'accept runs are append-only'); END;
+        CREATE TRIGGER accept_intervals_append_only_update BEFORE UPDATE ON accept_intervals
+        BEGIN SELECT RAISE(ABORT, 'accept intervals are append-only'); END;
+        CREATE TRIGGER accept_intervals_append_only_delete BEFORE DELETE ON accept_intervals
+        BEGIN SELECT RAISE(ABORT, 'accept intervals are append-only'); END;
+        CREATE TRIGGER accept_cpu_append_only_update BEFORE UPDATE ON accept_cpu
+        BEGIN SELECT RAISE(ABORT, 'accept CPU samples are append-only'); END;
+        CREATE TRIGGER accept_cpu_append_only_delete BEFORE DELETE ON accept_cpu
+        BEGIN SELECT RAISE(ABORT, 'accept CPU samples are append-only'); END;
+        """,
+    ),
 ]
 
 # the newest migration this netassay knows (the list is kept in version order)
