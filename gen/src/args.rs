@@ -115,6 +115,9 @@ RECEIVE OPTIONS
                        ideal schedule at R packets/s and report the arrival rate
                        and lateness percentiles (key 'schedule'), to compare the
                        pacing of different generators at the receiver
+  --interval DUR       also count per interval of DUR from the first arrival
+                       (key 'intervals': start_s, end_s, packets, bytes of UDP
+                       payload, lost by sequence gaps as iperf3 counts them)
   --cpu N              pin the receiver to CPU N
 
 OUTPUT
@@ -183,6 +186,7 @@ pub struct Recv {
     pub flows: Option<u64>,
     pub ring_mb: u32,
     pub schedule_rate: Option<f64>,
+    pub interval_ns: Option<u64>,
     pub json: bool,
     pub cpu: Option<usize>,
 }
@@ -270,6 +274,7 @@ const VALUED: &[&str] = &[
     "--expect",
     "--ring-mb",
     "--schedule-rate",
+    "--interval",
     "--cpu",
 ];
 const SWITCHES: &[&str] = &[
@@ -391,12 +396,18 @@ pub fn parse(argv: &[String]) -> Result<Cmd, String> {
                 Some(Rate::Max) => return Err("--schedule-rate needs a number".into()),
                 None => None,
             },
+            interval_ns: get("--interval")
+                .map(|v| parse_duration("--interval", v))
+                .transpose()?
+                .filter(|&n| n > 0),
             json: has("--json"),
             cpu,
         }));
     }
-    if get("--idle-timeout").is_some() || get("--expect").is_some() {
-        return Err("--idle-timeout and --expect are receive options: add --receive".into());
+    if get("--idle-timeout").is_some() || get("--expect").is_some() || get("--interval").is_some() {
+        return Err(
+            "--idle-timeout, --expect and --interval are receive options: add --receive".into(),
+        );
     }
     let mac = |k: &str| -> Result<[u8; 6], String> {
         let v = need(k)?;

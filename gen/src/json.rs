@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 pub enum J {
     U(u64),
+    I(i64),
     F(f64),
     B(bool),
     S(String),
@@ -20,6 +21,7 @@ impl J {
     fn write(&self, o: &mut String) {
         match self {
             J::U(v) => write!(o, "{v}").unwrap(),
+            J::I(v) => write!(o, "{v}").unwrap(),
             J::F(v) => {
                 if v.is_finite() {
                     write!(o, "{v:?}").unwrap()

@@ -618,6 +618,7 @@ fn receive(r: &Recv) -> i32 {
         idle_ns: r.idle_ns,
         block_size,
         block_nr: r.ring_mb,
+        interval_ns: r.interval_ns,
     };
     pace::install_signals();
     let (fd, map, _len) = match rx::open(&cfg) {

@@ -77,8 +77,101 @@ impl Flow {
     }
 }
 
+/// One reporting interval: packets and UDP payload bytes that arrived in it, unique
+/// packets, and the sequence span (sum over flows of highest sequence + 1) when it ended.
+#[derive(Default, Clone)]
+pub struct Bin {
+    pub packets: u64,
+    pub bytes: u64,
+    pub unique: u64,
+    pub span_end: u64,
+}
+
+/// Per-interval counts from the first arrival (``--interval``).
+#[derive(Default)]
+pub struct Bins {
+    pub width_ns: u64,
+    pub rows: Vec<Bin>,
+}
+
+impl Bins {
+    /// Count one packet arriving ``since_first`` ns after the first one.
+    fn add(&mut self, since_first: u64, bytes: u64, unique: bool, span: u64) {
+        let i = (since_first / self.width_ns) as usize;
+        if i >= self.rows.len() {
+            let last = self.rows.last().map_or(0, |b| b.span_end);
+            self.rows.resize(
+                i + 1,
+                Bin {
+                    span_end: last,
+                    ..Default::default()
+                },
+            );
+        }
+        let b = &mut self.rows[i];
+        b.packets += 1;
+        b.bytes += bytes;
+        b.unique += u64::from(unique);
+        b.span_end = span;
+    }
+
+    /// The intervals as JSON: lost in an interval = the growth of the sequence span in
+    /// it minus the unique packets that arrived in it (iperf3's rule; negative when late
+    /// packets of an earlier interval arrive). The last interval ends at the last arrival.
+    pub fn to_json(&self, last_since_first: u64) -> J {
+        let w = self.width_ns as f64 / 1e9;
+        let mut prev = 0u64;
+        let n = self.rows.len();
+        let rows = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let lost = b.span_end as i64 - prev as i64 - b.unique as i64;
+                prev = b.span_end;
+                let end = if i + 1 == n {
+                    (last_since_first as f64 / 1e9).max(i as f64 * w)
+                } else {
+                    (i + 1) as f64 * w
+                };
+                J::obj(vec![
+                    ("start_s", J::F(i as f64 * w)),
+                    ("end_s", J::F(end)),
+                    ("packets", J::U(b.packets)),
+                    ("bytes", J::U(b.bytes)),
+                    ("lost", J::I(lost)),
+                ])
+            })
+            .collect();
+        J::Arr(rows)
+    }
+}
+
+/// UDP payload bytes of an IPv4 or IPv6 UDP frame (from the UDP length field).
+fn udp_payload_len(f: &[u8]) -> u64 {
+    let mut off = 12;
+    if f.len() > 14 && u16::from_be_bytes([f[12], f[13]]) == 0x8100 {
+        off += 4;
+    }
+    if f.len() < off + 2 {
+        return 0;
+    }
+    let ip = off + 2;
+    let udp = match u16::from_be_bytes([f[off], f[off + 1]]) {
+        0x0800 if f.len() > ip => ip + ((f[ip] & 0x0f) as usize) * 4,
+        0x86dd => ip + 40,
+        _ => return 0,
+    };
+    if f.len() < udp + 6 {
+        return 0;
+    }
+    u64::from(u16::from_be_bytes([f[udp + 4], f[udp + 5]])).saturating_sub(8)
+}
+
 #[derive(Default)]
 pub struct Counts {
+    pub bins: Option<Bins>,
+    pub span: u64,
     pub flows: Vec<Flow>,
     pub other: u64,
     pub latency: Hist,
@@ -138,23 +231,36 @@ impl Counts {
         }
     }
 
-    #[inline]
+    #[cfg(test)]
     pub fn add(&mut self, p: &packet::Parsed, rx_mono: u64) {
+        self.add_sized(p, rx_mono, 0);
+    }
+
+    /// Count one packet of ``bytes`` UDP payload bytes (for the intervals).
+    #[inline]
+    pub fn add_sized(&mut self, p: &packet::Parsed, rx_mono: u64, bytes: u64) {
         let f = p.flow as usize;
         if f >= self.flows.len() {
             self.flows.resize(f + 1, Flow::default());
         }
-        if self.flows[f].add(p.seq) {
+        let before = self.flows[f].max_seq.map_or(0, |m| m + 1);
+        let unique = self.flows[f].add(p.seq);
+        if unique {
             if rx_mono >= p.ts {
                 self.latency.add(rx_mono - p.ts);
             } else {
                 self.latency_negative += 1;
             }
         }
+        self.span += self.flows[f].max_seq.map_or(0, |m| m + 1) - before;
         if self.first_ns == 0 {
             self.first_ns = rx_mono;
         }
         self.last_ns = rx_mono;
+        let (span, since) = (self.span, rx_mono.saturating_sub(self.first_ns));
+        if let Some(b) = self.bins.as_mut() {
+            b.add(since, bytes, unique, span);
+        }
     }
 
     /// The JSON result. `expect`: total packets the sender planned (for tail loss).
@@ -212,6 +318,12 @@ impl Counts {
             ("latency_negative", J::U(self.latency_negative)),
             ("flows", J::Arr(flows)),
         ];
+        if let Some(b) = &self.bins {
+            v.push((
+                "intervals",
+                b.to_json(self.last_ns.saturating_sub(self.first_ns)),
+            ));
+        }
         v.extend(extra);
         J::obj(v)
     }
@@ -224,6 +336,7 @@ pub struct RxCfg {
     pub idle_ns: Option<u64>,
     pub block_size: u32,
     pub block_nr: u32,
+    pub interval_ns: Option<u64>,
 }
 
 pub struct RxOut {
@@ -299,7 +412,12 @@ unsafe fn walk_block(b: *const u8, rt_off: i64, c: &mut Counts) -> u32 {
             match packet::parse(frame) {
                 Some(pp) => {
                     let rx = (sec * 1_000_000_000 + nsec - rt_off).max(0) as u64;
-                    c.add(&pp, rx);
+                    let bytes = if c.bins.is_some() {
+                        udp_payload_len(frame)
+                    } else {
+                        0
+                    };
+                    c.add_sized(&pp, rx, bytes);
                 }
                 None => c.other += 1,
             }
@@ -377,6 +495,12 @@ pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
 
 pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
     let mut c = Counts::new();
+    if let Some(w) = cfg.interval_ns {
+        c.bins = Some(Bins {
+            width_ns: w,
+            rows: Vec::new(),
+        });
+    }
     if cfg.schedule_rate.is_some() {
         c.arrivals = Some(Vec::with_capacity(1 << 20));
     }
@@ -466,6 +590,57 @@ mod tests {
         assert_eq!(f.unique, 7);
         assert_eq!(f.lost(None), 1); // 6 is missing from 0..=7
         assert_eq!(f.lost(Some(10)), 3); // and the tail 8, 9
+    }
+
+    #[test]
+    fn intervals_count_loss_by_sequence_span() {
+        let mut c = Counts::new();
+        c.bins = Some(Bins {
+            width_ns: 1_000,
+            rows: Vec::new(),
+        });
+        // interval 0: seq 0, 1, 3 (2 missing); interval 1: seq 2 (late), 4, 5;
+        // interval 3: seq 9 (6, 7, 8 missing; interval 2 empty)
+        for (seq, t) in [
+            (0u64, 100u64),
+            (1, 200),
+            (3, 300),
+            (2, 1_100),
+            (4, 1_200),
+            (5, 1_300),
+            (9, 3_500),
+        ] {
+            let pp = packet::Parsed {
+                flow: 0,
+                seq,
+                ts: 0,
+            };
+            c.add_sized(&pp, t, 100);
+        }
+        let j = c.to_json(None, None, vec![]).to_string();
+        assert!(j.contains("\"lost\":3,"), "{j}");
+        let iv = c.bins.as_ref().unwrap().to_json(3_400).to_string();
+        // 0: span 4, unique 3 -> 1; 1: span 6, unique 3 -> -1; 2: 0; 3: span 10, 1 -> 3
+        assert!(
+            iv.contains("\"packets\":3,\"bytes\":300,\"lost\":1}"),
+            "{iv}"
+        );
+        assert!(iv.contains("\"lost\":-1}"), "{iv}");
+        assert!(iv.contains("\"packets\":0,\"bytes\":0,\"lost\":0}"), "{iv}");
+        assert!(
+            iv.contains("\"packets\":1,\"bytes\":100,\"lost\":3}"),
+            "{iv}"
+        );
+    }
+
+    #[test]
+    fn udp_payload_from_the_length_field() {
+        let mut f = vec![0u8; 64];
+        f[12] = 0x08;
+        f[14] = 0x45;
+        f[14 + 20 + 4] = 0x05;
+        f[14 + 20 + 5] = 0xdc; // UDP length 1500
+        assert_eq!(udp_payload_len(&f), 1492);
     }
 
     #[test]
