@@ -112,6 +112,8 @@ class AcceptRun:
         lost = self.lost_packets
         if lost is None:
             return None
+        if lost <= 0:
+            return 0.0
         if self.received_packets is not None and self.received_packets + max(0, lost) > 0:
             return max(0, lost) / (self.received_packets + max(0, lost))
         if self.sent_packets:

@@ -1,0 +1,246 @@
+"""Import iperf3 ``-J`` output (3.x, UDP) as acceptance tests.
+
+The verdict uses the receiver's totals (``end.sum_received``). The per-interval rates
+come from the receiver: the server's JSON holds the receiver's intervals; a client's
+JSON holds only the sender's (``intervals_side`` says so, and those seconds are not
+graded). A client's and a server's JSON of the same test (the same cookie) become one
+run: the receiver's intervals, the sender's counts. Text before the JSON (warnings,
+a shell prompt) is skipped; an ``error`` in the JSON is reported as iperf3's error.
+
+Files with the same offered rate, datagram size and IP version form one test, its runs
+ordered by start time; the test's key is the SHA-256 of its files, so importing the
+same files again adds nothing. Every file is read and checked before anything is
+written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from netassay.accept.model import AcceptRun, AcceptTest, Interval
+from netassay.accept.verdict import fmt_bps
+from netassay.errors import InputError
+
+SOURCE = "iperf3 import"
+
+
+@dataclass
+class Iperf3Result:
+    """One iperf3 -J output, as read."""
+
+    origin: str
+    digest: str
+    text: str  # the JSON part, verbatim
+    doc: dict[str, Any]
+    role: str  # "server" (receiver) | "client" (sender)
+
+    @property
+    def start(self) -> dict[str, Any]:
+        return self.doc.get("start") or {}
+
+    @property
+    def cookie(self) -> str | None:
+        return self.start.get("cookie")
+
+    @property
+    def test_start(self) -> dict[str, Any]:
+        return self.start.get("test_start") or {}
+
+    @property
+    def time(self) -> int:
+        return int((self.start.get("timestamp") or {}).get("timesecs") or 0)
+
+
+def find_json(text: str, origin: str) -> tuple[str, dict[str, Any]]:
+    """The JSON object in ``text`` (text before it is skipped): (its text, the object)."""
+    decoder = json.JSONDecoder()
+    pos = 0 if text.startswith("{") else text.find("\n{")
+    if pos < 0:
+        raise InputError(f"{origin}: no JSON object in it", "", "give the output of iperf3 -J")
+    pos = pos if text.startswith("{") else pos + 1
+    try:
+        doc, end = decoder.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{origin}: the iperf3 JSON is truncated or malformed",
+            f"{exc.msg} at line {exc.lineno} column {exc.colno}",
+            "import the whole output of iperf3 -J as it wrote it",
+        ) from exc
+    if not isinstance(doc, dict):
+        raise InputError(f"{origin}: not an iperf3 JSON object", "", "give iperf3 -J output")
+    return text[pos:end], doc
+
+
+def read(path: Path) -> Iperf3Result:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read it", str(exc), "check the path") from exc
+    return parse(raw.decode(errors="replace"), str(path), hashlib.sha256(raw).hexdigest())
+
+
+def parse(text: str, origin: str, digest: str = "") -> Iperf3Result:
+    """Read and check one iperf3 -J output; InputError says what is wrong."""
+    body, doc = find_json(text, origin)
+    if doc.get("error"):
+        raise InputError(
+            f"{origin}: iperf3 reported an error", str(doc["error"]),
+            "the test did not run; fix what iperf3 says and run it again",
+        )  # fmt: skip
+    for part in ("start", "intervals", "end"):
+        if part not in doc:
+            raise InputError(f"{origin}: no '{part}' in the iperf3 JSON", "", "is it iperf3 -J?")
+    ts = (doc["start"] or {}).get("test_start") or {}
+    if str(ts.get("protocol", "")).upper() != "UDP":
+        raise InputError(
+            f"{origin}: not a UDP test", f"protocol {ts.get('protocol')!r}",
+            "an acceptance test is iperf3 -u",
+        )  # fmt: skip
+    if int(ts.get("num_streams") or 1) != 1:
+        raise InputError(f"{origin}: {ts.get('num_streams')} streams", "one flow only", "-P 1")
+    received = (doc["end"] or {}).get("sum_received")
+    if not isinstance(received, dict) or "bytes" not in received:
+        raise InputError(
+            f"{origin}: no end.sum_received in the iperf3 JSON",
+            "the test ended before the receiver's totals were exchanged",
+            "use iperf3 3.x output of a finished test",
+        )
+    role = "client" if "connecting_to" in doc["start"] else "server"
+    if not digest:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+    return Iperf3Result(origin, digest, body, doc, role)
+
+
+def _version(res: Iperf3Result) -> str | None:
+    v = str(res.start.get("version") or "")
+    return v.split()[-1] if v else None
+
+
+def _ip_version(res: Iperf3Result) -> int:
+    for c in res.start.get("connected") or []:
+        host = str(c.get("remote_host") or c.get("local_host") or "")
+        if ":" in host and not (host.startswith("::ffff:") and "." in host):
+            return 6
+    return 4
+
+
+def _intervals(res: Iperf3Result) -> list[Interval]:
+    out = []
+    for item in res.doc["intervals"] or []:
+        s = item.get("sum") or {}
+        if s.get("omitted"):
+            continue
+        packets, lost = s.get("packets"), s.get("lost_packets")
+        if res.role == "server" and packets is not None and lost is not None:
+            packets = int(packets) - int(lost)  # iperf3's packets: received + lost
+        out.append(Interval(float(s["start"]), float(s["end"]), int(s["bytes"]),
+                            None if packets is None else int(packets),
+                            None if lost is None else int(lost)))  # fmt: skip
+    return out
+
+
+def to_run(index: int, server: Iperf3Result | None, client: Iperf3Result | None) -> AcceptRun:
+    """One run from a server's output, a client's, or both (the same test)."""
+    main = server or client
+    assert main is not None
+    end = main.doc["end"]
+    rec = end["sum_received"]
+    ts = main.test_start
+    target = float(ts.get("target_bitrate") or 0)
+    expected = int(rec.get("packets") or 0)  # received + lost, by sequence numbers
+    lost = int(rec.get("lost_packets") or 0)
+    sender = client.doc["end"].get("sum_sent") if client else None
+    raw = {r.role: json.loads(r.text) for r in (server, client) if r}
+    return AcceptRun(
+        index=index,
+        tool="iperf3",
+        tool_version=_version(main),
+        phase="sustained",
+        offered_bps=target or None,
+        datagram_bytes=int(ts["blksize"]) if ts.get("blksize") else None,
+        ip_version=_ip_version(main),
+        duration_s=float(rec.get("seconds") or ts.get("duration") or 0),
+        sent_packets=int(sender["packets"]) if sender and "packets" in sender else expected,
+        received_packets=expected - lost,
+        lost_packets=lost,
+        intervals=_intervals(server) if server else _intervals(main),
+        intervals_side="receiver" if server else "sender",
+        received_bytes=int(rec["bytes"]),
+        received_s=float(rec.get("seconds") or 0) or None,
+        sent_bytes=int(sender["bytes"]) if sender and "bytes" in sender else None,
+        jitter_ms=rec.get("jitter_ms"),
+        host_config={
+            "iperf3_cpu_utilization_percent": end.get("cpu_utilization_percent"),
+            "iperf3_files": {r.role: r.origin for r in (server, client) if r},
+        },
+        started_utc=(main.start.get("timestamp") or {}).get("time"),
+        raw=json.dumps(raw if len(raw) > 1 else json.loads(main.text)),
+    )
+
+
+def pair(results: list[Iperf3Result]) -> list[tuple[Iperf3Result | None, Iperf3Result | None]]:
+    """(server, client) per test: outputs with the same cookie are the two ends of one."""
+    by_cookie: dict[str, dict[str, Iperf3Result]] = {}
+    out: list[tuple[Iperf3Result | None, Iperf3Result | None]] = []
+    for r in results:
+        if r.cookie:
+            ends = by_cookie.setdefault(r.cookie, {})
+            if r.role in ends:  # the same end twice: import both, as separate runs
+                out.append((r, None) if r.role == "server" else (None, r))
+                continue
+            ends[r.role] = r
+        else:
+            out.append((r, None) if r.role == "server" else (None, r))
+    out += [(e.get("server"), e.get("client")) for e in by_cookie.values()]
+    return sorted(out, key=lambda sc: min(r.time for r in sc if r))
+
+
+def build_tests(
+    results: list[Iperf3Result], contract_bps: float | None, layer: str, label: str = ""
+) -> list[AcceptTest]:
+    groups: dict[tuple[Any, ...], list[AcceptRun]] = {}
+    digests: dict[tuple[Any, ...], list[str]] = {}
+    for server, client in pair(results):
+        run = to_run(0, server, client)
+        g = (run.offered_bps, run.datagram_bytes, run.ip_version)
+        run.index = len(groups.setdefault(g, [])) + 1
+        groups[g].append(run)
+        digests.setdefault(g, []).extend(r.digest for r in (server, client) if r)
+    tests = []
+    for g, runs in groups.items():
+        offered, datagram, ipv = g
+        name = f"iperf3 UDP {fmt_bps(offered) if offered else 'unlimited'}, {datagram} B, IPv{ipv}"
+        key = hashlib.sha256(
+            json.dumps([sorted(digests[g]), contract_bps, layer]).encode()
+        ).hexdigest()
+        tests.append(AcceptTest(
+            source=SOURCE, name=name, contract_bps=contract_bps, layer=layer, runs=runs,
+            scenario={"tool": "iperf3", "offered_bps": offered, "datagram_bytes": datagram,
+                      "ip_version": ipv},
+            key=f"iperf3-import-{key}", label=label or name,
+            metadata={"files": sorted({f for r in runs
+                                       for f in r.host_config["iperf3_files"].values()})},
+        ))  # fmt: skip
+    return tests
+
+
+def read_tests(
+    paths: list[Path], contract_bps: float | None, layer: str, label: str = ""
+) -> list[AcceptTest]:
+    """Read every file (all checked first), then group them into tests."""
+    if not paths:
+        raise InputError("no iperf3 file given", "", "name the iperf3 -J outputs")
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted(p.glob("*.json"))
+            if not found:
+                raise InputError(f"{p}: no .json file in it", "", "name the iperf3 -J outputs")
+            files += found
+        else:
+            files.append(p)
+    return build_tests([read(p) for p in files], contract_bps, layer, label)
