@@ -78,6 +78,9 @@ def assess(
         from netassay.cli_rtt import show_stored as show_rtt  # per configuration
 
         n += show_rtt(inputs, as_json)
+        from netassay.accept.view import show_stored as show_accept  # acceptance verdicts
+
+        n += show_accept(inputs, as_json, typer.echo)
     if n == 0:
         raise UsageError("nothing to assess", "the inputs hold no trials", "run a sweep first")
 
