@@ -147,6 +147,16 @@ def _other_methods(
         ]
         found.append({"title": "round-trip time (rtt)", "text": "\n".join(lines),
                       "link": f"{rtt_dir}/index.html"})  # fmt: skip
+    from netassay.accept.store import accept_experiments
+
+    if next(iter(accept_experiments(store)), None) is not None:
+        from netassay.accept.figures import render_store
+
+        accept_dir = rtt_dir.replace("rtt", "accept")  # accept, or accept-N with N stores
+        _, tests = render_store(store, out / accept_dir)
+        found.append({"title": "acceptance tests (accept)", "link": f"{accept_dir}/index.html",
+                      "text": "\n".join(f"{s['label']}: {s['verdict']} ({s['reason']})"
+                                        for s in tests)})  # fmt: skip
     return found
 
 
