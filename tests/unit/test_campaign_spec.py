@@ -1,0 +1,164 @@
+"""The campaign file: typed keys, one line per problem (file and line), the matrix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from netassay.campaign import spec as SP
+from netassay.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+MINIMAL = """\
+[campaign]
+name = "caps"
+method = "sweep"
+repetitions = 1
+[fixed]
+pinning = "pin-2cpu"
+rates = "50k:250k:25k"
+runs = 2
+duration = "1s"
+[factors]
+sut_cap = ["100k", "180k"]
+"""
+
+
+def test_the_minimal_file_of_the_issue_works_as_written():
+    c = SP.parse(MINIMAL, "caps.toml")
+    assert (c.name, c.method, c.repetitions, c.seed) == ("caps", "sweep", 1, None)
+    assert c.cells == ({"sut_cap": "100k"}, {"sut_cap": "180k"})
+    s = c.settings(1)
+    assert s["sut_cap"] == "180k" and s["runs"] == 2 and s["pinning"] == "pin-2cpu"
+    args = SP.cell_args(c.method, s)
+    assert args[args.index("--sut-cap") + 1] == "180k"
+    assert args[args.index("--rates") + 1] == "50k:250k:25k"
+    assert SP.load(ROOT / "examples" / "caps.toml") == SP.parse(
+        (ROOT / "examples" / "caps.toml").read_text(), str(ROOT / "examples" / "caps.toml")
+    )
+
+
+def test_full_factorial_first_factor_slowest():
+    cells = SP.expand({"pinning": ("pin-1cpu", "pin-2cpu"), "backlog": (1000, 5000, 10000)})
+    assert len(cells) == 6
+    assert cells[0] == {"pinning": "pin-1cpu", "backlog": 1000}
+    assert cells[2] == {"pinning": "pin-1cpu", "backlog": 10000}
+    assert cells[3] == {"pinning": "pin-2cpu", "backlog": 1000}
+    assert len({tuple(sorted(c.items())) for c in cells}) == 6
+    assert SP.expand({}) == [{}]
+
+
+def test_explicit_cells_and_their_factors():
+    text = """[campaign]
+name = "pick"
+[fixed]
+runs = 1
+[[cells]]
+backlog = 1000
+pinning = "pin-2cpu"
+[[cells]]
+backlog = 10000
+pinning = "pin-1cpu"
+"""
+    c = SP.parse(text, "pick.toml")
+    assert c.explicit and len(c.cells) == 2
+    assert c.factors == {"backlog": (1000, 10000), "pinning": ("pin-2cpu", "pin-1cpu")}
+
+
+def test_every_problem_one_line_with_file_and_line():
+    text = """[campaign]
+name = "x"
+methd = "sweep"
+[fixed]
+runs = 0
+goals = ["ndr"]
+pinning = "pin-9cpu"
+[factors]
+sut_cap = ["1q", "2k"]
+backlog = 1000
+[bogus]
+"""
+    with pytest.raises(SP.CampaignFileError) as ei:
+        SP.parse(text, "bad.toml")
+    lines = ei.value.line().splitlines()
+    assert ei.value.exit_code == InputError.exit_code == 3
+    assert [ln.split(":")[1] for ln in lines] == ["3", "5", "6", "7", "9", "10", "11"]
+    assert all(ln.startswith("bad.toml:") for ln in lines)
+    assert "unknown key 'methd' in [campaign]" in lines[0]
+    assert "runs = 0" in lines[1] and "not a setting of a sweep" in lines[2]
+    assert "pin-9cpu" in lines[3] and "'1q'" in lines[4]
+    assert "expected a list of levels" in lines[5] and "unknown section [bogus]" in lines[6]
+
+
+def test_multiline_arrays_and_repeated_tables_keep_their_lines():
+    text = """[campaign]
+name = "m"
+[factors]
+backlog = [
+  1000,
+  0,
+]
+[[cells]]
+backlog = 1000
+[[cells]]
+backlg = 10000
+"""
+    with pytest.raises(SP.CampaignFileError) as ei:
+        SP.parse(text, "m.toml")
+    lines = ei.value.line().splitlines()
+    assert lines[0].startswith("m.toml:4:") and "backlog = 0" in lines[0]
+    assert any(ln.startswith("m.toml:11:") and "backlg" in ln for ln in lines)
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ('[campaign]\nname = "Bad Name"\n', "name = 'Bad Name'"),
+        ('[campaign]\nname = "a"\nrepetitions = 0\n', "repetitions = 0"),
+        ('[campaign]\nname = "a"\nmethod = "rtt"\n', "method = 'rtt'"),
+        ("[fixed]\nruns = 1\n", "no [campaign] table"),
+        (
+            '[campaign]\nname = "a"\n[fixed]\nruns = 2\n[factors]\nruns = [1, 2]\n',
+            "both fixed and a factor",
+        ),
+        ('[campaign]\nname = "a"\n[factors]\nruns = [2, 2]\n', "a level is repeated"),
+        ('[campaign]\nname = "a"\n[fixed]\nrates = "300k:100k:50k"\n', "STOP is below START"),
+        ('[campaign]\nname = "a"\n[fixed]\npeak_check = "no"\n', "expected true or false"),
+        (
+            '[campaign]\nname = "a"\nmethod = "search"\n[fixed]\nrates = "1k"\n',
+            "not a setting of a search",
+        ),
+        ('[campaign]\nname = "a"\n[fixed]\nsut_drop = 1.5\n', "expected a value in [0, 1)"),
+    ],
+)
+def test_bad_values_are_refused(snippet, needle):
+    with pytest.raises(SP.CampaignFileError) as ei:
+        SP.parse(snippet, "f.toml")
+    assert needle in ei.value.line()
+
+
+def test_not_toml_and_missing_file():
+    with pytest.raises(InputError, match="not valid TOML"):
+        SP.parse("[campaign\n", "x.toml")
+    with pytest.raises(InputError, match="no such campaign file"):
+        SP.load("/nonexistent/x.toml")
+
+
+def test_search_cells_take_goals_and_flags():
+    text = """[campaign]
+name = "s"
+method = "search"
+[fixed]
+goals = ["ndr", "pdr:0.005"]
+max_load = "300k"
+peak_check = false
+then_verify = true
+[factors]
+sut_cap = [100000, "150k"]
+"""
+    c = SP.parse(text, "s.toml")
+    args = SP.cell_args("search", c.settings(0))
+    assert args[:4] == ["--goal", "ndr", "--goal", "pdr:0.005"]
+    assert "--no-peak-check" in args and "--then-verify" in args
+    assert args[args.index("--sut-cap") + 1] == "100000"
