@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,13 +144,17 @@ def sink_received(sink_ns: str) -> int:
 def snapshot(namespaces: dict[str, str], sink: SinkCounter | None = None) -> dict[str, Any]:
     """Counters of every namespace (``role -> netns``), the host's softnet_stat and,
     when given, the sink's XDP count."""
-    snap: dict[str, Any] = {
-        "utc": utc_now(),
-        "softnet": parse_softnet(Path("/proc/net/softnet_stat").read_text()),
-        "ns": {role: _ns_snapshot(ns) for role, ns in namespaces.items()},
-    }
-    if "sink" in namespaces:
-        snap["sink_flows"] = sink_flows(namespaces["sink"])
+    # the namespaces are read side by side: each read is a few processes that mostly wait
+    with ThreadPoolExecutor(max_workers=len(namespaces) + 1) as pool:
+        reads = {role: pool.submit(_ns_snapshot, ns) for role, ns in namespaces.items()}
+        flows = pool.submit(sink_flows, namespaces["sink"]) if "sink" in namespaces else None
+        snap: dict[str, Any] = {
+            "utc": utc_now(),
+            "softnet": parse_softnet(Path("/proc/net/softnet_stat").read_text()),
+            "ns": {role: f.result() for role, f in reads.items()},
+        }
+        if flows is not None:
+            snap["sink_flows"] = flows.result()
     if sink is not None and sink.uses_xdp:
         xdp = sink.read()
         if xdp:
@@ -160,13 +165,19 @@ def snapshot(namespaces: dict[str, str], sink: SinkCounter | None = None) -> dic
 def wait_quiet(
     read: Callable[[], int | None],
     *,
-    interval_s: float = 0.05,
-    stable_reads: int = 3,
+    interval_s: float = 0.02,
+    stable_reads: int = 2,
     timeout_s: float = 5.0,
 ) -> tuple[int | None, bool]:
     """Poll the sink's test-packet count ``read()`` until it stops moving (packets in
     flight are not lost). Return (last value, settled); (None, False) as soon as the
-    count cannot be read (``read()`` returned None)."""
+    count cannot be read (``read()`` returned None).
+
+    Settled means no new frame for ``stable_reads`` x ``interval_s`` (40 ms): while a
+    queue on the path drains, the count moves at every read, so the wait lasts as long
+    as the counters say and no longer. A frame later than that still counts if it
+    arrives before the closing snapshot; a count still moving at ``timeout_s`` is
+    reported (the trial is excluded as a counter fault)."""
     last = read()
     same = 0
     deadline = time.monotonic() + timeout_s
