@@ -77,6 +77,9 @@ cli_search.register(app)
 from netassay import cli_rtt  # noqa: E402
 
 cli_rtt.register(app)
+from netassay import cli_campaign  # noqa: E402
+
+cli_campaign.register(app)
 from netassay import cli_accept_import  # noqa: E402
 
 cli_accept_import.register(app)

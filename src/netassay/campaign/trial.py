@@ -18,6 +18,7 @@ from typing import Any
 
 from netassay import quality as Q
 from netassay.campaign.plan import rate_warning, stall_warning
+from netassay.counters import cpu
 from netassay.counters.loss import (
     SINK_LOCATIONS,
     flat_deltas,
@@ -103,7 +104,9 @@ def measure(
     ctx.sink.ensure()
     utc = utc_now()
     before = snapshot(namespaces, ctx.sink)
+    cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     res = send(tb, rate_pps, duration_s)
+    cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
     _, settled = wait_quiet(_reader(ctx))
     settle_wait_s = time.monotonic() - t_stop
@@ -148,6 +151,7 @@ def measure(
         warnings=warnings,
         utc=utc,
         sink_dropped=sink_dropped,
+        cpu=cpu_use,
     )
 
 

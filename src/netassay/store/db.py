@@ -64,6 +64,9 @@ class TrialRecord:
     # forwarded = received + sink_dropped is what the statistics count as delivered
     sink_dropped: int = 0
     run_id: int | None = None  # the run (a sweep's start or a resume) that measured it
+    # per core over the trial (counters.cpu.use): shares of user, system, irq, softirq,
+    # steal, idle and busy
+    cpu: dict[str, Any] = field(default_factory=dict)
 
     @property
     def forwarded(self) -> int:
@@ -260,12 +263,15 @@ class Store:
         metadata: dict[str, Any],
         trials: Iterable[TrialRecord],
         environment: dict[str, Any] | None = None,
+        runs: Iterable[dict[str, Any]] = (),
     ) -> tuple[int, int]:
         """Store an experiment and all its trials in one transaction.
 
         Returns (experiment id, trials written); an experiment already stored under the
         same key is left as it is and 0 trials are written, so importing twice never
-        duplicates. On any error nothing of this experiment is written.
+        duplicates. On any error nothing of this experiment is written. ``runs`` (as
+        ``Store.runs`` reads them from another store) are stored with it, and each
+        trial's ``run_id`` is mapped from theirs to the new ones.
         """
         row = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
         if row:
@@ -274,10 +280,42 @@ class Store:
             exp_id = self._insert_experiment(
                 key, kind, source, label, config, metadata, environment
             )
+            ids = {r["id"]: self._insert_run(exp_id, r) for r in runs}
             now = utc_now()
-            rows = [_trial_row(exp_id, t, now) for t in trials]
+            rows = [_trial_row(exp_id, t, now, ids) for t in trials]
             self.conn.executemany(_INSERT_TRIAL, rows)
         return exp_id, len(rows)
+
+    def _insert_run(self, experiment_id: int, run: dict[str, Any]) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO runs (experiment_id, started_utc, resumed, environment_json)"
+            " VALUES (?, ?, ?, ?)",
+            (experiment_id, run["started_utc"], int(run["resumed"]), _dumps(run["environment"])),
+        )
+        return int(cur.lastrowid)
+
+    def add_campaign(self, name: str, seed: int, spec: dict[str, Any]) -> int:
+        """Record a campaign (its name, the seed of its run order, its file as resolved)."""
+        with self._transaction():
+            cur = self.conn.execute(
+                "INSERT INTO campaigns (name, created_utc, tool_version, seed, spec_json)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (name, utc_now(), __version__, int(seed), _dumps(spec)),
+            )
+        return int(cur.lastrowid)
+
+    def campaigns(self) -> list[dict[str, Any]]:
+        """Every campaign recorded, oldest first."""
+        q = "SELECT id, name, created_utc, tool_version, seed, spec_json FROM campaigns"
+        cur = self.conn.execute(q + " ORDER BY id")
+        return [
+            {"id": r[0], "name": r[1], "created_utc": r[2], "tool_version": r[3],
+             "seed": int(r[4]), "spec": json.loads(r[5])}
+            for r in cur
+        ]  # fmt: skip
+
+    def campaign(self, name: str) -> dict[str, Any] | None:
+        return next((c for c in self.campaigns() if c["name"] == name), None)
 
     def add_trial(self, experiment_id: int, trial: TrialRecord) -> None:
         """Append one trial and commit it at once (a crash loses only the trial in progress)."""
@@ -428,7 +466,7 @@ class Store:
         out = []
         for row in cur:
             rec = dict(zip(names, row, strict=True))
-            for k in ("loss_location_json", "counters_json", "warnings_json"):
+            for k in ("loss_location_json", "counters_json", "warnings_json", "cpu_json"):
                 rec[k[: -len("_json")]] = json.loads(rec.pop(k))
             out.append(rec)
         return out
@@ -495,12 +533,14 @@ class _Tx:
 _INSERT_TRIAL = (
     "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
     " received, achieved_rate_pps, loss_location_json, counters_json, warnings_json, source,"
-    " utc, tool_version, excluded, sink_dropped, run_id)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " utc, tool_version, excluded, sink_dropped, run_id, cpu_json)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 
-def _trial_row(experiment_id: int, t: TrialRecord, now: str) -> tuple[Any, ...]:
+def _trial_row(
+    experiment_id: int, t: TrialRecord, now: str, run_ids: dict[int, int] | None = None
+) -> tuple[Any, ...]:
     return (
         experiment_id,
         t.load_index,
@@ -518,7 +558,8 @@ def _trial_row(experiment_id: int, t: TrialRecord, now: str) -> tuple[Any, ...]:
         __version__,
         t.excluded,
         int(t.sink_dropped),
-        t.run_id,
+        run_ids.get(t.run_id) if run_ids and t.run_id is not None else t.run_id,
+        _dumps(t.cpu),
     )
 
 

@@ -96,6 +96,22 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """,
     ),
     (
+        4,
+        "campaigns (name, the seed of their run order, the file as resolved), and per-core "
+        "CPU use (from /proc/stat, steal included) with every trial",
+        """
+        CREATE TABLE campaigns (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_utc TEXT NOT NULL,
+            tool_version TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            spec_json TEXT NOT NULL
+        );
+        ALTER TABLE trials ADD COLUMN cpu_json TEXT NOT NULL DEFAULT '{}';
+        """,
+    ),
+    (
         5,
         "acceptance tests (netassay accept, iperf3 and MonIPE imports): an experiment of "
         "kind 'accept' with its runs (ramp steps and sustained runs), each run's receiver "

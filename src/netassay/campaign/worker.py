@@ -1,0 +1,226 @@
+"""A campaign cell, run on a Dask worker that owns one testbed; and that worker.
+
+A cell is the method's own command (``netassay sweep`` or ``netassay search``) run as a
+child process on the worker's testbed, writing a scratch store of its own; the cell
+returns the experiments and trial records it stored, and the coordinator alone writes the
+campaign's store. The child dies with the worker (PR_SET_PDEATHSIG: SIGTERM, on which a
+sweep removes its testbed), and a cell whose worker died is rerun from the start: its
+partial trials stay in the scratch store, never in the campaign's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import sqlite3
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from netassay.errors import NetassayError, TestbedError
+from netassay.store.db import Store, TrialRecord
+from netassay.testbed import state as S
+from netassay.testbed.names import validate_name
+
+TOPIC = "netassay-campaign"  # worker -> coordinator: trials stored so far in a cell
+RESOURCE = "testbed"  # the worker resource: one cell at a time per testbed
+WORKER_PREFIX = "netassay-"  # a netassay worker's Dask name: netassay-<testbed>
+LOCK_WAIT_S = 60.0  # a cell waits this long for its testbed's previous user to let go
+_PR_SET_PDEATHSIG = 1
+
+
+class CellFailed(NetassayError):
+    """A cell's command failed; the campaign goes on and a resume runs the cell again."""
+
+    exit_code = 10
+
+
+@dataclass(frozen=True)
+class CellJob:
+    key: str  # the experiment's key in the campaign store
+    method: str  # sweep | search
+    args: tuple[str, ...]  # the command's flags (cell settings)
+    label: str
+    testbed: str  # the testbed name when the worker does not own one by name
+
+
+@dataclass(frozen=True)
+class StoredExperiment:
+    kind: str
+    source: str
+    label: str
+    config: dict[str, Any]
+    metadata: dict[str, Any]
+    environment: dict[str, Any]
+    runs: list[dict[str, Any]]
+    trials: list[TrialRecord]
+
+
+@dataclass(frozen=True)
+class CellResult:
+    key: str
+    testbed: str
+    worker: str
+    wall_s: float
+    experiments: list[StoredExperiment]  # the cell's own experiment first
+
+
+def testbed_of(default: str) -> tuple[str, str]:
+    """(testbed name, worker name): a netassay worker owns the testbed in its name."""
+    try:
+        from distributed import get_worker
+
+        w = str(get_worker().name)
+    except ValueError:  # not on a worker (called directly)
+        return default, "local"
+    return (w[len(WORKER_PREFIX) :] if w.startswith(WORKER_PREFIX) else default), w
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def _wait_for_testbed(name: str, wait_s: float = LOCK_WAIT_S) -> None:
+    """A cell rerun after its worker died may find the old cell's child still removing
+    the testbed: wait until its lock is free."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            S.Lock(name).acquire().release()
+            return
+        except TestbedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _count(db: Path) -> int | None:
+    if not db.exists():
+        return None
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        ) as c:
+            return int(c.execute("SELECT count(*) FROM trials").fetchone()[0])
+    except sqlite3.Error:
+        return None
+
+
+def _publish(key: str, trials: int) -> None:
+    with contextlib.suppress(ValueError):
+        from distributed import get_worker
+
+        get_worker().log_event(TOPIC, {"key": key, "trials": trials})
+
+
+def run_cell(job: CellJob) -> CellResult:
+    """Run one cell on this worker's testbed and return what it stored."""
+    import subprocess
+
+    name, worker = testbed_of(job.testbed)
+    validate_name(name)
+    _wait_for_testbed(name)
+    scratch = Path(tempfile.mkdtemp(prefix="netassay-cell-"))
+    db = scratch / "cell.db"
+    argv = [
+        sys.executable,
+        "-m",
+        "netassay",
+        job.method,
+        "--db",
+        str(db),
+        "--name",
+        name,
+        "--label",
+        job.label,
+        *job.args,
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "NETASSAY_CONFIG"}
+    t0 = time.monotonic()
+    try:
+        with open(scratch / "stderr", "w+") as err:
+            proc = subprocess.Popen(
+                argv, stdout=subprocess.DEVNULL, stderr=err, env=env, preexec_fn=_die_with_parent
+            )
+            last = -1
+            try:
+                while proc.poll() is None:
+                    time.sleep(0.5)
+                    n = _count(db)
+                    if n is not None and n != last:
+                        last = n
+                        _publish(job.key, n)
+            finally:
+                if proc.poll() is None:  # this thread is being torn down: end the cell
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(timeout=60)
+            err.seek(0)
+            tail = [ln for ln in err.read().splitlines() if ln.strip()]
+        # a search that ran but missed a goal (time cap: exit 9) stored what it found
+        if proc.returncode not in (0, 9):
+            raise CellFailed(
+                f"cell {job.key} failed on testbed '{name}' ({worker})",
+                (tail[-1] if tail else f"exit {proc.returncode}").removeprefix("netassay: "),
+                "fix it and rerun the campaign with --resume",
+            )
+        return CellResult(job.key, name, worker, time.monotonic() - t0, read_scratch(db))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+_TRIAL_FIELDS = tuple(f.name for f in fields(TrialRecord))
+
+
+def read_scratch(db: Path) -> list[StoredExperiment]:
+    """Every experiment of a cell's scratch store with its runs and trials, oldest first."""
+    out = []
+    with Store(db, readonly=True) as store:
+        for exp in store.experiments():
+            trials = [
+                TrialRecord(**{k: t[k] for k in _TRIAL_FIELDS if k in t})
+                for t in store.trials(exp.id)
+            ]
+            out.append(
+                StoredExperiment(
+                    exp.kind,
+                    exp.source,
+                    exp.label,
+                    exp.config,
+                    exp.metadata,
+                    exp.environment,
+                    store.runs(exp.id),
+                    trials,
+                )
+            )
+    return out
+
+
+def serve(scheduler: str, name: str) -> None:
+    """Run a Dask worker that owns testbed ``name`` on this host until it is stopped."""
+    import asyncio
+
+    from distributed import Worker
+
+    from netassay.testbed.bed import require_root
+
+    validate_name(name)
+    require_root("a campaign worker (its cells build the testbed)")
+
+    async def main() -> None:
+        async with Worker(
+            scheduler, nthreads=1, resources={RESOURCE: 1}, name=f"{WORKER_PREFIX}{name}"
+        ) as w:
+            sys.stderr.write(
+                f"netassay worker: testbed '{name}' at {w.address}, scheduler {scheduler}\n"
+            )
+            sys.stderr.flush()
+            await w.finished()
+
+    asyncio.run(main())

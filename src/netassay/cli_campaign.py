@@ -1,0 +1,84 @@
+"""CLI of campaigns: parses flags and delegates to netassay.campaign (spec, order, execute)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+Opt = typer.Option
+campaign_app = typer.Typer(
+    help="A matrix of configurations: plan it, run it (on Dask), resume it.",
+    no_args_is_help=True,
+)
+FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML).")]
+
+
+@campaign_app.command("plan")
+def plan(
+    file: FileArg,
+    db: Annotated[
+        str | None, Opt("--db", help="A store: show the seed recorded there for this campaign.")
+    ] = None,
+    workers: Annotated[int, Opt("--workers", help="Testbeds that run cells side by side.")] = 1,
+    as_json: Annotated[bool, Opt("--json", help="Print the plan as one JSON object.")] = False,
+) -> None:
+    """Print the campaign resolved: settings, factors, cells, run order and the time."""
+    from netassay.campaign import execute as X
+    from netassay.campaign import order as O
+    from netassay.campaign import spec as SP
+
+    c = SP.load(file)
+    seed, origin = X.seed_for(c, db)
+    if as_json:
+        sys.stdout.write(json.dumps(O.plan_json(c, seed, origin)) + "\n")
+    else:
+        typer.echo(O.describe(c, seed, origin, max(1, workers)))
+
+
+@campaign_app.command("run")
+def run(
+    file: FileArg,
+    db: Annotated[str, Opt("--db", help="Results store (SQLite); only this process writes it.")],
+    resume: Annotated[
+        bool, Opt("--resume", help="Continue the campaign in --db: run only what is missing.")
+    ] = False,
+    scheduler: Annotated[
+        str | None,
+        Opt(
+            "--scheduler",
+            help="A running 'dask scheduler' (tcp://HOST:8786) with netassay "
+            "workers; default: an in-process cluster with one worker on this host.",
+        ),
+    ] = None,
+    name: Annotated[
+        str, Opt("--name", help="Testbed name of the in-process worker (1-8 a-z0-9).")
+    ] = "camp",
+) -> None:
+    """Run every cell of the campaign; each cell is one experiment in --db."""
+    from netassay.campaign import execute as X
+    from netassay.campaign import spec as SP
+
+    c = SP.load(file)
+    result = X.run_campaign(c, db, resume=resume, scheduler=scheduler, testbed=name)
+    typer.echo(X.summary(result))
+    X.check(result, db)
+
+
+def worker(
+    scheduler: Annotated[str, Opt("--scheduler", help="The dask scheduler (tcp://HOST:8786).")],
+    name: Annotated[str, Opt("--name", help="The testbed this worker owns (1-8 a-z0-9).")] = "lab",
+) -> None:
+    """A Dask worker that owns one testbed on this host and runs campaign cells on it."""
+    from netassay.campaign import worker as W
+
+    W.serve(scheduler, name)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the campaign and worker commands to the CLI."""
+    app.add_typer(campaign_app, name="campaign")
+    app.command("worker")(worker)
