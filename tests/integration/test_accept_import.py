@@ -1,0 +1,163 @@
+"""The acceptance importers against real outputs: MonIPE's fixture round (the figures
+its CSVs hold, computed here from the CSVs) and iperf3 3.12 -J outputs made on this
+machine over loopback (tests/data/iperf3)."""
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tests.conftest import SHARED
+
+from netassay.accept import import_iperf3 as I3
+from netassay.accept import import_monipe as M
+from netassay.accept.verdict import FAIL, judge
+from netassay.accept.view import summary
+from netassay.errors import InputError
+
+MONIPE = SHARED / "data" / "monipe"
+ROUND = MONIPE / "teste_1" / "rodada_1"
+IPERF3 = Path(__file__).resolve().parents[1] / "data" / "iperf3"
+
+
+@pytest.fixture(scope="module")
+def monipe_dir() -> Path:
+    if not ROUND.is_dir():
+        pytest.fail(f"the MonIPE fixture round is missing at {ROUND} (set NETASSAY_SHARED)")
+    return MONIPE
+
+
+def _csv(name: str) -> list[dict[str, str]]:
+    with open(next(ROUND.glob(f"*{name}"))) as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_monipe_round_imports_to_the_figures_its_csvs_hold(monipe_dir):
+    [test] = M.read_tests(monipe_dir, 10e9, "payload")
+    assert test.name == "teste_1" and len(test.runs) == 1
+    run = test.runs[0]
+    server = _csv("iperf3_server.csv")
+    nbytes = [float(r["total_bytes_transferidos"]) for r in server]
+    rates = [float(r["taxa_de_bits_por_segundo"]) for r in server]
+    lost = [int(r["total_pacotes_perdidos"]) for r in server]
+    # each interval's rate is the CSV's, its length bytes over rate
+    assert len(run.intervals) == len(server) == 11
+    for iv, rate in zip(run.intervals, rates, strict=True):
+        assert iv.payload_bps == pytest.approx(rate, rel=1e-9)
+    # the run's mean receiver rate: the per-second rates weighted by their length
+    seconds = sum(b * 8 / r for b, r in zip(nbytes, rates, strict=True))
+    assert run.payload_bps() == pytest.approx(sum(nbytes) * 8 / seconds, rel=1e-9)
+    full = [r for b, r in zip(nbytes, rates, strict=True) if b * 8 / r > 0.5]
+    assert run.payload_bps() == pytest.approx(sum(full) / len(full), rel=1e-3)
+    # loss: the receiver's rows add up to the sender's summary (its last row)
+    client = _csv("iperf3_client.csv")
+    assert run.lost_packets == sum(lost) == int(client[-1]["pacotes_perdidos"]) == 27636
+    assert run.loss_ratio() == pytest.approx(
+        float(client[-1]["%_pacotes_perdidos"]) / 100, rel=1e-6
+    )
+    # per second, the loss share is the CSV's
+    for iv, row in zip(run.intervals, server, strict=True):
+        assert 100 * iv.loss_ratio == pytest.approx(
+            float(row["porcentagem_pacotes_perdidos"]), abs=1e-4
+        )
+    assert run.datagram_bytes == 8948  # 9000-byte MTU, iperf3's default length
+    # CPU per core: the mean of each mpstat column
+    mp = _csv("mpstat.csv")
+    s = summary(test)
+    for col in mp[0]:
+        core = f"cpu{col.split('_')[1]}"
+        want = sum(float(r[col]) for r in mp) / len(mp)
+        assert s["cpu_busy_pct"][core] == pytest.approx(want, abs=0.01)
+    v = judge(test)
+    assert v.verdict == FAIL and "loss 1.99%" in v.reason  # no host counters in MonIPE's CSVs
+    assert [f["interval"] for f in v.failed_seconds] == [0, 4, 5]  # a slow start, two lossy s
+    assert v.throughput_bps == pytest.approx(run.payload_bps())
+
+
+def test_monipe_test_folder_alone_and_missing_columns(monipe_dir, tmp_path):
+    [a] = M.read_tests(monipe_dir / "teste_1", None, "payload")
+    assert a.name == "teste_1" and a.contract_bps is None
+    bad = tmp_path / "teste_9" / "rodada_1"
+    shutil.copytree(ROUND, bad)
+    f = next(bad.glob("*iperf3_server.csv"))
+    rows = f.read_text().splitlines()
+    f.write_text("\n".join(",".join(c.split(",")[:3]) for c in rows) + "\n")
+    with pytest.raises(InputError, match=r"missing column.*total_pacotes_perdidos"):
+        M.read_tests(tmp_path, None, "payload")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="no MonIPE test in it"):
+        M.read_tests(empty, None, "payload")
+
+
+def test_monipe_reads_iperf3_json_beside_the_csvs(monipe_dir, tmp_path):
+    d = tmp_path / "teste_2" / "rodada_1"
+    shutil.copytree(ROUND, d)
+    shutil.copy(IPERF3 / "udp-50M-server.json", d / "rodada_1-teste_2-iperf3_server.json")
+    [test] = M.read_tests(tmp_path, None, "payload")
+    run = test.runs[0]
+    doc = json.loads((IPERF3 / "udp-50M-server.json").read_text())
+    assert run.payload_bps() == pytest.approx(doc["end"]["sum_received"]["bits_per_second"])
+    assert run.tool_version == "3.12" and len(run.cpu) == 7
+
+
+def _doc(name: str) -> dict:
+    return json.loads((IPERF3 / name).read_text())
+
+
+def test_iperf3_server_output_gives_the_receivers_intervals():
+    res = I3.read(IPERF3 / "udp-50M-server.json")
+    assert res.role == "server"
+    run = I3.to_run(1, res, None)
+    rec = _doc("udp-50M-server.json")["end"]["sum_received"]
+    assert run.intervals_side == "receiver"
+    assert run.payload_bps() == pytest.approx(rec["bits_per_second"], rel=1e-9)
+    assert run.lost_packets == rec["lost_packets"]
+    assert run.received_packets == rec["packets"] - rec["lost_packets"]
+    assert run.loss_ratio() == pytest.approx(rec["lost_percent"] / 100, rel=1e-9)
+    assert sum(iv.packets + iv.lost for iv in run.intervals) == rec["packets"]
+    assert run.datagram_bytes == 1448 and run.tool_version == "3.12" and run.ip_version == 4
+
+
+def test_iperf3_client_output_alone_and_joined_with_its_server():
+    client = I3.read(IPERF3 / "udp-50M-client.json")
+    server = I3.read(IPERF3 / "udp-50M-server.json")
+    assert client.role == "client" and client.cookie == server.cookie
+    alone = I3.to_run(1, None, client)
+    assert alone.intervals_side == "sender"
+    rec = _doc("udp-50M-client.json")["end"]["sum_received"]
+    assert alone.payload_bps() == pytest.approx(rec["bits_per_second"], rel=1e-9)
+    [test] = I3.build_tests([client, server], 50e6, "payload")
+    [run] = test.runs
+    assert run.intervals_side == "receiver"
+    assert run.sent_packets == _doc("udp-50M-client.json")["end"]["sum_sent"]["packets"]
+    assert run.sent_bytes == _doc("udp-50M-client.json")["end"]["sum_sent"]["bytes"]
+    # sender intervals are not graded per second: the verdict says so
+    v = judge(I3.build_tests([client], 50e6, "payload")[0])
+    assert v.graded_seconds == 0 and "sender" in v.notes[0]
+
+
+def test_iperf3_text_before_the_json_is_skipped():
+    text = (IPERF3 / "udp-50M-server.json").read_text()
+    a = I3.parse("iperf3: warning: something\nmore words\n" + text, "x")
+    b = I3.parse(text, "y")
+    assert a.doc == b.doc
+
+
+def test_iperf3_malformed_outputs_are_input_errors():
+    with pytest.raises(InputError, match=r"iperf3 reported an error.*Connection refused"):
+        I3.read(IPERF3 / "error-refused.json")
+    text = (IPERF3 / "udp-50M-server.json").read_text()
+    with pytest.raises(InputError, match="truncated or malformed"):
+        I3.parse(text[: len(text) // 2], "cut.json")
+    with pytest.raises(InputError, match="no JSON object"):
+        I3.parse("iperf3: error - unable to connect\n", "t.txt")
+    tcp = json.loads(text)
+    tcp["start"]["test_start"]["protocol"] = "TCP"
+    with pytest.raises(InputError, match="not a UDP test"):
+        I3.parse(json.dumps(tcp), "tcp.json")
+    del tcp["end"]["sum_received"]
+    tcp["start"]["test_start"]["protocol"] = "UDP"
+    with pytest.raises(InputError, match=r"no end\.sum_received"):
+        I3.parse(json.dumps(tcp), "end.json")
