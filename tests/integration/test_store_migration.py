@@ -97,3 +97,50 @@ def test_sink_drops_count_as_forwarded_and_faults_are_excluded(tmp_path):
         [a] = list(assess_store(st, AnalysisConfig()))
     assert a.table.k.tolist() == [1] and a.table.plr.tolist() == [0.0]
     assert a.excluded_trials == 1
+
+
+def test_v3_store_gains_acceptance_tables_and_keeps_its_experiments(tmp_path):
+    from netassay.accept.model import AcceptRun, AcceptTest, CpuSample, Interval
+    from netassay.accept.store import load_accept_tests, store_accept_test
+
+    db = tmp_path / "v3.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY,"
+        " description TEXT NOT NULL, applied_utc TEXT NOT NULL)"
+    )
+    conn.create_function("netassay_exclusion", 1, lambda w: None)
+    for version, description, sql in MIGRATIONS:
+        if version > 3:
+            continue
+        for stmt in _split_sql(sql):
+            conn.execute(stmt)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (version, description))
+    conn.execute(
+        "INSERT INTO experiments VALUES (1, 'k', 'sweep', 't', 'l', 'u', '0', '{}', '{}', '{}')"
+    )
+    conn.close()
+    run = AcceptRun(
+        index=1, tool="iperf3", tool_version="3.12", phase="sustained", offered_bps=4e8,
+        datagram_bytes=1448, ip_version=4, duration_s=2.0, sent_packets=100,
+        received_packets=99, lost_packets=1, intervals=[Interval(0, 1, 7240, 5, 0)],
+        cpu=[CpuSample(1.0, {"cpu0": {"busy": 0.5}})], host={"receiver.udp_rcvbuf_errors": 1},
+        raw="{}", started_utc="then",
+    )  # fmt: skip
+    with Store(db) as st:
+        assert st.schema_version() == SCHEMA_VERSION
+        assert [e.kind for e in st.experiments()] == ["sweep"]
+        exp_id, new = store_accept_test(st, AcceptTest("t", "a", 4e8, "payload", [run], key="a"))
+        assert new and store_accept_test(st, AcceptTest("t", "a", 4e8, "payload", [], key="a")) == (
+            exp_id,
+            False,
+        )
+        [back] = load_accept_tests(st, raw=True)
+        assert back.runs == [run] and back.contract_bps == 4e8
+        for table in ("accept_runs", "accept_intervals", "accept_cpu"):
+            with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+                st.conn.execute(f"DELETE FROM {table}")
+            with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+                st.conn.execute(f"UPDATE {table} SET run_id = run_id" if table != "accept_runs"
+                                else "UPDATE accept_runs SET tool = 'x'")  # fmt: skip
+        assert st.integrity_problems() == []
