@@ -517,6 +517,7 @@ pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
     let mut reason = "";
     let mut stopped_by_signal = false;
     let mut draining = 0u64;
+    let mut empty_wakeups = 0u32;
     loop {
         let mut got = 0u32;
         loop {
@@ -562,7 +563,17 @@ pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
                 revents: 0,
             };
             let wait = if draining != 0 { 5 } else { 50 };
-            unsafe { libc::poll(&mut pfd, 1, wait) };
+            let r = unsafe { libc::poll(&mut pfd, 1, wait) };
+            // A TPACKET_V3 ring reports readable while its current block is still
+            // filling: without a pause the loop would spin on a busy link. The ring
+            // holds far more than a millisecond of traffic, and a block is handed over
+            // within retire_blk_tov (5 ms) anyway.
+            if r > 0 && empty_wakeups > 0 {
+                std::thread::sleep(std::time::Duration::from_micros(500));
+            }
+            empty_wakeups += 1;
+        } else {
+            empty_wakeups = 0;
         }
     }
     RxOut {

@@ -18,8 +18,10 @@ ROLES = ("tg", "sut", "sink")
 # The RTT testbed (netassay.rtt.topology): two servers (sndsrv, rspsrv), a main endpoint
 # on each (sndep, rspep) and background endpoints (sndbg0.., rspbg0..).
 RTT_ROLE = r"(snd|rsp)(srv|ep|bg[0-9]{1,3})"
+# The acceptance testbed (netassay.accept.link): client, link, server.
+ACCEPT_ROLES = ("cli", "link", "srv")
 _ID = re.compile(r"[a-z0-9]{1,8}")
-_NS = re.compile(rf"na-[a-z0-9]{{1,8}}-(tg|sut|sink|{RTT_ROLE})")
+_NS = re.compile(rf"na-[a-z0-9]{{1,8}}-(tg|sut|sink|cli|link|srv|{RTT_ROLE})")
 _RTT_ROLE = re.compile(RTT_ROLE)
 BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
 BENCH_V6 = ipaddress.ip_network("2001:2::/48")
@@ -42,7 +44,7 @@ def validate_name(name: str) -> str:
 
 
 def netns(name: str, role: str) -> str:
-    if role not in ROLES and not _RTT_ROLE.fullmatch(role):
+    if role not in ROLES and role not in ACCEPT_ROLES and not _RTT_ROLE.fullmatch(role):
         raise ValueError(f"unknown role {role!r}")
     return f"{PREFIX}{validate_name(name)}-{role}"
 

@@ -48,7 +48,7 @@ XDP_ROUTER = "xdp-router"
 # and its state carry ``kind``. Teardown and cleanup need no kind: they end what still
 # runs in the testbed's namespaces and remove every one of them (names.is_testbed_netns).
 FORWARDING = "forwarding"
-KINDS = {"rtt": "netassay.rtt.topology"}
+KINDS = {"rtt": "netassay.rtt.topology", "accept": "netassay.accept.link"}
 
 
 def kind_of(cfg_or_state: Any) -> str:

@@ -1,0 +1,372 @@
+"""The test host, checked during every acceptance run (issue 13, part 3).
+
+Before and after each run, in each namespace of the test host (the sender's, the
+receiver's; the host's own for a remote server): ``Udp:`` counters of that namespace
+(``/proc/net/snmp``: RcvbufErrors, SndbufErrors, InErrors, MemErrors) and each
+interface's drop counters, by netlink (``RTM_GETLINK``, ``IFLA_STATS64``) on a socket
+opened inside the namespace: no process is started per read. Softnet backlog drops per
+CPU (``/proc/net/softnet_stat``, machine-wide). During the run, CPU use per core every
+second (:mod:`netassay.counters.cpu`). Once per test, the facts: ``mitigations`` (from
+``/proc/cmdline`` and ``/sys/devices/system/cpu/vulnerabilities/``), socket buffer
+sysctls, MTU, RPS/XPS masks, the IRQ affinity of the NIC's queues, where the sender and
+the receiver run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from netassay.counters import cpu as C
+from netassay.errors import TestbedError
+
+CLONE_NEWNET = 0x40000000
+RTM_GETLINK, RTM_NEWLINK, NLMSG_ERROR, NLMSG_DONE = 18, 16, 2, 3
+NLM_F_REQUEST = 1
+IFLA_IFNAME, IFLA_MTU, IFLA_STATS64 = 3, 4, 23
+# struct rtnl_link_stats64, in order (u64 each)
+STATS64 = (
+    "rx_packets",
+    "tx_packets",
+    "rx_bytes",
+    "tx_bytes",
+    "rx_errors",
+    "tx_errors",
+    "rx_dropped",
+    "tx_dropped",
+    "multicast",
+    "collisions",
+    "rx_length_errors",
+    "rx_over_errors",
+    "rx_crc_errors",
+    "rx_frame_errors",
+    "rx_fifo_errors",
+    "rx_missed_errors",
+)
+UDP_FIELDS = {
+    "RcvbufErrors": "udp_rcvbuf_errors",
+    "SndbufErrors": "udp_sndbuf_errors",
+    "InErrors": "udp_in_errors",
+    "MemErrors": "udp_mem_errors",
+    "InDatagrams": "udp_in_datagrams",
+    "OutDatagrams": "udp_out_datagrams",
+    "NoPorts": "udp_no_ports",
+}
+SYSCTLS = (
+    "net.core.rmem_default",
+    "net.core.rmem_max",
+    "net.core.wmem_default",
+    "net.core.wmem_max",
+    "net.ipv4.udp_mem",
+    "net.ipv4.udp_rmem_min",
+    "net.core.netdev_max_backlog",
+    "net.core.netdev_budget",
+)
+
+
+def _in_netns(netns: str | None, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` in a thread that has joined network namespace ``netns`` (None: the
+    host's). What it opens there (sockets, /proc/thread-self/net files) stays bound to
+    that namespace after the thread ends."""
+    if netns is None:
+        return fn()
+    box: dict[str, Any] = {}
+
+    def body() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
+            try:
+                if libc.setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns failed")
+            finally:
+                os.close(fd)
+            box["value"] = fn()
+        except BaseException as exc:  # handed back to the caller
+            box["error"] = exc
+
+    t = threading.Thread(target=body, name=f"netns-{netns}")
+    t.start()
+    t.join()
+    if "error" in box:
+        exc = box["error"]
+        raise TestbedError(
+            f"cannot read the counters of namespace {netns}", str(exc), "is the testbed up?"
+        ) from exc
+    return box["value"]
+
+
+def parse_snmp_udp(text: str) -> dict[str, int]:
+    """The ``Udp:`` line pair of /proc/net/snmp as counter -> value."""
+    lines = [ln.split() for ln in text.splitlines() if ln.startswith("Udp:")]
+    if len(lines) < 2:
+        return {}
+    return {
+        UDP_FIELDS[k]: int(v)
+        for k, v in zip(lines[0][1:], lines[1][1:], strict=False)
+        if k in UDP_FIELDS
+    }
+
+
+def parse_softnet(text: str) -> dict[str, dict[str, int]]:
+    """Per CPU (by row, or the cpu id column when present): processed, dropped,
+    time_squeeze from /proc/net/softnet_stat (hex columns)."""
+    out = {}
+    for i, line in enumerate(text.split("\n")):
+        cols = line.split()
+        if len(cols) < 3:
+            continue
+        cpu = int(cols[12], 16) if len(cols) >= 13 else i
+        out[f"cpu{cpu}"] = {
+            "processed": int(cols[0], 16),
+            "dropped": int(cols[1], 16),
+            "time_squeeze": int(cols[2], 16),
+        }
+    return out
+
+
+def _nl_attrs(buf: bytes, off: int, end: int) -> dict[int, bytes]:
+    out = {}
+    while off + 4 <= end:
+        alen, atype = struct.unpack_from("HH", buf, off)
+        if alen < 4:
+            break
+        out[atype & 0x3FFF] = buf[off + 4 : off + alen]
+        off += (alen + 3) & ~3
+    return out
+
+
+def parse_links(data: bytes) -> dict[str, dict[str, int]]:
+    """Interface name -> IFLA_STATS64 counters (and mtu), from RTM_NEWLINK messages."""
+    out: dict[str, dict[str, int]] = {}
+    off = 0
+    while off + 16 <= len(data):
+        mlen, mtype = struct.unpack_from("IH", data, off)
+        if mlen < 16:
+            break
+        if mtype == RTM_NEWLINK:
+            attrs = _nl_attrs(data, off + 16 + 16, off + mlen)  # after struct ifinfomsg
+            name = attrs.get(IFLA_IFNAME, b"").rstrip(b"\0").decode()
+            row: dict[str, int] = {}
+            raw = attrs.get(IFLA_STATS64)
+            if raw:
+                n = min(len(STATS64), len(raw) // 8)
+                row = dict(zip(STATS64[:n], struct.unpack_from(f"{n}Q", raw), strict=True))
+            if IFLA_MTU in attrs:
+                row["mtu"] = struct.unpack_from("I", attrs[IFLA_MTU])[0]
+            out[name] = row
+        off += (mlen + 3) & ~3
+    return out
+
+
+class NsReader:
+    """Counters of one network namespace, read without starting a process: a netlink
+    socket and /proc/thread-self/net/snmp, both opened inside the namespace."""
+
+    def __init__(self, netns: str | None) -> None:
+        self.netns = netns
+
+        def open_all() -> tuple[socket.socket, int]:
+            s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+            s.settimeout(2.0)
+            return s, os.open("/proc/thread-self/net/snmp", os.O_RDONLY)
+
+        self.sock, self.snmp_fd = _in_netns(netns, open_all)
+        self.seq = 0
+
+    def udp(self) -> dict[str, int]:
+        return parse_snmp_udp(os.pread(self.snmp_fd, 65536, 0).decode())
+
+    def links(self) -> dict[str, dict[str, int]]:
+        self.seq += 1
+        req = struct.pack("IHHII", 16 + 16, RTM_GETLINK, NLM_F_REQUEST | 0x300, self.seq, 0)
+        req += struct.pack("BxHiII", socket.AF_UNSPEC, 0, 0, 0, 0)
+        self.sock.send(req)
+        data = b""
+        while True:
+            chunk = self.sock.recv(1 << 16)
+            data += chunk
+            if not chunk or _has_done(chunk):
+                break
+        return parse_links(data)
+
+    def close(self) -> None:
+        self.sock.close()
+        os.close(self.snmp_fd)
+
+
+def _has_done(chunk: bytes) -> bool:
+    off = 0
+    while off + 16 <= len(chunk):
+        mlen, mtype = struct.unpack_from("IH", chunk, off)
+        if mtype in (NLMSG_DONE, NLMSG_ERROR) or mlen < 16:
+            return True
+        off += (mlen + 3) & ~3
+    return False
+
+
+def read_softnet() -> dict[str, dict[str, int]]:
+    return parse_softnet(Path("/proc/net/softnet_stat").read_text())
+
+
+class CpuSampler:
+    """CPU use per core every ``period_s`` in a background thread, as samples
+    (t_s from the start, cores as netassay.counters.cpu.use gives them)."""
+
+    def __init__(self, period_s: float = 1.0) -> None:
+        self.period_s = period_s
+        self.samples: list[tuple[float, dict[str, Any]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="cpu-sampler", daemon=True)
+
+    def _loop(self) -> None:
+        t0 = time.monotonic()
+        prev = C.read()
+        k = 1
+        while not self._stop.wait(max(0.0, t0 + k * self.period_s - time.monotonic())):
+            now = C.read()
+            self.samples.append((round(time.monotonic() - t0, 3), C.use(prev, now)))
+            prev, k = now, k + 1
+
+    def start(self) -> CpuSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[tuple[float, dict[str, Any]]]:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        return self.samples
+
+
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+class HostProbe:
+    """Counter snapshots around a run: ``sides`` maps a side ("sender", "receiver") to
+    (namespace or None, the interface the test traffic crosses there)."""
+
+    def __init__(
+        self,
+        sides: dict[str, tuple[str | None, str | None]],
+        extra_devs: dict[str, tuple[str | None, str]] | None = None,
+    ) -> None:
+        self.sides = sides
+        self.extra_devs = extra_devs or {}
+        self.readers: dict[str | None, NsReader] = {}
+        for ns, _ in [*sides.values(), *self.extra_devs.values()]:
+            if ns not in self.readers:
+                self.readers[ns] = NsReader(ns)
+        self._before: dict[str, int] = {}
+
+    def snapshot(self) -> dict[str, int]:
+        snap: dict[str, int] = {}
+        links = {ns: r.links() for ns, r in self.readers.items()}
+        for side, (ns, dev) in self.sides.items():
+            for k, v in self.readers[ns].udp().items():
+                snap[f"{side}.{k}"] = v
+            if dev is not None:
+                row = links[ns].get(dev, {})
+                for k in ("rx_dropped", "tx_dropped", "rx_missed_errors", "rx_fifo_errors"):
+                    if k in row:
+                        snap[f"{side}.{k}"] = row[k]
+        for label, (ns, dev) in self.extra_devs.items():
+            row = links[ns].get(dev, {})
+            for k in ("rx_dropped", "tx_dropped"):
+                if k in row:
+                    snap[f"{label}.{k}"] = row[k]
+        soft = read_softnet()
+        snap["softnet_dropped"] = sum(v["dropped"] for v in soft.values())
+        snap["softnet_time_squeeze"] = sum(v["time_squeeze"] for v in soft.values())
+        return snap
+
+    def start(self) -> None:
+        self._before = self.snapshot()
+
+    def deltas(self, softnet_side: str = "receiver") -> dict[str, int]:
+        """Counter changes since ``start``; the machine-wide softnet drops are put on
+        ``softnet_side`` (the side whose backlog the test traffic fills)."""
+        d = _delta(self._before, self.snapshot())
+        d[f"{softnet_side}.softnet_dropped"] = d.pop("softnet_dropped")
+        d[f"{softnet_side}.softnet_time_squeeze"] = d.pop("softnet_time_squeeze")
+        return d
+
+    def close(self) -> None:
+        for r in self.readers.values():
+            r.close()
+
+
+# -- facts, once per test -----------------------------------------------------------------
+def mitigations() -> dict[str, Any]:
+    """The ``mitigations=`` kernel argument and what the kernel says of each issue."""
+    cmdline = Path("/proc/cmdline").read_text().split()
+    arg = next((a.split("=", 1)[1] for a in cmdline if a.startswith("mitigations=")), None)
+    vulns = {}
+    vdir = Path("/sys/devices/system/cpu/vulnerabilities")
+    if vdir.is_dir():
+        for f in sorted(vdir.iterdir()):
+            try:
+                vulns[f.name] = f.read_text().strip()
+            except OSError:
+                continue
+    return {"cmdline": arg or "auto (default)", "vulnerabilities": vulns}
+
+
+def sysctls() -> dict[str, str]:
+    out = {}
+    for key in SYSCTLS:
+        p = Path("/proc/sys") / key.replace(".", "/")
+        try:
+            out[key] = " ".join(p.read_text().split())
+        except OSError:
+            continue
+    return out
+
+
+def irq_affinity(match: str | None = None) -> dict[str, str]:
+    """IRQ number and name -> its CPU list, for the interrupts whose name contains
+    ``match`` (a NIC's queues: 'virtio0-input', 'eth0-TxRx'); all network-looking
+    ones when None."""
+    out = {}
+    try:
+        lines = Path("/proc/interrupts").read_text().splitlines()[1:]
+    except OSError:
+        return out
+    for line in lines:
+        head, _, rest = line.partition(":")
+        if not head.strip().isdigit():
+            continue
+        name = rest.split()[-1] if rest.split() else ""
+        wanted = (
+            (match in name)
+            if match
+            else any(
+                s in name for s in ("virtio", "eth", "ens", "enp", "mlx", "ixgbe", "i40e", "TxRx")
+            )
+        )
+        if wanted:
+            try:
+                cpus = Path(f"/proc/irq/{head.strip()}/smp_affinity_list").read_text().strip()
+            except OSError:
+                cpus = "?"
+            out[f"{head.strip()} {name}"] = cpus
+    return out
+
+
+def host_config(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The facts of the test host that decide whether a good link can pass."""
+    return {
+        "mitigations": mitigations(),
+        "sysctls": sysctls(),
+        "cpus": os.cpu_count(),
+        "kernel": os.uname().release,
+        "irq_affinity": irq_affinity(),
+        **(extra or {}),
+    }
