@@ -291,6 +291,14 @@ def _compare_text(result: dict[str, Any], segments: list[str]) -> None:
     for t in result["trends"]:
         typer.echo(f"trend of {t['segment']} with the number of {t['load']} loads:"
                    f" Kendall tau-b {t['tau_b']:+.2f} (p={t['p']:.3g}, {t['n']} runs)")  # fmt: skip
+    for t in result.get("sides", []):
+        head = f"sender side - responder side (overhead - response), {t['configuration']}:"
+        diff = t["median_difference"]
+        if t["p"] is None:
+            typer.echo(f"{head} median difference {_us(diff)} us ({t['n']} runs, no test)")
+        else:
+            typer.echo(f"{head} median difference {_us(diff)} us; {t['test']} paired by run"
+                       f" p={t['p']:.3g} ({t['n']} runs)")  # fmt: skip
 
 
 def _side_by_side(m: Any) -> None:

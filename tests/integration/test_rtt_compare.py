@@ -71,6 +71,22 @@ def test_compare_by_path_and_load(cli, rtt_db):
     assert trend["n"] == 18  # 6 runs each at 0, 8 and 32 loads
 
 
+def test_sender_side_against_responder_side_paired_by_run(cli, rtt_db):
+    """Overhead is 0.2 x RTT and response 0.3 x RTT in every synthetic run: the
+    sender side is smaller in all 6 runs, so Wilcoxon's exact two-sided p is 2 / 2**6."""
+    res = cli("compare", rtt_db, "--by", "path", "--by", "load", "--json")
+    assert res.returncode == 0, res.stderr
+    sides = {t["configuration"]: t for t in json.loads(res.stdout)["sides"]}
+    t = sides["path=bridge load=none"]
+    assert t["test"] == "Wilcoxon signed-rank" and t["n"] == 6
+    assert t["p"] == pytest.approx(2 / 2**6)
+    assert abs(t["median_difference"] - (-0.1 * 60_000)) < 500
+    assert abs(sides["path=bridge load=cpu:32@sender"]["median_difference"] + 15_000) < 500
+    text = cli("compare", rtt_db, "--by", "path")
+    assert "sender side - responder side (overhead - response), path=bridge:" in text.stdout
+    assert "paired by run p=" in text.stdout
+
+
 def test_compare_paired_and_text(cli, rtt_db):
     res = cli("compare", rtt_db, "--by", "path", "--paired", "--segment", "rtt")
     assert res.returncode == 0, res.stderr

@@ -7,7 +7,9 @@ runs (measurement faults left out) are the unit: for each segment, the per-run m
 configurations are compared with Mann-Whitney U and Cliff's delta (independent runs),
 or with the Wilcoxon signed-rank test when ``paired`` (runs paired by position, blocks
 measured one after the other). A trend against the number of background loads is
-Kendall's tau-b over the runs of configurations that differ only in that count.
+Kendall's tau-b over the runs of configurations that differ only in that count. Within
+each configuration, the sender side (RTT overhead) and the responder side (response
+time) of the same runs are compared paired by run (Wilcoxon signed-rank).
 """
 
 from __future__ import annotations
@@ -56,6 +58,18 @@ class Config:
             if s.get(STATS[stat]) is not None:
                 out.append(float(s[STATS[stat]]))
         return out
+
+    def pairs(self, seg_a: str, seg_b: str, stat: str) -> tuple[list[float], list[float]]:
+        """The per-run statistic of two segments, over the runs that have both: the same
+        runs seen at two pairs of capture points (paired data)."""
+        a, b = [], []
+        for r in self.runs:
+            segs = r.summary.get("segments", {})
+            x, y = segs.get(seg_a, {}).get(STATS[stat]), segs.get(seg_b, {}).get(STATS[stat])
+            if x is not None and y is not None:
+                a.append(float(x))
+                b.append(float(y))
+        return a, b
 
     def merged(self, segment: str) -> Hist:
         """Every probe of every run of one segment, in one histogram (for a CDF)."""
@@ -153,6 +167,20 @@ def pairwise(
     return out
 
 
+def sides(configs: Sequence[Config], stat: str) -> list[dict[str, Any]]:
+    """Per configuration, the sender side against the responder side of the path: the
+    RTT overhead (sender endpoint <-> its server's uplink) and the response time
+    (responder server's uplink -> endpoint -> uplink) of the same runs, paired by run:
+    Wilcoxon signed-rank, with the median of the differences (overhead - response)."""
+    out = []
+    for c in configs:
+        a, b = c.pairs("overhead", "response", stat)
+        if a:
+            out.append({"configuration": c.label, "a": "overhead", "b": "response",
+                        **R.wilcoxon_paired(a, b)})  # fmt: skip
+    return out
+
+
 def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> list[dict]:
     """Kendall tau-b of a segment's per-run statistic against the number of background
     loads, over configurations equal in everything else (load 'none' counts as 0 of
@@ -224,5 +252,6 @@ def comparison(
         "configurations": summary_table(configs, chosen, stat),
         "pairwise": pairwise(configs, chosen, stat, paired=paired),
         "trends": trends(configs, chosen, stat),
+        "sides": sides(configs, stat),
     }  # fmt: skip
     return configs, chosen, result
