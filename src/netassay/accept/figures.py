@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import html
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +20,10 @@ import numpy as np
 from netassay.accept.model import AcceptTest
 from netassay.accept.verdict import fmt_bps, fmt_pct, judge, to_layer_bps
 from netassay.accept.view import summary
+from netassay.report.build import slugify
 from netassay.rtt.figures import _save
 
 COLOURS = {"PASS": "#2a7", "FAIL": "#c33", "INCONCLUSIVE": "#d90"}
-
-
-def _slug(text: str, used: set[str]) -> str:
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_.")[:60] or "test"
-    slug, n = base, 2
-    while slug in used:
-        slug, n = f"{base}-{n}", n + 1
-    used.add(slug)
-    return slug
 
 
 def _spread(values: list[float]) -> tuple[float, float, float]:
@@ -192,7 +183,7 @@ def render(tests: list[AcceptTest], out: Path) -> Path:
         made.append(("throughput, loss and CPU per test", bars(tests, summaries, figs / "bars")))
     used: set[str] = set()
     for t, s in zip(tests, summaries, strict=True):
-        slug = _slug(s["label"], used)
+        slug = slugify(s["label"], used)
         made.append((f"{s['label']}: per second", series(t, s, figs / f"series-{slug}")))
     (out / "summary.json").write_text(json.dumps(summaries, indent=2, default=str))
     (out / "index.html").write_text(_html(summaries, made, out))
