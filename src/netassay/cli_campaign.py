@@ -78,6 +78,23 @@ def worker(
     W.serve(scheduler, name)
 
 
+def compare_campaign(db: str, by: list[str], as_json: bool) -> bool:
+    """``netassay compare`` on a store with campaign cells: their comparison by factors
+    (False for any other store: the rtt comparison serves it)."""
+    from netassay.campaign import results as CR
+    from netassay.store.db import Store
+
+    with Store(db, readonly=True) as st:
+        if not CR.has_campaigns(st):
+            return False
+        result = CR.comparison(st, by)
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n")
+    else:
+        typer.echo("\n".join(CR.text(result)))
+    return True
+
+
 def register(app: typer.Typer) -> None:
     """Add the campaign and worker commands to the CLI."""
     app.add_typer(campaign_app, name="campaign")

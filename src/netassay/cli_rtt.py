@@ -194,7 +194,7 @@ def _text_summary(m: Any) -> None:
 
 
 def compare(
-    db: Annotated[str, typer.Argument(help="A store with 'netassay rtt' runs.")],
+    db: Annotated[str, typer.Argument(help="A store with 'netassay rtt' runs or a campaign.")],
     by: Annotated[
         list[str] | None,
         typer.Option(
@@ -217,8 +217,13 @@ def compare(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Compare rtt configurations: per-run statistics over runs, tests, effect sizes."""
+    """Compare rtt configurations, or a campaign's cells (PDR by factor): tests, effects."""
     from pathlib import Path
+
+    from netassay.cli_campaign import compare_campaign
+
+    if compare_campaign(db, by or [], as_json):  # a store of campaign cells
+        return
 
     from netassay.errors import UsageError
     from netassay.rtt import compare as C

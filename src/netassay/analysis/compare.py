@@ -1,0 +1,185 @@
+"""A campaign's experiments side by side, and each factor's effect on PDR (pure).
+
+One experiment (a cell in a block) gives one PDR; the repetitions of a cell are the
+sample. For each factor the test fits the data and is named in the output:
+
+- an ordered factor (numbers: backlog, a count, a cap) with three levels or more:
+  Kendall's tau-b of PDR against the level;
+- two levels, repetitions paired by block (the same block and the same other factors at
+  both levels, two blocks or more): the Wilcoxon signed-rank test on the paired
+  differences, with the Hodges-Lehmann shift of the pairs (the median of their Walsh
+  averages);
+- otherwise, each level against the first: Mann-Whitney U for two independent groups.
+
+Every comparison carries an effect size (Cliff's delta with its magnitude, the
+Hodges-Lehmann shift in pps) and the number of experiments behind it: never a bare
+p-value. scipy runs the tests (``netassay.rtt.stats`` wraps them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from netassay.rtt.stats import (
+    cliffs_delta,
+    hodges_lehmann,
+    kendall_trend,
+    magnitude,
+    mann_whitney,
+    wilcoxon_paired,
+)
+
+
+def hodges_lehmann_paired(diffs: Sequence[float]) -> float | None:
+    """The one-sample Hodges-Lehmann estimate: the median of the Walsh averages
+    (d_i + d_j) / 2, i <= j, of paired differences."""
+    d = np.asarray(diffs, dtype=float)
+    if d.size == 0:
+        return None
+    i, j = np.triu_indices(d.size)
+    return float(np.median((d[i] + d[j]) / 2))
+
+
+def _median(v: Sequence[float]) -> float | None:
+    return float(np.median(v)) if len(v) else None
+
+
+def summarize(values: Sequence[float | None]) -> dict[str, Any]:
+    """n, median, min, max and the interquartile range of the values that exist."""
+    v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
+    if not v:
+        return {"n": 0, "median": None, "min": None, "max": None, "iqr": None}
+    q1, q3 = np.quantile(v, [0.25, 0.75])
+    return {
+        "n": len(v),
+        "median": float(np.median(v)),
+        "min": min(v),
+        "max": max(v),
+        "iqr": [float(q1), float(q3)],
+    }
+
+
+def groups(
+    rows: Sequence[dict[str, Any]], by: Sequence[str], order: Callable[[str, Any], Any]
+) -> list[dict[str, Any]]:
+    """Experiments grouped by the levels of ``by``, ranked by median PDR (highest first)."""
+    bucket: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        bucket.setdefault(tuple(r["factors"].get(f) for f in by), []).append(r)
+    out = []
+    for levels, members in bucket.items():
+        verdicts: dict[str, int] = {}
+        for m in members:
+            verdicts[str(m["verdict"])] = verdicts.get(str(m["verdict"]), 0) + 1
+        worst = [m["worst_delta_ucl95_below_pdr"] for m in members]
+        out.append(
+            {
+                "levels": dict(zip(by, levels, strict=True)),
+                "experiments": len(members),
+                "pdr_pps": summarize([m["pdr_pps"] for m in members]),
+                "ndr_pps": summarize([m["ndr_pps"] for m in members]),
+                "verdicts": verdicts,
+                "worst_delta_ucl95_below_pdr": max(
+                    (w for w in worst if w is not None), default=None
+                ),
+                "cpu_busy": _mean_cpu([m["cpu_busy"] for m in members]),
+            }
+        )
+    out.sort(key=lambda g: [order(f, g["levels"][f]) for f in by])
+    ranked = sorted(out, key=lambda g: -(g["pdr_pps"]["median"] or -math.inf))
+    for rank, g in enumerate(ranked, 1):
+        g["rank"] = rank
+    return out
+
+
+def _mean_cpu(per: Sequence[dict[str, float]]) -> dict[str, float]:
+    cores = sorted({c for p in per for c in p}, key=lambda c: (len(c), c))
+    return {c: round(float(np.mean([p[c] for p in per if c in p])), 4) for c in cores}
+
+
+def _pairs(
+    rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any
+) -> list[tuple[float, float]]:
+    """(PDR at a, PDR at b) of experiments alike in block and every other factor; [] when
+    some experiment has no such partner or there is a single block."""
+
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        other = tuple(sorted((k, repr(v)) for k, v in r["factors"].items() if k != factor))
+        return (r["block"], other)
+
+    at_a = {key(r): r for r in rows if r["factors"].get(factor) == a}
+    at_b = {key(r): r for r in rows if r["factors"].get(factor) == b}
+    blocks = {r["block"] for r in rows}
+    if len(blocks) < 2 or set(at_a) != set(at_b) or not at_a:
+        return []
+    pairs = [(at_a[k]["pdr_pps"], at_b[k]["pdr_pps"]) for k in at_a]
+    return [(x, y) for x, y in pairs if x is not None and y is not None]
+
+
+def _versus(rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any) -> dict[str, Any]:
+    """Level ``b`` against level ``a``: the test, its effect sizes and the counts."""
+    xa = [r["pdr_pps"] for r in rows if r["factors"].get(factor) == a and r["pdr_pps"] is not None]
+    xb = [r["pdr_pps"] for r in rows if r["factors"].get(factor) == b and r["pdr_pps"] is not None]
+    pairs = _pairs(rows, factor, a, b)
+    out: dict[str, Any] = {"level": b, "against": a, "n_a": len(xa), "n_b": len(xb)}
+    if pairs:
+        w = wilcoxon_paired([p[1] for p in pairs], [p[0] for p in pairs])
+        d = [p[1] - p[0] for p in pairs]
+        out.update(
+            test="Wilcoxon signed-rank",
+            paired=True,
+            n_pairs=len(pairs),
+            statistic=w["w"],
+            p=w["p"],
+            hodges_lehmann_pps=hodges_lehmann_paired(d),
+        )
+    else:
+        m = mann_whitney(xb, xa)
+        hl = hodges_lehmann(xb, xa) if xa and xb else None
+        out.update(
+            test="Mann-Whitney U", paired=False, statistic=m["u"], p=m["p"], hodges_lehmann_pps=hl
+        )
+    delta = cliffs_delta(xb, xa) if xa and xb else float("nan")
+    out["cliffs_delta"] = delta if math.isfinite(delta) else None
+    out["effect"] = magnitude(delta)
+    if out["p"] is None:
+        out["note"] = "too few experiments for a p-value (a test needs two or more per side)"
+    return out
+
+
+def effect(
+    rows: Sequence[dict[str, Any]],
+    factor: str,
+    levels: Sequence[Any],
+    ordinal: bool,
+    number: Callable[[Any], float],
+) -> dict[str, Any]:
+    """The factor's effect on PDR: each level against the first (and, for an ordered
+    factor of three levels or more, Kendall's tau-b over all of them)."""
+    have = [r for r in rows if factor in r["factors"]]
+    per_level = [
+        {"level": lv, **summarize([r["pdr_pps"] for r in have if r["factors"][factor] == lv])}
+        for lv in levels
+    ]
+    out: dict[str, Any] = {
+        "factor": factor,
+        "ordinal": ordinal,
+        "levels": per_level,
+        "experiments": len(have),
+    }
+    if ordinal and len(levels) >= 3:
+        pts = [
+            (number(r["factors"][factor]), r["pdr_pps"]) for r in have if r["pdr_pps"] is not None
+        ]
+        k = kendall_trend([p[0] for p in pts], [p[1] for p in pts])
+        out["trend"] = {"test": "Kendall tau-b", "n": k["n"], "tau_b": k["tau_b"], "p": k["p"]}
+        out["test"] = "Kendall tau-b"
+    out["comparisons"] = [_versus(have, factor, levels[0], lv) for lv in levels[1:]]
+    if "test" not in out:
+        tests = {c["test"] for c in out["comparisons"]}
+        out["test"] = " / ".join(sorted(tests)) if tests else None
+    return out

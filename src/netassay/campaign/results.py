@@ -1,0 +1,213 @@
+"""A campaign's stored cells as rows (PDR, NDR, verdict, worst Delta_UCL95 below PDR, CPU
+use), their comparison by factors (``analysis.compare``), and its text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from netassay.analysis import compare as AC
+from netassay.campaign.spec import PARAMS
+from netassay.config import AnalysisConfig
+from netassay.errors import UsageError
+from netassay.store.db import Store
+from netassay.units import fmt_rate, parse_count
+
+
+def has_campaigns(store: Store) -> bool:
+    """True when the store holds experiments run as cells of a campaign."""
+    return any(_tag(e) for e in store.experiments())
+
+
+def _tag(exp: Any) -> dict[str, Any] | None:
+    tag = exp.metadata.get("campaign")
+    return tag if isinstance(tag, dict) and exp.metadata.get("role") == "cell" else None
+
+
+def cpu_busy(trials: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Per core, the mean busy share over the trials that carry CPU use."""
+    per: dict[str, list[float]] = {}
+    for t in trials:
+        for core, row in (t.get("cpu") or {}).items():
+            per.setdefault(core, []).append(float(row.get("busy", 0.0)))
+    return {c: round(float(np.mean(v)), 4) for c, v in sorted(per.items())}
+
+
+def rows(
+    store: Store, campaign: str | None = None, cfg: AnalysisConfig | None = None
+) -> list[dict]:
+    """One row per cell experiment of ``campaign`` (the newest campaign when None)."""
+    from netassay.analysis.assess import assess_trials
+    from netassay.search.view import stored_outcome
+
+    exps = [e for e in store.experiments() if _tag(e)]
+    if not exps:
+        return []
+    name = campaign or _tag(exps[-1])["campaign"]  # type: ignore[index]
+    cfg = cfg or AnalysisConfig()
+    out = []
+    for e in exps:
+        tag = _tag(e)
+        assert tag is not None
+        if tag["campaign"] != name:
+            continue
+        trials = store.trials(e.id)
+        row = {
+            "campaign": name,
+            "experiment_id": e.id,
+            "key": e.key,
+            "label": e.label,
+            "kind": e.kind,
+            "factors": tag["factors"],
+            "block": tag["block"],
+            "cell": tag["cell"],
+            "position": tag["position"],
+            "trials": len(trials),
+            "cpu_busy": cpu_busy(trials),
+        }
+        if e.kind == "search":
+            o = stored_outcome(store, e)
+            bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
+            pdr = [v for k, v in sorted(bound.items()) if k > 0]
+            row.update(
+                verdict=None,
+                pdr_pps=pdr[0] if pdr else None,
+                ndr_pps=bound.get(0.0),
+                worst_delta_ucl95_below_pdr=None,
+            )
+        else:
+            cols = store.trial_arrays(e.id)
+            a = assess_trials(
+                cols.load_index,
+                cols.rate_pps,
+                cols.sent,
+                cols.received,
+                cfg,
+                source=e.source,
+                label=e.label,
+                metadata=e.metadata,
+                duration_s=e.config.get("duration_s"),
+                loads=cols.loads,
+            )
+            row.update(
+                verdict=a.verdict,
+                pdr_pps=a.pdr.rate_pps,
+                ndr_pps=a.ndr.rate_pps,
+                worst_delta_ucl95_below_pdr=a.worst_delta_below_pdr(),
+            )
+        out.append(row)
+    return out
+
+
+def level_number(factor: str, value: Any) -> float:
+    v = PARAMS[factor].check(value) if factor in PARAMS else value
+    return float(v) if isinstance(v, int | float) else parse_count(str(v))
+
+
+def _order(factor: str, value: Any) -> Any:
+    if factor in PARAMS and PARAMS[factor].ordinal:
+        return (0, level_number(factor, value), "")
+    return (1, 0.0, str(value))
+
+
+def resolve_by(by: Sequence[str], factors: Sequence[str]) -> list[str]:
+    """``--by`` names: a factor's own name, or a unique part of it ('cap' for sut_cap)."""
+    out = []
+    for name in by:
+        hits = [f for f in factors if f == name] or [
+            f for f in factors if name in f.replace("-", "_").split("_")
+        ]
+        if len(hits) != 1:
+            raise UsageError(
+                f"unknown factor '{name}'" if not hits else f"'{name}' is ambiguous",
+                f"this campaign's factors: {', '.join(factors) or 'none'}",
+                "give one of them to --by",
+            )
+        out.append(hits[0])
+    return out
+
+
+def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> dict[str, Any]:
+    """The cells of a campaign grouped by ``by`` (default: every factor) and each factor's
+    effect on PDR."""
+    rs = rows(store, campaign)
+    if not rs:
+        raise UsageError(
+            f"no campaign in {store.path}",
+            "it has no campaign cells",
+            "run 'netassay campaign run FILE --db ...' first",
+        )
+    factors = list(dict.fromkeys(f for r in rs for f in r["factors"]))
+    chosen = resolve_by(by, factors) if by else factors
+    effects = []
+    for f in chosen:
+        levels = sorted(
+            {repr(r["factors"][f]): r["factors"][f] for r in rs}.values(),
+            key=lambda v, f=f: _order(f, v),
+        )
+        ordinal = f in PARAMS and PARAMS[f].ordinal
+        effects.append(AC.effect(rs, f, levels, ordinal, lambda v, f=f: level_number(f, v)))
+    return {
+        "campaign": rs[0]["campaign"],
+        "by": chosen,
+        "experiments": sorted(rs, key=lambda r: r["position"]),
+        "groups": AC.groups(rs, chosen, _order),
+        "effects": effects,
+    }
+
+
+def _pps(v: float | None) -> str:
+    return fmt_rate(v) if v is not None else "-"
+
+
+def _num(v: float | None, fmt: str = ".3g") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def _cpu(c: dict[str, float]) -> str:
+    return " ".join(f"{k}:{v:.0%}" for k, v in c.items()) or "-"
+
+
+def text(result: dict[str, Any]) -> list[str]:
+    """The comparison for people: groups ranked, then each factor's effect and its test."""
+    by = result["by"]
+    lines = [
+        f"campaign {result['campaign']}: {len(result['experiments'])} experiments, "
+        f"by {', '.join(by)}",
+        "",
+    ]
+    for g in result["groups"]:
+        lv = " ".join(f"{k}={v}" for k, v in g["levels"].items())
+        p = g["pdr_pps"]
+        spread = f" [{_pps(p['min'])}..{_pps(p['max'])}]" if p["n"] > 1 else ""
+        verdicts = ", ".join(f"{k} {n}" for k, n in g["verdicts"].items())
+        lines.append(
+            f"#{g['rank']} {lv}: n={g['experiments']} PDR {_pps(p['median'])}{spread} "
+            f"NDR {_pps(g['ndr_pps']['median'])}; {verdicts}; worst dUCL95 below PDR "
+            f"{_num(g['worst_delta_ucl95_below_pdr'])}; CPU busy {_cpu(g['cpu_busy'])}"
+        )
+    for e in result["effects"]:
+        lines += [
+            "",
+            f"effect of {e['factor']} on PDR ({e['test']}; {e['experiments']} experiments)",
+        ]
+        if "trend" in e and e["trend"]["tau_b"] is not None:
+            t = e["trend"]
+            lines.append(f"  Kendall tau-b = {t['tau_b']:+.3f} (p = {t['p']:.3g}, n = {t['n']})")
+        for c in e["comparisons"]:
+            n = f"n = {c['n_pairs']} pairs" if c["paired"] else f"n = {c['n_a']} + {c['n_b']}"
+            p = f"p = {c['p']:.3g}" if c["p"] is not None else "no p-value"
+            lines.append(
+                f"  {c['level']} vs {c['against']}: {c['test']} {p} ({n}); Cliff's delta "
+                f"{_num(c['cliffs_delta'], '+.2f')} ({c['effect']}); Hodges-Lehmann shift "
+                f"{_signed_pps(c['hodges_lehmann_pps'])}"
+            )
+    return lines
+
+
+def _signed_pps(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return ("+" if v >= 0 else "-") + fmt_rate(abs(v))
