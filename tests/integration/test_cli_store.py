@@ -4,6 +4,8 @@ import sqlite3
 
 import pytest
 
+from netassay.store.schema import SCHEMA_VERSION
+
 
 def _counts(db):
     con = sqlite3.connect(db)
@@ -23,7 +25,8 @@ def test_import_twice_adds_nothing_and_check_passes(pastrami_dir, tmp_path, cli)
     second = cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
     assert "imported 0 experiment(s)" in second.stdout and "2 already stored" in second.stdout
     assert _counts(db) == (8, 3630)
-    assert "ok (schema 3, 8 experiments, 3630 trials)" in cli("db", "check", db).stdout
+    want = f"ok (schema {SCHEMA_VERSION}, 8 experiments, 3630 trials)"
+    assert want in cli("db", "check", db).stdout
 
 
 def test_trials_are_append_only(pastrami_dir, tmp_path, cli):
