@@ -138,6 +138,14 @@ def test_a_saturated_receiving_core_is_host_limited():
     v = judge(AcceptTest("t", "busy", 1e9, "payload", [r]))
     assert v.verdict == INCONCLUSIVE
     assert "CPU saturated: receiver cpu0 busy 99%" in v.reason
+    # a saturated sender sends less: it does not explain loss
+    r.cpu_roles = {"cpu0": "sender"}
+    assert judge(AcceptTest("t", "busy", 1e9, "payload", [r])).verdict == FAIL
+    # but it explains a shortfall of the rate
+    slow = run(0.8e9, busy=0.99)
+    slow.cpu_roles = {"cpu0": "sender"}
+    v = judge(AcceptTest("t", "slow", 1e9, "payload", [slow]))
+    assert v.verdict == INCONCLUSIVE and "sender cpu0 busy 99%" in v.reason
     # a busy core that is not the test host's does not count
     r.cpu_roles = {"cpu0": "other"}
     assert judge(AcceptTest("t", "busy", 1e9, "payload", [r])).verdict == FAIL
@@ -195,3 +203,12 @@ def test_ramp_steps_are_held_to_their_own_rate():
 def test_unknown_layer_is_a_usage_error():
     with pytest.raises(UsageError):
         judge(AcceptTest("t", "x", 1e9, "l7", [run(1e9)]))
+
+
+def test_datagrams_the_sender_never_sent_do_not_explain_loss():
+    r = run(1e9, lost=5370, host={"sender.udp_sndbuf_errors": 9000})
+    v = judge(AcceptTest("t", "snd", 1e9, "payload", [r]))
+    assert v.verdict == FAIL
+    ring = run(1e9, lost=5370, host={"receiver.packet_ring_dropped": 5370})
+    v = judge(AcceptTest("t", "ring", 1e9, "payload", [ring]))
+    assert v.verdict == INCONCLUSIVE and "receiver packet ring" in v.reason

@@ -47,10 +47,14 @@ HOST_COUNTERS = {
     "receiver.rx_dropped": "receiver interface",
     "receiver.rx_missed_errors": "receiver NIC ring",
     "receiver.rx_fifo_errors": "receiver NIC ring",
+    "receiver.packet_ring_dropped": "receiver packet ring",
     "sender.udp_sndbuf_errors": "sender socket buffer",
     "sender.tx_dropped": "sender interface",
     "sender.qdisc_dropped": "sender queue",
 }
+# of those, the ones that count datagrams that were never sent (no sequence number was
+# lost): they explain a shortfall of the rate, not loss
+NOT_SENT_COUNTERS = ("sender.udp_sndbuf_errors",)
 
 
 def check_layer(layer: str) -> str:
@@ -291,7 +295,7 @@ class _Rules:
         """(where, how much it explains) when every missed criterion is the host's."""
         drops = {k: int(v) for k, v in run.host.items() if k in HOST_COUNTERS and v and v > 0}
         out.host_drops = drops
-        host_total = sum(drops.values())
+        host_total = sum(v for k, v in drops.items() if k not in NOT_SENT_COUNTERS)
         lost = max(0, out.lost_packets or 0)
         packets = out.packets or 0
         saturated = {
@@ -308,9 +312,16 @@ class _Rules:
             top = sorted(by_where.items(), key=lambda kv: -kv[1])
             explained = min(lost, host_total)
             share = f" ({explained / lost:.1%})" if lost else ""
-            hows.append(
-                ", ".join(f"{k.split('.', 1)[1]} {v:,}" for k, v in drops.items())
-                + f" explain {explained:,} of {lost:,} lost datagrams{share}"
+            counted = [k for k in drops if k not in NOT_SENT_COUNTERS]
+            if counted:
+                hows.append(
+                    ", ".join(f"{k.split('.', 1)[1]} {drops[k]:,}" for k in counted)
+                    + f" explain {explained:,} of {lost:,} lost datagrams{share}"
+                )
+            hows.extend(
+                f"{k.split('.', 1)[1]} {drops[k]:,} datagrams not sent"
+                for k in drops
+                if k in NOT_SENT_COUNTERS
             )
             wheres.extend(w for w, _ in top)
         if saturated:
@@ -319,10 +330,12 @@ class _Rules:
             )
             wheres.append(f"CPU saturated: {cores}")
         # the loss criterion: located in the host when the host's drops leave the link
-        # below the threshold, or a core of the host was saturated
+        # below the threshold, or a core that receives was saturated (a saturated
+        # sender sends less; it does not lose what it sent)
+        receiving = [c for c in saturated if run.cpu_roles.get(c, "host") != "sender"]
         link_lost = max(0, lost - host_total)
         loss_in_host = loss_ok or (
-            packets > 0 and (link_lost / packets < self.max_loss or bool(saturated))
+            packets > 0 and (link_lost / packets < self.max_loss or bool(receiving))
         )
         # the rate criterion: the sender could not offer it, a core was saturated, or
         # what the host dropped would have made up the shortfall
