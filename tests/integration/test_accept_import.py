@@ -107,8 +107,8 @@ def _doc(name: str) -> dict:
 
 
 def test_iperf3_server_output_gives_the_receivers_intervals():
-    res = I3.read(IPERF3 / "udp-50M-server.json")
-    assert res.role == "server"
+    [res] = I3.read(IPERF3 / "udp-50M-server.json")
+    assert res.role == "receiver" and res.end == "server"
     run = I3.to_run(1, res, None)
     rec = _doc("udp-50M-server.json")["end"]["sum_received"]
     assert run.intervals_side == "receiver"
@@ -121,9 +121,9 @@ def test_iperf3_server_output_gives_the_receivers_intervals():
 
 
 def test_iperf3_client_output_alone_and_joined_with_its_server():
-    client = I3.read(IPERF3 / "udp-50M-client.json")
-    server = I3.read(IPERF3 / "udp-50M-server.json")
-    assert client.role == "client" and client.cookie == server.cookie
+    [client] = I3.read(IPERF3 / "udp-50M-client.json")
+    [server] = I3.read(IPERF3 / "udp-50M-server.json")
+    assert client.role == "sender" and client.cookie == server.cookie
     alone = I3.to_run(1, None, client)
     assert alone.intervals_side == "sender"
     rec = _doc("udp-50M-client.json")["end"]["sum_received"]
@@ -161,3 +161,23 @@ def test_iperf3_malformed_outputs_are_input_errors():
     tcp["start"]["test_start"]["protocol"] = "UDP"
     with pytest.raises(InputError, match=r"no end\.sum_received"):
         I3.parse(json.dumps(tcp), "end.json")
+
+
+def test_a_server_file_of_two_tests_and_a_reverse_test_pair_with_their_clients():
+    """A server run without -1 (stopped by a signal at the end) wrote two tests in one
+    file; the second was -R, so its client received."""
+    files = sorted(IPERF3.glob("*two-tests*"))
+    results = [r for p in files for r in I3.read(p)]
+    assert len(results) == 4  # the server's closing error object is not a test
+    ends = {(r.cookie, r.role): r.end for r in results}
+    [reverse] = [r for r in results if r.end == "client" and r.role == "receiver"]
+    assert reverse.test_start["reverse"] and ends[(reverse.cookie, "sender")] == "server"
+    [test] = I3.build_tests(results, 10e6, "payload")
+    assert [r.intervals_side for r in test.runs] == ["receiver", "receiver"]
+    for run, client in zip(test.runs, files[1:], strict=True):
+        doc = json.loads(client.read_text())["end"]["sum_received"]
+        assert run.payload_bps() == pytest.approx(doc["bits_per_second"], rel=1e-9)
+    # the closing error object alone is still an error
+    alone = (IPERF3 / "server-two-tests.json").read_text().rsplit("\n{", 1)[1]
+    with pytest.raises(InputError, match="server has terminated"):
+        I3.parse_all("{" + alone, "end.json")

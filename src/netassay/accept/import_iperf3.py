@@ -36,7 +36,8 @@ class Iperf3Result:
     digest: str
     text: str  # the JSON part, verbatim
     doc: dict[str, Any]
-    role: str  # "server" (receiver) | "client" (sender)
+    role: str  # "receiver" | "sender": which end of the UDP flow wrote it
+    end: str  # "server" | "client" (with -R the server sends)
 
     @property
     def start(self) -> dict[str, Any]:
@@ -55,37 +56,63 @@ class Iperf3Result:
         return int((self.start.get("timestamp") or {}).get("timesecs") or 0)
 
 
-def find_json(text: str, origin: str) -> tuple[str, dict[str, Any]]:
-    """The JSON object in ``text`` (text before it is skipped): (its text, the object)."""
+def find_json(text: str, origin: str) -> list[tuple[str, dict[str, Any]]]:
+    """The JSON objects in ``text`` (a server without -1 writes one per test; text before
+    the first is skipped): (each one's text, the object)."""
     decoder = json.JSONDecoder()
     pos = 0 if text.startswith("{") else text.find("\n{")
     if pos < 0:
         raise InputError(f"{origin}: no JSON object in it", "", "give the output of iperf3 -J")
     pos = pos if text.startswith("{") else pos + 1
-    try:
-        doc, end = decoder.raw_decode(text, pos)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{origin}: the iperf3 JSON is truncated or malformed",
-            f"{exc.msg} at line {exc.lineno} column {exc.colno}",
-            "import the whole output of iperf3 -J as it wrote it",
-        ) from exc
-    if not isinstance(doc, dict):
-        raise InputError(f"{origin}: not an iperf3 JSON object", "", "give iperf3 -J output")
-    return text[pos:end], doc
+    out = []
+    while pos < len(text):
+        try:
+            doc, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{origin}: the iperf3 JSON is truncated or malformed",
+                f"{exc.msg} at line {exc.lineno} column {exc.colno}",
+                "import the whole output of iperf3 -J as it wrote it",
+            ) from exc
+        if not isinstance(doc, dict):
+            raise InputError(f"{origin}: not an iperf3 JSON object", "", "give iperf3 -J output")
+        out.append((text[pos:end], doc))
+        pos = end
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return out
 
 
-def read(path: Path) -> Iperf3Result:
+def read(path: Path) -> list[Iperf3Result]:
+    """Every iperf3 -J output in one file, read and checked."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read it", str(exc), "check the path") from exc
-    return parse(raw.decode(errors="replace"), str(path), hashlib.sha256(raw).hexdigest())
+    return parse_all(raw.decode(errors="replace"), str(path))
 
 
-def parse(text: str, origin: str, digest: str = "") -> Iperf3Result:
-    """Read and check one iperf3 -J output; InputError says what is wrong."""
-    body, doc = find_json(text, origin)
+def parse_all(text: str, origin: str) -> list[Iperf3Result]:
+    found = find_json(text, origin)
+    if len(found) > 1:  # a server stopped by a signal ends with an error about no test
+        found = [(b, d) for b, d in found if not _no_test(d)] or found
+    where = (lambda i: origin) if len(found) == 1 else (lambda i: f"{origin} (test {i + 1})")
+    return [_check(body, doc, where(i)) for i, (body, doc) in enumerate(found)]
+
+
+def _no_test(doc: dict[str, Any]) -> bool:
+    start = doc.get("start") or {}
+    return bool(doc.get("error")) and not doc.get("intervals") and "test_start" not in start
+
+
+def parse(text: str, origin: str) -> Iperf3Result:
+    """Read and check one iperf3 -J output (the first in ``text``)."""
+    body, doc = find_json(text, origin)[0]
+    return _check(body, doc, origin)
+
+
+def _check(body: str, doc: dict[str, Any], origin: str) -> Iperf3Result:
+    """InputError says what is wrong with one iperf3 -J object."""
     if doc.get("error"):
         raise InputError(
             f"{origin}: iperf3 reported an error", str(doc["error"]),
@@ -102,6 +129,8 @@ def parse(text: str, origin: str, digest: str = "") -> Iperf3Result:
         )  # fmt: skip
     if int(ts.get("num_streams") or 1) != 1:
         raise InputError(f"{origin}: {ts.get('num_streams')} streams", "one flow only", "-P 1")
+    if ts.get("bidir"):
+        raise InputError(f"{origin}: a --bidir test", "two flows, one each way", "one direction")
     received = (doc["end"] or {}).get("sum_received")
     if not isinstance(received, dict) or "bytes" not in received:
         raise InputError(
@@ -109,10 +138,10 @@ def parse(text: str, origin: str, digest: str = "") -> Iperf3Result:
             "the test ended before the receiver's totals were exchanged",
             "use iperf3 3.x output of a finished test",
         )
-    role = "client" if "connecting_to" in doc["start"] else "server"
-    if not digest:
-        digest = hashlib.sha256(text.encode()).hexdigest()
-    return Iperf3Result(origin, digest, body, doc, role)
+    end = "client" if "connecting_to" in doc["start"] else "server"
+    role = "receiver" if (end == "server") != bool(ts.get("reverse")) else "sender"
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    return Iperf3Result(origin, digest, body, doc, role, end)
 
 
 def _version(res: Iperf3Result) -> str | None:
@@ -135,7 +164,7 @@ def _intervals(res: Iperf3Result) -> list[Interval]:
         if s.get("omitted"):
             continue
         packets, lost = s.get("packets"), s.get("lost_packets")
-        if res.role == "server" and packets is not None and lost is not None:
+        if res.role == "receiver" and packets is not None and lost is not None:
             packets = int(packets) - int(lost)  # iperf3's packets: received + lost
         out.append(Interval(float(s["start"]), float(s["end"]), int(s["bytes"]),
                             None if packets is None else int(packets),
@@ -144,7 +173,8 @@ def _intervals(res: Iperf3Result) -> list[Interval]:
 
 
 def to_run(index: int, server: Iperf3Result | None, client: Iperf3Result | None) -> AcceptRun:
-    """One run from a server's output, a client's, or both (the same test)."""
+    """One run from the receiver's output (``server``: the iperf3 server unless -R), the
+    sender's (``client``), or both (the same test)."""
     main = server or client
     assert main is not None
     end = main.doc["end"]
@@ -154,7 +184,7 @@ def to_run(index: int, server: Iperf3Result | None, client: Iperf3Result | None)
     expected = int(rec.get("packets") or 0)  # received + lost, by sequence numbers
     lost = int(rec.get("lost_packets") or 0)
     sender = client.doc["end"].get("sum_sent") if client else None
-    raw = {r.role: json.loads(r.text) for r in (server, client) if r}
+    raw = {f"{r.role} ({r.end})": json.loads(r.text) for r in (server, client) if r}
     return AcceptRun(
         index=index,
         tool="iperf3",
@@ -183,19 +213,19 @@ def to_run(index: int, server: Iperf3Result | None, client: Iperf3Result | None)
 
 
 def pair(results: list[Iperf3Result]) -> list[tuple[Iperf3Result | None, Iperf3Result | None]]:
-    """(server, client) per test: outputs with the same cookie are the two ends of one."""
+    """(receiver, sender) per test: outputs with the same cookie are the two ends of one."""
     by_cookie: dict[str, dict[str, Iperf3Result]] = {}
     out: list[tuple[Iperf3Result | None, Iperf3Result | None]] = []
     for r in results:
         if r.cookie:
             ends = by_cookie.setdefault(r.cookie, {})
             if r.role in ends:  # the same end twice: import both, as separate runs
-                out.append((r, None) if r.role == "server" else (None, r))
+                out.append((r, None) if r.role == "receiver" else (None, r))
                 continue
             ends[r.role] = r
         else:
-            out.append((r, None) if r.role == "server" else (None, r))
-    out += [(e.get("server"), e.get("client")) for e in by_cookie.values()]
+            out.append((r, None) if r.role == "receiver" else (None, r))
+    out += [(e.get("receiver"), e.get("sender")) for e in by_cookie.values()]
     return sorted(out, key=lambda sc: min(r.time for r in sc if r))
 
 
@@ -243,4 +273,4 @@ def read_tests(
             files += found
         else:
             files.append(p)
-    return build_tests([read(p) for p in files], contract_bps, layer, label)
+    return build_tests([r for p in files for r in read(p)], contract_bps, layer, label)

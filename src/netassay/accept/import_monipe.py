@@ -154,9 +154,9 @@ def read_round(folder: Path, number: int, test_name: str) -> tuple[AcceptRun, li
     if mp is not None:
         texts[mp.name], cpu = mpstat(mp)
     if server_json is not None:
-        server = I3.read(server_json)
-        client = I3.read(client_json) if client_json else None
-        run = I3.to_run(number, server, client)
+        ends = [r for p in (server_json, client_json) if p for r in I3.read(p)]
+        pairs = I3.pair(ends)
+        run = I3.to_run(number, *pairs[0])
         run.cpu = cpu
         run.tool = "iperf3 (MonIPE)"
         return run, digests
