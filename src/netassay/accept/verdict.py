@@ -127,6 +127,7 @@ class RunVerdict:
     loss_ratio: float | None
     host_limited_where: str | None = None
     host_drops: dict[str, int] = field(default_factory=dict)  # counters > 0 that explain loss
+    host_detail: str = ""  # what the host's counters and CPU say, and what was missed
     cpu_busy: dict[str, float] = field(default_factory=dict)  # mean busy share per core
     failed_seconds: list[dict[str, Any]] = field(default_factory=list)
     graded_seconds: int = 0
@@ -278,7 +279,8 @@ class _Rules:
         if host is not None:
             out.verdict = INCONCLUSIVE
             out.host_limited_where = host[0]
-            out.reason = f"host-limited ({host[0]}): {host[1]}; " + "; ".join(misses)
+            out.host_detail = f"{host[1]}; " + "; ".join(misses)
+            out.reason = f"host-limited ({host[0]}): {out.host_detail}"
             if no_contract:
                 out.reason += f"; {no_contract}"
         elif misses:
@@ -325,10 +327,12 @@ class _Rules:
             )
             wheres.extend(w for w, _ in top)
         if saturated:
-            cores = ", ".join(
-                f"{_role(run, c)}{c} busy {b:.0%}" for c, b in sorted(saturated.items())
+            wheres.append(
+                "saturated " + ", ".join(f"{_role(run, c)}{c}" for c in sorted(saturated))
             )
-            wheres.append(f"CPU saturated: {cores}")
+            hows.append(
+                ", ".join(f"{c} busy {b:.0%}" for c, b in sorted(saturated.items())) + " on average"
+            )
         # the loss criterion: located in the host when the host's drops leave the link
         # below the threshold, or a core that receives was saturated (a saturated
         # sender sends less; it does not lose what it sent)
@@ -356,7 +360,7 @@ class _Rules:
         if loss_ok and rate_in_host and not wheres:
             return None
         if loss_in_host and rate_in_host and wheres:
-            if saturated:
+            if saturated and not loss_ok:
                 hows.append("a saturated core loses datagrams the counters may not see")
             return ", ".join(dict.fromkeys(wheres)), "; ".join(hows)
         return None
@@ -430,7 +434,7 @@ def _overall(
             wheres = ", ".join(dict.fromkeys(r.host_limited_where or "" for r in hosts))
             return INCONCLUSIVE, (
                 f"host-limited ({wheres}) in {len(hosts)} of {len(runs) + len(ramp)} runs;"
-                f" first: {hosts[0].reason}; {figures}"
+                f" {hosts[0].phase} {hosts[0].index}: {hosts[0].host_detail}; {figures}"
             )
         if test.contract_bps is None:
             return INCONCLUSIVE, f"no contract given: throughput not judged; {figures}"
