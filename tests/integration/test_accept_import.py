@@ -181,3 +181,19 @@ def test_a_server_file_of_two_tests_and_a_reverse_test_pair_with_their_clients()
     alone = (IPERF3 / "server-two-tests.json").read_text().rsplit("\n{", 1)[1]
     with pytest.raises(InputError, match="server has terminated"):
         I3.parse_all("{" + alone, "end.json")
+
+
+def test_a_runs_raw_text_imports_to_the_same_run(tmp_path):
+    files = [IPERF3 / "udp-50M-server.json", IPERF3 / "udp-50M-client.json"]
+    [test] = I3.read_tests(files, 50e6, "payload")
+    f = tmp_path / "raw.json"
+    f.write_text(test.runs[0].raw)
+    [again] = I3.read_tests([f], 50e6, "payload")
+    a, b = test.runs[0], again.runs[0]
+    assert (a.payload_bps(), a.lost_packets, a.sent_packets, a.intervals, a.intervals_side) == (
+        b.payload_bps(),
+        b.lost_packets,
+        b.sent_packets,
+        b.intervals,
+        b.intervals_side,
+    )

@@ -184,7 +184,6 @@ def to_run(index: int, server: Iperf3Result | None, client: Iperf3Result | None)
     expected = int(rec.get("packets") or 0)  # received + lost, by sequence numbers
     lost = int(rec.get("lost_packets") or 0)
     sender = client.doc["end"].get("sum_sent") if client else None
-    raw = {f"{r.role} ({r.end})": json.loads(r.text) for r in (server, client) if r}
     return AcceptRun(
         index=index,
         tool="iperf3",
@@ -208,7 +207,9 @@ def to_run(index: int, server: Iperf3Result | None, client: Iperf3Result | None)
             "iperf3_files": {r.role: r.origin for r in (server, client) if r},
         },
         started_utc=(main.start.get("timestamp") or {}).get("time"),
-        raw=json.dumps(raw if len(raw) > 1 else json.loads(main.text)),
+        # both outputs as iperf3 wrote them, one after the other: 'import iperf3' of this
+        # text gives the same run again
+        raw="\n".join(r.text for r in (server, client) if r) + "\n",
     )
 
 
