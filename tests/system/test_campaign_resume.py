@@ -1,0 +1,193 @@
+"""Campaigns survive SIGKILL: of the coordinator (then --resume), and of a netassay worker
+mid-cell on the distributed path (a real 'dask scheduler' and 'netassay worker' processes
+on loopback; the worker restarted). Every planned trial is stored exactly once.
+
+Needs root and netassay-gen (skipped with the reason otherwise; CI runs them).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from netassay.store.db import Store
+
+pytestmark = pytest.mark.system
+
+RATES, RUNS = ("10k", "20k", "30k"), 2
+CELL_TRIALS = len(RATES) * RUNS
+
+
+def _spec(tmp_path: Path, name: str, cells: int) -> Path:
+    spec = tmp_path / f"{name}.toml"
+    levels = ", ".join(str(1000 * (i + 1)) for i in range(cells))
+    spec.write_text(
+        f'[campaign]\nname = "{name}"\nseed = 11\n[fixed]\nrates = "{",".join(RATES)}"\n'
+        f'runs = {RUNS}\nduration = "0.5s"\nsettle = "0s"\npeak_check = false\n'
+        f'pinning = "unpinned"\n[factors]\nbacklog = [{levels}]\n'
+    )
+    return spec
+
+
+def _exactly_once(db: Path, cells: int) -> None:
+    with Store(db, readonly=True) as st:
+        exps = [e for e in st.experiments() if e.metadata.get("role") == "cell"]
+        assert len(exps) == cells, [e.key for e in exps]
+        assert len({e.key for e in exps}) == cells
+        for e in exps:
+            done = [(t["load_index"], t["repetition"]) for t in st.trials(e.id)]
+            assert sorted(done) == [(i, k) for i in range(len(RATES)) for k in range(RUNS)], e.key
+        assert st.count_trials() == cells * CELL_TRIALS
+
+
+def _argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "netassay", *args]
+
+
+class _Lines:
+    """The lines a process writes to a pipe, collected by a thread."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self.thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self.thread.start()
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            self.lines.append(line)
+
+    def wait_for(self, pred, timeout: float = 120.0) -> str:
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while time.monotonic() < deadline:
+            for line in self.lines[seen:]:
+                if pred(line):
+                    return line
+            seen = len(self.lines)
+            time.sleep(0.1)
+        raise AssertionError("".join(self.lines[-20:]))
+
+
+def _progress(cells: int, lo: int, hi: int):
+    """A progress line with ``cells`` cells done and between lo and hi trials done."""
+    pattern = re.compile(r"\[cells (\d+)/\d+\] \[trials (\d+)")
+
+    def pred(line: str) -> bool:
+        m = pattern.search(line)
+        return bool(m) and int(m.group(1)) == cells and lo <= int(m.group(2)) <= hi
+
+    return pred
+
+
+def _stored_cells(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with Store(db, readonly=True) as st:
+        return sum(1 for e in st.experiments() if e.metadata.get("role") == "cell")
+
+
+def test_sigkill_of_the_coordinator_then_resume(tb_name, tmp_path, cli, netns_of):
+    spec, db = _spec(tmp_path, "kc", 3), tmp_path / "kc.db"
+    run = _argv("campaign", "run", str(spec), "--db", str(db), "--name", tb_name)
+    proc = subprocess.Popen(run, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = _Lines(proc)
+        # killed in the middle of the second cell: one cell stored, trials of the next done
+        lines.wait_for(_progress(1, 7, 10))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _stored_cells(db) == 1  # the cell in progress was not stored
+
+    again = cli("campaign", "run", str(spec), "--db", str(db), "--name", tb_name)
+    assert again.returncode == 2 and "already in" in again.stderr and "--resume" in again.stderr
+    res = cli("campaign", "run", str(spec), "--db", str(db), "--name", tb_name, "--resume")
+    assert res.returncode == 0, res.stderr
+    assert "3 of 3 cells stored (1 before this run)" in res.stdout
+    _exactly_once(db, 3)
+    done = cli("campaign", "run", str(spec), "--db", str(db), "--name", tb_name, "--resume")
+    assert done.returncode == 0 and "0 cells and 0 trials written" in done.stdout
+
+    res = cli("testbed", "cleanup", "--name", tb_name)
+    assert res.returncode == 0, res.stderr
+    assert netns_of(tb_name) == []
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start_worker(address: str, name: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        _argv("worker", "--scheduler", address, "--name", name),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, netns_of):
+    spec, db = _spec(tmp_path, "kw", 2), tmp_path / "kw.db"
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    dask = str(Path(sys.executable).with_name("dask"))
+    sched = subprocess.Popen(
+        [
+            dask,
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            address.rsplit(":", 1)[1],
+            "--no-dashboard",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    procs: list[subprocess.Popen] = [sched]
+    try:
+        worker = _start_worker(address, tb_name)
+        procs.append(worker)
+        run = _argv("campaign", "run", str(spec), "--db", str(db), "--scheduler", address)
+        coord = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(coord)
+        lines = _Lines(coord)
+        lines.wait_for(_progress(0, 2, 4))
+        worker.send_signal(signal.SIGKILL)  # mid-cell: its cell's child ends with it
+        worker.wait(timeout=10)
+        time.sleep(1.0)
+        assert _stored_cells(db) == 0
+        procs.append(_start_worker(address, tb_name))
+        out, _ = coord.communicate(timeout=300)
+        lines.thread.join(timeout=5)
+        assert coord.returncode == 0, "".join(lines.lines[-20:])
+        assert "2 of 2 cells stored" in out
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    _exactly_once(db, 2)
+    with Store(db, readonly=True) as st:
+        workers = {e.metadata["campaign"]["worker"] for e in st.experiments()}
+    assert workers == {f"netassay-{tb_name}"}
+    deadline = time.monotonic() + 30
+    while netns_of(tb_name) and time.monotonic() < deadline:  # the killed cell's teardown
+        time.sleep(0.5)
+    assert netns_of(tb_name) == [], os.listdir("/run/netns")
