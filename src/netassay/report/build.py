@@ -17,6 +17,7 @@ from netassay import __version__
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
+from netassay.report.campaign import campaign_pages
 from netassay.report.figure import plot_assessment
 from netassay.report.loader import assess_store, open_store
 from netassay.report.text import metadata_line
@@ -78,6 +79,7 @@ def build_report(
             entries.extend(_store_entries(store, out, cfg, used, progress))
             rtt_dir = f"rtt-{i + 1}" if len(stores) > 1 else "rtt"
             others.extend(_other_methods(store, out, rtt_dir, used))
+            others.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
     index = out / "index.html"
     source = inputs if inputs is not None else ", ".join(map(str, stores))
     index.write_text(render_html(entries, out, source, cfg, others))

@@ -1,0 +1,247 @@
+"""A campaign's page of the report: the matrix (one row per cell experiment: factors,
+verdict, PDR, NDR, CPU, a link to its PASTRAMI figure), PDR per factor level with its
+spread, the comparison (groups and each factor's test and effect sizes), and CPU use per
+core per load. Figures inline (the page works offline), SVGs beside them."""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from netassay.campaign import results as CR
+from netassay.store.db import Store
+from netassay.units import fmt_rate
+
+
+def _uri(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _save(fig: Any, stem: Path) -> tuple[Path, Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+    fig.savefig(png, dpi=110, bbox_inches="tight")
+    fig.savefig(svg, bbox_inches="tight")
+    plt.close(fig)
+    return png, svg
+
+
+def plot_pdr_by_factor(result: dict[str, Any], stem: Path) -> tuple[Path, Path]:
+    """One panel per factor: each experiment's PDR at its level, the median and range."""
+    effects = result["effects"]
+    fig, axes = plt.subplots(
+        1, max(1, len(effects)), figsize=(3.2 * max(1, len(effects)), 3.2), squeeze=False
+    )
+    rng = np.random.default_rng(0)
+    for ax, e in zip(axes[0], effects, strict=False):
+        f = e["factor"]
+        for x, lv in enumerate(e["levels"]):
+            ys = [
+                r["pdr_pps"] / 1e3
+                for r in result["experiments"]
+                if r["factors"].get(f) == lv["level"] and r["pdr_pps"] is not None
+            ]
+            ax.scatter(x + rng.uniform(-0.08, 0.08, len(ys)), ys, s=14, color="#0969da")
+            if ys:
+                ax.plot([x, x], [min(ys), max(ys)], color="#57606a", lw=1)
+                ax.plot([x - 0.2, x + 0.2], [np.median(ys)] * 2, color="#cf222e", lw=2)
+        ax.set_xticks(range(len(e["levels"])), [str(lv["level"]) for lv in e["levels"]])
+        ax.set_xlim(-0.5, len(e["levels"]) - 0.5)
+        ax.set_xlabel(f)
+        ax.set_title(e["test"] or "", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("PDR@0.5% (kpps)")
+    return _save(fig, stem)
+
+
+def plot_cpu_per_load(
+    store: Store, rows: Sequence[dict[str, Any]], stem: Path
+) -> tuple[Path, Path]:
+    """One panel per cell experiment: each core's busy share (and steal) per offered load."""
+    n = max(1, len(rows))
+    cols = min(4, n)
+    nrows = math.ceil(n / cols)
+    fig, axes = plt.subplots(
+        nrows, cols, figsize=(3.0 * cols, 2.4 * nrows), squeeze=False, sharey=True
+    )
+    for ax, r in zip(axes.ravel(), rows, strict=False):
+        per: dict[str, dict[float, list[tuple[float, float]]]] = {}
+        for t in store.trials(r["experiment_id"]):
+            for core, c in (t.get("cpu") or {}).items():
+                per.setdefault(core, {}).setdefault(t["rate_pps"], []).append(
+                    (c.get("busy", 0.0), c.get("steal", 0.0))
+                )
+        for i, (core, loads) in enumerate(sorted(per.items())):
+            x = sorted(loads)
+            busy = [np.mean([b for b, _ in loads[v]]) for v in x]
+            steal = [np.mean([s for _, s in loads[v]]) for v in x]
+            color = f"C{i}"
+            ax.plot(np.array(x) / 1e3, busy, marker="o", ms=3, color=color, label=core)
+            ax.plot(np.array(x) / 1e3, steal, ls="--", color=color, lw=1)
+        ax.set_title(
+            " ".join(f"{k}={v}" for k, v in r["factors"].items()) + f" b{r['block']}", fontsize=7
+        )
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.set_xlabel("offered load (kpps)", fontsize=7)
+    for ax in axes.ravel()[len(rows) :]:
+        ax.axis("off")
+    axes[0][0].set_ylabel("busy share")
+    axes[0][0].legend(fontsize=6)
+    return _save(fig, stem)
+
+
+def _pps(v: float | None) -> str:
+    return fmt_rate(v) if v is not None else "-"
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None or not math.isfinite(v) else f"{v:.3g}"
+
+
+def _cpu(c: dict[str, float]) -> str:
+    return " ".join(f"{k} {v:.0%}" for k, v in c.items()) or "-"
+
+
+def _tests(result: dict[str, Any]) -> list[list[str]]:
+    out = []
+    for e in result["effects"]:
+        if "trend" in e:
+            t = e["trend"]
+            out.append(
+                [
+                    e["factor"],
+                    "trend over all levels",
+                    "Kendall tau-b",
+                    _num(t["tau_b"]),
+                    _num(t["p"]),
+                    str(t["n"]),
+                    "-",
+                    "-",
+                    "-",
+                ]
+            )
+        for c in e["comparisons"]:
+            n = f"{c['n_pairs']} pairs" if c["paired"] else f"{c['n_a']} + {c['n_b']}"
+            hl = c["hodges_lehmann_pps"]
+            shift = "-" if hl is None else ("+" if hl >= 0 else "-") + fmt_rate(abs(hl))
+            out.append(
+                [
+                    e["factor"],
+                    f"{c['level']} vs {c['against']}",
+                    c["test"],
+                    _num(c["statistic"]),
+                    _num(c["p"]),
+                    n,
+                    _num(c["cliffs_delta"]),
+                    c["effect"],
+                    shift,
+                ]
+            )
+    return out
+
+
+def render_page(
+    store: Store, name: str, out_dir: Path, figures: dict[tuple[int, str], str], index: str
+) -> dict[str, Any]:
+    """Write ``out_dir/index.html`` for campaign ``name``; return what the index shows."""
+    result = CR.comparison(store, [], name)
+    spec = (store.campaign(name) or {}).get("spec", {})
+    figs = out_dir / "figures"
+    pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / "pdr_by_factor")
+    cpu_png, cpu_svg = plot_cpu_per_load(store, result["experiments"], figs / "cpu_per_load")
+    rows = [
+        {
+            **r,
+            "pdr": _pps(r["pdr_pps"]),
+            "ndr": _pps(r["ndr_pps"]),
+            "worst": _num(r["worst_delta_ucl95_below_pdr"]),
+            "cpu": _cpu(r["cpu_busy"]),
+            "figure": figures.get((r["experiment_id"], r["label"])),
+        }
+        for r in result["experiments"]
+    ]
+    groups = [
+        {
+            **g,
+            "n": g["experiments"],
+            "pdr": _pps(g["pdr_pps"]["median"]),
+            "range": f"{_pps(g['pdr_pps']['min'])} .. {_pps(g['pdr_pps']['max'])}",
+            "ndr": _pps(g["ndr_pps"]["median"]),
+            "worst": _num(g["worst_delta_ucl95_below_pdr"]),
+            "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
+            "cpu": _cpu(g["cpu_busy"]),
+        }
+        for g in result["groups"]
+    ]
+    env = Environment(
+        loader=PackageLoader("netassay.report", "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+    )
+    page = env.get_template("campaign.html.j2").render(
+        name=name,
+        method=spec.get("method", "sweep"),
+        cells=len(spec.get("cells", [])),
+        repetitions=spec.get("repetitions", 1),
+        seed=(store.campaign(name) or {}).get("seed", "-"),
+        rows=rows,
+        factors=list(dict.fromkeys(f for r in rows for f in r["factors"])),
+        by=result["by"],
+        groups=groups,
+        tests=_tests(result),
+        text="\n".join(CR.text(result)),
+        pdr_png=_uri(pdr_png),
+        pdr_svg=f"figures/{pdr_svg.name}",
+        cpu_png=_uri(cpu_png),
+        cpu_svg=f"figures/{cpu_svg.name}",
+        index=index,
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "index.html").write_text(page)
+    best = result["groups"][0] if result["groups"] else None
+    lines = [
+        f"{len(rows)} experiment(s) of {len(spec.get('cells', []))} cell(s); factors: "
+        + ", ".join(result["by"])
+    ]
+    lines += [
+        f"#{g['rank']} "
+        + " ".join(f"{k}={v}" for k, v in g["levels"].items())
+        + f": PDR {g['pdr']} ({g['range']})"
+        for g in sorted(groups, key=lambda g: g["rank"])
+    ]
+    return {
+        "title": f"campaign: {name}",
+        "text": "\n".join(lines) if best else "",
+        "link": f"{out_dir.name}/index.html",
+    }
+
+
+def campaign_pages(store: Store, out: Path, entries: Sequence[Any], suffix: str = "") -> list[dict]:
+    """One page per campaign of ``store`` in ``out/campaign-NAME{suffix}``, each cell
+    linked to its PASTRAMI figure among ``entries`` (the index's experiments)."""
+    if not CR.has_campaigns(store):
+        return []
+    figures = {
+        (e.a.metadata.get("experiment_id"), e.a.label): f"../{e.figure_png}" for e in entries
+    }
+    names = list(
+        dict.fromkeys(
+            r["campaign"]["campaign"]
+            for r in (e.metadata for e in store.experiments())
+            if isinstance(r.get("campaign"), dict)
+        )
+    )
+    return [
+        render_page(store, n, out / f"campaign-{n}{suffix}", figures, "../index.html")
+        for n in names
+    ]

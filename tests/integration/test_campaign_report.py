@@ -1,0 +1,174 @@
+"""A campaign store (cells written by the coordinator's own writer, from synthetic
+trials): 'compare' serves it, resume bookkeeping, and its report page in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from tests.integration.test_report import ARGS, CHROMIUM
+
+from netassay.analysis.synthetic import ideal_plr, trials_from_plr
+from netassay.campaign import execute as X
+from netassay.campaign import order as O
+from netassay.campaign import spec as SP
+from netassay.campaign.worker import CellResult, StoredExperiment
+from netassay.store.db import Store, TrialRecord
+
+CAPS = {"100k": 100_000.0, "180k": 180_000.0}
+RATES = np.arange(60_000.0, 260_001.0, 20_000.0)
+FILE = """[campaign]
+name = "caps"
+repetitions = 2
+seed = 3
+[fixed]
+rates = "60k:260k:20k"
+runs = 3
+duration = "1s"
+[factors]
+sut_cap = ["100k", "180k"]
+pinning = ["pin-1cpu", "pin-2cpu"]
+"""
+
+
+def _cell(c: SP.Campaign, slot: O.Slot) -> CellResult:
+    cap = CAPS[c.cells[slot.cell]["sut_cap"]] * (1 + 0.01 * slot.block)
+    li, rates, sent, recv = trials_from_plr(
+        RATES, ideal_plr(RATES, cap), 3, 100_000, seed=slot.position
+    )
+    cpu = {"cpu0": {"busy": 0.9, "steal": 0.02}, "cpu1": {"busy": 0.5, "steal": 0.01}}
+    trials = [
+        TrialRecord(
+            int(i),
+            n % 3,
+            float(r),
+            1.0,
+            int(s),
+            int(v),
+            "synthetic",
+            float(r),
+            utc="2026-01-01T00:00:00Z",
+            cpu=cpu,
+            run_id=7,
+        )
+        for n, (i, r, s, v) in enumerate(zip(li, rates, sent, recv, strict=True))
+    ]
+    run = {
+        "id": 7,
+        "started_utc": "2026-01-01T00:00:00Z",
+        "resumed": False,
+        "environment": {"kernel": "test"},
+    }
+    exp = StoredExperiment(
+        "sweep",
+        "netassay-testbed",
+        "x",
+        {"rates_pps": list(RATES), "runs": 3, "duration_s": 1.0},
+        {"sut": "router"},
+        {},
+        [run],
+        trials,
+    )
+    return CellResult(slot.key(c.name), "t1", "netassay-t1", 1.0, [exp])
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory):
+    c = SP.parse(FILE, "caps.toml")
+    db = tmp_path_factory.mktemp("camp") / "camp.db"
+    with Store(db) as st:
+        cid, seed = X._start(st, c, False, str(db))
+        for slot in O.run_order(len(c.cells), c.repetitions, seed):
+            X.write_cell(st, c, cid, seed, slot, _cell(c, slot))
+    return db
+
+
+def test_cells_are_stored_once_tagged_with_their_levels(store_path):
+    c = SP.parse(FILE, "caps.toml")
+    with Store(store_path) as st:
+        exps = list(st.experiments())
+        assert len(exps) == 8 and st.count_trials() == 8 * len(RATES) * 3
+        tag = exps[0].metadata["campaign"]
+        assert (
+            tag["campaign"] == "caps"
+            and tag["seed"] == 3
+            and set(tag["factors"]) == {"sut_cap", "pinning"}
+        )
+        run_ids = {t["run_id"] for t in st.trials(exps[0].id)}
+        assert run_ids == {st.runs(exps[0].id)[0]["id"]}  # runs mapped to this store's
+        # a resume finds the campaign unchanged; a changed file is refused
+        assert X._start(st, c, True, "db") == (1, 3)
+        changed = SP.parse(FILE.replace("runs = 3", "runs = 4"), "caps.toml")
+        with pytest.raises(Exception, match="changed since campaign 'caps' started"):
+            X._start(st, changed, True, "db")
+        # writing a cell again writes nothing (its key is stored)
+        slot = O.run_order(4, 2, 3)[0]
+        assert X.write_cell(st, c, 1, 3, slot, _cell(c, slot)) == 0
+
+
+def test_compare_serves_a_campaign_store(store_path, cli):
+    res = cli("compare", str(store_path), "--by", "cap", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [g["levels"]["sut_cap"] for g in out["groups"]] == ["100k", "180k"]
+    assert {g["levels"]["sut_cap"]: g["rank"] for g in out["groups"]} == {"180k": 1, "100k": 2}
+    c = out["effects"][0]["comparisons"][0]
+    assert c["test"] == "Wilcoxon signed-rank" and c["n_pairs"] == 4  # paired by block
+    assert c["cliffs_delta"] == 1.0 and c["hodges_lehmann_pps"] > 70_000
+    text = cli("compare", str(store_path), "--by", "pinning")
+    assert text.returncode == 0 and "effect of pinning on PDR" in text.stdout
+    bad = cli("compare", str(store_path), "--by", "nope")
+    assert bad.returncode == 2 and "unknown factor 'nope'" in bad.stderr
+
+
+@pytest.fixture(scope="module")
+def report_dir(store_path, tmp_path_factory):
+    from tests.conftest import run_cli
+
+    out = tmp_path_factory.mktemp("rep") / "report"
+    run_cli("report", store_path, "--out", out, check=True)
+    return out
+
+
+def test_the_index_links_the_campaign_page(report_dir):
+    index = (report_dir / "index.html").read_text()
+    assert 'href="campaign-caps/index.html"' in index
+    page = (report_dir / "campaign-caps" / "index.html").read_text()
+    assert "http://" not in page and "https://" not in page
+    assert page.count("data:image/png;base64,") == 2
+    assert (report_dir / "campaign-caps" / "figures" / "pdr_by_factor.svg").exists()
+
+
+@pytest.mark.browser
+def test_campaign_page_in_headless_chromium(report_dir):
+    if not shutil.which(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: 'make setup' installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto((report_dir / "index.html").as_uri())
+            page.click('a[href="campaign-caps/index.html"]')
+            page.wait_for_load_state()
+            assert page.locator("#matrix tbody tr").count() == 8
+            assert page.locator("#groups tbody tr").count() == 4
+            assert page.locator("#effects tbody tr").count() == 2
+            sizes = page.eval_on_selector_all(
+                "img", "imgs => imgs.map(i => i.complete && i.naturalWidth)"
+            )
+            assert len(sizes) == 2 and all(w and w > 300 for w in sizes)
+            links = page.eval_on_selector_all("a.cellfig", "as => as.map(a => a.href)")
+            assert len(links) == 8
+            for href in links:  # each cell's PASTRAMI figure is there and decodes
+                fig = browser.new_page()
+                fig.goto(href)
+                w = fig.eval_on_selector("img", "i => i.complete && i.naturalWidth")
+                assert w and w > 500
+                fig.close()
+            assert "Wilcoxon signed-rank" in page.locator("#effects").inner_text()
+        finally:
+            browser.close()
