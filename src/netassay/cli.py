@@ -83,6 +83,9 @@ cli_campaign.register(app)
 from netassay import cli_accept_import  # noqa: E402
 
 cli_accept_import.register(app)
+from netassay import cli_accept  # noqa: E402
+
+cli_accept.register(app)
 
 
 def _click_error_types() -> tuple[type[BaseException], ...]:

@@ -20,7 +20,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from netassay.accept import gen as GEN
@@ -139,8 +139,6 @@ def validate(req: AcceptRequest) -> None:
                 "start from here",
                 "use --sender iperf3, or --embedded",
             )
-    elif req.link_cap_bps is None and req.link_drop == 0 and req.contract_bps > 0:
-        pass  # a clean embedded link: the host's own limits
     if req.sender == "netassay-gen":
         GEN.frame_size(req.datagram(), req.ip_version)
     L.validate(req.testbed())
@@ -399,7 +397,3 @@ def _busy(state: dict[str, Any], s: Scenario) -> Iterator[None]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def with_scenario(req: AcceptRequest, s: Scenario) -> AcceptRequest:
-    return replace(req, scenario=s)

@@ -1,0 +1,94 @@
+"""Loss in the test host is never a FAIL of the link (issue 13, part 3), on real cases.
+
+- iperf3 3.12 at 1 Gbit/s of payload over a clean veth link (no cap, no loss): its
+  server's socket overflows (measured when the issue was written: 0.63% lost, all
+  UdpRcvbufErrors, 19,549 in 4 s). The verdict must be INCONCLUSIVE host-limited,
+  with the receiver's socket buffer named when its counter moved.
+- A receiving host whose CPU is taken by busy processes (stress-ng, two workers pinned
+  to the receiver's CPU) at 200 Mbit/s: INCONCLUSIVE host-limited, never FAIL.
+
+Also: the JSON a live iperf3 run kept (AcceptRun.raw), imported with 'netassay import
+iperf3', gives the same numbers as the live run.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from netassay.accept.run import AcceptRequest, Scenario, measure
+from netassay.accept.store import load_accept_tests
+from netassay.store.db import Store
+
+pytestmark = pytest.mark.system
+
+
+def test_iperf3_at_1g_on_a_clean_link_is_host_limited(tb_name):
+    req = AcceptRequest(contract_bps=1e9, layer="payload", sender="iperf3", runs=1,
+                        duration_s=4, ramp=False, name=tb_name)  # fmt: skip
+    res = measure(req)
+    v, run = res.verdict, res.test.runs[0]
+    assert res.test.link["cap_bps"] is None and res.test.link["drop"] == 0
+    assert v.verdict != "FAIL", v.reason
+    if run.lost_packets == 0 and v.verdict == "PASS":
+        pytest.skip("this run lost nothing: the host kept up with iperf3 at 1 Gbit/s")
+    assert v.verdict == "INCONCLUSIVE" and "host-limited" in v.reason, v.reason
+    if run.host.get("receiver.udp_rcvbuf_errors", 0) > 0:
+        assert "receiver socket buffer" in v.reason
+        assert run.lost_packets <= run.host["receiver.udp_rcvbuf_errors"] + run.host.get(
+            "receiver.softnet_dropped", 0
+        )
+    # the facts the verdict stands on are kept with the run
+    hc = run.host_config
+    assert hc["tool"]["version"].startswith("3.") and "mitigations" in hc
+    assert hc["sysctls"]["net.core.rmem_default"] and hc["mtu"] == 1500
+
+
+def test_busy_receiver_is_host_limited(tb_name):
+    scenario = Scenario(name="busy receiver", busy_receiver=2)
+    req = AcceptRequest(contract_bps=200e6, layer="ethernet", sender="iperf3", runs=1,
+                        duration_s=3, ramp=False, name=tb_name, scenario=scenario)  # fmt: skip
+    res = measure(req)
+    v, run = res.verdict, res.test.runs[0]
+    assert v.verdict == "INCONCLUSIVE" and "host-limited" in v.reason, v.reason
+    assert "receiver cpu1" in v.reason  # the receiver's core, saturated by stress-ng
+    assert max(run.cpu_busy().values()) >= 0.95
+    assert run.host_config["busy_receiver"] == 2
+
+
+def _json_texts(raw: str) -> list[str]:
+    """The iperf3 JSON outputs kept verbatim, one after the other, in a run's raw."""
+    dec, out, pos = json.JSONDecoder(), [], 0
+    while pos < len(raw):
+        if raw[pos].isspace():
+            pos += 1
+            continue
+        _, end = dec.raw_decode(raw, pos)
+        out.append(raw[pos:end])
+        pos = end
+    return out
+
+
+def test_live_iperf3_json_imports_to_the_same_numbers(cli, tb_name, tmp_path):
+    db = tmp_path / "live.db"
+    req = AcceptRequest(contract_bps=100e6, layer="payload", sender="iperf3", runs=1,
+                        duration_s=2, ramp=False, name=tb_name, db=str(db))  # fmt: skip
+    live = measure(req).test.runs[0]
+    files = []
+    for i, text in enumerate(_json_texts(live.raw)):  # the server's output, the client's
+        f = tmp_path / f"iperf3-{i}.json"
+        f.write_text(text)
+        files.append(str(f))
+    assert len(files) == 2
+    out = tmp_path / "imported.db"
+    p = cli("import", "iperf3", *files, "--db", str(out))
+    assert p.returncode == 0, p.stderr
+    with Store(str(out), readonly=True) as st:
+        (test,) = list(load_accept_tests(st))
+    got = test.runs[0]
+    for field in ("received_packets", "lost_packets", "sent_packets", "received_bytes",
+                  "received_s", "datagram_bytes", "tool_version"):  # fmt: skip
+        assert getattr(got, field) == getattr(live, field), field
+    assert got.intervals == live.intervals and got.intervals_side == "receiver"
+    assert got.payload_bps() == pytest.approx(live.payload_bps(), rel=1e-12)
