@@ -162,3 +162,9 @@ sut_cap = [100000, "150k"]
     assert args[:4] == ["--goal", "ndr", "--goal", "pdr:0.005"]
     assert "--no-peak-check" in args and "--then-verify" in args
     assert args[args.index("--sut-cap") + 1] == "100000"
+
+
+@pytest.mark.parametrize("name", ["caps.toml", "pastrami.toml", "search.toml"])
+def test_the_examples_are_valid_campaigns(name):
+    c = SP.load(ROOT / "examples" / name)
+    assert c.cells and all(SP.cell_args(c.method, c.settings(i)) for i in range(len(c.cells)))

@@ -74,7 +74,8 @@ def groups(
     for levels, members in bucket.items():
         verdicts: dict[str, int] = {}
         for m in members:
-            verdicts[str(m["verdict"])] = verdicts.get(str(m["verdict"]), 0) + 1
+            v = m["verdict"] or "no verdict"
+            verdicts[v] = verdicts.get(v, 0) + 1
         worst = [m["worst_delta_ucl95_below_pdr"] for m in members]
         out.append(
             {

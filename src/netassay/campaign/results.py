@@ -39,7 +39,6 @@ def rows(
     store: Store, campaign: str | None = None, cfg: AnalysisConfig | None = None
 ) -> list[dict]:
     """One row per cell experiment of ``campaign`` (the newest campaign when None)."""
-    from netassay.analysis.assess import assess_trials
     from netassay.search.view import stored_outcome
 
     exps = [e for e in store.experiments() if _tag(e)]
@@ -71,26 +70,15 @@ def rows(
             o = stored_outcome(store, e)
             bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
             pdr = [v for k, v in sorted(bound.items()) if k > 0]
+            verify = store.find_experiment(f"{e.key}-2")  # its verify sweep, if it ran one
             row.update(
-                verdict=None,
+                verdict=_assess(store, verify, cfg).verdict if verify else None,
                 pdr_pps=pdr[0] if pdr else None,
                 ndr_pps=bound.get(0.0),
                 worst_delta_ucl95_below_pdr=None,
             )
         else:
-            cols = store.trial_arrays(e.id)
-            a = assess_trials(
-                cols.load_index,
-                cols.rate_pps,
-                cols.sent,
-                cols.received,
-                cfg,
-                source=e.source,
-                label=e.label,
-                metadata=e.metadata,
-                duration_s=e.config.get("duration_s"),
-                loads=cols.loads,
-            )
+            a = _assess(store, e, cfg)
             row.update(
                 verdict=a.verdict,
                 pdr_pps=a.pdr.rate_pps,
@@ -99,6 +87,24 @@ def rows(
             )
         out.append(row)
     return out
+
+
+def _assess(store: Store, e: Any, cfg: AnalysisConfig) -> Any:
+    from netassay.analysis.assess import assess_trials
+
+    cols = store.trial_arrays(e.id)
+    return assess_trials(
+        cols.load_index,
+        cols.rate_pps,
+        cols.sent,
+        cols.received,
+        cfg,
+        source=e.source,
+        label=e.label,
+        metadata=e.metadata,
+        duration_s=e.config.get("duration_s"),
+        loads=cols.loads,
+    )
 
 
 def level_number(factor: str, value: Any) -> float:
@@ -189,10 +195,8 @@ def text(result: dict[str, Any]) -> list[str]:
             f"{_num(g['worst_delta_ucl95_below_pdr'])}; CPU busy {_cpu(g['cpu_busy'])}"
         )
     for e in result["effects"]:
-        lines += [
-            "",
-            f"effect of {e['factor']} on PDR ({e['test']}; {e['experiments']} experiments)",
-        ]
+        test = e["test"] or "one level: nothing to compare"
+        lines += ["", f"effect of {e['factor']} on PDR ({test}; {e['experiments']} experiments)"]
         if "trend" in e and e["trend"]["tau_b"] is not None:
             t = e["trend"]
             lines.append(f"  Kendall tau-b = {t['tau_b']:+.3f} (p = {t['p']:.3g}, n = {t['n']})")
