@@ -1,0 +1,75 @@
+"""Reading the test host's counters: /proc/net/snmp, softnet_stat, netlink link stats."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+from netassay.accept import host as H
+
+_HEAD = "InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors"
+SNMP = (
+    "Ip: Forwarding DefaultTTL\nIp: 1 64\n"
+    f"Udp: {_HEAD} IgnoredMulti MemErrors\nUdp: 3095290 0 19549 2 19549 0 0 0 0\n"
+    f"UdpLite: {_HEAD} IgnoredMulti MemErrors\nUdpLite: 0 0 0 0 0 0 0 0 0\n"
+)
+
+SOFTNET = (
+    "0aefe2b6 00000000 0000000c 00000000 00000000 00000000 00000000 00000000 00000000 "
+    "000ba2df 00000000 00000000 00000000 00000000 00000000\n"
+    "2456f734 003bc313 00031eb8 00000000 00000000 00000000 00000000 00000000 00000000 "
+    "02500ba9 00000000 00000000 00000001 00000000 00000000\n"
+)
+
+
+def test_udp_counters_from_snmp():
+    got = H.parse_snmp_udp(SNMP)
+    assert got["udp_rcvbuf_errors"] == 19549 and got["udp_in_errors"] == 19549
+    assert got["udp_in_datagrams"] == 3095290 and got["udp_sndbuf_errors"] == 0
+    assert "udp_in_csum_errors" not in got and H.parse_snmp_udp("Ip: 1\n") == {}
+
+
+def test_softnet_per_cpu_by_its_id_column():
+    got = H.parse_softnet(SOFTNET)
+    assert got["cpu0"] == {"processed": 0x0AEFE2B6, "dropped": 0, "time_squeeze": 12}
+    assert got["cpu1"]["dropped"] == 0x3BC313 and got["cpu1"]["time_squeeze"] == 0x31EB8
+
+
+def _attr(kind: int, payload: bytes) -> bytes:
+    n = 4 + len(payload)
+    return struct.pack("HH", n, kind) + payload + b"\0" * ((4 - n % 4) % 4)
+
+
+def test_link_stats_from_a_netlink_message():
+    stats = list(range(1, len(H.STATS64) + 1))
+    body = struct.pack("BxHiII", socket.AF_UNSPEC, 1, 7, 0, 0)
+    body += _attr(H.IFLA_IFNAME, b"s0\0") + _attr(H.IFLA_MTU, struct.pack("I", 9000))
+    body += _attr(H.IFLA_STATS64, struct.pack(f"{len(stats)}Q", *stats))
+    msg = struct.pack("IHHII", 16 + len(body), H.RTM_NEWLINK, 2, 1, 0) + body
+    done = struct.pack("IHHII", 20, H.NLMSG_DONE, 2, 1, 0) + b"\0" * 4
+    got = H.parse_links(msg + done)
+    assert set(got) == {"s0"}
+    assert (
+        got["s0"]["rx_dropped"] == 7 and got["s0"]["tx_dropped"] == 8 and got["s0"]["mtu"] == 9000
+    )
+    assert got["s0"]["rx_missed_errors"] == 16
+    assert H._has_done(done) and not H._has_done(msg)
+
+
+def test_the_host_facts_name_mitigations_and_buffers():
+    facts = H.host_config({"mtu": 1500})
+    m = facts["mitigations"]
+    assert m["cmdline"] and isinstance(m["vulnerabilities"], dict)
+    assert "net.core.rmem_default" in facts["sysctls"] and facts["mtu"] == 1500
+    assert facts["cpus"] >= 1
+
+
+def test_cpu_samples_every_period():
+    s = H.CpuSampler(period_s=0.05).start()
+    import time
+
+    time.sleep(0.18)
+    got = s.stop()
+    assert 2 <= len(got) <= 4
+    t, cores = got[0]
+    assert 0.04 <= t <= 0.2 and "busy" in next(iter(cores.values()))
