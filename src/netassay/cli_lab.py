@@ -52,6 +52,48 @@ SinkOpt = Annotated[
 ]
 
 
+TestbedOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--testbed",
+        help="Run on this testbed as it is registered or up (e.g. one from 'testbed "
+        "external'); it must exist.",
+    ),
+]
+TbArg = Annotated[
+    str | None, typer.Argument(help="Testbed name (the same as --name).", show_default=False)
+]
+
+
+def on_testbed(testbed: str | None, name: str | None, flags: dict[str, Any]) -> str | None:
+    """The testbed a sweep or a search runs on: ``--testbed`` names one that exists (an
+    external testbed's knobs were set when it was registered)."""
+    if testbed is None:
+        return name
+    from netassay.errors import TestbedError, UsageError
+    from netassay.testbed import state as S
+    from netassay.testbed import topology as T
+    from netassay.testbed import validate_name
+
+    validate_name(testbed)
+    if name is not None and name != testbed:
+        raise UsageError(f"--name {name} and --testbed {testbed} differ", "", "give one of them")
+    st = S.read_state(testbed)
+    if st is None:
+        raise TestbedError(
+            f"no testbed named '{testbed}'",
+            f"none is registered or up (no state in {S.run_dir()})",
+            f"register it ('netassay testbed external ... --name {testbed}') or bring it up",
+        )
+    if flags and T.kind_of(st) == "external":
+        raise UsageError(
+            f"testbed '{testbed}' is external: {', '.join(sorted(flags))} cannot be given here",
+            "its frame size, flows and sink were set when it was registered",
+            "drop those flags, or register it again with them",
+        )
+    return testbed
+
+
 def _testbed_overrides(**kv: Any) -> dict[str, Any]:
     cap = kv.pop("sut_cap", None)
     if cap is not None:
@@ -103,12 +145,14 @@ def testbed_up(
 
 
 @lab_app.command("down")
-def testbed_down(name: NameOpt = "lab") -> None:
-    """Remove a testbed: its namespaces, state and any sysctl it changed."""
+def testbed_down(tb: TbArg = None, name: NameOpt = "lab") -> None:
+    """Remove a testbed: its namespaces, state and any sysctl it changed (an external
+    testbed is forgotten: its ports are left as they are)."""
     from netassay.testbed import require_root, validate_name
     from netassay.testbed import state as S
     from netassay.testbed import topology as T
 
+    name = tb or name
     validate_name(name)
     require_root("removing a testbed")
     with S.Lock(name):
@@ -137,14 +181,75 @@ def testbed_cleanup(
 
 @lab_app.command("show")
 def testbed_show(
+    tb: TbArg = None,
     name: NameOpt = "lab",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Print a testbed's topology, knobs and environment."""
     from netassay.testbed import show
 
-    info = show.describe(name)
+    info = show.describe(tb or name)
     typer.echo(json.dumps(info, indent=2, sort_keys=True) if as_json else show.render(info))
+
+
+@lab_app.command("external")
+def testbed_external(
+    tx: Annotated[str, typer.Option("--tx", help="Local port the generator sends on.")],
+    rx: Annotated[str, typer.Option("--rx", help="Local port the sink counts on.")],
+    dst_mac: Annotated[
+        str, typer.Option("--dst-mac", help="The SUT's MAC on the tx side (frames go there).")
+    ],
+    src: Annotated[str, typer.Option("--src", help="Source address, e.g. 198.18.0.2.")],
+    dst: Annotated[str, typer.Option("--dst", help="Destination, e.g. 198.19.0.2.")],
+    name: NameOpt = "lab",
+    netns: Annotated[
+        str | None,
+        typer.Option("--netns", help="Network namespace of both ports (default: the host's own)."),
+    ] = None,
+    expect_mac: Annotated[
+        str | None,
+        typer.Option(
+            "--expect-mac", help="MAC the probes must come back to (default: the rx port's)."
+        ),
+    ] = None,
+    allow_any_destination: Annotated[
+        bool,
+        typer.Option(
+            "--allow-any-destination",
+            help="Allow a --dst outside 198.18.0.0/15 and 2001:2::/48 (test traffic to it).",
+        ),
+    ] = False,
+    size: SizeOpt = None,
+    flows: FlowsOpt = None,
+    sut_counters_cmd: Annotated[
+        str | None,
+        typer.Option(
+            "--sut-counters-cmd",
+            help="Command printing the SUT's counters ('name value' lines or JSON), run "
+            "before and after each trial, e.g. 'ssh r1 nstat -az'.",
+        ),
+    ] = None,
+    cpu: Annotated[
+        int | None, typer.Option("--cpu", help="Pin the generator to this CPU (default: not).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
+) -> None:
+    """Register a SUT netassay does not manage, between two local ports: checks the
+    path with a probe burst and measures the generator's peak through it; changes no
+    interface (use it with 'sweep --testbed NAME')."""
+    from netassay.testbed import external as X
+    from netassay.testbed import require_root, validate_name
+
+    validate_name(name)
+    cfg = X.make_config(
+        tx=tx, rx=rx, dst_mac=dst_mac, src=src, dst=dst, netns=netns, expect_mac=expect_mac,
+        allow_any_destination=allow_any_destination, size_bytes=size, flows=flows,
+        sut_counters_cmd=sut_counters_cmd, gen_cpu=cpu,
+    )  # fmt: skip
+    X.validate(cfg)
+    require_root("an external testbed")
+    state = X.register(name, cfg)
+    typer.echo(json.dumps(state, indent=2, sort_keys=True) if as_json else X.render(state))
 
 
 def sweep(
@@ -187,8 +292,10 @@ def sweep(
     sut_drop: DropOpt = None,
     sut_cap: CapOpt = None,
     sink: SinkOpt = None,
+    testbed: TestbedOpt = None,
 ) -> None:
-    """Run a load sweep on the embedded testbed; each trial is stored as it ends."""
+    """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
+    as it ends."""
     from netassay.campaign import plan as P
     from netassay.campaign import sweep as SW
 
@@ -196,6 +303,7 @@ def sweep(
         sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
         backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
     )  # fmt: skip
+    name = on_testbed(testbed, name, o)
     req = SW.SweepRequest(
         rates=rates, runs=runs, duration=duration, settle=settle, db=db, resume=resume,
         experiment=experiment, label=label, check_peak=not no_peak_check, retries=retries,

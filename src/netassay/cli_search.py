@@ -19,7 +19,9 @@ from netassay.cli_lab import (
     SinkOpt,
     SizeOpt,
     SutOpt,
+    TestbedOpt,
     _testbed_overrides,
+    on_testbed,
 )
 from netassay.errors import Interrupted
 
@@ -106,6 +108,7 @@ def search(
     sut_drop: DropOpt = None,
     sut_cap: CapOpt = None,
     sink: SinkOpt = None,
+    testbed: TestbedOpt = None,
 ) -> None:
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
     from netassay.cli import config_path
@@ -117,6 +120,7 @@ def search(
         sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
         backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
     )  # fmt: skip
+    name = on_testbed(testbed, name, o)
     dur = {
         k: parse_duration(v) if v is not None else None
         for k, v in (("i", initial_duration), ("f", final_duration), ("s", duration_sum))

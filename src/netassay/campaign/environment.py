@@ -119,6 +119,7 @@ def capture(tb: Testbed) -> dict[str, Any]:
             "netassay-gen": _generator_version(),
         },
     }
+    env.update(T.kind_environment(tb))  # a testbed kind's own record (external: its NICs)
     return env
 
 

@@ -26,6 +26,7 @@ from netassay.store.db import Experiment, Store, TrialRecord
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
+from netassay.testbed.linerate import LineRate, refuse_above
 from netassay.testbed.names import validate_name
 from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rates
 
@@ -139,6 +140,8 @@ def sweep_config(sw: Sweep) -> dict[str, Any]:
 
 
 def sweep_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
+    if T.kind_of(cfg) == "external":
+        return external_metadata(cfg, env)
     return {
         "class": {"router": "routing", "xdp-router": "ebpf"}.get(cfg.sut, "bridging"),
         "sut": cfg.sut,
@@ -153,6 +156,37 @@ def sweep_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "sut_cap_pps": cfg.sut_cap_pps,
         "testbed": "embedded",
     }
+
+
+def external_metadata(cfg: Any, env: dict[str, Any]) -> dict[str, Any]:
+    """An external testbed's experiment: the SUT is whatever sits between its ports."""
+    ext = env.get("external", {})
+    rx_rings = ext.get("ports", {}).get("rx", {}).get("rings", {}).get("current", {})
+    return {
+        "class": "external",
+        "sut": "external",
+        "pinning": "none",
+        "environment": "external",
+        "kernel": env.get("kernel", ""),
+        "ring": rx_rings.get("RX", ""),  # the rx NIC's receive ring, when it has one
+        "frame_size_bytes": cfg.size_bytes,
+        "ip_version": cfg.ip_version,
+        "flows": cfg.flows,
+        "sut_drop": 0.0,
+        "sut_cap_pps": None,
+        "testbed": "external",
+        "ports": f"{cfg.tx} -> {cfg.rx}",
+        "line_rate_pps": (ext.get("line_rate") or {}).get("pps"),
+    }
+
+
+def check_line_rate(tb: Testbed, rates_pps: Any, what: str = "load") -> None:
+    """Refuse loads above the line rate of a testbed whose ports report a link speed
+    (an external testbed's NICs; veth reports none, so nothing is refused there)."""
+    line = tb.state.get("line_rate")
+    if line:
+        lr = LineRate(line.get("speed_mbps"), int(line["size_bytes"]), line.get("limited_by"))
+        refuse_above(list(rates_pps), lr, what)
 
 
 def _plan_of(exp: Experiment) -> Plan:
@@ -240,6 +274,7 @@ def probe_peak(tb: Testbed, probes: int = 3) -> float:
 
 
 def check_peak(tb: Testbed, plan: Plan) -> float:
+    check_line_rate(tb, plan.rates_pps)
     peak = probe_peak(tb)
     top = max(plan.rates_pps)
     if top > PEAK_MARGIN * peak:
@@ -258,6 +293,8 @@ def _new_experiment(store: Store, sw: Sweep, env: dict[str, Any]) -> int:
         f"{sw.testbed.sut} {sw.testbed.pinning} IPv{sw.testbed.ip_version} "
         f"{sw.testbed.size_bytes}B netns"
     )
+    if T.kind_of(sw.testbed) == "external" and not sw.label:
+        label = f"external {sw.name} IPv{sw.testbed.ip_version} {sw.testbed.size_bytes}B"
     exp_id, _ = store.add_experiment(
         key=key,
         kind="sweep",
@@ -275,6 +312,7 @@ def run(sw: Sweep) -> None:
     T.validate(sw.testbed)
     require_root("a sweep")
     with open_testbed(sw) as tb:
+        check_line_rate(tb, sw.plan.rates_pps)
         peak = check_peak(tb, sw.plan) if sw.check_peak and sw.experiment_id is None else None
         with Store(sw.db) as store, trials_on(tb) as ctx:
             _loop(sw, _start(sw, ctx, store, peak), store)

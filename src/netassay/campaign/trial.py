@@ -66,12 +66,20 @@ class TrialContext:
     sink: SinkCounter
     queue_pkts: int | None  # the smallest queue on the path (a stall's burst against it)
     run_id: int | None = None  # the stored run (environment) this trial belongs to
+    # A testbed kind's own counters (snapshot, locate_loss, trial_counters: see
+    # testbed.external.PortCounters); None: the namespaces' counters read below.
+    path: Any = None
 
 
 @contextmanager
 def trials_on(tb: Testbed, run_id: int | None = None) -> Iterator[TrialContext]:
     """Everything trials on ``tb`` need, held for as long as they run: the sink's
     counter (its XDP program attached) and the path's smallest queue."""
+    own = T.kind_hook(tb.state, "trials_on")
+    if own is not None:  # a kind with a data path of its own (external)
+        with own(tb, run_id) as ctx:
+            yield ctx
+        return
     with SinkCounter(tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes) as sink:
         yield TrialContext(tb, sink, T.path_queue_pkts(tb), run_id)
 
@@ -103,20 +111,21 @@ def measure(
     namespaces = tb.state["namespaces"]
     ctx.sink.ensure()
     utc = utc_now()
-    before = snapshot(namespaces, ctx.sink)
+    before = ctx.path.snapshot(ctx.sink) if ctx.path else snapshot(namespaces, ctx.sink)
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     res = send(tb, rate_pps, duration_s)
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
     _, settled = wait_quiet(_reader(ctx))
     settle_wait_s = time.monotonic() - t_stop
-    after = snapshot(namespaces, ctx.sink)
+    after = ctx.path.snapshot(ctx.sink) if ctx.path else snapshot(namespaces, ctx.sink)
     fb, fa = flatten(before), flatten(after)
     d, counter_warnings = flat_deltas(fb, fa, wrap_bits(fb))
     key = received_key(ctx.sink.kind)
     received = int(d.get(key, 0))
-    loss = locate_loss(res.planned, res.sent, received, d, tb.cfg.ip_version, res.retries)
-    sink_dropped = sum(loss[k] for k in SINK_LOCATIONS)
+    locate = ctx.path.locate_loss if ctx.path else locate_loss
+    loss = locate(res.planned, res.sent, received, d, tb.cfg.ip_version, res.retries)
+    sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     warnings = [
         *counter_warnings,
         *_counter_faults(fb, fa, d, key, ctx.sink.kind),
@@ -126,6 +135,8 @@ def measure(
     disagree = sink_disagreement(d)
     if disagree:
         warnings.append(disagree)
+    extra, extra_warnings = ctx.path.trial_counters(before, after) if ctx.path else ({}, [])
+    warnings.extend(extra_warnings)
     counters = {
         "before": before,
         "after": after,
@@ -136,6 +147,7 @@ def measure(
         "run_id": ctx.run_id,
         "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
         "settle_wait_s": round(settle_wait_s, 3),
+        **extra,
     }
     return TrialRecord(
         load_index=load_index,

@@ -14,6 +14,9 @@ counters before and after every run):
 - ``sink_ingress``: the sink's receive side (its veth refused the frame: the SUT
   forwarded it, so it is not SUT loss, and the trial says so in a warning);
 - ``sink_socket``: a receiving socket's buffer (Udp RcvbufErrors; not SUT loss either);
+- ``between_ports``: an external testbed's SUT (testbed.external): lost after the local
+  tx port took them and before the local rx port, in the SUT, its cabling or its NICs;
+  there ``gen_egress`` is the local tx port's loss and ``sink_ingress`` the local rx's;
 - ``unaccounted``: lost test packets no counter explains (negative: counters saw more
   drops than test packets were lost, e.g. foreign frames).
 """
@@ -32,7 +35,11 @@ LOCATIONS = (
     "sink_socket",
     "unaccounted",
 )
-SUT_LOCATIONS = ("sut_ingress", "sut_forward", "sut_egress")
+# the external testbed's split (testbed.external.PortCounters.locate_loss), and every
+# location either testbed names, in path order (what a report draws)
+EXTERNAL_LOCATIONS = ("unsent", "gen_egress", "between_ports", "sink_ingress", "unaccounted")
+ALL_LOCATIONS = (*LOCATIONS[:5], "between_ports", *LOCATIONS[5:])
+SUT_LOCATIONS = ("sut_ingress", "sut_forward", "sut_egress", "between_ports")
 SINK_LOCATIONS = ("sink_ingress", "sink_socket")
 
 IP4_DROPS = ("InHdrErrors", "InAddrErrors", "InDiscards", "OutDiscards", "OutNoRoutes")

@@ -46,21 +46,43 @@ def received_key(kind: str) -> str:
     return NFT_KEY if kind == "nft" else XDP_KEY
 
 
-def stop_stale_sinks(sink_ns: str) -> list[int]:
-    """End any netassay-gen left running in the sink's namespace (the XDP program of a
-    run that was killed holds the interface until its process ends). The caller holds
-    the testbed's lock, so no live run of this testbed owns one."""
+def _sink_of(pid: int, dev: str | None) -> bool:
+    """Is ``pid`` a netassay-gen (the XDP sink on ``dev``, when ``dev`` is given)?"""
+    try:
+        if Path(f"/proc/{pid}/comm").read_text().strip() != "netassay-gen":
+            return False
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return False
+    return dev is None or ("--xdp-sink" in argv and f"--dev\0{dev}\0" in "\0".join(argv) + "\0")
+
+
+def _pids_in(sink_ns: str | None) -> list[int]:
+    """The processes in a named network namespace, or in the host's own (None)."""
     from netassay.proc import run
 
-    pids = [int(p) for p in run(["ip", "netns", "pids", sink_ns]).stdout.split()]
+    if sink_ns is not None:
+        return [int(p) for p in run(["ip", "netns", "pids", sink_ns]).stdout.split()]
+    host = os.stat("/proc/self/ns/net").st_ino  # netassay's own: the host's
+    pids = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{p}/ns/net").st_ino == host:
+                    pids.append(int(p))
+    return pids
+
+
+def stop_stale_sinks(sink_ns: str | None, dev: str | None = None) -> list[int]:
+    """End any netassay-gen left running in the sink's namespace (the XDP program of a
+    run that was killed holds the interface until its process ends). The caller holds
+    the testbed's lock, so no live run of this testbed owns one. With ``dev`` (a
+    namespace not netassay's own, or the host's: None), only the XDP sink on ``dev``."""
     stale = []
-    for pid in pids:
-        try:
-            comm = Path(f"/proc/{pid}/comm").read_text().strip()
-        except OSError:
-            continue
-        if comm == "netassay-gen":
-            log.warning("ending a netassay-gen left running in %s (pid %d)", sink_ns, pid)
+    for pid in _pids_in(sink_ns):
+        if pid != os.getpid() and _sink_of(pid, dev):
+            where = sink_ns or "the host's namespace"
+            log.warning("ending a netassay-gen left running in %s (pid %d)", where, pid)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             stale.append(pid)
@@ -75,10 +97,15 @@ def stop_stale_sinks(sink_ns: str) -> list[int]:
 class SinkCounter:
     """The sink's test-frame counter of one testbed, held open across trials."""
 
-    def __init__(self, sink_ns: str, kind: str, size_bytes: int) -> None:
+    def __init__(
+        self, sink_ns: str | None, kind: str, size_bytes: int, dev: str | None = None
+    ) -> None:
+        """``dev``: the interface it counts on (default: the embedded testbed's sink0);
+        ``sink_ns`` None: the host's namespace (an external testbed's rx port)."""
         self.ns = sink_ns
         self.kind = validate_sink(kind)
         self.size_bytes = size_bytes
+        self.dev = dev
         self._xdp: Any = None
 
     @property
@@ -93,9 +120,9 @@ class SinkCounter:
         from netassay.traffic.generator import start_xdp_sink
 
         self.close()
-        stop_stale_sinks(self.ns)
+        stop_stale_sinks(self.ns, self.dev)
         extra = ["--pass"] if self.kind == "xdp+nft" else []
-        self._xdp = start_xdp_sink(self.ns, SINK_DEV, self.size_bytes, extra=extra)
+        self._xdp = start_xdp_sink(self.ns, self.dev or SINK_DEV, self.size_bytes, extra=extra)
 
     def read(self) -> dict[str, int]:
         """``{"packets": n}`` counted by the XDP program since it attached; ``{}`` when

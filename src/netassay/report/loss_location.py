@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from netassay.counters.loss import LOCATIONS
+from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
 
 COLORS = {
     "unsent": "#bbbbbb",
@@ -28,16 +28,18 @@ COLORS = {
     "sut_egress": "#e377c2",
     "sink_ingress": "#1f77b4",
     "sink_socket": "#17becf",
+    "between_ports": "#9467bd",
     "unaccounted": "#7f7f7f",
 }
 LABELS = {
     "unsent": "not sent (generator)",
-    "gen_egress": "generator egress",
+    "gen_egress": "generator egress (local tx port)",
     "sut_ingress": "SUT ingress (backlog/ring)",
     "sut_forward": "SUT forwarding (IP MIB, nft)",
     "sut_egress": "SUT egress (qdisc, cap)",
-    "sink_ingress": "sink ingress",
+    "sink_ingress": "sink ingress (local rx port)",
     "sink_socket": "sink socket buffer",
+    "between_ports": "between the ports (external SUT)",
     "unaccounted": "unaccounted",
 }
 

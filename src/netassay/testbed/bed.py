@@ -35,7 +35,7 @@ def require_root(what: str = "the testbed") -> None:
 
 def config_from_state(state: dict[str, Any]) -> Any:
     """The config a testbed was built with, of its kind (see topology.KINDS)."""
-    kind = T.kind_of(state)
+    kind = T.kind_of(state if "kind" in state else state.get("config", {}))
     if kind != T.FORWARDING:
         return T.kind_module(kind).config_from_state(state)
     known = {f.name for f in fields(TestbedConfig)}
@@ -160,6 +160,10 @@ class Testbed:
             self._lock.release()
 
     def _check_alive(self) -> None:
+        check_open = T.kind_hook(self.state, "check_open")
+        if check_open is not None:  # a kind with no namespaces of its own (external)
+            check_open(self)
+            return
         have = set(T.list_netns())
         missing = [ns for ns in self.state["namespaces"].values() if ns not in have]
         if missing:
@@ -184,4 +188,6 @@ class Testbed:
     def gen_flags(self) -> list[str]:
         """netassay-gen flags this testbed needs: its wire (qdisc) and the pinned CPU."""
         cpu = [] if self.gen_cpu is None else ["--cpu", str(self.gen_cpu)]
+        if "gen_flags" in self.state:  # a kind with a wire of its own (external)
+            return [*self.state["gen_flags"], *cpu]
         return [*T.GEN_FLAGS, *cpu]

@@ -34,6 +34,10 @@ def describe(name: str) -> dict[str, Any]:
 
 
 def render(info: dict[str, Any]) -> str:
+    if T.kind_of(info) == "external":
+        from netassay.testbed import external
+
+        return external.render(info)
     ns = info["namespaces"]
     cfg = info["config"]
     t = info.get("target", {})

@@ -47,8 +47,15 @@ XDP_ROUTER = "xdp-router"
 # with validate(cfg), build(name, cfg) -> state and config_from_state(state); its config
 # and its state carry ``kind``. Teardown and cleanup need no kind: they end what still
 # runs in the testbed's namespaces and remove every one of them (names.is_testbed_netns).
+# A kind may also have hooks (kind_hook): check_open(tb) before a run on it,
+# trials_on(tb, run_id) for a data path of its own, environment(tb) for the run's record,
+# forget(state) on down and cleanup (the external testbed has all four).
 FORWARDING = "forwarding"
-KINDS = {"rtt": "netassay.rtt.topology", "accept": "netassay.accept.link"}
+KINDS = {
+    "rtt": "netassay.rtt.topology",
+    "accept": "netassay.accept.link",
+    "external": "netassay.testbed.external",  # a SUT between two local ports
+}
 
 
 def kind_of(cfg_or_state: Any) -> str:
@@ -80,6 +87,8 @@ def check(cfg: Any) -> None:
 
 def validate(cfg: TestbedConfig) -> None:
     """Refuse knob values that make no sense, before anything is touched."""
+    if kind_of(cfg) != FORWARDING:  # a sweep or a search on another kind (external)
+        return check(cfg)
     if cfg.sut not in SUTS:
         raise UsageError(f"unknown SUT '{cfg.sut}'", f"known: {', '.join(SUTS)}", "pick one")
     if cfg.pinning not in PINNINGS:
@@ -428,6 +437,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
 def teardown(name: str) -> list[str]:
     """Remove one testbed's namespaces and state; restore sysctls if it was the last."""
     N.validate_name(name)
+    forget_kind(name)
     removed = namespaces_of(name, list_netns())
     end_processes(removed)
     for ns in removed:
@@ -460,10 +470,38 @@ def cleanup(only: set[str] | None = None) -> list[str]:
         run(["ip", "netns", "del", ns], check=False)
     for tb in S.known_testbeds():
         if (only is None or tb in only) and tb not in busy:
+            forget_kind(tb)
             S.remove_state(tb)
     if not S.known_testbeds():
         S.restore_global_sysctls()
     return removed
+
+
+def kind_hook(state: dict[str, Any] | None, hook: str) -> Any:
+    """A testbed kind's optional hook (``forget``, ``environment``, ``check_open``, ...),
+    or None for the forwarding kind and for kinds without it."""
+    if not isinstance(state, dict) or kind_of(state) == FORWARDING:
+        return None
+    return getattr(kind_module(kind_of(state)), hook, None)
+
+
+def forget_kind(name: str) -> None:
+    """Undo what a testbed kind attached outside its own namespaces (the external
+    testbed's sink on a port it was given); a state that cannot be read is skipped."""
+    try:
+        state = S.read_state(name)
+        hook = kind_hook(state, "forget")
+    except (TestbedError, UsageError, OSError) as exc:
+        log.warning("testbed %s: %s", name, exc)
+        return
+    if hook is not None:
+        hook(state)
+
+
+def kind_environment(tb: Any) -> dict[str, Any]:
+    """What a testbed kind adds to a run's environment record ({} for most)."""
+    hook = kind_hook(tb.state, "environment")
+    return hook(tb) if hook is not None else {}
 
 
 def end_processes(namespaces: list[str], grace_s: float = 2.0) -> list[int]:

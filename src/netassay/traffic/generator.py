@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import GeneratorError, ToolError, UsageError
-from netassay.proc import run
+from netassay.proc import in_netns, run
 
 log = logging.getLogger("netassay.traffic.generator")
 
@@ -402,11 +402,11 @@ class XdpSink:
 
 
 def start_xdp_sink(
-    netns: str, dev: str, size_bytes: int = 64, extra: list[str] | None = None
+    netns: str | None, dev: str, size_bytes: int = 64, extra: list[str] | None = None
 ) -> XdpSink:
     """Attach the count-and-drop XDP sink to ``dev`` in ``netns``; returns when attached.
     ``extra`` adds flags (``--pass``: count, then let the frames through)."""
-    full = ["ip", "netns", "exec", netns, find_generator(), "--xdp-sink", "--dev", dev]
+    full = in_netns(netns, [find_generator(), "--xdp-sink", "--dev", dev])  # None: the host's
     full += ["--size", str(size_bytes), *(extra or [])]
     log.info("start: %s", " ".join(full))
     proc = _start_background(full)

@@ -1,0 +1,208 @@
+"""The external testbed on a real kernel: a SUT netassay does not manage, between two
+ports of the host's own namespace.
+
+The SUT here is a plain kernel router the test builds by hand, not netassay: per port a
+veth pair whose host end is named ``na-<testbed>-tx`` / ``na-<testbed>-rx`` (the ports
+given to netassay) and whose other end sits in the router's namespace
+``na-<testbed>-ext``, with forwarding on, static neighbours and a ground-truth cap (an
+nft policer on the forward hook). Everything the test built is removed after it, even
+on failure, and nothing of the host but the two ports' counters may change.
+
+Needs root and netassay-gen; skipped with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from netassay.store.db import Store
+
+pytestmark = pytest.mark.system
+CAP_PPS = 30_000
+WRONG_MAC = "02:00:00:00:00:99"
+SYSCTLS = ("/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/core/netdev_max_backlog")
+
+
+def sh(*argv: str, **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), check=True, capture_output=True, text=True, **kw)
+
+
+def mac_of(dev: str, netns: str | None = None) -> str:
+    pre = ["-n", netns] if netns else []
+    return json.loads(sh("ip", *pre, "-j", "link", "show", "dev", dev).stdout)[0]["address"]
+
+
+class HandRouter:
+    """A kernel router between two host ports, built the way a user would by hand."""
+
+    def __init__(self, name: str) -> None:
+        self.ns = f"na-{name}-ext"
+        self.tx, self.rx = f"na-{name}-tx", f"na-{name}-rx"
+        self.in_mac = ""
+
+    def build(self, cap_pps: int | None = CAP_PPS) -> HandRouter:
+        sh("ip", "netns", "add", self.ns)
+        for k in ("net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"):
+            sh("ip", "netns", "exec", self.ns, "sysctl", "-qw", f"{k}=1")
+        sh("ip", "-n", self.ns, "link", "set", "lo", "up")
+        for host, inner, addr in ((self.tx, "in0", "198.18.0.1/24"),
+                                  (self.rx, "out0", "198.19.0.1/24")):  # fmt: skip
+            sh("ip", "link", "add", host, "type", "veth", "peer", "name", inner, "netns", self.ns)
+            # no IPv6 on the host's ends: their addresses and routes would still be
+            # settling while the test compares the host before and after
+            Path(f"/proc/sys/net/ipv6/conf/{host}/disable_ipv6").write_text("1\n")
+            sh("ip", "-n", self.ns, "addr", "add", addr, "dev", inner)
+            sh("ip", "-n", self.ns, "link", "set", inner, "up")
+            sh("ip", "link", "set", host, "up")
+        self.in_mac = mac_of("in0", self.ns)
+        self.forwarding(True)
+        self.neighbour(mac_of(self.rx))
+        if cap_pps:
+            rules = f"""table inet na_cap {{
+  chain na_fwd {{ type filter hook forward priority 0; policy accept;
+    meta l4proto udp limit rate over {cap_pps}/second burst {cap_pps // 100} packets drop
+  }}
+}}
+"""
+            sh("ip", "netns", "exec", self.ns, "nft", "-f", "-", input=rules)
+        # its forwarding on CPU 1, as a box of its own; the generator is pinned to CPU 0
+        path = "/sys/class/net/in0/queues/rx-0/rps_cpus"
+        sh("ip", "netns", "exec", self.ns, "tee", path, input="2\n")
+        return self
+
+    def forwarding(self, on: bool) -> None:
+        sh("ip", "netns", "exec", self.ns, "sysctl", "-qw", f"net.ipv4.ip_forward={int(on)}")
+
+    def neighbour(self, mac: str) -> None:
+        sh("ip", "-n", self.ns, "neigh", "replace", "198.19.0.2", "lladdr", mac, "dev", "out0",
+           "nud", "permanent")  # fmt: skip
+
+    def remove(self) -> None:
+        for dev in (self.tx, self.rx):
+            subprocess.run(["ip", "link", "del", dev], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+
+    def args(self, name: str, *extra: str) -> list[str]:
+        return ["testbed", "external", "--tx", self.tx, "--rx", self.rx,
+                "--dst-mac", self.in_mac, "--src", "198.18.0.2", "--dst", "198.19.0.2",
+                "--name", name, "--cpu", "0", *extra]  # fmt: skip
+
+
+@pytest.fixture
+def router(tb_name):
+    r = HandRouter(tb_name)
+    try:
+        yield r.build()
+    finally:
+        r.remove()
+        links = json.loads(sh("ip", "-j", "link", "show").stdout)
+        assert not [x["ifname"] for x in links if x["ifname"].startswith(f"na-{tb_name}-")]
+        assert r.ns not in sh("ip", "netns", "list").stdout
+
+
+def host_view(ports: tuple[str, str]) -> dict:
+    """What must not change on the host: every link (flags, MTU, qdisc, XDP, master),
+    addresses, routes, forwarding and the global backlog."""
+    links = json.loads(sh("ip", "-d", "-j", "link", "show").stdout)
+    keep = ("ifname", "flags", "mtu", "qdisc", "master", "xdp", "operstate", "address")
+    return {
+        "links": {x["ifname"]: {k: x.get(k) for k in keep} for x in links},
+        "addrs": sh("ip", "-j", "addr", "show").stdout,
+        "routes": sh("ip", "-j", "route", "show", "table", "all").stdout,
+        "routes6": sh("ip", "-6", "-j", "route", "show", "table", "all").stdout,
+        "sysctls": [Path(p).read_text() for p in SYSCTLS]
+        + [Path(f"/proc/sys/net/ipv4/conf/{d}/forwarding").read_text() for d in ports],
+    }
+
+
+def _assess(cli, db) -> dict:
+    res = cli("assess", str(db), "--json")
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.splitlines()[0])
+
+
+def test_sweep_through_a_hand_made_router_finds_its_cap(router, tb_name, tmp_path, cli):
+    """Registered (path checked, peak measured), swept: the PDR@0.5% is within 5% of the
+    router's cap, the loss lies between the ports, the SUT's own counters agree with the
+    sink; the line rate of veth is unknown and said so; after 'down' the host is as it
+    was."""
+    before = host_view((router.tx, router.rx))
+    nstat = f"ip netns exec {router.ns} nstat -a -s -z"
+    res = cli(*router.args(tb_name, "--sut-counters-cmd", nstat))
+    assert res.returncode == 0, res.stderr
+    assert "path check: ok: 100 of 100 probes came back, 1 hop(s)" in res.stdout
+    assert "line rate unknown" in res.stdout
+
+    show = cli("testbed", "show", tb_name)
+    assert show.returncode == 0, show.stderr
+    assert "generator peak through the path: " in show.stdout and "not measured" not in show.stdout
+    assert "line rate unknown: no port reports a link speed" in show.stdout
+
+    far = cli("sweep", "--testbed", tb_name, "--rates", "50M", "--runs", "2", "--db",
+              str(tmp_path / "far.db"))  # fmt: skip
+    assert far.returncode == 7 and "above what the generator can send" in far.stderr
+    assert "line rate" not in far.stderr  # unknown on veth: nothing refused for it
+
+    db = tmp_path / "ext.db"
+    res = cli("sweep", "--testbed", tb_name, "--rates", "24k,27k,29.5k,31.5k,34k,37k",
+              "--runs", "2", "--duration", "1s", "--settle", "0.1s", "--retries", "4",
+              "--db", str(db))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    a = _assess(cli, db)
+    assert abs(a["pdr_pps"] - CAP_PPS) <= 0.05 * CAP_PPS, a
+    with Store(db) as st:
+        exp = next(iter(st.experiments()))
+        trials = st.trials(exp.id)
+    assert exp.metadata["testbed"] == "external"
+    ext = exp.environment["external"]
+    assert ext["ports"]["rx"]["driver"]["driver"] == "veth"
+    assert ext["line_rate"]["pps"] is None and ext["path_check"]["ok"]
+    assert exp.environment["generator_peak_pps"] > 40_000
+    for t in trials:
+        c, lost = t["counters"], t["sent"] - t["received"]
+        assert not t["excluded"], t["warnings"]
+        assert router.rx in c["ethtool"] and c["sut_counters"]["before"]["stdout"]
+        # the router's own counters: it took every frame sent to forward it, and what
+        # it sent on (50-byte IP packets) is what the sink counted
+        sut = c["sut_counters"]["deltas"]
+        assert abs(sut.get("IpForwDatagrams", 0) - t["sent"]) <= 2, sut
+        assert abs(sut.get("IpExtOutOctets", 0) / 50 - t["received"]) <= 2, sut
+        assert t["loss_location"]["between_ports"] == lost, t["loss_location"]
+        if t["rate_pps"] >= 34_000:
+            assert lost > 0.05 * t["sent"]
+
+    down = cli("testbed", "down", tb_name)
+    assert down.returncode == 0, down.stderr
+    after = host_view((router.tx, router.rx))
+    assert {k: v for k, v in after.items() if v != before[k]} == {}, before
+
+
+def test_path_check_refuses_a_router_that_does_not_route(router, tb_name, cli):
+    """No forwarding: nothing comes back; a wrong neighbour: the wrong MAC comes back.
+    Each is one line, exit 5, and nothing is registered."""
+    router.forwarding(False)
+    res = cli(*router.args(tb_name))
+    assert res.returncode == 5, res.stderr
+    err = res.stderr.strip()
+    assert "\n" not in err and "netassay: path check failed: none of the 100 probe" in err
+    assert cli("testbed", "show", tb_name).returncode == 5  # not registered
+
+    router.forwarding(True)
+    router.neighbour(WRONG_MAC)
+    res = cli(*router.args(tb_name))
+    assert res.returncode == 5, res.stderr
+    assert f"addressed to MAC {WRONG_MAC}, not {mac_of(router.rx)}" in res.stderr
+    assert cli("testbed", "show", tb_name).returncode == 5
+
+
+def test_destination_outside_the_ranges_is_refused(router, tb_name, cli):
+    args = router.args(tb_name)
+    args[args.index("--dst") + 1] = "10.11.12.13"
+    res = cli(*args)
+    assert res.returncode == 2
+    assert res.stderr.strip().startswith("netassay: refusing --dst 10.11.12.13")
+    assert cli("testbed", "show", tb_name).returncode == 5

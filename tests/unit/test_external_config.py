@@ -1,0 +1,89 @@
+"""What an external testbed accepts and refuses before anything on the host is read."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from netassay.errors import UsageError
+from netassay.testbed import external as X
+
+GOOD = dict(tx="enp1s0f0", rx="enp1s0f1", dst_mac="3C:FD:FE:AA:BB:CC", src="198.18.0.2",
+            dst="198.19.0.2")  # fmt: skip
+
+
+def cfg(**kw):
+    return X.make_config(**{**GOOD, **kw})
+
+
+def refused(c) -> str:
+    with pytest.raises(UsageError) as err:
+        X.validate(c)
+    line = err.value.line()
+    assert "\n" not in line
+    return line
+
+
+def test_a_good_config_passes_and_is_normalised():
+    c = cfg()
+    X.validate(c)
+    assert c.dst_mac == "3c:fd:fe:aa:bb:cc" and c.ip_version == 4
+    assert c.sut == "external" and c.global_sysctls() == {}
+    c6 = cfg(src="2001:2:0:1::2", dst="2001:2:0:2::2", size_bytes=84)
+    X.validate(c6)
+    assert c6.ip_version == 6
+
+
+@pytest.mark.parametrize("dst", ["10.0.0.1", "8.8.8.8", "198.20.0.1"])
+def test_destinations_outside_the_benchmarking_ranges_are_refused(dst):
+    line = refused(cfg(dst=dst))
+    assert f"refusing --dst {dst}" in line and "--allow-any-destination" in line
+    X.validate(cfg(dst=dst, allow_any_destination=True))
+
+
+def test_ipv6_outside_2001_2_48_is_refused():
+    assert "2001:2::/48" in refused(cfg(src="2001:2::2", dst="2001:db8::1", size_bytes=84))
+
+
+@pytest.mark.parametrize(
+    ("kw", "says"),
+    [
+        ({"tx": "eth0/x"}, "bad --tx"),
+        ({"rx": "a" * 16}, "bad --rx"),
+        ({"rx": ""}, "bad --rx"),
+        ({"tx": "p0", "rx": "p0"}, "both p0"),
+        ({"dst_mac": "3c:fd:fe:aa:bb"}, "bad --dst-mac"),
+        ({"dst_mac": "ff:ff:ff:ff:ff:ff"}, "multicast, broadcast or zero"),
+        ({"dst_mac": "01:00:5e:00:00:01"}, "multicast"),
+        ({"expect_mac": "zz:00:00:00:00:00"}, "bad --expect-mac"),
+        ({"src": "2001:2::2"}, "different IP versions"),
+        ({"src": "not-an-ip"}, "bad --src or --dst"),
+        ({"size_bytes": 63}, "bad frame size 63"),
+        ({"flows": 0}, "bad flow count"),
+        ({"netns": "a b"}, "bad --netns"),
+        ({"sut_counters_cmd": "ssh 'r1"}, "bad --sut-counters-cmd"),
+        ({"sut_counters_cmd": "  "}, "empty --sut-counters-cmd"),
+    ],
+)
+def test_bad_values_are_refused_in_one_line(kw, says):
+    assert says in refused(cfg(**kw))
+
+
+def test_only_the_xdp_sink_counts_here():
+    assert "sink 'nft' is not available" in refused(replace(cfg(), sink="nft"))
+
+
+def test_generator_flags_follow_the_namespace_and_the_destination_rule():
+    assert X.gen_flags(cfg()) == ["--allow-host-netns"]
+    assert X.gen_flags(cfg(netns="ports")) == []
+    assert X.gen_flags(cfg(netns="ports", dst="10.1.1.1", allow_any_destination=True)) == [
+        "--allow-any-dst"
+    ]
+
+
+def test_state_round_trip():
+    c = cfg(sut_counters_cmd="ssh r1 nstat -az")
+    from dataclasses import asdict
+
+    assert X.config_from_state({"config": {**asdict(c), "unknown": 1}}) == c
