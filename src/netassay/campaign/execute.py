@@ -124,7 +124,7 @@ def _client(scheduler: str | None) -> tuple[Any, Any, int]:
             int(w.get("resources", {}).get(RESOURCE, 0))
             for w in client.scheduler_info()["workers"].values()
         )
-        return client, None, max(1, beds)
+        return client, None, beds
     dash = "127.0.0.1:0"  # served only with bokeh installed; never beyond this host
     cluster = LocalCluster(
         n_workers=1,
@@ -157,6 +157,10 @@ def run_campaign(
     import time
 
     validate_name(testbed)
+    if scheduler is None:  # this host's worker builds the testbeds
+        from netassay.testbed.bed import require_root
+
+        require_root("a campaign on this host's testbed")
     with Store(db) as store:
         campaign_id, seed = _start(store, c, resume, db)
         slots = O.run_order(len(c.cells), c.repetitions, seed)
@@ -170,7 +174,12 @@ def run_campaign(
         try:
             if scheduler is not None or _has_bokeh():
                 result.dashboard = client.dashboard_link
-            prog = progress or _progress(c, todo, beds)
+            prog = progress or _progress(c, todo, max(1, beds))
+            if beds == 0:
+                prog.note(
+                    f"no netassay worker is connected to {scheduler} yet: the cells wait "
+                    f"for one ('netassay worker --scheduler {scheduler} --name NAME')"
+                )
             prog.note(
                 f"campaign {c.name}: {len(todo)} of {len(slots)} cells to run on "
                 f"{beds} testbed(s), seed {seed}"

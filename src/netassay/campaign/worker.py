@@ -152,7 +152,8 @@ def run_cell(job: CellJob) -> CellResult:
             last = -1
             try:
                 while proc.poll() is None:
-                    time.sleep(0.5)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(timeout=0.5)  # returns as soon as the cell ends
                     n = _count(db)
                     if n is not None and n != last:
                         last = n

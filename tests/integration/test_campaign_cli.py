@@ -1,0 +1,62 @@
+"""netassay campaign plan: the file resolved, its cells, order and time; bad files refused
+with one line per problem; the seed recorded in a store is the one a plan shows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from netassay.store.db import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_plan_of_the_minimal_file(cli):
+    res = cli("campaign", "plan", ROOT / "examples" / "caps.toml")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "cells: 2 (full factorial) x 1 repetition(s) = 2 experiments" in out
+    assert "sut_cap=100k" in out and "sut_cap=180k" in out and "9 loads x 2 runs x 1 s" in out
+    assert "trials: 36 planned" in out and "estimated time: 1 min" in out
+    assert "drawn now" in out
+
+
+def test_plan_json_is_reproducible_with_a_seed(cli, tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text(
+        '[campaign]\nname = "p"\nrepetitions = 3\nseed = 9\n[fixed]\nrates = "100k,200k"\n'
+        'runs = 1\nduration = "1s"\n[factors]\nbacklog = [1000, 5000, 10000]\n'
+        'pinning = ["pin-1cpu", "pin-2cpu"]\n'
+    )
+    a = json.loads(cli("campaign", "plan", f, "--json").stdout)
+    b = json.loads(cli("campaign", "plan", f, "--json").stdout)
+    assert a == b and a["seed"] == 9 and a["seed_origin"] == "set in the file"
+    assert len(a["cells"]) == 6 and len(a["order"]) == 18
+    for block in (1, 2, 3):
+        cells = sorted(o["cell"] for o in a["order"] if o["block"] == block)
+        assert cells == [1, 2, 3, 4, 5, 6]
+    assert a["order"][0]["key"].startswith("campaign-p-b1-c")
+
+
+def test_the_seed_recorded_in_a_store(cli, tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('[campaign]\nname = "s"\n[factors]\nruns = [1, 2]\n')
+    db = tmp_path / "s.db"
+    with Store(db) as st:
+        st.add_campaign("s", 4242, {"name": "s"})
+    res = cli("campaign", "plan", f, "--db", db)
+    assert res.returncode == 0, res.stderr
+    assert f"seed: 4242 (recorded in {db})" in res.stdout
+
+
+def test_bad_file_one_line_per_problem(cli, tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text('[campaign]\nname = "b"\n[fixed]\nrunz = 3\nduration = "fast"\n')
+    res = cli("campaign", "plan", f)
+    assert res.returncode == 3
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 2
+    assert f"{f}:4: unknown key 'runz' in [fixed]" in lines[0]
+    assert f"{f}:5: [fixed] duration = 'fast'" in lines[1]
+    missing = cli("campaign", "plan", tmp_path / "nope.toml")
+    assert missing.returncode == 3 and "no such campaign file" in missing.stderr
