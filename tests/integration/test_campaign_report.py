@@ -172,3 +172,23 @@ def test_campaign_page_in_headless_chromium(report_dir):
             assert "Wilcoxon signed-rank" in page.locator("#effects").inner_text()
         finally:
             browser.close()
+
+
+def test_one_coordinator_writes_a_store(tmp_path):
+    import fcntl
+    import os
+
+    from netassay.errors import UsageError
+
+    db = tmp_path / "one.db"
+    Store(db).close()
+    fd = os.open(db, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a running coordinator holds it
+        busy = pytest.raises(UsageError, match="another 'netassay campaign run' is writing")
+        with busy, X._sole_writer(str(db)):
+            pass
+    finally:
+        os.close(fd)
+    with X._sole_writer(str(db)):  # released: the next one gets it
+        pass

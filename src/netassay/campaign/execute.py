@@ -11,7 +11,11 @@ whose experiment is not stored and nothing else: every planned trial is stored o
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,7 +165,7 @@ def run_campaign(
         from netassay.testbed.bed import require_root
 
         require_root("a campaign on this host's testbed")
-    with Store(db) as store:
+    with Store(db) as store, _sole_writer(db):
         campaign_id, seed = _start(store, c, resume, db)
         slots = O.run_order(len(c.cells), c.repetitions, seed)
         have = {e.key for e in store.experiments()}
@@ -192,6 +196,25 @@ def run_campaign(
                 cluster.close()
         result.wall_s = time.monotonic() - t0
     return result
+
+
+@contextmanager
+def _sole_writer(db: str) -> Iterator[None]:
+    """One coordinator per store: an flock on the file (SQLite's own locks are fcntl
+    locks, independent of it), released when this process ends, even by SIGKILL."""
+    fd = os.open(db, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise UsageError(
+                f"another 'netassay campaign run' is writing {db}",
+                "one coordinator writes a store",
+                "wait for it to finish, or stop it first",
+            ) from exc
+        yield
+    finally:
+        os.close(fd)
 
 
 def _progress(c: Campaign, todo: list[O.Slot], beds: int) -> Progress:

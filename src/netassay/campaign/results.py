@@ -145,7 +145,10 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
             "it has no campaign cells",
             "run 'netassay campaign run FILE --db ...' first",
         )
-    factors = list(dict.fromkeys(f for r in rs for f in r["factors"]))
+    have = {f for r in rs for f in r["factors"]}
+    spec = (store.campaign(rs[0]["campaign"]) or {}).get("spec", {})
+    order = [f for f in spec.get("factor_order", []) if f in have]
+    factors = order + sorted(have - set(order))  # the file's order
     chosen = resolve_by(by, factors) if by else factors
     effects = []
     for f in chosen:
@@ -157,6 +160,7 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
         effects.append(AC.effect(rs, f, levels, ordinal, lambda v, f=f: level_number(f, v)))
     return {
         "campaign": rs[0]["campaign"],
+        "factors": factors,
         "by": chosen,
         "experiments": sorted(rs, key=lambda r: r["position"]),
         "groups": AC.groups(rs, chosen, _order),

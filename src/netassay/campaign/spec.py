@@ -209,6 +209,7 @@ class Campaign:
             "seed": self.seed,
             "fixed": self.fixed,
             "factors": {k: list(v) for k, v in self.factors.items()},
+            "factor_order": list(self.factors),  # the store sorts a table's keys
             "cells": [dict(c) for c in self.cells],
             "explicit": self.explicit,
             "description": self.description,

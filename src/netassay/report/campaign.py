@@ -195,7 +195,7 @@ def render_page(
         repetitions=spec.get("repetitions", 1),
         seed=(store.campaign(name) or {}).get("seed", "-"),
         rows=rows,
-        factors=list(dict.fromkeys(f for r in rows for f in r["factors"])),
+        factors=result["factors"],
         by=result["by"],
         groups=groups,
         tests=_tests(result),
