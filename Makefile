@@ -153,6 +153,7 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/sut.py
 	$(SUDO) $(BIN)/python bench/search.py
 	$(SUDO) $(BIN)/python bench/rtt.py
+	$(SUDO) $(BIN)/python bench/accept.py
 	$(SUDO) $(BIN)/python bench/campaign.py
 
 clean:
