@@ -13,6 +13,9 @@ it, and then, into one store:
    seconds of traffic, then a PASTRAMI sweep around the PDR it found, with its verdict;
 5. ``netassay rtt``: the round-trip time over a Linux bridge and over macvlan, split at
    in-kernel capture points, and ``netassay compare`` between the two;
+6. ``netassay accept``: seed 004's acceptance test of a link with headroom (the embedded
+   link shaped at 110% of a 100 Mbit/s contract): iperf3's ramp, then two runs, the
+   test host checked around each, PASS expected;
 
 then assesses the store and writes one report that holds or links them all. A trial
 the measurement itself spoiled (the generator could not keep the load or stalled long
@@ -94,6 +97,7 @@ def _run(db: Path) -> int:
     )
     rc = _search(db, peak, cap)
     rc |= _rtt(db)
+    rc |= _accept(db)
     rc |= _cli("assess", str(db))
     rc |= _cli("report", str(db), "--out", str(OUT / "report"))
     return rc
@@ -122,6 +126,17 @@ def _rtt(db: Path) -> int:
             "--runs", "5", "--db", str(db), "--label", f"demo 5: rtt over {path}",
         )  # fmt: skip
     return rc | _cli("compare", str(db), "--by", "path")
+
+
+def _accept(db: Path) -> int:
+    """Seed 004's acceptance test on a known link with 10% headroom over the contract."""
+    print("\n== demo 6: acceptance of a link (seed 004): 100 Mbit/s contract, link shaped at 110%")
+    return _cli(
+        "accept", "--contract", "100M", "--layer", "ethernet", "--embedded",
+        "--link-cap", "110M", "--sender", "iperf3", "--runs", "2", "--duration", "3s",
+        "--ramp-step", "1s", "--name", NAME, "--db", str(db),
+        "--label", "demo 6: acceptance, 100 Mbit/s contract, link capped at 110 Mbit/s",
+    )  # fmt: skip
 
 
 def main() -> int:
