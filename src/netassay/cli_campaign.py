@@ -64,6 +64,8 @@ def run(
 
     c = SP.load(file)
     result = X.run_campaign(c, db, resume=resume, scheduler=scheduler, testbed=name)
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")  # end the progress line
     typer.echo(X.summary(result))
     X.check(result, db)
 

@@ -79,5 +79,10 @@ class Progress:
 
 
 def _stderr(line: str) -> None:
-    sys.stderr.write(line + "\n")
+    """One line per update; on a terminal, progress lines rewrite one line in place."""
+    if sys.stderr.isatty():
+        end = "" if line.startswith("[cells") else "\n"
+        sys.stderr.write(f"\r\x1b[2K{line}{end}")
+    else:
+        sys.stderr.write(line + "\n")
     sys.stderr.flush()
