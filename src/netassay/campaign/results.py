@@ -112,10 +112,17 @@ def level_number(factor: str, value: Any) -> float:
     return float(v) if isinstance(v, int | float) else parse_count(str(v))
 
 
-def _order(factor: str, value: Any) -> Any:
-    if factor in PARAMS and PARAMS[factor].ordinal:
-        return (0, level_number(factor, value), "")
-    return (1, 0.0, str(value))
+def _orderer(spec: dict[str, Any]) -> Any:
+    """Levels in order: numbers by value, others as the campaign file lists them."""
+    listed = {f: [repr(v) for v in levels] for f, levels in spec.get("factors", {}).items()}
+
+    def order(factor: str, value: Any) -> Any:
+        if factor in PARAMS and PARAMS[factor].ordinal:
+            return (0, level_number(factor, value), "")
+        names = listed.get(factor, [])
+        return (1, names.index(repr(value)) if repr(value) in names else len(names), str(value))
+
+    return order
 
 
 def resolve_by(by: Sequence[str], factors: Sequence[str]) -> list[str]:
@@ -150,11 +157,12 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
     order = [f for f in spec.get("factor_order", []) if f in have]
     factors = order + sorted(have - set(order))  # the file's order
     chosen = resolve_by(by, factors) if by else factors
+    level_order = _orderer(spec)
     effects = []
     for f in chosen:
         levels = sorted(
             {repr(r["factors"][f]): r["factors"][f] for r in rs}.values(),
-            key=lambda v, f=f: _order(f, v),
+            key=lambda v, f=f: level_order(f, v),
         )
         ordinal = f in PARAMS and PARAMS[f].ordinal
         effects.append(AC.effect(rs, f, levels, ordinal, lambda v, f=f: level_number(f, v)))
@@ -163,7 +171,7 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
         "factors": factors,
         "by": chosen,
         "experiments": sorted(rs, key=lambda r: r["position"]),
-        "groups": AC.groups(rs, chosen, _order),
+        "groups": AC.groups(rs, chosen, level_order),
         "effects": effects,
     }
 
