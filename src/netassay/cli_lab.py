@@ -156,7 +156,11 @@ def testbed_down(tb: TbArg = None, name: NameOpt = "lab") -> None:
     validate_name(name)
     require_root("removing a testbed")
     with S.Lock(name):
+        external = T.kind_of(S.read_state(name) or {}) == "external"
         removed = T.teardown(name)
+    if external:
+        typer.echo(f"forgot external testbed '{name}' (its ports are left as they were)")
+        return
     typer.echo(f"removed {len(removed)} namespace(s) of testbed '{name}'")
 
 

@@ -175,6 +175,15 @@ def test_sweep_through_a_hand_made_router_finds_its_cap(router, tb_name, tmp_pat
         if t["rate_pps"] >= 34_000:
             assert lost > 0.05 * t["sent"]
 
+    found = cli("search", "--testbed", tb_name, "--goal", "pdr", "--max-load", "37k",
+                "--min-load", "20k", "--duration-sum", "2s", "--width", "2%", "--json",
+                "--db", str(tmp_path / "search.db"))  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    pdr = json.loads(found.stdout)["goals"][0]
+    assert abs(pdr["relevant_lower_bound_pps"] - CAP_PPS) <= 0.05 * CAP_PPS, pdr
+    high = cli("search", "--testbed", tb_name, "--size", "128", "--db", str(tmp_path / "x.db"))
+    assert high.returncode == 2 and "cannot be given here" in high.stderr
+
     down = cli("testbed", "down", tb_name)
     assert down.returncode == 0, down.stderr
     after = host_view((router.tx, router.rx))

@@ -507,7 +507,7 @@ def render(info: dict[str, Any]) -> str:
             f"  traffic: {cfg['src']} -> {cfg['dst']}, IPv{cfg['ip_version']}, "
             f"{cfg['size_bytes']}-byte frames, {cfg['flows']} flow(s), generator "
             + (f"on CPU {cfg['gen_cpu']}" if cfg.get("gen_cpu") is not None else "not pinned"),
-            *(_port_line(role, p) for role, p in info.get("ports", {}).items()),
+            *(_port_line(r, info["ports"][r]) for r in ("tx", "rx") if r in info.get("ports", {})),
             f"  {lr.describe()}",
             "  generator peak through the path: "
             + (
