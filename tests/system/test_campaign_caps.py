@@ -58,3 +58,24 @@ def test_two_caps_by_two_pinnings(tb_name, tmp_path, cli, netns_of):
             assert all(t["cpu"] for t in st.trials(e.id))  # CPU use with every trial
     text = cli("compare", str(db), "--by", "cap")
     assert "#1 sut_cap=80k" in text.stdout and "Mann-Whitney U" in text.stdout
+
+
+def test_a_search_cell_finds_its_cap(tb_name, tmp_path, cli):
+    """A search campaign's cell runs 'netassay search': its PDR@0.5% is the cap as a 1 s
+    trial sees it (C + bucket / T, see test_search_ground_truth)."""
+    from netassay.testbed.topology import CAP_BUCKET_S
+
+    spec = tmp_path / "search.toml"
+    spec.write_text(
+        '[campaign]\nname = "sgt"\nmethod = "search"\n[fixed]\npinning = "unpinned"\n'
+        'goals = ["ndr", "pdr:0.005"]\nmax_load = "120k"\npeak_check = false\n'
+        'final_duration = "1s"\nduration_sum = "2s"\ntime_cap = "3m"\n'
+        '[factors]\nsut_cap = ["60k"]\n'
+    )
+    db = tmp_path / "s.db"
+    res = cli("campaign", "run", str(spec), "--db", str(db), "--name", tb_name, timeout=600)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(cli("compare", str(db), "--json").stdout)
+    (e,) = out["experiments"]
+    truth = 60_000 * (1 + CAP_BUCKET_S / 1.0)
+    assert e["kind"] == "search" and abs(e["pdr_pps"] - truth) <= 0.05 * truth, e
