@@ -123,3 +123,32 @@ def test_random_loss_is_judged_on_loss(tb_name, sender, drop, verdict):
         assert v.loss_ratio > 0.002
     else:
         assert v.loss_ratio < 0.001
+
+
+def test_scenarios_run_in_order_with_their_steering(cli, tb_name, tmp_path):
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(
+        "[defaults]\nclient_cpu = 0\nserver_cpu = 1\n"
+        '[[scenario]]\nname = "rx0/tx0"\nrx_cpu = 0\ntx_cpu = 0\n'
+        '[[scenario]]\nname = "rx1/tx1 4M"\nrx_cpu = 1\ntx_cpu = 1\nsocket_buffer = "4M"\n'
+    )
+    db = tmp_path / "m.db"
+    p = cli("accept", "--contract", "50M", "--embedded", "--link-cap", "100M", "--runs", "1",
+            "--duration", "1s", "--no-ramp", "--scenarios", str(matrix), "--db", str(db),
+            "--name", tb_name, "--json")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    out = [json.loads(line) for line in p.stdout.strip().splitlines()]
+    assert [o["scenario"]["label"] for o in out] == ["rx0/tx0", "rx1/tx1 4M"]
+    assert [o["experiment_id"] for o in out] == [1, 2]
+    with Store(str(db), readonly=True) as st:
+        tests = sorted(load_accept_tests(st, raw=True), key=lambda t: t.scenario["label"])
+    first, second = tests[0].runs[0].host_config, tests[1].runs[0].host_config
+    ns = f"na-{tb_name}"
+    assert first["steering"] == {f"{ns}-srv:s0:rx-0": "1", f"{ns}-link:l0:rx-0": "1",
+                                 f"{ns}-cli:c0:tx-0": "1"}  # fmt: skip
+    assert second["steering"][f"{ns}-srv:s0:rx-0"] == "2"
+    assert second["tool"]["socket_buffer_bytes"] == 4_000_000
+    raw, dec = tests[1].runs[0].raw, json.JSONDecoder()  # iperf3's server output, then the client's
+    _, end = dec.raw_decode(raw)
+    client, _ = dec.raw_decode(raw, raw.index("{", end))
+    assert "connecting_to" in client["start"] and client["start"]["sock_bufsize"] == 4_000_000
