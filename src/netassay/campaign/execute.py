@@ -30,7 +30,6 @@ from netassay.store.db import Store
 from netassay.testbed.names import validate_name
 
 log = logging.getLogger("netassay.campaign")
-CELL_SOURCE = "netassay-campaign"
 
 
 class CampaignIncomplete(NetassayError):
@@ -330,17 +329,6 @@ def write_cell(
 
 def _label(c: Campaign, slot: O.Slot) -> str:
     return f"{c.name} {describe_cell(c.cells[slot.cell])} rep {slot.block + 1}"
-
-
-def campaign_experiments(store: Store, name: str | None = None) -> list[Any]:
-    """The cells' own experiments of a campaign (every campaign when ``name`` is None)."""
-    return [
-        e
-        for e in store.experiments()
-        if isinstance(e.metadata.get("campaign"), dict)
-        and e.metadata.get("role") == "cell"
-        and (name is None or e.metadata["campaign"]["campaign"] == name)
-    ]
 
 
 def summary(r: CampaignResult) -> str:
