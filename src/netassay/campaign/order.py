@@ -17,9 +17,9 @@ from netassay.campaign.plan import TRIAL_OVERHEAD_S, Plan, estimate_s, fmt_durat
 from netassay.campaign.spec import Campaign, describe_cell
 from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rates
 
-# per cell, beside its trials: the cell's process, the testbed built and removed, the
-# generator's peak probe (3 x 0.5 s) and the environment captured (measured here)
-CELL_SETUP_S = 6.0
+# per cell, beside its trials: the cell's process, the testbed built and removed and the
+# environment captured (~2 s here), and the generator's peak probe (3 x 0.5 s, ~2 s)
+CELL_SETUP_S = 4.0
 SEARCH_NOMINAL_MAX_PPS = 600_000.0  # a search's max load when the file leaves it to the peak
 
 
