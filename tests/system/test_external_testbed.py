@@ -39,28 +39,37 @@ def mac_of(dev: str, netns: str | None = None) -> str:
 class HandRouter:
     """A kernel router between two host ports, built the way a user would by hand."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, ports_ns: str | None = None) -> None:
         self.ns = f"na-{name}-ext"
         self.tx, self.rx = f"na-{name}-tx", f"na-{name}-rx"
+        self.ports = ports_ns  # where the ports are (None: the host's namespace)
         self.in_mac = ""
 
+    def ip(self, *args: str) -> list[str]:
+        """An ``ip`` command on the ports' side."""
+        return ["ip", *(["-n", self.ports] if self.ports else []), *args]
+
     def build(self, cap_pps: int | None = CAP_PPS) -> HandRouter:
+        if self.ports:
+            sh("ip", "netns", "add", self.ports)
         sh("ip", "netns", "add", self.ns)
         for k in ("net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"):
             sh("ip", "netns", "exec", self.ns, "sysctl", "-qw", f"{k}=1")
         sh("ip", "-n", self.ns, "link", "set", "lo", "up")
         for host, inner, addr in ((self.tx, "in0", "198.18.0.1/24"),
                                   (self.rx, "out0", "198.19.0.1/24")):  # fmt: skip
-            sh("ip", "link", "add", host, "type", "veth", "peer", "name", inner, "netns", self.ns)
+            sh(*self.ip("link", "add", host, "type", "veth", "peer", "name", inner, "netns",
+                        self.ns))  # fmt: skip
             # no IPv6 on the host's ends: their addresses and routes would still be
             # settling while the test compares the host before and after
-            Path(f"/proc/sys/net/ipv6/conf/{host}/disable_ipv6").write_text("1\n")
+            key = f"net.ipv6.conf.{host}.disable_ipv6=1"
+            sh(*(["ip", "netns", "exec", self.ports] if self.ports else []), "sysctl", "-qw", key)
             sh("ip", "-n", self.ns, "addr", "add", addr, "dev", inner)
             sh("ip", "-n", self.ns, "link", "set", inner, "up")
-            sh("ip", "link", "set", host, "up")
+            sh(*self.ip("link", "set", host, "up"))
         self.in_mac = mac_of("in0", self.ns)
         self.forwarding(True)
-        self.neighbour(mac_of(self.rx))
+        self.neighbour(mac_of(self.rx, self.ports))
         if cap_pps:
             rules = f"""table inet na_cap {{
   chain na_fwd {{ type filter hook forward priority 0; policy accept;
@@ -83,13 +92,23 @@ class HandRouter:
 
     def remove(self) -> None:
         for dev in (self.tx, self.rx):
-            subprocess.run(["ip", "link", "del", dev], capture_output=True)
-        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+            subprocess.run(self.ip("link", "del", dev), capture_output=True)
+        for ns in (self.ns, self.ports):
+            if ns:
+                subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
     def args(self, name: str, *extra: str) -> list[str]:
         return ["testbed", "external", "--tx", self.tx, "--rx", self.rx,
                 "--dst-mac", self.in_mac, "--src", "198.18.0.2", "--dst", "198.19.0.2",
-                "--name", name, "--cpu", "0", *extra]  # fmt: skip
+                "--name", name, "--cpu", "0",
+                *(["--netns", self.ports] if self.ports else []), *extra]  # fmt: skip
+
+
+def _gone(name: str) -> None:
+    """Nothing the test built is left: no port, no namespace."""
+    links = json.loads(sh("ip", "-j", "link", "show").stdout)
+    assert not [x["ifname"] for x in links if x["ifname"].startswith(f"na-{name}-")]
+    assert f"na-{name}-" not in sh("ip", "netns", "list").stdout
 
 
 @pytest.fixture
@@ -99,9 +118,33 @@ def router(tb_name):
         yield r.build()
     finally:
         r.remove()
-        links = json.loads(sh("ip", "-j", "link", "show").stdout)
-        assert not [x["ifname"] for x in links if x["ifname"].startswith(f"na-{tb_name}-")]
-        assert r.ns not in sh("ip", "netns", "list").stdout
+        _gone(tb_name)
+
+
+@pytest.fixture
+def router_in_netns(tb_name):
+    """The same router, its ports in a namespace given to netassay as the host's."""
+    r = HandRouter(tb_name, ports_ns=f"na-{tb_name}-ports")
+    try:
+        yield r.build()
+    finally:
+        r.remove()
+        _gone(tb_name)
+
+
+@pytest.fixture
+def cable(tb_name):
+    """The two ports joined by a cable (one veth pair): nothing routes between them."""
+    tx, rx = f"na-{tb_name}-tx", f"na-{tb_name}-rx"
+    try:
+        sh("ip", "link", "add", tx, "type", "veth", "peer", "name", rx)
+        for dev in (tx, rx):
+            Path(f"/proc/sys/net/ipv6/conf/{dev}/disable_ipv6").write_text("1\n")
+            sh("ip", "link", "set", dev, "up")
+        yield tx, rx
+    finally:
+        subprocess.run(["ip", "link", "del", tx], capture_output=True)
+        _gone(tb_name)
 
 
 def host_view(ports: tuple[str, str]) -> dict:
@@ -215,3 +258,35 @@ def test_destination_outside_the_ranges_is_refused(router, tb_name, cli):
     assert res.returncode == 2
     assert res.stderr.strip().startswith("netassay: refusing --dst 10.11.12.13")
     assert cli("testbed", "show", tb_name).returncode == 5
+
+
+def test_path_check_refuses_a_cable(cable, tb_name, cli):
+    """Frames sent straight to the rx port come back with the MAC expected but their TTL
+    as sent: one line says nothing routed them."""
+    tx, rx = cable
+    res = cli("testbed", "external", "--tx", tx, "--rx", rx, "--dst-mac", mac_of(rx),
+              "--src", "198.18.0.2", "--dst", "198.19.0.2", "--name", tb_name)  # fmt: skip
+    assert res.returncode == 5, res.stderr
+    assert "with TTL 64, as sent (64): nothing routed them" in res.stderr
+    assert cli("testbed", "show", tb_name).returncode == 5
+
+
+def test_ports_in_a_namespace_given_to_netassay(router_in_netns, tb_name, tmp_path, cli):
+    """--netns: the same path check, counting and loss split, with the ports in a
+    namespace netassay did not create (it is left in place by 'down')."""
+    r = router_in_netns
+    res = cli(*r.args(tb_name))
+    assert res.returncode == 0, res.stderr
+    assert f"XDP sink (netns {r.ports})" in res.stdout and "path check: ok" in res.stdout
+    db = tmp_path / "ns.db"
+    res = cli("sweep", "--testbed", tb_name, "--rates", "20k,40k", "--runs", "1",
+              "--duration", "1s", "--retries", "4", "--db", str(db))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    with Store(db) as st:
+        trials = st.trials(next(iter(st.experiments())).id)
+    low, high = sorted(trials, key=lambda t: t["rate_pps"])
+    assert low["received"] == low["sent"] == 20_000
+    assert high["loss_location"]["between_ports"] == high["sent"] - high["received"] > 8000
+    assert cli("testbed", "down", tb_name).returncode == 0
+    assert r.ports in sh("ip", "netns", "list").stdout
+    assert r.rx in sh("ip", "-n", r.ports, "link", "show").stdout
