@@ -26,6 +26,7 @@ from netassay.proc import in_netns, run
 
 log = logging.getLogger("netassay.accept")
 PORT = 5201
+CONNECT_TIMEOUT_MS = 5000
 
 
 def version() -> str:
@@ -131,6 +132,8 @@ def client_argv(
         "-t",
         str(whole_seconds(duration_s)),
         "-J",
+        "--connect-timeout",
+        str(CONNECT_TIMEOUT_MS),
     ]
     if socket_buffer:
         argv += ["-w", str(socket_buffer)]
@@ -162,16 +165,22 @@ def run_once(
                 addr, payload_bps, datagram_bytes, t, port, socket_buffer, remote=srv is None
             ),
         )
-        cp = subprocess.run(argv, capture_output=True, text=True, timeout=t + 30, check=False)
+        try:
+            cp = subprocess.run(argv, capture_output=True, text=True, timeout=t + 30, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise ToolError(
+                f"iperf3 toward {addr} did not end", f"no result {t + 30} s after it started",
+                "check that an iperf3 server listens there and the path carries UDP",
+            ) from exc  # fmt: skip
         server_text = srv.result(timeout_s=15) if srv else None
     finally:
         if srv:
             srv.close()
-    cres = I.parse(cp.stdout, "iperf3 client")  # an iperf3 'error' is one InputError line
-    if server_text is not None:
-        sres = I.parse(server_text, "iperf3 server")
-    else:
-        sres = _remote_server(cres)
+    try:
+        cres = I.parse(cp.stdout, f"iperf3 toward {addr}")
+        sres = I.parse(server_text, "iperf3 server") if server_text else _remote_server(cres)
+    except InputError as exc:  # iperf3's own error, or no result at all: the tool failed
+        raise ToolError(exc.what, exc.why or cp.stderr.strip()[-200:], exc.todo) from exc
     out = I.to_run(index, sres, cres)
     out.phase = phase
     out.offered_bps = payload_bps
