@@ -24,6 +24,7 @@ from netassay.store.db import Store
 pytestmark = pytest.mark.system
 CAP_PPS = 30_000
 WRONG_MAC = "02:00:00:00:00:99"
+V4 = ("198.18.0.2", "198.19.0.2")
 SYSCTLS = ("/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/core/netdev_max_backlog")
 
 
@@ -39,10 +40,12 @@ def mac_of(dev: str, netns: str | None = None) -> str:
 class HandRouter:
     """A kernel router between two host ports, built the way a user would by hand."""
 
-    def __init__(self, name: str, ports_ns: str | None = None) -> None:
+    def __init__(self, name: str, ports_ns: str | None = None, v6: bool = False) -> None:
         self.ns = f"na-{name}-ext"
         self.tx, self.rx = f"na-{name}-tx", f"na-{name}-rx"
         self.ports = ports_ns  # where the ports are (None: the host's namespace)
+        self.v6 = v6
+        self.src, self.dst = ("2001:2:0:1::2", "2001:2:0:2::2") if v6 else V4
         self.in_mac = ""
 
     def ip(self, *args: str) -> list[str]:
@@ -53,18 +56,25 @@ class HandRouter:
         if self.ports:
             sh("ip", "netns", "add", self.ports)
         sh("ip", "netns", "add", self.ns)
-        for k in ("net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"):
-            sh("ip", "netns", "exec", self.ns, "sysctl", "-qw", f"{k}=1")
+        keys = ("accept_dad=0", "accept_ra=0") if self.v6 else ("disable_ipv6=1",)
+        for k in keys:
+            for conf in ("all", "default"):
+                sh("ip", "netns", "exec", self.ns, "sysctl", "-qw", f"net.ipv6.conf.{conf}.{k}")
         sh("ip", "-n", self.ns, "link", "set", "lo", "up")
-        for host, inner, addr in ((self.tx, "in0", "198.18.0.1/24"),
-                                  (self.rx, "out0", "198.19.0.1/24")):  # fmt: skip
+        addrs = (
+            ("2001:2:0:1::1/64", "2001:2:0:2::1/64")
+            if self.v6
+            else ("198.18.0.1/24", "198.19.0.1/24")
+        )
+        for host, inner, addr in ((self.tx, "in0", addrs[0]),
+                                  (self.rx, "out0", addrs[1])):  # fmt: skip
             sh(*self.ip("link", "add", host, "type", "veth", "peer", "name", inner, "netns",
                         self.ns))  # fmt: skip
             # no IPv6 on the host's ends: their addresses and routes would still be
             # settling while the test compares the host before and after
             key = f"net.ipv6.conf.{host}.disable_ipv6=1"
             sh(*(["ip", "netns", "exec", self.ports] if self.ports else []), "sysctl", "-qw", key)
-            sh("ip", "-n", self.ns, "addr", "add", addr, "dev", inner)
+            sh("ip", "-n", self.ns, "addr", "add", addr, "dev", inner, *(["nodad"] * self.v6))
             sh("ip", "-n", self.ns, "link", "set", inner, "up")
             sh(*self.ip("link", "set", host, "up"))
         self.in_mac = mac_of("in0", self.ns)
@@ -84,10 +94,11 @@ class HandRouter:
         return self
 
     def forwarding(self, on: bool) -> None:
-        sh("ip", "netns", "exec", self.ns, "sysctl", "-qw", f"net.ipv4.ip_forward={int(on)}")
+        key = "net.ipv6.conf.all.forwarding" if self.v6 else "net.ipv4.ip_forward"
+        sh("ip", "netns", "exec", self.ns, "sysctl", "-qw", f"{key}={int(on)}")
 
     def neighbour(self, mac: str) -> None:
-        sh("ip", "-n", self.ns, "neigh", "replace", "198.19.0.2", "lladdr", mac, "dev", "out0",
+        sh("ip", "-n", self.ns, "neigh", "replace", self.dst, "lladdr", mac, "dev", "out0",
            "nud", "permanent")  # fmt: skip
 
     def remove(self) -> None:
@@ -99,8 +110,8 @@ class HandRouter:
 
     def args(self, name: str, *extra: str) -> list[str]:
         return ["testbed", "external", "--tx", self.tx, "--rx", self.rx,
-                "--dst-mac", self.in_mac, "--src", "198.18.0.2", "--dst", "198.19.0.2",
-                "--name", name, "--cpu", "0",
+                "--dst-mac", self.in_mac, "--src", self.src, "--dst", self.dst,
+                "--name", name, "--cpu", "0", *(["--size", "84"] if self.v6 else []),
                 *(["--netns", self.ports] if self.ports else []), *extra]  # fmt: skip
 
 
@@ -125,6 +136,16 @@ def router(tb_name):
 def router_in_netns(tb_name):
     """The same router, its ports in a namespace given to netassay as the host's."""
     r = HandRouter(tb_name, ports_ns=f"na-{tb_name}-ports")
+    try:
+        yield r.build()
+    finally:
+        r.remove()
+        _gone(tb_name)
+
+
+@pytest.fixture
+def router_v6(tb_name):
+    r = HandRouter(tb_name, v6=True)
     try:
         yield r.build()
     finally:
@@ -271,14 +292,9 @@ def test_path_check_refuses_a_cable(cable, tb_name, cli):
     assert cli("testbed", "show", tb_name).returncode == 5
 
 
-def test_ports_in_a_namespace_given_to_netassay(router_in_netns, tb_name, tmp_path, cli):
-    """--netns: the same path check, counting and loss split, with the ports in a
-    namespace netassay did not create (it is left in place by 'down')."""
-    r = router_in_netns
-    res = cli(*r.args(tb_name))
-    assert res.returncode == 0, res.stderr
-    assert f"XDP sink (netns {r.ports})" in res.stdout and "path check: ok" in res.stdout
-    db = tmp_path / "ns.db"
+def _two_loads(tb_name, tmp_path, cli) -> tuple[dict, dict]:
+    """A sweep of 20k (below the cap) and 40k (above), one 1-second trial each."""
+    db = tmp_path / "two.db"
     res = cli("sweep", "--testbed", tb_name, "--rates", "20k,40k", "--runs", "1",
               "--duration", "1s", "--retries", "4", "--db", str(db))  # fmt: skip
     assert res.returncode == 0, res.stderr
@@ -287,6 +303,29 @@ def test_ports_in_a_namespace_given_to_netassay(router_in_netns, tb_name, tmp_pa
     low, high = sorted(trials, key=lambda t: t["rate_pps"])
     assert low["received"] == low["sent"] == 20_000
     assert high["loss_location"]["between_ports"] == high["sent"] - high["received"] > 8000
+    return low, high
+
+
+def test_ports_in_a_namespace_given_to_netassay(router_in_netns, tb_name, tmp_path, cli):
+    """--netns: the same path check, counting and loss split, with the ports in a
+    namespace netassay did not create (it is left in place by 'down')."""
+    r = router_in_netns
+    res = cli(*r.args(tb_name))
+    assert res.returncode == 0, res.stderr
+    assert f"XDP sink (netns {r.ports})" in res.stdout and "path check: ok" in res.stdout
+    _two_loads(tb_name, tmp_path, cli)
     assert cli("testbed", "down", tb_name).returncode == 0
     assert r.ports in sh("ip", "netns", "list").stdout
     assert r.rx in sh("ip", "-n", r.ports, "link", "show").stdout
+
+
+def test_ipv6_through_a_hand_made_router(router_v6, tb_name, tmp_path, cli):
+    """IPv6: the hop limit is checked, the XDP sink counts 84-byte frames, the cap's loss
+    lies between the ports."""
+    res = cli(*router_v6.args(tb_name))
+    assert res.returncode == 0, res.stderr
+    assert (
+        "IPv6, 84-byte frames" in res.stdout and "100 of 100 probes came back, 1 hop" in res.stdout
+    )
+    _two_loads(tb_name, tmp_path, cli)
+    assert cli("testbed", "down", tb_name).returncode == 0

@@ -52,7 +52,6 @@ SINKS = ("xdp",)
 _IFNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,14}")
 _NETNS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _MAC = re.compile(r"[0-9a-f]{2}(:[0-9a-f]{2}){5}")
-LINK_KEYS = ("tx_dropped", "tx_errors", "rx_dropped", "rx_missed_errors")
 
 
 @dataclass(frozen=True)
@@ -328,8 +327,10 @@ def check_path(tb: Testbed) -> dict[str, Any]:
 
 
 def check_open(tb: Testbed) -> None:
-    """Before a run: the ports are still the ones registered, and the path still routes."""
+    """Before a run: the ports are still the ones registered, and the path still routes.
+    A sink a killed run left on the rx port is detached first (the lock is held)."""
     cfg: ExternalConfig = tb.cfg
+    forget(tb.state)
     ports = read_ports(cfg)
     for role, port in ports.items():
         was = tb.state["ports"][role]
