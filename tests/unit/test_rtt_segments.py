@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from netassay.errors import UsageError
 from netassay.counters import cpu
+from netassay.errors import UsageError
 from netassay.rtt.capture import POINT_NAMES
 from netassay.rtt.load import Load
 from netassay.rtt.probe import ProbeSpec
