@@ -25,6 +25,7 @@ UDP_IP_ETH = {4: 8 + 20 + 14, 6: 8 + 40 + 14}  # headers around a datagram's pay
 MIN_DATAGRAM = 22  # the generator's payload: magic, flow, sequence, timestamp
 BATCH_S = 0.001
 DRAIN_S = 0.2  # after the sender ends: frames still in the link's queue arrive
+STALL_WARN_S = 0.01  # a sender this late sends its backlog in one burst
 
 
 def version() -> str:
@@ -118,6 +119,13 @@ def to_run(
     warnings = []
     if not tx.get("ok", True):
         warnings.append(f"the sender missed its rate: achieved {tx.get('achieved_rate_pps')} pps")
+    late_s = int(tx.get("lateness_max_ns") or 0) / 1e9
+    if late_s >= STALL_WARN_S:
+        burst = round(late_s * payload_bps / (8 * datagram_bytes))
+        warnings.append(
+            f"the sender stalled {late_s * 1e3:.0f} ms and caught up with a burst of ~{burst}"
+            " datagrams: a queue on the path shorter than that loses them (the host's stall)"
+        )
     return AcceptRun(
         index=index,
         tool=TOOL,
@@ -141,8 +149,15 @@ def to_run(
     )
 
 
+def _raw(run_: AcceptRun, side: str) -> dict[str, Any]:
+    return dict(json.loads(run_.raw).get(side) or {}) if run_.raw else {}
+
+
 def ring_drops(run_: AcceptRun) -> int:
     """The receiver's own ring drops (frames the receiving host lost), from its JSON."""
-    if not run_.raw:
-        return 0
-    return int(json.loads(run_.raw).get("receiver", {}).get("ring_drops") or 0)
+    return int(_raw(run_, "receiver").get("ring_drops") or 0)
+
+
+def lateness_max_us(run_: AcceptRun) -> int:
+    """How late the sender was at worst against its schedule (a stall of its host)."""
+    return int(_raw(run_, "sender").get("lateness_max_ns") or 0) // 1000

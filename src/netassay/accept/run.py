@@ -308,6 +308,7 @@ class _Place:
         host = self.probe.deltas("receiver" if self.state is not None else "sender")
         if req.sender == "netassay-gen":
             host["receiver.packet_ring_dropped"] = GEN.ring_drops(r)
+            host["sender.lateness_max_us"] = GEN.lateness_max_us(r)
         truth = {k: v - truth0.get(k, 0) for k, v in self.truths().items()}
         for k, v in truth.items():
             self.truth_total[k] = self.truth_total.get(k, 0) + v
