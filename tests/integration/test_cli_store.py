@@ -141,6 +141,30 @@ def test_export_csv_and_jsonl(pastrami_dir, tmp_path, cli):
     lines = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
     assert len(lines) == 450 and json.loads(lines[-1])["load_index"] == 8
     assert cli("export", db, "--format", "xls").returncode == 2
+    assert json.loads(rows[0]["cpu"]) == {}  # PASTRAMI's files have no CPU use per trial
+
+
+def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
+    import csv
+    import json
+
+    from netassay.store.db import Store, TrialRecord
+
+    cpu = {"cpu0": {"user": 0.1, "system": 0.05, "irq": 0.0, "softirq": 0.6, "steal": 0.02,
+                    "idle": 0.23, "busy": 0.77}}  # fmt: skip
+    db = tmp_path / "c.db"
+    with Store(db) as st:
+        exp, _ = st.add_experiment(
+            key="cpu", kind="sweep", source="netassay-testbed", label="c", config={}
+        )
+        st.add_trial(exp, TrialRecord(0, 0, 1000.0, 1.0, 1000, 1000, "netassay-testbed", cpu=cpu))
+    out = tmp_path / "t.csv"
+    cli("export", db, "--out", out, check=True)
+    with open(out) as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert json.loads(row["cpu"]) == cpu
+    (line,) = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
+    assert json.loads(line)["cpu"] == cpu
 
 
 def test_ctrl_c_during_a_report_exits_130(pastrami_dir, tmp_path, cli):

@@ -25,6 +25,7 @@ COLUMNS = (
     "plr",
     "achieved_rate_pps",
     "loss_location",
+    "cpu",
     "warnings",
     "excluded",
     "source",
@@ -51,6 +52,8 @@ def rows(store: Store) -> Iterator[dict[str, Any]]:
                 "plr": 1.0 - (t["received"] + t["sink_dropped"]) / t["sent"] if t["sent"] else None,
                 "achieved_rate_pps": t["achieved_rate_pps"],
                 "loss_location": t["loss_location"],
+                # per core over the trial: shares of user, system, irq, softirq, steal, idle
+                "cpu": t.get("cpu") or {},
                 "warnings": t["warnings"],
                 "excluded": t["excluded"],
                 "source": t["source"],
@@ -67,6 +70,7 @@ def export(store: Store, fmt: str, out: TextIO) -> int:
         w.writeheader()
         for r in rows(store):
             r["loss_location"] = json.dumps(r["loss_location"], sort_keys=True)
+            r["cpu"] = json.dumps(r["cpu"], sort_keys=True)
             r["warnings"] = json.dumps(r["warnings"])
             w.writerow(r)
             n += 1
