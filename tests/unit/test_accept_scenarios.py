@@ -101,6 +101,7 @@ def test_server_must_be_in_the_benchmarking_ranges():
         ({"scenario": Scenario(rx_cpu=64)}, "bad rx CPU 64"),
         ({"link_drop": 1.0}, "--link-drop"),
         ({"runs": 0}, "--runs"),
+        ({"sender": "netassay-gen", "scenario": Scenario(socket_buffer=1 << 22)}, "iperf3 setting"),
     ],
 )
 def test_requests_that_cannot_be_right_are_refused(kw, what):

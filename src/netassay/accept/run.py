@@ -141,6 +141,12 @@ def validate(req: AcceptRequest) -> None:
             )
     if req.sender == "netassay-gen":
         GEN.frame_size(req.datagram(), req.ip_version)
+        if req.scenario.socket_buffer:
+            raise UsageError(
+                f"scenario '{req.scenario.label()}': socket_buffer is an iperf3 setting",
+                "netassay-gen's receiver reads a packet ring, not a socket",
+                "drop socket_buffer from the scenario, or use --sender iperf3",
+            )
     L.validate(req.testbed())
 
 
