@@ -1,11 +1,15 @@
-"""Shared test fixtures: where the real PASTRAMI data lives, and a CLI runner."""
+"""Shared test fixtures: where the real PASTRAMI data lives, a CLI runner, and a real
+headless Chromium for the HTML reports."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,3 +41,29 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]
 @pytest.fixture
 def cli():
     return run_cli
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by Playwright (one for the whole session)."""
+    if not shutil.which(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: 'make setup' installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -1,11 +1,9 @@
 """The acceptance page of the report (accept/index.html), linked from the index, loaded
 in a real headless Chromium: its verdict table and every figure decode."""
 
-import shutil
 from pathlib import Path
 
 import pytest
-from tests.integration.test_report import ARGS, CHROMIUM
 
 IPERF3 = Path(__file__).resolve().parents[1] / "data" / "iperf3"
 
@@ -37,39 +35,28 @@ def test_files_written(accept_report):
 
 
 @pytest.mark.browser
-def test_accept_page_in_headless_chromium(accept_report):
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: 'make setup' installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page()
-            page.goto((accept_report / "index.html").as_uri())
-            page.click("a[href='accept/index.html']")
-            page.wait_for_load_state()
-            assert page.url.endswith("accept/index.html")
-            rows = page.eval_on_selector_all(
-                "#verdicts tbody tr", "trs => trs.map(r => [...r.cells].map(c => c.textContent))"
-            )
-            assert len(rows) == 2
-            by_name = {r[0]: r for r in rows}
-            monipe = by_name["teste_1"]
-            assert monipe[2] == "10 Gbit/s" and monipe[3] == "payload"
-            assert monipe[6] == "1.99%" and monipe[8] == "FAIL" and "loss" in monipe[9]
-            iperf3 = next(r for r in rows if r[0].startswith("iperf3 UDP"))
-            assert iperf3[3] == "ethernet" and iperf3[8] in ("PASS", "FAIL", "INCONCLUSIVE")
-            sizes = page.eval_on_selector_all(
-                "img", "imgs => imgs.map(i => i.complete && i.naturalWidth)"
-            )
-            assert len(sizes) == 3 and all(w and w > 500 for w in sizes)
-            # the SVGs the page links load too
-            for href in page.eval_on_selector_all("figcaption a", "as => as.map(a => a.href)"):
-                svg = browser.new_page()
-                resp = svg.goto(href)
-                assert resp is not None and resp.ok
-                assert svg.locator("svg").count() >= 1
-                svg.close()
-        finally:
-            browser.close()
+def test_accept_page_in_headless_chromium(accept_report, browser):
+    page = browser.new_page()
+    page.goto((accept_report / "index.html").as_uri())
+    page.click("a[href='accept/index.html']")
+    page.wait_for_load_state()
+    assert page.url.endswith("accept/index.html")
+    rows = page.eval_on_selector_all(
+        "#verdicts tbody tr", "trs => trs.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert len(rows) == 2
+    by_name = {r[0]: r for r in rows}
+    monipe = by_name["teste_1"]
+    assert monipe[2] == "10 Gbit/s" and monipe[3] == "payload"
+    assert monipe[6] == "1.99%" and monipe[8] == "FAIL" and "loss" in monipe[9]
+    iperf3 = next(r for r in rows if r[0].startswith("iperf3 UDP"))
+    assert iperf3[3] == "ethernet" and iperf3[8] in ("PASS", "FAIL", "INCONCLUSIVE")
+    sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
+    assert len(sizes) == 3 and all(w and w > 500 for w in sizes)
+    # the SVGs the page links load too
+    for href in page.eval_on_selector_all("figcaption a", "as => as.map(a => a.href)"):
+        svg = browser.new_page()
+        resp = svg.goto(href)
+        assert resp is not None and resp.ok
+        assert svg.locator("svg").count() >= 1
+        svg.close()

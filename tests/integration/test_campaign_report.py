@@ -4,11 +4,9 @@ trials): 'compare' serves it, resume bookkeeping, and its report page in headles
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
-from tests.integration.test_report import ARGS, CHROMIUM
 
 from netassay.analysis.synthetic import ideal_plr, trials_from_plr
 from netassay.campaign import execute as X
@@ -142,36 +140,25 @@ def test_the_index_links_the_campaign_page(report_dir):
 
 
 @pytest.mark.browser
-def test_campaign_page_in_headless_chromium(report_dir):
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: 'make setup' installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page()
-            page.goto((report_dir / "index.html").as_uri())
-            page.click('a[href="campaign-caps/index.html"]')
-            page.wait_for_load_state()
-            assert page.locator("#matrix tbody tr").count() == 8
-            assert page.locator("#groups tbody tr").count() == 4
-            assert page.locator("#effects tbody tr").count() == 2
-            sizes = page.eval_on_selector_all(
-                "img", "imgs => imgs.map(i => i.complete && i.naturalWidth)"
-            )
-            assert len(sizes) == 2 and all(w and w > 300 for w in sizes)
-            links = page.eval_on_selector_all("a.cellfig", "as => as.map(a => a.href)")
-            assert len(links) == 8
-            for href in links:  # each cell's PASTRAMI figure is there and decodes
-                fig = browser.new_page()
-                fig.goto(href)
-                w = fig.eval_on_selector("img", "i => i.complete && i.naturalWidth")
-                assert w and w > 500
-                fig.close()
-            assert "Wilcoxon signed-rank" in page.locator("#effects").inner_text()
-        finally:
-            browser.close()
+def test_campaign_page_in_headless_chromium(report_dir, browser):
+    page = browser.new_page()
+    page.goto((report_dir / "index.html").as_uri())
+    page.click('a[href="campaign-caps/index.html"]')
+    page.wait_for_load_state()
+    assert page.locator("#matrix tbody tr").count() == 8
+    assert page.locator("#groups tbody tr").count() == 4
+    assert page.locator("#effects tbody tr").count() == 2
+    sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
+    assert len(sizes) == 2 and all(w and w > 300 for w in sizes)
+    links = page.eval_on_selector_all("a.cellfig", "as => as.map(a => a.href)")
+    assert len(links) == 8
+    for href in links:  # each cell's PASTRAMI figure is there and decodes
+        fig = browser.new_page()
+        fig.goto(href)
+        w = fig.eval_on_selector("img", "i => i.complete && i.naturalWidth")
+        assert w and w > 500
+        fig.close()
+    assert "Wilcoxon signed-rank" in page.locator("#effects").inner_text()
 
 
 def test_one_coordinator_writes_a_store(tmp_path):

@@ -1,19 +1,8 @@
 """The report: figures, index.html in a real headless Chromium, latex-include.tex."""
 
 import re
-import shutil
 
 import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture(scope="module")
@@ -48,46 +37,35 @@ def test_html_is_self_contained(report_dir):
 
 
 @pytest.mark.browser
-def test_html_in_headless_chromium(report_dir):
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: 'make setup' installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
+def test_html_in_headless_chromium(report_dir, browser):
+    page = browser.new_page()
+    page.goto((report_dir / "index.html").as_uri())
+    rows = page.locator("#summary tbody tr")
+    assert rows.count() == 8
+    # every figure decoded by the browser
+    sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
+    assert len(sizes) == 8 and all(w and w > 500 for w in sizes)
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page()
-            page.goto((report_dir / "index.html").as_uri())
-            rows = page.locator("#summary tbody tr")
-            assert rows.count() == 8
-            # every figure decoded by the browser
-            sizes = page.eval_on_selector_all(
-                "img", "imgs => imgs.map(i => i.complete && i.naturalWidth)"
-            )
-            assert len(sizes) == 8 and all(w and w > 500 for w in sizes)
+    def column(n):
+        return page.eval_on_selector_all(
+            f"#summary tbody tr td:nth-child({n})", "tds => tds.map(t => t.textContent)"
+        )
 
-            def column(n):
-                return page.eval_on_selector_all(
-                    f"#summary tbody tr td:nth-child({n})", "tds => tds.map(t => t.textContent)"
-                )
-
-            verdict_col = 9  # label, 5 metadata columns, K, T, then the verdict
-            page.click(f"#summary thead th:nth-child({verdict_col})")
-            got = column(verdict_col)
-            assert got == sorted(got)
-            page.click(f"#summary thead th:nth-child({verdict_col})")
-            assert column(verdict_col) == sorted(got, reverse=True)
-            # PDR sorts numerically (data-v), not as text
-            page.click("#summary thead th:nth-child(10)")
-            pdr = page.eval_on_selector_all(
-                "#summary tbody tr td:nth-child(10)", "tds => tds.map(t => +t.dataset.v)"
-            )
-            assert pdr == sorted(pdr)
-            page.fill("#filter", "INCONCLUSIVE")
-            visible = page.locator("#summary tbody tr:visible")
-            assert visible.count() == 1 and "k5.6" in visible.inner_text()
-        finally:
-            browser.close()
+    verdict_col = 9  # label, 5 metadata columns, K, T, then the verdict
+    page.click(f"#summary thead th:nth-child({verdict_col})")
+    got = column(verdict_col)
+    assert got == sorted(got)
+    page.click(f"#summary thead th:nth-child({verdict_col})")
+    assert column(verdict_col) == sorted(got, reverse=True)
+    # PDR sorts numerically (data-v), not as text
+    page.click("#summary thead th:nth-child(10)")
+    pdr = page.eval_on_selector_all(
+        "#summary tbody tr td:nth-child(10)", "tds => tds.map(t => +t.dataset.v)"
+    )
+    assert pdr == sorted(pdr)
+    page.fill("#filter", "INCONCLUSIVE")
+    visible = page.locator("#summary tbody tr:visible")
+    assert visible.count() == 1 and "k5.6" in visible.inner_text()
 
 
 def test_report_takes_what_assess_takes(tmp_path, pastrami_dir):

@@ -4,7 +4,6 @@ configurations, tests and effect sizes, the trend against the load count, the re
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
@@ -15,8 +14,6 @@ from netassay.rtt.load import Load
 from netassay.rtt.method import RttRequest
 from netassay.rtt.run import SAMPLE_COLUMNS
 from netassay.store.db import Store, TrialRecord
-
-CHROMIUM = "/usr/bin/chromium"
 
 
 def _experiment(st: Store, path: str, load: str, rtt_us: float, runs: int, seed: int) -> None:
@@ -113,7 +110,7 @@ def test_compare_without_rtt_runs(cli, tmp_path):
     assert res.returncode == 2 and "no rtt experiment" in res.stderr
 
 
-def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path):
+def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path, browser):
     out = tmp_path / "r"
     res = cli("compare", rtt_db, "--by", "path", "--by", "load", "--out", out)
     assert res.returncode == 0, res.stderr
@@ -123,23 +120,12 @@ def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path):
     assert figs == ["box.png", "cdf-overhead.png", "cdf-response.png", "cdf-rtt.png",
                     "cdf-wire.png", "cpu.png"]  # fmt: skip
     assert json.loads((out / "comparison.json").read_text())["statistic"] == "p50"
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing: 'make setup' installs it")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            view = browser.new_page()
-            view.goto((out / "index.html").as_uri())
-            assert view.locator("#configs tbody tr").count() == 4
-            assert view.locator("#tests tbody tr").count() >= 3
-            widths = view.eval_on_selector_all(
-                "img", "i => i.map(x => x.complete && x.naturalWidth)"
-            )
-            assert len(widths) == len(figs) and all(w and w > 300 for w in widths)
-        finally:
-            browser.close()
+    view = browser.new_page()
+    view.goto((out / "index.html").as_uri())
+    assert view.locator("#configs tbody tr").count() == 4
+    assert view.locator("#tests tbody tr").count() >= 3
+    widths = view.eval_on_selector_all("img", "i => i.map(x => x.complete && x.naturalWidth)")
+    assert len(widths) == len(figs) and all(w and w > 300 for w in widths)
 
 
 def test_assess_shows_rtt_runs_per_configuration_not_a_sweep_verdict(cli, rtt_db):
