@@ -65,15 +65,20 @@ TbArg = Annotated[
 ]
 
 
-def on_testbed(testbed: str | None, name: str | None, flags: dict[str, Any]) -> str | None:
+def on_testbed(
+    testbed: str | None, name: str | None, flags: dict[str, Any], loads: tuple[str, str | None]
+) -> str | None:
     """The testbed a sweep or a search runs on: ``--testbed`` names one that exists (an
-    external testbed's knobs were set when it was registered)."""
+    external testbed's knobs were set when it was registered). ``loads``: the flag and
+    its value (--rates, --max-load), refused now when above the ports' line rate."""
     if testbed is None:
         return name
+    from netassay.campaign.sweep import check_line_rate
     from netassay.errors import TestbedError, UsageError
     from netassay.testbed import state as S
     from netassay.testbed import topology as T
     from netassay.testbed import validate_name
+    from netassay.units import parse_rates
 
     validate_name(testbed)
     if name is not None and name != testbed:
@@ -91,6 +96,9 @@ def on_testbed(testbed: str | None, name: str | None, flags: dict[str, Any]) -> 
             "its frame size, flows and sink were set when it was registered",
             "drop those flags, or register it again with them",
         )
+    flag, value = loads
+    if value is not None:
+        check_line_rate(st, parse_rates(value), "--max-load" if flag == "--max-load" else "load")
     return testbed
 
 
@@ -307,7 +315,7 @@ def sweep(
         sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
         backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
     )  # fmt: skip
-    name = on_testbed(testbed, name, o)
+    name = on_testbed(testbed, name, o, ("--rates", rates))
     req = SW.SweepRequest(
         rates=rates, runs=runs, duration=duration, settle=settle, db=db, resume=resume,
         experiment=experiment, label=label, check_peak=not no_peak_check, retries=retries,

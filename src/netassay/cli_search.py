@@ -120,7 +120,7 @@ def search(
         sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
         backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
     )  # fmt: skip
-    name = on_testbed(testbed, name, o)
+    name = on_testbed(testbed, name, o, ("--max-load", max_load))
     dur = {
         k: parse_duration(v) if v is not None else None
         for k, v in (("i", initial_duration), ("f", final_duration), ("s", duration_sum))

@@ -63,15 +63,14 @@ def test_json_record_carries_the_rate():
 def test_a_sweep_and_a_search_refuse_loads_above_a_ports_line_rate():
     """What sweep.run and check_peak (the search's --max-load) ask of a testbed whose
     ports report a speed: a fake 1 Gb/s port, so no NIC is needed."""
-    from types import SimpleNamespace
-
     from netassay.campaign.sweep import check_line_rate
 
     line = LR.of_ports({"p0": 1000, "p1": 10_000}, 64).as_json()
-    tb = SimpleNamespace(state={"line_rate": line})
-    check_line_rate(tb, [1_000_000, 1_420_000])
+    state = {"line_rate": line}
+    check_line_rate(state, [1_000_000, 1_420_000])
     with pytest.raises(UsageError, match=r"load 1\.5 Mpps is above the line rate: 1000 Mb/s on p0"):
-        check_line_rate(tb, [1_000_000, 1_500_000])
-    unknown = SimpleNamespace(state={"line_rate": LR.of_ports({"v": None}, 64).as_json()})
-    check_line_rate(unknown, [1e9])
-    check_line_rate(SimpleNamespace(state={}), [1e9])  # the embedded testbed: no ports
+        check_line_rate(state, [1_000_000, 1_500_000])
+    with pytest.raises(UsageError, match=r"--max-load 1\.5 Mpps is above the line rate"):
+        check_line_rate(state, [1_500_000], "--max-load")
+    check_line_rate({"line_rate": LR.of_ports({"v": None}, 64).as_json()}, [1e9])
+    check_line_rate({}, [1e9])  # the embedded testbed: no ports

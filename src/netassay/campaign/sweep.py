@@ -180,10 +180,11 @@ def external_metadata(cfg: Any, env: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_line_rate(tb: Testbed, rates_pps: Any, what: str = "load") -> None:
-    """Refuse loads above the line rate of a testbed whose ports report a link speed
-    (an external testbed's NICs; veth reports none, so nothing is refused there)."""
-    line = tb.state.get("line_rate")
+def check_line_rate(state: dict[str, Any], rates_pps: Any, what: str = "load") -> None:
+    """Refuse loads above the line rate of a testbed (its ``state``) whose ports report
+    a link speed (an external testbed's NICs; virtual ports report none: nothing is
+    refused there)."""
+    line = state.get("line_rate")
     if line:
         lr = LineRate(line.get("speed_mbps"), int(line["size_bytes"]), line.get("limited_by"))
         refuse_above(list(rates_pps), lr, what)
@@ -274,7 +275,7 @@ def probe_peak(tb: Testbed, probes: int = 3) -> float:
 
 
 def check_peak(tb: Testbed, plan: Plan) -> float:
-    check_line_rate(tb, plan.rates_pps)
+    check_line_rate(tb.state, plan.rates_pps)
     peak = probe_peak(tb)
     top = max(plan.rates_pps)
     if top > PEAK_MARGIN * peak:
@@ -312,7 +313,7 @@ def run(sw: Sweep) -> None:
     T.validate(sw.testbed)
     require_root("a sweep")
     with open_testbed(sw) as tb:
-        check_line_rate(tb, sw.plan.rates_pps)
+        check_line_rate(tb.state, sw.plan.rates_pps)
         peak = check_peak(tb, sw.plan) if sw.check_peak and sw.experiment_id is None else None
         with Store(sw.db) as store, trials_on(tb) as ctx:
             _loop(sw, _start(sw, ctx, store, peak), store)
