@@ -12,6 +12,7 @@ from netassay.analysis import compare as AC
 from netassay.campaign.spec import PARAMS
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
+from netassay.report.loader import assess_experiment
 from netassay.store.db import Store
 from netassay.units import fmt_rate, parse_count
 
@@ -71,40 +72,23 @@ def rows(
             bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
             pdr = [v for k, v in sorted(bound.items()) if k > 0]
             verify = store.find_experiment(f"{e.key}-2")  # its verify sweep, if it ran one
+            checked = assess_experiment(store, verify, cfg) if verify else None
             row.update(
-                verdict=_assess(store, verify, cfg).verdict if verify else None,
+                verdict=checked.verdict if checked else None,
                 pdr_pps=pdr[0] if pdr else None,
                 ndr_pps=bound.get(0.0),
                 worst_delta_ucl95_below_pdr=None,
             )
         else:
-            a = _assess(store, e, cfg)
+            a = assess_experiment(store, e, cfg)
             row.update(
-                verdict=a.verdict,
-                pdr_pps=a.pdr.rate_pps,
-                ndr_pps=a.ndr.rate_pps,
-                worst_delta_ucl95_below_pdr=a.worst_delta_below_pdr(),
+                verdict=a.verdict if a else None,
+                pdr_pps=a.pdr.rate_pps if a else None,
+                ndr_pps=a.ndr.rate_pps if a else None,
+                worst_delta_ucl95_below_pdr=a.worst_delta_below_pdr() if a else None,
             )
         out.append(row)
     return out
-
-
-def _assess(store: Store, e: Any, cfg: AnalysisConfig) -> Any:
-    from netassay.analysis.assess import assess_trials
-
-    cols = store.trial_arrays(e.id)
-    return assess_trials(
-        cols.load_index,
-        cols.rate_pps,
-        cols.sent,
-        cols.received,
-        cfg,
-        source=e.source,
-        label=e.label,
-        metadata=e.metadata,
-        duration_s=e.config.get("duration_s"),
-        loads=cols.loads,
-    )
 
 
 def level_number(factor: str, value: Any) -> float:

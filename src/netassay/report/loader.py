@@ -6,6 +6,7 @@ import contextlib
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -75,23 +76,30 @@ def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
     for exp in store.experiments():
         if exp.kind in NOT_SWEEPS:  # no load grid, no verdict: shown by their own views
             continue
-        cols = store.trial_arrays(exp.id)
-        if len(cols.loads) == 0:
-            continue
-        yield assess_trials(
-            cols.load_index,
-            cols.rate_pps,
-            cols.sent,
-            cols.received,
-            cfg,
-            source=exp.source,
-            label=exp.label,
-            metadata={**exp.metadata, "experiment_id": exp.id},
-            duration_s=exp.config.get("duration_s"),
-            trial_warnings=cols.warning_trials,
-            excluded_trials=cols.excluded_trials,
-            loads=cols.loads,
-        )
+        a = assess_experiment(store, exp, cfg)
+        if a is not None:
+            yield a
+
+
+def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment | None:
+    """PASTRAMI's assessment of one stored sweep (None when it plans no load)."""
+    cols = store.trial_arrays(exp.id)
+    if len(cols.loads) == 0:
+        return None
+    return assess_trials(
+        cols.load_index,
+        cols.rate_pps,
+        cols.sent,
+        cols.received,
+        cfg,
+        source=exp.source,
+        label=exp.label,
+        metadata={**exp.metadata, "experiment_id": exp.id},
+        duration_s=exp.config.get("duration_s"),
+        trial_warnings=cols.warning_trials,
+        excluded_trials=cols.excluded_trials,
+        loads=cols.loads,
+    )
 
 
 def open_store(path: Path) -> Store:
