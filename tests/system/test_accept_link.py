@@ -26,6 +26,7 @@ import json
 
 import pytest
 
+from netassay.accept import link as L
 from netassay.accept.run import AcceptRequest, measure
 from netassay.accept.store import load_accept_tests
 from netassay.store.db import Store
@@ -152,3 +153,26 @@ def test_scenarios_run_in_order_with_their_steering(cli, tb_name, tmp_path):
     _, end = dec.raw_decode(raw)
     client, _ = dec.raw_decode(raw, raw.index("{", end))
     assert "connecting_to" in client["start"] and client["start"]["sock_bufsize"] == 4_000_000
+
+
+def test_sigterm_mid_test_removes_the_link_and_its_processes(lab_env, tb_name, netns_of):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = [sys.executable, "-m", "netassay", "accept", "--contract", "50M", "--embedded",
+            "--runs", "1", "--duration", "5s", "--no-ramp", "--name", tb_name]  # fmt: skip
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while len(netns_of(tb_name)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.5)  # iperf3 is sending
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "stopped by SIGTERM" in err and "Traceback" not in err
+    assert netns_of(tb_name) == []
+    left = subprocess.run(["pgrep", "-f", f"iperf3 .*-B {L.addresses(4)['srv']}"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert left.stdout.strip() == ""
