@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -122,35 +124,34 @@ def _gone(name: str) -> None:
     assert f"na-{name}-" not in sh("ip", "netns", "list").stdout
 
 
-@pytest.fixture
-def router(tb_name):
-    r = HandRouter(tb_name)
+@contextmanager
+def _hand_router(tb_name: str, **kw) -> Iterator[HandRouter]:
+    """Build it; remove it and check that nothing is left, even on failure."""
+    r = HandRouter(tb_name, **kw)
     try:
         yield r.build()
     finally:
         r.remove()
         _gone(tb_name)
+
+
+@pytest.fixture
+def router(tb_name):
+    with _hand_router(tb_name) as r:
+        yield r
 
 
 @pytest.fixture
 def router_in_netns(tb_name):
     """The same router, its ports in a namespace given to netassay as the host's."""
-    r = HandRouter(tb_name, ports_ns=f"na-{tb_name}-ports")
-    try:
-        yield r.build()
-    finally:
-        r.remove()
-        _gone(tb_name)
+    with _hand_router(tb_name, ports_ns=f"na-{tb_name}-ports") as r:
+        yield r
 
 
 @pytest.fixture
 def router_v6(tb_name):
-    r = HandRouter(tb_name, v6=True)
-    try:
-        yield r.build()
-    finally:
-        r.remove()
-        _gone(tb_name)
+    with _hand_router(tb_name, v6=True) as r:
+        yield r
 
 
 @pytest.fixture
