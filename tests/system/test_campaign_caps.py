@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -37,6 +38,7 @@ def test_two_caps_by_two_pinnings(tb_name, tmp_path, cli, netns_of):
     assert res.returncode == 0, res.stderr
     assert "4 of 4 cells stored" in res.stdout
     assert "[cells 4/4] [trials 36/36]" in res.stderr  # the campaign's progress
+    assert re.search(r"; dashboard http://127\.0\.0\.1:\d+/status", res.stderr), res.stderr
     assert netns_of(tb_name) == []  # every cell removed its testbed
 
     out = cli("compare", str(db), "--by", "cap", "--json")

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,7 @@ def _start_worker(address: str, name: str) -> subprocess.Popen[str]:
 def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, netns_of):
     spec, db = _spec(tmp_path, "kw", 2), tmp_path / "kw.db"
     address = f"tcp://127.0.0.1:{_free_port()}"
+    dashboard = f"http://127.0.0.1:{_free_port()}/status"
     dask = str(Path(sys.executable).with_name("dask"))
     sched = subprocess.Popen(
         [
@@ -152,7 +154,8 @@ def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, net
             "127.0.0.1",
             "--port",
             address.rsplit(":", 1)[1],
-            "--no-dashboard",
+            "--dashboard-address",
+            dashboard.split("/")[2],
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -166,6 +169,9 @@ def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, net
         procs.append(coord)
         lines = _Lines(coord)
         lines.wait_for(_progress(0, 2, 4))
+        assert any(f"; dashboard {dashboard}" in line for line in lines.lines), lines.lines
+        with urllib.request.urlopen(dashboard, timeout=10) as page:  # Dask's own dashboard
+            assert page.status == 200
         worker.send_signal(signal.SIGKILL)  # mid-cell: its cell's child ends with it
         worker.wait(timeout=10)
         time.sleep(1.0)

@@ -175,8 +175,11 @@ def run_campaign(
         t0 = time.monotonic()
         client, cluster, beds = _client(scheduler)
         try:
-            if scheduler is not None or _has_bokeh():
+            if scheduler is not None:
                 result.dashboard = client.dashboard_link
+            elif _has_bokeh():  # served on loopback: Dask's link would name another address
+                port = cluster.scheduler.http_server.port
+                result.dashboard = f"http://127.0.0.1:{port}/status"
             prog = progress or _progress(c, todo, max(1, beds))
             if beds == 0:
                 prog.note(
