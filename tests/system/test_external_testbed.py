@@ -309,13 +309,14 @@ def _two_loads(tb_name, tmp_path, cli) -> tuple[dict, dict]:
 
 def test_ports_in_a_namespace_given_to_netassay(router_in_netns, tb_name, tmp_path, cli):
     """--netns: the same path check, counting and loss split, with the ports in a
-    namespace netassay did not create (it is left in place by 'down')."""
+    namespace netassay did not create (it is left in place by 'cleanup')."""
     r = router_in_netns
     res = cli(*r.args(tb_name))
     assert res.returncode == 0, res.stderr
     assert f"XDP sink (netns {r.ports})" in res.stdout and "path check: ok" in res.stdout
     _two_loads(tb_name, tmp_path, cli)
-    assert cli("testbed", "down", tb_name).returncode == 0
+    assert cli("testbed", "cleanup", "--name", tb_name).returncode == 0  # forgets it too
+    assert cli("testbed", "show", tb_name).returncode == 5
     assert r.ports in sh("ip", "netns", "list").stdout
     assert r.rx in sh("ip", "-n", r.ports, "link", "show").stdout
 

@@ -83,7 +83,13 @@ def test_generator_flags_follow_the_namespace_and_the_destination_rule():
 
 
 def test_state_round_trip():
-    c = cfg(sut_counters_cmd="ssh r1 nstat -az")
+    """From a testbed's state, and from a stored sweep's config (what a resume reads:
+    the kind is inside the config there)."""
     from dataclasses import asdict
 
+    from netassay.testbed.bed import config_from_state
+
+    c = cfg(sut_counters_cmd="ssh r1 nstat -az", gen_cpu=0)
     assert X.config_from_state({"config": {**asdict(c), "unknown": 1}}) == c
+    assert config_from_state({"kind": "external", "config": asdict(c)}) == c
+    assert config_from_state({"config": asdict(c)}) == c
