@@ -313,6 +313,19 @@ def _route(ns: dict[str, str], addr: dict[str, str], macs: dict[str, str], v6: b
         )
 
 
+def masks(state: dict[str, Any]) -> dict[str, str]:
+    """The RPS and XPS masks of every device of the link as they are now (read back, not
+    as asked): ``<netns>:<dev>:rps`` and ``:xps``; 0 means the kernel's default."""
+    ns = state["namespaces"]
+    out = {}
+    for role, dev in (("cli", CLI_DEV), ("link", LINK_IN), ("link", LINK_OUT), ("srv", SRV_DEV)):
+        for kind, queue in (("rps", "rx-0/rps_cpus"), ("xps", "tx-0/xps_cpus")):
+            path = f"/sys/class/net/{dev}/queues/{queue}"
+            res = run(["cat", path], netns=ns[role], check=False)
+            out[f"{ns[role]}:{dev}:{kind}"] = res.stdout.strip() if res.returncode == 0 else "?"
+    return out
+
+
 def truth_counters(state: dict[str, Any]) -> dict[str, int]:
     """What the ground truths dropped so far: the shaper's queue and the random drop."""
     ns = state["namespaces"]["link"]

@@ -262,6 +262,7 @@ class _Place:
             extra.update(
                 mtu=s.mtu,
                 steering=self.state.get("steering", {}),
+                masks=L.masks(self.state),
                 rx_cpu=s.rx_cpu,
                 tx_cpu=s.tx_cpu,
                 busy_receiver=s.busy_receiver,
