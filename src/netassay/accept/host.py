@@ -283,6 +283,8 @@ class HostProbe:
                 if k in row:
                     snap[f"{label}.{k}"] = row[k]
         soft = read_softnet()
+        for cpu, row in soft.items():  # where the packet work ran: frames per CPU's backlog
+            snap[f"softnet.{cpu}.processed"] = row["processed"]
         snap["softnet_dropped"] = sum(v["dropped"] for v in soft.values())
         snap["softnet_time_squeeze"] = sum(v["time_squeeze"] for v in soft.values())
         return snap
