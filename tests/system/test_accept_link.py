@@ -149,6 +149,10 @@ def test_scenarios_run_in_order_with_their_steering(cli, tb_name, tmp_path):
                                  f"{ns}-cli:c0:tx-0": "1"}  # fmt: skip
     assert second["steering"][f"{ns}-srv:s0:rx-0"] == "2"
     assert second["tool"]["socket_buffer_bytes"] == 4_000_000
+    # where the packet work really ran: each CPU's backlog counts the frames it processed
+    for test, cpu in ((tests[0], "cpu0"), (tests[1], "cpu1")):
+        work = {k: v for k, v in test.runs[0].host.items() if k.startswith("softnet.")}
+        assert work.get(f"softnet.{cpu}.processed", 0) >= 0.9 * sum(work.values()), work
     raw, dec = tests[1].runs[0].raw, json.JSONDecoder()  # iperf3's server output, then the client's
     _, end = dec.raw_decode(raw)
     client, _ = dec.raw_decode(raw, raw.index("{", end))
