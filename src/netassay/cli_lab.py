@@ -65,43 +65,6 @@ TbArg = Annotated[
 ]
 
 
-def on_testbed(
-    testbed: str | None, name: str | None, flags: dict[str, Any], loads: tuple[str, str | None]
-) -> str | None:
-    """The testbed a sweep or a search runs on: ``--testbed`` names one that exists (an
-    external testbed's knobs were set when it was registered). ``loads``: the flag and
-    its value (--rates, --max-load), refused now when above the ports' line rate."""
-    if testbed is None:
-        return name
-    from netassay.campaign.sweep import check_line_rate
-    from netassay.errors import TestbedError, UsageError
-    from netassay.testbed import state as S
-    from netassay.testbed import topology as T
-    from netassay.testbed import validate_name
-    from netassay.units import parse_rates
-
-    validate_name(testbed)
-    if name is not None and name != testbed:
-        raise UsageError(f"--name {name} and --testbed {testbed} differ", "", "give one of them")
-    st = S.read_state(testbed)
-    if st is None:
-        raise TestbedError(
-            f"no testbed named '{testbed}'",
-            f"none is registered or up (no state in {S.run_dir()})",
-            f"register it ('netassay testbed external ... --name {testbed}') or bring it up",
-        )
-    if flags and T.kind_of(st) == "external":
-        raise UsageError(
-            f"testbed '{testbed}' is external: {', '.join(sorted(flags))} cannot be given here",
-            "its frame size, flows and sink were set when it was registered",
-            "drop those flags, or register it again with them",
-        )
-    flag, value = loads
-    if value is not None:
-        check_line_rate(st, parse_rates(value), "--max-load" if flag == "--max-load" else "load")
-    return testbed
-
-
 def _testbed_overrides(**kv: Any) -> dict[str, Any]:
     cap = kv.pop("sut_cap", None)
     if cap is not None:
@@ -315,7 +278,7 @@ def sweep(
         sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
         backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
     )  # fmt: skip
-    name = on_testbed(testbed, name, o, ("--rates", rates))
+    name = SW.named_testbed(testbed, name, o, ("--rates", rates))
     req = SW.SweepRequest(
         rates=rates, runs=runs, duration=duration, settle=settle, db=db, resume=resume,
         experiment=experiment, label=label, check_peak=not no_peak_check, retries=retries,

@@ -21,7 +21,6 @@ from netassay.cli_lab import (
     SutOpt,
     TestbedOpt,
     _testbed_overrides,
-    on_testbed,
 )
 from netassay.errors import Interrupted
 
@@ -111,6 +110,7 @@ def search(
     testbed: TestbedOpt = None,
 ) -> None:
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
+    from netassay.campaign.sweep import named_testbed
     from netassay.cli import config_path
     from netassay.search import run as R
     from netassay.search.spec import GoalOptions, parse_ratio
@@ -120,7 +120,7 @@ def search(
         sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
         backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
     )  # fmt: skip
-    name = on_testbed(testbed, name, o, ("--max-load", max_load))
+    name = named_testbed(testbed, name, o, ("--max-load", max_load))
     dur = {
         k: parse_duration(v) if v is not None else None
         for k, v in (("i", initial_duration), ("f", final_duration), ("s", duration_sum))

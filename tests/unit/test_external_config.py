@@ -93,3 +93,29 @@ def test_state_round_trip():
     assert X.config_from_state({"config": {**asdict(c), "unknown": 1}}) == c
     assert config_from_state({"kind": "external", "config": asdict(c)}) == c
     assert config_from_state({"config": asdict(c)}) == c
+
+
+def test_sweep_and_search_on_a_named_testbed(tmp_path, monkeypatch):
+    """--testbed: it must exist, an external one takes no knob flags, and loads above
+    its ports' line rate are refused before anything runs."""
+    from dataclasses import asdict
+
+    from netassay.campaign.sweep import named_testbed
+    from netassay.errors import TestbedError
+    from netassay.testbed import linerate as LR
+    from netassay.testbed import state as S
+
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
+    assert named_testbed(None, "lab", {}, ("--rates", "1M")) == "lab"
+    with pytest.raises(TestbedError, match="no testbed named 'rack1'"):
+        named_testbed("rack1", None, {}, ("--rates", "1M"))
+    line = LR.of_ports({"p0": 1000}, 64).as_json()  # 1.42 Mpps
+    S.write_state("rack1", {"kind": "external", "config": asdict(cfg()), "line_rate": line})
+    assert named_testbed("rack1", None, {}, ("--rates", "100k:1.4M:100k")) == "rack1"
+    assert named_testbed("rack1", "rack1", {}, ("--max-load", None)) == "rack1"
+    with pytest.raises(UsageError, match="--name lab and --testbed rack1 differ"):
+        named_testbed("rack1", "lab", {}, ("--rates", "1M"))
+    with pytest.raises(UsageError, match="size_bytes cannot be given here"):
+        named_testbed("rack1", None, {"size_bytes": 128}, ("--rates", "1M"))
+    with pytest.raises(UsageError, match=r"--max-load 2 Mpps is above the line rate"):
+        named_testbed("rack1", None, {}, ("--max-load", "2M"))

@@ -21,7 +21,7 @@ from netassay.campaign import environment
 from netassay.campaign.plan import Plan, eta_s, fmt_duration
 from netassay.campaign.trial import SOURCE, TrialContext, measure, send, trials_on
 from netassay.config import TestbedConfig, load_config
-from netassay.errors import GeneratorError, UsageError
+from netassay.errors import GeneratorError, TestbedError, UsageError
 from netassay.store.db import Experiment, Store, TrialRecord
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
@@ -84,6 +84,36 @@ def check_request(
         raise UsageError(
             "--experiment needs --resume", f"it names the {what} to continue", "add --resume"
         )
+
+
+def named_testbed(
+    testbed: str | None, name: str | None, flags: dict[str, Any], loads: tuple[str, str | None]
+) -> str | None:
+    """The testbed a sweep or a search runs on: ``--testbed`` names one that exists (an
+    external testbed's knobs were set when it was registered). ``loads``: the flag and
+    its value (--rates, --max-load), refused now when above the ports' line rate."""
+    if testbed is None:
+        return name
+    validate_name(testbed)
+    if name is not None and name != testbed:
+        raise UsageError(f"--name {name} and --testbed {testbed} differ", "", "give one of them")
+    st = S.read_state(testbed)
+    if st is None:
+        raise TestbedError(
+            f"no testbed named '{testbed}'",
+            f"none is registered or up (no state in {S.run_dir()})",
+            f"register it ('netassay testbed external ... --name {testbed}') or bring it up",
+        )
+    if flags and T.kind_of(st) == "external":
+        raise UsageError(
+            f"testbed '{testbed}' is external: {', '.join(sorted(flags))} cannot be given here",
+            "its frame size, flows and sink were set when it was registered",
+            "drop those flags, or register it again with them",
+        )
+    flag, value = loads
+    if value is not None:
+        check_line_rate(st, parse_rates(value), "--max-load" if flag == "--max-load" else "load")
+    return testbed
 
 
 def prepare(req: SweepRequest, config_file: Path | None = None) -> Sweep:
