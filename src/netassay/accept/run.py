@@ -38,6 +38,10 @@ SENDERS = ("iperf3", "netassay-gen")
 RAMP_PCTS = (25, 50, 75, 100)
 SOURCE = "netassay accept"
 PAUSE_S = 0.5  # between runs: the link's queue drains
+REMOTE_WARNING = (
+    "the far host is not checked from here: datagrams its socket or its CPU lost count "
+    "as the link's; check its UdpRcvbufErrors (netstat -su) there"
+)
 
 
 @dataclass(frozen=True)
@@ -323,6 +327,8 @@ class _Place:
         r.cpu = [CpuSample(t, cores) for t, cores in samples]
         r.cpu_roles = self.roles
         r.host_config = {**self.facts, **r.host_config}
+        if self.state is None:
+            r.warnings.append(REMOTE_WARNING)
         return r
 
     def truths(self) -> dict[str, int]:
