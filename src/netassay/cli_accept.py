@@ -113,11 +113,15 @@ def accept(
             raise Interrupted("accept interrupted", "the tests that ended are stored", "") from exc
         res.test.metadata["experiment_id"] = res.experiment_id
         s = view.summary(res.test, res.verdict)
+        runs = [*res.test.ramp, *res.test.runs]
+        s["warnings"] = list(dict.fromkeys(w for r in runs for w in r.warnings))
         if as_json:
             typer.echo(json.dumps(s, sort_keys=True, default=str))
         else:
             for line in view.text_lines(s):
                 typer.echo(line)
+            for w in s["warnings"]:
+                typer.echo(f"  warning: {w}")
             if req.db:
                 typer.echo(f"  stored in {req.db} (experiment {res.experiment_id})")
         sys.stdout.flush()
