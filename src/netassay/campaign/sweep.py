@@ -317,15 +317,17 @@ def check_peak(tb: Testbed, plan: Plan) -> float:
     return peak
 
 
+def default_label(cfg: Any, name: str) -> str:
+    """An experiment's label when the user gave none: what was measured, on what."""
+    if T.kind_of(cfg) == "external":
+        return f"external {name} IPv{cfg.ip_version} {cfg.size_bytes}B"
+    return f"{cfg.sut} {cfg.pinning} IPv{cfg.ip_version} {cfg.size_bytes}B netns"
+
+
 def _new_experiment(store: Store, sw: Sweep, env: dict[str, Any]) -> int:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     key = f"sweep-{sw.name}-{stamp}-{secrets.token_hex(3)}"
-    label = sw.label or (
-        f"{sw.testbed.sut} {sw.testbed.pinning} IPv{sw.testbed.ip_version} "
-        f"{sw.testbed.size_bytes}B netns"
-    )
-    if T.kind_of(sw.testbed) == "external" and not sw.label:
-        label = f"external {sw.name} IPv{sw.testbed.ip_version} {sw.testbed.size_bytes}B"
+    label = sw.label or default_label(sw.testbed, sw.name)
     exp_id, _ = store.add_experiment(
         key=key,
         kind="sweep",

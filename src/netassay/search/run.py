@@ -263,9 +263,7 @@ def _start(
         env["generator_peak_pps"] = peak
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     cfg = job.testbed
-    label = job.label or (
-        f"search {cfg.sut} {cfg.pinning} IPv{cfg.ip_version} {cfg.size_bytes}B netns"
-    )
+    label = job.label or f"search {SW.default_label(cfg, job.name)}"
     job.experiment_id, _ = store.add_experiment(
         key=f"search-{job.name}-{stamp}-{secrets.token_hex(3)}",
         kind=KIND,
