@@ -220,23 +220,8 @@ def build(name: str, cfg: AcceptTestbedConfig) -> dict[str, Any]:
         (CLI_DEV, ns["cli"], LINK_IN, ns["link"]),
         (LINK_OUT, ns["link"], SRV_DEV, ns["srv"]),
     ):
-        run(
-            [
-                "ip",
-                "link",
-                "add",
-                a,
-                "netns",
-                ns_a,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                b,
-                "netns",
-                ns_b,
-            ]
-        )
+        veth = ["type", "veth", "peer", "name", b, "netns", ns_b]
+        run(["ip", "link", "add", a, "netns", ns_a, *veth])
     devs = (
         (ns["cli"], CLI_DEV),
         (ns["link"], LINK_IN),
