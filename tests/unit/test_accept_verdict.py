@@ -150,6 +150,14 @@ def test_a_saturated_receiving_core_is_host_limited():
     # a busy core that is not the test host's does not count
     r.cpu_roles = {"cpu0": "other"}
     assert judge(AcceptTest("t", "busy", 1e9, "payload", [r])).verdict == FAIL
+    # netassay-gen's receiver counts its ring's drops: with it, loss that no host
+    # counter saw is the link's even on a saturated receiving core
+    exact = run(1e9, lost=3000, busy=0.99)
+    exact.tool, exact.cpu_roles = "netassay-gen", {"cpu0": "receiver"}
+    v = judge(AcceptTest("t", "exact", 1e9, "payload", [exact]))
+    assert v.verdict == FAIL
+    exact.host = {"receiver.packet_ring_dropped": 3000}
+    assert judge(AcceptTest("t", "exact", 1e9, "payload", [exact])).verdict == INCONCLUSIVE
     # the same core at 60% is no excuse
     assert (
         judge(AcceptTest("t", "x", 1e9, "payload", [run(1e9, lost=3000, busy=0.6)])).verdict == FAIL
