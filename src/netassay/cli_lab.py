@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -65,6 +68,22 @@ TbArg = Annotated[
 ]
 
 
+# The testbed flags of 'testbed up', 'sweep' and 'search': (parameter, testbed config
+# field, option), in the order their help lists them.
+_TESTBED_FLAGS: tuple[tuple[str, str, Any], ...] = (
+    ("sut", "sut", SutOpt),
+    ("pinning", "pinning", PinOpt),
+    ("ip", "ip_version", IpOpt),
+    ("size", "size_bytes", SizeOpt),
+    ("flows", "flows", FlowsOpt),
+    ("backlog", "backlog", BacklogOpt),
+    ("txqueuelen", "txqueuelen", QlenOpt),
+    ("sut_drop", "sut_drop", DropOpt),
+    ("sut_cap", "sut_cap", CapOpt),
+    ("sink", "sink", SinkOpt),
+)
+
+
 def _testbed_overrides(**kv: Any) -> dict[str, Any]:
     cap = kv.pop("sut_cap", None)
     if cap is not None:
@@ -72,6 +91,30 @@ def _testbed_overrides(**kv: Any) -> dict[str, Any]:
 
         kv["sut_cap_pps"] = parse_rate(cap)
     return {k: v for k, v in kv.items() if v is not None}
+
+
+def testbed_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """Give a command the testbed flags (--sut ... --sink) where it has its parameter
+    `flags`, which it then receives as the testbed config overrides they make."""
+    sig = inspect.signature(command, eval_str=True)
+    params: list[inspect.Parameter] = []
+    for p in sig.parameters.values():
+        if p.name != "flags":
+            params.append(p)
+            continue
+        params += [
+            inspect.Parameter(arg, p.POSITIONAL_OR_KEYWORD, default=None, annotation=opt)
+            for arg, _, opt in _TESTBED_FLAGS
+        ]
+
+    @functools.wraps(command)
+    def run(**kv: Any) -> None:
+        given = {field: kv.pop(arg) for arg, field, _ in _TESTBED_FLAGS}
+        command(flags=_testbed_overrides(**given), **kv)
+
+    run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    return run
 
 
 def _config(testbed: dict[str, Any], sweep: dict[str, Any] | None = None) -> Any:
@@ -86,29 +129,17 @@ def _err(msg: str) -> None:
 
 
 @lab_app.command("up")
+@testbed_flags
 def testbed_up(
     name: NameOpt = "lab",
-    sut: SutOpt = None,
-    pinning: PinOpt = None,
-    ip: IpOpt = None,
-    size: SizeOpt = None,
-    flows: FlowsOpt = None,
-    backlog: BacklogOpt = None,
-    txqueuelen: QlenOpt = None,
-    sut_drop: DropOpt = None,
-    sut_cap: CapOpt = None,
-    sink: SinkOpt = None,
+    flags: dict[str, Any] | None = None,
 ) -> None:
     """Build a testbed that stays up (use it with 'sweep --name'); prints its name."""
     from netassay.testbed import Testbed, validate_name
     from netassay.testbed import topology as T
 
     validate_name(name)
-    o = _testbed_overrides(
-        sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
-        backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
-    )  # fmt: skip
-    cfg = _config(o).testbed
+    cfg = _config(flags or {}).testbed
     T.validate(cfg)
     with Testbed(name, cfg, keep=True):
         pass
@@ -227,6 +258,7 @@ def testbed_external(
     typer.echo(json.dumps(state, indent=2, sort_keys=True) if as_json else X.render(state))
 
 
+@testbed_flags
 def sweep(
     rates: Annotated[str | None, typer.Option("--rates", help="START:STOP:STEP or a,b,c")] = None,
     runs: Annotated[int | None, typer.Option("--runs", help="Repetitions per load (K).")] = None,
@@ -257,16 +289,7 @@ def sweep(
         str | None,
         typer.Option("--name", help="Testbed name [lab]; a resume uses the sweep's own."),
     ] = None,
-    sut: SutOpt = None,
-    pinning: PinOpt = None,
-    ip: IpOpt = None,
-    size: SizeOpt = None,
-    flows: FlowsOpt = None,
-    backlog: BacklogOpt = None,
-    txqueuelen: QlenOpt = None,
-    sut_drop: DropOpt = None,
-    sut_cap: CapOpt = None,
-    sink: SinkOpt = None,
+    flags: dict[str, Any] | None = None,
     testbed: TestbedOpt = None,
 ) -> None:
     """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
@@ -274,10 +297,7 @@ def sweep(
     from netassay.campaign import plan as P
     from netassay.campaign import sweep as SW
 
-    o = _testbed_overrides(
-        sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
-        backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
-    )  # fmt: skip
+    o = flags or {}
     name = SW.named_testbed(testbed, name, o, ("--rates", rates))
     req = SW.SweepRequest(
         rates=rates, runs=runs, duration=duration, settle=settle, db=db, resume=resume,

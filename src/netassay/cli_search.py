@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from netassay.cli_lab import (
-    BacklogOpt,
-    CapOpt,
-    DropOpt,
-    FlowsOpt,
-    IpOpt,
-    PinOpt,
-    QlenOpt,
-    SinkOpt,
-    SizeOpt,
-    SutOpt,
-    TestbedOpt,
-    _testbed_overrides,
-)
+from netassay.cli_lab import TestbedOpt, testbed_flags
 from netassay.errors import Interrupted
 
 Opt = typer.Option
 
 
+@testbed_flags
 def search(
     goal: Annotated[
         list[str] | None,
@@ -97,16 +85,7 @@ def search(
     name: Annotated[
         str | None, Opt("--name", help="Testbed name [lab]; a resume uses the search's own.")
     ] = None,
-    sut: SutOpt = None,
-    pinning: PinOpt = None,
-    ip: IpOpt = None,
-    size: SizeOpt = None,
-    flows: FlowsOpt = None,
-    backlog: BacklogOpt = None,
-    txqueuelen: QlenOpt = None,
-    sut_drop: DropOpt = None,
-    sut_cap: CapOpt = None,
-    sink: SinkOpt = None,
+    flags: dict[str, Any] | None = None,
     testbed: TestbedOpt = None,
 ) -> None:
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
@@ -116,10 +95,7 @@ def search(
     from netassay.search.spec import GoalOptions, parse_ratio
     from netassay.units import parse_duration
 
-    o = _testbed_overrides(
-        sut=sut, pinning=pinning, ip_version=ip, size_bytes=size, flows=flows,
-        backlog=backlog, txqueuelen=txqueuelen, sut_drop=sut_drop, sut_cap=sut_cap, sink=sink,
-    )  # fmt: skip
+    o = flags or {}
     name = named_testbed(testbed, name, o, ("--max-load", max_load))
     dur = {
         k: parse_duration(v) if v is not None else None
