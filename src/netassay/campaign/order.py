@@ -13,7 +13,14 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.campaign.plan import TRIAL_OVERHEAD_S, Plan, estimate_s, fmt_duration
+from netassay.campaign.plan import (
+    TRIAL_OVERHEAD_S,
+    Plan,
+    accept_estimate_s,
+    accept_runs,
+    estimate_s,
+    fmt_duration,
+)
 from netassay.campaign.spec import Campaign, describe_cell
 from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rates
 
@@ -66,7 +73,10 @@ def _text(rates: Any) -> str:
 
 
 def cell_trials(c: Campaign, cell: int) -> int | None:
-    """Planned trials of one cell (None: a search decides as it goes)."""
+    """Planned trials of one cell (an accept cell: its runs; None: a search decides as
+    it goes)."""
+    if c.method == "accept":
+        return accept_runs(c.settings(cell))
     if c.method != "sweep":
         return None
     return len(sweep_plan(c.settings(cell)).trials())
@@ -77,6 +87,8 @@ def cell_estimate_s(c: Campaign, cell: int) -> float:
     s = c.settings(cell)
     if c.method == "sweep":
         return estimate_s(sweep_plan(s)) + CELL_SETUP_S
+    if c.method == "accept":
+        return accept_estimate_s(s) + CELL_SETUP_S
     return _search_estimate_s(s) + CELL_SETUP_S
 
 
@@ -138,6 +150,8 @@ def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
                 f"  [{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}, "
                 f"{len(p.rates_pps)} loads x {p.runs} runs x {p.duration_s:g} s]"
             )
+        elif c.method == "accept":
+            what += f"  [contract {s.get('contract', '?')}, {s['runs']} runs x {s['duration']}]"
         n = "search" if trials[i] is None else str(trials[i])
         lines.append(f"{i + 1:>4}  {what:<48}{n:>6}  {fmt_duration(est[i])}")
     lines += ["", "run order (block: cells):"]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from netassay.errors import UsageError
 from netassay.quality import GENERATOR_STALL, rate_kind
-from netassay.units import fmt_rate
+from netassay.units import fmt_rate, parse_duration
 
 TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
 STALL_NS = 10_000_000  # without a known queue: a send 10 ms late is a stall
@@ -43,6 +44,25 @@ class Plan:
 
     def packets(self) -> int:
         return sum(round(r * self.duration_s) for r in self.rates_pps) * self.runs
+
+
+ACCEPT_RUN_OVERHEAD_S = 1.0  # per accept run: the receiver and sender started, the pause
+ACCEPT_RAMP_STEPS = 4  # 25, 50, 75 and 100% of the contract
+
+
+def accept_runs(settings: dict[str, Any]) -> int:
+    """The runs an accept cell stores: its ramp steps and its sustained runs."""
+    ramp = ACCEPT_RAMP_STEPS if settings.get("ramp", True) else 0
+    return ramp + int(settings.get("runs", 3))
+
+
+def accept_estimate_s(settings: dict[str, Any]) -> float:
+    """How long an accept cell's runs take (without the cell's setup)."""
+    dur = parse_duration(str(settings.get("duration", "10s")))
+    step = parse_duration(str(settings.get("ramp_step", "2s")))
+    ramp = ACCEPT_RAMP_STEPS if settings.get("ramp", True) else 0
+    runs = int(settings.get("runs", 3))
+    return ramp * step + runs * dur + (ramp + runs) * ACCEPT_RUN_OVERHEAD_S
 
 
 def trial_time_s(duration_s: float, settle_s: float) -> float:

@@ -1,6 +1,6 @@
 """The campaign file: a TOML matrix of configurations, typed and checked before anything runs.
 
-    [campaign]                 name, method (sweep | search), repetitions, seed (optional)
+    [campaign]                 name, method (sweep | search | accept), repetitions, seed
     [fixed]                    settings every cell shares
     [factors]                  each factor's levels: the cells are their full factorial
     [[cells]]                  or an explicit list of cells (each sets its factor values)
@@ -8,6 +8,11 @@
 Every key of ``[fixed]``, ``[factors]`` and ``[[cells]]`` is a testbed knob or a
 parameter of the cell's method (``PARAMS``). Every bad key or value is reported, one line
 each, with the file and line; nothing runs until the file is clean.
+
+An ``accept`` cell is ``netassay accept --embedded`` on the worker's host: its keys are
+the test's flags (contract, layer, sender, runs, duration, the embedded link's ground
+truths) and the scenario knobs of seed 004's matrix (client/server CPU, rx/tx steering
+CPUs, socket buffers, MTU), which the cell passes as a one-scenario file.
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ from typing import Any
 
 from netassay.config import PINNINGS, SUTS
 from netassay.errors import InputError, NetassayError
-from netassay.units import parse_duration, parse_pause, parse_rate, parse_rates
+from netassay.units import parse_count, parse_duration, parse_pause, parse_rate, parse_rates
 
-METHODS = ("sweep", "search")
+METHODS = ("sweep", "search", "accept")
+LAB = ("sweep", "search")  # the methods that run on the router testbed
+SENDERS = ("iperf3", "netassay-gen")
+LAYERS = ("payload", "ip", "ethernet", "l1")
 SINKS = ("xdp", "nft", "xdp+nft")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 CAMPAIGN_KEYS = ("name", "method", "repetitions", "seed", "description")
@@ -113,6 +121,28 @@ def _goals(v: Any) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _cpu(v: Any) -> Any:
+    """A CPU number, or "none" (the scheduler's choice)."""
+    if v == "none":
+        return -1
+    return _int(0, 4095)(v)
+
+
+def _buffer(v: Any) -> float:
+    """Socket buffer bytes ('4M', 262144), or "default" (the kernel's)."""
+    if v == "default":
+        return 0.0
+    if isinstance(v, bool) or not isinstance(v, int | str):
+        raise ValueError('expected a size like 4M, a number of bytes, or "default"')
+    try:
+        n = parse_count(str(v), "socket buffer")
+    except NetassayError as exc:
+        raise ValueError(exc.why or exc.what) from exc
+    if not 1024 <= n <= 2**31:
+        raise ValueError("expected 1k..2G bytes")
+    return n
+
+
 def _bool(v: Any) -> bool:
     if not isinstance(v, bool):
         raise ValueError("expected true or false")
@@ -127,17 +157,19 @@ class Param:
 
     check: Callable[[Any], Any]
     flag: str
-    methods: tuple[str, ...] = METHODS
+    methods: tuple[str, ...] = LAB
     ordinal: bool = False
     testbed: bool = False
+    scenario: bool = False  # an accept scenario knob: passed in the cell's scenario file
 
 
 _DUR = _units(parse_duration)
+_ACC = ("accept",)
 PARAMS: dict[str, Param] = {
     # testbed knobs
     "sut": Param(_choice(SUTS), "--sut", testbed=True),
     "pinning": Param(_choice(PINNINGS), "--pinning", testbed=True),
-    "ip": Param(_choice((4, 6)), "--ip", testbed=True),
+    "ip": Param(_choice((4, 6)), "--ip", METHODS, testbed=True),
     "size": Param(_int(64, 1518), "--size", ordinal=True, testbed=True),
     "flows": Param(_int(1, 65535), "--flows", ordinal=True, testbed=True),
     "backlog": Param(_int(1, 10_000_000), "--backlog", ordinal=True, testbed=True),
@@ -151,8 +183,8 @@ PARAMS: dict[str, Param] = {
     "peak_check": Param(_bool, "--no-peak-check"),
     # sweep
     "rates": Param(_rates, "--rates", ("sweep",)),
-    "runs": Param(_int(1, 1000), "--runs", ("sweep",), ordinal=True),
-    "duration": Param(_DUR, "--duration", ("sweep",), ordinal=True),
+    "runs": Param(_int(1, 1000), "--runs", ("sweep", "accept"), ordinal=True),
+    "duration": Param(_DUR, "--duration", ("sweep", "accept"), ordinal=True),
     # search
     "goals": Param(_goals, "--goal", ("search",)),
     "min_load": Param(_units(parse_rate), "--min-load", ("search",), ordinal=True),
@@ -168,9 +200,29 @@ PARAMS: dict[str, Param] = {
     "verify_duration": Param(_DUR, "--verify-duration", ("search",), ordinal=True),
     "verify_span": Param(_float(0.0, 1.0), "--verify-span", ("search",), ordinal=True),
     "verify_loads": Param(_int(4, 50), "--verify-loads", ("search",), ordinal=True),
+    # accept (netassay accept --embedded)
+    "contract": Param(_units(parse_rate), "--contract", _ACC, ordinal=True),
+    "layer": Param(_choice(LAYERS), "--layer", _ACC),
+    "sender": Param(_choice(SENDERS), "--sender", _ACC),
+    "ramp": Param(_bool, "--no-ramp", _ACC),
+    "ramp_step": Param(_DUR, "--ramp-step", _ACC, ordinal=True),
+    "link_cap": Param(_units(parse_rate), "--link-cap", _ACC, ordinal=True, testbed=True),
+    "link_drop": Param(_float(0.0, 1.0), "--link-drop", _ACC, ordinal=True, testbed=True),
+    "datagram": Param(_int(16, 65507), "--datagram", _ACC, ordinal=True),
+    # accept scenario knobs (seed 004: client/server CPU, rxN/txN, buffers, MTU)
+    "client_cpu": Param(_cpu, "", _ACC, scenario=True),
+    "server_cpu": Param(_cpu, "", _ACC, scenario=True),
+    "rx_cpu": Param(_cpu, "", _ACC, scenario=True),
+    "tx_cpu": Param(_cpu, "", _ACC, scenario=True),
+    "socket_buffer": Param(_buffer, "", _ACC, ordinal=True, scenario=True),
+    "mtu": Param(_int(576, 65535), "", _ACC, ordinal=True, scenario=True),
+    "busy_receiver": Param(_int(0, 64), "", _ACC, ordinal=True, scenario=True),
 }
 # what a sweep cell runs when the file does not say (a search has its own defaults)
 SWEEP_DEFAULTS = {"rates": "50k:600k:50k", "runs": 10, "duration": "2s", "settle": "0.5s"}
+# an accept cell: netassay accept's own defaults (the contract has none: the file gives it)
+ACCEPT_DEFAULTS = {"layer": "ethernet", "runs": 3, "duration": "10s"}
+DEFAULTS = {"sweep": SWEEP_DEFAULTS, "accept": ACCEPT_DEFAULTS}
 
 
 @dataclass(frozen=True)
@@ -190,7 +242,7 @@ class Campaign:
 
     def settings(self, cell: int) -> dict[str, Any]:
         """What cell ``cell`` runs: the method's defaults < [fixed] < its factor values."""
-        base = dict(SWEEP_DEFAULTS) if self.method == "sweep" else {}
+        base = dict(DEFAULTS.get(self.method, {}))
         return {**base, **self.fixed, **self.cells[cell]}
 
     def ordinal(self, factor: str) -> bool:
@@ -286,6 +338,13 @@ class _Checker:
         fixed = self._settings("fixed", self.data.get("fixed", {}), method)
         factors = self._factors(method)
         cells, explicit = self._cells(method, factors, fixed)
+        if method == "accept" and not any("contract" in c for c in (fixed, factors, *cells)):
+            self.bad(
+                "fixed",
+                None,
+                "an accept campaign has no contract",
+                'add contract = "100M" to [fixed] (or make it a factor)',
+            )
         if self.problems:
             raise CampaignFileError([p for _, p in sorted(self.problems, key=lambda x: x[0])])
         if explicit and not factors:
@@ -351,7 +410,8 @@ class _Checker:
                 table,
                 key,
                 f"unknown key '{key}' in {where}",
-                f"known keys: {', '.join(PARAMS)}",
+                f"known keys of {_a(method)}: "
+                + ", ".join(k for k, p in PARAMS.items() if method in p.methods),
                 idx,
             )
             return False
@@ -359,7 +419,7 @@ class _Checker:
             self.bad(
                 table,
                 key,
-                f"'{key}' in {where} is not a setting of a {method}",
+                f"'{key}' in {where} is not a setting of {_a(method)}",
                 f"it belongs to a {' or '.join(param.methods)}; remove it",
                 idx,
             )
@@ -470,6 +530,10 @@ class _Checker:
         return cells, True
 
 
+def _a(method: str) -> str:
+    return f"an {method}" if method[0] in "aeiou" else f"a {method}"
+
+
 def _raise(why: str) -> Any:
     raise ValueError(why)
 
@@ -493,11 +557,14 @@ def _levels_of(cells: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
 
 
 def cell_args(method: str, settings: dict[str, Any]) -> list[str]:
-    """The flags of the ``netassay sweep`` or ``netassay search`` a cell runs."""
-    out: list[str] = []
+    """The flags of the ``netassay sweep``, ``search`` or ``accept`` a cell runs (an accept
+    cell's scenario knobs go to its scenario file: ``cell_scenario``)."""
+    out: list[str] = ["--embedded"] if method == "accept" else []
     for key, value in settings.items():
         p = PARAMS[key]
-        if key == "peak_check":
+        if p.scenario:
+            continue
+        if key in ("peak_check", "ramp"):
             out += [] if value else [p.flag]
         elif isinstance(value, bool):
             out += [p.flag] if value else []
@@ -509,6 +576,11 @@ def cell_args(method: str, settings: dict[str, Any]) -> list[str]:
         else:
             out += [p.flag, str(value)]
     return out
+
+
+def cell_scenario(settings: dict[str, Any]) -> dict[str, Any]:
+    """An accept cell's scenario (the keys of ``netassay accept --scenarios``)."""
+    return {k: v for k, v in settings.items() if PARAMS[k].scenario}
 
 
 def describe_cell(values: dict[str, Any]) -> str:

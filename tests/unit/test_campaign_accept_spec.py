@@ -1,0 +1,122 @@
+"""An accept campaign file: its keys, its checks (file and line named), its cells' flags
+and scenario, and its time."""
+
+from __future__ import annotations
+
+import pytest
+
+from netassay.campaign import order as O
+from netassay.campaign import spec as SP
+
+ACCEPT = """\
+[campaign]
+name = "links"
+method = "accept"
+[fixed]
+contract = "100M"
+layer = "payload"
+runs = 2
+duration = "3s"
+ramp_step = "1s"
+client_cpu = 0
+server_cpu = 1
+[factors]
+link_cap = ["110M", "90M"]
+rx_cpu = [0, 1]
+socket_buffer = ["default", "4M"]
+"""
+
+
+def test_an_accept_campaign_expands_and_builds_its_cells():
+    c = SP.parse(ACCEPT, "links.toml")
+    assert c.method == "accept" and len(c.cells) == 8
+    s = c.settings(7)
+    assert s["link_cap"] == "90M" and s["rx_cpu"] == 1 and s["socket_buffer"] == "4M"
+    args = SP.cell_args(c.method, s)
+    assert args[0] == "--embedded"
+    assert args[args.index("--contract") + 1] == "100M"
+    assert args[args.index("--link-cap") + 1] == "90M"
+    assert args[args.index("--runs") + 1] == "2"
+    assert args[args.index("--ramp-step") + 1] == "1s"
+    assert "--no-ramp" not in args and "rx_cpu" not in " ".join(args)
+    assert SP.cell_scenario(s) == {
+        "client_cpu": 0,
+        "server_cpu": 1,
+        "rx_cpu": 1,
+        "socket_buffer": "4M",
+    }
+    # the levels order by number: "default" buffers first, "none" CPUs first
+    assert c.level_key("socket_buffer", "default") < c.level_key("socket_buffer", "4M")
+    assert c.level_key("rx_cpu", "none") < c.level_key("rx_cpu", 0)
+
+
+def test_accept_defaults_and_no_ramp():
+    c = SP.parse(
+        '[campaign]\nname = "a"\nmethod = "accept"\n[fixed]\ncontract = "1G"\nramp = false\n',
+        "a.toml",
+    )
+    s = c.settings(0)
+    assert (s["runs"], s["duration"], s["layer"]) == (3, "10s", "ethernet")
+    args = SP.cell_args("accept", s)
+    assert "--no-ramp" in args and SP.cell_scenario(s) == {}
+    assert O.cell_trials(c, 0) == 3  # no ramp steps: the three runs
+    assert O.cell_estimate_s(c, 0) == pytest.approx(3 * 10 + 3 * 1.0 + O.CELL_SETUP_S)
+
+
+def test_an_accept_campaign_is_planned_with_its_time():
+    c = SP.parse(ACCEPT, "links.toml")
+    # a cell: 4 ramp steps of 1 s and 2 runs of 3 s, each run with its overhead
+    assert O.cell_trials(c, 0) == 6
+    assert O.cell_estimate_s(c, 0) == pytest.approx(4 * 1 + 2 * 3 + 6 * 1.0 + O.CELL_SETUP_S)
+    text = O.describe(c, 7, "set")
+    assert "method accept" in text and "contract 100M, 2 runs x 3s" in text
+    assert "trials: 48 planned" in text
+    assert O.plan_json(c, 7, "set")["estimate_s"] == pytest.approx(8 * O.cell_estimate_s(c, 0))
+
+
+def test_bad_accept_keys_one_line_each_with_file_and_line():
+    text = """\
+[campaign]
+name = "bad"
+method = "accept"
+[fixed]
+layer = "frames"
+sender = "ping"
+rates = "1k:2k:1k"
+pinning = "pin-2cpu"
+mtu = 100
+[factors]
+rx_cpu = [0, "all"]
+socket_buffer = ["4M", "lots"]
+link_drop = [0.0, 1.5]
+"""
+    with pytest.raises(SP.CampaignFileError) as exc:
+        SP.parse(text, "bad.toml")
+    lines = exc.value.problems
+    assert len(lines) == 9, lines
+    at = {ln.split(":")[1]: ln for ln in lines}
+    assert "layer = 'frames'" in at["5"] and "payload, ip, ethernet, l1" in at["5"]
+    assert "sender = 'ping'" in at["6"]
+    assert "'rates' in [fixed] is not a setting of an accept" in at["7"]
+    assert "'pinning' in [fixed] is not a setting of an accept" in at["8"]
+    assert "mtu = 100" in at["9"]
+    assert "rx_cpu = 'all'" in at["11"]
+    assert "socket_buffer = 'lots'" in at["12"]
+    assert "link_drop = 1.5" in at["13"]
+    assert "no contract" in at["4"]
+    assert all(ln.startswith("bad.toml:") for ln in lines)
+
+
+def test_an_accept_campaign_needs_a_contract_and_sweep_keys_stay_sweep_keys():
+    with pytest.raises(SP.CampaignFileError) as exc:
+        SP.parse('[campaign]\nname = "x"\nmethod = "accept"\n[fixed]\nruns = 1\n', "x.toml")
+    assert exc.value.problems == [
+        'x.toml:4: an accept campaign has no contract; add contract = "100M" to [fixed]'
+        " (or make it a factor)"
+    ]
+    with pytest.raises(SP.CampaignFileError) as exc:
+        SP.parse('[campaign]\nname = "x"\n[fixed]\ncontract = "1G"\nmtu = 9000\n', "x.toml")
+    assert [ln.split(";")[0] for ln in exc.value.problems] == [
+        "x.toml:4: 'contract' in [fixed] is not a setting of a sweep",
+        "x.toml:5: 'mtu' in [fixed] is not a setting of a sweep",
+    ]
