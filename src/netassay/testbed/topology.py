@@ -197,6 +197,14 @@ def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
     run(["ip", "-n", ns, "addr", "add", f"{addr}/{plen}", "dev", dev, *extra])
 
 
+def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
+    """Permanent neighbour entries (namespace, device, address, MAC): no address
+    resolution in flight when a trial starts."""
+    for ns, dev, addr, mac in entries:
+        run(["ip", "-n", ns, "neigh", "replace", addr, "lladdr", mac, "dev", dev, "nud",
+             "permanent"])  # fmt: skip
+
+
 def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
     tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
     a = N.addressing("router", cfg.ip_version)
@@ -213,29 +221,12 @@ def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, An
         _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
     else:
         _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
-    # static neighbours: no address resolution in flight when a trial starts
-    for ns, dev, addr, mac in (
+    _static_neighbours(
         (sut, N.SUT_OUT, a.sink, macs[N.SINK_DEV]),
         (sut, N.SUT_IN, a.tg, macs[N.TG_DEV]),
         (tg, N.TG_DEV, str(a.sut_in), macs[N.SUT_IN]),
         (sink, N.SINK_DEV, str(a.sut_out), macs[N.SUT_OUT]),
-    ):
-        run(
-            [
-                "ip",
-                "-n",
-                ns,
-                "neigh",
-                "replace",
-                addr,
-                "lladdr",
-                mac,
-                "dev",
-                dev,
-                "nud",
-                "permanent",
-            ]
-        )
+    )
     if cfg.sut == XDP_ROUTER:
         return _xdp(name, cfg)
     return None
@@ -285,26 +276,10 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
         run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
     _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
-    for ns, dev, addr, mac in (
+    _static_neighbours(
         (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
         (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),
-    ):
-        run(
-            [
-                "ip",
-                "-n",
-                ns,
-                "neigh",
-                "replace",
-                addr,
-                "lladdr",
-                mac,
-                "dev",
-                dev,
-                "nud",
-                "permanent",
-            ]
-        )
+    )
 
 
 def _sink_rules(cfg: TestbedConfig) -> str:
