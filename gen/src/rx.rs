@@ -459,38 +459,12 @@ pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
         return Err(io::Error::last_os_error());
     }
     let len = (cfg.block_size as usize) * (cfg.block_nr as usize);
-    let map = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_LOCKED | libc::MAP_POPULATE,
-            fd,
-            0,
-        )
-    };
-    let map = if map == libc::MAP_FAILED {
-        // MAP_LOCKED can fail under a low memlock limit; the ring works without it.
-        let m2 = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                fd,
-                0,
-            )
-        };
-        if m2 == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        m2
-    } else {
-        map
-    };
+    // MAP_LOCKED can fail under a low memlock limit; the ring works without it.
+    let map = sys::mmap_shared(fd, len, libc::MAP_LOCKED | libc::MAP_POPULATE)
+        .or_else(|_| sys::mmap_shared(fd, len, libc::MAP_POPULATE))?;
     sys::bind_packet(fd, cfg.ifindex, libc::ETH_P_ALL as u16)?;
     let _ = ring_drops(fd); // reset the counters
-    Ok((fd, map as *mut u8, len))
+    Ok((fd, map, len))
 }
 
 pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {

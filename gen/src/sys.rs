@@ -78,6 +78,26 @@ pub fn setsockopt_int(fd: i32, level: i32, name: i32, val: i32) -> io::Result<()
     }
 }
 
+/// Map `len` bytes of `fd` (a packet ring) shared, for reading and writing, with
+/// `flags` (MAP_POPULATE, MAP_LOCKED) added.
+pub fn mmap_shared(fd: i32, len: usize, flags: libc::c_int) -> io::Result<*mut u8> {
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | flags,
+            fd,
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(map as *mut u8)
+    }
+}
+
 /// An AF_PACKET raw socket for protocol `proto` (host order); bind it separately.
 pub fn packet_socket(proto: u16) -> io::Result<i32> {
     let fd = unsafe {

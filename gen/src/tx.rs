@@ -165,20 +165,7 @@ impl TxRing {
             return Err(close(io::Error::last_os_error()));
         }
         let len = TX_FRAMES * TX_FRAME;
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                fd,
-                0,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return Err(close(io::Error::last_os_error()));
-        }
-        let map = map as *mut u8;
+        let map = sys::mmap_shared(fd, len, libc::MAP_POPULATE).map_err(close)?;
         for i in 0..TX_FRAMES {
             let f = unsafe { std::slice::from_raw_parts_mut(map.add(i * TX_FRAME), TX_FRAME) };
             f[TX_DATA_OFF..TX_DATA_OFF + t.frame.len()].copy_from_slice(&t.frame);
@@ -576,16 +563,7 @@ mod tests {
     }
 
     fn template() -> Template {
-        Template::new(&crate::packet::Spec {
-            src_mac: [2, 0, 0, 0, 0, 1],
-            dst_mac: [2, 0, 0, 0, 0, 2],
-            src: "198.18.0.2".parse().unwrap(),
-            dst: "198.19.0.2".parse().unwrap(),
-            sport: 10000,
-            dport: 9,
-            size: 64,
-        })
-        .unwrap()
+        Template::new(&crate::packet::spec4()).unwrap()
     }
 
     /// A technique that takes `per_call_ns` for every send call, whatever its size.
