@@ -276,21 +276,23 @@ pub fn is_bench_addr(a: &IpAddr) -> bool {
     }
 }
 
+/// The IPv4 frame the unit tests build on: 64 bytes, 198.18.0.2:10000 -> 198.19.0.2:9.
+#[cfg(test)]
+pub fn spec4() -> Spec {
+    Spec {
+        src_mac: [0x02, 0, 0, 0, 0, 0x01],
+        dst_mac: [0x02, 0, 0, 0, 0, 0x02],
+        src: "198.18.0.2".parse().unwrap(),
+        dst: "198.19.0.2".parse().unwrap(),
+        sport: 10000,
+        dport: 9,
+        size: 64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spec4() -> Spec {
-        Spec {
-            src_mac: [0x02, 0, 0, 0, 0, 0x01],
-            dst_mac: [0x02, 0, 0, 0, 0, 0x02],
-            src: "198.18.0.2".parse().unwrap(),
-            dst: "198.19.0.2".parse().unwrap(),
-            sport: 10000,
-            dport: 9,
-            size: 64,
-        }
-    }
 
     /// Full, naive UDP checksum over the frame, for cross-checking the incremental one.
     fn full_udp_ok(f: &[u8], v6: bool) -> bool {

@@ -244,7 +244,7 @@ pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::bpf::{Insn, XDP_DROP, XDP_PASS};
-    use crate::packet::{Spec, Template};
+    use crate::packet::{spec4, Spec, Template};
 
     /// Pointers as region << 40 | offset, so that pointer arithmetic and
     /// comparisons inside one region work on plain u64s.
@@ -343,13 +343,10 @@ mod tests {
             ("198.18.0.2", "198.18.0.3")
         };
         let t = Template::new(&Spec {
-            src_mac: [2, 0, 0, 0, 0, 1],
-            dst_mac: [2, 0, 0, 0, 0, 2],
             src: src.parse().unwrap(),
             dst: dst.parse().unwrap(),
-            sport: 10000,
-            dport: 9,
             size,
+            ..spec4()
         })
         .unwrap();
         let mut f = t.frame.clone();

@@ -215,20 +215,11 @@ pub fn dev_stat(dev: &str, name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Spec;
+    use crate::packet::spec4;
 
     #[test]
     fn program_shape() {
-        let t = Template::new(&Spec {
-            src_mac: [2, 0, 0, 0, 0, 1],
-            dst_mac: [2, 0, 0, 0, 0, 2],
-            src: "198.18.0.2".parse().unwrap(),
-            dst: "198.19.0.2".parse().unwrap(),
-            sport: 10000,
-            dport: 9,
-            size: 64,
-        })
-        .unwrap();
+        let t = Template::new(&spec4()).unwrap();
         let p = program(&t, 3, 4, 7);
         let drop = p.len() - 2;
         // a frame from another interface passes untouched
