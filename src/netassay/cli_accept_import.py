@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -41,12 +42,21 @@ def _store_tests(tests: list, db: Path) -> None:
         typer.echo(f"  experiment {exp_id} {t.name}: {v.verdict} ({v.reason})")
 
 
-def _contract(contract: str | None, layer: str) -> float | None:
+def _import(
+    read_tests: Callable[..., list],
+    source: Any,
+    db: Path,
+    contract: str | None,
+    layer: str,
+    label: str,
+) -> None:
+    """Check the layer and the contract, read every test from ``source``, then store them."""
     from netassay.accept.verdict import check_layer
     from netassay.units import parse_rate
 
     check_layer(layer)
-    return None if contract is None else parse_rate(contract)
+    rate = None if contract is None else parse_rate(contract)
+    _store_tests(read_tests(source, rate, layer, label), db)
 
 
 def import_iperf3(
@@ -61,8 +71,7 @@ def import_iperf3(
     """Import iperf3 -J UDP results as acceptance tests (importing twice adds nothing)."""
     from netassay.accept.import_iperf3 import read_tests
 
-    rate = _contract(contract, layer)
-    _store_tests(read_tests(files, rate, layer, label), db)
+    _import(read_tests, files, db, contract, layer, label)
 
 
 def import_monipe(
@@ -75,8 +84,7 @@ def import_monipe(
     """Import MonIPE acceptance results: each test one experiment, each round one run."""
     from netassay.accept.import_monipe import read_tests
 
-    rate = _contract(contract, layer)
-    _store_tests(read_tests(folder, rate, layer, label), db)
+    _import(read_tests, folder, db, contract, layer, label)
 
 
 def register(app: typer.Typer) -> None:
