@@ -216,9 +216,9 @@ class Store:
         environment: dict[str, Any] | None = None,
     ) -> tuple[int, bool]:
         """Insert an experiment; return (id, created). An existing key is returned as is."""
-        row = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
-        if row:
-            return int(row[0]), False
+        exp_id = self._experiment_id(key)
+        if exp_id is not None:
+            return exp_id, False
         with self._transaction():
             exp_id = self._insert_experiment(
                 key, kind, source, label, config, metadata, environment
@@ -273,9 +273,9 @@ class Store:
         ``Store.runs`` reads them from another store) are stored with it, and each
         trial's ``run_id`` is mapped from theirs to the new ones.
         """
-        row = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
-        if row:
-            return int(row[0]), 0
+        exp_id = self._experiment_id(key)
+        if exp_id is not None:
+            return exp_id, 0
         with self._transaction():
             exp_id = self._insert_experiment(
                 key, kind, source, label, config, metadata, environment
@@ -387,8 +387,13 @@ class Store:
         return _experiment(r)
 
     def find_experiment(self, key: str) -> Experiment | None:
+        exp_id = self._experiment_id(key)
+        return None if exp_id is None else self.experiment(exp_id)
+
+    def _experiment_id(self, key: str) -> int | None:
+        """The id of the experiment stored under ``key``, if there is one."""
         r = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
-        return self.experiment(int(r[0])) if r else None
+        return int(r[0]) if r else None
 
     def trial_arrays(self, experiment_id: int) -> TrialArrays:
         """Columns of one experiment's usable trials, ordered by load index and repetition,
