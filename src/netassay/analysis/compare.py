@@ -1,7 +1,9 @@
 """A campaign's experiments side by side, and each factor's effect on PDR (pure).
 
 One experiment (a cell in a block) gives one PDR; the repetitions of a cell are the
-sample. For each factor the test fits the data and is named in the output:
+sample. The same tests serve any other figure of an experiment (``metric``: an
+acceptance test's throughput or loss ratio), with the same rules. For each factor the
+test fits the data and is named in the output:
 
 - an ordered factor (numbers: backlog, a count, a cap) with three levels or more:
   Kendall's tau-b of PDR against the level;
@@ -12,8 +14,10 @@ sample. For each factor the test fits the data and is named in the output:
 - otherwise, each level against the first: Mann-Whitney U for two independent groups.
 
 Every comparison carries an effect size (Cliff's delta with its magnitude, the
-Hodges-Lehmann shift in pps) and the number of experiments behind it: never a bare
-p-value. scipy runs the tests (``netassay.rtt.stats`` wraps them).
+Hodges-Lehmann shift in the metric's unit: ``hodges_lehmann_pps`` for PDR,
+``hodges_lehmann_bps`` for throughput, ``hodges_lehmann_ratio`` for a loss ratio) and
+the number of experiments behind it: never a bare p-value. scipy runs the tests
+(``netassay.rtt.stats`` wraps them).
 """
 
 from __future__ import annotations
@@ -63,10 +67,23 @@ def summarize(values: Sequence[float | None]) -> dict[str, Any]:
     }
 
 
+PDR = "pdr_pps"
+LAB_FIGURES = ("pdr_pps", "ndr_pps")  # a sweep's or a search's figures, PDR first
+
+
+def shift_key(metric: str) -> str:
+    """The key of the Hodges-Lehmann shift, in the metric's unit (its name's suffix)."""
+    return f"hodges_lehmann_{metric.rsplit('_', 1)[-1]}"
+
+
 def groups(
-    rows: Sequence[dict[str, Any]], by: Sequence[str], order: Callable[[str, Any], Any]
+    rows: Sequence[dict[str, Any]],
+    by: Sequence[str],
+    order: Callable[[str, Any], Any],
+    figures: Sequence[str] = LAB_FIGURES,
 ) -> list[dict[str, Any]]:
-    """Experiments grouped by the levels of ``by``, ranked by median PDR (highest first)."""
+    """Experiments grouped by the levels of ``by``, each of ``figures`` summarized, ranked
+    by the first figure's median (highest first: PDR, throughput)."""
     bucket: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         bucket.setdefault(tuple(r["factors"].get(f) for f in by), []).append(r)
@@ -76,22 +93,21 @@ def groups(
         for m in members:
             v = m["verdict"] or "no verdict"
             verdicts[v] = verdicts.get(v, 0) + 1
-        worst = [m["worst_delta_ucl95_below_pdr"] for m in members]
-        out.append(
-            {
-                "levels": dict(zip(by, levels, strict=True)),
-                "experiments": len(members),
-                "pdr_pps": summarize([m["pdr_pps"] for m in members]),
-                "ndr_pps": summarize([m["ndr_pps"] for m in members]),
-                "verdicts": verdicts,
-                "worst_delta_ucl95_below_pdr": max(
-                    (w for w in worst if w is not None), default=None
-                ),
-                "cpu_busy": _mean_cpu([m["cpu_busy"] for m in members]),
-            }
-        )
+        g: dict[str, Any] = {
+            "levels": dict(zip(by, levels, strict=True)),
+            "experiments": len(members),
+            **{f: summarize([m.get(f) for m in members]) for f in figures},
+            "verdicts": verdicts,
+            "cpu_busy": _mean_cpu([m["cpu_busy"] for m in members]),
+        }
+        if any("worst_delta_ucl95_below_pdr" in m for m in members):
+            worst = [m.get("worst_delta_ucl95_below_pdr") for m in members]
+            g["worst_delta_ucl95_below_pdr"] = max(
+                (w for w in worst if w is not None), default=None
+            )
+        out.append(g)
     out.sort(key=lambda g: [order(f, g["levels"][f]) for f in by])
-    ranked = sorted(out, key=lambda g: -(g["pdr_pps"]["median"] or -math.inf))
+    ranked = sorted(out, key=lambda g: -(g[figures[0]]["median"] or -math.inf))
     for rank, g in enumerate(ranked, 1):
         g["rank"] = rank
     return out
@@ -103,9 +119,9 @@ def _mean_cpu(per: Sequence[dict[str, float]]) -> dict[str, float]:
 
 
 def _pairs(
-    rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any
+    rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any, metric: str = PDR
 ) -> list[tuple[float, float]]:
-    """(PDR at a, PDR at b) of experiments alike in block and every other factor; [] when
+    """(metric at a, metric at b) of experiments alike in block and every other factor; [] when
     some experiment has no such partner or there is a single block."""
 
     def key(r: dict[str, Any]) -> tuple[Any, ...]:
@@ -117,15 +133,20 @@ def _pairs(
     blocks = {r["block"] for r in rows}
     if len(blocks) < 2 or set(at_a) != set(at_b) or not at_a:
         return []
-    pairs = [(at_a[k]["pdr_pps"], at_b[k]["pdr_pps"]) for k in at_a]
+    pairs = [(at_a[k][metric], at_b[k][metric]) for k in at_a]
     return [(x, y) for x, y in pairs if x is not None and y is not None]
 
 
-def _versus(rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any) -> dict[str, Any]:
+def _at(rows: Sequence[dict[str, Any]], factor: str, level: Any, metric: str) -> list[float]:
+    return [r[metric] for r in rows if r["factors"].get(factor) == level and r[metric] is not None]
+
+
+def _versus(
+    rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any, metric: str = PDR
+) -> dict[str, Any]:
     """Level ``b`` against level ``a``: the test, its effect sizes and the counts."""
-    xa = [r["pdr_pps"] for r in rows if r["factors"].get(factor) == a and r["pdr_pps"] is not None]
-    xb = [r["pdr_pps"] for r in rows if r["factors"].get(factor) == b and r["pdr_pps"] is not None]
-    pairs = _pairs(rows, factor, a, b)
+    xa, xb = _at(rows, factor, a, metric), _at(rows, factor, b, metric)
+    pairs = _pairs(rows, factor, a, b, metric)
     out: dict[str, Any] = {"level": b, "against": a, "n_a": len(xa), "n_b": len(xb)}
     if pairs:
         w = wilcoxon_paired([p[1] for p in pairs], [p[0] for p in pairs])
@@ -136,13 +157,17 @@ def _versus(rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any) -> dict
             n_pairs=len(pairs),
             statistic=w["w"],
             p=w["p"],
-            hodges_lehmann_pps=hodges_lehmann_paired(d),
+            **{shift_key(metric): hodges_lehmann_paired(d)},
         )
     else:
         m = mann_whitney(xb, xa)
         hl = hodges_lehmann(xb, xa) if xa and xb else None
         out.update(
-            test="Mann-Whitney U", paired=False, statistic=m["u"], p=m["p"], hodges_lehmann_pps=hl
+            test="Mann-Whitney U",
+            paired=False,
+            statistic=m["u"],
+            p=m["p"],
+            **{shift_key(metric): hl},
         )
     delta = cliffs_delta(xb, xa) if xa and xb else float("nan")
     out["cliffs_delta"] = delta if math.isfinite(delta) else None
@@ -158,28 +183,29 @@ def effect(
     levels: Sequence[Any],
     ordinal: bool,
     number: Callable[[Any], float],
+    metric: str = PDR,
 ) -> dict[str, Any]:
-    """The factor's effect on PDR: each level against the first (and, for an ordered
-    factor of three levels or more, Kendall's tau-b over all of them)."""
+    """The factor's effect on ``metric`` (PDR unless said): each level against the first
+    (and, for an ordered factor of three levels or more, Kendall's tau-b over all of
+    them)."""
     have = [r for r in rows if factor in r["factors"]]
     per_level = [
-        {"level": lv, **summarize([r["pdr_pps"] for r in have if r["factors"][factor] == lv])}
+        {"level": lv, **summarize([r[metric] for r in have if r["factors"][factor] == lv])}
         for lv in levels
     ]
     out: dict[str, Any] = {
         "factor": factor,
+        "metric": metric,
         "ordinal": ordinal,
         "levels": per_level,
         "experiments": len(have),
     }
     if ordinal and len(levels) >= 3:
-        pts = [
-            (number(r["factors"][factor]), r["pdr_pps"]) for r in have if r["pdr_pps"] is not None
-        ]
+        pts = [(number(r["factors"][factor]), r[metric]) for r in have if r[metric] is not None]
         k = kendall_trend([p[0] for p in pts], [p[1] for p in pts])
         out["trend"] = {"test": "Kendall tau-b", "n": k["n"], "tau_b": k["tau_b"], "p": k["p"]}
         out["test"] = "Kendall tau-b"
-    out["comparisons"] = [_versus(have, factor, levels[0], lv) for lv in levels[1:]]
+    out["comparisons"] = [_versus(have, factor, levels[0], lv, metric) for lv in levels[1:]]
     if "test" not in out:
         tests = {c["test"] for c in out["comparisons"]}
         out["test"] = " / ".join(sorted(tests)) if tests else None

@@ -23,7 +23,7 @@ from typing import Any
 from netassay.campaign import order as O
 from netassay.campaign.plan import TRIAL_OVERHEAD_S, fmt_duration
 from netassay.campaign.progress import Progress
-from netassay.campaign.spec import Campaign, cell_args, describe_cell
+from netassay.campaign.spec import Campaign, cell_args, cell_scenario, describe_cell
 from netassay.campaign.worker import RESOURCE, TOPIC, CellJob, CellResult, run_cell
 from netassay.errors import Interrupted, NetassayError, UsageError
 from netassay.store.db import Store
@@ -109,6 +109,7 @@ def _jobs(c: Campaign, slots: list[O.Slot], testbed: str) -> list[CellJob]:
             tuple(cell_args(c.method, c.settings(s.cell))),
             f"{c.name} {describe_cell(c.cells[s.cell])} rep {s.block + 1}",
             testbed,
+            cell_scenario(c.settings(s.cell)) if c.method == "accept" else {},
         )
         for s in slots
     ]
@@ -315,19 +316,37 @@ def write_cell(
     exps = list(enumerate(cell.experiments))
     for j, e in exps[1:] + exps[:1]:
         key = cell.key if j == 0 else f"{cell.key}-{j + 1}"
+        label = e.label if j else _label(c, slot)
+        metadata = {**e.metadata, "campaign": tag, "role": "cell" if j == 0 else e.kind}
+        if e.accept is not None:
+            written += _write_accept(store, e.accept, key, label, metadata)
+            continue
         _, n = store.import_experiment(
             key=key,
             kind=e.kind,
             source=e.source,
-            label=e.label if j else _label(c, slot),
+            label=label,
             config=e.config,
-            metadata={**e.metadata, "campaign": tag, "role": "cell" if j == 0 else e.kind},
+            metadata=metadata,
             trials=e.trials,
             environment=e.environment,
             runs=e.runs,
         )
         written += n
     return written
+
+
+def _write_accept(store: Store, test: Any, key: str, label: str, meta: dict[str, Any]) -> int:
+    """An acceptance test of a cell, with its runs, intervals and CPU samples, in one
+    transaction under ``key`` (stored once: a key already there writes nothing); the
+    runs written."""
+    from dataclasses import replace
+
+    from netassay.accept.store import store_accept_test
+
+    meta = {k: v for k, v in meta.items() if k != "experiment_id"}  # the scratch store's
+    _, new = store_accept_test(store, replace(test, key=key, label=label, metadata=meta))
+    return len(test.ramp) + len(test.runs) if new else 0
 
 
 def _label(c: Campaign, slot: O.Slot) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.campaign.plan import (
+    ACCEPT_SETUP_S,
     TRIAL_OVERHEAD_S,
     Plan,
     accept_estimate_s,
@@ -88,7 +89,7 @@ def cell_estimate_s(c: Campaign, cell: int) -> float:
     if c.method == "sweep":
         return estimate_s(sweep_plan(s)) + CELL_SETUP_S
     if c.method == "accept":
-        return accept_estimate_s(s) + CELL_SETUP_S
+        return accept_estimate_s(s) + ACCEPT_SETUP_S
     return _search_estimate_s(s) + CELL_SETUP_S
 
 

@@ -46,7 +46,8 @@ class Plan:
         return sum(round(r * self.duration_s) for r in self.rates_pps) * self.runs
 
 
-ACCEPT_RUN_OVERHEAD_S = 1.0  # per accept run: the receiver and sender started, the pause
+ACCEPT_RUN_OVERHEAD_S = 0.6  # per accept run: the pause between runs, the tools started
+ACCEPT_SETUP_S = 1.5  # per accept cell: its process, the embedded link built and removed
 ACCEPT_RAMP_STEPS = 4  # 25, 50, 75 and 100% of the contract
 
 

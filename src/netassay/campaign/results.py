@@ -1,5 +1,6 @@
 """A campaign's stored cells as rows (PDR, NDR, verdict, worst Delta_UCL95 below PDR, CPU
-use), their comparison by factors (``analysis.compare``), and its text."""
+use; an acceptance test's verdict, throughput with its CI, loss ratio, failed seconds and
+CPU use), their comparison by factors (``analysis.compare``), and its text."""
 
 from __future__ import annotations
 
@@ -67,7 +68,9 @@ def rows(
             "trials": len(trials),
             "cpu_busy": cpu_busy(trials),
         }
-        if e.kind == "search":
+        if e.kind == "accept":
+            row.update(_accept_row(store, e))
+        elif e.kind == "search":
             o = stored_outcome(store, e)
             bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
             pdr = [v for k, v in sorted(bound.items()) if k > 0]
@@ -89,6 +92,36 @@ def rows(
             )
         out.append(row)
     return out
+
+
+ACCEPT_FIGURES = ("throughput_bps", "loss_ratio", "failed_seconds")
+ACCEPT_EFFECTS = ("throughput_bps", "loss_ratio")  # each factor's effect on both
+
+
+def _accept_row(store: Store, e: Any) -> dict[str, Any]:
+    """An acceptance cell: its verdict and figures as ``assess`` gives them, CPU busy per
+    core as a share (like a sweep's)."""
+    from netassay.accept.store import load_accept_test
+    from netassay.accept.view import summary
+
+    s = summary(load_accept_test(store, e))
+    return {
+        "verdict": s["verdict"],
+        "reason": s["reason"],
+        "contract_bps": s["contract_bps"],
+        "layer": s["layer"],
+        "trials": s["runs"] + s["ramp_steps"],
+        "throughput_bps": s["throughput_bps"],
+        "throughput_ci95_bps": s["throughput_ci95_bps"],
+        "loss_ratio": s["loss_ratio"],
+        "failed_seconds": len(s["failed_seconds"]),
+        "graded_seconds": s["graded_seconds"],
+        "cpu_busy": {c: round(v / 100, 4) for c, v in s["cpu_busy_pct"].items()},
+    }
+
+
+def is_accept(result: dict[str, Any]) -> bool:
+    return result.get("method") == "accept"
 
 
 def level_number(factor: str, value: Any) -> float:
@@ -142,6 +175,8 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
     factors = order + sorted(have - set(order))  # the file's order
     chosen = resolve_by(by, factors) if by else factors
     level_order = _orderer(spec)
+    accept = all(r["kind"] == "accept" for r in rs)
+    metrics = ACCEPT_EFFECTS if accept else (AC.PDR,)
     effects = []
     for f in chosen:
         levels = sorted(
@@ -149,13 +184,16 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
             key=lambda v, f=f: level_order(f, v),
         )
         ordinal = f in PARAMS and PARAMS[f].ordinal
-        effects.append(AC.effect(rs, f, levels, ordinal, lambda v, f=f: level_number(f, v)))
+        effects += [
+            AC.effect(rs, f, levels, ordinal, lambda v, f=f: level_number(f, v), m) for m in metrics
+        ]
     return {
         "campaign": rs[0]["campaign"],
+        "method": "accept" if accept else spec.get("method", "sweep"),
         "factors": factors,
         "by": chosen,
         "experiments": sorted(rs, key=lambda r: r["position"]),
-        "groups": AC.groups(rs, chosen, level_order),
+        "groups": AC.groups(rs, chosen, level_order, ACCEPT_FIGURES if accept else AC.LAB_FIGURES),
         "effects": effects,
     }
 
@@ -182,6 +220,9 @@ def text(result: dict[str, Any]) -> list[str]:
     ]
     for g in result["groups"]:
         lv = " ".join(f"{k}={v}" for k, v in g["levels"].items())
+        if is_accept(result):
+            lines.append(f"#{g['rank']} {lv}: n={g['experiments']} {accept_group_text(g)}")
+            continue
         p = g["pdr_pps"]
         spread = f" [{_pps(p['min'])}..{_pps(p['max'])}]" if p["n"] > 1 else ""
         verdicts = ", ".join(f"{k} {n}" for k, n in g["verdicts"].items())
@@ -192,7 +233,8 @@ def text(result: dict[str, Any]) -> list[str]:
         )
     for e in result["effects"]:
         test = e["test"] or "one level: nothing to compare"
-        lines += ["", f"effect of {e['factor']} on PDR ({test}; {e['experiments']} experiments)"]
+        what = METRIC_NAMES.get(e.get("metric", AC.PDR), e.get("metric"))
+        lines += ["", f"effect of {e['factor']} on {what} ({test}; {e['experiments']} experiments)"]
         if "trend" in e and e["trend"]["tau_b"] is not None:
             t = e["trend"]
             lines.append(f"  Kendall tau-b = {t['tau_b']:+.3f} (p = {t['p']:.3g}, n = {t['n']})")
@@ -202,9 +244,49 @@ def text(result: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  {c['level']} vs {c['against']}: {c['test']} {p} ({n}); Cliff's delta "
                 f"{_num(c['cliffs_delta'], '+.2f')} ({c['effect']}); Hodges-Lehmann shift "
-                f"{_signed_pps(c['hodges_lehmann_pps'])}"
+                f"{shift_text(e.get('metric', AC.PDR), c)}"
             )
     return lines
+
+
+METRIC_NAMES = {"pdr_pps": "PDR", "throughput_bps": "throughput", "loss_ratio": "loss ratio"}
+
+
+def _bps(v: float | None) -> str:
+    from netassay.accept.verdict import fmt_bps
+
+    return "-" if v is None else fmt_bps(v)
+
+
+def _ratio(v: float | None) -> str:
+    from netassay.accept.verdict import fmt_pct
+
+    return fmt_pct(v)
+
+
+def shift_text(metric: str, c: dict[str, Any]) -> str:
+    """A comparison's Hodges-Lehmann shift, signed, in its metric's unit."""
+    v = c.get(AC.shift_key(metric))
+    if v is None:
+        return "-"
+    sign = "+" if v >= 0 else "-"
+    if metric == "throughput_bps":
+        return sign + _bps(abs(v))
+    if metric == "loss_ratio":
+        return sign + _ratio(abs(v))
+    return _signed_pps(v)
+
+
+def accept_group_text(g: dict[str, Any]) -> str:
+    """An acceptance group: throughput (median, range), loss, failed seconds, verdicts."""
+    t, loss = g["throughput_bps"], g["loss_ratio"]
+    spread = f" [{_bps(t['min'])}..{_bps(t['max'])}]" if t["n"] > 1 else ""
+    verdicts = ", ".join(f"{k} {n}" for k, n in g["verdicts"].items())
+    return (
+        f"throughput {_bps(t['median'])}{spread}; loss {_ratio(loss['median'])}; "
+        f"failed seconds {_num(g['failed_seconds']['median'], 'g')}; {verdicts}; "
+        f"CPU busy {_cpu(g['cpu_busy'])}"
+    )
 
 
 def _signed_pps(v: float | None) -> str:

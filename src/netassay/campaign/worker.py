@@ -1,7 +1,8 @@
 """A campaign cell, run on a Dask worker that owns one testbed; and that worker.
 
-A cell is the method's own command (``netassay sweep`` or ``netassay search``) run as a
-child process on the worker's testbed, writing a scratch store of its own; the cell
+A cell is the method's own command (``netassay sweep``, ``search`` or ``accept
+--embedded``; an accept cell's scenario knobs in a one-scenario file) run as a child
+process on the worker's testbed, writing a scratch store of its own; the cell
 returns the experiments and trial records it stored, and the coordinator alone writes the
 campaign's store. The child dies with the worker (PR_SET_PDEATHSIG: SIGTERM, on which a
 sweep removes its testbed), and a cell whose worker died is rerun from the start: its
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import shutil
 import signal
@@ -19,7 +21,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +46,11 @@ class CellFailed(NetassayError):
 @dataclass(frozen=True)
 class CellJob:
     key: str  # the experiment's key in the campaign store
-    method: str  # sweep | search
+    method: str  # sweep | search | accept
     args: tuple[str, ...]  # the command's flags (cell settings)
     label: str
     testbed: str  # the testbed name when the worker does not own one by name
+    scenario: dict[str, Any] = field(default_factory=dict)  # an accept cell's scenario
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class StoredExperiment:
     environment: dict[str, Any]
     runs: list[dict[str, Any]]
     trials: list[TrialRecord]
+    accept: Any = None  # an accept experiment's test (AcceptTest): its runs are not trials
 
 
 @dataclass(frozen=True)
@@ -101,16 +105,27 @@ def _wait_for_testbed(name: str, wait_s: float = LOCK_WAIT_S) -> None:
             time.sleep(0.5)
 
 
-def _count(db: Path) -> int | None:
+def _count(db: Path, table: str = "trials") -> int | None:
+    """Rows of ``table`` (trials; an accept cell's: accept_runs) stored so far."""
     if not db.exists():
         return None
     try:
         with contextlib.closing(
             sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
         ) as c:
-            return int(c.execute("SELECT count(*) FROM trials").fetchone()[0])
+            return int(c.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     except sqlite3.Error:
         return None
+
+
+def _scenario_file(scratch: Path, scenario: dict[str, Any]) -> list[str]:
+    """``--scenarios FILE`` holding an accept cell's one scenario ([] when it has none)."""
+    if not scenario:
+        return []
+    path = scratch / "scenario.toml"
+    lines = ["[[scenario]]"] + [f"{k} = {json.dumps(v)}" for k, v in scenario.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return ["--scenarios", str(path)]
 
 
 def _publish(key: str, trials: int) -> None:
@@ -141,6 +156,7 @@ def run_cell(job: CellJob) -> CellResult:
         "--label",
         job.label,
         *job.args,
+        *_scenario_file(scratch, job.scenario),
     ]
     env = {k: v for k, v in os.environ.items() if k != "NETASSAY_CONFIG"}
     t0 = time.monotonic()
@@ -154,7 +170,7 @@ def run_cell(job: CellJob) -> CellResult:
                 while proc.poll() is None:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         proc.wait(timeout=0.5)  # returns as soon as the cell ends
-                    n = _count(db)
+                    n = _count(db, "accept_runs" if job.method == "accept" else "trials")
                     if n is not None and n != last:
                         last = n
                         _publish(job.key, n)
@@ -180,10 +196,15 @@ _TRIAL_FIELDS = tuple(f.name for f in fields(TrialRecord))
 
 
 def read_scratch(db: Path) -> list[StoredExperiment]:
-    """Every experiment of a cell's scratch store with its runs and trials, oldest first."""
+    """Every experiment of a cell's scratch store with its runs and trials (an acceptance
+    test: with its runs, intervals and CPU samples, verbatim output included), oldest
+    first."""
+    from netassay.accept.store import KIND, load_accept_test
+
     out = []
     with Store(db, readonly=True) as store:
         for exp in store.experiments():
+            test = load_accept_test(store, exp, raw=True) if exp.kind == KIND else None
             trials = [
                 TrialRecord(**{k: t[k] for k in _TRIAL_FIELDS if k in t})
                 for t in store.trials(exp.id)
@@ -198,6 +219,7 @@ def read_scratch(db: Path) -> list[StoredExperiment]:
                     exp.environment,
                     store.runs(exp.id),
                     trials,
+                    test,
                 )
             )
     return out

@@ -36,9 +36,15 @@ def _save(fig: Any, stem: Path) -> tuple[Path, Path]:
     return png, svg
 
 
-def plot_pdr_by_factor(result: dict[str, Any], stem: Path) -> tuple[Path, Path]:
-    """One panel per factor: each experiment's PDR at its level, the median and range."""
-    effects = result["effects"]
+def plot_pdr_by_factor(
+    result: dict[str, Any], stem: Path, metric: str = "pdr_pps"
+) -> tuple[Path, Path]:
+    """One panel per factor: each experiment's PDR (or ``metric``: an acceptance test's
+    throughput) at its level, the median and range."""
+    effects = [e for e in result["effects"] if e.get("metric", "pdr_pps") == metric]
+    scale, ylabel = (
+        (1e6, "throughput (Mbit/s)") if metric != "pdr_pps" else (1e3, "PDR@0.5% (kpps)")
+    )
     fig, axes = plt.subplots(
         1, max(1, len(effects)), figsize=(3.2 * max(1, len(effects)), 3.2), squeeze=False
     )
@@ -47,9 +53,9 @@ def plot_pdr_by_factor(result: dict[str, Any], stem: Path) -> tuple[Path, Path]:
         f = e["factor"]
         for x, lv in enumerate(e["levels"]):
             ys = [
-                r["pdr_pps"] / 1e3
+                r[metric] / scale
                 for r in result["experiments"]
-                if r["factors"].get(f) == lv["level"] and r["pdr_pps"] is not None
+                if r["factors"].get(f) == lv["level"] and r[metric] is not None
             ]
             ax.scatter(x + rng.uniform(-0.08, 0.08, len(ys)), ys, s=14, color="#0969da")
             if ys:
@@ -60,7 +66,30 @@ def plot_pdr_by_factor(result: dict[str, Any], stem: Path) -> tuple[Path, Path]:
         ax.set_xlabel(f)
         ax.set_title(e["test"] or "", fontsize=8)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("PDR@0.5% (kpps)")
+    axes[0][0].set_ylabel(ylabel)
+    return _save(fig, stem)
+
+
+def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, Path]:
+    """Acceptance cells: each core's busy share (mean over the sustained runs) per cell."""
+    cores = sorted({c for r in rows for c in r["cpu_busy"]}, key=lambda c: (len(c), c))
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(rows) + 2), 3.0))
+    width = 0.8 / max(1, len(cores))
+    for i, core in enumerate(cores):
+        x = np.arange(len(rows)) + (i - (len(cores) - 1) / 2) * width
+        ax.bar(x, [r["cpu_busy"].get(core, 0.0) for r in rows], width, label=core)
+    ax.set_xticks(
+        range(len(rows)),
+        [" ".join(f"{v}" for v in r["factors"].values()) + f" b{r['block']}" for r in rows],
+        fontsize=7,
+        rotation=30,
+        ha="right",
+    )
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("busy share")
+    ax.grid(axis="y", alpha=0.3)
+    if cores:
+        ax.legend(fontsize=6)
     return _save(fig, stem)
 
 
@@ -131,13 +160,13 @@ def _tests(result: dict[str, Any]) -> list[list[str]]:
                     "-",
                 ]
             )
+        metric = e.get("metric", "pdr_pps")
         for c in e["comparisons"]:
             n = f"{c['n_pairs']} pairs" if c["paired"] else f"{c['n_a']} + {c['n_b']}"
-            hl = c["hodges_lehmann_pps"]
-            shift = "-" if hl is None else ("+" if hl >= 0 else "-") + fmt_rate(abs(hl))
+            shift = CR.shift_text(metric, c)
             out.append(
                 [
-                    e["factor"],
+                    e["factor"] + ("" if metric == "pdr_pps" else f" ({CR.METRIC_NAMES[metric]})"),
                     f"{c['level']} vs {c['against']}",
                     c["test"],
                     _num(c["statistic"]),
@@ -158,38 +187,52 @@ def render_page(
     result = CR.comparison(store, [], name)
     spec = (store.campaign(name) or {}).get("spec", {})
     figs = out_dir / "figures"
-    pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / "pdr_by_factor")
-    cpu_png, cpu_svg = plot_cpu_per_load(store, result["experiments"], figs / "cpu_per_load")
-    rows = [
-        {
-            **r,
-            "pdr": _pps(r["pdr_pps"]),
-            "ndr": _pps(r["ndr_pps"]),
-            "worst": _num(r["worst_delta_ucl95_below_pdr"]),
-            "cpu": _cpu(r["cpu_busy"]),
-            "figure": figures.get((r["experiment_id"], r["label"])),
-        }
-        for r in result["experiments"]
-    ]
-    groups = [
-        {
-            **g,
-            "n": g["experiments"],
-            "pdr": _pps(g["pdr_pps"]["median"]),
-            "range": f"{_pps(g['pdr_pps']['min'])} .. {_pps(g['pdr_pps']['max'])}",
-            "ndr": _pps(g["ndr_pps"]["median"]),
-            "worst": _num(g["worst_delta_ucl95_below_pdr"]),
-            "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
-            "cpu": _cpu(g["cpu_busy"]),
-        }
-        for g in result["groups"]
-    ]
+    accept = CR.is_accept(result)
+    if accept:
+        pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / "throughput_by_factor", TPUT)
+        cpu_png, cpu_svg = plot_accept_cpu(result["experiments"], figs / "cpu_per_cell")
+    else:
+        pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / "pdr_by_factor")
+        cpu_png, cpu_svg = plot_cpu_per_load(store, result["experiments"], figs / "cpu_per_load")
+    rows = (
+        [_accept_row(r, figures) for r in result["experiments"]]
+        if accept
+        else [
+            {
+                **r,
+                "pdr": _pps(r["pdr_pps"]),
+                "ndr": _pps(r["ndr_pps"]),
+                "worst": _num(r["worst_delta_ucl95_below_pdr"]),
+                "cpu": _cpu(r["cpu_busy"]),
+                "figure": figures.get((r["experiment_id"], r["label"])),
+            }
+            for r in result["experiments"]
+        ]
+    )
+    groups = (
+        [_accept_group(g) for g in result["groups"]]
+        if accept
+        else [
+            {
+                **g,
+                "n": g["experiments"],
+                "pdr": _pps(g["pdr_pps"]["median"]),
+                "range": f"{_pps(g['pdr_pps']['min'])} .. {_pps(g['pdr_pps']['max'])}",
+                "ndr": _pps(g["ndr_pps"]["median"]),
+                "worst": _num(g["worst_delta_ucl95_below_pdr"]),
+                "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
+                "cpu": _cpu(g["cpu_busy"]),
+            }
+            for g in result["groups"]
+        ]
+    )
     env = Environment(
         loader=PackageLoader("netassay.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
     )
     page = env.get_template("campaign.html.j2").render(
         name=name,
+        accept=accept,
         method=spec.get("method", "sweep"),
         cells=len(spec.get("cells", [])),
         repetitions=spec.get("repetitions", 1),
@@ -216,13 +259,54 @@ def render_page(
     lines += [
         f"#{g['rank']} "
         + " ".join(f"{k}={v}" for k, v in g["levels"].items())
-        + f": PDR {g['pdr']} ({g['range']})"
+        + (f": throughput {g['tput']} ({g['range']}), {g['verdicts']}" if accept else "")
+        + ("" if accept else f": PDR {g['pdr']} ({g['range']})")
         for g in sorted(groups, key=lambda g: g["rank"])
     ]
     return {
         "title": f"campaign: {name}",
         "text": "\n".join(lines) if best else "",
         "link": f"{out_dir.name}/index.html",
+    }
+
+
+TPUT = "throughput_bps"
+
+
+def _bps(v: float | None) -> str:
+    from netassay.accept.verdict import fmt_bps
+
+    return fmt_bps(v)
+
+
+def _accept_row(r: dict[str, Any], figures: dict[tuple[int, str], str]) -> dict[str, Any]:
+    from netassay.accept.verdict import fmt_pct
+
+    ci = r["throughput_ci95_bps"]
+    return {
+        **r,
+        "tput": _bps(r[TPUT]),
+        "ci": f"{_bps(ci[0])} .. {_bps(ci[1])}" if ci else "-",
+        "loss": fmt_pct(r["loss_ratio"]),
+        "failed": f"{r['failed_seconds']} of {r['graded_seconds']}",
+        "cpu": _cpu(r["cpu_busy"]),
+        "figure": figures.get((r["experiment_id"], r["label"])),
+    }
+
+
+def _accept_group(g: dict[str, Any]) -> dict[str, Any]:
+    from netassay.accept.verdict import fmt_pct
+
+    t = g[TPUT]
+    return {
+        **g,
+        "n": g["experiments"],
+        "tput": _bps(t["median"]),
+        "range": f"{_bps(t['min'])} .. {_bps(t['max'])}",
+        "loss": fmt_pct(g["loss_ratio"]["median"]),
+        "failed": _num(g["failed_seconds"]["median"]),
+        "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
+        "cpu": _cpu(g["cpu_busy"]),
     }
 
 
