@@ -7,12 +7,14 @@ Testbed state goes to a private run directory, so a user's testbeds are never to
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,6 +90,36 @@ def _backlog() -> str:
     return Path("/proc/sys/net/core/netdev_max_backlog").read_text().strip()
 
 
+def _assess(db: Path) -> dict[str, Any]:
+    res = _netassay("assess", str(db), "--json")
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.splitlines()[0])
+
+
+def _stored(db: Path) -> tuple[Any, list[dict[str, Any]]]:
+    from netassay.store.db import Store
+
+    with Store(db) as st:
+        exp = next(iter(st.experiments()))
+        return exp, st.trials(exp.id)
+
+
+CAP_PPS = 50_000
+
+
+def _cap_sweep(name: str, db: Path, *flags: str) -> tuple[Any, list[dict[str, Any]]]:
+    res = _netassay(
+        "sweep", "--name", name, *flags, "--sut-cap", "50k", "--pinning", "unpinned",
+        "--rates", "30k,35k,40k,45k,48k,50k,52k,55k,60k,65k,70k",
+        "--runs", "3", "--duration", "1s", "--settle", "0.1s", "--db", str(db),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    a = _assess(db)
+    assert abs(a["pdr_pps"] - CAP_PPS) <= 0.05 * CAP_PPS, a
+    assert a["verdict"] == "GOOD", (a["reason"], a["loads"])
+    return _stored(db)
+
+
 @pytest.fixture
 def cli():
     """Run ``python -m netassay ARGS`` and capture its output."""
@@ -104,3 +136,23 @@ def netns_of():
 def backlog():
     """The host's net.core.netdev_max_backlog, as text."""
     return _backlog
+
+
+@pytest.fixture
+def assess():
+    """``netassay assess DB --json`` (it must succeed): the first experiment's assessment."""
+    return _assess
+
+
+@pytest.fixture
+def stored():
+    """The first experiment in a store and every trial of it: (experiment, trials)."""
+    return _stored
+
+
+@pytest.fixture
+def cap_sweep():
+    """Sweep testbed NAME [FLAGS] with a 50 kpps SUT cap (--sut-cap 50k, unpinned) from
+    30k to 70k, 3 runs of 1 s, into DB; check that its PDR@0.5% is within 5% of the cap
+    and GOOD; return (experiment, trials) as stored."""
+    return _cap_sweep

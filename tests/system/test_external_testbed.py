@@ -184,13 +184,9 @@ def host_view(ports: tuple[str, str]) -> dict:
     }
 
 
-def _assess(cli, db) -> dict:
-    res = cli("assess", str(db), "--json")
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout.splitlines()[0])
-
-
-def test_sweep_through_a_hand_made_router_finds_its_cap(router, tb_name, tmp_path, cli):
+def test_sweep_through_a_hand_made_router_finds_its_cap(
+    router, tb_name, tmp_path, cli, assess, stored
+):
     """Registered (path checked, peak measured), swept: the PDR@0.5% is within 5% of the
     router's cap, the loss lies between the ports, the SUT's own counters agree with the
     sink; the line rate of veth is unknown and said so; after 'down' the host is as it
@@ -217,11 +213,9 @@ def test_sweep_through_a_hand_made_router_finds_its_cap(router, tb_name, tmp_pat
               "--runs", "2", "--duration", "1s", "--settle", "0.1s", "--retries", "4",
               "--db", str(db))  # fmt: skip
     assert res.returncode == 0, res.stderr
-    a = _assess(cli, db)
+    a = assess(db)
     assert abs(a["pdr_pps"] - CAP_PPS) <= 0.05 * CAP_PPS, a
-    with Store(db) as st:
-        exp = next(iter(st.experiments()))
-        trials = st.trials(exp.id)
+    exp, trials = stored(db)
     assert exp.metadata["testbed"] == "external"
     ext = exp.environment["external"]
     assert ext["ports"]["rx"]["driver"]["driver"] == "veth"

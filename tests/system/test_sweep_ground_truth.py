@@ -6,7 +6,6 @@ Needs root and netassay-gen (skipped with the reason otherwise; CI runs them).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -76,29 +75,10 @@ def test_full_sut_backlog_is_loss_at_sut_ingress_not_a_retried_send(tb_name):
     assert rec.loss_location["sut_ingress"] > 0, rec.loss_location
 
 
-def _assess(cli, db) -> dict:
-    res = cli("assess", str(db), "--json")
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout.splitlines()[0])
-
-
-def test_capacity_ground_truth_sweep(tb_name, tmp_path, cli):
+def test_capacity_ground_truth_sweep(tb_name, tmp_path, cap_sweep):
     """--sut-cap C: the sweep's PDR@0.5% is within 5% of C and the verdict is GOOD."""
-    cap = 50_000
-    db = tmp_path / "cap.db"
-    res = cli(
-        "sweep", "--name", tb_name, "--sut-cap", "50k", "--pinning", "unpinned",
-        "--rates", "30k,35k,40k,45k,48k,50k,52k,55k,60k,65k,70k",
-        "--runs", "3", "--duration", "1s", "--settle", "0.1s", "--db", str(db),
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    a = _assess(cli, db)
-    assert abs(a["pdr_pps"] - cap) <= 0.05 * cap, a
-    assert a["verdict"] == "GOOD", (a["reason"], a["loads"])
-    with Store(db) as st:
-        exp = next(iter(st.experiments()))
-        trials = st.trials(exp.id)
-        assert exp.environment["generator_peak_pps"] > 70_000
+    exp, trials = cap_sweep(tb_name, tmp_path / "cap.db")
+    assert exp.environment["generator_peak_pps"] > 70_000
     over = [t for t in trials if t["rate_pps"] >= 55_000]
     for t in over:  # the loss is where the cap is: the SUT's egress
         lost = t["sent"] - t["received"]

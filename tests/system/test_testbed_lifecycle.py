@@ -140,7 +140,7 @@ def test_interrupt_during_a_trial_tears_down(tb_name, tmp_path, netns_of, backlo
     assert backlog() == original
 
 
-def test_sweep_uses_a_running_testbed_as_it_is(tb_name, tmp_path, cli):
+def test_sweep_uses_a_running_testbed_as_it_is(tb_name, tmp_path, cli, stored):
     assert cli("testbed", "up", "--name", tb_name, "--pinning", "pin-2cpu").returncode == 0
     db = tmp_path / "lab.db"
     res = cli(
@@ -148,15 +148,12 @@ def test_sweep_uses_a_running_testbed_as_it_is(tb_name, tmp_path, cli):
         "--duration", "0.3s", "--db", str(db), "--no-peak-check",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    from netassay.store.db import Store
-
-    with Store(db) as st:
-        exp = next(iter(st.experiments()))
-        assert exp.metadata["pinning"] == "pin-2cpu"
-        assert exp.config["testbed"]["pinning"] == "pin-2cpu"
-        assert st.count_trials(exp.id) == 2
-        env = exp.environment
-        assert env["testbed"]["sut_cpu"] == 1 and env["cpu_count"] >= 2
-        assert env["namespaces"]["sut"]["rps_cpus"]["sut0"].endswith("2")
+    exp, trials = stored(db)
+    assert exp.metadata["pinning"] == "pin-2cpu"
+    assert exp.config["testbed"]["pinning"] == "pin-2cpu"
+    assert len(trials) == 2
+    env = exp.environment
+    assert env["testbed"]["sut_cpu"] == 1 and env["cpu_count"] >= 2
+    assert env["namespaces"]["sut"]["rps_cpus"]["sut0"].endswith("2")
     other = cli("sweep", "--name", tb_name, "--pinning", "pin-1cpu", "--db", str(db))
     assert other.returncode == 2 and "other knobs (pinning)" in other.stderr

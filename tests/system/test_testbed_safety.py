@@ -77,7 +77,7 @@ def test_a_testbed_without_the_global_may_join(tb_name, other_name, cli, netns_o
     assert backlog() == "4321"
 
 
-def test_default_pinning_is_recorded_as_used(tb_name, other_name, cli, tmp_path):
+def test_default_pinning_is_recorded_as_used(tb_name, other_name, cli, tmp_path, stored):
     want, _ = resolve_pinning("auto")
     up = cli("testbed", "up", "--name", tb_name)
     assert up.returncode == 0, up.stderr
@@ -93,9 +93,6 @@ def test_default_pinning_is_recorded_as_used(tb_name, other_name, cli, tmp_path)
         "--duration", "0.2s", "--db", str(db), "--no-peak-check",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    from netassay.store.db import Store
-
-    with Store(db) as st:
-        exp = next(iter(st.experiments()))
-        assert exp.config["testbed"]["pinning"] == want
-        assert exp.metadata["pinning"] == want
+    exp, _ = stored(db)
+    assert exp.config["testbed"]["pinning"] == want
+    assert exp.metadata["pinning"] == want

@@ -9,7 +9,6 @@ otherwise.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -19,7 +18,6 @@ import pytest
 from netassay.campaign.trial import measure, send, trials_on
 from netassay.config import TestbedConfig
 from netassay.errors import TestbedError
-from netassay.store.db import Store
 from netassay.testbed import Testbed
 from netassay.testbed import xdp_router as XR
 
@@ -114,31 +112,11 @@ def test_random_drop_ground_truth_is_in_the_program(tb_name):
     assert _xdp(rec)["drop_ground_drop"] == lost == rec.loss_location["sut_forward"]
 
 
-def _assess(cli, db) -> dict:
-    res = cli("assess", str(db), "--json")
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout.splitlines()[0])
-
-
-def test_capacity_cap_in_front_of_it(tb_name, tmp_path, cli):
+def test_capacity_cap_in_front_of_it(tb_name, tmp_path, cap_sweep):
     """--sut-cap C on the XDP router (the program's token bucket: redirected frames
     bypass sut1's nft egress hook): PDR@0.5% within 5% of C, GOOD, the loss at the
     SUT's egress and counted by the program."""
-    cap = 50_000
-    db = tmp_path / "cap.db"
-    res = cli(
-        "sweep", "--name", tb_name, "--sut", "xdp-router", "--sut-cap", "50k",
-        "--pinning", "unpinned",
-        "--rates", "30k,35k,40k,45k,48k,50k,52k,55k,60k,65k,70k",
-        "--runs", "3", "--duration", "1s", "--settle", "0.1s", "--db", str(db),
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    a = _assess(cli, db)
-    assert abs(a["pdr_pps"] - cap) <= 0.05 * cap, a
-    assert a["verdict"] == "GOOD", (a["reason"], a["loads"])
-    with Store(db) as st:
-        exp = next(iter(st.experiments()))
-        trials = st.trials(exp.id)
+    exp, trials = cap_sweep(tb_name, tmp_path / "cap.db", "--sut", "xdp-router")
     assert exp.metadata["class"] == "ebpf"
     for t in (t for t in trials if t["rate_pps"] >= 55_000):
         lost = t["sent"] - t["received"]
@@ -147,7 +125,7 @@ def test_capacity_cap_in_front_of_it(tb_name, tmp_path, cli):
         assert deltas["sut/xdp/drop_ground_cap/packets"] == t["loss_location"]["sut_egress"]
 
 
-def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli):
+def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli, assess, stored):
     """pin-2cpu: the program on CPU 1 (its NAPI thread), the generator on CPU 0. The
     loads span 10%..95% of the generator's peak through this testbed (probed first).
     Where the router saturates inside that range, the loss past saturation is its full
@@ -169,10 +147,9 @@ def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli):
     assert res.returncode == 0, res.stderr
     print(f"generator peak {peak / 1e6:.2f} Mpps; loads {rates}")
     print(cli("assess", str(db)).stdout)
-    a = _assess(cli, db)
-    with Store(db) as st:
-        exp = next(iter(st.experiments()))
-        trials = [t for t in st.trials(exp.id) if not t["excluded"]]
+    a = assess(db)
+    exp, trials = stored(db)
+    trials = [t for t in trials if not t["excluded"]]
     assert exp.metadata["class"] == "ebpf" and exp.metadata["pinning"] == "pin-2cpu"
     assert trials, "every trial was a measurement fault: the machine is too busy"
     top = [t for t in trials if t["rate_pps"] == max(t["rate_pps"] for t in trials)]
