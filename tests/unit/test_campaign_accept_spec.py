@@ -3,6 +3,8 @@ and scenario, and its time."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from netassay.campaign import order as O
@@ -121,3 +123,15 @@ def test_an_accept_campaign_needs_a_contract_and_sweep_keys_stay_sweep_keys():
         "x.toml:4: 'contract' in [fixed] is not a setting of a sweep",
         "x.toml:5: 'mtu' in [fixed] is not a setting of a sweep",
     ]
+
+
+def test_the_shipped_accept_campaign_is_seed_004s_matrix():
+    path = Path(__file__).resolve().parents[2] / "examples" / "accept-campaign.toml"
+    c = SP.load(path)
+    assert c.method == "accept" and len(c.cells) == 8 and c.repetitions == 2
+    assert set(c.factors) == {"rx_cpu", "tx_cpu", "socket_buffer"}
+    s = c.settings(7)
+    assert SP.cell_scenario(s) == {
+        "client_cpu": 0, "server_cpu": 1, "rx_cpu": 1, "tx_cpu": 1, "socket_buffer": "4M"
+    }  # fmt: skip
+    assert O.cell_trials(c, 7) == 6
