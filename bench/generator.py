@@ -51,7 +51,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay.testbed.topology import GEN_FLAGS, WIRE_QDISC  # noqa: E402
+from netassay.proc import run  # noqa: E402
+from netassay.testbed.topology import GEN_FLAGS, WIRE_QDISC, link_mac  # noqa: E402
 from netassay.traffic import generator as gen  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "generator.json"
@@ -62,15 +63,7 @@ PAYLOAD = 22  # UDP payload of a 64-byte IPv4 frame without FCS
 
 
 def sh(*argv: str, netns: str | None = None, input_text: str | None = None) -> str:
-    full = ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
-    cp = subprocess.run(full, capture_output=True, text=True, input=input_text, timeout=60)
-    if cp.returncode != 0:
-        raise RuntimeError(f"{' '.join(full)} failed: {cp.stderr.strip()}")
-    return cp.stdout
-
-
-def link_mac(netns: str, dev: str) -> str:
-    return json.loads(sh("ip", "-j", "link", "show", dev, netns=netns))[0]["address"]
+    return run(argv, netns=netns, input_text=input_text, timeout=60).stdout
 
 
 SINK_NFT = """table netdev nabench {{

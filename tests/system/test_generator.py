@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import pytest
 
 from netassay.errors import GeneratorError
+from netassay.proc import run
+from netassay.testbed.topology import link_mac
 from netassay.traffic import generator as gen
 
 pytestmark = pytest.mark.system
@@ -56,15 +58,7 @@ PAIR_V6 = {"src": "2001:2::2", "dst": "2001:2::3"}
 
 
 def sh(*argv: str, netns: str | None = None, input_text: str | None = None) -> str:
-    full = ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
-    cp = subprocess.run(full, capture_output=True, text=True, input=input_text, timeout=30)
-    if cp.returncode != 0:
-        raise RuntimeError(f"{' '.join(full)} failed: {cp.stderr.strip()}")
-    return cp.stdout
-
-
-def mac(netns: str, dev: str) -> str:
-    return json.loads(sh("ip", "-j", "link", "show", dev, netns=netns))[0]["address"]
+    return run(argv, netns=netns, input_text=input_text).stdout
 
 
 def gen_argv(
@@ -165,7 +159,7 @@ def _build(bed_id: str) -> Bed:
         sh("ip", "link", "set", dev, "up", netns=ns)
     sh("sysctl", "-qw", "net.ipv4.ip_forward=1", netns=rt)
     sh("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1", netns=rt)
-    sk_mac = mac(sk, "sk0")
+    sk_mac = link_mac(sk, "sk0")
     for addr in (V4["dst"], V6["dst"]):
         neigh = ["ip", "neigh", "replace", addr, "lladdr", sk_mac, "dev", "rt1"]
         sh(*neigh, "nud", "permanent", netns=rt)
@@ -181,7 +175,7 @@ def _build(bed_id: str) -> Bed:
             " }\n}\n"
         ),
     )
-    return Bed(tg, rt, sk, mac(rt, "rt0"))
+    return Bed(tg, rt, sk, link_mac(rt, "rt0"))
 
 
 def _teardown(bed_id: str) -> None:
@@ -455,7 +449,7 @@ def pair() -> Iterator[Pair]:
             sh("ip", "-6", "addr", "add", f"{PAIR_V6[fam_key]}/64", "dev", dev, "nodad", netns=ns)
         sh("ip", "link", "set", "tg0", "up", netns=tg)
         sh("ip", "link", "set", "sk0", "up", netns=sk)
-        yield Pair(tg, sk, mac(sk, "sk0"))
+        yield Pair(tg, sk, link_mac(sk, "sk0"))
     finally:
         for ns in (tg, sk):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import gzip
 import ipaddress
-import json
 import logging
 import os
 import platform
@@ -31,6 +30,7 @@ from netassay.errors import UsageError
 from netassay.proc import run
 from netassay.testbed import names as N
 from netassay.testbed import state as S
+from netassay.testbed.topology import link_mac
 
 log = logging.getLogger("netassay.rtt")
 
@@ -179,7 +179,7 @@ class VethRouted(DataPath):
         _veth_to_server(srv, ep, role)
 
     def gateway_mac(self, srv: str, role: str) -> str | None:
-        return mac(srv, server_dev(role))
+        return link_mac(srv, server_dev(role))
 
 
 PATHS: dict[str, DataPath] = {p.name: p for p in (Bridge(), Macvlan(), Ipvlan(), VethRouted())}
@@ -225,11 +225,6 @@ def validate(cfg: RttTestbedConfig) -> None:
 
 def _sysctl(ns: str, key: str, value: str) -> None:
     run(["sysctl", "-q", "-w", f"{key}={value}"], netns=ns)
-
-
-def mac(ns: str, dev: str) -> str:
-    return str(json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)[0]
-               ["address"])  # fmt: skip
 
 
 _NS_SYSCTLS = (
@@ -286,8 +281,8 @@ def build(name: str, cfg: RttTestbedConfig) -> dict[str, Any]:
     for side, role, _ in endpoints(cfg):
         path.attach(ns[f"{side}srv"], ns[role], role)
         run(["ip", "-n", ns[role], "link", "set", EP_DEV, "up"])
-    macs = {role: mac(ns[role], EP_DEV) for _, role, _ in endpoints(cfg)}
-    macs.update({f"{s}srv": mac(ns[f"{s}srv"], UPLINK) for s in SIDES})
+    macs = {role: link_mac(ns[role], EP_DEV) for _, role, _ in endpoints(cfg)}
+    macs.update({f"{s}srv": link_mac(ns[f"{s}srv"], UPLINK) for s in SIDES})
     peers = _addresses(cfg, ns, macs)
     if cfg.background:
         _background_sinks(cfg, ns)

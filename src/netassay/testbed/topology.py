@@ -138,7 +138,8 @@ def _write_sys(ns: str, path: str, value: str) -> None:
     run(["tee", path], netns=ns, input_text=f"{value}\n")
 
 
-def _mac(ns: str, dev: str) -> str:
+def link_mac(ns: str, dev: str) -> str:
+    """The MAC address of ``dev`` in namespace ``ns``."""
     return json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)[0]["address"]
 
 
@@ -189,7 +190,7 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
     # receive ring, instead of refused to the sender's socket and retried. The qdisc
     # never fills (veth drains it at once, dropping what the peer cannot take).
     run(["tc", "-n", tg, "qdisc", "replace", "dev", N.TG_DEV, "root", *WIRE_QDISC])
-    return {dev: _mac(ns, dev) for ns, dev in devs}
+    return {dev: link_mac(ns, dev) for ns, dev in devs}
 
 
 def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
