@@ -146,26 +146,29 @@ class Bridge(DataPath):
         run(["ip", "-n", srv, "link", "set", server_dev(role), "master", BRIDGE])
 
 
-class Macvlan(DataPath):
+class _OnUplink(DataPath):
+    """A device of type ``name`` in ``mode`` over the server's uplink, moved into the
+    endpoint."""
+
+    mode = ""
+
+    def attach(self, srv: str, ep: str, role: str) -> None:
+        dev = server_dev(role)
+        run(["ip", "-n", srv, "link", "add", dev, "link", UPLINK, "type", self.name,
+             "mode", self.mode])  # fmt: skip
+        _move_in(srv, ep, dev)
+
+
+class Macvlan(_OnUplink):
     name = "macvlan"
     kernel_option = "CONFIG_MACVLAN"
-
-    def attach(self, srv: str, ep: str, role: str) -> None:
-        dev = server_dev(role)
-        run(["ip", "-n", srv, "link", "add", dev, "link", UPLINK, "type", "macvlan",
-             "mode", "bridge"])  # fmt: skip
-        _move_in(srv, ep, dev)
+    mode = "bridge"
 
 
-class Ipvlan(DataPath):
+class Ipvlan(_OnUplink):
     name = "ipvlan"
     kernel_option = "CONFIG_IPVLAN"
-
-    def attach(self, srv: str, ep: str, role: str) -> None:
-        dev = server_dev(role)
-        run(["ip", "-n", srv, "link", "add", dev, "link", UPLINK, "type", "ipvlan",
-             "mode", "l2"])  # fmt: skip
-        _move_in(srv, ep, dev)
+    mode = "l2"
 
 
 class VethRouted(DataPath):
