@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import shutil
+import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,6 +14,8 @@ from netassay.errors import ToolError
 
 log = logging.getLogger("netassay.proc")
 
+_PR_SET_PDEATHSIG = 1
+
 
 @dataclass(frozen=True)
 class Result:
@@ -19,6 +23,18 @@ class Result:
     returncode: int
     stdout: str
     stderr: str
+
+
+def die_with_parent() -> None:
+    """A ``preexec_fn``: in the child before exec, SIGTERM it when the process that
+    started it dies (a SIGKILLed netassay leaves no sender, receiver, echo or XDP program
+    behind). ``ip netns exec`` execs its command, which keeps this setting."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def arg_num(x: float) -> str:
+    """A rate, count or duration as a command-line argument, without losing precision."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 def in_netns(netns: str | None, argv: Sequence[str]) -> list[str]:

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.errors import ToolError, UsageError
-from netassay.proc import in_netns
-from netassay.rtt.probe import _die_with_parent
+from netassay.proc import die_with_parent, in_netns
 from netassay.rtt.topology import EP_DEV, MAX_BACKGROUND
 
 log = logging.getLogger("netassay.rtt")
@@ -115,7 +114,7 @@ class Background:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         self.procs.append((what, proc))
 

@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from netassay.errors import ToolError
-from netassay.proc import in_netns, run
+from netassay.proc import die_with_parent, in_netns, run
 from netassay.rtt.hist import Hist
-from netassay.rtt.probe import _die_with_parent
 
 PEERS = ("ping", "irtt")
 IRTT_PORT = 2112
@@ -96,7 +95,7 @@ def irtt(snd: str, rsp: str, dst: str, rate_pps: float, count: int, size: int) -
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        preexec_fn=_die_with_parent,
+        preexec_fn=die_with_parent,
     )
     try:
         _wait_listening(proc)

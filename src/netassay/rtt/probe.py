@@ -8,7 +8,6 @@ so that a run of any length is folded into histograms in bounded memory.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import signal
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from netassay.errors import GeneratorError, UsageError
-from netassay.proc import in_netns
+from netassay.proc import arg_num, die_with_parent, in_netns
 from netassay.rtt.capture import artifact
 
 log = logging.getLogger("netassay.rtt")
@@ -31,7 +30,6 @@ PROBES = ("icmp", "udp")
 RECORD = 32
 MIN_SIZE, MAX_SIZE = 64, 1514  # Ethernet frame without FCS; 1514 fits a 1500 MTU
 MAX_RATE = 10_000_000
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -76,22 +74,13 @@ class ProbeSpec:
             raise UsageError(f"bad --timeout {self.timeout_s:g} s", "1 ms..60 s", "e.g. 1s")
 
 
-def _die_with_parent() -> None:
-    """In the child: SIGTERM when netassay dies, so no probe or echo outlives it."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-
-
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
 class Sender:
     """A running ``netassay-probe send`` in the sender endpoint."""
 
     def __init__(self, netns: str, dst: str, spec: ProbeSpec, cpu: int | None) -> None:
         argv = [str(artifact(BINARY)), "send", "--dst", dst, "--probe", spec.probe,
-                "--rate", _fmt(spec.rate_pps), "--size", str(spec.size_bytes),
-                "--timeout", _fmt(spec.timeout_s)]  # fmt: skip
+                "--rate", arg_num(spec.rate_pps), "--size", str(spec.size_bytes),
+                "--timeout", arg_num(spec.timeout_s)]  # fmt: skip
         argv += ["--count", str(spec.planned())]
         if cpu is not None:
             argv += ["--cpu", str(cpu)]
@@ -103,7 +92,7 @@ class Sender:
             self.argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         self._summary: dict[str, Any] | None = None
 
@@ -166,7 +155,7 @@ class Echo:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         assert self.proc.stderr is not None
         first = self.proc.stderr.readline().strip()

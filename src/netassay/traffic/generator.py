@@ -15,7 +15,6 @@ sends SIGINT and returns its JSON result as a dict.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import os
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import GeneratorError, ToolError, UsageError
-from netassay.proc import in_netns, run
+from netassay.proc import arg_num, die_with_parent, in_netns, run
 
 log = logging.getLogger("netassay.traffic.generator")
 
@@ -39,7 +38,6 @@ EXIT_OK = 0
 EXIT_SYSTEM = 1
 EXIT_USAGE = 2
 EXIT_RATE = 3
-PR_SET_PDEATHSIG = 1
 
 _REQUIRED_KEYS = (
     "technique",
@@ -113,11 +111,6 @@ class GenResult:
         return cls(**{k: data[k] for k in _REQUIRED_KEYS}, raw=dict(data))
 
 
-def _fmt_num(x: float) -> str:
-    """Format a rate or count for the command line without losing precision."""
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
 def build_args(
     dev: str,
     dst_mac: str,
@@ -152,9 +145,9 @@ def build_args(
         "--dst",
         dst,
         "--rate",
-        "max" if rate_pps == "max" else _fmt_num(float(rate_pps)),
+        "max" if rate_pps == "max" else arg_num(float(rate_pps)),
         "--duration",
-        f"{_fmt_num(duration_s)}s",
+        f"{arg_num(duration_s)}s",
         "--size",
         str(size_bytes),
         "--flows",
@@ -234,14 +227,6 @@ def run_generator(
     return parse_output(res.stdout, res.stderr, res.returncode)
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the process that started it dies (a
-    SIGKILLed sweep must not leave a receiver or an XDP program behind). ``ip netns
-    exec`` execs the generator, which keeps this setting."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-
-
 def _start_background(full: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         full,
@@ -249,7 +234,7 @@ def _start_background(full: list[str]) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         bufsize=1,
-        preexec_fn=_die_with_parent,
+        preexec_fn=die_with_parent,
     )
 
 
@@ -318,9 +303,9 @@ def start_receiver(
     if flows is not None:
         argv += ["--flows", str(int(flows))]
     if duration_s is not None:
-        argv += ["--duration", f"{_fmt_num(duration_s)}s"]
+        argv += ["--duration", f"{arg_num(duration_s)}s"]
     if idle_timeout_s is not None:
-        argv += ["--idle-timeout", f"{_fmt_num(idle_timeout_s)}s"]
+        argv += ["--idle-timeout", f"{arg_num(idle_timeout_s)}s"]
     argv += extra or []
     full = ["ip", "netns", "exec", netns, find_generator(), *argv]
     log.info("start: %s", " ".join(full))
