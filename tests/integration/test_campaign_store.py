@@ -4,29 +4,12 @@ completed; CPU use written with a trial reads back as written."""
 
 from __future__ import annotations
 
-import sqlite3
-
 from netassay.store import Store, TrialRecord
-from netassay.store.db import _split_sql
 from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
-def _store_without_4(path):
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.create_function("netassay_exclusion", 1, lambda _: None)
-    conn.execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY,"
-        " description TEXT NOT NULL, applied_utc TEXT NOT NULL)"
-    )
-    for version, description, sql in MIGRATIONS:
-        if version == 4:
-            continue
-        for stmt in _split_sql(sql):
-            conn.execute(stmt)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (version, description))
-    conn.execute(
-        "INSERT INTO experiments VALUES (1, 'k', 'sweep', 't', 'l', 'u', '0', '{}', '{}', '{}')"
-    )
+def _store_without_4(old_store, path):
+    conn = old_store(path, {v for v, _, _ in MIGRATIONS if v != 4})
     conn.execute(
         "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
         " received, source, utc, tool_version) VALUES (1, 0, 0, 1000, 1, 1000, 990, 't', 'u', '0')"
@@ -34,9 +17,9 @@ def _store_without_4(path):
     conn.close()
 
 
-def test_migration_4_completes_an_older_store(tmp_path):
+def test_migration_4_completes_an_older_store(tmp_path, old_store):
     db = tmp_path / "old.db"
-    _store_without_4(db)
+    _store_without_4(old_store, db)
     with Store(db) as st:
         assert 4 in [m[0] for m in st.migrations()]
         assert st.schema_version() == SCHEMA_VERSION

@@ -9,8 +9,7 @@ import pytest
 from netassay.config import AnalysisConfig
 from netassay.report.loader import assess_store
 from netassay.store import Store, TrialRecord
-from netassay.store.db import _split_sql
-from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
+from netassay.store.schema import SCHEMA_VERSION
 
 V1_TRIAL = (
     "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
@@ -18,19 +17,8 @@ V1_TRIAL = (
 )
 
 
-def _v1_store(path):
-    conn = sqlite3.connect(path, isolation_level=None)
-    version, description, sql = MIGRATIONS[0]
-    for stmt in _split_sql(sql):
-        conn.execute(stmt)
-    conn.execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY,"
-        " description TEXT NOT NULL, applied_utc TEXT NOT NULL)"
-    )
-    conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (version, description))
-    conn.execute(
-        "INSERT INTO experiments VALUES (1, 'k', 'sweep', 't', 'l', 'u', '0', '{}', '{}', '{}')"
-    )
+def _v1_store(old_store, path):
+    conn = old_store(path, {1})
     rows = [
         (0, 0, 1000, 1000, 1000, "[]"),
         (0, 1, 1000, 1000, 990, '["generator stall: a send was 12.0 ms late"]'),
@@ -41,9 +29,9 @@ def _v1_store(path):
     conn.close()
 
 
-def test_v1_store_migrates_with_exclusions(tmp_path):
+def test_v1_store_migrates_with_exclusions(tmp_path, old_store):
     db = tmp_path / "v1.db"
-    _v1_store(db)
+    _v1_store(old_store, db)
     with Store(db) as st:
         assert st.schema_version() == SCHEMA_VERSION
         ex = [t["excluded"] for t in st.trials(1)]
@@ -99,27 +87,12 @@ def test_sink_drops_count_as_forwarded_and_faults_are_excluded(tmp_path):
     assert a.excluded_trials == 1
 
 
-def test_v3_store_gains_acceptance_tables_and_keeps_its_experiments(tmp_path):
+def test_v3_store_gains_acceptance_tables_and_keeps_its_experiments(tmp_path, old_store):
     from netassay.accept.model import AcceptRun, AcceptTest, CpuSample, Interval
     from netassay.accept.store import load_accept_tests, store_accept_test
 
     db = tmp_path / "v3.db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY,"
-        " description TEXT NOT NULL, applied_utc TEXT NOT NULL)"
-    )
-    conn.create_function("netassay_exclusion", 1, lambda w: None)
-    for version, description, sql in MIGRATIONS:
-        if version > 3:
-            continue
-        for stmt in _split_sql(sql):
-            conn.execute(stmt)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (version, description))
-    conn.execute(
-        "INSERT INTO experiments VALUES (1, 'k', 'sweep', 't', 'l', 'u', '0', '{}', '{}', '{}')"
-    )
-    conn.close()
+    old_store(db, {1, 2, 3}).close()
     run = AcceptRun(
         index=1, tool="iperf3", tool_version="3.12", phase="sustained", offered_bps=4e8,
         datagram_bytes=1448, ip_version=4, duration_s=2.0, sent_packets=100,
