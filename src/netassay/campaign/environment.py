@@ -16,7 +16,8 @@ from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
 
 
-def _read(path: str) -> str:
+def read_text(path: str) -> str:
+    """A /proc or /sys file's text, stripped; "" when it cannot be read."""
     try:
         return Path(path).read_text().strip()
     except OSError:
@@ -24,7 +25,7 @@ def _read(path: str) -> str:
 
 
 def cpu_model() -> str:
-    for line in _read("/proc/cpuinfo").splitlines():
+    for line in read_text("/proc/cpuinfo").splitlines():
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
     return platform.processor()
@@ -32,24 +33,26 @@ def cpu_model() -> str:
 
 def irqbalance_running() -> bool:
     for d in Path("/proc").iterdir():
-        if d.name.isdigit() and _read(f"/proc/{d.name}/comm") == "irqbalance":
+        if d.name.isdigit() and read_text(f"/proc/{d.name}/comm") == "irqbalance":
             return True
     return False
 
 
-def _version(argv: list[str]) -> str:
+def tool_version(argv: list[str]) -> str:
+    """The first line a tool prints for ``argv`` (e.g. ``ip -V``); a missing tool is
+    recorded as unavailable, not fatal."""
     try:
         res = run(argv, check=False, timeout=5)
-    except Exception as exc:  # a missing tool is recorded, not fatal
+    except Exception as exc:
         return f"unavailable ({exc})"
-    return (res.stdout or res.stderr).strip().splitlines()[0] if (res.stdout or res.stderr) else ""
+    return ((res.stdout or res.stderr).strip().splitlines() or [""])[0]
 
 
 def _generator_version() -> str:
     try:
         from netassay.traffic.generator import find_generator
 
-        return _version([find_generator(), "--version"])
+        return tool_version([find_generator(), "--version"])
     except Exception as exc:
         return f"unavailable ({exc})"
 
@@ -88,14 +91,14 @@ def capture(tb: Testbed) -> dict[str, Any]:
     env: dict[str, Any] = {
         "kernel": platform.release(),
         "kernel_version": platform.version(),
-        "boot_id": _read("/proc/sys/kernel/random/boot_id"),
+        "boot_id": read_text("/proc/sys/kernel/random/boot_id"),
         "machine": platform.machine(),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
-        "cmdline": _read("/proc/cmdline"),
-        "isolcpus": _read("/sys/devices/system/cpu/isolated"),
+        "cmdline": read_text("/proc/cmdline"),
+        "isolcpus": read_text("/sys/devices/system/cpu/isolated"),
         "irqbalance": irqbalance_running(),
-        "irq_default_affinity": _read("/proc/irq/default_smp_affinity"),
+        "irq_default_affinity": read_text("/proc/irq/default_smp_affinity"),
         "netdev_max_backlog": int(S.read_sysctl("net.core.netdev_max_backlog")),
         "netdev_budget": int(S.read_sysctl("net.core.netdev_budget")),
         "sysctls_touched": dict(tb.state.get("sysctls", {})),
@@ -113,9 +116,9 @@ def capture(tb: Testbed) -> dict[str, Any]:
         "versions": {
             "netassay": __version__,
             "python": platform.python_version(),
-            "iproute2": _version(["ip", "-V"]),
-            "nftables": _version(["nft", "--version"]),
-            "ethtool": _version(["ethtool", "--version"]),
+            "iproute2": tool_version(["ip", "-V"]),
+            "nftables": tool_version(["nft", "--version"]),
+            "ethtool": tool_version(["ethtool", "--version"]),
             "netassay-gen": _generator_version(),
         },
     }

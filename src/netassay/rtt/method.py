@@ -204,19 +204,8 @@ def check_path(tb: Testbed, req: RttRequest, capture: Capture | None) -> dict[st
 
 def environment(tb: Testbed) -> dict[str, Any]:
     from netassay.campaign.environment import cpu_model, irqbalance_running
-
-    def read(path: str) -> str:
-        try:
-            return Path(path).read_text().strip()
-        except OSError:
-            return ""
-
-    def version(argv: list[str]) -> str:
-        try:
-            out = run_cmd(argv, check=False, timeout=5)
-        except Exception as exc:  # a missing tool is recorded, not fatal
-            return f"unavailable ({exc})"
-        return ((out.stdout or out.stderr).strip().splitlines() or [""])[0]
+    from netassay.campaign.environment import read_text as read
+    from netassay.campaign.environment import tool_version as version
 
     return {
         "kernel": platform.release(), "kernel_version": platform.version(),
