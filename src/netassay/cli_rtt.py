@@ -248,16 +248,13 @@ def compare(
 def show_stored(inputs: Any, as_json: bool) -> int:
     """``assess``: the rtt runs of each store, per configuration (no PASTRAMI verdict:
     a latency measurement has none); returns how many configurations were shown."""
-    from pathlib import Path
 
-    from netassay.report.loader import is_store, open_store
+    from netassay.report.loader import open_store, store_paths
     from netassay.rtt import compare as C
     from netassay.rtt.store import rtt_experiments
 
     n = 0
-    for p in map(Path, inputs):
-        if not (p.is_file() and is_store(p)):
-            continue
+    for p in store_paths(inputs):
         with open_store(p) as st:
             if next(iter(rtt_experiments(st)), None) is None:
                 continue

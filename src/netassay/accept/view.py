@@ -110,12 +110,10 @@ def stored_summaries(store: Any) -> list[dict[str, Any]]:
 def show_stored(inputs: Iterable[Path], as_json: bool, echo: Callable[[str], Any]) -> int:
     """``assess``: one object (or a few lines) per acceptance test of each store; returns
     how many tests were shown."""
-    from netassay.report.loader import is_store, open_store
+    from netassay.report.loader import open_store, store_paths
 
     n = 0
-    for p in map(Path, inputs):
-        if not (p.is_file() and is_store(p)):
-            continue
+    for p in store_paths(inputs):
         with open_store(p) as st:
             found = stored_summaries(st)
         for s in found:

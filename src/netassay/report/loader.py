@@ -102,6 +102,11 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
     )
 
 
+def store_paths(inputs: Iterable[str | Path]) -> Iterator[Path]:
+    """The inputs that are stores, in order (PASTRAMI files and folders are passed over)."""
+    return (p for p in map(Path, inputs) if p.is_file() and is_store(p))
+
+
 def open_store(path: Path) -> Store:
     if not path.exists():
         raise StoreError(f"{path}: no such database", "", "check the path")

@@ -186,12 +186,10 @@ def stored_searches(store: Store) -> Iterator[tuple[Experiment, E.SearchOutcome]
 
 def show_stored(inputs: Iterable[str | Path], as_json: bool, echo: Callable[[str], None]) -> int:
     """``assess``: each stored search's result (no PASTRAMI verdict); returns how many."""
-    from netassay.report.loader import is_store, open_store
+    from netassay.report.loader import open_store, store_paths
 
     n = 0
-    for p in map(Path, inputs):
-        if not (p.is_file() and is_store(p)):
-            continue
+    for p in store_paths(inputs):
         with open_store(p) as store:
             for exp, out in stored_searches(store):
                 n += 1
