@@ -4,6 +4,8 @@ and the tool's verbatim output with it), then compared and shown on the campaign
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from netassay.accept import scenarios as SC
 from netassay.accept.model import AcceptRun, AcceptTest, CpuSample, Interval
 from netassay.accept.store import load_accept_tests, store_accept_test
@@ -56,16 +58,35 @@ def _cell(tmp_path, c, slot) -> CellResult:
     return CellResult(slot.key(c.name), "camp", "local", 1.0, read_scratch(scratch))
 
 
-def _campaign_store(tmp_path):
-    c = SP.parse(FILE, "links.toml")
+def store_cells(tmp_path, text: str, make_cell) -> tuple[Path, list[int], list[int]]:
+    """A campaign's cells, as ``make_cell(tmp_path, campaign, slot)`` returns them from
+    their workers, written to the campaign's store twice (the second time as a resume
+    after a crash would): (store, written the first time, written again)."""
+    c = SP.parse(text, "camp.toml")
+    assert c.seed is not None
     db = tmp_path / "camp.db"
-    slots = O.run_order(len(c.cells), c.repetitions, 3)
-    cells = [_cell(tmp_path, c, s) for s in slots]
+    slots = O.run_order(len(c.cells), c.repetitions, c.seed)
+    cells = [make_cell(tmp_path, c, s) for s in slots]
     with Store(db) as st:
-        cid = st.add_campaign(c.name, 3, c.to_json())
-        written = [write_cell(st, c, cid, 3, s, cell) for s, cell in zip(slots, cells, strict=True)]
-        again = [write_cell(st, c, cid, 3, s, cell) for s, cell in zip(slots, cells, strict=True)]
-    return db, written, again
+        cid = st.add_campaign(c.name, c.seed, c.to_json())
+        runs = [
+            [write_cell(st, c, cid, c.seed, s, x) for s, x in zip(slots, cells, strict=True)]
+            for _ in range(2)
+        ]
+    return db, runs[0], runs[1]
+
+
+def compare_cells(tmp_path, text: str, make_cell, by: list[str]) -> tuple[dict, dict]:
+    """The cells stored (``store_cells``), then compared by ``by`` and their campaign
+    page written in ``tmp_path/page``: (the comparison, what the index shows)."""
+    db, _, _ = store_cells(tmp_path, text, make_cell)
+    with Store(db, readonly=True) as st:
+        name = SP.parse(text).name
+        return CR.comparison(st, by), render_page(st, name, tmp_path / "page", {}, "../i.html")
+
+
+def _campaign_store(tmp_path):
+    return store_cells(tmp_path, FILE, _cell)
 
 
 def test_each_accept_cell_is_stored_once_with_its_runs(tmp_path):
@@ -85,10 +106,7 @@ def test_each_accept_cell_is_stored_once_with_its_runs(tmp_path):
 
 
 def test_accept_cells_are_compared_on_throughput_and_loss(tmp_path):
-    db, _, _ = _campaign_store(tmp_path)
-    with Store(db, readonly=True) as st:
-        result = CR.comparison(st, ["cap"])
-        page = render_page(st, "links", tmp_path / "page", {}, "../index.html")
+    result, page = compare_cells(tmp_path, FILE, _cell, ["cap"])
     assert result["method"] == "accept"
     rows = result["experiments"]
     assert {r["verdict"] for r in rows if r["factors"]["link_cap"] == "110M"} == {"PASS"}

@@ -116,7 +116,7 @@ backlg = 10000
     [
         ('[campaign]\nname = "Bad Name"\n', "name = 'Bad Name'"),
         ('[campaign]\nname = "a"\nrepetitions = 0\n', "repetitions = 0"),
-        ('[campaign]\nname = "a"\nmethod = "rtt"\n', "method = 'rtt'"),
+        ('[campaign]\nname = "a"\nmethod = "ping"\n', "method = 'ping'"),
         ("[fixed]\nruns = 1\n", "no [campaign] table"),
         (
             '[campaign]\nname = "a"\n[fixed]\nruns = 2\n[factors]\nruns = [1, 2]\n',

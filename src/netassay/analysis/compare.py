@@ -81,9 +81,11 @@ def groups(
     by: Sequence[str],
     order: Callable[[str, Any], Any],
     figures: Sequence[str] = LAB_FIGURES,
+    lowest_first: bool = False,
 ) -> list[dict[str, Any]]:
     """Experiments grouped by the levels of ``by``, each of ``figures`` summarized, ranked
-    by the first figure's median (highest first: PDR, throughput)."""
+    by the first figure's median (highest first: PDR, throughput; lowest first when
+    ``lowest_first``: a round-trip time)."""
     bucket: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         bucket.setdefault(tuple(r["factors"].get(f) for f in by), []).append(r)
@@ -107,7 +109,13 @@ def groups(
             )
         out.append(g)
     out.sort(key=lambda g: [order(f, g["levels"][f]) for f in by])
-    ranked = sorted(out, key=lambda g: -(g[figures[0]]["median"] or -math.inf))
+    sign = 1 if lowest_first else -1
+    ranked = sorted(
+        out,
+        key=lambda g: (
+            math.inf if g[figures[0]]["median"] is None else sign * g[figures[0]]["median"]
+        ),
+    )
     for rank, g in enumerate(ranked, 1):
         g["rank"] = rank
     return out

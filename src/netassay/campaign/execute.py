@@ -331,9 +331,22 @@ def write_cell(
             trials=e.trials,
             environment=e.environment,
             runs=e.runs,
+            with_trials=None if e.rtt_runs is None else _rtt_writer(e.rtt_runs),
         )
         written += n
     return written
+
+
+def _rtt_writer(rows: list[Any]) -> Any:
+    """Write an rtt experiment's rtt_runs rows with its trials (same transaction)."""
+
+    def write(conn: Any, trial_ids: list[int]) -> None:
+        conn.executemany(
+            "INSERT INTO rtt_runs (trial_id, summary_json, histograms, probes) VALUES (?,?,?,?)",
+            [(t, *r) for t, r in zip(trial_ids, rows, strict=True) if r is not None],
+        )
+
+    return write
 
 
 def _write_accept(store: Store, test: Any, key: str, label: str, meta: dict[str, Any]) -> int:

@@ -15,12 +15,14 @@ from typing import Any
 
 from netassay.campaign.plan import (
     ACCEPT_SETUP_S,
+    RTT_SETUP_S,
     TRIAL_OVERHEAD_S,
     Plan,
     accept_estimate_s,
     accept_runs,
     estimate_s,
     fmt_duration,
+    rtt_estimate_s,
 )
 from netassay.campaign.spec import Campaign, describe_cell
 from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rates
@@ -78,6 +80,8 @@ def cell_trials(c: Campaign, cell: int) -> int | None:
     it goes)."""
     if c.method == "accept":
         return accept_runs(c.settings(cell))
+    if c.method == "rtt":
+        return int(c.settings(cell)["runs"])
     if c.method != "sweep":
         return None
     return len(sweep_plan(c.settings(cell)).trials())
@@ -90,6 +94,8 @@ def cell_estimate_s(c: Campaign, cell: int) -> float:
         return estimate_s(sweep_plan(s)) + CELL_SETUP_S
     if c.method == "accept":
         return accept_estimate_s(s) + ACCEPT_SETUP_S
+    if c.method == "rtt":
+        return rtt_estimate_s(s) + RTT_SETUP_S
     return _search_estimate_s(s) + CELL_SETUP_S
 
 

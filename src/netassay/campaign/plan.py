@@ -66,6 +66,24 @@ def accept_estimate_s(settings: dict[str, Any]) -> float:
     return ramp * step + runs * dur + (ramp + runs) * ACCEPT_RUN_OVERHEAD_S
 
 
+RTT_RUN_OVERHEAD_S = 0.3  # per rtt run: its capture points read, its run stored
+RTT_SETUP_S = 1.5  # per rtt cell: the testbed built and the path checked (measured here)
+RTT_SETTLE_S = 1.0  # with a background load: it settles before the first run
+
+
+def rtt_estimate_s(settings: dict[str, Any]) -> float:
+    """How long an rtt cell's runs take (without the cell's setup): each run sends for
+    its duration (or count / rate); a lost reply's timeout is not counted."""
+    from netassay.units import parse_rate
+
+    if "duration" in settings:
+        send = parse_duration(str(settings["duration"]))
+    else:
+        send = int(settings.get("count", 1000)) / parse_rate(str(settings.get("rate", "1k")))
+    settle = RTT_SETTLE_S if settings.get("load", "none") != "none" else 0.0
+    return settle + int(settings.get("runs", 10)) * (send + RTT_RUN_OVERHEAD_S)
+
+
 def trial_time_s(duration_s: float, settle_s: float) -> float:
     return duration_s + settle_s + TRIAL_OVERHEAD_S
 

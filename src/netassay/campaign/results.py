@@ -70,6 +70,8 @@ def rows(
         }
         if e.kind == "accept":
             row.update(_accept_row(store, e))
+        elif e.kind == "rtt":
+            row.update(_rtt_row(store, e))
         elif e.kind == "search":
             o = stored_outcome(store, e)
             bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
@@ -120,8 +122,38 @@ def _accept_row(store: Store, e: Any) -> dict[str, Any]:
     }
 
 
+RTT_FIGURES = ("rtt_p50_ns", "rtt_p99_ns", "loss_ratio")
+RTT_EFFECTS = ("rtt_p50_ns", "rtt_p99_ns")
+
+
+def _rtt_row(store: Store, e: Any) -> dict[str, Any]:
+    """An rtt cell: the median over its runs (measurement faults left out) of each run's
+    RTT p50 and p99, and the probes lost."""
+    from netassay.rtt import store as RS
+
+    runs = [r for r in RS.runs(store, e.id, blobs=False) if not r.excluded]
+
+    def over_runs(stat: str) -> float | None:
+        v = [r.summary.get("segments", {}).get("rtt", {}).get(stat) for r in runs]
+        v = [float(x) for x in v if x is not None]
+        return float(np.median(v)) if v else None
+
+    sent = sum(r.sent for r in runs)
+    return {
+        "verdict": None,
+        "runs": len(runs),
+        "rtt_p50_ns": over_runs("p50_ns"),
+        "rtt_p99_ns": over_runs("p99_ns"),
+        "loss_ratio": (sent - sum(r.received for r in runs)) / sent if sent else None,
+    }
+
+
 def is_accept(result: dict[str, Any]) -> bool:
     return result.get("method") == "accept"
+
+
+def is_rtt(result: dict[str, Any]) -> bool:
+    return result.get("method") == "rtt"
 
 
 def level_number(factor: str, value: Any) -> float:
@@ -175,8 +207,11 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
     factors = order + sorted(have - set(order))  # the file's order
     chosen = resolve_by(by, factors) if by else factors
     level_order = _orderer(spec)
-    accept = all(r["kind"] == "accept" for r in rs)
-    metrics = ACCEPT_EFFECTS if accept else (AC.PDR,)
+    kinds = {r["kind"] for r in rs}
+    method = next(iter(kinds)) if kinds in ({"accept"}, {"rtt"}) else spec.get("method", "sweep")
+    accept, rtt = method == "accept", method == "rtt"
+    metrics = ACCEPT_EFFECTS if accept else RTT_EFFECTS if rtt else (AC.PDR,)
+    figures = ACCEPT_FIGURES if accept else RTT_FIGURES if rtt else AC.LAB_FIGURES
     effects = []
     for f in chosen:
         levels = sorted(
@@ -189,11 +224,11 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
         ]
     return {
         "campaign": rs[0]["campaign"],
-        "method": "accept" if accept else spec.get("method", "sweep"),
+        "method": method,
         "factors": factors,
         "by": chosen,
         "experiments": sorted(rs, key=lambda r: r["position"]),
-        "groups": AC.groups(rs, chosen, level_order, ACCEPT_FIGURES if accept else AC.LAB_FIGURES),
+        "groups": AC.groups(rs, chosen, level_order, figures, lowest_first=rtt),
         "effects": effects,
     }
 
@@ -220,8 +255,9 @@ def text(result: dict[str, Any]) -> list[str]:
     ]
     for g in result["groups"]:
         lv = " ".join(f"{k}={v}" for k, v in g["levels"].items())
-        if is_accept(result):
-            lines.append(f"#{g['rank']} {lv}: n={g['experiments']} {accept_group_text(g)}")
+        if is_accept(result) or is_rtt(result):
+            what = accept_group_text(g) if is_accept(result) else rtt_group_text(g)
+            lines.append(f"#{g['rank']} {lv}: n={g['experiments']} {what}")
             continue
         p = g["pdr_pps"]
         spread = f" [{_pps(p['min'])}..{_pps(p['max'])}]" if p["n"] > 1 else ""
@@ -249,7 +285,27 @@ def text(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-METRIC_NAMES = {"pdr_pps": "PDR", "throughput_bps": "throughput", "loss_ratio": "loss ratio"}
+METRIC_NAMES = {
+    "pdr_pps": "PDR",
+    "throughput_bps": "throughput",
+    "loss_ratio": "loss ratio",
+    "rtt_p50_ns": "RTT p50",
+    "rtt_p99_ns": "RTT p99",
+}
+
+
+def fmt_us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e3:.1f} us"
+
+
+def rtt_group_text(g: dict[str, Any]) -> str:
+    """An rtt group: RTT p50 (median over the cells, range), p99, probes lost."""
+    p50, p99 = g["rtt_p50_ns"], g["rtt_p99_ns"]
+    spread = f" [{fmt_us(p50['min'])}..{fmt_us(p50['max'])}]" if p50["n"] > 1 else ""
+    return (
+        f"RTT p50 {fmt_us(p50['median'])}{spread}; p99 {fmt_us(p99['median'])}; "
+        f"lost {_ratio(g['loss_ratio']['median'])}"
+    )
 
 
 def _bps(v: float | None) -> str:
@@ -274,6 +330,8 @@ def shift_text(metric: str, c: dict[str, Any]) -> str:
         return sign + _bps(abs(v))
     if metric == "loss_ratio":
         return sign + _ratio(abs(v))
+    if metric.endswith("_ns"):
+        return sign + fmt_us(abs(v))
     return _signed_pps(v)
 
 

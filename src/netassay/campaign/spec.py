@@ -1,6 +1,6 @@
 """The campaign file: a TOML matrix of configurations, typed and checked before anything runs.
 
-    [campaign]                 name, method (sweep | search | accept), repetitions, seed
+    [campaign]                 name, method (sweep | search | accept | rtt), repetitions, seed
     [fixed]                    settings every cell shares
     [factors]                  each factor's levels: the cells are their full factorial
     [[cells]]                  or an explicit list of cells (each sets its factor values)
@@ -12,7 +12,9 @@ each, with the file and line; nothing runs until the file is clean.
 An ``accept`` cell is ``netassay accept --embedded`` on the worker's host: its keys are
 the test's flags (contract, layer, sender, runs, duration, the embedded link's ground
 truths) and the scenario knobs of seed 004's matrix (client/server CPU, rx/tx steering
-CPUs, socket buffers, MTU), which the cell passes as a one-scenario file.
+CPUs, socket buffers, MTU), which the cell passes as a one-scenario file. An ``rtt``
+cell is ``netassay rtt`` (seed 002's factors: path, probe, rate, size, background load,
+responder and its hold).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from netassay.config import PINNINGS, SUTS
 from netassay.errors import InputError, NetassayError
 from netassay.units import parse_count, parse_duration, parse_pause, parse_rate, parse_rates
 
-METHODS = ("sweep", "search", "accept")
+METHODS = ("sweep", "search", "accept", "rtt")
 LAB = ("sweep", "search")  # the methods that run on the router testbed
 SENDERS = ("iperf3", "netassay-gen")
 LAYERS = ("payload", "ip", "ethernet", "l1")
@@ -143,6 +145,35 @@ def _buffer(v: Any) -> float:
     return n
 
 
+def _load(v: Any) -> Any:
+    """An rtt background load, TYPE:N@WHERE or "none" (its canonical label)."""
+    from netassay.rtt.load import Load
+
+    if not isinstance(v, str):
+        raise ValueError('expected TYPE:N@WHERE (cpu:32@sender) or "none"')
+    try:
+        load = Load.parse(v)
+    except NetassayError as exc:
+        raise ValueError(exc.why or exc.what) from exc
+    return load.label
+
+
+def _hold(v: Any) -> float:
+    """A responder hold: '200us', '1ms', 0 (nanoseconds, as a number)."""
+    m = (
+        re.fullmatch(r"([0-9.]+)\s*(ns|us|ms|s)?", str(v).strip())
+        if not isinstance(v, bool)
+        else None
+    )
+    if m is None:
+        raise ValueError("expected a duration like 200us, 1ms or 0")
+    try:
+        x = float(m.group(1))
+    except ValueError as exc:
+        raise ValueError("expected a duration like 200us, 1ms or 0") from exc
+    return x * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, None: 1e9}[m.group(2)]
+
+
 def _bool(v: Any) -> bool:
     if not isinstance(v, bool):
         raise ValueError("expected true or false")
@@ -165,12 +196,13 @@ class Param:
 
 _DUR = _units(parse_duration)
 _ACC = ("accept",)
+_RTT = ("rtt",)
 PARAMS: dict[str, Param] = {
     # testbed knobs
     "sut": Param(_choice(SUTS), "--sut", testbed=True),
     "pinning": Param(_choice(PINNINGS), "--pinning", testbed=True),
     "ip": Param(_choice((4, 6)), "--ip", METHODS, testbed=True),
-    "size": Param(_int(64, 1518), "--size", ordinal=True, testbed=True),
+    "size": Param(_int(64, 1518), "--size", (*LAB, "rtt"), ordinal=True, testbed=True),
     "flows": Param(_int(1, 65535), "--flows", ordinal=True, testbed=True),
     "backlog": Param(_int(1, 10_000_000), "--backlog", ordinal=True, testbed=True),
     "txqueuelen": Param(_int(0, 1_000_000), "--txqueuelen", ordinal=True, testbed=True),
@@ -183,8 +215,8 @@ PARAMS: dict[str, Param] = {
     "peak_check": Param(_bool, "--no-peak-check"),
     # sweep
     "rates": Param(_rates, "--rates", ("sweep",)),
-    "runs": Param(_int(1, 1000), "--runs", ("sweep", "accept"), ordinal=True),
-    "duration": Param(_DUR, "--duration", ("sweep", "accept"), ordinal=True),
+    "runs": Param(_int(1, 1000), "--runs", ("sweep", "accept", "rtt"), ordinal=True),
+    "duration": Param(_DUR, "--duration", ("sweep", "accept", "rtt"), ordinal=True),
     # search
     "goals": Param(_goals, "--goal", ("search",)),
     "min_load": Param(_units(parse_rate), "--min-load", ("search",), ordinal=True),
@@ -217,12 +249,28 @@ PARAMS: dict[str, Param] = {
     "socket_buffer": Param(_buffer, "", _ACC, ordinal=True, scenario=True),
     "mtu": Param(_int(576, 65535), "", _ACC, ordinal=True, scenario=True),
     "busy_receiver": Param(_int(0, 64), "", _ACC, ordinal=True, scenario=True),
+    # rtt (seed 002)
+    "path": Param(_choice(("bridge", "macvlan", "ipvlan", "veth")), "--path", _RTT),
+    "probe": Param(_choice(("icmp", "udp")), "--probe", _RTT),
+    "rate": Param(_units(parse_rate), "--rate", _RTT, ordinal=True),
+    "count": Param(_int(1, 10_000_000), "--count", _RTT, ordinal=True),
+    "timeout": Param(_DUR, "--timeout", _RTT, ordinal=True),
+    "load": Param(_load, "--load", _RTT),
+    "load_rate": Param(_units(parse_rate), "--load-rate", _RTT, ordinal=True),
+    "load_burst": Param(_int(1, 1024), "--load-burst", _RTT, ordinal=True),
+    "responder": Param(_choice(("kernel", "app")), "--responder", _RTT),
+    "responder_delay": Param(_hold, "--responder-delay", _RTT, ordinal=True),
+    "capture": Param(_bool, "--no-capture", _RTT),
+    "rate_check": Param(_bool, "--no-rate-check", _RTT),
+    "cpus": Param(_choice(("auto", "none")), "--cpus", _RTT),
 }
 # what a sweep cell runs when the file does not say (a search has its own defaults)
 SWEEP_DEFAULTS = {"rates": "50k:600k:50k", "runs": 10, "duration": "2s", "settle": "0.5s"}
 # an accept cell: netassay accept's own defaults (the contract has none: the file gives it)
 ACCEPT_DEFAULTS = {"layer": "ethernet", "runs": 3, "duration": "10s"}
-DEFAULTS = {"sweep": SWEEP_DEFAULTS, "accept": ACCEPT_DEFAULTS}
+# an rtt cell: netassay rtt's own defaults
+RTT_DEFAULTS = {"runs": 10, "rate": "1k"}
+DEFAULTS = {"sweep": SWEEP_DEFAULTS, "accept": ACCEPT_DEFAULTS, "rtt": RTT_DEFAULTS}
 
 
 @dataclass(frozen=True)
@@ -420,7 +468,7 @@ class _Checker:
                 table,
                 key,
                 f"'{key}' in {where} is not a setting of {_a(method)}",
-                f"it belongs to a {' or '.join(param.methods)}; remove it",
+                f"it belongs to {' or '.join(map(_a, param.methods))}; remove it",
                 idx,
             )
             return False
@@ -531,7 +579,7 @@ class _Checker:
 
 
 def _a(method: str) -> str:
-    return f"an {method}" if method[0] in "aeiou" else f"a {method}"
+    return f"an {method}" if method in ("accept", "rtt") else f"a {method}"
 
 
 def _raise(why: str) -> Any:
@@ -564,7 +612,7 @@ def cell_args(method: str, settings: dict[str, Any]) -> list[str]:
         p = PARAMS[key]
         if p.scenario:
             continue
-        if key in ("peak_check", "ramp"):
+        if key in ("peak_check", "ramp", "capture", "rate_check"):
             out += [] if value else [p.flag]
         elif isinstance(value, bool):
             out += [p.flag] if value else []

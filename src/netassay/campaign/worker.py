@@ -64,6 +64,9 @@ class StoredExperiment:
     runs: list[dict[str, Any]]
     trials: list[TrialRecord]
     accept: Any = None  # an accept experiment's test (AcceptTest): its runs are not trials
+    # an rtt experiment's rtt_runs rows (summary_json, histograms, probes), one per trial
+    # in ``trials``' order (None: a trial without one)
+    rtt_runs: list[tuple[str, bytes, bytes | None] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -205,10 +208,9 @@ def read_scratch(db: Path) -> list[StoredExperiment]:
     with Store(db, readonly=True) as store:
         for exp in store.experiments():
             test = load_accept_test(store, exp, raw=True) if exp.kind == KIND else None
-            trials = [
-                TrialRecord(**{k: t[k] for k in _TRIAL_FIELDS if k in t})
-                for t in store.trials(exp.id)
-            ]
+            rows = store.trials(exp.id)
+            trials = [TrialRecord(**{k: t[k] for k in _TRIAL_FIELDS if k in t}) for t in rows]
+            rtt = _rtt_rows(store, [t["id"] for t in rows]) if exp.kind == "rtt" else None
             out.append(
                 StoredExperiment(
                     exp.kind,
@@ -220,8 +222,19 @@ def read_scratch(db: Path) -> list[StoredExperiment]:
                     store.runs(exp.id),
                     trials,
                     test,
+                    rtt,
                 )
             )
+    return out
+
+
+def _rtt_rows(store: Store, trial_ids: list[int]) -> list[tuple[str, bytes, bytes | None] | None]:
+    """Each trial's rtt_runs row (its summary, histograms, probe sample), in order."""
+    q = "SELECT summary_json, histograms, probes FROM rtt_runs WHERE trial_id = ?"
+    out: list[tuple[str, bytes, bytes | None] | None] = []
+    for tid in trial_ids:
+        row = store.conn.execute(q, (tid,)).fetchone()
+        out.append(None if row is None else (row[0], bytes(row[1]), row[2]))
     return out
 
 

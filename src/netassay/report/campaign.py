@@ -40,11 +40,12 @@ def plot_pdr_by_factor(
     result: dict[str, Any], stem: Path, metric: str = "pdr_pps"
 ) -> tuple[Path, Path]:
     """One panel per factor: each experiment's PDR (or ``metric``: an acceptance test's
-    throughput) at its level, the median and range."""
+    throughput, an rtt cell's RTT p50) at its level, the median and range."""
     effects = [e for e in result["effects"] if e.get("metric", "pdr_pps") == metric]
-    scale, ylabel = (
-        (1e6, "throughput (Mbit/s)") if metric != "pdr_pps" else (1e3, "PDR@0.5% (kpps)")
-    )
+    scale, ylabel = {
+        "throughput_bps": (1e6, "throughput (Mbit/s)"),
+        "rtt_p50_ns": (1e3, "RTT p50 (us)"),
+    }.get(metric, (1e3, "PDR@0.5% (kpps)"))
     fig, axes = plt.subplots(
         1, max(1, len(effects)), figsize=(3.2 * max(1, len(effects)), 3.2), squeeze=False
     )
@@ -71,7 +72,8 @@ def plot_pdr_by_factor(
 
 
 def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, Path]:
-    """Acceptance cells: each core's busy share (mean over the sustained runs) per cell."""
+    """Acceptance (or rtt) cells: each core's busy share (acceptance: the mean over the
+    sustained runs) per cell."""
     cores = sorted({c for r in rows for c in r["cpu_busy"]}, key=lambda c: (len(c), c))
     fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(rows) + 2), 3.0))
     width = 0.8 / max(1, len(cores))
@@ -187,17 +189,19 @@ def render_page(
     result = CR.comparison(store, [], name)
     spec = (store.campaign(name) or {}).get("spec", {})
     figs = out_dir / "figures"
-    accept = CR.is_accept(result)
-    if accept:
-        pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / "throughput_by_factor", TPUT)
+    method = result["method"] if result["method"] in COLUMNS else None
+    if method is not None:
+        metric = FIRST[method]
+        pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / f"{metric}_by_factor", metric)
         cpu_png, cpu_svg = plot_accept_cpu(result["experiments"], figs / "cpu_per_cell")
+        rows = [_cells(r, COLUMNS[method]) for r in result["experiments"]]
+        groups = [
+            {**_cells(g, GROUP_COLUMNS[method]), "n": g["experiments"]} for g in result["groups"]
+        ]
     else:
         pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / "pdr_by_factor")
         cpu_png, cpu_svg = plot_cpu_per_load(store, result["experiments"], figs / "cpu_per_load")
-    rows = (
-        [_accept_row(r, figures) for r in result["experiments"]]
-        if accept
-        else [
+        rows = [
             {
                 **r,
                 "pdr": _pps(r["pdr_pps"]),
@@ -208,11 +212,7 @@ def render_page(
             }
             for r in result["experiments"]
         ]
-    )
-    groups = (
-        [_accept_group(g) for g in result["groups"]]
-        if accept
-        else [
+        groups = [
             {
                 **g,
                 "n": g["experiments"],
@@ -222,17 +222,20 @@ def render_page(
                 "worst": _num(g["worst_delta_ucl95_below_pdr"]),
                 "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
                 "cpu": _cpu(g["cpu_busy"]),
+                "headline": f"PDR {_pps(g['pdr_pps']['median'])} "
+                f"({_pps(g['pdr_pps']['min'])} .. {_pps(g['pdr_pps']['max'])})",
             }
             for g in result["groups"]
         ]
-    )
     env = Environment(
         loader=PackageLoader("netassay.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
     )
     page = env.get_template("campaign.html.j2").render(
         name=name,
-        accept=accept,
+        figure_name=CR.METRIC_NAMES[FIRST[method]] if method else "PDR",
+        cols=[h for h, _ in COLUMNS[method]] if method else None,
+        gcols=[h for h, _ in GROUP_COLUMNS[method]] if method else None,
         method=spec.get("method", "sweep"),
         cells=len(spec.get("cells", [])),
         repetitions=spec.get("repetitions", 1),
@@ -259,8 +262,7 @@ def render_page(
     lines += [
         f"#{g['rank']} "
         + " ".join(f"{k}={v}" for k, v in g["levels"].items())
-        + (f": throughput {g['tput']} ({g['range']}), {g['verdicts']}" if accept else "")
-        + ("" if accept else f": PDR {g['pdr']} ({g['range']})")
+        + f": {g['headline']}"
         for g in sorted(groups, key=lambda g: g["rank"])
     ]
     return {
@@ -270,44 +272,75 @@ def render_page(
     }
 
 
-TPUT = "throughput_bps"
-
-
 def _bps(v: float | None) -> str:
     from netassay.accept.verdict import fmt_bps
 
     return fmt_bps(v)
 
 
-def _accept_row(r: dict[str, Any], figures: dict[tuple[int, str], str]) -> dict[str, Any]:
+def _pct(v: float | None) -> str:
     from netassay.accept.verdict import fmt_pct
 
-    ci = r["throughput_ci95_bps"]
-    return {
-        **r,
-        "tput": _bps(r[TPUT]),
-        "ci": f"{_bps(ci[0])} .. {_bps(ci[1])}" if ci else "-",
-        "loss": fmt_pct(r["loss_ratio"]),
-        "failed": f"{r['failed_seconds']} of {r['graded_seconds']}",
-        "cpu": _cpu(r["cpu_busy"]),
-        "figure": figures.get((r["experiment_id"], r["label"])),
-    }
+    return fmt_pct(v)
 
 
-def _accept_group(g: dict[str, Any]) -> dict[str, Any]:
-    from netassay.accept.verdict import fmt_pct
+def _verdict_class(v: str | None) -> str:
+    return {"PASS": "GOOD", "FAIL": "BAD"}.get(v or "", "INCONCLUSIVE" if v else "")
 
-    t = g[TPUT]
-    return {
-        **g,
-        "n": g["experiments"],
-        "tput": _bps(t["median"]),
-        "range": f"{_bps(t['min'])} .. {_bps(t['max'])}",
-        "loss": fmt_pct(g["loss_ratio"]["median"]),
-        "failed": _num(g["failed_seconds"]["median"]),
-        "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
-        "cpu": _cpu(g["cpu_busy"]),
-    }
+
+def _ci(ci: Any) -> str:
+    return f"{_bps(ci[0])} .. {_bps(ci[1])}" if ci else "-"
+
+
+def _range(fmt: Any, s: dict[str, Any]) -> str:
+    return f"{fmt(s['median'])} ({fmt(s['min'])} .. {fmt(s['max'])})"
+
+
+Column = tuple[str, Any]  # header, row -> text
+# the figures of an accept or rtt cell, and of a group of them (the first: the headline)
+COLUMNS: dict[str, list[Column]] = {
+    "accept": [
+        ("verdict", lambda r: r["verdict"] or "-"),
+        ("throughput", lambda r: _bps(r["throughput_bps"])),
+        ("95% CI", lambda r: _ci(r["throughput_ci95_bps"])),
+        ("loss", lambda r: _pct(r["loss_ratio"])),
+        ("failed seconds", lambda r: f"{r['failed_seconds']} of {r['graded_seconds']}"),
+        ("runs", lambda r: str(r["trials"])),
+        ("CPU busy per core", lambda r: _cpu(r["cpu_busy"])),
+        ("reason", lambda r: r["reason"]),
+    ],
+    "rtt": [
+        ("RTT p50 (median of runs)", lambda r: CR.fmt_us(r["rtt_p50_ns"])),
+        ("RTT p99 (median of runs)", lambda r: CR.fmt_us(r["rtt_p99_ns"])),
+        ("lost", lambda r: _pct(r["loss_ratio"])),
+        ("runs", lambda r: str(r["runs"])),
+    ],
+}
+GROUP_COLUMNS: dict[str, list[Column]] = {
+    "accept": [
+        ("throughput median (range)", lambda g: _range(_bps, g["throughput_bps"])),
+        ("loss median", lambda g: _pct(g["loss_ratio"]["median"])),
+        ("failed seconds median", lambda g: _num(g["failed_seconds"]["median"])),
+        ("verdicts", lambda g: ", ".join(f"{k} {v}" for k, v in g["verdicts"].items())),
+        ("CPU busy", lambda g: _cpu(g["cpu_busy"])),
+    ],
+    "rtt": [
+        ("RTT p50 median (range)", lambda g: _range(CR.fmt_us, g["rtt_p50_ns"])),
+        ("RTT p99 median", lambda g: CR.fmt_us(g["rtt_p99_ns"]["median"])),
+        ("lost median", lambda g: _pct(g["loss_ratio"]["median"])),
+    ],
+}
+FIRST = {"accept": "throughput_bps", "rtt": "rtt_p50_ns"}  # the figure plotted per level
+
+
+def _cells(r: dict[str, Any], columns: list[Column]) -> dict[str, Any]:
+    """A row (a cell or a group) as texts, each with its header; the verdict's class."""
+    cells = [{"text": f(r), "cls": ""} for _, f in columns]
+    if columns[0][0] == "verdict":
+        cells[0]["cls"] = _verdict_class(r.get("verdict"))
+    # a group's first column is its headline figure: "throughput 99.9 Mbit/s (...)"
+    headline = f"{columns[0][0].split(' median')[0]} {cells[0]['text']}"
+    return {**r, "cells": cells, "headline": headline}
 
 
 def campaign_pages(store: Store, out: Path, entries: Sequence[Any], suffix: str = "") -> list[dict]:

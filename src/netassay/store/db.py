@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -264,6 +264,7 @@ class Store:
         trials: Iterable[TrialRecord],
         environment: dict[str, Any] | None = None,
         runs: Iterable[dict[str, Any]] = (),
+        with_trials: Callable[[sqlite3.Connection, list[int]], None] | None = None,
     ) -> tuple[int, int]:
         """Store an experiment and all its trials in one transaction.
 
@@ -271,7 +272,9 @@ class Store:
         same key is left as it is and 0 trials are written, so importing twice never
         duplicates. On any error nothing of this experiment is written. ``runs`` (as
         ``Store.runs`` reads them from another store) are stored with it, and each
-        trial's ``run_id`` is mapped from theirs to the new ones.
+        trial's ``run_id`` is mapped from theirs to the new ones. ``with_trials`` is
+        called in the same transaction with the new trials' ids, in the order given
+        (a method's own rows that refer to its trials, such as ``rtt_runs``).
         """
         exp_id = self._experiment_id(key)
         if exp_id is not None:
@@ -283,7 +286,11 @@ class Store:
             ids = {r["id"]: self._insert_run(exp_id, r) for r in runs}
             now = utc_now()
             rows = [_trial_row(exp_id, t, now, ids) for t in trials]
-            self.conn.executemany(_INSERT_TRIAL, rows)
+            if with_trials is None:
+                self.conn.executemany(_INSERT_TRIAL, rows)
+            else:
+                new = [int(self.conn.execute(_INSERT_TRIAL, r).lastrowid) for r in rows]
+                with_trials(self.conn, new)
         return exp_id, len(rows)
 
     def _insert_run(self, experiment_id: int, run: dict[str, Any]) -> int:
