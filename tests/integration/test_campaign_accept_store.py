@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from netassay.accept import scenarios as SC
 from netassay.accept.model import AcceptRun, AcceptTest, CpuSample, Interval
 from netassay.accept.store import load_accept_tests, store_accept_test
@@ -148,3 +150,24 @@ def test_an_accept_cells_scenario_file_reads_back_as_its_scenario(tmp_path):
     assert (s.client_cpu, s.rx_cpu, s.mtu, s.socket_buffer) == (None, 1, 9000, 4_000_000)
     assert s.server_cpu == 1 and s.label() == "rx1/tx-"
     assert _scenario_file(tmp_path, {}) == []
+
+
+@pytest.mark.browser
+def test_the_accept_campaign_page_in_headless_chromium(tmp_path, browser):
+    from tests.conftest import run_cli
+
+    db, _, _ = _campaign_store(tmp_path)
+    out = tmp_path / "report"
+    run_cli("report", db, "--out", out, check=True)
+    page = browser.new_page()
+    page.goto((out / "index.html").as_uri())
+    page.click('a[href="campaign-links/index.html"]')
+    page.wait_for_load_state()
+    assert page.locator("#matrix tbody tr").count() == 4
+    assert page.locator("#matrix td.GOOD").count() == 2  # the PASSes
+    assert page.locator("#matrix td.BAD").count() == 2
+    assert page.locator("#groups tbody tr").count() == 2
+    effects = page.locator("#effects").inner_text()
+    assert "link_cap (throughput)" in effects and "link_cap (loss ratio)" in effects
+    sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
+    assert len(sizes) == 2 and all(w and w > 300 for w in sizes)
