@@ -171,3 +171,28 @@ def test_the_accept_campaign_page_in_headless_chromium(tmp_path, browser):
     assert "link_cap (throughput)" in effects and "link_cap (loss ratio)" in effects
     sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
     assert len(sizes) == 2 and all(w and w > 300 for w in sizes)
+
+
+def test_a_testbed_a_dead_cell_left_is_removed_before_the_next_cell(tmp_path, monkeypatch):
+    import json
+    import os
+    import subprocess
+
+    from netassay.campaign.worker import _remove_orphan
+    from netassay.testbed import state as S
+
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
+    dead = subprocess.Popen(["true"])  # a pid that no longer runs
+    dead.wait()
+
+    def left(name: str, pid: int, persistent: bool) -> None:
+        state = {"name": name, "kind": "accept", "pid": pid, "persistent": persistent}
+        (tmp_path / f"{name}.json").write_text(json.dumps(state))
+
+    left("dead", dead.pid, False)  # built for a cell whose process died mid-build
+    left("up", dead.pid, True)  # left up by 'testbed up': the user's
+    left("live", os.getppid(), False)  # its builder still runs
+    assert _remove_orphan("dead") and S.read_state("dead") is None
+    assert not _remove_orphan("up") and S.read_state("up") is not None
+    assert not _remove_orphan("live") and S.read_state("live") is not None
+    assert not _remove_orphan("none")

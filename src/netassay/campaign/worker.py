@@ -6,7 +6,9 @@ process on the worker's testbed, writing a scratch store of its own; the cell
 returns the experiments and trial records it stored, and the coordinator alone writes the
 campaign's store. The child dies with the worker (PR_SET_PDEATHSIG: SIGTERM, on which a
 sweep removes its testbed), and a cell whose worker died is rerun from the start: its
-partial trials stay in the scratch store, never in the campaign's.
+partial trials stay in the scratch store, never in the campaign's. A testbed such a cell
+left behind (its process gone before it could remove it) is removed before the next cell
+runs on it.
 """
 
 from __future__ import annotations
@@ -108,6 +110,20 @@ def _wait_for_testbed(name: str, wait_s: float = LOCK_WAIT_S) -> None:
             time.sleep(0.5)
 
 
+def _remove_orphan(name: str) -> bool:
+    """Remove testbed ``name`` when a dead cell left it: built for one command (not by
+    'testbed up') by a process that is gone, e.g. a cell killed with its coordinator
+    while it built its testbed. True when something was removed."""
+    from netassay.testbed import topology as T
+    from netassay.testbed.bed import orphaned
+
+    st = S.read_state(name)
+    if st is None or not orphaned(st):
+        return False
+    T.cleanup({name})
+    return True
+
+
 def _count(db: Path, table: str = "trials") -> int | None:
     """Rows of ``table`` (trials; an accept cell's: accept_runs) stored so far."""
     if not db.exists():
@@ -145,6 +161,7 @@ def run_cell(job: CellJob) -> CellResult:
     name, worker = testbed_of(job.testbed)
     validate_name(name)
     _wait_for_testbed(name)
+    _remove_orphan(name)
     scratch = Path(tempfile.mkdtemp(prefix="netassay-cell-"))
     db = scratch / "cell.db"
     argv = [
