@@ -39,6 +39,7 @@ from netassay.errors import UsageError
 from netassay.proc import run
 from netassay.testbed import names as N
 from netassay.testbed import state as S
+from netassay.testbed.topology import link_mac
 
 KIND = "accept"
 ROLES = ("cli", "link", "srv")
@@ -122,12 +123,6 @@ def validate(cfg: AcceptTestbedConfig) -> None:
 
 def _sysctl(ns: str, *kv: str) -> None:
     run(["sysctl", "-q", "-w", *kv], netns=ns)
-
-
-def mac(ns: str, dev: str) -> str:
-    return str(
-        json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)[0]["address"]
-    )
 
 
 def _mask(cpu: int) -> str:
@@ -230,7 +225,7 @@ def build(name: str, cfg: AcceptTestbedConfig) -> dict[str, Any]:
     )
     for n, dev in devs:
         run(["ip", "-n", n, "link", "set", dev, "mtu", str(cfg.mtu), "up"])
-    macs = {dev: mac(n, dev) for n, dev in devs}
+    macs = {dev: link_mac(n, dev) for n, dev in devs}
     addr = addresses(cfg.ip_version)
     _route(ns, addr, macs, v6)
     link: dict[str, Any] = {"cap_bps": cfg.link_cap_bps, "drop": cfg.link_drop}

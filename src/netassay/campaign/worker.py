@@ -14,7 +14,6 @@ runs on it.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import NetassayError, TestbedError
+from netassay.proc import die_with_parent
 from netassay.store.db import Store, TrialRecord
 from netassay.testbed import state as S
 from netassay.testbed.names import validate_name
@@ -36,7 +36,6 @@ TOPIC = "netassay-campaign"  # worker -> coordinator: trials stored so far in a 
 RESOURCE = "testbed"  # the worker resource: one cell at a time per testbed
 WORKER_PREFIX = "netassay-"  # a netassay worker's Dask name: netassay-<testbed>
 LOCK_WAIT_S = 60.0  # a cell waits this long for its testbed's previous user to let go
-_PR_SET_PDEATHSIG = 1
 
 
 class CellFailed(NetassayError):
@@ -89,11 +88,6 @@ def testbed_of(default: str) -> tuple[str, str]:
     except ValueError:  # not on a worker (called directly)
         return default, "local"
     return (w[len(WORKER_PREFIX) :] if w.startswith(WORKER_PREFIX) else default), w
-
-
-def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def _wait_for_testbed(name: str, wait_s: float = LOCK_WAIT_S) -> None:
@@ -183,7 +177,7 @@ def run_cell(job: CellJob) -> CellResult:
     try:
         with open(scratch / "stderr", "w+") as err:
             proc = subprocess.Popen(
-                argv, stdout=subprocess.DEVNULL, stderr=err, env=env, preexec_fn=_die_with_parent
+                argv, stdout=subprocess.DEVNULL, stderr=err, env=env, preexec_fn=die_with_parent
             )
             last = -1
             try:
