@@ -193,16 +193,7 @@ def build(name: str, cfg: AcceptTestbedConfig) -> dict[str, Any]:
     """Create the acceptance testbed; return its state (also written to the run dir)."""
     validate(cfg)
     ns = {role: N.netns(name, role) for role in ROLES}
-    state: dict[str, Any] = {
-        "name": name,
-        "kind": KIND,
-        "config": asdict(cfg),
-        "namespaces": ns,
-        "pid": os.getpid(),
-        "sysctls": {},
-        "persistent": False,  # bed.Testbed marks it persistent once it is fully up
-    }
-    S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
+    state = S.begin_state(name, KIND, asdict(cfg), ns)
     v6 = cfg.ip_version == 6
     for n in ns.values():
         run(["ip", "netns", "add", n])

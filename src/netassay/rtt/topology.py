@@ -262,16 +262,7 @@ def build(name: str, cfg: RttTestbedConfig) -> dict[str, Any]:
     """Create the RTT testbed; return its state (also written to the run directory)."""
     validate(cfg)
     ns = {role: N.netns(name, role) for role in roles(cfg)}
-    state: dict[str, Any] = {
-        "name": name,
-        "kind": KIND,
-        "config": asdict(cfg),
-        "namespaces": ns,
-        "pid": os.getpid(),
-        "sysctls": {},
-        "persistent": False,  # bed.Testbed marks it persistent once it is fully up
-    }
-    S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
+    state = S.begin_state(name, KIND, asdict(cfg), ns)
     for n in ns.values():
         _namespace(n)
     path = PATHS[cfg.path]

@@ -63,6 +63,24 @@ def write_state(name: str, state: dict[str, Any]) -> None:
     write_json_atomic(state_path(name), state)
 
 
+def begin_state(
+    name: str, kind: str, config: dict[str, Any], namespaces: dict[str, str]
+) -> dict[str, Any]:
+    """The state of a testbed about to be built, written first so that a crash mid-build
+    can be cleaned up; ``bed.Testbed`` marks it persistent once it is fully up."""
+    state: dict[str, Any] = {
+        "name": name,
+        "kind": kind,
+        "config": config,
+        "namespaces": namespaces,
+        "pid": os.getpid(),
+        "sysctls": {},
+        "persistent": False,
+    }
+    write_state(name, state)
+    return state
+
+
 def read_state(name: str) -> dict[str, Any] | None:
     path = state_path(name)
     try:
