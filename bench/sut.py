@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.campaign.trial import measure, send, trials_on  # noqa: E402
 from netassay.config import TestbedConfig  # noqa: E402
+from netassay.counters import cpu as CPU  # noqa: E402
 from netassay.counters.loss import LOCATIONS  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed import state as S  # noqa: E402
@@ -72,11 +73,7 @@ def kernel_ns(cpu: int) -> int:
     """Time one CPU spent in the kernel so far (system, irq, softirq; /proc/stat, USER_HZ
     ticks -> ns): the routers' and the sink's work, not the tools' user processes (other
     kernel work on that CPU is in it too: the interleaving spreads it over both SUTs)."""
-    for line in Path("/proc/stat").read_text().splitlines():
-        if line.startswith(f"cpu{cpu} "):
-            f = [int(x) for x in line.split()[1:]]
-            return (f[2] + f[5] + f[6]) * 10_000_000
-    raise RuntimeError(f"no cpu{cpu} in /proc/stat")
+    return CPU.time_ns(cpu, ("system", "irq", "softirq"))
 
 
 def thread_ns(pid: int | None) -> int:

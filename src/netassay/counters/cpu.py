@@ -5,6 +5,7 @@ Used by rtt runs and meant for every method that reports CPU per core (trials, a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,15 @@ def parse(text: str) -> dict[str, dict[str, int]]:
 
 def read() -> dict[str, dict[str, int]]:
     return parse(Path("/proc/stat").read_text())
+
+
+def time_ns(cpu: int, parts: tuple[str, ...]) -> int:
+    """Time one CPU has spent so far in the given /proc/stat columns (e.g. ``("softirq",)``
+    or ``("system", "irq", "softirq")``), in ns (USER_HZ ticks)."""
+    row = read().get(f"cpu{cpu}")
+    if row is None:
+        raise RuntimeError(f"no cpu{cpu} in /proc/stat")
+    return sum(row[p] for p in parts) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
 def use(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> dict[str, Any]:
