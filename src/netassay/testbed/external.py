@@ -38,6 +38,7 @@ from netassay.testbed import linerate as LR
 from netassay.testbed import names as N
 from netassay.testbed import pathcheck as PC
 from netassay.testbed import state as S
+from netassay.testbed.topology import validate_frames
 from netassay.units import fmt_rate, utc_now
 
 if TYPE_CHECKING:
@@ -166,15 +167,7 @@ def validate(cfg: ExternalConfig) -> None:
     if cfg.expect_mac is not None:
         _check_mac(cfg.expect_mac, "--expect-mac")
     _check_addresses(cfg)
-    min_size = 84 if cfg.ip_version == 6 else 64
-    if not min_size <= cfg.size_bytes <= 1518:
-        raise _bad(
-            f"bad frame size {cfg.size_bytes}",
-            f"IPv{cfg.ip_version} UDP frames are {min_size}..1518 bytes here",
-            "e.g. 64",
-        )
-    if not 1 <= cfg.flows <= 65535:
-        raise _bad(f"bad flow count {cfg.flows}", "1..65535 flows", "e.g. 1 or 16")
+    validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
     if cfg.sink not in SINKS:
         raise _bad(
             f"sink '{cfg.sink}' is not available on an external testbed",

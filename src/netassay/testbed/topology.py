@@ -85,6 +85,19 @@ def check(cfg: Any) -> None:
         kind_module(kind).validate(cfg)
 
 
+def validate_frames(ip_version: int, size_bytes: int, flows: int) -> None:
+    """The frames netassay-gen can send on any testbed: their size and flow count."""
+    min_size = 84 if ip_version == 6 else 64  # netassay-gen: headers + 22-byte payload
+    if not min_size <= size_bytes <= 1518:
+        raise UsageError(
+            f"bad frame size {size_bytes}",
+            f"IPv{ip_version} UDP frames are {min_size}..1518 bytes here",
+            "e.g. 64",
+        )
+    if not 1 <= flows <= 65535:
+        raise UsageError(f"bad flow count {flows}", "1..65535 flows", "e.g. 1 or 16")
+
+
 def validate(cfg: TestbedConfig) -> None:
     """Refuse knob values that make no sense, before anything is touched."""
     if kind_of(cfg) != FORWARDING:  # a sweep or a search on another kind (external)
@@ -106,16 +119,8 @@ def validate(cfg: TestbedConfig) -> None:
     N.addressing(cfg.sut, cfg.ip_version)
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
-    min_size = 84 if cfg.ip_version == 6 else 64  # netassay-gen: headers + 22-byte payload
-    if not min_size <= cfg.size_bytes <= 1518:
-        raise UsageError(
-            f"bad frame size {cfg.size_bytes}",
-            f"IPv{cfg.ip_version} UDP frames are {min_size}..1518 bytes here",
-            "e.g. 64",
-        )
+    validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
     validate_sink(cfg.sink)
-    if not 1 <= cfg.flows <= 65535:
-        raise UsageError(f"bad flow count {cfg.flows}", "1..65535 flows", "e.g. 1 or 16")
     if not 0 <= cfg.sut_drop < 1:
         raise UsageError(f"bad --sut-drop {cfg.sut_drop}", "a probability in [0, 1)", "e.g. 0.005")
     if cfg.sut_cap_pps is not None and not 1 <= cfg.sut_cap_pps <= 1e9:
