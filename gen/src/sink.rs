@@ -194,18 +194,24 @@ impl Counts {
 pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
     let t0 = crate::pace::now();
     let action = || ("action", J::S(s.action.name().into()));
-    println!(
-        "{}",
-        s.read()?
-            .json(t0, vec![("attached", J::S(dev.into())), action()])
-    );
-    unsafe {
+    // The signals are blocked before the first line tells the caller the sink is
+    // attached: a SIGUSR1 sent right after that line (a read) must wait for
+    // sigtimedwait, not end the process by its default action.
+    let set = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         for sig in [libc::SIGUSR1, libc::SIGINT, libc::SIGTERM] {
             libc::sigaddset(&mut set, sig);
         }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    println!(
+        "{}",
+        s.read()?
+            .json(t0, vec![("attached", J::S(dev.into())), action()])
+    );
+    unsafe {
         let end = duration_ns.map(|d| t0 + d);
         loop {
             let left = match end {
