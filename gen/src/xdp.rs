@@ -70,6 +70,9 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> Vec<Insn> {
         mov_x(4, 2),                        //
         add_k(4, size),                     //
         ins(0x2d, 4, 3, -1, 0),             // if data + size > data_end goto drop (patched)
+    ];
+    p.extend(restore_headers(t));
+    p.extend([
         mov_x(8, 7),                        //
         ins(0x97, 8, 0, 0, flows as i32),   // r8 = k % flows : flow
         ins(0x37, 7, 0, 0, flows as i32),   // r7 = k / flows : sequence
@@ -89,7 +92,7 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> Vec<Insn> {
         mov_k(1, (t.base_sum + t.sport as u32) as i32),
         add_x(1, 8),
         add_x(1, 8),
-    ];
+    ]);
     for r in [7u8, 9] {
         for sh in [0, 16, 32, 48] {
             p.push(mov_x(4, r));
@@ -123,6 +126,35 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> Vec<Insn> {
         if x.2 == -1 && (x.0 == 0x15 || x.0 == 0x2d) {
             x.2 = (drop - i - 1) as i16;
         }
+    }
+    p
+}
+
+/// How many leading bytes of the frame `restore_headers` writes back: every header and
+/// the payload's stamped fields (magic, flags, flow, sequence, time), in whole words.
+fn restored_len(t: &Template) -> usize {
+    (t.layout.ts() + 8).div_ceil(8) * 8
+}
+
+/// Write the template's headers back into the frame, 8 bytes a store (the last store
+/// may overlap the one before it). The kernel builds a live frame's page from the
+/// template once and then recycles it: what the path wrote into a frame (a router's
+/// MAC rewrite, TTL or hop limit and IPv4 checksum, all done in place in the same
+/// page) came back in the next frame built on that page, and a kernel router dropped
+/// 1-3% of a flood as addressed to another host (ip_rcv_core, OTHERHOST). The stamped
+/// fields are written after this, as before.
+fn restore_headers(t: &Template) -> Vec<Insn> {
+    let len = restored_len(t).min(t.frame.len());
+    let mut offs: Vec<usize> = (0..len / 8).map(|i| i * 8).collect();
+    if !len.is_multiple_of(8) {
+        offs.push(len - 8);
+    }
+    let mut p = Vec::with_capacity(offs.len() * 3);
+    for off in offs {
+        let w = u64::from_le_bytes(t.frame[off..off + 8].try_into().unwrap());
+        p.push(ins(0x18, 4, 0, 0, w as u32 as i32)); // r4 = template word (ld_imm64)
+        p.push(ins(0, 0, 0, 0, (w >> 32) as u32 as i32));
+        p.push(ins(0x7b, 2, 4, off as i16, 0)); // *(u64 *)(data + off) = r4
     }
     p
 }
@@ -233,5 +265,25 @@ mod tests {
         }
         assert_eq!(p[drop].3, XDP_DROP);
         assert_eq!(p.last().unwrap().0, 0x95);
+    }
+
+    #[test]
+    fn headers_restored_from_the_template() {
+        let t = Template::new(&spec4()).unwrap();
+        let r = restore_headers(&t);
+        let len = restored_len(&t).min(t.frame.len());
+        assert!(len >= t.layout.ts() + 8 && len <= t.frame.len());
+        // each store writes back the template's bytes at its offset, and together they
+        // cover every byte up to the stamped fields' end
+        let mut covered = vec![false; t.frame.len()];
+        for w in r.chunks(3) {
+            let (lo, hi, st) = (w[0], w[1], w[2]);
+            assert_eq!((lo.0, st.0, st.1, st.2 >= 0), (0x18, 0x7b, (4 << 4) | 2, true));
+            let off = st.2 as usize;
+            let word = (lo.3 as u32 as u64) | ((hi.3 as u32 as u64) << 32);
+            assert_eq!(word.to_le_bytes(), t.frame[off..off + 8]);
+            covered[off..off + 8].iter_mut().for_each(|c| *c = true);
+        }
+        assert!(covered[..len].iter().all(|c| *c));
     }
 }
