@@ -3,8 +3,13 @@
 Before and after each run, in each namespace of the test host (the sender's, the
 receiver's; the host's own for a remote server): ``Udp:`` counters of that namespace
 (``/proc/net/snmp``: RcvbufErrors, SndbufErrors, InErrors, MemErrors) and each
-interface's drop counters, by netlink (``RTM_GETLINK``, ``IFLA_STATS64``) on a socket
-opened inside the namespace: no process is started per read. Softnet backlog drops per
+interface's drop counters (``IFLA_STATS64``), by netlink: pyroute2's ``IPRoute`` on a
+netlink socket that a thread joined to the namespace opened, one per namespace for the
+test. No process is started, per read or per namespace (``IPRoute(netns=...)`` forks
+one to open its socket). Measured on the router testbed (two namespaces of 2 links each,
+200 reads of each, interleaved with the hand-written ``RTM_GETLINK`` parser this replaced):
+one read 1.09 ms (median), against 0.09 ms; opening a reader 0.69 ms (``netns=``: 7.0 ms).
+A run reads each of its 3 namespaces twice, a few ms in all. Softnet backlog drops per
 CPU (``/proc/net/softnet_stat``, machine-wide). During the run, CPU use per core every
 second (:mod:`netassay.counters.cpu`). Once per test, the facts: ``mitigations`` (from
 ``/proc/cmdline`` and ``/sys/devices/system/cpu/vulnerabilities/``), socket buffer
@@ -14,42 +19,20 @@ the receiver run.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import socket
-import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from netassay.counters import cpu as C
-from netassay.errors import TestbedError
+from pyroute2 import IPRoute
+from pyroute2 import netns as pr2_netns
 
-CLONE_NEWNET = 0x40000000
-RTM_GETLINK, RTM_NEWLINK, NLMSG_ERROR, NLMSG_DONE = 18, 16, 2, 3
-NLM_F_REQUEST = 1
-IFLA_IFNAME, IFLA_MTU, IFLA_STATS64 = 3, 4, 23
-# struct rtnl_link_stats64, in order (u64 each)
-STATS64 = (
-    "rx_packets",
-    "tx_packets",
-    "rx_bytes",
-    "tx_bytes",
-    "rx_errors",
-    "tx_errors",
-    "rx_dropped",
-    "tx_dropped",
-    "multicast",
-    "collisions",
-    "rx_length_errors",
-    "rx_over_errors",
-    "rx_crc_errors",
-    "rx_frame_errors",
-    "rx_fifo_errors",
-    "rx_missed_errors",
-)
+from netassay.counters import cpu as C
+from netassay.errors import NetassayError, PrivilegeError, TestbedError
+
 UDP_FIELDS = {
     "RcvbufErrors": "udp_rcvbuf_errors",
     "SndbufErrors": "udp_sndbuf_errors",
@@ -71,23 +54,26 @@ SYSCTLS = (
 )
 
 
+def _ns_error(netns: str | None, exc: BaseException) -> NetassayError:
+    """One line for a namespace whose counters cannot be read: gone, or not ours to join."""
+    where = f"namespace {netns}" if netns else "this host's namespace"
+    if isinstance(exc, PermissionError):
+        return PrivilegeError(f"cannot read the counters of {where}", str(exc), "run as root")
+    return TestbedError(f"cannot read the counters of {where}", str(exc), "is the testbed up?")
+
+
 def _in_netns(netns: str | None, fn: Callable[[], Any]) -> Any:
     """Run ``fn`` in a thread that has joined network namespace ``netns`` (None: the
     host's). What it opens there (sockets, /proc/thread-self/net files) stays bound to
-    that namespace after the thread ends."""
+    that namespace after the thread ends. A namespace that does not exist is an error,
+    never created."""
     if netns is None:
         return fn()
     box: dict[str, Any] = {}
 
     def body() -> None:
         try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
-            try:
-                if libc.setns(fd, CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), "setns failed")
-            finally:
-                os.close(fd)
+            pr2_netns.setns(netns, flags=0)  # this thread only; flags=0: never create it
             box["value"] = fn()
         except BaseException as exc:  # handed back to the caller
             box["error"] = exc
@@ -96,10 +82,7 @@ def _in_netns(netns: str | None, fn: Callable[[], Any]) -> Any:
     t.start()
     t.join()
     if "error" in box:
-        exc = box["error"]
-        raise TestbedError(
-            f"cannot read the counters of namespace {netns}", str(exc), "is the testbed up?"
-        ) from exc
+        raise _ns_error(netns, box["error"]) from box["error"]
     return box["value"]
 
 
@@ -132,84 +115,53 @@ def parse_softnet(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def _nl_attrs(buf: bytes, off: int, end: int) -> dict[int, bytes]:
-    out = {}
-    while off + 4 <= end:
-        alen, atype = struct.unpack_from("HH", buf, off)
-        if alen < 4:
-            break
-        out[atype & 0x3FFF] = buf[off + 4 : off + alen]
-        off += (alen + 3) & ~3
-    return out
-
-
-def parse_links(data: bytes) -> dict[str, dict[str, int]]:
-    """Interface name -> IFLA_STATS64 counters (and mtu), from RTM_NEWLINK messages."""
+def parse_links(msgs: Iterable[Any]) -> dict[str, dict[str, int]]:
+    """Interface name -> its ``IFLA_STATS64`` counters (``rx_dropped``, ``tx_dropped``,
+    ``rx_missed_errors``, ... as the kernel names them) and ``mtu``, from the
+    ``RTM_NEWLINK`` messages pyroute2 decoded."""
     out: dict[str, dict[str, int]] = {}
-    off = 0
-    while off + 16 <= len(data):
-        mlen, mtype = struct.unpack_from("IH", data, off)
-        if mlen < 16:
-            break
-        if mtype == RTM_NEWLINK:
-            attrs = _nl_attrs(data, off + 16 + 16, off + mlen)  # after struct ifinfomsg
-            name = attrs.get(IFLA_IFNAME, b"").rstrip(b"\0").decode()
-            row: dict[str, int] = {}
-            raw = attrs.get(IFLA_STATS64)
-            if raw:
-                n = min(len(STATS64), len(raw) // 8)
-                row = dict(zip(STATS64[:n], struct.unpack_from(f"{n}Q", raw), strict=True))
-            if IFLA_MTU in attrs:
-                row["mtu"] = struct.unpack_from("I", attrs[IFLA_MTU])[0]
-            out[name] = row
-        off += (mlen + 3) & ~3
+    for msg in msgs:
+        row = {k: int(v) for k, v in (msg.get("stats64") or {}).items()}
+        if msg.get("mtu") is not None:
+            row["mtu"] = int(msg.get("mtu"))
+        out[msg.get("ifname")] = row
     return out
 
 
 class NsReader:
     """Counters of one network namespace, read without starting a process: a netlink
-    socket and /proc/thread-self/net/snmp, both opened inside the namespace."""
+    socket (pyroute2's ``IPRoute`` on it) and /proc/thread-self/net/snmp, both opened
+    inside the namespace by a thread that joined it."""
 
     def __init__(self, netns: str | None) -> None:
         self.netns = netns
 
-        def open_all() -> tuple[socket.socket, int]:
-            s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-            s.settimeout(2.0)
-            return s, os.open("/proc/thread-self/net/snmp", os.O_RDONLY)
+        def open_all() -> tuple[int, int]:
+            snmp = os.open("/proc/thread-self/net/snmp", os.O_RDONLY)
+            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, socket.NETLINK_ROUTE)
+            return sock.detach(), snmp
 
-        self.sock, self.snmp_fd = _in_netns(netns, open_all)
-        self.seq = 0
+        nl_fd, self.snmp_fd = _in_netns(netns, open_all)
+        try:
+            # groups=0: no event subscriptions, only the answers to our dumps
+            self.ipr = IPRoute(fileno=nl_fd, groups=0)
+        except BaseException as exc:
+            os.close(nl_fd)
+            os.close(self.snmp_fd)
+            raise _ns_error(netns, exc) from exc
 
     def udp(self) -> dict[str, int]:
         return parse_snmp_udp(os.pread(self.snmp_fd, 65536, 0).decode())
 
     def links(self) -> dict[str, dict[str, int]]:
-        self.seq += 1
-        req = struct.pack("IHHII", 16 + 16, RTM_GETLINK, NLM_F_REQUEST | 0x300, self.seq, 0)
-        req += struct.pack("BxHiII", socket.AF_UNSPEC, 0, 0, 0, 0)
-        self.sock.send(req)
-        data = b""
-        while True:
-            chunk = self.sock.recv(1 << 16)
-            data += chunk
-            if not chunk or _has_done(chunk):
-                break
-        return parse_links(data)
+        try:
+            return parse_links(self.ipr.link("dump"))
+        except Exception as exc:
+            raise _ns_error(self.netns, exc) from exc
 
     def close(self) -> None:
-        self.sock.close()
+        self.ipr.close()
         os.close(self.snmp_fd)
-
-
-def _has_done(chunk: bytes) -> bool:
-    off = 0
-    while off + 16 <= len(chunk):
-        mlen, mtype = struct.unpack_from("IH", chunk, off)
-        if mtype in (NLMSG_DONE, NLMSG_ERROR) or mlen < 16:
-            return True
-        off += (mlen + 3) & ~3
-    return False
 
 
 def read_softnet() -> dict[str, dict[str, int]]:
@@ -261,9 +213,13 @@ class HostProbe:
         self.sides = sides
         self.extra_devs = extra_devs or {}
         self.readers: dict[str | None, NsReader] = {}
-        for ns, _ in [*sides.values(), *self.extra_devs.values()]:
-            if ns not in self.readers:
-                self.readers[ns] = NsReader(ns)
+        try:
+            for ns, _ in [*sides.values(), *self.extra_devs.values()]:
+                if ns not in self.readers:
+                    self.readers[ns] = NsReader(ns)
+        except BaseException:
+            self.close()  # the namespaces opened before the one that failed
+            raise
         self._before: dict[str, int] = {}
 
     def snapshot(self) -> dict[str, int]:
@@ -301,8 +257,9 @@ class HostProbe:
         return d
 
     def close(self) -> None:
-        for r in self.readers.values():
-            r.close()
+        """Close every namespace's reader (a second call does nothing)."""
+        while self.readers:
+            self.readers.popitem()[1].close()
 
 
 # -- facts, once per test -----------------------------------------------------------------
