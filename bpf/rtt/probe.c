@@ -22,9 +22,11 @@
  * probe magic (the kernel's own echo reply must be off: net.ipv4.icmp_echo_ignore_all=1
  * in the namespace). Replies are held --delay ns after the request was read (the ground
  * truth of the response time): the loop sleeps in ppoll() until a request comes or until
- * SPIN_NS before a held reply is due, then busy-polls to its time, so a held reply leaves
- * on time and the reading of a request costs the same with and without a delay. Runs until SIGINT/SIGTERM and then
- * prints a JSON summary.
+ * SPIN_NS before a held reply is due, then busy-polls (the last CLOCK_SPIN_NS on the clock
+ * alone), so a held reply leaves within 0.1 us of its time and the reading of a request
+ * costs the same with and without a delay; a reply that is due is sent before anything
+ * else is read, so that an unheld reply takes the same steps as a held one after its
+ * hold. Runs until SIGINT/SIGTERM and then prints a JSON summary.
  *
  * Payload (big endian, after the 8-byte ICMP or UDP header): magic 0x6e615231 (u32),
  * flags (u16), sequence number (u64), send time (u64), then zero padding up to --size
@@ -58,6 +60,7 @@
 #define SIZE_MAX_FRAME 1514
 #define BATCH 64
 #define SPIN_NS 100000ull /* sleep in ppoll() until this close to a deadline, then spin */
+#define CLOCK_SPIN_NS 2000ull /* echo: the last of a hold spent reading the clock only */
 
 struct rec {
 	uint64_t seq, sched_ns, tx_ns, rx_ns;
@@ -557,6 +560,18 @@ static int do_echo(struct opts *o)
 	fprintf(stderr, "{\"ready\":true}\n");
 	fflush(stderr);
 	while (!stop) {
+		/* answer what is due first: a reply due now leaves before anything else is read,
+		 * so that a held reply and an unheld one take the same steps after the hold */
+		while (head < tail && q[head % QN].due_ns <= now_ns()) {
+			struct held *r = &q[head % QN];
+
+			if (sendto(fd, r->data, r->len, 0, (struct sockaddr *)&r->peer,
+				   sizeof(r->peer)) < 0)
+				errors++;
+			else
+				answered++;
+			head++;
+		}
 		struct held *h = &q[tail % QN];
 		socklen_t plen = sizeof(h->peer);
 		ssize_t n = tail - head < QN
@@ -591,20 +606,19 @@ static int do_echo(struct opts *o)
 			tail++;
 			if (tail - head > held_max)
 				held_max = tail - head;
+			continue;
 		}
-		if (n > 0)
-			continue; /* read everything that is there first */
-		while (head < tail && q[head % QN].due_ns <= now_ns()) {
-			struct held *r = &q[head % QN];
+		if (head == tail) {
+			wait_readable(fd, 0);
+			continue;
+		}
+		uint64_t due = q[head % QN].due_ns;
 
-			if (sendto(fd, r->data, r->len, 0, (struct sockaddr *)&r->peer,
-				   sizeof(r->peer)) < 0)
-				errors++;
-			else
-				answered++;
-			head++;
-		}
-		wait_readable(fd, head < tail ? q[head % QN].due_ns : 0);
+		if (due <= now + CLOCK_SPIN_NS) /* the last microseconds: on the clock alone */
+			while (now_ns() < due)
+				;
+		else
+			wait_readable(fd, due);
 	}
 	fprintf(stderr,
 		"{\"answered\":%llu,\"ignored\":%llu,\"send_errors\":%llu,\"held_max\":%llu,"
