@@ -57,3 +57,17 @@ def test_kendall_trend():
     assert down["tau_b"] < 0
     assert R.kendall_trend([8, 8, 8], [1.0, 2.0, 3.0])["tau_b"] is None
     assert math.isnan(R.cliffs_delta([], [1]))
+
+
+def test_hold_growth_pairs_runs_so_that_a_drift_falls_out():
+    # the machine drifts by 10 per run; a hold of 200 lies on top of it, plus one
+    # run's noise in the held values
+    base = [100.0 + 10 * i for i in range(5)]
+    held = [b + 200 + (7 if i == 2 else 0) for i, b in enumerate(base)]
+    g = R.hold_growth(base, held, 200)
+    assert g["pairs"] == 5 and g["paired_ns"] == 200 and g["paired_error_ns"] == 0
+    assert g["medians_ns"] == 207 and g["medians_error_ns"] == 7
+    # a drift that falls on one hold only (runs not interleaved) shows in both
+    late = R.hold_growth(base, [b + 230 for b in base], 200)
+    assert late["paired_error_ns"] == late["medians_error_ns"] == 30
+    assert R.hold_growth([], [1.0], 5)["paired_ns"] is None

@@ -106,6 +106,25 @@ def wilcoxon_paired(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
             "median_difference": float(np.median(diff))}  # fmt: skip
 
 
+def hold_growth(base: Sequence[float], held: Sequence[float], hold_ns: float) -> dict[str, Any]:
+    """The responder-delay ground truth from per-run values (e.g. each run's response
+    p50) with no hold (``base``) and with a hold of ``hold_ns`` (``held``), the runs of
+    the two interleaved so that run i of each is adjacent in time: how much the value
+    grew, as the median of the per-pair differences (``paired``: the machine's drift
+    between runs falls out) and as the difference of the medians over runs
+    (``medians``), and each one's error against the hold."""
+    x, y = np.asarray(held, dtype=float), np.asarray(base, dtype=float)
+    n = min(x.size, y.size)
+    if n == 0:
+        return {"hold_ns": hold_ns, "pairs": 0, "paired_ns": None, "paired_error_ns": None,
+                "medians_ns": None, "medians_error_ns": None}  # fmt: skip
+    paired = float(np.median(x[:n] - y[:n]))
+    medians = float(np.median(x) - np.median(y))
+    return {"hold_ns": hold_ns, "pairs": int(n), "paired_ns": paired,
+            "paired_error_ns": paired - hold_ns, "medians_ns": medians,
+            "medians_error_ns": medians - hold_ns}  # fmt: skip
+
+
 def kendall_trend(counts: Sequence[float], values: Sequence[float]) -> dict[str, Any]:
     """Kendall's tau-b of a statistic against the number of background loads."""
     x, y = list(counts), list(values)
