@@ -5,8 +5,10 @@ use std::io;
 
 pub const BPF_MAP_CREATE: i64 = 0;
 pub const BPF_MAP_LOOKUP_ELEM: i64 = 1;
+pub const BPF_MAP_UPDATE_ELEM: i64 = 2;
 pub const BPF_PROG_LOAD: i64 = 5;
 pub const BPF_PROG_TEST_RUN: i64 = 10;
+pub const BPF_BTF_LOAD: i64 = 18;
 pub const BPF_LINK_CREATE: i64 = 28;
 pub const BPF_MAP_TYPE_ARRAY: u32 = 2;
 pub const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
@@ -139,8 +141,64 @@ pub fn map_lookup(fd: &Fd, key: u32, value: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Write `value` at `key` (BPF_ANY).
+pub fn map_update(fd: &Fd, key: u32, value: &[u8]) -> io::Result<()> {
+    let mut a = [0u8; 32];
+    put32(&mut a, 0, fd.0 as u32);
+    put64(&mut a, 8, &key as *const u32 as u64);
+    put64(&mut a, 16, value.as_ptr() as u64);
+    sys(BPF_MAP_UPDATE_ELEM, &mut a)?;
+    Ok(())
+}
+
+/// BTF for a program of several functions, as the verifier wants it when one of them
+/// is a callback (bpf_loop): a FUNC per function (static, `int f(void)`), named.
+fn funcs_btf(names: &[&str]) -> Vec<u8> {
+    let mut strs = b"\0int\0".to_vec();
+    let mut types: Vec<u32> = vec![
+        1, 1 << 24, 4, 0x0100_0020, // [1] INT "int" size 4, signed, 32 bits
+        0, 13 << 24, 1,            // [2] FUNC_PROTO int (void)
+    ];
+    for n in names {
+        types.extend([strs.len() as u32, 12 << 24, 2]); // [3..] FUNC static -> [2]
+        strs.extend_from_slice(n.as_bytes());
+        strs.push(0);
+    }
+    let tlen = types.len() as u32 * 4;
+    let mut b = Vec::new();
+    b.extend(0xeb9fu16.to_ne_bytes());
+    b.extend([1u8, 0]);
+    for v in [24u32, 0, tlen, tlen, strs.len() as u32] {
+        b.extend(v.to_ne_bytes());
+    }
+    for v in types {
+        b.extend(v.to_ne_bytes());
+    }
+    b.extend(strs);
+    b
+}
+
+#[cfg(test)]
+pub fn funcs_btf_for_tests(names: &[&str]) -> Vec<u8> {
+    funcs_btf(names)
+}
+
+fn btf_load(btf: &[u8]) -> io::Result<Fd> {
+    let mut a = [0u8; 32];
+    put64(&mut a, 0, btf.as_ptr() as u64);
+    put32(&mut a, 16, btf.len() as u32);
+    Ok(Fd(sys(BPF_BTF_LOAD, &mut a)? as i32))
+}
+
 /// Load an XDP program; on failure the verifier's last line is in the error.
 pub fn prog_load_xdp(prog: &[Insn], name: &str) -> io::Result<Fd> {
+    prog_load_xdp_funcs(prog, name, &[])
+}
+
+/// Load an XDP program whose functions (a callback of bpf_loop, say) start at the
+/// given instructions: `funcs` names each with its first instruction, the main one
+/// (at 0) first; empty for a program of one function.
+pub fn prog_load_xdp_funcs(prog: &[Insn], name: &str, funcs: &[(u32, &str)]) -> io::Result<Fd> {
     let mut code: Vec<u8> = Vec::with_capacity(prog.len() * 8);
     for Insn(c, r, o, i) in prog {
         code.push(*c);
@@ -160,6 +218,23 @@ pub fn prog_load_xdp(prog: &[Insn], name: &str) -> io::Result<Fd> {
     put64(&mut a, 32, log.as_mut_ptr() as u64);
     let n = name.len().min(15);
     a[48..48 + n].copy_from_slice(&name.as_bytes()[..n]);
+    let btf = if funcs.is_empty() {
+        None
+    } else {
+        let names: Vec<&str> = funcs.iter().map(|f| f.1).collect();
+        Some(btf_load(&funcs_btf(&names))?)
+    };
+    let info: Vec<u32> = funcs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| [f.0, 3 + i as u32])
+        .collect();
+    if let Some(b) = &btf {
+        put32(&mut a, 72, b.0 as u32); // prog_btf_fd
+        put32(&mut a, 76, 8); // func_info_rec_size
+        put64(&mut a, 80, info.as_ptr() as u64);
+        put32(&mut a, 88, funcs.len() as u32);
+    }
     match sys(BPF_PROG_LOAD, &mut a) {
         Ok(fd) => Ok(Fd(fd as i32)),
         Err(e) => {

@@ -176,6 +176,18 @@ impl Hist {
         }
     }
 
+    /// Add `n` samples of value `v`.
+    pub fn add_n(&mut self, v: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.counts[Self::index(v)] += n;
+        self.n += n;
+        self.sum += v as u128 * n as u128;
+        self.max = self.max.max(v);
+        self.min = self.min.min(v);
+    }
+
     /// The q-quantile (0..=1), as the bucket's lower edge, capped at the exact max.
     pub fn quantile(&self, q: f64) -> u64 {
         if self.n == 0 {
