@@ -248,7 +248,11 @@ class _Place:
             self.probe = H.HostProbe({"sender": (None, _route_dev(str(req.server)))})
             self.roles = _roles(s.client_cpu, None)
         self.truth_total: dict[str, int] = {}
-        self.facts = self._facts()
+        try:
+            self.facts = self._facts()
+        except BaseException:
+            self.probe.close()  # its namespace sockets, before the error goes up
+            raise
 
     def _facts(self) -> dict[str, Any]:
         req, s = self.req, self.req.scenario
