@@ -359,11 +359,20 @@ impl Xdp {
         Ok(w)
     }
 
-    fn set_schedule(&self, start: u64, rate: u64) -> io::Result<()> {
+    fn set_words(&self, w: &[u64; VALUE_WORDS]) -> io::Result<()> {
         let mut v = [0u8; VALUE_WORDS * 8];
-        put64(&mut v, W_START * 8, start);
-        put64(&mut v, W_RATE * 8, rate);
+        for (i, x) in w.iter().enumerate() {
+            put64(&mut v, i * 8, *x);
+        }
         bpf::map_update(&self.map, 0, &v)
+    }
+
+    /// A new run: no frame yet, the schedule from `start` at `rate`.
+    fn set_schedule(&self, start: u64, rate: u64) -> io::Result<()> {
+        let mut w = [0u64; VALUE_WORDS];
+        w[W_START] = start;
+        w[W_RATE] = rate;
+        self.set_words(&w)
     }
 
     /// A paced run with the frames' times kept inside the kernel (see `program`): test
@@ -373,22 +382,46 @@ impl Xdp {
     /// against when it was due; its histogram's edges stand for every frame in the
     /// bucket above them, so the percentiles are not understated).
     pub fn run_paced(&mut self, cfg: &LoopCfg, rate: u64) -> Result<LoopOut, (io::Error, u64)> {
-        let start = crate::pace::now() + 200_000;
-        self.set_schedule(start, rate).map_err(|e| (e, 0))?;
-        let due = |k: u64| start + (k * 1_000_000_000 + rate / 2) / rate;
-        let last_k = match cfg.deadline_ns {
-            // the frames due before the deadline
-            Some(d) => ((d as u128 * rate as u128) / 1_000_000_000) as u64,
-            None => cfg.planned,
-        }
-        .min(cfg.planned);
+        let off = |k: u64| (k * 1_000_000_000 + rate / 2) / rate;
         let chunk = ((rate as u128 * CHUNK_NS as u128 / 1_000_000_000) as u64).max(1);
         let inner = paced_inner_batch(rate);
         let mut out = LoopOut {
             lateness: Hist::new(),
             ..Default::default()
         };
-        let mut sent = 0u64;
+        // A first batch checks that frames leave at all (waiting, maybe, for the peer's
+        // poll); the schedule is then set anew from the next frame on, so that the
+        // check's wait is not a stall the next frames would catch up in one burst. The
+        // achieved rate is measured from there, as for the other techniques.
+        self.set_schedule(crate::pace::now() + 200_000, rate).map_err(|e| (e, 0))?;
+        let probe = (inner as u64).min(cfg.planned);
+        match self.run_batched(probe as usize, inner) {
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(e) => return Err((e, 0)),
+            Ok(()) => {}
+        }
+        let mut sent = self.slot_words().map_err(|e| (e, 0))?[W_K];
+        if sent > 0 && !self.delivered(sent as usize) {
+            return Err((
+                io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    "frames were accepted but did not leave the interface",
+                ),
+                0,
+            ));
+        }
+        let start = (crate::pace::now() + 100_000).saturating_sub(off(sent));
+        let mut w = self.slot_words().map_err(|e| (e, sent))?;
+        w[W_START] = start;
+        self.set_words(&w).map_err(|e| (e, sent))?;
+        out.first_batch = sent;
+        out.first_tx = start + off(sent);
+        let last_k = match cfg.deadline_ns {
+            // the frames due before the deadline
+            Some(d) => ((d as u128 * rate as u128) / 1_000_000_000) as u64,
+            None => cfg.planned,
+        }
+        .min(cfg.planned);
         while sent < last_k {
             if crate::pace::stopped() {
                 out.stop = Stop::Signal;
@@ -398,9 +431,7 @@ impl Xdp {
                 out.stop = Stop::Deadline;
                 break;
             }
-            // the first call carries a few frames, to check that frames leave at all
-            let n = if sent == 0 { inner as u64 } else { chunk }.min(last_k - sent);
-            let r = self.run_batched(n as usize, inner);
+            let r = self.run_batched(chunk.min(last_k - sent) as usize, inner);
             sent = self.slot_words().map_err(|e| (e, sent))?[W_K];
             match r {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
@@ -410,26 +441,15 @@ impl Xdp {
                 Err(e) => return Err((e, sent)),
                 Ok(()) => {}
             }
-            if out.first_batch == 0 && sent > 0 {
-                if !self.delivered(sent as usize) {
-                    return Err((
-                        io::Error::new(
-                            io::ErrorKind::NotConnected,
-                            "frames were accepted but did not leave the interface",
-                        ),
-                        0,
-                    ));
-                }
-                out.first_batch = 1;
-            }
         }
-        if out.stop == Stop::Complete && sent < cfg.planned {
+        if crate::pace::stopped() {
+            out.stop = Stop::Signal;
+        } else if out.stop == Stop::Complete && sent < cfg.planned {
             out.stop = Stop::Deadline;
         }
         let w = self.slot_words().map_err(|e| (e, sent))?;
         out.sent = w[W_K];
-        out.first_tx = w[W_FIRST];
-        out.last_tx = w[W_LAST].max(due(out.sent.saturating_sub(1)));
+        out.last_tx = w[W_LAST];
         let max = w[W_LATE_MAX];
         let counts = &w[W_LATE..];
         let mut below = out.sent;
