@@ -86,6 +86,9 @@ cli_accept_import.register(app)
 from netassay import cli_accept  # noqa: E402
 
 cli_accept.register(app)
+from netassay import cli_flood  # noqa: E402
+
+cli_flood.register(app)
 
 
 def _click_error_types() -> tuple[type[BaseException], ...]:

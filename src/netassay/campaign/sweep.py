@@ -281,18 +281,24 @@ def resume_sweep(db: str, name: str | None = None, experiment_id: int | None = N
 
 def open_testbed(sw: Sweep) -> Testbed:
     """Attach to a testbed left up by ``testbed up`` (same knobs), else build one."""
-    st = S.read_state(sw.name)
+    return open_named(sw.name, sw.testbed, "a sweep")
+
+
+def open_named(name: str, cfg: TestbedConfig, what: str) -> Testbed:
+    """Attach to the testbed ``name`` left up by ``testbed up`` when its knobs are
+    ``cfg``, else build one (removed at the end); ``what`` runs on it (for the error)."""
+    st = S.read_state(name)
     if st is None:
-        return Testbed(sw.name, sw.testbed)
+        return Testbed(name, cfg)
     have = config_from_state(st)
-    if have != sw.testbed:
-        diff = [k for k, v in asdict(sw.testbed).items() if asdict(have).get(k) != v]
+    if have != cfg:
+        diff = [k for k, v in asdict(cfg).items() if asdict(have).get(k) != v]
         raise UsageError(
-            f"testbed '{sw.name}' is up with other knobs ({', '.join(diff)})",
-            "a sweep runs on the testbed as it is",
-            f"bring it down ('netassay testbed down --name {sw.name}') or drop those flags",
+            f"testbed '{name}' is up with other knobs ({', '.join(diff)})",
+            f"{what} runs on the testbed as it is",
+            f"bring it down ('netassay testbed down --name {name}') or drop those flags",
         )
-    return Testbed.attach(sw.name)
+    return Testbed.attach(name)
 
 
 def probe_peak(tb: Testbed, probes: int = 3) -> float:

@@ -1,0 +1,102 @@
+"""A flood: what a SUT forwards when offered far more than it can (its maximum
+forwarding rate, RFC 2285 3.6.1), with every frame it could not take located.
+
+netassay-gen sends XDP live frames at its unpaced peak (several Mpps on one vCPU here,
+far above what either router forwards on another) for a while; the sink counts what
+comes out, and the counters of every namespace before and after split the rest by
+place (``counters.loss``). A paced sweep cannot show this where the SUT's capacity lies
+beyond what the generator can pace through the wire (the XDP router on this machine):
+a flood needs no pacing, only a generator faster than the SUT.
+
+veth takes XDP frames only from a peer that runs NAPI: the XDP router's program gives
+its ingress one; the kernel router's ingress gets GRO for as long as the flood runs
+(``flood_path``), so its frames are still received on the generator's CPU and handed
+to the SUT's by RPS, as in its paced trials. A live frame veth refuses at the SUT's
+full receive ring shows as tg0's tx_dropped, which a paced trial reads as the
+generator's own egress: in a flood it is the SUT's ingress (its NIC ring overrunning),
+and it is located there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from netassay.campaign.trial import TrialContext
+from netassay.counters.loss import flat_deltas, flatten, locate_loss
+from netassay.counters.sink import XDP_KEY
+from netassay.counters.snapshot import snapshot, wait_quiet
+from netassay.errors import GeneratorError
+from netassay.proc import run
+from netassay.testbed.bed import Testbed
+from netassay.traffic.generator import run_generator
+
+FORWARDED_BY_PROGRAM = "sut/xdp/forwarded/packets"
+
+
+def _ethtool(tb: Testbed, *args: str) -> str:
+    return run(["ip", "netns", "exec", tb.ns("sut"), "ethtool", *args]).stdout
+
+
+def gro_on(tb: Testbed) -> bool:
+    """Whether the SUT's ingress veth has GRO on."""
+    return "generic-receive-offload: on" in _ethtool(tb, "-k", "sut0")
+
+
+@contextmanager
+def flood_path(tb: Testbed) -> Iterator[dict[str, Any]]:
+    """Let the SUT's ingress veth take XDP frames while the block runs; yields what
+    was changed (put back after)."""
+    if tb.cfg.sut != "router" or gro_on(tb):
+        yield {}
+        return
+    _ethtool(tb, "-K", "sut0", "gro", "on")
+    try:
+        yield {"sut0_gro": "on while flooding (veth takes XDP frames from a NAPI peer)"}
+    finally:
+        _ethtool(tb, "-K", "sut0", "gro", "off")
+
+
+def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
+    """One flood of ``duration_s`` on the testbed of ``ctx`` (inside ``flood_path``);
+    the sink must count with XDP. Returns the offered and forwarded rates, the counts
+    and where the rest was lost (``unaccounted`` closes the split)."""
+    tb, t = ctx.tb, ctx.tb.target
+    if not ctx.sink.uses_xdp:
+        raise GeneratorError(
+            "a flood needs the XDP sink",
+            f"this testbed's sink counts with {ctx.sink.kind}, too slow for a flood",
+            "build the testbed with --sink xdp",
+        )
+    ctx.sink.ensure()
+    before = snapshot(tb.state["namespaces"], ctx.sink)
+    cpu = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
+    res = run_generator(t["netns"], t["dev"], t["dst_mac"], t["src"], t["dst"], "max",
+                        duration_s, size_bytes=tb.cfg.size_bytes, flows=tb.cfg.flows,
+                        best_effort=True, extra=["--technique", "xdp", *cpu],
+                        timeout_s=duration_s + 30)  # fmt: skip
+    if res.technique != "xdp_live_frames":
+        raise GeneratorError(
+            "the flood was not sent as XDP live frames",
+            f"netassay-gen fell back to {res.technique}: {res.raw.get('fallback_reason')}",
+            "flood a testbed whose SUT takes XDP frames (router or xdp-router)",
+        )
+    wait_quiet(lambda: ctx.sink.read().get("packets"))
+    after = snapshot(tb.state["namespaces"], ctx.sink)
+    d, _ = flat_deltas(flatten(before), flatten(after))
+    forwarded = int(d.get(XDP_KEY, 0))
+    loss = locate_loss(res.planned, res.sent, forwarded, d, tb.cfg.ip_version, res.retries)
+    ring = min(loss.get("gen_egress", 0), int(res.raw.get("egress_drops") or 0))
+    loss["gen_egress"] -= ring
+    loss["sut_ingress"] += ring
+    secs = res.duration_s or duration_s
+    return {
+        "offered_pps": round(res.sent / secs),
+        "forwarded_pps": round(forwarded / secs),
+        "sent": res.sent,
+        "forwarded": forwarded,
+        "program_forwarded": d.get(FORWARDED_BY_PROGRAM),
+        "loss_location": {k: v for k, v in loss.items() if v},
+        "duration_s": secs,
+    }
