@@ -4,7 +4,8 @@ the same machine, in one run, interleaved.
 Two testbeds at pin-2cpu (the generator on CPU 0, the SUT's work on CPU 1), 64-byte
 IPv4 frames, one flow, the sink counting with XDP: the kernel router (``--sut router``,
 RPS to CPU 1, the generator sending through the pfifo wire) and the XDP router (``--sut
-xdp-router``, its NAPI thread on CPU 1, the generator sending XDP live frames). Each has
+xdp-router``, its NAPI thread on CPU 1, the generator sending through a head-drop
+queue in front of its receive ring). Each has
 its own grid of loads (the XDP router's reaches several Mpps); at every load index and
 repetition one trial of each runs, the order alternating, so the machine's noise (other
 work on a shared VM) falls on both alike.
@@ -21,6 +22,20 @@ ratio XDP / kernel. Beside it, what one forwarded frame costs the SUT's CPU (ker
 on CPU 1 per frame; for the XDP router also its NAPI thread's own run time, exact), and
 the ratio of those costs: an estimate of the capacity ratio that holds where the
 generator, not the SUTs, bounds the PDRs.
+
+The PDRs above are lower bounds here: paced through the wire, one vCPU of generator
+tops out below either router's capacity. So a second phase floods each SUT: XDP live
+frames at the generator's unpaced peak (several Mpps, 64-frame bursts), far above what
+either router forwards, and the sink counts what comes out: the maximum forwarding rate
+(RFC 2285, 3.6.1: the rate at which the SUT forwards when offered more than it can).
+What the SUT could not take is counted where it was lost: veth's 256-frame receive ring
+refusing frames (the generator's ``egress_drops``, tg0's tx_dropped: on a NIC, an RX ring
+overrun), the kernel router's backlog on CPU 1, the XDP router's own counters. The kernel
+router's ingress veth gets GRO (NAPI) for this phase only, since veth takes XDP frames
+only from a peer that runs NAPI: its frames are still received on the generator's CPU and
+handed to CPU 1 by RPS, as in the paced phase. Both SUTs are flooded in turn, the order
+alternating; the ratio of the medians of their maximum forwarding rates is the capacity
+ratio this machine can show.
 
 Run: ``sudo .venv/bin/python bench/sut.py [--quick]``; writes bench/results/sut.json
 (and a timestamped copy) and prints it.
@@ -43,6 +58,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from netassay.campaign.flood import flood, flood_path  # noqa: E402
 from netassay.campaign.trial import measure, send, trials_on  # noqa: E402
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.counters import cpu as CPU  # noqa: E402
@@ -131,7 +147,17 @@ def _median(xs: list[float]) -> float | None:
     return statistics.median(xs) if xs else None
 
 
-def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str, Any]:
+def _flood(ctx: Any, duration_s: float) -> dict[str, Any]:
+    """One flood (``campaign.flood``) and what a forwarded frame cost CPU 1 in it."""
+    cpu0 = kernel_ns(SUT_CPU)
+    f = flood(ctx, duration_s)
+    cpu = kernel_ns(SUT_CPU) - cpu0
+    f["sut_cpu_ns_per_forwarded_frame"] = round(cpu / f["forwarded"], 1) if f["forwarded"] else None
+    return f
+
+
+def run(grids: dict[str, list[float]], reps: int, duration_s: float,
+        flood_reps: int, flood_s: float) -> dict[str, Any]:  # fmt: skip
     tag = secrets.token_hex(2)
     per: dict[str, dict[float, dict[str, Any]]] = {s: {r: _row() for r in grids[s]} for s in SUTS}
     load0 = Path("/proc/loadavg").read_text().split()[:3]
@@ -156,6 +182,15 @@ def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str
                     if i < len(grids[s]):
                         rate = grids[s][i]
                         _trial(ctx[s], s, i, k, rate, duration_s, per[s][rate])
+        setup = {s: stack.enter_context(flood_path(ctx[s].tb)) for s in SUTS}
+        floods: dict[str, list[dict[str, Any]]] = {s: [] for s in SUTS}
+        for k in range(flood_reps):
+            for s in SUTS if k % 2 == 0 else SUTS[::-1]:
+                floods[s].append(_flood(ctx[s], flood_s))
+                f = floods[s][-1]
+                print(f"{s:10} flood {k}: offered {f['offered_pps'] / 1e6:.2f} Mpps, "
+                      f"forwarded {f['forwarded_pps'] / 1e6:.3f} Mpps", flush=True)  # fmt: skip
+    mfr = {s: _median([f["forwarded_pps"] for f in floods[s]]) for s in SUTS}
     pdr = {s: bounds(grids[s], per[s], PDR) for s in SUTS}
     ndr = {s: bounds(grids[s], per[s], 0.0) for s in SUTS}
     a, b = pdr["xdp-router"]["pps"], pdr["router"]["pps"]
@@ -176,7 +211,7 @@ def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str
             "loadavg_end": Path("/proc/loadavg").read_text().split()[:3],
         },
         "testbeds": "pin-2cpu, 64-byte IPv4 frames, 1 flow, XDP sink; kernel router: "
-        "pfifo wire, RPS to CPU 1; XDP router: XDP live frames, NAPI thread on CPU 1",
+        "pfifo wire, RPS to CPU 1; XDP router: head-drop wire, NAPI thread on CPU 1",
         "duration_s": duration_s,
         "repetitions": reps,
         "rates_pps": grids,
@@ -194,6 +229,20 @@ def run(grids: dict[str, list[float]], reps: int, duration_s: float) -> dict[str
         "sut_cpu_ns_per_frame_median": cost,
         "xdp_napi_thread_ns_per_frame_median": napi,
         "cpu_cost_ratio_kernel_over_xdp": round(_median(ratios), 2) if ratios else None,
+        # the flood: the rate each SUT forwards when offered far more than it can
+        # (median over the floods), and the ratio; not bounded by the paced generator
+        "flood": {
+            "technique": "XDP live frames at the generator's unpaced peak",
+            "duration_s": flood_s,
+            "setup": setup,
+            "max_forwarding_rate_pps_median": mfr,
+            "runs": floods,
+        },
+        "ratio_max_forwarding_rate_xdp_over_kernel": (
+            round(mfr["xdp-router"] / mfr["router"], 2)
+            if mfr["xdp-router"] and mfr["router"]
+            else None
+        ),
         "usable_trials": {s: sum(r["usable"] for r in per[s].values()) for s in SUTS},
         "excluded_trials": {s: sum(len(r["excluded"]) for r in per[s].values()) for s in SUTS},
         "per_load": {
@@ -217,6 +266,7 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=None, help="seconds per trial")
     ap.add_argument("--router-rates", default=None, help="e.g. 100k:700k:50k")
     ap.add_argument("--xdp-rates", default=None, help="e.g. 250k:3.5M:250k")
+    ap.add_argument("--flood-reps", type=int, default=None, help="floods per SUT (3; quick 2)")
     args = ap.parse_args()
     base = QUICK_GRIDS if args.quick else GRIDS
     grids = {
@@ -225,7 +275,9 @@ def main() -> None:
     }
     reps = args.reps or (2 if args.quick else 3)
     duration = args.duration or (0.5 if args.quick else 1.0)
-    result = run(grids, reps, duration)
+    flood_reps = args.flood_reps or (2 if args.quick else 3)
+    flood_s = 1.0 if args.quick else 2.0
+    result = run(grids, reps, duration, flood_reps, flood_s)
     text = json.dumps(result, indent=2)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(text + "\n")
