@@ -33,11 +33,11 @@ its ring size, as for the kernel router) in front of veth's ring: it never refus
 send, and when both are full it drops the oldest frame, counted as the SUT's ingress
 loss (``counters.loss``). The generator is the kernel router's (sendmmsg through the
 qdisc). XDP live frames (``netassay-gen --technique xdp``), which veth drops at a full
-ring by itself, were measured and not kept: paced toward a router polled on another
-CPU their bursts (lateness p99 1-100 ms at 229-600 kpps on this VM) overflow the
-256-frame ring, and each BPF_PROG_RUN call's page pool, its frames still in flight on
-CPU 1, is released later by a kernel worker on the generator's CPU
-(page_pool_release_retry, 17-25% of CPU 0 in perf).
+ring by itself, are not used for paced trials: paced inside the kernel they keep the
+rate (to 3 Mpps here), but this VM takes the generator's vCPU away for 0.3-1.7 ms a few
+times a second, and the catch-up burst overflows the 256-frame ring (the stall rule
+makes such a trial a measurement fault). They do serve a flood (``campaign.flood``),
+where the ring overflowing is the point.
 
 Ground truths live in the program, since redirected frames bypass nft's forward hook
 and sut1's egress hook and qdisc (checked: the netdev egress hook sees none of them):
