@@ -21,7 +21,7 @@ from netassay.campaign import environment
 from netassay.campaign.plan import Plan, eta_s, fmt_duration
 from netassay.campaign.trial import SOURCE, TrialContext, measure, send, trials_on
 from netassay.config import TestbedConfig, load_config
-from netassay.errors import GeneratorError, TestbedError, UsageError
+from netassay.errors import GeneratorError, UsageError
 from netassay.store.db import Experiment, Store, TrialRecord
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
@@ -97,13 +97,7 @@ def named_testbed(
     validate_name(testbed)
     if name is not None and name != testbed:
         raise UsageError(f"--name {name} and --testbed {testbed} differ", "", "give one of them")
-    st = S.read_state(testbed)
-    if st is None:
-        raise TestbedError(
-            f"no testbed named '{testbed}'",
-            f"none is registered or up (no state in {S.run_dir()})",
-            f"register it ('netassay testbed external ... --name {testbed}') or bring it up",
-        )
+    st = S.require_state(testbed)
     if flags and T.kind_of(st) == "external":
         raise UsageError(
             f"testbed '{testbed}' is external: {', '.join(sorted(flags))} cannot be given here",

@@ -103,13 +103,7 @@ class Testbed:
     @classmethod
     def attach(cls, name: str) -> Testbed:
         """A testbed left up by ``netassay testbed up`` (it stays up afterwards)."""
-        st = S.read_state(N.validate_name(name))
-        if st is None:
-            raise TestbedError(
-                f"no testbed named '{name}'",
-                "it is not up (no state in " + str(S.run_dir()) + ")",
-                f"start it with 'netassay testbed up --name {name}'",
-            )
+        st = S.require_state(N.validate_name(name))
         tb = cls(name, config_from_state(st))
         tb.attached = True
         tb.state = st

@@ -6,7 +6,6 @@ import os
 import platform
 from typing import Any
 
-from netassay.errors import TestbedError
 from netassay.testbed import names as N
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
@@ -15,13 +14,7 @@ from netassay.testbed import xdp_router as XR
 
 def describe(name: str) -> dict[str, Any]:
     N.validate_name(name)
-    st = S.read_state(name)
-    if st is None:
-        raise TestbedError(
-            f"no testbed named '{name}'",
-            f"it is not up (no state in {S.run_dir()})",
-            f"start it with 'netassay testbed up --name {name}'",
-        )
+    st = S.require_state(name)
     present = set(T.list_netns())
     st["alive"] = {role: ns in present for role, ns in st["namespaces"].items()}
     st["environment"] = {

@@ -99,6 +99,19 @@ def read_state(name: str) -> dict[str, Any] | None:
         ) from exc
 
 
+def require_state(name: str) -> dict[str, Any]:
+    """The state of the testbed ``name``; one line saying how to get one when there is none."""
+    st = read_state(name)
+    if st is None:
+        raise TestbedError(
+            f"no testbed named '{name}'",
+            f"none is up or registered (no state in {run_dir()})",
+            f"bring it up ('netassay testbed up --name {name}') or register an external one "
+            f"('netassay testbed external ... --name {name}')",
+        )
+    return st
+
+
 def remove_state(name: str) -> None:
     """Remove a testbed's state and lock files; an unreadable state file is removed too,
     with a warning (it never stops a teardown or a cleanup)."""
