@@ -17,8 +17,17 @@
    kernel refused at the sender's socket, replies lost after the sender endpoint's
    interface, in netassay-probe's socket), up to 1 Mpps.
 
+4. The responder-delay ground truth (routed veth, UDP probes at 400/s answered by the
+   echo, holds 0, 200 us and 1 ms interleaved run by run): N repetitions, each one
+   ``netassay rtt`` measurement; per repetition and hold how much the response time's
+   median (and the RTT's) grew, as the median of the per-pair differences between run
+   i of the hold and run i of no hold (``paired``) and as the difference of the
+   medians over runs (``medians``), and each one's error against the hold. Target: the
+   response time grows by D within 5 us.
+
 Run: ``sudo .venv/bin/python bench/rtt.py [--quick]``; writes bench/results/rtt.json
-(and a timestamped copy) and prints it.
+(and a timestamped copy) and prints it. ``--truth-only`` runs part 4 alone and replaces
+only its section of rtt.json.
 """
 
 from __future__ import annotations
@@ -156,19 +165,77 @@ def high_rates(rates: list[float], seconds: float) -> list[dict[str, Any]]:
     return out
 
 
+TRUTH_HOLDS = (0, 200_000, 1_000_000)
+TRUTH_RUNS, TRUTH_COUNT = 15, 100  # per hold: runs, probes per run (as the system test)
+TRUTH_TARGET_NS = 5_000
+
+
+def ground_truth(repetitions: int, runs: int, count: int) -> dict[str, Any]:
+    """The responder-delay ground truth, ``repetitions`` times over (part 4)."""
+    reps = []
+    for rep in range(repetitions):
+        spec = ProbeSpec(probe="udp", rate_pps=400, count=count)
+        req = M.RttRequest(path="veth", spec=spec, runs=runs, delays=TRUTH_HOLDS, name=_name())
+        m = M.measure_all(req, lambda *_: None)
+        out: dict[str, Any] = {"repetition": rep}
+        for seg in ("response", "rtt"):
+            p50 = {d: [r.hists[seg].percentile(50) for r in m.results
+                       if r.config.responder_delay_ns == d] for d in TRUTH_HOLDS}  # fmt: skip
+            out[seg] = {
+                "no_hold_p50_ns": statistics.median(p50[0]),
+                "holds": [R.hold_growth(p50[0], p50[d], d) for d in TRUTH_HOLDS[1:]],
+            }
+        reps.append(out)
+        errs = [f"{h['hold_ns'] / 1e3:g}us {h['paired_error_ns'] / 1e3:+.1f}"
+                for h in out["response"]["holds"]]  # fmt: skip
+        print(f"ground truth {rep + 1}/{repetitions}: response error (paired) "
+              + ", ".join(errs) + " us", file=sys.stderr)  # fmt: skip
+
+    def errors(seg: str, key: str) -> dict[str, list[float]]:
+        return {f"{d / 1e3:g}us": [next(h[key] for h in r[seg]["holds"] if h["hold_ns"] == d)
+                                   for r in reps] for d in TRUTH_HOLDS[1:]}  # fmt: skip
+
+    summary = {}
+    for key in ("paired_error_ns", "medians_error_ns"):
+        by_hold = errors("response", key)
+        worst = max(abs(e) for v in by_hold.values() for e in v)
+        within = sum(abs(e) <= TRUTH_TARGET_NS for v in by_hold.values() for e in v)
+        summary[key.removesuffix("_error_ns")] = {
+            "response_error_ns": by_hold, "rtt_error_ns": errors("rtt", key),
+            "worst_abs_response_error_ns": worst,
+            "within_target": f"{within}/{sum(len(v) for v in by_hold.values())}",
+        }  # fmt: skip
+    return {
+        "command": "netassay rtt --path veth --probe udp --rate 400 --count"
+        f" {count} --runs {runs} --responder-delay 0,200us,1ms",
+        "repetitions": reps, "target_ns": TRUTH_TARGET_NS, **summary,
+        "target_met": summary["paired"]["worst_abs_response_error_ns"] <= TRUTH_TARGET_NS,
+    }  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer runs and rates")
+    ap.add_argument("--truth-only", action="store_true", help="the ground truth (part 4) alone")
+    ap.add_argument("--truth-repetitions", type=int, default=6, help="ground-truth repetitions")
     args = ap.parse_args()
     q = args.quick
     t0 = time.monotonic()
-    result = {
-        "machine": {"kernel": platform.release(), "cpus": __import__("os").cpu_count()},
-        "side_by_side": [side_by_side(p, 3 if q else 5, 1000) for p in ("bridge", "veth")],
-        "capture_cost": capture_cost(2 if q else 6, 3, 1000),
-        "high_rates": high_rates([10e3, 100e3] if q else [10e3, 50e3, 100e3, 200e3, 1e6], 1.0),
-    }
-    result["elapsed_s"] = round(time.monotonic() - t0, 1)
+    truth_reps = 2 if q else args.truth_repetitions
+    rates = [10e3, 100e3] if q else [10e3, 50e3, 100e3, 200e3, 1e6]
+    if args.truth_only:
+        result = json.loads(OUT.read_text()) if OUT.exists() else {}
+        result["ground_truth"] = ground_truth(truth_reps, TRUTH_RUNS, TRUTH_COUNT)
+        result["ground_truth"]["elapsed_s"] = round(time.monotonic() - t0, 1)
+    else:
+        result = {
+            "machine": {"kernel": platform.release(), "cpus": __import__("os").cpu_count()},
+            "side_by_side": [side_by_side(p, 3 if q else 5, 1000) for p in ("bridge", "veth")],
+            "capture_cost": capture_cost(2 if q else 6, 3, 1000),
+            "high_rates": high_rates(rates, 1.0),
+            "ground_truth": ground_truth(truth_reps, TRUTH_RUNS, TRUTH_COUNT),
+        }
+        result["elapsed_s"] = round(time.monotonic() - t0, 1)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(result, indent=2, sort_keys=True, default=str)
     OUT.write_text(text)
