@@ -24,10 +24,12 @@ from netassay.store.db import Store
 # errors of up to 13 us. Measured so, the error has a spread (sd) of about 2.5 us, and a
 # 1 ms hold's leans negative by about 1.5 us (the hold shortens the time the responder
 # sleeps before the next request, and its wake-up with it): 5 us held in each of 18
-# repetitions (worst 4.9 us) but is not 3 spreads away; 10 us is. The echo itself sends a held reply
-# within 0.1 us of its time. The probes are 2.5 ms apart, longer than D: a hold that
-# reached the next request would read it without a wake-up.
-TOLERANCE_NS = 10_000
+# bench repetitions (worst 4.9 us), but its tail is longer than that spread says: at
+# 10 us this test failed 2 times in 26 (once at -10.1 us, a 1 ms hold), so it allows
+# 15 us. The echo itself sends a held reply within 0.1 us of its time. The probes are
+# 2.5 ms apart, longer than D: a hold that reached the next request would read it
+# without a wake-up.
+TOLERANCE_NS = 15_000
 RUNS, COUNT = 15, 100
 
 
@@ -105,7 +107,7 @@ def test_responder_delay_ground_truth(cli, tb_name, tmp_path):
         # run here (the hand-over between the servers' CPUs; its error's spread is about
         # 7 us, up to 18 us seen): a looser bound
         rtt_grew = hold_growth(p50("rtt", 0), p50("rtt", delay_ns), delay_ns)
-        assert abs(rtt_grew["paired_error_ns"]) <= 3 * TOLERANCE_NS, rtt_grew
+        assert abs(rtt_grew["paired_error_ns"]) <= 2 * TOLERANCE_NS, rtt_grew
         # the hold is in the responder: the sender side and the wire do not grow by it
         for seg in ("overhead", "wire"):
             moved = hold_growth(p50(seg, 0), p50(seg, delay_ns), 0)["paired_ns"]
