@@ -156,8 +156,13 @@ pub fn map_update(fd: &Fd, key: u32, value: &[u8]) -> io::Result<()> {
 fn funcs_btf(names: &[&str]) -> Vec<u8> {
     let mut strs = b"\0int\0".to_vec();
     let mut types: Vec<u32> = vec![
-        1, 1 << 24, 4, 0x0100_0020, // [1] INT "int" size 4, signed, 32 bits
-        0, 13 << 24, 1,            // [2] FUNC_PROTO int (void)
+        1,
+        1 << 24,
+        4,
+        0x0100_0020, // [1] INT "int" size 4, signed, 32 bits
+        0,
+        13 << 24,
+        1, // [2] FUNC_PROTO int (void)
     ];
     for n in names {
         types.extend([strs.len() as u32, 12 << 24, 2]); // [3..] FUNC static -> [2]

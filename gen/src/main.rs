@@ -316,7 +316,7 @@ const XDP_MAX_BATCH: usize = 16384;
 const XDP_BATCH_WINDOW_NS: u64 = 32_000;
 
 /// `auto` uses XDP live frames from this rate up (and at `--rate max`). Paced inside
-/// the kernel they keep the asked rate to 3 Mpps here, p99 lateness 20-50 us (max
+/// the kernel they keep the asked rate to 3 Mpps here, p99 lateness 20-500 us, mostly 20-50 (max
 /// 0.3-1.7 ms), where sendmmsg reached 473-656 kpps (into an XDP sink on a veth, one
 /// vCPU, 1 s runs, measured here); below, sendmmsg paces as tightly and needs no XDP
 /// program on the peer.
