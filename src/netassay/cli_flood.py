@@ -78,10 +78,13 @@ def flood(
     if as_json:
         out = {"testbed": name, "sut": cfg.sut, "pinning": cfg.pinning,
                "size_bytes": cfg.size_bytes, "changed_while_flooding": changed,
-               "floods": floods, "max_forwarding_rate_pps": mfr}  # fmt: skip
+               "floods": floods, "max_forwarding_rate_pps": mfr,
+               "lower_bound": not all(f["saturated"] for f in floods)}  # fmt: skip
         typer.echo(json.dumps(out, sort_keys=True))
         return
-    typer.echo(f"{cfg.sut}: maximum forwarding rate {mfr / 1e6:.3f} Mpps (median of {runs})")
+    unsat = sum(not f["saturated"] for f in floods)
+    bound = f" (lower bound: {unsat} of {runs} not saturated)" if unsat else ""
+    typer.echo(f"{cfg.sut}: maximum forwarding rate {mfr / 1e6:.3f} Mpps (median of {runs}){bound}")
 
 
 def _line(i: int, f: dict[str, Any]) -> str:
@@ -89,7 +92,7 @@ def _line(i: int, f: dict[str, Any]) -> str:
     return (
         f"flood {i + 1}: offered {f['offered_pps'] / 1e6:.3f} Mpps, forwarded "
         f"{f['forwarded_pps'] / 1e6:.3f} Mpps ({f['forwarded']:,} of {f['sent']:,}); "
-        f"lost at {where}"
+        f"lost at {where}" + ("" if f["saturated"] else " (not saturated)")
     )
 
 

@@ -169,8 +169,8 @@ def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli, assess, store
 @pytest.mark.parametrize("sut", ["router", "xdp-router"])
 def test_a_flood_is_accounted_for_frame_by_frame(tb_name, sut):
     """pin-2cpu, XDP live frames at the generator's unpaced peak (several Mpps on CPU
-    0, far beyond either router on CPU 1): the router is saturated, and every frame
-    sent was forwarded or lost at a counted place (nothing unaccounted, nothing at the
+    0): the XDP router is saturated, and every frame sent was forwarded or lost at a
+    counted place (nothing unaccounted, nothing at the
     generator); the XDP router's forwarded counter equals the sink's count. Without
     the live frames' headers written back on every frame, the kernel router dropped
     1-3% of a flood as addressed to another host (its MAC rewrite came back on a
@@ -184,12 +184,16 @@ def test_a_flood_is_accounted_for_frame_by_frame(tb_name, sut):
     print(f"{sut}: offered {f['offered_pps']:,} pps, forwarded {f['forwarded_pps']:,} pps, "
           f"lost at {f['loss_location']}")  # fmt: skip
     loss = f["loss_location"]
-    assert f["forwarded"] < 0.9 * f["sent"], f  # saturated
     assert "unaccounted" not in loss and "gen_egress" not in loss and "unsent" not in loss, f
     assert f["sent"] == f["forwarded"] + sum(loss.values()), f
-    assert loss.get("sut_ingress", 0) > 0.5 * (f["sent"] - f["forwarded"]), f
-    if sut == "xdp-router":
+    assert f["saturated"] == (f["forwarded"] < f["sent"]), f
+    if sut == "xdp-router":  # ~6 Mpps against ~2.5 here
+        assert f["saturated"] and f["forwarded"] < 0.9 * f["sent"], f
+        assert loss["sut_ingress"] > 0.5 * (f["sent"] - f["forwarded"]), f
         assert f["program_forwarded"] == f["forwarded"], f
+    # the kernel router's frames are received on the generator's CPU, which bounds the
+    # offered rate (1.1-1.5 Mpps here): some floods saturate it (0.2-1.0 Mpps forwarded),
+    # one in a CI rehearsal did not (1.33 Mpps, all forwarded), and says so
 
 
 def test_flood_command_reports_the_maximum_forwarding_rate(tb_name, cli):
@@ -202,6 +206,7 @@ def test_flood_command_reports_the_maximum_forwarding_rate(tb_name, cli):
     assert out["sut"] == "xdp-router" and out["pinning"] == "pin-2cpu" and len(out["floods"]) == 2
     fwd = sorted(f["forwarded_pps"] for f in out["floods"])
     assert out["max_forwarding_rate_pps"] == sum(fwd) / 2
+    assert out["lower_bound"] is False  # the XDP router is saturated
     for f in out["floods"]:
         assert f["sent"] == f["forwarded"] + sum(f["loss_location"].values()), f
         assert "unaccounted" not in f["loss_location"], f
