@@ -153,7 +153,7 @@ pub fn map_update(fd: &Fd, key: u32, value: &[u8]) -> io::Result<()> {
 
 /// BTF for a program of several functions, as the verifier wants it when one of them
 /// is a callback (bpf_loop): a FUNC per function (static, `int f(void)`), named.
-fn funcs_btf(names: &[&str]) -> Vec<u8> {
+pub(crate) fn funcs_btf(names: &[&str]) -> Vec<u8> {
     let mut strs = b"\0int\0".to_vec();
     let mut types: Vec<u32> = vec![
         1,
@@ -181,11 +181,6 @@ fn funcs_btf(names: &[&str]) -> Vec<u8> {
     }
     b.extend(strs);
     b
-}
-
-#[cfg(test)]
-pub fn funcs_btf_for_tests(names: &[&str]) -> Vec<u8> {
-    funcs_btf(names)
 }
 
 fn btf_load(btf: &[u8]) -> io::Result<Fd> {

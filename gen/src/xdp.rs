@@ -570,7 +570,7 @@ mod tests {
 
     #[test]
     fn functions_btf_is_well_formed() {
-        let b = crate::bpf::funcs_btf_for_tests(&["a", "bc"]);
+        let b = crate::bpf::funcs_btf(&["a", "bc"]);
         assert_eq!(&b[..2], &0xeb9fu16.to_ne_bytes());
         let u = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().unwrap());
         let (hdr, tlen, slen) = (u(4) as usize, u(12) as usize, u(20) as usize);
