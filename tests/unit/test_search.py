@@ -423,3 +423,59 @@ def test_the_time_cap_also_bounds_the_repeats_of_a_faulty_trial():
     assert out.stop is not None and out.stop.kind == E.TIME_CAP, out.stop
     assert "a repeat of a measurement fault" in out.stop.message
     assert sut.now <= 8 + 0.2
+
+
+# -- a search that did not finish (issue: a false PDR from an unfinished search) ---------
+def test_an_unfinished_search_reports_its_bounds_as_measured_never_the_max_load_as_met():
+    """The case a user met: a SUT capped at 100 kpps, max load 150 kpps, a time cap that
+    ends the search before MLRsearch classifies the max load. Its own 150 kpps trial
+    lost a third: that load (and any other that lost more than the goal) is an upper
+    bound, and no text says the max load meets the goal."""
+    from netassay.search import view
+
+    for cap in (5, 10, 20, 30):
+        sut = Sut(cliff(100_000))
+        out = search(sut, spec(lo=1_500, hi=150_000, cap=cap))
+        assert out.stop is not None and out.stop.kind == E.TIME_CAP
+        text = "\n".join(view.outcome_lines(out, "x"))
+        assert "meets the goal" not in text and "the SUT forwards at least" not in text
+        assert "already at the min load" not in text  # the min load was never measured
+        assert "did not finish" in text
+        for o in out.goals:
+            assert o.upper_pps is not None and o.upper_pps <= 101_981, (cap, o)
+            truth = 100_000 / (1 - o.goal.loss_ratio)  # the highest load meeting the goal
+            assert o.lower_pps is not None and o.lower_pps <= truth < o.upper_pps, (cap, o)
+            assert E.MEASURED in (o.lower_as, o.upper_as) and not o.reached
+        js = view.outcome_json(out)
+        assert js["complete"] is False
+        for g in js["goals"]:
+            assert g["reached"] is False and g["relevant_upper_bound_pps"] <= 101_981
+            assert {g["lower_bound_as"], g["upper_bound_as"]} <= {E.MEASURED, E.CLASSIFIED}
+
+
+def test_a_replayed_unfinished_search_says_the_same_as_the_live_one():
+    """``assess`` re-reads a stored search by replay: same bounds, same words."""
+    stored: list[TrialRecord] = []
+    live = search(Sut(cliff(100_000)), spec(lo=1_500, hi=150_000, cap=20),
+                  on_trial=lambda ev: stored.append(ev.record))  # fmt: skip
+    again = E.run_search(spec(lo=1_500, hi=150_000, cap=20), None, stored=stored, live=False)
+    assert again.stop is not None and again.stop.kind == E.STORED_END
+    for a, b in zip(live.goals, again.goals, strict=True):
+        assert (a.lower_pps, a.upper_pps, a.lower_as, a.upper_as) == (
+            b.lower_pps, b.upper_pps, b.lower_as, b.upper_as
+        )  # fmt: skip
+
+
+def test_a_finished_search_keeps_mlrsearchs_classified_bounds():
+    out = search(Sut(cliff(CAP)))
+    assert out.complete
+    for o in out.goals:
+        assert (o.lower_as, o.upper_as) == (E.CLASSIFIED, E.CLASSIFIED) and o.reached
+
+
+def test_measured_class_follows_the_exceed_ratio_over_trial_time():
+    g = Goal(0.005)
+    assert E.measured_class([(1.0, 0.33)], g) == E.UPPER
+    assert E.measured_class([(1.0, 0.0)], g) == E.LOWER
+    assert E.measured_class([(1.0, 0.01), (1.0, 0.0)], g) == E.LOWER  # half: allowed
+    assert E.measured_class([(1.0, 0.01), (1.0, 0.01), (1.0, 0.0)], g) == E.UPPER

@@ -15,7 +15,13 @@ feeds it trials and reads its results:
   trial results, so a search killed mid-way resumes, and a stored search is re-read,
   by replaying its trials;
 - the time cap is kept before each trial (a trial that would end past it is not
-  started); the bounds found so far are still reported.
+  started); the bounds found so far are still reported;
+- a search that did not finish (time cap, fault, stored trials that end) reports its
+  bounds *as measured*: a load whose trials lost more than the goal in more than the
+  exceed ratio of their time is an upper bound, whatever MLRsearch had classified yet
+  (it classifies a load only when its duration sum is full), and a load that met the
+  goal below the lowest such load is the lower bound. Nothing is claimed of a load
+  that was not measured.
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ from netassay.units import fmt_rate
 TrialFn = Callable[[int, int, float, float], TrialRecord]
 
 LOWER, UPPER, UNDECIDED, UNUSABLE = "lower bound", "upper bound", "undecided", "unusable"
+# how a reported bound was found: classified by MLRsearch (its duration sum full), or
+# from the trials measured at that load alone (a search that did not finish)
+CLASSIFIED, MEASURED = "classified", "measured"
 TIME_CAP, FAULT, STORED_END = "time cap", "measurement fault", "stored trials end"
 
 
@@ -66,10 +75,14 @@ class GoalOutcome:
     conditional_pps: float | None  # conditional throughput at the relevant lower bound
     lower: dict[str, Any] | None = None  # trials and good/bad seconds at the lower bound
     upper: dict[str, Any] | None = None
+    lower_as: str | None = None  # CLASSIFIED | MEASURED (None: no lower bound)
+    upper_as: str | None = None
 
     @property
     def reached(self) -> bool:
         """Both bounds within the goal width, or the search hit a limit of the range."""
+        if MEASURED in (self.lower_as, self.upper_as):
+            return False
         if self.lower_pps is None or self.upper_pps is None:
             return True
         return (self.upper_pps - self.lower_pps) / self.upper_pps <= self.goal.relative_width
@@ -160,6 +173,8 @@ class _Measurer(AbstractMeasurer):
     pending: tuple[TrialRecord, bool] | None = None
     live_attempts: int = 0  # trials run by this call (not replayed)
     live_wall_s: float = 0.0  # this call's wall time, at the end of its last trial
+    # usable trials given to MLRsearch, per intended load: (duration, SUT loss ratio)
+    measured: dict[float, list[tuple[float, float]]] = field(default_factory=dict)
 
     # -- what MLRsearch calls ------------------------------------------------------
     def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
@@ -178,7 +193,7 @@ class _Measurer(AbstractMeasurer):
                     )
                 )
             self.replayed += 1
-            self.at_load[intended_load] = self.at_load.get(intended_load, 0) + 1
+            self._took(rec, intended_load, intended_duration)
             self.pending = (rec, True)
             return _result(rec, intended_duration, intended_load)
         if not self.live or self.trial_fn is None:
@@ -186,9 +201,14 @@ class _Measurer(AbstractMeasurer):
         if self._time_left() < intended_duration:
             raise _Halt(self._cap_stop(intended_load, intended_duration))
         rec = self._run(intended_load, intended_duration)
-        self.at_load[intended_load] = self.at_load.get(intended_load, 0) + 1
+        self._took(rec, intended_load, intended_duration)
         self.pending = (rec, False)
         return _result(rec, intended_duration, intended_load)
+
+    def _took(self, rec: TrialRecord, load: float, duration: float) -> None:
+        """A usable trial MLRsearch is given: counted at its load, kept as measured."""
+        self.at_load[load] = self.at_load.get(load, 0) + 1
+        self.measured.setdefault(load, []).append((duration, loss_ratio(rec)))
 
     # -- live trials -----------------------------------------------------------------
     def _time_left(self) -> float:
@@ -348,7 +368,9 @@ def run_search(
     live_wall = m.live_wall_s  # a replay spends none
     return SearchOutcome(
         spec=spec,
-        goals=tuple(_goal_outcome(m, g) for g in spec.goals),
+        goals=tuple(
+            _goal_outcome(m, g) if stop is None else _unfinished_outcome(m, g) for g in spec.goals
+        ),
         trials=m.n,
         attempts=m.attempts,
         trial_time_s=m.trial_time_s,
@@ -372,7 +394,62 @@ def _goal_outcome(m: _Measurer, g: Goal) -> GoalOutcome:
         float(cond) if cond else None,
         _bound_detail(m, lo),
         _bound_detail(m, hi),
+        CLASSIFIED if lo else None,
+        CLASSIFIED if hi else None,
     )
+
+
+def measured_class(trials: list[tuple[float, float]], g: Goal) -> str:
+    """A load's class from its measured trials alone ((duration, loss ratio) each):
+    UPPER when the trials above the goal's loss ratio hold more than the exceed ratio
+    of their time, else LOWER (MLRsearch's rule with the duration sum taken as what
+    was measured)."""
+    total = sum(d for d, _ in trials)
+    bad = sum(d for d, lr in trials if lr > g.loss_ratio)
+    return UPPER if bad > g.exceed_ratio * total else LOWER
+
+
+def _unfinished_outcome(m: _Measurer, g: Goal) -> GoalOutcome:
+    """The bounds of a search that did not finish, each as measured: the lowest load
+    classified (or measured) as an upper bound, and the highest load below it that
+    was classified (or measured) as meeting the goal. A bound MLRsearch classified is
+    kept as such, with its conditional throughput."""
+    done = _goal_outcome(m, g)
+    uppers = [(ld, MEASURED) for ld, ts in m.measured.items() if measured_class(ts, g) == UPPER]
+    if done.upper_pps is not None:
+        uppers.append((done.upper_pps, CLASSIFIED))
+    hi, hi_as = min(uppers, default=(None, None), key=lambda u: (u[0], u[1] != CLASSIFIED))
+    lowers = [(ld, MEASURED) for ld, ts in m.measured.items() if measured_class(ts, g) == LOWER]
+    if done.lower_pps is not None:
+        lowers.append((done.lower_pps, CLASSIFIED))
+    lowers = [lw for lw in lowers if hi is None or lw[0] < hi]
+    lo, lo_as = max(lowers, default=(None, None), key=lambda u: (u[0], u[1] == CLASSIFIED))
+    kept_lo = lo_as == CLASSIFIED and lo == done.lower_pps
+    return GoalOutcome(
+        g,
+        lo,
+        hi,
+        done.conditional_pps if kept_lo else None,
+        done.lower if kept_lo else _measured_detail(m, lo, g),
+        done.upper if hi_as == CLASSIFIED else _measured_detail(m, hi, g),
+        lo_as,
+        hi_as,
+    )
+
+
+def _measured_detail(m: _Measurer, load: float | None, g: Goal) -> dict[str, Any] | None:
+    """Trials and good/bad seconds at a load, from its measured trials."""
+    if load is None:
+        return None
+    trials = m.measured.get(load, [])
+    bad = sum(d for d, lr in trials if lr > g.loss_ratio)
+    return {
+        "load_pps": load,
+        "trials": len(trials),
+        "good_s": sum(d for d, _ in trials) - bad,
+        "bad_s": bad,
+        "worst_loss_ratio": max((lr for _, lr in trials), default=None),
+    }
 
 
 def _bound_detail(m: _Measurer, stat: Any) -> dict[str, Any] | None:

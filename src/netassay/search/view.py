@@ -32,6 +32,9 @@ def goal_json(o: E.GoalOutcome, out: E.SearchOutcome) -> dict[str, Any]:
         "duration_sum_s": g.duration_sum_s,
         "relevant_lower_bound_pps": o.lower_pps,
         "relevant_upper_bound_pps": o.upper_pps,
+        # "classified" (MLRsearch, duration sum full) or "measured" (an unfinished search)
+        "lower_bound_as": o.lower_as,
+        "upper_bound_as": o.upper_as,
         "conditional_throughput_pps": o.conditional_pps,
         "reached": o.reached and out.complete,
         # every trial counts toward every goal (MLRsearch): the search's totals
@@ -91,10 +94,12 @@ def report_json(r: SearchReport) -> dict[str, Any]:
     }
 
 
-def _goal_line(o: E.GoalOutcome, spec: SearchSpec) -> str:
-    g = o.goal
+def _goal_line(o: E.GoalOutcome, out: E.SearchOutcome) -> str:
+    g, spec = o.goal, out.spec
     head = f"  {g.label:<10} lower {fmt_rate(o.lower_pps):>11}  upper {fmt_rate(o.upper_pps):>11}"
     head += f"  conditional throughput {fmt_rate(o.conditional_pps):>11}"
+    if not out.complete:
+        return f"{head}\n{'':13}{_unfinished_note(o)}"
     if o.lower_pps is None and o.upper_pps is not None:
         return f"{head}\n{'':13}no lower bound: loss above the goal already at the min load"
     if o.upper_pps is None and o.lower_pps is not None:
@@ -108,6 +113,19 @@ def _goal_line(o: E.GoalOutcome, spec: SearchSpec) -> str:
     return head
 
 
+def _unfinished_note(o: E.GoalOutcome) -> str:
+    """What the bounds of a search that did not finish are: as measured, or none yet."""
+    parts = []
+    for what, pps, how in (("lower", o.lower_pps, o.lower_as), ("upper", o.upper_pps, o.upper_as)):
+        if pps is None:
+            parts.append(f"no {what} bound measured")
+        elif how == E.MEASURED:
+            parts.append(f"{what} bound as measured (its duration sum not full)")
+        else:
+            parts.append(f"{what} bound classified")
+    return "unfinished: " + "; ".join(parts)
+
+
 def outcome_lines(out: E.SearchOutcome, where: str) -> list[str]:
     per = out.overhead_per_trial_s
     lines = [
@@ -115,10 +133,14 @@ def outcome_lines(out: E.SearchOutcome, where: str) -> list[str]:
         f"{out.wall_time_s:.1f} s"
         + (f" ({per:.2f} s between trials)" if per is not None else "")
         + f"; loads {fmt_rate(out.spec.min_load_pps)} .. {fmt_rate(out.spec.max_load_pps)}",
-        *(_goal_line(o, out.spec) for o in out.goals),
+        *(_goal_line(o, out) for o in out.goals),
     ]
     if out.stop is not None:
         lines.append(f"  incomplete: {out.stop.message}")
+        lines.append(
+            "  the search did not finish: a bound 'as measured' rests on fewer trials than the"
+            " goal's duration sum (a load that lost more than the goal is an upper bound)"
+        )
     return lines
 
 
