@@ -39,7 +39,7 @@ from netassay.testbed import topology as T  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "accept.json"
 TOOLS = ("iperf3", "netassay-gen")
-HOST_KEYS = ("receiver.udp_rcvbuf_errors", "receiver.softnet_dropped",
+HOST_KEYS = ("receiver.udp_rcvbuf_errors", "veth.l1.tx_dropped", "veth.c0.tx_dropped",
              "receiver.packet_ring_dropped", "sender.udp_sndbuf_errors")  # fmt: skip
 
 

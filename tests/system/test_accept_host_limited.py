@@ -37,7 +37,7 @@ def test_iperf3_at_1g_on_a_clean_link_is_host_limited(tb_name):
     if run.host.get("receiver.udp_rcvbuf_errors", 0) > 0:
         assert "receiver socket buffer" in v.reason
         assert run.lost_packets <= run.host["receiver.udp_rcvbuf_errors"] + run.host.get(
-            "receiver.softnet_dropped", 0
+            "veth.l1.tx_dropped", 0
         )
     # the facts the verdict stands on are kept with the run
     hc = run.host_config

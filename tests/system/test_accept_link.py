@@ -56,7 +56,8 @@ def _host_drops(run) -> int:
     the receiver's ring)."""
     keys = (
         "receiver.udp_rcvbuf_errors",
-        "receiver.softnet_dropped",
+        "veth.l1.tx_dropped",
+        "veth.c0.tx_dropped",
         "receiver.packet_ring_dropped",
     )
     return sum(int(run.host.get(k, 0)) for k in keys)

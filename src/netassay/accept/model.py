@@ -76,7 +76,8 @@ class AcceptRun:
     cpu: list[CpuSample] = field(default_factory=list)
     # counter deltas over the run, "<sender|receiver>.<counter>", e.g.
     # receiver.udp_rcvbuf_errors, sender.udp_sndbuf_errors, receiver.rx_dropped,
-    # receiver.softnet_dropped, sender.tx_dropped
+    # sender.tx_dropped, veth.l1.tx_dropped (the embedded server's backlog), and the
+    # machine's host.softnet_dropped (for reading: other traffic counts there too)
     host: dict[str, int] = field(default_factory=dict)
     # verbatim facts: mitigations, MTU, socket buffers, irq/rps/xps masks, cpu pinning
     host_config: dict[str, Any] = field(default_factory=dict)

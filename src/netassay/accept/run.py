@@ -236,8 +236,9 @@ class _Place:
             self.client = IP.Side(ns["cli"], s.client_cpu)
             self.server: IP.Side | None = IP.Side(ns["srv"], s.server_cpu)
             self.addr = state["addresses"]["srv"]
-            # on veth a drop at the client's or the link's device is a full backlog,
-            # which softnet_stat counts already: those are kept apart, for reading
+            # on veth a backlog that refuses a frame is counted by the veth that sent it
+            # (tx_dropped): the client's c0 for the link's ingress, the link's l1 for
+            # the server's; both are this host's (the embedded link runs on its CPUs)
             self.probe = H.HostProbe(
                 {"sender": (ns["cli"], None), "receiver": (ns["srv"], L.SRV_DEV)},
                 {"veth.c0": (ns["cli"], L.CLI_DEV), "veth.l1": (ns["link"], L.LINK_OUT)},
@@ -320,7 +321,7 @@ class _Place:
                 )
         finally:
             samples = sampler.stop()
-        host = self.probe.deltas("receiver" if self.state is not None else "sender")
+        host = self.probe.deltas()
         if req.sender == "netassay-gen":
             host["receiver.packet_ring_dropped"] = GEN.ring_drops(r)
             host["sender.lateness_max_us"] = GEN.lateness_max_us(r)

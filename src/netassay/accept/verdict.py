@@ -39,12 +39,16 @@ CPU_SATURATED = 0.95  # a core busy this share of a run, on average, is saturate
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 
-# host counters that count datagrams lost (or never sent) inside the test host, and
-# where they are; keys of AcceptRun.host are "<sender|receiver>.<counter>"
+# host counters that count datagrams lost (or never sent) inside the test host, on the
+# test's own path (its sockets, its namespaces' counters, its interfaces), and where
+# they are; keys of AcceptRun.host are "<sender|receiver>.<counter>" and, on the
+# embedded link, "veth.<device>.<counter>". The machine-wide softnet drops
+# (host.softnet_dropped) are not here: other traffic on the machine counts there too.
 HOST_COUNTERS = {
     "receiver.udp_rcvbuf_errors": "receiver socket buffer",
     "receiver.udp_mem_errors": "receiver UDP memory",
-    "receiver.softnet_dropped": "receiver backlog",
+    "veth.l1.tx_dropped": "receiver backlog",  # the server's backlog refused the frame
+    "veth.c0.tx_dropped": "link ingress backlog on this host",
     "receiver.rx_dropped": "receiver interface",
     "receiver.rx_missed_errors": "receiver NIC ring",
     "receiver.rx_fifo_errors": "receiver NIC ring",
@@ -56,6 +60,8 @@ HOST_COUNTERS = {
 # of those, the ones that count datagrams that were never sent (no sequence number was
 # lost): they explain a shortfall of the rate, not loss
 NOT_SENT_COUNTERS = ("sender.udp_sndbuf_errors",)
+# the embedded link's own drops (its ground truths): loss the link made, never the host's
+LINK_COUNTERS = ("link.cap_dropped", "link.random_dropped")
 
 
 def check_layer(layer: str) -> str:
@@ -286,6 +292,10 @@ class _Rules:
                 out.reason += f"; {no_contract}"
         elif misses:
             out.verdict = FAIL
+            link = {k.split(".", 1)[1]: int(run.host.get(k) or 0) for k in LINK_COUNTERS}
+            said = [f"{k} {v:,}" for k, v in link.items() if v > 0]
+            if said:
+                misses.append(f"the link's own counters: {', '.join(said)}")
             out.reason = "; ".join(misses) + (f"; {no_contract}" if no_contract else "")
         else:
             out.verdict = INCONCLUSIVE
@@ -298,8 +308,14 @@ class _Rules:
         """(where, how much it explains) when every missed criterion is the host's."""
         drops = {k: int(v) for k, v in run.host.items() if k in HOST_COUNTERS and v and v > 0}
         out.host_drops = drops
-        host_total = sum(v for k, v in drops.items() if k not in NOT_SENT_COUNTERS)
         lost = max(0, out.lost_packets or 0)
+        # what the link itself is known to have dropped is the link's: the host's
+        # counters can explain only the rest of the loss
+        link_known = sum(max(0, int(run.host.get(k) or 0)) for k in LINK_COUNTERS)
+        host_total = min(
+            sum(v for k, v in drops.items() if k not in NOT_SENT_COUNTERS),
+            max(0, lost - link_known),
+        )
         packets = out.packets or 0
         saturated = {
             c: b
