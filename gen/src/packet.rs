@@ -5,6 +5,7 @@
 //! then zero padding up to the frame size. `size` counts the Ethernet frame without
 //! the FCS, like trafgen: 64 means 64 bytes handed to the interface.
 
+use crate::error::SendUsage;
 use std::net::IpAddr;
 
 pub const MAGIC: u32 = 0x6e61_4731; // "naG1"
@@ -98,22 +99,8 @@ pub struct Template {
 }
 
 impl Template {
-    pub fn new(spec: &Spec) -> Result<Template, String> {
-        let v6 = match (spec.src, spec.dst) {
-            (IpAddr::V4(_), IpAddr::V4(_)) => false,
-            (IpAddr::V6(_), IpAddr::V6(_)) => true,
-            _ => return Err("--src and --dst must be the same address family".into()),
-        };
-        let min = min_size(v6);
-        if spec.size < min || spec.size > MAX_FRAME {
-            return Err(format!(
-                "--size {} is out of range for {}: use {}..{}",
-                spec.size,
-                if v6 { "IPv6" } else { "IPv4" },
-                min,
-                MAX_FRAME
-            ));
-        }
+    pub fn new(spec: &Spec) -> Result<Template, SendUsage> {
+        let v6 = Self::check(spec)?;
         let mut f = vec![0u8; spec.size];
         f[0..6].copy_from_slice(&spec.dst_mac);
         f[6..12].copy_from_slice(&spec.src_mac);
@@ -169,6 +156,26 @@ impl Template {
         t.stamp(&mut frame, 0, 0, 0);
         t.frame = frame;
         Ok(t)
+    }
+
+    /// Whether the frame is IPv6, once its addresses are of one family and its
+    /// size carries the payload.
+    fn check(spec: &Spec) -> Result<bool, SendUsage> {
+        let v6 = match (spec.src, spec.dst) {
+            (IpAddr::V4(_), IpAddr::V4(_)) => false,
+            (IpAddr::V6(_), IpAddr::V6(_)) => true,
+            _ => return Err(SendUsage::MixedFamilies),
+        };
+        let min = min_size(v6);
+        if spec.size < min || spec.size > MAX_FRAME {
+            return Err(SendUsage::FrameSize {
+                size: spec.size,
+                family: if v6 { "IPv6" } else { "IPv4" },
+                min,
+                max: MAX_FRAME,
+            });
+        }
+        Ok(v6)
     }
 
     /// Write flow, sequence and transmit time into `buf` (a copy of the template)
@@ -348,10 +355,17 @@ mod tests {
         s.src = "2001:2::2".parse().unwrap();
         s.dst = "2001:2:0:1::2".parse().unwrap();
         s.size = 64;
-        assert!(
-            Template::new(&s).is_err(),
-            "64 bytes cannot carry the IPv6 payload"
-        );
+        // 64 bytes cannot carry the IPv6 payload
+        let e = SendUsage::FrameSize {
+            size: 64,
+            family: "IPv6",
+            min: 84,
+            max: 1518,
+        };
+        assert_eq!(Template::new(&s).err(), Some(e));
+        s.dst = "198.19.0.2".parse().unwrap();
+        assert_eq!(Template::new(&s).err(), Some(SendUsage::MixedFamilies));
+        s.dst = "2001:2:0:1::2".parse().unwrap();
         s.size = 84;
         let t = Template::new(&s).unwrap();
         let mut f = t.frame.clone();

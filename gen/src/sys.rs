@@ -17,6 +17,18 @@ pub fn ifindex(dev: &str) -> Option<u32> {
     }
 }
 
+/// Pin the calling thread to CPU `c` (sched_setaffinity).
+pub fn pin_to_cpu(c: usize) -> io::Result<()> {
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(c, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// The interface's hardware address (SIOCGIFHWADDR).
 pub fn iface_mac(dev: &str) -> io::Result<[u8; 6]> {
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };

@@ -1,0 +1,145 @@
+//! The text of --help.
+
+pub const HELP: &str = "\
+netassay-gen: paced UDP packet generator and receiver for netassay
+
+USAGE (send):
+  ip netns exec NS netassay-gen --dev IFACE --dst-mac MAC --src IP --dst IP \\
+      --rate RATE --duration DUR [--size 64] [--flows 1] [--json] [options]
+USAGE (receive):
+  ip netns exec NS netassay-gen --receive --dev IFACE [--duration DUR]
+      [--idle-timeout DUR] [--expect N] [--flows N] [--json]
+USAGE (XDP sink):
+  ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64] [--pass]
+      [--duration DUR]
+
+Plans round(rate * duration) IPv4 or IPv6 UDP frames (or --count N), each paced to
+its absolute deadline on CLOCK_MONOTONIC: packet k is due at start + k/rate. A
+--duration run is bounded in time: it ends at its deadline, start + duration plus
+the rate tolerance (0.1% of the duration: a run that late has missed its rate
+anyway), and a send call in flight then is the last one, so a sender that cannot
+keep the rate stops on time and reports the packets it did not send (planned minus
+sent, 'truncated'). A --count run sends exactly N packets however long it takes.
+Long gaps are slept, short ones busy-polled; packets go to the kernel
+in batches sized to the rate (about 8 us of schedule per send call, 32 us with
+XDP live frames, whose calls cost more). Every frame carries valid IPv4 header and
+UDP checksums and a 22-byte payload after the UDP
+header (big-endian): magic 0x6e614731 (u32), flow id (u16), per-flow sequence
+number (u64, from 0), transmit time (u64, CLOCK_MONOTONIC ns). Global packet k goes
+to flow k % flows with sequence k / flows; flow f uses UDP source port
+--src-port + f.
+
+SEND OPTIONS
+  --dev IFACE          interface to send on (required)
+  --dst-mac MAC        destination MAC, aa:bb:cc:dd:ee:ff (required)
+  --src-mac MAC        source MAC (default: the interface's own)
+  --src IP, --dst IP   source and destination address, both IPv4 or both IPv6
+                       (required); --dst must be in 198.18.0.0/15 or 2001:2::/48
+  --rate RATE          packets per second, e.g. 200000, 200k, 1.5M (k = 1000);
+                       'max' sends as fast as possible for --duration (best effort)
+  --duration DUR       sending time: 10, 10s, 500ms, 250us (default unit s); the
+                       run stops at this deadline (see above) even when packets
+                       are left
+  --count N            packets to send instead of --duration (planned = N); the
+                       run sends all of them, with no deadline
+  --size BYTES         Ethernet frame size WITHOUT the 4-byte FCS, like trafgen:
+                       64..1518 for IPv4, 84..1518 for IPv6 (default 64); frames
+                       above 1514 need an interface MTU above 1500
+  --flows N            number of flows, by UDP source port (default 1, max 65536)
+  --src-port P         first UDP source port (default 10000)
+  --dst-port P         UDP destination port (default 9, discard)
+  --burst N            most packets per send call, also when catching up after
+                       falling behind (default 64, max 1024)
+  --batch N            packets per send call (default: sized to the rate, <= burst)
+  --technique T        auto | xdp | sendmmsg | txring | none (default auto). xdp: XDP
+                       live frames through BPF_PROG_RUN, stamped by an XDP program
+                       and sent with XDP_TX (needs kernel >= 5.18 and an XDP
+                       program on the veth peer, e.g. --xdp-sink; falls back to
+                       sendmmsg when frames do not leave). sendmmsg: AF_PACKET raw
+                       socket, sendmmsg batches, PACKET_QDISC_BYPASS. txring:
+                       AF_PACKET TPACKET_V2 TX_RING, QDISC_BYPASS. auto: xdp when
+                       the veth peer runs an XDP program (asked over rtnetlink)
+                       and the rate is max or >= 500k (~7x sendmmsg's peak
+                       measured, but sendmmsg paces more tightly below), else
+                       sendmmsg. The result names the
+                       one that ran ('technique'), why ('technique_reason') and why
+                       it fell back ('fallback_reason'). none: pace and stamp
+                       as usual but send nothing (technique 'pacing_only'; 'sent'
+                       counts frames handed to no one): its lateness is what this
+                       CPU alone costs the schedule, the floor under the others'
+  --best-effort        exit 0 even when the rate was not kept or the run sent
+                       fewer packets than planned
+  --qdisc              send through the interface's qdisc (sendmmsg and txring
+                       without PACKET_QDISC_BYPASS): a frame dropped after the qdisc
+                       (say, by a veth peer whose backlog is full) is then lost on
+                       the wire, as on a real link, instead of refused to the sender
+                       and retried; give the interface a queueing qdisc (pfifo).
+                       Refused with --technique xdp or none (they never pass a
+                       qdisc); with auto it rules XDP live frames out
+  --allow-any-dst      allow a --dst outside the benchmarking ranges
+  --allow-host-netns   allow sending from the host's own network namespace
+  --cpu N              pin the sending thread to CPU N
+
+XDP SINK
+  --xdp-sink           attach a count-and-drop XDP program to --dev: netassay-gen
+                       test frames (IPv4 without options or IPv6, UDP, exactly
+                       --size bytes, the payload magic 0x6e614731 right after the
+                       UDP header) are counted (per-CPU) and dropped; everything
+                       else passes untouched, same-size frames without the magic
+                       too. --size 64..9000 (default 64). Prints a JSON line with
+                       keys packets, t_ns and action when attached, one more on
+                       each SIGUSR1, and a final one (packets since attach, action)
+                       on SIGINT/SIGTERM or after --duration; the program is
+                       detached when the process ends. The cheapest receiver for
+                       measuring a sender's peak on veth, and it lets the peer
+                       take XDP frames
+  --pass               with --xdp-sink: count the test frames, then pass them on
+                       (XDP_PASS) instead of dropping them, so that the stack
+                       behind (an nft counter, a receiver) can count them too;
+                       the first and the final line say action pass (else drop)
+
+RECEIVE OPTIONS
+  --receive            count netassay-gen frames arriving on --dev (AF_PACKET
+                       TPACKET_V3 ring) by flow and sequence: received, lost,
+                       reordered, duplicated, one-way latency percentiles (valid
+                       when sender and receiver share CLOCK_MONOTONIC, i.e. the
+                       same host); stops on SIGINT/SIGTERM, --duration or
+                       --idle-timeout and prints the result
+  --idle-timeout DUR   stop when no packet came for DUR after the first one
+  --expect N           packets the sender planned, so that loss at the tail counts
+  --flows N            flows the sender used (to report silent flows as lost)
+  --ring-mb N          receive ring size in MiB (default 64)
+  --schedule-rate R    also time every UDP frame (from any sender) against an
+                       ideal schedule at R packets/s and report the arrival rate
+                       and lateness percentiles (key 'schedule'), to compare the
+                       pacing of different generators at the receiver
+  --interval DUR       also count per interval of DUR from the first arrival
+                       (key 'intervals': start_s, end_s, packets, bytes of UDP
+                       payload, lost by sequence gaps as iperf3 counts them)
+  --cpu N              pin the receiver to CPU N
+
+OUTPUT
+  --json               one JSON object on stdout (else a readable summary)
+  Send keys: technique, planned, sent, first_tx_ns, last_tx_ns, duration_s (last
+  minus first send call), rate_pps (requested), achieved_rate_pps (packets sent
+  after the first send call / duration_s), rate_error (achieved/requested - 1),
+  lateness_max_ns, lateness_p99_ns, lateness_p50_ns (send-call time minus each
+  packet's deadline), retries (sends the kernel refused and that were retried),
+  egress_drops (the interface's tx_dropped increase during the run: frames the
+  veth peer could not take), technique_reason, shortfall (planned - sent),
+  truncated (fewer sent than planned: the deadline passed or a signal came),
+  stop_reason (complete: every planned packet sent; deadline: the duration ran
+  out, the normal end at --rate max; signal), stopped_by_signal, rate_tolerance
+  (0.001), ok (every planned packet sent and the rate kept within 0.1%).
+  SIGINT/SIGTERM stop sending cleanly; the result covers what was sent.
+
+EXIT CODES
+  0  done, every planned packet sent and the rate kept within 0.1% (or
+     --best-effort, or --rate max, or receive mode)
+  1  a system error (socket, interface, the kernel refused every send)
+  2  bad arguments or a refused destination/namespace (one line on stderr)
+  3  the rate was not kept: achieved off by more than 0.1%, or fewer packets
+     sent than planned (the deadline passed first, or a signal stopped the
+     run); the JSON is still printed
+  -h, --help  this text;  -V, --version  the version
+";

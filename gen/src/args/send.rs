@@ -1,0 +1,332 @@
+//! The sender's options, by group, checked in this order: the run's length (rate,
+//! duration or count), its flows and send calls, the technique, then the frame
+//! (addresses, size, destination port).
+
+use super::values::parse_rate;
+use super::{Given, Rate, Send};
+use crate::error::{FlagError, ModeError, SendUsage, UsageError};
+use std::net::IpAddr;
+
+/// The sender's options; a receive option is refused.
+pub(super) fn send(a: &Given, dev: String, cpu: Option<usize>) -> Result<Send, UsageError> {
+    if ["--idle-timeout", "--expect", "--interval"]
+        .iter()
+        .any(|k| a.get(k).is_some())
+    {
+        return Err(ModeError::ReceiveOptionsWithoutReceive.into());
+    }
+    let len = length(a)?;
+    let f = flows(a)?;
+    let technique = technique(a)?;
+    let fr = frame(a)?;
+    Ok(Send {
+        dev,
+        dst_mac: fr.dst_mac,
+        src_mac: fr.src_mac,
+        src: fr.src,
+        dst: fr.dst,
+        rate: len.rate,
+        duration_ns: len.duration_ns,
+        count: len.count,
+        size: fr.size,
+        flows: f.flows,
+        src_port: f.src_port,
+        dst_port: fr.dst_port,
+        burst: f.burst,
+        batch: f.batch,
+        technique,
+        best_effort: a.has("--best-effort"),
+        qdisc: a.has("--qdisc"),
+        allow_any_dst: a.has("--allow-any-dst"),
+        allow_host_netns: a.has("--allow-host-netns"),
+        json: a.has("--json"),
+        cpu,
+    })
+}
+
+/// How long a run is: --rate with --duration or --count.
+#[derive(Debug, PartialEq)]
+struct Length {
+    rate: Rate,
+    duration_ns: Option<u64>,
+    count: Option<u64>,
+}
+
+fn length(a: &Given) -> Result<Length, UsageError> {
+    let rate = parse_rate(a.need("--rate")?)?;
+    let duration_ns = a.duration("--duration")?;
+    let count = a.num::<u64>("--count")?;
+    match (&rate, duration_ns, count) {
+        (_, Some(_), Some(_)) => return Err(SendUsage::DurationAndCount.into()),
+        (_, None, None) => return Err(SendUsage::NoDurationOrCount.into()),
+        (Rate::Max, None, Some(_)) => return Err(SendUsage::MaxWithoutDuration.into()),
+        _ => {}
+    }
+    if count == Some(0) {
+        return Err(SendUsage::ZeroCount.into());
+    }
+    Ok(Length {
+        rate,
+        duration_ns,
+        count,
+    })
+}
+
+/// How packets are spread over flows (UDP source ports) and send calls.
+#[derive(Debug, PartialEq)]
+struct Flows {
+    flows: u64,
+    burst: usize,
+    batch: Option<usize>,
+    src_port: u16,
+}
+
+fn flows(a: &Given) -> Result<Flows, UsageError> {
+    let flows = a.num_or("--flows", 1u64)?;
+    if !(1..=65536).contains(&flows) {
+        return Err(SendUsage::Flows(flows).into());
+    }
+    let burst = a.num_or("--burst", 64usize)?;
+    if !(1..=1024).contains(&burst) {
+        return Err(SendUsage::Burst(burst).into());
+    }
+    let batch = a.num::<usize>("--batch")?;
+    if let Some(b) = batch {
+        if b == 0 || b > burst {
+            return Err(SendUsage::Batch { batch: b, burst }.into());
+        }
+    }
+    let src_port = a.num_or("--src-port", 10000u16)?;
+    if src_port as u64 + flows - 1 > 65535 {
+        return Err(SendUsage::PortsPastEnd.into());
+    }
+    Ok(Flows {
+        flows,
+        burst,
+        batch,
+        src_port,
+    })
+}
+
+const TECHNIQUES: [&str; 5] = ["auto", "sendmmsg", "txring", "xdp", "none"];
+
+/// --technique, and --qdisc where it means something.
+fn technique(a: &Given) -> Result<String, UsageError> {
+    let technique = a.get("--technique").unwrap_or("auto").to_string();
+    if !TECHNIQUES.contains(&technique.as_str()) {
+        return Err(SendUsage::UnknownTechnique(technique).into());
+    }
+    if a.has("--qdisc") {
+        check_qdisc(&technique)?;
+    }
+    Ok(technique)
+}
+
+/// --qdisc only means something to the AF_PACKET techniques: refuse it where it
+/// would be ignored.
+fn check_qdisc(technique: &str) -> Result<(), SendUsage> {
+    let (technique, why) = match technique {
+        "xdp" => (
+            "xdp",
+            "XDP live frames leave through XDP_TX and never pass a qdisc",
+        ),
+        "none" => ("none", "it sends nothing, so no frame would pass the qdisc"),
+        _ => return Ok(()),
+    };
+    Err(SendUsage::QdiscBypassed { technique, why })
+}
+
+/// What every frame carries: its addresses, its size and destination port.
+#[derive(Debug, PartialEq)]
+struct Frame {
+    dst_mac: [u8; 6],
+    src_mac: Option<[u8; 6]>,
+    src: IpAddr,
+    dst: IpAddr,
+    size: usize,
+    dst_port: u16,
+}
+
+fn frame(a: &Given) -> Result<Frame, FlagError> {
+    Ok(Frame {
+        dst_mac: mac(a, "--dst-mac")?,
+        src_mac: a
+            .get("--src-mac")
+            .map(|_| mac(a, "--src-mac"))
+            .transpose()?,
+        src: ip(a, "--src")?,
+        dst: ip(a, "--dst")?,
+        size: a.num_or("--size", 64usize)?,
+        dst_port: a.num_or("--dst-port", 9u16)?,
+    })
+}
+
+fn mac(a: &Given, k: &'static str) -> Result<[u8; 6], FlagError> {
+    let v = a.need(k)?;
+    crate::packet::parse_mac(v).ok_or_else(|| FlagError::NotAMac {
+        flag: k,
+        value: v.into(),
+    })
+}
+
+fn ip(a: &Given, k: &'static str) -> Result<IpAddr, FlagError> {
+    let v = a.need(k)?;
+    v.parse().map_err(|_| FlagError::NotAnAddress {
+        flag: k,
+        value: v.into(),
+    })
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::super::tests::v;
+    use super::super::{parse, Cmd};
+    use super::*;
+
+    pub const SEND: &str = "--dev a --dst-mac 02:00:00:00:00:01 --src 198.18.0.2 \
+                            --dst 198.19.0.2 --rate 1k --duration 1";
+
+    fn given(s: &str) -> Given {
+        Given::scan(&v(s)).unwrap()
+    }
+
+    #[test]
+    fn qdisc_is_refused_where_no_frame_passes_a_qdisc() {
+        for t in ["xdp", "none"] {
+            let e = parse(&v(&format!("{SEND} --qdisc --technique {t}")))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("--qdisc does not apply to --technique"),
+                "{e}"
+            );
+            assert!(e.contains("drop --qdisc") && !e.contains('\n'), "{e}");
+        }
+        for t in ["auto", "sendmmsg", "txring"] {
+            match parse(&v(&format!("{SEND} --qdisc --technique {t}"))).unwrap() {
+                Cmd::Send(s) => assert!(s.qdisc && s.technique == t),
+                _ => panic!(),
+            }
+        }
+        assert!(parse(&v(&format!("{SEND} --technique xdp"))).is_ok());
+    }
+
+    #[test]
+    fn the_length_is_a_duration_or_a_count() {
+        let l = length(&given("--rate 1.5M --count 10")).unwrap();
+        assert_eq!(l.rate, Rate::Pps(1.5e6));
+        assert_eq!((l.duration_ns, l.count), (None, Some(10)));
+        let e = |s: &str| length(&given(s)).unwrap_err();
+        assert_eq!(e("--duration 1"), FlagError::Required("--rate").into());
+        assert_eq!(
+            e("--rate 1k --duration 1 --count 5"),
+            SendUsage::DurationAndCount.into()
+        );
+        assert_eq!(e("--rate 1k"), SendUsage::NoDurationOrCount.into());
+        assert_eq!(
+            e("--rate max --count 5"),
+            SendUsage::MaxWithoutDuration.into()
+        );
+        assert_eq!(e("--rate 1k --count 0"), SendUsage::ZeroCount.into());
+    }
+
+    #[test]
+    fn flows_and_send_calls() {
+        let f = flows(&given("")).unwrap();
+        assert_eq!(
+            (f.flows, f.burst, f.batch, f.src_port),
+            (1, 64, None, 10000)
+        );
+        let f = flows(&given("--flows 16 --burst 8 --batch 8 --src-port 65520")).unwrap();
+        assert_eq!(
+            (f.flows, f.burst, f.batch, f.src_port),
+            (16, 8, Some(8), 65520)
+        );
+        let e = |s: &str| flows(&given(s)).unwrap_err();
+        assert_eq!(e("--flows 65537"), SendUsage::Flows(65537).into());
+        assert_eq!(e("--burst 0"), SendUsage::Burst(0).into());
+        assert_eq!(
+            e("--burst 8 --batch 9"),
+            SendUsage::Batch { batch: 9, burst: 8 }.into()
+        );
+        assert_eq!(
+            e("--flows 17 --src-port 65520"),
+            SendUsage::PortsPastEnd.into()
+        );
+        // checked in order: the flows before the ports
+        assert_eq!(e("--src-port 70000 --flows 0"), SendUsage::Flows(0).into());
+    }
+
+    #[test]
+    fn techniques() {
+        assert_eq!(technique(&given("")).unwrap(), "auto");
+        assert_eq!(
+            technique(&given("--technique txring --qdisc")).unwrap(),
+            "txring"
+        );
+        assert_eq!(
+            technique(&given("--technique afxdp --qdisc")).unwrap_err(),
+            SendUsage::UnknownTechnique("afxdp".into()).into()
+        );
+        assert!(matches!(
+            technique(&given("--technique none --qdisc")).unwrap_err(),
+            UsageError::Send(SendUsage::QdiscBypassed {
+                technique: "none",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_frame() {
+        let f = frame(&given(
+            "--dst-mac 02:00:00:00:00:01 --src 2001:2::2 --dst 2001:2::3 --size 84",
+        ))
+        .unwrap();
+        assert_eq!((f.src_mac, f.size, f.dst_port), (None, 84, 9));
+        assert_eq!(f.dst, "2001:2::3".parse::<IpAddr>().unwrap());
+        let e = |s: &str| frame(&given(s)).unwrap_err();
+        assert_eq!(e("--src 198.18.0.2"), FlagError::Required("--dst-mac"));
+        assert_eq!(
+            e("--dst-mac 02:00:00:00:00:01 --src-mac 02:00 --src x"),
+            FlagError::NotAMac {
+                flag: "--src-mac",
+                value: "02:00".into()
+            }
+        );
+        assert_eq!(
+            e("--dst-mac 02:00:00:00:00:01 --src 198.18.0.2 --dst 198.19.0.300"),
+            FlagError::NotAnAddress {
+                flag: "--dst",
+                value: "198.19.0.300".into()
+            }
+        );
+    }
+
+    #[test]
+    fn groups_are_checked_in_order() {
+        // the length before the flows, the flows before the technique, the
+        // technique before the frame
+        let e = |extra: &str| {
+            let line = format!("--dev a --dst-mac zz --src 198.18.0.2 --dst 198.19.0.2 {extra}");
+            parse(&v(&line)).unwrap_err()
+        };
+        assert_eq!(
+            e("--rate 1k --flows 0 --technique x"),
+            SendUsage::NoDurationOrCount.into()
+        );
+        assert_eq!(
+            e("--rate 1k --count 1 --flows 0 --technique x"),
+            SendUsage::Flows(0).into()
+        );
+        assert_eq!(
+            e("--rate 1k --count 1 --technique x"),
+            SendUsage::UnknownTechnique("x".into()).into()
+        );
+        let mac = FlagError::NotAMac {
+            flag: "--dst-mac",
+            value: "zz".into(),
+        };
+        assert_eq!(e("--rate 1k --count 1 --size x"), mac.into());
+    }
+}

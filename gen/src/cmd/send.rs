@@ -1,0 +1,228 @@
+//! Send mode: check that the traffic may go, plan the run, send it with XDP live
+//! frames or AF_PACKET, and report it.
+
+use super::plan::{self, Plan};
+use super::report::{self, Ran};
+use super::{interface, pin, technique};
+use crate::args::Send;
+use crate::error::{Error, Refusal, SystemError};
+use crate::{pace, packet, sys, tx, xdp};
+
+/// Schedule covered by one send call when the batch is sized to the rate.
+const BATCH_WINDOW_NS: u64 = 8_000;
+/// Frames are built per BPF_PROG_RUN call at `--rate max` (~2 ms of work here).
+const XDP_MAX_BATCH: usize = 16384;
+/// Schedule covered by one XDP call when paced by calls (below
+/// `xdp::MIN_KERNEL_PACED_PPS`; from there up each frame waits inside the kernel).
+const XDP_BATCH_WINDOW_NS: u64 = 32_000;
+
+pub fn run(s: &Send) -> Result<(), Error> {
+    check_safety(s)?;
+    let ifindex = interface(&s.dev)?;
+    let tpl = template(s)?;
+    let plan = plan::plan(&s.rate, s.duration_ns, s.count)?;
+    pin(s.cpu)?;
+    pace::install_signals();
+    let cfg = loop_cfg(s, &plan);
+    let (try_xdp, why) = technique::choose(s, ifindex, plan.rate);
+    let drop0 = xdp::dev_stat(&s.dev, "tx_dropped").unwrap_or(0);
+    let ran = if try_xdp {
+        send_xdp(s, ifindex, &tpl, &cfg, why)?
+    } else {
+        send_af_packet(s, ifindex, &tpl, &cfg, why, String::new())?
+    };
+    let drops = egress_drops(&s.dev, drop0);
+    report::report(s, &plan, &ran, drops)?;
+    Ok(())
+}
+
+/// Test traffic goes to the benchmarking ranges, from a namespace of its own,
+/// unless allowed otherwise.
+fn check_safety(s: &Send) -> Result<(), Refusal> {
+    if !s.allow_any_dst && !packet::is_bench_addr(&s.dst) {
+        return Err(Refusal::Destination(s.dst));
+    }
+    match sys::in_host_netns() {
+        Ok(true) if !s.allow_host_netns => Err(Refusal::HostNetns(s.dev.clone())),
+        Err(e) if !s.allow_host_netns => Err(Refusal::UnknownNetns(e)),
+        _ => Ok(()),
+    }
+}
+
+/// The frame to send, with the interface's own MAC unless --src-mac.
+fn template(s: &Send) -> Result<packet::Template, Error> {
+    let src_mac = match s.src_mac {
+        Some(m) => m,
+        None => sys::iface_mac(&s.dev).map_err(|err| SystemError::Mac {
+            dev: s.dev.clone(),
+            err,
+        })?,
+    };
+    let spec = packet::Spec {
+        src_mac,
+        dst_mac: s.dst_mac,
+        src: s.src,
+        dst: s.dst,
+        sport: s.src_port,
+        dport: s.dst_port,
+        size: s.size,
+    };
+    Ok(packet::Template::new(&spec)?)
+}
+
+fn loop_cfg(s: &Send, p: &Plan) -> tx::LoopCfg {
+    let batch = s.batch.unwrap_or(match p.rate {
+        Some(r) => pace::batch_for_rate(r, BATCH_WINDOW_NS, s.burst),
+        None => s.burst,
+    });
+    tx::LoopCfg {
+        rate: p.rate,
+        planned: p.planned,
+        deadline_ns: p.deadline_ns,
+        flows: s.flows,
+        batch,
+        burst: s.burst,
+    }
+}
+
+/// XDP live frames, or AF_PACKET sendmmsg when no frame could leave that way.
+fn send_xdp(
+    s: &Send,
+    ifindex: u32,
+    tpl: &packet::Template,
+    cfg: &tx::LoopCfg,
+    why: String,
+) -> Result<Ran, Error> {
+    let mut xcfg = cfg.clone();
+    match (cfg.rate, s.batch) {
+        // No slots to fill: one call can carry many frames, and the per-call
+        // cost (~10 us: a page pool per run) is shared by all of them.
+        (None, _) => xcfg.batch = XDP_MAX_BATCH,
+        (Some(r), None) => xcfg.batch = pace::batch_for_rate(r, XDP_BATCH_WINDOW_NS, s.burst),
+        _ => {}
+    }
+    let r = xdp::Xdp::open(tpl, s.flows, ifindex, &s.dev)
+        .map_err(|e| (e, 0))
+        .and_then(|mut x| match xdp::kernel_paced(cfg.rate) {
+            Some(rate) => x.run_paced(&xcfg, rate),
+            None => tx::run(&mut x, tpl, &xcfg),
+        });
+    match r {
+        Ok(out) => Ok(Ran {
+            technique: "xdp_live_frames",
+            why,
+            fallback: String::new(),
+            batch: xdp::kernel_paced(cfg.rate).map_or(xcfg.batch, xdp::paced_inner_batch),
+            out,
+        }),
+        Err((err, sent)) if sent > 0 || pace::stopped() => Err(SystemError::Xdp {
+            dev: s.dev.clone(),
+            sent,
+            err,
+        }
+        .into()),
+        Err((e, _)) => {
+            let why = "XDP live frames failed, so AF_PACKET sendmmsg (fallback)".into();
+            let fallback = format!("xdp_live_frames unavailable: {e}");
+            send_af_packet(s, ifindex, tpl, cfg, why, fallback)
+        }
+    }
+}
+
+fn send_af_packet(
+    s: &Send,
+    ifindex: u32,
+    tpl: &packet::Template,
+    cfg: &tx::LoopCfg,
+    why: String,
+    fallback: String,
+) -> Result<Ran, Error> {
+    let mut txr = open_af_packet(s, ifindex, tpl)?;
+    let out = tx::run(txr.as_mut(), tpl, cfg).map_err(|(err, sent)| SystemError::Send {
+        dev: s.dev.clone(),
+        sent,
+        err,
+        size: s.size,
+    })?;
+    Ok(Ran {
+        technique: txr.name(),
+        why,
+        fallback,
+        batch: cfg.batch,
+        out,
+    })
+}
+
+fn open_af_packet(
+    s: &Send,
+    ifindex: u32,
+    tpl: &packet::Template,
+) -> Result<Box<dyn tx::Tx>, SystemError> {
+    let opened: std::io::Result<Box<dyn tx::Tx>> = match s.technique.as_str() {
+        "none" => Ok(Box::new(tx::Dry::new(tpl, s.burst))),
+        "txring" => tx::TxRing::open(ifindex, tpl, s.qdisc).map(|t| Box::new(t) as _),
+        _ => tx::Mmsg::open(ifindex, tpl, s.burst, s.qdisc).map(|t| Box::new(t) as _),
+    };
+    opened.map_err(|err| SystemError::AfPacket {
+        dev: s.dev.clone(),
+        err,
+    })
+}
+
+/// The interface's tx_dropped increase since `before` (veth counts XDP frames its
+/// peer could not take here, and skbs it could not queue).
+fn egress_drops(dev: &str, before: u64) -> u64 {
+    xdp::dev_stat(dev, "tx_dropped").map_or(0, |v| v.saturating_sub(before))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::Rate;
+
+    fn send() -> Send {
+        let a = "--dev tg0 --dst-mac 02:00:00:00:00:01 --src 198.18.0.2 --dst 198.19.0.2 \
+                 --rate 1M --duration 1 --allow-host-netns";
+        let argv: Vec<String> = a.split_whitespace().map(String::from).collect();
+        match crate::args::parse(&argv).unwrap() {
+            crate::args::Cmd::Send(s) => *s,
+            _ => panic!(),
+        }
+    }
+
+    #[test]
+    fn a_foreign_destination_is_refused_first() {
+        let mut s = send();
+        s.dst = "10.0.0.2".parse().unwrap();
+        assert!(matches!(check_safety(&s), Err(Refusal::Destination(_))));
+        s.allow_any_dst = true;
+        assert!(check_safety(&s).is_ok());
+    }
+
+    #[test]
+    fn the_frame_is_checked_once_its_mac_is_known() {
+        let mut s = send();
+        s.src_mac = Some([2, 0, 0, 0, 0, 2]);
+        s.size = 1519;
+        let e = template(&s).err().unwrap();
+        assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
+        assert_eq!(
+            e.to_string(),
+            "--size 1519 is out of range for IPv4: use 64..1518"
+        );
+    }
+
+    #[test]
+    fn batches_are_sized_to_the_rate_unless_given() {
+        let s = send();
+        let p = plan::plan(&Rate::Pps(1e6), Some(1_000_000_000), None).unwrap();
+        assert_eq!(loop_cfg(&s, &p).batch, 8); // 8 us of schedule at 1 Mpps
+        let p = plan::plan(&Rate::Max, Some(1_000_000_000), None).unwrap();
+        assert_eq!(loop_cfg(&s, &p).batch, 64); // the burst
+        let s = Send {
+            batch: Some(3),
+            ..send()
+        };
+        assert_eq!(loop_cfg(&s, &p).batch, 3);
+    }
+}

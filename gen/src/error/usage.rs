@@ -1,0 +1,313 @@
+//! Arguments that cannot be right: a flag or its value, a flag the mode does not
+//! take, a send run that cannot be asked for. All of them exit 2.
+
+use std::fmt;
+
+/// Arguments that cannot be right, alone or together.
+#[derive(Debug, PartialEq)]
+pub enum UsageError {
+    /// A flag, or its value, is wrong in itself.
+    Flag(FlagError),
+    /// A flag given to a mode that does not take it, or a mode's value out of range.
+    Mode(ModeError),
+    /// What a send run cannot be asked to do.
+    Send(SendUsage),
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UsageError::Flag(e) => e.fmt(f),
+            UsageError::Mode(e) => e.fmt(f),
+            UsageError::Send(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<FlagError> for UsageError {
+    fn from(e: FlagError) -> UsageError {
+        UsageError::Flag(e)
+    }
+}
+
+impl From<ModeError> for UsageError {
+    fn from(e: ModeError) -> UsageError {
+        UsageError::Mode(e)
+    }
+}
+
+impl From<SendUsage> for UsageError {
+    fn from(e: SendUsage) -> UsageError {
+        UsageError::Send(e)
+    }
+}
+
+/// A word of the command line that cannot be right: an unknown flag, a flag
+/// missing, given twice or without its value, a value that does not parse.
+#[derive(Debug, PartialEq)]
+pub enum FlagError {
+    /// A flag that takes a value came last.
+    NeedsValue(String),
+    GivenTwice(String),
+    Unknown(String),
+    Required(&'static str),
+    NotANumber {
+        flag: &'static str,
+        value: String,
+    },
+    /// Said of --rate, also when --schedule-rate was given.
+    NotARate(String),
+    RateOutOfRange(String),
+    NotADuration {
+        flag: &'static str,
+        value: String,
+    },
+    DurationOutOfRange {
+        flag: &'static str,
+        value: String,
+    },
+    NotAMac {
+        flag: &'static str,
+        value: String,
+    },
+    NotAnAddress {
+        flag: &'static str,
+        value: String,
+    },
+}
+
+impl fmt::Display for FlagError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use FlagError::*;
+        match self {
+            NeedsValue(k) => write!(f, "{k} needs a value: see --help"),
+            GivenTwice(k) => write!(f, "{k} was given twice: give it once"),
+            Unknown(a) => write!(f, "unknown argument '{a}': see --help for the flags"),
+            Required(k) => write!(f, "{k} is required: see --help"),
+            NotANumber { flag, value } => write!(f, "{flag} '{value}' is not a valid number"),
+            NotARate(s) => write!(f, "--rate '{s}' is not a rate: use e.g. 200k, 1.5M, max"),
+            RateOutOfRange(s) => write!(f, "--rate '{s}' is out of range: use 1..1G packets/s"),
+            NotADuration { flag, value } => {
+                write!(f, "{flag} '{value}' is not a duration: use e.g. 10s, 500ms")
+            }
+            DurationOutOfRange { flag, value } => {
+                write!(
+                    f,
+                    "{flag} '{value}' is out of range: use a positive duration"
+                )
+            }
+            NotAMac { flag, value } => {
+                write!(f, "{flag} '{value}' is not a MAC: use aa:bb:cc:dd:ee:ff")
+            }
+            NotAnAddress { flag, value } => {
+                write!(f, "{flag} '{value}' is not an IPv4 or IPv6 address")
+            }
+        }
+    }
+}
+
+/// A flag given to a mode (XDP sink, receive, send) that does not take it, or a
+/// receive or sink value out of its range.
+#[derive(Debug, PartialEq)]
+pub enum ModeError {
+    /// A flag the XDP sink does not take.
+    NotForSink(String),
+    SinkSize(usize),
+    PassWithoutSink,
+    SendOptionWithReceive(&'static str),
+    RingMb,
+    ScheduleRateMax,
+    ReceiveOptionsWithoutReceive,
+}
+
+impl fmt::Display for ModeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ModeError::*;
+        match self {
+            NotForSink(k) => write!(
+                f,
+                "{k} does not apply to --xdp-sink (it takes --dev, --size, --duration)"
+            ),
+            SinkSize(size) => write!(
+                f,
+                "--size {size} is out of range for --xdp-sink: use 64..9000 \
+                 (no netassay-gen frame is shorter than 64 bytes)"
+            ),
+            PassWithoutSink => {
+                f.write_str("--pass is an --xdp-sink option: add --xdp-sink or drop --pass")
+            }
+            SendOptionWithReceive(k) => write!(f, "{k} is a send option: drop it with --receive"),
+            RingMb => f.write_str("--ring-mb must be 1..1024"),
+            ScheduleRateMax => f.write_str("--schedule-rate needs a number"),
+            ReceiveOptionsWithoutReceive => f.write_str(
+                "--idle-timeout, --expect and --interval are receive options: add --receive",
+            ),
+        }
+    }
+}
+
+/// What a send run cannot be asked to do: its length, flows, batches, technique
+/// and frame.
+#[derive(Debug, PartialEq)]
+pub enum SendUsage {
+    DurationAndCount,
+    NoDurationOrCount,
+    MaxWithoutDuration,
+    ZeroCount,
+    Flows(u64),
+    Burst(usize),
+    Batch {
+        batch: usize,
+        burst: usize,
+    },
+    PortsPastEnd,
+    UnknownTechnique(String),
+    QdiscBypassed {
+        technique: &'static str,
+        why: &'static str,
+    },
+    MixedFamilies,
+    FrameSize {
+        size: usize,
+        family: &'static str,
+        min: usize,
+        max: usize,
+    },
+    /// The plan has neither a length in time nor a count.
+    NoPlan,
+    ZeroPackets,
+}
+
+impl fmt::Display for SendUsage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use SendUsage::*;
+        match self {
+            DurationAndCount => f.write_str("give --duration or --count, not both"),
+            NoDurationOrCount => f.write_str("--duration (or --count) is required: see --help"),
+            MaxWithoutDuration => {
+                f.write_str("--rate max needs --duration (it sends for that long)")
+            }
+            ZeroCount => f.write_str("--count must be at least 1"),
+            Flows(n) => write!(f, "--flows {n} is out of range: use 1..65536"),
+            Burst(n) => write!(f, "--burst {n} is out of range: use 1..1024"),
+            Batch { batch, burst } => write!(f, "--batch {batch} must be 1..--burst ({burst})"),
+            PortsPastEnd => {
+                f.write_str("--src-port + --flows - 1 exceeds 65535: lower one of them")
+            }
+            UnknownTechnique(t) => write!(
+                f,
+                "--technique '{t}' is unknown: use auto, sendmmsg, txring, xdp or none"
+            ),
+            QdiscBypassed { technique, why } => write!(
+                f,
+                "--qdisc does not apply to --technique {technique}: {why}; drop --qdisc, or \
+                 use --technique sendmmsg or txring to send through the qdisc"
+            ),
+            MixedFamilies => f.write_str("--src and --dst must be the same address family"),
+            FrameSize {
+                size,
+                family,
+                min,
+                max,
+            } => write!(
+                f,
+                "--size {size} is out of range for {family}: use {min}..{max}"
+            ),
+            NoPlan => f.write_str("--duration or --count is required"),
+            ZeroPackets => {
+                f.write_str("rate * duration rounds to 0 packets: raise --rate or --duration")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_messages_say_what_to_do() {
+        let cases: [(UsageError, &str); 8] = [
+            (
+                FlagError::NeedsValue("--rate".into()).into(),
+                "--rate needs a value: see --help",
+            ),
+            (
+                FlagError::Unknown("--bogus".into()).into(),
+                "unknown argument '--bogus': see --help for the flags",
+            ),
+            (
+                FlagError::NotARate("fast".into()).into(),
+                "--rate 'fast' is not a rate: use e.g. 200k, 1.5M, max",
+            ),
+            (
+                FlagError::DurationOutOfRange {
+                    flag: "--interval",
+                    value: "-1".into(),
+                }
+                .into(),
+                "--interval '-1' is out of range: use a positive duration",
+            ),
+            (
+                ModeError::NotForSink("--rate".into()).into(),
+                "--rate does not apply to --xdp-sink (it takes --dev, --size, --duration)",
+            ),
+            (
+                SendUsage::Batch {
+                    batch: 65,
+                    burst: 64,
+                }
+                .into(),
+                "--batch 65 must be 1..--burst (64)",
+            ),
+            (
+                SendUsage::FrameSize {
+                    size: 64,
+                    family: "IPv6",
+                    min: 84,
+                    max: 1518,
+                }
+                .into(),
+                "--size 64 is out of range for IPv6: use 84..1518",
+            ),
+            (
+                SendUsage::ZeroPackets.into(),
+                "rate * duration rounds to 0 packets: raise --rate or --duration",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn every_usage_error_is_one_line() {
+        let all: Vec<UsageError> = vec![
+            FlagError::Required("--dev").into(),
+            ModeError::SinkSize(10).into(),
+            ModeError::PassWithoutSink.into(),
+            ModeError::SendOptionWithReceive("--rate").into(),
+            ModeError::ScheduleRateMax.into(),
+            ModeError::ReceiveOptionsWithoutReceive.into(),
+            SendUsage::DurationAndCount.into(),
+            SendUsage::NoDurationOrCount.into(),
+            SendUsage::MaxWithoutDuration.into(),
+            SendUsage::ZeroCount.into(),
+            SendUsage::Flows(0).into(),
+            SendUsage::Burst(0).into(),
+            SendUsage::PortsPastEnd.into(),
+            SendUsage::UnknownTechnique("afxdp".into()).into(),
+            SendUsage::QdiscBypassed {
+                technique: "none",
+                why: "it sends nothing",
+            }
+            .into(),
+            SendUsage::MixedFamilies.into(),
+            SendUsage::NoPlan.into(),
+        ];
+        for e in all {
+            let s = e.to_string();
+            assert!(!s.is_empty() && !s.contains('\n'), "{e:?}: {s}");
+        }
+    }
+}
