@@ -42,8 +42,11 @@ def import_pastrami(
     from netassay.store import Store
     from netassay.store.pastrami import import_files
 
+    def warn(note: str) -> None:
+        typer.echo(f"netassay: warning: {note}", err=True)
+
     with Store(db) as store:
-        added, skipped, trials = import_files(store, paths)
+        added, skipped, trials = import_files(store, paths, warn)
     typer.echo(
         f"{db}: imported {added} experiment(s), {trials} trial(s); "
         f"{skipped} already stored, skipped"

@@ -2,6 +2,7 @@
 its warnings (one rule, written into the ``excluded`` column), nothing else changes, and
 trials stay append-only."""
 
+import json
 import sqlite3
 
 import pytest
@@ -117,3 +118,88 @@ def test_v3_store_gains_acceptance_tables_and_keeps_its_experiments(tmp_path, ol
                 st.conn.execute(f"UPDATE {table} SET run_id = run_id" if table != "accept_runs"
                                 else "UPDATE accept_runs SET tool = 'x'")  # fmt: skip
         assert st.integrity_problems() == []
+
+
+V5_TRIAL = (
+    "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
+    " received, warnings_json, source, utc, tool_version, excluded)"
+    " VALUES (1,?,?,100000,1,?,?,?,'t','u','0',NULL)"
+)
+
+
+def test_v5_store_names_and_excludes_the_imports_that_received_more_than_they_sent(
+    tmp_path, old_store
+):
+    """A store that kept rx = 2 x tx as negative loss (PLR -0.5 at 100 kpps, marked PDR,
+    verdict GOOD): migrated, that trial is a counter fault in its warnings and excluded,
+    while 1 frame more than 100,000 sent (10 ppm: foreign frames) is used with no loss,
+    as a fresh import would have it."""
+    from netassay.quality import received_over_sent
+
+    db = tmp_path / "v5.db"
+    conn = old_store(db, {1, 2, 3, 4, 5})
+    old = '["received exceeds sent by 100000 (foreign frames on the link?): negative loss kept"]'
+    conn.executemany(
+        V5_TRIAL,
+        [
+            (0, 0, 100_000, 100_000, "[]"),
+            (0, 1, 100_000, 200_000, old),
+            (0, 2, 100_000, 100_001, '["received exceeds sent by 1"]'),
+        ],
+    )
+    conn.close()
+    with Store(db) as st:
+        assert st.schema_version() == SCHEMA_VERSION
+        rows = st.trials(1)
+        assert [t["excluded"] for t in rows] == [None, received_over_sent(100_000, 200_000), None]
+        assert rows[1]["warnings"][-1] == received_over_sent(100_000, 200_000)
+        assert st.integrity_problems() == []
+    with Store(db, readonly=True) as st:
+        [a] = list(assess_store(st, AnalysisConfig()))
+    assert a.table.k.tolist() == [2] and a.excluded_trials == 1
+    assert a.table.plr.tolist() == [0.0]  # never negative
+
+
+def test_assess_of_a_file_with_rx_twice_tx_leaves_that_trial_out(tmp_path):
+    """The case a user met, assessed from the file and from the store: the trial is
+    named and left out, the load keeps its other trial, no PLR is negative."""
+    from netassay.report.loader import iter_assessments
+    from netassay.store.pastrami import import_files
+
+    f = tmp_path / "lab_raw_2_exp_t_1_k6.1_intel_ns.txt"
+    f.write_text(
+        "[[100000, 0], [100000, 200000, 0], [100000, 100000, 0]]\n"
+        "[[200000, 0], [200000, 199000, 0], [200000, 199500, 0]]\n"
+        "[[300000, 0], [300000, 200000, 0], [300000, 210000, 0]]\n"
+    )
+    [a] = list(iter_assessments([f], AnalysisConfig()))
+    assert a.table.k.tolist() == [1, 2, 2] and a.excluded_trials == 1
+    assert (a.table.plr >= 0).all()
+    assert "1 of 2 trials excluded: counter fault" in a.table.reason[0]
+    db = tmp_path / "x.db"
+    with Store(db) as st:
+        import_files(st, [f])
+    with Store(db, readonly=True) as st:
+        [b] = list(assess_store(st, AnalysisConfig()))
+        assert st.integrity_problems() == []
+    assert b.table.plr.tolist() == a.table.plr.tolist() and b.excluded_trials == 1
+
+
+def test_an_import_says_what_a_files_name_left_to_assume(tmp_path, cli):
+    d = tmp_path / "in"
+    d.mkdir()
+    body = "[[1000, {}], [10000, 10000, 0], [10000, 10000, 0]]\n"  # each its own key
+    (d / "lab_raw_50_exp_t_10_k6.1_intel_ns.txt").write_text(body.format(1))  # 2 runs, not 50
+    (d / "plain.txt").write_text(body.format(2))  # no metadata at all
+    (d / "good_raw_2_exp_t_10_k6.1_intel_ns.txt").write_text(body.format(3))
+    db = tmp_path / "w.db"
+    cp = cli("import", "pastrami", d, "--db", db)
+    assert cp.returncode == 0, cp.stderr
+    warned = cp.stderr.splitlines()
+    assert len(warned) == 2, cp.stderr
+    assert "raw_50" in warned[0] and "holds 2: the file's runs are used" in warned[0]
+    assert "plain.txt: the name carries no metadata" in warned[1] and "10 s runs" in warned[1]
+    out = cli("assess", db, "--json", check=True).stdout.splitlines()
+    flags = {json.loads(x)["label"]: json.loads(x)["warnings"] for x in out}
+    assert any(f.startswith("assumed: the name carries no metadata") for f in flags["plain"])
+    assert not any(f.startswith("assumed") for f in flags["good_raw_2_exp_t_10_k6.1_intel_ns"])

@@ -172,6 +172,7 @@ def assess_table(
         reasons=table.reason,
     )
     flags = quality_flags(table, sat, cfg)
+    flags.extend(f"assumed: {note}" for note in (metadata or {}).get("assumed", []))
     if excluded_trials:
         flags.append(
             f"{excluded_trials} trial(s) left out of the statistics: measurement faults "

@@ -14,7 +14,7 @@ from netassay.analysis.assess import Assessment, assess_trials
 from netassay.analysis.loads import build_loads
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError, StoreError
-from netassay.quality import GENERATOR_LIMIT, RATE_OVERSHOOT
+from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
 from netassay.store.pastrami import ParsedColumns, find_result_files, parse_many
 
@@ -37,18 +37,21 @@ def is_store(path: Path) -> bool:
 def assess_columns(cols: ParsedColumns, cfg: AnalysisConfig) -> Assessment:
     """Assess one parsed file: its usable trials, and every load with what was excluded."""
     limit, over = rate_faults = cols.rate_faults()
-    bad = limit | over
+    counted = cols.count_faults()
+    bad = limit | over | counted
     li = cols.load_index
     use = ~bad
     excluded_trials = int(np.count_nonzero(bad))
     k_used = np.bincount(li[use], minlength=cols.k.size) if excluded_trials else cols.k
     faults = [
-        (int(i), float(cols.rate_pps[i]), GENERATOR_LIMIT if lim else RATE_OVERSHOOT)
-        for i, lim in zip(li[bad].tolist(), limit[bad].tolist(), strict=True)
+        (int(i), float(cols.rate_pps[i]), _fault(lim, cnt))
+        for i, lim, cnt in zip(
+            li[bad].tolist(), limit[bad].tolist(), counted[bad].tolist(), strict=True
+        )
     ]
     rates, ku = cols.config["rates_pps"], k_used.tolist()
     loads = build_loads(rates, [(i, rates[i], ku[i]) for i in range(len(ku)) if ku[i]], faults)
-    sent, received = cols.sent, cols.received
+    sent, received = cols.sent, cols.delivered()
     if excluded_trials:
         li, sent, received = li[use], sent[use], received[use]
     return assess_trials(
@@ -65,6 +68,13 @@ def assess_columns(cols: ParsedColumns, cfg: AnalysisConfig) -> Assessment:
         excluded_trials=excluded_trials,
         loads=loads,
     )
+
+
+def _fault(limit: bool, counted: bool) -> str:
+    """The fault that excludes an imported trial (the importer's warnings say the same)."""
+    if limit:
+        return GENERATOR_LIMIT
+    return COUNTER_FAULT if counted else RATE_OVERSHOOT
 
 
 def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:

@@ -408,10 +408,11 @@ class Store:
         # Served from the covering index trials_curve (the wide rows are never read), one
         # row per load: sent and received of the load's trials as text, paired in scan order.
         # Measurement faults (excluded) are left out; what the sink itself dropped after
-        # the SUT forwarded it counts as delivered.
+        # the SUT forwarded it counts as delivered; foreign frames a port counted (an
+        # import's received above sent, within what they explain) are not delivered.
         rows = self.conn.execute(
             "SELECT load_index, rate_pps, count(*), group_concat(sent),"
-            " group_concat(received + sink_dropped)"
+            " group_concat(min(received + sink_dropped, sent))"
             " FROM trials WHERE experiment_id = ? AND excluded IS NULL"
             " GROUP BY load_index ORDER BY load_index",
             (experiment_id,),

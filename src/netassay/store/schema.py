@@ -173,6 +173,24 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         BEGIN SELECT RAISE(ABORT, 'accept CPU samples are append-only'); END;
         """,
     ),
+    (
+        6,
+        "trials that received more than they sent beyond what foreign frames explain "
+        "(10 ppm of sent) are counter faults: named in their warnings and excluded",
+        """
+        DROP TRIGGER trials_append_only_update;
+        UPDATE trials SET
+            warnings_json = json_insert(warnings_json, '$[#]',
+                'counter fault: received ' || received || ' > sent ' || sent
+                || ' (by ' || (received - sent) || '): more than foreign frames explain;'
+                || ' not SUT loss')
+            WHERE received - sent > sent * 1e-5 AND excluded IS NULL;
+        UPDATE trials SET excluded = netassay_exclusion(warnings_json)
+            WHERE received - sent > sent * 1e-5;
+        CREATE TRIGGER trials_append_only_update BEFORE UPDATE ON trials
+        BEGIN SELECT RAISE(ABORT, 'trials are append-only'); END;
+        """,
+    ),
 ]
 
 # the newest migration this netassay knows (the list is kept in version order)
