@@ -148,6 +148,7 @@ endif
 
 bench: setup root
 	$(BIN)/python bench/analysis.py
+	$(BIN)/python bench/store.py
 	$(SUDO) $(BIN)/python bench/generator.py
 	$(SUDO) $(BIN)/python bench/sink.py
 	$(SUDO) $(BIN)/python bench/sut.py

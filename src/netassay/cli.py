@@ -119,8 +119,30 @@ def is_click_error(exc: BaseException) -> bool:
     )
 
 
+def _show_store_warnings() -> None:
+    """A damaged store read anyway: one line on stderr, once per store and command."""
+    import warnings
+
+    from netassay.errors import StoreWarning
+
+    shown: set[str] = set()
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        if not issubclass(category, StoreWarning):
+            return default(message, category, filename, lineno, file, line)
+        if str(message) not in shown:
+            shown.add(str(message))
+            typer.echo(f"netassay: warning: {message}", err=True)
+        return None
+
+    warnings.showwarning = show
+    warnings.simplefilter("always", StoreWarning)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one line per user-facing error, a distinct exit code, no traceback."""
+    _show_store_warnings()
     try:
         rc = app(args=argv, standalone_mode=False)
     except NetassayError as exc:

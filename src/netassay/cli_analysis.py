@@ -116,20 +116,53 @@ def report(
 
 def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) -> None:
     """Integrity check of a store: SQLite's own, schema version, netassay invariants."""
-    from netassay.report.loader import open_store
+    import sqlite3
 
-    with open_store(db) as store:
-        problems = store.integrity_problems()
-        n_exp = sum(1 for _ in store.experiments())
-        n_trials = store.count_trials()
-        version = store.schema_version()
+    from netassay.store import Store
+
+    try:
+        with Store(db, readonly=True, check=False) as store:
+            problems = store.integrity_problems()
+            counts = store.row_counts()
+            version = store.schema_version()
+    except (StoreError, sqlite3.DatabaseError) as exc:
+        if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.DatabaseError):
+            raise  # no such file, not SQLite, another schema: its own advice
+        why = exc.why if isinstance(exc, StoreError) else str(exc)
+        raise StoreError(
+            f"{db}: integrity check failed", why, "restore from a copy; do not write to this file"
+        ) from exc
     if problems:
         raise StoreError(
             f"{db}: integrity check failed",
-            "; ".join(problems[:3]),
+            f"{len(problems)} problem(s): " + "; ".join(problems[:3]),
             "restore from a copy; do not write to this file",
         )
-    typer.echo(f"{db}: ok (schema {version}, {n_exp} experiments, {n_trials} trials)")
+    said = ", ".join(f"{n} {what}" for what, n in counts.items())
+    typer.echo(f"{db}: ok (schema {version}, {said})")
+
+
+def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]) -> None:
+    """Bring a store written by an older netassay to this release's schema (its data is
+    kept; a damaged store is refused)."""
+    import sqlite3
+
+    from netassay.store import Store
+    from netassay.store.schema import SCHEMA_VERSION
+
+    try:
+        with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+            row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+            before = int(row[0] or 0)
+        conn.close()
+    except sqlite3.DatabaseError:
+        before = None  # Store says what is wrong
+    with Store(db, create=False) as store:
+        after = store.schema_version()
+    if before == after:
+        typer.echo(f"{db}: schema {after} already (this netassay's is {SCHEMA_VERSION})")
+    else:
+        typer.echo(f"{db}: migrated from schema {before} to {after}")
 
 
 def export(
@@ -159,4 +192,5 @@ def register(app: typer.Typer, db_app: typer.Typer) -> None:
     app.command("assess")(assess)
     app.command("report")(report)
     db_app.command("check")(db_check)
+    db_app.command("migrate")(db_migrate)
     app.command("export")(export)

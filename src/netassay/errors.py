@@ -75,3 +75,8 @@ class Interrupted(NetassayError):
     """The run was stopped by a signal; what was stored is kept."""
 
     exit_code = 130
+
+
+class StoreWarning(UserWarning):
+    """A store can be read but is damaged: what is read from it may be wrong. The CLI
+    shows it as one line on stderr; the command goes on (a write is refused instead)."""
