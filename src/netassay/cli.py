@@ -161,6 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo("netassay: interrupted; what was stored is kept", err=True)
         sys.exit(130)
+
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
@@ -173,6 +174,13 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)  # type: ignore[attr-defined]  # 2 for every usage error
         if _STATE["debug"]:
             raise
+        if isinstance(exc, OSError) and exc.filename is not None:  # a path, said as such
+            typer.echo(
+                f"netassay: {exc.filename}: {exc.strerror or exc}; "
+                "check the path and its permissions",
+                err=True,
+            )
+            sys.exit(3)
         typer.echo(
             f"netassay: internal error: {type(exc).__name__}: {exc}; "
             "rerun with --debug and report it",

@@ -125,6 +125,8 @@ def _as_user() -> tuple[list[str], dict[str, str]]:
     'nobody' through setpriv with a Python that user may run (the venv's may live in a
     home no one else can enter) and this checkout's packages on its path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="netassay-mpl-")  # a home it may write
+    os.chmod(env["MPLCONFIGDIR"], 0o777)
     if os.geteuid() != 0:
         return [sys.executable], env
     py = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin")
@@ -189,3 +191,23 @@ def test_a_read_only_file_in_a_writable_folder_leaves_nothing_beside_it(
             cp = _run_as_user(*args)
             assert cp.returncode == 0, (mode, args, cp.stderr)
         assert sorted(p.name for p in mine.iterdir()) == ["x.db"], mode
+
+
+def test_ordinary_mistakes_with_output_paths_are_one_line(pastrami_dir, open_dir, tmp_path, cli):
+    """A report into a folder the user may not write, an export into a folder that does
+    not exist or onto a folder: one line, exit 3, nothing half-written."""
+    ro = open_dir / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    cp = _run_as_user("report", pastrami_dir / "vm", "--out", ro / "r")
+    assert cp.returncode == 3, cp.stderr
+    [line] = cp.stderr.strip().splitlines()
+    assert f"cannot write the report to {ro / 'r'}" in line and "internal error" not in line
+    db = tmp_path / "x.db"
+    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    for out, words in ((tmp_path / "nodir" / "x.csv", "its folder does not exist"),
+                       (tmp_path, "is a folder")):  # fmt: skip
+        cp = cli("export", db, "--out", out)
+        assert cp.returncode == 3 and words in cp.stderr, cp.stderr
+        assert len(cp.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.db"]

@@ -69,8 +69,17 @@ def build_report(
     stores = [stores] if isinstance(stores, Path) else list(stores)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder", "", "choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "figures").mkdir(exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "figures").mkdir(exist_ok=True)
+        probe = out / ".netassay-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the report to {out}", exc.strerror or str(exc),
+            "choose an --out folder you may write to",
+        ) from exc  # fmt: skip
     entries: list[Entry] = []
     others: list[dict[str, str]] = []
     used: set[str] = set()

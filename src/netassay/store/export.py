@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from netassay.errors import InputError
 from netassay.store.db import Store
 
 FORMATS = ("csv", "jsonl")
@@ -84,8 +85,23 @@ def export(store: Store, fmt: str, out: TextIO) -> int:
 def export_to_path(store: Store, fmt: str, path: Path | None, stdout: TextIO) -> int:
     if path is None:
         return export(store, fmt, stdout)
+    if path.is_dir():
+        raise InputError(f"--out {path} is a folder", "the export is one file", "name a file")
     tmp = path.with_name(path.name + ".part")
-    with open(tmp, "w", newline="") as fh:
-        n = export(store, fmt, fh)
-    tmp.replace(path)
+    try:
+        fh = open(tmp, "w", newline="")  # noqa: SIM115 (closed below, the .part removed on error)
+    except OSError as exc:
+        where = "its folder does not exist" if not path.parent.is_dir() else exc.strerror
+        raise InputError(
+            f"cannot write {path}",
+            where or str(exc),
+            "give an --out path in a folder you may write to",
+        ) from exc
+    try:
+        with fh:
+            n = export(store, fmt, fh)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # no half-written file left behind
+        raise
     return n
