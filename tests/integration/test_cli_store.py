@@ -25,7 +25,10 @@ def test_import_twice_adds_nothing_and_check_passes(pastrami_dir, tmp_path, cli)
     second = cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
     assert "imported 0 experiment(s)" in second.stdout and "2 already stored" in second.stdout
     assert _counts(db) == (8, 3630)
-    want = f"ok (schema {SCHEMA_VERSION}, 8 experiments, 3630 trials, 0 rtt runs, 0 acceptance runs, 0 campaigns)"
+    want = (
+        f"ok (schema {SCHEMA_VERSION}, 8 experiments, 3630 trials, 0 rtt runs, "
+        "0 acceptance runs, 0 campaigns)"
+    )
     assert want in cli("db", "check", db).stdout
 
 

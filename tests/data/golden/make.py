@@ -1,0 +1,106 @@
+"""Make the golden store once (root: it measures on real testbeds), then the outputs the
+golden test holds every later netassay to, byte for byte.
+
+    sudo .venv/bin/python tests/data/golden/make.py           # store.db, campaign.db, outputs
+    .venv/bin/python tests/data/golden/make.py --outputs      # outputs only, from the stores
+
+store.db holds the PASTRAMI and MonIPE data and one iperf3 file imported, and one
+experiment of each method measured on the embedded testbed (a sweep and a search on a
+router capped at 100 kpps, an rtt measurement, an acceptance test); campaign.db a small
+sweep campaign over two caps. The stores are committed and never remade unless their
+schema must change: the outputs are what netassay says of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+SHARED = ROOT.parent / "shared" / "data"
+STORE, CAMPAIGN = HERE / "store.db", HERE / "campaign.db"
+
+MEASURE = [
+    ["import", "pastrami", str(SHARED / "pastrami"), "--db", "{db}"],
+    ["import", "monipe", str(SHARED / "monipe"), "--db", "{db}", "--contract", "10G"],
+    ["import", "iperf3", str(ROOT / "tests/data/iperf3/udp-50M-server.json"), "--db", "{db}",
+     "--contract", "50M"],
+    ["sweep", "--rates", "60k,90k,120k,150k", "--runs", "2", "--duration", "0.5s",
+     "--settle", "0.2s", "--sut-cap", "100k", "--name", "gold", "--label", "golden sweep",
+     "--db", "{db}"],
+    ["search", "--max-load", "150k", "--min-load", "20k", "--sut-cap", "100k",
+     "--initial-duration", "0.5s", "--final-duration", "0.5s", "--duration-sum", "1s",
+     "--width", "5%", "--name", "gold", "--label", "golden search", "--db", "{db}"],
+    ["rtt", "--path", "bridge", "--rate", "1k", "--count", "300", "--runs", "3",
+     "--name", "goldr", "--label", "golden rtt", "--db", "{db}"],
+    ["accept", "--contract", "100M", "--embedded", "--runs", "2", "--duration", "2s",
+     "--no-ramp", "--name", "golda", "--label", "golden accept", "--db", "{db}"],
+]  # fmt: skip
+CAMPAIGN_FILE = HERE / "campaign.toml"
+
+# what the golden test runs on each store, and the file each output is kept in
+OUTPUTS = [
+    (STORE, ["assess", "{db}", "--json"], "store-assess.jsonl"),
+    (STORE, ["assess", "{db}", "--json", "--mode", "published"], "store-assess-published.jsonl"),
+    (STORE, ["compare", "{db}", "--json"], "store-compare.json"),
+    (STORE, ["export", "{db}", "--format", "csv"], "store-export.csv"),
+    (STORE, ["export", "{db}", "--format", "jsonl"], "store-export.jsonl"),
+    (CAMPAIGN, ["assess", "{db}", "--json"], "campaign-assess.jsonl"),
+    (CAMPAIGN, ["compare", "{db}", "--json"], "campaign-compare.json"),
+    (CAMPAIGN, ["compare", "{db}", "--json", "--by", "sut_cap"], "campaign-compare-by.json"),
+    (CAMPAIGN, ["export", "{db}", "--format", "jsonl"], "campaign-export.jsonl"),
+]
+
+
+def netassay(args: list[str], db: Path, ok: tuple[int, ...] = (0,)) -> bytes:
+    """The CLI's output, run in this folder on the store by its name (outputs that name
+    the store are the same wherever the checkout is)."""
+    argv = [sys.executable, "-m", "netassay", *(a.replace("{db}", db.name) for a in args)]
+    cp = subprocess.run(argv, capture_output=True, timeout=900, cwd=HERE)
+    if cp.returncode not in ok:
+        sys.exit(f"{' '.join(argv)}: exit {cp.returncode}\n{cp.stderr.decode()}")
+    return cp.stdout
+
+
+def measure() -> None:
+    for db in (STORE, CAMPAIGN):
+        for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            p.unlink(missing_ok=True)
+    for args in MEASURE:
+        print("netassay", " ".join(args), flush=True)
+        netassay(args, STORE, ok=(0, 9))  # a search that hits its cap still stores
+    args = ["campaign", "run", str(CAMPAIGN_FILE), "--db", "{db}", "--name", "goldc"]
+    print("netassay", " ".join(args), flush=True)
+    netassay(args, CAMPAIGN)
+
+
+def kept(name: str) -> Path:
+    """Where an output is kept: large ones gzip-compressed (no time in the header)."""
+    return HERE / (name + ".gz" if name.startswith(BIG) else name)
+
+
+BIG = ("store-export",)  # outputs of a megabyte or more
+
+
+def read_kept(name: str) -> bytes:
+    data = kept(name).read_bytes()
+    return gzip.decompress(data) if kept(name).suffix == ".gz" else data
+
+
+def outputs() -> None:
+    for db, args, name in OUTPUTS:
+        out = netassay(args, db)
+        kept(name).write_bytes(gzip.compress(out, mtime=0) if name.startswith(BIG) else out)
+        print(f"{kept(name).name}: {len(out)} bytes")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--outputs", action="store_true", help="only the outputs, from the stores")
+    if not ap.parse_args().outputs:
+        measure()
+    outputs()
