@@ -48,14 +48,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.analysis.assess import assess_trials  # noqa: E402
-from netassay.analysis.loads import fault_kind  # noqa: E402
-from netassay.campaign.trial import TrialContext, measure, trials_on  # noqa: E402
 from netassay.config import AnalysisConfig, TestbedConfig  # noqa: E402
 from netassay.search import engine as E  # noqa: E402
 from netassay.search.spec import Goal, SearchSpec  # noqa: E402
-from netassay.store.db import TrialRecord  # noqa: E402
+from netassay.store.loads import fault_kind  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed.topology import CAP_BUCKET_S  # noqa: E402
+from netassay.trial.engine import TrialContext, measure, trials_on  # noqa: E402
+from netassay.trial.record import TrialRecord  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "search.json"
 PDR = 0.005

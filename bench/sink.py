@@ -38,11 +38,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay.campaign.trial import TrialContext, measure  # noqa: E402
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.counters.sink import SinkCounter  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed import topology as T  # noqa: E402
+from netassay.trial.engine import TrialContext, measure  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "sink.json"
 SINKS = ("nft", "xdp")

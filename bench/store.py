@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay.store import Store, TrialRecord  # noqa: E402
+from netassay.store import Store  # noqa: E402
+from netassay.trial.record import TrialRecord  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "store.json"
 

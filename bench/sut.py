@@ -59,12 +59,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.campaign.flood import flood, flood_path  # noqa: E402
-from netassay.campaign.trial import measure, send, trials_on  # noqa: E402
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.counters import cpu as CPU  # noqa: E402
 from netassay.counters.loss import LOCATIONS  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed import state as S  # noqa: E402
+from netassay.trial.engine import measure, trials_on  # noqa: E402
 from netassay.units import parse_rates  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "sut.json"
@@ -169,7 +169,7 @@ def run(grids: dict[str, list[float]], reps: int, duration_s: float,
             cfg = TestbedConfig(sut=s, pinning="pin-2cpu")
             tb = stack.enter_context(Testbed(f"b{tag}{s[0]}", cfg))
             ctx[s] = stack.enter_context(trials_on(tb))
-            peak[s] = round(send(tb, "max", 0.5).achieved_rate_pps)
+            peak[s] = round(tb.send("max", 0.5).achieved_rate_pps)
             # loads the generator cannot send through this testbed are not run (a sweep
             # refuses them too): they would only be measurement faults
             grids[s] = [r for r in grids[s] if r <= PEAK_MARGIN * peak[s]] or grids[s][:1]

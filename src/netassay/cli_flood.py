@@ -31,12 +31,12 @@ def flood(
     from netassay.campaign import sweep as SW
     from netassay.campaign.flood import flood as one_flood
     from netassay.campaign.flood import flood_path
-    from netassay.campaign.trial import trials_on
     from netassay.cli_lab import _config
     from netassay.testbed import require_root, validate_name
     from netassay.testbed import state as S
     from netassay.testbed import topology as T
     from netassay.testbed.bed import config_from_state
+    from netassay.trial.engine import trials_on
     from netassay.units import parse_duration
 
     validate_name(name)

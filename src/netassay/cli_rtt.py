@@ -92,8 +92,8 @@ def rtt(
 ) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
     from netassay.rtt import method as M
-    from netassay.rtt.load import Load, NetLoad
-    from netassay.rtt.probe import ProbeSpec
+    from netassay.traffic.load import Load, NetLoad
+    from netassay.traffic.probe import ProbeSpec
     from netassay.units import parse_duration, parse_rate
 
     delays: tuple[int, ...] = ()
@@ -305,7 +305,7 @@ def _compare_text(result: dict[str, Any], segments: list[str]) -> None:
 
 def _side_by_side(m: Any) -> None:
     """netassay's numbers beside ping's and irtt's (all runs' probes together), us."""
-    from netassay.rtt.hist import Hist
+    from netassay.hist import Hist
 
     def merged(name: str) -> Hist:
         h = Hist()

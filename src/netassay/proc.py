@@ -7,10 +7,16 @@ import logging
 import shutil
 import signal
 import subprocess
-from collections.abc import Sequence
+import sys
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from netassay.errors import ToolError
+from pyroute2 import netns as pr2_netns
+
+from netassay.errors import NetassayError, PrivilegeError, TestbedError, ToolError
 
 log = logging.getLogger("netassay.proc")
 
@@ -89,3 +95,52 @@ def run(
             "see the message above; rerun with --debug for the full log",
         )
     return res
+
+
+def netns_error(netns: str | None, exc: BaseException) -> NetassayError:
+    """One line for a namespace whose counters cannot be read: gone, or not ours to join."""
+    where = f"namespace {netns}" if netns else "this host's namespace"
+    if isinstance(exc, PermissionError):
+        return PrivilegeError(f"cannot read the counters of {where}", str(exc), "run as root")
+    return TestbedError(f"cannot read the counters of {where}", str(exc), "is the testbed up?")
+
+
+def call_in_netns(netns: str | None, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` in a thread that has joined network namespace ``netns`` (None: the
+    host's). What it opens there (sockets, /proc/thread-self/net files) stays bound to
+    that namespace after the thread ends. A namespace that does not exist is an error,
+    never created."""
+    if netns is None:
+        return fn()
+    box: dict[str, Any] = {}
+
+    def body() -> None:
+        try:
+            pr2_netns.setns(netns, flags=0)  # this thread only; flags=0: never create it
+            box["value"] = fn()
+        except BaseException as exc:  # handed back to the caller
+            box["error"] = exc
+
+    t = threading.Thread(target=body, name=f"netns-{netns}")
+    t.start()
+    t.join()
+    if "error" in box:
+        raise netns_error(netns, box["error"]) from box["error"]
+    return box["value"]
+
+
+def artifact(name: str) -> Path:
+    """A built RTT artifact (capture object, netassay-probe): installed in the venv by
+    ``make setup``, else the repository's build directory."""
+    for d in (
+        Path(sys.prefix) / "share" / "netassay" / "rtt",
+        Path(sys.prefix) / "bin",
+        Path(__file__).resolve().parents[2] / "bpf" / "rtt" / "build",
+    ):
+        if (d / name).is_file():
+            return d / name
+    raise ToolError(
+        f"cannot find {name}",
+        f"it is not in {sys.prefix}/share/netassay/rtt or bpf/rtt/build",
+        "run 'make setup' (it builds netassay's BPF programs and netassay-probe)",
+    )

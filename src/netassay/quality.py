@@ -13,7 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from netassay.units import fmt_rate
+
 RATE_TOLERANCE = 0.001  # achieved load off the offered load by more than 0.1% is flagged
+STALL_NS = 10_000_000  # without a known queue: a send 10 ms late is a stall
 
 GENERATOR_LIMIT = "generator limit"
 RATE_OVERSHOOT = "rate overshoot"
@@ -89,3 +92,43 @@ def rate_kind(offered: float, achieved: float) -> str | None:
     if abs(err) <= RATE_TOLERANCE:
         return None
     return GENERATOR_LIMIT if err < 0 else RATE_OVERSHOOT
+
+
+def stall_warning(
+    lateness_max_ns: float | None, rate_pps: float, queue_pkts: int | None
+) -> str | None:
+    """A generator stall judged by what it does: after a stall of ``lateness_max_ns`` the
+    generator sends the ``rate x stall`` frames that fell due in one catch-up burst; when
+    that burst could overflow the smallest queue on the path (``queue_pkts``: the SUT's
+    backlog, the wire's qdisc), the loss it causes is not the SUT's at the offered load.
+    Without a known queue, a stall over STALL_NS is flagged."""
+    if lateness_max_ns is None or lateness_max_ns <= 0:
+        return None
+    burst = rate_pps * lateness_max_ns / 1e9
+    ms = lateness_max_ns / 1e6
+    if queue_pkts is not None and burst >= queue_pkts:
+        return (
+            f"{GENERATOR_STALL}: a send was {ms:.1f} ms late; its catch-up burst of "
+            f"~{burst:,.0f} frames could overflow the smallest queue on the path "
+            f"({queue_pkts:,} packets)"
+        )
+    if queue_pkts is None and lateness_max_ns > STALL_NS:
+        return (
+            f"{GENERATOR_STALL}: a send was {ms:.1f} ms late; the catch-up burst is not the "
+            "offered load"
+        )
+    return None
+
+
+def rate_warning(offered_pps: float, achieved_pps: float | None) -> str | None:
+    """A warning when the achieved load is off the offered load by more than 0.1%."""
+    if achieved_pps is None:
+        return "achieved load unknown: the generator did not report it"
+    err = achieved_pps / offered_pps - 1
+    kind = rate_kind(offered_pps, achieved_pps)
+    if kind:
+        return (
+            f"{kind}: achieved {fmt_rate(achieved_pps)} of {fmt_rate(offered_pps)} offered "
+            f"({err:+.2%}); loss at this load is not SUT loss"
+        )
+    return None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from netassay.accept import host as H
+from netassay.counters import host as H
 from netassay.errors import TestbedError
 
 

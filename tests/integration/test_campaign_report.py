@@ -13,7 +13,8 @@ from netassay.campaign import execute as X
 from netassay.campaign import order as O
 from netassay.campaign import spec as SP
 from netassay.campaign.worker import CellResult, StoredExperiment
-from netassay.store.db import Store, TrialRecord
+from netassay.store.db import Store
+from netassay.trial.record import TrialRecord
 
 CAPS = {"100k": 100_000.0, "180k": 180_000.0}
 RATES = np.arange(60_000.0, 260_001.0, 20_000.0)

@@ -4,8 +4,9 @@ completed; CPU use written with a trial reads back as written."""
 
 from __future__ import annotations
 
-from netassay.store import Store, TrialRecord
+from netassay.store import Store
 from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
+from netassay.trial.record import TrialRecord
 
 
 def _store_without_4(old_store, path):

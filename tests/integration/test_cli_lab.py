@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from netassay.testbed.names import PREFIX
+from netassay.names import PREFIX
 
 
 def cli(*args, env_extra=None, user=None):

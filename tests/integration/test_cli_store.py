@@ -151,7 +151,8 @@ def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
     import csv
     import json
 
-    from netassay.store.db import Store, TrialRecord
+    from netassay.store.db import Store
+    from netassay.trial.record import TrialRecord
 
     cpu = {"cpu0": {"user": 0.1, "system": 0.05, "irq": 0.0, "softirq": 0.6, "steal": 0.02,
                     "idle": 0.23, "busy": 0.77}}  # fmt: skip

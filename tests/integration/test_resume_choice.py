@@ -5,7 +5,8 @@ import pytest
 
 from netassay.campaign import sweep as SW
 from netassay.errors import UsageError
-from netassay.store import Store, TrialRecord
+from netassay.store import Store
+from netassay.trial.record import TrialRecord
 
 
 def _sweep(st, key, name, rates, runs, done):

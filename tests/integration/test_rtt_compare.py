@@ -8,12 +8,13 @@ import json
 import numpy as np
 import pytest
 
+from netassay.hist import Hist
 from netassay.rtt import store as RS
-from netassay.rtt.hist import Hist
-from netassay.rtt.load import Load
 from netassay.rtt.method import RttRequest
 from netassay.rtt.run import SAMPLE_COLUMNS
-from netassay.store.db import Store, TrialRecord
+from netassay.store.db import Store
+from netassay.traffic.load import Load
+from netassay.trial.record import TrialRecord
 
 
 def _experiment(st: Store, path: str, load: str, rtt_us: float, runs: int, seed: int) -> None:

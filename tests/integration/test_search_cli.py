@@ -10,7 +10,8 @@ import pytest
 from netassay.search import engine as E
 from netassay.search.figures import points
 from netassay.search.spec import Goal, SearchSpec
-from netassay.store.db import Store, TrialRecord
+from netassay.store.db import Store
+from netassay.trial.record import TrialRecord
 
 
 @pytest.mark.parametrize(

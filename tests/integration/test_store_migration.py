@@ -9,8 +9,9 @@ import pytest
 
 from netassay.config import AnalysisConfig
 from netassay.report.loader import assess_store
-from netassay.store import Store, TrialRecord
+from netassay.store import Store
 from netassay.store.schema import SCHEMA_VERSION
+from netassay.trial.record import TrialRecord
 
 V1_TRIAL = (
     "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"

@@ -4,7 +4,8 @@ import pytest
 
 from netassay.config import AnalysisConfig
 from netassay.report.loader import assess_store
-from netassay.store import Store, TrialRecord
+from netassay.store import Store
+from netassay.trial.record import TrialRecord
 
 
 def _trial(load, rep, rate, sent, received, warnings=()):

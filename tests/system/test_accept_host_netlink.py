@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from netassay.accept import host as H
+from netassay.counters import host as H
+from netassay.proc import call_in_netns
 
 pytestmark = pytest.mark.system
 N = 2000
@@ -50,8 +51,8 @@ def _iproute2(ns: str, dev: str) -> dict[str, int]:
 
 def test_datagrams_counted_where_they_went_as_iproute2_shows(pair):
     cli, srv = pair
-    rx = H._in_netns(srv, lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-    tx = H._in_netns(cli, lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+    rx = call_in_netns(srv, lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+    tx = call_in_netns(cli, lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
     probe = H.HostProbe({"sender": (cli, "x0"), "receiver": (srv, "x1")})
     try:
         rx.bind(("198.18.30.2", 9000))
@@ -82,7 +83,7 @@ def test_datagrams_counted_where_they_went_as_iproute2_shows(pair):
 
 def test_a_namespace_one_may_not_join_is_a_privilege_error(pair):
     code = (
-        "from netassay.accept.host import NsReader\n"
+        "from netassay.counters.host import NsReader\n"
         "from netassay.errors import NetassayError\n"
         f"try:\n    NsReader({pair[1]!r})\n"
         "except NetassayError as e:\n    print(type(e).__name__, e.exit_code, e.line())\n"

@@ -26,10 +26,10 @@ import json
 
 import pytest
 
-from netassay.accept import link as L
 from netassay.accept.run import AcceptRequest, measure
 from netassay.accept.store import load_accept_tests
 from netassay.store.db import Store
+from netassay.testbed import link as L
 
 pytestmark = pytest.mark.system
 

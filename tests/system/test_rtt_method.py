@@ -153,7 +153,7 @@ def test_a_responder_that_never_answers(tb_name, netns_of, tmp_path, monkeypatch
     from netassay.errors import TestbedError
     from netassay.proc import run
     from netassay.rtt import method as M
-    from netassay.rtt.probe import ProbeSpec
+    from netassay.traffic.probe import ProbeSpec
 
     def silent(tb, req):  # the kernel's echo switched off, and no app in its place
         run(["sysctl", "-q", "-w", "net.ipv4.icmp_echo_ignore_all=1"], netns=tb.ns("rspep"))

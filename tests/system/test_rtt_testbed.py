@@ -8,10 +8,10 @@ import time
 import pytest
 
 from netassay.errors import TestbedError
-from netassay.rtt.topology import PATHS, RttTestbedConfig, kernel_lacks
 from netassay.testbed import Testbed
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
+from netassay.testbed.rtt import PATHS, RttTestbedConfig, kernel_lacks
 
 AVAILABLE = [
     p for p, dp in PATHS.items() if not (dp.kernel_option and kernel_lacks(dp.kernel_option))
@@ -45,7 +45,7 @@ def test_each_path_connects_the_endpoints_and_is_removed(tb_name, netns_of, path
 
 
 def test_a_failed_build_removes_everything(tb_name, netns_of, monkeypatch):
-    from netassay.rtt import topology as RT
+    from netassay.testbed import rtt as RT
 
     def broken(*a, **kw):
         raise TestbedError("injected", "a build step failed", "")

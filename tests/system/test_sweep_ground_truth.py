@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from netassay.campaign.trial import measure, trials_on
 from netassay.config import TestbedConfig
 from netassay.counters.loss import SUT_LOCATIONS
 from netassay.store.db import Store
 from netassay.testbed import Testbed
+from netassay.trial.engine import measure, trials_on
 
 pytestmark = pytest.mark.system
 

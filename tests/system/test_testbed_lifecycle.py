@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from netassay.campaign.trial import measure, trials_on
 from netassay.config import TestbedConfig
 from netassay.testbed import Testbed
 from netassay.testbed import state as S
+from netassay.trial.engine import measure, trials_on
 
 pytestmark = pytest.mark.system
 # The SUT's receive work inside the generator's send call: the SUT cannot drop, so a

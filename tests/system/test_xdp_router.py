@@ -17,11 +17,12 @@ import time
 import pytest
 
 from netassay.campaign.flood import flood, flood_path, gro_on
-from netassay.campaign.trial import measure, send, trials_on
 from netassay.config import TestbedConfig
+from netassay.counters import xdp_router as XC
 from netassay.errors import TestbedError
 from netassay.testbed import Testbed
 from netassay.testbed import xdp_router as XR
+from netassay.trial.engine import measure, trials_on
 
 pytestmark = pytest.mark.system
 FWD = "sut/xdp/forwarded/packets"
@@ -91,10 +92,10 @@ def test_what_it_cannot_forward_goes_to_the_kernel(tb_name):
         assert os.sched_getaffinity(x["napi_pid"]) == {1}
         assert os.sched_getscheduler(x["napi_pid"]) == os.SCHED_FIFO
         ping = ["ip", "netns", "exec", tb.ns("tg"), "ping", "-n", "-q", "-c", "3", "-i", "0.2"]
-        before = XR.read_counters(x["prog_id"])
+        before = XC.read_counters(x["prog_id"])
         expired = subprocess.run([*ping, "-t", "1", tb.target["dst"]], capture_output=True)
         ok = subprocess.run([*ping, "-W", "2", tb.target["dst"]], capture_output=True, text=True)
-        after = XR.read_counters(x["prog_id"])
+        after = XC.read_counters(x["prog_id"])
         assert expired.returncode != 0  # time exceeded, from the kernel
         assert ok.returncode == 0, ok.stdout + ok.stderr
         assert after["pass_ttl"] - before["pass_ttl"] == 3
@@ -138,7 +139,7 @@ def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli, assess, store
     up = cli("testbed", "up", "--name", tb_name, "--sut", "xdp-router", "--pinning", "pin-2cpu")
     assert up.returncode == 0, up.stderr
     with Testbed.attach(tb_name) as tb:
-        peak = send(tb, "max", 0.5).achieved_rate_pps
+        peak = tb.send("max", 0.5).achieved_rate_pps
     loads = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 0.95)  # the sweep's probe refuses > 98%
     rates = ",".join(f"{round(f * peak / 1000)}k" for f in loads)
     db = tmp_path / "sat.db"

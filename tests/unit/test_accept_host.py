@@ -7,7 +7,7 @@ import struct
 
 from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 
-from netassay.accept import host as H
+from netassay.counters import host as H
 
 _HEAD = "InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors"
 SNMP = (

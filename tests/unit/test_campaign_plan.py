@@ -7,17 +7,9 @@ import math
 import pytest
 
 from netassay.campaign.demo import demo_rates
-from netassay.campaign.plan import (
-    TRIAL_OVERHEAD_S,
-    Plan,
-    describe,
-    estimate_s,
-    eta_s,
-    fmt_duration,
-    rate_warning,
-    stall_warning,
-)
+from netassay.campaign.plan import TRIAL_OVERHEAD_S, Plan, describe, estimate_s, eta_s, fmt_duration
 from netassay.errors import UsageError
+from netassay.quality import rate_warning, stall_warning
 from netassay.report.loss_location import loss_shares, plot_loss_location
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from netassay.rtt import hist as H
+from netassay import hist as H
 
 
 def test_bins_are_exact_below_2048_ns_and_within_0_1_percent_above():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from netassay.rtt.peers import parse_irtt, parse_ping
+from netassay.traffic.peers import parse_irtt, parse_ping
 
 PING = """PING 198.18.101.2 (198.18.101.2) 22(50) bytes of data.
 [1795380332.760147] 30 bytes from 198.18.101.2: icmp_seq=1 ttl=62 time=0.446 ms

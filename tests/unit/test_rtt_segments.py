@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from netassay.counters import cpu
+from netassay.counters.capture import POINT_NAMES
 from netassay.errors import UsageError
-from netassay.rtt.capture import POINT_NAMES
-from netassay.rtt.load import Load
-from netassay.rtt.probe import ProbeSpec
 from netassay.rtt.segments import compute, lost_after
+from netassay.traffic.load import Load
+from netassay.traffic.probe import ProbeSpec
 
 
 def _probe(times: list[int]) -> tuple[np.ndarray, ...]:

@@ -7,9 +7,9 @@ import ipaddress
 
 import pytest
 
+from netassay import names as N
 from netassay.errors import UsageError
-from netassay.rtt import topology as RT
-from netassay.testbed import names as N
+from netassay.testbed import rtt as RT
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state
 

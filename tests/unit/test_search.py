@@ -23,7 +23,7 @@ from netassay.search.spec import (
     parse_ratio,
     verify_goal,
 )
-from netassay.store.db import TrialRecord
+from netassay.trial.record import TrialRecord
 
 CAP = 60_000.0
 NDR, PDR = Goal(0.0), Goal(0.005)

@@ -109,7 +109,7 @@ def test_duplicate_or_unsorted_loads_are_rejected(rates, words):
 
 
 def test_loads_without_trials_keep_their_row_and_break_tir():
-    from netassay.analysis.loads import Loads
+    from netassay.store.loads import Loads
 
     # plan 100..400 kpps; load 2 has no usable trial (all 3 excluded)
     loads = Loads(

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
+from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.errors import TestbedError, UsageError
-from netassay.testbed import names as N
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 

@@ -3,10 +3,10 @@ are pure functions of the counters and the generator's result)."""
 
 from __future__ import annotations
 
-from netassay.campaign import trial as TR
 from netassay.counters.sink import NFT_KEY, XDP_KEY
 from netassay.quality import exclusion
 from netassay.traffic.generator import GenResult
+from netassay.trial import engine as TR
 
 
 def _gen(**kw):

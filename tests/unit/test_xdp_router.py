@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from netassay import names as N
 from netassay.campaign.sweep import sweep_metadata
 from netassay.config import SUTS, TestbedConfig
+from netassay.counters import xdp_router as XC
 from netassay.counters.loss import LOCATIONS, flatten, locate_loss
 from netassay.errors import TestbedError
-from netassay.testbed import names as N
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
 
@@ -41,13 +42,13 @@ def test_reasons_follow_the_program_enum():
     text = SOURCE.read_text()
     body = text[text.index("enum reason {") : text.index("R_MAX")]
     names = re.findall(r"\bR_([A-Z_0-9]+)\b", body)
-    assert [n.lower() for n in names] == list(XR.REASONS)
-    assert set(XR.DROP_LOCATIONS) <= set(XR.REASONS)
-    assert set(XR.DROP_LOCATIONS.values()) <= set(LOCATIONS)
+    assert [n.lower() for n in names] == list(XC.REASONS)
+    assert set(XC.DROP_LOCATIONS) <= set(XC.REASONS)
+    assert set(XC.DROP_LOCATIONS.values()) <= set(LOCATIONS)
 
 
 def test_parse_stats_sums_cpus_and_keeps_unknown_reasons():
-    stats = XR.parse_stats(_dump({0: [5, 7], 3: [0, 2], 40: [1, 1]}))
+    stats = XC.parse_stats(_dump({0: [5, 7], 3: [0, 2], 40: [1, 1]}))
     assert stats["forwarded"] == 12
     assert stats["pass_ttl"] == 2
     assert stats["drop_malformed"] == 0
@@ -66,13 +67,13 @@ def test_config_bytes_little_endian_u64s():
 
 def test_prog_id_only_for_the_router_program():
     links = [
-        {"ifname": "sut0", "xdp": {"mode": 1, "prog": {"id": 42, "name": XR.PROG_NAME}}},
+        {"ifname": "sut0", "xdp": {"mode": 1, "prog": {"id": 42, "name": XC.PROG_NAME}}},
         {"ifname": "sut1"},
         {"ifname": "sink0", "xdp": {"mode": 1, "prog": {"id": 7, "name": "netassay_sink"}}},
     ]
-    assert XR.prog_id(links) == 42
-    assert XR.prog_id(links, "sink0") is None
-    assert XR.prog_id([{"ifname": "sut0"}]) is None
+    assert XC.prog_id(links) == 42
+    assert XC.prog_id(links, "sink0") is None
+    assert XC.prog_id([{"ifname": "sut0"}]) is None
 
 
 def test_object_path_says_how_to_build(tmp_path):
@@ -106,7 +107,7 @@ def _snap(xdp: dict[str, int], sut0_rx: int = 0, sut1_tx: int = 0, ttl: int = 0)
                     "sut0": {"rx_dropped": sut0_rx},
                     "sut1": {"tx_dropped": sut1_tx},
                 },
-                "xdp_router": {r: xdp.get(r, 0) for r in XR.REASONS},
+                "xdp_router": {r: xdp.get(r, 0) for r in XC.REASONS},
             },
             "tg": {"links": {"tg0": {"tx_dropped": sut0_rx}}},
         }

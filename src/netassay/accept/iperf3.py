@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.accept import import_iperf3 as I
-from netassay.accept.host import _in_netns
 from netassay.accept.model import AcceptRun
 from netassay.errors import InputError, ToolError
-from netassay.proc import in_netns, run
+from netassay.proc import call_in_netns, in_netns, run
 
 log = logging.getLogger("netassay.accept")
 PORT = 5201
@@ -63,7 +62,7 @@ def _listening(netns: str | None, port: int, v6: bool) -> bool:
         with open(f"/proc/thread-self/net/{name}") as f:
             return f.read()
 
-    text = _in_netns(netns, read)
+    text = call_in_netns(netns, read)
     hexport = f":{port:04X}"
     return any(
         cols[1].endswith(hexport) and cols[3] == "0A"

@@ -23,16 +23,16 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from netassay import names as N
 from netassay.accept import gen as GEN
-from netassay.accept import host as H
 from netassay.accept import iperf3 as IP
-from netassay.accept import link as L
 from netassay.accept.model import AcceptRun, AcceptTest, CpuSample
 from netassay.accept.verdict import Verdict, check_layer, judge, to_layer_bps
+from netassay.counters import host as H
 from netassay.errors import UsageError
 from netassay.proc import run
 from netassay.testbed import Testbed, require_root
-from netassay.testbed import names as N
+from netassay.testbed import link as L
 
 SENDERS = ("iperf3", "netassay-gen")
 RAMP_PCTS = (25, 50, 75, 100)

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from netassay.analysis.bounds import Bound, measured_bound
-from netassay.analysis.loads import Loads
 from netassay.analysis.saturation import Saturation, detect_saturation
 from netassay.analysis.stats import LoadTable, load_table, tir, trial_plr
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
+from netassay.store.loads import Loads
 from netassay.units import fmt_rate
 
 

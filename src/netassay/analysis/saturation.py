@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from netassay.analysis.loads import NOT_MEASURED
+from netassay.store.loads import NOT_MEASURED
 
 GOOD, BAD, INCONCLUSIVE = "GOOD", "BAD", "INCONCLUSIVE"
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import stdtrit
 
-from netassay.analysis.loads import Loads
 from netassay.errors import InputError
+from netassay.store.loads import Loads
 
 # A mean loss ratio this close to zero is zero up to rounding: 1 - received/sent is
 # exact to about one ulp of 1, so the mean of such values carries a few ulps of noise.

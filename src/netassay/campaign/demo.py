@@ -81,7 +81,7 @@ def _run(db: Path) -> int:
             f" (generator CPU {tb.gen_cpu}, router receive CPU {tb.state.get('sut_cpu')})",
             flush=True,
         )
-        peak = SW.probe_peak(tb)
+        peak = tb.probe_peak()
     print(f"generator peak through the router here (median of 3): {fmt_rate(peak)}", flush=True)
     # backlog 1000 said explicitly: the kernel's default, whatever the host has now
     _sweep(

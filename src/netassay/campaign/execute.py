@@ -26,8 +26,8 @@ from netassay.campaign.progress import Progress
 from netassay.campaign.spec import Campaign, cell_args, cell_scenario, describe_cell
 from netassay.campaign.worker import RESOURCE, TOPIC, CellJob, CellResult, run_cell
 from netassay.errors import Interrupted, NetassayError, UsageError
+from netassay.names import validate_name
 from netassay.store.db import Store
-from netassay.testbed.names import validate_name
 
 log = logging.getLogger("netassay.campaign")
 

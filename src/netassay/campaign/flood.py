@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from netassay.campaign.trial import TrialContext
 from netassay.counters.loss import SUT_LOCATIONS, flat_deltas, flatten, locate_loss
 from netassay.counters.sink import XDP_KEY
 from netassay.counters.snapshot import snapshot, wait_quiet
@@ -34,6 +33,7 @@ from netassay.errors import GeneratorError
 from netassay.proc import run
 from netassay.testbed.bed import Testbed
 from netassay.traffic.generator import run_generator
+from netassay.trial.engine import TrialContext
 
 FORWARDED_BY_PROGRAM = "sut/xdp/forwarded/packets"
 

@@ -7,11 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.errors import UsageError
-from netassay.quality import GENERATOR_STALL, rate_kind
 from netassay.units import fmt_rate, parse_duration
 
 TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
-STALL_NS = 10_000_000  # without a known queue: a send 10 ms late is a stall
 
 
 @dataclass(frozen=True)
@@ -122,43 +120,3 @@ def describe(plan: Plan, done: set[tuple[int, int]] | None = None) -> str:
         f"estimated time: {fmt_duration(estimate_s(plan, len(left)))}",
     ]
     return "\n".join(lines)
-
-
-def stall_warning(
-    lateness_max_ns: float | None, rate_pps: float, queue_pkts: int | None
-) -> str | None:
-    """A generator stall judged by what it does: after a stall of ``lateness_max_ns`` the
-    generator sends the ``rate x stall`` frames that fell due in one catch-up burst; when
-    that burst could overflow the smallest queue on the path (``queue_pkts``: the SUT's
-    backlog, the wire's qdisc), the loss it causes is not the SUT's at the offered load.
-    Without a known queue, a stall over STALL_NS is flagged."""
-    if lateness_max_ns is None or lateness_max_ns <= 0:
-        return None
-    burst = rate_pps * lateness_max_ns / 1e9
-    ms = lateness_max_ns / 1e6
-    if queue_pkts is not None and burst >= queue_pkts:
-        return (
-            f"{GENERATOR_STALL}: a send was {ms:.1f} ms late; its catch-up burst of "
-            f"~{burst:,.0f} frames could overflow the smallest queue on the path "
-            f"({queue_pkts:,} packets)"
-        )
-    if queue_pkts is None and lateness_max_ns > STALL_NS:
-        return (
-            f"{GENERATOR_STALL}: a send was {ms:.1f} ms late; the catch-up burst is not the "
-            "offered load"
-        )
-    return None
-
-
-def rate_warning(offered_pps: float, achieved_pps: float | None) -> str | None:
-    """A warning when the achieved load is off the offered load by more than 0.1%."""
-    if achieved_pps is None:
-        return "achieved load unknown: the generator did not report it"
-    err = achieved_pps / offered_pps - 1
-    kind = rate_kind(offered_pps, achieved_pps)
-    if kind:
-        return (
-            f"{kind}: achieved {fmt_rate(achieved_pps)} of {fmt_rate(offered_pps)} offered "
-            f"({err:+.2%}); loss at this load is not SUT loss"
-        )
-    return None

@@ -147,7 +147,7 @@ def _buffer(v: Any) -> float:
 
 def _load(v: Any) -> Any:
     """An rtt background load, TYPE:N@WHERE or "none" (its canonical label)."""
-    from netassay.rtt.load import Load
+    from netassay.traffic.load import Load
 
     if not isinstance(v, str):
         raise ValueError('expected TYPE:N@WHERE (cpu:32@sender) or "none"')

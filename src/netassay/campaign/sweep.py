@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -17,21 +16,22 @@ from pathlib import Path
 from typing import Any
 
 from netassay import quality
-from netassay.campaign import environment
 from netassay.campaign.plan import Plan, eta_s, fmt_duration
-from netassay.campaign.trial import SOURCE, TrialContext, measure, send, trials_on
 from netassay.config import TestbedConfig, load_config
+from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
-from netassay.store.db import Experiment, Store, TrialRecord
+from netassay.names import validate_name
+from netassay.store.db import Experiment, Store
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
+from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
-from netassay.testbed.names import validate_name
+from netassay.trial.engine import SOURCE, TrialContext, measure, trials_on
+from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rates
 
 log = logging.getLogger("netassay.campaign")
-PEAK_PROBE_S = 0.5
 PEAK_MARGIN = 0.98  # loads above 98% of the measured peak are refused
 
 
@@ -295,18 +295,9 @@ def open_named(name: str, cfg: TestbedConfig, what: str) -> Testbed:
     return Testbed.attach(name)
 
 
-def probe_peak(tb: Testbed, probes: int = 3) -> float:
-    """The generator's highest achieved rate through this testbed: the median of
-    ``probes`` runs of ``PEAK_PROBE_S`` at ``--rate max`` (one run is at the mercy of a
-    stall of the machine)."""
-    return statistics.median(
-        float(send(tb, "max", PEAK_PROBE_S).achieved_rate_pps or 0.0) for _ in range(probes)
-    )
-
-
 def check_peak(tb: Testbed, plan: Plan) -> float:
     check_line_rate(tb.state, plan.rates_pps)
-    peak = probe_peak(tb)
+    peak = tb.probe_peak()
     top = max(plan.rates_pps)
     if top > PEAK_MARGIN * peak:
         raise GeneratorError(
@@ -354,7 +345,7 @@ def run(sw: Sweep) -> None:
 def _start(sw: Sweep, ctx: TrialContext, store: Store, peak: float | None) -> TrialContext:
     """Create the experiment (or take the one resumed) and record this run with the
     environment as it is now: a resume after a reboot or a change shows in the store."""
-    env = environment.capture(ctx.tb)
+    env = capture_environment(ctx.tb)
     if peak is not None:
         env["generator_peak_pps"] = peak
     resumed = sw.experiment_id is not None

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import NetassayError, TestbedError
+from netassay.names import validate_name
 from netassay.proc import die_with_parent
-from netassay.store.db import Store, TrialRecord
+from netassay.store.db import Store
 from netassay.testbed import state as S
-from netassay.testbed.names import validate_name
+from netassay.trial.record import TrialRecord
 
 TOPIC = "netassay-campaign"  # worker -> coordinator: trials stored so far in a cell
 RESOURCE = "testbed"  # the worker resource: one cell at a time per testbed

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from netassay.counters.xdp_router import DROP_LOCATIONS
+
 LOCATIONS = (
     "unsent",
     "gen_egress",
@@ -167,7 +169,6 @@ def xdp_router_drops(d: dict[str, int]) -> dict[str, int] | None:
     An XDP router's wire is a head-drop queue in front of veth's XDP ring (see
     ``testbed.xdp_router``): its drops are the SUT's receive ring overflowing, located
     at ``sut_ingress`` by ``locate_loss``, never at the generator's egress."""
-    from netassay.testbed.xdp_router import DROP_LOCATIONS
 
     if not any(k.startswith("sut/xdp/") for k in d):
         return None

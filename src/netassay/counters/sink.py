@@ -116,7 +116,7 @@ class SinkCounter:
         """Attach the XDP program unless it is attached and alive."""
         if not self.uses_xdp or (self._xdp is not None and self._xdp.proc.poll() is None):
             return
-        from netassay.testbed.names import SINK_DEV
+        from netassay.names import SINK_DEV
         from netassay.traffic.generator import start_xdp_sink
 
         self.close()

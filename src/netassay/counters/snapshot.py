@@ -5,7 +5,7 @@ A snapshot is a plain dict (stored raw with each trial):
 "snmp", "qdisc_drops", "nft"[, "xdp_router"]}}, "sink_flows": {"src|sport|dport": packets},
 "sink_xdp": {"packets": n}}`` (``sink_xdp`` when the sink counts with XDP and the count
 could be read: its absence after a trial is a counter fault). ``xdp_router`` (reason ->
-packets, see ``testbed.xdp_router.REASONS``) is there for a namespace running the XDP
+packets, see ``counters.xdp_router.REASONS``) is there for a namespace running the XDP
 router.
 """
 
@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from netassay.counters import xdp_router
 from netassay.proc import run
 from netassay.units import utc_now
 
@@ -117,7 +118,6 @@ def _ns_snapshot(ns: str) -> dict[str, Any]:
 
 def xdp_router_counters(links: list[dict[str, Any]]) -> dict[str, int] | None:
     """The XDP router's counters (reason -> packets) when one of these links runs it."""
-    from netassay.testbed import xdp_router
 
     for link in links:
         pid = xdp_router.prog_id([link], link.get("ifname", ""))

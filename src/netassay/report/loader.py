@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 
 from netassay.analysis.assess import Assessment, assess_trials
-from netassay.analysis.loads import build_loads
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError, StoreError
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
+from netassay.store.loads import build_loads
 from netassay.store.pastrami import ParsedColumns, find_result_files, parse_many
 
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")

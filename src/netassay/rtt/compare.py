@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netassay.errors import UsageError
+from netassay.hist import Hist
 from netassay.rtt import stats as R
 from netassay.rtt import store as RS
-from netassay.rtt.hist import Hist
 from netassay.store.db import Store
 
 # factor name on the command line -> key in the experiment's config

@@ -16,8 +16,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from netassay.hist import bin_mid
 from netassay.rtt.compare import Config
-from netassay.rtt.hist import bin_mid
 from netassay.rtt.stats import over_runs
 
 FORMATS = ("png", "svg")

@@ -25,16 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from netassay import __version__
+from netassay.counters.capture import Capture
 from netassay.errors import StoreError, TestbedError, UsageError
 from netassay.proc import run as run_cmd
 from netassay.rtt import store as RS
-from netassay.rtt.capture import Capture
-from netassay.rtt.load import Background, Load, NetLoad
-from netassay.rtt.probe import Echo, ProbeSpec
 from netassay.rtt.run import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
-from netassay.rtt.topology import PATHS, UPLINK, RttTestbedConfig
-from netassay.store.db import Store, TrialRecord
+from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root, validate_name
+from netassay.testbed.rtt import PATHS, UPLINK, RttTestbedConfig
+from netassay.traffic.load import Background, Load, NetLoad
+from netassay.traffic.probe import Echo, ProbeSpec
+from netassay.trial.record import TrialRecord
 
 log = logging.getLogger("netassay.rtt")
 
@@ -107,7 +108,7 @@ def validate(req: RttRequest) -> None:
     """Refuse a request that makes no sense, before anything is touched."""
     validate_name(req.name)
     req.spec.validate()
-    from netassay.rtt.topology import validate as validate_testbed
+    from netassay.testbed.rtt import validate as validate_testbed
 
     validate_testbed(req.testbed())
     if not 1 <= req.runs <= MAX_RUNS:
@@ -203,9 +204,9 @@ def check_path(tb: Testbed, req: RttRequest, capture: Capture | None) -> dict[st
 
 
 def environment(tb: Testbed) -> dict[str, Any]:
-    from netassay.campaign.environment import cpu_model, irqbalance_running
-    from netassay.campaign.environment import read_text as read
-    from netassay.campaign.environment import tool_version as version
+    from netassay.counters.environment import cpu_model, irqbalance_running
+    from netassay.counters.environment import read_text as read
+    from netassay.counters.environment import tool_version as version
 
     return {
         "kernel": platform.release(), "kernel_version": platform.version(),
@@ -330,7 +331,7 @@ def _peers(
 ) -> None:
     """iputils ping and irtt on the same path, each one run of the same size, rate and
     count as netassay's; stored as experiments of their own (probe ping, probe irtt)."""
-    from netassay.rtt import peers as P
+    from netassay.traffic import peers as P
 
     req, s = m.req, m.req.spec
     snd, rsp, dst = tb.ns("sndep"), tb.ns("rspep"), tb.state["peers"]["sndep"]["dst"]

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from netassay.errors import InputError
+from netassay.hist import Hist
 from netassay.rtt import store as RS
-from netassay.rtt.hist import Hist
-from netassay.store.db import Store, TrialRecord
+from netassay.store.db import Store
+from netassay.trial.record import TrialRecord
 
 SOURCE = "ping import"
 _HEAD = re.compile(r"^PING (\S+) \(([0-9a-fA-F.:]+)\) (\d+)\((\d+)\) bytes of data\.")

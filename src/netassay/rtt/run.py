@@ -17,10 +17,10 @@ import numpy as np
 
 from netassay import quality
 from netassay.counters import cpu
-from netassay.rtt.capture import POINT_NAMES, Capture
-from netassay.rtt.hist import Hist
-from netassay.rtt.probe import ProbeSpec, Sender
+from netassay.counters.capture import POINT_NAMES, Capture
+from netassay.hist import Hist
 from netassay.rtt.segments import ALL, compute, lost_after
+from netassay.traffic.probe import ProbeSpec, Sender
 from netassay.units import utc_now
 
 RAW_LIMIT = 2000  # probes kept whole per run (a uniform sample of the run)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from netassay.rtt.capture import POINT_NAMES
+from netassay.counters.capture import POINT_NAMES
 
 SEGMENTS = ("rtt", "overhead", "wire", "response")
 PARTS = (

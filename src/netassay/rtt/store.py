@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from netassay.rtt.hist import Hist
+from netassay.hist import Hist
 from netassay.store import db as D
-from netassay.store.db import Experiment, Store, TrialRecord
+from netassay.store.db import Experiment, Store
+from netassay.trial.record import TrialRecord
 from netassay.units import utc_now
 
 KIND = "rtt"

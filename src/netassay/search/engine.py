@@ -37,7 +37,7 @@ from MLRsearch import AbstractMeasurer, GoalResult, MeasurementResult, MultipleL
 
 from netassay.campaign.plan import TRIAL_OVERHEAD_S
 from netassay.search.spec import Goal, SearchSpec
-from netassay.store.db import TrialRecord
+from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
 TrialFn = Callable[[int, int, float, float], TrialRecord]

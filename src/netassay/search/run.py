@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.assess import Assessment
-from netassay.campaign import environment
 from netassay.campaign import sweep as SW
 from netassay.campaign.plan import Plan
-from netassay.campaign.trial import SOURCE, TrialContext, measure, trials_on
 from netassay.config import AnalysisConfig, TestbedConfig, load_config
+from netassay.counters import environment
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
 from netassay.quality import generator_trouble
 from netassay.search import engine as E
@@ -36,10 +35,13 @@ from netassay.search.spec import (
     make_goals,
     verify_goal,
 )
-from netassay.store.db import Experiment, Store, TrialRecord
+from netassay.store.db import Experiment, Store
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
+from netassay.testbed.environment import capture as capture_environment
+from netassay.trial.engine import SOURCE, TrialContext, measure, trials_on
+from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rate
 
 log = logging.getLogger("netassay.search")
@@ -245,7 +247,7 @@ def _max_load(tb: Testbed, job: SearchJob) -> tuple[float | None, float]:
             return None, job.max_load_pps
         peak = SW.check_peak(tb, Plan((job.max_load_pps,), 1, 1.0))
         return peak, job.max_load_pps
-    peak = SW.probe_peak(tb)
+    peak = tb.probe_peak()
     if peak <= 0:
         raise GeneratorError(
             "the generator sent nothing through the testbed",
@@ -258,7 +260,7 @@ def _max_load(tb: Testbed, job: SearchJob) -> tuple[float | None, float]:
 def _start(
     job: SearchJob, spec: SearchSpec, ctx: TrialContext, store: Store, peak: float | None
 ) -> TrialContext:
-    env = environment.capture(ctx.tb)
+    env = capture_environment(ctx.tb)
     if peak is not None:
         env["generator_peak_pps"] = peak
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -285,7 +287,7 @@ def _start(
 def _restart(job: SearchJob, ctx: TrialContext, store: Store) -> TrialContext:
     """Record this run of a resumed search, with the environment now and what changed."""
     assert job.experiment_id is not None
-    env = environment.capture(ctx.tb)
+    env = capture_environment(ctx.tb)
     changed = environment.changes(store.experiment(job.experiment_id).environment, env)
     if changed:
         env["changed_since_start"] = changed

@@ -1,5 +1,5 @@
 """netassay.store: the SQLite results store (experiments, append-only trials)."""
 
-from netassay.store.db import Experiment, Store, TrialArrays, TrialRecord, utc_now
+from netassay.store.db import Experiment, Store, TrialArrays, utc_now
 
-__all__ = ["Experiment", "Store", "TrialArrays", "TrialRecord", "utc_now"]
+__all__ = ["Experiment", "Store", "TrialArrays", "utc_now"]

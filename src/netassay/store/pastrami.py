@@ -34,7 +34,8 @@ from netassay.quality import (
     rate_kind,
     received_over_sent,
 )
-from netassay.store.db import Store, TrialRecord
+from netassay.store.db import Store
+from netassay.trial.record import TrialRecord
 
 KIND = "pastrami-import"
 DEFAULT_DURATION_S = 10.0

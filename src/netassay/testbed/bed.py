@@ -11,17 +11,20 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import statistics
 from dataclasses import fields
 from types import FrameType
 from typing import Any
 
+from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted, PrivilegeError, TestbedError
-from netassay.testbed import names as N
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
+from netassay.traffic.generator import GenResult, run_generator
 
 log = logging.getLogger("netassay.testbed")
+PEAK_PROBE_S = 0.5  # one run of the generator's peak probe
 
 
 def require_root(what: str = "the testbed") -> None:
@@ -185,3 +188,31 @@ class Testbed:
         if "gen_flags" in self.state:  # a kind with a wire of its own (external)
             return [*self.state["gen_flags"], *cpu]
         return [*T.GEN_FLAGS, *cpu]
+
+    def send(self, rate_pps: float | str, duration_s: float) -> GenResult:
+        """Run netassay-gen in the generator namespace (its wire and CPU as the testbed
+        says); ``rate_pps`` may be ``"max"``. The one place a trial's generator call is
+        built."""
+        t = self.target
+        return run_generator(
+            t["netns"],
+            t["dev"],
+            t["dst_mac"],
+            t["src"],
+            t["dst"],
+            rate_pps,
+            duration_s,
+            size_bytes=self.cfg.size_bytes,
+            flows=self.cfg.flows,
+            best_effort=True,
+            extra=self.gen_flags(),
+            timeout_s=duration_s + 30,
+        )
+
+    def probe_peak(self, probes: int = 3) -> float:
+        """The generator's highest achieved rate through this testbed: the median of
+        ``probes`` runs of ``PEAK_PROBE_S`` at ``--rate max`` (one run is at the mercy
+        of a stall of the machine)."""
+        return statistics.median(
+            float(self.send("max", PEAK_PROBE_S).achieved_rate_pps or 0.0) for _ in range(probes)
+        )

@@ -31,19 +31,18 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from netassay import names as N
 from netassay.counters import ethtool, sutcmd
+from netassay.counters.sink import SinkCounter, stop_stale_sinks
 from netassay.errors import TestbedError, UsageError
 from netassay.proc import run
 from netassay.testbed import linerate as LR
-from netassay.testbed import names as N
 from netassay.testbed import pathcheck as PC
 from netassay.testbed import state as S
 from netassay.testbed.topology import validate_frames
 from netassay.units import fmt_rate, utc_now
 
 if TYPE_CHECKING:
-    from netassay.campaign.trial import TrialContext
-    from netassay.counters.sink import SinkCounter
     from netassay.testbed.bed import Testbed
 
 KIND = "external"
@@ -299,12 +298,10 @@ def build(name: str, cfg: ExternalConfig) -> dict[str, Any]:
 def check_path(tb: Testbed) -> dict[str, Any]:
     """Send the probe burst and judge what came back; raise when the path is wrong.
     The result is kept in the testbed's state (``path_check``)."""
-    from netassay.campaign.trial import send
-
     cfg: ExternalConfig = tb.cfg
     expect = cfg.expect_mac or tb.state["ports"]["rx"]["mac"]
     rec = PC.probe(
-        lambda rate, dur: send(tb, rate, dur).sent,
+        lambda rate, dur: tb.send(rate, dur).sent,
         cfg.rx,
         cfg.netns,
         expect,
@@ -342,23 +339,17 @@ def check_open(tb: Testbed) -> None:
 def forget(state: dict[str, Any]) -> None:
     """On down and cleanup: detach the sink a killed run may have left on the rx port.
     Nothing else was ever changed."""
-    from netassay.counters.sink import stop_stale_sinks
-
     cfg = config_from_state(state)
     stop_stale_sinks(cfg.netns, cfg.rx)
 
 
 @contextmanager
-def trials_on(tb: Testbed, run_id: int | None = None) -> Iterator[TrialContext]:
-    """What trials on an external testbed need: the XDP sink on the rx port (attached
-    for as long as they run) and the ports' counters."""
-    from netassay.campaign.trial import TrialContext
-    from netassay.counters.sink import SinkCounter
-
+def data_path(tb: Testbed) -> Iterator[tuple[SinkCounter, PortCounters]]:
+    """What trials on an external testbed need (``trial.engine.trials_on``): the XDP
+    sink on the rx port (attached for as long as they run) and the ports' counters."""
     cfg: ExternalConfig = tb.cfg
     with SinkCounter(cfg.netns, cfg.sink, cfg.size_bytes, dev=cfg.rx) as sink:
-        # no queue on the path is known: a generator stall is judged by its length alone
-        yield TrialContext(tb, sink, None, run_id, path=PortCounters(cfg))
+        yield sink, PortCounters(cfg)
 
 
 def environment(tb: Testbed) -> dict[str, Any]:
@@ -470,14 +461,12 @@ def register(name: str, cfg: ExternalConfig) -> dict[str, Any]:
     """``netassay testbed external``: register, check the path, measure the generator's
     peak through it (with the sink attached, so the frames end at the rx port); the
     state it leaves says all three. Any failure leaves nothing registered."""
-    from netassay.campaign.sweep import probe_peak
-    from netassay.campaign.trial import trials_on as trials
-    from netassay.testbed.bed import Testbed
+    from netassay.testbed.bed import Testbed  # the lifecycle builds this module's kind
 
     with Testbed(name, cfg, keep=True) as tb:
         check_path(tb)
-        with trials(tb) as _ctx:
-            peak = probe_peak(tb)
+        with data_path(tb):
+            peak = tb.probe_peak()
         tb.state["generator_peak_pps"] = peak
         tb.state["generator_peak_utc"] = utc_now()
         S.write_state(name, tb.state)

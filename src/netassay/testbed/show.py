@@ -6,7 +6,7 @@ import os
 import platform
 from typing import Any
 
-from netassay.testbed import names as N
+from netassay import names as N
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR

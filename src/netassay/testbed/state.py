@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import NetassayError, PrivilegeError, TestbedError
-from netassay.testbed.names import validate_name
+from netassay.names import validate_name
 
 log = logging.getLogger("netassay.testbed")
 SYSCTL_FILE = "sysctl.json"

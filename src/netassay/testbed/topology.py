@@ -16,11 +16,11 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from netassay import names as N
 from netassay.config import PINNINGS, SUTS, TestbedConfig
 from netassay.counters.sink import validate_sink
 from netassay.errors import TestbedError, UsageError
 from netassay.proc import run
-from netassay.testbed import names as N
 from netassay.testbed import state as S
 from netassay.testbed import xdp_router as XR
 
@@ -52,8 +52,8 @@ XDP_ROUTER = "xdp-router"
 # forget(state) on down and cleanup (the external testbed has all four).
 FORWARDING = "forwarding"
 KINDS = {
-    "rtt": "netassay.rtt.topology",
-    "accept": "netassay.accept.link",
+    "rtt": "netassay.testbed.rtt",
+    "accept": "netassay.testbed.link",
     "external": "netassay.testbed.external",  # a SUT between two local ports
 }
 

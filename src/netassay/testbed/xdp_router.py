@@ -55,40 +55,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from netassay.counters.xdp_router import map_ids, prog_id
 from netassay.errors import TestbedError
 from netassay.proc import run
 
 log = logging.getLogger("netassay.testbed")
 
-PROG_NAME = "na_xdp_router"
-STATS_MAP, CONFIG_MAP = "na_xdp_stats", "na_xdp_config"
+CONFIG_MAP = "na_xdp_config"
 OBJECT = "xdp_router.o"
 ENV_OBJECT = "NETASSAY_XDP_ROUTER_OBJ"
-# The counters, in the program's order (enum reason in bpf/xdp_router.c).
-REASONS = (
-    "forwarded",
-    "pass_not_ip",
-    "pass_local",
-    "pass_ttl",
-    "pass_ip_options",
-    "pass_no_route",
-    "pass_no_neigh",
-    "pass_frag_needed",
-    "pass_other",
-    "drop_malformed",
-    "drop_redirect",
-    "drop_ground_drop",
-    "drop_ground_cap",
-)
-# Frames the program itself dropped, by loss location (counters.loss.LOCATIONS). Passed
-# frames are the kernel's from then on (its MIB counts what it drops); a redirected
-# frame the sink's veth refuses is counted there (sut1 tx_dropped).
-DROP_LOCATIONS = {
-    "drop_malformed": "sut_forward",
-    "drop_redirect": "sut_forward",
-    "drop_ground_drop": "sut_forward",
-    "drop_ground_cap": "sut_egress",
-}
 # The NAPI thread's real-time priority: that of the kernel's threaded interrupt handlers.
 # Softirq work (the kernel router's RPS) preempts ordinary tasks; a NAPI thread at the
 # default policy would share its CPU with whatever else runs there and overflow veth's
@@ -121,47 +96,6 @@ def object_path(candidates: list[Path] | None = None) -> Path:
         f"no {OBJECT} in {', '.join(str(p.parent) for p in candidates)}",
         "run 'make setup' (it builds bpf/xdp_router.c with clang)",
     )
-
-
-def prog_id(links: list[dict[str, Any]], dev: str = "sut0") -> int | None:
-    """The XDP router's program id on ``dev`` from ``ip -j link show`` output, or None."""
-    for link in links:
-        prog = (link.get("xdp") or {}).get("prog") or {}
-        if link.get("ifname") == dev and prog.get("name") == PROG_NAME:
-            return int(prog["id"])
-    return None
-
-
-def _bpftool(*args: str) -> Any:
-    return json.loads(run(["bpftool", "-j", *args]).stdout or "null")
-
-
-def map_ids(pid: int) -> dict[str, int]:
-    """The program's maps by name."""
-    prog = _bpftool("prog", "show", "id", str(pid))
-    out = {}
-    for mid in prog.get("map_ids", []):
-        info = _bpftool("map", "show", "id", str(mid))
-        out[info["name"]] = int(mid)
-    return out
-
-
-def parse_stats(dump: list[dict[str, Any]]) -> dict[str, int]:
-    """``bpftool -j map dump`` of the per-CPU stats map -> ``reason -> packets`` (summed
-    over CPUs); reasons the program has and this module does not know keep their index."""
-    out = {r: 0 for r in REASONS}
-    for entry in dump:
-        f = entry["formatted"]
-        key = int(f["key"])
-        name = REASONS[key] if key < len(REASONS) else f"reason{key}"
-        out[name] = sum(int(v["value"]) for v in f["values"])
-    return out
-
-
-def read_counters(pid: int) -> dict[str, int]:
-    """The program's counters now (``reason -> packets``, since it was attached)."""
-    mid = map_ids(pid)[STATS_MAP]
-    return parse_stats(_bpftool("map", "dump", "id", str(mid)))
 
 
 def config_bytes(drop: float, cap_pps: float | None, cap_burst: int | None) -> list[str]:

@@ -1,19 +1,15 @@
-"""The environment of an experiment, captured once: what could change the numbers."""
+"""The host's side of an experiment's environment: kernel, CPU, cmdline, irqbalance,
+tools' versions, a namespace's qdiscs, offloads and RPS masks; and what differs between
+two captures. ``testbed.environment`` puts them together with the testbed's own record."""
 
 from __future__ import annotations
 
 import json
-import os
 import platform
 from pathlib import Path
 from typing import Any
 
-from netassay import __version__
 from netassay.proc import run
-from netassay.testbed import names as N
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
-from netassay.testbed.bed import Testbed
 
 
 def read_text(path: str) -> str:
@@ -48,7 +44,7 @@ def tool_version(argv: list[str]) -> str:
     return ((res.stdout or res.stderr).strip().splitlines() or [""])[0]
 
 
-def _generator_version() -> str:
+def generator_version() -> str:
     try:
         from netassay.traffic.generator import find_generator
 
@@ -57,7 +53,7 @@ def _generator_version() -> str:
         return f"unavailable ({exc})"
 
 
-def _ns_details(ns: str) -> dict[str, Any]:
+def ns_details(ns: str) -> dict[str, Any]:
     qdisc = json.loads(run(["tc", "-n", ns, "-j", "qdisc", "show"]).stdout or "[]")
     links = json.loads(run(["ip", "-n", ns, "-j", "-d", "link", "show"]).stdout or "[]")
     offloads = {}
@@ -84,46 +80,6 @@ def _ns_details(ns: str) -> dict[str, Any]:
         "offloads": offloads,
         "rps_cpus": rps,
     }
-
-
-def capture(tb: Testbed) -> dict[str, Any]:
-    """Kernel, CPUs, cmdline, irqbalance, RPS masks, qdiscs, offloads, sysctls, versions."""
-    env: dict[str, Any] = {
-        "kernel": platform.release(),
-        "kernel_version": platform.version(),
-        "boot_id": read_text("/proc/sys/kernel/random/boot_id"),
-        "machine": platform.machine(),
-        "cpu_model": cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "cmdline": read_text("/proc/cmdline"),
-        "isolcpus": read_text("/sys/devices/system/cpu/isolated"),
-        "irqbalance": irqbalance_running(),
-        "irq_default_affinity": read_text("/proc/irq/default_smp_affinity"),
-        "netdev_max_backlog": int(S.read_sysctl("net.core.netdev_max_backlog")),
-        "netdev_budget": int(S.read_sysctl("net.core.netdev_budget")),
-        "sysctls_touched": dict(tb.state.get("sysctls", {})),
-        "sysctls_original": S.saved_sysctls(),
-        "testbed": {
-            "name": tb.name,
-            "config": tb.state.get("config"),
-            "namespaces": tb.state.get("namespaces"),
-            "target": tb.state.get("target"),
-            "gen_cpu": tb.state.get("gen_cpu"),
-            "sut_cpu": tb.state.get("sut_cpu"),
-            "wire": f"{N.TG_DEV} (qdisc {' '.join(T.WIRE_QDISC)}) -> {N.SUT_IN} (veth)",
-        },
-        "namespaces": {role: _ns_details(ns) for role, ns in tb.state["namespaces"].items()},
-        "versions": {
-            "netassay": __version__,
-            "python": platform.python_version(),
-            "iproute2": tool_version(["ip", "-V"]),
-            "nftables": tool_version(["nft", "--version"]),
-            "ethtool": tool_version(["ethtool", "--version"]),
-            "netassay-gen": _generator_version(),
-        },
-    }
-    env.update(T.kind_environment(tb))  # a testbed kind's own record (external: its NICs)
-    return env
 
 
 # What, when it differs between a sweep's start and its resume, is worth a line.

@@ -16,16 +16,15 @@ import json
 import logging
 import mmap
 import os
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from netassay.errors import ToolError
-from netassay.proc import run
-from netassay.rtt.topology import EP_DEV, UPLINK
+from netassay.names import RTT_EP_DEV as EP_DEV
+from netassay.names import RTT_UPLINK as UPLINK
+from netassay.proc import artifact, run
 
 log = logging.getLogger("netassay.rtt")
 
@@ -55,23 +54,6 @@ POINTS = (
     Point("snd_ep_in", "sndep", EP_DEV, "ingress", True),
 )
 POINT_NAMES = tuple(p.name for p in POINTS)
-
-
-def artifact(name: str) -> Path:
-    """A built RTT artifact (capture object, netassay-probe): installed in the venv by
-    ``make setup``, else the repository's build directory."""
-    for d in (
-        Path(sys.prefix) / "share" / "netassay" / "rtt",
-        Path(sys.prefix) / "bin",
-        Path(__file__).resolve().parents[3] / "bpf" / "rtt" / "build",
-    ):
-        if (d / name).is_file():
-            return d / name
-    raise ToolError(
-        f"cannot find {name}",
-        f"it is not in {sys.prefix}/share/netassay/rtt or bpf/rtt/build",
-        "run 'make setup' (it builds netassay's BPF programs and netassay-probe)",
-    )
 
 
 # -- the bpf() system call, for the two things tc and bpftool do not do ----------------

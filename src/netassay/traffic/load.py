@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.errors import ToolError, UsageError
+from netassay.names import RTT_EP_DEV as EP_DEV
+from netassay.names import RTT_MAX_BACKGROUND as MAX_BACKGROUND
 from netassay.proc import die_with_parent, in_netns
-from netassay.rtt.topology import EP_DEV, MAX_BACKGROUND
 
 log = logging.getLogger("netassay.rtt")
 

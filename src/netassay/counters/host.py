@@ -25,15 +25,14 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pyroute2 import IPRoute
-from pyroute2 import netns as pr2_netns
 
 from netassay.counters import cpu as C
-from netassay.errors import NetassayError, PrivilegeError, TestbedError
+from netassay.proc import call_in_netns, netns_error
 
 UDP_FIELDS = {
     "RcvbufErrors": "udp_rcvbuf_errors",
@@ -54,38 +53,6 @@ SYSCTLS = (
     "net.core.netdev_max_backlog",
     "net.core.netdev_budget",
 )
-
-
-def _ns_error(netns: str | None, exc: BaseException) -> NetassayError:
-    """One line for a namespace whose counters cannot be read: gone, or not ours to join."""
-    where = f"namespace {netns}" if netns else "this host's namespace"
-    if isinstance(exc, PermissionError):
-        return PrivilegeError(f"cannot read the counters of {where}", str(exc), "run as root")
-    return TestbedError(f"cannot read the counters of {where}", str(exc), "is the testbed up?")
-
-
-def _in_netns(netns: str | None, fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` in a thread that has joined network namespace ``netns`` (None: the
-    host's). What it opens there (sockets, /proc/thread-self/net files) stays bound to
-    that namespace after the thread ends. A namespace that does not exist is an error,
-    never created."""
-    if netns is None:
-        return fn()
-    box: dict[str, Any] = {}
-
-    def body() -> None:
-        try:
-            pr2_netns.setns(netns, flags=0)  # this thread only; flags=0: never create it
-            box["value"] = fn()
-        except BaseException as exc:  # handed back to the caller
-            box["error"] = exc
-
-    t = threading.Thread(target=body, name=f"netns-{netns}")
-    t.start()
-    t.join()
-    if "error" in box:
-        raise _ns_error(netns, box["error"]) from box["error"]
-    return box["value"]
 
 
 def parse_snmp_udp(text: str) -> dict[str, int]:
@@ -143,14 +110,14 @@ class NsReader:
             sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, socket.NETLINK_ROUTE)
             return sock.detach(), snmp
 
-        nl_fd, self.snmp_fd = _in_netns(netns, open_all)
+        nl_fd, self.snmp_fd = call_in_netns(netns, open_all)
         try:
             # groups=0: no event subscriptions, only the answers to our dumps
             self.ipr = IPRoute(fileno=nl_fd, groups=0)
         except BaseException as exc:
             os.close(nl_fd)
             os.close(self.snmp_fd)
-            raise _ns_error(netns, exc) from exc
+            raise netns_error(netns, exc) from exc
 
     def udp(self) -> dict[str, int]:
         return parse_snmp_udp(os.pread(self.snmp_fd, 65536, 0).decode())
@@ -159,7 +126,7 @@ class NsReader:
         try:
             return parse_links(self.ipr.link("dump"))
         except Exception as exc:
-            raise _ns_error(self.netns, exc) from exc
+            raise netns_error(self.netns, exc) from exc
 
     def close(self) -> None:
         self.ipr.close()

@@ -35,9 +35,9 @@ import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from netassay import names as N
 from netassay.errors import UsageError
 from netassay.proc import run
-from netassay.testbed import names as N
 from netassay.testbed import state as S
 from netassay.testbed.topology import link_mac
 

@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from netassay import names as N
 from netassay.errors import UsageError
 from netassay.proc import run
-from netassay.testbed import names as N
 from netassay.testbed import state as S
 from netassay.testbed.topology import link_mac
 
@@ -36,8 +36,8 @@ log = logging.getLogger("netassay.rtt")
 
 KIND = "rtt"
 SIDES = ("snd", "rsp")
-MAX_BACKGROUND = 128
-UPLINK, EP_DEV, BRIDGE = "up0", "eth0", "br0"
+MAX_BACKGROUND = N.RTT_MAX_BACKGROUND
+UPLINK, EP_DEV, BRIDGE = N.RTT_UPLINK, N.RTT_EP_DEV, "br0"
 # Addresses (RFC 2544 range, away from the router testbed's 198.18.0.0/24 and
 # 198.19.0.0/24): sender side 198.18.100.0/24, responder side 198.18.101.0/24, one
 # /23 subnet on the L2 paths; the routed path's wire is 198.18.102.0/30.

@@ -15,10 +15,10 @@ from netassay.errors import UsageError
 
 PREFIX = "na-"
 ROLES = ("tg", "sut", "sink")
-# The RTT testbed (netassay.rtt.topology): two servers (sndsrv, rspsrv), a main endpoint
+# The RTT testbed (netassay.testbed.rtt): two servers (sndsrv, rspsrv), a main endpoint
 # on each (sndep, rspep) and background endpoints (sndbg0.., rspbg0..).
 RTT_ROLE = r"(snd|rsp)(srv|ep|bg[0-9]{1,3})"
-# The acceptance testbed (netassay.accept.link): client, link, server.
+# The acceptance testbed (netassay.testbed.link): client, link, server.
 ACCEPT_ROLES = ("cli", "link", "srv")
 _ID = re.compile(r"[a-z0-9]{1,8}")
 _NS = re.compile(rf"na-[a-z0-9]{{1,8}}-(tg|sut|sink|cli|link|srv|{RTT_ROLE})")
@@ -30,6 +30,9 @@ DEFAULT_NAME = "lab"
 # device names (each lives in its own namespace, so they never clash). The generator
 # sends on tg0, through a pfifo qdisc (see topology.WIRE_QDISC), to the SUT's sut0.
 TG_DEV, SUT_IN, SUT_OUT, SINK_DEV, BRIDGE = "tg0", "sut0", "sut1", "sink0", "br0"
+# the rtt testbed: each server's uplink, each endpoint's one interface
+RTT_UPLINK, RTT_EP_DEV = "up0", "eth0"
+RTT_MAX_BACKGROUND = 128  # background endpoints per server, at most
 
 
 def validate_name(name: str) -> str:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay import quality as Q
-from netassay.campaign.plan import rate_warning, stall_warning
 from netassay.counters import cpu
 from netassay.counters.loss import (
     SINK_LOCATIONS,
@@ -29,33 +28,14 @@ from netassay.counters.loss import (
 )
 from netassay.counters.sink import NFT_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
-from netassay.store.db import TrialRecord
+from netassay.quality import rate_warning, stall_warning
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
-from netassay.traffic.generator import RECORDED_KEYS, GenResult, run_generator
+from netassay.traffic.generator import RECORDED_KEYS, GenResult
+from netassay.trial.record import TrialRecord
 from netassay.units import utc_now
 
 SOURCE = "netassay-testbed"
-
-
-def send(tb: Testbed, rate_pps: float | str, duration_s: float) -> GenResult:
-    """Run netassay-gen in the generator namespace (its wire and CPU as the testbed
-    says); ``rate_pps`` may be ``"max"``. The one place a trial's generator call is built."""
-    t = tb.target
-    return run_generator(
-        t["netns"],
-        t["dev"],
-        t["dst_mac"],
-        t["src"],
-        t["dst"],
-        rate_pps,
-        duration_s,
-        size_bytes=tb.cfg.size_bytes,
-        flows=tb.cfg.flows,
-        best_effort=True,
-        extra=tb.gen_flags(),
-        timeout_s=duration_s + 30,
-    )
 
 
 @dataclass(frozen=True)
@@ -74,11 +54,13 @@ class TrialContext:
 @contextmanager
 def trials_on(tb: Testbed, run_id: int | None = None) -> Iterator[TrialContext]:
     """Everything trials on ``tb`` need, held for as long as they run: the sink's
-    counter (its XDP program attached) and the path's smallest queue."""
-    own = T.kind_hook(tb.state, "trials_on")
-    if own is not None:  # a kind with a data path of its own (external)
-        with own(tb, run_id) as ctx:
-            yield ctx
+    counter (its XDP program attached) and the path's smallest queue; a testbed kind
+    with a data path of its own (external) gives its sink and its counters."""
+    own = T.kind_hook(tb.state, "data_path")
+    if own is not None:
+        with own(tb) as (sink, path):
+            # no queue on such a path is known: a stall is judged by its length alone
+            yield TrialContext(tb, sink, None, run_id, path=path)
         return
     with SinkCounter(tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes) as sink:
         yield TrialContext(tb, sink, T.path_queue_pkts(tb), run_id)
@@ -113,7 +95,7 @@ def measure(
     utc = utc_now()
     before = ctx.path.snapshot(ctx.sink) if ctx.path else snapshot(namespaces, ctx.sink)
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
-    res = send(tb, rate_pps, duration_s)
+    res = tb.send(rate_pps, duration_s)
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
     _, settled = wait_quiet(_reader(ctx))

@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 
 from netassay.errors import GeneratorError, UsageError
-from netassay.proc import arg_num, die_with_parent, in_netns
-from netassay.rtt.capture import artifact
+from netassay.proc import arg_num, artifact, die_with_parent, in_netns
 
 log = logging.getLogger("netassay.rtt")
 

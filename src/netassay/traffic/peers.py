@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from netassay.errors import ToolError
+from netassay.hist import Hist
 from netassay.proc import die_with_parent, in_netns, run
-from netassay.rtt.hist import Hist
 
 PEERS = ("ping", "irtt")
 IRTT_PORT = 2112

@@ -1,0 +1,1 @@
+"""The measurement methods: one package each, one shape (methods.base), one registry."""

@@ -1,0 +1,55 @@
+"""The environment of an experiment, captured once: what could change the numbers
+(the host's facts from ``counters.environment`` and the testbed's own record)."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+from netassay import __version__
+from netassay import names as N
+from netassay.counters import environment as E
+from netassay.testbed import state as S
+from netassay.testbed import topology as T
+from netassay.testbed.bed import Testbed
+
+
+def capture(tb: Testbed) -> dict[str, Any]:
+    """Kernel, CPUs, cmdline, irqbalance, RPS masks, qdiscs, offloads, sysctls, versions."""
+    env: dict[str, Any] = {
+        "kernel": platform.release(),
+        "kernel_version": platform.version(),
+        "boot_id": E.read_text("/proc/sys/kernel/random/boot_id"),
+        "machine": platform.machine(),
+        "cpu_model": E.cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cmdline": E.read_text("/proc/cmdline"),
+        "isolcpus": E.read_text("/sys/devices/system/cpu/isolated"),
+        "irqbalance": E.irqbalance_running(),
+        "irq_default_affinity": E.read_text("/proc/irq/default_smp_affinity"),
+        "netdev_max_backlog": int(S.read_sysctl("net.core.netdev_max_backlog")),
+        "netdev_budget": int(S.read_sysctl("net.core.netdev_budget")),
+        "sysctls_touched": dict(tb.state.get("sysctls", {})),
+        "sysctls_original": S.saved_sysctls(),
+        "testbed": {
+            "name": tb.name,
+            "config": tb.state.get("config"),
+            "namespaces": tb.state.get("namespaces"),
+            "target": tb.state.get("target"),
+            "gen_cpu": tb.state.get("gen_cpu"),
+            "sut_cpu": tb.state.get("sut_cpu"),
+            "wire": f"{N.TG_DEV} (qdisc {' '.join(T.WIRE_QDISC)}) -> {N.SUT_IN} (veth)",
+        },
+        "namespaces": {role: E.ns_details(ns) for role, ns in tb.state["namespaces"].items()},
+        "versions": {
+            "netassay": __version__,
+            "python": platform.python_version(),
+            "iproute2": E.tool_version(["ip", "-V"]),
+            "nftables": E.tool_version(["nft", "--version"]),
+            "ethtool": E.tool_version(["ethtool", "--version"]),
+            "netassay-gen": E.generator_version(),
+        },
+    }
+    env.update(T.kind_environment(tb))  # a testbed kind's own record (external: its NICs)
+    return env

@@ -1,0 +1,1 @@
+"""One trial: what every method measures and stores (its record, its engine)."""
