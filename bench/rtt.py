@@ -45,10 +45,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from netassay.analysis import effects as R  # noqa: E402
 from netassay.hist import Hist  # noqa: E402
+from netassay.methods.rtt import run as M  # noqa: E402
 from netassay.proc import run  # noqa: E402
-from netassay.rtt import method as M  # noqa: E402
-from netassay.rtt import stats as R  # noqa: E402
 from netassay.traffic.probe import ProbeSpec  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "rtt.json"

@@ -1,4 +1,4 @@
-"""CLI of the acceptance test (seed 004): parses flags and delegates to netassay.accept."""
+"""CLI of the acceptance test (seed 004): parses flags and delegates to netassay.methods.accept."""
 
 from __future__ import annotations
 
@@ -79,9 +79,9 @@ def accept(
 ) -> None:
     """Accept a link by single-flow UDP at the contracted rate: a ramp, then K runs;
     PASS, FAIL or INCONCLUSIVE (host-limited) with the test host checked first."""
-    from netassay.accept import run as R
-    from netassay.accept import scenarios as SC
-    from netassay.accept import view
+    from netassay.methods.accept import run as R
+    from netassay.methods.accept import scenarios as SC
+    from netassay.methods.accept import view
     from netassay.units import parse_duration, parse_rate
 
     base = R.AcceptRequest(

@@ -25,8 +25,8 @@ Label = Annotated[str, typer.Option("--label", help="Experiment label (default: 
 
 
 def _store_tests(tests: list, db: Path) -> None:
-    from netassay.accept.store import store_accept_test
-    from netassay.accept.verdict import judge
+    from netassay.analysis.acceptance import judge
+    from netassay.methods.accept.store import store_accept_test
     from netassay.store.db import Store
 
     with Store(db) as st:
@@ -51,7 +51,7 @@ def _import(
     label: str,
 ) -> None:
     """Check the layer and the contract, read every test from ``source``, then store them."""
-    from netassay.accept.verdict import check_layer
+    from netassay.analysis.acceptance import check_layer
     from netassay.units import parse_rate
 
     check_layer(layer)
@@ -69,7 +69,7 @@ def import_iperf3(
     label: Label = "",
 ) -> None:
     """Import iperf3 -J UDP results as acceptance tests (importing twice adds nothing)."""
-    from netassay.accept.import_iperf3 import read_tests
+    from netassay.methods.accept.import_iperf3 import read_tests
 
     _import(read_tests, files, db, contract, layer, label)
 
@@ -82,7 +82,7 @@ def import_monipe(
     label: Label = "",
 ) -> None:
     """Import MonIPE acceptance results: each test one experiment, each round one run."""
-    from netassay.accept.import_monipe import read_tests
+    from netassay.methods.accept.import_monipe import read_tests
 
     _import(read_tests, folder, db, contract, layer, label)
 

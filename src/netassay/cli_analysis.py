@@ -62,8 +62,9 @@ def assess(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """Statistics, saturation and the GOOD/BAD/INCONCLUSIVE verdict per experiment."""
-    from netassay.report.loader import is_store, iter_assessments
-    from netassay.report.text import make_console, render
+    from netassay.methods.sweep.analyse import iter_assessments
+    from netassay.methods.sweep.view import make_console, render
+    from netassay.store.paths import is_store
 
     cfg = _analysis_cfg(mode, pdr, eta, entry_factor)
     console = make_console()
@@ -75,13 +76,13 @@ def assess(
         else:
             render(a, console)
     if any(p.is_file() and is_store(p) for p in inputs):  # searches live in stores only
-        from netassay.search.view import show_stored  # their bounds, no verdict
+        from netassay.methods.search.view import show_stored  # their bounds, no verdict
 
         n += show_stored(inputs, as_json, typer.echo)
         from netassay.cli_rtt import show_stored as show_rtt  # per configuration
 
         n += show_rtt(inputs, as_json)
-        from netassay.accept.view import show_stored as show_accept  # acceptance verdicts
+        from netassay.methods.accept.view import show_stored as show_accept  # acceptance verdicts
 
         n += show_accept(inputs, as_json, typer.echo)
     if n == 0:
@@ -106,7 +107,7 @@ def report(
     removed afterwards (import them with 'netassay import pastrami' to keep one).
     """
     from netassay.report.build import build_report
-    from netassay.report.loader import as_stores
+    from netassay.report.inputs import as_stores
 
     cfg = _analysis_cfg(mode, pdr, eta, entry_factor)
     with as_stores(inputs) as stores:
@@ -173,8 +174,8 @@ def export(
     ] = None,
 ) -> None:
     """Export every trial (one row each) as CSV or JSON lines."""
-    from netassay.report.loader import open_store
     from netassay.store.export import FORMATS, export_to_path
+    from netassay.store.paths import open_store
 
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'", f"known: {', '.join(FORMATS)}", "pick one")

@@ -1,4 +1,4 @@
-"""CLI of the flood: a router's maximum forwarding rate (netassay.campaign.flood)."""
+"""CLI of the flood: a router's maximum forwarding rate (netassay.methods.flood.run)."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ def flood(
     peak) and report what it forwards: its maximum forwarding rate (RFC 2285), with
     every frame it could not take located. A router SUT (kernel or XDP); stores
     nothing."""
-    from netassay.campaign import sweep as SW
-    from netassay.campaign.flood import flood as one_flood
-    from netassay.campaign.flood import flood_path
     from netassay.cli_lab import _config
+    from netassay.methods.flood.run import flood as one_flood
+    from netassay.methods.flood.run import flood_path
+    from netassay.methods.sweep import run as SW
     from netassay.testbed import require_root, validate_name
     from netassay.testbed import state as S
     from netassay.testbed import topology as T

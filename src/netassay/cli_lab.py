@@ -294,8 +294,8 @@ def sweep(
 ) -> None:
     """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
     as it ends."""
-    from netassay.campaign import plan as P
-    from netassay.campaign import sweep as SW
+    from netassay.methods.sweep import plan as P
+    from netassay.methods.sweep import run as SW
 
     o = flags or {}
     name = SW.named_testbed(testbed, name, o, ("--rates", rates))

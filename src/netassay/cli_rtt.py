@@ -1,4 +1,4 @@
-"""CLI of the rtt method (seed 002): parses flags and delegates to netassay.rtt."""
+"""CLI of the rtt method (seed 002): parses flags and delegates to netassay.methods.rtt."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def rtt(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run.")] = False,
 ) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
-    from netassay.rtt import method as M
+    from netassay.methods.rtt import run as M
     from netassay.traffic.load import Load, NetLoad
     from netassay.traffic.probe import ProbeSpec
     from netassay.units import parse_duration, parse_rate
@@ -169,7 +169,7 @@ def _text_line(m: Any, res: Any) -> None:
 
 
 def _text_summary(m: Any) -> None:
-    from netassay.rtt.stats import over_runs
+    from netassay.analysis.effects import over_runs
 
     keys = ("rtt", "overhead", "wire", "response", "latency", "latency_sent", "app")
     for plan in m.req.plans():
@@ -226,7 +226,7 @@ def compare(
         return
 
     from netassay.errors import UsageError
-    from netassay.rtt import compare as C
+    from netassay.methods.rtt import compare as C
     from netassay.store.db import Store
 
     if stat not in C.STATS:
@@ -234,7 +234,7 @@ def compare(
     with Store(db, readonly=True) as st:
         configs, segments, result = C.comparison(st, by or [], segment, stat, paired=paired)
         if out:
-            from netassay.rtt import figures
+            from netassay.methods.rtt import figures
 
             page = figures.render(configs, segments, stat, result, Path(out))
     if as_json:
@@ -249,9 +249,9 @@ def show_stored(inputs: Any, as_json: bool) -> int:
     """``assess``: the rtt runs of each store, per configuration (no PASTRAMI verdict:
     a latency measurement has none); returns how many configurations were shown."""
 
-    from netassay.report.loader import open_store, store_paths
-    from netassay.rtt import compare as C
-    from netassay.rtt.store import rtt_experiments
+    from netassay.methods.rtt import compare as C
+    from netassay.methods.rtt.store import rtt_experiments
+    from netassay.store.paths import open_store, store_paths
 
     n = 0
     for p in store_paths(inputs):
@@ -339,7 +339,7 @@ def import_ping(
     """Import iputils ping output as rtt runs (probe ping), beside netassay's own."""
     from pathlib import Path
 
-    from netassay.rtt.ping_import import import_files
+    from netassay.methods.rtt.ping_import import import_files
     from netassay.store.db import Store
 
     paths = [Path(f) for f in files]

@@ -1,4 +1,4 @@
-"""CLI of the NDR/PDR search (MLRsearch): parses flags and delegates to netassay.search."""
+"""CLI of the NDR/PDR search (MLRsearch): parses flags and delegates to netassay.methods.search."""
 
 from __future__ import annotations
 
@@ -89,10 +89,10 @@ def search(
     testbed: TestbedOpt = None,
 ) -> None:
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
-    from netassay.campaign.sweep import named_testbed
     from netassay.cli import config_path
-    from netassay.search import run as R
-    from netassay.search.spec import GoalOptions, parse_ratio
+    from netassay.methods.search import run as R
+    from netassay.methods.search.spec import GoalOptions, parse_ratio
+    from netassay.methods.sweep.run import named_testbed
     from netassay.units import parse_duration
 
     o = flags or {}
@@ -130,7 +130,7 @@ def search(
             f"{job.stored} trial(s) of it are stored in {job.db}",
             f"continue with 'netassay search --db {job.db} --resume'",
         ) from exc
-    from netassay.search import view
+    from netassay.methods.search import view
 
     if as_json:
         sys.stdout.write(json.dumps(view.report_json(report), allow_nan=False) + "\n")
@@ -142,8 +142,8 @@ def search(
 def _dry_run(job, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     from dataclasses import asdict
 
-    from netassay.search import engine as E
-    from netassay.search import view
+    from netassay.methods.search import engine as E
+    from netassay.methods.search import view
 
     nominal = job.max_load_pps or max(600_000.0, 2 * (job.min_load_pps or 0))
     spec = job.spec(nominal)

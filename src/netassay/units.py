@@ -100,3 +100,12 @@ def parse_pause(text: str) -> float:
 def utc_now() -> str:
     """The current UTC time as ISO 8601 with microseconds (how every record is stamped)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def fmt_duration(s: float) -> str:
+    s = max(0.0, s)
+    if s < 60:
+        return f"{s:.0f} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(s % 60):02d} s"
+    return f"{int(s // 3600)} h {int(s % 3600 // 60):02d} min"

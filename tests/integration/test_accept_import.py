@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from tests.conftest import SHARED
 
-from netassay.accept import import_iperf3 as I3
-from netassay.accept import import_monipe as M
-from netassay.accept.verdict import FAIL, judge
-from netassay.accept.view import summary
+from netassay.analysis.acceptance import FAIL, judge
 from netassay.errors import InputError
+from netassay.methods.accept import import_iperf3 as I3
+from netassay.methods.accept import import_monipe as M
+from netassay.methods.accept.view import summary
 
 MONIPE = SHARED / "data" / "monipe"
 ROUND = MONIPE / "teste_1" / "rodada_1"

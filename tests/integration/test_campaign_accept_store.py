@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from netassay.accept import scenarios as SC
-from netassay.accept.model import AcceptRun, AcceptTest, CpuSample, Interval
-from netassay.accept.store import load_accept_tests, store_accept_test
 from netassay.campaign import order as O
 from netassay.campaign import results as CR
 from netassay.campaign import spec as SP
 from netassay.campaign.execute import write_cell
 from netassay.campaign.worker import CellResult, _scenario_file, read_scratch
+from netassay.methods.accept import scenarios as SC
+from netassay.methods.accept.store import load_accept_tests, store_accept_test
 from netassay.report.campaign import render_page
 from netassay.store.db import Store
+from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample, Interval
 
 FILE = """\
 [campaign]

@@ -11,7 +11,7 @@ from tests.integration.test_campaign_accept_store import compare_cells, store_ce
 from netassay.campaign import results as CR
 from netassay.campaign.worker import CellResult, read_scratch
 from netassay.hist import Hist
-from netassay.rtt import store as RS
+from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 

@@ -3,8 +3,8 @@ by --experiment; on the testbed it ran on (a conflicting --name is refused)."""
 
 import pytest
 
-from netassay.campaign import sweep as SW
 from netassay.errors import UsageError
+from netassay.methods.sweep import run as SW
 from netassay.store import Store
 from netassay.trial.record import TrialRecord
 

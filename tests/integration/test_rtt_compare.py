@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from netassay.hist import Hist
-from netassay.rtt import store as RS
-from netassay.rtt.method import RttRequest
-from netassay.rtt.run import SAMPLE_COLUMNS
+from netassay.methods.rtt import store as RS
+from netassay.methods.rtt.run import RttRequest
+from netassay.methods.rtt.trial import SAMPLE_COLUMNS
 from netassay.store.db import Store
 from netassay.traffic.load import Load
 from netassay.trial.record import TrialRecord

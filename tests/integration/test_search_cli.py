@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from netassay.search import engine as E
-from netassay.search.figures import points
-from netassay.search.spec import Goal, SearchSpec
+from netassay.methods.search import engine as E
+from netassay.methods.search.figures import points
+from netassay.methods.search.spec import Goal, SearchSpec
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from netassay.config import AnalysisConfig
-from netassay.report.loader import assess_store
+from netassay.methods.sweep.analyse import assess_store
 from netassay.store import Store
 from netassay.store.schema import SCHEMA_VERSION
 from netassay.trial.record import TrialRecord
@@ -90,8 +90,8 @@ def test_sink_drops_count_as_forwarded_and_faults_are_excluded(tmp_path):
 
 
 def test_v3_store_gains_acceptance_tables_and_keeps_its_experiments(tmp_path, old_store):
-    from netassay.accept.model import AcceptRun, AcceptTest, CpuSample, Interval
-    from netassay.accept.store import load_accept_tests, store_accept_test
+    from netassay.methods.accept.store import load_accept_tests, store_accept_test
+    from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample, Interval
 
     db = tmp_path / "v3.db"
     old_store(db, {1, 2, 3}).close()
@@ -164,7 +164,7 @@ def test_v5_store_names_and_excludes_the_imports_that_received_more_than_they_se
 def test_assess_of_a_file_with_rx_twice_tx_leaves_that_trial_out(tmp_path):
     """The case a user met, assessed from the file and from the store: the trial is
     named and left out, the load keeps its other trial, no PLR is negative."""
-    from netassay.report.loader import iter_assessments
+    from netassay.methods.sweep.analyse import iter_assessments
     from netassay.store.pastrami import import_files
 
     f = tmp_path / "lab_raw_2_exp_t_1_k6.1_intel_ns.txt"

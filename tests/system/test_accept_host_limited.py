@@ -17,8 +17,8 @@ import json
 
 import pytest
 
-from netassay.accept.run import AcceptRequest, Scenario, measure
-from netassay.accept.store import load_accept_tests
+from netassay.methods.accept.run import AcceptRequest, Scenario, measure
+from netassay.methods.accept.store import load_accept_tests
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from netassay.accept.store import load_accept_tests
+from netassay.methods.accept.store import load_accept_tests
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system

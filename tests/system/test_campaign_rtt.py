@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from netassay.rtt import store as RS
+from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system

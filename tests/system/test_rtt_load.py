@@ -63,7 +63,7 @@ def test_net_load_crosses_the_wire_and_is_stored(cli, tb_name, netns_of, tmp_pat
         # 4 background endpoints of the sender's server send 5 kpps each to the responder's
         assert load["wire"]["snd_to_rsp_pps"] > 0.8 * 4 * 5000, load
         assert r["lost"] == 0 and r["segments"]["rtt"]["negative"] == 0
-    from netassay.rtt import store as RS
+    from netassay.methods.rtt import store as RS
     from netassay.store.db import Store
 
     with Store(db, readonly=True) as st:

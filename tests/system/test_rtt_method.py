@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from netassay.rtt import store as RS
-from netassay.rtt.stats import hold_growth
+from netassay.analysis.effects import hold_growth
+from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
 
 # The ground truth's tolerance: the response time's median with a hold of D must grow by
@@ -151,8 +151,8 @@ def test_a_rate_above_what_the_path_carries_is_refused(cli, tb_name, netns_of, t
 
 def test_a_responder_that_never_answers(tb_name, netns_of, tmp_path, monkeypatch):
     from netassay.errors import TestbedError
+    from netassay.methods.rtt import run as M
     from netassay.proc import run
-    from netassay.rtt import method as M
     from netassay.traffic.probe import ProbeSpec
 
     def silent(tb, req):  # the kernel's echo switched off, and no app in its place

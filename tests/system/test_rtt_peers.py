@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from netassay.rtt import store as RS
+from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
 
 

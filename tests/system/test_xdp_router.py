@@ -16,10 +16,10 @@ import time
 
 import pytest
 
-from netassay.campaign.flood import flood, flood_path, gro_on
 from netassay.config import TestbedConfig
 from netassay.counters import xdp_router as XC
 from netassay.errors import TestbedError
+from netassay.methods.flood.run import flood, flood_path, gro_on
 from netassay.testbed import Testbed
 from netassay.testbed import xdp_router as XR
 from netassay.trial.engine import measure, trials_on

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from netassay.accept import scenarios as SC
-from netassay.accept.run import AcceptRequest, Scenario, check_server, validate
 from netassay.errors import InputError, UsageError
+from netassay.methods.accept import scenarios as SC
+from netassay.methods.accept.run import AcceptRequest, Scenario, check_server, validate
 from netassay.testbed import link as L
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "accept-affinity.toml"

@@ -2,8 +2,7 @@
 
 import pytest
 
-from netassay.accept.model import AcceptRun, AcceptTest, CpuSample, Interval
-from netassay.accept.verdict import (
+from netassay.analysis.acceptance import (
     FAIL,
     INCONCLUSIVE,
     PASS,
@@ -12,6 +11,7 @@ from netassay.accept.verdict import (
     wire_bytes,
 )
 from netassay.errors import UsageError
+from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample, Interval
 
 L1 = 1e9  # a perfect 1 Gbit/s link, counted at layer 1
 

@@ -7,10 +7,11 @@ import math
 import pytest
 
 from netassay.campaign.demo import demo_rates
-from netassay.campaign.plan import TRIAL_OVERHEAD_S, Plan, describe, estimate_s, eta_s, fmt_duration
 from netassay.errors import UsageError
+from netassay.methods.sweep.loss_figure import loss_shares, plot_loss_location
+from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S, Plan, describe, estimate_s, eta_s
 from netassay.quality import rate_warning, stall_warning
-from netassay.report.loss_location import loss_shares, plot_loss_location
+from netassay.units import fmt_duration
 
 
 def test_trials_load_by_load_with_k_repetitions():

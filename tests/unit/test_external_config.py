@@ -100,8 +100,8 @@ def test_sweep_and_search_on_a_named_testbed(tmp_path, monkeypatch):
     its ports' line rate are refused before anything runs."""
     from dataclasses import asdict
 
-    from netassay.campaign.sweep import named_testbed
     from netassay.errors import TestbedError
+    from netassay.methods.sweep.run import named_testbed
     from netassay.testbed import linerate as LR
     from netassay.testbed import state as S
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from netassay.errors import InputError
-from netassay.rtt.ping_import import parse
+from netassay.methods.rtt.ping_import import parse
 
 PING_D = """PING 198.18.101.2 (198.18.101.2) 56(84) bytes of data.
 [1795380332.000147] 64 bytes from 198.18.101.2: icmp_seq=1 ttl=62 time=0.446 ms

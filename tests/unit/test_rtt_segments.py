@@ -8,7 +8,7 @@ import pytest
 from netassay.counters import cpu
 from netassay.counters.capture import POINT_NAMES
 from netassay.errors import UsageError
-from netassay.rtt.segments import compute, lost_after
+from netassay.methods.rtt.segments import compute, lost_after
 from netassay.traffic.load import Load
 from netassay.traffic.probe import ProbeSpec
 

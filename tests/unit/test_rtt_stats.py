@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from netassay.rtt import stats as R
+from netassay.analysis import effects as R
 
 
 def test_bootstrap_ci_brackets_the_median_and_is_reproducible():

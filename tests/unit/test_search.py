@@ -12,9 +12,8 @@ import pytest
 
 from netassay.analysis.synthetic import realistic_throughput
 from netassay.errors import UsageError
-from netassay.quality import GENERATOR_LIMIT, GENERATOR_STALL
-from netassay.search import engine as E
-from netassay.search.spec import (
+from netassay.methods.search import engine as E
+from netassay.methods.search.spec import (
     Goal,
     GoalOptions,
     SearchSpec,
@@ -23,6 +22,7 @@ from netassay.search.spec import (
     parse_ratio,
     verify_goal,
 )
+from netassay.quality import GENERATOR_LIMIT, GENERATOR_STALL
 from netassay.trial.record import TrialRecord
 
 CAP = 60_000.0
@@ -370,8 +370,8 @@ def test_estimate_is_the_costliest_simulated_search():
 
 # -- what a user reads -----------------------------------------------------------------
 def test_text_and_json_of_a_result():
-    from netassay.search import view
-    from netassay.search.run import SearchReport, VerifyResult, progress_line
+    from netassay.methods.search import view
+    from netassay.methods.search.run import SearchReport, VerifyResult, progress_line
 
     events: list[E.TrialEvent] = []
     out = search(Sut(cliff(CAP)), on_trial=events.append)
@@ -389,7 +389,7 @@ def test_text_and_json_of_a_result():
 
 
 def test_text_says_what_a_missing_bound_means():
-    from netassay.search import view
+    from netassay.methods.search import view
 
     above = search(Sut(cliff(1e6)), spec(hi=600_000))
     assert "no upper bound: the max load (600 kpps) meets the goal" in "\n".join(
@@ -406,7 +406,7 @@ def test_text_says_what_a_missing_bound_means():
 
 
 def test_verify_grid_is_centred_on_the_pdr_and_stops_at_the_max_load():
-    from netassay.search.run import VerifyPlan
+    from netassay.methods.search.run import VerifyPlan
 
     vp = VerifyPlan(runs=3, duration_s=1.0, span=0.2, loads=9)
     assert vp.rates(60_000, 1e6) == [48_000 + 3_000 * j for j in range(9)]
@@ -431,7 +431,7 @@ def test_an_unfinished_search_reports_its_bounds_as_measured_never_the_max_load_
     ends the search before MLRsearch classifies the max load. Its own 150 kpps trial
     lost a third: that load (and any other that lost more than the goal) is an upper
     bound, and no text says the max load meets the goal."""
-    from netassay.search import view
+    from netassay.methods.search import view
 
     for cap in (5, 10, 20, 30):
         sut = Sut(cliff(100_000))

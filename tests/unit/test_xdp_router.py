@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from netassay import names as N
-from netassay.campaign.sweep import sweep_metadata
 from netassay.config import SUTS, TestbedConfig
 from netassay.counters import xdp_router as XC
 from netassay.counters.loss import LOCATIONS, flatten, locate_loss
 from netassay.errors import TestbedError
+from netassay.methods.sweep.run import sweep_metadata
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
 

@@ -17,7 +17,7 @@ Every comparison carries an effect size (Cliff's delta with its magnitude, the
 Hodges-Lehmann shift in the metric's unit: ``hodges_lehmann_pps`` for PDR,
 ``hodges_lehmann_bps`` for throughput, ``hodges_lehmann_ratio`` for a loss ratio) and
 the number of experiments behind it: never a bare p-value. scipy runs the tests
-(``netassay.rtt.stats`` wraps them).
+(``netassay.analysis.effects`` wraps them).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from netassay.rtt.stats import (
+from netassay.analysis.effects import (
     cliffs_delta,
     hodges_lehmann,
     kendall_trend,

@@ -38,13 +38,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from netassay.campaign import sweep as SW
-from netassay.campaign.plan import Plan, describe, fmt_duration
 from netassay.config import TestbedConfig
 from netassay.errors import NetassayError
+from netassay.methods.sweep import run as SW
+from netassay.methods.sweep.plan import Plan, describe
 from netassay.testbed import Testbed, require_root
 from netassay.testbed import topology as T
-from netassay.units import fmt_rate
+from netassay.units import fmt_duration, fmt_rate
 
 NAME = "demo"
 OUT = Path(os.environ.get("NETASSAY_DEMO_OUT", "demo-out"))

@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from netassay.campaign import order as O
-from netassay.campaign.plan import TRIAL_OVERHEAD_S, fmt_duration
 from netassay.campaign.progress import Progress
 from netassay.campaign.spec import Campaign, cell_args, cell_scenario, describe_cell
 from netassay.campaign.worker import RESOURCE, TOPIC, CellJob, CellResult, run_cell
 from netassay.errors import Interrupted, NetassayError, UsageError
+from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.names import validate_name
 from netassay.store.db import Store
+from netassay.units import fmt_duration
 
 log = logging.getLogger("netassay.campaign")
 
@@ -355,7 +356,7 @@ def _write_accept(store: Store, test: Any, key: str, label: str, meta: dict[str,
     runs written."""
     from dataclasses import replace
 
-    from netassay.accept.store import store_accept_test
+    from netassay.methods.accept.store import store_accept_test
 
     meta = {k: v for k, v in meta.items() if k != "experiment_id"}  # the scratch store's
     _, new = store_accept_test(store, replace(test, key=key, label=label, metadata=meta))

@@ -13,7 +13,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.campaign.plan import (
+from netassay.campaign.spec import Campaign, describe_cell
+from netassay.methods.sweep.plan import (
     ACCEPT_SETUP_S,
     RTT_SETUP_S,
     TRIAL_OVERHEAD_S,
@@ -21,11 +22,9 @@ from netassay.campaign.plan import (
     accept_estimate_s,
     accept_runs,
     estimate_s,
-    fmt_duration,
     rtt_estimate_s,
 )
-from netassay.campaign.spec import Campaign, describe_cell
-from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rates
+from netassay.units import fmt_duration, fmt_rate, parse_duration, parse_pause, parse_rates
 
 # per cell, beside its trials: the cell's process, the testbed built and removed and the
 # environment captured (~2 s here), and the generator's peak probe (3 x 0.5 s, ~2 s)
@@ -100,8 +99,8 @@ def cell_estimate_s(c: Campaign, cell: int) -> float:
 
 
 def _search_estimate_s(s: dict[str, Any]) -> float:
-    from netassay.search import engine as E
-    from netassay.search.spec import GoalOptions, SearchSpec, make_goals
+    from netassay.methods.search import engine as E
+    from netassay.methods.search.spec import GoalOptions, SearchSpec, make_goals
     from netassay.units import parse_rate
 
     def dur(key: str) -> float | None:

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from netassay.campaign.plan import fmt_duration
+from netassay.units import fmt_duration
 
 
 class Progress:

@@ -13,7 +13,7 @@ from netassay.analysis import compare as AC
 from netassay.campaign.spec import PARAMS
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.report.loader import assess_experiment
+from netassay.methods.sweep.analyse import assess_experiment
 from netassay.store.db import Store
 from netassay.units import fmt_rate, parse_count
 
@@ -41,7 +41,7 @@ def rows(
     store: Store, campaign: str | None = None, cfg: AnalysisConfig | None = None
 ) -> list[dict]:
     """One row per cell experiment of ``campaign`` (the newest campaign when None)."""
-    from netassay.search.view import stored_outcome
+    from netassay.methods.search.view import stored_outcome
 
     exps = [e for e in store.experiments() if _tag(e)]
     if not exps:
@@ -103,8 +103,8 @@ ACCEPT_EFFECTS = ("throughput_bps", "loss_ratio")  # each factor's effect on bot
 def _accept_row(store: Store, e: Any) -> dict[str, Any]:
     """An acceptance cell: its verdict and figures as ``assess`` gives them, CPU busy per
     core as a share (like a sweep's)."""
-    from netassay.accept.store import load_accept_test
-    from netassay.accept.view import summary
+    from netassay.methods.accept.store import load_accept_test
+    from netassay.methods.accept.view import summary
 
     s = summary(load_accept_test(store, e))
     return {
@@ -129,7 +129,7 @@ RTT_EFFECTS = ("rtt_p50_ns", "rtt_p99_ns")
 def _rtt_row(store: Store, e: Any) -> dict[str, Any]:
     """An rtt cell: the median over its runs (measurement faults left out) of each run's
     RTT p50 and p99, and the probes lost."""
-    from netassay.rtt import store as RS
+    from netassay.methods.rtt import store as RS
 
     runs = [r for r in RS.runs(store, e.id, blobs=False) if not r.excluded]
 
@@ -309,13 +309,13 @@ def rtt_group_text(g: dict[str, Any]) -> str:
 
 
 def _bps(v: float | None) -> str:
-    from netassay.accept.verdict import fmt_bps
+    from netassay.analysis.acceptance import fmt_bps
 
     return "-" if v is None else fmt_bps(v)
 
 
 def _ratio(v: float | None) -> str:
-    from netassay.accept.verdict import fmt_pct
+    from netassay.analysis.acceptance import fmt_pct
 
     return fmt_pct(v)
 

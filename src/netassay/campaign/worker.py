@@ -214,7 +214,7 @@ def read_scratch(db: Path) -> list[StoredExperiment]:
     """Every experiment of a cell's scratch store with its runs and trials (an acceptance
     test: with its runs, intervals and CPU samples, verbatim output included), oldest
     first."""
-    from netassay.accept.store import KIND, load_accept_test
+    from netassay.methods.accept.store import KIND, load_accept_test
 
     out = []
     with Store(db, readonly=True) as store:

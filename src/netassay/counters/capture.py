@@ -26,7 +26,7 @@ from netassay.names import RTT_EP_DEV as EP_DEV
 from netassay.names import RTT_UPLINK as UPLINK
 from netassay.proc import artifact, run
 
-log = logging.getLogger("netassay.rtt")
+log = logging.getLogger("netassay.methods.rtt")
 
 SLOTS = 1 << 18  # keep in step with NA_SLOTS in bpf/rtt/capture.bpf.c
 SLOT_BYTES = 16

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,10 +15,12 @@ from netassay import __version__
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
+from netassay.methods.plots import data_uri, slugify
+from netassay.methods.sweep.analyse import assess_store
+from netassay.methods.sweep.figures import plot_assessment
+from netassay.methods.sweep.view import metadata_line
 from netassay.report.campaign import campaign_pages
-from netassay.report.figure import plot_assessment
-from netassay.report.loader import assess_store, open_store
-from netassay.report.text import metadata_line
+from netassay.store.paths import open_store
 from netassay.units import fmt_rate
 
 META_COLUMNS = ("class", "environment", "kernel", "pinning", "ring")
@@ -34,19 +34,6 @@ class Entry:
     figure_svg: str
     loss_png: str | None
     data: dict[str, Any]
-
-
-def slugify(text: str, used: set[str]) -> str:
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_.")[:80] or "experiment"
-    slug, n = base, 2
-    while slug in used:
-        slug, n = f"{base}-{n}", n + 1
-    used.add(slug)
-    return slug
-
-
-def _data_uri(path: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
 def _num(x: float | None, fmt: str) -> str:
@@ -117,15 +104,15 @@ def _store_entries(
 
 def _search_entry(store: Any, exp: Any, o: Any, out: Path, used: set[str]) -> dict[str, str]:
     """One search: its result in words and its load-time figure (PNG inline, SVG linked)."""
-    from netassay.search.figures import plot_search, points
-    from netassay.search.view import outcome_lines
+    from netassay.methods.search.figures import plot_search, points
+    from netassay.methods.search.view import outcome_lines
 
     stem = out / "figures" / f"search_{slugify(exp.label, used)}"
     png, svg = plot_search(points(store.trials(exp.id)), o, stem, exp.label)
     return {
         "title": f"search: {exp.label}",
         "text": "\n".join(outcome_lines(o, f"experiment {exp.id}")),
-        "figure": _data_uri(png),
+        "figure": data_uri(png),
         "figure_svg": f"figures/{svg.name}",
     }
 
@@ -136,14 +123,14 @@ def _other_methods(
     """The experiments without a PASTRAMI verdict: each search's result (its verify
     sweep is a sweep of its own above), and the store's rtt comparison, whose figures
     and page go to ``out/rtt_dir`` and are linked from the index."""
-    from netassay.rtt.store import rtt_experiments
-    from netassay.search.view import stored_searches
+    from netassay.methods.rtt.store import rtt_experiments
+    from netassay.methods.search.view import stored_searches
 
     used = set() if used is None else used
     found = [_search_entry(store, exp, o, out, used) for exp, o in stored_searches(store)]
     if next(iter(rtt_experiments(store)), None) is not None:
-        from netassay.rtt import compare as C
-        from netassay.rtt import figures
+        from netassay.methods.rtt import compare as C
+        from netassay.methods.rtt import figures
 
         configs, segments, result = C.comparison(store, [], None)
         figures.render(configs, segments, "p50", result, out / rtt_dir)
@@ -158,10 +145,10 @@ def _other_methods(
         ]
         found.append({"title": "round-trip time (rtt)", "text": "\n".join(lines),
                       "link": f"{rtt_dir}/index.html"})  # fmt: skip
-    from netassay.accept.store import accept_experiments
+    from netassay.methods.accept.store import accept_experiments
 
     if next(iter(accept_experiments(store)), None) is not None:
-        from netassay.accept.figures import render_store
+        from netassay.methods.accept.figures import render_store
 
         accept_dir = rtt_dir.replace("rtt", "accept")  # accept, or accept-N with N stores
         _, tests = render_store(store, out / accept_dir)
@@ -180,7 +167,7 @@ def _loss_figure(store: Any, a: Assessment, path: Path) -> str | None:
     if not any(t.get("loss_location") for t in trials):
         return None
     try:
-        from netassay.report.loss_location import plot_loss_location
+        from netassay.methods.sweep.loss_figure import plot_loss_location
     except ImportError:
         return None
     plot_loss_location(trials, [float(r) for r in a.table.rate_pps], path)
@@ -272,9 +259,9 @@ def render_html(
             "reason": e.a.saturation.reason,
             "notes": [*e.a.saturation.warnings, *e.a.flags],
             "metadata": metadata_line(e.a),
-            "figure": _data_uri(out / e.figure_png),
+            "figure": data_uri(out / e.figure_png),
             "figure_svg": e.figure_svg,
-            "loss": _data_uri(out / e.loss_png) if e.loss_png else None,
+            "loss": data_uri(out / e.loss_png) if e.loss_png else None,
             "loads": _loads(e.a),
             "gaps": len(e.a.saturation.gaps),
         }

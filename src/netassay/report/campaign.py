@@ -5,7 +5,6 @@ core per load. Figures inline (the page works offline), SVGs beside them."""
 
 from __future__ import annotations
 
-import base64
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,21 +18,9 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from netassay.campaign import results as CR
+from netassay.methods.plots import data_uri, save
 from netassay.store.db import Store
 from netassay.units import fmt_rate
-
-
-def _uri(path: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-
-
-def _save(fig: Any, stem: Path) -> tuple[Path, Path]:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, dpi=110, bbox_inches="tight")
-    fig.savefig(svg, bbox_inches="tight")
-    plt.close(fig)
-    return png, svg
 
 
 def plot_pdr_by_factor(
@@ -68,7 +55,7 @@ def plot_pdr_by_factor(
         ax.set_title(e["test"] or "", fontsize=8)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel(ylabel)
-    return _save(fig, stem)
+    return save_pair(fig, stem)
 
 
 def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, Path]:
@@ -92,7 +79,7 @@ def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, P
     ax.grid(axis="y", alpha=0.3)
     if cores:
         ax.legend(fontsize=6)
-    return _save(fig, stem)
+    return save_pair(fig, stem)
 
 
 def plot_cpu_per_load(
@@ -129,7 +116,7 @@ def plot_cpu_per_load(
         ax.axis("off")
     axes[0][0].set_ylabel("busy share")
     axes[0][0].legend(fontsize=6)
-    return _save(fig, stem)
+    return save_pair(fig, stem)
 
 
 def _pps(v: float | None) -> str:
@@ -246,9 +233,9 @@ def render_page(
         groups=groups,
         tests=_tests(result),
         text="\n".join(CR.text(result)),
-        pdr_png=_uri(pdr_png),
+        pdr_png=data_uri(pdr_png),
         pdr_svg=f"figures/{pdr_svg.name}",
-        cpu_png=_uri(cpu_png),
+        cpu_png=data_uri(cpu_png),
         cpu_svg=f"figures/{cpu_svg.name}",
         index=index,
     )
@@ -273,13 +260,13 @@ def render_page(
 
 
 def _bps(v: float | None) -> str:
-    from netassay.accept.verdict import fmt_bps
+    from netassay.analysis.acceptance import fmt_bps
 
     return fmt_bps(v)
 
 
 def _pct(v: float | None) -> str:
-    from netassay.accept.verdict import fmt_pct
+    from netassay.analysis.acceptance import fmt_pct
 
     return fmt_pct(v)
 
@@ -362,3 +349,8 @@ def campaign_pages(store: Store, out: Path, entries: Sequence[Any], suffix: str 
         render_page(store, n, out / f"campaign-{n}{suffix}", figures, "../index.html")
         for n in names
     ]
+
+
+def save_pair(fig: Any, stem: Path) -> tuple[Path, Path]:
+    png, svg = save(fig, stem)
+    return png, svg

@@ -32,7 +32,7 @@ from netassay.proc import run
 from netassay.testbed import state as S
 from netassay.testbed.topology import link_mac
 
-log = logging.getLogger("netassay.rtt")
+log = logging.getLogger("netassay.methods.rtt")
 
 KIND = "rtt"
 SIDES = ("snd", "rsp")

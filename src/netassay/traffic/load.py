@@ -25,7 +25,7 @@ from netassay.names import RTT_EP_DEV as EP_DEV
 from netassay.names import RTT_MAX_BACKGROUND as MAX_BACKGROUND
 from netassay.proc import die_with_parent, in_netns
 
-log = logging.getLogger("netassay.rtt")
+log = logging.getLogger("netassay.methods.rtt")
 
 TYPES = ("cpu", "net")
 LOCATIONS = ("sender", "responder")

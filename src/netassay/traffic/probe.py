@@ -22,7 +22,7 @@ import numpy as np
 from netassay.errors import GeneratorError, UsageError
 from netassay.proc import arg_num, artifact, die_with_parent, in_netns
 
-log = logging.getLogger("netassay.rtt")
+log = logging.getLogger("netassay.methods.rtt")
 
 BINARY = "netassay-probe"
 PROBES = ("icmp", "udp")

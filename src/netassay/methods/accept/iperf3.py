@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.accept import import_iperf3 as I
-from netassay.accept.model import AcceptRun
 from netassay.errors import InputError, ToolError
+from netassay.methods.accept import import_iperf3 as I
 from netassay.proc import call_in_netns, in_netns, run
+from netassay.trial.accept import AcceptRun
 
-log = logging.getLogger("netassay.accept")
+log = logging.getLogger("netassay.methods.accept")
 PORT = 5201
 CONNECT_TIMEOUT_MS = 5000
 

@@ -1,7 +1,7 @@
 """What an acceptance test is: K runs of one UDP flow at a contracted rate.
 
 Every rate here is UDP payload bits per second as the receiver counted them, unless a
-name says otherwise; :mod:`netassay.accept.verdict` converts to the stated layer.
+name says otherwise; :mod:`netassay.analysis.acceptance` converts to the stated layer.
 """
 
 from __future__ import annotations

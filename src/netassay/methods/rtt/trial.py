@@ -19,7 +19,7 @@ from netassay import quality
 from netassay.counters import cpu
 from netassay.counters.capture import POINT_NAMES, Capture
 from netassay.hist import Hist
-from netassay.rtt.segments import ALL, compute, lost_after
+from netassay.methods.rtt.segments import ALL, compute, lost_after
 from netassay.traffic.probe import ProbeSpec, Sender
 from netassay.units import utc_now
 

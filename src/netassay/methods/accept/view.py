@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from netassay.accept.model import AcceptTest
-from netassay.accept.verdict import Verdict, fmt_bps, fmt_pct, judge
+from netassay.analysis.acceptance import Verdict, fmt_bps, fmt_pct, judge
+from netassay.trial.accept import AcceptTest
 
 
 def cpu_busy_pct(test: AcceptTest) -> dict[str, float]:
@@ -102,7 +102,7 @@ def text_lines(s: dict[str, Any]) -> list[str]:
 
 
 def stored_summaries(store: Any) -> list[dict[str, Any]]:
-    from netassay.accept.store import load_accept_tests
+    from netassay.methods.accept.store import load_accept_tests
 
     return [summary(t) for t in load_accept_tests(store)]
 
@@ -110,7 +110,7 @@ def stored_summaries(store: Any) -> list[dict[str, Any]]:
 def show_stored(inputs: Iterable[Path], as_json: bool, echo: Callable[[str], Any]) -> int:
     """``assess``: one object (or a few lines) per acceptance test of each store; returns
     how many tests were shown."""
-    from netassay.report.loader import open_store, store_paths
+    from netassay.store.paths import open_store, store_paths
 
     n = 0
     for p in store_paths(inputs):

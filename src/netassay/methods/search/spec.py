@@ -15,8 +15,8 @@ from typing import Any
 
 from MLRsearch import Config, SearchGoal
 
-from netassay.campaign.plan import TRIAL_OVERHEAD_S
 from netassay.errors import UsageError
+from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.units import fmt_rate
 
 MLRSEARCH_VERSION = "1.2.1"

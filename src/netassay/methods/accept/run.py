@@ -24,15 +24,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from netassay import names as N
-from netassay.accept import gen as GEN
-from netassay.accept import iperf3 as IP
-from netassay.accept.model import AcceptRun, AcceptTest, CpuSample
-from netassay.accept.verdict import Verdict, check_layer, judge, to_layer_bps
+from netassay.analysis.acceptance import Verdict, check_layer, judge, to_layer_bps
 from netassay.counters import host as H
 from netassay.errors import UsageError
+from netassay.methods.accept import gen as GEN
+from netassay.methods.accept import iperf3 as IP
 from netassay.proc import run
 from netassay.testbed import Testbed, require_root
 from netassay.testbed import link as L
+from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample
 
 SENDERS = ("iperf3", "netassay-gen")
 RAMP_PCTS = (25, 50, 75, 100)
@@ -203,7 +203,7 @@ def measure(req: AcceptRequest, show: Callable[[str], None] = lambda s: None) ->
     )
     result = AcceptResult(test, judge(test))
     if req.db:
-        from netassay.accept.store import save_accept_test
+        from netassay.methods.accept.store import save_accept_test
         from netassay.store.db import Store
 
         with Store(req.db) as st:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netassay.accept.model import AcceptRun, AcceptTest, Interval
-from netassay.accept.verdict import fmt_bps
+from netassay.analysis.acceptance import fmt_bps
 from netassay.errors import InputError
+from netassay.trial.accept import AcceptRun, AcceptTest, Interval
 
 SOURCE = "iperf3 import"
 

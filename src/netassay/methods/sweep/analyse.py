@@ -1,9 +1,8 @@
-"""Turn inputs (PASTRAMI files, folders, netassay stores) into assessments, one at a time."""
+"""The sweep's analysis of what is stored or imported: PASTRAMI's assessment of each curve
+(PASTRAMI files and folders parsed in memory, stores read one experiment at a time)."""
 
 from __future__ import annotations
 
-import contextlib
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,26 +11,16 @@ import numpy as np
 
 from netassay.analysis.assess import Assessment, assess_trials
 from netassay.config import AnalysisConfig
-from netassay.errors import InputError, StoreError
+from netassay.errors import InputError
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
 from netassay.store.loads import build_loads
 from netassay.store.pastrami import ParsedColumns, find_result_files, parse_many
+from netassay.store.paths import is_store, open_store
 
-DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-# Experiment kinds without a load grid or a PASTRAMI verdict: netassay.search.view and
+# Experiment kinds without a load grid or a PASTRAMI verdict: netassay.methods.search.view and
 # netassay.cli_rtt show them in assess, and the report links their own sections.
 NOT_SWEEPS = ("search", "rtt")
-
-
-def is_store(path: Path) -> bool:
-    if path.suffix in DB_SUFFIXES:
-        return True
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
 
 
 def assess_columns(cols: ParsedColumns, cfg: AnalysisConfig) -> Assessment:
@@ -110,45 +99,6 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
         excluded_trials=cols.excluded_trials,
         loads=cols.loads,
     )
-
-
-def store_paths(inputs: Iterable[str | Path]) -> Iterator[Path]:
-    """The inputs that are stores, in order (PASTRAMI files and folders are passed over)."""
-    return (p for p in map(Path, inputs) if p.is_file() and is_store(p))
-
-
-def open_store(path: Path) -> Store:
-    if not path.exists():
-        raise StoreError(f"{path}: no such database", "", "check the path")
-    return Store(path, readonly=True)
-
-
-@contextlib.contextmanager
-def as_stores(paths: Iterable[str | Path]) -> Iterator[list[Path]]:
-    """The inputs as stores, in order: a .db as it is; PASTRAMI files and folders imported
-    into one temporary store (removed on exit), placed where the first of them was named."""
-    paths = [Path(p) for p in paths]
-    if not paths:
-        raise InputError("nothing to report", "no file, folder or .db was given", "name one")
-    stores: list[Path | None] = []
-    files: list[Path] = []
-    for p in paths:
-        if p.is_file() and is_store(p):
-            stores.append(p)
-        else:
-            if not files:
-                stores.append(None)  # where the imported files go
-            files.extend(find_result_files([p]))
-    if not files:
-        yield [p for p in stores if p is not None]
-        return
-    from netassay.store.pastrami import import_files
-
-    with tempfile.TemporaryDirectory(prefix="netassay-report-") as tmp:
-        db = Path(tmp) / "imported.db"
-        with Store(db) as store:
-            import_files(store, files)
-        yield [db if p is None else p for p in stores]
 
 
 def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterator[Assessment]:

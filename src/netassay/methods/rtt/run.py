@@ -27,9 +27,9 @@ from typing import Any
 from netassay import __version__
 from netassay.counters.capture import Capture
 from netassay.errors import StoreError, TestbedError, UsageError
+from netassay.methods.rtt import store as RS
+from netassay.methods.rtt.trial import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
 from netassay.proc import run as run_cmd
-from netassay.rtt import store as RS
-from netassay.rtt.run import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
 from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root, validate_name
 from netassay.testbed.rtt import PATHS, UPLINK, RttTestbedConfig
@@ -37,7 +37,7 @@ from netassay.traffic.load import Background, Load, NetLoad
 from netassay.traffic.probe import Echo, ProbeSpec
 from netassay.trial.record import TrialRecord
 
-log = logging.getLogger("netassay.rtt")
+log = logging.getLogger("netassay.methods.rtt")
 
 RESPONDERS = ("kernel", "app")
 MAX_RUNS = 10_000

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netassay.analysis import effects as R
 from netassay.errors import UsageError
 from netassay.hist import Hist
-from netassay.rtt import stats as R
-from netassay.rtt import store as RS
+from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
 
 # factor name on the command line -> key in the experiment's config

@@ -24,9 +24,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from netassay.accept import import_iperf3 as I3
-from netassay.accept.model import AcceptRun, AcceptTest, CpuSample, Interval
 from netassay.errors import InputError
+from netassay.methods.accept import import_iperf3 as I3
+from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample, Interval
 
 SOURCE = "monipe import"
 _ROUND = re.compile(r"^rodada_(\d+)$")

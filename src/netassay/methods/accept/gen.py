@@ -15,10 +15,10 @@ import json
 import time
 from typing import Any
 
-from netassay.accept.model import AcceptRun, Interval
 from netassay.errors import UsageError
 from netassay.proc import run
 from netassay.traffic import generator as G
+from netassay.trial.accept import AcceptRun, Interval
 
 TOOL = "netassay-gen"
 UDP_IP_ETH = {4: 8 + 20 + 14, 6: 8 + 40 + 14}  # headers around a datagram's payload

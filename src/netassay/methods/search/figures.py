@@ -21,8 +21,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from netassay.report.figure import _scale
-from netassay.search import engine as E
+from netassay.methods.search import engine as E
+from netassay.methods.sweep.figures import _scale
 
 FORMATS = ("png", "svg")
 # how a trial counted, over all goals: (label, marker, colour)

@@ -15,10 +15,10 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from netassay.accept.model import PHASES, SIDES, AcceptRun, AcceptTest, CpuSample, Interval
-from netassay.accept.verdict import check_layer
+from netassay.analysis.acceptance import check_layer
 from netassay.errors import InputError
 from netassay.store.db import Experiment, Store, _dumps
+from netassay.trial.accept import PHASES, SIDES, AcceptRun, AcceptTest, CpuSample, Interval
 from netassay.units import utc_now
 
 KIND = "accept"

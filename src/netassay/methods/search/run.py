@@ -19,14 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.assess import Assessment
-from netassay.campaign import sweep as SW
-from netassay.campaign.plan import Plan
 from netassay.config import AnalysisConfig, TestbedConfig, load_config
 from netassay.counters import environment
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
-from netassay.quality import generator_trouble
-from netassay.search import engine as E
-from netassay.search.spec import (
+from netassay.methods.search import engine as E
+from netassay.methods.search.spec import (
     MIN_LOAD_FRACTION,
     TIME_CAP_S,
     Goal,
@@ -35,6 +32,9 @@ from netassay.search.spec import (
     make_goals,
     verify_goal,
 )
+from netassay.methods.sweep import run as SW
+from netassay.methods.sweep.plan import Plan
+from netassay.quality import generator_trouble
 from netassay.store.db import Experiment, Store
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
@@ -44,7 +44,7 @@ from netassay.trial.engine import SOURCE, TrialContext, measure, trials_on
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rate
 
-log = logging.getLogger("netassay.search")
+log = logging.getLogger("netassay.methods.search")
 KIND = "search"
 
 
@@ -478,7 +478,7 @@ def _verify(
 
 
 def _assess(store: Store, experiment_id: int, goal: Goal) -> Assessment:
-    from netassay.report.loader import assess_store
+    from netassay.methods.sweep.analyse import assess_store
 
     cfg = replace(AnalysisConfig(), pdr=goal.loss_ratio)
     for a in assess_store(store, cfg):

@@ -35,8 +35,8 @@ from typing import Any
 
 from MLRsearch import AbstractMeasurer, GoalResult, MeasurementResult, MultipleLossRatioSearch
 
-from netassay.campaign.plan import TRIAL_OVERHEAD_S
-from netassay.search.spec import Goal, SearchSpec
+from netassay.methods.search.spec import Goal, SearchSpec
+from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.errors import UsageError
-from netassay.units import fmt_rate, parse_duration
+from netassay.units import fmt_duration, fmt_rate, parse_duration
 
 TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
 
@@ -97,15 +97,6 @@ def eta_s(elapsed_s: float, done: int, total: int, plan: Plan) -> float:
     if done <= 0:
         return estimate_s(plan, left)
     return elapsed_s / done * left
-
-
-def fmt_duration(s: float) -> str:
-    s = max(0.0, s)
-    if s < 60:
-        return f"{s:.0f} s"
-    if s < 3600:
-        return f"{int(s // 60)} min {int(s % 60):02d} s"
-    return f"{int(s // 3600)} h {int(s % 3600 // 60):02d} min"
 
 
 def describe(plan: Plan, done: set[tuple[int, int]] | None = None) -> str:

@@ -17,11 +17,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from netassay.accept.model import AcceptTest
-from netassay.accept.verdict import fmt_bps, fmt_pct, judge, to_layer_bps
-from netassay.accept.view import summary
-from netassay.report.build import slugify
-from netassay.rtt.figures import _save
+from netassay.analysis.acceptance import fmt_bps, fmt_pct, judge, to_layer_bps
+from netassay.methods.accept.view import summary
+from netassay.methods.plots import save, slugify
+from netassay.trial.accept import AcceptTest
 
 COLOURS = {"PASS": "#2a7", "FAIL": "#c33", "INCONCLUSIVE": "#d90"}
 
@@ -114,7 +113,7 @@ def bars(tests: list[AcceptTest], summaries: list[dict[str, Any]], stem: Path) -
     if cores:
         axes[2].legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    return _save(fig, stem)
+    return save(fig, stem)
 
 
 def _core_key(core: str) -> tuple[int, str]:
@@ -169,7 +168,7 @@ def series(test: AcceptTest, s: dict[str, Any], stem: Path) -> list[Path]:
             ax.legend(fontsize=7, ncol=4)
     axes[0].set_title(f"{s['label']}: {s['verdict']} (per second)")
     fig.tight_layout()
-    return _save(fig, stem)
+    return save(fig, stem)
 
 
 def render(tests: list[AcceptTest], out: Path) -> Path:
@@ -236,7 +235,7 @@ INCONCLUSIVE: host-limited, not a FAIL of the link. Seconds are graded by the sa
 
 def render_store(store: Any, out: Path) -> tuple[Path, list[dict[str, Any]]]:
     """The page of every acceptance test of a store; (page, the assess objects)."""
-    from netassay.accept.store import load_accept_tests
+    from netassay.methods.accept.store import load_accept_tests
 
     tests = list(load_accept_tests(store))
     page = render(tests, out)

@@ -24,8 +24,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from netassay.accept.model import AcceptRun, AcceptTest
 from netassay.errors import UsageError
+from netassay.trial.accept import AcceptRun, AcceptTest
 
 LAYERS = ("payload", "ip", "ethernet", "l1")
 UDP_HEADER = 8

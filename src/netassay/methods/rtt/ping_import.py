@@ -20,7 +20,7 @@ import numpy as np
 
 from netassay.errors import InputError
 from netassay.hist import Hist
-from netassay.rtt import store as RS
+from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 

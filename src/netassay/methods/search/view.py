@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from netassay.search import engine as E
-from netassay.search.run import KIND, SearchReport, VerifyResult, record_of
-from netassay.search.spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.methods.search import engine as E
+from netassay.methods.search.run import KIND, SearchReport, VerifyResult, record_of
+from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
@@ -208,7 +208,7 @@ def stored_searches(store: Store) -> Iterator[tuple[Experiment, E.SearchOutcome]
 
 def show_stored(inputs: Iterable[str | Path], as_json: bool, echo: Callable[[str], None]) -> int:
     """``assess``: each stored search's result (no PASTRAMI verdict); returns how many."""
-    from netassay.report.loader import open_store, store_paths
+    from netassay.store.paths import open_store, store_paths
 
     n = 0
     for p in store_paths(inputs):

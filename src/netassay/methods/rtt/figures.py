@@ -3,7 +3,6 @@ configuration, CPU use per core, and a self-contained index.html with the compar
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 from collections.abc import Sequence
@@ -16,22 +15,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from netassay.analysis.effects import over_runs
 from netassay.hist import bin_mid
-from netassay.rtt.compare import Config
-from netassay.rtt.stats import over_runs
+from netassay.methods.plots import data_uri, save
+from netassay.methods.rtt.compare import Config
 
-FORMATS = ("png", "svg")
 CPU_PARTS = ("user", "system", "softirq", "irq", "steal")
-
-
-def _save(fig: Any, stem: Path) -> list[Path]:
-    out = []
-    for fmt in FORMATS:
-        path = stem.with_suffix(f".{fmt}")
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        out.append(path)
-    plt.close(fig)
-    return out
 
 
 def cdf(configs: Sequence[Config], segment: str, stem: Path) -> list[Path]:
@@ -52,7 +41,7 @@ def cdf(configs: Sequence[Config], segment: str, stem: Path) -> list[Path]:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title(f"{segment}: CDF by configuration")
-    return _save(fig, stem)
+    return save(fig, stem)
 
 
 def boxes(configs: Sequence[Config], segments: Sequence[str], stat: str, stem: Path) -> list[Path]:
@@ -67,7 +56,7 @@ def boxes(configs: Sequence[Config], segments: Sequence[str], stat: str, stem: P
         ax.grid(True, axis="y", alpha=0.3)
     fig.suptitle("; ".join(f"#{i + 1}: {c.label}" for i, c in enumerate(configs)), fontsize=7)
     fig.tight_layout()
-    return _save(fig, stem)
+    return save(fig, stem)
 
 
 def cpu(configs: Sequence[Config], stem: Path) -> list[Path]:
@@ -88,7 +77,7 @@ def cpu(configs: Sequence[Config], stem: Path) -> list[Path]:
     ax.set_ylabel("share of the core (bars: " + ", ".join(cores) + ")")
     ax.legend(fontsize=7)
     ax.set_title("CPU use per core during the runs")
-    return _save(fig, stem)
+    return save(fig, stem)
 
 
 def _mean_cpu(c: Config, core: str, part: str) -> float:
@@ -138,8 +127,8 @@ def _html(configs, segments, stat, comparison, pngs) -> str:  # type: ignore[no-
             "<tr>" + "".join(f"<td>{e(_cell(t.get(k)))}</td>" for k in _TEST_COLS) + "</tr>"
         )
     imgs = "".join(
-        f'<figure><img alt="{e(p.stem)}" src="data:image/png;base64,'
-        f'{base64.b64encode(p.read_bytes()).decode()}"><figcaption>{e(p.stem)}</figcaption></figure>'
+        f'<figure><img alt="{e(p.stem)}" src="{data_uri(p)}">'
+        f"<figcaption>{e(p.stem)}</figcaption></figure>"
         for p in pngs
     )
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>netassay rtt</title>

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from netassay import quality
-from netassay.campaign.plan import Plan, eta_s, fmt_duration
 from netassay.config import TestbedConfig, load_config
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
+from netassay.methods.sweep.plan import Plan, eta_s
 from netassay.names import validate_name
 from netassay.store.db import Experiment, Store
 from netassay.testbed import state as S
@@ -29,7 +29,7 @@ from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
 from netassay.trial.engine import SOURCE, TrialContext, measure, trials_on
 from netassay.trial.record import TrialRecord
-from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rates
+from netassay.units import fmt_duration, fmt_rate, parse_duration, parse_pause, parse_rates
 
 log = logging.getLogger("netassay.campaign")
 PEAK_MARGIN = 0.98  # loads above 98% of the measured peak are refused

@@ -25,8 +25,8 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from netassay.accept.run import AcceptRequest, Scenario
 from netassay.errors import InputError
+from netassay.methods.accept.run import AcceptRequest, Scenario
 from netassay.units import parse_count
 
 _CPU_KEYS = ("client_cpu", "server_cpu", "rx_cpu", "tx_cpu")

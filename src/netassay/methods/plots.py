@@ -1,0 +1,43 @@
+"""What every method's figures and pages share: a figure saved as PNG and SVG, a file
+name from a label, a PNG inlined in a page (pages work offline)."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+FORMATS = ("png", "svg")
+
+
+def save(fig: Any, stem: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """Write ``fig`` as stem.png, stem.svg (its folder made), close it; the paths."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for fmt in formats:
+        path = stem.with_suffix(f".{fmt}")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        out.append(path)
+    plt.close(fig)
+    return out
+
+
+def slugify(text: str, used: set[str]) -> str:
+    """A file name from ``text``, unique among ``used`` (which it joins)."""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_.")[:80] or "experiment"
+    slug, n = base, 2
+    while slug in used:
+        slug, n = f"{base}-{n}", n + 1
+    used.add(slug)
+    return slug
+
+
+def data_uri(path: Path) -> str:
+    """A PNG as a data: URI, so that a page holds its figures."""
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
