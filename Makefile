@@ -141,7 +141,7 @@ test-system: root setup
 	$(ROOT_PYTEST) -q tests/system
 
 demo: root setup
-	$(AS_ROOT) $(BIN)/python -m netassay.campaign.demo
+	$(AS_ROOT) $(BIN)/python -m netassay.cli.demo
 ifneq ($(SUDO),)
 	$(SUDO) chown -R $$(id -u):$$(id -g) demo-out  # the report belongs to whoever asked
 endif

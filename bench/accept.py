@@ -34,7 +34,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay.methods.accept.run import AcceptRequest, measure  # noqa: E402
+from netassay.methods.accept.request import AcceptRequest  # noqa: E402
+from netassay.methods.accept.run import measure  # noqa: E402
 from netassay.testbed import topology as T  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "accept.json"

@@ -72,7 +72,7 @@ def _pcts(h: Hist) -> dict[str, Any]:
 
 
 def side_by_side(path: str, runs: int, count: int) -> dict[str, Any]:
-    req = M.RttRequest(path=path, spec=ProbeSpec(count=count), runs=runs, ping_too=True,
+    req = M.RttSetup(path=path, spec=ProbeSpec(count=count), runs=runs, ping_too=True,
                        name=_name())  # fmt: skip
     m = M.measure_all(req, lambda *_: None)
     ours = {seg: _pcts(_merged(m, seg)) for seg in ("rtt", "latency_kernel", "latency_sent")}
@@ -106,7 +106,7 @@ def capture_cost(blocks: int, runs: int, count: int) -> dict[str, Any]:
         for b in range(blocks):
             order = (True, False) if b % 2 == 0 else (False, True)
             for capture in order:
-                req = M.RttRequest(path="bridge", spec=ProbeSpec(count=count), runs=runs,
+                req = M.RttSetup(path="bridge", spec=ProbeSpec(count=count), runs=runs,
                                    capture=capture, name=_name())  # fmt: skip
                 seen: list[tuple[int, int]] = []
 
@@ -144,7 +144,7 @@ def high_rates(rates: list[float], seconds: float) -> list[dict[str, Any]]:
     out = []
     for rate in rates:
         spec = ProbeSpec(rate_pps=rate, count=int(rate * seconds), timeout_s=0.5)
-        req = M.RttRequest(path="bridge", spec=spec, runs=2, check_rate=False, name=_name())
+        req = M.RttSetup(path="bridge", spec=spec, runs=2, check_rate=False, name=_name())
         m = M.measure_all(req, lambda *_: None)
         for r in m.results:
             s = r.summary()
@@ -175,7 +175,7 @@ def ground_truth(repetitions: int, runs: int, count: int) -> dict[str, Any]:
     reps = []
     for rep in range(repetitions):
         spec = ProbeSpec(probe="udp", rate_pps=400, count=count)
-        req = M.RttRequest(path="veth", spec=spec, runs=runs, delays=TRUTH_HOLDS, name=_name())
+        req = M.RttSetup(path="veth", spec=spec, runs=runs, delays=TRUTH_HOLDS, name=_name())
         m = M.measure_all(req, lambda *_: None)
         out: dict[str, Any] = {"repetition": rep}
         for seg in ("response", "rtt"):

@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import InputError, UsageError
+from netassay.params import RATE, as_text, choice, fraction, param, whole
+from netassay.units import parse_rate
 
 MODES = ("described", "published")
 AUTO = "auto"
 PINNINGS = (AUTO, "unpinned", "pin-1cpu", "pin-2cpu")
 SUTS = ("router", "bridge", "xdp-router")
+SINKS = ("xdp", "nft", "xdp+nft")
 
 
 def resolve_pinning(pinning: str, cpus: int | None = None) -> tuple[str, str]:
@@ -72,17 +75,53 @@ class AnalysisConfig:
 
 @dataclass(frozen=True)
 class TestbedConfig:
+    """The knobs of the embedded router testbed, each declared once (its flag, help,
+    parser and range): 'testbed up', sweep, search and flood take them as flags and a
+    campaign file as keys (``params``)."""
+
     __test__ = False  # not a pytest test class
-    sut: str = "router"  # router (kernel IPv4/IPv6 forwarding), bridge or xdp-router
-    pinning: str = AUTO  # auto | unpinned | pin-1cpu | pin-2cpu (auto: see resolve_pinning)
-    ip_version: int = 4
-    size_bytes: int = 64  # Ethernet frame without FCS
-    flows: int = 1
-    backlog: int | None = None  # net.core.netdev_max_backlog while the testbed is up
-    txqueuelen: int | None = None  # txqueuelen of the testbed's veth devices
-    sut_drop: float = 0.0  # ground truth: random drop probability in the SUT
-    sut_cap_pps: float | None = None  # ground truth: capacity cap on the SUT egress
-    sink: str = "xdp"  # how the sink counts test frames: xdp | nft | xdp+nft (cross-check)
+    sut: str = param(
+        "--sut", "router (kernel IP forwarding) | bridge | xdp-router (XDP forwarding)",
+        default="router", check=choice(*SUTS), testbed=True,
+    )  # fmt: skip
+    pinning: str = param(
+        "--pinning",
+        "auto (default: pin-2cpu with 2+ CPUs, else unpinned) | unpinned | pin-1cpu | pin-2cpu",
+        default=AUTO, check=choice(*PINNINGS), testbed=True,
+    )  # fmt: skip
+    ip_version: int = param(
+        "--ip", "IP version: 4 or 6.", default=4, cli=int, check=choice(4, 6), testbed=True
+    )
+    size_bytes: int = param(  # Ethernet frame without FCS
+        "--size", "Frame size in bytes (no FCS).", default=64, cli=int, check=whole(64, 1518),
+        ordinal=True, testbed=True,
+    )  # fmt: skip
+    flows: int = param(
+        "--flows", "Number of UDP flows.", default=1, cli=int, check=whole(1, 65535),
+        ordinal=True, testbed=True,
+    )  # fmt: skip
+    backlog: int | None = param(  # net.core.netdev_max_backlog while the testbed is up
+        "--backlog", "net.core.netdev_max_backlog (restored after).", default=None, cli=int,
+        check=whole(1, 10_000_000), ordinal=True, testbed=True,
+    )  # fmt: skip
+    txqueuelen: int | None = param(  # txqueuelen of the testbed's veth devices
+        "--txqueuelen", "txqueuelen of the veths.", default=None, cli=int,
+        check=whole(0, 1_000_000), ordinal=True, testbed=True,
+    )  # fmt: skip
+    sut_drop: float = param(  # ground truth: random drop probability in the SUT
+        "--sut-drop", "Ground truth: random drop probability.", default=0.0, cli=float,
+        check=fraction(0.0, 1.0), ordinal=True, testbed=True,
+    )  # fmt: skip
+    sut_cap_pps: float | None = param(  # ground truth: capacity cap on the SUT egress
+        "--sut-cap", "Ground truth: SUT egress cap in pps (e.g. 100k).", default=None,
+        parse=as_text(parse_rate), check=RATE, key="sut_cap", ordinal=True, testbed=True,
+    )  # fmt: skip
+    sink: str = param(  # how the sink counts test frames: xdp | nft | xdp+nft (cross-check)
+        "--sink",
+        "How the sink counts test frames: xdp (default, cheapest) | nft | xdp+nft (both, "
+        "cross-checked).",
+        default="xdp", check=choice(*SINKS), testbed=True,
+    )  # fmt: skip
 
     def global_sysctls(self) -> dict[str, str]:
         """The host-wide sysctls this testbed sets while it is up (key -> value)."""

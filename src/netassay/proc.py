@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyroute2 import netns as pr2_netns
-
 from netassay.errors import NetassayError, PrivilegeError, TestbedError, ToolError
 
 log = logging.getLogger("netassay.proc")
@@ -112,6 +110,8 @@ def call_in_netns(netns: str | None, fn: Callable[[], Any]) -> Any:
     never created."""
     if netns is None:
         return fn()
+    from pyroute2 import netns as pr2_netns  # deferred: 80 ms that most commands never need
+
     box: dict[str, Any] = {}
 
     def body() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from netassay.store.db import _split_sql
+from netassay.store.rows import split_sql
 from netassay.store.schema import MIGRATIONS
 
 
@@ -22,7 +22,7 @@ def _old_store(path: Path, versions: Container[int]) -> sqlite3.Connection:
     for version, description, sql in MIGRATIONS:
         if version not in versions:
             continue
-        for stmt in _split_sql(sql):
+        for stmt in split_sql(sql):
             conn.execute(stmt)
         conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (version, description))
     conn.execute(

@@ -48,7 +48,7 @@ def _run(index: int, bps: float, busy: float) -> AcceptRun:
 def _cell(tmp_path, c, slot) -> CellResult:
     """What a worker returns for a cell: its test (the link delivers min(cap, contract)
     less a little), stored in a scratch store and read back."""
-    cap = SP.PARAMS["link_cap"].check(c.cells[slot.cell]["link_cap"])
+    cap = SP.params("accept")["link_cap"].canonical(c.cells[slot.cell]["link_cap"])
     bps = min(cap, 100e6) * (0.999 - 0.001 * slot.block)
     test = AcceptTest(
         "netassay accept", "t", 100e6, "payload",
@@ -144,7 +144,7 @@ def test_an_accept_cells_scenario_file_reads_back_as_its_scenario(tmp_path):
         ),
         "s.toml",
     )
-    args = _scenario_file(tmp_path, SP.cell_scenario(c.settings(7)))
+    args = _scenario_file(tmp_path, SP.cell_scenario(c.method, c.settings(7)))
     assert args[0] == "--scenarios"
     (s,) = SC.load(args[1])
     assert (s.client_cpu, s.rx_cpu, s.mtu, s.socket_buffer) == (None, 1, 9000, 4_000_000)

@@ -4,6 +4,8 @@ trials): 'compare' serves it, resume bookkeeping, and its report page in headles
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from netassay.analysis.synthetic import ideal_plr, trials_from_plr
 from netassay.campaign import execute as X
 from netassay.campaign import order as O
 from netassay.campaign import spec as SP
-from netassay.campaign.worker import CellResult, StoredExperiment
+from netassay.campaign.worker import CellResult, read_scratch
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 
@@ -60,17 +62,14 @@ def _cell(c: SP.Campaign, slot: O.Slot) -> CellResult:
         "resumed": False,
         "environment": {"kernel": "test"},
     }
-    exp = StoredExperiment(
-        "sweep",
-        "netassay-testbed",
-        "x",
-        {"rates_pps": list(RATES), "runs": 3, "duration_s": 1.0},
-        {"sut": "router"},
-        {},
-        [run],
-        trials,
-    )
-    return CellResult(slot.key(c.name), "t1", "netassay-t1", 1.0, [exp])
+    scratch = Path(tempfile.mkdtemp(prefix="netassay-scratch-")) / "cell.db"
+    with Store(scratch) as st:  # what a worker's cell stored, read back as it sends it
+        st.import_experiment(
+            key="x", kind="sweep", source="netassay-testbed", label="x",
+            config={"rates_pps": list(RATES), "runs": 3, "duration_s": 1.0},
+            metadata={"sut": "router"}, trials=trials, runs=[run],
+        )  # fmt: skip
+    return CellResult(slot.key(c.name), "t1", "netassay-t1", 1.0, read_scratch(scratch))
 
 
 @pytest.fixture(scope="module")

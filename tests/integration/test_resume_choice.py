@@ -3,8 +3,11 @@ by --experiment; on the testbed it ran on (a conflicting --name is refused)."""
 
 import pytest
 
+from netassay.config import Config
 from netassay.errors import UsageError
+from netassay.methods.base import RunOptions
 from netassay.methods.sweep import run as SW
+from netassay.methods.sweep.request import SweepRequest
 from netassay.store import Store
 from netassay.trial.record import TrialRecord
 
@@ -56,8 +59,9 @@ def test_a_conflicting_name_is_refused(db):
 
 def test_resume_takes_no_testbed_flags(db):
     path, a, *_ = db
-    req = SW.SweepRequest(db=path, resume=True, testbed_flags={"backlog": 10})
+    cfg = Config()
+    options = RunOptions(db=path, resume=True, testbed_flags={"backlog": 10})
     with pytest.raises(UsageError, match="no testbed flags"):
-        SW.prepare(req)
+        SW.prepare(SweepRequest(), options, cfg)
     with pytest.raises(UsageError, match="needs --resume"):
-        SW.prepare(SW.SweepRequest(db=path, experiment=a))
+        SW.prepare(SweepRequest(), RunOptions(db=path, experiment=a), cfg)

@@ -10,7 +10,7 @@ import pytest
 
 from netassay.hist import Hist
 from netassay.methods.rtt import store as RS
-from netassay.methods.rtt.run import RttRequest
+from netassay.methods.rtt.run import RttSetup
 from netassay.methods.rtt.trial import SAMPLE_COLUMNS
 from netassay.store.db import Store
 from netassay.traffic.load import Load
@@ -18,7 +18,7 @@ from netassay.trial.record import TrialRecord
 
 
 def _experiment(st: Store, path: str, load: str, rtt_us: float, runs: int, seed: int) -> None:
-    req = RttRequest(path=path, load=Load.parse(load))
+    req = RttSetup(path=path, load=Load.parse(load))
     exp_id, _ = st.add_experiment(key=f"rtt-{path}-{load}-{seed}", kind=RS.KIND,
                                   source=RS.SOURCE, label="", config=req.factors())  # fmt: skip
     rng = np.random.default_rng(seed)

@@ -17,7 +17,8 @@ import json
 
 import pytest
 
-from netassay.methods.accept.run import AcceptRequest, Scenario, measure
+from netassay.methods.accept.request import AcceptRequest, Scenario
+from netassay.methods.accept.run import measure
 from netassay.methods.accept.store import load_accept_tests
 from netassay.store.db import Store
 

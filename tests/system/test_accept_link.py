@@ -26,7 +26,8 @@ import json
 
 import pytest
 
-from netassay.methods.accept.run import AcceptRequest, measure
+from netassay.methods.accept.request import AcceptRequest
+from netassay.methods.accept.run import measure
 from netassay.methods.accept.store import load_accept_tests
 from netassay.store.db import Store
 from netassay.testbed import link as L

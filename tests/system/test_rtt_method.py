@@ -160,7 +160,7 @@ def test_a_responder_that_never_answers(tb_name, netns_of, tmp_path, monkeypatch
 
     monkeypatch.setattr(M, "_responder_setup", silent)
     db = tmp_path / "silent.db"
-    req = M.RttRequest(name=tb_name, spec=ProbeSpec(count=100, timeout_s=0.2), db=str(db))
+    req = M.RttSetup(name=tb_name, spec=ProbeSpec(count=100, timeout_s=0.2), db=str(db))
     with pytest.raises(TestbedError, match="never answered") as exc:
         M.measure_all(req, lambda m, r: None)
     assert exc.value.exit_code == 5 and netns_of(tb_name) == [] and not db.exists()

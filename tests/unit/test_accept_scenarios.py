@@ -8,7 +8,8 @@ import pytest
 
 from netassay.errors import InputError, UsageError
 from netassay.methods.accept import scenarios as SC
-from netassay.methods.accept.run import AcceptRequest, Scenario, check_server, validate
+from netassay.methods.accept.request import AcceptRequest, Scenario
+from netassay.methods.accept.run import check_server, validate
 from netassay.testbed import link as L
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "accept-affinity.toml"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from scipy import stats
 
+from netassay import methods as registry
 from netassay.analysis import compare as AC
-from netassay.campaign.results import ACCEPT_FIGURES
 
 
 def _row(buf, block, bps, loss, verdict="PASS"):
@@ -34,7 +34,9 @@ ROWS = [
 
 
 def test_groups_of_accept_cells_are_ranked_by_throughput():
-    gs = AC.groups(ROWS, ["socket_buffer"], lambda f, v: v, ACCEPT_FIGURES)
+    gs = AC.groups(
+        ROWS, ["socket_buffer"], lambda f, v: v, registry.method("accept").comparison.figures
+    )
     best = min(gs, key=lambda g: g["rank"])
     assert best["levels"] == {"socket_buffer": "4M"} and best["verdicts"] == {"PASS": 3}
     assert best["throughput_bps"]["median"] == 99e6

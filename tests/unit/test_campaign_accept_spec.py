@@ -41,7 +41,7 @@ def test_an_accept_campaign_expands_and_builds_its_cells():
     assert args[args.index("--runs") + 1] == "2"
     assert args[args.index("--ramp-step") + 1] == "1s"
     assert "--no-ramp" not in args and "rx_cpu" not in " ".join(args)
-    assert SP.cell_scenario(s) == {
+    assert SP.cell_scenario(c.method, s) == {
         "client_cpu": 0,
         "server_cpu": 1,
         "rx_cpu": 1,
@@ -60,7 +60,7 @@ def test_accept_defaults_and_no_ramp():
     s = c.settings(0)
     assert (s["runs"], s["duration"], s["layer"]) == (3, "10s", "ethernet")
     args = SP.cell_args("accept", s)
-    assert "--no-ramp" in args and SP.cell_scenario(s) == {}
+    assert "--no-ramp" in args and SP.cell_scenario(c.method, s) == {}
     assert O.cell_trials(c, 0) == 3  # no ramp steps: the three runs
     assert O.cell_estimate_s(c, 0) == pytest.approx(3 * 10 + 3 * 0.6 + 1.5)
 
@@ -131,7 +131,7 @@ def test_the_shipped_accept_campaign_is_seed_004s_matrix():
     assert c.method == "accept" and len(c.cells) == 8 and c.repetitions == 2
     assert set(c.factors) == {"rx_cpu", "tx_cpu", "socket_buffer"}
     s = c.settings(7)
-    assert SP.cell_scenario(s) == {
+    assert SP.cell_scenario(c.method, s) == {
         "client_cpu": 0, "server_cpu": 1, "rx_cpu": 1, "tx_cpu": 1, "socket_buffer": "4M"
     }  # fmt: skip
     assert O.cell_trials(c, 7) == 6

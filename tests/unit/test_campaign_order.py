@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from netassay import methods as registry
 from netassay.campaign import order as O
 from netassay.campaign import spec as SP
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
@@ -45,7 +46,7 @@ def test_plan_time_and_trials():
         'runs = 3\nduration = "1s"\nsettle = "0.5s"\n[factors]\nbacklog = [1000, 10000]\n'
     )
     assert O.cell_trials(c, 0) == 6
-    per_cell = 6 * (1 + 0.5 + TRIAL_OVERHEAD_S) + O.CELL_SETUP_S
+    per_cell = 6 * (1 + 0.5 + TRIAL_OVERHEAD_S) + registry.method("sweep").cell_setup_s
     assert abs(O.cell_estimate_s(c, 0) - per_cell) < 1e-9
     p = O.plan_json(c, 5, "set in the file")
     assert p["estimate_s"] == round(4 * per_cell, 1)
@@ -61,5 +62,5 @@ def test_search_cells_are_estimated_at_their_worst_case():
         'final_duration = "1s"\nduration_sum = "3s"\n[factors]\nsut_cap = ["100k", "200k"]\n'
     )
     assert O.cell_trials(c, 0) is None
-    assert O.cell_estimate_s(c, 0) > O.CELL_SETUP_S + 3
+    assert O.cell_estimate_s(c, 0) > registry.method("sweep").cell_setup_s + 3
     assert "searches" in O.describe(c, 1, "x")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from netassay.campaign.demo import demo_rates
+from netassay.cli.demo import demo_rates
 from netassay.errors import UsageError
 from netassay.methods.sweep.loss_figure import loss_shares, plot_loss_location
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S, Plan, describe, estimate_s, eta_s

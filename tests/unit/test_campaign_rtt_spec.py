@@ -32,7 +32,7 @@ def test_an_rtt_campaign_expands_and_builds_its_cells():
     assert args[args.index("--load") + 1] == "cpu:8@sender"
     assert args[args.index("--responder-delay") + 1] == "200us"
     assert args[args.index("--count") + 1] == "500" and "--no-capture" in args
-    assert "--embedded" not in args and SP.cell_scenario(c.settings(7)) == {}
+    assert "--embedded" not in args and SP.cell_scenario(c.method, c.settings(7)) == {}
     assert c.level_key("responder_delay", "200us") == 200_000
     assert c.level_key("responder_delay", 0) == 0 and c.ordinal("responder_delay")
     assert O.cell_trials(c, 0) == 3

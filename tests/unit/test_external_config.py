@@ -101,21 +101,22 @@ def test_sweep_and_search_on_a_named_testbed(tmp_path, monkeypatch):
     from dataclasses import asdict
 
     from netassay.errors import TestbedError
-    from netassay.methods.sweep.run import named_testbed
+    from netassay.methods.lab import named_testbed
     from netassay.testbed import linerate as LR
     from netassay.testbed import state as S
+    from netassay.units import parse_rates
 
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
-    assert named_testbed(None, "lab", {}, ("--rates", "1M")) == "lab"
+    assert named_testbed(None, "lab", {}, [1e6]) == "lab"
     with pytest.raises(TestbedError, match="no testbed named 'rack1'"):
-        named_testbed("rack1", None, {}, ("--rates", "1M"))
+        named_testbed("rack1", None, {}, [1e6])
     line = LR.of_ports({"p0": 1000}, 64).as_json()  # 1.42 Mpps
     S.write_state("rack1", {"kind": "external", "config": asdict(cfg()), "line_rate": line})
-    assert named_testbed("rack1", None, {}, ("--rates", "100k:1.4M:100k")) == "rack1"
-    assert named_testbed("rack1", "rack1", {}, ("--max-load", None)) == "rack1"
+    assert named_testbed("rack1", None, {}, parse_rates("100k:1.4M:100k")) == "rack1"
+    assert named_testbed("rack1", "rack1", {}, None, "--max-load") == "rack1"
     with pytest.raises(UsageError, match="--name lab and --testbed rack1 differ"):
-        named_testbed("rack1", "lab", {}, ("--rates", "1M"))
+        named_testbed("rack1", "lab", {}, [1e6])
     with pytest.raises(UsageError, match="size_bytes cannot be given here"):
-        named_testbed("rack1", None, {"size_bytes": 128}, ("--rates", "1M"))
+        named_testbed("rack1", None, {"size_bytes": 128}, [1e6])
     with pytest.raises(UsageError, match=r"--max-load 2 Mpps is above the line rate"):
-        named_testbed("rack1", None, {}, ("--max-load", "2M"))
+        named_testbed("rack1", None, {}, [2e6], "--max-load")

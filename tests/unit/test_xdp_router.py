@@ -15,7 +15,7 @@ from netassay.config import SUTS, TestbedConfig
 from netassay.counters import xdp_router as XC
 from netassay.counters.loss import LOCATIONS, flatten, locate_loss
 from netassay.errors import TestbedError
-from netassay.methods.sweep.run import sweep_metadata
+from netassay.methods.lab import testbed_metadata as metadata_of
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
 
@@ -94,7 +94,7 @@ def test_config_knows_the_xdp_router(tmp_path, monkeypatch):
         T.validate(cfg)
         a = N.addressing(cfg.sut, ip)
         assert a.sut_in and a.sut_out  # routed: the kernel router's addresses
-    meta = sweep_metadata(TestbedConfig(sut="xdp-router"), {"kernel": "k"})
+    meta = metadata_of(TestbedConfig(sut="xdp-router"), {"kernel": "k"})
     assert meta["class"] == "ebpf" and meta["sut"] == "xdp-router"
 
 

@@ -12,6 +12,7 @@ whose experiment is not stored and nothing else: every planned trial is stored o
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from netassay import methods as registry
 from netassay.campaign import order as O
 from netassay.campaign.progress import Progress
 from netassay.campaign.spec import Campaign, cell_args, cell_scenario, describe_cell
@@ -110,7 +112,7 @@ def _jobs(c: Campaign, slots: list[O.Slot], testbed: str) -> list[CellJob]:
             tuple(cell_args(c.method, c.settings(s.cell))),
             f"{c.name} {describe_cell(c.cells[s.cell])} rep {s.block + 1}",
             testbed,
-            cell_scenario(c.settings(s.cell)) if c.method == "accept" else {},
+            cell_scenario(c.method, c.settings(s.cell)),
         )
         for s in slots
     ]
@@ -226,7 +228,7 @@ def _progress(c: Campaign, todo: list[O.Slot], beds: int) -> Progress:
     est = {k: O.cell_estimate_s(c, s.cell) for k, s in zip(keys, todo, strict=True)}
     trials = {k: O.cell_trials(c, s.cell) for k, s in zip(keys, todo, strict=True)}
     per = {
-        k: (est[k] - O.CELL_SETUP_S) / max(1, trials[k] or 1)
+        k: (est[k] - registry.method(c.method).cell_setup_s) / max(1, trials[k] or 1)
         if trials[k]
         else TRIAL_OVERHEAD_S + 1.0
         for k in keys
@@ -314,53 +316,16 @@ def write_cell(
         "cell_wall_s": round(cell.wall_s, 3),
     }
     written = 0
+    rows = registry.method(c.method).comparison.progress_rows
     exps = list(enumerate(cell.experiments))
     for j, e in exps[1:] + exps[:1]:
         key = cell.key if j == 0 else f"{cell.key}-{j + 1}"
-        label = e.label if j else _label(c, slot)
-        metadata = {**e.metadata, "campaign": tag, "role": "cell" if j == 0 else e.kind}
-        if e.accept is not None:
-            written += _write_accept(store, e.accept, key, label, metadata)
-            continue
-        _, n = store.import_experiment(
-            key=key,
-            kind=e.kind,
-            source=e.source,
-            label=label,
-            config=e.config,
-            metadata=metadata,
-            trials=e.trials,
-            environment=e.environment,
-            runs=e.runs,
-            with_trials=None if e.rtt_runs is None else _rtt_writer(e.rtt_runs),
-        )
-        written += n
+        label = e.experiment["label"] if j else _label(c, slot)
+        meta = json.loads(e.experiment["metadata_json"])
+        role = "cell" if j == 0 else e.experiment["kind"]
+        _, counts = store.import_rows(e, key, label, {**meta, "campaign": tag, "role": role})
+        written += counts.get(rows, 0)
     return written
-
-
-def _rtt_writer(rows: list[Any]) -> Any:
-    """Write an rtt experiment's rtt_runs rows with its trials (same transaction)."""
-
-    def write(conn: Any, trial_ids: list[int]) -> None:
-        conn.executemany(
-            "INSERT INTO rtt_runs (trial_id, summary_json, histograms, probes) VALUES (?,?,?,?)",
-            [(t, *r) for t, r in zip(trial_ids, rows, strict=True) if r is not None],
-        )
-
-    return write
-
-
-def _write_accept(store: Store, test: Any, key: str, label: str, meta: dict[str, Any]) -> int:
-    """An acceptance test of a cell, with its runs, intervals and CPU samples, in one
-    transaction under ``key`` (stored once: a key already there writes nothing); the
-    runs written."""
-    from dataclasses import replace
-
-    from netassay.methods.accept.store import store_accept_test
-
-    meta = {k: v for k, v in meta.items() if k != "experiment_id"}  # the scratch store's
-    _, new = store_accept_test(store, replace(test, key=key, label=label, metadata=meta))
-    return len(test.ramp) + len(test.runs) if new else 0
 
 
 def _label(c: Campaign, slot: O.Slot) -> str:

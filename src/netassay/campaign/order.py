@@ -13,23 +13,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from netassay import methods as registry
 from netassay.campaign.spec import Campaign, describe_cell
-from netassay.methods.sweep.plan import (
-    ACCEPT_SETUP_S,
-    RTT_SETUP_S,
-    TRIAL_OVERHEAD_S,
-    Plan,
-    accept_estimate_s,
-    accept_runs,
-    estimate_s,
-    rtt_estimate_s,
-)
-from netassay.units import fmt_duration, fmt_rate, parse_duration, parse_pause, parse_rates
-
-# per cell, beside its trials: the cell's process, the testbed built and removed and the
-# environment captured (~2 s here), and the generator's peak probe (3 x 0.5 s, ~2 s)
-CELL_SETUP_S = 4.0
-SEARCH_NOMINAL_MAX_PPS = 600_000.0  # a search's max load when the file leaves it to the peak
+from netassay.methods.base import Plan, request_from
+from netassay.units import fmt_duration
 
 
 @dataclass(frozen=True)
@@ -61,72 +48,21 @@ def run_order(cells: int, repetitions: int, seed: int) -> list[Slot]:
     return out
 
 
-def sweep_plan(settings: dict[str, Any]) -> Plan:
-    return Plan(
-        tuple(parse_rates(_text(settings["rates"]))),
-        int(settings["runs"]),
-        parse_duration(str(settings["duration"])),
-        parse_pause(str(settings.get("settle", "0.5s"))),
-    )
-
-
-def _text(rates: Any) -> str:
-    return ",".join(str(r) for r in rates) if isinstance(rates, list) else str(rates)
+def cell_plan(c: Campaign, cell: int) -> Plan:
+    """What one cell runs, as its method plans it from the cell's settings."""
+    m = registry.method(c.method)
+    return m.plan(request_from(m.request, c.settings(cell)))
 
 
 def cell_trials(c: Campaign, cell: int) -> int | None:
     """Planned trials of one cell (an accept cell: its runs; None: a search decides as
     it goes)."""
-    if c.method == "accept":
-        return accept_runs(c.settings(cell))
-    if c.method == "rtt":
-        return int(c.settings(cell)["runs"])
-    if c.method != "sweep":
-        return None
-    return len(sweep_plan(c.settings(cell)).trials())
+    return cell_plan(c, cell).trials
 
 
 def cell_estimate_s(c: Campaign, cell: int) -> float:
     """How long one cell takes: its trials (a search: the worst case) plus its setup."""
-    s = c.settings(cell)
-    if c.method == "sweep":
-        return estimate_s(sweep_plan(s)) + CELL_SETUP_S
-    if c.method == "accept":
-        return accept_estimate_s(s) + ACCEPT_SETUP_S
-    if c.method == "rtt":
-        return rtt_estimate_s(s) + RTT_SETUP_S
-    return _search_estimate_s(s) + CELL_SETUP_S
-
-
-def _search_estimate_s(s: dict[str, Any]) -> float:
-    from netassay.methods.search import engine as E
-    from netassay.methods.search.spec import GoalOptions, SearchSpec, make_goals
-    from netassay.units import parse_rate
-
-    def dur(key: str) -> float | None:
-        return parse_duration(str(s[key])) if key in s else None
-
-    goals = make_goals(
-        GoalOptions(
-            tuple(s.get("goals", ())),
-            s.get("exceed_ratio"),
-            s.get("width"),
-            dur("initial_duration"),
-            dur("final_duration"),
-            dur("duration_sum"),
-        )
-    )
-    hi = parse_rate(str(s["max_load"])) if "max_load" in s else SEARCH_NOMINAL_MAX_PPS
-    lo = parse_rate(str(s["min_load"])) if "min_load" in s else hi * 0.01
-    cap = dur("time_cap") or 1200.0
-    est = E.estimate(SearchSpec(goals, lo, hi, cap))
-    settle = parse_pause(str(s.get("settle", "0")))
-    verify = 0.0
-    if s.get("then_verify"):
-        runs, loads = int(s.get("verify_runs", 5)), int(s.get("verify_loads", 9))
-        vd = dur("verify_duration") or dur("final_duration") or 1.0
-        verify = runs * loads * (vd + TRIAL_OVERHEAD_S + settle)
-    return est.wall_time_s + est.trials * settle + verify
+    return cell_plan(c, cell).estimate_s + registry.method(c.method).cell_setup_s
 
 
 def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
@@ -150,14 +86,9 @@ def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
     for i in range(len(c.cells)):
         s = c.settings(i)
         what = describe_cell(c.cells[i])
-        if c.method == "sweep":
-            p = sweep_plan(s)
-            what += (
-                f"  [{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}, "
-                f"{len(p.rates_pps)} loads x {p.runs} runs x {p.duration_s:g} s]"
-            )
-        elif c.method == "accept":
-            what += f"  [contract {s.get('contract', '?')}, {s['runs']} runs x {s['duration']}]"
+        brief = registry.method(c.method).cell_brief(s)
+        if brief:
+            what += f"  [{brief}]"
         n = "search" if trials[i] is None else str(trials[i])
         lines.append(f"{i + 1:>4}  {what:<48}{n:>6}  {fmt_duration(est[i])}")
     lines += ["", "run order (block: cells):"]
@@ -175,7 +106,7 @@ def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
         ),
         f"estimated time: {fmt_duration(total_s / max(1, workers))}"
         + (f" on {workers} testbeds" if workers > 1 else " on one testbed")
-        + (" (searches: worst case)" if c.method == "search" else ""),
+        + (" (searches: worst case)" if None in planned else ""),
     ]
     return "\n".join(lines)
 

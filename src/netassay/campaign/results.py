@@ -9,11 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from netassay import methods as registry
 from netassay.analysis import compare as AC
-from netassay.campaign.spec import PARAMS
+from netassay.analysis.acceptance import fmt_bps, fmt_pct
+from netassay.campaign.spec import params
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.methods.sweep.analyse import assess_experiment
+from netassay.methods.base import Method
+from netassay.methods.rtt.view import fmt_us
 from netassay.store.db import Store
 from netassay.units import fmt_rate, parse_count
 
@@ -40,9 +43,8 @@ def cpu_busy(trials: Sequence[dict[str, Any]]) -> dict[str, float]:
 def rows(
     store: Store, campaign: str | None = None, cfg: AnalysisConfig | None = None
 ) -> list[dict]:
-    """One row per cell experiment of ``campaign`` (the newest campaign when None)."""
-    from netassay.methods.search.view import stored_outcome
-
+    """One row per cell experiment of ``campaign`` (the newest campaign when None): the
+    cell's place and factor levels, and its figures as its method gives them."""
     exps = [e for e in store.experiments() if _tag(e)]
     if not exps:
         return []
@@ -68,106 +70,36 @@ def rows(
             "trials": len(trials),
             "cpu_busy": cpu_busy(trials),
         }
-        if e.kind == "accept":
-            row.update(_accept_row(store, e))
-        elif e.kind == "rtt":
-            row.update(_rtt_row(store, e))
-        elif e.kind == "search":
-            o = stored_outcome(store, e)
-            bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
-            pdr = [v for k, v in sorted(bound.items()) if k > 0]
-            verify = store.find_experiment(f"{e.key}-2")  # its verify sweep, if it ran one
-            checked = assess_experiment(store, verify, cfg) if verify else None
-            row.update(
-                verdict=checked.verdict if checked else None,
-                pdr_pps=pdr[0] if pdr else None,
-                ndr_pps=bound.get(0.0),
-                worst_delta_ucl95_below_pdr=None,
-            )
-        else:
-            a = assess_experiment(store, e, cfg)
-            row.update(
-                verdict=a.verdict if a else None,
-                pdr_pps=a.pdr.rate_pps if a else None,
-                ndr_pps=a.ndr.rate_pps if a else None,
-                worst_delta_ucl95_below_pdr=a.worst_delta_below_pdr() if a else None,
-            )
+        m = registry.of_kind(e.kind)
+        if m is not None:
+            row.update(m.cell(store, e, cfg))
         out.append(row)
     return out
 
 
-ACCEPT_FIGURES = ("throughput_bps", "loss_ratio", "failed_seconds")
-ACCEPT_EFFECTS = ("throughput_bps", "loss_ratio")  # each factor's effect on both
+def _method(rs: list[dict[str, Any]], spec: dict[str, Any]) -> Method:
+    """The method whose cells these are: the campaign file's, else their kind's."""
+    if "method" in spec:
+        return registry.method(spec["method"])
+    kinds = {r["kind"] for r in rs}
+    found = registry.of_kind(next(iter(kinds))) if len(kinds) == 1 else None
+    return found or registry.method("sweep")
 
 
-def _accept_row(store: Store, e: Any) -> dict[str, Any]:
-    """An acceptance cell: its verdict and figures as ``assess`` gives them, CPU busy per
-    core as a share (like a sweep's)."""
-    from netassay.methods.accept.store import load_accept_test
-    from netassay.methods.accept.view import summary
-
-    s = summary(load_accept_test(store, e))
-    return {
-        "verdict": s["verdict"],
-        "reason": s["reason"],
-        "contract_bps": s["contract_bps"],
-        "layer": s["layer"],
-        "trials": s["runs"] + s["ramp_steps"],
-        "throughput_bps": s["throughput_bps"],
-        "throughput_ci95_bps": s["throughput_ci95_bps"],
-        "loss_ratio": s["loss_ratio"],
-        "failed_seconds": len(s["failed_seconds"]),
-        "graded_seconds": s["graded_seconds"],
-        "cpu_busy": {c: round(v / 100, 4) for c, v in s["cpu_busy_pct"].items()},
-    }
-
-
-RTT_FIGURES = ("rtt_p50_ns", "rtt_p99_ns", "loss_ratio")
-RTT_EFFECTS = ("rtt_p50_ns", "rtt_p99_ns")
-
-
-def _rtt_row(store: Store, e: Any) -> dict[str, Any]:
-    """An rtt cell: the median over its runs (measurement faults left out) of each run's
-    RTT p50 and p99, and the probes lost."""
-    from netassay.methods.rtt import store as RS
-
-    runs = [r for r in RS.runs(store, e.id, blobs=False) if not r.excluded]
-
-    def over_runs(stat: str) -> float | None:
-        v = [r.summary.get("segments", {}).get("rtt", {}).get(stat) for r in runs]
-        v = [float(x) for x in v if x is not None]
-        return float(np.median(v)) if v else None
-
-    sent = sum(r.sent for r in runs)
-    return {
-        "verdict": None,
-        "runs": len(runs),
-        "rtt_p50_ns": over_runs("p50_ns"),
-        "rtt_p99_ns": over_runs("p99_ns"),
-        "loss_ratio": (sent - sum(r.received for r in runs)) / sent if sent else None,
-    }
-
-
-def is_accept(result: dict[str, Any]) -> bool:
-    return result.get("method") == "accept"
-
-
-def is_rtt(result: dict[str, Any]) -> bool:
-    return result.get("method") == "rtt"
-
-
-def level_number(factor: str, value: Any) -> float:
-    v = PARAMS[factor].check(value) if factor in PARAMS else value
+def level_number(method: str, factor: str, value: Any) -> float:
+    p = params(method).get(factor)
+    v = p.canonical(value) if p is not None else value
     return float(v) if isinstance(v, int | float) else parse_count(str(v))
 
 
-def _orderer(spec: dict[str, Any]) -> Any:
+def _orderer(spec: dict[str, Any], method: str) -> Any:
     """Levels in order: numbers by value, others as the campaign file lists them."""
     listed = {f: [repr(v) for v in levels] for f, levels in spec.get("factors", {}).items()}
+    ps = params(method)
 
     def order(factor: str, value: Any) -> Any:
-        if factor in PARAMS and PARAMS[factor].ordinal:
-            return (0, level_number(factor, value), "")
+        if factor in ps and ps[factor].ordinal:
+            return (0, level_number(method, factor, value), "")
         names = listed.get(factor, [])
         return (1, names.index(repr(value)) if repr(value) in names else len(names), str(value))
 
@@ -206,29 +138,27 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
     order = [f for f in spec.get("factor_order", []) if f in have]
     factors = order + sorted(have - set(order))  # the file's order
     chosen = resolve_by(by, factors) if by else factors
-    level_order = _orderer(spec)
-    kinds = {r["kind"] for r in rs}
-    method = next(iter(kinds)) if kinds in ({"accept"}, {"rtt"}) else spec.get("method", "sweep")
-    accept, rtt = method == "accept", method == "rtt"
-    metrics = ACCEPT_EFFECTS if accept else RTT_EFFECTS if rtt else (AC.PDR,)
-    figures = ACCEPT_FIGURES if accept else RTT_FIGURES if rtt else AC.LAB_FIGURES
+    m = _method(rs, spec)
+    level_order = _orderer(spec, m.name)
+    ps = params(m.name)
     effects = []
     for f in chosen:
         levels = sorted(
             {repr(r["factors"][f]): r["factors"][f] for r in rs}.values(),
             key=lambda v, f=f: level_order(f, v),
         )
-        ordinal = f in PARAMS and PARAMS[f].ordinal
-        effects += [
-            AC.effect(rs, f, levels, ordinal, lambda v, f=f: level_number(f, v), m) for m in metrics
-        ]
+        ordinal = f in ps and ps[f].ordinal
+        number = lambda v, f=f: level_number(m.name, f, v)  # noqa: E731
+        effects += [AC.effect(rs, f, levels, ordinal, number, x) for x in m.comparison.metrics]
     return {
         "campaign": rs[0]["campaign"],
-        "method": method,
+        "method": m.name,
         "factors": factors,
         "by": chosen,
         "experiments": sorted(rs, key=lambda r: r["position"]),
-        "groups": AC.groups(rs, chosen, level_order, figures, lowest_first=rtt),
+        "groups": AC.groups(
+            rs, chosen, level_order, m.comparison.figures, lowest_first=m.comparison.lowest_first
+        ),
         "effects": effects,
     }
 
@@ -255,9 +185,9 @@ def text(result: dict[str, Any]) -> list[str]:
     ]
     for g in result["groups"]:
         lv = " ".join(f"{k}={v}" for k, v in g["levels"].items())
-        if is_accept(result) or is_rtt(result):
-            what = accept_group_text(g) if is_accept(result) else rtt_group_text(g)
-            lines.append(f"#{g['rank']} {lv}: n={g['experiments']} {what}")
+        group_text = registry.method(result["method"]).comparison.group_text
+        if group_text is not None:
+            lines.append(f"#{g['rank']} {lv}: n={g['experiments']} {group_text(g)}")
             continue
         p = g["pdr_pps"]
         spread = f" [{_pps(p['min'])}..{_pps(p['max'])}]" if p["n"] > 1 else ""
@@ -294,29 +224,11 @@ METRIC_NAMES = {
 }
 
 
-def fmt_us(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e3:.1f} us"
-
-
-def rtt_group_text(g: dict[str, Any]) -> str:
-    """An rtt group: RTT p50 (median over the cells, range), p99, probes lost."""
-    p50, p99 = g["rtt_p50_ns"], g["rtt_p99_ns"]
-    spread = f" [{fmt_us(p50['min'])}..{fmt_us(p50['max'])}]" if p50["n"] > 1 else ""
-    return (
-        f"RTT p50 {fmt_us(p50['median'])}{spread}; p99 {fmt_us(p99['median'])}; "
-        f"lost {_ratio(g['loss_ratio']['median'])}"
-    )
-
-
 def _bps(v: float | None) -> str:
-    from netassay.analysis.acceptance import fmt_bps
-
     return "-" if v is None else fmt_bps(v)
 
 
 def _ratio(v: float | None) -> str:
-    from netassay.analysis.acceptance import fmt_pct
-
     return fmt_pct(v)
 
 
@@ -333,18 +245,6 @@ def shift_text(metric: str, c: dict[str, Any]) -> str:
     if metric.endswith("_ns"):
         return sign + fmt_us(abs(v))
     return _signed_pps(v)
-
-
-def accept_group_text(g: dict[str, Any]) -> str:
-    """An acceptance group: throughput (median, range), loss, failed seconds, verdicts."""
-    t, loss = g["throughput_bps"], g["loss_ratio"]
-    spread = f" [{_bps(t['min'])}..{_bps(t['max'])}]" if t["n"] > 1 else ""
-    verdicts = ", ".join(f"{k} {n}" for k, n in g["verdicts"].items())
-    return (
-        f"throughput {_bps(t['median'])}{spread}; loss {_ratio(loss['median'])}; "
-        f"failed seconds {_num(g['failed_seconds']['median'], 'g')}; {verdicts}; "
-        f"CPU busy {_cpu(g['cpu_busy'])}"
-    )
 
 
 def _signed_pps(v: float | None) -> str:

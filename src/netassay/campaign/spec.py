@@ -5,9 +5,10 @@
     [factors]                  each factor's levels: the cells are their full factorial
     [[cells]]                  or an explicit list of cells (each sets its factor values)
 
-Every key of ``[fixed]``, ``[factors]`` and ``[[cells]]`` is a testbed knob or a
-parameter of the cell's method (``PARAMS``). Every bad key or value is reported, one line
-each, with the file and line; nothing runs until the file is clean.
+Every key of ``[fixed]``, ``[factors]`` and ``[[cells]]`` is a parameter of the cell's
+method, as the method declares it (``params``: its request's fields, the run options its
+command takes, the testbed knobs). Every bad key or value is reported, one line each,
+with the file and line; nothing runs until the file is clean.
 
 An ``accept`` cell is ``netassay accept --embedded`` on the worker's host: its keys are
 the test's flags (contract, layer, sender, runs, duration, the embedded link's ground
@@ -23,19 +24,16 @@ import itertools
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any
 
-from netassay.config import PINNINGS, SUTS
-from netassay.errors import InputError, NetassayError
-from netassay.units import parse_count, parse_duration, parse_pause, parse_rate, parse_rates
+from netassay import methods as registry
+from netassay.errors import InputError
+from netassay.methods.base import Method, RunOptions, an
+from netassay.methods.base import defaults as base_defaults
+from netassay.params import Param, choice, declared, default_of, whole
 
-METHODS = ("sweep", "search", "accept", "rtt")
-LAB = ("sweep", "search")  # the methods that run on the router testbed
-SENDERS = ("iperf3", "netassay-gen")
-LAYERS = ("payload", "ip", "ethernet", "l1")
-SINKS = ("xdp", "nft", "xdp+nft")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 CAMPAIGN_KEYS = ("name", "method", "repetitions", "seed", "description")
 SECTIONS = ("campaign", "fixed", "factors", "cells")
@@ -52,225 +50,31 @@ class CampaignFileError(InputError):
         return "\n".join(self.problems)
 
 
-def _choice(options: tuple[Any, ...]) -> Callable[[Any], Any]:
-    def check(v: Any) -> Any:
-        if v not in options:
-            raise ValueError(f"expected one of {', '.join(map(str, options))}")
-        return v
-
-    return check
-
-
-def _int(lo: int, hi: int | None = None) -> Callable[[Any], int]:
-    def check(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError("expected a whole number")
-        if v < lo or (hi is not None and v > hi):
-            raise ValueError(f"expected {lo}..{hi}" if hi is not None else f"expected >= {lo}")
-        return v
-
-    return check
+def _ours(m: Method) -> list[Param]:
+    """A method's campaign keys: its request's, the run options its command takes, and
+    the router testbed's knobs when it runs on that testbed."""
+    out = [p for _, p in declared(m.request)]
+    out += [p for f, p in declared(RunOptions) if f.name in m.run_options]
+    if m.knobs is not None:
+        out += [p for _, p in declared(m.knobs)]
+    return [p for p in out if p.campaign]
 
 
-def _float(lo: float, hi: float, closed_hi: bool = False) -> Callable[[Any], float]:
-    def check(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, int | float | str):
-            raise ValueError("expected a number")
-        x = (
-            float(v)
-            if not isinstance(v, str)
-            else float(v.rstrip("%")) / (100 if v.endswith("%") else 1)
-        )
-        if not (lo <= x < hi or (closed_hi and x == hi)):
-            raise ValueError(f"expected a value in [{lo:g}, {hi:g}{']' if closed_hi else ')'}")
-        return x
-
-    return check
+def params(method: str) -> dict[str, Param]:
+    """The keys a campaign cell of ``method`` takes, each with its parameter."""
+    return {p.name: p for p in _ours(registry.method(method))}
 
 
-def _units(parse: Callable[[str], float]) -> Callable[[Any], float]:
-    """A rate or a duration: '100k', '1s', or a bare number (pps, seconds)."""
-
-    def check(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, int | float | str):
-            raise ValueError("expected a number or a string like 100k or 1s")
-        try:
-            return float(parse(str(v)))
-        except NetassayError as exc:
-            raise ValueError(exc.why or exc.what) from exc
-
-    return check
+def owners(key: str) -> list[str]:
+    """The methods that take ``key``."""
+    return [m.name for m in registry.campaign_methods() if key in params(m.name)]
 
 
-def _rates(v: Any) -> tuple[float, ...]:
-    if isinstance(v, list):
-        v = ",".join(str(x) for x in v)
-    if not isinstance(v, str):
-        raise ValueError("expected START:STOP:STEP, 'a,b,c' or a list of rates")
-    try:
-        return tuple(parse_rates(v))
-    except NetassayError as exc:
-        raise ValueError(exc.why or exc.what) from exc
-
-
-def _goals(v: Any) -> tuple[str, ...]:
-    items = [v] if isinstance(v, str) else v
-    if not isinstance(items, list) or not items or not all(isinstance(g, str) for g in items):
-        raise ValueError("expected a goal or a list of goals: ndr, pdr, pdr:RATIO")
-    for g in items:
-        if not re.fullmatch(r"ndr|pdr(:[0-9.]+%?)?", g):
-            raise ValueError(f"unknown goal '{g}' (ndr, pdr, pdr:RATIO)")
-    return tuple(items)
-
-
-def _cpu(v: Any) -> Any:
-    """A CPU number, or "none" (the scheduler's choice)."""
-    if v == "none":
-        return -1
-    return _int(0, 4095)(v)
-
-
-def _buffer(v: Any) -> float:
-    """Socket buffer bytes ('4M', 262144), or "default" (the kernel's)."""
-    if v == "default":
-        return 0.0
-    if isinstance(v, bool) or not isinstance(v, int | str):
-        raise ValueError('expected a size like 4M, a number of bytes, or "default"')
-    try:
-        n = parse_count(str(v), "socket buffer")
-    except NetassayError as exc:
-        raise ValueError(exc.why or exc.what) from exc
-    if not 1024 <= n <= 2**31:
-        raise ValueError("expected 1k..2G bytes")
-    return n
-
-
-def _load(v: Any) -> Any:
-    """An rtt background load, TYPE:N@WHERE or "none" (its canonical label)."""
-    from netassay.traffic.load import Load
-
-    if not isinstance(v, str):
-        raise ValueError('expected TYPE:N@WHERE (cpu:32@sender) or "none"')
-    try:
-        load = Load.parse(v)
-    except NetassayError as exc:
-        raise ValueError(exc.why or exc.what) from exc
-    return load.label
-
-
-def _hold(v: Any) -> float:
-    """A responder hold: '200us', '1ms', 0 (nanoseconds, as a number)."""
-    m = (
-        re.fullmatch(r"([0-9.]+)\s*(ns|us|ms|s)?", str(v).strip())
-        if not isinstance(v, bool)
-        else None
-    )
-    if m is None:
-        raise ValueError("expected a duration like 200us, 1ms or 0")
-    try:
-        x = float(m.group(1))
-    except ValueError as exc:
-        raise ValueError("expected a duration like 200us, 1ms or 0") from exc
-    return x * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, None: 1e9}[m.group(2)]
-
-
-def _bool(v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise ValueError("expected true or false")
-    return v
-
-
-@dataclass(frozen=True)
-class Param:
-    """A key of a campaign cell: how its value is checked (it returns the value's number
-    or canonical form, which also orders the levels), the flag of the cell's command, and
-    whether the levels are ordered (numbers: Kendall's tau-b applies)."""
-
-    check: Callable[[Any], Any]
-    flag: str
-    methods: tuple[str, ...] = LAB
-    ordinal: bool = False
-    testbed: bool = False
-    scenario: bool = False  # an accept scenario knob: passed in the cell's scenario file
-
-
-_DUR = _units(parse_duration)
-_ACC = ("accept",)
-_RTT = ("rtt",)
-PARAMS: dict[str, Param] = {
-    # testbed knobs
-    "sut": Param(_choice(SUTS), "--sut", testbed=True),
-    "pinning": Param(_choice(PINNINGS), "--pinning", testbed=True),
-    "ip": Param(_choice((4, 6)), "--ip", METHODS, testbed=True),
-    "size": Param(_int(64, 1518), "--size", (*LAB, "rtt"), ordinal=True, testbed=True),
-    "flows": Param(_int(1, 65535), "--flows", ordinal=True, testbed=True),
-    "backlog": Param(_int(1, 10_000_000), "--backlog", ordinal=True, testbed=True),
-    "txqueuelen": Param(_int(0, 1_000_000), "--txqueuelen", ordinal=True, testbed=True),
-    "sut_drop": Param(_float(0.0, 1.0), "--sut-drop", ordinal=True, testbed=True),
-    "sut_cap": Param(_units(parse_rate), "--sut-cap", ordinal=True, testbed=True),
-    "sink": Param(_choice(SINKS), "--sink", testbed=True),
-    # both methods
-    "settle": Param(_units(parse_pause), "--settle", ordinal=True),
-    "retries": Param(_int(0, 10), "--retries", ordinal=True),
-    "peak_check": Param(_bool, "--no-peak-check"),
-    # sweep
-    "rates": Param(_rates, "--rates", ("sweep",)),
-    "runs": Param(_int(1, 1000), "--runs", ("sweep", "accept", "rtt"), ordinal=True),
-    "duration": Param(_DUR, "--duration", ("sweep", "accept", "rtt"), ordinal=True),
-    # search
-    "goals": Param(_goals, "--goal", ("search",)),
-    "min_load": Param(_units(parse_rate), "--min-load", ("search",), ordinal=True),
-    "max_load": Param(_units(parse_rate), "--max-load", ("search",), ordinal=True),
-    "exceed_ratio": Param(_float(0.0, 1.0), "--exceed-ratio", ("search",), ordinal=True),
-    "width": Param(_float(0.0, 1.0), "--width", ("search",), ordinal=True),
-    "initial_duration": Param(_DUR, "--initial-duration", ("search",), ordinal=True),
-    "final_duration": Param(_DUR, "--final-duration", ("search",), ordinal=True),
-    "duration_sum": Param(_DUR, "--duration-sum", ("search",), ordinal=True),
-    "time_cap": Param(_DUR, "--time-cap", ("search",), ordinal=True),
-    "then_verify": Param(_bool, "--then-verify", ("search",)),
-    "verify_runs": Param(_int(2, 100), "--verify-runs", ("search",), ordinal=True),
-    "verify_duration": Param(_DUR, "--verify-duration", ("search",), ordinal=True),
-    "verify_span": Param(_float(0.0, 1.0), "--verify-span", ("search",), ordinal=True),
-    "verify_loads": Param(_int(4, 50), "--verify-loads", ("search",), ordinal=True),
-    # accept (netassay accept --embedded)
-    "contract": Param(_units(parse_rate), "--contract", _ACC, ordinal=True),
-    "layer": Param(_choice(LAYERS), "--layer", _ACC),
-    "sender": Param(_choice(SENDERS), "--sender", _ACC),
-    "ramp": Param(_bool, "--no-ramp", _ACC),
-    "ramp_step": Param(_DUR, "--ramp-step", _ACC, ordinal=True),
-    "link_cap": Param(_units(parse_rate), "--link-cap", _ACC, ordinal=True, testbed=True),
-    "link_drop": Param(_float(0.0, 1.0), "--link-drop", _ACC, ordinal=True, testbed=True),
-    "datagram": Param(_int(16, 65507), "--datagram", _ACC, ordinal=True),
-    # accept scenario knobs (seed 004: client/server CPU, rxN/txN, buffers, MTU)
-    "client_cpu": Param(_cpu, "", _ACC, scenario=True),
-    "server_cpu": Param(_cpu, "", _ACC, scenario=True),
-    "rx_cpu": Param(_cpu, "", _ACC, scenario=True),
-    "tx_cpu": Param(_cpu, "", _ACC, scenario=True),
-    "socket_buffer": Param(_buffer, "", _ACC, ordinal=True, scenario=True),
-    "mtu": Param(_int(576, 65535), "", _ACC, ordinal=True, scenario=True),
-    "busy_receiver": Param(_int(0, 64), "", _ACC, ordinal=True, scenario=True),
-    # rtt (seed 002)
-    "path": Param(_choice(("bridge", "macvlan", "ipvlan", "veth")), "--path", _RTT),
-    "probe": Param(_choice(("icmp", "udp")), "--probe", _RTT),
-    "rate": Param(_units(parse_rate), "--rate", _RTT, ordinal=True),
-    "count": Param(_int(1, 10_000_000), "--count", _RTT, ordinal=True),
-    "timeout": Param(_DUR, "--timeout", _RTT, ordinal=True),
-    "load": Param(_load, "--load", _RTT),
-    "load_rate": Param(_units(parse_rate), "--load-rate", _RTT, ordinal=True),
-    "load_burst": Param(_int(1, 1024), "--load-burst", _RTT, ordinal=True),
-    "responder": Param(_choice(("kernel", "app")), "--responder", _RTT),
-    "responder_delay": Param(_hold, "--responder-delay", _RTT, ordinal=True),
-    "capture": Param(_bool, "--no-capture", _RTT),
-    "rate_check": Param(_bool, "--no-rate-check", _RTT),
-    "cpus": Param(_choice(("auto", "none")), "--cpus", _RTT),
-}
-# what a sweep cell runs when the file does not say (a search has its own defaults)
-SWEEP_DEFAULTS = {"rates": "50k:600k:50k", "runs": 10, "duration": "2s", "settle": "0.5s"}
-# an accept cell: netassay accept's own defaults (the contract has none: the file gives it)
-ACCEPT_DEFAULTS = {"layer": "ethernet", "runs": 3, "duration": "10s"}
-# an rtt cell: netassay rtt's own defaults
-RTT_DEFAULTS = {"runs": 10, "rate": "1k"}
-DEFAULTS = {"sweep": SWEEP_DEFAULTS, "accept": ACCEPT_DEFAULTS, "rtt": RTT_DEFAULTS}
+def defaults(method: str) -> dict[str, Any]:
+    """What a cell of ``method`` runs with when the file does not say: the method's own
+    defaults of the keys it names (a search has its own, decided as it goes)."""
+    m = registry.method(method)
+    return {k: v for k, v in base_defaults(m.request).items() if k in m.cell_defaults}
 
 
 @dataclass(frozen=True)
@@ -290,16 +94,15 @@ class Campaign:
 
     def settings(self, cell: int) -> dict[str, Any]:
         """What cell ``cell`` runs: the method's defaults < [fixed] < its factor values."""
-        base = dict(DEFAULTS.get(self.method, {}))
-        return {**base, **self.fixed, **self.cells[cell]}
+        return {**defaults(self.method), **self.fixed, **self.cells[cell]}
 
     def ordinal(self, factor: str) -> bool:
         """A factor whose levels are ordered numbers (three or more: Kendall's tau-b)."""
-        return PARAMS[factor].ordinal
+        return params(self.method)[factor].ordinal
 
     def level_key(self, factor: str, value: Any) -> Any:
         """The value as a number (ordinal factors) or as given: levels sort by it."""
-        return PARAMS[factor].check(value)
+        return params(self.method)[factor].canonical(value)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -386,13 +189,7 @@ class _Checker:
         fixed = self._settings("fixed", self.data.get("fixed", {}), method)
         factors = self._factors(method)
         cells, explicit = self._cells(method, factors, fixed)
-        if method == "accept" and not any("contract" in c for c in (fixed, factors, *cells)):
-            self.bad(
-                "fixed",
-                None,
-                "an accept campaign has no contract",
-                'add contract = "100M" to [fixed] (or make it a factor)',
-            )
+        self._required(method, fixed, factors, cells)
         if self.problems:
             raise CampaignFileError([p for _, p in sorted(self.problems, key=lambda x: x[0])])
         if explicit and not factors:
@@ -409,6 +206,21 @@ class _Checker:
             explicit,
             head.get("description", ""),
         )
+
+    def _required(
+        self, method: str, fixed: dict[str, Any], factors: dict[str, Any], cells: list[Any]
+    ) -> None:
+        """A key the method cannot do without (an accept's contract) is set somewhere."""
+        if method not in registry.REGISTRY:
+            return
+        for f, p in declared(registry.method(method).request):
+            if default_of(f) is MISSING and not any(p.name in c for c in (fixed, factors, *cells)):
+                self.bad(
+                    "fixed",
+                    None,
+                    f"{an(method)} campaign has no {p.name}",
+                    f'add {p.name} = "{p.example}" to [fixed] (or make it a factor)',
+                )
 
     def _head(self) -> dict[str, Any]:
         head = self.data.get("campaign")
@@ -427,9 +239,9 @@ class _Checker:
                 if isinstance(v, str) and _NAME.fullmatch(v)
                 else _raise("expected 1-40 lower-case letters, digits, '-' or '_'")
             ),
-            "method": _choice(METHODS),
-            "repetitions": _int(1, 1000),
-            "seed": _int(0, 2**63 - 1),
+            "method": choice(*(m.name for m in registry.campaign_methods())),
+            "repetitions": whole(1, 1000),
+            "seed": whole(0, 2**63 - 1),
             "description": lambda v: v if isinstance(v, str) else _raise("expected a string"),
         }
         for key, value in head.items():
@@ -452,28 +264,30 @@ class _Checker:
 
     def _value(self, table: str, key: str, value: Any, method: str, idx: int = 0) -> bool:
         where = f"[{table}]" if table != "cells" else f"[[cells]] #{idx + 1}"
-        param = PARAMS.get(key)
+        if method not in registry.REGISTRY:
+            return False  # named once, in [campaign]
+        param = params(method).get(key)
         if param is None:
+            others = owners(key)
+            if not others:
+                self.bad(
+                    table,
+                    key,
+                    f"unknown key '{key}' in {where}",
+                    f"known keys of {an(method)}: " + ", ".join(params(method)),
+                    idx,
+                )
+                return False
             self.bad(
                 table,
                 key,
-                f"unknown key '{key}' in {where}",
-                f"known keys of {_a(method)}: "
-                + ", ".join(k for k, p in PARAMS.items() if method in p.methods),
-                idx,
-            )
-            return False
-        if method not in param.methods:
-            self.bad(
-                table,
-                key,
-                f"'{key}' in {where} is not a setting of {_a(method)}",
-                f"it belongs to {' or '.join(map(_a, param.methods))}; remove it",
+                f"'{key}' in {where} is not a setting of {an(method)}",
+                f"it belongs to {' or '.join(map(an, others))}; remove it",
                 idx,
             )
             return False
         try:
-            param.check(value)
+            param.canonical(value)
         except ValueError as exc:
             self.bad(table, key, f"{where} {key} = {value!r}: {exc}", "fix the value", idx)
             return False
@@ -501,7 +315,7 @@ class _Checker:
                 )
                 continue
             if all(self._value("factors", key, v, method) for v in levels):
-                keys = [PARAMS[key].check(v) for v in levels]
+                keys = [params(method)[key].canonical(v) for v in levels]
                 if len(set(map(repr, keys))) != len(keys):
                     self.bad(
                         "factors",
@@ -578,10 +392,6 @@ class _Checker:
         return cells, True
 
 
-def _a(method: str) -> str:
-    return f"an {method}" if method in ("accept", "rtt") else f"a {method}"
-
-
 def _raise(why: str) -> Any:
     raise ValueError(why)
 
@@ -605,30 +415,31 @@ def _levels_of(cells: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
 
 
 def cell_args(method: str, settings: dict[str, Any]) -> list[str]:
-    """The flags of the ``netassay sweep``, ``search`` or ``accept`` a cell runs (an accept
-    cell's scenario knobs go to its scenario file: ``cell_scenario``)."""
-    out: list[str] = ["--embedded"] if method == "accept" else []
+    """The flags of the command a cell runs (``netassay sweep``, ``search``, ``accept``,
+    ``rtt``); an accept cell's scenario knobs go to its scenario file
+    (``cell_scenario``)."""
+    out: list[str] = list(registry.method(method).cell_flags)
+    ps = params(method)
     for key, value in settings.items():
-        p = PARAMS[key]
+        p = ps[key]
         if p.scenario:
             continue
-        if key in ("peak_check", "ramp", "capture", "rate_check"):
-            out += [] if value else [p.flag]
-        elif isinstance(value, bool):
-            out += [p.flag] if value else []
-        elif key == "goals":
-            for g in [value] if isinstance(value, str) else value:
-                out += [p.flag, g]
-        elif key == "rates" and isinstance(value, list):
+        if p.cli is bool:
+            out += [p.flag] if bool(value) != p.negate else []
+        elif p.cli is list:
+            for v in [value] if isinstance(value, str) else value:
+                out += [p.flag, v]
+        elif isinstance(value, list):
             out += [p.flag, ",".join(str(x) for x in value)]
         else:
             out += [p.flag, str(value)]
     return out
 
 
-def cell_scenario(settings: dict[str, Any]) -> dict[str, Any]:
+def cell_scenario(method: str, settings: dict[str, Any]) -> dict[str, Any]:
     """An accept cell's scenario (the keys of ``netassay accept --scenarios``)."""
-    return {k: v for k, v in settings.items() if PARAMS[k].scenario}
+    ps = params(method)
+    return {k: v for k, v in settings.items() if ps[k].scenario}
 
 
 def describe_cell(values: dict[str, Any]) -> str:

@@ -22,16 +22,17 @@ import sqlite3
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from netassay import methods as registry
 from netassay.errors import NetassayError, TestbedError
 from netassay.names import validate_name
 from netassay.proc import die_with_parent
 from netassay.store.db import Store
+from netassay.store.rows import ExperimentRows
 from netassay.testbed import state as S
-from netassay.trial.record import TrialRecord
 
 TOPIC = "netassay-campaign"  # worker -> coordinator: trials stored so far in a cell
 RESOURCE = "testbed"  # the worker resource: one cell at a time per testbed
@@ -56,28 +57,12 @@ class CellJob:
 
 
 @dataclass(frozen=True)
-class StoredExperiment:
-    kind: str
-    source: str
-    label: str
-    config: dict[str, Any]
-    metadata: dict[str, Any]
-    environment: dict[str, Any]
-    runs: list[dict[str, Any]]
-    trials: list[TrialRecord]
-    accept: Any = None  # an accept experiment's test (AcceptTest): its runs are not trials
-    # an rtt experiment's rtt_runs rows (summary_json, histograms, probes), one per trial
-    # in ``trials``' order (None: a trial without one)
-    rtt_runs: list[tuple[str, bytes, bytes | None] | None] | None = None
-
-
-@dataclass(frozen=True)
 class CellResult:
     key: str
     testbed: str
     worker: str
     wall_s: float
-    experiments: list[StoredExperiment]  # the cell's own experiment first
+    experiments: list[ExperimentRows]  # the cell's own experiment first, each whole
 
 
 def testbed_of(default: str) -> tuple[str, str]:
@@ -120,7 +105,8 @@ def _remove_orphan(name: str) -> bool:
 
 
 def _count(db: Path, table: str = "trials") -> int | None:
-    """Rows of ``table`` (trials; an accept cell's: accept_runs) stored so far."""
+    """Rows of ``table`` (the cell method's progress rows: trials, accept_runs) stored
+    so far."""
     if not db.exists():
         return None
     try:
@@ -185,7 +171,7 @@ def run_cell(job: CellJob) -> CellResult:
                 while proc.poll() is None:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         proc.wait(timeout=0.5)  # returns as soon as the cell ends
-                    n = _count(db, "accept_runs" if job.method == "accept" else "trials")
+                    n = _count(db, registry.method(job.method).comparison.progress_rows)
                     if n is not None and n != last:
                         last = n
                         _publish(job.key, n)
@@ -207,47 +193,11 @@ def run_cell(job: CellJob) -> CellResult:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-_TRIAL_FIELDS = tuple(f.name for f in fields(TrialRecord))
-
-
-def read_scratch(db: Path) -> list[StoredExperiment]:
-    """Every experiment of a cell's scratch store with its runs and trials (an acceptance
-    test: with its runs, intervals and CPU samples, verbatim output included), oldest
-    first."""
-    from netassay.methods.accept.store import KIND, load_accept_test
-
-    out = []
+def read_scratch(db: Path) -> list[ExperimentRows]:
+    """Every experiment of a cell's scratch store, each with every row that refers to
+    it (trials, runs, a method's own rows: verbatim output included), oldest first."""
     with Store(db, readonly=True) as store:
-        for exp in store.experiments():
-            test = load_accept_test(store, exp, raw=True) if exp.kind == KIND else None
-            rows = store.trials(exp.id)
-            trials = [TrialRecord(**{k: t[k] for k in _TRIAL_FIELDS if k in t}) for t in rows]
-            rtt = _rtt_rows(store, [t["id"] for t in rows]) if exp.kind == "rtt" else None
-            out.append(
-                StoredExperiment(
-                    exp.kind,
-                    exp.source,
-                    exp.label,
-                    exp.config,
-                    exp.metadata,
-                    exp.environment,
-                    store.runs(exp.id),
-                    trials,
-                    test,
-                    rtt,
-                )
-            )
-    return out
-
-
-def _rtt_rows(store: Store, trial_ids: list[int]) -> list[tuple[str, bytes, bytes | None] | None]:
-    """Each trial's rtt_runs row (its summary, histograms, probe sample), in order."""
-    q = "SELECT summary_json, histograms, probes FROM rtt_runs WHERE trial_id = ?"
-    out: list[tuple[str, bytes, bytes | None] | None] = []
-    for tid in trial_ids:
-        row = store.conn.execute(q, (tid,)).fetchone()
-        out.append(None if row is None else (row[0], bytes(row[1]), row[2]))
-    return out
+        return [store.experiment_rows(exp.id) for exp in store.experiments()]
 
 
 def serve(scheduler: str, name: str) -> None:

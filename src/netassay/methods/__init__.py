@@ -1,1 +1,53 @@
-"""The measurement methods: one package each, one shape (methods.base), one registry."""
+"""The measurement methods: one package each, one shape (``methods.base.Method``), and
+this registry. Everything outside a method's package finds it here, by its name or by
+the kind of experiment it stored; adding a method is a package and one line below.
+
+A method's module is imported when it is first asked for: a command that runs one
+method does not pay for the others' imports (MLRsearch, scipy).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from netassay.errors import UsageError
+
+if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
+    import netassay.methods.accept.method
+    import netassay.methods.flood.method
+    import netassay.methods.rtt.method
+    import netassay.methods.search.method
+    import netassay.methods.sweep.method  # noqa: F401
+    from netassay.methods.base import Method
+
+# name -> the module whose METHOD it is, in the order results are shown
+REGISTRY = {
+    "sweep": "netassay.methods.sweep.method",
+    "search": "netassay.methods.search.method",
+    "rtt": "netassay.methods.rtt.method",
+    "accept": "netassay.methods.accept.method",
+    "flood": "netassay.methods.flood.method",
+}
+
+
+def method(name: str) -> Method:
+    """The method of that name (UsageError naming the known ones otherwise)."""
+    if name not in REGISTRY:
+        raise UsageError(f"unknown method '{name}'", f"known: {', '.join(REGISTRY)}", "pick one")
+    return importlib.import_module(REGISTRY[name]).METHOD  # type: ignore[no-any-return]
+
+
+def methods() -> list[Method]:
+    """Every method, in the order its results are shown (assess, report)."""
+    return [method(name) for name in REGISTRY]
+
+
+def of_kind(kind: str) -> Method | None:
+    """The method that stores experiments of ``kind`` (None: no method's)."""
+    return next((m for m in methods() if kind in m.kinds), None)
+
+
+def campaign_methods() -> list[Method]:
+    """The methods a campaign runs as cells."""
+    return [m for m in methods() if m.campaign]

@@ -8,16 +8,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
 FORMATS = ("png", "svg")
 
 
 def save(fig: Any, stem: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
     """Write ``fig`` as stem.png, stem.svg (its folder made), close it; the paths."""
+    import matplotlib.pyplot as plt  # deferred: matplotlib; the caller drew with it
+
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
     for fmt in formats:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,28 +11,18 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from netassay import __version__
+from netassay import methods as registry
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
-from netassay.methods.plots import data_uri, slugify
-from netassay.methods.sweep.analyse import assess_store
-from netassay.methods.sweep.figures import plot_assessment
+from netassay.methods.plots import data_uri
+from netassay.methods.sweep.entries import Entry
 from netassay.methods.sweep.view import metadata_line
 from netassay.report.campaign import campaign_pages
 from netassay.store.paths import open_store
 from netassay.units import fmt_rate
 
 META_COLUMNS = ("class", "environment", "kernel", "pinning", "ring")
-
-
-@dataclass
-class Entry:
-    slug: str
-    a: Assessment
-    figure_png: str  # file name inside the report folder
-    figure_svg: str
-    loss_png: str | None
-    data: dict[str, Any]
 
 
 def _num(x: float | None, fmt: str) -> str:
@@ -70,123 +59,19 @@ def build_report(
     entries: list[Entry] = []
     others: list[dict[str, str]] = []
     used: set[str] = set()
+    curves = registry.method("sweep")  # the index's table: PASTRAMI's curves
     for i, db in enumerate(stores):
+        suffix = f"-{i + 1}" if len(stores) > 1 else ""  # each store's pages apart
         with open_store(db) as store:
-            entries.extend(_store_entries(store, out, cfg, used, progress))
-            rtt_dir = f"rtt-{i + 1}" if len(stores) > 1 else "rtt"
-            others.extend(_other_methods(store, out, rtt_dir, used))
+            entries.extend(curves.entries(store, out, cfg, used, progress))
+            for m in registry.methods():
+                others.extend(s.as_dict() for s in m.sections(store, out, cfg, used, suffix))
             others.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
     index = out / "index.html"
     source = inputs if inputs is not None else ", ".join(map(str, stores))
     index.write_text(render_html(entries, out, source, cfg, others))
     (out / "latex-include.tex").write_text(render_latex(entries))
     return index
-
-
-def _store_entries(
-    store: Any, out: Path, cfg: AnalysisConfig, used: set[str], progress: bool
-) -> list[Entry]:
-    entries = []
-    bar = _progress(sum(1 for _ in store.experiments())) if progress else None
-    for a in assess_store(store, cfg):
-        slug = slugify(a.label, used)
-        png, svg = plot_assessment(a, out / "figures" / slug)
-        loss = _loss_figure(store, a, out / "figures" / f"{slug}_loss.png")
-        entries.append(
-            Entry(slug, a, f"figures/{png.name}", f"figures/{svg.name}", loss, a.to_json())
-        )
-        if bar:
-            bar.advance()
-    if bar:
-        bar.close()
-    return entries
-
-
-def _search_entry(store: Any, exp: Any, o: Any, out: Path, used: set[str]) -> dict[str, str]:
-    """One search: its result in words and its load-time figure (PNG inline, SVG linked)."""
-    from netassay.methods.search.figures import plot_search, points
-    from netassay.methods.search.view import outcome_lines
-
-    stem = out / "figures" / f"search_{slugify(exp.label, used)}"
-    png, svg = plot_search(points(store.trials(exp.id)), o, stem, exp.label)
-    return {
-        "title": f"search: {exp.label}",
-        "text": "\n".join(outcome_lines(o, f"experiment {exp.id}")),
-        "figure": data_uri(png),
-        "figure_svg": f"figures/{svg.name}",
-    }
-
-
-def _other_methods(
-    store: Any, out: Path, rtt_dir: str, used: set[str] | None = None
-) -> list[dict[str, str]]:
-    """The experiments without a PASTRAMI verdict: each search's result (its verify
-    sweep is a sweep of its own above), and the store's rtt comparison, whose figures
-    and page go to ``out/rtt_dir`` and are linked from the index."""
-    from netassay.methods.rtt.store import rtt_experiments
-    from netassay.methods.search.view import stored_searches
-
-    used = set() if used is None else used
-    found = [_search_entry(store, exp, o, out, used) for exp, o in stored_searches(store)]
-    if next(iter(rtt_experiments(store)), None) is not None:
-        from netassay.methods.rtt import compare as C
-        from netassay.methods.rtt import figures
-
-        configs, segments, result = C.comparison(store, [], None)
-        figures.render(configs, segments, "p50", result, out / rtt_dir)
-        lines = [
-            f"{row['configuration']}: runs {row['runs']}; "
-            + ", ".join(
-                f"{seg} p50 {row[seg]['median'] / 1e3:.1f} us"
-                for seg in segments
-                if row[seg]["median"] is not None
-            )
-            for row in result["configurations"]
-        ]
-        found.append({"title": "round-trip time (rtt)", "text": "\n".join(lines),
-                      "link": f"{rtt_dir}/index.html"})  # fmt: skip
-    from netassay.methods.accept.store import accept_experiments
-
-    if next(iter(accept_experiments(store)), None) is not None:
-        from netassay.methods.accept.figures import render_store
-
-        accept_dir = rtt_dir.replace("rtt", "accept")  # accept, or accept-N with N stores
-        _, tests = render_store(store, out / accept_dir)
-        found.append({"title": "acceptance tests (accept)", "link": f"{accept_dir}/index.html",
-                      "text": "\n".join(f"{s['label']}: {s['verdict']} ({s['reason']})"
-                                        for s in tests)})  # fmt: skip
-    return found
-
-
-def _loss_figure(store: Any, a: Assessment, path: Path) -> str | None:
-    """Stacked bars of where packets were lost, for trials that carry loss locations."""
-    exp_id = a.metadata.get("experiment_id")
-    if exp_id is None or store.experiment(exp_id).kind == "pastrami-import":
-        return None
-    trials = store.trials(exp_id)
-    if not any(t.get("loss_location") for t in trials):
-        return None
-    try:
-        from netassay.methods.sweep.loss_figure import plot_loss_location
-    except ImportError:
-        return None
-    plot_loss_location(trials, [float(r) for r in a.table.rate_pps], path)
-    return f"figures/{path.name}"
-
-
-class _progress:
-    def __init__(self, total: int) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-        self.p = Progress(TextColumn("report"), BarColumn(), MofNCompleteColumn(), transient=True)
-        self.task = self.p.add_task("report", total=total)
-        self.p.start()
-
-    def advance(self) -> None:
-        self.p.advance(self.task)
-
-    def close(self) -> None:
-        self.p.stop()
 
 
 def _row(e: Entry) -> dict[str, Any]:

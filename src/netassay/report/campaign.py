@@ -17,7 +17,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from netassay import methods as registry
 from netassay.campaign import results as CR
+from netassay.methods.base import Column
 from netassay.methods.plots import data_uri, save
 from netassay.store.db import Store
 from netassay.units import fmt_rate
@@ -176,14 +178,15 @@ def render_page(
     result = CR.comparison(store, [], name)
     spec = (store.campaign(name) or {}).get("spec", {})
     figs = out_dir / "figures"
-    method = result["method"] if result["method"] in COLUMNS else None
-    if method is not None:
-        metric = FIRST[method]
+    comp = registry.method(result["method"]).comparison
+    own = bool(comp.columns)  # a method with a page of its own (acceptance, rtt)
+    if own:
+        metric = comp.figures[0]
         pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / f"{metric}_by_factor", metric)
         cpu_png, cpu_svg = plot_accept_cpu(result["experiments"], figs / "cpu_per_cell")
-        rows = [_cells(r, COLUMNS[method]) for r in result["experiments"]]
+        rows = [_cells(r, list(comp.columns)) for r in result["experiments"]]
         groups = [
-            {**_cells(g, GROUP_COLUMNS[method]), "n": g["experiments"]} for g in result["groups"]
+            {**_cells(g, list(comp.group_columns)), "n": g["experiments"]} for g in result["groups"]
         ]
     else:
         pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / "pdr_by_factor")
@@ -220,9 +223,9 @@ def render_page(
     )
     page = env.get_template("campaign.html.j2").render(
         name=name,
-        figure_name=CR.METRIC_NAMES[FIRST[method]] if method else "PDR",
-        cols=[h for h, _ in COLUMNS[method]] if method else None,
-        gcols=[h for h, _ in GROUP_COLUMNS[method]] if method else None,
+        figure_name=CR.METRIC_NAMES[comp.figures[0]] if own else "PDR",
+        cols=[h for h, _ in comp.columns] if own else None,
+        gcols=[h for h, _ in comp.group_columns] if own else None,
         method=spec.get("method", "sweep"),
         cells=len(spec.get("cells", [])),
         repetitions=spec.get("repetitions", 1),
@@ -259,65 +262,8 @@ def render_page(
     }
 
 
-def _bps(v: float | None) -> str:
-    from netassay.analysis.acceptance import fmt_bps
-
-    return fmt_bps(v)
-
-
-def _pct(v: float | None) -> str:
-    from netassay.analysis.acceptance import fmt_pct
-
-    return fmt_pct(v)
-
-
 def _verdict_class(v: str | None) -> str:
     return {"PASS": "GOOD", "FAIL": "BAD"}.get(v or "", "INCONCLUSIVE" if v else "")
-
-
-def _ci(ci: Any) -> str:
-    return f"{_bps(ci[0])} .. {_bps(ci[1])}" if ci else "-"
-
-
-def _range(fmt: Any, s: dict[str, Any]) -> str:
-    return f"{fmt(s['median'])} ({fmt(s['min'])} .. {fmt(s['max'])})"
-
-
-Column = tuple[str, Any]  # header, row -> text
-# the figures of an accept or rtt cell, and of a group of them (the first: the headline)
-COLUMNS: dict[str, list[Column]] = {
-    "accept": [
-        ("verdict", lambda r: r["verdict"] or "-"),
-        ("throughput", lambda r: _bps(r["throughput_bps"])),
-        ("95% CI", lambda r: _ci(r["throughput_ci95_bps"])),
-        ("loss", lambda r: _pct(r["loss_ratio"])),
-        ("failed seconds", lambda r: f"{r['failed_seconds']} of {r['graded_seconds']}"),
-        ("runs", lambda r: str(r["trials"])),
-        ("CPU busy per core", lambda r: _cpu(r["cpu_busy"])),
-        ("reason", lambda r: r["reason"]),
-    ],
-    "rtt": [
-        ("RTT p50 (median of runs)", lambda r: CR.fmt_us(r["rtt_p50_ns"])),
-        ("RTT p99 (median of runs)", lambda r: CR.fmt_us(r["rtt_p99_ns"])),
-        ("lost", lambda r: _pct(r["loss_ratio"])),
-        ("runs", lambda r: str(r["runs"])),
-    ],
-}
-GROUP_COLUMNS: dict[str, list[Column]] = {
-    "accept": [
-        ("throughput median (range)", lambda g: _range(_bps, g["throughput_bps"])),
-        ("loss median", lambda g: _pct(g["loss_ratio"]["median"])),
-        ("failed seconds median", lambda g: _num(g["failed_seconds"]["median"])),
-        ("verdicts", lambda g: ", ".join(f"{k} {v}" for k, v in g["verdicts"].items())),
-        ("CPU busy", lambda g: _cpu(g["cpu_busy"])),
-    ],
-    "rtt": [
-        ("RTT p50 median (range)", lambda g: _range(CR.fmt_us, g["rtt_p50_ns"])),
-        ("RTT p99 median", lambda g: CR.fmt_us(g["rtt_p99_ns"]["median"])),
-        ("lost median", lambda g: _pct(g["loss_ratio"]["median"])),
-    ],
-}
-FIRST = {"accept": "throughput_bps", "rtt": "rtt_p50_ns"}  # the figure plotted per level
 
 
 def _cells(r: dict[str, Any], columns: list[Column]) -> dict[str, Any]:

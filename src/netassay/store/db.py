@@ -5,29 +5,38 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import warnings
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from netassay import __version__
-from netassay.errors import StoreError, StoreWarning
+from netassay.errors import StoreError
 from netassay.quality import exclusion_of_json
+from netassay.store.check import (
+    integrity_problems,
+    refuse_if_damaged,
+    row_counts,
+    warn_if_damaged,
+)
 from netassay.store.loads import Loads, build_loads, planned_rates
+from netassay.store.rows import (
+    INSERT_TRIAL,
+    ExperimentRows,
+    Transaction,
+    dumps,
+    ensure_tables,
+    experiment_rows,
+    import_rows,
+    select,
+    split_sql,
+    trial_row,
+)
 from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
 from netassay.trial.record import TrialRecord
 from netassay.units import utc_now
-
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
-
-
-def _dumps(obj: Any) -> str:
-    if not obj:
-        return "[]" if isinstance(obj, list | tuple) else "{}"
-    return _ENCODER.encode(obj)
 
 
 @dataclass(frozen=True)
@@ -110,11 +119,11 @@ class Store:
                 self.conn = self._connect_readonly()
                 self._check_readable()
                 if check:
-                    self._warn_if_damaged()
+                    self.problems = warn_if_damaged(self.conn, self.path)
                 return
             self.conn = self._connect(str(self.path), uri=False)
             if check and existed:
-                self._refuse_if_damaged()
+                refuse_if_damaged(self.conn, self.path)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
@@ -150,30 +159,6 @@ class Store:
             conn.execute("PRAGMA query_only = ON")  # SQLite removes its log when it closes
             return conn
         return self._connect(f"{uri}?mode=ro&immutable=1", uri=True)  # nothing can write it
-
-    def _quick_check(self) -> list[str]:
-        """SQLite's quick check, at most its first 10 problems ([] when healthy)."""
-        return _problems(self.conn.execute(f"PRAGMA quick_check({_SHOWN})"))
-
-    def _refuse_if_damaged(self) -> None:
-        problems = self._quick_check()
-        if problems:
-            raise StoreError(
-                f"{self.path}: the store is damaged, nothing was written to it",
-                f"SQLite's quick check: {_summary(problems)}",
-                f"restore a copy ('netassay db check {self.path}' lists the damage)",
-            )
-
-    def _warn_if_damaged(self) -> None:
-        self.problems = self._quick_check()
-        if self.problems:
-            warnings.warn(
-                StoreWarning(
-                    f"{self.path} is damaged ({_summary(self.problems)}): what is read from it "
-                    f"may be wrong; 'netassay db check {self.path}' lists the damage"
-                ),
-                stacklevel=3,
-            )
 
     def _check_header(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
@@ -230,7 +215,7 @@ class Store:
                 continue
             c.execute("BEGIN IMMEDIATE")
             try:
-                for stmt in _split_sql(sql):
+                for stmt in split_sql(sql):
                     c.execute(stmt)
                 c.execute(
                     "INSERT INTO schema_migrations VALUES (?, ?, ?)",
@@ -264,38 +249,12 @@ class Store:
         exp_id = self._experiment_id(key)
         if exp_id is not None:
             return exp_id, False
-        with self._transaction():
-            exp_id = self._insert_experiment(
-                key, kind, source, label, config, metadata, environment
-            )
+        with self.transaction() as w:
+            exp_id = w.experiment(
+                key=key, kind=kind, source=source, label=label, config=config,
+                metadata=metadata, environment=environment,
+            )  # fmt: skip
         return exp_id, True
-
-    def _insert_experiment(
-        self,
-        key: str,
-        kind: str,
-        source: str,
-        label: str,
-        config: dict[str, Any],
-        metadata: dict[str, Any] | None,
-        environment: dict[str, Any] | None,
-    ) -> int:
-        cur = self.conn.execute(
-            "INSERT INTO experiments (key, kind, source, label, created_utc, tool_version,"
-            " config_json, metadata_json, environment_json) VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                key,
-                kind,
-                source,
-                label,
-                utc_now(),
-                __version__,
-                _dumps(config),
-                _dumps(metadata or {}),
-                _dumps(environment or {}),
-            ),
-        )
-        return int(cur.lastrowid)
 
     def import_experiment(
         self,
@@ -324,37 +283,59 @@ class Store:
         exp_id = self._experiment_id(key)
         if exp_id is not None:
             return exp_id, 0
-        with self._transaction():
-            exp_id = self._insert_experiment(
-                key, kind, source, label, config, metadata, environment
-            )
-            ids = {r["id"]: self._insert_run(exp_id, r) for r in runs}
-            now = utc_now()
-            rows = [_trial_row(exp_id, t, now, ids) for t in trials]
-            if with_trials is None:
-                self.conn.executemany(_INSERT_TRIAL, rows)
-            else:
-                new = [int(self.conn.execute(_INSERT_TRIAL, r).lastrowid) for r in rows]
-                with_trials(self.conn, new)
-        return exp_id, len(rows)
+        trials = list(trials)
+        with self.transaction() as w:
+            exp_id = w.experiment(
+                key=key, kind=kind, source=source, label=label, config=config,
+                metadata=metadata, environment=environment,
+            )  # fmt: skip
+            ids = {
+                r["id"]: w.run(exp_id, r["started_utc"], r["resumed"], r["environment"])
+                for r in runs
+            }
+            new = [w.trial(exp_id, t, ids) for t in trials]
+            if with_trials is not None:
+                with_trials(w, new)
+        return exp_id, len(trials)
 
-    def _insert_run(self, experiment_id: int, run: dict[str, Any]) -> int:
-        cur = self.conn.execute(
-            "INSERT INTO runs (experiment_id, started_utc, resumed, environment_json)"
-            " VALUES (?, ?, ?, ?)",
-            (experiment_id, run["started_utc"], int(run["resumed"]), _dumps(run["environment"])),
-        )
-        return int(cur.lastrowid)
+    def experiment_rows(self, experiment_id: int) -> ExperimentRows:
+        """The experiment and every row that refers to it (``rows.experiment_rows``)."""
+        return experiment_rows(self.conn, experiment_id)
+
+    def import_rows(
+        self, bundle: ExperimentRows, key: str, label: str, metadata: dict[str, Any]
+    ) -> tuple[int, dict[str, int]]:
+        """Another store's experiment (``experiment_rows``) written whole under ``key``,
+        in one transaction; (its id, rows per table). A key already stored writes
+        nothing: (its id, {})."""
+        exp_id = self._experiment_id(key)
+        if exp_id is not None:
+            return exp_id, {}
+        with self.transaction() as w:
+            return import_rows(w, bundle, key, label, metadata)
+
+    def rows(
+        self,
+        table: str,
+        where: dict[str, Any],
+        order_by: tuple[str, ...] = (),
+        columns: tuple[str, ...] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of a method's table (``rows.select``)."""
+        return select(self.conn, table, where, order_by, columns)
+
+    def ensure_tables(self, owner: str, version: int, ddl: str) -> bool:
+        """A method's own tables, created once (``rows.ensure_tables``)."""
+        return ensure_tables(self.conn, owner, version, ddl)
 
     def add_campaign(self, name: str, seed: int, spec: dict[str, Any]) -> int:
         """Record a campaign (its name, the seed of its run order, its file as resolved)."""
-        with self._transaction():
-            cur = self.conn.execute(
-                "INSERT INTO campaigns (name, created_utc, tool_version, seed, spec_json)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (name, utc_now(), __version__, int(seed), _dumps(spec)),
-            )
-        return int(cur.lastrowid)
+        with self.transaction() as w:
+            return w.row(
+                "campaigns",
+                {"name": name, "created_utc": utc_now(), "tool_version": __version__,
+                 "seed": int(seed), "spec_json": dumps(spec)},
+            )  # fmt: skip
 
     def campaigns(self) -> list[dict[str, Any]]:
         """Every campaign recorded, oldest first."""
@@ -376,10 +357,10 @@ class Store:
     def add_trials(self, experiment_id: int, trials: Iterable[TrialRecord]) -> int:
         """Append trials in one transaction; a (load, repetition) already stored is an error."""
         now = utc_now()
-        rows = [_trial_row(experiment_id, t, now) for t in trials]
+        rows = [trial_row(experiment_id, t, now) for t in trials]
         try:
-            with self._transaction():
-                self.conn.executemany(_INSERT_TRIAL, rows)
+            with self.transaction():
+                self.conn.executemany(INSERT_TRIAL, rows)
         except sqlite3.IntegrityError as exc:
             raise StoreError(
                 f"{self.path}: trial already stored",
@@ -391,13 +372,8 @@ class Store:
     def add_run(self, experiment_id: int, environment: dict[str, Any], *, resumed: bool) -> int:
         """Record one run of an experiment (its start or a resume) with the environment
         captured then; the trials it measures carry its id."""
-        with self._transaction():
-            cur = self.conn.execute(
-                "INSERT INTO runs (experiment_id, started_utc, resumed, environment_json)"
-                " VALUES (?, ?, ?, ?)",
-                (experiment_id, utc_now(), int(resumed), _dumps(environment)),
-            )
-        return int(cur.lastrowid)
+        with self.transaction() as w:
+            return w.run(experiment_id, utc_now(), resumed, environment)
 
     def runs(self, experiment_id: int) -> list[dict[str, Any]]:
         """The runs of one experiment, oldest first, with their environments."""
@@ -416,14 +392,21 @@ class Store:
             for r in cur
         ]
 
-    def _transaction(self) -> _Tx:
-        return _Tx(self.conn)
+    def transaction(self) -> Transaction:
+        """``with store.transaction() as w``: the writes of one transaction (``Writer``)."""
+        return Transaction(self.conn)
 
     # -- reading ----------------------------------------------------------------
-    def experiments(self) -> Iterator[Experiment]:
+    def experiments(self, kinds: tuple[str, ...] | None = None) -> Iterator[Experiment]:
+        """Every experiment, oldest first (only those of ``kinds`` when given)."""
+        where, args = "", ()
+        if kinds is not None:
+            where = f" WHERE kind IN ({','.join('?' * len(kinds))})"
+            args = tuple(kinds)
         cur = self.conn.execute(
             "SELECT id, key, kind, source, label, created_utc, tool_version, config_json,"
-            " metadata_json, environment_json FROM experiments ORDER BY id"
+            f" metadata_json, environment_json FROM experiments{where} ORDER BY id",
+            args,
         )
         for r in cur:
             yield _experiment(r)
@@ -529,6 +512,13 @@ class Store:
             out.append(rec)
         return out
 
+    def trial_records(self, experiment_id: int) -> list[TrialRecord]:
+        """One experiment's trials as the records they were stored from (load order)."""
+        return [
+            TrialRecord(**{k: row[k] for k in _RECORD_FIELDS if k in row})
+            for row in self.trials(experiment_id)
+        ]
+
     def done_trials(self, experiment_id: int) -> set[tuple[int, int]]:
         """(load_index, repetition) pairs already stored: what a resumed sweep skips."""
         cur = self.conn.execute(
@@ -545,37 +535,11 @@ class Store:
 
     def row_counts(self) -> dict[str, int]:
         """How many rows of each kind the store holds (what ``db check`` says)."""
-        tables = (
-            ("experiments", "experiments"), ("trials", "trials"), ("rtt runs", "rtt_runs"),
-            ("acceptance runs", "accept_runs"), ("campaigns", "campaigns"),
-        )  # fmt: skip
-        return {
-            what: int(self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-            for what, table in tables
-        }
+        return row_counts(self.conn)
 
-    # -- maintenance -------------------------------------------------------------
     def integrity_problems(self) -> list[str]:
         """SQLite's integrity check plus netassay's own invariants; [] when healthy."""
-        problems = _problems(self.conn.execute(f"PRAGMA integrity_check({_SHOWN})"))
-        problems += [
-            f"foreign key: trial row {r[1]} points to a missing experiment"
-            for r in self.conn.execute("PRAGMA foreign_key_check")
-        ]
-        if self.schema_version() != SCHEMA_VERSION:
-            problems.append(f"schema version {self.schema_version()} != {SCHEMA_VERSION}")
-        bad = self.conn.execute(
-            "SELECT count(*) FROM trials WHERE sent < 0 OR received < 0 OR duration_s <= 0"
-        ).fetchone()[0]
-        if bad:
-            problems.append(f"{bad} trial(s) with negative counts or non-positive duration")
-        odd = self.conn.execute(
-            "SELECT count(*) FROM trials WHERE coalesce(excluded, '')"
-            " != coalesce(netassay_exclusion(warnings_json), '') OR sink_dropped < 0"
-        ).fetchone()[0]
-        if odd:
-            problems.append(f"{odd} trial(s) whose exclusion does not follow their warnings")
-        return problems
+        return integrity_problems(self.conn, self.schema_version())
 
     def close(self) -> None:
         self.conn.close()
@@ -587,49 +551,7 @@ class Store:
         self.close()
 
 
-class _Tx:
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
-
-
-_INSERT_TRIAL = (
-    "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s, sent,"
-    " received, achieved_rate_pps, loss_location_json, counters_json, warnings_json, source,"
-    " utc, tool_version, excluded, sink_dropped, run_id, cpu_json)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-
-
-def _trial_row(
-    experiment_id: int, t: TrialRecord, now: str, run_ids: dict[int, int] | None = None
-) -> tuple[Any, ...]:
-    return (
-        experiment_id,
-        t.load_index,
-        t.repetition,
-        float(t.rate_pps),
-        float(t.duration_s),
-        int(t.sent),
-        int(t.received),
-        None if t.achieved_rate_pps is None else float(t.achieved_rate_pps),
-        _dumps(t.loss_location),
-        _dumps(t.counters),
-        _dumps(list(t.warnings)),
-        t.source,
-        t.utc or now,
-        __version__,
-        t.excluded,
-        int(t.sink_dropped),
-        run_ids.get(t.run_id) if run_ids and t.run_id is not None else t.run_id,
-        _dumps(t.cpu),
-    )
+_RECORD_FIELDS = tuple(f.name for f in fields(TrialRecord))
 
 
 def _experiment(r: tuple[Any, ...]) -> Experiment:
@@ -645,33 +567,3 @@ def _experiment(r: tuple[Any, ...]) -> Experiment:
         metadata=json.loads(r[8]),
         environment=json.loads(r[9]),
     )
-
-
-_SHOWN = 10  # problems an integrity check lists at most
-
-
-def _problems(rows: Iterable[tuple[Any, ...]]) -> list[str]:
-    """An integrity check's rows as problems, one line each ([] for 'ok')."""
-    out = []
-    for (text,) in rows:
-        out += [ln for ln in str(text).splitlines() if ln != "ok" and not ln.startswith("***")]
-    return out
-
-
-def _summary(problems: list[str]) -> str:
-    """'3 problems, the first: ...' ('10 or more' when the check stopped at its limit)."""
-    n = f"{len(problems)} or more" if len(problems) >= _SHOWN else str(len(problems))
-    return f"{n} problem(s), the first: {problems[0]}"
-
-
-def _split_sql(sql: str) -> list[str]:
-    """Split a migration into statements, keeping trigger bodies whole."""
-    out: list[str] = []
-    buf = ""
-    for stmt in sql.split(";"):
-        buf += stmt + ";"
-        if sqlite3.complete_statement(buf):
-            if buf.strip(" \n;"):
-                out.append(buf.strip())
-            buf = ""
-    return out

@@ -51,6 +51,7 @@ XDP_ROUTER = "xdp-router"
 # trials_on(tb, run_id) for a data path of its own, environment(tb) for the run's record,
 # forget(state) on down and cleanup (the external testbed has all four).
 FORWARDING = "forwarding"
+EXTERNAL = "external"
 KINDS = {
     "rtt": "netassay.testbed.rtt",
     "accept": "netassay.testbed.link",
@@ -63,6 +64,11 @@ def kind_of(cfg_or_state: Any) -> str:
     if isinstance(cfg_or_state, dict):
         return str(cfg_or_state.get("kind", FORWARDING))
     return str(getattr(cfg_or_state, "kind", FORWARDING))
+
+
+def is_external(cfg_or_state: Any) -> bool:
+    """A SUT netassay does not manage, between two local ports (testbed.external)."""
+    return kind_of(cfg_or_state) == EXTERNAL
 
 
 def kind_module(kind: str) -> Any:

@@ -20,21 +20,21 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from netassay import names as N
-from netassay.analysis.acceptance import Verdict, check_layer, judge, to_layer_bps
+from netassay.analysis.acceptance import Verdict, check_layer, judge
 from netassay.counters import host as H
 from netassay.errors import UsageError
 from netassay.methods.accept import gen as GEN
 from netassay.methods.accept import iperf3 as IP
+from netassay.methods.accept.request import SENDERS, AcceptRequest, Scenario
 from netassay.proc import run
 from netassay.testbed import Testbed, require_root
 from netassay.testbed import link as L
 from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample
 
-SENDERS = ("iperf3", "netassay-gen")
 RAMP_PCTS = (25, 50, 75, 100)
 SOURCE = "netassay accept"
 PAUSE_S = 0.5  # between runs: the link's queue drains
@@ -42,72 +42,6 @@ REMOTE_WARNING = (
     "the far host is not checked from here: datagrams its socket or its CPU lost count "
     "as the link's; check its UdpRcvbufErrors (netstat -su) there"
 )
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """Where the test host's work runs and how it is set up (seed 004's matrix)."""
-
-    name: str = ""
-    client_cpu: int | None = 0
-    server_cpu: int | None = 1
-    rx_cpu: int | None = None  # rxN: the server's receive softirq (RPS on veth)
-    tx_cpu: int | None = None  # txN: the transmitted frames' softirq (RPS/XPS on veth)
-    socket_buffer: int | None = None  # bytes, iperf3 -w (both ends); None: kernel default
-    mtu: int = 1500
-    busy_receiver: int = 0  # stress-ng CPU workers pinned to the receiver's CPU
-
-    def label(self) -> str:
-        if self.name:
-            return self.name
-        rx = "-" if self.rx_cpu is None else self.rx_cpu
-        tx = "-" if self.tx_cpu is None else self.tx_cpu
-        return f"rx{rx}/tx{tx}"
-
-
-@dataclass(frozen=True)
-class AcceptRequest:
-    contract_bps: float
-    layer: str = "ethernet"
-    sender: str = "iperf3"
-    runs: int = 3
-    duration_s: float = 10.0
-    ramp_step_s: float = 2.0
-    ramp: bool = True
-    embedded: bool = True
-    link_cap_bps: float | None = None
-    link_drop: float = 0.0
-    server: str | None = None
-    allow_any_server: bool = False
-    ip_version: int = 4
-    datagram_bytes: int | None = None  # None: the largest that fits the MTU
-    scenario: Scenario = field(default_factory=Scenario)
-    db: str | None = None
-    name: str = "acc"
-    label: str = ""
-
-    def datagram(self) -> int:
-        if self.datagram_bytes:
-            return self.datagram_bytes
-        return self.scenario.mtu - (28 if self.ip_version == 4 else 48)
-
-    def payload_bps(self, share: float = 1.0) -> float:
-        """The payload rate that is ``share`` of the contract at the stated layer."""
-        per_payload = to_layer_bps(1.0, self.datagram(), self.ip_version, self.layer)
-        return self.contract_bps * share / per_payload
-
-    def testbed(self) -> L.AcceptTestbedConfig:
-        s = self.scenario
-        return L.AcceptTestbedConfig(
-            ip_version=self.ip_version,
-            mtu=s.mtu,
-            link_cap_bps=self.link_cap_bps,
-            link_drop=self.link_drop,
-            client_cpu=s.client_cpu,
-            server_cpu=s.server_cpu,
-            rx_cpu=s.rx_cpu,
-            tx_cpu=s.tx_cpu,
-        )
 
 
 @dataclass

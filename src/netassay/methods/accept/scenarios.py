@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import InputError
-from netassay.methods.accept.run import AcceptRequest, Scenario
+from netassay.methods.accept.request import AcceptRequest, Scenario
 from netassay.units import parse_count
 
 _CPU_KEYS = ("client_cpu", "server_cpu", "rx_cpu", "tx_cpu")

@@ -17,7 +17,8 @@ from typing import Any
 
 from netassay.analysis.acceptance import check_layer
 from netassay.errors import InputError
-from netassay.store.db import Experiment, Store, _dumps
+from netassay.store.db import Experiment, Store
+from netassay.store.rows import dumps
 from netassay.trial.accept import PHASES, SIDES, AcceptRun, AcceptTest, CpuSample, Interval
 from netassay.units import utc_now
 
@@ -31,13 +32,6 @@ _COLUMNS = (
 )  # fmt: skip
 _SEPARATE = ("index", "phase", "intervals", "cpu", "host", "raw", *_COLUMNS)
 _EXTRA = tuple(f.name for f in dataclasses.fields(AcceptRun) if f.name not in _SEPARATE)
-_INSERT_RUN = (
-    "INSERT INTO accept_runs (experiment_id, phase, run_index, "
-    + ", ".join(_COLUMNS)
-    + ", host_json, extra_json, raw) VALUES ("
-    + ", ".join("?" * (len(_COLUMNS) + 6))
-    + ")"
-)
 
 
 def validate(test: AcceptTest) -> None:
@@ -81,37 +75,34 @@ def store_accept_test(store: Store, test: AcceptTest) -> tuple[int, bool]:
     if found is not None:
         return found.id, False
     now = utc_now()
-    with store._transaction() as conn:
-        exp_id = store._insert_experiment(
-            key, KIND, test.source, test.label or test.name, _config(test),
-            test.metadata, None,
+    with store.transaction() as w:
+        exp_id = w.experiment(
+            key=key, kind=KIND, source=test.source, label=test.label or test.name,
+            config=_config(test), metadata=test.metadata,
         )  # fmt: skip
         for run in [*test.ramp, *test.runs]:
-            extra = {k: getattr(run, k) for k in _EXTRA}
-            extra["started_utc"] = run.started_utc or now
-            cur = conn.execute(
-                _INSERT_RUN,
-                (
-                    exp_id, run.phase, run.index, *(getattr(run, c) for c in _COLUMNS),
-                    _dumps(run.host), json.dumps(extra, sort_keys=True, default=str), run.raw,
-                ),
-            )  # fmt: skip
-            run_id = int(cur.lastrowid)
-            conn.executemany(
-                "INSERT INTO accept_intervals VALUES (?,?,?,?,?,?,?)",
-                [
-                    (run_id, i, iv.start_s, iv.end_s, int(iv.bytes), iv.packets, iv.lost)
-                    for i, iv in enumerate(run.intervals)
-                ],
-            )
-            conn.executemany(
-                "INSERT INTO accept_cpu VALUES (?,?,?,?)",
-                [
-                    (run_id, i, s.t_s, json.dumps(s.cores, sort_keys=True))
-                    for i, s in enumerate(run.cpu)
-                ],
-            )
+            run_id = w.row("accept_runs", _run_row(exp_id, run, now))
+            w.rows("accept_intervals", (
+                {"run_id": run_id, "seq": i, "start_s": iv.start_s, "end_s": iv.end_s,
+                 "bytes": int(iv.bytes), "packets": iv.packets, "lost": iv.lost}
+                for i, iv in enumerate(run.intervals)
+            ))  # fmt: skip
+            w.rows("accept_cpu", (
+                {"run_id": run_id, "seq": i, "t_s": c.t_s,
+                 "cores_json": json.dumps(c.cores, sort_keys=True)}
+                for i, c in enumerate(run.cpu)
+            ))  # fmt: skip
     return exp_id, True
+
+
+def _run_row(exp_id: int, run: AcceptRun, now: str) -> dict[str, Any]:
+    extra = {k: getattr(run, k) for k in _EXTRA}
+    extra["started_utc"] = run.started_utc or now
+    return {
+        "experiment_id": exp_id, "phase": run.phase, "run_index": run.index,
+        **{c: getattr(run, c) for c in _COLUMNS}, "host_json": dumps(run.host),
+        "extra_json": json.dumps(extra, sort_keys=True, default=str), "raw": run.raw,
+    }  # fmt: skip
 
 
 def save_accept_test(store: Store, test: AcceptTest) -> int:
@@ -120,47 +111,22 @@ def save_accept_test(store: Store, test: AcceptTest) -> int:
 
 
 def accept_experiments(store: Store) -> Iterator[Experiment]:
-    for exp in store.experiments():
-        if exp.kind == KIND:
-            yield exp
+    return store.experiments(kinds=(KIND,))
 
 
 def load_accept_test(store: Store, exp: Experiment, *, raw: bool = False) -> AcceptTest:
     """One stored test with its runs (the tools' verbatim output only when ``raw``)."""
     cfg = exp.config
-    cols = ", ".join(_COLUMNS)
-    cur = store.conn.execute(
-        f"SELECT id, phase, run_index, {cols}, host_json, extra_json, "
-        f"{'raw' if raw else 'NULL'} FROM accept_runs WHERE experiment_id = ?"
-        " ORDER BY phase = 'sustained', run_index",
-        (exp.id,),
+    cols = ("id", "phase", "run_index", *_COLUMNS, "host_json", "extra_json")
+    found = store.rows(
+        "accept_runs", {"experiment_id": exp.id}, ("id",), (*cols, "raw") if raw else cols
     )
+    found.sort(key=lambda r: (r["phase"] == "sustained", r["run_index"]))
     ramp: list[AcceptRun] = []
     runs: list[AcceptRun] = []
-    for row in cur.fetchall():
-        run_id, phase, index = row[0], row[1], row[2]
-        values = dict(zip(_COLUMNS, row[3 : 3 + len(_COLUMNS)], strict=True))
-        host, extra, text = row[3 + len(_COLUMNS) :]
-        extra = {k: v for k, v in json.loads(extra).items() if k in _EXTRA}
-        run = AcceptRun(
-            index=index, phase=phase, **values, host=json.loads(host), raw=text, **extra,
-            intervals=[
-                Interval(a, b, c, d, e)
-                for a, b, c, d, e in store.conn.execute(
-                    "SELECT start_s, end_s, bytes, packets, lost FROM accept_intervals"
-                    " WHERE run_id = ? ORDER BY seq",
-                    (run_id,),
-                )
-            ],
-            cpu=[
-                CpuSample(t, json.loads(c))
-                for t, c in store.conn.execute(
-                    "SELECT t_s, cores_json FROM accept_cpu WHERE run_id = ? ORDER BY seq",
-                    (run_id,),
-                )
-            ],
-        )  # fmt: skip
-        (ramp if phase == "ramp" else runs).append(run)
+    for row in found:
+        run = _run_of(store, row)
+        (ramp if row["phase"] == "ramp" else runs).append(run)
     return AcceptTest(
         source=exp.source,
         name=cfg.get("name", exp.label),
@@ -174,6 +140,24 @@ def load_accept_test(store: Store, exp: Experiment, *, raw: bool = False) -> Acc
         label=exp.label,
         metadata={**exp.metadata, "experiment_id": exp.id},
     )
+
+
+def _run_of(store: Store, row: dict[str, Any]) -> AcceptRun:
+    """A stored run with its intervals and CPU samples."""
+    extra = {k: v for k, v in json.loads(row["extra_json"]).items() if k in _EXTRA}
+    where = {"run_id": row["id"]}
+    return AcceptRun(
+        index=row["run_index"], phase=row["phase"], **{c: row[c] for c in _COLUMNS},
+        host=json.loads(row["host_json"]), raw=row.get("raw"), **extra,
+        intervals=[
+            Interval(r["start_s"], r["end_s"], r["bytes"], r["packets"], r["lost"])
+            for r in store.rows("accept_intervals", where, ("seq",))
+        ],
+        cpu=[
+            CpuSample(r["t_s"], json.loads(r["cores_json"]))
+            for r in store.rows("accept_cpu", where, ("seq",))
+        ],
+    )  # fmt: skip
 
 
 def load_accept_tests(store: Store, *, raw: bool = False) -> Iterator[AcceptTest]:

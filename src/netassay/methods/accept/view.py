@@ -123,3 +123,26 @@ def show_stored(inputs: Iterable[Path], as_json: bool, echo: Callable[[str], Any
             else:
                 echo("\n" + "\n".join(text_lines(s)))
     return n
+
+
+def fmt_cpu(c: dict[str, float]) -> str:
+    """CPU busy per core as shares: 'cpu0:35% cpu1:80%'."""
+    return " ".join(f"{k}:{v:.0%}" for k, v in c.items()) or "-"
+
+
+def accept_group_text(g: dict[str, Any]) -> str:
+    """An acceptance group of a campaign: throughput (median, range), loss, failed
+    seconds, verdicts."""
+    t, loss = g["throughput_bps"], g["loss_ratio"]
+    spread = f" [{_bps(t['min'])}..{_bps(t['max'])}]" if t["n"] > 1 else ""
+    verdicts = ", ".join(f"{k} {n}" for k, n in g["verdicts"].items())
+    failed = g["failed_seconds"]["median"]
+    return (
+        f"throughput {_bps(t['median'])}{spread}; loss {fmt_pct(loss['median'])}; "
+        f"failed seconds {'-' if failed is None else format(failed, 'g')}; {verdicts}; "
+        f"CPU busy {fmt_cpu(g['cpu_busy'])}"
+    )
+
+
+def _bps(v: float | None) -> str:
+    return "-" if v is None else fmt_bps(v)

@@ -22,18 +22,26 @@ and it is located there.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import statistics
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+from netassay.config import TestbedConfig
 from netassay.counters.loss import SUT_LOCATIONS, flat_deltas, flatten, locate_loss
 from netassay.counters.sink import XDP_KEY
 from netassay.counters.snapshot import snapshot, wait_quiet
-from netassay.errors import GeneratorError
+from netassay.errors import GeneratorError, UsageError
+from netassay.methods import lab
+from netassay.methods.flood.request import MAX_RUNS, FloodRequest
+from netassay.names import validate_name
 from netassay.proc import run
-from netassay.testbed.bed import Testbed
+from netassay.testbed import state as S
+from netassay.testbed import topology as T
+from netassay.testbed.bed import Testbed, config_from_state, require_root
 from netassay.traffic.generator import run_generator
-from netassay.trial.engine import TrialContext
+from netassay.trial.engine import TrialContext, trials_on
 
 FORWARDED_BY_PROGRAM = "sut/xdp/forwarded/packets"
 
@@ -107,3 +115,70 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
         "loss_location": {k: v for k, v in loss.items() if v},
         "duration_s": secs,
     }
+
+
+FLOOD_SUTS = ("router", "xdp-router")
+
+
+@dataclass(frozen=True)
+class FloodResult:
+    """What the floods measured on one testbed (nothing is stored)."""
+
+    testbed: str
+    cfg: Any  # the testbed's knobs
+    changed: dict[str, Any]  # what the flood changed on the path while it ran
+    floods: list[dict[str, Any]]
+
+    @property
+    def max_forwarding_rate_pps(self) -> float:
+        return statistics.median(f["forwarded_pps"] for f in self.floods)
+
+    @property
+    def unsaturated(self) -> int:
+        return sum(not f["saturated"] for f in self.floods)
+
+
+def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> TestbedConfig:
+    """The knobs a flood runs with on testbed ``name``: a router testbed netassay built
+    (the one up under that name when no testbed flag is given), XDP-counted."""
+    validate_name(name)
+    st = S.read_state(name)
+    if st is not None and T.kind_of(st) != T.FORWARDING:
+        raise UsageError(
+            f"testbed '{name}' is a {T.kind_of(st)} testbed",
+            "a flood runs on a router testbed netassay built",
+            "give another --name, or bring that one down",
+        )
+    cfg = config_from_state(st) if st is not None and not flags else cfg
+    T.validate(cfg)
+    if cfg.sut not in FLOOD_SUTS:
+        raise UsageError(
+            f"a flood needs a router SUT, not '{cfg.sut}'",
+            "only a router's ingress takes the generator's XDP frames here",
+            "use --sut router or --sut xdp-router",
+        )
+    if cfg.sink == "nft":
+        raise UsageError(
+            "a flood needs the XDP sink", "nft counts too slowly for a flood", "use --sink xdp"
+        )
+    return cfg
+
+
+def measure(
+    req: FloodRequest, name: str, cfg: TestbedConfig, on_flood: Callable[[int, dict], None]
+) -> FloodResult:
+    """``req.runs`` floods on testbed ``name`` (built, or used as it is when up);
+    ``on_flood`` sees each as it ends."""
+    if not 1 <= req.runs <= MAX_RUNS:
+        raise UsageError(f"--runs {req.runs} is out of range", "", f"give 1 to {MAX_RUNS}")
+    require_root("a flood")
+    floods: list[dict[str, Any]] = []
+    with (
+        lab.open_testbed(name, cfg, "a flood") as tb,
+        trials_on(tb) as ctx,
+        flood_path(tb) as changed,
+    ):
+        for i in range(req.runs):
+            floods.append(flood(ctx, req.duration_s))
+            on_flood(i, floods[-1])
+    return FloodResult(name, cfg, changed, floods)

@@ -28,6 +28,7 @@ from netassay import __version__
 from netassay.counters.capture import Capture
 from netassay.errors import StoreError, TestbedError, UsageError
 from netassay.methods.rtt import store as RS
+from netassay.methods.rtt.request import RttRequest
 from netassay.methods.rtt.trial import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
 from netassay.proc import run as run_cmd
 from netassay.store.db import Store
@@ -48,8 +49,9 @@ CHECK_BEHIND = 10  # or the median probe left later than this many intervals (or
 
 
 @dataclass(frozen=True)
-class RttRequest:
-    """One ``netassay rtt`` call: the testbed, the probes, the responder, the load."""
+class RttSetup:
+    """One ``netassay rtt`` call resolved (``RttRequest.setup``): the testbed, the probes,
+    the responder, the load, where runs are stored."""
 
     path: str = "bridge"
     spec: ProbeSpec = field(default_factory=lambda: ProbeSpec(count=1000))
@@ -78,7 +80,7 @@ class RttRequest:
             return "app"
         return "kernel"
 
-    def plans(self) -> list[RttRequest]:
+    def plans(self) -> list[RttSetup]:
         """What each run measures in turn: this request, or one per hold of ``delays``."""
         if not self.delays:
             return [self]
@@ -104,7 +106,7 @@ class RttRequest:
         }  # fmt: skip
 
 
-def validate(req: RttRequest) -> None:
+def validate(req: RttSetup) -> None:
     """Refuse a request that makes no sense, before anything is touched."""
     validate_name(req.name)
     req.spec.validate()
@@ -143,7 +145,7 @@ def validate(req: RttRequest) -> None:
             raise StoreError(f"{req.db}: no such directory {parent}", "", "create it first")
 
 
-def _responder_setup(tb: Testbed, req: RttRequest) -> Any:
+def _responder_setup(tb: Testbed, req: RttSetup) -> Any:
     """The app responder (netassay-probe echo), or the kernel's own ICMP echo."""
     rspep = tb.ns("rspep")
     icmp_off = "1" if req.responder_kind == "app" and req.spec.probe == "icmp" else "0"
@@ -153,14 +155,14 @@ def _responder_setup(tb: Testbed, req: RttRequest) -> Any:
     return _echo(tb, req)
 
 
-def _echo(tb: Testbed, req: RttRequest) -> Echo:
+def _echo(tb: Testbed, req: RttSetup) -> Echo:
     return Echo(
         tb.ns("rspep"), req.spec.probe, req.responder_delay_ns or 0, tb.state["cpus"]["rsp"]
     )
 
 
 @contextmanager
-def _held(tb: Testbed, req: RttRequest, interleaved: bool) -> Iterator[None]:
+def _held(tb: Testbed, req: RttSetup, interleaved: bool) -> Iterator[None]:
     """With interleaved holds, the echo of this run's hold; else nothing to do."""
     if not interleaved:
         yield
@@ -172,7 +174,7 @@ def _held(tb: Testbed, req: RttRequest, interleaved: bool) -> Iterator[None]:
         echo.stop()
 
 
-def check_path(tb: Testbed, req: RttRequest, capture: Capture | None) -> dict[str, Any]:
+def check_path(tb: Testbed, req: RttSetup, capture: Capture | None) -> dict[str, Any]:
     """A short burst at the probe rate: the responder must answer, the path must carry it."""
     n = max(CHECK_MIN, round(req.spec.rate_pps * CHECK_S))
     spec = replace(req.spec, count=min(n, req.spec.planned()), duration_s=None)
@@ -224,7 +226,7 @@ def environment(tb: Testbed) -> dict[str, Any]:
 class Measurement:
     """What a measurement did: its runs (as they ended), the path check, the load."""
 
-    req: RttRequest
+    req: RttSetup
     results: list[RunResult] = field(default_factory=list)
     check: dict[str, Any] = field(default_factory=dict)
     load: dict[str, Any] = field(default_factory=dict)
@@ -239,7 +241,7 @@ class Measurement:
 
 
 def measure_all(
-    req: RttRequest,
+    req: RttSetup,
     on_run: Callable[[Measurement, RunResult], None],
     on_peer: Callable[[Measurement, Any], None] | None = None,
 ) -> Measurement:
@@ -281,7 +283,7 @@ def measure_all(
 
 
 @contextmanager
-def _responder(tb: Testbed, req: RttRequest, m: Measurement) -> Iterator[None]:
+def _responder(tb: Testbed, req: RttSetup, m: Measurement) -> Iterator[None]:
     echo = _responder_setup(tb, req)
     try:
         yield
@@ -292,7 +294,7 @@ def _responder(tb: Testbed, req: RttRequest, m: Measurement) -> Iterator[None]:
 
 
 @contextmanager
-def _store(req: RttRequest) -> Iterator[Store | None]:
+def _store(req: RttSetup) -> Iterator[Store | None]:
     if not req.db:
         yield None
         return
@@ -317,7 +319,7 @@ def wire_rates(before: dict[str, int], after: dict[str, int], res: RunResult) ->
     return {names[side]: round((after[side] - before[side]) / dt, 1) for side in before}
 
 
-def _one(tb: Testbed, req: RttRequest, capture: Capture | None, index: int) -> RunResult:
+def _one(tb: Testbed, req: RttSetup, capture: Capture | None, index: int) -> RunResult:
     peer = tb.state["peers"]["sndep"]
     return measure(tb.ns("sndep"), peer["dst"], req.spec, capture, index, tb.state["cpus"]["snd"])
 
@@ -364,7 +366,7 @@ def _peers(
 def _save(
     store: Store,
     m: Measurement,
-    req: RttRequest,
+    req: RttSetup,
     res: RunResult,
     env: dict[str, Any],
     cap: Capture | None,
@@ -392,4 +394,14 @@ def _save(
                RS.pack_probes(res.sample, SAMPLE_COLUMNS))  # fmt: skip
 
 
-__all__ = ["PATHS", "Measurement", "RttRequest", "measure_all", "validate"]
+__all__ = ["PATHS", "Measurement", "RttSetup", "measure_all", "validate"]
+
+
+def setup_of(req: RttRequest, name: str, db: str | None, label: str) -> RttSetup:
+    """What a request measures on testbed ``name``, stored in ``db``."""
+    return RttSetup(
+        path=req.path, spec=req.spec(), runs=req.runs, responder=req.responder,
+        responder_delay_ns=req.delay_ns(), delays=req.delays(), load=Load.parse(req.load),
+        net=req.net(), capture=req.capture, db=db, label=label, name=name,
+        check_rate=req.rate_check, cpus=req.cpus, ping_too=req.ping_too,
+    )  # fmt: skip

@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from netassay.hist import Hist
-from netassay.store import db as D
 from netassay.store.db import Experiment, Store
+from netassay.store.rows import dumps
 from netassay.trial.record import TrialRecord
-from netassay.units import utc_now
 
 KIND = "rtt"
 SOURCE = "netassay rtt"
@@ -73,15 +72,19 @@ def add_run(
     probes: bytes | None,
 ) -> int:
     """Store one run (its trial row and its rtt_runs row) in one transaction."""
-    row = D._trial_row(experiment_id, trial, utc_now())
-    with store._transaction() as conn:
-        cur = conn.execute(D._INSERT_TRIAL, row)
-        trial_id = int(cur.lastrowid)
-        conn.execute(
-            "INSERT INTO rtt_runs (trial_id, summary_json, histograms, probes) VALUES (?,?,?,?)",
-            (trial_id, D._dumps(summary), pack_hists(hists), probes),
-        )
+    with store.transaction() as w:
+        trial_id = w.trial(experiment_id, trial)
+        w.row("rtt_runs", _run_row(trial_id, summary, hists, probes))
     return trial_id
+
+
+def _run_row(
+    trial_id: int, summary: dict[str, Any], hists: dict[str, Hist], probes: bytes | None
+) -> dict[str, Any]:
+    return {
+        "trial_id": trial_id, "summary_json": dumps(summary),
+        "histograms": pack_hists(hists), "probes": probes,
+    }  # fmt: skip
 
 
 def add_experiment_with_run(
@@ -97,13 +100,11 @@ def add_experiment_with_run(
     hists: dict[str, Hist],
 ) -> int:
     """An experiment of one run (an import), written in one transaction: all or nothing."""
-    with store._transaction() as conn:
-        exp_id = store._insert_experiment(key, KIND, source, label, config, metadata, None)
-        cur = conn.execute(D._INSERT_TRIAL, D._trial_row(exp_id, trial, utc_now()))
-        conn.execute(
-            "INSERT INTO rtt_runs (trial_id, summary_json, histograms, probes) VALUES (?,?,?,?)",
-            (int(cur.lastrowid), D._dumps(summary), pack_hists(hists), None),
+    with store.transaction() as w:
+        exp_id = w.experiment(
+            key=key, kind=KIND, source=source, label=label, config=config, metadata=metadata
         )
+        w.row("rtt_runs", _run_row(w.trial(exp_id, trial), summary, hists, None))
     return exp_id
 
 
@@ -126,21 +127,29 @@ class StoredRun:
 
 
 def rtt_experiments(store: Store) -> Iterator[Experiment]:
-    for exp in store.experiments():
-        if exp.kind == KIND:
-            yield exp
+    return store.experiments(kinds=(KIND,))
 
 
 def runs(store: Store, experiment_id: int, *, blobs: bool = True) -> list[StoredRun]:
     """The runs of one rtt experiment, in order."""
-    cols = "r.histograms, r.probes" if blobs else "x'', NULL"
-    cur = store.conn.execute(
-        "SELECT t.id, t.repetition, t.sent, t.received, t.excluded, r.summary_json, "
-        f"{cols} FROM trials t JOIN rtt_runs r ON r.trial_id = t.id"
-        " WHERE t.experiment_id = ? ORDER BY t.repetition",
-        (experiment_id,),
-    )
+    trials = store.rows(
+        "trials", {"experiment_id": experiment_id}, ("repetition",),
+        ("id", "repetition", "sent", "received", "excluded"),
+    )  # fmt: skip
+    cols = ("trial_id", "summary_json", *(("histograms", "probes") if blobs else ()))
+    found = store.rows("rtt_runs", {"trial_id": [t["id"] for t in trials]}, (), cols)
+    by_trial = {r["trial_id"]: r for r in found}
     return [
-        StoredRun(int(a), int(b), int(c), int(d), e, json.loads(f), bytes(g), h)
-        for a, b, c, d, e, f, g, h in cur
+        StoredRun(
+            int(t["id"]),
+            int(t["repetition"]),
+            int(t["sent"]),
+            int(t["received"]),
+            t["excluded"],
+            json.loads(r["summary_json"]),
+            bytes(r.get("histograms") or b""),
+            r.get("probes"),
+        )
+        for t in trials
+        if (r := by_trial.get(t["id"])) is not None
     ]

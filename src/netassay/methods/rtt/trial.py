@@ -44,7 +44,7 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     load: dict[str, Any] = field(default_factory=dict)  # the background load while it ran
     lost_after: dict[str, int] = field(default_factory=dict)  # where lost probes were last seen
-    config: Any = None  # the request (rtt.method.RttRequest) this run measured
+    config: Any = None  # the request (methods.rtt.run.RttSetup) this run measured
 
     @property
     def sent(self) -> int:

@@ -10,39 +10,34 @@ environment), and for ``--then-verify`` the sweep itself.
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from dataclasses import asdict, dataclass, replace
 
 from netassay.analysis.assess import Assessment
-from netassay.config import AnalysisConfig, TestbedConfig, load_config
-from netassay.counters import environment
+from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
+from netassay.methods import lab
+from netassay.methods.base import RunOptions
 from netassay.methods.search import engine as E
+from netassay.methods.search.request import SearchRequest
 from netassay.methods.search.spec import (
     MIN_LOAD_FRACTION,
     TIME_CAP_S,
     Goal,
-    GoalOptions,
     SearchSpec,
-    make_goals,
     verify_goal,
 )
 from netassay.methods.sweep import run as SW
+from netassay.methods.sweep.analyse import assess_experiment
 from netassay.methods.sweep.plan import Plan
 from netassay.quality import generator_trouble
 from netassay.store.db import Experiment, Store
-from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
-from netassay.testbed.environment import capture as capture_environment
-from netassay.trial.engine import SOURCE, TrialContext, measure, trials_on
+from netassay.trial.engine import TrialContext, measure, trials_on
 from netassay.trial.record import TrialRecord
-from netassay.units import fmt_rate, parse_duration, parse_pause, parse_rate
+from netassay.units import fmt_rate
 
 log = logging.getLogger("netassay.methods.search")
 KIND = "search"
@@ -77,27 +72,6 @@ class VerifyPlan:
         step = 2 * self.span / (self.loads - 1)
         grid = [round(center_pps * (1 - self.span + j * step)) for j in range(self.loads)]
         return [r for r in grid if 0 < r <= max_pps]
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """What a user asked for on the command line, as given (None: not given)."""
-
-    goals: GoalOptions = field(default_factory=GoalOptions)
-    min_load: str | None = None
-    max_load: str | None = None
-    time_cap: str | None = None
-    settle: str | None = None
-    db: str | None = None
-    name: str | None = None
-    label: str = ""
-    check_peak: bool = True
-    retries: int = 4  # more than a sweep's 2: a search cannot go on without the answer
-    then_verify: bool = False
-    verify: VerifyPlan = field(default_factory=VerifyPlan)
-    testbed_flags: dict[str, Any] = field(default_factory=dict)
-    resume: bool = False
-    experiment: int | None = None
 
 
 @dataclass
@@ -154,24 +128,22 @@ class SearchReport:
     verify_skipped: str | None = None  # --then-verify, but no sweep: why
 
 
-def prepare(req: SearchRequest, config_file: Path | None = None) -> SearchJob:
+RETRIES = 4  # more than a sweep's 2: a search cannot go on without the answer
+
+
+def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     """Validate everything a search needs before anything is touched."""
-    SW.check_request(req.name, req.retries, req.experiment, req.resume, "search")
-    if req.resume:
-        return _resume_job(req)
-    goals = make_goals(req.goals)
-    lo = parse_rate(req.min_load) if req.min_load is not None else None
-    hi = parse_rate(req.max_load) if req.max_load is not None else None
-    cap = parse_duration(req.time_cap) if req.time_cap is not None else TIME_CAP_S
-    settle = parse_pause(req.settle) if req.settle is not None else 0.0
-    cfg = load_config(config_file, overrides={"testbed": req.testbed_flags})
-    name = req.name or "lab"
-    testbed = cfg.testbed
-    st = S.read_state(name)
-    if st is not None and not req.testbed_flags:  # search a running testbed with its knobs
-        testbed = config_from_state(st)
+    retries = RETRIES if options.retries is None else options.retries
+    lab.check_request(options.name, retries, options.experiment, options.resume, "search")
+    if options.resume:
+        return _resume_job(req, options, retries)
+    goals = req.make_goals()
+    lo, hi = req.min_load_pps, req.max_load_pps
+    cap = TIME_CAP_S if req.time_cap_s is None else req.time_cap_s
+    name = options.name or "lab"
+    testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
     T.validate(testbed)
-    if hi is None and not req.check_peak:
+    if hi is None and not options.check_peak:
         raise UsageError(
             "--no-peak-check needs --max-load",
             "without the probe the max load is unknown",
@@ -179,25 +151,32 @@ def prepare(req: SearchRequest, config_file: Path | None = None) -> SearchJob:
         )
     # the range and the time cap, checked now (the peak is only a default for the max)
     SearchSpec(goals, lo or 1.0, hi or max(2.0, (lo or 1.0) * 2), cap).validate()
-    verify = None
-    if req.then_verify:
-        req.verify.validate()
-        if verify_goal(goals) is None:
-            raise UsageError(
-                "--then-verify needs a PDR goal",
-                "the PASTRAMI verdict is on a PDR (a loss ratio > 0)",
-                "add --goal pdr:0.005",
-            )
-        verify = req.verify
-    return SearchJob(
-        goals, lo, hi, cap, testbed, req.db or cfg.sweep.db, name, req.label, req.check_peak,
-        req.retries, settle, verify,
+    job = SearchJob(
+        goals, lo, hi, cap, testbed, options.db or cfg.sweep.db, name, options.label,
+        options.check_peak, retries, req.settle_s,
     )  # fmt: skip
+    job.verify = _verify_plan(req, goals, required=True)
+    return job
 
 
-def _testbed_ref(job: SearchJob) -> Any:
-    """What ``open_testbed`` reads of a sweep: the testbed's name and knobs."""
-    return SW.Sweep(Plan((1.0,), 1, 1.0), job.testbed, job.db, job.name)
+def _verify_plan(req: SearchRequest, goals: tuple[Goal, ...], required: bool) -> VerifyPlan | None:
+    """The verify sweep a request asks for (None: none, or no PDR goal on a resume)."""
+    if not req.then_verify:
+        return None
+    final = req.final_duration_s or 1.0
+    vp = VerifyPlan(
+        req.verify_runs, req.verify_duration_s or final, req.verify_span, req.verify_loads
+    )
+    vp.validate()
+    if verify_goal(goals) is None:
+        if not required:
+            return None
+        raise UsageError(
+            "--then-verify needs a PDR goal",
+            "the PASTRAMI verdict is on a PDR (a loss ratio > 0)",
+            "add --goal pdr:0.005",
+        )
+    return vp
 
 
 def run(job: SearchJob) -> SearchReport:
@@ -206,7 +185,7 @@ def run(job: SearchJob) -> SearchReport:
     T.validate(job.testbed)
     require_root("a search")
     t_start = time.monotonic()
-    with SW.open_testbed(_testbed_ref(job)) as tb:
+    with lab.open_testbed(job.name, job.testbed, "a sweep") as tb:
         if job.resumed is not None:
             peak, spec = None, job.resumed
         else:
@@ -216,8 +195,10 @@ def run(job: SearchJob) -> SearchReport:
             stored: list[TrialRecord] = []
             if job.resumed is not None:
                 assert job.experiment_id is not None
-                stored = [record_of(t) for t in store.trials(job.experiment_id)]
-                ctx = _restart(job, ctx, store)
+                stored = store.trial_records(job.experiment_id)
+                ctx, _ = lab.restart_experiment(
+                    store, ctx, job.experiment_id, "search", job.progress
+                )
             else:
                 ctx = _start(job, spec, ctx, store, peak)
             setup_s = time.monotonic() - t_start
@@ -227,7 +208,7 @@ def run(job: SearchJob) -> SearchReport:
                 on_trial=_on_trial(job, store),
                 stored=stored,
                 retries=job.retries,
-                retry_ok=lambda rec: not SW._signalled(rec),
+                retry_ok=lambda rec: not lab.signalled(rec),
             )
             report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
             if job.verify is not None and outcome.stop is None:
@@ -245,8 +226,7 @@ def _max_load(tb: Testbed, job: SearchJob) -> tuple[float | None, float]:
     if job.max_load_pps is not None:
         if not job.check_peak:
             return None, job.max_load_pps
-        peak = SW.check_peak(tb, Plan((job.max_load_pps,), 1, 1.0))
-        return peak, job.max_load_pps
+        return lab.check_peak(tb, (job.max_load_pps,)), job.max_load_pps
     peak = tb.probe_peak()
     if peak <= 0:
         raise GeneratorError(
@@ -254,58 +234,23 @@ def _max_load(tb: Testbed, job: SearchJob) -> tuple[float | None, float]:
             "its peak probe achieved 0 pps",
             "check 'netassay testbed show' and the generator (--debug)",
         )
-    return peak, SW.PEAK_MARGIN * peak
+    return peak, lab.PEAK_MARGIN * peak
 
 
 def _start(
     job: SearchJob, spec: SearchSpec, ctx: TrialContext, store: Store, peak: float | None
 ) -> TrialContext:
-    env = capture_environment(ctx.tb)
-    if peak is not None:
-        env["generator_peak_pps"] = peak
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     cfg = job.testbed
-    label = job.label or f"search {SW.default_label(cfg, job.name)}"
-    job.experiment_id, _ = store.add_experiment(
-        key=f"search-{job.name}-{stamp}-{secrets.token_hex(3)}",
-        kind=KIND,
-        source=SOURCE,
-        label=label,
+    job.experiment_id, ctx = lab.start_experiment(
+        store, ctx, kind=KIND, name=job.name,
+        label=job.label or f"search {lab.default_label(cfg, job.name)}",
         config={
-            "search": spec.to_json(),
-            "settle_s": job.settle_s,
-            "retries": job.retries,
-            "testbed": asdict(cfg),
-            "testbed_name": job.name,
+            "search": spec.to_json(), "settle_s": job.settle_s, "retries": job.retries,
+            "testbed": asdict(cfg), "testbed_name": job.name,
         },
-        metadata={**SW.sweep_metadata(cfg, env), "method": KIND},
-        environment=env,
-    )
-    return replace(ctx, run_id=store.add_run(job.experiment_id, env, resumed=False))
-
-
-def _restart(job: SearchJob, ctx: TrialContext, store: Store) -> TrialContext:
-    """Record this run of a resumed search, with the environment now and what changed."""
-    assert job.experiment_id is not None
-    env = capture_environment(ctx.tb)
-    changed = environment.changes(store.experiment(job.experiment_id).environment, env)
-    if changed:
-        env["changed_since_start"] = changed
-        if job.progress:
-            job.progress(f"note: the environment changed since this search started: {changed}")
-    return replace(ctx, run_id=store.add_run(job.experiment_id, env, resumed=True))
-
-
-_RECORD_FIELDS = (
-    "load_index", "repetition", "rate_pps", "duration_s", "sent", "received", "source",
-    "achieved_rate_pps", "loss_location", "counters", "warnings", "utc", "sink_dropped",
-    "run_id",
-)  # fmt: skip
-
-
-def record_of(row: dict[str, Any]) -> TrialRecord:
-    """A stored trial (``Store.trials`` row) as the record it was stored from."""
-    return TrialRecord(**{k: row[k] for k in _RECORD_FIELDS if k in row})
+        metadata={"method": KIND}, peak=peak,
+    )  # fmt: skip
+    return ctx
 
 
 def unfinished(store: Store, experiment_id: int | None) -> tuple[Experiment, SearchSpec] | None:
@@ -313,17 +258,19 @@ def unfinished(store: Store, experiment_id: int | None) -> tuple[Experiment, Sea
     netassay search whose stored trials end before MLRsearch reached every goal."""
     if experiment_id is not None:
         exps = [store.experiment(experiment_id)]
-        if exps[0].kind != KIND or "search" not in exps[0].config:
+        if exps[0].id not in {e.id for e in store.experiments(kinds=(KIND,))} or (
+            "search" not in exps[0].config
+        ):
             raise UsageError(
                 f"experiment {experiment_id} in {store.path} is not a netassay search",
                 f"it is a '{exps[0].kind}' from '{exps[0].source}'",
                 "give the id of a search (see 'netassay assess --json')",
             )
     else:
-        exps = [e for e in store.experiments() if e.kind == KIND and "search" in e.config]
+        exps = [e for e in store.experiments(kinds=(KIND,)) if "search" in e.config]
     for exp in reversed(exps):
         spec = SearchSpec.from_json(exp.config["search"])
-        records = [record_of(t) for t in store.trials(exp.id)]
+        records = store.trial_records(exp.id)
         out = E.run_search(spec, None, stored=records, live=False)
         if out.stop is not None and out.stop.kind == E.STORED_END:
             return exp, spec
@@ -336,16 +283,9 @@ def unfinished(store: Store, experiment_id: int | None) -> tuple[Experiment, Sea
     return None
 
 
-def _resume_job(req: SearchRequest) -> SearchJob:
-    opts = (
-        ("--goal", req.goals.goals), ("--exceed-ratio", req.goals.exceed_ratio),
-        ("--width", req.goals.width), ("--initial-duration", req.goals.initial_duration_s),
-        ("--final-duration", req.goals.final_duration_s),
-        ("--duration-sum", req.goals.duration_sum_s), ("--min-load", req.min_load),
-        ("--max-load", req.max_load),
-    )  # fmt: skip
-    given = [flag for flag, value in opts if value] + sorted(req.testbed_flags)
-    if req.db is None:
+def _resume_job(req: SearchRequest, options: RunOptions, retries: int) -> SearchJob:
+    given = req.given_goal_flags() + sorted(options.testbed_flags)
+    if options.db is None:
         raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
     if given:
         raise UsageError(
@@ -353,36 +293,33 @@ def _resume_job(req: SearchRequest) -> SearchJob:
             "a resumed search continues with what it started with (replaying its trials)",
             "drop those flags",
         )
-    with Store(req.db, create=False) as store:
-        found = unfinished(store, req.experiment)
+    with Store(options.db, create=False) as store:
+        found = unfinished(store, options.experiment)
     if found is None:
         raise UsageError(
-            f"nothing to resume in {req.db}",
+            f"nothing to resume in {options.db}",
             "every search in it is complete (or it has none)",
             "start a new search without --resume",
         )
     exp, spec = found
     name = exp.config.get("testbed_name", "lab")
-    if req.name is not None and req.name != name:
+    if options.name is not None and options.name != name:
         raise UsageError(
-            f"--name {req.name} conflicts with the search to resume",
+            f"--name {options.name} conflicts with the search to resume",
             f"experiment {exp.id} ran on testbed '{name}'",
             "drop --name (resume uses the search's own testbed)",
         )
-    if req.time_cap is not None:
-        spec = replace(spec, time_cap_s=parse_duration(req.time_cap))
+    if req.time_cap_s is not None:
+        spec = replace(spec, time_cap_s=req.time_cap_s)
         spec.validate()
     job = SearchJob(
         spec.goals, spec.min_load_pps, spec.max_load_pps, spec.time_cap_s,
-        config_from_state({"config": exp.config["testbed"]}), req.db, name, exp.label,
-        check_peak=False, retries=req.retries, settle_s=float(exp.config.get("settle_s", 0)),
+        config_from_state({"config": exp.config["testbed"]}), options.db, name, exp.label,
+        check_peak=False, retries=retries, settle_s=float(exp.config.get("settle_s", 0)),
     )  # fmt: skip
     job.experiment_id = exp.id
     job.resumed = spec
-    if req.then_verify:
-        req.verify.validate()
-        if verify_goal(spec.goals) is not None:
-            job.verify = req.verify
+    job.verify = _verify_plan(req, spec.goals, required=False)
     return job
 
 
@@ -468,7 +405,7 @@ def _verify(
         label=f"verify of search {job.experiment_id}: {goal.label} {fmt_rate(center)}",
         check_peak=False, retries=job.retries, progress=job.progress,
     )  # fmt: skip
-    SW._loop(sw, SW._start(sw, ctx, store, peak), store)
+    SW.loop(sw, SW.start(sw, ctx, store, peak), store)
     assert sw.experiment_id is not None
     a = _assess(store, sw.experiment_id, goal)
     return VerifyResult(
@@ -478,17 +415,15 @@ def _verify(
 
 
 def _assess(store: Store, experiment_id: int, goal: Goal) -> Assessment:
-    from netassay.methods.sweep.analyse import assess_store
-
     cfg = replace(AnalysisConfig(), pdr=goal.loss_ratio)
-    for a in assess_store(store, cfg):
-        if a.metadata.get("experiment_id") == experiment_id:
-            return a
-    raise TestbedError(
-        f"the verify sweep (experiment {experiment_id}) has no usable trial",
-        "every trial was a measurement fault",
-        "see 'netassay assess' and the trials' warnings",
-    )
+    a = assess_experiment(store, store.experiment(experiment_id), cfg)
+    if a is None:
+        raise TestbedError(
+            f"the verify sweep (experiment {experiment_id}) has no usable trial",
+            "every trial was a measurement fault",
+            "see 'netassay assess' and the trials' warnings",
+        )
+    return a
 
 
 def check(report: SearchReport) -> None:

@@ -8,13 +8,13 @@ measure, not a grid; ``--then-verify`` stores a sweep that has one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from netassay.methods.search import engine as E
-from netassay.methods.search.run import KIND, SearchReport, VerifyResult, record_of
+from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
@@ -192,39 +192,26 @@ def dry_run_lines(
     return lines
 
 
+def verify_plan_lines(v: VerifyPlan | None, settle_s: float) -> list[str]:
+    """The verify sweep a search will run (for --dry-run)."""
+    if v is None:
+        return []
+    n = v.loads * v.runs
+    return [
+        f"then verify: a PASTRAMI sweep of {v.loads} loads from {1 - v.span:g}x to "
+        f"{1 + v.span:g}x the PDR found, {v.runs} runs of {v.duration_s:g} s: {n} trials, "
+        f"about {n * (v.duration_s + TRIAL_OVERHEAD_S + settle_s):.0f} s"
+    ]
+
+
 # -- stored searches (assess) -----------------------------------------------------------
 def stored_outcome(store: Store, exp: Experiment) -> E.SearchOutcome:
     """Replay a stored search's trials into MLRsearch: what it found, complete or not."""
     spec = SearchSpec.from_json(exp.config["search"])
-    records = [record_of(t) for t in store.trials(exp.id)]
-    return E.run_search(spec, None, stored=records, live=False)
+    return E.run_search(spec, None, stored=store.trial_records(exp.id), live=False)
 
 
 def stored_searches(store: Store) -> Iterator[tuple[Experiment, E.SearchOutcome]]:
-    for exp in store.experiments():
-        if exp.kind == KIND and "search" in exp.config:
+    for exp in store.experiments(kinds=(KIND,)):
+        if "search" in exp.config:
             yield exp, stored_outcome(store, exp)
-
-
-def show_stored(inputs: Iterable[str | Path], as_json: bool, echo: Callable[[str], None]) -> int:
-    """``assess``: each stored search's result (no PASTRAMI verdict); returns how many."""
-    from netassay.store.paths import open_store, store_paths
-
-    n = 0
-    for p in store_paths(inputs):
-        with open_store(p) as store:
-            for exp, out in stored_searches(store):
-                n += 1
-                if as_json:
-                    import json
-
-                    obj = {
-                        "kind": KIND, "source": exp.source, "label": exp.label,
-                        "experiment_id": exp.id, "db": str(p), "verdict": None,
-                        "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
-                        **outcome_json(out),
-                    }  # fmt: skip
-                    echo(json.dumps(obj, allow_nan=False))
-                else:
-                    echo("\n".join(outcome_lines(out, f"{exp.label}, experiment {exp.id}")))
-    return n

@@ -15,12 +15,11 @@ from netassay.errors import InputError
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
 from netassay.store.loads import build_loads
-from netassay.store.pastrami import ParsedColumns, find_result_files, parse_many
+from netassay.store.pastrami import KIND, ParsedColumns, find_result_files, parse_many
 from netassay.store.paths import is_store, open_store
 
-# Experiment kinds without a load grid or a PASTRAMI verdict: netassay.methods.search.view and
-# netassay.cli_rtt show them in assess, and the report links their own sections.
-NOT_SWEEPS = ("search", "rtt")
+# the experiments that are curves: netassay's sweeps and the PASTRAMI files imported
+KINDS = ("sweep", KIND)
 
 
 def assess_columns(cols: ParsedColumns, cfg: AnalysisConfig) -> Assessment:
@@ -72,9 +71,7 @@ def assess_store(store: Store, cfg: AnalysisConfig) -> Iterator[Assessment]:
     An experiment with planned loads or stored trials is assessed even when none of its
     loads has a usable trial (all excluded, or a sweep that has only just started).
     """
-    for exp in store.experiments():
-        if exp.kind in NOT_SWEEPS:  # no load grid, no verdict: shown by their own views
-            continue
+    for exp in store.experiments(kinds=KINDS):
         a = assess_experiment(store, exp, cfg)
         if a is not None:
             yield a

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from netassay.errors import UsageError
-from netassay.units import fmt_duration, fmt_rate, parse_duration
+from netassay.units import fmt_duration, fmt_rate
 
 TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
 
@@ -42,44 +41,6 @@ class Plan:
 
     def packets(self) -> int:
         return sum(round(r * self.duration_s) for r in self.rates_pps) * self.runs
-
-
-ACCEPT_RUN_OVERHEAD_S = 0.6  # per accept run: the pause between runs, the tools started
-ACCEPT_SETUP_S = 1.5  # per accept cell: its process, the embedded link built and removed
-ACCEPT_RAMP_STEPS = 4  # 25, 50, 75 and 100% of the contract
-
-
-def accept_runs(settings: dict[str, Any]) -> int:
-    """The runs an accept cell stores: its ramp steps and its sustained runs."""
-    ramp = ACCEPT_RAMP_STEPS if settings.get("ramp", True) else 0
-    return ramp + int(settings.get("runs", 3))
-
-
-def accept_estimate_s(settings: dict[str, Any]) -> float:
-    """How long an accept cell's runs take (without the cell's setup)."""
-    dur = parse_duration(str(settings.get("duration", "10s")))
-    step = parse_duration(str(settings.get("ramp_step", "2s")))
-    ramp = ACCEPT_RAMP_STEPS if settings.get("ramp", True) else 0
-    runs = int(settings.get("runs", 3))
-    return ramp * step + runs * dur + (ramp + runs) * ACCEPT_RUN_OVERHEAD_S
-
-
-RTT_RUN_OVERHEAD_S = 0.3  # per rtt run: its capture points read, its run stored
-RTT_SETUP_S = 1.5  # per rtt cell: the testbed built and the path checked (measured here)
-RTT_SETTLE_S = 1.0  # with a background load: it settles before the first run
-
-
-def rtt_estimate_s(settings: dict[str, Any]) -> float:
-    """How long an rtt cell's runs take (without the cell's setup): each run sends for
-    its duration (or count / rate); a lost reply's timeout is not counted."""
-    from netassay.units import parse_rate
-
-    if "duration" in settings:
-        send = parse_duration(str(settings["duration"]))
-    else:
-        send = int(settings.get("count", 1000)) / parse_rate(str(settings.get("rate", "1k")))
-    settle = RTT_SETTLE_S if settings.get("load", "none") != "none" else 0.0
-    return settle + int(settings.get("runs", 10)) * (send + RTT_RUN_OVERHEAD_S)
 
 
 def trial_time_s(duration_s: float, settle_s: float) -> float:

@@ -1,4 +1,4 @@
-"""CLI of campaigns: parses flags and delegates to netassay.campaign (spec, order, execute)."""
+"""Commands of campaigns: campaign plan, campaign run, and the worker that runs cells."""
 
 from __future__ import annotations
 
@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from netassay.campaign import execute as X
+from netassay.campaign import order as O
+from netassay.campaign import spec as SP
+from netassay.campaign import worker as W
 
 Opt = typer.Option
 campaign_app = typer.Typer(
@@ -27,10 +32,6 @@ def plan(
     as_json: Annotated[bool, Opt("--json", help="Print the plan as one JSON object.")] = False,
 ) -> None:
     """Print the campaign resolved: settings, factors, cells, run order and the time."""
-    from netassay.campaign import execute as X
-    from netassay.campaign import order as O
-    from netassay.campaign import spec as SP
-
     c = SP.load(file)
     seed, origin = X.seed_for(c, db)
     if as_json:
@@ -59,9 +60,6 @@ def run(
     ] = "camp",
 ) -> None:
     """Run every cell of the campaign; each cell is one experiment in --db."""
-    from netassay.campaign import execute as X
-    from netassay.campaign import spec as SP
-
     c = SP.load(file)
     result = X.run_campaign(c, db, resume=resume, scheduler=scheduler, testbed=name)
     if sys.stderr.isatty():
@@ -75,26 +73,7 @@ def worker(
     name: Annotated[str, Opt("--name", help="The testbed this worker owns (1-8 a-z0-9).")] = "lab",
 ) -> None:
     """A Dask worker that owns one testbed on this host and runs campaign cells on it."""
-    from netassay.campaign import worker as W
-
     W.serve(scheduler, name)
-
-
-def compare_campaign(db: str, by: list[str], as_json: bool) -> bool:
-    """``netassay compare`` on a store with campaign cells: their comparison by factors
-    (False for any other store: the rtt comparison serves it)."""
-    from netassay.campaign import results as CR
-    from netassay.store.db import Store
-
-    with Store(db, readonly=True) as st:
-        if not CR.has_campaigns(st):
-            return False
-        result = CR.comparison(st, by)
-    if as_json:
-        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n")
-    else:
-        typer.echo("\n".join(CR.text(result)))
-    return True
 
 
 def register(app: typer.Typer) -> None:

@@ -1,15 +1,25 @@
-"""CLI commands of the analysis core: import, assess, report, db check."""
+"""Commands of what is stored: import pastrami, assess, report, db check and migrate,
+export."""
 
 from __future__ import annotations
 
-import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from netassay.errors import StoreError, UsageError
+from netassay import methods as registry
+from netassay.cli.common import DbArg, Json, config_path
+from netassay.config import AnalysisConfig, load_config
+from netassay.errors import InputError, StoreError, UsageError
+from netassay.report.inputs import as_stores
+from netassay.store import Store
+from netassay.store.export import FORMATS, export_to_path
+from netassay.store.pastrami import import_files
+from netassay.store.paths import open_store
+from netassay.store.schema import SCHEMA_VERSION
 
 Mode = Annotated[
     str | None,
@@ -24,14 +34,13 @@ Eta = Annotated[float | None, typer.Option("--eta", help="TIR threshold to stay 
 Entry = Annotated[
     float | None, typer.Option("--entry-factor", help="Enter saturation below this * eta [3].")
 ]
+Inputs = Annotated[list[Path], typer.Argument(help="PASTRAMI files, folders, or a .db.")]
 
 
-def _analysis_cfg(mode: str | None, pdr: float | None, eta: float | None, entry: float | None):
-    from netassay.cli import config_path
-    from netassay.config import load_config
-
+def _analysis(ctx: typer.Context, mode: str | None, pdr: float | None, eta: float | None,
+              entry: float | None) -> AnalysisConfig:  # fmt: skip
     over = {"mode": mode, "pdr": pdr, "eta": eta, "entry_factor": entry}
-    return load_config(config_path(), {"analysis": over}).analysis
+    return load_config(config_path(ctx), {"analysis": over}).analysis
 
 
 def import_pastrami(
@@ -39,57 +48,34 @@ def import_pastrami(
     db: Annotated[Path, typer.Option("--db", help="SQLite store to write (created if new).")],
 ) -> None:
     """Import PASTRAMI raw result files into a store (importing twice adds nothing)."""
-    from netassay.store import Store
-    from netassay.store.pastrami import import_files
-
-    def warn(note: str) -> None:
-        typer.echo(f"netassay: warning: {note}", err=True)
-
     with Store(db) as store:
-        added, skipped, trials = import_files(store, paths, warn)
+        added, skipped, trials = import_files(
+            store, paths, lambda note: typer.echo(f"netassay: warning: {note}", err=True)
+        )
     typer.echo(
         f"{db}: imported {added} experiment(s), {trials} trial(s); "
         f"{skipped} already stored, skipped"
     )
 
 
-def assess(
-    inputs: Annotated[list[Path], typer.Argument(help="PASTRAMI files, folders, or a .db.")],
-    mode: Mode = None,
-    pdr: Pdr = None,
-    eta: Eta = None,
-    entry_factor: Entry = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
-) -> None:
-    """Statistics, saturation and the GOOD/BAD/INCONCLUSIVE verdict per experiment."""
-    from netassay.methods.sweep.analyse import iter_assessments
-    from netassay.methods.sweep.view import make_console, render
-    from netassay.store.paths import is_store
-
-    cfg = _analysis_cfg(mode, pdr, eta, entry_factor)
-    console = make_console()
+def assess(ctx: typer.Context, inputs: Inputs, mode: Mode = None, pdr: Pdr = None,
+           eta: Eta = None, entry_factor: Entry = None, as_json: Json = False) -> None:  # fmt: skip
+    """Statistics, saturation and the GOOD/BAD/INCONCLUSIVE verdict per experiment (and
+    what every other method stored: searches, rtt runs, acceptance tests)."""
+    if not inputs:
+        raise InputError("nothing to assess", "no file, folder or .db was given", "name one")
+    cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
     n = 0
-    for a in iter_assessments(inputs, cfg):
-        n += 1
-        if as_json:
-            sys.stdout.write(json.dumps(a.to_json(), allow_nan=False) + "\n")
-        else:
-            render(a, console)
-    if any(p.is_file() and is_store(p) for p in inputs):  # searches live in stores only
-        from netassay.methods.search.view import show_stored  # their bounds, no verdict
-
-        n += show_stored(inputs, as_json, typer.echo)
-        from netassay.cli_rtt import show_stored as show_rtt  # per configuration
-
-        n += show_rtt(inputs, as_json)
-        from netassay.methods.accept.view import show_stored as show_accept  # acceptance verdicts
-
-        n += show_accept(inputs, as_json, typer.echo)
+    for m in registry.methods():
+        for result in m.analyse(inputs, cfg):
+            n += 1
+            typer.echo(m.view(result, as_json))
     if n == 0:
         raise UsageError("nothing to assess", "the inputs hold no trials", "run a sweep first")
 
 
 def report(
+    ctx: typer.Context,
     inputs: Annotated[
         list[Path], typer.Argument(help="Stores (.db), PASTRAMI files or folders, like assess.")
     ],
@@ -106,10 +92,9 @@ def report(
     Takes what assess takes; files and folders are imported into a temporary store,
     removed afterwards (import them with 'netassay import pastrami' to keep one).
     """
-    from netassay.report.build import build_report
-    from netassay.report.inputs import as_stores
+    from netassay.report.build import build_report  # deferred: matplotlib (0.3 s)
 
-    cfg = _analysis_cfg(mode, pdr, eta, entry_factor)
+    cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
     with as_stores(inputs) as stores:
         index = build_report(stores, out, cfg, progress=True, inputs=", ".join(map(str, inputs)))
     typer.echo(f"report written: {index}")
@@ -117,10 +102,6 @@ def report(
 
 def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) -> None:
     """Integrity check of a store: SQLite's own, schema version, netassay invariants."""
-    import sqlite3
-
-    from netassay.store import Store
-
     try:
         with Store(db, readonly=True, check=False) as store:
             problems = store.integrity_problems()
@@ -146,11 +127,6 @@ def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) ->
 def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]) -> None:
     """Bring a store written by an older netassay to this release's schema (its data is
     kept; a damaged store is refused)."""
-    import sqlite3
-
-    from netassay.store import Store
-    from netassay.store.schema import SCHEMA_VERSION
-
     try:
         with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
             row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -167,16 +143,13 @@ def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]
 
 
 def export(
-    db: Annotated[Path, typer.Argument(help="The store to export.")],
+    db: DbArg,
     fmt: Annotated[str, typer.Option("--format", help="csv or jsonl.")] = "csv",
     out: Annotated[
         Path | None, typer.Option("--out", help="File to write (default: standard output).")
     ] = None,
 ) -> None:
     """Export every trial (one row each) as CSV or JSON lines."""
-    from netassay.store.export import FORMATS, export_to_path
-    from netassay.store.paths import open_store
-
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'", f"known: {', '.join(FORMATS)}", "pick one")
     with open_store(db) as store:
@@ -185,11 +158,9 @@ def export(
         typer.echo(f"{out}: {n} trial(s)")
 
 
-def register(app: typer.Typer, db_app: typer.Typer) -> None:
-    """Add the analysis commands to the CLI."""
-    import_app = typer.Typer(help="Import results measured elsewhere.", no_args_is_help=True)
+def register(app: typer.Typer, db_app: typer.Typer, import_app: typer.Typer) -> None:
+    """Add the commands of what is stored to the CLI."""
     import_app.command("pastrami")(import_pastrami)
-    app.add_typer(import_app, name="import")
     app.command("assess")(assess)
     app.command("report")(report)
     db_app.command("check")(db_check)

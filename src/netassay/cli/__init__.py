@@ -1,17 +1,24 @@
-"""netassay command line: parses flags and delegates; no measurement logic lives here."""
+"""netassay's command line: each command parses its flags, calls a method or a stage and
+prints what it returns; no measurement logic lives here. This module holds the app, the
+root options (the config path travels in typer's context) and ``main``: one line per
+user-facing error, a distinct exit code. The commands live in one module per stage."""
 
 from __future__ import annotations
 
 import logging
 import sqlite3
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from netassay import __version__
-from netassay.errors import NetassayError, StoreError
+from netassay.cli import accept, analysis, campaign, flood, rtt, search, sweep, testbed
+from netassay.cli.common import config_path
+from netassay.config import load_config, to_toml
+from netassay.errors import NetassayError, StoreError, StoreWarning
 
 app = typer.Typer(
     name="netassay",
@@ -25,7 +32,7 @@ config_app = typer.Typer(help="Show the configuration in force.", no_args_is_hel
 app.add_typer(db_app, name="db")
 app.add_typer(config_app, name="config")
 
-_STATE = {"debug": False, "config": None}
+_STATE = {"debug": False}  # --debug: read by main, which runs outside typer's context
 
 
 def _version(value: bool) -> None:
@@ -36,6 +43,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     debug: Annotated[bool, typer.Option("--debug", help="Log every step; tracebacks.")] = False,
     config: Annotated[
         Path | None, typer.Option("--config", help="TOML file (after defaults, before flags).")
@@ -45,50 +53,30 @@ def _root(
     ] = False,
 ) -> None:
     _STATE["debug"] = debug
-    _STATE["config"] = config
+    ctx.obj = {"config": config}
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
 
 
-def config_path() -> Path | None:
-    return _STATE["config"]  # type: ignore[return-value]
-
-
 @config_app.command("show")
-def config_show() -> None:
+def config_show(ctx: typer.Context) -> None:
     """Print the configuration in force (defaults, then the TOML file)."""
-    from netassay.config import load_config, to_toml
-
-    typer.echo(to_toml(load_config(config_path(), resolve=False)), nl=False)
+    typer.echo(to_toml(load_config(config_path(ctx), resolve=False)), nl=False)
 
 
-# -- command registration: each stage adds its commands in its own module -------------
-from netassay import cli_analysis  # noqa: E402
-
-cli_analysis.register(app, db_app)
-from netassay import cli_lab  # noqa: E402
-
-cli_lab.register(app)
-from netassay import cli_search  # noqa: E402
-
-cli_search.register(app)
-from netassay import cli_rtt  # noqa: E402
-
-cli_rtt.register(app)
-from netassay import cli_campaign  # noqa: E402
-
-cli_campaign.register(app)
-from netassay import cli_accept_import  # noqa: E402
-
-cli_accept_import.register(app)
-from netassay import cli_accept  # noqa: E402
-
-cli_accept.register(app)
-from netassay import cli_flood  # noqa: E402
-
-cli_flood.register(app)
+# each stage adds its commands in its own module
+import_app = typer.Typer(help="Import results measured elsewhere.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+analysis.register(app, db_app, import_app)
+testbed.register(app)
+sweep.register(app)
+search.register(app)
+rtt.register(app, import_app)
+accept.register(app, import_app)
+flood.register(app)
+campaign.register(app)
 
 
 def _click_error_types() -> tuple[type[BaseException], ...]:
@@ -121,10 +109,6 @@ def is_click_error(exc: BaseException) -> bool:
 
 def _show_store_warnings() -> None:
     """A damaged store read anyway: one line on stderr, once per store and command."""
-    import warnings
-
-    from netassay.errors import StoreWarning
-
     shown: set[str] = set()
     default = warnings.showwarning
 
@@ -145,51 +129,42 @@ def main(argv: list[str] | None = None) -> None:
     _show_store_warnings()
     try:
         rc = app(args=argv, standalone_mode=False)
-    except NetassayError as exc:
-        if _STATE["debug"]:
-            raise
-        typer.echo(f"netassay: {exc.line()}", err=True)
-        sys.exit(exc.exit_code)
-    except sqlite3.DatabaseError as exc:
-        if _STATE["debug"]:
-            raise
-        err = StoreError(
-            "the store cannot be read", str(exc), "run 'netassay db check FILE'; restore a copy"
-        )
-        typer.echo(f"netassay: {err.line()}", err=True)
-        sys.exit(err.exit_code)
     except KeyboardInterrupt:
         typer.echo("netassay: interrupted; what was stored is kept", err=True)
         sys.exit(130)
-
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
         typer.echo("netassay: aborted", err=True)
         sys.exit(130)
-    except Exception as exc:  # usage errors and the unexpected
-        if is_click_error(exc):
-            if exc.format_message():  # type: ignore[attr-defined]
-                exc.show()  # type: ignore[attr-defined]  # click's own usage and message
-            sys.exit(exc.exit_code)  # type: ignore[attr-defined]  # 2 for every usage error
-        if _STATE["debug"]:
+    except Exception as exc:  # netassay's errors, usage errors and the unexpected
+        if _STATE["debug"] and not is_click_error(exc):
             raise
-        if isinstance(exc, OSError) and exc.filename is not None:  # a path, said as such
-            typer.echo(
-                f"netassay: {exc.filename}: {exc.strerror or exc}; "
-                "check the path and its permissions",
-                err=True,
-            )
-            sys.exit(3)
-        typer.echo(
-            f"netassay: internal error: {type(exc).__name__}: {exc}; "
-            "rerun with --debug and report it",
-            err=True,
-        )
-        sys.exit(70)
+        line, code = _said(exc)
+        if line:
+            typer.echo(f"netassay: {line}", err=True)
+        sys.exit(code)
     # Without standalone mode, an interrupted command (Ctrl-C) and typer.Exit(n) come
     # back as a return value: never let them exit 0.
     if isinstance(rc, int) and rc != 0:
         if rc == 130:
             typer.echo("netassay: interrupted; what was stored is kept", err=True)
         sys.exit(rc)
+
+
+def _said(exc: Exception) -> tuple[str, int]:
+    """The one line an error is shown as (none: click showed its own) and its exit code."""
+    if isinstance(exc, NetassayError):
+        return exc.line(), exc.exit_code
+    if isinstance(exc, sqlite3.DatabaseError):
+        err = StoreError(
+            "the store cannot be read", str(exc), "run 'netassay db check FILE'; restore a copy"
+        )
+        return err.line(), err.exit_code
+    if is_click_error(exc):
+        if exc.format_message():  # type: ignore[attr-defined]
+            exc.show()  # type: ignore[attr-defined]  # click's own usage and message
+        return "", exc.exit_code  # type: ignore[attr-defined]  # 2 for every usage error
+    if isinstance(exc, OSError) and exc.filename is not None:  # a path, said as such
+        return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 3
+    return f"internal error: {type(exc).__name__}: {exc}; rerun with --debug and report it", 70

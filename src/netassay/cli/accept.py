@@ -1,0 +1,127 @@
+"""Commands of link acceptance (seed 004): accept, import iperf3, import monipe."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from netassay.analysis.acceptance import check_layer, judge
+from netassay.cli.common import Given, Json, request, with_params
+from netassay.errors import Interrupted
+from netassay.methods.accept import import_iperf3, import_monipe, scenarios
+from netassay.methods.accept import view as V
+from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
+from netassay.methods.accept.store import store_accept_test
+from netassay.methods.base import RunOptions
+from netassay.store.db import Store
+from netassay.units import parse_rate
+
+Scenarios = Annotated[
+    str | None,
+    typer.Option(
+        "--scenarios", help="A TOML scenario matrix (CPU, rxN/txN, buffers, MTU), run in order."
+    ),
+]
+Contract = Annotated[
+    str | None,
+    typer.Option(
+        "--contract",
+        help="Contracted rate (e.g. 400M, 10G; k = 1000) at --layer; without it the "
+        "figures are stored and the throughput is not judged.",
+    ),
+]
+Layer = Annotated[
+    str,
+    typer.Option("--layer", help="Layer the contract is counted at: payload | ip | ethernet | l1."),
+]
+Db = Annotated[Path, typer.Option("--db", help="SQLite store to write (created if new).")]
+Label = Annotated[str, typer.Option("--label", help="Experiment label (default: the test's name).")]
+
+
+@with_params(AcceptRequest, RunOptions, only=RUN_OPTIONS)
+def accept(given: Given, scenario_file: Scenarios = None, as_json: Json = False) -> None:
+    """Accept a link by single-flow UDP at the contracted rate: a ramp, then K runs;
+    PASS, FAIL or INCONCLUSIVE (host-limited) with the test host checked first."""
+    from netassay.methods.accept.run import measure, validate  # deferred: pyroute2 (80 ms)
+
+    base = request(AcceptRequest, given)
+    base = replace(
+        base, db=given["db"], label=given["label"] or "", name=given["name"] or base.name
+    )
+    requests = scenarios.requests(base, scenarios.load(scenario_file)) if scenario_file else [base]
+    for req in requests:
+        validate(req)  # every scenario checked before the first one runs
+    for req in requests:
+        try:
+            res = measure(req, lambda line: typer.echo(f"accept: {line}", err=True))
+        except KeyboardInterrupt as exc:
+            raise Interrupted("accept interrupted", "the tests that ended are stored", "") from exc
+        typer.echo(_shown(res, req.db, as_json))
+
+
+def _shown(res: Any, db: str | None, as_json: bool) -> str:
+    res.test.metadata["experiment_id"] = res.experiment_id
+    s = V.summary(res.test, res.verdict)
+    runs = [*res.test.ramp, *res.test.runs]
+    s["warnings"] = list(dict.fromkeys(w for r in runs for w in r.warnings))
+    if as_json:
+        return json.dumps(s, sort_keys=True, default=str)
+    lines = [*V.text_lines(s), *(f"  warning: {w}" for w in s["warnings"])]
+    if db:
+        lines.append(f"  stored in {db} (experiment {res.experiment_id})")
+    return "\n".join(lines)
+
+
+def _import(read_tests: Callable[..., list], source: Any, db: Path, contract: str | None,
+            layer: str, label: str) -> None:  # fmt: skip
+    """Check the layer and the contract, read every test from ``source``, store them."""
+    check_layer(layer)
+    rate = None if contract is None else parse_rate(contract)
+    tests = read_tests(source, rate, layer, label)
+    with Store(db) as st:
+        done = [(t, *store_accept_test(st, t)) for t in tests]
+    new = [d for d in done if d[2]]
+    runs = sum(len(t.runs) for t, _, _ in new)
+    typer.echo(
+        f"{db}: imported {len(new)} acceptance test(s), {runs} run(s); "
+        f"{len(done) - len(new)} already stored, skipped"
+    )
+    for t, exp_id, _ in done:
+        v = judge(t)
+        typer.echo(f"  experiment {exp_id} {t.name}: {v.verdict} ({v.reason})")
+
+
+def import_iperf3_cmd(
+    files: Annotated[
+        list[Path], typer.Argument(help="iperf3 -J outputs (UDP), or folders of them.")
+    ],
+    db: Db,
+    contract: Contract = None,
+    layer: Layer = "payload",
+    label: Label = "",
+) -> None:
+    """Import iperf3 -J UDP results as acceptance tests (importing twice adds nothing)."""
+    _import(import_iperf3.read_tests, files, db, contract, layer, label)
+
+
+def import_monipe_cmd(
+    folder: Annotated[Path, typer.Argument(help="MonIPE results folder (<test>/rodada_N/).")],
+    db: Db,
+    contract: Contract = None,
+    layer: Layer = "payload",
+    label: Label = "",
+) -> None:
+    """Import MonIPE acceptance results: each test one experiment, each round one run."""
+    _import(import_monipe.read_tests, folder, db, contract, layer, label)
+
+
+def register(app: typer.Typer, import_app: typer.Typer) -> None:
+    """Add the accept command, 'import iperf3' and 'import monipe' to the CLI."""
+    app.command("accept")(accept)
+    import_app.command("iperf3")(import_iperf3_cmd)
+    import_app.command("monipe")(import_monipe_cmd)

@@ -1,0 +1,137 @@
+"""What every command shares: the options declared once (``params``) turned into typer
+options, the config file from typer's context, run options, and the lines a command
+prints on stderr.
+
+A command takes its method's parameters with ``with_params(Request, ...)``: it receives
+them as ``given`` (key -> what was typed, None when not given; a bool flag: the field's
+value), builds its Request and RunOptions from them, calls the method and prints its
+view.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from netassay.config import Config, TestbedConfig, load_config
+from netassay.methods.base import RunOptions, request_from
+from netassay.params import Param, declared
+
+Given = dict[str, Any]  # what the declared options received, by key
+
+Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")]
+DbArg = Annotated[Path, typer.Argument(help="The store (SQLite).")]
+
+
+def _annotation(p: Param) -> tuple[Any, Any]:
+    """(annotation, default) of a declared parameter's typer option."""
+    option = typer.Option(p.flag, help=p.help)
+    if p.cli is bool:
+        return Annotated[bool, option], False
+    if p.cli is list:
+        return Annotated[list[str] | None, option], None
+    return Annotated[p.cli | None, option], None  # type: ignore[operator]
+
+
+def with_params(
+    *classes: type, only: Sequence[str] | None = None
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the options declared on ``classes`` in place of its ``given``
+    parameter (``only``: the RunOptions fields it takes)."""
+    declared_ = [
+        p
+        for cls in classes
+        for f, p in declared(cls)
+        if p.flag and (cls is not RunOptions or only is None or f.name in only)
+    ]
+
+    def wrap(command: Callable[..., None]) -> Callable[..., None]:
+        sig = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for prm in sig.parameters.values():
+            if prm.name != "given":
+                params.append(prm)
+                continue
+            for p in declared_:
+                annotation, default = _annotation(p)
+                kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+                params.append(inspect.Parameter(f"opt_{p.name}", kind, default=default,
+                                                annotation=annotation))  # fmt: skip
+
+        @functools.wraps(command)
+        def run(**kv: Any) -> None:
+            given: Given = {}
+            for p in declared_:
+                v = kv.pop(f"opt_{p.name}")
+                given[p.name] = (not v if p.negate else v) if p.cli is bool else v
+            command(given=given, **kv)
+
+        run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return wrap
+
+
+def config_path(ctx: typer.Context) -> Path | None:
+    """The config file the root options named (typer's context carries it)."""
+    root = ctx.find_root()
+    return (root.obj or {}).get("config")
+
+
+def knobs(given: Given) -> dict[str, Any]:
+    """The testbed knobs given, as TestbedConfig's fields (parsed)."""
+    out = {}
+    for f, p in declared(TestbedConfig):
+        if given.get(p.name) is not None:
+            out[f.name] = p.value(given[p.name])
+    return out
+
+
+def config(ctx: typer.Context, given: Given | None = None) -> Config:
+    """Defaults < the config file < the testbed flags given."""
+    return load_config(config_path(ctx), overrides={"testbed": knobs(given or {})})
+
+
+def run_options(ctx: typer.Context, given: Given, **extra: Any) -> RunOptions:
+    """The RunOptions given (and the testbed knobs, the config in force)."""
+    base = {f.name: given[p.name] for f, p in declared(RunOptions) if p.name in given}
+    cfg = config(ctx, given)
+    return RunOptions(**{**base, **extra, "testbed_flags": knobs(given), "config": cfg})
+
+
+def request(cls: type, given: Given, base: dict[str, Any] | None = None) -> Any:
+    return request_from(cls, given, base)
+
+
+def err(line: str) -> None:
+    typer.echo(line, err=True)
+
+
+def progress_line(line: str) -> None:
+    """A progress line on stderr, flushed at once."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def bar(total: int) -> Callable[[str], None]:
+    """A progress bar over ``total`` trials on stderr: rewritten in place on a terminal,
+    a line each otherwise. Its lines start '[n/total]'."""
+    tty = sys.stderr.isatty()
+
+    def show(line: str) -> None:
+        done = int(line[1:].split("/", 1)[0]) if line.startswith("[") else 0
+        width = 20
+        fill = int(width * done / max(total, 1))
+        marks = "#" * fill + "-" * (width - fill)
+        sys.stderr.write(f"\r\x1b[2K[{marks}] {line}" if tty else f"[{marks}] {line}\n")
+        sys.stderr.flush()
+
+    return show

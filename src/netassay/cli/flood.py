@@ -1,0 +1,28 @@
+"""The flood command: a router's maximum forwarding rate (RFC 2285)."""
+
+from __future__ import annotations
+
+import typer
+
+from netassay.cli.common import Given, Json, request, run_options, with_params
+from netassay.config import TestbedConfig
+from netassay.methods.base import RunOptions
+from netassay.methods.flood.method import METHOD
+from netassay.methods.flood.request import FloodRequest
+
+
+@with_params(FloodRequest, RunOptions, TestbedConfig, only=METHOD.run_options)
+def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
+    """Offer the SUT far more than it can forward (XDP live frames at the generator's
+    peak) and report what it forwards: its maximum forwarding rate (RFC 2285), with
+    every frame it could not take located. A router SUT (kernel or XDP); stores
+    nothing."""
+    req = request(FloodRequest, given)
+    show = (lambda line: None) if as_json else typer.echo
+    result = METHOD.run(req, run_options(ctx, given), show)
+    typer.echo(METHOD.view(result, as_json))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the flood command to the CLI."""
+    app.command("flood")(flood)

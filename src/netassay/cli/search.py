@@ -1,0 +1,87 @@
+"""The search command (MLRsearch): its request from the flags, the method run, its result."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from typing import Any
+
+import typer
+
+from netassay import methods as registry
+from netassay.cli.common import (
+    DryRun,
+    Given,
+    Json,
+    progress_line,
+    request,
+    run_options,
+    with_params,
+)
+from netassay.config import TestbedConfig
+from netassay.errors import Interrupted
+from netassay.methods import lab
+from netassay.methods.base import RunOptions
+from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
+
+
+@with_params(SearchRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS)
+def search(
+    ctx: typer.Context, given: Given, as_json: Json = False, dry_run: DryRun = False
+) -> None:
+    """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
+    from netassay.methods.search import view  # deferred: MLRsearch (0.3 s)
+    from netassay.methods.search.run import check
+
+    method = registry.method("search")
+    options = run_options(ctx, given)
+    req = request(SearchRequest, given)
+    loads = None if req.max_load_pps is None else (req.max_load_pps,)
+    name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, loads,
+                             "--max-load")  # fmt: skip
+    job = method.prepare(req, replace(options, name=name))
+    if dry_run:
+        if job.resumed is not None:
+            typer.echo(f"would resume search {job.experiment_id} in {job.db} on '{job.name}'")
+        typer.echo(_dry_run(job, as_json))
+        return
+    job.progress = progress_line
+    try:
+        report = method.execute(job)
+    except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+        raise Interrupted(
+            "search interrupted",
+            f"{job.stored} trial(s) of it are stored in {job.db}",
+            f"continue with 'netassay search --db {job.db} --resume'",
+        ) from exc
+    if as_json:
+        typer.echo(json.dumps(view.report_json(report), allow_nan=False))
+    else:
+        typer.echo("\n".join(view.report_lines(report)))
+    check(report)
+
+
+def _dry_run(job: Any, as_json: bool) -> str:
+    from netassay.methods.search import engine as E  # deferred: MLRsearch (0.3 s)
+    from netassay.methods.search import view
+
+    nominal = job.max_load_pps or max(600_000.0, 2 * (job.min_load_pps or 0))
+    spec = job.spec(nominal)
+    est = E.estimate(spec)
+    if as_json:
+        obj = {
+            "testbed": job.name, "db": job.db, "knobs": asdict(job.testbed),
+            "max_load_is_peak": job.max_load_pps is None, "spec": spec.to_json(),
+            "worst_case": asdict(est), "verify": asdict(job.verify) if job.verify else None,
+        }  # fmt: skip
+        return json.dumps(obj)
+    knobs = ", ".join(f"{k}={v}" for k, v in asdict(job.testbed).items() if v is not None)
+    lines = [f"testbed '{job.name}': {knobs}", f"store: {job.db}"]
+    lines += view.dry_run_lines(spec, est, job.max_load_pps is None, job.settle_s)
+    lines += view.verify_plan_lines(job.verify, job.settle_s)
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the search command to the CLI."""
+    app.command("search")(search)

@@ -1,0 +1,61 @@
+"""The sweep command: its request from the flags, the method run, its result printed."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import typer
+
+from netassay import methods as registry
+from netassay.cli.common import DryRun, Given, bar, err, request, run_options, with_params
+from netassay.config import TestbedConfig
+from netassay.errors import Interrupted
+from netassay.methods import lab
+from netassay.methods.base import RunOptions
+from netassay.methods.sweep.plan import describe
+from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest, config_base
+from netassay.methods.sweep.run import Sweep
+from netassay.store.db import Store
+
+
+@with_params(SweepRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS)
+def sweep(ctx: typer.Context, given: Given, dry_run: DryRun = False) -> None:
+    """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
+    as it ends."""
+    method = registry.method("sweep")
+    options = run_options(ctx, given)
+    req = request(SweepRequest, given, config_base(options.config))
+    name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
+                             req.rates_pps if given.get("rates") is not None else None)  # fmt: skip
+    sw = method.prepare(req, RunOptions(**{**options.__dict__, "name": name}))
+    if dry_run:
+        typer.echo(_dry_run(sw, options.resume))
+        return
+    sw.progress = bar(len(sw.plan.trials()))
+    try:
+        method.execute(sw)
+    except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+        raise Interrupted(
+            "sweep interrupted",
+            f"{sw.stored} trial(s) of this run are stored in {sw.db}",
+            f"continue with 'netassay sweep --db {sw.db} --resume'",
+        ) from exc
+    err("")
+    typer.echo(f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})")
+
+
+def _dry_run(sw: Sweep, resume: bool) -> str:
+    knobs = ", ".join(f"{k}={v}" for k, v in asdict(sw.testbed).items() if v is not None)
+    done: set[tuple[int, int]] = set()
+    if resume:
+        with Store(sw.db, create=False) as st:
+            done = st.done_trials(sw.experiment_id)  # type: ignore[arg-type]
+    where = f" (resuming experiment {sw.experiment_id})" if resume else ""
+    return "\n".join(
+        [f"testbed '{sw.name}': {knobs}", f"store: {sw.db}{where}", describe(sw.plan, done)]
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the sweep command to the CLI."""
+    app.command("sweep")(sweep)

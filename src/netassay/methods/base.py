@@ -1,0 +1,203 @@
+"""The shape every method has: the ``Method`` protocol, and what methods share.
+
+A method is a package under ``methods/`` whose ``METHOD`` satisfies ``Method``; the
+registry (``methods/__init__.py``) lists them. Nothing outside a method's package asks
+what kind of experiment it holds: ``assess``, ``report``, ``compare``, ``export`` and the
+campaign runner look the method up in the registry and call these.
+
+- ``request``: a frozen dataclass, one field per parameter, each declared once with its
+  flag, help, parser and range (``params.param``); the command line's options and the
+  campaign file's keys are derived from it. ``validate()`` refuses what makes no sense.
+- ``plan(request)``: what will run and how long it takes, before anything is touched.
+- ``run(request, options, progress)``: measure on a testbed, store every result as it
+  ends, return what the view shows.
+- ``analyse(inputs, cfg)``: what the inputs (stores; a sweep also reads PASTRAMI files)
+  hold of this method, as results; ``view(result, as_json)``: a result in words or as
+  one JSON line.
+- ``sections(store, out, cfg, used, suffix)``: the method's part of a report (figures,
+  pages; ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
+- ``cell(store, experiment, cfg)``: a campaign cell's figures, which ``comparison``
+  says how to rank, test and show.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from netassay.config import AnalysisConfig, Config
+from netassay.errors import UsageError
+from netassay.params import declared, default_of, flag, nested, param, whole
+from netassay.store.db import Experiment, Store
+
+Progress = Callable[[str], None]  # one line of progress (to stderr)
+Column = tuple[str, Callable[[dict[str, Any]], str]]  # a page column: header, row -> text
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a request will run: its trials (None: decided as it goes, a search), the
+    time it takes (the worst case where it is not known), and the plan in words."""
+
+    trials: int | None
+    estimate_s: float
+    lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every measuring run shares, whichever the method: the testbed it runs on,
+    the store it writes, the experiment's label, how often a faulty trial is repeated,
+    whether the generator's peak is probed first, and a resume of an unfinished run.
+    Each is declared once (``params``); a method names those its command takes
+    (``Method.run_options``)."""
+
+    name: str | None = param(  # the testbed (None: the method's default)
+        "--name", "Testbed name (1-8 a-z0-9).", default=None, campaign=False
+    )
+    db: str | None = param("--db", "Results store (SQLite).", default=None, campaign=False)
+    label: str = param("--label", "Experiment label.", default="", campaign=False)
+    retries: int | None = param(  # None: the method's default
+        "--retries", "Repeat a trial that is a measurement fault.", default=None, cli=int,
+        check=whole(0, 10), ordinal=True,
+    )  # fmt: skip
+    check_peak: bool = param(
+        "--no-peak-check", "Skip the generator peak probe.", default=True, cli=bool,
+        negate=True, check=flag, key="peak_check",
+    )  # fmt: skip
+    resume: bool = param(
+        "--resume", "Continue an unfinished run in --db (the newest).", default=False,
+        cli=bool, campaign=False,
+    )  # fmt: skip
+    experiment: int | None = param(  # with resume: the experiment to continue
+        "--experiment", "With --resume: the experiment id to continue.", default=None,
+        cli=int, campaign=False,
+    )  # fmt: skip
+    testbed: str | None = param(  # --testbed: a testbed that exists, used as it is
+        "--testbed",
+        "Run on this testbed as it is registered or up (e.g. one from 'testbed external'); "
+        "it must exist.",
+        default=None, campaign=False,
+    )  # fmt: skip
+    testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
+    config: Config | None = None  # defaults < the config file (None: the defaults)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A method's part of a report's index: a title, its text, an inlined figure (with
+    its SVG beside it) or a link to a page of its own."""
+
+    title: str
+    text: str = ""
+    figure: str | None = None  # a data: URI
+    figure_svg: str | None = None
+    link: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a campaign's cells of a method are compared and shown: the figures each
+    factor's effect is tested on, those a group summarizes (the first ranks the groups),
+    the columns of its campaign page (none: the PASTRAMI page of sweeps and searches)
+    and a group in words."""
+
+    metrics: tuple[str, ...]
+    figures: tuple[str, ...]
+    lowest_first: bool = False
+    columns: tuple[Column, ...] = ()
+    group_columns: tuple[Column, ...] = ()
+    group_text: Callable[[dict[str, Any]], str] | None = None
+    progress_rows: str = "trials"  # the store's rows that count a cell's progress
+
+
+class Method(Protocol):
+    """One measurement method (see the module)."""
+
+    name: str  # its command, and a campaign's ``method``
+    kinds: tuple[str, ...]  # the experiment kinds it stores
+    request: type  # its Request
+    comparison: Comparison
+    campaign: bool  # it runs as a campaign's cells
+    run_options: tuple[str, ...]  # the RunOptions its command takes (db, name, ...)
+    knobs: type | None  # the testbed knobs it takes (TestbedConfig), or None
+    cell_defaults: tuple[str, ...]  # keys a campaign cell runs with by default
+    cell_flags: tuple[str, ...]  # flags its campaign cells always give (accept: --embedded)
+    cell_setup_s: float  # a campaign cell's time beside its runs (testbed, probes)
+
+    def plan(self, request: Any) -> Plan: ...
+
+    def run(self, request: Any, options: RunOptions, progress: Progress) -> Any: ...
+
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]: ...
+
+    def view(self, result: Any, as_json: bool) -> str: ...
+
+    def sections(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str
+    ) -> list[Section]: ...
+
+    def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]: ...
+
+
+# -- requests from what a user gave ------------------------------------------------------
+def request_from(cls: Any, given: dict[str, Any], base: dict[str, Any] | None = None) -> Any:
+    """A Request from values given by key (the command line's or a campaign cell's):
+    each parsed by its parameter; not given: ``base`` (a config file's), else the
+    field's default. A field without a default that is not given is a usage error. A
+    field holding a dataclass of parameters (``params.nested``) is built the same way."""
+    inner = nested(cls)
+    values: dict[str, Any] = {
+        name: request_from(sub, given) for name, sub in inner.items()
+        if any(given.get(p.name) is not None for _, p in declared(sub))
+    }  # fmt: skip
+    own = {f.name for f in dataclasses.fields(cls)}
+    for f, p in declared(cls):
+        if f.name not in own or f.name in inner:
+            continue
+        if given.get(p.name) is not None:
+            values[f.name] = p.value(given[p.name])
+        elif base is not None and f.name in base:
+            values[f.name] = base[f.name]
+        elif default_of(f) is dataclasses.MISSING:
+            raise UsageError(f"{p.flag} is required", p.help, f"give {p.flag}")
+    return cls(**values)
+
+
+def defaults(cls: Any) -> dict[str, Any]:
+    """Each parameter's default by key, as a campaign file would write it (none for a
+    parameter without one)."""
+    out = {}
+    for f, p in declared(cls):
+        d = default_of(f)
+        if d is not dataclasses.MISSING and p.campaign:
+            out[p.name] = p.show or d
+    return out
+
+
+def keys(cls: Any) -> list[str]:
+    return [p.name for _, p in declared(cls)]
+
+
+def first(items: Iterable[Any]) -> Any:
+    return next(iter(items), None)
+
+
+def an(name: str) -> str:
+    """'a sweep', 'an accept', 'an rtt' (read letter by letter)."""
+    return f"an {name}" if name[:1] in "aeiou" or name == "rtt" else f"a {name}"
+
+
+def texts(lines: Sequence[str]) -> str:
+    return "\n".join(lines)
+
+
+def span(fmt: Callable[[Any], str], s: dict[str, Any]) -> str:
+    """A group's figure over its cells: 'median (min .. max)'."""
+    return f"{fmt(s['median'])} ({fmt(s['min'])} .. {fmt(s['max'])})"

@@ -1,0 +1,229 @@
+"""What the methods that run on the router testbed share (sweep, search, flood): the
+testbed a run takes (named, built or attached), its line rate and the generator's peak
+checked against the loads, the experiment's metadata and label, and one record per run
+of an experiment (its start or a resume) with the environment as it was then.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from netassay.config import TestbedConfig
+from netassay.counters import environment
+from netassay.errors import GeneratorError, UsageError
+from netassay.names import validate_name
+from netassay.store.db import Store
+from netassay.testbed import state as S
+from netassay.testbed import topology as T
+from netassay.testbed.bed import Testbed, config_from_state
+from netassay.testbed.environment import capture as capture_environment
+from netassay.testbed.linerate import LineRate, refuse_above
+from netassay.trial.engine import SOURCE, TrialContext
+from netassay.trial.record import TrialRecord
+from netassay.units import fmt_rate
+
+log = logging.getLogger("netassay.methods")
+PEAK_MARGIN = 0.98  # loads above 98% of the measured peak are refused
+
+
+def check_request(
+    name: str | None, retries: int, experiment: int | None, resume: bool, what: str
+) -> None:
+    """What every method's request must get right before anything is touched (a sweep's
+    and a search's alike): the testbed name, the repeats of a faulty trial, and
+    --experiment only with --resume."""
+    if name is not None:
+        validate_name(name)
+    if not 0 <= retries <= 10:
+        raise UsageError(f"bad --retries {retries}", "0..10 repeats", "e.g. 2")
+    if experiment is not None and not resume:
+        raise UsageError(
+            "--experiment needs --resume", f"it names the {what} to continue", "add --resume"
+        )
+
+
+def named_testbed(
+    testbed: str | None,
+    name: str | None,
+    flags: dict[str, Any],
+    loads_pps: Sequence[float] | None,
+    what: str = "load",
+) -> str | None:
+    """The testbed a sweep or a search runs on: ``--testbed`` names one that exists (an
+    external testbed's knobs were set when it was registered). ``loads_pps``: the loads
+    the user gave (--rates, --max-load: ``what``), refused now when above the ports'
+    line rate."""
+    if testbed is None:
+        return name
+    validate_name(testbed)
+    if name is not None and name != testbed:
+        raise UsageError(f"--name {name} and --testbed {testbed} differ", "", "give one of them")
+    st = S.require_state(testbed)
+    if flags and T.is_external(st):
+        raise UsageError(
+            f"testbed '{testbed}' is external: {', '.join(sorted(flags))} cannot be given here",
+            "its frame size, flows and sink were set when it was registered",
+            "drop those flags, or register it again with them",
+        )
+    if loads_pps is not None:
+        check_line_rate(st, loads_pps, what)
+    return testbed
+
+
+def check_line_rate(state: dict[str, Any], rates_pps: Any, what: str = "load") -> None:
+    """Refuse loads above the line rate of a testbed (its ``state``) whose ports report
+    a link speed (an external testbed's NICs; virtual ports report none: nothing is
+    refused there)."""
+    line = state.get("line_rate")
+    if line:
+        lr = LineRate(line.get("speed_mbps"), int(line["size_bytes"]), line.get("limited_by"))
+        refuse_above(list(rates_pps), lr, what)
+
+
+def open_testbed(name: str, cfg: TestbedConfig, what: str) -> Testbed:
+    """Attach to the testbed ``name`` left up by ``testbed up`` when its knobs are
+    ``cfg``, else build one (removed at the end); ``what`` runs on it (for the error)."""
+    st = S.read_state(name)
+    if st is None:
+        return Testbed(name, cfg)
+    have = config_from_state(st)
+    if have != cfg:
+        diff = [k for k, v in asdict(cfg).items() if asdict(have).get(k) != v]
+        raise UsageError(
+            f"testbed '{name}' is up with other knobs ({', '.join(diff)})",
+            f"{what} runs on the testbed as it is",
+            f"bring it down ('netassay testbed down --name {name}') or drop those flags",
+        )
+    return Testbed.attach(name)
+
+
+def check_peak(tb: Testbed, rates_pps: Any) -> float:
+    """The generator's peak through ``tb``; loads above its margin are refused (and any
+    above the ports' line rate)."""
+    check_line_rate(tb.state, rates_pps)
+    peak = tb.probe_peak()
+    top = max(rates_pps)
+    if top > PEAK_MARGIN * peak:
+        raise GeneratorError(
+            f"load {fmt_rate(top)} is above what the generator can send here",
+            f"its peak through this testbed is {fmt_rate(peak)}",
+            f"keep loads at or below {fmt_rate(PEAK_MARGIN * peak)} (or use --no-peak-check)",
+        )
+    return peak
+
+
+def default_label(cfg: Any, name: str) -> str:
+    """An experiment's label when the user gave none: what was measured, on what."""
+    if T.is_external(cfg):
+        return f"external {name} IPv{cfg.ip_version} {cfg.size_bytes}B"
+    return f"{cfg.sut} {cfg.pinning} IPv{cfg.ip_version} {cfg.size_bytes}B netns"
+
+
+def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
+    if T.is_external(cfg):
+        return external_metadata(cfg, env)
+    return {
+        "class": {"router": "routing", "xdp-router": "ebpf"}.get(cfg.sut, "bridging"),
+        "sut": cfg.sut,
+        "pinning": cfg.pinning,
+        "environment": "netns",
+        "kernel": env.get("kernel", ""),
+        "ring": cfg.backlog if cfg.backlog is not None else env.get("netdev_max_backlog"),
+        "frame_size_bytes": cfg.size_bytes,
+        "ip_version": cfg.ip_version,
+        "flows": cfg.flows,
+        "sut_drop": cfg.sut_drop,
+        "sut_cap_pps": cfg.sut_cap_pps,
+        "testbed": "embedded",
+    }
+
+
+def external_metadata(cfg: Any, env: dict[str, Any]) -> dict[str, Any]:
+    """An external testbed's experiment: the SUT is whatever sits between its ports."""
+    ext = env.get("external", {})
+    rx_rings = ext.get("ports", {}).get("rx", {}).get("rings", {}).get("current", {})
+    return {
+        "class": "external",
+        "sut": "external",
+        "pinning": "none",
+        "environment": "external",
+        "kernel": env.get("kernel", ""),
+        "ring": rx_rings.get("RX", ""),  # the rx NIC's receive ring, when it has one
+        "frame_size_bytes": cfg.size_bytes,
+        "ip_version": cfg.ip_version,
+        "flows": cfg.flows,
+        "sut_drop": 0.0,
+        "sut_cap_pps": None,
+        "testbed": "external",
+        "ports": f"{cfg.tx} -> {cfg.rx}",
+        "line_rate_pps": (ext.get("line_rate") or {}).get("pps"),
+    }
+
+
+def signalled(rec: TrialRecord) -> bool:
+    return bool(rec.counters.get("generator", {}).get("stopped_by_signal"))
+
+
+def start_experiment(
+    store: Store,
+    ctx: TrialContext,
+    *,
+    kind: str,
+    name: str,
+    label: str,
+    config: dict[str, Any],
+    metadata: dict[str, Any],
+    peak: float | None,
+) -> tuple[int, TrialContext]:
+    """A new experiment of ``kind`` run on testbed ``name``, with this run recorded and
+    the environment as it is now; (its id, the context whose trials belong to the run)."""
+    env = capture_environment(ctx.tb)
+    if peak is not None:
+        env["generator_peak_pps"] = peak
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    exp_id, _ = store.add_experiment(
+        key=f"{kind}-{name}-{stamp}-{secrets.token_hex(3)}",
+        kind=kind,
+        source=SOURCE,
+        label=label,
+        config=config,
+        metadata={**testbed_metadata(ctx.tb.cfg, env), **metadata},
+        environment=env,
+    )
+    return exp_id, replace(ctx, run_id=store.add_run(exp_id, env, resumed=False))
+
+
+def restart_experiment(
+    store: Store,
+    ctx: TrialContext,
+    experiment_id: int,
+    what: str,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[TrialContext, list[str]]:
+    """Record this run of a resumed experiment with the environment now; what changed
+    since it started is recorded, logged and said (``what``: 'sweep', 'search')."""
+    env = capture_environment(ctx.tb)
+    changed = environment.changes(store.experiment(experiment_id).environment, env)
+    notes = []
+    if changed:
+        env["changed_since_start"] = changed
+        msg = f"the environment changed since this {what} started: {'; '.join(changed)}"
+        notes.append(msg)
+        log.warning(msg)
+        if progress:
+            progress(f"note: {msg}")
+    return replace(ctx, run_id=store.add_run(experiment_id, env, resumed=True)), notes
+
+
+def running_config(name: str, cfg: TestbedConfig, flags: dict[str, Any]) -> Any:
+    """The knobs a run takes on testbed ``name``: those of the testbed of that name that
+    is up when no testbed flag is given, else ``cfg`` (defaults < file < flags)."""
+    st = S.read_state(name)
+    if st is not None and not flags:
+        return config_from_state(st)
+    return cfg

@@ -1,0 +1,153 @@
+"""The rtt measurement as a method (``methods.base.Method``): what the registry knows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netassay.analysis.acceptance import fmt_pct
+from netassay.config import AnalysisConfig
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
+from netassay.methods.rtt import compare as C
+from netassay.methods.rtt import run as R
+from netassay.methods.rtt import store as RS
+from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
+from netassay.methods.rtt.view import compare_text, fmt_us, rtt_group_text
+from netassay.store.db import Experiment, Store
+from netassay.store.paths import open_store, store_paths
+
+RUN_OVERHEAD_S = 0.3  # per run: its capture points read, its run stored
+CELL_SETUP_S = 1.5  # per cell: the testbed built and the path checked (measured here)
+SETTLE_S = 1.0  # with a background load: it settles before the first run
+
+
+@dataclass(frozen=True)
+class StoredRtt:
+    """What ``assess`` shows of a store's rtt runs: one comparison of its
+    configurations."""
+
+    db: Path
+    segments: list[str]
+    result: dict[str, Any]
+
+
+class RttMethod:
+    name = "rtt"
+    kinds = (RS.KIND,)
+    request = RttRequest
+    campaign = True
+    run_options = RUN_OPTIONS
+    comparison = Comparison(
+        metrics=("rtt_p50_ns", "rtt_p99_ns"),
+        figures=("rtt_p50_ns", "rtt_p99_ns", "loss_ratio"),
+        lowest_first=True,
+        columns=(
+            ("RTT p50 (median of runs)", lambda r: fmt_us(r["rtt_p50_ns"])),
+            ("RTT p99 (median of runs)", lambda r: fmt_us(r["rtt_p99_ns"])),
+            ("lost", lambda r: fmt_pct(r["loss_ratio"])),
+            ("runs", lambda r: str(r["runs"])),
+        ),
+        group_columns=(
+            ("RTT p50 median (range)", lambda g: span(fmt_us, g["rtt_p50_ns"])),
+            ("RTT p99 median", lambda g: fmt_us(g["rtt_p99_ns"]["median"])),
+            ("lost median", lambda g: fmt_pct(g["loss_ratio"]["median"])),
+        ),
+        group_text=rtt_group_text,
+    )
+    cell_flags: tuple[str, ...] = ()
+    knobs = None
+    cell_defaults: tuple[str, ...] = ("runs", "rate")
+    cell_setup_s = CELL_SETUP_S
+
+    def plan(self, request: RttRequest) -> Plan:
+        """Each run sends for its duration (or count / rate); a lost reply's timeout is
+        not counted."""
+        spec = request.spec()
+        settle = SETTLE_S if (request.load or "none") != "none" else 0.0
+        runs = request.runs
+        return Plan(runs, settle + runs * (spec.send_time_s() + RUN_OVERHEAD_S), ())
+
+    def setup(self, request: RttRequest, options: RunOptions) -> R.RttSetup:
+        return R.setup_of(request, options.name or "rtt", options.db, options.label)
+
+    def run(self, request: RttRequest, options: RunOptions, progress: Progress) -> Any:
+        return R.measure_all(self.setup(request, options), lambda m, res: None)
+
+    def page(
+        self, configs: list[Any], segments: list[str], stat: str, result: dict[str, Any], out: Path
+    ) -> Path:
+        """The comparison's figures and page in ``out``; the page."""
+        from netassay.methods.rtt import figures  # deferred: matplotlib
+
+        return figures.render(configs, segments, stat, result, out)
+
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredRtt]:
+        for p in store_paths(inputs):
+            with open_store(p) as st:
+                if next(iter(RS.rtt_experiments(st)), None) is None:
+                    continue
+                _, segments, result = C.comparison(st, [], None)
+            yield StoredRtt(p, segments, result)
+
+    def view(self, result: StoredRtt, as_json: bool) -> str:
+        if as_json:
+            return json.dumps({"kind": "rtt", "db": str(result.db), **result.result}, default=str)
+        lines = [f"\nrtt runs in {result.db}:", *compare_text(result.result, result.segments)]
+        return "\n".join(lines)
+
+    def sections(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
+    ) -> list[Section]:
+        """The store's rtt comparison: its figures and page in ``out/rtt{suffix}``
+        (``-N`` with several stores), linked from the index."""
+        if next(iter(RS.rtt_experiments(store)), None) is None:
+            return []
+        from netassay.methods.rtt import figures  # deferred: matplotlib
+
+        place = f"rtt{suffix}"
+        configs, segments, result = C.comparison(store, [], None)
+        figures.render(configs, segments, "p50", result, out / place)
+        lines = [
+            f"{row['configuration']}: runs {row['runs']}; "
+            + ", ".join(
+                f"{seg} p50 {row[seg]['median'] / 1e3:.1f} us"
+                for seg in segments
+                if row[seg]["median"] is not None
+            )
+            for row in result["configurations"]
+        ]
+        return [
+            Section(
+                title="round-trip time (rtt)", text="\n".join(lines), link=f"{place}/index.html"
+            )
+        ]
+
+    def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
+        """An rtt cell: the median over its runs (measurement faults left out) of each
+        run's RTT p50 and p99, and the probes lost."""
+        runs = [r for r in RS.runs(store, experiment.id, blobs=False) if not r.excluded]
+
+        def over_runs(stat: str) -> float | None:
+            v = [r.summary.get("segments", {}).get("rtt", {}).get(stat) for r in runs]
+            v = [float(x) for x in v if x is not None]
+            return float(np.median(v)) if v else None
+
+        sent = sum(r.sent for r in runs)
+        return {
+            "verdict": None,
+            "runs": len(runs),
+            "rtt_p50_ns": over_runs("p50_ns"),
+            "rtt_p99_ns": over_runs("p99_ns"),
+            "loss_ratio": (sent - sum(r.received for r in runs)) / sent if sent else None,
+        }
+
+    def cell_brief(self, settings: dict[str, Any]) -> str:
+        return ""
+
+
+METHOD = RttMethod()

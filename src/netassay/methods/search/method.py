@@ -1,0 +1,135 @@
+"""The search as a method (``methods.base.Method``): what the registry knows of it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from netassay.analysis import compare as AC
+from netassay.config import AnalysisConfig, Config, TestbedConfig
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
+from netassay.methods.plots import data_uri, slugify
+from netassay.methods.search import engine as E
+from netassay.methods.search import run as R
+from netassay.methods.search import view as V
+from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
+from netassay.methods.search.spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSpec
+from netassay.methods.sweep.analyse import assess_experiment
+from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
+from netassay.store.db import Experiment, Store
+from netassay.store.paths import open_store, store_paths
+
+NOMINAL_MAX_PPS = 600_000.0  # the max load a plan assumes when the peak will set it
+CELL_SETUP_S = 4.0  # a cell's process, its testbed, the environment, the peak probe
+
+
+@dataclass(frozen=True)
+class StoredSearch:
+    """A search as ``assess`` finds it: its store, its experiment, what it found."""
+
+    db: Path
+    experiment: Experiment
+    outcome: E.SearchOutcome
+
+
+class SearchMethod:
+    name = "search"
+    kinds = (R.KIND,)
+    request = SearchRequest
+    campaign = True
+    run_options = RUN_OPTIONS
+    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES)
+    cell_flags: tuple[str, ...] = ()
+    knobs = TestbedConfig
+    cell_defaults: tuple[str, ...] = ()
+    cell_setup_s = CELL_SETUP_S
+
+    def plan(self, request: SearchRequest) -> Plan:
+        """The worst case of the search (simulated SUTs over the range) and its verify
+        sweep: a search decides its trials as it goes."""
+        hi = request.max_load_pps or NOMINAL_MAX_PPS
+        lo = request.min_load_pps or hi * MIN_LOAD_FRACTION
+        cap = request.time_cap_s or TIME_CAP_S
+        est = E.estimate(SearchSpec(request.make_goals(), lo, hi, cap))
+        verify = 0.0
+        if request.then_verify:
+            vd = request.verify_duration_s or request.final_duration_s or 1.0
+            per = vd + TRIAL_OVERHEAD_S + request.settle_s
+            verify = request.verify_runs * request.verify_loads * per
+        total = est.wall_time_s + est.trials * request.settle_s + verify
+        return Plan(None, total, ())
+
+    def prepare(self, request: SearchRequest, options: RunOptions) -> R.SearchJob:
+        return R.prepare(request, options, options.config or Config())
+
+    def run(self, request: SearchRequest, options: RunOptions, progress: Progress) -> Any:
+        job = self.prepare(request, options)
+        job.progress = progress
+        return self.execute(job)
+
+    def execute(self, job: R.SearchJob) -> R.SearchReport:
+        """Run (or resume) a prepared search, then its verify sweep."""
+        return R.run(job)
+
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredSearch]:
+        for p in store_paths(inputs):
+            with open_store(p) as store:
+                found = list(V.stored_searches(store))
+            yield from (StoredSearch(p, exp, out) for exp, out in found)
+
+    def view(self, result: StoredSearch, as_json: bool) -> str:
+        exp, out = result.experiment, result.outcome
+        if as_json:
+            obj = {
+                "kind": R.KIND, "source": exp.source, "label": exp.label,
+                "experiment_id": exp.id, "db": str(result.db), "verdict": None,
+                "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
+                **V.outcome_json(out),
+            }  # fmt: skip
+            return json.dumps(obj, allow_nan=False)
+        return "\n".join(V.outcome_lines(out, f"{exp.label}, experiment {exp.id}"))
+
+    def sections(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
+    ) -> list[Section]:
+        """One section per search: its result in words, its load-time figure (PNG inline,
+        SVG linked)."""
+        from netassay.methods.search.figures import plot_search, points  # matplotlib
+
+        found = []
+        for exp, o in V.stored_searches(store):
+            stem = out / "figures" / f"search_{slugify(exp.label, used)}"
+            png, svg = plot_search(points(store.trials(exp.id)), o, stem, exp.label)
+            found.append(
+                Section(
+                    title=f"search: {exp.label}",
+                    text="\n".join(V.outcome_lines(o, f"experiment {exp.id}")),
+                    figure=data_uri(png),
+                    figure_svg=f"figures/{svg.name}",
+                )
+            )
+        return found
+
+    def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
+        """A search cell: its bounds, and the verdict of its verify sweep when it ran one
+        (the cell's second experiment)."""
+        o = V.stored_outcome(store, experiment)
+        bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
+        pdr = [v for k, v in sorted(bound.items()) if k > 0]
+        verify = store.find_experiment(f"{experiment.key}-2")
+        checked = assess_experiment(store, verify, cfg) if verify else None
+        return {
+            "verdict": checked.verdict if checked else None,
+            "pdr_pps": pdr[0] if pdr else None,
+            "ndr_pps": bound.get(0.0),
+            "worst_delta_ucl95_below_pdr": None,
+        }
+
+    def cell_brief(self, settings: dict[str, Any]) -> str:
+        return ""
+
+
+METHOD = SearchMethod()

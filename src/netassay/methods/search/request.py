@@ -1,0 +1,127 @@
+"""What a search looks for, as the user asked for it: its goals and the flags they share,
+the load range, the time cap, and the PASTRAMI sweep that may verify what it found.
+Each field is declared once (``params``): its flag, help, parser and range."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from netassay.methods.search.spec import (
+    Goal,
+    GoalOptions,
+    make_goals,
+    parse_ratio,
+)
+from netassay.params import DURATION, PAUSE, RATE, as_text, flag, fraction, param, whole
+from netassay.units import parse_duration, parse_pause, parse_rate
+
+_RATE = as_text(parse_rate)
+_DUR = as_text(parse_duration)
+
+
+def _goals(v: Any) -> tuple[str, ...]:
+    """A campaign file's goal or goals (ndr, pdr, pdr:RATIO)."""
+    items = [v] if isinstance(v, str) else v
+    if not isinstance(items, list) or not items or not all(isinstance(g, str) for g in items):
+        raise ValueError("expected a goal or a list of goals: ndr, pdr, pdr:RATIO")
+    for g in items:
+        if not re.fullmatch(r"ndr|pdr(:[0-9.]+%?)?", g):
+            raise ValueError(f"unknown goal '{g}' (ndr, pdr, pdr:RATIO)")
+    return tuple(items)
+
+
+def _goal_list(v: Any) -> tuple[str, ...]:
+    return tuple([v] if isinstance(v, str) else v)
+
+
+# the run options its command takes (methods.base.RunOptions)
+RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """The search's goals, range and verify sweep (units parsed; None: the default the
+    search derives, e.g. the max load from the generator's peak)."""
+
+    goals: tuple[str, ...] = param(
+        "--goal", "ndr | pdr | pdr:RATIO (repeat; default: ndr and pdr:0.005).", default=(),
+        cli=list, parse=_goal_list, check=_goals, key="goals",
+    )  # fmt: skip
+    min_load_pps: float | None = param(
+        "--min-load", "Lowest load tried [1% of the max].", default=None, parse=_RATE,
+        check=RATE, ordinal=True,
+    )  # fmt: skip
+    max_load_pps: float | None = param(
+        "--max-load", "Highest load tried, e.g. 600k [98% of the generator's peak].",
+        default=None, parse=_RATE, check=RATE, ordinal=True,
+    )  # fmt: skip
+    exceed_ratio: float | None = param(
+        "--exceed-ratio", "Share of trial time above the goal loss at a lower bound.",
+        default=None, cli=float, check=fraction(0.0, 1.0), ordinal=True,
+    )  # fmt: skip
+    width: float | None = param(
+        "--width", "Relative width of the final bounds [0.5%].", default=None,
+        parse=lambda v: parse_ratio(v, "--width"), check=fraction(0.0, 1.0), ordinal=True,
+    )  # fmt: skip
+    initial_duration_s: float | None = param(
+        "--initial-duration", "Shortest trial [1s].", default=None, parse=_DUR,
+        check=DURATION, ordinal=True,
+    )  # fmt: skip
+    final_duration_s: float | None = param(
+        "--final-duration", "Longest (full-length) trial [1s].", default=None, parse=_DUR,
+        check=DURATION, ordinal=True,
+    )  # fmt: skip
+    duration_sum_s: float | None = param(
+        "--duration-sum", "Trial time that classifies a load [21s].", default=None,
+        parse=_DUR, check=DURATION, ordinal=True,
+    )  # fmt: skip
+    time_cap_s: float | None = param(  # None: CSIT's (TIME_CAP_S), or a resumed search's own
+        "--time-cap", "Stop the search after this long [20m].", default=None, parse=_DUR,
+        check=DURATION, ordinal=True,
+    )  # fmt: skip
+    settle_s: float = param(
+        "--settle", "Pause between trials [0].", default=0.0, parse=as_text(parse_pause),
+        check=PAUSE, ordinal=True,
+    )  # fmt: skip
+    then_verify: bool = param(
+        "--then-verify", "Then a PASTRAMI sweep around the PDR found, and its verdict.",
+        default=False, cli=bool, check=flag,
+    )  # fmt: skip
+    verify_runs: int = param(
+        "--verify-runs", "K of the verify sweep.", default=5, cli=int, check=whole(2, 100),
+        ordinal=True,
+    )  # fmt: skip
+    verify_duration_s: float | None = param(
+        "--verify-duration", "Trial length of the verify sweep [final].", default=None,
+        parse=_DUR, check=DURATION, ordinal=True,
+    )  # fmt: skip
+    verify_span: float = param(
+        "--verify-span", "Verify loads from (1-span) to (1+span) x the PDR.", default=0.2,
+        cli=float, check=fraction(0.0, 1.0), ordinal=True,
+    )  # fmt: skip
+    verify_loads: int = param(
+        "--verify-loads", "Loads of the verify sweep.", default=9, cli=int,
+        check=whole(4, 50), ordinal=True,
+    )  # fmt: skip
+
+    def goal_options(self) -> GoalOptions:
+        return GoalOptions(
+            self.goals, self.exceed_ratio, self.width, self.initial_duration_s,
+            self.final_duration_s, self.duration_sum_s,
+        )  # fmt: skip
+
+    def make_goals(self) -> tuple[Goal, ...]:
+        return make_goals(self.goal_options())
+
+    def given_goal_flags(self) -> list[str]:
+        """The goal and range flags this request sets (a resume refuses them)."""
+        set_ = (
+            ("--goal", self.goals), ("--exceed-ratio", self.exceed_ratio),
+            ("--width", self.width), ("--initial-duration", self.initial_duration_s),
+            ("--final-duration", self.final_duration_s),
+            ("--duration-sum", self.duration_sum_s), ("--min-load", self.min_load_pps),
+            ("--max-load", self.max_load_pps),
+        )  # fmt: skip
+        return [flag_ for flag_, value in set_ if value]

@@ -1,0 +1,96 @@
+"""The sweep as a method (``methods.base.Method``): what the registry knows of it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from netassay.analysis import compare as AC
+from netassay.analysis.assess import Assessment
+from netassay.config import AnalysisConfig, Config, TestbedConfig
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, request_from
+from netassay.methods.sweep import analyse as A
+from netassay.methods.sweep import plan as P
+from netassay.methods.sweep import run as R
+from netassay.methods.sweep.entries import Entry, entries
+from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
+from netassay.methods.sweep.view import make_console, render
+from netassay.store.db import Experiment, Store
+from netassay.units import fmt_rate
+
+CELL_SETUP_S = 4.0  # a cell's process, its testbed, the environment, the peak probe
+
+
+class SweepMethod:
+    name = "sweep"
+    kinds = A.KINDS
+    request = SweepRequest
+    campaign = True
+    run_options = RUN_OPTIONS
+    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES)
+    cell_flags: tuple[str, ...] = ()
+    knobs = TestbedConfig
+    cell_defaults: tuple[str, ...] = ("rates", "runs", "duration", "settle")
+    cell_setup_s = CELL_SETUP_S
+
+    def plan(self, request: SweepRequest) -> Plan:
+        p = R.plan_of(request)
+        return Plan(len(p.trials()), P.estimate_s(p), tuple(P.describe(p).splitlines()))
+
+    def prepare(self, request: SweepRequest, options: RunOptions) -> R.Sweep:
+        return R.prepare(request, options, options.config or Config())
+
+    def run(self, request: SweepRequest, options: RunOptions, progress: Progress) -> R.Sweep:
+        sw = self.prepare(request, options)
+        sw.progress = progress
+        return self.execute(sw)
+
+    def execute(self, sw: R.Sweep) -> R.Sweep:
+        """Run (or resume) a prepared sweep; every trial is stored as it ends."""
+        R.run(sw)
+        return sw
+
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
+        """Every curve of the inputs: PASTRAMI files and folders, and stores' sweeps."""
+        return A.iter_assessments(inputs, cfg)
+
+    def view(self, result: Assessment, as_json: bool) -> str:
+        if as_json:
+            return json.dumps(result.to_json(), allow_nan=False)
+        console = make_console()
+        with console.capture() as cap:
+            render(result, console)
+        return cap.get().removesuffix("\n")  # the caller ends the line
+
+    def entries(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], progress: bool
+    ) -> list[Entry]:
+        """The store's curves for the report's table, their figures written."""
+        return entries(store, out, cfg, used, progress)
+
+    def sections(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
+    ) -> list[Section]:
+        return []  # the report's main table is the sweeps' (report.build)
+
+    def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
+        a = A.assess_experiment(store, experiment, cfg)
+        return {
+            "verdict": a.verdict if a else None,
+            "pdr_pps": a.pdr.rate_pps if a else None,
+            "ndr_pps": a.ndr.rate_pps if a else None,
+            "worst_delta_ucl95_below_pdr": a.worst_delta_below_pdr() if a else None,
+        }
+
+    def cell_brief(self, settings: dict[str, Any]) -> str:
+        """A cell's plan in brief, for 'campaign plan'."""
+        p = R.plan_of(request_from(SweepRequest, settings))
+        return (
+            f"{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}, "
+            f"{len(p.rates_pps)} loads x {p.runs} runs x {p.duration_s:g} s"
+        )
+
+
+METHOD = SweepMethod()

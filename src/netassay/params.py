@@ -1,0 +1,223 @@
+"""Parameters declared once: a field of a frozen request or config dataclass carries its
+flag, its help, how its value is parsed and checked, and its range. The command line's
+options, the campaign file's keys and their defaults are derived from these fields
+(``cli.options``, ``campaign.spec``); nothing else declares them again.
+
+    rates_pps: tuple[float, ...] = param("--rates", "START:STOP:STEP or a,b,c",
+                                         default=(...), parse=rates, ordinal=False)
+
+``parse`` turns what a user wrote (command-line text, or a campaign file's value) into
+the field's value in its units, raising ``UsageError`` with one line; ``check`` turns a
+campaign file's value into its canonical form (a number for an ordered factor), raising
+``ValueError`` with why (the campaign file names the line). Each defaults to the other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from netassay.errors import NetassayError, UsageError
+from netassay.units import parse_count, parse_duration, parse_pause, parse_rate, parse_rates
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter (see the module)."""
+
+    flag: str  # the command-line option, e.g. "--rates"
+    help: str
+    parse: Callable[[Any], Any] | None = None  # what a user wrote -> the field's value
+    check: Callable[[Any], Any] | None = None  # a campaign value -> canonical (ValueError)
+    cli: type = str  # how the command line takes it: str, int, float, bool, list
+    key: str = ""  # the campaign file's key (default: the flag's name, '-' as '_')
+    ordinal: bool = False  # levels are ordered numbers (a factor's trend test applies)
+    campaign: bool = True  # a key of a campaign cell
+    testbed: bool = False  # a testbed knob
+    scenario: bool = False  # an acceptance scenario's knob (its scenario file)
+    negate: bool = False  # a flag that turns the field off (--no-ramp: ramp = False)
+    show: str = ""  # the default as a campaign file writes it ("" : the value itself)
+    example: str = ""  # a value to suggest when one is missing
+
+    @property
+    def name(self) -> str:
+        """The key: ``key``, else the flag's name ('--no-ramp' -> 'ramp')."""
+        if self.key:
+            return self.key
+        name = self.flag.removeprefix("--")
+        return (name.removeprefix("no-") if self.negate else name).replace("-", "_")
+
+    def value(self, given: Any) -> Any:
+        """A user's value as the field takes it (UsageError when it cannot be)."""
+        return self.parse(given) if self.parse is not None else given
+
+    def canonical(self, given: Any) -> Any:
+        """A campaign value in its canonical form (ValueError saying why not)."""
+        if self.check is not None:
+            return self.check(given)
+        if self.parse is None:
+            return given
+        try:
+            return self.parse(given)
+        except NetassayError as exc:
+            raise ValueError(exc.why or exc.what) from exc
+
+
+def param(flag: str, help: str, *, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
+    """A dataclass field declared as a parameter (``Param``'s keywords)."""
+    meta = {"param": Param(flag, help, **kw)}
+    if isinstance(default, list | dict | set):
+        value = default
+        return dataclasses.field(default_factory=lambda: type(value)(value), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def declared(cls: Any) -> Iterator[tuple[dataclasses.Field[Any], Param]]:
+    """The fields of a dataclass that are parameters, in declaration order, and those of
+    a field holding another such dataclass (``nested``: an acceptance test's scenario)."""
+    for f in dataclasses.fields(cls):
+        p = f.metadata.get("param")
+        if p is not None:
+            yield f, p
+        elif "nested" in f.metadata:
+            yield from declared(f.metadata["nested"])
+
+
+def nested(cls: Any) -> dict[str, type]:
+    """The fields of ``cls`` that hold a dataclass of parameters: name -> its class."""
+    return {f.name: f.metadata["nested"] for f in dataclasses.fields(cls) if "nested" in f.metadata}
+
+
+def default_of(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+# -- parsers and checks shared by the declarations -----------------------------------------
+def choice(*options: Any) -> Callable[[Any], Any]:
+    def check(v: Any) -> Any:
+        if v not in options:
+            raise ValueError(f"expected one of {', '.join(map(str, options))}")
+        return v
+
+    return check
+
+
+def whole(lo: int, hi: int | None = None) -> Callable[[Any], int]:
+    def check(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError("expected a whole number")
+        if v < lo or (hi is not None and v > hi):
+            raise ValueError(f"expected {lo}..{hi}" if hi is not None else f"expected >= {lo}")
+        return v
+
+    return check
+
+
+def fraction(lo: float, hi: float, closed_hi: bool = False) -> Callable[[Any], float]:
+    """A number in [lo, hi) ('0.5%' is 0.005)."""
+
+    def check(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float | str):
+            raise ValueError("expected a number")
+        x = (
+            float(v)
+            if not isinstance(v, str)
+            else float(v.rstrip("%")) / (100 if v.endswith("%") else 1)
+        )
+        if not (lo <= x < hi or (closed_hi and x == hi)):
+            raise ValueError(f"expected a value in [{lo:g}, {hi:g}{']' if closed_hi else ')'}")
+        return x
+
+    return check
+
+
+def units(parse: Callable[[str], float]) -> Callable[[Any], float]:
+    """A rate or a duration: '100k', '1s', or a bare number (pps, seconds)."""
+
+    def check(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float | str):
+            raise ValueError("expected a number or a string like 100k or 1s")
+        try:
+            return float(parse(str(v)))
+        except NetassayError as exc:
+            raise ValueError(exc.why or exc.what) from exc
+
+    return check
+
+
+def flag(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError("expected true or false")
+    return v
+
+
+def rate_list(v: Any) -> tuple[float, ...]:
+    if isinstance(v, list):
+        v = ",".join(str(x) for x in v)
+    if not isinstance(v, str):
+        raise ValueError("expected START:STOP:STEP, 'a,b,c' or a list of rates")
+    try:
+        return tuple(parse_rates(v))
+    except NetassayError as exc:
+        raise ValueError(exc.why or exc.what) from exc
+
+
+def hold_ns(v: Any) -> float:
+    """A hold: '200us', '1ms', 0 (nanoseconds, as a number)."""
+    m = (
+        re.fullmatch(r"([0-9.]+)\s*(ns|us|ms|s)?", str(v).strip())
+        if not isinstance(v, bool)
+        else None
+    )
+    if m is None:
+        raise ValueError("expected a duration like 200us, 1ms or 0")
+    try:
+        x = float(m.group(1))
+    except ValueError as exc:
+        raise ValueError("expected a duration like 200us, 1ms or 0") from exc
+    return x * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, None: 1e9}[m.group(2)]
+
+
+def cpu(v: Any) -> Any:
+    """A CPU number, or "none" (the scheduler's choice)."""
+    if v == "none":
+        return -1
+    return whole(0, 4095)(v)
+
+
+def buffer_bytes(v: Any) -> float:
+    """Socket buffer bytes ('4M', 262144), or "default" (the kernel's)."""
+    if v == "default":
+        return 0.0
+    if isinstance(v, bool) or not isinstance(v, int | str):
+        raise ValueError('expected a size like 4M, a number of bytes, or "default"')
+    try:
+        n = parse_count(str(v), "socket buffer")
+    except NetassayError as exc:
+        raise ValueError(exc.why or exc.what) from exc
+    if not 1024 <= n <= 2**31:
+        raise ValueError("expected 1k..2G bytes")
+    return n
+
+
+RATE = units(parse_rate)
+DURATION = units(parse_duration)
+PAUSE = units(parse_pause)
+
+
+def as_text(parse: Callable[[str], Any]) -> Callable[[Any], Any]:
+    """A parser of command-line text that also takes a campaign file's number."""
+
+    def run(v: Any) -> Any:
+        if isinstance(v, bool):
+            raise UsageError(f"bad value {v!r}", "expected a number or text", "")
+        return parse(str(v))
+
+    return run
