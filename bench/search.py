@@ -3,7 +3,7 @@
 
 One testbed (kernel router with the ground-truth cap ``--cap`` on the SUT egress,
 pinning unpinned: the cap, not the machine, limits the load), one trial engine
-(``campaign.trial.measure``), 1 s trials, all three methods over the same load range
+(``trial.engine.measure``), 1 s trials, all three methods over the same load range
 [0.5 C, 1.5 C]. What a 1 s trial can forward through the cap's policer is C + its
 bucket (20 ms of traffic): that is the truth each answer is compared with.
 

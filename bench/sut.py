@@ -148,7 +148,7 @@ def _median(xs: list[float]) -> float | None:
 
 
 def _flood(ctx: Any, duration_s: float) -> dict[str, Any]:
-    """One flood (``campaign.flood``) and what a forwarded frame cost CPU 1 in it."""
+    """One flood (``methods.flood``) and what a forwarded frame cost CPU 1 in it."""
     cpu0 = kernel_ns(SUT_CPU)
     f = flood(ctx, duration_s)
     cpu = kernel_ns(SUT_CPU) - cpu0

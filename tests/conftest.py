@@ -25,14 +25,31 @@ def pastrami_dir() -> Path:
     return PASTRAMI
 
 
-def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run the real netassay CLI in a child process."""
+def netassay_argv(*args: object, user: int | None = None) -> list[str]:
+    """``python -m netassay ARGS``; as ``user`` (a uid, through setpriv) when given."""
+    argv = [sys.executable, "-m", "netassay", *map(str, args)]
+    if user is not None:
+        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
+    return argv
+
+
+def run_cli(
+    *args: object,
+    check: bool = False,
+    timeout: float = 300,
+    env_extra: dict[str, str] | None = None,
+    user: int | None = None,
+    **kw: Any,
+) -> subprocess.CompletedProcess[str]:
+    """Run the real netassay CLI in a child process and capture its output.
+
+    ``env_extra`` adds to the environment, ``user`` runs it unprivileged, ``check``
+    fails the test on a non-zero exit; the rest goes to ``subprocess.run``."""
+    env = {**os.environ, **env_extra} if env_extra else kw.pop("env", None)
     cp = subprocess.run(
-        [sys.executable, "-m", "netassay", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+        netassay_argv(*args, user=user),
+        capture_output=True, text=True, timeout=timeout, env=env, **kw,
+    )  # fmt: skip
     if check and cp.returncode != 0:
         raise AssertionError(f"netassay {' '.join(map(str, args))} failed:\n{cp.stderr}")
     return cp
@@ -40,6 +57,7 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]
 
 @pytest.fixture
 def cli():
+    """The one way tests run netassay's command line (see ``run_cli``)."""
     return run_cli
 
 

@@ -5,7 +5,6 @@ mod usage;
 
 pub use usage::{FlagError, ModeError, SendUsage, UsageError};
 
-use crate::packet::ETH_LEN;
 use std::fmt;
 use std::io;
 use std::net::IpAddr;
@@ -150,6 +149,8 @@ pub enum SystemError {
         sent: u64,
         err: io::Error,
         size: usize,
+        /// The MTU a frame of `size` bytes needs (its size less the Ethernet header).
+        mtu: usize,
     },
     AfPacket {
         dev: String,
@@ -183,9 +184,10 @@ impl fmt::Display for SystemError {
                 sent,
                 err,
                 size,
+                mtu,
             } => {
                 write!(f, "sending on '{dev}' failed after {sent} packets: {err}")?;
-                mtu_hint(f, dev, err, *size)
+                mtu_hint(f, dev, err, *size, *mtu)
             }
             AfPacket { dev, err } => write!(
                 f,
@@ -208,7 +210,13 @@ impl fmt::Display for SystemError {
 }
 
 /// What to do when the kernel refused a frame as too long for the interface.
-fn mtu_hint(f: &mut fmt::Formatter<'_>, dev: &str, err: &io::Error, size: usize) -> fmt::Result {
+fn mtu_hint(
+    f: &mut fmt::Formatter<'_>,
+    dev: &str,
+    err: &io::Error,
+    size: usize,
+    mtu: usize,
+) -> fmt::Result {
     if err.raw_os_error() != Some(libc::EMSGSIZE) {
         return Ok(());
     }
@@ -216,7 +224,7 @@ fn mtu_hint(f: &mut fmt::Formatter<'_>, dev: &str, err: &io::Error, size: usize)
         f,
         "; a {size}-byte frame needs an MTU of at least {} on '{dev}': raise it \
          (ip link set DEV mtu N) or lower --size",
-        size - ETH_LEN
+        mtu
     )
 }
 
@@ -335,6 +343,7 @@ mod tests {
             sent: 0,
             err: os(libc::EMSGSIZE),
             size: 1518,
+            mtu: 1504,
         };
         assert_eq!(
             e.to_string(),
@@ -347,6 +356,7 @@ mod tests {
             sent: 5,
             err: os(libc::ENETDOWN),
             size: 1518,
+            mtu: 1504,
         };
         assert_eq!(
             e.to_string(),

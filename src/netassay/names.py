@@ -25,7 +25,9 @@ _NS = re.compile(rf"na-[a-z0-9]{{1,8}}-(tg|sut|sink|cli|link|srv|{RTT_ROLE})")
 _RTT_ROLE = re.compile(RTT_ROLE)
 BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
 BENCH_V6 = ipaddress.ip_network("2001:2::/48")
-DEFAULT_NAME = "lab"
+DEFAULT_NAME = "lab"  # the router testbed (sweep, search, flood)
+RTT_NAME = "rtt"  # the rtt testbed
+ACCEPT_NAME = "acc"  # the acceptance link
 
 # device names (each lives in its own namespace, so they never clash). The generator
 # sends on tg0, through a pfifo qdisc (see topology.WIRE_QDISC), to the SUT's sut0.

@@ -1,7 +1,7 @@
 """Parameters declared once: a field of a frozen request or config dataclass carries its
 flag, its help, how its value is parsed and checked, and its range. The command line's
 options, the campaign file's keys and their defaults are derived from these fields
-(``cli.options``, ``campaign.spec``); nothing else declares them again.
+(``cli.common.with_params``, ``campaign.spec``); nothing else declares them again.
 
     rates_pps: tuple[float, ...] = param("--rates", "START:STOP:STEP or a,b,c",
                                          default=(...), parse=rates, ordinal=False)

@@ -1,17 +1,18 @@
 """The acceptance page of the report (accept/index.html), linked from the index, loaded
 in a real headless Chromium: its verdict table and every figure decode."""
 
+from __future__ import annotations
+
 from pathlib import Path
 
 import pytest
+from tests.conftest import SHARED, run_cli
 
 IPERF3 = Path(__file__).resolve().parents[1] / "data" / "iperf3"
 
 
 @pytest.fixture(scope="module")
 def accept_report(tmp_path_factory):
-    from tests.conftest import SHARED, run_cli
-
     d = tmp_path_factory.mktemp("acc")
     db = d / "acc.db"
     run_cli("import", "monipe", SHARED / "data" / "monipe", "--db", db, "--contract", "10G",

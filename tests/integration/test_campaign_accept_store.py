@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.conftest import run_cli
 
 from netassay.campaign import order as O
 from netassay.campaign import results as CR
@@ -154,8 +155,6 @@ def test_an_accept_cells_scenario_file_reads_back_as_its_scenario(tmp_path):
 
 @pytest.mark.browser
 def test_the_accept_campaign_page_in_headless_chromium(tmp_path, browser):
-    from tests.conftest import run_cli
-
     db, _, _ = _campaign_store(tmp_path)
     out = tmp_path / "report"
     run_cli("report", db, "--out", out, check=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import run_cli
 
 from netassay.analysis.synthetic import ideal_plr, trials_from_plr
 from netassay.campaign import execute as X
@@ -123,8 +124,6 @@ def test_compare_serves_a_campaign_store(store_path, cli):
 
 @pytest.fixture(scope="module")
 def report_dir(store_path, tmp_path_factory):
-    from tests.conftest import run_cli
-
     out = tmp_path_factory.mktemp("rep") / "report"
     run_cli("report", store_path, "--out", out, check=True)
     return out

@@ -8,16 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from tests.conftest import run_cli as cli
 
 from netassay.names import PREFIX
-
-
-def cli(*args, env_extra=None, user=None):
-    env = {**os.environ, **(env_extra or {})}
-    argv = [sys.executable, "-m", "netassay", *args]
-    if user is not None:
-        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
 
 
 def netns_names():

@@ -3,6 +3,7 @@
 import sqlite3
 
 import pytest
+from tests.conftest import netassay_argv
 
 from netassay.store.schema import SCHEMA_VERSION
 
@@ -174,14 +175,13 @@ def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
 def test_ctrl_c_during_a_report_exits_130(pastrami_dir, tmp_path, cli):
     import signal
     import subprocess
-    import sys
     import time
 
     db = tmp_path / "r.db"
     cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
     out = tmp_path / "rep"
     p = subprocess.Popen(
-        [sys.executable, "-m", "netassay", "report", db, "--out", out],
+        [*netassay_argv(), "report", db, "--out", out],
         stderr=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -52,3 +52,9 @@ def test_help_and_version_still_exit_0(cli):
     assert cli("--help").returncode == 0
     assert cli("sweep", "--help").returncode == 0
     assert cli("--version").returncode == 0
+
+
+def test_config_show_in_a_child_process_prints_auto(cli):
+    res = cli("config", "show", timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert 'pinning = "auto"' in res.stdout

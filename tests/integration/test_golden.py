@@ -12,10 +12,10 @@ import difflib
 import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import netassay_argv
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 _spec = importlib.util.spec_from_file_location("golden_make", GOLDEN / "make.py")
@@ -35,7 +35,7 @@ def stores(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(("db", "args", "name"), make.OUTPUTS, ids=[o[2] for o in make.OUTPUTS])
 def test_output_is_byte_identical(stores, db, args, name):
-    argv = [sys.executable, "-m", "netassay", *(a.replace("{db}", db.name) for a in args)]
+    argv = [*netassay_argv(), *(a.replace("{db}", db.name) for a in args)]
     cp = subprocess.run(argv, capture_output=True, timeout=300, cwd=stores)
     assert cp.returncode == 0, cp.stderr.decode()
     want = make.read_kept(name)

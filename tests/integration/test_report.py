@@ -1,14 +1,15 @@
 """The report: figures, index.html in a real headless Chromium, latex-include.tex."""
 
+from __future__ import annotations
+
 import re
 
 import pytest
+from tests.conftest import netassay_argv, run_cli
 
 
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory, pastrami_dir):
-    from tests.conftest import run_cli
-
     d = tmp_path_factory.mktemp("rep")
     db = d / "results.db"
     run_cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
@@ -72,7 +73,6 @@ def test_report_takes_what_assess_takes(tmp_path, pastrami_dir):
     """Files and folders are imported into a temporary store that is removed afterwards."""
     import os
     import subprocess
-    import sys
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -81,7 +81,7 @@ def test_report_takes_what_assess_takes(tmp_path, pastrami_dir):
     for inputs, n in (([pastrami_dir], 8), ([one], 1)):
         out = tmp_path / f"rep{n}"
         cp = subprocess.run(
-            [sys.executable, "-m", "netassay", "report", *map(str, inputs), "--out", str(out)],
+            [*netassay_argv(), "report", *map(str, inputs), "--out", str(out)],
             capture_output=True,
             text=True,
             timeout=300,
@@ -94,7 +94,7 @@ def test_report_takes_what_assess_takes(tmp_path, pastrami_dir):
         assert str(inputs[0]) in html  # the page names what it was made from
         assert list(tmp.iterdir()) == []  # the temporary store is gone
     cp = subprocess.run(
-        [sys.executable, "-m", "netassay", "report", str(tmp_path / "nope"), "--out", str(out)],
+        [*netassay_argv(), "report", str(tmp_path / "nope"), "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=60,

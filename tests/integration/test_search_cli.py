@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.builders import SyntheticSut, cliff
 
 from netassay.methods.search import engine as E
 from netassay.methods.search.figures import points
@@ -68,16 +69,13 @@ def _stored_search(db) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
     """A search on a synthetic SUT of 60 kpps, stored as netassay search stores one."""
     spec = SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000)
 
-    def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
-        sent = round(load * duration)
-        return TrialRecord(i, k, load, duration, sent, min(sent, 60_000), "netassay-testbed")
-
+    sut = SyntheticSut(cliff(60_000), source="netassay-testbed")
     with Store(db) as st:
         exp_id, _ = st.add_experiment(
             key="search-test", kind="search", source="netassay-testbed", label="synthetic",
             config={"search": spec.to_json()}, metadata={"method": "search"},
         )  # fmt: skip
-        return E.run_search(spec, trial, on_trial=lambda ev: st.add_trial(exp_id, ev.record))
+        return E.run_search(spec, sut, on_trial=lambda ev: st.add_trial(exp_id, ev.record))
 
 
 def test_assess_export_and_report_see_a_stored_search(cli, tmp_path):
@@ -128,11 +126,8 @@ def _partial_search(db, trials: int) -> None:  # type: ignore[no-untyped-def]
     spec = SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000)
     kept: list[TrialRecord] = []
 
-    def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
-        sent = round(load * duration)
-        return TrialRecord(i, k, load, duration, sent, min(sent, 60_000), "netassay-testbed")
-
-    E.run_search(spec, trial, on_trial=lambda ev: kept.append(ev.record))
+    sut = SyntheticSut(cliff(60_000), source="netassay-testbed")
+    E.run_search(spec, sut, on_trial=lambda ev: kept.append(ev.record))
     with Store(db) as st:
         exp_id, _ = st.add_experiment(
             key="search-partial", kind="search", source="netassay-testbed", label="partial",

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import run_cli
 
 from netassay.errors import GeneratorError
 
@@ -70,16 +69,6 @@ def tb_name(lab_env) -> Iterator[str]:
         assert not [ns for ns in T.list_netns() if ns.startswith(f"na-{name}-")]
 
 
-def _netassay(*args: str, timeout: float = 300, **kw) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "netassay", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        **kw,
-    )
-
-
 def _netns_of(name: str) -> list[str]:
     from netassay.testbed import topology as T
 
@@ -91,7 +80,7 @@ def _backlog() -> str:
 
 
 def _assess(db: Path) -> dict[str, Any]:
-    res = _netassay("assess", str(db), "--json")
+    res = run_cli("assess", str(db), "--json")
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout.splitlines()[0])
 
@@ -108,7 +97,7 @@ CAP_PPS = 50_000
 
 
 def _cap_sweep(name: str, db: Path, *flags: str) -> tuple[Any, list[dict[str, Any]]]:
-    res = _netassay(
+    res = run_cli(
         "sweep", "--name", name, *flags, "--sut-cap", "50k", "--pinning", "unpinned",
         "--rates", "30k,35k,40k,45k,48k,50k,52k,55k,60k,65k,70k",
         "--runs", "3", "--duration", "1s", "--settle", "0.1s", "--db", str(db),
@@ -118,12 +107,6 @@ def _cap_sweep(name: str, db: Path, *flags: str) -> tuple[Any, list[dict[str, An
     assert abs(a["pdr_pps"] - CAP_PPS) <= 0.05 * CAP_PPS, a
     assert a["verdict"] == "GOOD", (a["reason"], a["loads"])
     return _stored(db)
-
-
-@pytest.fixture
-def cli():
-    """Run ``python -m netassay ARGS`` and capture its output."""
-    return _netassay
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.conftest import netassay_argv
 
 from netassay.methods.accept.request import AcceptRequest
 from netassay.methods.accept.run import measure
@@ -164,10 +165,9 @@ def test_scenarios_run_in_order_with_their_steering(cli, tb_name, tmp_path):
 def test_sigterm_mid_test_removes_the_link_and_its_processes(lab_env, tb_name, netns_of):
     import signal
     import subprocess
-    import sys
     import time
 
-    argv = [sys.executable, "-m", "netassay", "accept", "--contract", "50M", "--embedded",
+    argv = [*netassay_argv(), "accept", "--contract", "50M", "--embedded",
             "--runs", "1", "--duration", "5s", "--no-ramp", "--name", tb_name]  # fmt: skip
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 10

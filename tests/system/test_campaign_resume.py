@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.conftest import netassay_argv
 
 from netassay.store.db import Store
 
@@ -51,7 +52,7 @@ def _exactly_once(db: Path, cells: int) -> None:
 
 
 def _argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "netassay", *args]
+    return [*netassay_argv(), *args]
 
 
 class _Lines:

@@ -6,6 +6,10 @@ from __future__ import annotations
 import json
 import statistics
 
+import pytest
+
+pytestmark = pytest.mark.system
+
 
 def _runs(cli, name, *args):
     res = cli("rtt", "--name", name, "--json", "--path", "bridge", "--probe", "udp",

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import netassay_argv
 
 from netassay.analysis.effects import hold_growth
 from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
+
+pytestmark = pytest.mark.system
 
 # The ground truth's tolerance: the response time's median with a hold of D must grow by
 # D within this over the no-hold median (bench/rtt.py --truth-only measures it against
@@ -173,11 +176,10 @@ def test_a_signal_mid_run_keeps_the_runs_that_ended_and_removes_everything(
     import os
     import signal
     import subprocess
-    import sys
     import time
 
     db = tmp_path / "stop.db"
-    argv = [sys.executable, "-m", "netassay", "rtt", "--name", tb_name, "--count", "1000",
+    argv = [*netassay_argv(), "rtt", "--name", tb_name, "--count", "1000",
             "--runs", "50", "--load", "cpu:2@sender", "--db", str(db)]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
+
+pytestmark = pytest.mark.system
 
 
 def test_ping_and_irtt_beside_netassay(cli, tb_name, netns_of, tmp_path):

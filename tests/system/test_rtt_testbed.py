@@ -13,6 +13,8 @@ from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.rtt import PATHS, RttTestbedConfig, kernel_lacks
 
+pytestmark = pytest.mark.system
+
 AVAILABLE = [
     p for p, dp in PATHS.items() if not (dp.kernel_option and kernel_lacks(dp.kernel_option))
 ]

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from tests.builders import SyntheticSut, cliff
 
 from netassay.analysis.synthetic import realistic_throughput
 from netassay.errors import UsageError
@@ -33,37 +34,7 @@ def spec(*goals: Goal, lo: float = 6_000, hi: float = 600_000, cap: float = 1200
     return SearchSpec(goals or (NDR, PDR), lo, hi, cap)
 
 
-class Sut:
-    """A synthetic SUT: ``delivered(load, duration, k) -> frames forwarded``; counts
-    the trials it ran and keeps a clock that advances by each trial."""
-
-    def __init__(self, delivered, fault=None) -> None:  # type: ignore[no-untyped-def]
-        self.delivered = delivered
-        self.fault = fault  # (attempt number, load) -> warning or None
-        self.calls: list[tuple[int, int, float, float]] = []
-        self.now = 0.0
-
-    def clock(self) -> float:
-        return self.now
-
-    def __call__(self, i: int, k: int, load: float, duration: float) -> TrialRecord:
-        self.calls.append((i, k, load, duration))
-        self.now += duration + 0.2
-        sent = round(load * duration)
-        warnings = []
-        fwd = min(sent, int(self.delivered(load, duration, k)))
-        why = self.fault(len(self.calls), load) if self.fault else None
-        if why:
-            warnings.append(why)
-            fwd = sent // 2  # a spoiled trial loses a lot: it must never count
-        return TrialRecord(i, k, load, duration, sent, fwd, "synthetic", warnings=warnings)
-
-
-def cliff(capacity: float):  # type: ignore[no-untyped-def]
-    return lambda load, duration, k: round(capacity * duration)
-
-
-def search(sut: Sut, sp: SearchSpec | None = None, **kw) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
+def search(sut: SyntheticSut, sp: SearchSpec | None = None, **kw) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
     return E.run_search(sp or spec(), sut, clock=sut.clock, **kw)
 
 
@@ -80,7 +51,7 @@ def by_goal(out: E.SearchOutcome) -> dict[str, E.GoalOutcome]:
 
 # -- known curves -------------------------------------------------------------------
 def test_ideal_cliff_ndr_and_pdr_are_bracketed_within_the_goal_width():
-    sut = Sut(cliff(CAP))
+    sut = SyntheticSut(cliff(CAP))
     out = search(sut)
     assert out.complete and out.stop is None
     got = by_goal(out)
@@ -97,7 +68,7 @@ def test_ideal_cliff_ndr_and_pdr_are_bracketed_within_the_goal_width():
 def test_far_fewer_trials_than_a_linear_sweep_of_the_same_resolution():
     """CSIT's defaults: 1 s trials, 21 s duration sum. A PASTRAMI sweep that resolves
     0.5% at 60 kpps over the same range needs ~2000 loads x K trials."""
-    out = search(Sut(cliff(CAP)))
+    out = search(SyntheticSut(cliff(CAP)))
     assert out.trial_time_s <= 80
 
 
@@ -122,7 +93,7 @@ def test_realistic_curve_of_the_paper():
             lo, hi = (mid, hi) if lost_ratio(mid) <= goal else (lo, mid)
         return lo
 
-    out = search(Sut(delivered), spec(lo=1e5, hi=1.4e6))
+    out = search(SyntheticSut(delivered), spec(lo=1e5, hi=1.4e6))
     got = by_goal(out)
     assert_brackets(got["ndr"], crossing(0.0))
     assert_brackets(got["pdr:0.005"], crossing(0.005))
@@ -137,7 +108,7 @@ def test_noisy_curve_binomial_loss():
         plr = 0.0 if load <= CAP else 1 - CAP / load
         return sent - int(rng.binomial(sent, plr))
 
-    got = by_goal(search(Sut(delivered)))
+    got = by_goal(search(SyntheticSut(delivered)))
     assert_brackets(got["ndr"], CAP)
     # binomial noise of ~0.03% around the 0.5% crossing: allow one goal width
     o = got["pdr:0.005"]
@@ -147,18 +118,18 @@ def test_noisy_curve_binomial_loss():
 
 def test_several_goals_at_once_share_trials():
     goals = (NDR, PDR, Goal(0.01))
-    sut = Sut(cliff(CAP))
+    sut = SyntheticSut(cliff(CAP))
     out = search(sut, spec(*goals))
     got = by_goal(out)
     assert_brackets(got["pdr:0.01"], CAP / 0.99)
     assert got["ndr"].lower_pps < got["pdr:0.005"].lower_pps < got["pdr:0.01"].lower_pps
-    alone = search(Sut(cliff(CAP)), spec(Goal(0.01)))
+    alone = search(SyntheticSut(cliff(CAP)), spec(Goal(0.01)))
     assert out.trials < alone.trials * 3  # three goals cost less than three searches
 
 
 # -- range limits ----------------------------------------------------------------------
 def test_loss_already_at_the_min_load_is_a_result_not_a_crash():
-    out = search(Sut(cliff(1_000)), spec(lo=6_000))
+    out = search(SyntheticSut(cliff(1_000)), spec(lo=6_000))
     for o in out.goals:
         assert o.lower_pps is None and o.conditional_pps is None
         assert o.upper_pps == pytest.approx(6_000)
@@ -166,7 +137,7 @@ def test_loss_already_at_the_min_load_is_a_result_not_a_crash():
 
 
 def test_capacity_above_the_max_load_has_no_upper_bound():
-    out = search(Sut(cliff(1e6)), spec(hi=600_000))
+    out = search(SyntheticSut(cliff(1e6)), spec(hi=600_000))
     for o in out.goals:
         assert o.upper_pps is None and o.lower_pps == pytest.approx(600_000)
 
@@ -175,8 +146,10 @@ def test_capacity_above_the_max_load_has_no_upper_bound():
 def test_faulty_attempts_are_repeated_and_never_counted_as_loss():
     """Every 4th attempt is a generator stall that loses half the frames; repeated, the
     search takes exactly the path (and result) of a search without faults."""
-    clean = search(Sut(cliff(CAP)))
-    sut = Sut(cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: late" if n % 4 == 0 else None)
+    clean = search(SyntheticSut(cliff(CAP)))
+    sut = SyntheticSut(
+        cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: late" if n % 4 == 0 else None
+    )
     stored: list[TrialRecord] = []
     out = search(sut, on_trial=lambda ev: stored.append(ev.record), retries=2)
     assert out.complete
@@ -197,7 +170,7 @@ def test_a_persistent_fault_stops_the_search_instead_of_converging_on_it():
     """The generator cannot pace above 300 kpps; the SUT forwards 500 kpps. The search
     must not take the generator's limit for the SUT's: it stops, and says why."""
     limit = 300_000.0
-    sut = Sut(
+    sut = SyntheticSut(
         cliff(500_000),
         fault=lambda n, load: f"{GENERATOR_LIMIT}: achieved less" if load > limit else None,
     )
@@ -213,7 +186,9 @@ def test_a_persistent_fault_stops_the_search_instead_of_converging_on_it():
 
 
 def test_retries_zero_stops_at_the_first_fault():
-    sut = Sut(cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: x" if n == 2 else None)
+    sut = SyntheticSut(
+        cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: x" if n == 2 else None
+    )
     out = search(sut, retries=0)
     assert out.stop is not None and out.stop.kind == E.FAULT and len(sut.calls) == 2
 
@@ -226,7 +201,7 @@ def test_forwarded_counts_the_sinks_own_drops_as_delivered():
 
 # -- time cap --------------------------------------------------------------------------
 def test_time_cap_stops_before_a_trial_would_end_past_it_and_keeps_the_bounds():
-    sut = Sut(cliff(CAP))
+    sut = SyntheticSut(cliff(CAP))
     out = search(sut, spec(cap=30))
     assert out.stop is not None and out.stop.kind == E.TIME_CAP
     assert sut.now <= 30 + 0.2  # the last trial started before the cap, ended by it
@@ -237,7 +212,7 @@ def test_time_cap_stops_before_a_trial_would_end_past_it_and_keeps_the_bounds():
 # -- stored trials: classification, replay, resume ---------------------------------------
 def _run_and_store(sp: SearchSpec | None = None) -> tuple[E.SearchOutcome, list[TrialRecord]]:
     stored: list[TrialRecord] = []
-    out = search(Sut(cliff(CAP)), sp, on_trial=lambda ev: stored.append(ev.record))
+    out = search(SyntheticSut(cliff(CAP)), sp, on_trial=lambda ev: stored.append(ev.record))
     return out, stored
 
 
@@ -277,7 +252,7 @@ def test_a_search_killed_mid_way_resumes_from_its_stored_trials():
     part = stored[:9]
     partial = E.run_search(spec(), None, stored=part, live=False)
     assert partial.stop is not None and partial.stop.kind == E.STORED_END
-    sut = Sut(cliff(CAP))
+    sut = SyntheticSut(cliff(CAP))
     more: list[TrialRecord] = []
     resumed = E.run_search(
         spec(), sut, stored=part, clock=sut.clock, on_trial=lambda ev: more.append(ev.record)
@@ -363,7 +338,7 @@ def test_estimate_is_the_costliest_simulated_search():
     est = E.estimate(spec())
     assert 10 <= est.trials <= 200 and not est.capped
     assert est.wall_time_s > est.trial_time_s
-    out = search(Sut(cliff(CAP)))
+    out = search(SyntheticSut(cliff(CAP)))
     assert out.trial_time_s <= est.trial_time_s
     assert math.isfinite(est.wall_time_s)
 
@@ -374,7 +349,7 @@ def test_text_and_json_of_a_result():
     from netassay.methods.search.run import SearchReport, VerifyResult, progress_line
 
     events: list[E.TrialEvent] = []
-    out = search(Sut(cliff(CAP)), on_trial=events.append)
+    out = search(SyntheticSut(cliff(CAP)), on_trial=events.append)
     v = VerifyResult(7, PDR, 60_000.0, [48_000.0, 72_000.0], 3, 1.0, "GOOD", "held", 60_100.0)
     rep = SearchReport(3, "lab.db", out, 600_000.0, 4.2, v)
     text = "\n".join(view.report_lines(rep))
@@ -391,15 +366,15 @@ def test_text_and_json_of_a_result():
 def test_text_says_what_a_missing_bound_means():
     from netassay.methods.search import view
 
-    above = search(Sut(cliff(1e6)), spec(hi=600_000))
+    above = search(SyntheticSut(cliff(1e6)), spec(hi=600_000))
     assert "no upper bound: the max load (600 kpps) meets the goal" in "\n".join(
         view.outcome_lines(above, "x")
     )
-    below = search(Sut(cliff(1_000)), spec(lo=6_000))
+    below = search(SyntheticSut(cliff(1_000)), spec(lo=6_000))
     assert "no lower bound: loss above the goal already at the min load" in "\n".join(
         view.outcome_lines(below, "x")
     )
-    capped = search(Sut(cliff(CAP)), spec(cap=10))
+    capped = search(SyntheticSut(cliff(CAP)), spec(cap=10))
     assert "incomplete: the time cap (10 s) is reached" in "\n".join(
         view.outcome_lines(capped, "x")
     )
@@ -418,7 +393,9 @@ def test_verify_grid_is_centred_on_the_pdr_and_stops_at_the_max_load():
 
 
 def test_the_time_cap_also_bounds_the_repeats_of_a_faulty_trial():
-    sut = Sut(cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: x" if n >= 5 else None)
+    sut = SyntheticSut(
+        cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: x" if n >= 5 else None
+    )
     out = search(sut, spec(cap=8), retries=10)
     assert out.stop is not None and out.stop.kind == E.TIME_CAP, out.stop
     assert "a repeat of a measurement fault" in out.stop.message
@@ -434,7 +411,7 @@ def test_an_unfinished_search_reports_its_bounds_as_measured_never_the_max_load_
     from netassay.methods.search import view
 
     for cap in (5, 10, 20, 30):
-        sut = Sut(cliff(100_000))
+        sut = SyntheticSut(cliff(100_000))
         out = search(sut, spec(lo=1_500, hi=150_000, cap=cap))
         assert out.stop is not None and out.stop.kind == E.TIME_CAP
         text = "\n".join(view.outcome_lines(out, "x"))
@@ -456,7 +433,7 @@ def test_an_unfinished_search_reports_its_bounds_as_measured_never_the_max_load_
 def test_a_replayed_unfinished_search_says_the_same_as_the_live_one():
     """``assess`` re-reads a stored search by replay: same bounds, same words."""
     stored: list[TrialRecord] = []
-    live = search(Sut(cliff(100_000)), spec(lo=1_500, hi=150_000, cap=20),
+    live = search(SyntheticSut(cliff(100_000)), spec(lo=1_500, hi=150_000, cap=20),
                   on_trial=lambda ev: stored.append(ev.record))  # fmt: skip
     again = E.run_search(spec(lo=1_500, hi=150_000, cap=20), None, stored=stored, live=False)
     assert again.stop is not None and again.stop.kind == E.STORED_END
@@ -467,7 +444,7 @@ def test_a_replayed_unfinished_search_says_the_same_as_the_live_one():
 
 
 def test_a_finished_search_keeps_mlrsearchs_classified_bounds():
-    out = search(Sut(cliff(CAP)))
+    out = search(SyntheticSut(cliff(CAP)))
     assert out.complete
     for o in out.goals:
         assert (o.lower_as, o.upper_as) == (E.CLASSIFIED, E.CLASSIFIED) and o.reached

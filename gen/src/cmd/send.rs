@@ -143,6 +143,7 @@ fn send_af_packet(
         sent,
         err,
         size: s.size,
+        mtu: s.size - packet::ETH_LEN,
     })?;
     Ok(Ran {
         technique: txr.name(),

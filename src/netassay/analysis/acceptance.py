@@ -209,7 +209,7 @@ def ci95(values: list[float]) -> list[float] | None:
     n = len(values)
     if n < 2:
         return None
-    from scipy import stats
+    from scipy import stats  # deferred: scipy (0.2 s), only with 2+ runs
 
     m = sum(values) / n
     sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
@@ -240,20 +240,8 @@ class _Rules:
         return to_layer_bps(payload_bps, run.datagram_bytes, run.ip_version, self.layer)
 
     def run(self, run: AcceptRun, target: float | None) -> RunVerdict:
-        payload = run.payload_bps()
-        lost = run.lost_packets
-        packets = None
-        if lost is not None and run.received_packets is not None:
-            packets = run.received_packets + max(0, lost)
-        elif run.sent_packets is not None:
-            packets = run.sent_packets
-        ratio = run.loss_ratio()
-        busy = run.cpu_busy()
-        out = RunVerdict(
-            index=run.index, phase=run.phase, verdict=INCONCLUSIVE, reason="",
-            target_bps=target, throughput_bps=None, payload_bps=payload,
-            lost_packets=lost, packets=packets, loss_ratio=ratio, cpu_busy=busy,
-        )  # fmt: skip
+        out = _record(run, target)
+        payload, ratio = out.payload_bps, out.loss_ratio
         if payload is not None and run.datagram_bytes is None and self.layer != "payload":
             out.reason = f"the datagram size is not known: no rate at layer {self.layer}"
             return out
@@ -273,15 +261,29 @@ class _Rules:
                 f"{fmt_bps(target)} at {self.layer}"
             )
             return out
-        host = self.host_location(run, out, target, loss_ok, rate_ok)
-        misses = []
+        self.judge_miss(run, out, target, loss_ok, rate_ok)
+        return out
+
+    def misses(
+        self, out: RunVerdict, target: float | None, loss_ok: bool, rate_ok: bool
+    ) -> list[str]:
+        """The criteria a run missed, each said with its figures."""
+        said = []
         if not loss_ok:
-            misses.append(f"loss {fmt_pct(ratio)} >= {fmt_pct(self.max_loss)}")
+            said.append(f"loss {fmt_pct(out.loss_ratio)} >= {fmt_pct(self.max_loss)}")
         if target is not None and not rate_ok:
-            misses.append(
+            said.append(
                 f"throughput {fmt_bps(out.throughput_bps)} < {self.min_share:.0%} of "
                 f"{fmt_bps(target)} at {self.layer}"
             )
+        return said
+
+    def judge_miss(
+        self, run: AcceptRun, out: RunVerdict, target: float | None, loss_ok: bool, rate_ok: bool
+    ) -> None:
+        """A run that did not pass: host-limited, failed, or not judged."""
+        host = self.host_location(run, out, target, loss_ok, rate_ok)
+        misses = self.misses(out, target, loss_ok, rate_ok)
         no_contract = "no contract given: throughput not judged" if target is None else ""
         if host is not None:
             out.verdict = INCONCLUSIVE
@@ -299,8 +301,7 @@ class _Rules:
             out.reason = "; ".join(misses) + (f"; {no_contract}" if no_contract else "")
         else:
             out.verdict = INCONCLUSIVE
-            out.reason = f"{no_contract}; loss {fmt_pct(ratio)} < {fmt_pct(self.max_loss)}"
-        return out
+            out.reason = f"{no_contract}; loss {fmt_pct(out.loss_ratio)} < {fmt_pct(self.max_loss)}"
 
     def host_location(
         self, run: AcceptRun, out: RunVerdict, target: float | None, loss_ok: bool, rate_ok: bool
@@ -316,33 +317,12 @@ class _Rules:
             sum(v for k, v in drops.items() if k not in NOT_SENT_COUNTERS),
             max(0, lost - link_known),
         )
-        packets = out.packets or 0
         saturated = {
             c: b
             for c, b in out.cpu_busy.items()
             if b >= self.cpu_saturated and run.cpu_roles.get(c, "host") != "other"
         }
-        wheres: list[str] = []
-        hows: list[str] = []
-        if drops:
-            by_where: dict[str, int] = {}
-            for k, v in drops.items():
-                by_where[HOST_COUNTERS[k]] = by_where.get(HOST_COUNTERS[k], 0) + v
-            top = sorted(by_where.items(), key=lambda kv: -kv[1])
-            explained = min(lost, host_total)
-            share = f" ({explained / lost:.1%})" if lost else ""
-            counted = [k for k in drops if k not in NOT_SENT_COUNTERS]
-            if counted:
-                hows.append(
-                    ", ".join(f"{k.split('.', 1)[1]} {drops[k]:,}" for k in counted)
-                    + f" explain {explained:,} of {lost:,} lost datagrams{share}"
-                )
-            hows.extend(
-                f"{k.split('.', 1)[1]} {drops[k]:,} datagrams not sent"
-                for k in drops
-                if k in NOT_SENT_COUNTERS
-            )
-            wheres.extend(w for w, _ in top)
+        wheres, hows = _drop_story(drops, lost, host_total)
         if saturated:
             wheres.append(
                 "saturated " + ", ".join(f"{_role(run, c)}{c}" for c in sorted(saturated))
@@ -358,27 +338,17 @@ class _Rules:
         # not the host's, however busy a core was
         receiving = [c for c in saturated if run.cpu_roles.get(c, "host") != "sender"]
         uncounted_possible = run.tool != EXACT_RECEIVER
+        packets = out.packets or 0
         link_lost = max(0, lost - host_total)
         loss_in_host = loss_ok or (
             packets > 0
             and (link_lost / packets < self.max_loss or (bool(receiving) and uncounted_possible))
         )
-        # the rate criterion: the sender could not offer it, a core was saturated, or
-        # what the host dropped would have made up the shortfall
         rate_in_host = rate_ok or target is None
         if not rate_in_host:
-            sent = _sent_payload_bps(run)
-            if sent is not None and self.at_layer(run, sent) < self.min_share * target:
-                wheres.append("sender did not offer the rate")
-                hows.append(f"the sender sent {fmt_bps(self.at_layer(run, sent))}")
-                rate_in_host = True
-            elif saturated:
-                rate_in_host = True
-            elif drops and run.datagram_bytes and run.duration_s:
-                extra = host_total * run.datagram_bytes * 8 / run.duration_s
-                rate_in_host = (
-                    self.at_layer(run, (out.payload_bps or 0) + extra) >= self.min_share * target
-                )
+            rate_in_host = self.rate_in_host(
+                run, out, target, host_total, bool(saturated), wheres, hows
+            )
         if loss_ok and rate_in_host and not wheres:
             return None
         if loss_in_host and rate_in_host and wheres:
@@ -386,6 +356,24 @@ class _Rules:
                 hows.append("a saturated core loses datagrams the counters may not see")
             return ", ".join(dict.fromkeys(wheres)), "; ".join(hows)
         return None
+
+    def rate_in_host(
+        self, run: AcceptRun, out: RunVerdict, target: float, host_total: int,
+        saturated: bool, wheres: list[str], hows: list[str],
+    ) -> bool:  # fmt: skip
+        """Whether the host explains a missed rate: the sender could not offer it, a
+        core was saturated, or what the host dropped would have made up the shortfall."""
+        sent = _sent_payload_bps(run)
+        if sent is not None and self.at_layer(run, sent) < self.min_share * target:
+            wheres.append("sender did not offer the rate")
+            hows.append(f"the sender sent {fmt_bps(self.at_layer(run, sent))}")
+            return True
+        if saturated:
+            return True
+        if out.host_drops and run.datagram_bytes and run.duration_s:
+            extra = host_total * run.datagram_bytes * 8 / run.duration_s
+            return self.at_layer(run, (out.payload_bps or 0) + extra) >= self.min_share * target
+        return False
 
     def grade_seconds(self, run: AcceptRun, target: float | None, out: RunVerdict) -> None:
         if run.intervals_side != "receiver":
@@ -407,6 +395,47 @@ class _Rules:
                     "start_s": iv.start_s, "end_s": iv.end_s, "throughput_bps": rate,
                     "loss_ratio": ratio, "why": ", ".join(why),
                 })  # fmt: skip
+
+
+def _record(run: AcceptRun, target: float | None) -> RunVerdict:
+    """A run's verdict record before it is judged: its measured figures."""
+    lost = run.lost_packets
+    packets = None
+    if lost is not None and run.received_packets is not None:
+        packets = run.received_packets + max(0, lost)
+    elif run.sent_packets is not None:
+        packets = run.sent_packets
+    return RunVerdict(
+        index=run.index, phase=run.phase, verdict=INCONCLUSIVE, reason="",
+        target_bps=target, throughput_bps=None, payload_bps=run.payload_bps(),
+        lost_packets=lost, packets=packets, loss_ratio=run.loss_ratio(), cpu_busy=run.cpu_busy(),
+    )  # fmt: skip
+
+
+def _drop_story(drops: dict[str, int], lost: int, host_total: int) -> tuple[list[str], list[str]]:
+    """Where the host's counters dropped datagrams, and how much of the loss they explain."""
+    wheres: list[str] = []
+    hows: list[str] = []
+    if not drops:
+        return wheres, hows
+    by_where: dict[str, int] = {}
+    for k, v in drops.items():
+        by_where[HOST_COUNTERS[k]] = by_where.get(HOST_COUNTERS[k], 0) + v
+    explained = min(lost, host_total)
+    share = f" ({explained / lost:.1%})" if lost else ""
+    counted = [k for k in drops if k not in NOT_SENT_COUNTERS]
+    if counted:
+        hows.append(
+            ", ".join(f"{k.split('.', 1)[1]} {drops[k]:,}" for k in counted)
+            + f" explain {explained:,} of {lost:,} lost datagrams{share}"
+        )
+    hows.extend(
+        f"{k.split('.', 1)[1]} {drops[k]:,} datagrams not sent"
+        for k in drops
+        if k in NOT_SENT_COUNTERS
+    )
+    wheres.extend(w for w, _ in sorted(by_where.items(), key=lambda kv: -kv[1]))
+    return wheres, hows
 
 
 def _role(run: AcceptRun, core: str) -> str:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from netassay.units import fmt_rate
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -28,15 +30,11 @@ class Bound:
 
     def short(self) -> str:
         """The bound for a table cell: a rate, 'below range' or 'unknown'."""
-        from netassay.units import fmt_rate
-
         if self.index is not None:
             return fmt_rate(self.rate_pps)
         return "unknown (lowest load not measured)" if self.gap_rate_pps else "below range"
 
     def describe(self, name: str) -> str:
-        from netassay.units import fmt_rate
-
         if self.index is None and self.gap_rate_pps is not None:
             gap = fmt_rate(self.gap_rate_pps)
             text = f"{name}: unknown (the lowest load, {gap}, was not measured)"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from netassay.store.loads import NOT_MEASURED
+from netassay.units import fmt_rate
 
 GOOD, BAD, INCONCLUSIVE = "GOOD", "BAD", "INCONCLUSIVE"
 
@@ -42,8 +43,6 @@ class Saturation:
 
 
 def _fmt(rate: float) -> str:
-    from netassay.units import fmt_rate
-
     return fmt_rate(rate)
 
 

@@ -12,6 +12,7 @@ from scipy.special import stdtrit
 
 from netassay.errors import InputError
 from netassay.store.loads import Loads
+from netassay.units import fmt_rate
 
 # A mean loss ratio this close to zero is zero up to rounding: 1 - received/sent is
 # exact to about one ulp of 1, so the mean of such values carries a few ulps of noise.
@@ -98,8 +99,6 @@ def check_increasing(rate_pps: np.ndarray) -> None:
     bad = np.flatnonzero(np.diff(r) <= 0)
     if not bad.size:
         return
-    from netassay.units import fmt_rate
-
     i, j = int(idx[bad[0]]), int(idx[bad[0] + 1])
     how = "repeats" if rate_pps[j] == rate_pps[i] else "is below"
     raise InputError(
@@ -167,20 +166,7 @@ def load_table(
         kp[-1] = li.size - starts[-1]
     else:
         starts = present = kp = np.empty(0, dtype=np.int64)
-    if loads is None:
-        n, pos = present.size, np.arange(present.size)
-        rates = cols[1][starts] if li.size else np.empty(0)
-        excluded, reason = np.zeros(n, dtype=np.int64), ("",) * n
-    else:
-        n, pos = len(loads), present
-        if present.size and (present[0] < 0 or present[-1] >= n):
-            bad = int(present[0] if present[0] < 0 else present[-1])
-            raise InputError(
-                f"trials at load index {bad}, outside the plan's {n} load(s)",
-                "every trial belongs to one of the planned loads",
-                "the store is damaged; run 'netassay db check'",
-            )
-        rates, excluded, reason = loads.rate_pps, loads.excluded, loads.reason
+    n, pos, rates, excluded, reason = _plan_rows(loads, present, cols[1][starts])
     check_increasing(rates)
     moments = _moments(starts, kp, cols, sent is not None)
     if present.size == n:  # every row has trials (present is sorted and unique)
@@ -205,6 +191,27 @@ def load_table(
     return LoadTable(
         rates, k, mean, std, ucl, delta, thr, tir(rates, thr), top, excluded, tuple(reason)
     )
+
+
+def _plan_rows(
+    loads: Loads | None, present: np.ndarray, first_rates: np.ndarray
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
+    """The table's rows: one per planned load, or one per load index with trials.
+
+    Returns the row count, each present load's row, and the rows' rates, exclusion
+    flags and reasons."""
+    if loads is None:
+        n = present.size
+        return n, np.arange(n), first_rates, np.zeros(n, dtype=np.int64), ("",) * n
+    n = len(loads)
+    if present.size and (present[0] < 0 or present[-1] >= n):
+        bad = int(present[0] if present[0] < 0 else present[-1])
+        raise InputError(
+            f"trials at load index {bad}, outside the plan's {n} load(s)",
+            "every trial belongs to one of the planned loads",
+            "the store is damaged; run 'netassay db check'",
+        )
+    return n, present, loads.rate_pps, loads.excluded, loads.reason
 
 
 def finite_or_none(x: float) -> float | None:

@@ -12,9 +12,11 @@ whose experiment is not stored and nothing else: every planned trial is stored o
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import logging
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from netassay.errors import Interrupted, NetassayError, UsageError
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.names import validate_name
 from netassay.store.db import Store
+from netassay.testbed.bed import require_root
 from netassay.units import fmt_duration
 
 log = logging.getLogger("netassay.campaign")
@@ -121,7 +124,7 @@ def _jobs(c: Campaign, slots: list[O.Slot], testbed: str) -> list[CellJob]:
 def _client(scheduler: str | None) -> tuple[Any, Any, int]:
     """(client, cluster or None, testbeds): the scheduler given, else a LocalCluster with
     one worker that owns this host's testbed, in this process."""
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster  # deferred: Dask (1 s), only where cells run
 
     if not log.isEnabledFor(logging.DEBUG):  # Dask's own chatter only with --debug
         logging.getLogger("distributed").setLevel(logging.WARNING)
@@ -144,11 +147,7 @@ def _client(scheduler: str | None) -> tuple[Any, Any, int]:
 
 
 def _has_bokeh() -> bool:
-    try:
-        import bokeh  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("bokeh") is not None
 
 
 def run_campaign(
@@ -161,12 +160,8 @@ def run_campaign(
     progress: Progress | None = None,
 ) -> CampaignResult:
     """Run every cell not yet stored; write each cell's experiment as it comes back."""
-    import time
-
     validate_name(testbed)
     if scheduler is None:  # this host's worker builds the testbeds
-        from netassay.testbed.bed import require_root
-
         require_root("a campaign on this host's testbed")
     with Store(db) as store, _sole_writer(db):
         campaign_id, seed = _start(store, c, resume, db)
@@ -247,7 +242,7 @@ def _run(
     prog: Progress,
     result: CampaignResult,
 ) -> None:
-    from distributed import as_completed
+    from distributed import as_completed  # deferred: Dask (1 s), only where cells run
 
     def on_event(event: Any) -> None:
         _, msg = event

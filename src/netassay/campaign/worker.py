@@ -13,12 +13,14 @@ runs on it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import shutil
 import signal
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +35,8 @@ from netassay.proc import die_with_parent
 from netassay.store.db import Store
 from netassay.store.rows import ExperimentRows
 from netassay.testbed import state as S
+from netassay.testbed import topology as T
+from netassay.testbed.bed import orphaned, require_root
 
 TOPIC = "netassay-campaign"  # worker -> coordinator: trials stored so far in a cell
 RESOURCE = "testbed"  # the worker resource: one cell at a time per testbed
@@ -68,7 +72,7 @@ class CellResult:
 def testbed_of(default: str) -> tuple[str, str]:
     """(testbed name, worker name): a netassay worker owns the testbed in its name."""
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # deferred: Dask (1 s), only where cells run
 
         w = str(get_worker().name)
     except ValueError:  # not on a worker (called directly)
@@ -94,9 +98,6 @@ def _remove_orphan(name: str) -> bool:
     """Remove testbed ``name`` when a dead cell left it: built for one command (not by
     'testbed up') by a process that is gone, e.g. a cell killed with its coordinator
     while it built its testbed. True when something was removed."""
-    from netassay.testbed import topology as T
-    from netassay.testbed.bed import orphaned
-
     st = S.read_state(name)
     if st is None or not orphaned(st):
         return False
@@ -130,15 +131,13 @@ def _scenario_file(scratch: Path, scenario: dict[str, Any]) -> list[str]:
 
 def _publish(key: str, trials: int) -> None:
     with contextlib.suppress(ValueError):
-        from distributed import get_worker
+        from distributed import get_worker  # deferred: Dask (1 s), only where cells run
 
         get_worker().log_event(TOPIC, {"key": key, "trials": trials})
 
 
 def run_cell(job: CellJob) -> CellResult:
     """Run one cell on this worker's testbed and return what it stored."""
-    import subprocess
-
     name, worker = testbed_of(job.testbed)
     validate_name(name)
     _wait_for_testbed(name)
@@ -202,11 +201,7 @@ def read_scratch(db: Path) -> list[ExperimentRows]:
 
 def serve(scheduler: str, name: str) -> None:
     """Run a Dask worker that owns testbed ``name`` on this host until it is stopped."""
-    import asyncio
-
-    from distributed import Worker
-
-    from netassay.testbed.bed import require_root
+    from distributed import Worker  # deferred: Dask (1 s), only where cells run
 
     validate_name(name)
     require_root("a campaign worker (its cells build the testbed)")

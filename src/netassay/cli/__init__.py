@@ -5,6 +5,7 @@ user-facing error, a distinct exit code. The commands live in one module per sta
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sqlite3
 import sys
@@ -15,10 +16,11 @@ from typing import Annotated
 import typer
 
 from netassay import __version__
-from netassay.cli import accept, analysis, campaign, flood, rtt, search, sweep, testbed
+from netassay.cli import analysis, campaign, testbed
 from netassay.cli.common import config_path
 from netassay.config import load_config, to_toml
 from netassay.errors import NetassayError, StoreError, StoreWarning
+from netassay.methods import REGISTRY
 
 app = typer.Typer(
     name="netassay",
@@ -71,11 +73,8 @@ import_app = typer.Typer(help="Import results measured elsewhere.", no_args_is_h
 app.add_typer(import_app, name="import")
 analysis.register(app, db_app, import_app)
 testbed.register(app)
-sweep.register(app)
-search.register(app)
-rtt.register(app, import_app)
-accept.register(app, import_app)
-flood.register(app)
+for name in REGISTRY:  # each method's commands: cli/<name>.py, in the registry's order
+    importlib.import_module(f"netassay.cli.{name}").register(app, import_app)
 campaign.register(app)
 
 
@@ -88,7 +87,7 @@ def _click_error_types() -> tuple[type[BaseException], ...]:
     """
     types: list[type[BaseException]] = [typer.TyperException]
     try:
-        import click
+        import click  # deferred: optional (typer >= 0.29 parses without click)
     except ImportError:  # typer no longer needs click proper
         pass
     else:

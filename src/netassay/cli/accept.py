@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from netassay import names as N
 from netassay.analysis.acceptance import check_layer, judge
 from netassay.cli.common import Given, Json, request, with_params
 from netassay.errors import Interrupted
@@ -43,7 +44,7 @@ Db = Annotated[Path, typer.Option("--db", help="SQLite store to write (created i
 Label = Annotated[str, typer.Option("--label", help="Experiment label (default: the test's name).")]
 
 
-@with_params(AcceptRequest, RunOptions, only=RUN_OPTIONS)
+@with_params(AcceptRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.ACCEPT_NAME})
 def accept(given: Given, scenario_file: Scenarios = None, as_json: Json = False) -> None:
     """Accept a link by single-flow UDP at the contracted rate: a ramp, then K runs;
     PASS, FAIL or INCONCLUSIVE (host-limited) with the test host checked first."""

@@ -10,6 +10,7 @@ view.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import sys
@@ -21,7 +22,7 @@ import typer
 
 from netassay.config import Config, TestbedConfig, load_config
 from netassay.methods.base import RunOptions, request_from
-from netassay.params import Param, declared
+from netassay.params import Param, declared, default_of
 
 Given = dict[str, Any]  # what the declared options received, by key
 
@@ -30,9 +31,24 @@ DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan; run not
 DbArg = Annotated[Path, typer.Argument(help="The store (SQLite).")]
 
 
-def _annotation(p: Param) -> tuple[Any, Any]:
-    """(annotation, default) of a declared parameter's typer option."""
-    option = typer.Option(p.flag, help=p.help)
+def _shown(f: Any, p: Param, shown: dict[str, str], hidden: bool) -> str:
+    """The default a command's help shows: the field's as a campaign file writes it, or
+    the command's own (``shown``); none for a flag, where the method decides, or where a
+    config file can set it (``hidden``)."""
+    if p.name in shown:
+        return shown[p.name]
+    d = default_of(f)
+    if hidden or p.cli is bool or d is dataclasses.MISSING or d in (None, "", ()):
+        return ""
+    return p.show or str(d)
+
+
+def _annotation(p: Param, default_text: str, required: bool) -> tuple[Any, Any]:
+    """(annotation, default) of a declared parameter's typer option. Its default is None
+    (not given): the config file's value, then the field's, applies; the help says it."""
+    text = p.help + (f" \\[default: {default_text}]" if default_text else "")
+    text += " \\[required]" if required else ""
+    option = typer.Option(p.flag, help=text, show_default=False)
     if p.cli is bool:
         return Annotated[bool, option], False
     if p.cli is list:
@@ -41,12 +57,17 @@ def _annotation(p: Param) -> tuple[Any, Any]:
 
 
 def with_params(
-    *classes: type, only: Sequence[str] | None = None
+    *classes: type,
+    only: Sequence[str] | None = None,
+    shown: dict[str, str] | None = None,
+    config_set: tuple[type, ...] = (TestbedConfig,),
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give a command the options declared on ``classes`` in place of its ``given``
-    parameter (``only``: the RunOptions fields it takes)."""
+    parameter (``only``: the RunOptions fields it takes). The help shows each default
+    but those of ``config_set`` (a config file sets them) and as ``shown`` overrides
+    (a default the method decides, e.g. its testbed's name)."""
     declared_ = [
-        p
+        (f, p, _shown(f, p, shown or {}, cls in config_set))
         for cls in classes
         for f, p in declared(cls)
         if p.flag and (cls is not RunOptions or only is None or f.name in only)
@@ -56,19 +77,12 @@ def with_params(
         sig = inspect.signature(command, eval_str=True)
         params: list[inspect.Parameter] = []
         for prm in sig.parameters.values():
-            if prm.name != "given":
-                params.append(prm)
-                continue
-            for p in declared_:
-                annotation, default = _annotation(p)
-                kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-                params.append(inspect.Parameter(f"opt_{p.name}", kind, default=default,
-                                                annotation=annotation))  # fmt: skip
+            params.extend(_options(declared_) if prm.name == "given" else [prm])
 
         @functools.wraps(command)
         def run(**kv: Any) -> None:
             given: Given = {}
-            for p in declared_:
+            for _, p, _ in declared_:
                 v = kv.pop(f"opt_{p.name}")
                 given[p.name] = (not v if p.negate else v) if p.cli is bool else v
             command(given=given, **kv)
@@ -78,6 +92,16 @@ def with_params(
         return run
 
     return wrap
+
+
+def _options(declared_: list[tuple[Any, Param, str]]) -> list[inspect.Parameter]:
+    """The typer options of declared parameters, each named ``opt_<key>``."""
+    out = []
+    for f, p, text in declared_:
+        annotation, default = _annotation(p, text, default_of(f) is dataclasses.MISSING)
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        out.append(inspect.Parameter(f"opt_{p.name}", kind, default=default, annotation=annotation))
+    return out
 
 
 def config_path(ctx: typer.Context) -> Path | None:

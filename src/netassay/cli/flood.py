@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from netassay import names as N
 from netassay.cli.common import Given, Json, request, run_options, with_params
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
@@ -11,7 +12,10 @@ from netassay.methods.flood.method import METHOD
 from netassay.methods.flood.request import FloodRequest
 
 
-@with_params(FloodRequest, RunOptions, TestbedConfig, only=METHOD.run_options)
+@with_params(
+    FloodRequest, RunOptions, TestbedConfig, only=METHOD.run_options,
+    shown={"name": N.DEFAULT_NAME},
+)  # fmt: skip
 def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Offer the SUT far more than it can forward (XDP live frames at the generator's
     peak) and report what it forwards: its maximum forwarding rate (RFC 2285), with
@@ -23,6 +27,6 @@ def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     typer.echo(METHOD.view(result, as_json))
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, import_app: typer.Typer) -> None:
     """Add the flood command to the CLI."""
     app.command("flood")(flood)

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from netassay import methods as registry
+from netassay import names as N
 from netassay.cli.common import Given, Json, request, with_params
 from netassay.errors import Interrupted, UsageError
 from netassay.methods.base import RunOptions
@@ -27,7 +28,7 @@ By = Annotated[
 ]
 
 
-@with_params(RttRequest, RunOptions, only=RUN_OPTIONS)
+@with_params(RttRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.RTT_NAME})
 def rtt(given: Given, as_json: Json = False) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
     from netassay.methods.rtt import view as V  # deferred: scipy (0.2 s)

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from netassay import methods as registry
+from netassay import names as N
 from netassay.cli.common import (
     DryRun,
     Given,
@@ -22,10 +23,13 @@ from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
+from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
 
 
-@with_params(SearchRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS)
+@with_params(
+    SearchRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
+    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
+)  # fmt: skip
 def search(
     ctx: typer.Context, given: Given, as_json: Json = False, dry_run: DryRun = False
 ) -> None:
@@ -82,6 +86,6 @@ def _dry_run(job: Any, as_json: bool) -> str:
     return "\n".join(lines)
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, import_app: typer.Typer) -> None:
     """Add the search command to the CLI."""
     app.command("search")(search)

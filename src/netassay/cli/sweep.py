@@ -7,18 +7,23 @@ from dataclasses import asdict
 import typer
 
 from netassay import methods as registry
+from netassay import names as N
 from netassay.cli.common import DryRun, Given, bar, err, request, run_options, with_params
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import describe
-from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest, config_base
+from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest, config_base
 from netassay.methods.sweep.run import Sweep
 from netassay.store.db import Store
 
 
-@with_params(SweepRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS)
+@with_params(
+    SweepRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
+    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
+    config_set=(SweepRequest, TestbedConfig),
+)  # fmt: skip
 def sweep(ctx: typer.Context, given: Given, dry_run: DryRun = False) -> None:
     """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
     as it ends."""
@@ -56,6 +61,6 @@ def _dry_run(sw: Sweep, resume: bool) -> str:
     )
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, import_app: typer.Typer) -> None:
     """Add the sweep command to the CLI."""
     app.command("sweep")(sweep)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.proc import run
+from netassay.traffic.generator import find_generator
 
 
 def read_text(path: str) -> str:
@@ -46,8 +47,6 @@ def tool_version(argv: list[str]) -> str:
 
 def generator_version() -> str:
     try:
-        from netassay.traffic.generator import find_generator
-
         return tool_version([find_generator(), "--version"])
     except Exception as exc:
         return f"unavailable ({exc})"

@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import GeneratorError, UsageError
+from netassay.names import SINK_DEV
+from netassay.proc import run
+from netassay.traffic.generator import start_xdp_sink
 
 log = logging.getLogger("netassay.counters")
 
@@ -59,8 +62,6 @@ def _sink_of(pid: int, dev: str | None) -> bool:
 
 def _pids_in(sink_ns: str | None) -> list[int]:
     """The processes in a named network namespace, or in the host's own (None)."""
-    from netassay.proc import run
-
     if sink_ns is not None:
         return [int(p) for p in run(["ip", "netns", "pids", sink_ns]).stdout.split()]
     host = os.stat("/proc/self/ns/net").st_ino  # netassay's own: the host's
@@ -116,9 +117,6 @@ class SinkCounter:
         """Attach the XDP program unless it is attached and alive."""
         if not self.uses_xdp or (self._xdp is not None and self._xdp.proc.poll() is None):
             return
-        from netassay.names import SINK_DEV
-        from netassay.traffic.generator import start_xdp_sink
-
         self.close()
         stop_stale_sinks(self.ns, self.dev)
         extra = ["--pass"] if self.kind == "xdp+nft" else []

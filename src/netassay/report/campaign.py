@@ -177,46 +177,16 @@ def render_page(
     """Write ``out_dir/index.html`` for campaign ``name``; return what the index shows."""
     result = CR.comparison(store, [], name)
     spec = (store.campaign(name) or {}).get("spec", {})
-    figs = out_dir / "figures"
     comp = registry.method(result["method"]).comparison
     own = bool(comp.columns)  # a method with a page of its own (acceptance, rtt)
     if own:
-        metric = comp.figures[0]
-        pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / f"{metric}_by_factor", metric)
-        cpu_png, cpu_svg = plot_accept_cpu(result["experiments"], figs / "cpu_per_cell")
-        rows = [_cells(r, list(comp.columns)) for r in result["experiments"]]
-        groups = [
-            {**_cells(g, list(comp.group_columns)), "n": g["experiments"]} for g in result["groups"]
-        ]
+        (pdr_png, pdr_svg), (cpu_png, cpu_svg), rows, groups = _own_tables(
+            result, comp, out_dir / "figures"
+        )
     else:
-        pdr_png, pdr_svg = plot_pdr_by_factor(result, figs / "pdr_by_factor")
-        cpu_png, cpu_svg = plot_cpu_per_load(store, result["experiments"], figs / "cpu_per_load")
-        rows = [
-            {
-                **r,
-                "pdr": _pps(r["pdr_pps"]),
-                "ndr": _pps(r["ndr_pps"]),
-                "worst": _num(r["worst_delta_ucl95_below_pdr"]),
-                "cpu": _cpu(r["cpu_busy"]),
-                "figure": figures.get((r["experiment_id"], r["label"])),
-            }
-            for r in result["experiments"]
-        ]
-        groups = [
-            {
-                **g,
-                "n": g["experiments"],
-                "pdr": _pps(g["pdr_pps"]["median"]),
-                "range": f"{_pps(g['pdr_pps']['min'])} .. {_pps(g['pdr_pps']['max'])}",
-                "ndr": _pps(g["ndr_pps"]["median"]),
-                "worst": _num(g["worst_delta_ucl95_below_pdr"]),
-                "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
-                "cpu": _cpu(g["cpu_busy"]),
-                "headline": f"PDR {_pps(g['pdr_pps']['median'])} "
-                f"({_pps(g['pdr_pps']['min'])} .. {_pps(g['pdr_pps']['max'])})",
-            }
-            for g in result["groups"]
-        ]
+        (pdr_png, pdr_svg), (cpu_png, cpu_svg), rows, groups = _sweep_tables(
+            store, result, out_dir / "figures", figures
+        )
     env = Environment(
         loader=PackageLoader("netassay.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
@@ -244,7 +214,65 @@ def render_page(
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "index.html").write_text(page)
-    best = result["groups"][0] if result["groups"] else None
+    return {
+        "title": f"campaign: {name}",
+        "text": _index_text(rows, groups, spec, result),
+        "link": f"{out_dir.name}/index.html",
+    }
+
+
+def _own_tables(result: dict[str, Any], comp: Any, figs: Path) -> tuple:
+    """Figures and table rows of a method that names its own columns (acceptance, rtt)."""
+    metric = comp.figures[0]
+    by_factor = plot_pdr_by_factor(result, figs / f"{metric}_by_factor", metric)
+    cpu = plot_accept_cpu(result["experiments"], figs / "cpu_per_cell")
+    rows = [_cells(r, list(comp.columns)) for r in result["experiments"]]
+    groups = [
+        {**_cells(g, list(comp.group_columns)), "n": g["experiments"]} for g in result["groups"]
+    ]
+    return by_factor, cpu, rows, groups
+
+
+def _sweep_tables(
+    store: Store, result: dict[str, Any], figs: Path, figures: dict[tuple[int, str], str]
+) -> tuple:
+    """Figures and table rows of a sweep or search campaign: PDR, NDR, ΔUCL95, CPU."""
+    by_factor = plot_pdr_by_factor(result, figs / "pdr_by_factor")
+    cpu = plot_cpu_per_load(store, result["experiments"], figs / "cpu_per_load")
+    rows = [
+        {
+            **r,
+            "pdr": _pps(r["pdr_pps"]),
+            "ndr": _pps(r["ndr_pps"]),
+            "worst": _num(r["worst_delta_ucl95_below_pdr"]),
+            "cpu": _cpu(r["cpu_busy"]),
+            "figure": figures.get((r["experiment_id"], r["label"])),
+        }
+        for r in result["experiments"]
+    ]
+    groups = []
+    for g in result["groups"]:
+        pdr = g["pdr_pps"]
+        groups.append({
+            **g,
+            "n": g["experiments"],
+            "pdr": _pps(pdr["median"]),
+            "range": f"{_pps(pdr['min'])} .. {_pps(pdr['max'])}",
+            "ndr": _pps(g["ndr_pps"]["median"]),
+            "worst": _num(g["worst_delta_ucl95_below_pdr"]),
+            "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
+            "cpu": _cpu(g["cpu_busy"]),
+            "headline": f"PDR {_pps(pdr['median'])} ({_pps(pdr['min'])} .. {_pps(pdr['max'])})",
+        })  # fmt: skip
+    return by_factor, cpu, rows, groups
+
+
+def _index_text(
+    rows: list[dict[str, Any]], groups: list[dict[str, Any]], spec: dict, result: dict[str, Any]
+) -> str:
+    """What the report's index says of a campaign: its size and its ranked groups."""
+    if not result["groups"]:
+        return ""
     lines = [
         f"{len(rows)} experiment(s) of {len(spec.get('cells', []))} cell(s); factors: "
         + ", ".join(result["by"])
@@ -255,11 +283,7 @@ def render_page(
         + f": {g['headline']}"
         for g in sorted(groups, key=lambda g: g["rank"])
     ]
-    return {
-        "title": f"campaign: {name}",
-        "text": "\n".join(lines) if best else "",
-        "link": f"{out_dir.name}/index.html",
-    }
+    return "\n".join(lines)
 
 
 def _verdict_class(v: str | None) -> str:

@@ -39,6 +39,7 @@ from netassay.proc import run
 from netassay.testbed import linerate as LR
 from netassay.testbed import pathcheck as PC
 from netassay.testbed import state as S
+from netassay.testbed.bed import Testbed
 from netassay.testbed.topology import validate_frames
 from netassay.units import fmt_rate, utc_now
 
@@ -385,7 +386,7 @@ def link_stats(dev: str, netns: str | None) -> dict[str, int]:
 
 
 class PortCounters:
-    """The external testbed's counters (see ``campaign.trial.TrialContext.path``)."""
+    """The external testbed's counters (a ``trial.engine.PathCounters``)."""
 
     def __init__(self, cfg: ExternalConfig) -> None:
         self.cfg = cfg
@@ -461,8 +462,6 @@ def register(name: str, cfg: ExternalConfig) -> dict[str, Any]:
     """``netassay testbed external``: register, check the path, measure the generator's
     peak through it (with the sink attached, so the frames end at the rx port); the
     state it leaves says all three. Any failure leaves nothing registered."""
-    from netassay.testbed.bed import Testbed  # the lifecycle builds this module's kind
-
     with Testbed(name, cfg, keep=True) as tb:
         check_path(tb)
         with data_path(tb):

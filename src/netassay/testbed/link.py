@@ -195,43 +195,11 @@ def build(name: str, cfg: AcceptTestbedConfig) -> dict[str, Any]:
     ns = {role: N.netns(name, role) for role in ROLES}
     state = S.begin_state(name, KIND, asdict(cfg), ns)
     v6 = cfg.ip_version == 6
-    for n in ns.values():
-        run(["ip", "netns", "add", n])
-        if v6:
-            _sysctl(n, "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.default.accept_ra=0")
-        else:
-            _sysctl(n, "net.ipv6.conf.default.disable_ipv6=1", "net.ipv6.conf.all.disable_ipv6=1")
-        run(["ip", "-n", n, "link", "set", "lo", "up"])
-    for a, ns_a, b, ns_b in (
-        (CLI_DEV, ns["cli"], LINK_IN, ns["link"]),
-        (LINK_OUT, ns["link"], SRV_DEV, ns["srv"]),
-    ):
-        veth = ["type", "veth", "peer", "name", b, "netns", ns_b]
-        run(["ip", "link", "add", a, "netns", ns_a, *veth])
-    devs = (
-        (ns["cli"], CLI_DEV),
-        (ns["link"], LINK_IN),
-        (ns["link"], LINK_OUT),
-        (ns["srv"], SRV_DEV),
-    )
-    for n, dev in devs:
-        run(["ip", "-n", n, "link", "set", dev, "mtu", str(cfg.mtu), "up"])
+    devs = _wire(ns, cfg.mtu, v6)
     macs = {dev: link_mac(n, dev) for n, dev in devs}
     addr = addresses(cfg.ip_version)
     _route(ns, addr, macs, v6)
-    link: dict[str, Any] = {"cap_bps": cfg.link_cap_bps, "drop": cfg.link_drop}
-    if cfg.link_cap_bps:
-        run(shaper_argv(ns["link"], cfg.link_cap_bps, cfg.mtu))
-        link.update(
-            cap_kind="shaper (tbf)",
-            cap_layer="l1",
-            cap_device=LINK_OUT,
-            cap_bucket_s=CAP_BUCKET_S,
-            cap_queue_s=CAP_QUEUE_S,
-        )
-    if cfg.link_drop > 0:
-        run(["nft", "-f", "-"], netns=ns["link"], input_text=drop_rules(cfg.link_drop))
-        link.update(drop_kind="nft numgen random", drop_device=LINK_OUT)
+    link = _impair(ns["link"], cfg)
     run(["nft", "-f", "-"], netns=ns["srv"], input_text=SERVER_RULES)
     steer: dict[str, str] = {}
     steer.update(_steer(ns["srv"], SRV_DEV, "rx-0/rps_cpus", cfg.rx_cpu))
@@ -255,6 +223,50 @@ def build(name: str, cfg: AcceptTestbedConfig) -> dict[str, Any]:
     )
     S.write_state(name, state)
     return state
+
+
+def _wire(ns: dict[str, str], mtu: int, v6: bool) -> tuple[tuple[str, str], ...]:
+    """The three namespaces and the two veth pairs cli - link - srv, up at ``mtu``."""
+    for n in ns.values():
+        run(["ip", "netns", "add", n])
+        if v6:
+            _sysctl(n, "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.default.accept_ra=0")
+        else:
+            _sysctl(n, "net.ipv6.conf.default.disable_ipv6=1", "net.ipv6.conf.all.disable_ipv6=1")
+        run(["ip", "-n", n, "link", "set", "lo", "up"])
+    for a, ns_a, b, ns_b in (
+        (CLI_DEV, ns["cli"], LINK_IN, ns["link"]),
+        (LINK_OUT, ns["link"], SRV_DEV, ns["srv"]),
+    ):
+        veth = ["type", "veth", "peer", "name", b, "netns", ns_b]
+        run(["ip", "link", "add", a, "netns", ns_a, *veth])
+    devs = (
+        (ns["cli"], CLI_DEV),
+        (ns["link"], LINK_IN),
+        (ns["link"], LINK_OUT),
+        (ns["srv"], SRV_DEV),
+    )
+    for n, dev in devs:
+        run(["ip", "-n", n, "link", "set", dev, "mtu", str(mtu), "up"])
+    return devs
+
+
+def _impair(link_ns: str, cfg: AcceptTestbedConfig) -> dict[str, Any]:
+    """The link's known cap (tbf) and drop (nft); what they are, for the state."""
+    link: dict[str, Any] = {"cap_bps": cfg.link_cap_bps, "drop": cfg.link_drop}
+    if cfg.link_cap_bps:
+        run(shaper_argv(link_ns, cfg.link_cap_bps, cfg.mtu))
+        link.update(
+            cap_kind="shaper (tbf)",
+            cap_layer="l1",
+            cap_device=LINK_OUT,
+            cap_bucket_s=CAP_BUCKET_S,
+            cap_queue_s=CAP_QUEUE_S,
+        )
+    if cfg.link_drop > 0:
+        run(["nft", "-f", "-"], netns=link_ns, input_text=drop_rules(cfg.link_drop))
+        link.update(drop_kind="nft numgen random", drop_device=LINK_OUT)
+    return link
 
 
 def _route(ns: dict[str, str], addr: dict[str, str], macs: dict[str, str], v6: bool) -> None:

@@ -49,7 +49,7 @@ MAIN_HOST, GATEWAY_HOST, BG_FIRST_HOST = 2, 1, 10
 
 @dataclass(frozen=True)
 class RttTestbedConfig:
-    """What an RTT testbed is built from (the run's own knobs are in ``rtt.run``)."""
+    """What an RTT testbed is built from (the run's own knobs are in ``methods.rtt.request``)."""
 
     __test__ = False
     kind: str = KIND  # the testbed kind (testbed.topology.KINDS)

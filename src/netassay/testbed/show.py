@@ -7,6 +7,7 @@ import platform
 from typing import Any
 
 from netassay import names as N
+from netassay.testbed import external
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
@@ -28,8 +29,6 @@ def describe(name: str) -> dict[str, Any]:
 
 def render(info: dict[str, Any]) -> str:
     if T.kind_of(info) == "external":
-        from netassay.testbed import external
-
         return external.render(info)
     ns = info["namespaces"]
     cfg = info["config"]

@@ -32,7 +32,7 @@ WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen
 GEN_FLAGS = ("--qdisc",)
 # The cap's bucket holds this much traffic. It is a queue on the path like the SUT's
 # backlog: a generator stall's catch-up burst larger than it is flagged and the trial
-# left out of the statistics (path_queue_pkts, campaign.plan.stall_warning), so that a
+# left out of the statistics (path_queue_pkts, quality.stall_warning), so that a
 # burst is never taken for SUT loss below the cap (with a 5 ms bucket and a fixed 10 ms
 # stall rule, 2-10 ms stalls of this machine lost up to 1% below the cap, measured).
 CAP_BUCKET_S = 0.02

@@ -36,7 +36,7 @@ qdisc). XDP live frames (``netassay-gen --technique xdp``), which veth drops at 
 ring by itself, are not used for paced trials: paced inside the kernel they keep the
 rate (to 3 Mpps here), but this VM takes the generator's vCPU away for 0.3-1.7 ms a few
 times a second, and the catch-up burst overflows the 256-frame ring (the stall rule
-makes such a trial a measurement fault). They do serve a flood (``campaign.flood``),
+makes such a trial a measurement fault). They do serve a flood (``methods.flood``),
 where the ring overflowing is the point.
 
 Ground truths live in the program, since redirected frames bypass nft's forward hook

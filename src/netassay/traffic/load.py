@@ -24,6 +24,7 @@ from netassay.errors import ToolError, UsageError
 from netassay.names import RTT_EP_DEV as EP_DEV
 from netassay.names import RTT_MAX_BACKGROUND as MAX_BACKGROUND
 from netassay.proc import die_with_parent, in_netns
+from netassay.traffic.generator import build_args, find_generator
 
 log = logging.getLogger("netassay.methods.rtt")
 
@@ -131,8 +132,6 @@ class Background:
         self._spawn("stress-ng", self.state["namespaces"][f"{self.load.side}srv"], argv)
 
     def _net(self) -> None:
-        from netassay.traffic.generator import build_args, find_generator
-
         gen = find_generator()
         src_side = "snd" if self.load.side == "rsp" else "rsp"
         cpu = self.state["cpus"][src_side]

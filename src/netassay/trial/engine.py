@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from netassay import quality as Q
 from netassay.counters import cpu
@@ -38,6 +38,28 @@ from netassay.units import utc_now
 SOURCE = "netassay-testbed"
 
 
+class PathCounters(Protocol):
+    """A testbed kind's own counters, for a data path the namespaces do not hold (the
+    external testbed's ports and SUT: ``testbed.external.PortCounters``)."""
+
+    def snapshot(self, sink: SinkCounter | None) -> dict[str, Any]:
+        """Every counter a trial reads, in the shape ``counters.loss.flatten`` reads."""
+        ...
+
+    def locate_loss(
+        self, planned: int, sent: int, received: int, deltas: dict[str, int],
+        ip_version: int, retries: int,
+    ) -> dict[str, int]:  # fmt: skip
+        """Where the trial's lost frames were lost, by location."""
+        ...
+
+    def trial_counters(
+        self, before: dict[str, Any], after: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[str]]:
+        """What a trial stores beyond the flat deltas, and its warnings."""
+        ...
+
+
 @dataclass(frozen=True)
 class TrialContext:
     """What every trial of a run on one testbed shares."""
@@ -46,9 +68,8 @@ class TrialContext:
     sink: SinkCounter
     queue_pkts: int | None  # the smallest queue on the path (a stall's burst against it)
     run_id: int | None = None  # the stored run (environment) this trial belongs to
-    # A testbed kind's own counters (snapshot, locate_loss, trial_counters: see
-    # testbed.external.PortCounters); None: the namespaces' counters read below.
-    path: Any = None
+    # a testbed kind's own counters; None: the namespaces' counters read below
+    path: PathCounters | None = None
 
 
 @contextmanager
@@ -90,17 +111,16 @@ def measure(
 ) -> TrialRecord:
     """Run one trial on the testbed and return the record to store."""
     tb = ctx.tb
-    namespaces = tb.state["namespaces"]
     ctx.sink.ensure()
     utc = utc_now()
-    before = ctx.path.snapshot(ctx.sink) if ctx.path else snapshot(namespaces, ctx.sink)
+    before = _snapshot(ctx)
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     res = tb.send(rate_pps, duration_s)
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
     _, settled = wait_quiet(_reader(ctx))
     settle_wait_s = time.monotonic() - t_stop
-    after = ctx.path.snapshot(ctx.sink) if ctx.path else snapshot(namespaces, ctx.sink)
+    after = _snapshot(ctx)
     fb, fa = flatten(before), flatten(after)
     d, counter_warnings = flat_deltas(fb, fa, wrap_bits(fb))
     key = received_key(ctx.sink.kind)
@@ -132,21 +152,18 @@ def measure(
         **extra,
     }
     return TrialRecord(
-        load_index=load_index,
-        repetition=repetition,
-        rate_pps=float(rate_pps),
-        duration_s=float(res.duration_s or duration_s),
-        sent=res.sent,
-        received=received,
-        source=SOURCE,
-        achieved_rate_pps=float(res.achieved_rate_pps),
-        loss_location=loss,
-        counters=counters,
-        warnings=warnings,
-        utc=utc,
-        sink_dropped=sink_dropped,
-        cpu=cpu_use,
-    )
+        load_index=load_index, repetition=repetition, rate_pps=float(rate_pps),
+        duration_s=float(res.duration_s or duration_s), sent=res.sent, received=received,
+        source=SOURCE, achieved_rate_pps=float(res.achieved_rate_pps), loss_location=loss,
+        counters=counters, warnings=warnings, utc=utc, sink_dropped=sink_dropped, cpu=cpu_use,
+    )  # fmt: skip
+
+
+def _snapshot(ctx: TrialContext) -> dict[str, Any]:
+    """The counters a trial reads before and after: the data path's own, or the kernel's."""
+    if ctx.path:
+        return ctx.path.snapshot(ctx.sink)
+    return snapshot(ctx.tb.state["namespaces"], ctx.sink)
 
 
 def _counter_faults(

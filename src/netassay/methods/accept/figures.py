@@ -13,6 +13,8 @@ from typing import Any
 
 import matplotlib
 
+from netassay.methods.accept.store import load_accept_tests
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
@@ -39,48 +41,20 @@ def bars(tests: list[AcceptTest], summaries: list[dict[str, Any]], stem: Path) -
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
     x = np.arange(len(tests))
     labels = [s["label"] for s in summaries]
-    thr = [
-        _spread(
-            [
-                r["throughput_bps"] / 1e9
-                for r in s["per_run"]
-                if r["phase"] == "sustained" and r["throughput_bps"] is not None
-            ]
-        )
-        for s in summaries
-    ]
-    loss = [
-        _spread(
-            [
-                r["loss_ratio"] * 100
-                for r in s["per_run"]
-                if r["phase"] == "sustained" and r["loss_ratio"] is not None
-            ]
-        )
-        for s in summaries
-    ]
+    thr = _sustained(summaries, "throughput_bps", 1e-9)
+    loss = _sustained(summaries, "loss_ratio", 100)
     colours = [COLOURS.get(s["verdict"], "#888") for s in summaries]
     for ax, data, ylabel in ((axes[0], thr, "throughput (Gbit/s)"), (axes[1], loss, "loss (%)")):
-        ax.bar(
-            x,
-            [d[0] for d in data],
-            color=colours,
-            yerr=np.array([[d[1] for d in data], [d[2] for d in data]]),
-            capsize=4,
-        )
+        ax.bar(x, [d[0] for d in data], color=colours, yerr=_whiskers(data), capsize=4)
         ax.set_ylabel(ylabel)
         ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
     for i, s in enumerate(summaries):
         if s["contract_bps"]:
             axes[0].hlines(
-                0.95 * s["contract_bps"] / 1e9,
-                i - 0.4,
-                i + 0.4,
-                colors="k",
-                linestyles="dashed",
-                label="95% of the contract" if i == 0 else None,
-            )
+                0.95 * s["contract_bps"] / 1e9, i - 0.4, i + 0.4, colors="k",
+                linestyles="dashed", label="95% of the contract" if i == 0 else None,
+            )  # fmt: skip
     axes[1].axhline(0.1, color="k", linestyle="dashed", label="0.1%")
     axes[1].legend(fontsize=7)
     if any(s["contract_bps"] for s in summaries):
@@ -90,6 +64,29 @@ def bars(tests: list[AcceptTest], summaries: list[dict[str, Any]], stem: Path) -
         axes[0].set_yscale("log")
     axes[0].set_title("throughput (mean, range over runs)")
     axes[1].set_title("loss (mean, range over runs)")
+    _cpu_bars(axes[2], tests, x, labels)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def _sustained(summaries: list[dict[str, Any]], key: str, scale: float) -> list[tuple]:
+    """Per test, the spread of one figure over its sustained runs, scaled."""
+    return [
+        _spread([
+            r[key] * scale
+            for r in s["per_run"]
+            if r["phase"] == "sustained" and r[key] is not None
+        ])
+        for s in summaries
+    ]  # fmt: skip
+
+
+def _whiskers(data: list[tuple]) -> np.ndarray:
+    return np.array([[d[1] for d in data], [d[2] for d in data]])
+
+
+def _cpu_bars(ax: Any, tests: list[AcceptTest], x: np.ndarray, labels: list[str]) -> None:
+    """CPU busy per core, one bar per core beside each other in each test's slot."""
     cores = sorted({c for t in tests for r in t.runs for c in r.cpu_busy()}, key=_core_key)
     width = 0.8 / max(1, len(cores))
     for j, core in enumerate(cores):
@@ -97,23 +94,17 @@ def bars(tests: list[AcceptTest], summaries: list[dict[str, Any]], stem: Path) -
             _spread([r.cpu_busy()[core] * 100 for r in t.runs if core in r.cpu_busy()])
             for t in tests
         ]
-        axes[2].bar(
-            x - 0.4 + width * (j + 0.5),
-            [d[0] for d in data],
-            width,
-            label=core,
-            yerr=np.array([[d[1] for d in data], [d[2] for d in data]]),
-            capsize=2,
-        )
-    axes[2].set_ylabel("CPU busy (%)")
-    axes[2].set_ylim(0, 105)
-    axes[2].set_xticks(x, labels, rotation=20, ha="right", fontsize=8)
-    axes[2].set_title("CPU busy per core (mean, range over runs)")
-    axes[2].grid(True, axis="y", alpha=0.3)
+        ax.bar(
+            x - 0.4 + width * (j + 0.5), [d[0] for d in data], width, label=core,
+            yerr=_whiskers(data), capsize=2,
+        )  # fmt: skip
+    ax.set_ylabel("CPU busy (%)")
+    ax.set_ylim(0, 105)
+    ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8)
+    ax.set_title("CPU busy per core (mean, range over runs)")
+    ax.grid(True, axis="y", alpha=0.3)
     if cores:
-        axes[2].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    return save(fig, stem)
+        ax.legend(fontsize=7, ncol=2)
 
 
 def _core_key(core: str) -> tuple[int, str]:
@@ -235,8 +226,6 @@ INCONCLUSIVE: host-limited, not a FAIL of the link. Seconds are graded by the sa
 
 def render_store(store: Any, out: Path) -> tuple[Path, list[dict[str, Any]]]:
     """The page of every acceptance test of a store; (page, the assess objects)."""
-    from netassay.methods.accept.store import load_accept_tests
-
     tests = list(load_accept_tests(store))
     page = render(tests, out)
     return page, [summary(t) for t in tests]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from netassay import names as N
 from netassay.analysis.acceptance import LAYERS, to_layer_bps
 from netassay.params import (
     DURATION,
@@ -135,7 +136,7 @@ class AcceptRequest:
     )  # fmt: skip
     scenario: Scenario = field(default_factory=Scenario, metadata={"nested": Scenario})
     db: str | None = None
-    name: str = "acc"
+    name: str = N.ACCEPT_NAME
     label: str = ""
 
     def datagram(self) -> int:

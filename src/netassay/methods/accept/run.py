@@ -5,8 +5,8 @@ short steps), then the performance test: K sustained runs at the contract. The c
 is a rate at a stated layer (payload, ip, ethernet, l1); the sender is offered the
 payload rate that makes the contract at that layer with its datagram size. The test
 host is checked during every run (``host.HostProbe``, ``host.CpuSampler``); the verdict
-(``verdict.judge``) says PASS, FAIL or INCONCLUSIVE: host-limited. The test is stored
-with ``store.save_accept_test`` as one experiment.
+(``analysis.acceptance.judge``) says PASS, FAIL or INCONCLUSIVE: host-limited. The test is stored
+with ``methods.accept.store.save_accept_test`` as one experiment.
 
 The link is the embedded one (``link``: ground-truth cap and loss) or a remote iperf3
 server at ``server`` (an address in the benchmarking ranges unless the user allows
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,9 +31,12 @@ from netassay.errors import UsageError
 from netassay.methods.accept import gen as GEN
 from netassay.methods.accept import iperf3 as IP
 from netassay.methods.accept.request import SENDERS, AcceptRequest, Scenario
+from netassay.methods.accept.store import save_accept_test
 from netassay.proc import run
+from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root
 from netassay.testbed import link as L
+from netassay.traffic import iperf3 as TI
 from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample
 
 RAMP_PCTS = (25, 50, 75, 100)
@@ -137,9 +141,6 @@ def measure(req: AcceptRequest, show: Callable[[str], None] = lambda s: None) ->
     )
     result = AcceptResult(test, judge(test))
     if req.db:
-        from netassay.methods.accept.store import save_accept_test
-        from netassay.store.db import Store
-
         with Store(req.db) as st:
             result.experiment_id = save_accept_test(st, test)
     return result
@@ -167,8 +168,8 @@ class _Place:
         s = req.scenario
         if state is not None:
             ns = state["namespaces"]
-            self.client = IP.Side(ns["cli"], s.client_cpu)
-            self.server: IP.Side | None = IP.Side(ns["srv"], s.server_cpu)
+            self.client = TI.Side(ns["cli"], s.client_cpu)
+            self.server: TI.Side | None = TI.Side(ns["srv"], s.server_cpu)
             self.addr = state["addresses"]["srv"]
             # on veth a backlog that refuses a frame is counted by the veth that sent it
             # (tx_dropped): the client's c0 for the link's ingress, the link's l1 for
@@ -179,7 +180,7 @@ class _Place:
             )
             self.roles = _roles(s.client_cpu, s.server_cpu)
         else:
-            self.client, self.server, self.addr = IP.Side(None, s.client_cpu), None, req.server
+            self.client, self.server, self.addr = TI.Side(None, s.client_cpu), None, req.server
             self.probe = H.HostProbe({"sender": (None, _route_dev(str(req.server)))})
             self.roles = _roles(s.client_cpu, None)
         self.truth_total: dict[str, int] = {}
@@ -193,7 +194,7 @@ class _Place:
         req, s = self.req, self.req.scenario
         tool = {
             "sender": req.sender,
-            "version": IP.version() if req.sender == "iperf3" else GEN.version(),
+            "version": TI.version() if req.sender == "iperf3" else GEN.version(),
             "socket_buffer_bytes": s.socket_buffer or "kernel default",
             "datagram_bytes": req.datagram(),
         }
@@ -321,8 +322,6 @@ def _busy(state: dict[str, Any], s: Scenario) -> Iterator[None]:
     if not s.busy_receiver:
         yield
         return
-    import subprocess
-
     cpu = s.server_cpu if s.server_cpu is not None else 0
     argv = [
         "ip",

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.acceptance import Verdict, fmt_bps, fmt_pct, judge
+from netassay.methods.accept.store import load_accept_tests
+from netassay.store.paths import open_store, store_paths
 from netassay.trial.accept import AcceptTest
 
 
@@ -102,16 +104,12 @@ def text_lines(s: dict[str, Any]) -> list[str]:
 
 
 def stored_summaries(store: Any) -> list[dict[str, Any]]:
-    from netassay.methods.accept.store import load_accept_tests
-
     return [summary(t) for t in load_accept_tests(store)]
 
 
 def show_stored(inputs: Iterable[Path], as_json: bool, echo: Callable[[str], Any]) -> int:
     """``assess``: one object (or a few lines) per acceptance test of each store; returns
     how many tests were shown."""
-    from netassay.store.paths import open_store, store_paths
-
     n = 0
     for p in store_paths(inputs):
         with open_store(p) as st:

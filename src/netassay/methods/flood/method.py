@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from netassay import names as N
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
 from netassay.methods.flood import run as R
@@ -34,7 +35,7 @@ class FloodMethod:
         return Plan(request.runs, request.runs * per, ())
 
     def run(self, request: FloodRequest, options: RunOptions, progress: Progress) -> Any:
-        name = options.name or "lab"
+        name = options.name or N.DEFAULT_NAME
         cfg = (options.config or Config()).testbed
         cfg = R.testbed_for(name, options.testbed_flags, cfg)
         return R.measure(request, name, cfg, lambda i, f: progress(V.flood_line(i, f)))

@@ -235,8 +235,6 @@ def comparison(
     compared (``None``: the default ones that were measured) and the result: per
     configuration the statistic over runs, pairwise tests against the first, trends.
     Raises UsageError for a segment that was not stored."""
-    from netassay.errors import UsageError
-
     configs = configurations(store, by)
     known = {k for c in configs for r in c.runs for k in r.summary.get("segments", {})}
     if segments:

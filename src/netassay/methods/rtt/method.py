@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from netassay import names as N
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
@@ -73,7 +74,7 @@ class RttMethod:
         return Plan(runs, settle + runs * (spec.send_time_s() + RUN_OVERHEAD_S), ())
 
     def setup(self, request: RttRequest, options: RunOptions) -> R.RttSetup:
-        return R.setup_of(request, options.name or "rtt", options.db, options.label)
+        return R.setup_of(request, options.name or N.RTT_NAME, options.db, options.label)
 
     def run(self, request: RttRequest, options: RunOptions, progress: Progress) -> Any:
         return R.measure_all(self.setup(request, options), lambda m, res: None)

@@ -25,7 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from netassay import __version__
+from netassay import names as N
 from netassay.counters.capture import Capture
+from netassay.counters.environment import cpu_model, irqbalance_running
+from netassay.counters.environment import read_text as read
+from netassay.counters.environment import tool_version as version
 from netassay.errors import StoreError, TestbedError, UsageError
 from netassay.methods.rtt import store as RS
 from netassay.methods.rtt.request import RttRequest
@@ -34,6 +38,8 @@ from netassay.proc import run as run_cmd
 from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root, validate_name
 from netassay.testbed.rtt import PATHS, UPLINK, RttTestbedConfig
+from netassay.testbed.rtt import validate as validate_testbed
+from netassay.traffic import peers as P
 from netassay.traffic.load import Background, Load, NetLoad
 from netassay.traffic.probe import Echo, ProbeSpec
 from netassay.trial.record import TrialRecord
@@ -63,7 +69,7 @@ class RttSetup:
     capture: bool = True
     db: str | None = None
     label: str = ""
-    name: str = "rtt"
+    name: str = N.RTT_NAME
     settle_s: float = 1.0  # after the load starts, before the first run
     check_rate: bool = True
     cpus: str = "auto"  # where the servers' work runs (RttTestbedConfig.cpus)
@@ -110,8 +116,6 @@ def validate(req: RttSetup) -> None:
     """Refuse a request that makes no sense, before anything is touched."""
     validate_name(req.name)
     req.spec.validate()
-    from netassay.testbed.rtt import validate as validate_testbed
-
     validate_testbed(req.testbed())
     if not 1 <= req.runs <= MAX_RUNS:
         raise UsageError(f"bad --runs {req.runs}", f"1..{MAX_RUNS}", "e.g. 10")
@@ -206,10 +210,6 @@ def check_path(tb: Testbed, req: RttSetup, capture: Capture | None) -> dict[str,
 
 
 def environment(tb: Testbed) -> dict[str, Any]:
-    from netassay.counters.environment import cpu_model, irqbalance_running
-    from netassay.counters.environment import read_text as read
-    from netassay.counters.environment import tool_version as version
-
     return {
         "kernel": platform.release(), "kernel_version": platform.version(),
         "boot_id": read("/proc/sys/kernel/random/boot_id"), "machine": platform.machine(),
@@ -333,8 +333,6 @@ def _peers(
 ) -> None:
     """iputils ping and irtt on the same path, each one run of the same size, rate and
     count as netassay's; stored as experiments of their own (probe ping, probe irtt)."""
-    from netassay.traffic import peers as P
-
     req, s = m.req, m.req.spec
     snd, rsp, dst = tb.ns("sndep"), tb.ns("rspep"), tb.state["peers"]["sndep"]["dst"]
     count = s.planned()

@@ -97,7 +97,7 @@ class SearchMethod:
     ) -> list[Section]:
         """One section per search: its result in words, its load-time figure (PNG inline,
         SVG linked)."""
-        from netassay.methods.search.figures import plot_search, points  # matplotlib
+        from netassay.methods.search.figures import plot_search, points  # deferred: matplotlib
 
         found = []
         for exp, o in V.stored_searches(store):

@@ -37,6 +37,7 @@ def _goal_list(v: Any) -> tuple[str, ...]:
 
 
 # the run options its command takes (methods.base.RunOptions)
+RETRIES = 4  # more than a sweep's 2: a search cannot go on without the answer
 RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
 
 

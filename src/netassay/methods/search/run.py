@@ -14,13 +14,14 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
+from netassay import names as N
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.search import engine as E
-from netassay.methods.search.request import SearchRequest
+from netassay.methods.search.request import RETRIES, SearchRequest
 from netassay.methods.search.spec import (
     MIN_LOAD_FRACTION,
     TIME_CAP_S,
@@ -82,7 +83,7 @@ class SearchJob:
     time_cap_s: float
     testbed: TestbedConfig
     db: str
-    name: str = "lab"
+    name: str = N.DEFAULT_NAME
     label: str = ""
     check_peak: bool = True
     retries: int = 2
@@ -128,9 +129,6 @@ class SearchReport:
     verify_skipped: str | None = None  # --then-verify, but no sweep: why
 
 
-RETRIES = 4  # more than a sweep's 2: a search cannot go on without the answer
-
-
 def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     """Validate everything a search needs before anything is touched."""
     retries = RETRIES if options.retries is None else options.retries
@@ -140,7 +138,7 @@ def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     goals = req.make_goals()
     lo, hi = req.min_load_pps, req.max_load_pps
     cap = TIME_CAP_S if req.time_cap_s is None else req.time_cap_s
-    name = options.name or "lab"
+    name = options.name or N.DEFAULT_NAME
     testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
     T.validate(testbed)
     if hi is None and not options.check_peak:
@@ -302,7 +300,7 @@ def _resume_job(req: SearchRequest, options: RunOptions, retries: int) -> Search
             "start a new search without --resume",
         )
     exp, spec = found
-    name = exp.config.get("testbed_name", "lab")
+    name = exp.config.get("testbed_name", N.DEFAULT_NAME)
     if options.name is not None and options.name != name:
         raise UsageError(
             f"--name {options.name} conflicts with the search to resume",

@@ -29,16 +29,32 @@ def plot_assessment(
     a: Assessment, stem: Path, formats: tuple[str, ...] = ("png", "svg")
 ) -> list[Path]:
     """Draw one experiment's figure; write stem.png, stem.svg...; return the paths."""
-    t = a.table
+    div, unit = _scale(a.table.rate_pps)
+    x = a.table.rate_pps / div
+    fig, (ax, axd) = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
+    _loss_panel(ax, a, x, unit)
+    _delivery_panel(axd, a, x, unit)
+    color = VERDICT_COLOR.get(a.verdict, "black")
+    fig.suptitle(a.label, fontsize=10)
+    fig.text(  # in the figure's corner, never over a data point
+        0.995, 0.995, a.verdict, ha="right", va="top", fontsize=13, fontweight="bold",
+        color=color, bbox={"boxstyle": "round", "fc": "white", "ec": color},
+    )  # fmt: skip
+    out = []
+    for fmt in formats:
+        path = stem.parent / f"{stem.name}.{fmt}"
+        fig.savefig(path, dpi=110 if fmt == "png" else None)
+        out.append(path)
+    plt.close(fig)
+    return out
+
+
+def _loss_panel(ax: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
+    """Left: the load-loss curve on a log axis, its UCL95 band and ΔUCL95 on the right."""
+    t, s, pdr = a.table, a.saturation, a.params["pdr"]
     floor = 1e-6
-    div, unit = _scale(t.rate_pps)
-    x = t.rate_pps / div
     plr = np.maximum(t.plr, floor)
     ucl = np.where(np.isfinite(t.ucl95), np.maximum(t.ucl95, floor), plr)
-    pdr = a.params["pdr"]
-    s = a.saturation
-
-    fig, (ax, axd) = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
     measured = t.k > 0  # a load without a usable trial is a gap in every curve
     ax.fill_between(x, plr, ucl, where=measured, color="#0969da", alpha=0.25, label="mean to UCL95")
     ax.plot(x, plr, "o-", color="#0969da", lw=1.6, ms=4, label="PLR (mean)")
@@ -62,6 +78,11 @@ def plot_assessment(
     ax.legend(handles[0] + h2[0], handles[1] + h2[1], loc="best", fontsize=8)
     ax.set_title("load-loss curve", fontsize=10)
 
+
+def _delivery_panel(axd: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
+    """Right: the delivery ratio 1 - PLR against the PDR goal."""
+    t, s, pdr = a.table, a.saturation, a.params["pdr"]
+    measured = t.k > 0
     dr = 1.0 - t.plr
     axd.plot(x, dr, "o-", color="#1a7f37", lw=1.6, ms=4, label="DR = 1 - PLR")
     axd.axhline(1 - pdr, color="#cf222e", ls="--", lw=1, label=f"{(1 - pdr) * 100:g}%")
@@ -74,27 +95,6 @@ def plot_assessment(
     _gaps(axd, x, ~measured, label=False)
     axd.legend(loc="lower left", fontsize=8)
     axd.set_title("load-delivery curve", fontsize=10)
-
-    color = VERDICT_COLOR.get(a.verdict, "black")
-    fig.suptitle(a.label, fontsize=10)
-    fig.text(  # in the figure's corner, never over a data point
-        0.995,
-        0.995,
-        a.verdict,
-        ha="right",
-        va="top",
-        fontsize=13,
-        fontweight="bold",
-        color=color,
-        bbox={"boxstyle": "round", "fc": "white", "ec": color},
-    )
-    out = []
-    for fmt in formats:
-        path = stem.parent / f"{stem.name}.{fmt}"
-        fig.savefig(path, dpi=110 if fmt == "png" else None)
-        out.append(path)
-    plt.close(fig)
-    return out
 
 
 def _marks(ax: plt.Axes, x: np.ndarray, potential: int | None, saturation: int | None) -> None:

@@ -18,6 +18,7 @@ def _rates(text: Any) -> tuple[float, ...]:
 
 
 # the run options its command takes (methods.base.RunOptions)
+RETRIES = 2  # repeat a trial the generator could not pace, at most this often
 RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
 
 

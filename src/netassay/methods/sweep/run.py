@@ -10,13 +10,14 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
+from netassay import names as N
 from netassay import quality
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import Plan, eta_s
-from netassay.methods.sweep.request import SweepRequest
+from netassay.methods.sweep.request import RETRIES, SweepRequest
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
@@ -25,7 +26,6 @@ from netassay.trial.record import TrialRecord
 from netassay.units import fmt_duration, fmt_rate
 
 KIND = "sweep"
-RETRIES = 2  # repeat a trial the generator could not pace, at most this often
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Sweep:
     plan: Plan
     testbed: TestbedConfig
     db: str
-    name: str = "lab"
+    name: str = N.DEFAULT_NAME
     label: str = ""
     check_peak: bool = True
     retries: int = RETRIES
@@ -66,7 +66,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
             )
         sw = resume_sweep(options.db, options.name, options.experiment)
     else:
-        name = options.name or "lab"
+        name = options.name or N.DEFAULT_NAME
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         sw = Sweep(
             plan_of(req), testbed, options.db or cfg.sweep.db, name, options.label,
@@ -135,7 +135,7 @@ def resume_sweep(db: str, name: str | None = None, experiment_id: int | None = N
             "start a new sweep without --resume",
         )
     exp, plan, cfg = found
-    stored = exp.config.get("testbed_name", "lab")
+    stored = exp.config.get("testbed_name", N.DEFAULT_NAME)
     if name is not None and name != stored:
         raise UsageError(
             f"--name {name} conflicts with the sweep to resume",
