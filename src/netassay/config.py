@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import InputError, UsageError
+from netassay.names import min_frame_bytes
 from netassay.params import RATE, as_text, choice, fraction, param, whole
 from netassay.units import parse_rate
 
@@ -92,9 +93,10 @@ class TestbedConfig:
     ip_version: int = param(
         "--ip", "IP version: 4 or 6.", default=4, cli=int, check=choice(4, 6), testbed=True
     )
-    size_bytes: int = param(  # Ethernet frame without FCS
-        "--size", "Frame size in bytes (no FCS).", default=64, cli=int, check=whole(64, 1518),
-        ordinal=True, testbed=True,
+    size_bytes: int | None = param(  # frame without FCS; None: the smallest for the IP
+        "--size",
+        "Frame size in bytes (no FCS); by default the smallest: 64 (IPv4), 84 (IPv6).",
+        default=None, cli=int, check=whole(64, 1518), ordinal=True, testbed=True,
     )  # fmt: skip
     flows: int = param(
         "--flows", "Number of UDP flows.", default=1, cli=int, check=whole(1, 65535),
@@ -134,10 +136,20 @@ class TestbedConfig:
         return resolve_pinning(self.pinning, cpus)
 
     def resolved(self, cpus: int | None = None) -> TestbedConfig:
-        """This config with ``auto`` resolved for this machine (see resolve_pinning)."""
-        if self.pinning != AUTO:
-            return self
-        return replace(self, pinning=self.pinning_choice(cpus)[0])
+        """This config with ``auto`` resolved for this machine (see resolve_pinning), and
+        the frame size, when none was given, the smallest of its IP version."""
+        out = with_frame_size(self)
+        if out.pinning != AUTO:
+            return out
+        return replace(out, pinning=out.pinning_choice(cpus)[0])
+
+
+def with_frame_size(cfg: Any) -> Any:
+    """A testbed config with its frame size, when none was given, the smallest of its IP
+    version (a config of another kind is returned as it is)."""
+    if getattr(cfg, "size_bytes", 0) is None:
+        return replace(cfg, size_bytes=min_frame_bytes(cfg.ip_version))
+    return cfg
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,14 @@ _NS = re.compile(rf"na-[a-z0-9]{{1,8}}-(tg|sut|sink|cli|link|srv|{RTT_ROLE})")
 _RTT_ROLE = re.compile(RTT_ROLE)
 BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
 BENCH_V6 = ipaddress.ip_network("2001:2::/48")
+
+
+def min_frame_bytes(ip_version: int) -> int:
+    """The smallest frame netassay-gen sends (no FCS): Ethernet, IP and UDP headers and
+    its 22-byte payload; 64 bytes at least."""
+    return 14 + (40 if ip_version == 6 else 20) + 8 + 22
+
+
 DEFAULT_NAME = "lab"  # the router testbed (sweep, search, flood)
 RTT_NAME = "rtt"  # the rtt testbed
 ACCEPT_NAME = "acc"  # the acceptance link

@@ -114,3 +114,13 @@ def test_no_root_is_one_line_and_exit_6(run_dir):
         line = one_line_error(cli(*args, user=65534), 6)
         assert "needs root" in line and "sudo" in line
     assert netns_names() == before
+
+
+@pytest.mark.parametrize("command", [["sweep", "--rates", "10k,20k"], ["search"]])
+def test_ipv6_takes_the_smallest_ipv6_frame_by_default(command, run_dir):
+    """--ip 6 without --size: 84-byte frames (IPv6's smallest), not a refused 64."""
+    res = cli(*command, "--ip", "6", "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert "ip_version=6, size_bytes=84" in res.stdout
+    line = one_line_error(cli(*command, "--ip", "6", "--size", "64", "--dry-run"), 2)
+    assert "84..1518" in line and "--size 84" in line

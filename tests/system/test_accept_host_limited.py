@@ -32,8 +32,9 @@ def test_iperf3_at_1g_on_a_clean_link_is_host_limited(tb_name):
     v, run = res.verdict, res.test.runs[0]
     assert res.test.link["cap_bps"] is None and res.test.link["drop"] == 0
     assert v.verdict != "FAIL", v.reason
-    if run.lost_packets == 0 and v.verdict == "PASS":
-        pytest.skip("this run lost nothing: the host kept up with iperf3 at 1 Gbit/s")
+    if v.verdict == "PASS":  # right when the host kept up: loss below the threshold
+        assert run.loss_ratio() is not None and run.loss_ratio() < 0.001, v.reason
+        pytest.skip(f"the host kept up with iperf3 at 1 Gbit/s this time: {v.reason}")
     assert v.verdict == "INCONCLUSIVE" and "host-limited" in v.reason, v.reason
     if run.host.get("receiver.udp_rcvbuf_errors", 0) > 0:
         assert "receiver socket buffer" in v.reason

@@ -44,3 +44,14 @@ def test_config_layers_and_unknown_keys(tmp_path):
         load_config(f)
     with pytest.raises(UsageError):
         load_config(None, {"analysis": {"mode": "guess"}})
+
+
+def test_the_default_frame_is_the_smallest_of_the_ip_version():
+    from netassay.config import TestbedConfig, load_config, with_frame_size
+
+    assert TestbedConfig().resolved().size_bytes == 64
+    assert TestbedConfig(ip_version=6).resolved().size_bytes == 84
+    assert TestbedConfig(ip_version=6, size_bytes=128).resolved().size_bytes == 128
+    assert with_frame_size(TestbedConfig(ip_version=6)).size_bytes == 84
+    cfg = load_config(None, overrides={"testbed": {"ip_version": 6}})
+    assert cfg.testbed.size_bytes == 84

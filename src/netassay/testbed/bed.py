@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any
 
 from netassay import names as N
-from netassay.config import TestbedConfig
+from netassay.config import TestbedConfig, with_frame_size
 from netassay.errors import Interrupted, PrivilegeError, TestbedError
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
@@ -95,7 +95,8 @@ class Testbed:
         """``cfg``: a TestbedConfig (router, bridge) or the config of another testbed
         kind (see topology.KINDS); one lifecycle builds and removes them all."""
         self.name = N.validate_name(name)
-        self.cfg = cfg or TestbedConfig()
+        # the frame size, when none was given, is the smallest of the IP version
+        self.cfg = with_frame_size(cfg or TestbedConfig())
         self.keep = keep  # leave it up on a clean exit (``testbed up``)
         self.attached = False
         self.owned = True  # torn down on exit (unless ``keep`` and no error)

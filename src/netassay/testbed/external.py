@@ -98,6 +98,7 @@ def make_config(**flags: Any) -> ExternalConfig:
         kv["ip_version"] = ipaddress.ip_address(kv.get("src", "")).version
     except ValueError:
         kv["ip_version"] = 4  # validate says what is wrong with --src
+    kv.setdefault("size_bytes", N.min_frame_bytes(kv["ip_version"]))  # the smallest
     return ExternalConfig(**kv)
 
 

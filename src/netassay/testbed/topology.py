@@ -91,14 +91,15 @@ def check(cfg: Any) -> None:
         kind_module(kind).validate(cfg)
 
 
-def validate_frames(ip_version: int, size_bytes: int, flows: int) -> None:
-    """The frames netassay-gen can send on any testbed: their size and flow count."""
-    min_size = 84 if ip_version == 6 else 64  # netassay-gen: headers + 22-byte payload
-    if not min_size <= size_bytes <= 1518:
+def validate_frames(ip_version: int, size_bytes: int | None, flows: int) -> None:
+    """The frames netassay-gen can send on any testbed: their size (None: the smallest,
+    which is valid) and flow count."""
+    min_size = N.min_frame_bytes(ip_version)
+    if size_bytes is not None and not min_size <= size_bytes <= 1518:
         raise UsageError(
             f"bad frame size {size_bytes}",
             f"IPv{ip_version} UDP frames are {min_size}..1518 bytes here",
-            "e.g. 64",
+            f"give --size {min_size} or more, or leave it out (the smallest is the default)",
         )
     if not 1 <= flows <= 65535:
         raise UsageError(f"bad flow count {flows}", "1..65535 flows", "e.g. 1 or 16")
