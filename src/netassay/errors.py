@@ -71,10 +71,22 @@ class ToolError(NetassayError):
     exit_code = 8
 
 
+class VerdictRefused(NetassayError):
+    """A verdict the command's ``--fail-on`` names (FAIL or BAD, or INCONCLUSIVE): the
+    measurement itself ran and is stored; the gate a script asked for did not pass."""
+
+    exit_code = 11
+
+
 class Interrupted(NetassayError):
     """The run was stopped by a signal; what was stored is kept."""
 
     exit_code = 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: a run ends the same way
+    (what ended is stored, the testbed removed), and netassay exits 143 (128 + 15)."""
 
 
 class StoreWarning(UserWarning):

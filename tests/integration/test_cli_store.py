@@ -172,7 +172,10 @@ def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
     assert json.loads(line)["cpu"] == cpu
 
 
-def test_ctrl_c_during_a_report_exits_130(pastrami_dir, tmp_path, cli):
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_during_a_report_exits_128_plus_it(pastrami_dir, tmp_path, cli, sig, code):
+    """Ctrl-C exits 130 and SIGTERM 143, each with one line, as shells and supervisors
+    expect (128 + the signal's number)."""
     import signal
     import subprocess
     import time
@@ -189,7 +192,30 @@ def test_ctrl_c_during_a_report_exits_130(pastrami_dir, tmp_path, cli):
     deadline = time.monotonic() + 120
     while not list(out.glob("figures/*.png")) and time.monotonic() < deadline:
         time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(getattr(signal, sig))
     _, err = p.communicate(timeout=120)
-    assert p.returncode == 130, err
+    assert p.returncode == code, err
     assert "interrupted" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "good_file", "code"),
+    [(None, False, 0), ("bad", False, 11), ("fail", False, 11), ("inconclusive", False, 11),
+     ("bad", True, 0), ("inconclusive", True, 0)],
+)  # fmt: skip
+def test_fail_on_gates_assess(pastrami_dir, cli, fail_on, good_file, code):
+    """Without --fail-on, verdicts never change the exit code; with it, a BAD (or an
+    INCONCLUSIVE, for 'inconclusive') exits 11 after every result was shown."""
+    bad = pastrami_dir / "bare-metal" / "clab_raw_50_k5.15_intel_bare-metal_as-is.txt"
+    good = pastrami_dir / "bare-metal" / "clab_raw_50_k6.8_intel_bare-metal_as-is.txt"
+    res = cli("assess", good if good_file else bad, *(["--fail-on", fail_on] if fail_on else []))
+    assert res.returncode == code, res.stderr
+    assert "verdict: GOOD" in res.stdout if good_file else "verdict: BAD" in res.stdout
+    if code:
+        assert f"--fail-on {fail_on}: 1 verdict(s) refused" in res.stderr
+
+
+def test_fail_on_unknown_is_a_usage_error(pastrami_dir, cli):
+    res = cli("assess", pastrami_dir, "--fail-on", "maybe")
+    assert res.returncode == 2 and "unknown --fail-on 'maybe'" in res.stderr
+    assert res.stdout == ""

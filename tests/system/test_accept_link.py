@@ -78,8 +78,8 @@ def test_cap_above_contract_passes(cli, tb_name, tmp_path, sender):
     db = tmp_path / "acc.db"
     p = cli("accept", "--contract", "200M", "--layer", "ethernet", "--embedded", "--link-cap",
             "220M", "--sender", sender, "--runs", "1", "--duration", "3s", "--ramp-step", "1s",
-            "--db", str(db), "--name", tb_name, "--json")  # fmt: skip
-    assert p.returncode == 0, p.stderr
+            "--db", str(db), "--name", tb_name, "--json", "--fail-on", "fail")  # fmt: skip
+    assert p.returncode == 0, p.stderr  # a PASS (or a busy host's INCONCLUSIVE) is not a FAIL
     s = json.loads(p.stdout.strip().splitlines()[-1])
     _skip_if_host_busy(s["verdict"], s["reason"], "PASS")
     assert s["verdict"] == "PASS", s["reason"]
@@ -93,6 +93,21 @@ def test_cap_above_contract_passes(cli, tb_name, tmp_path, sender):
         (test,) = list(load_accept_tests(st))
     for run in [*test.ramp, *test.runs]:
         assert run.lost_packets <= _host_drops(run), (run.lost_packets, run.host)
+
+
+def test_fail_on_fail_exits_11_when_the_link_fails(cli, tb_name, tmp_path):
+    """--fail-on fail: a FAIL exits 11 (the test ran and is stored all the same)."""
+    db = tmp_path / "acc.db"
+    p = cli("accept", "--contract", "200M", "--embedded", "--link-cap", "180M", "--runs", "1",
+            "--duration", "2s", "--no-ramp", "--db", str(db), "--name", tb_name, "--json",
+            "--fail-on", "fail")  # fmt: skip
+    s = json.loads(p.stdout.strip().splitlines()[-1])
+    _skip_if_host_busy(s["verdict"], s["reason"], "FAIL")
+    assert s["verdict"] == "FAIL", s["reason"]
+    assert p.returncode == 11, p.stderr
+    assert "--fail-on fail: 1 verdict(s) refused" in p.stderr
+    with Store(str(db), readonly=True) as st:
+        assert len(list(load_accept_tests(st))) == 1
 
 
 @pytest.mark.parametrize("sender", SENDERS)
@@ -176,8 +191,8 @@ def test_sigterm_mid_test_removes_the_link_and_its_processes(lab_env, tb_name, n
     time.sleep(1.5)  # iperf3 is sending
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=30)
-    assert p.returncode == 130, err
-    assert "stopped by SIGTERM" in err and "Traceback" not in err
+    assert p.returncode == 143, err  # 128 + SIGTERM
+    assert "accept interrupted" in err and "Traceback" not in err
     assert netns_of(tb_name) == []
     left = subprocess.run(["pgrep", "-f", f"iperf3 .*-B {L.addresses(4)['srv']}"],
                           capture_output=True, text=True)  # fmt: skip

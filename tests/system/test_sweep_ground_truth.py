@@ -6,6 +6,7 @@ Needs root and netassay-gen (skipped with the reason otherwise; CI runs them).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -159,3 +160,17 @@ def test_load_above_generator_peak_is_refused(tb_name, tmp_path, cli, netns_of):
     assert len(lines) == 1 and "above what the generator can send" in lines[0]
     assert netns_of(tb_name) == []
     assert not db.exists()  # nothing was written
+
+
+def test_fail_on_gates_the_sweeps_verdict(tb_name, tmp_path, cli):
+    """Every load below the cap loses nothing: no saturation in range, INCONCLUSIVE.
+    --fail-on inconclusive exits 11 on it, --fail-on bad lets it pass; both store it."""
+    args = ["sweep", "--name", tb_name, "--sut-cap", "50k", "--rates", "10k,20k,30k",
+            "--runs", "2", "--duration", "0.5s", "--settle", "0.1s", "--json"]  # fmt: skip
+    res = cli(*args, "--db", str(tmp_path / "a.db"), "--fail-on", "inconclusive")
+    assert json.loads(res.stdout)["verdict"] == "INCONCLUSIVE", res.stdout
+    assert res.returncode == 11, res.stderr
+    assert "--fail-on inconclusive" in res.stderr
+    res = cli(*args, "--db", str(tmp_path / "b.db"), "--fail-on", "bad")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["verdict"] == "INCONCLUSIVE"

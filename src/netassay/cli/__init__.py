@@ -5,13 +5,15 @@ user-facing error, a distinct exit code. The commands live in one module per sta
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
+import signal
 import sqlite3
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -19,7 +21,7 @@ from netassay import __version__
 from netassay.cli import analysis, campaign, testbed
 from netassay.cli.common import config_path
 from netassay.config import load_config, to_toml
-from netassay.errors import NetassayError, StoreError, StoreWarning
+from netassay.errors import Interrupted, NetassayError, StoreError, StoreWarning, Terminated
 from netassay.methods import REGISTRY
 
 app = typer.Typer(
@@ -34,7 +36,8 @@ config_app = typer.Typer(help="Show the configuration in force.", no_args_is_hel
 app.add_typer(db_app, name="db")
 app.add_typer(config_app, name="config")
 
-_STATE = {"debug": False}  # --debug: read by main, which runs outside typer's context
+# --debug, and whether SIGTERM stopped the command: read by main, outside typer's context
+_STATE = {"debug": False, "terminated": False}
 
 
 def _version(value: bool) -> None:
@@ -123,31 +126,46 @@ def _show_store_warnings() -> None:
     warnings.simplefilter("always", StoreWarning)
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM: end the command as Ctrl-C would (its run stops, what ended is stored,
+    the testbed is removed), then exit 143."""
+    _STATE["terminated"] = True
+    raise Terminated()
+
+
+def _stopped() -> int:
+    """The exit code of a command a signal stopped: 143 for SIGTERM, 130 for Ctrl-C."""
+    return 143 if _STATE["terminated"] else 130
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one line per user-facing error, a distinct exit code, no traceback."""
     _show_store_warnings()
+    with contextlib.suppress(ValueError):  # not the main thread: no handler of ours
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         rc = app(args=argv, standalone_mode=False)
     except KeyboardInterrupt:
         typer.echo("netassay: interrupted; what was stored is kept", err=True)
-        sys.exit(130)
+        sys.exit(_stopped())
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
         typer.echo("netassay: aborted", err=True)
-        sys.exit(130)
+        sys.exit(_stopped())
     except Exception as exc:  # netassay's errors, usage errors and the unexpected
         if _STATE["debug"] and not is_click_error(exc):
             raise
         line, code = _said(exc)
         if line:
             typer.echo(f"netassay: {line}", err=True)
-        sys.exit(code)
+        sys.exit(_stopped() if isinstance(exc, Interrupted) else code)
     # Without standalone mode, an interrupted command (Ctrl-C) and typer.Exit(n) come
     # back as a return value: never let them exit 0.
     if isinstance(rc, int) and rc != 0:
         if rc == 130:
             typer.echo("netassay: interrupted; what was stored is kept", err=True)
+            rc = _stopped()
         sys.exit(rc)
 
 

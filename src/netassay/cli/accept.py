@@ -12,7 +12,7 @@ import typer
 
 from netassay import names as N
 from netassay.analysis.acceptance import check_layer, judge
-from netassay.cli.common import Given, Json, request, with_params
+from netassay.cli.common import FailOn, Given, Json, check_fail_on, gate, request, with_params
 from netassay.errors import Interrupted
 from netassay.methods.accept import import_iperf3, import_monipe, scenarios
 from netassay.methods.accept import view as V
@@ -45,7 +45,9 @@ Label = Annotated[str, typer.Option("--label", help="Experiment label (default: 
 
 
 @with_params(AcceptRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.ACCEPT_NAME})
-def accept(given: Given, scenario_file: Scenarios = None, as_json: Json = False) -> None:
+def accept(
+    given: Given, scenario_file: Scenarios = None, as_json: Json = False, fail_on: FailOn = None
+) -> None:
     """Accept a link by single-flow UDP at the contracted rate: a ramp, then K runs;
     PASS, FAIL or INCONCLUSIVE (host-limited) with the test host checked first."""
     from netassay.methods.accept.run import measure, validate  # deferred: pyroute2 (80 ms)
@@ -55,14 +57,18 @@ def accept(given: Given, scenario_file: Scenarios = None, as_json: Json = False)
         base, db=given["db"], label=given["label"] or "", name=given["name"] or base.name
     )
     requests = scenarios.requests(base, scenarios.load(scenario_file)) if scenario_file else [base]
+    check_fail_on(fail_on)
     for req in requests:
         validate(req)  # every scenario checked before the first one runs
+    judged = []
     for req in requests:
         try:
             res = measure(req, lambda line: typer.echo(f"accept: {line}", err=True))
         except KeyboardInterrupt as exc:
             raise Interrupted("accept interrupted", "the tests that ended are stored", "") from exc
         typer.echo(_shown(res, req.db, as_json))
+        judged.append((res.test.label or res.test.name, res.verdict.verdict))
+    gate(fail_on, judged)
 
 
 def _shown(res: Any, db: str | None, as_json: bool) -> str:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from netassay import methods as registry
-from netassay.cli.common import DbArg, Json, config_path
+from netassay.cli.common import DbArg, FailOn, Json, check_fail_on, config_path, gate
 from netassay.config import AnalysisConfig, load_config
 from netassay.errors import InputError, StoreError, UsageError
 from netassay.report.inputs import as_stores
@@ -59,19 +59,22 @@ def import_pastrami(
 
 
 def assess(ctx: typer.Context, inputs: Inputs, mode: Mode = None, pdr: Pdr = None,
-           eta: Eta = None, entry_factor: Entry = None, as_json: Json = False) -> None:  # fmt: skip
+           eta: Eta = None, entry_factor: Entry = None, as_json: Json = False,
+           fail_on: FailOn = None) -> None:  # fmt: skip
     """Statistics, saturation and the GOOD/BAD/INCONCLUSIVE verdict per experiment (and
     what every other method stored: searches, rtt runs, acceptance tests)."""
     if not inputs:
         raise InputError("nothing to assess", "no file, folder or .db was given", "name one")
+    check_fail_on(fail_on)
     cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
-    n = 0
+    judged = []
     for m in registry.methods():
         for result in m.analyse(inputs, cfg):
-            n += 1
+            judged.append(m.judged(result))
             typer.echo(m.view(result, as_json))
-    if n == 0:
+    if not judged:
         raise UsageError("nothing to assess", "the inputs hold no trials", "run a sweep first")
+    gate(fail_on, judged)
 
 
 def report(

@@ -14,13 +14,14 @@ import dataclasses
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from netassay.config import Config, TestbedConfig, load_config
+from netassay.errors import UsageError, VerdictRefused
 from netassay.methods.base import RunOptions, request_from
 from netassay.params import Param, declared, default_of
 
@@ -29,6 +30,22 @@ Given = dict[str, Any]  # what the declared options received, by key
 Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")]
 DbArg = Annotated[Path, typer.Argument(help="The store (SQLite).")]
+FailOn = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 11 when a verdict is FAIL or BAD ('fail' or 'bad'), or is not a pass "
+        "('inconclusive': INCONCLUSIVE too). Without it a run that measured exits 0, "
+        "whatever its verdict.",
+        show_default=False,
+    ),
+]
+# what each --fail-on refuses
+FAIL_ON = {
+    "fail": ("FAIL", "BAD"),
+    "bad": ("FAIL", "BAD"),
+    "inconclusive": ("FAIL", "BAD", "INCONCLUSIVE"),
+}
 
 
 def _shown(f: Any, p: Param, shown: dict[str, str], hidden: bool) -> str:
@@ -133,6 +150,30 @@ def run_options(ctx: typer.Context, given: Given, **extra: Any) -> RunOptions:
 
 def request(cls: type, given: Given, base: dict[str, Any] | None = None) -> Any:
     return request_from(cls, given, base)
+
+
+def check_fail_on(fail_on: str | None) -> None:
+    """Refuse an unknown --fail-on before anything runs."""
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise UsageError(
+            f"unknown --fail-on '{fail_on}'", f"known: {', '.join(FAIL_ON)}", "pick one"
+        )
+
+
+def gate(fail_on: str | None, verdicts: Iterable[tuple[str, str | None]]) -> None:
+    """Exit 11 (VerdictRefused) when a verdict is one ``--fail-on`` refuses; ``verdicts``
+    are (what was judged, its verdict). Every verdict was already shown."""
+    if fail_on is None:
+        return
+    refused = [(what, v) for what, v in verdicts if v in FAIL_ON[fail_on]]
+    if refused:
+        said = "; ".join(f"{what}: {v}" for what, v in refused[:3])
+        more = f" (and {len(refused) - 3} more)" if len(refused) > 3 else ""
+        raise VerdictRefused(
+            f"--fail-on {fail_on}: {len(refused)} verdict(s) refused",
+            said + more,
+            "the results are stored and shown above",
+        )
 
 
 def err(line: str) -> None:

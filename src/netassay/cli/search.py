@@ -12,8 +12,11 @@ from netassay import methods as registry
 from netassay import names as N
 from netassay.cli.common import (
     DryRun,
+    FailOn,
     Given,
     Json,
+    check_fail_on,
+    gate,
     progress_line,
     request,
     run_options,
@@ -31,12 +34,10 @@ from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
 )  # fmt: skip
 def search(
-    ctx: typer.Context, given: Given, as_json: Json = False, dry_run: DryRun = False
-) -> None:
+    ctx: typer.Context, given: Given, as_json: Json = False, dry_run: DryRun = False,
+    fail_on: FailOn = None,
+) -> None:  # fmt: skip
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
-    from netassay.methods.search import view  # deferred: MLRsearch (0.3 s)
-    from netassay.methods.search.run import check
-
     method = registry.method("search")
     options = run_options(ctx, given)
     req = request(SearchRequest, given)
@@ -49,6 +50,7 @@ def search(
             typer.echo(f"would resume search {job.experiment_id} in {job.db} on '{job.name}'")
         typer.echo(_dry_run(job, as_json))
         return
+    check_fail_on(fail_on)
     job.progress = progress_line
     try:
         report = method.execute(job)
@@ -58,11 +60,23 @@ def search(
             f"{job.stored} trial(s) of it are stored in {job.db}",
             f"continue with 'netassay search --db {job.db} --resume'",
         ) from exc
+    _ended(report, as_json, fail_on)
+
+
+def _ended(report: Any, as_json: bool, fail_on: str | None) -> None:
+    """What a search says when it ends; exit 9 when it did not find every goal, and the
+    --fail-on gate on its verify sweep's verdict."""
+    from netassay.methods.search import view  # deferred: MLRsearch (0.3 s)
+    from netassay.methods.search.run import check
+
     if as_json:
         typer.echo(json.dumps(view.report_json(report), allow_nan=False))
     else:
         typer.echo("\n".join(view.report_lines(report)))
     check(report)
+    if report.verify is not None:
+        what = f"the verify sweep (experiment {report.verify.experiment_id})"
+        gate(fail_on, [(what, report.verify.verdict)])
 
 
 def _dry_run(job: Any, as_json: bool) -> str:

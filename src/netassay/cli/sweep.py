@@ -8,14 +8,27 @@ import typer
 
 from netassay import methods as registry
 from netassay import names as N
-from netassay.cli.common import DryRun, Given, bar, err, request, run_options, with_params
-from netassay.config import TestbedConfig
+from netassay.cli.common import (
+    DryRun,
+    FailOn,
+    Given,
+    Json,
+    bar,
+    check_fail_on,
+    err,
+    gate,
+    request,
+    run_options,
+    with_params,
+)  # fmt: skip
+from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest, config_base
 from netassay.methods.sweep.run import Sweep
+from netassay.methods.sweep.view import end_lines
 from netassay.store.db import Store
 
 
@@ -24,7 +37,10 @@ from netassay.store.db import Store
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
     config_set=(SweepRequest, TestbedConfig),
 )  # fmt: skip
-def sweep(ctx: typer.Context, given: Given, dry_run: DryRun = False) -> None:
+def sweep(
+    ctx: typer.Context, given: Given, dry_run: DryRun = False, as_json: Json = False,
+    fail_on: FailOn = None,
+) -> None:  # fmt: skip
     """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
     as it ends."""
     method = registry.method("sweep")
@@ -36,6 +52,7 @@ def sweep(ctx: typer.Context, given: Given, dry_run: DryRun = False) -> None:
     if dry_run:
         typer.echo(_dry_run(sw, options.resume))
         return
+    check_fail_on(fail_on)
     sw.progress = bar(len(sw.plan.trials()))
     try:
         method.execute(sw)
@@ -46,7 +63,20 @@ def sweep(ctx: typer.Context, given: Given, dry_run: DryRun = False) -> None:
             f"continue with 'netassay sweep --db {sw.db} --resume'",
         ) from exc
     err("")
-    typer.echo(f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})")
+    _ended(sw, options.config, as_json, fail_on)
+
+
+def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
+    """What a sweep says when it ends: where it stored what, its verdict and bounds (or
+    the assess object with --json), and the --fail-on gate on its verdict."""
+    stored = f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})"
+    typer.echo(stored, err=as_json)  # with --json, stdout holds the JSON object alone
+    method = registry.method("sweep")
+    a = method.assessed(sw, cfg.analysis)
+    if a is None:
+        return
+    typer.echo(method.view(a, True) if as_json else "\n".join(end_lines(a)))
+    gate(fail_on, [method.judged(a)])
 
 
 def _dry_run(sw: Sweep, resume: bool) -> str:

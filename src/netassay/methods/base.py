@@ -14,6 +14,8 @@ campaign runner look the method up in the registry and call these.
 - ``analyse(inputs, cfg)``: what the inputs (stores; a sweep also reads PASTRAMI files)
   hold of this method, as results; ``view(result, as_json)``: a result in words or as
   one JSON line.
+- ``judged(result)``: what a result is called and its verdict (None for a method that
+  judges nothing): what ``--fail-on`` gates on.
 - ``sections(store, out, cfg, used, suffix)``: the method's part of a report (figures,
   pages; ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
 - ``cell(store, experiment, cfg)``: a campaign cell's figures, which ``comparison``
@@ -138,6 +140,11 @@ class Method(Protocol):
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]: ...
 
     def view(self, result: Any, as_json: bool) -> str: ...
+
+    def judged(self, result: Any) -> tuple[str, str | None]:
+        """What a result is called and its verdict (GOOD, BAD, PASS, FAIL, INCONCLUSIVE;
+        None for a method that judges nothing)."""
+        ...
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str

@@ -18,7 +18,7 @@ from typing import Any
 
 from netassay import names as N
 from netassay.config import TestbedConfig, with_frame_size
-from netassay.errors import Interrupted, PrivilegeError, TestbedError
+from netassay.errors import PrivilegeError, Terminated, TestbedError
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.traffic.generator import GenResult, run_generator
@@ -72,7 +72,9 @@ class _Sigterm:
         self.old: Any = None
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
-        raise Interrupted("stopped by SIGTERM", "", "what was stored is kept")
+        if callable(self.old):  # the command line's own: it says the run was stopped
+            self.old(signum, frame)
+        raise Terminated()
 
     def install(self) -> None:
         try:

@@ -97,6 +97,9 @@ class AcceptMethod:
                 found = stored_summaries(st)
             yield from (StoredTest(p, s) for s in found)
 
+    def judged(self, result: StoredTest) -> tuple[str, str | None]:
+        return result.summary.get("label") or "acceptance test", result.summary.get("verdict")
+
     def view(self, result: StoredTest, as_json: bool) -> str:
         if as_json:
             return json.dumps(

@@ -43,6 +43,9 @@ class FloodMethod:
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]:
         return iter(())
 
+    def judged(self, result: Any) -> tuple[str, str | None]:
+        return "flood", None  # a flood measures; it judges nothing
+
     def view(self, result: Any, as_json: bool) -> str:
         return V.as_json(result) if as_json else V.summary_line(result)
 

@@ -95,6 +95,9 @@ class RttMethod:
                 _, segments, result = C.comparison(st, [], None)
             yield StoredRtt(p, segments, result)
 
+    def judged(self, result: StoredRtt) -> tuple[str, str | None]:
+        return f"rtt runs in {result.db}", None  # it measures and compares
+
     def view(self, result: StoredRtt, as_json: bool) -> str:
         if as_json:
             return json.dumps({"kind": "rtt", "db": str(result.db), **result.result}, default=str)

@@ -80,6 +80,9 @@ class SearchMethod:
                 found = list(V.stored_searches(store))
             yield from (StoredSearch(p, exp, out) for exp, out in found)
 
+    def judged(self, result: StoredSearch) -> tuple[str, str | None]:
+        return result.experiment.label, None  # its verify sweep is judged as a sweep
+
     def view(self, result: StoredSearch, as_json: bool) -> str:
         exp, out = result.experiment, result.outcome
         if as_json:

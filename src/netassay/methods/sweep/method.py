@@ -52,9 +52,17 @@ class SweepMethod:
         R.run(sw)
         return sw
 
+    def assessed(self, sw: R.Sweep, cfg: AnalysisConfig) -> Assessment | None:
+        """PASTRAMI's assessment of the experiment a sweep stored (None: no load)."""
+        with Store(sw.db, readonly=True) as store:
+            return A.assess_experiment(store, store.experiment(sw.experiment_id), cfg)
+
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
         """Every curve of the inputs: PASTRAMI files and folders, and stores' sweeps."""
         return A.iter_assessments(inputs, cfg)
+
+    def judged(self, result: Assessment) -> tuple[str, str | None]:
+        return result.label, result.verdict
 
     def view(self, result: Assessment, as_json: bool) -> str:
         if as_json:

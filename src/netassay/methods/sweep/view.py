@@ -65,8 +65,7 @@ def render(a: Assessment, console: Console) -> None:
         console.print(f"  [dim]{meta}[/dim]")
     verdict = Text(f"  verdict: {a.verdict}", style=VERDICT_STYLE.get(a.verdict, ""))
     console.print(verdict, Text(f"- {s.reason}"))
-    pdr_name = f"PDR@{a.params['pdr'] * 100:g}%"
-    console.print(f"  {a.pdr.describe(pdr_name)};  {a.ndr.describe('NDR')}")
+    console.print(f"  {bounds_line(a)}")
     for w in [*s.warnings, *a.flags]:
         console.print(f"  [yellow]note:[/yellow] {w}", highlight=False)
     console.print(
@@ -75,6 +74,18 @@ def render(a: Assessment, console: Console) -> None:
         " GAP = no usable trial (TIR and the bounds stop there)[/dim]"
     )
     console.print()
+
+
+def bounds_line(a: Assessment) -> str:
+    """PDR@X% and NDR as measured bounds, in words."""
+    pdr_name = f"PDR@{a.params['pdr'] * 100:g}%"
+    return f"{a.pdr.describe(pdr_name)};  {a.ndr.describe('NDR')}"
+
+
+def end_lines(a: Assessment) -> list[str]:
+    """What a sweep says when it ends: its verdict and why, its bounds ('assess' shows
+    the rest)."""
+    return [f"verdict: {a.verdict} - {a.saturation.reason}", bounds_line(a)]
 
 
 def make_console() -> Console:
