@@ -178,3 +178,35 @@ def test_one_coordinator_writes_a_store(tmp_path):
         os.close(fd)
     with X._sole_writer(str(db)):  # released: the next one gets it
         pass
+
+
+@pytest.fixture(scope="module")
+def two_campaigns(store_path, tmp_path_factory):
+    """The store above, and a second campaign ('caps2') written into a copy of it."""
+    import shutil
+
+    db = tmp_path_factory.mktemp("two") / "two.db"
+    shutil.copy(store_path, db)
+    c = SP.parse(FILE.replace('name = "caps"', 'name = "caps2"'), "caps2.toml")
+    with Store(db) as st:
+        cid, seed = X._start(st, c, False, str(db))
+        for slot in O.run_order(len(c.cells), c.repetitions, seed):
+            X.write_cell(st, c, cid, seed, slot, _cell(c, slot))
+    return db
+
+
+def test_compare_each_campaign_of_a_store_or_the_one_named(two_campaigns, cli):
+    text = cli("compare", two_campaigns, "--by", "cap", check=True).stdout
+    assert text.startswith("2 campaigns in ") and "caps, caps2 (--campaign NAME for one)" in text
+    assert "campaign caps: 8 experiments" in text and "campaign caps2: 8 experiments" in text
+    out = cli("compare", two_campaigns, "--json", check=True).stdout
+    dec, objs, at = json.JSONDecoder(), [], 0
+    while at < len(out.strip()):
+        obj, at = dec.raw_decode(out, at)
+        objs.append(obj)
+        at += len(out[at:]) - len(out[at:].lstrip())
+    assert [o["campaign"] for o in objs] == ["caps", "caps2"]
+    one = json.loads(cli("compare", two_campaigns, "--campaign", "caps2", "--json").stdout)
+    assert one["campaign"] == "caps2" and len(one["experiments"]) == 8
+    bad = cli("compare", two_campaigns, "--campaign", "nope")
+    assert bad.returncode == 2 and "its campaigns: caps, caps2" in bad.stderr

@@ -26,6 +26,12 @@ def has_campaigns(store: Store) -> bool:
     return any(_tag(e) for e in store.experiments())
 
 
+def campaign_names(store: Store) -> list[str]:
+    """The campaigns whose cells the store holds, in the order their first cell was
+    stored."""
+    return list(dict.fromkeys(t["campaign"] for e in store.experiments() if (t := _tag(e))))
+
+
 def _tag(exp: Any) -> dict[str, Any] | None:
     tag = exp.metadata.get("campaign")
     return tag if isinstance(tag, dict) and exp.metadata.get("role") == "cell" else None

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from netassay import __version__
-from netassay.cli import analysis, campaign, testbed
+from netassay.cli import analysis, campaign, compare, testbed
 from netassay.cli.common import config_path
 from netassay.config import load_config, to_toml
 from netassay.errors import Interrupted, NetassayError, StoreError, StoreWarning, Terminated
@@ -78,6 +78,7 @@ analysis.register(app, db_app, import_app)
 testbed.register(app)
 for name in REGISTRY:  # each method's commands: cli/<name>.py, in the registry's order
     importlib.import_module(f"netassay.cli.{name}").register(app, import_app)
+compare.register(app)
 campaign.register(app)
 
 

@@ -1,0 +1,105 @@
+"""The compare command: a store's rtt configurations, or its campaigns' cells (each
+campaign, or the one ``--campaign`` names), with tests and effect sizes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from netassay import methods as registry
+from netassay.cli.common import Json
+from netassay.errors import UsageError
+from netassay.store.db import Store
+
+By = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--by",
+        help="Group by this factor (repeat): an rtt store's path, probe, rate, size, load, "
+        "load-type, load-count, load-location, responder, delay, capture; a campaign's own "
+        "factors (those its file varies).",
+    ),
+]
+Segments = Annotated[
+    list[str] | None, typer.Option("--segment", help="Segments (repeat) [rtt overhead ...].")
+]
+Stat = Annotated[
+    str, typer.Option("--stat", help="Per-run statistic: p50 p90 p99 p999 mean min max.")
+]
+Paired = Annotated[
+    bool, typer.Option("--paired", help="Runs paired by position: Wilcoxon signed-rank.")
+]
+Out = Annotated[
+    str | None, typer.Option("--out", help="Write figures and index.html to this folder.")
+]
+CampaignOpt = Annotated[
+    str | None,
+    typer.Option("--campaign", help="The campaign to compare (default: each in the store)."),
+]
+
+
+def compare(
+    db: Annotated[str, typer.Argument(help="A store with 'netassay rtt' runs or a campaign.")],
+    by: By = None, segment: Segments = None, stat: Stat = "p50", paired: Paired = False,
+    out: Out = None, campaign: CampaignOpt = None, as_json: Json = False,
+) -> None:  # fmt: skip
+    """Compare rtt configurations, or a campaign's cells (PDR by factor): tests, effects.
+    A store with several campaigns has each compared in turn (one JSON object each)."""
+    with Store(db, readonly=True) as st:
+        results, text, page = _compared(st, by or [], segment, stat, paired, out, campaign)
+    if as_json:
+        typer.echo("\n".join(json.dumps(r, indent=2, sort_keys=True, default=str) for r in results))
+    else:
+        typer.echo("\n".join(text))
+    if page is not None:
+        typer.echo(f"report written: {page}")
+
+
+def _compared(
+    st: Store, by: list[str], segment: list[str] | None, stat: str, paired: bool,
+    out: str | None, campaign: str | None,
+) -> tuple[list[dict[str, Any]], list[str], Path | None]:  # fmt: skip
+    """(each comparison, their text, a page when asked): the store's campaigns (each, or
+    the one named), else its rtt configurations."""
+    from netassay.campaign import results as CR  # deferred: scipy (0.2 s)
+    from netassay.methods.rtt import compare as C
+    from netassay.methods.rtt import view as V
+
+    names = CR.campaign_names(st)
+    if names or campaign is not None:
+        chosen = _chosen(st, names, campaign)
+        results = [CR.comparison(st, by, name) for name in chosen]
+        text = []
+        if len(chosen) > 1:
+            heading = f"{len(chosen)} campaigns in {st.path}: {', '.join(chosen)}"
+            text = [f"{heading} (--campaign NAME for one)", ""]
+        for r in results:
+            text += [*CR.text(r), ""]
+        return results, text[:-1], None
+    if stat not in C.STATS:
+        raise UsageError(f"unknown --stat '{stat}'", f"known: {', '.join(C.STATS)}", "e.g. p50")
+    configs, segments, result = C.comparison(st, by, segment, stat, paired=paired)
+    page = registry.method("rtt").page(configs, segments, stat, result, Path(out)) if out else None
+    return [result], V.compare_text(result, segments), page
+
+
+def _chosen(st: Store, names: list[str], campaign: str | None) -> list[str]:
+    """The campaigns to compare: the one named (it must hold cells), else every one."""
+    if campaign is None:
+        return names
+    if campaign not in names:
+        held = ", ".join(names) if names else "none"
+        raise UsageError(
+            f"no campaign '{campaign}' with cells in {st.path}",
+            f"its campaigns: {held}",
+            "give one of them to --campaign",
+        )
+    return [campaign]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the compare command to the CLI."""
+    app.command("compare")(compare)
