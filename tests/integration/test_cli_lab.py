@@ -124,3 +124,20 @@ def test_ipv6_takes_the_smallest_ipv6_frame_by_default(command, run_dir):
     assert "ip_version=6, size_bytes=84" in res.stdout
     line = one_line_error(cli(*command, "--ip", "6", "--size", "64", "--dry-run"), 2)
     assert "84..1518" in line and "--size 84" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "flags"),
+    [(["sweep", "--rates", "10k"], "--rates"), (["sweep", "--runs", "3", "--label", "x"],
+     "--runs, --label"), (["search", "--label", "x"], "--label")],
+)  # fmt: skip
+def test_resume_refuses_flags_it_cannot_honour(tmp_path, run_dir, args, flags):
+    """A resume continues the stored plan: a flag that would change it is refused, not
+    ignored (it was ignored silently)."""
+    from netassay.store.db import Store
+
+    db = tmp_path / "lab.db"
+    with Store(db):
+        pass
+    line = one_line_error(cli(*args, "--resume", "--db", str(db)), 2)
+    assert f"--resume takes no {flags}" in line

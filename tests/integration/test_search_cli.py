@@ -54,7 +54,7 @@ def test_dry_run_shows_goals_range_and_worst_case(cli, tmp_path):
     assert "NDR" in out and "PDR@0.5%" in out and "PDR@1%" in out
     assert "duration sum 21 s" in out and "width 0.50%" in out
     assert "loads: min 6 kpps, max 600 kpps" in out
-    assert "worst case:" in out and "time cap: 1200 s" in out
+    assert "estimate:" in out and "not a bound" in out and "time cap: 1200 s, the bound" in out
     assert "then verify: a PASTRAMI sweep of 9 loads" in out
     assert not db.exists()
     js = cli("search", "--dry-run", "--json", "--name", "zz7", "--db", str(db))

@@ -106,7 +106,7 @@ def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
         ),
         f"estimated time: {fmt_duration(total_s / max(1, workers))}"
         + (f" on {workers} testbeds" if workers > 1 else " on one testbed")
-        + (" (searches: worst case)" if None in planned else ""),
+        + (" (searches: as simulated; their time caps bound them)" if None in planned else ""),
     ]
     return "\n".join(lines)
 

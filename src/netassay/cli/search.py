@@ -91,6 +91,7 @@ def _dry_run(job: Any, as_json: bool) -> str:
             "testbed": job.name, "db": job.db, "knobs": asdict(job.testbed),
             "max_load_is_peak": job.max_load_pps is None, "spec": spec.to_json(),
             "worst_case": asdict(est), "verify": asdict(job.verify) if job.verify else None,
+            "worst_case_is": "an estimate from simulated SUTs; the time cap is the bound",
         }  # fmt: skip
         return json.dumps(obj)
     knobs = ", ".join(f"{k}={v}" for k, v in asdict(job.testbed).items() if v is not None)

@@ -29,6 +29,7 @@ from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest, config_base
 from netassay.methods.sweep.run import Sweep
 from netassay.methods.sweep.view import end_lines
+from netassay.params import declared
 from netassay.store.db import Store
 
 
@@ -45,6 +46,9 @@ def sweep(
     as it ends."""
     method = registry.method("sweep")
     options = run_options(ctx, given)
+    if options.resume:  # the stored plan and label: a flag changing them is refused
+        keys = [p.flag for _, p in declared(SweepRequest) if given.get(p.name) is not None]
+        lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "sweep")
     req = request(SweepRequest, given, config_base(options.config))
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
                              req.rates_pps if given.get("rates") is not None else None)  # fmt: skip

@@ -47,6 +47,17 @@ def check_request(
         )
 
 
+def refuse_with_resume(flags: Sequence[str], what: str) -> None:
+    """A resume continues the stored experiment as it was planned: a flag that would
+    change the plan (or the label) is refused, never silently ignored."""
+    if flags:
+        raise UsageError(
+            f"--resume takes no {', '.join(flags)}",
+            f"a resumed {what} continues the plan and label it started with",
+            f"drop {'it' if len(flags) == 1 else 'them'}, or start a new {what} without --resume",
+        )
+
+
 def named_testbed(
     testbed: str | None,
     name: str | None,

@@ -291,6 +291,7 @@ def _resume_job(req: SearchRequest, options: RunOptions, retries: int) -> Search
             "a resumed search continues with what it started with (replaying its trials)",
             "drop those flags",
         )
+    lab.refuse_with_resume(["--label"] if options.label else [], "search")
     with Store(options.db, create=False) as store:
         found = unfinished(store, options.experiment)
     if found is None:

@@ -182,10 +182,12 @@ def dry_run_lines(
         f"loads: min {fmt_rate(spec.min_load_pps)}, max "
         + (f"98% of the generator's peak, probed when the search starts (shown for {hi})"
            if max_measured else hi),
-        f"worst case: {est.trials} trials, {est.trial_time_s:.0f} s of traffic, about "
-        f"{est.wall_time_s + est.trials * settle_s:.0f} s (simulated SUTs with their capacity "
-        "anywhere in the range, ideal and flaky)",
-        f"time cap: {spec.time_cap_s:g} s (the search stops there and shows what it found)",
+        f"estimate: {est.trials} trials, {est.trial_time_s:.0f} s of traffic, about "
+        f"{est.wall_time_s + est.trials * settle_s:.0f} s: the most that searches on simulated "
+        "SUTs took (their capacity anywhere in the range, ideal and flaky); not a bound: a "
+        "noisier SUT, or a trial repeated after a fault, takes more",
+        f"time cap: {spec.time_cap_s:g} s, the bound (the search stops there and shows what "
+        "it found)",
     ]  # fmt: skip
     if est.capped:
         lines.append("  note: some simulated searches reached the time cap")
