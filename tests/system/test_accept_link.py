@@ -66,11 +66,12 @@ def _host_drops(run) -> int:
 
 
 def _skip_if_host_busy(verdict: str, reason: str, expected: str) -> None:
-    """Other work on this shared machine saturated a core of the test host: the verdict
-    must then be INCONCLUSIVE host-limited with the core named (never the opposite of
-    the truth), and the case says nothing about the link: skipped, with the reason."""
-    if verdict != expected and verdict == "INCONCLUSIVE" and "saturated" in reason:
-        pytest.skip(f"the test host was busy: {reason}")
+    """Other work on this shared machine saturated a core of the test host, or its
+    receiver's socket buffer overflowed: the verdict must then be INCONCLUSIVE
+    host-limited with the place named (never the opposite of the truth), and the case
+    says nothing about the link: skipped, with the reason."""
+    if verdict != expected and verdict == "INCONCLUSIVE" and "host-limited" in reason:
+        pytest.skip(f"the test host lost datagrams this time: {reason}")
 
 
 @pytest.mark.parametrize("sender", SENDERS)

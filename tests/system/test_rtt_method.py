@@ -233,3 +233,32 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_interrupted_before_any_run_ended_leaves_no_empty_store(tb_name, netns_of, tmp_path):
+    """SIGTERM once the store is open but before the first (10 s) run ends: one line says
+    nothing was stored, and the store this run created is gone with the testbed."""
+    import signal
+    import subprocess
+    import time
+
+    db = tmp_path / "none.db"
+    argv = [*netassay_argv(), "rtt", "--name", tb_name, "--count", "10000", "--runs", "2",
+            "--db", str(db)]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not db.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert out == ""  # no run had ended
+    assert "no run had ended: nothing was stored" in err
+    assert not db.exists() and not list(tmp_path.glob("none.db*"))
+    assert netns_of(tb_name) == []

@@ -123,6 +123,8 @@ def test_sigkill_then_resume_stores_every_trial_once(tb_name, tmp_path, cli, net
 
     res = cli("sweep", "--db", str(db), "--resume")  # no --name: the sweep's own testbed
     assert res.returncode == 0, res.stderr
+    assert "resuming sweep experiment 1 ('router " in res.stderr  # what it resumes, first
+    assert f"{partial} of 9 trials stored, {9 - partial} to run" in res.stderr
     assert netns_of(tb_name) == []  # the resumer adopted the orphaned testbed and removed it
     assert netns_of("lab") == []  # and built no testbed of the default name
     with Store(db) as st:
@@ -169,6 +171,10 @@ def test_fail_on_gates_the_sweeps_verdict(tb_name, tmp_path, cli):
             "--runs", "2", "--duration", "0.5s", "--settle", "0.1s", "--json"]  # fmt: skip
     res = cli(*args, "--db", str(tmp_path / "a.db"), "--fail-on", "inconclusive")
     assert json.loads(res.stdout)["verdict"] == "INCONCLUSIVE", res.stdout
+    # no silence while the testbed is built and the peak probed; the marks explained
+    for said in (f"building testbed '{tb_name}' (router)", "probing the generator's peak",
+                 "generator peak: ", "'!' marks a trial with a warning"):  # fmt: skip
+        assert said in res.stderr, res.stderr
     assert res.returncode == 11, res.stderr
     assert "--fail-on inconclusive" in res.stderr
     res = cli(*args, "--db", str(tmp_path / "b.db"), "--fail-on", "bad")

@@ -12,7 +12,16 @@ import typer
 
 from netassay import names as N
 from netassay.analysis.acceptance import check_layer, judge
-from netassay.cli.common import FailOn, Given, Json, check_fail_on, gate, request, with_params
+from netassay.cli.common import (
+    FailOn,
+    Given,
+    Json,
+    check_fail_on,
+    gate,
+    request,
+    stored_what,
+    with_params,
+)  # fmt: skip
 from netassay.errors import Interrupted
 from netassay.methods.accept import import_iperf3, import_monipe, scenarios
 from netassay.methods.accept import view as V
@@ -64,8 +73,10 @@ def accept(
     for req in requests:
         try:
             res = measure(req, lambda line: typer.echo(f"accept: {line}", err=True))
-        except KeyboardInterrupt as exc:
-            raise Interrupted("accept interrupted", "the tests that ended are stored", "") from exc
+        except KeyboardInterrupt as exc:  # a test is stored whole when it ends
+            raise Interrupted(
+                "accept interrupted", stored_what(len(judged), "test", req.db)
+            ) from exc
         typer.echo(_shown(res, req.db, as_json))
         judged.append((res.test.label or res.test.name, res.verdict.verdict))
     gate(fail_on, judged)

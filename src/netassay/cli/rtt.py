@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from netassay import methods as registry
 from netassay import names as N
-from netassay.cli.common import Given, Json, request, with_params
+from netassay.cli.common import Given, Json, request, stored_what, with_params
 from netassay.errors import Interrupted
 from netassay.methods.base import RunOptions
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
@@ -24,16 +24,17 @@ def rtt(given: Given, as_json: Json = False) -> None:
 
     options = RunOptions(name=given["name"], db=given["db"], label=given["label"] or "")
     setup = registry.method("rtt").setup(request(RttRequest, given), options)
-    show = (lambda m, r: typer.echo(V.json_line(m, r))) if as_json else (
-        lambda m, r: typer.echo(V.text_line(m, r))
-    )  # fmt: skip
+    ended: list[Any] = []
+
+    def show(m: Any, r: Any) -> None:
+        ended.append(r)
+        typer.echo(V.json_line(m, r) if as_json else V.text_line(m, r))
+
     peer = (lambda m, p: typer.echo(V.json_peer(m, p))) if as_json else None
     try:
         m = measure_all(setup, show, peer)
     except KeyboardInterrupt as exc:
-        raise Interrupted(
-            "rtt interrupted", "the runs that ended are stored" if setup.db else "", ""
-        ) from exc
+        raise Interrupted("rtt interrupted", stored_what(len(ended), "run", setup.db)) from exc
     if not as_json:
         typer.echo("\n".join(V.text_summary(m)))
 

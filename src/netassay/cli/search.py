@@ -51,7 +51,7 @@ def search(
         typer.echo(_dry_run(job, as_json))
         return
     check_fail_on(fail_on)
-    job.progress = progress_line
+    job.progress = job.note = progress_line
     try:
         report = method.execute(job)
     except KeyboardInterrupt as exc:  # the testbed is already down when we get here

@@ -17,6 +17,7 @@ from netassay.cli.common import (
     check_fail_on,
     err,
     gate,
+    progress_line,
     request,
     run_options,
     with_params,
@@ -57,7 +58,7 @@ def sweep(
         typer.echo(_dry_run(sw, options.resume))
         return
     check_fail_on(fail_on)
-    sw.progress = bar(len(sw.plan.trials()))
+    sw.progress, sw.note = bar(len(sw.plan.trials())), progress_line
     try:
         method.execute(sw)
     except KeyboardInterrupt as exc:  # the testbed is already down when we get here

@@ -96,11 +96,19 @@ def check_line_rate(state: dict[str, Any], rates_pps: Any, what: str = "load") -
         refuse_above(list(rates_pps), lr, what)
 
 
-def open_testbed(name: str, cfg: TestbedConfig, what: str) -> Testbed:
+Note = Callable[[str], None]  # a line of what is being done (stderr), before it is done
+
+
+def _quiet(line: str) -> None:
+    return None
+
+
+def open_testbed(name: str, cfg: TestbedConfig, what: str, note: Note = _quiet) -> Testbed:
     """Attach to the testbed ``name`` left up by ``testbed up`` when its knobs are
     ``cfg``, else build one (removed at the end); ``what`` runs on it (for the error)."""
     st = S.read_state(name)
     if st is None:
+        note(f"building testbed '{name}' ({getattr(cfg, 'sut', 'external')}) ...")
         return Testbed(name, cfg)
     have = config_from_state(st)
     if have != cfg:
@@ -110,14 +118,15 @@ def open_testbed(name: str, cfg: TestbedConfig, what: str) -> Testbed:
             f"{what} runs on the testbed as it is",
             f"bring it down ('netassay testbed down --name {name}') or drop those flags",
         )
+    note(f"using testbed '{name}' as it is up")
     return Testbed.attach(name)
 
 
-def check_peak(tb: Testbed, rates_pps: Any) -> float:
+def check_peak(tb: Testbed, rates_pps: Any, note: Note = _quiet) -> float:
     """The generator's peak through ``tb``; loads above its margin are refused (and any
     above the ports' line rate)."""
     check_line_rate(tb.state, rates_pps)
-    peak = tb.probe_peak()
+    peak = probe_peak(tb, note)
     top = max(rates_pps)
     if top > PEAK_MARGIN * peak:
         raise GeneratorError(
@@ -125,6 +134,14 @@ def check_peak(tb: Testbed, rates_pps: Any) -> float:
             f"its peak through this testbed is {fmt_rate(peak)}",
             f"keep loads at or below {fmt_rate(PEAK_MARGIN * peak)} (or use --no-peak-check)",
         )
+    return peak
+
+
+def probe_peak(tb: Testbed, note: Note = _quiet) -> float:
+    """The generator's peak through ``tb``, said before and after it is probed."""
+    note("probing the generator's peak through it ...")
+    peak = tb.probe_peak()
+    note(f"generator peak: {fmt_rate(peak)}")
     return peak
 
 

@@ -261,7 +261,7 @@ def measure_all(
             m.check = check_path(tb, plans[0], capture)
         per_run = req.spec.send_time_s() + req.spec.timeout_s + 5
         bg_max_s = 60 + (req.runs * len(plans) + 2) * per_run + 70
-        with Background(req.load, tb.state, req.net, bg_max_s) as bg, _store(req) as store:
+        with Background(req.load, tb.state, req.net, bg_max_s) as bg, _store(req, m) as store:
             if req.load.count:
                 time.sleep(req.settle_s)
             env = environment(tb) if store else {}
@@ -294,12 +294,21 @@ def _responder(tb: Testbed, req: RttSetup, m: Measurement) -> Iterator[None]:
 
 
 @contextmanager
-def _store(req: RttSetup) -> Iterator[Store | None]:
+def _store(req: RttSetup, m: Measurement) -> Iterator[Store | None]:
+    """The store runs are written to as they end; one this measurement created is
+    removed again when it ends (a signal, an error) before any run was stored."""
     if not req.db:
         yield None
         return
-    with Store(req.db) as st:
-        yield st
+    fresh = not Path(req.db).exists()
+    try:
+        with Store(req.db) as st:
+            yield st
+    except BaseException:
+        if fresh and not m.results:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{req.db}{suffix}").unlink(missing_ok=True)
+        raise
 
 
 def wire_packets(tb: Testbed) -> dict[str, int]:

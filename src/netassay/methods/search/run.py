@@ -90,6 +90,7 @@ class SearchJob:
     settle_s: float = 0.0
     verify: VerifyPlan | None = None
     progress: Callable[[str], None] | None = None
+    note: Callable[[str], None] | None = None  # what is being done before trials run
     experiment_id: int | None = None
     stored: int = 0
     resumed: SearchSpec | None = None  # a resume: the stored search's own spec
@@ -183,20 +184,23 @@ def run(job: SearchJob) -> SearchReport:
     T.validate(job.testbed)
     require_root("a search")
     t_start = time.monotonic()
-    with lab.open_testbed(job.name, job.testbed, "a sweep") as tb:
+    note = job.note or (lambda line: None)
+    with lab.open_testbed(job.name, job.testbed, "a search", note) as tb:
         if job.resumed is not None:
             peak, spec = None, job.resumed
         else:
-            peak, max_load = _max_load(tb, job)
+            peak, max_load = _max_load(tb, job, note)
             spec = job.spec(max_load)  # a bad range is refused before the store is touched
         with Store(job.db) as store, trials_on(tb) as ctx:
             stored: list[TrialRecord] = []
             if job.resumed is not None:
                 assert job.experiment_id is not None
                 stored = store.trial_records(job.experiment_id)
-                ctx, _ = lab.restart_experiment(
-                    store, ctx, job.experiment_id, "search", job.progress
+                note(
+                    f"resuming search experiment {job.experiment_id} ('{job.label}') in "
+                    f"{job.db}: its {len(stored)} stored trials are replayed, then it goes on"
                 )
+                ctx, _ = lab.restart_experiment(store, ctx, job.experiment_id, "search", note)
             else:
                 ctx = _start(job, spec, ctx, store, peak)
             setup_s = time.monotonic() - t_start
@@ -218,14 +222,14 @@ def run(job: SearchJob) -> SearchReport:
     return report
 
 
-def _max_load(tb: Testbed, job: SearchJob) -> tuple[float | None, float]:
+def _max_load(tb: Testbed, job: SearchJob, note: lab.Note) -> tuple[float | None, float]:
     """(the generator's peak through this testbed, the max load): the max defaults to
     98% of the peak, and a given max above that is refused (like a sweep's top load)."""
     if job.max_load_pps is not None:
         if not job.check_peak:
             return None, job.max_load_pps
-        return lab.check_peak(tb, (job.max_load_pps,)), job.max_load_pps
-    peak = tb.probe_peak()
+        return lab.check_peak(tb, (job.max_load_pps,), note), job.max_load_pps
+    peak = lab.probe_peak(tb, note)
     if peak <= 0:
         raise GeneratorError(
             "the generator sent nothing through the testbed",

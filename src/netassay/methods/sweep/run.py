@@ -40,6 +40,7 @@ class Sweep:
     check_peak: bool = True
     retries: int = RETRIES
     progress: Callable[[str], None] | None = None
+    note: Callable[[str], None] | None = None  # what is being done before trials run
     experiment_id: int | None = None
     stored: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -151,19 +152,26 @@ def run(sw: Sweep) -> None:
     """Run (or resume) the sweep; every trial is stored as soon as it ends."""
     T.validate(sw.testbed)
     require_root("a sweep")
-    with lab.open_testbed(sw.name, sw.testbed, "a sweep") as tb:
+    note = sw.note or (lambda line: None)
+    with lab.open_testbed(sw.name, sw.testbed, "a sweep", note) as tb:
         lab.check_line_rate(tb.state, sw.plan.rates_pps)
         new = sw.check_peak and sw.experiment_id is None
-        peak = lab.check_peak(tb, sw.plan.rates_pps) if new else None
+        peak = lab.check_peak(tb, sw.plan.rates_pps, note) if new else None
         with Store(sw.db) as store, trials_on(tb) as ctx:
-            loop(sw, start(sw, ctx, store, peak), store)
+            ctx = start(sw, ctx, store, peak)
+            note(LEGEND)
+            loop(sw, ctx, store)
 
 
 def start(sw: Sweep, ctx: TrialContext, store: Store, peak: float | None) -> TrialContext:
     """Create the experiment (or take the one resumed) and record this run with the
     environment as it is now: a resume after a reboot or a change shows in the store."""
     if sw.experiment_id is not None:
-        ctx, notes = lab.restart_experiment(store, ctx, sw.experiment_id, "sweep", sw.progress)
+        done, total = len(store.done_trials(sw.experiment_id)), len(sw.plan.trials())
+        if sw.note:
+            sw.note(f"resuming sweep experiment {sw.experiment_id} ('{sw.label}') in {sw.db}: "
+                    f"{done} of {total} trials stored, {total - done} to run")  # fmt: skip
+        ctx, notes = lab.restart_experiment(store, ctx, sw.experiment_id, "sweep", sw.note)
         sw.warnings.extend(notes)
         return ctx
     sw.experiment_id, ctx = lab.start_experiment(
@@ -206,6 +214,13 @@ def loop(sw: Sweep, ctx: TrialContext, store: Store) -> None:
         if sw.progress:
             left = eta_s(time.monotonic() - t0, n + 1, len(todo), sw.plan)
             sw.progress(progress_line(sw, rec, len(done) + n + 1, left))
+
+
+LEGEND = (
+    "each trial: [done/total] load, run, frames sent and lost; '!' marks a trial with a "
+    "warning (stored with it: see 'netassay assess'), 'excluded' a measurement fault "
+    "kept out of the statistics"
+)
 
 
 def progress_line(sw: Sweep, rec: TrialRecord, n: int, left_s: float) -> str:
