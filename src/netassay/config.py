@@ -1,21 +1,23 @@
 """Typed, frozen configuration: defaults, then a TOML file, then flags.
 
-Unknown sections or keys are rejected with one clear line. ``netassay config show``
-prints what is in force.
+The file's keys are the command line's and a campaign file's (``size = 128``, ``ip =
+6``, ``duration = "2s"``), in sections [analysis], [testbed] and one per method
+([sweep], [search], [rtt], [accept]). Unknown sections or keys are rejected with one
+clear line naming the file's line. ``netassay config show`` prints what is in force.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
+import warnings
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
+from netassay import tomlfile
 from netassay.errors import InputError, UsageError
 from netassay.names import min_frame_bytes
-from netassay.params import RATE, as_text, choice, fraction, param, whole
+from netassay.params import RATE, Param, as_text, choice, declared, fraction, param, whole
 from netassay.units import parse_rate
 
 MODES = ("described", "published")
@@ -152,72 +154,138 @@ def with_frame_size(cfg: Any) -> Any:
     return cfg
 
 
-@dataclass(frozen=True)
-class SweepConfig:
-    rates: str = "50k:600k:50k"
-    runs: int = 10
-    duration_s: float = 2.0
-    settle_s: float = 0.5
-    db: str = "netassay.db"
+# the sections of a method's parameters: the CLI checks their keys with the method's
+# declared parameters (``cli.common.config``); this module keeps them as written
+METHOD_SECTIONS = ("sweep", "search", "rtt", "accept")
+# names an older config file used, and the key each is now (the CLI's and a campaign's)
+RENAMED = {
+    "testbed": {"ip_version": "ip", "size_bytes": "size", "sut_cap_pps": "sut_cap"},
+    "sweep": {"duration_s": "duration", "settle_s": "settle"},
+}
+
+
+class ConfigWarning(UserWarning):
+    """A config file that works but says something the old way (a renamed key)."""
 
 
 @dataclass(frozen=True)
 class Config:
+    """What is in force: the analysis, the testbed's knobs, and what the file says of
+    each method's parameters (``methods``: section -> key -> value as written), with
+    where each key is (``origin``, ``lines``) so that a bad one names its line."""
+
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     testbed: TestbedConfig = field(default_factory=TestbedConfig)
-    sweep: SweepConfig = field(default_factory=SweepConfig)
+    methods: dict[str, dict[str, Any]] = field(default_factory=dict)
+    origin: str = ""
+    lines: Any = None  # tomlfile.Lines of the file (None: no file)
 
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def section(self, name: str) -> dict[str, Any]:
+        """A method's section as written (empty when the file has none)."""
+        return dict(self.methods.get(name, {}))
+
+    def where(self, section: str, key: str | None = None) -> str:
+        """'file:line' of a key (the file alone without one)."""
+        if self.lines is None:
+            return self.origin or "flags"
+        return f"{self.origin}:{self.lines.line(section, key)}"
 
     def resolved(self) -> Config:
         """This config with every ``auto`` knob resolved for this machine."""
         return replace(self, testbed=self.testbed.resolved())
 
 
-def _coerce(section: str, f: dataclasses.Field[Any], value: Any, origin: str) -> Any:
+def _analysis_value(cfg: Config, key: str, f: dataclasses.Field[Any], value: Any) -> Any:
     default = f.default
-    kind = type(default) if default is not None else (float if "pps" in f.name else int)
-    if isinstance(value, bool) or (value is None and default is not None):
-        ok = isinstance(default, bool)
-    elif kind is float:
-        ok = isinstance(value, int | float)
-        value = float(value) if ok else value
-    else:
-        ok = isinstance(value, kind)
+    kind = type(default)
+    ok = not isinstance(value, bool) and isinstance(value, int | float if kind is float else kind)
     if not ok:
         raise InputError(
-            f"{origin}: [{section}] {f.name} = {value!r}",
+            f"{cfg.where('analysis', key)}: [analysis] {key} = {value!r}",
             f"expected a {kind.__name__}",
             "fix the value or remove the key to use the default",
         )
-    return value
+    return float(value) if kind is float else value
 
 
-def _apply(cfg: Config, data: dict[str, Any], origin: str) -> Config:
-    sections = {f.name: f for f in fields(Config)}
+def _testbed_value(cfg: Config, key: str, p: Param, value: Any) -> Any:
+    try:
+        return p.canonical(value)
+    except ValueError as exc:
+        raise InputError(
+            f"{cfg.where('testbed', key)}: [testbed] {key} = {value!r}",
+            str(exc),
+            "fix the value or remove the key to use the default",
+        ) from exc
+
+
+def _unknown(cfg: Config, section: str, key: str, known: list[str]) -> InputError:
+    return InputError(
+        f"{cfg.where(section, key)}: unknown key '{key}' in [{section}]",
+        f"known keys: {', '.join(known)}",
+        "fix the spelling or remove the key",
+    )
+
+
+def _renamed(cfg: Config, section: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The section with an older file's key names turned into today's, each said once."""
+    out = {}
+    for key, value in values.items():
+        new = RENAMED.get(section, {}).get(key)
+        if new is not None:
+            warnings.warn(
+                f"{cfg.where(section, key)}: '{key}' is now '{new}' (the flag's and a "
+                "campaign file's name); read as such",
+                ConfigWarning,
+                stacklevel=2,
+            )
+            key = new
+        out[key] = value
+    return out
+
+
+def _apply_file(cfg: Config, data: dict[str, Any]) -> Config:
+    """The file's sections over ``cfg``: [analysis] and [testbed] checked here, the
+    methods' kept as written (the CLI checks them against their parameters)."""
+    known_sections = ("analysis", "testbed", *METHOD_SECTIONS)
     for name, values in data.items():
-        if name not in sections:
+        if name not in known_sections:
             raise InputError(
-                f"{origin}: unknown section [{name}]",
-                f"known sections: {', '.join(sections)}",
+                f"{cfg.where(name)}: unknown section [{name}]",
+                f"known sections: {', '.join(known_sections)}",
                 "fix the name or remove the section",
             )
         if not isinstance(values, dict):
-            raise InputError(f"{origin}: [{name}] is not a table", "", "write it as [name]")
-        current = getattr(cfg, name)
-        known = {f.name: f for f in fields(current)}
-        changes = {}
-        for key, value in values.items():
-            if key not in known:
-                raise InputError(
-                    f"{origin}: unknown key '{key}' in [{name}]",
-                    f"known keys: {', '.join(known)}",
-                    "fix the spelling or remove the key",
-                )
-            changes[key] = _coerce(name, known[key], value, origin)
-        cfg = replace(cfg, **{name: replace(current, **changes)})
+            raise InputError(f"{cfg.where(name)}: [{name}] is not a table", "", "write [name]")
+        values = _renamed(cfg, name, values)
+        if name == "analysis":
+            cfg = replace(cfg, analysis=_analysis_section(cfg, values))
+        elif name == "testbed":
+            cfg = replace(cfg, testbed=_testbed_section(cfg, values))
+        else:
+            cfg = replace(cfg, methods={**cfg.methods, name: values})
     return cfg
+
+
+def _analysis_section(cfg: Config, values: dict[str, Any]) -> AnalysisConfig:
+    known = {f.name: f for f in fields(AnalysisConfig)}
+    changes = {}
+    for key, value in values.items():
+        if key not in known:
+            raise _unknown(cfg, "analysis", key, list(known))
+        changes[key] = _analysis_value(cfg, key, known[key], value)
+    return replace(cfg.analysis, **changes)
+
+
+def _testbed_section(cfg: Config, values: dict[str, Any]) -> TestbedConfig:
+    knobs = {p.name: (f, p) for f, p in declared(TestbedConfig)}
+    changes = {}
+    for key, value in values.items():
+        if key not in knobs:
+            raise _unknown(cfg, "testbed", key, list(knobs))
+        f, p = knobs[key]
+        changes[f.name] = _testbed_value(cfg, key, p, value)
+    return replace(cfg.testbed, **changes)
 
 
 def load_config(
@@ -228,43 +296,60 @@ def load_config(
 ) -> Config:
     """Defaults, then the TOML file (if given or NETASSAY_CONFIG is set), then flags.
 
-    With ``resolve`` (the default), ``auto`` knobs come back resolved for this machine, so
+    The file's keys are the flags' and a campaign file's (``size``, ``ip``, ``duration =
+    "2s"``); ``overrides`` are the flags given, by field (parsed already). With
+    ``resolve`` (the default), ``auto`` knobs come back resolved for this machine, so
     that what a command runs and stores is the value used; ``config show`` passes False
     to print ``auto`` as it is in force.
     """
     cfg = Config()
     path = path or os.environ.get("NETASSAY_CONFIG")
     if path:
-        p = Path(path)
-        try:
-            data = tomllib.loads(p.read_text())
-        except FileNotFoundError as exc:
-            raise InputError(f"{p}: no such config file", "", "check the path") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"{p}: not valid TOML", str(exc), "fix the syntax") from exc
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{p}: cannot read the config", str(exc), "check the file") from exc
-        cfg = _apply(cfg, data, str(p))
-    if overrides:
-        clean = {s: {k: v for k, v in kv.items() if v is not None} for s, kv in overrides.items()}
-        cfg = _apply(cfg, {s: kv for s, kv in clean.items() if kv}, "flags")
+        data, lines = tomlfile.read(path, "config file")
+        cfg = _apply_file(replace(cfg, origin=str(path), lines=lines), data)
+    for section, kv in (overrides or {}).items():
+        given = {k: v for k, v in kv.items() if v is not None}
+        if given:
+            current = getattr(cfg, section)
+            known = {f.name for f in fields(current)}
+            unknown = sorted(set(given) - known)
+            if unknown:
+                raise UsageError(f"unknown {section} setting {unknown[0]}", "", "")
+            cfg = replace(cfg, **{section: replace(current, **given)})
     cfg.analysis.validate()
     return cfg.resolved() if resolve else cfg
 
 
-def to_toml(cfg: Config) -> str:
-    """Render a config as TOML (None values are shown commented out)."""
+def toml_value(value: Any) -> str:
+    """A value as a TOML file writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def to_toml(cfg: Config, methods: dict[str, dict[str, Any]] | None = None) -> str:
+    """The config in force as a file would write it, keyed as the flags are: [analysis],
+    [testbed], then each method's section (``methods``: its defaults by key, which
+    the file's own values override). An unset value is shown commented out."""
+    sections: dict[str, dict[str, Any]] = {
+        "analysis": dataclasses.asdict(cfg.analysis),
+        "testbed": {p.name: getattr(cfg.testbed, f.name) for f, p in declared(TestbedConfig)},
+    }
+    for name in METHOD_SECTIONS:
+        shown = {**(methods or {}).get(name, {}), **cfg.section(name)}
+        if shown:
+            sections[name] = shown
     lines: list[str] = []
-    for section, values in cfg.as_dict().items():
+    for section, values in sections.items():
         lines.append(f"[{section}]")
         for key, value in values.items():
-            if value is None:
+            if value is None or (isinstance(value, list | tuple) and not value):
                 lines.append(f"# {key} = (unset)")
-            elif isinstance(value, bool):
-                lines.append(f"{key} = {'true' if value else 'false'}")
-            elif isinstance(value, str):
-                lines.append(f'{key} = "{value}"')
             else:
-                lines.append(f"{key} = {value!r}")
+                lines.append(f"{key} = {toml_value(value)}")
         lines.append("")
     return "\n".join(lines)

@@ -94,7 +94,13 @@ def fmt_rate(pps: float | None) -> str:
 
 def parse_pause(text: str) -> float:
     """A pause between trials: a duration, or 0 (``0`` and ``0s`` are allowed here)."""
-    return 0.0 if text.strip() in ("0", "0s") else parse_duration(text)
+    t = text.strip().removesuffix("s")
+    try:
+        if float(t) == 0:  # 0, 0s, 0.0 (a file's number)
+            return 0.0
+    except ValueError:
+        pass
+    return parse_duration(text)
 
 
 def utc_now() -> str:

@@ -14,10 +14,12 @@ from netassay.names import PREFIX
 
 
 def netns_names():
+    """netassay's namespaces but those of a system test session running beside (na-sy*)."""
     if shutil.which("ip") is None:
         return set()
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.startswith(PREFIX)}
+    names = {line.split()[0] for line in out.splitlines() if line.startswith(PREFIX)}
+    return {n for n in names if not n.startswith(f"{PREFIX}sy")}
 
 
 @pytest.fixture

@@ -58,3 +58,38 @@ def test_config_show_in_a_child_process_prints_auto(cli):
     res = cli("config", "show", timeout=60)
     assert res.returncode == 0, res.stderr
     assert 'pinning = "auto"' in res.stdout
+
+
+def test_a_config_file_sets_a_methods_parameters_and_flags_win(cli, tmp_path):
+    """[sweep] and [testbed] keys are the flags' (units as typed); --config works
+    after the command too; a flag given wins over the file."""
+    f = tmp_path / "c.toml"
+    f.write_text('[testbed]\nsize = 128\n[sweep]\nrates = ["10k", "20k"]\nruns = 3\n'
+                 'duration = "1s"\n')  # fmt: skip
+    out = cli("sweep", "--dry-run", "--config", f, check=True).stdout
+    assert "size_bytes=128" in out and "loads (2): 10 kpps, 20 kpps" in out
+    assert "runs per load: 3; trial: 1 s" in out
+    out = cli("--config", f, "sweep", "--dry-run", "--runs", "5", "--size", "256", check=True)
+    assert "size_bytes=256" in out.stdout and "runs per load: 5" in out.stdout
+
+
+def test_a_bad_key_of_a_methods_section_names_its_line(cli, tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[sweep]\nruns = 3\n\n[search]\nwidht = "1%"\n')
+    res = cli("sweep", "--dry-run", "--config", f)
+    assert res.returncode == 3
+    assert res.stderr.strip() == (
+        f"netassay: {f}:5: unknown key 'widht' in [search]: known keys: goals, min_load, "
+        "max_load, exceed_ratio, width, initial_duration, final_duration, duration_sum, "
+        "time_cap, settle, then_verify, verify_runs, verify_duration, verify_span, "
+        "verify_loads, name, db, retries, peak_check; fix the spelling or remove the key"
+    )
+
+
+def test_config_show_is_a_file_config_takes(cli, tmp_path):
+    shown = cli("config", "show", check=True).stdout
+    assert "[testbed]" in shown and "ip = 4" in shown and 'duration = "2s"' in shown
+    f = tmp_path / "shown.toml"
+    f.write_text(shown)
+    for command in (["sweep", "--dry-run"], ["search", "--dry-run"]):
+        assert cli(*command, "--config", f).returncode == 0

@@ -55,3 +55,40 @@ def test_the_default_frame_is_the_smallest_of_the_ip_version():
     assert with_frame_size(TestbedConfig(ip_version=6)).size_bytes == 84
     cfg = load_config(None, overrides={"testbed": {"ip_version": 6}})
     assert cfg.testbed.size_bytes == 84
+
+
+def test_config_keys_are_the_flags_keys_with_units_and_lines(tmp_path):
+    import warnings
+
+    from netassay.config import ConfigWarning
+
+    f = tmp_path / "c.toml"
+    f.write_text('[testbed]\nip = 6\nsut_cap = "100k"\nsize = 128\n[sweep]\nduration = "1s"\n')
+    cfg = load_config(f)
+    assert (cfg.testbed.ip_version, cfg.testbed.sut_cap_pps, cfg.testbed.size_bytes) == (
+        6, 100_000.0, 128,
+    )  # fmt: skip
+    assert cfg.section("sweep") == {"duration": "1s"}  # the CLI checks it with the method
+    f.write_text("[testbed]\nflows = 2\n\nsize = 20\n")
+    with pytest.raises(InputError, match=r"c\.toml:4: \[testbed\] size = 20"):
+        load_config(f)
+    f.write_text("[testbed]\nsizes = 64\n")
+    with pytest.raises(InputError, match=r"c\.toml:2: unknown key 'sizes' in \[testbed\]"):
+        load_config(f)
+    f.write_text("[testbed]\nsize_bytes = 128\n")  # an older file's name: read, and said
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert load_config(f).testbed.size_bytes == 128
+    assert [str(w.message) for w in seen if w.category is ConfigWarning] == [
+        f"{f}:2: 'size_bytes' is now 'size' (the flag's and a campaign file's name); read as such"
+    ]
+
+
+def test_config_show_reads_back_as_the_same_config(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[testbed]\nsut = "xdp-router"\nsut_cap = "90k"\n[analysis]\neta = 0.2\n')
+    cfg = load_config(f, resolve=False)
+    g = tmp_path / "shown.toml"
+    g.write_text(to_toml(cfg))
+    again = load_config(g, resolve=False)
+    assert again.testbed == cfg.testbed and again.analysis == cfg.analysis

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import itertools
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any
 
 from netassay import methods as registry
+from netassay import tomlfile
 from netassay.errors import InputError
 from netassay.methods.base import Method, RunOptions, an
 from netassay.methods.base import defaults as base_defaults
@@ -119,55 +119,19 @@ class Campaign:
         }
 
 
-class _Lines:
-    """Where each table and key of a TOML file is (tomllib keeps no positions)."""
-
-    _HEAD = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"]+)\s*\]\]?")
-    _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
-
-    def __init__(self, text: str) -> None:
-        self.at: dict[tuple[str, int, str | None], int] = {}
-        table, idx, counts = "", 0, dict[str, int]()
-        depth = 0  # inside a multi-line array: its lines hold values, not keys
-        for n, line in enumerate(text.splitlines(), 1):
-            code = line.split("#", 1)[0]
-            if depth == 0 and (m := self._HEAD.match(code)):
-                table = m.group(2).strip('"')
-                idx = counts.get(table, -1) + 1 if m.group(1) == "[[" else 0
-                counts[table] = idx
-                self.at.setdefault((table, idx, None), n)
-                continue
-            if depth == 0 and (m := self._KEY.match(code)):
-                self.at.setdefault((table, idx, m.group(1).strip('"')), n)
-                code = code[m.end() :]
-            depth = max(0, depth + code.count("[") - code.count("]"))
-
-    def line(self, table: str, key: str | None = None, idx: int = 0) -> int:
-        return self.at.get((table, idx, key)) or self.at.get((table, idx, None)) or 1
-
-
 def load(path: str | Path) -> Campaign:
     """Read and check a campaign file; every problem at once (CampaignFileError)."""
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError as exc:
-        raise InputError(f"{p}: no such campaign file", "", "check the path") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p}: cannot read the campaign file", str(exc), "check it") from exc
-    return parse(text, str(p))
+    data, lines = tomlfile.read(path, "campaign file")
+    return _Checker(data, lines, str(path)).campaign()
 
 
 def parse(text: str, origin: str = "<campaign>") -> Campaign:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{origin}: not valid TOML", str(exc), "fix the syntax") from exc
-    return _Checker(data, _Lines(text), origin).campaign()
+    data, lines = tomlfile.parse(text, origin)
+    return _Checker(data, lines, origin).campaign()
 
 
 class _Checker:
-    def __init__(self, data: dict[str, Any], lines: _Lines, origin: str) -> None:
+    def __init__(self, data: dict[str, Any], lines: tomlfile.Lines, origin: str) -> None:
         self.data, self.lines, self.origin = data, lines, origin
         self.problems: list[tuple[int, str]] = []
 

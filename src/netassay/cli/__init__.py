@@ -18,11 +18,13 @@ from typing import Annotated, Any
 import typer
 
 from netassay import __version__
+from netassay import methods as registry
 from netassay.cli import analysis, campaign, compare, testbed
 from netassay.cli.common import config_path
-from netassay.config import load_config, to_toml
+from netassay.config import METHOD_SECTIONS, ConfigWarning, load_config, to_toml
 from netassay.errors import Interrupted, NetassayError, StoreError, StoreWarning, Terminated
 from netassay.methods import REGISTRY
+from netassay.methods.base import defaults as base_defaults
 
 app = typer.Typer(
     name="netassay",
@@ -67,8 +69,27 @@ def _root(
 
 @config_app.command("show")
 def config_show(ctx: typer.Context) -> None:
-    """Print the configuration in force (defaults, then the TOML file)."""
-    typer.echo(to_toml(load_config(config_path(ctx), resolve=False)), nl=False)
+    """Print the configuration in force (defaults, then the TOML file), keyed as the
+    flags and campaign files are; a file in this form is one --config takes."""
+    cfg = load_config(config_path(ctx), resolve=False)
+    defaults = {m.name: base_defaults(m.request) for m in registry.methods()}
+    typer.echo(to_toml(cfg, {k: v for k, v in defaults.items() if k in METHOD_SECTIONS}), nl=False)
+
+
+def _config_first(argv: list[str]) -> list[str]:
+    """``--config FILE`` is a root option; given after the command it is moved before
+    it, so that ``netassay sweep --config FILE`` works as ``netassay --config FILE
+    sweep`` does."""
+    out, moved = [], []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--config":
+            moved += [arg, next(it, "")]
+        elif arg.startswith("--config="):
+            moved.append(arg)
+        else:
+            out.append(arg)
+    return moved + out
 
 
 # each stage adds its commands in its own module
@@ -111,12 +132,13 @@ def is_click_error(exc: BaseException) -> bool:
 
 
 def _show_store_warnings() -> None:
-    """A damaged store read anyway: one line on stderr, once per store and command."""
+    """A damaged store read anyway, a config file's renamed key: one line on stderr, once
+    per store (key) and command."""
     shown: set[str] = set()
     default = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
-        if not issubclass(category, StoreWarning):
+        if not issubclass(category, StoreWarning | ConfigWarning):
             return default(message, category, filename, lineno, file, line)
         if str(message) not in shown:
             shown.add(str(message))
@@ -125,6 +147,7 @@ def _show_store_warnings() -> None:
 
     warnings.showwarning = show
     warnings.simplefilter("always", StoreWarning)
+    warnings.simplefilter("always", ConfigWarning)
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -145,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     with contextlib.suppress(ValueError):  # not the main thread: no handler of ours
         signal.signal(signal.SIGTERM, _terminate)
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = app(args=_config_first(sys.argv[1:] if argv is None else argv), standalone_mode=False)
     except KeyboardInterrupt:
         typer.echo("netassay: interrupted; what was stored is kept", err=True)
         sys.exit(_stopped())

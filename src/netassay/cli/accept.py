@@ -18,6 +18,7 @@ from netassay.cli.common import (
     Json,
     check_fail_on,
     gate,
+    prepared,
     request,
     stored_what,
     with_params,
@@ -55,16 +56,16 @@ Label = Annotated[str, typer.Option("--label", help="Experiment label (default: 
 
 @with_params(AcceptRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.ACCEPT_NAME})
 def accept(
-    given: Given, scenario_file: Scenarios = None, as_json: Json = False, fail_on: FailOn = None
-) -> None:
+    ctx: typer.Context, given: Given, scenario_file: Scenarios = None, as_json: Json = False,
+    fail_on: FailOn = None,
+) -> None:  # fmt: skip
     """Accept a link by single-flow UDP at the contracted rate: a ramp, then K runs;
     PASS, FAIL or INCONCLUSIVE (host-limited) with the test host checked first."""
     from netassay.methods.accept.run import measure, validate  # deferred: pyroute2 (80 ms)
 
+    given, options = prepared(ctx, given, "accept")
     base = request(AcceptRequest, given)
-    base = replace(
-        base, db=given["db"], label=given["label"] or "", name=given["name"] or base.name
-    )
+    base = replace(base, db=options.db, label=options.label, name=options.name or base.name)
     requests = scenarios.requests(base, scenarios.load(scenario_file)) if scenario_file else [base]
     check_fail_on(fail_on)
     for req in requests:

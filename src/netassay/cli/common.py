@@ -20,12 +20,15 @@ from typing import Annotated, Any
 
 import typer
 
+from netassay import methods as registry
 from netassay.config import Config, TestbedConfig, load_config
-from netassay.errors import UsageError, VerdictRefused
+from netassay.errors import InputError, UsageError, VerdictRefused
 from netassay.methods.base import RunOptions, request_from
 from netassay.params import Param, declared, default_of
 
-Given = dict[str, Any]  # what the declared options received, by key
+Given = dict[str, Any]  # what the declared options received, by key (None: not given)
+# the run options a config file's method section may set (not a run's own: label, resume)
+FILE_RUN_OPTIONS = ("name", "db", "retries", "check_peak")
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")]
@@ -66,8 +69,8 @@ def _annotation(p: Param, default_text: str, required: bool) -> tuple[Any, Any]:
     text = p.help + (f" \\[default: {default_text}]" if default_text else "")
     text += " \\[required]" if required else ""
     option = typer.Option(p.flag, help=text, show_default=False)
-    if p.cli is bool:
-        return Annotated[bool, option], False
+    if p.cli is bool:  # None: not given (a config file's value, else the default, holds)
+        return Annotated[bool | None, option], None
     if p.cli is list:
         return Annotated[list[str] | None, option], None
     return Annotated[p.cli | None, option], None  # type: ignore[operator]
@@ -101,7 +104,7 @@ def with_params(
             given: Given = {}
             for _, p, _ in declared_:
                 v = kv.pop(f"opt_{p.name}")
-                given[p.name] = (not v if p.negate else v) if p.cli is bool else v
+                given[p.name] = (not v if p.negate else v) if p.cli is bool and v is not None else v
             command(given=given, **kv)
 
         run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
@@ -137,19 +140,70 @@ def knobs(given: Given) -> dict[str, Any]:
 
 
 def config(ctx: typer.Context, given: Given | None = None) -> Config:
-    """Defaults < the config file < the testbed flags given."""
-    return load_config(config_path(ctx), overrides={"testbed": knobs(given or {})})
+    """Defaults < the config file < the testbed flags given; every method's section of
+    the file checked against its parameters (a bad key or value names its line)."""
+    cfg = load_config(config_path(ctx), overrides={"testbed": knobs(given or {})})
+    for name, values in cfg.methods.items():
+        ps = file_params(name)
+        for key, value in values.items():
+            if key not in ps:
+                raise InputError(
+                    f"{cfg.where(name, key)}: unknown key '{key}' in [{name}]",
+                    f"known keys: {', '.join(ps)}",
+                    "fix the spelling or remove the key",
+                )
+            try:
+                ps[key].canonical(value)
+            except ValueError as exc:
+                raise InputError(
+                    f"{cfg.where(name, key)}: [{name}] {key} = {value!r}", str(exc),
+                    "fix the value or remove the key to use the default",
+                ) from exc  # fmt: skip
+    return cfg
 
 
-def run_options(ctx: typer.Context, given: Given, **extra: Any) -> RunOptions:
-    """The RunOptions given (and the testbed knobs, the config in force)."""
-    base = {f.name: given[p.name] for f, p in declared(RunOptions) if p.name in given}
+def file_params(method: str) -> dict[str, Param]:
+    """The keys a config file's [method] section takes: the method's parameters, and the
+    run options a file may set for it (its testbed name, store, retries, peak check)."""
+    m = registry.method(method)
+    own = {p.name: p for _, p in declared(m.request)}
+    runs = {
+        p.name: p for f, p in declared(RunOptions)
+        if f.name in m.run_options and f.name in FILE_RUN_OPTIONS
+    }  # fmt: skip
+    return {**own, **runs}
+
+
+def prepared(ctx: typer.Context, given: Given, method: str) -> tuple[Given, RunOptions]:
+    """What a method's command runs with: the flags given over the config file's
+    [method] section (``given`` with the file's values where no flag was given), and
+    its RunOptions (the testbed knobs given, the config in force)."""
     cfg = config(ctx, given)
-    return RunOptions(**{**base, **extra, "testbed_flags": knobs(given), "config": cfg})
+    ps = file_params(method)
+    from_file = {k: _as_given(ps[k], v) for k, v in cfg.section(method).items()}
+    merged = {**from_file, **{k: v for k, v in given.items() if v is not None}}
+    for key, p in ps.items():  # a flag neither given nor in the file is off (--embedded)
+        if p.cli is bool and not p.negate and merged.get(key) is None:
+            merged[key] = False
+    base = {
+        f.name: merged[p.name] for f, p in declared(RunOptions) if merged.get(p.name) is not None
+    }
+    options = RunOptions(**{**base, "testbed_flags": knobs(given), "config": cfg})
+    return merged, options
 
 
-def request(cls: type, given: Given, base: dict[str, Any] | None = None) -> Any:
-    return request_from(cls, given, base)
+def _as_given(p: Param, value: Any) -> Any:
+    """A config file's value as a flag would give it (a list joined, as a campaign
+    cell's is)."""
+    if isinstance(value, list) and p.cli is not list:
+        return ",".join(str(v) for v in value)
+    if p.cli is list and not isinstance(value, list):
+        return [value]
+    return value
+
+
+def request(cls: type, given: Given) -> Any:
+    return request_from(cls, given)
 
 
 def check_fail_on(fail_on: str | None) -> None:

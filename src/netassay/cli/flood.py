@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from netassay import names as N
-from netassay.cli.common import Given, Json, request, run_options, with_params
+from netassay.cli.common import Given, Json, prepared, request, with_params
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
 from netassay.methods.flood.method import METHOD
@@ -21,9 +21,10 @@ def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     peak) and report what it forwards: its maximum forwarding rate (RFC 2285), with
     every frame it could not take located. A router SUT (kernel or XDP); stores
     nothing."""
+    given, options = prepared(ctx, given, "flood")
     req = request(FloodRequest, given)
     show = (lambda line: None) if as_json else typer.echo
-    result = METHOD.run(req, run_options(ctx, given), show)
+    result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))
 
 

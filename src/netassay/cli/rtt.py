@@ -9,7 +9,7 @@ import typer
 
 from netassay import methods as registry
 from netassay import names as N
-from netassay.cli.common import Given, Json, request, stored_what, with_params
+from netassay.cli.common import Given, Json, prepared, request, stored_what, with_params
 from netassay.errors import Interrupted
 from netassay.methods.base import RunOptions
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
@@ -17,12 +17,12 @@ from netassay.store.db import Store
 
 
 @with_params(RttRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.RTT_NAME})
-def rtt(given: Given, as_json: Json = False) -> None:
+def rtt(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
     from netassay.methods.rtt import view as V  # deferred: scipy (0.2 s)
     from netassay.methods.rtt.run import measure_all
 
-    options = RunOptions(name=given["name"], db=given["db"], label=given["label"] or "")
+    given, options = prepared(ctx, given, "rtt")
     setup = registry.method("rtt").setup(request(RttRequest, given), options)
     ended: list[Any] = []
 

@@ -17,9 +17,9 @@ from netassay.cli.common import (
     Json,
     check_fail_on,
     gate,
+    prepared,
     progress_line,
     request,
-    run_options,
     with_params,
 )
 from netassay.config import TestbedConfig
@@ -39,7 +39,7 @@ def search(
 ) -> None:  # fmt: skip
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
     method = registry.method("search")
-    options = run_options(ctx, given)
+    given, options = prepared(ctx, given, "search")
     req = request(SearchRequest, given)
     loads = None if req.max_load_pps is None else (req.max_load_pps,)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, loads,

@@ -17,9 +17,9 @@ from netassay.cli.common import (
     check_fail_on,
     err,
     gate,
+    prepared,
     progress_line,
     request,
-    run_options,
     with_params,
 )  # fmt: skip
 from netassay.config import Config, TestbedConfig
@@ -27,7 +27,7 @@ from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import describe
-from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest, config_base
+from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Sweep
 from netassay.methods.sweep.view import end_lines
 from netassay.params import declared
@@ -46,11 +46,11 @@ def sweep(
     """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
     as it ends."""
     method = registry.method("sweep")
-    options = run_options(ctx, given)
-    if options.resume:  # the stored plan and label: a flag changing them is refused
+    if given["resume"]:  # the stored plan and label: a flag changing them is refused
         keys = [p.flag for _, p in declared(SweepRequest) if given.get(p.name) is not None]
         lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "sweep")
-    req = request(SweepRequest, given, config_base(options.config))
+    given, options = prepared(ctx, given, "sweep")
+    req = request(SweepRequest, given)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
                              req.rates_pps if given.get("rates") is not None else None)  # fmt: skip
     sw = method.prepare(req, RunOptions(**{**options.__dict__, "name": name}))

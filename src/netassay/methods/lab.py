@@ -47,6 +47,9 @@ def check_request(
         )
 
 
+DEFAULT_DB = "netassay.db"  # a run's store when neither --db nor the config file names one
+
+
 def refuse_with_resume(flags: Sequence[str], what: str) -> None:
     """A resume continues the stored experiment as it was planned: a flag that would
     change the plan (or the label) is refused, never silently ignored."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.config import Config
 from netassay.params import DURATION, PAUSE, as_text, param, rate_list, whole
 from netassay.units import parse_duration, parse_pause, parse_rates
 
@@ -42,15 +41,3 @@ class SweepRequest:
         "--settle", "Pause between trials.", default=0.5, parse=as_text(parse_pause),
         check=PAUSE, ordinal=True, show="0.5s",
     )  # fmt: skip
-
-
-def config_base(cfg: Config) -> dict[str, Any]:
-    """The request's values a config file's [sweep] section sets (between the defaults
-    and the flags)."""
-    s = cfg.sweep
-    return {
-        "rates_pps": tuple(parse_rates(s.rates)),
-        "runs": s.runs,
-        "duration_s": s.duration_s,
-        "settle_s": s.settle_s,
-    }

@@ -70,7 +70,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         name = options.name or N.DEFAULT_NAME
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         sw = Sweep(
-            plan_of(req), testbed, options.db or cfg.sweep.db, name, options.label,
+            plan_of(req), testbed, options.db or lab.DEFAULT_DB, name, options.label,
             options.check_peak,
         )  # fmt: skip
     sw.retries = retries
