@@ -6,7 +6,11 @@ click, whose exceptions are not click's: a handler that only knew click's missed
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
+from tests.conftest import ROOT
 
 
 def _usage_error(res, needle: str) -> str:
@@ -93,3 +97,28 @@ def test_config_show_is_a_file_config_takes(cli, tmp_path):
     f.write_text(shown)
     for command in (["sweep", "--dry-run"], ["search", "--dry-run"]):
         assert cli(*command, "--config", f).returncode == 0
+
+
+def test_help_as_the_tool_is(cli):
+    """The command list keeps each summary whole; flags show no '<bool>'; flood offers
+    only the SUTs it takes; every import requires --db."""
+    wide = {"env": {**os.environ, "COLUMNS": "250"}}
+    listing = cli("--help", **wide).stdout
+    assert "verdict per experiment (and what every other method stored" in listing
+    for command in ("sweep", "search", "accept", "rtt", "flood", "assess"):
+        shown = cli(command, "--help", **wide).stdout
+        flags = [ln for ln in shown.splitlines() if "<bool>" in ln and "--help" not in ln]
+        assert flags == [], (command, flags)
+    sut = [ln for ln in cli("flood", "--help", **wide).stdout.splitlines() if "--sut " in ln]
+    assert sut and "bridge" not in sut[0] and "xdp-router" in sut[0]
+    res = cli("import", "ping", "x.txt")
+    assert res.returncode == 2 and "--db" in res.stderr
+
+
+def test_imports_count_the_contract_at_the_ethernet_layer_by_default(cli, tmp_path):
+    """One default for the layer: accept's (ethernet), not the payload."""
+    f = ROOT / "tests" / "data" / "iperf3" / "udp-50M-server.json"
+    db = tmp_path / "a.db"
+    cli("import", "iperf3", f, "--db", db, "--contract", "50M", check=True)
+    (obj,) = [json.loads(line) for line in cli("assess", db, "--json").stdout.splitlines()]
+    assert obj["layer"] == "ethernet"

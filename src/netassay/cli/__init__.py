@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import logging
 import signal
 import sqlite3
@@ -51,12 +52,17 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     ctx: typer.Context,
-    debug: Annotated[bool, typer.Option("--debug", help="Log every step; tracebacks.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Log every step; tracebacks.", metavar="")
+    ] = False,
     config: Annotated[
         Path | None, typer.Option("--config", help="TOML file (after defaults, before flags).")
     ] = None,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print version.", metavar=""
+        ),
     ] = False,
 ) -> None:
     _STATE["debug"] = debug
@@ -101,6 +107,21 @@ for name in REGISTRY:  # each method's commands: cli/<name>.py, in the registry'
     importlib.import_module(f"netassay.cli.{name}").register(app, import_app)
 compare.register(app)
 campaign.register(app)
+
+
+def _summaries(group: typer.Typer) -> None:
+    """Each command's first paragraph as one line in the command list (its help keeps
+    the whole text): a docstring's line breaks never cut a sentence there."""
+    for info in group.registered_commands:
+        doc = info.callback.__doc__ if info.callback else None
+        if info.short_help is None and doc:
+            info.short_help = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _summaries(sub.typer_instance)
+
+
+_summaries(app)
 
 
 def _click_error_types() -> tuple[type[BaseException], ...]:

@@ -121,7 +121,7 @@ def import_iperf3_cmd(
     ],
     db: Db,
     contract: Contract = None,
-    layer: Layer = "payload",
+    layer: Layer = "ethernet",
     label: Label = "",
 ) -> None:
     """Import iperf3 -J UDP results as acceptance tests (importing twice adds nothing)."""
@@ -132,7 +132,7 @@ def import_monipe_cmd(
     folder: Annotated[Path, typer.Argument(help="MonIPE results folder (<test>/rodada_N/).")],
     db: Db,
     contract: Contract = None,
-    layer: Layer = "payload",
+    layer: Layer = "ethernet",
     label: Label = "",
 ) -> None:
     """Import MonIPE acceptance results: each test one experiment, each round one run."""

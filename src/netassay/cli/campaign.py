@@ -29,7 +29,9 @@ def plan(
         str | None, Opt("--db", help="A store: show the seed recorded there for this campaign.")
     ] = None,
     workers: Annotated[int, Opt("--workers", help="Testbeds that run cells side by side.")] = 1,
-    as_json: Annotated[bool, Opt("--json", help="Print the plan as one JSON object.")] = False,
+    as_json: Annotated[
+        bool, Opt("--json", help="Print the plan as one JSON object.", metavar="")
+    ] = False,
 ) -> None:
     """Print the campaign resolved: settings, factors, cells, run order and the time."""
     c = SP.load(file)
@@ -45,7 +47,10 @@ def run(
     file: FileArg,
     db: Annotated[str, Opt("--db", help="Results store (SQLite); only this process writes it.")],
     resume: Annotated[
-        bool, Opt("--resume", help="Continue the campaign in --db: run only what is missing.")
+        bool,
+        Opt(
+            "--resume", help="Continue the campaign in --db: run only what is missing.", metavar=""
+        ),
     ] = False,
     scheduler: Annotated[
         str | None,

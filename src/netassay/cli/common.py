@@ -30,8 +30,8 @@ Given = dict[str, Any]  # what the declared options received, by key (None: not 
 # the run options a config file's method section may set (not a run's own: label, resume)
 FILE_RUN_OPTIONS = ("name", "db", "retries", "check_peak")
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON.", metavar="")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.", metavar="")]
 DbArg = Annotated[Path, typer.Argument(help="The store (SQLite).")]
 FailOn = Annotated[
     str | None,
@@ -63,12 +63,13 @@ def _shown(f: Any, p: Param, shown: dict[str, str], hidden: bool) -> str:
     return p.show or str(d)
 
 
-def _annotation(p: Param, default_text: str, required: bool) -> tuple[Any, Any]:
+def _annotation(p: Param, default_text: str, required: bool, help: str) -> tuple[Any, Any]:
     """(annotation, default) of a declared parameter's typer option. Its default is None
     (not given): the config file's value, then the field's, applies; the help says it."""
-    text = p.help + (f" \\[default: {default_text}]" if default_text else "")
+    text = help + (f" \\[default: {default_text}]" if default_text else "")
     text += " \\[required]" if required else ""
-    option = typer.Option(p.flag, help=text, show_default=False)
+    flag_only = {"metavar": ""} if p.cli is bool else {}  # a flag takes no value: no <bool>
+    option = typer.Option(p.flag, help=text, show_default=False, **flag_only)
     if p.cli is bool:  # None: not given (a config file's value, else the default, holds)
         return Annotated[bool | None, option], None
     if p.cli is list:
@@ -81,13 +82,15 @@ def with_params(
     only: Sequence[str] | None = None,
     shown: dict[str, str] | None = None,
     config_set: tuple[type, ...] = (TestbedConfig,),
+    helps: dict[str, str] | None = None,
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give a command the options declared on ``classes`` in place of its ``given``
     parameter (``only``: the RunOptions fields it takes). The help shows each default
     but those of ``config_set`` (a config file sets them) and as ``shown`` overrides
-    (a default the method decides, e.g. its testbed's name)."""
+    (a default the method decides, e.g. its testbed's name); ``helps`` says a parameter
+    as this command takes it (a flood takes routers only)."""
     declared_ = [
-        (f, p, _shown(f, p, shown or {}, cls in config_set))
+        (f, p, _shown(f, p, shown or {}, cls in config_set), (helps or {}).get(p.name, p.help))
         for cls in classes
         for f, p in declared(cls)
         if p.flag and (cls is not RunOptions or only is None or f.name in only)
@@ -102,7 +105,7 @@ def with_params(
         @functools.wraps(command)
         def run(**kv: Any) -> None:
             given: Given = {}
-            for _, p, _ in declared_:
+            for _, p, _, _ in declared_:
                 v = kv.pop(f"opt_{p.name}")
                 given[p.name] = (not v if p.negate else v) if p.cli is bool and v is not None else v
             command(given=given, **kv)
@@ -114,11 +117,12 @@ def with_params(
     return wrap
 
 
-def _options(declared_: list[tuple[Any, Param, str]]) -> list[inspect.Parameter]:
+def _options(declared_: list[tuple[Any, Param, str, str]]) -> list[inspect.Parameter]:
     """The typer options of declared parameters, each named ``opt_<key>``."""
     out = []
-    for f, p, text in declared_:
-        annotation, default = _annotation(p, text, default_of(f) is dataclasses.MISSING)
+    for f, p, text, help in declared_:
+        required = default_of(f) is dataclasses.MISSING
+        annotation, default = _annotation(p, text, required, help)
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         out.append(inspect.Parameter(f"opt_{p.name}", kind, default=default, annotation=annotation))
     return out

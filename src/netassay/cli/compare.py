@@ -30,7 +30,8 @@ Stat = Annotated[
     str, typer.Option("--stat", help="Per-run statistic: p50 p90 p99 p999 mean min max.")
 ]
 Paired = Annotated[
-    bool, typer.Option("--paired", help="Runs paired by position: Wilcoxon signed-rank.")
+    bool,
+    typer.Option("--paired", help="Runs paired by position: Wilcoxon signed-rank.", metavar=""),
 ]
 Out = Annotated[
     str | None, typer.Option("--out", help="Write figures and index.html to this folder.")

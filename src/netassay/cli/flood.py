@@ -15,6 +15,7 @@ from netassay.methods.flood.request import FloodRequest
 @with_params(
     FloodRequest, RunOptions, TestbedConfig, only=METHOD.run_options,
     shown={"name": N.DEFAULT_NAME},
+    helps={"sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding): a router."},
 )  # fmt: skip
 def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Offer the SUT far more than it can forward (XDP live frames at the generator's

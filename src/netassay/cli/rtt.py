@@ -41,7 +41,7 @@ def rtt(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
 
 def import_ping(
     files: Annotated[list[str], typer.Argument(help="iputils ping output (ping -D ...).")],
-    db: Annotated[str, typer.Option("--db", help="Results store (SQLite).")] = "netassay.db",
+    db: Annotated[str, typer.Option("--db", help="SQLite store to write (created if new).")],
     label: Annotated[str, typer.Option("--label", help="Experiment label.")] = "",
 ) -> None:
     """Import iputils ping output as rtt runs (probe ping), beside netassay's own."""

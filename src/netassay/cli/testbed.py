@@ -76,7 +76,7 @@ def testbed_cleanup(
 def testbed_show(
     tb: TbArg = None,
     name: NameOpt = "lab",
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.", metavar="")] = False,
 ) -> None:
     """Print a testbed's topology, knobs and environment."""
     info = show.describe(tb or name)
@@ -103,6 +103,7 @@ AnyDst = Annotated[
     typer.Option(
         "--allow-any-destination",
         help="Allow a --dst outside 198.18.0.0/15 and 2001:2::/48 (test traffic to it).",
+        metavar="",
     ),
 ]
 SutCmd = Annotated[
@@ -116,7 +117,7 @@ SutCmd = Annotated[
 Cpu = Annotated[
     int | None, typer.Option("--cpu", help="Pin the generator to this CPU (default: not).")
 ]
-StateJson = Annotated[bool, typer.Option("--json", help="Print the state as JSON.")]
+StateJson = Annotated[bool, typer.Option("--json", help="Print the state as JSON.", metavar="")]
 
 
 @lab_app.command("external")
