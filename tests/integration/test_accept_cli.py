@@ -34,14 +34,16 @@ def _assess(db: Path) -> list[dict]:
 @pytest.fixture
 def db(tmp_path):
     path = tmp_path / "acc.db"
-    cp = run_cli("import", "monipe", MONIPE, "--db", path, "--contract", "10G", check=True)
+    cp = run_cli("import", "monipe", MONIPE, "--db", path, "--contract", "10G", "--layer",
+                 "payload", check=True)  # fmt: skip
     assert "imported 1 acceptance test(s), 1 run(s)" in cp.stdout
     return path
 
 
 def test_import_twice_adds_nothing_and_assess_gives_the_fields(db):
     before = _dump(db)
-    cp = run_cli("import", "monipe", MONIPE, "--db", db, "--contract", "10G", check=True)
+    cp = run_cli("import", "monipe", MONIPE, "--db", db, "--contract", "10G", "--layer",
+                 "payload", check=True)  # fmt: skip
     assert "imported 0 acceptance test(s)" in cp.stdout and "1 already stored" in cp.stdout
     assert _dump(db) == before
     [obj] = _assess(db)
@@ -129,7 +131,7 @@ def test_an_iperf3_run_made_here_imports_to_its_own_numbers(tmp_path):
     live = json.loads(server_out.read_text())["end"]["sum_received"]
     db = tmp_path / "live.db"
     run_cli("import", "iperf3", server_out, client_out, "--db", db, "--contract", "20M",
-            check=True)  # fmt: skip
+            "--layer", "payload", check=True)  # fmt: skip
     [obj] = _assess(db)
     assert obj["runs"] == 1 and obj["source"] == "iperf3 import"
     assert obj["throughput_bps"] == pytest.approx(live["bits_per_second"], rel=1e-9)

@@ -16,7 +16,7 @@ def accept_report(tmp_path_factory):
     d = tmp_path_factory.mktemp("acc")
     db = d / "acc.db"
     run_cli("import", "monipe", SHARED / "data" / "monipe", "--db", db, "--contract", "10G",
-            check=True)  # fmt: skip
+            "--layer", "payload", check=True)  # fmt: skip
     run_cli("import", "iperf3", IPERF3 / "udp-50M-server.json", IPERF3 / "udp-50M-client.json",
             "--db", db, "--contract", "50M", "--layer", "ethernet", check=True)  # fmt: skip
     out = d / "report"
@@ -61,3 +61,16 @@ def test_accept_page_in_headless_chromium(accept_report, browser):
         assert resp is not None and resp.ok
         assert svg.locator("svg").count() >= 1
         svg.close()
+
+
+def test_a_client_only_import_has_no_empty_per_second_chart(tmp_path):
+    """iperf3's client alone has no receiver's seconds and no CPU: nothing to draw per
+    second, so no chart (an empty one said nothing)."""
+    db = tmp_path / "c.db"
+    run_cli("import", "iperf3", IPERF3 / "udp-50M-client.json", "--db", db, "--contract", "50M",
+            check=True)  # fmt: skip
+    out = tmp_path / "rep"
+    run_cli("report", db, "--out", out, check=True)
+    page = (out / "accept" / "index.html").read_text()
+    assert "per second" not in page and not list((out / "accept" / "figures").glob("series-*"))
+    assert list((out / "accept" / "figures").glob("bars.*"))

@@ -219,3 +219,13 @@ def test_fail_on_unknown_is_a_usage_error(pastrami_dir, cli):
     res = cli("assess", pastrami_dir, "--fail-on", "maybe")
     assert res.returncode == 2 and "unknown --fail-on 'maybe'" in res.stderr
     assert res.stdout == ""
+
+
+def test_piped_text_never_cuts_a_line_and_says_the_marks_once(pastrami_dir, cli):
+    """Piped (not a terminal), a verdict's reason is one line (grep finds it whole); the
+    table's marks are explained once per command, not once per experiment."""
+    out = cli("assess", pastrami_dir, check=True).stdout
+    lines = out.splitlines()
+    reason = [ln for ln in lines if ln.startswith("  verdict: BAD - saturation is entered only")]
+    assert reason and all(ln.rstrip().endswith("beyond PDR@0.5%") for ln in reason), reason
+    assert sum(ln.startswith("marks: ") for ln in lines) == 1 and lines[-1].startswith("marks: ")

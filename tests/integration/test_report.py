@@ -100,3 +100,24 @@ def test_report_takes_what_assess_takes(tmp_path, pastrami_dir):
         timeout=60,
     )
     assert cp.returncode == 3 and "no such file or folder" in cp.stderr
+
+
+@pytest.mark.browser
+def test_the_summary_fits_1400_px_and_names_the_ground_truths(tmp_path, browser):
+    """The real data's long names wrap in their column; the page never scrolls sideways
+    at 1400 px. A measured sweep's ground truth (its cap) has a column of its own."""
+    from tests.builders import store_with
+
+    db = store_with(tmp_path / "s.db", "pastrami-import", "sweep")
+    out = tmp_path / "rep"
+    run_cli("report", db, "--out", out, check=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((out / "index.html").as_uri())
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 1400
+    heads = page.eval_on_selector_all("#summary thead th", "ths => ths.map(t => t.textContent)")
+    assert "ground truth" in heads
+    cells = page.eval_on_selector_all(
+        f"#summary tbody tr td:nth-child({heads.index('ground truth') + 1})",
+        "tds => tds.map(t => t.textContent)",
+    )
+    assert sorted(cells)[-1] == "cap 100 kpps" and cells.count("") == len(cells) - 1

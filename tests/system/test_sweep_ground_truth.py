@@ -83,6 +83,7 @@ def test_capacity_ground_truth_sweep(tb_name, tmp_path, cap_sweep):
     """--sut-cap C: the sweep's PDR@0.5% is within 5% of C and the verdict is GOOD."""
     exp, trials = cap_sweep(tb_name, tmp_path / "cap.db")
     assert exp.environment["generator_peak_pps"] > 70_000
+    assert exp.label.endswith("netns cap 50 kpps")  # the ground truth in the default label
     over = [t for t in trials if t["rate_pps"] >= 55_000]
     for t in over:  # the loss is where the cap is: the SUT's egress
         lost = t["sent"] - t["received"]
@@ -158,8 +159,9 @@ def test_load_above_generator_peak_is_refused(tb_name, tmp_path, cli, netns_of):
         "--duration", "1s", "--db", str(db),
     )  # fmt: skip
     assert res.returncode == 7, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and "above what the generator can send" in lines[0]
+    lines = res.stderr.strip().splitlines()  # what it was doing, then one line of error
+    assert [ln for ln in lines if ln.startswith("netassay:")] == lines[-1:]
+    assert "above what the generator can send" in lines[-1]
     assert netns_of(tb_name) == []
     assert not db.exists()  # nothing was written
 

@@ -260,3 +260,12 @@ def test_backlog_drops_of_the_tests_own_frames_are_the_hosts():
     r = run(200e6, lost=190, host={"veth.c0.tx_dropped": 190})
     v = judge(AcceptTest("t", "embedded", 200e6, "payload", [r]))
     assert v.verdict == INCONCLUSIVE and "link ingress backlog on this host" in v.reason
+
+
+def test_a_test_says_where_it_is_stored_or_that_it_is_not():
+    from netassay.methods.accept.view import summary, text_lines
+
+    test = AcceptTest("netassay accept", "t", 400e6, "payload", [run(401e6)], label="t")
+    assert text_lines(summary(test))[0] == "acceptance test 't' (netassay accept, not stored): PASS"
+    test.metadata["experiment_id"] = 3
+    assert "(netassay accept, experiment 3): PASS" in text_lines(summary(test))[0]

@@ -67,13 +67,17 @@ def assess(ctx: typer.Context, inputs: Inputs, mode: Mode = None, pdr: Pdr = Non
         raise InputError("nothing to assess", "no file, folder or .db was given", "name one")
     check_fail_on(fail_on)
     cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
-    judged = []
+    judged, legends = [], []
     for m in registry.methods():
         for result in m.analyse(inputs, cfg):
             judged.append(m.judged(result))
             typer.echo(m.view(result, as_json))
+            if m.legend and not as_json and m.legend not in legends:
+                legends.append(m.legend)
     if not judged:
         raise UsageError("nothing to assess", "the inputs hold no trials", "run a sweep first")
+    for legend in legends:  # once, under every table that uses it
+        typer.echo(legend)
     gate(fail_on, judged)
 
 

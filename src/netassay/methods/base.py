@@ -132,6 +132,7 @@ class Method(Protocol):
     cell_defaults: tuple[str, ...]  # keys a campaign cell runs with by default
     cell_flags: tuple[str, ...]  # flags its campaign cells always give (accept: --embedded)
     cell_setup_s: float  # a campaign cell's time beside its runs (testbed, probes)
+    legend: str  # what its text view's marks mean, said once after them ("" : none)
 
     def plan(self, request: Any) -> Plan: ...
 

@@ -152,7 +152,12 @@ def default_label(cfg: Any, name: str) -> str:
     """An experiment's label when the user gave none: what was measured, on what."""
     if T.is_external(cfg):
         return f"external {name} IPv{cfg.ip_version} {cfg.size_bytes}B"
-    return f"{cfg.sut} {cfg.pinning} IPv{cfg.ip_version} {cfg.size_bytes}B netns"
+    truths = ""  # the ground truths set: a label that says what the SUT was made to do
+    if cfg.sut_cap_pps:
+        truths += f" cap {fmt_rate(cfg.sut_cap_pps)}"
+    if cfg.sut_drop:
+        truths += f" drop {cfg.sut_drop:g}"
+    return f"{cfg.sut} {cfg.pinning} IPv{cfg.ip_version} {cfg.size_bytes}B netns{truths}"
 
 
 def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:

@@ -81,6 +81,7 @@ def _row(e: Entry) -> dict[str, Any]:
         "slug": e.slug,
         "label": a.label,
         "meta": [str(a.metadata.get(k, "")) for k in META_COLUMNS],
+        "truth": ground_truth(a.metadata),
         "k": ",".join(map(str, a.k_values)),
         "duration": "" if a.duration_s is None else f"{a.duration_s:g}",
         "verdict": a.verdict,
@@ -91,6 +92,16 @@ def _row(e: Entry) -> dict[str, Any]:
         "worst": worst,
         "worst_text": _num(worst, ".3g"),
     }
+
+
+def ground_truth(meta: dict[str, Any]) -> str:
+    """The ground truths a measured SUT was made to hold (cap, drop), in words."""
+    said = []
+    if meta.get("sut_cap_pps"):
+        said.append(f"cap {fmt_rate(meta['sut_cap_pps'])}")
+    if meta.get("sut_drop"):
+        said.append(f"drop {meta['sut_drop']:g}")
+    return ", ".join(said)
 
 
 def _loads(a: Assessment) -> list[dict[str, str]]:
@@ -159,6 +170,7 @@ def render_html(
         experiments=experiments,
         others=list(others),
         meta_columns=META_COLUMNS,
+        truths=any(x["truth"] for x in experiments),
         counts=counts,
         db=str(db),
         cfg=cfg,

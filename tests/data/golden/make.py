@@ -26,9 +26,10 @@ STORE, CAMPAIGN = HERE / "store.db", HERE / "campaign.db"
 
 MEASURE = [
     ["import", "pastrami", str(SHARED / "pastrami"), "--db", "{db}"],
-    ["import", "monipe", str(SHARED / "monipe"), "--db", "{db}", "--contract", "10G"],
+    ["import", "monipe", str(SHARED / "monipe"), "--db", "{db}", "--contract", "10G",
+     "--layer", "payload"],
     ["import", "iperf3", str(ROOT / "tests/data/iperf3/udp-50M-server.json"), "--db", "{db}",
-     "--contract", "50M"],
+     "--contract", "50M", "--layer", "payload"],
     ["sweep", "--rates", "60k,90k,120k,150k", "--runs", "2", "--duration", "0.5s",
      "--settle", "0.2s", "--sut-cap", "100k", "--name", "gold", "--label", "golden sweep",
      "--db", "{db}"],

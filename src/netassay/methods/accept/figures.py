@@ -162,6 +162,11 @@ def series(test: AcceptTest, s: dict[str, Any], stem: Path) -> list[Path]:
     return save(fig, stem)
 
 
+def _per_second(test: AcceptTest) -> bool:
+    """Whether a test has anything to draw per second: a receiver's intervals or CPU."""
+    return any((r.intervals_side == "receiver" and r.intervals) or r.cpu for r in test.runs)
+
+
 def render(tests: list[AcceptTest], out: Path) -> Path:
     """Write the figures, summary.json and index.html into ``out``; return the page."""
     figs = out / "figures"
@@ -173,6 +178,8 @@ def render(tests: list[AcceptTest], out: Path) -> Path:
         made.append(("throughput, loss and CPU per test", bars(tests, summaries, figs / "bars")))
     used: set[str] = set()
     for t, s in zip(tests, summaries, strict=True):
+        if not _per_second(t):  # a client-only import: no receiver's seconds, no CPU
+            continue
         slug = slugify(s["label"], used)
         made.append((f"{s['label']}: per second", series(t, s, figs / f"series-{slug}")))
     (out / "summary.json").write_text(json.dumps(summaries, indent=2, default=str))

@@ -78,6 +78,7 @@ class AcceptMethod:
     knobs = None
     cell_defaults: tuple[str, ...] = ("layer", "runs", "duration")
     cell_setup_s = CELL_SETUP_S
+    legend = ""
 
     def plan(self, request: AcceptRequest) -> Plan:
         """The ramp steps and the sustained runs, each with its overhead."""

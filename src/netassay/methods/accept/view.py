@@ -73,9 +73,9 @@ def text_lines(s: dict[str, Any]) -> list[str]:
     ci = s["throughput_ci95_bps"]
     ci_text = f" [95% CI {fmt_bps(ci[0])}, {fmt_bps(ci[1])}]" if ci else ""
     lost = "-" if s["lost_packets"] is None else f"{s['lost_packets']:,}"
+    stored = "not stored" if s["experiment_id"] is None else f"experiment {s['experiment_id']}"
     lines = [
-        f"acceptance test '{s['label']}' ({s['source']}, experiment {s['experiment_id']}): "
-        f"{s['verdict']}",
+        f"acceptance test '{s['label']}' ({s['source']}, {stored}): {s['verdict']}",
         f"  {contract} at {s['layer']}; {s['runs']} run(s)"
         + (f", {s['ramp_steps']} ramp step(s)" if s["ramp_steps"] else ""),
         f"  throughput {fmt_bps(s['throughput_bps'])}{ci_text}; loss {fmt_pct(s['loss_ratio'])}"

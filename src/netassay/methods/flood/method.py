@@ -29,6 +29,7 @@ class FloodMethod:
     knobs = TestbedConfig
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = 4.0
+    legend = ""
 
     def plan(self, request: FloodRequest) -> Plan:
         per = request.duration_s + FLOOD_OVERHEAD_S

@@ -64,6 +64,7 @@ class RttMethod:
     knobs = None
     cell_defaults: tuple[str, ...] = ("runs", "rate")
     cell_setup_s = CELL_SETUP_S
+    legend = ""
 
     def plan(self, request: RttRequest) -> Plan:
         """Each run sends for its duration (or count / rate); a lost reply's timeout is

@@ -46,6 +46,7 @@ class SearchMethod:
     knobs = TestbedConfig
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = CELL_SETUP_S
+    legend = ""
 
     def plan(self, request: SearchRequest) -> Plan:
         """The worst case of the search (simulated SUTs over the range) and its verify

@@ -16,7 +16,7 @@ from netassay.methods.sweep import plan as P
 from netassay.methods.sweep import run as R
 from netassay.methods.sweep.entries import Entry, entries
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
-from netassay.methods.sweep.view import make_console, render
+from netassay.methods.sweep.view import LEGEND, make_console, render
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
@@ -34,6 +34,7 @@ class SweepMethod:
     knobs = TestbedConfig
     cell_defaults: tuple[str, ...] = ("rates", "runs", "duration", "settle")
     cell_setup_s = CELL_SETUP_S
+    legend = LEGEND
 
     def plan(self, request: SweepRequest) -> Plan:
         p = R.plan_of(request)

@@ -68,12 +68,15 @@ def render(a: Assessment, console: Console) -> None:
     console.print(f"  {bounds_line(a)}")
     for w in [*s.warnings, *a.flags]:
         console.print(f"  [yellow]note:[/yellow] {w}", highlight=False)
-    console.print(
-        "  [dim]marks: PDR = highest load meeting the PDR goal; past-PDR = first load above it;"
-        " potential = potential saturation point; SAT = saturation entered and held;"
-        " GAP = no usable trial (TIR and the bounds stop there)[/dim]"
-    )
     console.print()
+
+
+# the table's marks, said once under every table a command printed
+LEGEND = (
+    "marks: PDR = highest load meeting the PDR goal; past-PDR = first load above it; "
+    "potential = potential saturation point; SAT = saturation entered and held; "
+    "GAP = no usable trial (TIR and the bounds stop there)"
+)
 
 
 def bounds_line(a: Assessment) -> str:
@@ -91,4 +94,7 @@ def end_lines(a: Assessment) -> list[str]:
 def make_console() -> Console:
     """A console at least 110 columns wide, so the table never wraps in a pipe."""
     probe = Console()
-    return Console(highlight=False, width=max(probe.width, 110) if not probe.is_terminal else None)
+    if probe.is_terminal:
+        return Console(highlight=False)
+    # piped: a line is never cut (grep finds a verdict's reason whole)
+    return Console(highlight=False, width=max(probe.width, 110), soft_wrap=True)
