@@ -43,3 +43,17 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     assert res.returncode == 1, res.stdout + res.stderr
     assert "BROKEN" in res.stdout
     assert "netassay.units -> netassay.store.db" in res.stdout
+
+
+HEAVY = ("MLRsearch", "scipy", "matplotlib", "distributed", "pyroute2", "playwright")
+
+
+def test_the_cli_starts_without_its_heavy_dependencies() -> None:
+    """Every command pays for ``import netassay.cli``; what only some commands need
+    (MLRsearch, scipy, matplotlib, Dask, pyroute2, the browser) is deferred to them."""
+    code = (
+        "import sys, netassay.cli\n"
+        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

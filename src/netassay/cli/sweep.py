@@ -29,7 +29,6 @@ from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Sweep
-from netassay.methods.sweep.view import end_lines
 from netassay.params import declared
 from netassay.store.db import Store
 
@@ -80,6 +79,9 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
     a = method.assessed(sw, cfg.analysis)
     if a is None:
         return
+    # deferred: the sweep's view loads scipy's statistics, only an analysis needs them
+    from netassay.methods.sweep.view import end_lines
+
     typer.echo(method.view(a, True) if as_json else "\n".join(end_lines(a)))
     gate(fail_on, [method.judged(a)])
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Any
-
-from MLRsearch import Config, SearchGoal
+from typing import TYPE_CHECKING, Any
 
 from netassay.errors import UsageError
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.units import fmt_rate
+
+if TYPE_CHECKING:
+    from MLRsearch import Config, SearchGoal
 
 MLRSEARCH_VERSION = "1.2.1"
 DEFAULT_GOALS = ("ndr", "pdr:0.005")
@@ -78,6 +79,8 @@ class Goal:
     def to_mlr(self) -> SearchGoal:
         """The MLRsearch goal. ``fail_fast`` is off: loss already at the min load is a
         result (no lower bound), not a crash."""
+        from MLRsearch import SearchGoal  # deferred: MLRsearch (0.2 s), only a search needs it
+
         return SearchGoal(
             loss_ratio=self.loss_ratio,
             exceed_ratio=self.exceed_ratio,
@@ -125,6 +128,8 @@ class SearchSpec:
     def mlr_config(self) -> Config:
         """The MLRsearch Config. No warm-up trial; the time cap is kept by the engine
         (before each trial), MLRsearch's own limit is only a backstop."""
+        from MLRsearch import Config  # deferred: MLRsearch, only a search needs it
+
         cfg = Config()
         cfg.goals = [g.to_mlr() for g in self.goals]
         cfg.min_load = self.min_load_pps  # below the default max (1e9): set first
