@@ -51,9 +51,6 @@ HEAVY = ("MLRsearch", "scipy", "matplotlib", "distributed", "pyroute2", "playwri
 def test_the_cli_starts_without_its_heavy_dependencies() -> None:
     """Every command pays for ``import netassay.cli``; what only some commands need
     (MLRsearch, scipy, matplotlib, Dask, pyroute2, the browser) is deferred to them."""
-    code = (
-        "import sys, netassay.cli\n"
-        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
-    )
+    code = f"import sys, netassay.cli\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
