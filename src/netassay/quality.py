@@ -30,6 +30,11 @@ FAULTS = (*GENERATOR_WARNINGS, COUNTER_FAULT, TRUNCATED, SINK_FAULT)
 
 # A warning that names loss the SUT did not cause but that leaves the trial usable.
 SINK_DROPS = "sink drops"
+# A stall that cannot have caused the trial's loss: a note, the trial used.
+STALL_HARMLESS = "stall without harm"
+# Where a stall's catch-up burst can overflow a queue (counters.loss locations): a
+# stall with loss anywhere else (a drop rule, the forwarding path) did not cause it.
+BURST_REACHES = ("gen_egress", "sut_ingress", "sut_egress", "between_ports", "unaccounted")
 # Received above sent by at most this share of sent (a PASTRAMI import, whose counts
 # are a port's and take in the link's own frames): foreign frames, the trial used with
 # no loss; beyond it, or any excess where only test frames are counted, a counter fault.
@@ -45,6 +50,16 @@ def faults(warnings: Iterable[str]) -> list[str]:
 def generator_trouble(warnings: Iterable[str]) -> list[str]:
     """The warnings that say the generator, not the SUT, shaped a trial (worth a retry)."""
     return [w for w in warnings if w.startswith(GENERATOR_WARNINGS)]
+
+
+def generator_bound(found: list[str]) -> bool:
+    """Faults that say only that the generator could not keep the load: a generator
+    limit, with at most its stalls and the shortfall its deadline left (no counter,
+    sink or signal fault beside them)."""
+    own = (*GENERATOR_WARNINGS, f"{TRUNCATED}: the generator sent")
+    return any(f.startswith(GENERATOR_LIMIT) for f in found) and all(
+        f.startswith(own) for f in found
+    )
 
 
 def exclusion(warnings: Iterable[str]) -> str | None:
@@ -118,6 +133,33 @@ def stall_warning(
             "offered load"
         )
     return None
+
+
+def stall_burst(lateness_max_ns: float | None, rate_pps: float) -> int:
+    """The frames a stall of ``lateness_max_ns`` leaves to one catch-up burst."""
+    return round(rate_pps * max(lateness_max_ns or 0.0, 0.0) / 1e9)
+
+
+def stall_is_harmless(loss_location: dict[str, int]) -> bool:
+    """A stall's burst cannot have caused the loss: none is where a burst overflows."""
+    return sum(max(loss_location.get(k, 0), 0) for k in BURST_REACHES) == 0
+
+
+def stall_harmless(stall: str, why: str) -> str:
+    """The note that replaces a stall's fault when it cannot have caused the loss (the
+    trial used; the stall kept in words)."""
+    return f"{STALL_HARMLESS} ({why}): {stall[len(GENERATOR_STALL) + 2 :]}"
+
+
+def disarm_stall(warnings: list[str], why: str) -> list[str]:
+    """``warnings`` with a generator stall fault turned into its harmless note."""
+    return [stall_harmless(w, why) if w.startswith(GENERATOR_STALL) else w for w in warnings]
+
+
+def only_stalled(warnings: list[str]) -> bool:
+    """The trial's only faults are generator stalls."""
+    found = faults(warnings)
+    return bool(found) and all(w.startswith(GENERATOR_STALL) for w in found)
 
 
 def rate_warning(offered_pps: float, achieved_pps: float | None) -> str | None:

@@ -69,3 +69,35 @@ def test_over_explained_loss_and_unsettled_counts_are_faults():
     assert exclusion(TR._loss_warnings(1000, 1001, 0, {"unaccounted": 0}, True))
     assert exclusion(TR._loss_warnings(1000, 990, 0, {"gen_egress": 10}, True))
     assert exclusion(TR._loss_warnings(1000, 990, 0, {"unaccounted": 10}, True)) is None
+
+
+def _stalled() -> list[str]:
+    w = TR._generator_warnings(_gen(lateness_max_ns=42_800_000), 1e5, 1000)  # 4,280 frames
+    assert exclusion(w).startswith("generator stall")
+    return w
+
+
+def test_a_stall_that_lost_nothing_is_a_note_and_the_trial_is_used():
+    """A stall's catch-up burst can only add loss: a trial that lost nothing at this load
+    proves the SUT carried it (issue: 514 kpps, sent 514000 lost 0, excluded)."""
+    w = TR._judged_stall(_stalled(), {"sut_ingress": 0, "unaccounted": 0}, 0)
+    assert exclusion(w) is None
+    assert len(w) == 1 and w[0].startswith("stall without harm (nothing lost)")
+    assert "42.8 ms late" in w[0]
+
+
+def test_a_stall_with_loss_only_where_no_burst_reaches_is_used():
+    # a drop rule on the forwarding path (the ground-truth drop) is not a queue
+    w = TR._judged_stall(_stalled(), {"sut_forward": 300, "unaccounted": 0}, 300)
+    assert exclusion(w) is None and "no burst reaches" in w[0]
+
+
+def test_a_stall_with_loss_at_a_queue_stays_a_fault():
+    for where in ("sut_ingress", "sut_egress", "unaccounted", "gen_egress"):
+        w = TR._judged_stall(_stalled(), {where: 5}, 5)
+        assert exclusion(w).startswith("generator stall"), where
+
+
+def test_a_stall_beside_another_fault_stays_a_fault():
+    w = [*_stalled(), "counter fault: the sink's count went back"]
+    assert TR._judged_stall(w, {}, 0) == w

@@ -137,6 +137,7 @@ def measure(
     disagree = sink_disagreement(d)
     if disagree:
         warnings.append(disagree)
+    warnings = _judged_stall(warnings, loss, res.sent - received - sink_dropped)
     extra, extra_warnings = ctx.path.trial_counters(before, after) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
     counters = {
@@ -213,6 +214,17 @@ def _generator_warnings(res: GenResult, rate_pps: float, queue_pkts: int | None)
     if res.retries:
         out.append(f"the kernel refused {res.retries} send(s); the generator retried them")
     return out
+
+
+def _judged_stall(warnings: list[str], loss: dict[str, int], lost: int) -> list[str]:
+    """A stall is a fault only when its catch-up burst can have caused the trial's
+    loss: a trial that lost nothing at this load shows the SUT carried it, and loss
+    located where no burst reaches (a drop rule, the forwarding path) is the SUT's
+    anyway. Such a stall stays as a note and the trial is used."""
+    if not Q.only_stalled(warnings) or not Q.stall_is_harmless(loss):
+        return warnings
+    why = "nothing lost" if lost <= 0 else "its loss is where no burst reaches"
+    return Q.disarm_stall(warnings, why)
 
 
 def _loss_warnings(
