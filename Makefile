@@ -157,6 +157,7 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/rtt.py
 	$(SUDO) $(BIN)/python bench/accept.py
 	$(SUDO) $(BIN)/python bench/campaign.py
+	$(SUDO) $(BIN)/python bench/busy.py
 
 clean:
 	rm -rf $(VENV) gen/target bpf/build report demo-out

@@ -180,3 +180,27 @@ def test_no_load_measured():
     s = _gap_verdict([np.nan, np.nan])
     assert s.verdict == INCONCLUSIVE and s.reason.startswith("no load was measured")
     assert _gap_verdict([np.nan, np.nan], "published").verdict == BAD
+
+
+def test_a_range_whose_top_the_generator_could_not_pace_is_generator_bound():
+    """Issue: a busy host. The SUT forwards everything it was given up to 400 kpps; the
+    loads above were generator limits. INCONCLUSIVE, and the reason says why: PDR is at
+    least the highest load measured, the generator's reach, not the SUT's."""
+    s = _gap_verdict([100, 200, 300, 400, np.nan, np.nan])
+    assert s.verdict == INCONCLUSIVE and s.gaps == (4, 5)
+    assert s.reason.startswith("generator-bound: the loss never exceeds 0.5% up to 400 kpps")
+    assert "PDR@0.5% is at least 400 kpps" in s.reason
+    # a gap of another kind in the middle, or a counter fault on top, is no such claim
+    assert not _gap_verdict([100, np.nan, 300, 400, np.nan]).reason.startswith("generator")
+    rates = np.arange(1, 5) * 1e5
+    plr = np.array([0, 0, 0, np.nan])
+    other = detect_saturation(
+        rates, plr, tir(rates, rates * (1 - plr)), reasons=["", "", "", "all 3 trials "
+        "excluded: counter fault"],
+    )  # fmt: skip
+    assert not other.reason.startswith("generator-bound")
+
+
+def test_a_generator_gap_after_the_pdr_point_says_so():
+    s = _gap_verdict([100, 200, 300, 300, 300, np.nan, 300])
+    assert s.verdict == INCONCLUSIVE and s.reason.startswith("generator-bound: load 600 kpps")

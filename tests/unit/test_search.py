@@ -6,6 +6,7 @@ trials gives the same result (resume, assess)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from netassay.methods.search.spec import (
     parse_ratio,
     verify_goal,
 )
-from netassay.quality import GENERATOR_LIMIT, GENERATOR_STALL
+from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, GENERATOR_STALL
 from netassay.trial.record import TrialRecord
 
 CAP = 60_000.0
@@ -167,17 +168,17 @@ def test_faulty_attempts_are_repeated_and_never_counted_as_loss():
 
 
 def test_a_persistent_fault_stops_the_search_instead_of_converging_on_it():
-    """The generator cannot pace above 300 kpps; the SUT forwards 500 kpps. The search
-    must not take the generator's limit for the SUT's: it stops, and says why."""
+    """The sink's counter fails above 300 kpps; the SUT forwards 500 kpps. The search
+    must not take the fault for the SUT's loss: it stops, and says why."""
     limit = 300_000.0
     sut = SyntheticSut(
         cliff(500_000),
-        fault=lambda n, load: f"{GENERATOR_LIMIT}: achieved less" if load > limit else None,
+        fault=lambda n, load: f"{COUNTER_FAULT}: the sink's count" if load > limit else None,
     )
     stored: list[TrialRecord] = []
     out = search(sut, spec(hi=600_000), on_trial=lambda ev: stored.append(ev.record), retries=2)
     assert out.stop is not None and out.stop.kind == E.FAULT
-    assert GENERATOR_LIMIT in out.stop.detail
+    assert COUNTER_FAULT in out.stop.detail
     assert len(sut.calls) == 3  # the first trial, at the max load, and two repeats
     assert [r.excluded is not None for r in stored] == [True]
     assert stored[0].counters["search"]["goals"]["ndr"]["trial"] == E.UNUSABLE
@@ -456,3 +457,86 @@ def test_measured_class_follows_the_exceed_ratio_over_trial_time():
     assert E.measured_class([(1.0, 0.0)], g) == E.LOWER
     assert E.measured_class([(1.0, 0.01), (1.0, 0.0)], g) == E.LOWER  # half: allowed
     assert E.measured_class([(1.0, 0.01), (1.0, 0.01), (1.0, 0.0)], g) == E.UPPER
+
+
+# -- the generator's reach (issue: a busy host degrades the answer, never the run) -----
+def _reach_limited(sut: SyntheticSut, reach: float) -> E.TrialFn:
+    """``sut`` behind a generator that paces at most ``reach`` (a generator limit above)."""
+
+    def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
+        rec = sut(i, k, load, duration)
+        if load <= reach:
+            return rec
+        warning = f"{GENERATOR_LIMIT}: achieved {reach:.0f} of {load:.0f} offered"
+        return replace(rec, achieved_rate_pps=reach, warnings=[warning])
+
+    return trial
+
+
+def test_a_generator_limit_at_the_max_load_is_its_reach_and_a_restart_goes_on_below_it():
+    """The SUT forwards everything (1 Mpps); the generator reaches 400 kpps of the
+    600 kpps max load. The search stops at once with the reach (never a fault), and
+    restarted below it (epoch 1, the run layer's step) it ends: no upper bound, each
+    goal at least the reach, with the first epoch's trials counted and numbered past."""
+    sut = SyntheticSut(cliff(1e6))
+    stored: list[TrialRecord] = []
+    first = E.run_search(
+        spec(hi=600_000), _reach_limited(sut, 400_000), clock=sut.clock, retries=2,
+        on_trial=lambda ev: stored.append(ev.record),
+    )  # fmt: skip
+    assert first.stop is not None and first.stop.kind == E.REACH
+    assert first.stop.reach_pps == 400_000 and len(stored) == 1 and stored[0].excluded
+    lower = replace(spec(hi=392_000), epoch=1, reach_pps=400_000)
+    out = E.run_search(
+        lower, _reach_limited(sut, 400_000), clock=sut.clock, stored=list(stored),
+        on_trial=lambda ev: stored.append(ev.record),
+    )  # fmt: skip
+    assert out.complete
+    for o in out.goals:
+        assert o.upper_pps is None and o.lower_pps == pytest.approx(392_000)
+    keys = [(r.load_index, r.repetition) for r in stored]
+    assert len(set(keys)) == len(keys)  # the store's unique key holds across the restart
+    assert [r.counters["search"]["trial"] for r in stored] == list(range(1, len(stored) + 1))
+    assert all(r.counters["search"].get("epoch") == 1 for r in stored[1:])
+    again = E.run_search(lower, None, stored=stored, live=False)  # a re-read of the store
+    assert [o.lower_pps for o in again.goals] == [o.lower_pps for o in out.goals]
+    assert again.trials == out.trials == len(stored)
+
+
+def test_a_generator_limit_that_stays_below_the_max_load_is_the_reach_too():
+    """The max load was paced, then the host got busier: a limit that stays one after its
+    repeats at a lower load is the reach now. One that leaves no range above the min
+    load (or whose achieved rate is unknown) stops the search as a fault."""
+
+    def limited(achieved: float | None) -> E.TrialFn:
+        sut = SyntheticSut(cliff(CAP))
+
+        def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
+            rec = sut(i, k, load, duration)
+            if load >= 500_000:
+                return rec
+            return replace(rec, achieved_rate_pps=achieved, warnings=[f"{GENERATOR_LIMIT}: x"])
+
+        return trial
+
+    out = E.run_search(spec(hi=600_000), limited(59_000))
+    assert out.stop is not None and out.stop.kind == E.REACH and out.stop.reach_pps == 59_000
+    assert E.run_search(spec(hi=600_000), limited(6_000)).stop.kind == E.FAULT
+    assert E.run_search(spec(hi=600_000), limited(None)).stop.kind == E.FAULT
+
+
+def test_a_stall_whose_loss_exceeds_every_goal_even_without_its_burst_is_used():
+    """A 1 ms stall at 100 kpps leaves a burst of 100 frames; the trial lost 50,000: with
+    or without the burst it fails every goal, so it is used and the stall is a note."""
+    stall = f"{GENERATOR_STALL}: a send was 1.0 ms late; its catch-up burst"
+    gen = {"lateness_max_ns": 1_000_000}
+    rec = TrialRecord(0, 0, 100_000.0, 1.0, 100_000, 50_000, "x", warnings=[stall],
+                      counters={"generator": gen})  # fmt: skip
+    used = E._stall_outweighed(rec, spec())
+    assert used.excluded is None and used.warnings[0].startswith("stall without harm")
+    # 300 frames lost, a burst of 100: without the burst 0.2% < the PDR goal's 0.5%
+    close = replace(rec, received=99_700)
+    assert E._stall_outweighed(close, spec()).excluded
+    # a stall of unknown length is never excused
+    unknown = replace(rec, counters={})
+    assert E._stall_outweighed(unknown, spec()).excluded

@@ -121,7 +121,9 @@ def detect_saturation(
     if past is None:
         reason = f"the loss never exceeds {pct} in the tested range: widen it to higher loads"
         if gaps and not published:
-            reason += f"; the loss at {gap_text} is unknown"
+            reason = _generator_bound(rate_pps, plr, gaps, reasons, pct) or (
+                f"{reason}; the loss at {gap_text} is unknown"
+            )
         return Saturation(undecided, reason, None, None, None, gaps=gaps, warnings=tuple(notes))
     if pot >= n:
         reason = (
@@ -226,15 +228,47 @@ def _described(c: _Ctx) -> tuple[str, str]:
             f"{c.pct} there, so the potential saturation point is uncertain; measure again"
         )
     gap = next((g for g in c.gaps if g >= c.pot), None)
+    bound = "generator-bound: " if gap is not None and _generator_gap(c.reasons, gap) else ""
     if gap is None:  # a TIR undefined for another reason (e.g. a trial that sent nothing)
         return INCONCLUSIVE, (
             f"TIR is undefined after the potential saturation point {_fmt(c.rate[c.pot])}: "
             "saturation can be neither confirmed nor ruled out; check the trials"
         )
     return INCONCLUSIVE, (
-        f"load {_loads_text(c.rate, [gap], c.reasons)} after the PDR@{c.pct} point was not "
+        f"{bound}load {_loads_text(c.rate, [gap], c.reasons)} after the PDR@{c.pct} point was not "
         "measured: saturation can be neither confirmed nor ruled out across it; measure it "
         "again"
+    )
+
+
+GENERATOR_KINDS = ("generator limit", "generator stall", "rate overshoot", "truncated trial")
+
+
+def _generator_gap(reasons: Sequence[str], i: int) -> bool:
+    """Load ``i`` is a gap because the generator could not pace it (its trials'
+    faults are the generator's alone)."""
+    why = reasons[i] if i < len(reasons) else ""
+    kinds = why.split(": ", 1)[1] if ": " in why else ""
+    named = [k.split(" (")[0] for k in kinds.split(", ")] if kinds else []
+    return bool(named) and all(k in GENERATOR_KINDS for k in named)
+
+
+def _generator_bound(
+    rate: np.ndarray, plr: np.ndarray, gaps: tuple[int, ...], reasons: Sequence[str], pct: str
+) -> str | None:
+    """The reason of a range whose top the generator could not pace: every load above the
+    highest measured one is a gap of the generator's, and nothing measured lost more
+    than the PDR fraction. The SUT carried everything up to the generator's reach."""
+    measured = np.flatnonzero(~np.isnan(plr))
+    top = int(measured[-1])
+    above = [g for g in gaps if g > top]
+    if not above or len(above) != len(gaps) or not all(_generator_gap(reasons, g) for g in above):
+        return None
+    return (
+        f"generator-bound: the loss never exceeds {pct} up to {_fmt(rate[top])}, and the "
+        f"loads above ({_loads_text(rate, above, reasons)}) are beyond what the generator "
+        f"paces on this host now: PDR@{pct} is at least {_fmt(rate[top])}; free the "
+        "generator's CPU (see 'netassay testbed show') or sweep lower"
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from netassay import quality as Q
 from netassay.config import TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
@@ -146,6 +147,26 @@ def probe_peak(tb: Testbed, note: Note = _quiet) -> float:
     peak = tb.probe_peak()
     note(f"generator peak: {fmt_rate(peak)}")
     return peak
+
+
+REACH_PROBE_S = 1.0  # one paced probe of the max load before a search
+REACH_MARGIN = 0.98  # a load the generator missed: retried at this share of what it did
+REACH_TRIES = 3
+
+
+def paced_reach(tb: Testbed, rate_pps: float, note: Note = _quiet) -> float:
+    """The highest load up to ``rate_pps`` the generator paces on this host now: a
+    paced probe of ``REACH_PROBE_S`` at it, and when that is a generator limit (the
+    peak at ``--rate max`` is not what a paced trial keeps on a busy host), again at
+    ``REACH_MARGIN`` of what it achieved, at most ``REACH_TRIES`` times."""
+    rate = float(rate_pps)
+    for _ in range(REACH_TRIES):
+        achieved = float(tb.send(rate, REACH_PROBE_S).achieved_rate_pps or 0.0)
+        if Q.rate_kind(rate, achieved) != Q.GENERATOR_LIMIT:
+            return rate
+        note(f"the generator paced {fmt_rate(achieved)} of {fmt_rate(rate)} on this host now")
+        rate = REACH_MARGIN * achieved
+    return rate
 
 
 def default_label(cfg: Any, name: str) -> str:

@@ -375,6 +375,11 @@ class Store:
         with self.transaction() as w:
             return w.run(experiment_id, utc_now(), resumed, environment)
 
+    def update_config(self, experiment_id: int, config: dict[str, Any]) -> None:
+        """Replace an experiment's stored config, committed at once."""
+        with self.transaction() as w:
+            w.config(experiment_id, config)
+
     def runs(self, experiment_id: int) -> list[dict[str, Any]]:
         """The runs of one experiment, oldest first, with their environments."""
         cur = self.conn.execute(

@@ -102,6 +102,13 @@ class Writer:
         )  # fmt: skip
         return int(cur.lastrowid)
 
+    def config(self, experiment_id: int, config: dict[str, Any]) -> None:
+        """Replace an experiment's config (a method that changed its plan mid-run: a
+        search whose max load was lowered to the generator's reach)."""
+        self.conn.execute(
+            "UPDATE experiments SET config_json = ? WHERE id = ?", (dumps(config), experiment_id)
+        )
+
     def trial(
         self, experiment_id: int, t: TrialRecord, run_ids: dict[int, int] | None = None
     ) -> int:

@@ -35,6 +35,7 @@ from typing import Any
 
 from MLRsearch import AbstractMeasurer, GoalResult, MeasurementResult, MultipleLossRatioSearch
 
+from netassay import quality as Q
 from netassay.methods.search.spec import Goal, SearchSpec
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.trial.record import TrialRecord
@@ -47,6 +48,9 @@ LOWER, UPPER, UNDECIDED, UNUSABLE = "lower bound", "upper bound", "undecided", "
 # from the trials measured at that load alone (a search that did not finish)
 CLASSIFIED, MEASURED = "classified", "measured"
 TIME_CAP, FAULT, STORED_END = "time cap", "measurement fault", "stored trials end"
+REACH = "generator reach"  # a generator limit near the max load: restart it lower (run)
+# a restart below the reach needs the new max load (98% of it) above the min load
+REACH_FLOOR = 0.98
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class Stop:
     kind: str  # TIME_CAP | FAULT | STORED_END
     message: str
     detail: str = ""  # for a fault: the trial's exclusion (which fault it was)
+    reach_pps: float | None = None  # REACH: the rate the generator achieved there
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,7 @@ class _Measurer(AbstractMeasurer):
     replayed: int = 0
     stored_wall_s: dict[Any, float] = field(default_factory=dict)  # run id -> its wall time
     pending: tuple[TrialRecord, bool] | None = None
+    index_base: int = 0  # the first load index of this epoch (after a restart's)
     live_attempts: int = 0  # trials run by this call (not replayed)
     live_wall_s: float = 0.0  # this call's wall time, at the end of its last trial
     # usable trials given to MLRsearch, per intended load: (duration, SUT loss ratio)
@@ -225,14 +231,14 @@ class _Measurer(AbstractMeasurer):
     def _run(self, load: float, duration: float) -> TrialRecord:
         assert self.trial_fn is not None
         if load not in self.index:
-            self.index[load] = max(self.index.values(), default=-1) + 1
+            self.index[load] = max(self.index.values(), default=self.index_base - 1) + 1
         i = self.index[load]
         k = self.next_rep.get(i, 0)
         self.next_rep[i] = k + 1
         discarded: list[str] = []
         time0 = self.trial_time_s
         for attempt in range(self.retries + 1):
-            rec = self.trial_fn(i, k, load, duration)
+            rec = _stall_outweighed(self.trial_fn(i, k, load, duration), self.spec)
             self.attempts += 1
             self.live_attempts += 1
             self.trial_time_s += float(rec.duration_s)
@@ -253,13 +259,38 @@ class _Measurer(AbstractMeasurer):
             "attempt_time_s": round(self.trial_time_s - time0, 6),
             "elapsed_s": round(self.clock() - self.t0, 3),
         }
+        if self.spec.epoch:
+            meta["epoch"] = self.spec.epoch
         rec = replace(rec, counters={**rec.counters, "search": meta})
         # what is stored is what a replay adds up: the same totals, live or re-read
         self.trial_time_s = time0 + meta["attempt_time_s"]
         self.live_wall_s = meta["elapsed_s"]
         if rec.excluded:
+            self._reached(rec, load)
             self._fault(rec, load, duration, len(discarded) + 1)
         return rec
+
+    def _reached(self, rec: TrialRecord, load: float) -> None:
+        """A generator limit that stays one after its repeats is the generator's reach on
+        this host now (near the max load: the peak at ``--rate max`` is more than a paced
+        trial keeps; below it: the host got busier), not a fault to stop at: stored,
+        then the search is restarted below it (``run``), unless that leaves no range."""
+        found = Q.faults(rec.warnings)
+        achieved = float(rec.achieved_rate_pps or 0.0)
+        if not Q.generator_bound(found) or achieved <= self.spec.min_load_pps / REACH_FLOOR:
+            return
+        rec.counters["search"]["goals"] = {
+            g.key: {"trial": UNUSABLE, "load": UNDECIDED} for g in self.spec.goals
+        }
+        self.on_trial(TrialEvent(rec, False, self._bounds()))
+        raise _Halt(
+            Stop(
+                REACH,
+                f"the generator reached {fmt_rate(achieved)} of the {fmt_rate(load)} asked",
+                "; ".join(found),
+                achieved,
+            )
+        )
 
     def _fault(self, rec: TrialRecord, load: float, duration: float, attempts: int) -> None:
         """Store the faulty trial (named, excluded), then stop: its loss is not the SUT's."""
@@ -308,10 +339,13 @@ class _Measurer(AbstractMeasurer):
             out[g.key] = (float(b.clo) if b.clo else None, float(b.chi) if b.chi else None)
         return out
 
-    def _book(self, rec: TrialRecord, info: dict[str, Any]) -> None:
-        """Account a stored trial: its load index, repetition, time and number."""
+    def _book(self, rec: TrialRecord, info: dict[str, Any], earlier: bool = False) -> None:
+        """Account a stored trial: its load index, repetition, time and number (and its
+        run's wall time and load, unless it is an earlier epoch's: the next counts
+        its time, its loads are numbered anew)."""
         load = float(info.get("intended_load_pps", rec.rate_pps))
-        self.index.setdefault(load, rec.load_index)
+        if not earlier:
+            self.index.setdefault(load, rec.load_index)
         self.next_rep[rec.load_index] = max(
             self.next_rep.get(rec.load_index, 0), rec.repetition + 1
         )
@@ -319,9 +353,31 @@ class _Measurer(AbstractMeasurer):
         self.attempts += int(info.get("attempts", 1))
         self.trial_time_s += float(info.get("attempt_time_s", rec.duration_s))
         run = rec.run_id
+        if earlier:
+            return
         self.stored_wall_s[run] = max(
             self.stored_wall_s.get(run, 0.0), float(info.get("elapsed_s", 0.0))
         )
+
+
+def _stall_outweighed(rec: TrialRecord, spec: SearchSpec) -> TrialRecord:
+    """A stalled trial whose loss, less its whole catch-up burst, still exceeds every
+    goal's loss ratio fails every goal whatever the burst did: it is used, the stall a
+    note (the trial engine already uses a stalled trial that lost nothing)."""
+    if not rec.excluded or not Q.only_stalled(rec.warnings) or not rec.sent:
+        return rec
+    lateness = (rec.counters.get("generator") or {}).get("lateness_max_ns")
+    if not lateness:  # a stall of unknown length: its burst is unbounded
+        return rec
+    burst = Q.stall_burst(lateness, rec.rate_pps)
+    if (rec.sent - rec.forwarded - burst) / rec.sent <= max(g.loss_ratio for g in spec.goals):
+        return rec
+    why = "its loss less the whole burst still exceeds every goal"
+    return replace(rec, warnings=Q.disarm_stall(rec.warnings, why))
+
+
+def _epoch(rec: TrialRecord) -> int:
+    return int(rec.counters.get("search", {}).get("epoch", 0))
 
 
 def _same(info: dict[str, Any], load: float, duration: float) -> bool:
@@ -342,20 +398,28 @@ def run_search(
     retries: int = 2,
     retry_ok: Callable[[TrialRecord], bool] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    elapsed_before_s: float = 0.0,
 ) -> SearchOutcome:
     """Run MLRsearch for ``spec``: replay ``stored`` trials (ordered by their search
     trial number), then, when ``live``, measure with ``trial_fn`` until every goal is
-    reached, the time cap comes, or a trial stays a measurement fault."""
+    reached, the time cap comes, or a trial stays a measurement fault. The stored
+    trials of an earlier epoch (before a restart at the generator's reach) are counted,
+    not replayed; ``elapsed_before_s`` is the time they took in this run (its cap)."""
     spec.validate()
     ordered = sorted(stored, key=lambda r: int(r.counters.get("search", {}).get("trial", 0)))
+    current = [r for r in ordered if _epoch(r) == spec.epoch]
     m = _Measurer(
-        spec, trial_fn, on_trial or (lambda _e: None), deque(ordered), live, retries,
+        spec, trial_fn, on_trial or (lambda _e: None), deque(current), live, retries,
         retry_ok or (lambda _r: True), clock,
     )  # fmt: skip
+    for rec in ordered:  # an earlier epoch's trials: counted, numbered past, not replayed
+        if _epoch(rec) < spec.epoch:
+            m.index_base = max(m.index_base, rec.load_index + 1)
+            m._book(rec, rec.counters.get("search", {}), earlier=True)
     mlr = _Search(spec.mlr_config())
     mlr.after = m.after
     m.mlr = mlr
-    m.t0 = clock()
+    m.t0 = clock() - elapsed_before_s
     stop = None
     try:
         mlr.search(m, debug=lambda _msg: None)

@@ -95,9 +95,9 @@ class SearchJob:
     stored: int = 0
     resumed: SearchSpec | None = None  # a resume: the stored search's own spec
 
-    def spec(self, max_load_pps: float) -> SearchSpec:
+    def spec(self, max_load_pps: float, reach_pps: float | None = None) -> SearchSpec:
         lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
-        spec = SearchSpec(self.goals, lo, max_load_pps, self.time_cap_s)
+        spec = SearchSpec(self.goals, lo, max_load_pps, self.time_cap_s, reach_pps=reach_pps)
         spec.validate()
         return spec
 
@@ -189,8 +189,8 @@ def run(job: SearchJob) -> SearchReport:
         if job.resumed is not None:
             peak, spec = None, job.resumed
         else:
-            peak, max_load = _max_load(tb, job, note)
-            spec = job.spec(max_load)  # a bad range is refused before the store is touched
+            peak, max_load, reach = _max_load(tb, job, note)
+            spec = job.spec(max_load, reach)  # a bad range: refused before any write
         with Store(job.db) as store, trials_on(tb) as ctx:
             stored: list[TrialRecord] = []
             if job.resumed is not None:
@@ -204,14 +204,7 @@ def run(job: SearchJob) -> SearchReport:
             else:
                 ctx = _start(job, spec, ctx, store, peak)
             setup_s = time.monotonic() - t_start
-            outcome = E.run_search(
-                spec,
-                _trial_fn(job, ctx),
-                on_trial=_on_trial(job, store),
-                stored=stored,
-                retries=job.retries,
-                retry_ok=lambda rec: not lab.signalled(rec),
-            )
+            spec, outcome = _search(job, spec, ctx, store, stored, note)
             report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
             if job.verify is not None and outcome.stop is None:
                 v = _verify(job, spec, outcome, ctx, store, peak)
@@ -222,13 +215,64 @@ def run(job: SearchJob) -> SearchReport:
     return report
 
 
-def _max_load(tb: Testbed, job: SearchJob, note: lab.Note) -> tuple[float | None, float]:
-    """(the generator's peak through this testbed, the max load): the max defaults to
-    98% of the peak, and a given max above that is refused (like a sweep's top load)."""
+def _search(
+    job: SearchJob, spec: SearchSpec, ctx: TrialContext, store: Store,
+    stored: list[TrialRecord], note: lab.Note,
+) -> tuple[SearchSpec, E.SearchOutcome]:  # fmt: skip
+    """The search, restarted below the generator's reach each time a generator limit at
+    the max load shows the host cannot pace it now (at most REACH_RESTARTS times)."""
+    elapsed = 0.0
+    for _ in range(REACH_RESTARTS + 1):
+        outcome = E.run_search(
+            spec, _trial_fn(job, ctx), on_trial=_on_trial(job, store), stored=stored,
+            retries=job.retries, retry_ok=lambda rec: not lab.signalled(rec),
+            elapsed_before_s=elapsed,
+        )  # fmt: skip
+        stop = outcome.stop
+        if stop is None or stop.kind != E.REACH or stop.reach_pps is None:
+            break
+        spec = _below_reach(job, spec, stop.reach_pps, note)
+        assert job.experiment_id is not None
+        exp = store.experiment(job.experiment_id)
+        store.update_config(job.experiment_id, {**exp.config, "search": spec.to_json()})
+        stored, elapsed = store.trial_records(job.experiment_id), outcome.wall_time_s
+    return spec, outcome
+
+
+REACH_RESTARTS = 3
+
+
+def _below_reach(job: SearchJob, spec: SearchSpec, reach: float, note: lab.Note) -> SearchSpec:
+    """The spec of a search restarted with its max load at the generator's reach."""
+    new_max = lab.REACH_MARGIN * reach
+    lo = job.min_load_pps or new_max * MIN_LOAD_FRACTION
+    if lo >= new_max:
+        raise GeneratorError(
+            f"the generator reaches only {fmt_rate(reach)} on this host now",
+            f"that is at or below the search's min load ({fmt_rate(lo)})",
+            "give a lower --min-load, or free the host's CPUs (see 'netassay testbed show')",
+        )
+    note(
+        f"the generator reached {fmt_rate(reach)} of the max load "
+        f"{fmt_rate(spec.max_load_pps)} on this host now: the search starts again with "
+        f"the max load at {fmt_rate(new_max)} (a bound there is generator-bound)"
+    )
+    return replace(spec, min_load_pps=lo, max_load_pps=new_max, epoch=spec.epoch + 1,
+                   reach_pps=new_max)  # fmt: skip
+
+
+def _max_load(
+    tb: Testbed, job: SearchJob, note: lab.Note
+) -> tuple[float | None, float, float | None]:
+    """(the generator's peak through this testbed, the max load, the generator's reach
+    when it is below the max): the max defaults to 98% of the peak, a given max above
+    that is refused (like a sweep's top load), and the max is then paced once: on a busy
+    host a paced load holds less than the peak at ``--rate max``."""
     if job.max_load_pps is not None:
         if not job.check_peak:
-            return None, job.max_load_pps
-        return lab.check_peak(tb, (job.max_load_pps,), note), job.max_load_pps
+            return None, job.max_load_pps, None
+        peak = lab.check_peak(tb, (job.max_load_pps,), note)
+        return (peak, *_reach(tb, job.max_load_pps, note))
     peak = lab.probe_peak(tb, note)
     if peak <= 0:
         raise GeneratorError(
@@ -236,7 +280,19 @@ def _max_load(tb: Testbed, job: SearchJob, note: lab.Note) -> tuple[float | None
             "its peak probe achieved 0 pps",
             "check 'netassay testbed show' and the generator (--debug)",
         )
-    return peak, lab.PEAK_MARGIN * peak
+    return (peak, *_reach(tb, lab.PEAK_MARGIN * peak, note))
+
+
+def _reach(tb: Testbed, max_load: float, note: lab.Note) -> tuple[float, float | None]:
+    """(the max load, the reach it was lowered to or None)."""
+    reach = lab.paced_reach(tb, max_load, note)
+    if reach >= max_load:
+        return max_load, None
+    note(
+        f"the max load is lowered to {fmt_rate(reach)}, what the generator paces on this "
+        "host now (a bound there is generator-bound)"
+    )
+    return reach, reach
 
 
 def _start(
@@ -435,7 +491,7 @@ def check(report: SearchReport) -> None:
     if stop is None:
         return
     where = f"{report.outcome.trials} trial(s) stored in {report.db}"
-    if stop.kind == E.FAULT:
+    if stop.kind in (E.FAULT, E.REACH):
         cls = GeneratorError if generator_trouble(stop.detail.split("; ")) else TestbedError
         raise cls(
             f"search stopped: {stop.message}",

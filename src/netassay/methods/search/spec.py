@@ -98,6 +98,10 @@ class SearchSpec:
     min_load_pps: float
     max_load_pps: float
     time_cap_s: float = TIME_CAP_S
+    # a search restarted with its max load lowered to the generator's reach on this host
+    # (``run``): how many times, and the reach (None: the max load as given or probed)
+    epoch: int = 0
+    reach_pps: float | None = None
 
     def validate(self) -> None:
         if not self.goals:
@@ -145,6 +149,8 @@ class SearchSpec:
             "max_load_pps": self.max_load_pps,
             "time_cap_s": self.time_cap_s,
             "mlrsearch": MLRSEARCH_VERSION,
+            **({"epoch": self.epoch} if self.epoch else {}),
+            **({"generator_reach_pps": self.reach_pps} if self.reach_pps else {}),
         }
 
     @staticmethod
@@ -154,6 +160,8 @@ class SearchSpec:
             float(d["min_load_pps"]),
             float(d["max_load_pps"]),
             float(d.get("time_cap_s", TIME_CAP_S)),
+            int(d.get("epoch", 0)),
+            d.get("generator_reach_pps"),
         )
 
 

@@ -43,7 +43,14 @@ def goal_json(o: E.GoalOutcome, out: E.SearchOutcome) -> dict[str, Any]:
         "wall_time_s": round(out.wall_time_s, 3),
         "lower_bound": o.lower,
         "upper_bound": o.upper,
+        **({"generator_bound": True} if _generator_bound(o, out) else {}),
     }
+
+
+def _generator_bound(o: E.GoalOutcome, out: E.SearchOutcome) -> bool:
+    """The goal was met at a max load lowered to the generator's reach: the SUT's bound
+    is at least that, the generator could not show more on this host."""
+    return out.spec.reach_pps is not None and o.upper_pps is None and o.lower_pps is not None
 
 
 def outcome_json(out: E.SearchOutcome) -> dict[str, Any]:
@@ -60,6 +67,7 @@ def outcome_json(out: E.SearchOutcome) -> dict[str, Any]:
         "max_load_pps": out.spec.max_load_pps,
         "time_cap_s": out.spec.time_cap_s,
         "mlrsearch": MLRSEARCH_VERSION,
+        **({"generator_reach_pps": out.spec.reach_pps} if out.spec.reach_pps else {}),
         "goals": [goal_json(o, out) for o in out.goals],
     }
 
@@ -102,6 +110,12 @@ def _goal_line(o: E.GoalOutcome, out: E.SearchOutcome) -> str:
         return f"{head}\n{'':13}{_unfinished_note(o)}"
     if o.lower_pps is None and o.upper_pps is not None:
         return f"{head}\n{'':13}no lower bound: loss above the goal already at the min load"
+    if _generator_bound(o, out):
+        return (
+            f"{head}\n{'':13}generator-bound: the SUT carried everything up to the "
+            f"generator's reach on this host ({fmt_rate(spec.max_load_pps)}): "
+            f"{g.label} >= {fmt_rate(o.lower_pps)}"
+        )
     if o.upper_pps is None and o.lower_pps is not None:
         return (
             f"{head}\n{'':13}no upper bound: the max load ({fmt_rate(spec.max_load_pps)}) "

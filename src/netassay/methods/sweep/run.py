@@ -44,6 +44,9 @@ class Sweep:
     experiment_id: int | None = None
     stored: int = 0
     warnings: list[str] = field(default_factory=list)
+    # the lowest load whose trial stayed a generator limit after its repeats: the
+    # generator's reach on this host now; above it such a trial is not repeated again
+    beyond_reach: float | None = None
 
 
 def plan_of(req: SweepRequest) -> Plan:
@@ -192,11 +195,21 @@ def measure_with_retries(sw: Sweep, ctx: TrialContext, i: int, k: int, rate: flo
             time.sleep(sw.plan.settle_s)
         rec = measure(ctx, i, k, rate, sw.plan.duration_s)
         faults = quality.faults(rec.warnings)
+        reach = quality.generator_bound(faults)
+        if reach and (attempt == sw.retries or _beyond_reach(sw, rate)):
+            sw.beyond_reach = min(rate, sw.beyond_reach or rate)
+            break
         if not faults or attempt == sw.retries or lab.signalled(rec):
             break
         lost = rec.sent - rec.forwarded
         discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(faults)}")
     return replace(rec, warnings=[*rec.warnings, *discarded], run_id=ctx.run_id)
+
+
+def _beyond_reach(sw: Sweep, rate: float) -> bool:
+    """At or above a load the generator already could not pace: repeating it would
+    only cost time (the analysis says the sweep is generator-bound there)."""
+    return sw.beyond_reach is not None and rate >= sw.beyond_reach
 
 
 def loop(sw: Sweep, ctx: TrialContext, store: Store) -> None:
