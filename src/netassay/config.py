@@ -1,7 +1,8 @@
 """Typed, frozen configuration: defaults, then a TOML file, then flags.
 
 The file's keys are the command line's and a campaign file's (``size = 128``, ``ip =
-6``, ``duration = "2s"``), in sections [analysis], [testbed] and one per method
+6``, ``duration = "2s"``), in sections [analysis], [testbed], [cluster] (``tls_dir``:
+the certificates of a campaign's scheduler, workers and coordinator) and one per method
 ([sweep], [search], [rtt], [accept]). Unknown sections or keys are rejected with one
 clear line naming the file's line. ``netassay config show`` prints what is in force.
 """
@@ -154,6 +155,15 @@ def with_frame_size(cfg: Any) -> Any:
     return cfg
 
 
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How this host reaches a campaign's Dask cluster (``--tls-dir`` of 'worker',
+    'campaign run' and 'cluster scheduler'); a relative path in a file is taken from
+    the file's folder."""
+
+    tls_dir: str | None = None  # the folder 'netassay cluster certs' made
+
+
 # the sections of a method's parameters: the CLI checks their keys with the method's
 # declared parameters (``cli.common.config``); this module keeps them as written
 METHOD_SECTIONS = ("sweep", "search", "rtt", "accept")
@@ -176,6 +186,7 @@ class Config:
 
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     testbed: TestbedConfig = field(default_factory=TestbedConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
     methods: dict[str, dict[str, Any]] = field(default_factory=dict)
     origin: str = ""
     lines: Any = None  # tomlfile.Lines of the file (None: no file)
@@ -247,7 +258,7 @@ def _renamed(cfg: Config, section: str, values: dict[str, Any]) -> dict[str, Any
 def _apply_file(cfg: Config, data: dict[str, Any]) -> Config:
     """The file's sections over ``cfg``: [analysis] and [testbed] checked here, the
     methods' kept as written (the CLI checks them against their parameters)."""
-    known_sections = ("analysis", "testbed", *METHOD_SECTIONS)
+    known_sections = ("analysis", "testbed", "cluster", *METHOD_SECTIONS)
     for name, values in data.items():
         if name not in known_sections:
             raise InputError(
@@ -262,6 +273,8 @@ def _apply_file(cfg: Config, data: dict[str, Any]) -> Config:
             cfg = replace(cfg, analysis=_analysis_section(cfg, values))
         elif name == "testbed":
             cfg = replace(cfg, testbed=_testbed_section(cfg, values))
+        elif name == "cluster":
+            cfg = replace(cfg, cluster=_cluster_section(cfg, values))
         else:
             cfg = replace(cfg, methods={**cfg.methods, name: values})
     return cfg
@@ -286,6 +299,23 @@ def _testbed_section(cfg: Config, values: dict[str, Any]) -> TestbedConfig:
         f, p = knobs[key]
         changes[f.name] = _testbed_value(cfg, key, p, value)
     return replace(cfg.testbed, **changes)
+
+
+def _cluster_section(cfg: Config, values: dict[str, Any]) -> ClusterConfig:
+    known = [f.name for f in fields(ClusterConfig)]
+    changes = {}
+    for key, value in values.items():
+        if key not in known:
+            raise _unknown(cfg, "cluster", key, known)
+        if not isinstance(value, str) or not value:
+            raise InputError(
+                f"{cfg.where('cluster', key)}: [cluster] {key} = {value!r}",
+                "expected a folder's path",
+                "fix the value or remove the key",
+            )
+        base = os.path.dirname(os.path.abspath(cfg.origin)) if cfg.origin else ""
+        changes[key] = os.path.join(base, os.path.expanduser(value))
+    return replace(cfg.cluster, **changes)
 
 
 def load_config(
@@ -333,11 +363,12 @@ def toml_value(value: Any) -> str:
 
 def to_toml(cfg: Config, methods: dict[str, dict[str, Any]] | None = None) -> str:
     """The config in force as a file would write it, keyed as the flags are: [analysis],
-    [testbed], then each method's section (``methods``: its defaults by key, which
+    [testbed], [cluster], then each method's section (``methods``: its defaults by key, which
     the file's own values override). An unset value is shown commented out."""
     sections: dict[str, dict[str, Any]] = {
         "analysis": dataclasses.asdict(cfg.analysis),
         "testbed": {p.name: getattr(cfg.testbed, f.name) for f, p in declared(TestbedConfig)},
+        "cluster": dataclasses.asdict(cfg.cluster),
     }
     for name in METHOD_SECTIONS:
         shown = {**(methods or {}).get(name, {}), **cfg.section(name)}

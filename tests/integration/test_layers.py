@@ -45,7 +45,9 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     assert "netassay.units -> netassay.store.db" in res.stdout
 
 
-HEAVY = ("MLRsearch", "scipy", "matplotlib", "distributed", "pyroute2", "playwright")
+HEAVY = (
+    "MLRsearch", "scipy", "matplotlib", "distributed", "pyroute2", "playwright", "cryptography",
+)
 
 
 def test_the_cli_starts_without_its_heavy_dependencies() -> None:

@@ -1,6 +1,7 @@
 """Campaigns survive SIGKILL: of the coordinator (then --resume), and of a netassay worker
-mid-cell on the distributed path (a real 'dask scheduler' and 'netassay worker' processes
-on loopback; the worker restarted). Every planned trial is stored exactly once.
+mid-cell on the distributed path (a real 'netassay cluster scheduler' and 'netassay
+worker' processes on loopback, with mutual TLS; the worker restarted). Every planned trial
+is stored exactly once.
 
 Needs root and netassay-gen (skipped with the reason otherwise; CI runs them).
 """
@@ -12,7 +13,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import netassay_argv
 
+from netassay.campaign import certs
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system
@@ -133,9 +134,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_worker(address: str, name: str) -> subprocess.Popen[str]:
+def _start_worker(address: str, name: str, tls: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        _argv("worker", "--scheduler", address, "--name", name),
+        _argv("worker", "--scheduler", address, "--name", name, "--tls-dir", str(tls)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -144,28 +145,24 @@ def _start_worker(address: str, name: str) -> subprocess.Popen[str]:
 
 def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, netns_of):
     spec, db = _spec(tmp_path, "kw", 2), tmp_path / "kw.db"
-    address = f"tcp://127.0.0.1:{_free_port()}"
+    tls = tmp_path / "tls"
+    certs.make(tls)
+    address = f"tls://127.0.0.1:{_free_port()}"
     dashboard = f"http://127.0.0.1:{_free_port()}/status"
-    dask = str(Path(sys.executable).with_name("dask"))
     sched = subprocess.Popen(
-        [
-            dask,
-            "scheduler",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            address.rsplit(":", 1)[1],
-            "--dashboard-address",
-            dashboard.split("/")[2],
-        ],
+        _argv("cluster", "scheduler", "--listen", address, "--tls-dir", str(tls),
+              "--dashboard", dashboard.split("/")[2]),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
+    )  # fmt: skip
     procs: list[subprocess.Popen] = [sched]
     try:
-        worker = _start_worker(address, tb_name)
+        worker = _start_worker(address, tb_name, tls)
         procs.append(worker)
-        run = _argv("campaign", "run", str(spec), "--db", str(db), "--scheduler", address)
+        run = _argv(
+            "campaign", "run", str(spec), "--db", str(db), "--scheduler", address,
+            "--tls-dir", str(tls),
+        )  # fmt: skip
         coord = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         procs.append(coord)
         lines = _Lines(coord)
@@ -177,7 +174,7 @@ def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, net
         worker.wait(timeout=10)
         time.sleep(1.0)
         assert _stored_cells(db) == 0
-        procs.append(_start_worker(address, tb_name))
+        procs.append(_start_worker(address, tb_name, tls))
         out, _ = coord.communicate(timeout=300)
         lines.thread.join(timeout=5)
         assert coord.returncode == 0, "".join(lines.lines[-20:])
@@ -193,7 +190,8 @@ def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, net
     _exactly_once(db, 2)
     with Store(db, readonly=True) as st:
         workers = {e.metadata["campaign"]["worker"] for e in st.experiments()}
-    assert workers == {f"netassay-{tb_name}"}
+        transports = {e.environment["cluster_transport"] for e in st.experiments()}
+    assert workers == {f"netassay-{tb_name}"} and transports == {"tls"}
     deadline = time.monotonic() + 30
     while netns_of(tb_name) and time.monotonic() < deadline:  # the killed cell's teardown
         time.sleep(0.5)

@@ -3,10 +3,12 @@
 Each cell is one experiment, tagged with its campaign and factor levels. Cells are
 submitted in the campaign's blocked, seeded order (Dask priorities) to workers that own
 a testbed each (the worker resource ``testbed``: one cell at a time per testbed): an
-in-process ``LocalCluster`` with one worker by default, or a running ``dask scheduler``
-with ``netassay worker`` processes. A cell's experiment is written in one transaction when
-the cell ends, so a crash loses at most the cells in progress; ``--resume`` runs the cells
-whose experiment is not stored and nothing else: every planned trial is stored once.
+in-process ``LocalCluster`` with one worker by default, or a running scheduler
+('netassay cluster scheduler') with ``netassay worker`` processes, reached with mutual
+TLS (``campaign.cluster``); the transport is recorded in each experiment's environment.
+A cell's experiment is written in one transaction when the cell ends, so a crash loses
+at most the cells in progress; ``--resume`` runs the cells whose experiment is not
+stored and nothing else: every planned trial is stored once.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from netassay import methods as registry
 from netassay.campaign import order as O
+from netassay.campaign.cluster import IN_PROCESS, Access
 from netassay.campaign.progress import Progress
 from netassay.campaign.spec import Campaign, cell_args, cell_scenario, describe_cell
 from netassay.campaign.worker import RESOURCE, TOPIC, CellJob, CellResult, run_cell
@@ -32,6 +35,7 @@ from netassay.errors import Interrupted, NetassayError, UsageError
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.names import validate_name
 from netassay.store.db import Store
+from netassay.store.rows import ExperimentRows
 from netassay.testbed.bed import require_root
 from netassay.units import fmt_duration
 
@@ -55,6 +59,7 @@ class CampaignResult:
     failed: dict[str, str] = field(default_factory=dict)  # key -> why
     wall_s: float = 0.0
     dashboard: str | None = None
+    transport: str = IN_PROCESS  # how the coordinator reached the cluster
 
 
 def seed_for(c: Campaign, db: str | None) -> tuple[int, str]:
@@ -121,15 +126,16 @@ def _jobs(c: Campaign, slots: list[O.Slot], testbed: str) -> list[CellJob]:
     ]
 
 
-def _client(scheduler: str | None) -> tuple[Any, Any, int]:
-    """(client, cluster or None, testbeds): the scheduler given, else a LocalCluster with
-    one worker that owns this host's testbed, in this process."""
+def _client(scheduler: Access | None) -> tuple[Any, Any, int]:
+    """(client, cluster or None, testbeds): the scheduler given (mutual TLS, or plaintext
+    on loopback with --insecure), else a LocalCluster with one worker that owns this
+    host's testbed, in this process."""
     from distributed import Client, LocalCluster  # deferred: Dask (1 s), only where cells run
 
     if not log.isEnabledFor(logging.DEBUG):  # Dask's own chatter only with --debug
         logging.getLogger("distributed").setLevel(logging.WARNING)
     if scheduler is not None:
-        client = Client(scheduler, timeout="20s")
+        client = Client(scheduler.address, timeout="20s", security=scheduler.security("client"))
         beds = sum(
             int(w.get("resources", {}).get(RESOURCE, 0))
             for w in client.scheduler_info()["workers"].values()
@@ -155,7 +161,7 @@ def run_campaign(
     db: str,
     *,
     resume: bool = False,
-    scheduler: str | None = None,
+    scheduler: Access | None = None,
     testbed: str = "camp",
     progress: Progress | None = None,
 ) -> CampaignResult:
@@ -169,6 +175,7 @@ def run_campaign(
         have = {e.key for e in store.experiments()}
         todo = [s for s in slots if s.key(c.name) not in have]
         result = CampaignResult(c, seed, len(slots), len(slots) - len(todo))
+        result.transport = scheduler.transport if scheduler else IN_PROCESS
         if not todo:
             return result
         t0 = time.monotonic()
@@ -180,10 +187,11 @@ def run_campaign(
                 port = cluster.scheduler.http_server.port
                 result.dashboard = f"http://127.0.0.1:{port}/status"
             prog = progress or _progress(c, todo, max(1, beds))
-            if beds == 0:
+            if scheduler is not None and beds == 0:
                 prog.note(
-                    f"no netassay worker is connected to {scheduler} yet: the cells wait "
-                    f"for one ('netassay worker --scheduler {scheduler} --name NAME')"
+                    f"no netassay worker is connected to {scheduler.address} yet: the cells "
+                    f"wait for one ('netassay worker --scheduler {scheduler.address} "
+                    "--tls-dir DIR --name NAME')"
                 )
             prog.note(
                 f"campaign {c.name}: {len(todo)} of {len(slots)} cells to run on "
@@ -275,7 +283,7 @@ def _run(
                 prog.cell(key, 0, ok=False)
                 prog.note(f"cell {key} failed: {why}")
                 continue
-            n = write_cell(store, c, campaign_id, seed, slot_of[key], cell)
+            n = write_cell(store, c, campaign_id, seed, slot_of[key], cell, result.transport)
             result.stored.append(key)
             result.trials += n
             prog.cell(key, n)
@@ -292,10 +300,18 @@ def _run(
 
 
 def write_cell(
-    store: Store, c: Campaign, campaign_id: int, seed: int, slot: O.Slot, cell: CellResult
+    store: Store,
+    c: Campaign,
+    campaign_id: int,
+    seed: int,
+    slot: O.Slot,
+    cell: CellResult,
+    transport: str | None = None,
 ) -> int:
     """Write a cell's experiments, each in one transaction, tagged with the campaign and
-    the cell's factor levels; the cell's own experiment (its key marks the cell done) last."""
+    the cell's factor levels; the cell's own experiment (its key marks the cell done) last.
+    ``transport`` (tls, tcp-insecure-loopback, in-process) goes in each one's environment
+    as ``cluster_transport``."""
     tag = {
         "campaign": c.name,
         "campaign_id": campaign_id,
@@ -318,9 +334,16 @@ def write_cell(
         label = e.experiment["label"] if j else _label(c, slot)
         meta = json.loads(e.experiment["metadata_json"])
         role = "cell" if j == 0 else e.experiment["kind"]
+        if transport is not None:
+            e = _with_transport(e, transport)
         _, counts = store.import_rows(e, key, label, {**meta, "campaign": tag, "role": role})
         written += counts.get(rows, 0)
     return written
+
+
+def _with_transport(e: ExperimentRows, transport: str) -> ExperimentRows:
+    env = {**json.loads(e.experiment["environment_json"] or "{}"), "cluster_transport": transport}
+    return ExperimentRows({**e.experiment, "environment_json": json.dumps(env)}, e.rows)
 
 
 def _label(c: Campaign, slot: O.Slot) -> str:

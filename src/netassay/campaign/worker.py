@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay import methods as registry
+from netassay.campaign.cluster import Access
 from netassay.errors import NetassayError, TestbedError
 from netassay.names import validate_name
 from netassay.proc import die_with_parent
@@ -199,8 +200,11 @@ def read_scratch(db: Path) -> list[ExperimentRows]:
         return [store.experiment_rows(exp.id) for exp in store.experiments()]
 
 
-def serve(scheduler: str, name: str) -> None:
-    """Run a Dask worker that owns testbed ``name`` on this host until it is stopped."""
+def serve(scheduler: Access, name: str) -> None:
+    """Run a Dask worker that owns testbed ``name`` on this host until it is stopped;
+    it reaches ``scheduler`` (and serves its peers) with mutual TLS, or in plaintext on
+    loopback only (``campaign.cluster.access`` decided which); its own HTTP pages are
+    served on loopback only."""
     from distributed import Worker  # deferred: Dask (1 s), only where cells run
 
     validate_name(name)
@@ -208,10 +212,17 @@ def serve(scheduler: str, name: str) -> None:
 
     async def main() -> None:
         async with Worker(
-            scheduler, nthreads=1, resources={RESOURCE: 1}, name=f"{WORKER_PREFIX}{name}"
+            scheduler.address,
+            nthreads=1,
+            resources={RESOURCE: 1},
+            name=f"{WORKER_PREFIX}{name}",
+            security=scheduler.security("worker"),
+            host=None if scheduler.tls_dir else "127.0.0.1",
+            dashboard_address="127.0.0.1:0",
         ) as w:
             sys.stderr.write(
-                f"netassay worker: testbed '{name}' at {w.address}, scheduler {scheduler}\n"
+                f"netassay worker: testbed '{name}' at {w.address}, scheduler "
+                f"{scheduler.address} ({scheduler.transport})\n"
             )
             sys.stderr.flush()
             await w.finished()

@@ -9,10 +9,13 @@ from typing import Annotated
 
 import typer
 
+from netassay.campaign import cluster as C
 from netassay.campaign import execute as X
 from netassay.campaign import order as O
 from netassay.campaign import spec as SP
 from netassay.campaign import worker as W
+from netassay.cli.common import Insecure, TlsDir, tls_dir
+from netassay.errors import UsageError
 
 Opt = typer.Option
 campaign_app = typer.Typer(
@@ -44,6 +47,7 @@ def plan(
 
 @campaign_app.command("run")
 def run(
+    ctx: typer.Context,
     file: FileArg,
     db: Annotated[str, Opt("--db", help="Results store (SQLite); only this process writes it.")],
     resume: Annotated[
@@ -56,17 +60,22 @@ def run(
         str | None,
         Opt(
             "--scheduler",
-            help="A running 'dask scheduler' (tcp://HOST:8786) with netassay "
+            help="A running 'netassay cluster scheduler' (tls://HOST:8786) with netassay "
             "workers; default: an in-process cluster with one worker on this host.",
         ),
     ] = None,
+    tls: TlsDir = None,
+    insecure: Insecure = False,
     name: Annotated[
         str, Opt("--name", help="Testbed name of the in-process worker (1-8 a-z0-9).")
     ] = "camp",
 ) -> None:
     """Run every cell of the campaign; each cell is one experiment in --db."""
+    if insecure and scheduler is None:
+        raise UsageError("--insecure needs --scheduler", "", "drop it, or name the scheduler")
+    a = C.access(scheduler, tls_dir(ctx, tls), insecure, "client") if scheduler else None
     c = SP.load(file)
-    result = X.run_campaign(c, db, resume=resume, scheduler=scheduler, testbed=name)
+    result = X.run_campaign(c, db, resume=resume, scheduler=a, testbed=name)
     if sys.stderr.isatty():
         sys.stderr.write("\n")  # end the progress line
     typer.echo(X.summary(result))
@@ -74,11 +83,19 @@ def run(
 
 
 def worker(
-    scheduler: Annotated[str, Opt("--scheduler", help="The dask scheduler (tcp://HOST:8786).")],
+    ctx: typer.Context,
+    scheduler: Annotated[
+        str,
+        Opt("--scheduler", help="The scheduler: tls://HOST:8786 ('netassay cluster scheduler')."),
+    ],
     name: Annotated[str, Opt("--name", help="The testbed this worker owns (1-8 a-z0-9).")] = "lab",
+    tls: TlsDir = None,
+    insecure: Insecure = False,
 ) -> None:
-    """A Dask worker that owns one testbed on this host and runs campaign cells on it."""
-    W.serve(scheduler, name)
+    """A Dask worker that owns one testbed on this host and runs campaign cells on it: as
+    root, so it reaches the scheduler with mutual TLS only (certificates from 'netassay
+    cluster certs DIR'); a tcp:// scheduler is refused (--insecure: loopback only)."""
+    W.serve(C.access(scheduler, tls_dir(ctx, tls), insecure, "worker"), name)
 
 
 def register(app: typer.Typer) -> None:

@@ -43,6 +43,24 @@ FailOn = Annotated[
         show_default=False,
     ),
 ]
+TlsDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--tls-dir",
+        help="The certificates 'netassay cluster certs DIR' made (mutual TLS with the "
+        "scheduler); default: tls_dir in the config file's \\[cluster].",
+        show_default=False,
+    ),
+]
+Insecure = Annotated[
+    bool,
+    typer.Option(
+        "--insecure",
+        help="Allow a plaintext tcp:// scheduler, on loopback only (127.0.0.0/8, ::1, "
+        "localhost); recorded in each experiment's environment.",
+        metavar="",
+    ),
+]
 # what each --fail-on refuses
 FAIL_ON = {
     "fail": ("FAIL", "BAD"),
@@ -132,6 +150,14 @@ def config_path(ctx: typer.Context) -> Path | None:
     """The config file the root options named (typer's context carries it)."""
     root = ctx.find_root()
     return (root.obj or {}).get("config")
+
+
+def tls_dir(ctx: typer.Context, given: Path | None) -> Path | None:
+    """The folder of the cluster's certificates: the flag's, else the config file's."""
+    if given is not None:
+        return given
+    in_file = load_config(config_path(ctx), resolve=False).cluster.tls_dir
+    return Path(in_file) if in_file else None
 
 
 def knobs(given: Given) -> dict[str, Any]:
