@@ -77,3 +77,7 @@ def test_a_flood_campaign_ranks_two_caps(tb_name, tmp_path, cli, netns_of):
     assert ranks == {"50k": 1, "30k": 2}
     text = cli("compare", db).stdout
     assert "#1 sut_cap=50k" in text and "effect of sut_cap on MRR" in text, text
+    rep = cli("report", db, "--out", tmp_path / "rep")
+    assert rep.returncode == 0, rep.stderr
+    pages = [p.read_text() for p in (tmp_path / "rep").rglob("index.html")]
+    assert any("MRR (median of runs)" in p for p in pages)
