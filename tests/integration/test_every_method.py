@@ -13,7 +13,7 @@ from tests.builders import store_with
 from netassay.methods import REGISTRY, method, of_kind
 from netassay.methods.base import Method
 
-STORED = [name for name in REGISTRY if method(name).kinds]  # flood stores nothing
+STORED = [name for name in REGISTRY if method(name).kinds]
 SHAPE = [k for k in Method.__annotations__] + [
     k for k, v in vars(Method).items() if callable(v) and not k.startswith("_")
 ]

@@ -227,6 +227,7 @@ METRIC_NAMES = {
     "loss_ratio": "loss ratio",
     "rtt_p50_ns": "RTT p50",
     "rtt_p99_ns": "RTT p99",
+    "mrr_pps": "MRR",
 }
 
 

@@ -1,6 +1,6 @@
 """The campaign file: a TOML matrix of configurations, typed and checked before anything runs.
 
-    [campaign]                 name, method (sweep | search | accept | rtt), repetitions, seed
+    [campaign]                 name, method (sweep|search|accept|rtt|flood), repetitions, seed
     [fixed]                    settings every cell shares
     [factors]                  each factor's levels: the cells are their full factorial
     [[cells]]                  or an explicit list of cells (each sets its factor values)

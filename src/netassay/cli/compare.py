@@ -47,8 +47,9 @@ def compare(
     by: By = None, segment: Segments = None, stat: Stat = "p50", paired: Paired = False,
     out: Out = None, campaign: CampaignOpt = None, as_json: Json = False,
 ) -> None:  # fmt: skip
-    """Compare rtt configurations, or a campaign's cells (PDR by factor): tests, effects.
-    A store with several campaigns has each compared in turn (one JSON object each)."""
+    """Compare rtt configurations, or a campaign's cells (PDR by factor): tests, effects;
+    a store's floods side by side by their MRR. A store with several campaigns has each
+    compared in turn (one JSON object each)."""
     with Store(db, readonly=True) as st:
         results, text, page = _compared(st, by or [], segment, stat, paired, out, campaign)
     if as_json:
@@ -66,7 +67,9 @@ def _compared(
     """(each comparison, their text, a page when asked): the store's campaigns (each, or
     the one named), else its rtt configurations."""
     from netassay.campaign import results as CR  # deferred: scipy (0.2 s)
+    from netassay.methods.flood import view as FV
     from netassay.methods.rtt import compare as C
+    from netassay.methods.rtt import store as RS
     from netassay.methods.rtt import view as V
 
     names = CR.campaign_names(st)
@@ -82,9 +85,14 @@ def _compared(
         return results, text[:-1], None
     if stat not in C.STATS:
         raise UsageError(f"unknown --stat '{stat}'", f"known: {', '.join(C.STATS)}", "e.g. p50")
+    floods = registry.method("flood").compared(st)  # the store's floods (None: it has none)
+    if floods is not None and next(iter(RS.rtt_experiments(st)), None) is None:
+        return [floods], FV.compare_text(floods), None
     configs, segments, result = C.comparison(st, by, segment, stat, paired=paired)
     page = registry.method("rtt").page(configs, segments, stat, result, Path(out)) if out else None
-    return [result], V.compare_text(result, segments), page
+    if floods is None:
+        return [result], V.compare_text(result, segments), page
+    return [result, floods], [*V.compare_text(result, segments), "", *FV.compare_text(floods)], page
 
 
 def _chosen(st: Store, names: list[str], campaign: str | None) -> list[str]:

@@ -20,8 +20,9 @@ from netassay.methods.flood.request import FloodRequest
 def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Offer the SUT far more than it can forward (XDP live frames at the generator's
     peak) and report what it forwards: its maximum forwarding rate (RFC 2285), with
-    every frame it could not take located. A router SUT (kernel or XDP); stores
-    nothing."""
+    every frame it could not take located. A router SUT (kernel or XDP). With --db
+    each flood is stored as it ends (kind mrr: its maximum receive rate), which assess,
+    compare, export and report read."""
     given, options = prepared(ctx, given, "flood")
     req = request(FloodRequest, given)
     show = (lambda line: None) if as_json else typer.echo

@@ -3,12 +3,16 @@ golden test holds every later netassay to, byte for byte.
 
     sudo .venv/bin/python tests/data/golden/make.py           # store.db, campaign.db, outputs
     .venv/bin/python tests/data/golden/make.py --outputs      # outputs only, from the stores
+    sudo .venv/bin/python tests/data/golden/make.py --add flood  # one more experiment, outputs
 
 store.db holds the PASTRAMI and MonIPE data and one iperf3 file imported, and one
 experiment of each method measured on the embedded testbed (a sweep and a search on a
-router capped at 100 kpps, an rtt measurement, an acceptance test); campaign.db a small
-sweep campaign over two caps. The stores are committed and never remade unless their
-schema must change: the outputs are what netassay says of them.
+router capped at 100 kpps, an rtt measurement, an acceptance test, three floods of that
+router: its MRR); campaign.db a small sweep campaign over two caps. ``--add COMMAND``
+measures the one experiment of that command into the store as it is (a method's
+experiment added later), leaving every other experiment as it was. The stores are
+committed and never remade unless their schema must change: the outputs are what
+netassay says of them.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ MEASURE = [
      "--name", "goldr", "--label", "golden rtt", "--db", "{db}"],
     ["accept", "--contract", "100M", "--embedded", "--runs", "2", "--duration", "2s",
      "--no-ramp", "--name", "golda", "--label", "golden accept", "--db", "{db}"],
+    ["flood", "--sut", "router", "--sut-cap", "100k", "--duration", "1s", "--runs", "3",
+     "--name", "goldf", "--label", "golden flood", "--db", "{db}"],
 ]  # fmt: skip
 CAMPAIGN_FILE = HERE / "campaign.toml"
 
@@ -65,6 +71,13 @@ def netassay(args: list[str], db: Path, ok: tuple[int, ...] = (0,)) -> bytes:
     if cp.returncode not in ok:
         sys.exit(f"{' '.join(argv)}: exit {cp.returncode}\n{cp.stderr.decode()}")
     return cp.stdout
+
+
+def add(command: str) -> None:
+    """Measure the experiment of ``command`` (its MEASURE entry) into store.db as it is."""
+    args = next(a for a in MEASURE if a[0] == command)
+    print("netassay", " ".join(args), flush=True)
+    netassay(args, STORE)
 
 
 def measure() -> None:
@@ -102,6 +115,13 @@ def outputs() -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--outputs", action="store_true", help="only the outputs, from the stores")
-    if not ap.parse_args().outputs:
+    ap.add_argument(
+        "--add", metavar="COMMAND", choices=[a[0] for a in MEASURE if a[0] != "import"],
+        help="measure only this command's experiment into store.db, then the outputs",
+    )  # fmt: skip
+    opts = ap.parse_args()
+    if opts.add:
+        add(opts.add)
+    elif not opts.outputs:
         measure()
     outputs()

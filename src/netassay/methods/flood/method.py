@@ -1,33 +1,67 @@
-"""The flood as a method (``methods.base.Method``): it stores nothing yet, so it has no
-kinds, nothing to analyse or report, and no campaign cells."""
+"""The flood as a method (``methods.base.Method``): with ``--db`` each flood is stored
+as it ends (kind ``mrr``), so assess, report, export, campaigns and compare read it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from netassay import names as N
+from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
 from netassay.methods.flood import run as R
+from netassay.methods.flood import store as FS
 from netassay.methods.flood import view as V
 from netassay.methods.flood.request import RUN_OPTIONS, FloodRequest
+from netassay.methods.plots import data_uri, slugify
 from netassay.store.db import Experiment, Store
+from netassay.store.paths import open_store, store_paths
+from netassay.units import fmt_rate
 
 FLOOD_OVERHEAD_S = 1.0  # per flood: counters read before and after, the sink settling
 
 
+@dataclass(frozen=True)
+class StoredFlood:
+    """A stored flood experiment as ``assess`` finds it: its store, itself, its figures."""
+
+    db: Path
+    experiment: Experiment
+    summary: dict[str, Any]
+
+
+def _ci(ci: Any) -> str:
+    return f"{fmt_rate(ci[0])} .. {fmt_rate(ci[1])}" if ci else "-"
+
+
 class FloodMethod:
     name = "flood"
-    kinds: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = (FS.KIND,)
     request = FloodRequest
-    campaign = False
+    campaign = True
     run_options = RUN_OPTIONS
-    comparison = Comparison(metrics=(), figures=())
+    comparison = Comparison(
+        metrics=("mrr_pps",),
+        figures=("mrr_pps", "loss_ratio"),
+        columns=(
+            ("MRR (median of runs)", lambda r: fmt_rate(r["mrr_pps"])),
+            ("95% CI", lambda r: _ci(r["mrr_ci95_pps"])),
+            ("lost", lambda r: fmt_pct(r["loss_ratio"])),
+            ("runs", lambda r: str(r["runs"])),
+            ("not saturated", lambda r: str(r["unsaturated"])),
+        ),
+        group_columns=(
+            ("MRR median (range)", lambda g: span(fmt_rate, g["mrr_pps"])),
+            ("lost median", lambda g: fmt_pct(g["loss_ratio"]["median"])),
+        ),
+        group_text=V.flood_group_text,
+    )
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
-    cell_defaults: tuple[str, ...] = ()
+    cell_defaults: tuple[str, ...] = ("runs", "duration")
     cell_setup_s = 4.0
     legend = ""
 
@@ -39,27 +73,84 @@ class FloodMethod:
         name = options.name or N.DEFAULT_NAME
         cfg = (options.config or Config()).testbed
         cfg = R.testbed_for(name, options.testbed_flags, cfg)
-        return R.measure(request, name, cfg, lambda i, f: progress(V.flood_line(i, f)))
+        show = lambda i, f: progress(V.flood_line(i, f))  # noqa: E731
+        return R.measure(request, name, cfg, show, options.db, options.label)
 
-    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]:
-        return iter(())
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredFlood]:
+        for p in store_paths(inputs):
+            with open_store(p) as store:
+                found = list(FS.stored_floods(store))
+            yield from (StoredFlood(p, exp, s) for exp, s in found)
 
     def judged(self, result: Any) -> tuple[str, str | None]:
+        if isinstance(result, StoredFlood):
+            return result.experiment.label, None
         return "flood", None  # a flood measures; it judges nothing
 
     def view(self, result: Any, as_json: bool) -> str:
+        if isinstance(result, StoredFlood):
+            exp, s = result.experiment, result.summary
+            if as_json:
+                return V.stored_json(exp, s, str(result.db))
+            return "\n" + "\n".join(V.stored_lines(exp, s))
         return V.as_json(result) if as_json else V.summary_line(result)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
-        return []
+        """One section per stored flood experiment: its MRR in words, run by run, and
+        its figure (PNG inline, SVG linked)."""
+        found = list(FS.stored_floods(store))
+        if not found:
+            return []
+        from netassay.methods.flood.figures import plot_mrr  # deferred: matplotlib
+
+        sections = []
+        for exp, s in found:
+            stem = out / "figures" / f"mrr_{slugify(exp.label, used)}"
+            cap = exp.metadata.get("sut_cap_pps")
+            png, svg = plot_mrr(store.trials(exp.id), cap, stem, exp.label)
+            sections.append(
+                Section(
+                    title=f"flood (MRR): {exp.label}",
+                    text="\n".join(V.stored_lines(exp, s)),
+                    figure=data_uri(png),
+                    figure_svg=f"figures/{svg.name}",
+                )
+            )
+        return sections
+
+    def compared(self, store: Store) -> dict[str, Any] | None:
+        """The store's flood experiments side by side, ranked by their median MRR (None:
+        it holds none): what ``compare`` shows of a store's floods."""
+        found = list(FS.stored_floods(store))
+        if not found:
+            return None
+        rows = [
+            {"experiment_id": exp.id, "label": exp.label, "sut": exp.metadata.get("sut"),
+             "sut_cap_pps": exp.metadata.get("sut_cap_pps"), **s}
+            for exp, s in found
+        ]  # fmt: skip
+        ranked = sorted(rows, key=lambda r: -(r["mrr_pps"] or 0.0))
+        for rank, r in enumerate(ranked, 1):
+            r["rank"] = rank
+        return {"kind": FS.KIND, "db": str(store.path), "experiments": rows}
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        return {}
+        """A flood cell: the median MRR over its runs, their 95% CI, the frames lost."""
+        s = FS.summary(store.trials(experiment.id))
+        return {
+            "verdict": None,
+            "runs": s["runs"],
+            "mrr_pps": s["mrr_pps"],
+            "mrr_ci95_pps": s["mrr_ci95_pps"],
+            "loss_ratio": s["loss_ratio"],
+            "unsaturated": s["unsaturated"],
+        }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
-        return ""
+        """A cell's plan in brief, for 'campaign plan' (as the file writes it)."""
+        return f"{settings['runs']} floods x {settings['duration']}"
 
 
 METHOD = FloodMethod()

@@ -12,7 +12,7 @@ MAX_RUNS = 100
 
 
 # the run options its command takes (methods.base.RunOptions)
-RUN_OPTIONS = ("name",)
+RUN_OPTIONS = ("name", "db", "label")
 
 
 @dataclass(frozen=True)

@@ -24,19 +24,22 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from netassay.config import TestbedConfig
+from netassay.counters import cpu
 from netassay.counters.loss import SUT_LOCATIONS, flat_deltas, flatten, locate_loss
 from netassay.counters.sink import XDP_KEY
 from netassay.counters.snapshot import snapshot, wait_quiet
 from netassay.errors import GeneratorError, UsageError
 from netassay.methods import lab
+from netassay.methods.flood import store as FS
 from netassay.methods.flood.request import MAX_RUNS, FloodRequest
 from netassay.names import validate_name
 from netassay.proc import run
+from netassay.store.db import Store
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
@@ -82,11 +85,13 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
         )
     ctx.sink.ensure()
     before = snapshot(tb.state["namespaces"], ctx.sink)
-    cpu = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
+    pin = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
+    cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     res = run_generator(t["netns"], t["dev"], t["dst_mac"], t["src"], t["dst"], "max",
                         duration_s, size_bytes=tb.cfg.size_bytes, flows=tb.cfg.flows,
-                        best_effort=True, extra=["--technique", "xdp", *cpu],
+                        best_effort=True, extra=["--technique", "xdp", *pin],
                         timeout_s=duration_s + 30)  # fmt: skip
+    cpu_use = cpu.use(cpu_before, cpu.read())
     if res.technique != "xdp_live_frames":
         raise GeneratorError(
             "the flood was not sent as XDP live frames",
@@ -114,6 +119,8 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
         "program_forwarded": d.get(FORWARDED_BY_PROGRAM),
         "loss_location": {k: v for k, v in loss.items() if v},
         "duration_s": secs,
+        "cpu": cpu_use,  # per core over the flood (counters.cpu.use)
+        "deltas": {k: v for k, v in d.items() if v},  # every counter that moved
     }
 
 
@@ -122,12 +129,15 @@ FLOOD_SUTS = ("router", "xdp-router")
 
 @dataclass(frozen=True)
 class FloodResult:
-    """What the floods measured on one testbed (nothing is stored)."""
+    """What the floods measured on one testbed, and where they were stored (``db`` and
+    ``experiment_id`` None: nothing was)."""
 
     testbed: str
     cfg: Any  # the testbed's knobs
     changed: dict[str, Any]  # what the flood changed on the path while it ran
     floods: list[dict[str, Any]]
+    db: str | None = None
+    experiment_id: int | None = None
 
     @property
     def max_forwarding_rate_pps(self) -> float:
@@ -164,21 +174,49 @@ def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> Testbed
     return cfg
 
 
+def flood_config(req: FloodRequest, cfg: TestbedConfig, name: str) -> dict[str, Any]:
+    """What a stored flood experiment was asked for: its floods and the testbed's knobs."""
+    return {
+        "duration_s": req.duration_s, "runs": req.runs, "testbed": asdict(cfg),
+        "testbed_name": name,
+    }  # fmt: skip
+
+
+def _store(db: str | None) -> AbstractContextManager[Store | None]:
+    return Store(db) if db else nullcontext(None)
+
+
 def measure(
-    req: FloodRequest, name: str, cfg: TestbedConfig, on_flood: Callable[[int, dict], None]
+    req: FloodRequest,
+    name: str,
+    cfg: TestbedConfig,
+    on_flood: Callable[[int, dict], None],
+    db: str | None = None,
+    label: str = "",
 ) -> FloodResult:
     """``req.runs`` floods on testbed ``name`` (built, or used as it is when up);
-    ``on_flood`` sees each as it ends."""
+    ``on_flood`` sees each as it ends. With ``db``: an experiment of kind ``mrr`` in that
+    store, each flood stored the moment it ends (``flood.store``)."""
     if not 1 <= req.runs <= MAX_RUNS:
         raise UsageError(f"--runs {req.runs} is out of range", "", f"give 1 to {MAX_RUNS}")
     require_root("a flood")
     floods: list[dict[str, Any]] = []
+    exp_id = None
     with (
         lab.open_testbed(name, cfg, "a flood") as tb,
         trials_on(tb) as ctx,
         flood_path(tb) as changed,
+        _store(db) as store,
     ):
+        if store is not None:  # the environment as the floods find it (GRO on, if so)
+            exp_id, ctx = lab.start_experiment(
+                store, ctx, kind=FS.KIND, name=name, label=label or lab.default_label(cfg, name),
+                config=flood_config(req, cfg, name), metadata={"changed_while_flooding": changed},
+                peak=None,
+            )  # fmt: skip
         for i in range(req.runs):
             floods.append(flood(ctx, req.duration_s))
+            if store is not None and exp_id is not None:
+                FS.record(store, exp_id, i, floods[-1], ctx.run_id)
             on_flood(i, floods[-1])
-    return FloodResult(name, cfg, changed, floods)
+    return FloodResult(name, cfg, changed, floods, db, exp_id)

@@ -1,11 +1,15 @@
-"""A flood's result in words (one line per flood, then the rate) and as one JSON object."""
+"""A flood's result in words (one line per flood, then the rate) and as one JSON object;
+a stored flood experiment (kind ``mrr``) the same way."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from netassay.analysis.acceptance import fmt_pct
 from netassay.methods.flood.run import FloodResult
+from netassay.store.db import Experiment
+from netassay.units import fmt_rate
 
 
 def flood_line(i: int, f: dict[str, Any]) -> str:
@@ -21,14 +25,70 @@ def summary_line(r: FloodResult) -> str:
     n = len(r.floods)
     bound = f" (lower bound: {r.unsaturated} of {n} not saturated)" if r.unsaturated else ""
     mfr = r.max_forwarding_rate_pps
-    return f"{r.cfg.sut}: maximum forwarding rate {mfr / 1e6:.3f} Mpps (median of {n}){bound}"
+    where = f"; stored in {r.db} (experiment {r.experiment_id})" if r.db else ""
+    return (
+        f"{r.cfg.sut}: maximum forwarding rate {mfr / 1e6:.3f} Mpps (median of {n}){bound}" + where
+    )
 
 
 def as_json(r: FloodResult) -> str:
     out = {
         "testbed": r.testbed, "sut": r.cfg.sut, "pinning": r.cfg.pinning,
         "size_bytes": r.cfg.size_bytes, "changed_while_flooding": r.changed,
-        "floods": r.floods, "max_forwarding_rate_pps": r.max_forwarding_rate_pps,
-        "lower_bound": bool(r.unsaturated),
+        "floods": [{k: v for k, v in f.items() if k != "deltas"} for f in r.floods],
+        "max_forwarding_rate_pps": r.max_forwarding_rate_pps,
+        "lower_bound": bool(r.unsaturated), "db": r.db, "experiment_id": r.experiment_id,
     }  # fmt: skip
     return json.dumps(out, sort_keys=True)
+
+
+def stored_lines(exp: Experiment, s: dict[str, Any]) -> list[str]:
+    """A stored flood experiment in words: its MRR (median, range, 95% CI) and each run's."""
+    ci = s["mrr_ci95_pps"]
+    spread = (
+        f" [{fmt_rate(s['mrr_min_pps'])} .. {fmt_rate(s['mrr_max_pps'])}]" if s["runs"] > 1 else ""
+    )
+    n, low = s["runs"], s["unsaturated"]
+    bound = f"; lower bound: {low} of {n} not saturated" if low else ""
+    where = ", ".join(f"{k} {v:,}" for k, v in s["loss_location"].items()) or "nowhere"
+    return [
+        f"{exp.label}, experiment {exp.id}: MRR {fmt_rate(s['mrr_pps'])} (median of "
+        f"{s['runs']} floods){spread}"
+        + (f", 95% CI {fmt_rate(ci[0])} .. {fmt_rate(ci[1])}" if ci else "")
+        + bound,
+        "  MRR per run: " + ", ".join(fmt_rate(v) for v in s["mrr_per_run_pps"]),
+        f"  offered {fmt_rate(s['offered_pps'])} (median); lost at {where}",
+    ]
+
+
+def stored_json(exp: Experiment, s: dict[str, Any], db: str) -> str:
+    obj = {
+        "kind": exp.kind, "source": exp.source, "label": exp.label, "experiment_id": exp.id,
+        "db": db, "verdict": None, "reason": "a flood measures its MRR; it judges nothing",
+        **s,
+    }  # fmt: skip
+    return json.dumps(obj, sort_keys=True, allow_nan=False)
+
+
+def flood_group_text(g: dict[str, Any]) -> str:
+    """A flood group of a campaign: MRR (median over the cells, range), lost."""
+    m = g["mrr_pps"]
+    spread = f" [{fmt_rate(m['min'])}..{fmt_rate(m['max'])}]" if m["n"] > 1 else ""
+    return f"MRR {fmt_rate(m['median'])}{spread}; lost {fmt_pct(g['loss_ratio']['median'])}"
+
+
+def compare_text(result: dict[str, Any]) -> list[str]:
+    """A store's floods side by side, best MRR first."""
+    rows = sorted(result["experiments"], key=lambda r: r["rank"])
+    lines = [f"floods in {result['db']}: {len(rows)} experiment(s), by MRR (median of runs)"]
+    for r in rows:
+        ci = r["mrr_ci95_pps"]
+        lines.append(
+            f"#{r['rank']} {r['label']} (experiment {r['experiment_id']}): MRR "
+            f"{fmt_rate(r['mrr_pps'])}"
+            + (f" (95% CI {fmt_rate(ci[0])} .. {fmt_rate(ci[1])})" if ci else "")
+            + f", {r['runs']} runs: "
+            + ", ".join(fmt_rate(v) for v in r["mrr_per_run_pps"])
+            + f"; lost {fmt_pct(r['loss_ratio'])}"
+        )
+    return lines
