@@ -46,7 +46,13 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
 
 
 HEAVY = (
-    "MLRsearch", "scipy", "matplotlib", "distributed", "pyroute2", "playwright", "cryptography",
+    "MLRsearch",
+    "scipy",
+    "matplotlib",
+    "distributed",
+    "pyroute2",
+    "playwright",
+    "cryptography",
 )
 
 
