@@ -17,8 +17,8 @@ it, and then, into one store:
    link shaped at 110% of a 100 Mbit/s contract): iperf3's ramp, then two runs, the
    test host checked around each, PASS expected;
 7. ``netassay flood``: the kernel router and the XDP router (PASTRAMI's eBPF class)
-   offered far more than they can forward, their maximum forwarding rates printed
-   (nothing stored: a flood is not a sweep);
+   offered far more than they can forward, their maximum receive rates (MRR) stored
+   (kind ``mrr``) and compared;
 
 then assesses the store and writes one report that holds or links them all. A trial
 the measurement itself spoiled (the generator could not keep the load or stalled long
@@ -101,7 +101,7 @@ def _run(db: Path) -> int:
     rc = _search(db, peak, cap)
     rc |= _rtt(db)
     rc |= _accept(db)
-    rc |= _flood()
+    rc |= _flood(db)
     rc |= _cli("assess", str(db))
     rc |= _cli("report", str(db), "--out", str(OUT / "report"))
     return rc
@@ -143,12 +143,16 @@ def _accept(db: Path) -> int:
     )  # fmt: skip
 
 
-def _flood() -> int:
-    """Each router flooded twice for 1 s: what it forwards when offered far more."""
-    print("\n== demo 7: maximum forwarding rate, the kernel router against the XDP router")
+def _flood(db: Path) -> int:
+    """Each router flooded twice for 1 s: what it forwards when offered far more (MRR),
+    stored."""
+    print("\n== demo 7: maximum receive rate, the kernel router against the XDP router")
     rc = 0
     for sut in ("router", "xdp-router"):
-        rc |= _cli("flood", "--name", NAME, "--sut", sut, "--duration", "1s", "--runs", "2")
+        rc |= _cli(
+            "flood", "--name", NAME, "--sut", sut, "--duration", "1s", "--runs", "2",
+            "--db", str(db), "--label", f"demo 7: flood of the {sut}",
+        )  # fmt: skip
     return rc
 
 
