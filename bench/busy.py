@@ -32,8 +32,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,29 +40,12 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.store.db import Store  # noqa: E402
 from netassay.store.loads import fault_kind  # noqa: E402
+from netassay.traffic.load import cpu_hog  # noqa: E402
 from netassay.units import parse_rate  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "busy.json"
 NETASSAY = str(Path(sys.executable).parent / "netassay")
 CONDITIONS = {"quiet": None, "generator-busy": 0, "sut-busy": 1}
-
-
-@contextmanager
-def busy(cpu: int | None, load: int) -> Iterator[None]:
-    if cpu is None:
-        yield
-        return
-    proc = subprocess.Popen(
-        ["stress-ng", "--cpu", "1", "--cpu-load", str(load), "--taskset", str(cpu),
-         "--timeout", "3600s", "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        time.sleep(0.5)
-        yield
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def trials_of(db: Path) -> dict[str, Any]:
@@ -144,7 +125,7 @@ def main() -> None:
         for r in range(args.rounds):
             for cond, cpu in CONDITIONS.items():  # side by side, in one run
                 name = "bb" + secrets.token_hex(3)
-                with busy(cpu, args.load):
+                with cpu_hog(cpu, args.load):
                     for what, fn in (("sweep", sweep), ("search", search)):
                         db = Path(tmp) / f"{r}-{cond}-{what}.db"
                         row = {"round": r, "condition": cond, "command": what, **fn(name, cap, db)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -53,6 +54,17 @@ def run_cli(
     if check and cp.returncode != 0:
         raise AssertionError(f"netassay {' '.join(map(str, args))} failed:\n{cp.stderr}")
     return cp
+
+
+def stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM each process still running, newest first; SIGKILL one that lingers 20 s."""
+    for p in reversed(procs):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 @pytest.fixture

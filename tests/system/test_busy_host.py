@@ -14,39 +14,23 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from netassay.store.db import Store
+from netassay.traffic.load import cpu_hog
 
 pytestmark = pytest.mark.system
 
 CAP = 200_000
 
 
-@contextmanager
-def busy_cpu(cpu: int, load_pct: int = 50) -> Iterator[None]:
+def busy_cpu(cpu: int, load_pct: int = 50):  # type: ignore[no-untyped-def]
     """``stress-ng`` holding ``cpu`` at ``load_pct``% for as long as the block runs."""
     if shutil.which("stress-ng") is None:
         pytest.skip("stress-ng is not installed; run: make setup")
-    proc = subprocess.Popen(
-        ["stress-ng", "--cpu", "1", "--cpu-load", str(load_pct), "--taskset", str(cpu),
-         "--timeout", "600s", "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        yield
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    return cpu_hog(cpu, load_pct, max_s=600)
 
 
 def _zero_loss_excluded(db: Path) -> list[dict]:

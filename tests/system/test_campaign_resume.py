@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from tests.conftest import netassay_argv
+from tests.conftest import netassay_argv, stop_all
 
 from netassay.campaign import certs
 from netassay.store.db import Store
@@ -180,13 +180,7 @@ def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, net
         assert coord.returncode == 0, "".join(lines.lines[-20:])
         assert "2 of 2 cells stored" in out
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop_all(procs)
     _exactly_once(db, 2)
     with Store(db, readonly=True) as st:
         workers = {e.metadata["campaign"]["worker"] for e in st.experiments()}

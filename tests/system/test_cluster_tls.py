@@ -9,14 +9,13 @@ Needs root and netassay-gen (skipped with the reason otherwise; CI runs them).
 
 from __future__ import annotations
 
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import netassay_argv
+from tests.conftest import netassay_argv, stop_all
 
 from netassay.campaign import certs
 from netassay.store.db import Store
@@ -56,16 +55,6 @@ def _wait_for(log: Path, text: str, proc: subprocess.Popen[bytes], timeout: floa
     raise AssertionError(log.read_text(errors="replace")[-3000:])
 
 
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for p in reversed(procs):
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
-
 def _campaign(tmp_path: Path, tb: str, name: str, address: str, *flags: str) -> Path:
     """A scheduler at ``address`` and a worker owning testbed ``tb``, both with
     ``flags``, run campaign ``name`` (2 cells) from a coordinator with ``flags``."""
@@ -86,7 +75,7 @@ def _campaign(tmp_path: Path, tb: str, name: str, address: str, *flags: str) -> 
         assert res.returncode == 0, res.stderr + wlog.read_text(errors="replace")[-2000:]
         assert "2 of 2 cells stored" in res.stdout, res.stdout
     finally:
-        _stop(procs)
+        stop_all(procs)
     return db
 
 

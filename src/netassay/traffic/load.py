@@ -17,6 +17,8 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,3 +205,31 @@ def _summarize(ran: list[dict[str, Any]]) -> dict[str, Any]:
         out["sent"] = int(sum(sent))
         out["achieved_rate_pps"] = round(sum(r.get("achieved_rate_pps", 0) for r in ran), 1)
     return out
+
+
+@contextmanager
+def cpu_hog(cpu: int | None, load_pct: int = 50, max_s: float = 3600) -> Iterator[None]:
+    """Another tenant of the host for as long as the block runs: ``stress-ng`` holding
+    ``cpu`` at ``load_pct`` percent (nothing when ``cpu`` is None), ended on the way
+    out (and after ``max_s`` at the latest, whatever happens to this process)."""
+    if cpu is None:
+        yield
+        return
+    exe = shutil.which("stress-ng")
+    if exe is None:
+        raise ToolError("cannot run stress-ng", "it is not installed", "run 'make setup'")
+    proc = subprocess.Popen(
+        [exe, "--cpu", "1", "--cpu-load", str(int(load_pct)), "--taskset", str(cpu),
+         "--timeout", f"{int(max_s)}s", "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        time.sleep(0.5)  # its workers started
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
