@@ -140,9 +140,16 @@ def stall_burst(lateness_max_ns: float | None, rate_pps: float) -> int:
     return round(rate_pps * max(lateness_max_ns or 0.0, 0.0) / 1e9)
 
 
-def stall_is_harmless(loss_location: dict[str, int]) -> bool:
-    """A stall's burst cannot have caused the loss: none is where a burst overflows."""
-    return sum(max(loss_location.get(k, 0), 0) for k in BURST_REACHES) == 0
+def stall_is_harmless(
+    loss_location: dict[str, int], burst: int = 0, queues: dict[str, int] | None = None
+) -> bool:
+    """A stall's burst cannot have caused the loss: none is where a burst overflows a
+    queue, i.e. at a location of BURST_REACHES whose queue (``queues``: depth by
+    location, where known) is no deeper than the burst."""
+    depth = queues or {}
+    return all(
+        loss_location.get(k, 0) <= 0 or burst < depth.get(k, 0) for k in BURST_REACHES
+    )
 
 
 def stall_harmless(stall: str, why: str) -> str:

@@ -89,7 +89,7 @@ def test_a_stall_that_lost_nothing_is_a_note_and_the_trial_is_used():
 def test_a_stall_with_loss_only_where_no_burst_reaches_is_used():
     # a drop rule on the forwarding path (the ground-truth drop) is not a queue
     w = TR._judged_stall(_stalled(), {"sut_forward": 300, "unaccounted": 0}, 300)
-    assert exclusion(w) is None and "no burst reaches" in w[0]
+    assert exclusion(w) is None and "no burst overflows" in w[0]
 
 
 def test_a_stall_with_loss_at_a_queue_stays_a_fault():
@@ -101,3 +101,20 @@ def test_a_stall_with_loss_at_a_queue_stays_a_fault():
 def test_a_stall_beside_another_fault_stays_a_fault():
     w = [*_stalled(), "counter fault: the sink's count went back"]
     assert TR._judged_stall(w, {}, 0) == w
+
+
+def test_a_stall_is_judged_at_the_queue_its_loss_is_at():
+    """Backlog 1,000, the cap's bucket 4,000 (20 ms of 200 kpps): a burst of 2,000 frames
+    can overflow the backlog, not the bucket. Loss at the cap alone is the cap's (the
+    policer passes rate x T + bucket, burst or not); loss at the backlog may be the burst's."""
+    queues = {"sut_ingress": 1000, "sut_egress": 4000}
+    at_cap = TR._judged_stall(_stalled(), {"sut_egress": 700}, 700, 2000, queues)
+    assert exclusion(at_cap) is None and "no burst overflows" in at_cap[0]
+    at_backlog = TR._judged_stall(
+        _stalled(), {"sut_ingress": 5, "sut_egress": 700}, 705, 2000, queues
+    )
+    assert exclusion(at_backlog).startswith("generator stall")
+    big = TR._judged_stall(_stalled(), {"sut_egress": 700}, 700, 4000, queues)
+    assert exclusion(big).startswith("generator stall")
+    # a queue of unknown depth (an external testbed's path) is never deep enough
+    assert exclusion(TR._judged_stall(_stalled(), {"sut_egress": 700}, 700, 10, None))

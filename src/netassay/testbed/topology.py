@@ -551,11 +551,18 @@ def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
     return max(64, round(cfg.sut_cap_pps * CAP_BUCKET_S))
 
 
-def path_queue_pkts(tb: Any) -> int:
-    """The smallest queue on the path that can lose a burst from the generator: the
-    SUT's receive backlog (net.core.netdev_max_backlog, as it is now) and the
-    ground-truth cap's bucket. The wire's qdisc is not one: a send it refuses is
-    retried by the generator, never lost."""
-    backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
+def path_queues(tb: Any) -> dict[str, int]:
+    """The queues on the path that can lose a burst from the generator, by the loss
+    location they drop at (``counters.loss``): the SUT's receive backlog
+    (net.core.netdev_max_backlog, as it is now) and the ground-truth cap's bucket. The
+    wire's qdisc is not one: a send it refuses is retried by the generator, never lost."""
+    out = {"sut_ingress": int(S.read_sysctl("net.core.netdev_max_backlog"))}
     bucket = cap_bucket_pkts(tb.cfg)
-    return backlog if bucket is None else min(backlog, bucket)
+    if bucket is not None:
+        out["sut_egress"] = bucket
+    return out
+
+
+def path_queue_pkts(tb: Any) -> int:
+    """The smallest queue on the path that can lose a burst (``path_queues``)."""
+    return min(path_queues(tb).values())

@@ -70,6 +70,8 @@ class TrialContext:
     run_id: int | None = None  # the stored run (environment) this trial belongs to
     # a testbed kind's own counters; None: the namespaces' counters read below
     path: PathCounters | None = None
+    # the depth of each queue a burst can overflow, by the loss location it drops at
+    queues: dict[str, int] | None = None
 
 
 @contextmanager
@@ -84,7 +86,8 @@ def trials_on(tb: Testbed, run_id: int | None = None) -> Iterator[TrialContext]:
             yield TrialContext(tb, sink, None, run_id, path=path)
         return
     with SinkCounter(tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes) as sink:
-        yield TrialContext(tb, sink, T.path_queue_pkts(tb), run_id)
+        queues = T.path_queues(tb)
+        yield TrialContext(tb, sink, min(queues.values()), run_id, queues=queues)
 
 
 def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -137,7 +140,8 @@ def measure(
     disagree = sink_disagreement(d)
     if disagree:
         warnings.append(disagree)
-    warnings = _judged_stall(warnings, loss, res.sent - received - sink_dropped)
+    burst = Q.stall_burst(res.lateness_max_ns, rate_pps)
+    warnings = _judged_stall(warnings, loss, res.sent - received - sink_dropped, burst, ctx.queues)
     extra, extra_warnings = ctx.path.trial_counters(before, after) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
     counters = {
@@ -216,14 +220,18 @@ def _generator_warnings(res: GenResult, rate_pps: float, queue_pkts: int | None)
     return out
 
 
-def _judged_stall(warnings: list[str], loss: dict[str, int], lost: int) -> list[str]:
+def _judged_stall(
+    warnings: list[str], loss: dict[str, int], lost: int, burst: int = 0,
+    queues: dict[str, int] | None = None,
+) -> list[str]:  # fmt: skip
     """A stall is a fault only when its catch-up burst can have caused the trial's
     loss: a trial that lost nothing at this load shows the SUT carried it, and loss
-    located where no burst reaches (a drop rule, the forwarding path) is the SUT's
+    located where no burst reaches (a drop rule, the forwarding path) or at a queue
+    deeper than the burst (the cap's bucket, by the stall rule itself) is the SUT's
     anyway. Such a stall stays as a note and the trial is used."""
-    if not Q.only_stalled(warnings) or not Q.stall_is_harmless(loss):
+    if not Q.only_stalled(warnings) or not Q.stall_is_harmless(loss, burst, queues):
         return warnings
-    why = "nothing lost" if lost <= 0 else "its loss is where no burst reaches"
+    why = "nothing lost" if lost <= 0 else "its loss is where no burst overflows a queue"
     return Q.disarm_stall(warnings, why)
 
 
