@@ -147,9 +147,7 @@ def stall_is_harmless(
     queue, i.e. at a location of BURST_REACHES whose queue (``queues``: depth by
     location, where known) is no deeper than the burst."""
     depth = queues or {}
-    return all(
-        loss_location.get(k, 0) <= 0 or burst < depth.get(k, 0) for k in BURST_REACHES
-    )
+    return all(loss_location.get(k, 0) <= 0 or burst < depth.get(k, 0) for k in BURST_REACHES)
 
 
 def stall_harmless(stall: str, why: str) -> str:

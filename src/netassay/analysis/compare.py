@@ -69,6 +69,7 @@ def summarize(values: Sequence[float | None]) -> dict[str, Any]:
 
 PDR = "pdr_pps"
 LAB_FIGURES = ("pdr_pps", "ndr_pps")  # a sweep's or a search's figures, PDR first
+LAB_NAMES = {"pdr_pps": ("PDR", 1e3, "PDR@0.5% (kpps)"), "ndr_pps": ("NDR", 1e3, "NDR (kpps)")}
 
 
 def shift_key(metric: str) -> str:

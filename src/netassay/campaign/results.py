@@ -205,7 +205,7 @@ def text(result: dict[str, Any]) -> list[str]:
         )
     for e in result["effects"]:
         test = e["test"] or "one level: nothing to compare"
-        what = METRIC_NAMES.get(e.get("metric", AC.PDR), e.get("metric"))
+        what = registry.metric(e.get("metric", AC.PDR))[0]
         lines += ["", f"effect of {e['factor']} on {what} ({test}; {e['experiments']} experiments)"]
         if "trend" in e and e["trend"]["tau_b"] is not None:
             t = e["trend"]
@@ -219,16 +219,6 @@ def text(result: dict[str, Any]) -> list[str]:
                 f"{shift_text(e.get('metric', AC.PDR), c)}"
             )
     return lines
-
-
-METRIC_NAMES = {
-    "pdr_pps": "PDR",
-    "throughput_bps": "throughput",
-    "loss_ratio": "loss ratio",
-    "rtt_p50_ns": "RTT p50",
-    "rtt_p99_ns": "RTT p99",
-    "mrr_pps": "MRR",
-}
 
 
 def _bps(v: float | None) -> str:

@@ -48,6 +48,14 @@ def of_kind(kind: str) -> Method | None:
     return next((m for m in methods() if kind in m.kinds), None)
 
 
+def metric(name: str) -> tuple[str, float, str]:
+    """A compared metric's (name in words, scale, axis label), as its method says."""
+    for m in methods():
+        if name in m.comparison.names:
+            return m.comparison.names[name]
+    return (name, 1.0, name)
+
+
 def campaign_methods() -> list[Method]:
     """The methods a campaign runs as cells."""
     return [m for m in methods() if m.campaign]

@@ -117,6 +117,8 @@ class Comparison:
     group_columns: tuple[Column, ...] = ()
     group_text: Callable[[dict[str, Any]], str] | None = None
     progress_rows: str = "trials"  # the store's rows that count a cell's progress
+    # each metric's name in words and its axis (metric -> (name, scale, axis label))
+    names: dict[str, tuple[str, float, str]] = field(default_factory=dict)
 
 
 class Method(Protocol):

@@ -31,10 +31,7 @@ def plot_pdr_by_factor(
     """One panel per factor: each experiment's PDR (or ``metric``: an acceptance test's
     throughput, an rtt cell's RTT p50) at its level, the median and range."""
     effects = [e for e in result["effects"] if e.get("metric", "pdr_pps") == metric]
-    scale, ylabel = {
-        "throughput_bps": (1e6, "throughput (Mbit/s)"),
-        "rtt_p50_ns": (1e3, "RTT p50 (us)"),
-    }.get(metric, (1e3, "PDR@0.5% (kpps)"))
+    _, scale, ylabel = registry.metric(metric)
     fig, axes = plt.subplots(
         1, max(1, len(effects)), figsize=(3.2 * max(1, len(effects)), 3.2), squeeze=False
     )
@@ -157,7 +154,8 @@ def _tests(result: dict[str, Any]) -> list[list[str]]:
             shift = CR.shift_text(metric, c)
             out.append(
                 [
-                    e["factor"] + ("" if metric == "pdr_pps" else f" ({CR.METRIC_NAMES[metric]})"),
+                    e["factor"]
+                    + ("" if metric == "pdr_pps" else f" ({registry.metric(metric)[0]})"),
                     f"{c['level']} vs {c['against']}",
                     c["test"],
                     _num(c["statistic"]),
@@ -193,7 +191,7 @@ def render_page(
     )
     page = env.get_template("campaign.html.j2").render(
         name=name,
-        figure_name=CR.METRIC_NAMES[comp.figures[0]] if own else "PDR",
+        figure_name=registry.metric(comp.figures[0])[0] if own else "PDR",
         cols=[h for h, _ in comp.columns] if own else None,
         gcols=[h for h, _ in comp.group_columns] if own else None,
         method=spec.get("method", "sweep"),

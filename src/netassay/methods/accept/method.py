@@ -54,6 +54,10 @@ class AcceptMethod:
     comparison = Comparison(
         metrics=("throughput_bps", "loss_ratio"),
         figures=("throughput_bps", "loss_ratio", "failed_seconds"),
+        names={
+            "throughput_bps": ("throughput", 1e6, "throughput (Mbit/s)"),
+            "loss_ratio": ("loss ratio", 1.0, "loss ratio"),
+        },
         columns=(
             ("verdict", lambda r: r["verdict"] or "-"),
             ("throughput", lambda r: _bps(r["throughput_bps"])),

@@ -46,6 +46,10 @@ class FloodMethod:
     comparison = Comparison(
         metrics=("mrr_pps",),
         figures=("mrr_pps", "loss_ratio"),
+        names={
+            "mrr_pps": ("MRR", 1e3, "MRR (kpps)"),
+            "loss_ratio": ("loss ratio", 1.0, "loss ratio"),
+        },
         columns=(
             ("MRR (median of runs)", lambda r: fmt_rate(r["mrr_pps"])),
             ("95% CI", lambda r: _ci(r["mrr_ci95_pps"])),

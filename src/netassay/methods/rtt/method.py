@@ -46,6 +46,11 @@ class RttMethod:
     comparison = Comparison(
         metrics=("rtt_p50_ns", "rtt_p99_ns"),
         figures=("rtt_p50_ns", "rtt_p99_ns", "loss_ratio"),
+        names={
+            "rtt_p50_ns": ("RTT p50", 1e3, "RTT p50 (us)"),
+            "rtt_p99_ns": ("RTT p99", 1e3, "RTT p99 (us)"),
+            "loss_ratio": ("loss ratio", 1.0, "loss ratio"),
+        },
         lowest_first=True,
         columns=(
             ("RTT p50 (median of runs)", lambda r: fmt_us(r["rtt_p50_ns"])),

@@ -41,7 +41,7 @@ class SearchMethod:
     request = SearchRequest
     campaign = True
     run_options = RUN_OPTIONS
-    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES)
+    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES, names=AC.LAB_NAMES)
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
     cell_defaults: tuple[str, ...] = ()

@@ -29,7 +29,7 @@ class SweepMethod:
     request = SweepRequest
     campaign = True
     run_options = RUN_OPTIONS
-    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES)
+    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES, names=AC.LAB_NAMES)
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
     cell_defaults: tuple[str, ...] = ("rates", "runs", "duration", "settle")
