@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
     import netassay.methods.flood.method
     import netassay.methods.rtt.method
     import netassay.methods.search.method
+    import netassay.methods.soak.method
     import netassay.methods.sweep.method  # noqa: F401
     from netassay.methods.base import Method
 
@@ -28,6 +29,7 @@ REGISTRY = {
     "rtt": "netassay.methods.rtt.method",
     "accept": "netassay.methods.accept.method",
     "flood": "netassay.methods.flood.method",
+    "soak": "netassay.methods.soak.method",
 }
 
 

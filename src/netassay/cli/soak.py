@@ -1,0 +1,57 @@
+"""The soak command: one long trial at a fixed load, read every second, judged."""
+
+from __future__ import annotations
+
+import typer
+
+from netassay import names as N
+from netassay.cli.common import (
+    FailOn,
+    Given,
+    Json,
+    check_fail_on,
+    gate,
+    prepared,
+    progress_line,
+    request,
+    with_params,
+)
+from netassay.config import TestbedConfig
+from netassay.errors import Interrupted
+from netassay.methods import lab
+from netassay.methods.base import RunOptions
+from netassay.methods.soak.method import METHOD
+from netassay.methods.soak.request import RETRIES, RUN_OPTIONS, SoakRequest
+from netassay.params import declared
+
+
+@with_params(
+    SoakRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
+    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
+)  # fmt: skip
+def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
+    """Hold one load (--rate 200k, or 90%pdr of the newest search in --db) for
+    --duration as back-to-back stored segments, each read every second: per-second loss
+    (an estimate), rate and CPU, the events where loss appears, and a PASS/FAIL verdict
+    of the whole run's loss ratio against --goal. --resume continues an unfinished soak."""
+    if given["resume"]:  # the stored load, segments, goal, label: changing them is refused
+        keys = [p.flag for _, p in declared(SoakRequest) if given.get(p.name) is not None]
+        lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "soak")
+    check_fail_on(fail_on)
+    given, options = prepared(ctx, given, "soak")
+    sk = METHOD.prepare(request(SoakRequest, given), options)
+    sk.progress = sk.note = (lambda line: None) if as_json else progress_line
+    try:
+        result = METHOD.execute(sk)
+    except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+        why = f"{sk.stored} segment(s) of this run are stored in {sk.db}"
+        raise Interrupted(
+            "soak interrupted", why, f"continue: netassay soak --db {sk.db} --resume"
+        ) from exc
+    typer.echo(METHOD.view(result, as_json))
+    gate(fail_on, [METHOD.judged(result)])
+
+
+def register(app: typer.Typer, import_app: typer.Typer) -> None:
+    """Add the soak command to the CLI."""
+    app.command("soak")(soak)

@@ -1,0 +1,1 @@
+"""The soak: one long trial at a fixed load, read every second (``methods.soak.method``)."""

@@ -1,0 +1,105 @@
+"""The soak as a method (``methods.base.Method``): one long trial at a fixed load, run
+as stored segments read every second, judged against a goal loss ratio (kind
+``soak``); assess, report and export read it. It does not run as a campaign's cells."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from netassay.config import AnalysisConfig, Config, TestbedConfig
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
+from netassay.methods.plots import data_uri, slugify
+from netassay.methods.soak import run as R
+from netassay.methods.soak import series as SE
+from netassay.methods.soak import store as SS
+from netassay.methods.soak import view as V
+from netassay.methods.soak.request import RUN_OPTIONS, SoakRequest
+from netassay.store.db import Experiment, Store
+from netassay.store.paths import open_store, store_paths
+
+SEGMENT_OVERHEAD_S = 0.3  # per segment: counters read before and after, the sink settling
+
+
+class SoakMethod:
+    name = "soak"
+    kinds: tuple[str, ...] = (SS.KIND,)
+    request = SoakRequest
+    campaign = False
+    run_options = RUN_OPTIONS
+    comparison = Comparison(
+        metrics=("loss_ratio",),
+        figures=("loss_ratio",),
+        names={"loss_ratio": ("loss ratio", 1.0, "loss ratio")},
+    )
+    knobs = TestbedConfig
+    cell_defaults: tuple[str, ...] = ()
+    cell_flags: tuple[str, ...] = ()
+    cell_setup_s = 0.0
+    legend = ""
+
+    def plan(self, request: SoakRequest) -> Plan:
+        n = len(SE.segment_lengths(request.duration_s, request.segment_s))
+        return Plan(n, request.duration_s + n * SEGMENT_OVERHEAD_S, ())
+
+    def prepare(self, request: SoakRequest, options: RunOptions) -> Any:
+        """The soak to run (a resume: the stored one), checked before anything is built."""
+        return R.prepare(request, options, options.config or Config())
+
+    def execute(self, soak: Any) -> SS.StoredSoak:
+        """Run (or resume) a prepared soak; the stored soak."""
+        return R.run(soak)
+
+    def run(self, request: SoakRequest, options: RunOptions, progress: Progress) -> Any:
+        soak = self.prepare(request, options)
+        soak.progress = soak.note = progress
+        return self.execute(soak)
+
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[SS.StoredSoak]:
+        for p in store_paths(inputs):
+            with open_store(p) as store:
+                found = list(SS.stored_soaks(store))
+            yield from found
+
+    def judged(self, result: Any) -> tuple[str, str | None]:
+        return result.experiment.label, result.summary["verdict"]
+
+    def view(self, result: Any, as_json: bool) -> str:
+        return V.as_json(result) if as_json else V.text(result)
+
+    def sections(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
+    ) -> list[Section]:
+        """One section per stored soak: its verdict and events in words, its timeline."""
+        found = list(SS.stored_soaks(store))
+        if not found:
+            return []
+        from netassay.methods.soak.figures import plot_timeline  # deferred: matplotlib
+
+        sections = []
+        for r in found:
+            trials = store.trials(r.experiment.id)
+            seconds = SE.timeline(trials)
+            starts = [float(t["counters"].get("soak", {}).get("start_s", 0.0)) for t in trials]
+            stem = out / "figures" / f"soak_{slugify(r.experiment.label, used)}"
+            title = f"{r.experiment.label}: {r.summary['verdict']}"
+            png, svg = plot_timeline(
+                seconds, starts, r.summary["events"], float(r.summary["rate_pps"]), stem, title
+            )
+            sections.append(
+                Section(
+                    title=f"soak: {r.experiment.label}",
+                    text="\n".join([*V.lines(r), V.CAVEAT]),
+                    figure=data_uri(png),
+                    figure_svg=f"figures/{svg.name}",
+                )
+            )
+        return sections
+
+    def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
+        s = SS.soak_summary(store, experiment)
+        return {"verdict": s["verdict"], "loss_ratio": s["loss_ratio"]}
+
+
+METHOD = SoakMethod()

@@ -1,0 +1,99 @@
+"""What a soak asks for: its load (a rate, or a share of the PDR a stored search found),
+how long, in segments of what length, and the goal loss ratio it is judged against.
+Each field is declared once (``params``): its flag, help, parser and range."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from netassay.errors import UsageError
+from netassay.params import DURATION, as_text, fraction, param
+from netassay.units import parse_duration, parse_rate
+
+RETRIES = 2  # a faulty segment is repeated as a sweep's trial is
+MAX_DURATION_S = 7 * 24 * 3600.0
+MIN_SEGMENT_S = 1.0  # a segment is read every second: at least one
+MAX_SEGMENTS = 100_000
+PDR_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)%pdr")
+RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment")
+
+
+def parse_load(text: Any) -> str:
+    """``--rate``: a rate ('200k') or a share of the stored PDR ('90%pdr'), checked and
+    kept as written (the PDR is looked up in the store when the soak starts)."""
+    t = str(text).strip().lower()
+    m = PDR_SHARE.fullmatch(t)
+    if m is not None:
+        share = float(m.group(1))
+        if not 0 < share <= 200:
+            raise UsageError(f"bad --rate '{text}'", "a share of the PDR in (0, 200]%",
+                             "give e.g. 90%pdr")  # fmt: skip
+        return t
+    if "%" in t or "pdr" in t:
+        raise UsageError(f"bad --rate '{text}'", "a share of the PDR is written N%pdr",
+                         "give e.g. 90%pdr or a rate like 200k")  # fmt: skip
+    parse_rate(t)
+    return t
+
+
+def pdr_share(load: str) -> float | None:
+    """The share of the PDR ``load`` asks for (0.9 for '90%pdr'), None for a rate."""
+    m = PDR_SHARE.fullmatch(load)
+    return float(m.group(1)) / 100 if m else None
+
+
+def parse_goal(text: Any) -> float:
+    """``--goal``: 'ndr' (0), 'pdr' (0.005), a ratio (0.005) or a percentage (0.5%)."""
+    t = str(text).strip().lower()
+    named = {"ndr": 0.0, "pdr": 0.005}
+    if t in named:
+        return named[t]
+    try:
+        return fraction(0.0, 1.0)(t)
+    except ValueError as exc:
+        raise UsageError(f"bad --goal '{text}'", str(exc), "give e.g. 0.005, 0.5%, ndr") from exc
+
+
+@dataclass(frozen=True)
+class SoakRequest:
+    """One soak: ``rate`` for ``duration_s`` in segments of ``segment_s``, judged
+    against ``goal`` (a loss ratio)."""
+
+    rate: str | None = param(
+        "--rate", "Load: a rate (200k) or a share of the newest stored search's PDR "
+        "(90%pdr, from --db).", default=None, parse=as_text(parse_load), campaign=False,
+    )  # fmt: skip
+    duration_s: float = param(
+        "--duration", "Length of the whole soak, e.g. 30m.", default=60.0,
+        parse=as_text(parse_duration), check=DURATION, ordinal=True, show="60s",
+    )  # fmt: skip
+    segment_s: float = param(
+        "--segment", "Length of each stored segment (the last one is shorter when the "
+        "duration is not a multiple).", default=10.0, parse=as_text(parse_duration),
+        check=DURATION, ordinal=True, show="10s",
+    )  # fmt: skip
+    goal: float = param(
+        "--goal", "Goal loss ratio over the whole soak: 0.005, 0.5%, ndr (0), pdr (0.005).",
+        default=0.005, parse=parse_goal, check=fraction(0.0, 1.0), show="0.005",
+    )  # fmt: skip
+
+    def validate(self) -> None:
+        """Refuse what makes no sense before anything is touched."""
+        if self.rate is None:
+            raise UsageError("--rate is required", "the load the soak holds",
+                             "give e.g. --rate 200k or --rate 90%pdr")  # fmt: skip
+        if self.duration_s > MAX_DURATION_S:
+            raise UsageError(f"--duration {self.duration_s:g}s is too long", "at most 7 days",
+                             "give a shorter --duration")  # fmt: skip
+        if self.segment_s < MIN_SEGMENT_S:
+            raise UsageError(f"--segment {self.segment_s:g}s is too short",
+                             "a segment is read every second", "give at least 1s")  # fmt: skip
+        if self.segment_s > self.duration_s:
+            raise UsageError(f"--segment {self.segment_s:g}s is longer than --duration "
+                             f"{self.duration_s:g}s", "a soak is one or more segments",
+                             "give a shorter --segment")  # fmt: skip
+        if self.duration_s / self.segment_s > MAX_SEGMENTS:
+            raise UsageError("too many segments", f"at most {MAX_SEGMENTS}",
+                             "give a longer --segment")  # fmt: skip

@@ -1,0 +1,297 @@
+"""The soak: one long trial at a fixed load, run as back-to-back segments, each a trial
+of the trial engine (every quality rule applies) read every second while it runs
+(``sampler``) and stored the moment it ends; a faulty segment is repeated as a sweep's
+trial is, and stored excluded when it stays faulty. Between segments the counters are
+read and the generator restarted: a gap of about 0.1-0.3 s, measured and stored with
+each segment (``gap_before_s``).
+
+``resume`` continues the newest unfinished soak of a store on its own testbed, with its
+own rate, segments and goal, never repeating a stored segment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from netassay import names as N
+from netassay import quality
+from netassay.config import Config, TestbedConfig
+from netassay.errors import UsageError
+from netassay.methods import lab
+from netassay.methods.base import RunOptions
+from netassay.methods.soak import series as SE
+from netassay.methods.soak import store as SS
+from netassay.methods.soak.request import RETRIES, SoakRequest, pdr_share
+from netassay.methods.soak.sampler import LockedSink, SampledBed, Sampler, counter
+from netassay.store.db import Store
+from netassay.testbed import topology as T
+from netassay.testbed.bed import config_from_state, require_root
+from netassay.trial.engine import TrialContext, measure, trials_on
+from netassay.trial.record import TrialRecord
+from netassay.units import fmt_rate, parse_rate
+
+Line = Callable[[str], None]
+
+
+def _quiet(line: str) -> None:
+    return None
+
+
+@dataclass
+class Soak:
+    """What a soak runs: its load, length, segments and goal, the testbed, the store."""
+
+    load: str  # as the user wrote it: '200k', '90%pdr'
+    rate_pps: float
+    duration_s: float
+    segment_s: float
+    goal: float
+    testbed: TestbedConfig
+    db: str
+    name: str = N.DEFAULT_NAME
+    label: str = ""
+    check_peak: bool = True
+    retries: int = RETRIES
+    rate_from: dict[str, Any] | None = None  # the stored search a %pdr load came from
+    progress: Line = _quiet
+    note: Line = _quiet
+    experiment_id: int | None = None
+    stored: int = 0
+    seconds: list[dict[str, Any]] = field(default_factory=list)  # the soak's so far
+
+    @property
+    def lengths(self) -> list[float]:
+        return SE.segment_lengths(self.duration_s, self.segment_s)
+
+
+def pdr_rate(share: float, db: str | None) -> tuple[float, dict[str, Any]]:
+    """``share`` of the PDR (conditional throughput) of the newest search stored in
+    ``db``, and where it came from; a UsageError when there is none."""
+    if db is None or not Path(db).is_file():
+        raise UsageError(
+            f"--rate {share * 100:g}%pdr needs a stored search",
+            "no --db names a store that exists" if db is None else f"{db} does not exist",
+            "run 'netassay search --db FILE' first, or give a rate like 200k",
+        )
+    from netassay.methods.search.view import stored_searches  # deferred: MLRsearch
+
+    with Store(db, readonly=True) as st:
+        found = list(stored_searches(st))
+    goals = [
+        (exp, g)
+        for exp, out in found
+        for g in out.goals
+        if g.goal.loss_ratio > 0 and g.conditional_pps
+    ]
+    if not goals:
+        raise UsageError(
+            f"--rate {share * 100:g}%pdr: no PDR in {db}",
+            "it holds no search that found a PDR's conditional throughput",
+            "run 'netassay search --db FILE' first, or give a rate like 200k",
+        )
+    newest = max(exp.id for exp, _ in goals)
+    exp, g = max(((e, g) for e, g in goals if e.id == newest), key=lambda eg: eg[1].goal.loss_ratio)
+    pdr = float(g.conditional_pps)
+    return share * pdr, {"search_experiment": exp.id, "goal": g.goal.key, "pdr_pps": pdr}
+
+
+def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
+    """The Soak to run: a resume takes the stored one (its load, segments, goal and
+    testbed); a new one the request, its %pdr load looked up in --db."""
+    retries = RETRIES if options.retries is None else options.retries
+    lab.check_request(options.name, retries, options.experiment, options.resume, "soak")
+    if options.resume:
+        if options.db is None:
+            raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
+        if options.testbed_flags:
+            raise UsageError(
+                f"--resume takes no testbed flags ({', '.join(sorted(options.testbed_flags))})",
+                "a resumed soak runs with the knobs it started with",
+                "drop those flags",
+            )
+        soak = resume_soak(options.db, options.name, options.experiment)
+    else:
+        req.validate()
+        assert req.rate is not None
+        share = pdr_share(req.rate)
+        if share is None:
+            rate, rate_from = parse_rate(req.rate), None
+        else:
+            rate, rate_from = pdr_rate(share, options.db)
+        name = options.name or N.DEFAULT_NAME
+        testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
+        soak = Soak(
+            req.rate,
+            rate,
+            req.duration_s,
+            req.segment_s,
+            req.goal,
+            testbed,
+            options.db or lab.DEFAULT_DB,
+            name,
+            options.label,
+            options.check_peak,
+            rate_from=rate_from,
+        )
+    soak.retries = retries
+    T.validate(soak.testbed)
+    return soak
+
+
+def soak_config(s: Soak) -> dict[str, Any]:
+    return {
+        "load": s.load,
+        "rate_pps": s.rate_pps,
+        "duration_s": s.duration_s,
+        "segment_s": s.segment_s,
+        "goal": s.goal,
+        "rate_from": s.rate_from,
+        "testbed": asdict(s.testbed),
+        "testbed_name": s.name,
+    }
+
+
+def resume_soak(db: str, name: str | None = None, experiment_id: int | None = None) -> Soak:
+    """The Soak to resume from ``db``, on the testbed it ran on."""
+    with Store(db, create=False) as store:
+        exp = SS.unfinished(store, experiment_id)
+        if exp is None:
+            raise UsageError(
+                f"nothing to resume in {db}",
+                "every soak in it is complete (or it has none)",
+                "start a new soak without --resume",
+            )
+        seconds = SE.timeline(store.trials(exp.id))
+    c = exp.config
+    stored = c.get("testbed_name", N.DEFAULT_NAME)
+    if name is not None and name != stored:
+        raise UsageError(
+            f"--name {name} conflicts with the soak to resume",
+            f"experiment {exp.id} ran on testbed '{stored}'",
+            "drop --name",
+        )
+    cfg = config_from_state({"config": c["testbed"]})
+    soak = Soak(
+        c["load"],
+        float(c["rate_pps"]),
+        float(c["duration_s"]),
+        float(c["segment_s"]),
+        float(c["goal"]),
+        cfg,
+        db,
+        stored,
+        exp.label,
+        rate_from=c.get("rate_from"),
+    )
+    soak.experiment_id, soak.seconds = exp.id, seconds
+    return soak
+
+
+def run(soak: Soak) -> SS.StoredSoak:
+    """Run (or resume) the soak, every segment stored as it ends; the stored soak."""
+    T.validate(soak.testbed)
+    require_root("a soak")
+    with lab.open_testbed(soak.name, soak.testbed, "a soak", soak.note) as tb:
+        lab.check_line_rate(tb.state, [soak.rate_pps])
+        new = soak.check_peak and soak.experiment_id is None
+        peak = lab.check_peak(tb, [soak.rate_pps], soak.note) if new else None
+        with Store(soak.db) as store, trials_on(tb) as ctx:
+            ctx = start(soak, ctx, store, peak)
+            loop(soak, ctx, store)
+    with Store(soak.db, readonly=True) as store:
+        assert soak.experiment_id is not None
+        exp = store.experiment(soak.experiment_id)
+        return SS.StoredSoak(Path(soak.db), exp, SS.soak_summary(store, exp))
+
+
+def start(soak: Soak, ctx: TrialContext, store: Store, peak: float | None) -> TrialContext:
+    """Create the experiment (or take the one resumed), this run recorded."""
+    if soak.experiment_id is not None:
+        done = len(store.done_trials(soak.experiment_id))
+        soak.note(
+            f"resuming soak experiment {soak.experiment_id} ('{soak.label}') in "
+            f"{soak.db}: {done} of {len(soak.lengths)} segments stored"
+        )
+        ctx, _ = lab.restart_experiment(store, ctx, soak.experiment_id, "soak", soak.note)
+        return ctx
+    soak.experiment_id, ctx = lab.start_experiment(
+        store,
+        ctx,
+        kind=SS.KIND,
+        name=soak.name,
+        label=soak.label or _label(soak),
+        config=soak_config(soak),
+        metadata={"rate_pps": soak.rate_pps, "goal": soak.goal},
+        peak=peak,
+    )
+    return ctx
+
+
+def _label(soak: Soak) -> str:
+    return f"soak {fmt_rate(soak.rate_pps)} {lab.default_label(soak.testbed, soak.name)}"
+
+
+def measure_segment(
+    soak: Soak, ctx: TrialContext, index: int, length_s: float, prev_end: float | None = None
+) -> tuple[TrialRecord, float]:
+    """Segment ``index``: one trial read every second; repeated (at most
+    ``soak.retries`` times) when it is a measurement fault (never when a signal cut it
+    short). Its seconds go in ``counters['soak']`` with the gap since the generator of
+    the segment before stopped (``prev_end``, monotonic); discarded attempts are named.
+    The record, and when its generator stopped."""
+    sink = LockedSink(ctx.sink)
+    discarded: list[str] = []
+    for attempt in range(soak.retries + 1):
+        sampler = Sampler(counter(sink, ctx.tb.ns("sink")))
+        run_ctx = replace(ctx, tb=SampledBed(ctx.tb, sampler), sink=sink)  # type: ignore[arg-type]
+        rec = measure(run_ctx, 0, index, soak.rate_pps, length_s)
+        faults = quality.faults(rec.warnings)
+        if not faults or attempt == soak.retries or lab.signalled(rec):
+            break
+        lost = rec.sent - rec.forwarded
+        discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(faults)}")
+    start_s = index * soak.segment_s
+    seconds = SE.per_second(
+        sampler.samples, rec.sent, rec.received, rec.forwarded, rec.duration_s, start_s
+    )
+    own = {"segment": index, "start_s": start_s, "attempts": attempt + 1, "per_second": seconds}
+    if prev_end is not None and not discarded:
+        own["gap_before_s"] = round(sampler.t0 - prev_end, 3)
+    rec = replace(
+        rec,
+        counters={**rec.counters, "soak": own},
+        warnings=[*rec.warnings, *discarded],
+        run_id=ctx.run_id,
+    )
+    return rec, sampler.t_end
+
+
+def loop(soak: Soak, ctx: TrialContext, store: Store) -> None:
+    """Every segment not stored yet, back to back, each stored as it ends."""
+    assert soak.experiment_id is not None
+    done = {k for _, k in store.done_trials(soak.experiment_id)}
+    ended: float | None = None
+    for i, length in enumerate(soak.lengths):
+        if i in done:
+            ended = None
+            continue
+        rec, ended = measure_segment(soak, ctx, i, length, ended)
+        store.add_trial(soak.experiment_id, rec)  # committed now: a crash loses only this one
+        soak.stored += 1
+        gap = bool(rec.excluded)
+        per_second = rec.counters["soak"]["per_second"]
+        soak.seconds.extend({**s, "gap": True} if gap else s for s in per_second)
+        soak.progress(progress_line(soak, rec, i))
+
+
+def progress_line(soak: Soak, rec: TrialRecord, i: int) -> str:
+    lost = rec.sent - rec.forwarded
+    flag = " excluded" if rec.excluded else (" !" if rec.warnings else "")
+    n = len(SE.events(soak.seconds, soak.goal))
+    return (
+        f"[{i + 1}/{len(soak.lengths)}] {rec.duration_s:.3g} s at {fmt_rate(rec.rate_pps)}: "
+        f"lost {lost} (PLR {lost / max(rec.sent, 1):.2e}){flag} | events so far {n}"
+    )

@@ -1,0 +1,79 @@
+"""A soak in words (its verdict, the whole run's loss, its events) and as one JSON
+object. Its seconds are estimates (``series``): the text says so once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from netassay.methods.soak.series import GAP_S
+from netassay.methods.soak.store import StoredSoak
+from netassay.units import fmt_rate
+
+CAVEAT = (
+    "per-second figures are estimates (each segment's totals are exact, their split "
+    f"across its seconds is not); segments run back to back, about {GAP_S:g} s or more "
+    "apart (the counters read, the generator restarted)"
+)
+
+
+def _where(loss: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in loss.items()) or "nowhere"
+
+
+def event_line(e: dict[str, Any]) -> str:
+    return (
+        f"  event at {e['start_s']:g} s for {e['length_s']:g} s: ~{e['lost_est']:,} frames "
+        f"lost (est. loss ratio {e['loss_ratio_est']:.2e})"
+    )
+
+
+def lines(r: StoredSoak) -> list[str]:
+    """A stored soak in words: what ran, its verdict, the loss, the events."""
+    exp, s = r.experiment, r.summary
+    ratio = s["loss_ratio"]
+    done = (
+        ""
+        if s["finished"]
+        else (
+            f" (unfinished: {s['segments_stored']} of {s['segments_planned']} segments stored; "
+            "continue with --resume)"
+        )
+    )
+    src = s.get("rate_from")
+    load = f"{fmt_rate(s['rate_pps'])}" + (
+        f" ({s['load']} of {src['goal']} {fmt_rate(src['pdr_pps'])}, search experiment "
+        f"{src['search_experiment']})"
+        if src
+        else ""
+    )
+    out = [
+        f"{exp.label}, experiment {exp.id}: soak at {load} for {s['duration_s']:g} s in "
+        f"{s['segments_planned']} segment(s) of {s['segment_s']:g} s: {s['verdict']}{done}",
+        f"  {s['reason']}; whole-run loss ratio "
+        + ("-" if ratio is None else f"{ratio:.3e}")
+        + f" ({s['sent'] - s['forwarded']:,} of {s['sent']:,} lost)"
+        + f" at {_where(s['loss_location'])}",
+        f"  segments: {s['segments_stored']} stored, {s['segments_excluded']} excluded "
+        f"(measurement faults); {s['seconds']} seconds read",
+        f"  events (seconds above the goal {s['goal']:g}): {len(s['events'])}",
+        *(event_line(e) for e in s["events"]),
+    ]
+    return out
+
+
+def text(r: StoredSoak) -> str:
+    return "\n".join(["", *lines(r), f"  ({CAVEAT})"])
+
+
+def as_json(r: StoredSoak) -> str:
+    exp = r.experiment
+    obj = {
+        "kind": exp.kind,
+        "label": exp.label,
+        "experiment_id": exp.id,
+        "db": str(r.db),
+        "per_second_estimate": CAVEAT,
+        **r.summary,
+    }
+    return json.dumps(obj, sort_keys=True, allow_nan=False)
