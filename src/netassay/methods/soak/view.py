@@ -11,9 +11,8 @@ from netassay.methods.soak.store import StoredSoak
 from netassay.units import fmt_rate
 
 CAVEAT = (
-    "per-second figures are estimates (each segment's totals are exact, their split "
-    f"across its seconds is not); segments run back to back, about {GAP_S:g} s or more "
-    "apart (the counters read, the generator restarted)"
+    "per-second figures are estimates: each segment's totals are exact, their split "
+    f"across its seconds is not; segments run back to back, about {GAP_S:g} s apart"
 )
 
 
@@ -47,19 +46,18 @@ def lines(r: StoredSoak) -> list[str]:
         if src
         else ""
     )
-    out = [
+    why = "" if s["verdict"] != "INCONCLUSIVE" else f" ({s['reason']})"
+    lost = "-" if ratio is None else f"{ratio:.3e}"
+    return [
         f"{exp.label}, experiment {exp.id}: soak at {load} for {s['duration_s']:g} s in "
-        f"{s['segments_planned']} segment(s) of {s['segment_s']:g} s: {s['verdict']}{done}",
-        f"  {s['reason']}; whole-run loss ratio "
-        + ("-" if ratio is None else f"{ratio:.3e}")
-        + f" ({s['sent'] - s['forwarded']:,} of {s['sent']:,} lost)"
-        + f" at {_where(s['loss_location'])}",
+        f"{s['segments_planned']} segment(s) of {s['segment_s']:g} s: {s['verdict']}{why}{done}",
+        f"  whole-run loss ratio {lost} against the goal {s['goal']:g} "
+        f"({s['sent'] - s['forwarded']:,} of {s['sent']:,} lost) at {_where(s['loss_location'])}",
         f"  segments: {s['segments_stored']} stored, {s['segments_excluded']} excluded "
         f"(measurement faults); {s['seconds']} seconds read",
-        f"  events (seconds above the goal {s['goal']:g}): {len(s['events'])}",
+        f"  events (seconds above the goal): {len(s['events'])}",
         *(event_line(e) for e in s["events"]),
     ]
-    return out
 
 
 def text(r: StoredSoak) -> str:
