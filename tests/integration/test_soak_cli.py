@@ -3,8 +3,13 @@ anything; a %pdr load needs a stored search in --db; a resume takes no plan flag
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 from tests.builders import store_with
+
+from netassay.errors import UsageError
 
 
 @pytest.mark.parametrize(
@@ -50,3 +55,67 @@ def test_nothing_to_resume_in_a_store_without_a_soak(cli, tmp_path, monkeypatch)
     db = store_with(tmp_path / "flood.db", "mrr")
     res = cli("soak", "--resume", "--db", db)
     assert res.returncode == 2 and f"nothing to resume in {db}" in res.stderr, res.stderr
+
+
+def test_a_pdr_share_is_of_the_newest_searchs_pdr(tmp_path):
+    from netassay.methods.search.view import stored_searches
+    from netassay.methods.soak.run import pdr_rate
+    from netassay.store.db import Store
+
+    db = store_with(tmp_path / "search.db", "search")
+    with Store(db, readonly=True) as st:
+        ((exp, out),) = list(stored_searches(st))
+    pdr = next(g for g in out.goals if g.goal.loss_ratio == 0.005).conditional_pps
+    rate, source = pdr_rate(0.9, str(db))
+    assert rate == pytest.approx(0.9 * pdr) and 80_000 < pdr < 110_000  # the 100k cap's
+    assert source == {"search_experiment": exp.id, "goal": "pdr:0.005", "pdr_pps": pdr}
+
+
+def _soak_store(path, done):
+    """A store holding one soak of 4 segments of 1 s, ``done`` of them stored."""
+    from netassay.config import TestbedConfig
+    from netassay.methods.soak.store import KIND
+    from netassay.store.db import Store
+    from netassay.trial.record import TrialRecord
+
+    config = {"load": "50k", "rate_pps": 50_000.0, "duration_s": 4.0, "segment_s": 1.0,
+              "goal": 0.005, "rate_from": None, "testbed": dataclasses.asdict(TestbedConfig()),
+              "testbed_name": "soakt"}  # fmt: skip
+    second = {"t": 0.0, "dt": 1.0, "offered": 50_000.0, "received": 50_000, "loss_est": 0.0}
+    with Store(path) as st:
+        exp_id, _ = st.add_experiment(key="soak-1", kind=KIND, source="netassay-testbed",
+                                      label="a soak", config=config)  # fmt: skip
+        for k in range(done):
+            st.add_trial(exp_id, TrialRecord(
+                load_index=0, repetition=k, rate_pps=50_000.0, duration_s=1.0, sent=50_000,
+                received=50_000, source="netassay-testbed",
+                counters={"soak": {"per_second": [{**second, "t": float(k)}]}},
+            ))  # fmt: skip
+    return exp_id
+
+
+def test_resume_takes_the_unfinished_soak_with_its_own_plan(tmp_path, cli):
+    from netassay.methods.soak.run import resume_soak
+
+    db = tmp_path / "s.db"
+    exp_id = _soak_store(db, 2)
+    soak = resume_soak(str(db))
+    assert (soak.experiment_id, soak.rate_pps, soak.lengths, soak.name) == (
+        exp_id, 50_000.0, [1.0, 1.0, 1.0, 1.0], "soakt"
+    )  # fmt: skip
+    assert [s["t"] for s in soak.seconds] == [0.0, 1.0]
+    with pytest.raises(UsageError, match="conflicts with the soak to resume"):
+        resume_soak(str(db), name="other")
+    a = json.loads(cli("assess", db, "--json", check=True).stdout)
+    assert (a["verdict"], a["finished"], a["segments_stored"], a["seconds"]) == (
+        "PASS", False, 2, 2
+    )  # fmt: skip
+    assert "unfinished: 2 of 4 segments stored" in cli("assess", db, check=True).stdout
+
+
+def test_nothing_to_resume_when_every_segment_is_stored(tmp_path, cli, monkeypatch):
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
+    db = tmp_path / "s.db"
+    _soak_store(db, 4)
+    res = cli("soak", "--resume", "--db", db)
+    assert res.returncode == 2 and "nothing to resume" in res.stderr, res.stderr
