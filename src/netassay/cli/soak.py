@@ -30,8 +30,10 @@ from netassay.params import declared
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
 )  # fmt: skip
 def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
-    """Hold one load (--rate 200k, or 90%pdr of the newest search in --db) for
-    --duration as back-to-back stored segments, each read every second: per-second loss
+    """Hold one load for a long time, read every second, and judge its loss (a soak).
+
+    --rate is a rate (200k) or a share of the newest search's PDR in --db (90%pdr); the
+    soak runs as back-to-back stored segments, each read every second: per-second loss
     (an estimate), rate and CPU, the events where loss appears, and a PASS/FAIL verdict
     of the whole run's loss ratio against --goal. --resume continues an unfinished soak."""
     if given["resume"]:  # the stored load, segments, goal, label: changing them is refused
