@@ -34,6 +34,7 @@ from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, parse_rate
 
 Line = Callable[[str], None]
+PDR = 0.005  # the goal loss ratio a %pdr load is a share of, when the search had it
 
 
 def _quiet(line: str) -> None:
@@ -68,8 +69,9 @@ class Soak:
 
 
 def pdr_rate(share: float, db: str | None) -> tuple[float, dict[str, Any]]:
-    """``share`` of the PDR (conditional throughput) of the newest search stored in
-    ``db``, and where it came from; a UsageError when there is none."""
+    """``share`` of the PDR (the conditional throughput of its PDR@0.5% goal, else of
+    its smallest PDR goal) of the newest search stored in ``db``, and where it came
+    from; a UsageError when there is none."""
     if db is None or not Path(db).is_file():
         raise UsageError(
             f"--rate {share * 100:g}%pdr needs a stored search",
@@ -93,7 +95,9 @@ def pdr_rate(share: float, db: str | None) -> tuple[float, dict[str, Any]]:
             "run 'netassay search --db FILE' first, or give a rate like 200k",
         )
     newest = max(exp.id for exp, _ in goals)
-    exp, g = max(((e, g) for e, g in goals if e.id == newest), key=lambda eg: eg[1].goal.loss_ratio)
+    # its PDR@0.5% (CSIT's and PASTRAMI's PDR), else its smallest PDR goal
+    exp, g = min(((e, g) for e, g in goals if e.id == newest),
+                 key=lambda eg: (eg[1].goal.loss_ratio != PDR, eg[1].goal.loss_ratio))  # fmt: skip
     pdr = float(g.conditional_pps)
     return share * pdr, {"search_experiment": exp.id, "goal": g.goal.key, "pdr_pps": pdr}
 
