@@ -11,9 +11,8 @@ router capped at 100 kpps, an rtt measurement, an acceptance test, three floods 
 router: its MRR; a soak of it at 120 kpps, above its cap); campaign.db a small sweep
 campaign over two caps. ``--add COMMAND`` measures the one experiment of that command
 into the store as it is (a method's experiment added later), leaving every other
-experiment as it was. The stores are
-committed and never remade unless their schema must change: the outputs are what
-netassay says of them.
+experiment as it was. The stores are committed and never remade unless their schema
+must change: the outputs are what netassay says of them.
 """
 
 from __future__ import annotations
