@@ -16,7 +16,9 @@ it, and then, into one store:
 6. ``netassay accept``: seed 004's acceptance test of a link with headroom (the embedded
    link shaped at 110% of a 100 Mbit/s contract): iperf3's ramp, then two runs, the
    test host checked around each, PASS expected;
-7. ``netassay flood``: the kernel router and the XDP router (PASTRAMI's eBPF class)
+7. ``netassay soak``: 20 s at 90% of the PDR the search found, on the capped router,
+   read every second and judged against PDR's 0.5% (PASS expected);
+8. ``netassay flood``: the kernel router and the XDP router (PASTRAMI's eBPF class)
    offered far more than they can forward, their maximum receive rates (MRR) stored
    (kind ``mrr``) and compared;
 
@@ -101,6 +103,7 @@ def _run(db: Path) -> int:
     rc = _search(db, peak, cap)
     rc |= _rtt(db)
     rc |= _accept(db)
+    rc |= _soak(db, cap)
     rc |= _flood(db)
     rc |= _cli("assess", str(db))
     rc |= _cli("report", str(db), "--out", str(OUT / "report"))
@@ -117,6 +120,16 @@ def _search(db: Path, peak: float, cap: float) -> int:
         "--final-duration", "1s", "--duration-sum", "5s", "--time-cap", "3m",
         "--then-verify", "--verify-runs", "3", "--db", str(db),
         "--label", f"demo 4: kernel router capped at {fmt_rate(cap)}, search",
+    )  # fmt: skip
+
+
+def _soak(db: Path, cap: float) -> int:
+    """The capped router held at 90% of the search's PDR for 20 s, read every second."""
+    print("\n== demo 7: soak at 90% of the PDR found, read every second")
+    return _cli(
+        "soak", "--name", NAME, "--backlog", str(DEEP_BACKLOG), "--sut-cap", str(cap),
+        "--rate", "90%pdr", "--duration", "20s", "--segment", "5s", "--no-peak-check",
+        "--db", str(db), "--label", f"demo 7: soak of the router capped at {fmt_rate(cap)}",
     )  # fmt: skip
 
 
@@ -146,12 +159,12 @@ def _accept(db: Path) -> int:
 def _flood(db: Path) -> int:
     """Each router flooded twice for 1 s: what it forwards when offered far more (MRR),
     stored."""
-    print("\n== demo 7: maximum receive rate, the kernel router against the XDP router")
+    print("\n== demo 8: maximum receive rate, the kernel router against the XDP router")
     rc = 0
     for sut in ("router", "xdp-router"):
         rc |= _cli(
             "flood", "--name", NAME, "--sut", sut, "--duration", "1s", "--runs", "2",
-            "--db", str(db), "--label", f"demo 7: flood of the {sut}",
+            "--db", str(db), "--label", f"demo 8: flood of the {sut}",
         )  # fmt: skip
     return rc
 

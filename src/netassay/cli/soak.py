@@ -31,7 +31,6 @@ from netassay.params import declared
 )  # fmt: skip
 def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
     """Hold one load for a long time, read every second, and judge its loss (a soak).
-
     --rate is a rate (200k) or a share of the newest search's PDR in --db (90%pdr); the
     soak runs as back-to-back stored segments, each read every second: per-second loss
     (an estimate), rate and CPU, the events where loss appears, and a PASS/FAIL verdict

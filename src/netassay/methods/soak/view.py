@@ -17,7 +17,9 @@ CAVEAT = (
 
 
 def _where(loss: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v:,}" for k, v in loss.items()) or "nowhere"
+    """Where the frames were lost (' at sut_egress 196,013, ...'), or nothing."""
+    where = ", ".join(f"{k} {v:,}" for k, v in loss.items() if v)
+    return f" at {where}" if where else ""
 
 
 def event_line(e: dict[str, Any]) -> str:
@@ -52,7 +54,7 @@ def lines(r: StoredSoak) -> list[str]:
         f"{exp.label}, experiment {exp.id}: soak at {load} for {s['duration_s']:g} s in "
         f"{s['segments_planned']} segment(s) of {s['segment_s']:g} s: {s['verdict']}{why}{done}",
         f"  whole-run loss ratio {lost} against the goal {s['goal']:g} "
-        f"({s['sent'] - s['forwarded']:,} of {s['sent']:,} lost) at {_where(s['loss_location'])}",
+        f"({s['sent'] - s['forwarded']:,} of {s['sent']:,} lost){_where(s['loss_location'])}",
         f"  segments: {s['segments_stored']} stored, {s['segments_excluded']} excluded "
         f"(measurement faults); {s['seconds']} seconds read",
         f"  events (seconds above the goal): {len(s['events'])}",
