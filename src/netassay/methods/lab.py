@@ -51,6 +51,20 @@ def check_request(
 DEFAULT_DB = "netassay.db"  # a run's store when neither --db nor the config file names one
 
 
+def resume_store(db: str | None, testbed_flags: Any, what: str) -> str:
+    """The store a --resume continues; refused without --db, and with testbed flags (a
+    resumed run keeps the knobs it started with)."""
+    if db is None:
+        raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
+    if testbed_flags:
+        raise UsageError(
+            f"--resume takes no testbed flags ({', '.join(sorted(testbed_flags))})",
+            f"a resumed {what} runs with the knobs it started with",
+            "drop those flags",
+        )
+    return db
+
+
 def refuse_with_resume(flags: Sequence[str], what: str) -> None:
     """A resume continues the stored experiment as it was planned: a flag that would
     change the plan (or the label) is refused, never silently ignored."""

@@ -11,7 +11,7 @@ left out of the statistics (``quality.exclusion``).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -95,10 +95,14 @@ def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]
 
 
 def _reader(ctx: TrialContext) -> Any:
-    """The sink's running test-frame count (None when it cannot be read)."""
-    if ctx.sink.uses_xdp:
-        return lambda: ctx.sink.read().get("packets")
-    ns = ctx.tb.ns("sink")
+    return sink_counter(ctx.sink, ctx.tb.ns("sink"))
+
+
+def sink_counter(sink: Any, ns: str) -> Callable[[], int | None]:
+    """The sink's running test-frame count, read while traffic runs (None when it cannot
+    be read): the XDP program's, or the nft counter in namespace ``ns``."""
+    if sink.uses_xdp:
+        return lambda: sink.read().get("packets")
 
     def nft() -> int | None:
         try:

@@ -25,11 +25,11 @@ from netassay.methods.base import RunOptions
 from netassay.methods.soak import series as SE
 from netassay.methods.soak import store as SS
 from netassay.methods.soak.request import RETRIES, SoakRequest, pdr_share
-from netassay.methods.soak.sampler import LockedSink, SampledBed, Sampler, counter
+from netassay.methods.soak.sampler import LockedSink, SampledBed, Sampler
 from netassay.store.db import Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
-from netassay.trial.engine import TrialContext, measure, trials_on
+from netassay.trial.engine import TrialContext, measure, sink_counter, trials_on
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, parse_rate
 
@@ -108,15 +108,8 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
     retries = RETRIES if options.retries is None else options.retries
     lab.check_request(options.name, retries, options.experiment, options.resume, "soak")
     if options.resume:
-        if options.db is None:
-            raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
-        if options.testbed_flags:
-            raise UsageError(
-                f"--resume takes no testbed flags ({', '.join(sorted(options.testbed_flags))})",
-                "a resumed soak runs with the knobs it started with",
-                "drop those flags",
-            )
-        soak = resume_soak(options.db, options.name, options.experiment)
+        db = lab.resume_store(options.db, options.testbed_flags, "soak")
+        soak = resume_soak(db, options.name, options.experiment)
     else:
         req.validate()
         assert req.rate is not None
@@ -249,7 +242,7 @@ def measure_segment(
     sink = LockedSink(ctx.sink)
     discarded: list[str] = []
     for attempt in range(soak.retries + 1):
-        sampler = Sampler(counter(sink, ctx.tb.ns("sink")))
+        sampler = Sampler(sink_counter(sink, ctx.tb.ns("sink")))
         run_ctx = replace(ctx, tb=SampledBed(ctx.tb, sampler), sink=sink)  # type: ignore[arg-type]
         rec = measure(run_ctx, 0, index, soak.rate_pps, length_s)
         faults = quality.faults(rec.warnings)

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from netassay.counters import cpu
-from netassay.counters.snapshot import sink_received
 
 MERGE_S = 0.5  # a last read this close to the one before replaces it (no sliver of a second)
 
@@ -31,20 +30,6 @@ class LockedSink:
     def read(self) -> dict[str, int]:
         with self._lock:
             return self._sink.read()  # type: ignore[no-any-return]
-
-
-def counter(sink: Any, ns: str) -> Callable[[], int | None]:
-    """The sink's running test-frame count (None when it cannot be read)."""
-    if sink.uses_xdp:
-        return lambda: sink.read().get("packets")
-
-    def nft() -> int | None:
-        try:
-            return sink_received(ns)
-        except (KeyError, ValueError):
-            return None
-
-    return nft
 
 
 Sample = tuple[float, int | None, dict[str, float]]  # s since start, count, busy per core

@@ -60,15 +60,8 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
     retries = RETRIES if options.retries is None else options.retries
     lab.check_request(options.name, retries, options.experiment, options.resume, "sweep")
     if options.resume:
-        if options.db is None:
-            raise UsageError("--resume needs --db", "it names the store to resume", "add --db")
-        if options.testbed_flags:
-            raise UsageError(
-                f"--resume takes no testbed flags ({', '.join(sorted(options.testbed_flags))})",
-                "a resumed sweep runs with the knobs it started with",
-                "drop those flags",
-            )
-        sw = resume_sweep(options.db, options.name, options.experiment)
+        db = lab.resume_store(options.db, options.testbed_flags, "sweep")
+        sw = resume_sweep(db, options.name, options.experiment)
     else:
         name = options.name or N.DEFAULT_NAME
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
