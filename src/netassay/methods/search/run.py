@@ -219,8 +219,9 @@ def _search(
     job: SearchJob, spec: SearchSpec, ctx: TrialContext, store: Store,
     stored: list[TrialRecord], note: lab.Note,
 ) -> tuple[SearchSpec, E.SearchOutcome]:  # fmt: skip
-    """The search, restarted below the generator's reach each time a generator limit at
-    the max load shows the host cannot pace it now (at most REACH_RESTARTS times)."""
+    """The search, restarted below the generator's reach each time a generator limit
+    that stayed one after its repeats shows the host cannot pace that load now (at most
+    REACH_RESTARTS times)."""
     elapsed = 0.0
     for _ in range(REACH_RESTARTS + 1):
         outcome = E.run_search(
