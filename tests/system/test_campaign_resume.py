@@ -175,9 +175,11 @@ def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, net
         time.sleep(1.0)
         assert _stored_cells(db) == 0
         procs.append(_start_worker(address, tb_name, tls))
-        out, _ = coord.communicate(timeout=300)
+        assert coord.stdout is not None  # stderr is the thread's: read stdout alone
+        out = coord.stdout.read()
+        coord.wait(timeout=300)
         lines.thread.join(timeout=5)
-        assert coord.returncode == 0, "".join(lines.lines[-20:])
+        assert coord.returncode == 0, out + "".join(lines.lines[-20:])
         assert "2 of 2 cells stored" in out
     finally:
         stop_all(procs)

@@ -134,7 +134,9 @@ def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli, assess, store
     Where the router saturates inside that range, the loss past saturation is its full
     receive ring (SUT ingress); where it forwards all the generator can send (measured
     on the 2-vCPU VM: ~1.1 Mpps of 64- and 84-byte frames, IPv4 and IPv6, without loss),
-    the verdict must say so (INCONCLUSIVE: widen the range), never invent a saturation.
+    the verdict must say so (INCONCLUSIVE: widen the range), never invent a saturation
+    (on a busy host, loss at a lower load that the router then outgrows is BAD: the
+    environment, not the router, lost those frames).
     The assessment is printed, whatever its verdict on this machine."""
     up = cli("testbed", "up", "--name", tb_name, "--sut", "xdp-router", "--pinning", "pin-2cpu")
     assert up.returncode == 0, up.stderr
@@ -159,6 +161,9 @@ def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli, assess, store
     lost = sum(t["sent"] - t["received"] for t in top)
     sent = sum(t["sent"] for t in top)
     if lost <= 0.005 * sent:  # it forwarded what the generator could send: no saturation
+        if a["verdict"] == "BAD":  # a busy host: loss at a lower load that is no saturation
+            assert "never falls below" in a["reason"], (a["reason"], a["loads"])
+            return
         assert a["verdict"] == "INCONCLUSIVE", (a["reason"], a["loads"])
         assert "never exceeds" in a["reason"] or "widen" in a["reason"], a["reason"]
         return

@@ -63,6 +63,8 @@ def _sink_of(pid: int, dev: str | None) -> bool:
 def _pids_in(sink_ns: str | None) -> list[int]:
     """The processes in a named network namespace, or in the host's own (None)."""
     if sink_ns is not None:
+        if not Path(f"/run/netns/{sink_ns}").exists():
+            return []  # gone (a user's namespace deleted before its testbed was forgotten)
         return [int(p) for p in run(["ip", "netns", "pids", sink_ns]).stdout.split()]
     host = os.stat("/proc/self/ns/net").st_ino  # netassay's own: the host's
     pids = []

@@ -19,7 +19,7 @@ from typing import Any
 from netassay import names as N
 from netassay.config import PINNINGS, SUTS, TestbedConfig
 from netassay.counters.sink import validate_sink
-from netassay.errors import TestbedError, UsageError
+from netassay.errors import NetassayError, TestbedError, UsageError
 from netassay.proc import run
 from netassay.testbed import state as S
 from netassay.testbed import xdp_router as XR
@@ -483,7 +483,10 @@ def forget_kind(name: str) -> None:
         log.warning("testbed %s: %s", name, exc)
         return
     if hook is not None:
-        hook(state)
+        try:
+            hook(state)
+        except NetassayError as exc:  # a cleanup goes on: its state is removed all the same
+            log.warning("testbed %s: %s", name, exc.line())
 
 
 def kind_environment(tb: Any) -> dict[str, Any]:
