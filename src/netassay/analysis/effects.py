@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 BOOT = 10_000
 SEED = 20240602  # fixed: the same runs give the same interval
@@ -85,6 +84,8 @@ def mann_whitney(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
     out: dict[str, Any] = {"test": "Mann-Whitney U", "n_a": len(x), "n_b": len(y)}
     if len(x) < 2 or len(y) < 2:
         return {**out, "u": None, "p": None, "cliffs_delta": None, "hodges_lehmann": None}
+    from scipy import stats as sps  # deferred: scipy.stats (0.4 s), only where a test runs
+
     r = sps.mannwhitneyu(x, y, alternative="two-sided")
     d = cliffs_delta(x, y)
     return {**out, "u": float(r.statistic), "p": float(r.pvalue), "cliffs_delta": d,
@@ -101,6 +102,8 @@ def wilcoxon_paired(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
     if n < 2 or not np.any(diff):
         med = float(np.median(diff)) if n else None
         return {**out, "w": None, "p": None, "median_difference": med}
+    from scipy import stats as sps  # deferred: scipy.stats (0.4 s), only where a test runs
+
     r = sps.wilcoxon(x, y, zero_method="wilcox", alternative="two-sided")
     return {**out, "w": float(r.statistic), "p": float(r.pvalue),
             "median_difference": float(np.median(diff))}  # fmt: skip
@@ -131,6 +134,8 @@ def kendall_trend(counts: Sequence[float], values: Sequence[float]) -> dict[str,
     out: dict[str, Any] = {"test": "Kendall tau-b", "n": len(x)}
     if len(x) < 3 or len(set(x)) < 2:
         return {**out, "tau_b": None, "p": None}
+    from scipy import stats as sps  # deferred: scipy.stats (0.4 s), only where a test runs
+
     r = sps.kendalltau(x, y, variant="b")
     tau = float(r.statistic)
     return {**out, "tau_b": tau if math.isfinite(tau) else None,

@@ -12,7 +12,6 @@ localhost), and the experiments run that way record it in their environment
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import stat
 import sys
@@ -141,6 +140,8 @@ def _hostport(host: str, port: int) -> str:
 def serve_scheduler(a: Access, dashboard: str) -> None:
     """Run a Dask scheduler at ``a`` until it is stopped; its dashboard at ``dashboard``
     (loopback by default: Dask's dashboard has no authentication)."""
+    import asyncio  # deferred: with Dask, only where a scheduler runs
+
     from distributed import Scheduler  # deferred: Dask (1 s)
 
     _, dash_host, _ = _split(f"http://{dashboard}", "--dashboard")

@@ -68,7 +68,7 @@ def assess(ctx: typer.Context, inputs: Inputs, mode: Mode = None, pdr: Pdr = Non
     check_fail_on(fail_on)
     cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
     judged, legends = [], []
-    for m in registry.methods():
+    for m in registry.analysing(inputs):
         for result in m.analyse(inputs, cfg):
             judged.append(m.judged(result))
             typer.echo(m.view(result, as_json))

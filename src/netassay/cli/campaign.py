@@ -9,11 +9,6 @@ from typing import Annotated
 
 import typer
 
-from netassay.campaign import cluster as C
-from netassay.campaign import execute as X
-from netassay.campaign import order as O
-from netassay.campaign import spec as SP
-from netassay.campaign import worker as W
 from netassay.cli.common import Insecure, TlsDir, tls_dir
 from netassay.errors import UsageError
 
@@ -37,6 +32,10 @@ def plan(
     ] = False,
 ) -> None:
     """Print the campaign resolved: settings, factors, cells, run order and the time."""
+    from netassay.campaign import execute as X  # deferred: the runner (asyncio), when used
+    from netassay.campaign import order as O
+    from netassay.campaign import spec as SP
+
     c = SP.load(file)
     seed, origin = X.seed_for(c, db)
     if as_json:
@@ -71,6 +70,10 @@ def run(
     ] = "camp",
 ) -> None:
     """Run every cell of the campaign; each cell is one experiment in --db."""
+    from netassay.campaign import cluster as C  # deferred: the runner (asyncio), when used
+    from netassay.campaign import execute as X
+    from netassay.campaign import spec as SP
+
     if insecure and scheduler is None:
         raise UsageError("--insecure needs --scheduler", "", "drop it, or name the scheduler")
     a = C.access(scheduler, tls_dir(ctx, tls), insecure, "client") if scheduler else None
@@ -95,6 +98,9 @@ def worker(
     """A Dask worker that owns one testbed on this host and runs campaign cells on it: as
     root, so it reaches the scheduler with mutual TLS only (certificates from 'netassay
     cluster certs DIR'); a tcp:// scheduler is refused (--insecure: loopback only)."""
+    from netassay.campaign import cluster as C  # deferred: the runner (asyncio), when used
+    from netassay.campaign import worker as W
+
     W.serve(C.access(scheduler, tls_dir(ctx, tls), insecure, "worker"), name)
 
 

@@ -9,9 +9,12 @@ method does not pay for the others' imports (MLRsearch, scipy).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from netassay.errors import UsageError
+from netassay.store.paths import store_paths
 
 if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
     import netassay.methods.accept.method
@@ -33,6 +36,10 @@ REGISTRY = {
 }
 
 
+# the methods whose ``analyse`` reads inputs other than stores (PASTRAMI raw files)
+READS_FILES = ("sweep",)
+
+
 def method(name: str) -> Method:
     """The method of that name (UsageError naming the known ones otherwise)."""
     if name not in REGISTRY:
@@ -43,6 +50,15 @@ def method(name: str) -> Method:
 def methods() -> list[Method]:
     """Every method, in the order its results are shown (assess, report)."""
     return [method(name) for name in REGISTRY]
+
+
+def analysing(inputs: Sequence[Path]) -> list[Method]:
+    """The methods with something to say of ``inputs`` (assess, report): all of them
+    when a store is among the inputs; only the file readers when none is, so that an
+    assessment of raw files does not import the others (MLRsearch, Dask)."""
+    if next(store_paths(inputs), None) is not None:
+        return methods()
+    return [method(name) for name in REGISTRY if name in READS_FILES]
 
 
 def of_kind(kind: str) -> Method | None:
