@@ -18,6 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NETASSAY_SHARED", ROOT.parent / "shared"))
 PASTRAMI = SHARED / "data" / "pastrami"
 
+# The commands the tests start see Ctrl-C as a terminal's user would: a suite started in
+# the background of a non-interactive shell inherits SIGINT ignored, and an ignored
+# signal stays ignored across exec (a handled one is reset to its default there).
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(scope="session")
 def pastrami_dir() -> Path:

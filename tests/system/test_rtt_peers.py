@@ -23,11 +23,13 @@ def test_ping_and_irtt_beside_netassay(cli, tb_name, netns_of, tmp_path):
     assert len(runs) == 2 and set(peers) == {"ping", "irtt"}
     assert peers["ping"]["sent"] == 300 and peers["ping"]["received"] >= 297
     assert peers["irtt"]["received"] > 0
-    # netassay's in-kernel round trip holds neither tool's user-space timing; the runs
-    # are minutes apart on a shared machine, so their medians may differ by noise (2%)
-    ours = sorted(r["segments"]["rtt"]["p50_ns"] for r in runs)[0]
+    # netassay's in-kernel round trip holds neither tool's user-space timing; the peers
+    # run after ours, so on a shared machine the medians also differ by the moment's
+    # noise: as much as our own two runs differ, and 2%
+    ours, other = sorted(r["segments"]["rtt"]["p50_ns"] for r in runs)
     for name, peer in peers.items():
-        assert ours <= 1.02 * peer["segments"]["latency_sent"]["p50_ns"], (name, ours, peer)
+        theirs = peer["segments"]["latency_sent"]["p50_ns"]
+        assert ours <= 1.02 * theirs + (other - ours), (name, ours, other, peer)
     with Store(db, readonly=True) as st:
         probes = sorted(e.config["probe"] for e in RS.rtt_experiments(st))
         assert probes == ["icmp", "irtt", "ping"]
