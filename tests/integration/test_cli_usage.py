@@ -122,3 +122,22 @@ def test_imports_count_the_contract_at_the_ethernet_layer_by_default(cli, tmp_pa
     cli("import", "iperf3", f, "--db", db, "--contract", "50M", check=True)
     (obj,) = [json.loads(line) for line in cli("assess", db, "--json").stdout.splitlines()]
     assert obj["layer"] == "ethernet"
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "said"),
+    [
+        ("sweep", ("--sizes", "60"), "--sizes 60: 60 bytes cannot be sent over IPv4"),
+        ("search", ("--sizes", "64", "--ip", "6"), "64 bytes cannot be sent over IPv6"),
+        ("flood", ("--sizes", "64,x"), "'x' is not a frame size"),
+        ("sweep", ("--sizes", "rfc2544", "--size", "128"), "--sizes with --size"),
+        ("search", ("--sizes", "rfc2544", "--resume"), "--sizes with --resume"),
+    ],
+)
+def test_a_bad_size_series_is_one_line_and_builds_nothing(cli, tmp_path, command, args, said):
+    db = tmp_path / "s.db"
+    res = cli(command, *args, "--db", db)
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("netassay: ") and said in line, line
+    assert not db.exists()  # nothing built, nothing stored

@@ -6,14 +6,16 @@ import typer
 
 from netassay import names as N
 from netassay.cli.common import Given, Json, prepared, request, with_params
+from netassay.cli.series import per_size
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
 from netassay.methods.flood.method import METHOD
 from netassay.methods.flood.request import FloodRequest
+from netassay.methods.sizes import SizeSeries
 
 
 @with_params(
-    FloodRequest, RunOptions, TestbedConfig, only=METHOD.run_options,
+    FloodRequest, RunOptions, TestbedConfig, SizeSeries, only=METHOD.run_options,
     shown={"name": N.DEFAULT_NAME},
     helps={"sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding): a router."},
 )  # fmt: skip
@@ -23,6 +25,8 @@ def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     every frame it could not take located. A router SUT (kernel or XDP). With --db
     each flood is stored as it ends (kind mrr: its maximum receive rate), which assess,
     compare, export and report read."""
+    if per_size(flood.__wrapped__, ctx, given, "flood", as_json):
+        return
     given, options = prepared(ctx, given, "flood")
     req = request(FloodRequest, given)
     show = (lambda line: None) if as_json else typer.echo

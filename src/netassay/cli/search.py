@@ -22,15 +22,17 @@ from netassay.cli.common import (
     request,
     with_params,
 )
+from netassay.cli.series import per_size
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
+from netassay.methods.sizes import SizeSeries
 
 
 @with_params(
-    SearchRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
+    SearchRequest, RunOptions, TestbedConfig, SizeSeries, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
 )  # fmt: skip
 def search(
@@ -38,6 +40,9 @@ def search(
     fail_on: FailOn = None,
 ) -> None:  # fmt: skip
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
+    if per_size(search.__wrapped__, ctx, given, "search", as_json, dry_run=dry_run,
+                fail_on=fail_on):  # fmt: skip
+        return
     method = registry.method("search")
     given, options = prepared(ctx, given, "search")
     req = request(SearchRequest, given)

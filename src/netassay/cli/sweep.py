@@ -22,10 +22,12 @@ from netassay.cli.common import (
     request,
     with_params,
 )  # fmt: skip
+from netassay.cli.series import per_size
 from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
+from netassay.methods.sizes import SizeSeries
 from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Sweep
@@ -34,7 +36,7 @@ from netassay.store.db import Store
 
 
 @with_params(
-    SweepRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
+    SweepRequest, RunOptions, TestbedConfig, SizeSeries, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
     config_set=(SweepRequest, TestbedConfig),
 )  # fmt: skip
@@ -44,6 +46,9 @@ def sweep(
 ) -> None:  # fmt: skip
     """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
     as it ends."""
+    if per_size(sweep.__wrapped__, ctx, given, "sweep", as_json, dry_run=dry_run,
+                fail_on=fail_on):  # fmt: skip
+        return
     method = registry.method("sweep")
     if given["resume"]:  # the stored plan and label: a flag changing them is refused
         keys = [p.flag for _, p in declared(SweepRequest) if given.get(p.name) is not None]

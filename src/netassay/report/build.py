@@ -16,6 +16,7 @@ from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
 from netassay.methods.plots import data_uri
+from netassay.methods.size_figures import sections as size_sections
 from netassay.methods.sweep.entries import Entry
 from netassay.methods.sweep.view import metadata_line
 from netassay.report.campaign import campaign_pages
@@ -66,6 +67,7 @@ def build_report(
             entries.extend(curves.entries(store, out, cfg, used, progress))
             for m in registry.methods():
                 others.extend(s.as_dict() for s in m.sections(store, out, cfg, used, suffix))
+            others.extend(s.as_dict() for s in size_sections(store, out, cfg, used))
             others.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
     index = out / "index.html"
     source = inputs if inputs is not None else ", ".join(map(str, stores))

@@ -1,0 +1,77 @@
+"""``--sizes``: one command run once per frame size (sweep, search, flood), then the
+series' RFC 2544 table (``methods.sizes``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from netassay.cli.common import Given, err, prepared
+from netassay.config import AnalysisConfig, Config
+from netassay.errors import Interrupted, NetassayError, UsageError
+from netassay.methods import lab
+from netassay.methods.sizes import parse_sizes, series_in, table_text
+from netassay.store.db import Store
+
+
+def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, method: str,
+             as_json: bool, **kv: Any) -> bool:  # fmt: skip
+    """Run ``command`` (a command's own function, undecorated) once per size of
+    ``--sizes`` with everything else as given, each size's result stored and shown as
+    it ends, then the series' table; False when no ``--sizes`` was given. A size that
+    fails is said and the series goes on; its error ends the command after the table."""
+    if not given.get("sizes"):
+        return False
+    _refuse_with_sizes(given)
+    _, options = prepared(ctx, dict(given), method)
+    cfg = options.config or Config()
+    ip = options.testbed_flags.get("ip_version") or cfg.testbed.ip_version
+    sizes = parse_sizes(given["sizes"], int(ip))
+    db = options.db or lab.DEFAULT_DB
+    dry = bool(kv.get("dry_run"))
+    since = 0 if dry else _newest(db)
+    failed: NetassayError | None = None
+    for i, size in enumerate(sizes, 1):
+        err(f"frame size {size} B ({i}/{len(sizes)} of the series)")
+        try:
+            command(ctx=ctx, given={**given, "sizes": None, "size": size, "db": db},
+                    as_json=as_json, **kv)  # fmt: skip
+        except Interrupted:
+            raise
+        except NetassayError as exc:  # said; the next size goes on
+            err(f"netassay: frame size {size} B: {exc.line()}")
+            failed = failed or exc
+    if not dry:
+        _table(db, since, cfg.analysis, as_json)
+    if failed is not None:
+        raise failed
+    return True
+
+
+def _refuse_with_sizes(given: Given) -> None:
+    for key, flag in (("size", "--size"), ("resume", "--resume"), ("testbed", "--testbed")):
+        if given.get(key):
+            raise UsageError(
+                f"--sizes with {flag}",
+                "a series runs each of its sizes on a testbed it builds for that size",
+                f"drop {flag} (or --sizes)",
+            )
+
+
+def _newest(db: str) -> int:
+    """The newest experiment's id in ``db`` (0: none yet, or no store)."""
+    try:
+        with Store(db, readonly=True) as st:
+            return max((e.id for e in st.experiments()), default=0)
+    except NetassayError:
+        return 0
+
+
+def _table(db: str, since: int, cfg: AnalysisConfig, as_json: bool) -> None:
+    with Store(db, readonly=True) as st:
+        found = series_in(st, cfg, since)
+    for s in found:
+        typer.echo(json.dumps(s.as_json(), allow_nan=False) if as_json else table_text(s))

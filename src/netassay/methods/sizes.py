@@ -1,0 +1,202 @@
+"""The frame-size series of RFC 2544 (section 9.1): the same measurement at each of a
+list of frame sizes, and its table (PDR and NDR, or the MRR, in Mpps and in Gbit/s at
+layer 2 and layer 1 per size).
+
+RFC 2544 counts a frame with its FCS: its 64-byte frame is netassay's ``--size 60``.
+netassay-gen's frames carry a 22-byte stamp after the UDP header, so its smallest frame
+is 64 bytes without the FCS (84 for IPv6, ``names.min_frame_bytes``): a size of the
+series below that is sent at that smallest size, and the table says so. Rates at layer
+2 count the frame with its FCS; at layer 1 also its preamble, start-of-frame delimiter
+and inter-frame gap (20 bytes more, ``testbed.linerate``).
+
+A series is found in a store without a tag: consecutive experiments of one kind whose
+configurations differ only in their frame size (what ``--sizes`` stores, and what a
+campaign with ``size`` as its only factor stores), a new series starting where a size
+repeats.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from netassay import methods as registry
+from netassay.config import AnalysisConfig
+from netassay.errors import UsageError
+from netassay.names import min_frame_bytes
+from netassay.params import param
+from netassay.store.db import Experiment, Store
+from netassay.testbed.linerate import FCS_BYTES, IFG_BYTES, PREAMBLE_SFD_BYTES
+
+RFC2544_FRAMES = (64, 128, 256, 512, 1024, 1280, 1518)  # with the FCS, as the RFC counts
+MAX_SIZE = 1518  # netassay's --size, without the FCS
+L1_EXTRA = PREAMBLE_SFD_BYTES + IFG_BYTES
+METRICS = ("ndr_pps", "pdr_pps", "mrr_pps")  # what a series' table shows, when measured
+
+
+@dataclass(frozen=True)
+class SizeSeries:
+    """The one flag of a frame-size series (sweep, search and flood take it)."""
+
+    sizes: str | None = param(
+        "--sizes",
+        "A frame-size series, one result per size: 'rfc2544' (64, 128, 256, 512, 1024, "
+        "1280, 1518 with the FCS, as RFC 2544 counts) or sizes without the FCS as --size "
+        "counts, e.g. 64,512,1514; its table ends the run.",
+        default=None, campaign=False,
+    )  # fmt: skip
+
+
+def parse_sizes(text: str, ip_version: int) -> list[int]:
+    """The series' frame sizes as ``--size`` counts them (without the FCS); UsageError
+    naming the size for one that cannot be sent."""
+    smallest = min_frame_bytes(ip_version)
+    if text.strip().lower() == "rfc2544":
+        out: list[int] = []
+        for frame in RFC2544_FRAMES:
+            size = max(frame - FCS_BYTES, smallest)
+            if size not in out:
+                out.append(size)
+        return out
+    sizes = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part.isdigit():
+            raise UsageError(
+                f"--sizes {text}: '{part}' is not a frame size",
+                "give 'rfc2544' or sizes in bytes, e.g. 64,512,1514",
+                "fix the list",
+            )
+        size = int(part)
+        if not smallest <= size <= MAX_SIZE:
+            raise UsageError(
+                f"--sizes {text}: {size} bytes cannot be sent over IPv{ip_version}",
+                f"netassay's frames are {smallest}..{MAX_SIZE} bytes without the FCS"
+                " (its 22-byte stamp follows the UDP header)",
+                f"give sizes from {smallest} to {MAX_SIZE}",
+            )
+        if size in sizes:
+            raise UsageError(f"--sizes {text}: {size} is given twice", "", "give it once")
+        sizes.append(size)
+    return sizes
+
+
+def layer_rates(pps: float | None, size_bytes: int) -> dict[str, float | None]:
+    """A frame rate of frames of ``size_bytes`` (without the FCS) in Mpps and in Gbit/s
+    at layer 2 (the frame with its FCS) and at layer 1 (with preamble and gap)."""
+    if pps is None:
+        return {"mpps": None, "gbps_l2": None, "gbps_l1": None}
+    frame = size_bytes + FCS_BYTES
+    return {
+        "mpps": pps / 1e6,
+        "gbps_l2": pps * frame * 8 / 1e9,
+        "gbps_l1": pps * (frame + L1_EXTRA) * 8 / 1e9,
+    }
+
+
+@dataclass
+class Series:
+    """One frame-size series: a kind's experiments in order of size, each with the
+    rates its method measured (``METRICS``)."""
+
+    kind: str
+    label: str
+    ip_version: int
+    points: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"series": "frame sizes", "kind": self.kind, "label": self.label,
+                "ip_version": self.ip_version, "sizes": self.points}  # fmt: skip
+
+
+def point(exp: Experiment, size: int, figures: dict[str, Any]) -> dict[str, Any]:
+    """One size of a series: its experiment, the frame with and without its FCS, and
+    each measured rate in frames/s, Mpps and Gbit/s at L2 and L1."""
+    out: dict[str, Any] = {
+        "experiment_id": exp.id, "size_bytes": size, "frame_bytes": size + FCS_BYTES,
+    }  # fmt: skip
+    for m in METRICS:
+        if m in figures:
+            name = m.removesuffix("_pps")
+            out[m] = figures[m]
+            out.update({f"{name}_{k}": v for k, v in layer_rates(figures[m], size).items()})
+    return out
+
+
+def _size_of(exp: Experiment) -> int | None:
+    size = (exp.config.get("testbed") or {}).get("size_bytes")
+    return int(size) if isinstance(size, int | float) else None
+
+
+def _key(exp: Experiment) -> str:
+    """What the experiments of one series share: all of the configuration but the
+    frame size and the testbed's name (a default label names the size: not compared)."""
+    cfg = dict(exp.config)
+    cfg["testbed"] = {k: v for k, v in (cfg.get("testbed") or {}).items() if k != "size_bytes"}
+    cfg.pop("testbed_name", None)
+    return json.dumps([exp.kind, cfg], sort_keys=True, default=str)
+
+
+def _runs(experiments: list[Experiment]) -> Iterator[list[Experiment]]:
+    """Consecutive experiments with one key and distinct sizes; a new run where the
+    key changes or a size repeats."""
+    run: list[Experiment] = []
+    for exp in experiments:
+        if run and (_key(exp) != _key(run[0]) or _size_of(exp) in {_size_of(e) for e in run}):
+            yield run
+            run = []
+        run.append(exp)
+    if run:
+        yield run
+
+
+def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[Series]:
+    """Every frame-size series of the store (of two sizes or more), oldest first; only
+    experiments after ``since_id`` with ``since_id``."""
+    sized = [e for e in store.experiments() if e.id > since_id and _size_of(e) is not None]
+    found = []
+    for run in _runs(sized):
+        if len(run) < 2:
+            continue
+        m = registry.of_kind(run[0].kind)
+        if m is None:
+            continue
+        tb = run[0].config.get("testbed") or {}
+        label = run[0].label if len({e.label for e in run}) == 1 else ""
+        s = Series(run[0].kind, label, int(tb.get("ip_version", 4)))
+        for exp in sorted(run, key=lambda e: _size_of(e) or 0):
+            s.points.append(point(exp, _size_of(exp) or 0, m.cell(store, exp, cfg)))
+        found.append(s)
+    return found
+
+
+def _fmt(x: float | None, digits: int) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def table_text(s: Series) -> str:
+    """The RFC 2544 table of one series: a row per frame size, each measured rate in
+    Mpps and in Gbit/s at L2 and L1."""
+    metrics = [m.removesuffix("_pps") for m in METRICS if any(m in p for p in s.points)]
+    head = f"{'frame':>7} {'size':>6}" + "".join(
+        f" {n.upper() + ' Mpps':>10} {'Gb/s L2':>8} {'Gb/s L1':>8}" for n in metrics
+    )
+    lines = [
+        f"frame-size series ({s.kind}{', ' + s.label if s.label else ''}, IPv{s.ip_version}):"
+        " frame with its FCS as RFC 2544 counts, size without it as --size counts",
+        head,
+    ]
+    smallest = min_frame_bytes(s.ip_version)
+    for p in s.points:
+        row = f"{p['frame_bytes']:>7} {p['size_bytes']:>6}"
+        for n in metrics:
+            row += f" {_fmt(p.get(f'{n}_mpps'), 4):>10} {_fmt(p.get(f'{n}_gbps_l2'), 3):>8}"
+            row += f" {_fmt(p.get(f'{n}_gbps_l1'), 3):>8}"
+        lines.append(row)
+    if s.points and s.points[0]["size_bytes"] == smallest and s.points[0]["frame_bytes"] > 64:
+        lines.append(
+            f"  {s.points[0]['frame_bytes']} B: RFC 2544's 64-byte frame is too small for"
+            f" netassay's stamp over IPv{s.ip_version}; its smallest frame stands in"
+        )
+    return "\n".join(lines)

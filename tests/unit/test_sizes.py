@@ -1,0 +1,76 @@
+"""The frame-size series (RFC 2544 section 9.1): its sizes, its rates at each layer, and
+how a store's experiments form a series."""
+
+from __future__ import annotations
+
+import pytest
+
+from netassay.errors import UsageError
+from netassay.methods import sizes as S
+from netassay.store.db import Experiment
+
+
+def test_rfc2544_sizes_are_the_rfcs_frames_without_their_fcs():
+    assert S.parse_sizes("rfc2544", 4) == [64, 124, 252, 508, 1020, 1276, 1514]
+    # RFC 2544's 64-byte frame (60 without the FCS) cannot carry netassay's stamp: the
+    # smallest frame of each IP version stands in, once
+    assert S.parse_sizes("RFC2544", 6) == [84, 124, 252, 508, 1020, 1276, 1514]
+
+
+def test_explicit_sizes_count_as_size_does():
+    assert S.parse_sizes("64, 512,1514", 4) == [64, 512, 1514]
+
+
+@pytest.mark.parametrize(
+    ("text", "ip", "said"),
+    [
+        ("60", 4, "60 bytes cannot be sent over IPv4"),
+        ("64", 6, "64 bytes cannot be sent over IPv6"),
+        ("1519", 4, "1519 bytes cannot be sent"),
+        ("64,x", 4, "'x' is not a frame size"),
+        ("64,64", 4, "64 is given twice"),
+        ("", 4, "'' is not a frame size"),
+    ],
+)
+def test_a_size_that_cannot_be_sent_is_refused_in_one_line(text, ip, said):
+    with pytest.raises(UsageError) as e:
+        S.parse_sizes(text, ip)
+    assert said in e.value.line() and "\n" not in e.value.line()
+
+
+def test_layer_rates_of_the_rfcs_smallest_frame_at_10g_line_rate():
+    # 14,880,952 frames/s of 64 bytes (with FCS: --size 60) fill 10 Gb/s at layer 1
+    r = S.layer_rates(14_880_952.38, 60)
+    assert r["mpps"] == pytest.approx(14.880952, rel=1e-6)
+    assert r["gbps_l1"] == pytest.approx(10.0, rel=1e-6)
+    assert r["gbps_l2"] == pytest.approx(10.0 * 64 / 84, rel=1e-6)
+    assert S.layer_rates(None, 64) == {"mpps": None, "gbps_l2": None, "gbps_l1": None}
+
+
+def _exp(i: int, size: int, runs: int = 1, kind: str = "mrr", label: str = "") -> Experiment:
+    tb = {"size_bytes": size, "ip_version": 4, "sut": "router", "sut_cap_pps": 1e5}
+    cfg = {"runs": runs, "duration_s": 1.0, "testbed": tb, "testbed_name": f"t{i}"}
+    return Experiment(i, f"k{i}", kind, "netassay", label or f"router {size}B", "", "", cfg,
+                      {}, {})  # fmt: skip
+
+
+def test_a_series_is_consecutive_experiments_that_differ_only_in_size():
+    exps = [_exp(1, 64), _exp(2, 512), _exp(3, 1514), _exp(4, 64), _exp(5, 512, runs=3)]
+    runs = [[e.id for e in r] for r in S._runs(exps)]
+    # a size repeats at 4 (a new series); 5 differs in more than its size
+    assert runs == [[1, 2, 3], [4], [5]]
+
+
+def test_the_table_has_a_row_per_size_in_each_unit():
+    s = S.Series("mrr", "", 4)
+    for i, size in enumerate((64, 1514), 1):
+        s.points.append(S.point(_exp(i, size), size, {"mrr_pps": 100_000.0, "verdict": None}))
+    text = S.table_text(s)
+    lines = text.splitlines()
+    assert "MRR Mpps" in lines[1] and "Gb/s L2" in lines[1] and "Gb/s L1" in lines[1]
+    assert lines[2].split() == ["68", "64", "0.1000", "0.054", "0.070"]
+    assert lines[3].split() == ["1518", "1514", "0.1000", "1.214", "1.230"]
+    assert "68 B: RFC 2544's 64-byte frame is too small" in text
+    obj = s.as_json()
+    assert [p["frame_bytes"] for p in obj["sizes"]] == [68, 1518]
+    assert obj["sizes"][1]["mrr_gbps_l2"] == pytest.approx(0.1e6 * 1518 * 8 / 1e9)
