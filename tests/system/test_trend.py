@@ -3,7 +3,8 @@ router capped at 200 kpps is flooded four times (each flood stored as an experim
 then its cap is lowered to 150 kpps on the live testbed with nft in the SUT's namespace
 (outside netassay's own settings, as a regression of the data plane would be), and
 flooded four times more. One series, one change: a regression at the fifth flood of
-about -25% (the cap's bucket adds the same 4k frames to both sides of 1 s floods).
+about -25% (the cap's bucket adds the same 4k frames to both sides of 1 s floods); the
+report's trend page shows it (headless Chromium).
 
 Repeated commands on one testbed that stays up ('testbed up', then 'flood --name'): a
 campaign rebuilds its cells' testbed, so it cannot have its cap changed between two
@@ -43,7 +44,7 @@ def _lower_cap(name: str) -> None:
     assert f"over {AFTER}/second" in _nft(ns, "list", "chain", "netdev", "na_cap", "na_out")
 
 
-def test_trend_finds_a_lowered_cap(tb_name, tmp_path, cli):
+def test_trend_finds_a_lowered_cap(tb_name, tmp_path, cli, browser):
     db = tmp_path / "t.db"
     up = cli("testbed", "up", "--name", tb_name, "--sut", "router", "--sut-cap", "200k")
     assert up.returncode == 0, up.stderr
@@ -70,3 +71,12 @@ def test_trend_finds_a_lowered_cap(tb_name, tmp_path, cli):
     gate = cli("trend", db, "--fail-on-regression")
     assert gate.returncode == 1 and "regressed beyond 5.0%" in gate.stderr, gate.stderr
     assert cli("trend", db, "--fail-on-regression", "--threshold", "30%").returncode == 0
+    assert cli("report", db, "--out", tmp_path / "r").returncode == 0
+    page = browser.new_page()
+    page.goto((tmp_path / "r" / "index.html").as_uri())
+    page.click('a[href^="trend/"]')
+    page.wait_for_load_state()
+    assert page.locator("#points tbody tr").count() == 8
+    assert page.locator("#points tbody tr").nth(4).locator("td.regression").count() == 1
+    assert page.eval_on_selector("#trend-figure", "i => i.complete && i.naturalWidth") > 400
+    page.close()
