@@ -110,6 +110,18 @@ def test_the_threshold_gates_only_a_regression_at_least_that_large():
     assert not earlier.regression_beyond(0.0)  # the newest group recovered
 
 
+def test_a_loss_ratio_from_zero_and_all_zero():
+    clean = T.trend(_series([0.0] * 6), "loss_ratio")  # jumpavg cannot size all-zero
+    assert [(g.first, g.last, g.average, g.change) for g in clean.groups] == [(0, 5, 0.0, "first")]
+    assert not clean.regression_beyond(0.0)
+    lossy = T.trend(_series([0.0] * 4 + [0.01] * 4), "loss_ratio")
+    (change,) = lossy.changes
+    assert (change.first, change.change, change.relative, change.size()) == (
+        4, "regression", None, "from 0"
+    )  # fmt: skip
+    assert lossy.worse_by() is None and lossy.regression_beyond(0.5)  # beyond any threshold
+
+
 def test_threshold_flag():
     assert parse_threshold("5%") == pytest.approx(0.05) and parse_threshold("0.1") == 0.1
     for bad in ("x", "-1%", "100%", "2"):

@@ -85,7 +85,13 @@ class Group:
     average: float
     stdev: float
     change: str  # "first", "regression", "progression" or "normal"
-    relative: float | None  # the change of the average from the group before
+    relative: float | None  # the change of the average from the group before (None: from 0)
+
+    def size(self) -> str:
+        """The change in words: ``-24.9%``, or ``from 0`` (no relative size)."""
+        if self.change == "first":
+            return ""
+        return "from 0" if self.relative is None else f"{self.relative:+.1%}"
 
 
 @dataclass(frozen=True)
@@ -110,18 +116,19 @@ class Trend:
     def newest(self) -> Group | None:
         return self.groups[-1] if self.groups else None
 
-    def worse_by(self) -> float:
-        """How much worse the newest group is than the one before (a share; 0 when it is
-        not a regression)."""
+    def worse_by(self) -> float | None:
+        """How much worse the newest group is than the one before: a share, 0 when it is
+        not a regression, None when it has no relative size (a rise from 0)."""
         g = self.newest
-        if g is None or g.change != "regression" or g.relative is None:
+        if g is None or g.change != "regression":
             return 0.0
-        return abs(g.relative)
+        return None if g.relative is None else abs(g.relative)
 
     def regression_beyond(self, threshold: float = THRESHOLD) -> bool:
-        """The newest group is a regression of ``threshold`` or more."""
-        worse = self.worse_by()
-        return worse > 0 and worse >= threshold
+        """The newest group is a regression of ``threshold`` or more (a rise from 0 is
+        beyond any)."""
+        g, worse = self.newest, self.worse_by()
+        return g is not None and g.change == "regression" and (worse is None or worse >= threshold)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -166,6 +173,9 @@ def trend(
         note = f"too short to judge: {len(used)} trustworthy point(s), {min_points} needed"
         return Trend(metric, better_high, pts, note=note)
     values = [float(pts[i].value) for i in used]  # type: ignore[arg-type]
+    if max(values) <= 0:  # all zero (nothing lost): one group, which jumpavg cannot size
+        flat = Group(used[0], used[-1], len(used), 0.0, 0.0, "first", None)
+        return Trend(metric, better_high, pts, [flat])
     return Trend(metric, better_high, pts, groups(values, used, better_high))
 
 

@@ -72,9 +72,7 @@ def trend(
     else:
         typer.echo("\n".join(line for s in found for line in [*S.text(s, share), ""]).rstrip())
     if fail_on_regression and failing:
-        said = "; ".join(
-            f"series {s.id} ('{s.label}') {s.trend.newest.relative:+.1%}" for s in failing
-        )
+        said = "; ".join(f"series {s.id} ('{s.label}') {s.trend.newest.size()}" for s in failing)
         raise RegressionFound(
             f"--fail-on-regression: {len(failing)} series regressed beyond {share:.1%}",
             said, "the trend is shown above",

@@ -207,7 +207,7 @@ def text(s: Series, threshold: float = T.THRESHOLD) -> list[str]:
         )
         if g.change in ("regression", "progression"):
             line += (
-                f"; {g.change} {g.relative:+.1%} at point {g.first + 1} "
+                f"; {g.change} {g.size()} at point {g.first + 1} "
                 f"(experiment {first.experiment_id}, {when(first, s.by)})"
             )
         lines.append(line)
@@ -225,7 +225,7 @@ def newest_text(t: T.Trend, threshold: float) -> str:
         return t.note
     if g.change == "first":
         return "no change"
-    said = f"{g.change} {g.relative:+.1%} from the group before"
+    said = f"{g.change} {g.size()} from the group before"
     if g.change == "regression":
         beyond = "beyond" if t.regression_beyond(threshold) else "within"
         said += f" ({beyond} the {threshold:.1%} threshold)"

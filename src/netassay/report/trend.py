@@ -47,7 +47,7 @@ def plot_series(s: S.Series, stem: Path) -> tuple[Path, Path]:
         if g.change in COLORS:
             ax.plot(g.first, avg, "v" if g.change == "regression" else "^", ms=11,
                     color=COLORS[g.change], label=g.change)  # fmt: skip
-            ax.annotate(f"{g.relative:+.1%}", (g.first, avg), fontsize=8, color=COLORS[g.change],
+            ax.annotate(g.size(), (g.first, avg), fontsize=8, color=COLORS[g.change],
                         xytext=(6, -12), textcoords="offset points")  # fmt: skip
     ticks = [S.when(p, s.by)[5:19] if s.by == S.TIME else p.x for p in t.points]
     ax.set_xticks(range(len(t.points)), ticks, rotation=40, ha="right", fontsize=7)
@@ -103,7 +103,7 @@ def render_page(s: S.Series, png: str, svg: str) -> str:
     groups = [
         {"n": n, "first": g.first + 1, "last": g.last + 1, "points": g.points,
          "average": s.fmt(g.average), "spread": s.fmt(g.stdev), "change": g.change,
-         "relative": "" if g.relative is None else f"{g.relative:+.1%}"}
+         "relative": g.size()}
         for n, g in enumerate(t.groups, 1)
     ]  # fmt: skip
     return env.get_template("trend.html.j2").render(
