@@ -78,6 +78,13 @@ class VerdictRefused(NetassayError):
     exit_code = 11
 
 
+class RegressionFound(NetassayError):
+    """``trend --fail-on-regression``: a series' newest group is a regression beyond the
+    threshold; the trend was shown, the gate a script asked for did not pass."""
+
+    exit_code = 1
+
+
 class Interrupted(NetassayError):
     """The run was stopped by a signal; what was stored is kept."""
 

@@ -20,7 +20,7 @@ import typer
 
 from netassay import __version__
 from netassay import methods as registry
-from netassay.cli import analysis, campaign, cluster, compare, testbed
+from netassay.cli import analysis, campaign, cluster, compare, testbed, trend
 from netassay.cli.common import config_path
 from netassay.config import METHOD_SECTIONS, ConfigWarning, load_config, to_toml
 from netassay.errors import Interrupted, NetassayError, StoreError, StoreWarning, Terminated
@@ -106,6 +106,7 @@ testbed.register(app)
 for name in REGISTRY:  # each method's commands: cli/<name>.py, in the registry's order
     importlib.import_module(f"netassay.cli.{name}").register(app, import_app)
 compare.register(app)
+trend.register(app)
 campaign.register(app)
 cluster.register(app)
 

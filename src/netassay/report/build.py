@@ -20,6 +20,7 @@ from netassay.methods.size_figures import sections as size_sections
 from netassay.methods.sweep.entries import Entry
 from netassay.methods.sweep.view import metadata_line
 from netassay.report.campaign import campaign_pages
+from netassay.report.trend import trend_sections
 from netassay.store.paths import open_store
 from netassay.units import fmt_rate
 
@@ -69,6 +70,7 @@ def build_report(
                 others.extend(s.as_dict() for s in m.sections(store, out, cfg, used, suffix))
             others.extend(s.as_dict() for s in size_sections(store, out, cfg, used))
             others.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
+            others.extend(s.as_dict() for s in trend_sections(store, out, cfg, used, suffix))
     index = out / "index.html"
     source = inputs if inputs is not None else ", ".join(map(str, stores))
     index.write_text(render_html(entries, out, source, cfg, others))
