@@ -62,7 +62,7 @@ def test_a_series_is_consecutive_experiments_that_differ_only_in_size():
 
 
 def test_the_table_has_a_row_per_size_in_each_unit():
-    s = S.Series("mrr", "", 4)
+    s = S.SizeSeries("mrr", "", 4)
     for i, size in enumerate((64, 1514), 1):
         s.points.append(S.point(_exp(i, size), size, {"mrr_pps": 100_000.0, "verdict": None}))
     text = S.table_text(s)

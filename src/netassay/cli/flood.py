@@ -6,16 +6,16 @@ import typer
 
 from netassay import names as N
 from netassay.cli.common import Given, Json, prepared, request, with_params
-from netassay.cli.series import per_size
+from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
 from netassay.methods.flood.method import METHOD
 from netassay.methods.flood.request import FloodRequest
-from netassay.methods.sizes import SizeSeries
+from netassay.methods.sizes import SizesFlag
 
 
 @with_params(
-    FloodRequest, RunOptions, TestbedConfig, SizeSeries, only=METHOD.run_options,
+    FloodRequest, RunOptions, TestbedConfig, SizesFlag, only=METHOD.run_options,
     shown={"name": N.DEFAULT_NAME},
     helps={"sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding): a router."},
 )  # fmt: skip

@@ -22,17 +22,17 @@ from netassay.cli.common import (
     request,
     with_params,
 )
-from netassay.cli.series import per_size
+from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
-from netassay.methods.sizes import SizeSeries
+from netassay.methods.sizes import SizesFlag
 
 
 @with_params(
-    SearchRequest, RunOptions, TestbedConfig, SizeSeries, only=RUN_OPTIONS,
+    SearchRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
 )  # fmt: skip
 def search(

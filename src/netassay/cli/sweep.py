@@ -22,12 +22,12 @@ from netassay.cli.common import (
     request,
     with_params,
 )  # fmt: skip
-from netassay.cli.series import per_size
+from netassay.cli.sizes import per_size
 from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.sizes import SizeSeries
+from netassay.methods.sizes import SizesFlag
 from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Sweep
@@ -36,7 +36,7 @@ from netassay.store.db import Store
 
 
 @with_params(
-    SweepRequest, RunOptions, TestbedConfig, SizeSeries, only=RUN_OPTIONS,
+    SweepRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
     config_set=(SweepRequest, TestbedConfig),
 )  # fmt: skip

@@ -13,11 +13,11 @@ import matplotlib.pyplot as plt
 from netassay.config import AnalysisConfig
 from netassay.methods.base import Section
 from netassay.methods.plots import data_uri, save, slugify
-from netassay.methods.sizes import METRICS, Series, series_in, table_text
+from netassay.methods.sizes import METRICS, SizeSeries, series_in, table_text
 from netassay.store.db import Store
 
 
-def plot_series(s: Series, stem: Path) -> list[Path]:
+def plot_series(s: SizeSeries, stem: Path) -> list[Path]:
     """Mpps (left) and Gbit/s at L1 (right) against the frame size with its FCS, one
     line per measured rate; write stem.png and stem.svg."""
     frames = [p["frame_bytes"] for p in s.points]

@@ -37,7 +37,7 @@ METRICS = ("ndr_pps", "pdr_pps", "mrr_pps")  # what a series' table shows, when 
 
 
 @dataclass(frozen=True)
-class SizeSeries:
+class SizesFlag:
     """The one flag of a frame-size series (sweep, search and flood take it)."""
 
     sizes: str | None = param(
@@ -96,7 +96,7 @@ def layer_rates(pps: float | None, size_bytes: int) -> dict[str, float | None]:
 
 
 @dataclass
-class Series:
+class SizeSeries:
     """One frame-size series: a kind's experiments in order of size, each with the
     rates its method measured (``METRICS``)."""
 
@@ -151,7 +151,7 @@ def _runs(experiments: list[Experiment]) -> Iterator[list[Experiment]]:
         yield run
 
 
-def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[Series]:
+def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[SizeSeries]:
     """Every frame-size series of the store (of two sizes or more), oldest first; only
     experiments after ``since_id`` with ``since_id``."""
     sized = [e for e in store.experiments() if e.id > since_id and _size_of(e) is not None]
@@ -164,7 +164,7 @@ def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[Seri
             continue
         tb = run[0].config.get("testbed") or {}
         label = run[0].label if len({e.label for e in run}) == 1 else ""
-        s = Series(run[0].kind, label, int(tb.get("ip_version", 4)))
+        s = SizeSeries(run[0].kind, label, int(tb.get("ip_version", 4)))
         for exp in sorted(run, key=lambda e: _size_of(e) or 0):
             s.points.append(point(exp, _size_of(exp) or 0, m.cell(store, exp, cfg)))
         found.append(s)
@@ -175,7 +175,7 @@ def _fmt(x: float | None, digits: int) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def table_text(s: Series) -> str:
+def table_text(s: SizeSeries) -> str:
     """The RFC 2544 table of one series: a row per frame size, each measured rate in
     Mpps and in Gbit/s at L2 and L1."""
     metrics = [m.removesuffix("_pps") for m in METRICS if any(m in p for p in s.points)]
