@@ -21,6 +21,8 @@ it, and then, into one store:
 8. ``netassay flood``: the kernel router and the XDP router (PASTRAMI's eBPF class)
    offered far more than they can forward, their maximum receive rates (MRR) stored
    (kind ``mrr``) and compared;
+9. ``netassay flood --sizes``: the kernel router's MRR at three of RFC 2544's frame
+   sizes, and its table in Mpps and Gbit/s;
 
 then assesses the store and writes one report that holds or links them all. A trial
 the measurement itself spoiled (the generator could not keep the load or stalled long
@@ -105,6 +107,7 @@ def _run(db: Path) -> int:
     rc |= _accept(db)
     rc |= _soak(db, cap)
     rc |= _flood(db)
+    rc |= _sizes(db)
     rc |= _cli("assess", str(db))
     rc |= _cli("report", str(db), "--out", str(OUT / "report"))
     return rc
@@ -167,6 +170,16 @@ def _flood(db: Path) -> int:
             "--db", str(db), "--label", f"demo 8: flood of the {sut}",
         )  # fmt: skip
     return rc
+
+
+def _sizes(db: Path) -> int:
+    """The kernel router flooded at three of RFC 2544's frame sizes (68, 512 and 1518
+    bytes with the FCS), then the series' table."""
+    print("\n== demo 9: RFC 2544 frame sizes: the kernel router's MRR at 68, 512, 1518 B")
+    return _cli(
+        "flood", "--name", NAME, "--sut", "router", "--duration", "1s", "--runs", "1",
+        "--sizes", "64,508,1514", "--db", str(db), "--label", "demo 9: frame sizes",
+    )  # fmt: skip
 
 
 def main() -> int:
