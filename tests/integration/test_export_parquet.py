@@ -21,7 +21,7 @@ from tests.builders import GOLDEN_STORE, store_with
 from netassay import __version__
 from netassay.methods import REGISTRY, method
 from netassay.store.db import Store
-from netassay.store.export import export
+from netassay.store.export import COLUMNS, export
 from netassay.store.parquet import export_parquet
 from netassay.store.schema import SCHEMA_VERSION
 
@@ -58,6 +58,10 @@ def _sql(db: Path, query: str) -> list[dict[str, Any]]:
 
 def _utc(text: str) -> datetime:
     return datetime.fromisoformat(text).astimezone(UTC)
+
+
+def _csv(value: Any) -> str:
+    return "" if value is None else str(value)
 
 
 def _same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:
@@ -101,8 +105,8 @@ def check_tables(db: Path, out: Path) -> set[str]:
 
 
 def check_trials(db: Path, out: Path) -> set[str]:
-    """trials.parquet: every trial with its experiment's label and kind, typed; its
-    JSON columns hold what the store holds, as the CSV writes it; the kinds it holds."""
+    """trials.parquet: every trial with its experiment's label and kind, typed, its JSON
+    text what the store holds; the CSV's rows, value for value; the kinds it holds."""
     got = pq.read_table(out / "trials.parquet")
     types = {f.name: f.type for f in got.schema}
     assert types["sent"] == pa.int64() and types["rate_pps"] == pa.float64()
@@ -123,20 +127,23 @@ def check_trials(db: Path, out: Path) -> set[str]:
             "duration_s": t["duration_s"], "sent": t["sent"], "received": t["received"],
             "sink_dropped": t["sink_dropped"], "plr": plr,
             "achieved_rate_pps": t["achieved_rate_pps"],
-            **{c: json.loads(t[f"{c}_json"]) for c in ("loss_location", "cpu", "warnings")},
+            **{c: t[f"{c}_json"] for c in ("loss_location", "cpu", "warnings")},
             "excluded": t["excluded"], "source": t["source"], "utc": _utc(t["utc"]),
             "tool_version": t["tool_version"], "trial_id": t["id"], "run_id": t["run_id"],
-            "counters": json.loads(t["counters_json"]),
+            "counters": t["counters_json"],
         })  # fmt: skip
-    for r in rows:
-        r.update({c: json.loads(r[c]) for c in ("loss_location", "cpu", "warnings", "counters")})
     _same(rows, want)
     text = io.StringIO()
     with Store(db, readonly=True) as store:
         export(store, "csv", text)
     as_csv = list(csv.DictReader(io.StringIO(text.getvalue())))
-    for c in ("experiment_label", "loss_location", "cpu", "warnings", "excluded"):
-        assert [r[c] or "" for r in got.select([c]).to_pylist()] == [r[c] for r in as_csv], c
+    assert len(as_csv) == len(rows)
+    for r, line in zip(rows, as_csv, strict=True):
+        for c in COLUMNS:
+            if c in ("loss_location", "cpu", "warnings"):
+                assert json.loads(r[c]) == json.loads(line[c]), c
+            else:
+                assert r[c] == _utc(line[c]) if c == "utc" else _csv(r[c]) == line[c], c
     return {r["experiment_kind"] for r in rows}
 
 
@@ -276,18 +283,21 @@ def test_the_folders_it_refuses_in_one_line(tmp_path, cli):
     assert (empty / "trials.parquet").is_file()
 
 
-def test_nothing_is_left_of_an_export_that_fails(tmp_path):
-    """A trial whose stored JSON cannot be read fails the export after the experiments'
-    file is written: neither the folder nor its .part remains."""
+def test_nothing_is_left_of_an_export_that_fails(tmp_path, cli):
+    """A trial whose text SQLite cannot decode (a damaged store) fails the export after
+    the experiments' file is written: one line, and neither the folder nor its .part
+    remains."""
     db = store_with(tmp_path / "s.db", "sweep")
-    with Store(db) as store:
-        exp = next(store.experiments()).id
-        with store.transaction() as w:
-            w.row("trials", {
-                "experiment_id": exp, "load_index": 99, "repetition": 0, "rate_pps": 1.0,
-                "duration_s": 1.0, "sent": 1, "received": 1, "source": "x", "utc": "x",
-                "tool_version": "x", "counters_json": "{not json",
-            })  # fmt: skip
-    with pytest.raises(json.JSONDecodeError):
-        _export(db, tmp_path / "out")
-    assert not (tmp_path / "out").exists() and not (tmp_path / "out.part").exists()
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(
+            "INSERT INTO trials (experiment_id, load_index, repetition, rate_pps, duration_s,"
+            " sent, received, source, utc, tool_version) SELECT id, 99, 0, 1.0, 1.0, 1, 1,"
+            " CAST(X'FF' AS TEXT), '2026-11-25T21:00:00+00:00', 'x' FROM experiments"
+        )
+    conn.close()
+    out = tmp_path / "out"
+    cp = cli("export", db, "--format", "parquet", "--out", out)
+    assert cp.returncode == 4 and "the store cannot be read" in cp.stderr, cp.stderr
+    assert len(cp.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]

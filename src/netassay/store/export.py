@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from netassay.errors import InputError
-from netassay.store.db import Experiment, Store
+from netassay.store.db import Store
 
 FORMATS = ("csv", "jsonl")
 COLUMNS = (
@@ -35,37 +35,32 @@ COLUMNS = (
 )
 
 
-def row(exp: Experiment, t: dict[str, Any]) -> dict[str, Any]:
-    """One trial (a ``Store.trials`` row) as exported, its experiment's fields joined."""
-    return {
-        "experiment_id": exp.id,
-        "experiment_label": exp.label,
-        "experiment_kind": exp.kind,
-        "load_index": t["load_index"],
-        "repetition": t["repetition"],
-        "rate_pps": t["rate_pps"],
-        "duration_s": t["duration_s"],
-        "sent": t["sent"],
-        "received": t["received"],
-        "sink_dropped": t["sink_dropped"],
-        # the SUT's loss ratio: what the sink dropped itself was forwarded
-        "plr": 1.0 - (t["received"] + t["sink_dropped"]) / t["sent"] if t["sent"] else None,
-        "achieved_rate_pps": t["achieved_rate_pps"],
-        "loss_location": t["loss_location"],
-        # per core over the trial: shares of user, system, irq, softirq, steal, idle
-        "cpu": t.get("cpu") or {},
-        "warnings": t["warnings"],
-        "excluded": t["excluded"],
-        "source": t["source"],
-        "utc": t["utc"],
-        "tool_version": t["tool_version"],
-    }
-
-
 def rows(store: Store) -> Iterator[dict[str, Any]]:
     for exp in store.experiments():
         for t in store.trials(exp.id):
-            yield row(exp, t)
+            yield {
+                "experiment_id": exp.id,
+                "experiment_label": exp.label,
+                "experiment_kind": exp.kind,
+                "load_index": t["load_index"],
+                "repetition": t["repetition"],
+                "rate_pps": t["rate_pps"],
+                "duration_s": t["duration_s"],
+                "sent": t["sent"],
+                "received": t["received"],
+                "sink_dropped": t["sink_dropped"],
+                # the SUT's loss ratio: what the sink dropped itself was forwarded
+                "plr": 1.0 - (t["received"] + t["sink_dropped"]) / t["sent"] if t["sent"] else None,
+                "achieved_rate_pps": t["achieved_rate_pps"],
+                "loss_location": t["loss_location"],
+                # per core over the trial: shares of user, system, irq, softirq, steal, idle
+                "cpu": t.get("cpu") or {},
+                "warnings": t["warnings"],
+                "excluded": t["excluded"],
+                "source": t["source"],
+                "utc": t["utc"],
+                "tool_version": t["tool_version"],
+            }
 
 
 def export(store: Store, fmt: str, out: TextIO) -> int:

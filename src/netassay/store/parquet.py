@@ -29,7 +29,7 @@ import json
 import re
 import shutil
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 from netassay import __version__
 from netassay.errors import InputError
 from netassay.store.db import Store
-from netassay.store.export import COLUMNS, row
+from netassay.store.export import COLUMNS
 
 FLAT = "trials"  # the trials, flattened: what the CSV holds, and the trial's own keys
 FLAT_COLUMNS = (*COLUMNS, "trial_id", "run_id", "counters")
@@ -154,7 +154,7 @@ def write_tables(store: Store, folder: Path) -> dict[str, int]:
         if conn.execute(f"SELECT 1 FROM {_q(table)} LIMIT 1").fetchone() is None:
             continue
         if table == FLAT:
-            schema, batches = _flat(store)
+            schema, batches = _flat(conn)
         else:
             schema, batches = _table(conn, table)
         meta = _metadata(table, schema, version)
@@ -176,46 +176,31 @@ def _table(conn: sqlite3.Connection, table: str) -> tuple[pa.Schema, Iterator[li
     return schema, iter(lambda: cur.fetchmany(BATCH), [])
 
 
-def _flat(store: Store) -> tuple[pa.Schema, Iterator[list[tuple]]]:
-    """The flattened trials: the CSV's columns (its JSON text too), then the trial's id,
-    run and counters; typed from the columns they come from."""
-    conn = store.conn
+def _flat(conn: sqlite3.Connection) -> tuple[pa.Schema, Iterator[list[tuple]]]:
+    """The flattened trials: the CSV's columns and rows in the CSV's order, then the
+    trial's id, run and counters; typed from the columns they come from, the JSON text
+    as the store holds it (compact, keys sorted)."""
     decl = {
         t: {r[1]: (r[2] or "").upper() for r in conn.execute(f"PRAGMA table_info({t})")}
         for t in ("trials", "experiments")
     }
-    fields = []
+    fields, what = [], []
     for c in FLAT_COLUMNS:
         table, col = FLAT_SOURCE.get(c, ("trials", c))
-        if c == "plr":
+        if c == "plr":  # the SUT's loss ratio, as the CSV has it
             t = pa.float64()
-        elif col.endswith("_json"):  # written again as JSON text, as the CSV writes it
-            t = pa.string()
+            what.append(
+                "CASE WHEN t.sent THEN 1.0 - (t.received + t.sink_dropped) * 1.0 / t.sent END"
+            )
         else:
             t = _type(conn, table, col, decl[table][col])
+            what.append(f"{table[0]}.{_q(col)}")
         fields.append(_field(FLAT, c, t, None))
-    return pa.schema(fields), _batches(_flat_rows(store))
-
-
-def _flat_rows(store: Store) -> Iterator[tuple]:
-    for exp in store.experiments():
-        for t in store.trials(exp.id):
-            r = row(exp, t) | {"trial_id": t["id"], "run_id": t["run_id"]}
-            for c in ("loss_location", "cpu", "counters"):  # as the CSV writes them
-                r[c] = json.dumps(t[c] if c == "counters" else r[c], sort_keys=True)
-            r["warnings"] = json.dumps(r["warnings"])
-            yield tuple(r[c] for c in FLAT_COLUMNS)
-
-
-def _batches(rows: Iterable[tuple]) -> Iterator[list[tuple]]:
-    batch: list[tuple] = []
-    for r in rows:
-        batch.append(r)
-        if len(batch) == BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    cur = conn.execute(
+        f"SELECT {', '.join(what)} FROM trials t JOIN experiments e ON e.id = t.experiment_id"
+        " ORDER BY t.experiment_id, t.load_index, t.repetition"
+    )
+    return pa.schema(fields), iter(lambda: cur.fetchmany(BATCH), [])
 
 
 def _write(path: Path, schema: pa.Schema, batches: Iterator[list[tuple]]) -> int:
