@@ -8,7 +8,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import signal
 import sqlite3
+import subprocess
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from tests.builders import GOLDEN_STORE, store_with
+from tests.conftest import netassay_argv
 
 from netassay import __version__
 from netassay.methods import REGISTRY, method
@@ -24,6 +28,7 @@ from netassay.store.db import Store
 from netassay.store.export import COLUMNS, export
 from netassay.store.parquet import export_parquet
 from netassay.store.schema import SCHEMA_VERSION
+from netassay.trial.record import TrialRecord
 
 CAMPAIGN_STORE = GOLDEN_STORE.with_name("campaign.db")
 BOOKKEEPING = {"schema_migrations", "method_tables"}
@@ -301,3 +306,28 @@ def test_nothing_is_left_of_an_export_that_fails(tmp_path, cli):
     assert cp.returncode == 4 and "the store cannot be read" in cp.stderr, cp.stderr
     assert len(cp.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_nothing_is_left_of_an_interrupted_export(tmp_path, sig, code):
+    """Ctrl-C (or SIGTERM) while the files are written: neither the folder nor its .part
+    remains. The store is large enough (30,000 trials, about 0.5 s of writing here) for
+    the signal to come while the .part folder is being filled."""
+    db = tmp_path / "s.db"
+    with Store(db) as st:
+        exp, _ = st.add_experiment(key="k", kind="sweep", source="x", label="big", config={})
+        st.add_trials(exp, [
+            TrialRecord(i, r, 1e4, 1.0, 10_000, 9_990, "x", loss_location={"sut_backlog": 10})
+            for i in range(20) for r in range(1500)
+        ])  # fmt: skip
+    out = tmp_path / "out"
+    argv = netassay_argv("export", db, "--format", "parquet", "--out", out)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not out.with_name("out.part").exists() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    p.send_signal(getattr(signal, sig))
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == code, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["s.db"]

@@ -100,18 +100,27 @@ def export_parquet(store: Store, out: Path) -> dict[str, int]:
     ``out.part``, renamed when complete: nothing is left of a failed or interrupted
     export); rows written per file, by table."""
     tmp = _part(out)
-    try:
+    snapshot = not store.conn.in_transaction
+    try:  # from the folder's making on: an interrupt at any point removes what was made
+        _make(tmp, out)
+        if snapshot:  # every file from one state of the store, while a sweep writes to it
+            store.conn.execute("BEGIN")
         counts = write_tables(store, tmp)
         tmp.replace(out)  # over an empty folder too
+    except InputError:  # the folder was not made (write_tables raises none)
+        raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if snapshot and store.conn.in_transaction:
+            store.conn.execute("ROLLBACK")  # it read only
     return counts
 
 
 def _part(out: Path) -> Path:
-    """``out``'s ``.part`` folder, made; an ``out`` that is a file or holds files is
-    refused."""
+    """``out``'s ``.part`` folder; an ``out`` that is a file or holds files, or a
+    ``.part`` left by an export that was stopped, is refused."""
     if out.exists() and not out.is_dir():
         raise InputError(
             f"--out {out} is a file",
@@ -127,8 +136,14 @@ def _part(out: Path) -> Path:
     tmp = out.with_name(out.name + ".part")
     if tmp.exists():
         raise InputError(
-            f"{tmp} exists", "an export into it was stopped before it ended", "remove it"
+            f"{tmp} exists",
+            "an export into it was stopped before it ended",
+            "remove it, or name another --out",
         )
+    return tmp
+
+
+def _make(tmp: Path, out: Path) -> None:
     try:
         tmp.mkdir()
     except OSError as exc:
@@ -136,7 +151,6 @@ def _part(out: Path) -> Path:
         raise InputError(
             f"cannot write {out}", where or str(exc), "give an --out in a folder you may write to"
         ) from exc
-    return tmp
 
 
 def write_tables(store: Store, folder: Path) -> dict[str, int]:
