@@ -283,9 +283,11 @@ def test_the_folders_it_refuses_in_one_line(tmp_path, cli):
     assert file.read_text() == "mine" and [p.name for p in full.iterdir()] == ["keep"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["again.part", "f.parquet", "full"]
     empty = tmp_path / "empty"
-    empty.mkdir()  # an empty folder is written into
-    cli("export", GOLDEN_STORE, "--format", "parquet", "--out", empty, check=True)
-    assert (empty / "trials.parquet").is_file()
+    empty.mkdir()  # an empty folder is filled, and stays the same folder ('--out .' too)
+    inode = empty.stat().st_ino
+    cli("export", GOLDEN_STORE, "--format", "parquet", "--out", ".", check=True, cwd=empty)
+    assert (empty / "trials.parquet").is_file() and empty.stat().st_ino == inode
+    assert not (tmp_path / "empty.part").exists()
 
 
 def test_nothing_is_left_of_an_export_that_fails(tmp_path, cli):

@@ -26,6 +26,7 @@ comment after the column in its CREATE TABLE (a method's own tables), else its k
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -99,6 +100,7 @@ def export_parquet(store: Store, out: Path) -> dict[str, int]:
     """Write ``store`` as Parquet files into the new folder ``out`` (written as
     ``out.part``, renamed when complete: nothing is left of a failed or interrupted
     export); rows written per file, by table."""
+    out = Path(os.path.abspath(out))  # '.' and '..' by their names: the .part beside them
     tmp = _part(out)
     snapshot = not store.conn.in_transaction
     try:  # from the folder's making on: an interrupt at any point removes what was made
@@ -106,7 +108,7 @@ def export_parquet(store: Store, out: Path) -> dict[str, int]:
         if snapshot:  # every file from one state of the store, while a sweep writes to it
             store.conn.execute("BEGIN")
         counts = write_tables(store, tmp)
-        tmp.replace(out)  # over an empty folder too
+        _publish(tmp, out)
     except InputError:  # the folder was not made (write_tables raises none)
         raise
     except BaseException:
@@ -141,6 +143,25 @@ def _part(out: Path) -> Path:
             "remove it, or name another --out",
         )
     return tmp
+
+
+def _publish(tmp: Path, out: Path) -> None:
+    """The complete ``.part`` folder renamed ``out``; into an empty ``out`` (perhaps a
+    shell's working folder, which must stay the same folder) its files are moved, and
+    removed again if one of them cannot be."""
+    if not out.exists():
+        tmp.replace(out)
+        return
+    moved: list[Path] = []
+    try:
+        for f in sorted(tmp.iterdir()):
+            f.replace(out / f.name)
+            moved.append(out / f.name)
+        tmp.rmdir()
+    except BaseException:
+        for f in moved:
+            f.unlink(missing_ok=True)
+        raise
 
 
 def _make(tmp: Path, out: Path) -> None:
