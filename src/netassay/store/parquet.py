@@ -97,9 +97,9 @@ DESCRIPTIONS = {
 
 
 def export_parquet(store: Store, out: Path) -> dict[str, int]:
-    """Write ``store`` as Parquet files into the new folder ``out`` (written as
-    ``out.part``, renamed when complete: nothing is left of a failed or interrupted
-    export); rows written per file, by table."""
+    """Write ``store`` as Parquet files into ``out``, a new or empty folder (written in
+    ``out.part`` and published when complete: nothing is left of a failed or
+    interrupted export); rows written per file, by table."""
     out = Path(os.path.abspath(out))  # '.' and '..' by their names: the .part beside them
     tmp = _part(out)
     snapshot = not store.conn.in_transaction
