@@ -150,6 +150,7 @@ endif
 bench: setup root
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/store.py
+	$(BIN)/python bench/export.py
 	$(SUDO) $(BIN)/python bench/generator.py
 	$(SUDO) $(BIN)/python bench/sink.py
 	$(SUDO) $(BIN)/python bench/sut.py

@@ -53,12 +53,13 @@ HEAVY = (
     "pyroute2",
     "playwright",
     "cryptography",
+    "pyarrow",
 )
 
 
 def test_the_cli_starts_without_its_heavy_dependencies() -> None:
     """Every command pays for ``import netassay.cli``; what only some commands need
-    (MLRsearch, scipy, matplotlib, Dask, pyroute2, the browser) is deferred to them."""
+    (MLRsearch, scipy, matplotlib, Dask, pyroute2, the browser, pyarrow) is deferred to them."""
     code = f"import sys, netassay.cli\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

@@ -151,14 +151,33 @@ def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]
 
 def export(
     db: DbArg,
-    fmt: Annotated[str, typer.Option("--format", help="csv or jsonl.")] = "csv",
+    fmt: Annotated[
+        str, typer.Option("--format", help="csv, jsonl, or parquet (a folder: needs --out).")
+    ] = "csv",
     out: Annotated[
-        Path | None, typer.Option("--out", help="File to write (default: standard output).")
+        Path | None,
+        typer.Option("--out", help="File to write (default: standard output); parquet: a folder."),
     ] = None,
 ) -> None:
-    """Export every trial (one row each) as CSV or JSON lines."""
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format '{fmt}'", f"known: {', '.join(FORMATS)}", "pick one")
+    """Export every trial (one row each) as CSV or JSON lines, or every kind of row the
+    store holds as a folder of Parquet files."""
+    if fmt not in (*FORMATS, "parquet"):
+        known = ", ".join((*FORMATS, "parquet"))
+        raise UsageError(f"unknown format '{fmt}'", f"known: {known}", "pick one")
+    if fmt == "parquet":
+        if out is None:
+            raise UsageError(
+                "--format parquet needs --out",
+                "it writes a folder of binary files, one per kind of row",
+                "give --out FOLDER (new or empty)",
+            )
+        from netassay.store.parquet import export_parquet  # deferred: pyarrow
+
+        with open_store(db) as store:
+            counts = export_parquet(store, out)
+        rows = ", ".join(f"{table} {n}" for table, n in counts.items()) or "no rows"
+        typer.echo(f"{out}: {len(counts)} Parquet file(s): {rows}")
+        return
     with open_store(db) as store:
         n = export_to_path(store, fmt, out, sys.stdout)
     if out is not None:
