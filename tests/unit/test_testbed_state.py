@@ -101,6 +101,33 @@ def test_saved_sysctls_are_written_atomically(run_dir, fake_sysctl, monkeypatch)
     assert not saved.exists()
 
 
+def test_the_last_teardown_restores_under_the_builds_lock(run_dir, fake_sysctl):
+    """A teardown's restore and a build's setting exclude each other: else a build could
+    set a value between the restore reading the record and removing it, and the value
+    would stay with its original lost (seen with two processes at once)."""
+    import threading
+
+    S.set_global_sysctl("net.core.netdev_max_backlog", "10000")
+    restored = threading.Event()
+
+    def teardown_elsewhere():
+        S.restore_if_last()
+        restored.set()
+
+    with S.sysctl_lock():  # a build setting its globals holds this
+        t = threading.Thread(target=teardown_elsewhere)
+        t.start()
+        assert not restored.wait(0.3)  # it waits for the build
+        assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "10000\n"
+    t.join(timeout=5)
+    assert restored.is_set()
+    assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "1000\n"
+    S.write_state("lab", {"name": "lab", "namespaces": {}})  # a testbed left: no restore
+    S.set_global_sysctl("net.core.netdev_max_backlog", "10000")
+    assert S.restore_if_last() == {}
+    assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "10000\n"
+
+
 def test_torn_sysctl_record_is_refused_when_setting(run_dir, fake_sysctl):
     run_dir.mkdir()
     (run_dir / "sysctl.json").write_text('{"net.core.netdev_max_b')

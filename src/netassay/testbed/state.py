@@ -277,6 +277,14 @@ def saved_sysctls() -> dict[str, str]:
         return {}
 
 
+def restore_if_last() -> dict[str, str]:
+    """Put back the recorded originals when no testbed is left; under the lock a build
+    holds while it sets them, so that a build cannot set a value between this reading
+    the record and removing it (the value would stay, its original lost)."""
+    with sysctl_lock():
+        return {} if known_testbeds() else restore_global_sysctls()
+
+
 def restore_global_sysctls() -> dict[str, str]:
     """Put back every recorded original value; return what was restored. An unreadable
     record is removed with a warning: the originals it held are lost."""

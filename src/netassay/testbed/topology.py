@@ -431,8 +431,7 @@ def teardown(name: str) -> list[str]:
     for ns in removed:
         run(["ip", "netns", "del", ns], check=False)
     S.remove_state(name)
-    if not S.known_testbeds():
-        S.restore_global_sysctls()
+    S.restore_if_last()
     return removed
 
 
@@ -460,8 +459,7 @@ def cleanup(only: set[str] | None = None) -> list[str]:
         if (only is None or tb in only) and tb not in busy:
             forget_kind(tb)
             S.remove_state(tb)
-    if not S.known_testbeds():
-        S.restore_global_sysctls()
+    S.restore_if_last()
     return removed
 
 
