@@ -24,27 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.store import Store  # noqa: E402
-from netassay.trial.record import TrialRecord  # noqa: E402
+from store import build  # noqa: E402  (the store bench/store.py builds: rows as a sweep writes them)
 
 OUT = ROOT / "bench" / "results" / "export.json"
 FORMATS = ("csv", "jsonl", "parquet")
-
-
-def build(path: Path, trials: int) -> None:
-    per_exp = 20 * 500
-    with Store(path) as st:
-        for e in range(max(1, trials // per_exp)):
-            exp, _ = st.add_experiment(
-                key=f"bench-{e}", kind="sweep", source="bench", label=f"e{e}",
-                config={"rates_pps": [1e4 * (i + 1) for i in range(20)], "runs": 500},
-            )  # fmt: skip
-            st.add_trials(exp, [
-                TrialRecord(i, r, 1e4 * (i + 1), 1.0, 10_000 * (i + 1), 9_990 * (i + 1),
-                            "bench", achieved_rate_pps=1e4 * (i + 1),
-                            loss_location={"sut_backlog": 10 * (i + 1)},
-                            counters={"sink": {"xdp": 9_990 * (i + 1)}})
-                for i in range(20) for r in range(500)
-            ])  # fmt: skip
 
 
 def size(path: Path) -> int:
