@@ -15,6 +15,7 @@ from netassay.errors import UsageError
 
 if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
     import netassay.methods.accept.method
+    import netassay.methods.doctor.method
     import netassay.methods.flood.method
     import netassay.methods.rtt.method
     import netassay.methods.search.method
@@ -30,6 +31,7 @@ REGISTRY = {
     "accept": "netassay.methods.accept.method",
     "flood": "netassay.methods.flood.method",
     "soak": "netassay.methods.soak.method",
+    "doctor": "netassay.methods.doctor.method",
 }
 
 
