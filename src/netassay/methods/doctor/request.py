@@ -14,6 +14,8 @@ from netassay.units import parse_count, parse_rate
 RUN_OPTIONS = ("name", "db", "label")
 NAME = "doc"  # its testbeds' name
 FRAMES, QUICK_FRAMES = 1_000_000, 100_000  # per false-loss trial
+MIN_FRAMES, MAX_FRAMES = 1000, 100_000_000
+MAX_RUNS = 20
 # testbed knobs the doctor sets itself: its SUTs and their ground truths, its sink
 OWN_KNOBS = ("sut", "sut_drop", "sut_cap_pps", "sink")
 
@@ -36,10 +38,10 @@ class DoctorRequest:
     )  # fmt: skip
     frames: int | None = param(  # None: FRAMES, or QUICK_FRAMES with --quick
         "--frames", "Frames per false-loss trial (default 1M; 100k with --quick).",
-        default=None, parse=as_text(parse_frames), check=whole(1000, 100_000_000),
+        default=None, parse=as_text(parse_frames), check=whole(MIN_FRAMES, MAX_FRAMES),
     )  # fmt: skip
     runs: int = param(
-        "--runs", "False-loss trials at the low load.", default=3, cli=int, check=whole(1, 20)
+        "--runs", "False-loss trials at the low load.", default=3, cli=int, check=whole(1, MAX_RUNS)
     )
     cap_pps: float = param(
         "--cap", "Ground truth: the cap the router is set to for the cap check.",
@@ -58,6 +60,13 @@ class DoctorRequest:
 
     def validate(self) -> None:
         """Refuse what makes no sense before anything is touched."""
+        if not 1 <= self.runs <= MAX_RUNS:
+            raise UsageError(f"bad --runs {self.runs}", f"1..{MAX_RUNS} trials", "e.g. 3")
+        if not MIN_FRAMES <= self.frames_per_trial <= MAX_FRAMES:
+            raise UsageError(f"bad --frames {self.frames_per_trial:,}",
+                             f"{MIN_FRAMES:,}..{MAX_FRAMES:,} per trial", "e.g. 1M")  # fmt: skip
+        if not 0 <= self.drop < 1:
+            raise UsageError(f"bad --drop {self.drop:g}", "a probability in (0, 1)", "e.g. 0.01")
         if self.drop <= 0:
             raise UsageError(f"bad --drop {self.drop:g}", "the drop check needs a drop",
                              "give e.g. --drop 0.01")  # fmt: skip
