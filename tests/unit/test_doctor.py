@@ -115,6 +115,9 @@ def test_the_stall_rule_bounds_the_trusted_rate_by_the_queue():
     assert p.status == C.PASS
     assert p.value["stall_bound_pps"] == pytest.approx(200_000)  # 1000 packets / 5 ms
     assert p.value["lateness_max_ns"] == 20_000_000
+    # the SUT's CPU taken away for 10 ms in 9 of 10 probes fills the backlog as much
+    sut = C.pacing(sends, 1000, [10_000_000] * 9 + [50_000_000])
+    assert sut.value["stall_bound_pps"] == pytest.approx(100_000)
     assert C.pacing([{"rate_error": -0.005, "lateness_max_ns": 0}], 1000).status == C.WARN
     assert C.stall_bound(0, 1000) is None and C.stall_bound(1e6, None) is None
 

@@ -194,24 +194,36 @@ def stalls(probes: Sequence[dict[str, Any]], probe_s: float) -> Check:
     return Check("cpu stalls", PASS, fig, value=value)
 
 
-def pacing(sends: Sequence[dict[str, Any]], queue_pkts: int | None) -> Check:
-    """The generator's pacing on its CPU over every paced send of the run: the largest
-    achieved-rate error and lateness, and what the lateness allows. The trials' stall
+def quantile_max(lates: Sequence[int]) -> int:
+    """The largest of ``lates`` but the worst tenth (``STALL_QUANTILE``); 0 for none."""
+    ordered = sorted(lates)
+    return ordered[max(math.ceil(STALL_QUANTILE * len(ordered)) - 1, 0)] if ordered else 0
+
+
+def pacing(
+    sends: Sequence[dict[str, Any]], queue_pkts: int | None, sut_lates: Sequence[int] = ()
+) -> Check:
+    """The generator's pacing on its CPU over every paced send of the run (the largest
+    achieved-rate error and lateness), and the rate the stalls allow. The trials' stall
     rule (``quality.stall_warning``) spoils a trial at rate R when R x its largest
-    lateness reaches the smallest queue: below queue / L, where L is the largest
-    lateness of all but the worst tenth of the runs (``STALL_QUANTILE``), at most about
-    one trial in ten is spoiled by a stall here now."""
+    lateness reaches the smallest queue; the SUT's CPU taken away for as long fills its
+    backlog as much, with loss the trial would count as the SUT's. Below queue / L,
+    where L is the longer of both stalls in all but the worst tenth of the runs
+    (``STALL_QUANTILE``; ``sut_lates``: the largest lateness of each probe on the SUT's
+    CPU), at most about one trial in ten meets such a stall here now."""
     err = max((abs(s["rate_error"] or 0.0) for s in sends), default=0.0)
-    lates = sorted(s["lateness_max_ns"] or 0 for s in sends)
-    late = lates[-1] if lates else 0
-    typical = lates[max(math.ceil(STALL_QUANTILE * len(lates)) - 1, 0)] if lates else 0
+    gen = [int(s["lateness_max_ns"] or 0) for s in sends]
+    late = max(gen, default=0)
+    typical = max(quantile_max(gen), quantile_max(sut_lates))
     bound = stall_bound(typical, queue_pkts)
     fig = (
-        f"rate error max {err:.3%}; lateness max {late / 1e6:.2f} ms, "
-        f"{typical / 1e6:.2f} ms in 9 of 10 of {len(sends)} runs; stall rule: trusted below "
+        f"rate error max {err:.3%}; lateness max {late / 1e6:.2f} ms; stalls of "
+        f"{quantile_max(gen) / 1e6:.2f} ms (generator's CPU) and "
+        f"{quantile_max(sut_lates) / 1e6:.2f} ms (SUT's) in 9 of 10 runs: trusted below "
         f"{fmt_rate(bound)} (queue {queue_pkts or '?'} packets)"
     )
-    value = {"rate_error_max": err, "lateness_max_ns": late, "lateness_q90_ns": typical,
+    value = {"rate_error_max": err, "lateness_max_ns": late, "stall_q90_ns": typical,
+             "gen_stall_q90_ns": quantile_max(gen), "sut_stall_q90_ns": quantile_max(sut_lates),
              "stall_bound_pps": bound, "queue_pkts": queue_pkts, "sends": len(sends)}  # fmt: skip
     if err > RATE_TOLERANCE:
         fix = "the generator missed a paced load (its trial is left out): free its CPU"

@@ -59,8 +59,8 @@ class Effort:
     drop_s: float
 
 
-FULL = Effort(probes=8, peak_probes=3, floods=2, flood_s=1.0, cap_s=1.0, drop_s=2.0)
-QUICK = Effort(probes=4, peak_probes=1, floods=1, flood_s=0.5, cap_s=0.5, drop_s=1.0)
+FULL = Effort(probes=10, peak_probes=3, floods=2, flood_s=1.0, cap_s=1.0, drop_s=2.0)
+QUICK = Effort(probes=5, peak_probes=1, floods=1, flood_s=0.5, cap_s=0.5, drop_s=1.0)
 
 
 @dataclass
@@ -77,6 +77,7 @@ class Doctor:
     experiment_id: int | None = None
     checks: list[C.Check] = field(default_factory=list)
     sends: list[dict[str, Any]] = field(default_factory=list)
+    sut_lates: list[int] = field(default_factory=list)  # probes on the SUT's CPU
 
     @property
     def effort(self) -> Effort:
@@ -145,6 +146,8 @@ def probe_cpus(doc: Doctor, store: Store, tb: Testbed) -> None:
     doc.progress(f"probing how often each CPU is taken away ({n} x {PROBE_S:g} s each) ...")
     probes = [{"cpu": c, **_send_of(pacing_only(tb, c, rate))} for c in cpus for _ in range(n)]
     judged(doc, store, C.stalls(probes, PROBE_S))
+    sut = tb.state.get("sut_cpu")
+    doc.sut_lates = [p["lateness_max_ns"] or 0 for p in probes if p["cpu"] == sut]
     doc.progress(f"pacing {fmt_rate(rate)} through the router ({n} x {PROBE_S:g} s) ...")
     doc.sends.extend(_send_of(tb.send(rate, PROBE_S)) for _ in range(n))
 
@@ -259,7 +262,7 @@ def run(doc: Doctor) -> DS.StoredDoctor:
             mrr = reach_and_mrr(doc, store, tb, ctx)
         ground_truths(doc, store)
         judged(doc, store, C.steal(steal_of(cpu_before)))
-        pacing = judged(doc, store, C.pacing(doc.sends, queue))
+        pacing = judged(doc, store, C.pacing(doc.sends, queue, doc.sut_lates))
         reach = next(c for c in doc.checks if c.name == "generator reach")
         judged(doc, store, C.trusted(pacing.value["stall_bound_pps"],
                                      reach.value["reach_pps"], mrr.value["mrr_pps"],
