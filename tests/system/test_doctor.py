@@ -1,6 +1,7 @@
 """netassay doctor --quick on this machine: every check judged and stored, the ground
 truths met (a cap found at cap x duration + its bucket, a drop within its binomial
-interval, each where it is set), the trusted range the stall rule's; then again while
+interval, each where it is set), the trusted range the stall rule's, and a sweep after
+it on the same settings says on what host it was measured; then again while
 stress-ng holds CPU 1 (the SUT's) at 60%: the stalls are reported, and where the
 machine shows longer stalls than without the load, the trusted range is lower. A
 machine that shows no longer stall under the load is said to, never counted a pass.
@@ -59,6 +60,19 @@ def test_doctor_quick_judges_every_check_and_meets_its_ground_truths(
         (exp,) = st.experiments()
         assert exp.kind == "doctor" and {t["load_index"] for t in st.trials(exp.id)} == {
             0, 1, 2, 3}  # fmt: skip
+    # a sweep after it, on this host with the same settings, carries it by reference
+    res = cli("sweep", "--name", tb_name, "--rates", "50k,100k", "--runs", "1",
+              "--duration", "0.5s", "--no-peak-check", "--db", db)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    checked = f"host checked by doctor on {obj['utc']}: {obj['verdict']}"
+    text = cli("assess", db, check=True).stdout
+    assert checked in " ".join(text.split())  # (the terminal's width may wrap it)
+    with Store(db, readonly=True) as st:
+        sweep = next(e for e in st.experiments() if e.kind != "doctor")
+    assert sweep.metadata["doctor"]["experiment_id"] == obj["experiment_id"]
+    out = tmp_path / "rep"
+    cli("report", db, "--out", out, check=True)
+    assert checked in (out / "index.html").read_text()
 
 
 def test_a_busy_sut_cpu_shows_as_stalls_and_a_lower_trusted_range(tb_name, tmp_path, cli):

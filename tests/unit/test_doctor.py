@@ -210,3 +210,27 @@ def test_an_unfinished_run_says_so_and_json_is_one_object():
     assert obj["verdict"] == "PASS" and obj["finished"] is False and obj["trusted_pps"] is None
     assert obj["checks"] == [{"name": "smt", "status": "PASS", "figure": "on", "fix": "",
                               "value": {}}]  # fmt: skip
+
+
+# -- the reference later experiments carry ---------------------------------------------------
+def test_a_doctor_result_is_kept_for_this_boot_and_these_settings(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from netassay.config import TestbedConfig
+    from netassay.methods.doctor import reference as R
+
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
+    cfg = TestbedConfig().resolved(2)
+    assert R.newest(cfg) is None  # none yet
+    ref = {"utc": "2026-11-25T21:00:00+00:00", "verdict": "WARN", "experiment_id": 3}
+    R.remember(ref, cfg)
+    assert R.newest(cfg) == ref
+    # a SUT, its ground truths and its sink are the doctor's own: the same settings
+    assert R.newest(replace(cfg, sut="xdp-router", sut_cap_pps=1e5, sut_drop=0.1)) == ref
+    assert R.newest(replace(cfg, backlog=100)) is None  # another backlog: not checked
+    assert R.newest(object()) is None  # a testbed kind it does not check
+    kept = tmp_path / "run" / R.RECORD  # taken before a reboot: not this host as it is
+    kept.write_text(json.dumps({**json.loads(kept.read_text()), "boot_id": "another boot"}))
+    assert R.newest(cfg) is None
+    assert R.line(ref) == "host checked by doctor on 2026-11-25T21:00:00+00:00: WARN"
+    assert R.line(None) == ""

@@ -5,7 +5,7 @@ pacing, peak and paced reach, holds a low load where nothing may be lost, floods
 kernel router for its MRR; then, on a router capped at a known rate and one that drops
 a known share, it measures both ground truths. Each check is judged (``checks``) and
 stored the moment it is (``store``), each trial as it ends: a run cut short keeps what
-it judged.
+it judged. A finished run is this host's newest doctor result (``reference``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from netassay.counters import host as H
 from netassay.counters import hostcheck as HC
 from netassay.methods import lab
 from netassay.methods.doctor import checks as C
+from netassay.methods.doctor import reference
 from netassay.methods.doctor import store as DS
 from netassay.methods.doctor.request import DoctorRequest
 from netassay.methods.flood import store as FS
@@ -255,7 +256,7 @@ def run(doc: Doctor) -> DS.StoredDoctor:
                 label=doc.label or f"doctor {lab.default_label(tb.cfg, doc.name)}",
                 config=doctor_config(doc), metadata={"quick": doc.req.quick}, peak=None,
             )  # fmt: skip
-            queue = ctx.queue_pkts
+            queue, built = ctx.queue_pkts, tb.cfg  # its knobs as built ('auto' resolved)
             host_checks(doc, store, tb)
             probe_cpus(doc, store, tb)
             false_loss(doc, store, ctx)
@@ -267,7 +268,16 @@ def run(doc: Doctor) -> DS.StoredDoctor:
         judged(doc, store, C.trusted(pacing.value["stall_bound_pps"],
                                      reach.value["reach_pps"], mrr.value["mrr_pps"],
                                      doc.req.low_load_pps))  # fmt: skip
-    return stored(doc.db, doc.experiment_id)
+    result = stored(doc.db, doc.experiment_id)
+    reference.remember(reference_of(result), built)
+    return result
+
+
+def reference_of(r: DS.StoredDoctor) -> dict[str, Any]:
+    """What later experiments on this host keep of a finished run (``reference``)."""
+    return {"utc": r.experiment.created_utc, "verdict": r.summary["verdict"],
+            "trusted_pps": r.summary["trusted_pps"], "experiment_id": r.experiment.id,
+            "db": str(Path(r.db).resolve())}  # fmt: skip
 
 
 def stored(db: str, experiment_id: int | None) -> DS.StoredDoctor:
