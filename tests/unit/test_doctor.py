@@ -158,7 +158,9 @@ def test_trusted_range_is_the_lower_of_the_stall_bound_and_the_reach():
     assert t.status == C.PASS and t.value["trusted_pps"] == 700e3
     assert t.value["sweep_to_pps"] == pytest.approx(1.25 * 450e3)
     w = C.trusted(300e3, 700e3, 450e3, 200e3)
-    assert w.status == C.WARN and w.value["trusted_pps"] == 300e3
+    assert w.status == C.WARN and w.value["trusted_pps"] == 300e3 and "--backlog" in w.fix
+    r = C.trusted(800e3, 300e3, 450e3, 200e3)  # the generator's reach limits it
+    assert r.status == C.WARN and "generator paces no higher" in r.fix
     assert C.trusted(150e3, 700e3, 450e3, 200e3).status == C.FAIL
     assert C.trusted(None, 700e3, None, 200e3).value["trusted_pps"] == 700e3
 
