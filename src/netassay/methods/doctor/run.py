@@ -19,7 +19,6 @@ from netassay import names as N
 from netassay import quality
 from netassay.config import TestbedConfig
 from netassay.counters import cpu
-from netassay.counters import host as H
 from netassay.counters import hostcheck as HC
 from netassay.methods import lab
 from netassay.methods.doctor import checks as C
@@ -115,13 +114,15 @@ def doctor_config(doc: Doctor) -> dict[str, Any]:
 
 def host_checks(doc: Doctor, store: Store, tb: Testbed) -> None:
     """The host's settings, read and judged."""
+    from netassay.counters.host import mitigations  # deferred: pyroute2
+
     doc.progress("reading the host's settings ...")
     h = HC.read_host()
     used = sorted({c for c in (tb.gen_cpu, tb.state.get("sut_cpu")) if c is not None})
     sut = tb.ns("sut")
     napi = HC.read_napi({N.SUT_IN: sut, N.SUT_OUT: sut})
     for check in (
-        C.governor(h["governors"]), C.smt(h["smt"]), C.mitigations(H.mitigations()),
+        C.governor(h["governors"]), C.smt(h["smt"]), C.mitigations(mitigations()),
         C.isolcpus(h["isolated"], used or h["cpus"]), C.irqbalance(h["irqbalance"]),
         C.clocksource(h["clocksource"]), C.timer_slack(h["timer_slack_ns"]),
         C.napi(h["sysctls"], napi),
