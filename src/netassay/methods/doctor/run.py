@@ -39,6 +39,7 @@ from netassay.units import fmt_rate
 Line = Callable[[str], None]
 PROBE_S = 0.25  # one pacing probe
 CAP_OVER = 1.5  # the cap trial offers this much of the cap
+MAX_PROBED_CPUS = 4  # unpinned: the CPUs probed for stalls
 RETRIES = 2  # a trial that is a measurement fault is repeated as a sweep's is
 
 
@@ -112,13 +113,18 @@ def doctor_config(doc: Doctor) -> dict[str, Any]:
             "testbed_name": doc.name}  # fmt: skip
 
 
+def testbed_cpus(tb: Testbed) -> list[int]:
+    """The CPUs the generator and the SUT's receive work are pinned to ([]: unpinned)."""
+    return sorted({c for c in (tb.gen_cpu, tb.state.get("sut_cpu")) if c is not None})
+
+
 def host_checks(doc: Doctor, store: Store, tb: Testbed) -> None:
     """The host's settings, read and judged."""
     from netassay.counters.host import mitigations  # deferred: pyroute2
 
     doc.progress("reading the host's settings ...")
     h = HC.read_host()
-    used = sorted({c for c in (tb.gen_cpu, tb.state.get("sut_cpu")) if c is not None})
+    used = testbed_cpus(tb)
     sut = tb.ns("sut")
     napi = HC.read_napi({N.SUT_IN: sut, N.SUT_OUT: sut})
     for check in (
@@ -141,11 +147,15 @@ def pacing_only(tb: Testbed, cpu_no: int, rate_pps: float) -> GenResult:
 
 
 def probe_cpus(doc: Doctor, store: Store, tb: Testbed) -> None:
-    """How often each CPU is taken away (pacing alone), then the generator's own sends
-    on its CPU through the router (kept for the pacing check)."""
+    """How often each CPU the testbed runs on is taken away (pacing alone; unpinned:
+    the first MAX_PROBED_CPUS), then the generator's own sends on its CPU through the
+    router (kept for the pacing check)."""
     rate, n = doc.req.low_load_pps, doc.effort.probes
-    cpus = HC.read_host()["cpus"]
-    doc.progress(f"probing how often each CPU is taken away ({n} x {PROBE_S:g} s each) ...")
+    cpus = testbed_cpus(tb) or HC.read_host()["cpus"][:MAX_PROBED_CPUS]
+    doc.progress(
+        f"probing how often CPU {','.join(map(str, cpus))} is taken away "
+        f"({n} x {PROBE_S:g} s each) ..."
+    )
     probes = [{"cpu": c, **_send_of(pacing_only(tb, c, rate))} for c in cpus for _ in range(n)]
     judged(doc, store, C.stalls(probes, PROBE_S))
     sut = tb.state.get("sut_cpu")
