@@ -4,7 +4,8 @@ interval, each where it is set), the trusted range the stall rule's, and a sweep
 it on the same settings says on what host it was measured; then again while
 stress-ng holds CPU 1 (the SUT's) at 60%: the stalls are reported, and where the
 machine shows longer stalls than without the load, the trusted range is lower. A
-machine that shows no longer stall under the load is said to, never counted a pass.
+machine that shows no longer stall under the load is said to, never counted a pass. A
+run cut short (SIGINT) keeps the checks it judged and removes its testbed.
 
 Needs root, netassay-gen and stress-ng (skipped with the reason otherwise).
 """
@@ -13,8 +14,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import time
 
 import pytest
+from tests.conftest import netassay_argv
 
 from netassay.methods.doctor import checks as C
 from netassay.store.db import Store
@@ -96,3 +101,29 @@ def test_a_busy_sut_cpu_shows_as_stalls_and_a_lower_trusted_range(tb_name, tmp_p
     bound_now = busy["pacing"]["value"]["stall_bound_pps"]
     assert bound_now < bound_was  # the same queue, a longer stall
     assert busy["trusted range"]["value"]["trusted_pps"] <= bound_now
+
+
+def test_a_doctor_cut_short_keeps_what_it_judged_and_removes_its_testbed(
+    tb_name, tmp_path, cli, netns_of
+):
+    db = tmp_path / "cut.db"
+    argv = [*netassay_argv(), "doctor", "--quick", "--name", tb_name, "--db", str(db)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # cut it once the stall probes are judged
+            line = proc.stderr.readline()
+            assert line, proc.communicate()
+            if "cpu stalls" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert netns_of(tb_name) == []
+    obj = json.loads(cli("assess", db, "--json", check=True).stdout)
+    names = [c["name"] for c in obj["checks"]]
+    assert not obj["finished"] and "cpu stalls" in names and "trusted range" not in names
+    assert "unfinished" in cli("assess", db, check=True).stdout
