@@ -270,8 +270,10 @@ def cap_truth(cap_pps: float, bucket_pkts: int, t: dict[str, Any]) -> Check:
     sent, within CAP_PASS of the truth, ``cap x duration + bucket``."""
     truth = cap_pps * t["duration_s"] + bucket_pkts
     err = t["forwarded"] / truth - 1 if truth else 0.0
-    fwd = t["forwarded"] / t["duration_s"] if t["duration_s"] else 0.0
-    fig = f"{fmt_rate(fwd)} forwarded through a {fmt_rate(cap_pps)} cap ({err:+.1%} of truth)"
+    fig = (
+        f"{t['forwarded']:,} forwarded, truth {truth:,.0f} ({fmt_rate(cap_pps)} x "
+        f"{t['duration_s']:.3g} s + a {bucket_pkts:,}-packet bucket): {err:+.1%}"
+    )
     value = {"cap_pps": cap_pps, "bucket_pkts": bucket_pkts, "forwarded": t["forwarded"],
              "truth": truth, "error": err, "excluded": t["excluded"]}  # fmt: skip
     if t["excluded"]:
