@@ -18,6 +18,7 @@ from netassay.store.paths import store_paths
 
 if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
     import netassay.methods.accept.method
+    import netassay.methods.doctor.method
     import netassay.methods.flood.method
     import netassay.methods.rtt.method
     import netassay.methods.search.method
@@ -33,6 +34,7 @@ REGISTRY = {
     "accept": "netassay.methods.accept.method",
     "flood": "netassay.methods.flood.method",
     "soak": "netassay.methods.soak.method",
+    "doctor": "netassay.methods.doctor.method",
 }
 
 

@@ -17,6 +17,7 @@ from netassay import quality as Q
 from netassay.config import TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
+from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
 from netassay.store.db import Store
 from netassay.testbed import state as S
@@ -252,10 +253,14 @@ def start_experiment(
     peak: float | None,
 ) -> tuple[int, TrialContext]:
     """A new experiment of ``kind`` run on testbed ``name``, with this run recorded and
-    the environment as it is now; (its id, the context whose trials belong to the run)."""
+    the environment as it is now, and the newest doctor run on this host and testbed
+    settings by reference; (its id, the context whose trials belong to the run)."""
     env = capture_environment(ctx.tb)
     if peak is not None:
         env["generator_peak_pps"] = peak
+    checked = doctor.newest(ctx.tb.cfg)  # this host's newest doctor run, by reference
+    if checked is not None:
+        metadata = {**metadata, "doctor": checked}
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     exp_id, _ = store.add_experiment(
         key=f"{kind}-{name}-{stamp}-{secrets.token_hex(3)}",

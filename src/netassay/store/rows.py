@@ -14,6 +14,7 @@ trials, without SQL of its own, and an experiment moved whole from one store to 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -257,6 +258,9 @@ class ExperimentRows:
 
     experiment: dict[str, Any]
     rows: dict[str, list[dict[str, Any]]]  # table -> its rows (the source's ids)
+    # a method's own table that holds rows of it -> its CREATE statement (``ensure_tables``
+    # made it in the source; the target may not have it yet)
+    tables: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def experiment_rows(conn: sqlite3.Connection, experiment_id: int) -> ExperimentRows:
@@ -274,7 +278,20 @@ def experiment_rows(conn: sqlite3.Connection, experiment_id: int) -> ExperimentR
         rows[t.name] = list(got.values())
         key = t.own_id or next(iter(t.columns))
         ids[t.name] = [r[key] for r in rows[t.name]]
-    return ExperimentRows(exp, rows)
+    return ExperimentRows(exp, rows, _method_tables(conn, [n for n, r in rows.items() if r]))
+
+
+def _method_tables(conn: sqlite3.Connection, names: list[str]) -> dict[str, str]:
+    """The CREATE statements of the tables of ``names`` and of their indexes (a
+    method's own tables, which ``ensure_tables`` made, may be missing in a target)."""
+    out = {}
+    for name in names:
+        found = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL"
+            " AND type IN ('table', 'index') ORDER BY type = 'index'", (name,),
+        ).fetchall()  # fmt: skip
+        out[name] = ";\n".join(r[0] for r in found)
+    return out
 
 
 def import_rows(
@@ -288,6 +305,11 @@ def import_rows(
         config=json.loads(e["config_json"]), metadata=metadata,
         environment=json.loads(e["environment_json"]),
     )  # fmt: skip
+    have = _tables(w.conn)
+    for name, ddl in bundle.tables.items():  # a method's table the target does not have yet
+        if name not in have:
+            for stmt in split_sql(ddl):
+                w.conn.execute(stmt)
     tables = _tables(w.conn)
     new_ids: dict[str, dict[Any, int]] = {"experiments": {e["id"]: exp_id}}
     counts = {}

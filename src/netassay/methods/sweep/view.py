@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from netassay.analysis.assess import Assessment
+from netassay.methods.doctor.reference import line as doctor_line
 from netassay.units import fmt_rate
 
 VERDICT_STYLE = {"GOOD": "bold green", "BAD": "bold red", "INCONCLUSIVE": "bold yellow"}
@@ -21,7 +22,8 @@ def _g(x: float, fmt: str = ".3e") -> str:
 def metadata_line(a: Assessment) -> str:
     keys = ("class", "environment", "kernel", "testbed", "pinning", "ring", "sut", "site")
     parts = [f"{k}={a.metadata[k]}" for k in keys if a.metadata.get(k) not in (None, "")]
-    return " ".join(parts)
+    checked = doctor_line(a.metadata.get("doctor"))  # the host's newest doctor run, if any
+    return " ".join(parts) + (f"; {checked}" if checked else "")
 
 
 def render(a: Assessment, console: Console) -> None:

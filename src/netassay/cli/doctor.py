@@ -1,0 +1,47 @@
+"""The doctor command: is this host fit to measure, and up to what load?"""
+
+from __future__ import annotations
+
+import typer
+
+from netassay.cli.common import (
+    FailOn,
+    Given,
+    Json,
+    check_fail_on,
+    gate,
+    prepared,
+    progress_line,
+    request,
+    with_params,
+)
+from netassay.config import TestbedConfig
+from netassay.methods.base import RunOptions
+from netassay.methods.doctor.method import METHOD
+from netassay.methods.doctor.request import NAME, OWN_KNOBS, RUN_OPTIONS, DoctorRequest
+
+NOT_TAKEN = "Not taken: the doctor builds its own router, cap and drop testbeds."
+
+
+@with_params(
+    DoctorRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS, shown={"name": NAME},
+    helps={k: NOT_TAKEN for k in (*OWN_KNOBS, "sut_cap")},
+)  # fmt: skip
+def doctor(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
+    """Check whether this host can measure, and up to what load: its settings (CPU
+    steal, governor, SMT, mitigations, isolcpus, irqbalance, NAPI/GRO, clock source,
+    timer slack), how often its CPUs are taken away, the generator's pacing, peak and
+    reach, false loss at a low load, the kernel router's MRR (flood), and a
+    ground-truth cap and drop measured against their truth. PASS / WARN / FAIL per
+    check with the figure and the fix, a verdict and the load range a sweep can trust
+    here now. About a minute (--quick: under 20 s); stored as kind doctor in --db."""
+    check_fail_on(fail_on)
+    given, options = prepared(ctx, given, "doctor")
+    result = METHOD.run(request(DoctorRequest, given), options, progress_line)
+    typer.echo(METHOD.view(result, as_json))
+    gate(fail_on, [METHOD.judged(result)])
+
+
+def register(app: typer.Typer, import_app: typer.Typer) -> None:
+    """Add the doctor command to the CLI."""
+    app.command("doctor")(doctor)

@@ -1,0 +1,331 @@
+"""The doctor's judgments: each figure it read or measured judged PASS, WARN or FAIL,
+with the number behind it and, when it is not a pass, what to change. Pure: every
+function takes figures and returns a ``Check``; ``trusted`` is the largest load a
+sweep can trust on this host now, ``verdict`` the whole answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from netassay.quality import RATE_TOLERANCE
+from netassay.units import fmt_rate
+
+PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
+ORDER = {PASS: 0, WARN: 1, FAIL: 2}
+
+STALL_NS = 1_000_000  # a send 1 ms late: the CPU was taken away (a stall)
+STALL_QUANTILE = 0.9  # the trusted range spares all but the worst tenth of the runs
+STEAL_WARN, STEAL_FAIL = 0.01, 0.05  # share of a CPU's time the hypervisor took
+CAP_PASS, CAP_WARN = 0.05, 0.10  # the cap found within 5% (10%) of the truth
+DROP_Z = 3.29  # the drop's binomial 99.9% interval
+DROP_WARN_Z = 2 * DROP_Z
+TIMER_SLACK_NS = 50_000  # the kernel's default
+FRAMES_KEPT = 0.99  # a false-loss check holds at least this share of the frames asked
+SWEEP_BEYOND_MRR = 1.25  # a sweep worth running reaches a quarter past the router's MRR
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its name, PASS/WARN/FAIL, the figure behind it in words, what to
+    change (empty on a pass) and its figures as numbers."""
+
+    name: str
+    status: str
+    figure: str
+    fix: str = ""
+    value: dict[str, Any] = field(default_factory=dict)
+
+
+def verdict(checks: Sequence[Check]) -> str:
+    """FAIL if any check fails, WARN if any warns, else PASS."""
+    return max((c.status for c in checks), key=ORDER.__getitem__, default=PASS)
+
+
+# -- the host's settings -------------------------------------------------------------------
+def steal(per_core: dict[str, float]) -> Check:
+    """CPU steal: the largest share of a CPU's time the hypervisor gave to others."""
+    worst = max(per_core.values(), default=0.0)
+    core = max(per_core, key=per_core.__getitem__, default="-")
+    fig = f"{worst:.1%} of {core}'s time taken by the hypervisor"
+    value = {"steal_max": worst, "per_core": per_core}
+    if worst <= STEAL_WARN:
+        return Check("cpu steal", PASS, fig, value=value)
+    status = WARN if worst <= STEAL_FAIL else FAIL
+    fix = "run on dedicated vCPUs (no overcommit) or bare metal"
+    return Check("cpu steal", status, fig, fix, value)
+
+
+def governor(governors: dict[str, str]) -> Check:
+    found = sorted(set(governors.values()))
+    if not found:
+        return Check("cpu governor", PASS, "no cpufreq (the hypervisor sets the clock)")
+    fig = ", ".join(found)
+    if found == ["performance"]:
+        return Check("cpu governor", PASS, fig, value={"governors": governors})
+    fix = "cpupower frequency-set -g performance"
+    return Check("cpu governor", WARN, fig, fix, {"governors": governors})
+
+
+def smt(state: str) -> Check:
+    if state == "on":
+        fix = "put the generator and the SUT on different cores, or echo off > smt/control"
+        return Check("smt", WARN, "on: siblings share a core", fix, {"smt": state})
+    return Check("smt", PASS, state, value={"smt": state})
+
+
+def mitigations(m: dict[str, Any]) -> Check:
+    """Recorded, not held against the host: they cost speed, not trust (compare
+    results of hosts with the same setting)."""
+    vulns = m.get("vulnerabilities", {})
+    mitigated = sum(v.startswith("Mitigation") for v in vulns.values())
+    fig = f"{m.get('cmdline', '?')}; {mitigated} of {len(vulns)} issues mitigated"
+    return Check("mitigations", PASS, fig, value={"cmdline": m.get("cmdline")})
+
+
+def isolcpus(isolated: list[int], used: list[int]) -> Check:
+    """The CPUs the generator and the SUT run on, kept from other tasks or not."""
+    missing = [c for c in used if c not in isolated]
+    fig = f"isolated: {','.join(map(str, isolated)) or 'none'}; used: {','.join(map(str, used))}"
+    if not missing:
+        return Check("isolcpus", PASS, fig, value={"isolated": isolated})
+    fix = f"boot with isolcpus={','.join(map(str, used))} (other tasks stay off them)"
+    return Check("isolcpus", WARN, fig, fix, {"isolated": isolated})
+
+
+def irqbalance(running: bool) -> Check:
+    if running:
+        fix = "systemctl stop irqbalance (it moves interrupts during a run)"
+        return Check("irqbalance", WARN, "running", fix, {"running": True})
+    return Check("irqbalance", PASS, "not running", value={"running": False})
+
+
+def clocksource(c: dict[str, Any]) -> Check:
+    cur = c.get("current", "")
+    fig = f"{cur or '?'} (available: {' '.join(c.get('available', [])) or '?'})"
+    if cur in ("tsc", "kvm-clock", "arch_sys_counter"):
+        return Check("clocksource", PASS, fig, value={"current": cur})
+    fix = "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"
+    return Check("clocksource", WARN, fig + ": slow clock reads", fix, {"current": cur})
+
+
+def timer_slack(ns: int | None) -> Check:
+    if ns is None:
+        return Check("timer slack", PASS, "unknown")
+    fig = f"{ns / 1e3:g} us"
+    if ns <= TIMER_SLACK_NS:
+        return Check("timer slack", PASS, fig, value={"ns": ns})
+    fix = "run netassay from a shell whose timer slack is the default 50 us"
+    return Check("timer slack", WARN, fig + ": late wake-ups", fix, {"ns": ns})
+
+
+def napi(sysctls: dict[str, Any], devices: dict[str, dict[str, Any]]) -> Check:
+    """NAPI budgets below the kernel's defaults starve receive processing; GRO and
+    threaded NAPI on the testbed's veths are recorded (the testbed sets them)."""
+    budget, weight = sysctls.get("net.core.netdev_budget"), sysctls.get("net.core.dev_weight")
+    gro = ",".join(f"{d} {r.get('gro')}" for d, r in sorted(devices.items()))
+    threaded = [d for d, r in sorted(devices.items()) if r.get("threaded")]
+    fig = (
+        f"budget {budget}, dev_weight {weight}, busy_poll {sysctls.get('net.core.busy_poll')}; "
+        f"gro {gro or '-'}; threaded NAPI {','.join(threaded) or 'none'}"
+    )
+    value = {"sysctls": sysctls, "devices": devices}
+    low = [
+        k for k, v, d in (("netdev_budget", budget, 300), ("dev_weight", weight, 64))
+        if isinstance(v, int) and v < d
+    ]  # fmt: skip
+    if low:
+        fix = f"sysctl net.core.{low[0]}= back to the kernel's default"
+        return Check("napi/gro", WARN, fig + f" ({', '.join(low)} below default)", fix, value)
+    return Check("napi/gro", PASS, fig, value=value)
+
+
+# -- what was measured ---------------------------------------------------------------------
+def false_loss(rate_pps: float, trials: Sequence[dict[str, Any]], wanted: int) -> Check:
+    """Loss at a low load, where none is expected: any frame lost in a used trial fails;
+    trials left out as measurement faults, or fewer frames than ``wanted``, warn."""
+    used = [t for t in trials if not t["excluded"]]
+    sent = sum(t["sent"] for t in used)
+    lost = sum(t["lost"] for t in used)
+    where = {}
+    for t in used:
+        for k, v in t.get("loss_location", {}).items():
+            if v:
+                where[k] = where.get(k, 0) + v
+    fig = f"{lost:,} of {sent:,} lost at {fmt_rate(rate_pps)}"
+    value = {"rate_pps": rate_pps, "sent": sent, "lost": lost, "where": where,
+             "trials": len(trials), "excluded": len(trials) - len(used)}  # fmt: skip
+    if lost > 0:
+        at = ", ".join(f"{k} {v:,}" for k, v in sorted(where.items()))
+        fix = "loss with no cause on the path: keep other work off the SUT's CPU, raise --backlog"
+        return Check("false loss", FAIL, f"{fig} (at {at})", fix, value)
+    if len(used) < len(trials) or sent < FRAMES_KEPT * wanted:
+        fix = "a trial was a measurement fault: run again on a quieter host"
+        left = f"{fig}; {len(trials) - len(used)} of {len(trials)} trial(s) left out"
+        return Check("false loss", WARN, left, fix, value)
+    return Check("false loss", PASS, fig, value=value)
+
+
+def stalls(probes: Sequence[dict[str, Any]], probe_s: float) -> Check:
+    """How often each CPU is taken away from a paced sender (pacing alone, one series of
+    probes per CPU): probes with a send ``STALL_NS`` late or more, the largest lateness,
+    the achieved-rate error."""
+    per: dict[int, dict[str, Any]] = {}
+    for p in probes:
+        row = per.setdefault(p["cpu"], {"probes": 0, "stalled": 0, "lateness_max_ns": 0,
+                                        "rate_error_max": 0.0})  # fmt: skip
+        row["probes"] += 1
+        row["stalled"] += (p["lateness_max_ns"] or 0) >= STALL_NS
+        row["lateness_max_ns"] = max(row["lateness_max_ns"], p["lateness_max_ns"] or 0)
+        row["rate_error_max"] = max(row["rate_error_max"], abs(p["rate_error"] or 0.0))
+    for row in per.values():
+        row["stalls_per_s"] = row["stalled"] / (row["probes"] * probe_s)
+    fig = "; ".join(
+        f"cpu{c} {r['stalled']}/{r['probes']} probes stalled, max "
+        f"{r['lateness_max_ns'] / 1e6:.2f} ms" for c, r in sorted(per.items())
+    )  # fmt: skip
+    value = {"per_cpu": {str(c): r for c, r in per.items()}, "probe_s": probe_s}
+    if any(r["stalled"] for r in per.values()):
+        fix = "keep other work off these CPUs (isolcpus), or use a host with dedicated vCPUs"
+        return Check("cpu stalls", WARN, fig, fix, value)
+    return Check("cpu stalls", PASS, fig, value=value)
+
+
+def quantile_max(lates: Sequence[int]) -> int:
+    """The largest of ``lates`` but the worst tenth (``STALL_QUANTILE``); 0 for none."""
+    ordered = sorted(lates)
+    return ordered[max(math.ceil(STALL_QUANTILE * len(ordered)) - 1, 0)] if ordered else 0
+
+
+def pacing(
+    sends: Sequence[dict[str, Any]], queue_pkts: int | None, sut_lates: Sequence[int] = ()
+) -> Check:
+    """The generator's pacing on its CPU over every paced send of the run (the largest
+    achieved-rate error and lateness), and the rate the stalls allow. The trials' stall
+    rule (``quality.stall_warning``) spoils a trial at rate R when R x its largest
+    lateness reaches the smallest queue; the SUT's CPU taken away for as long fills its
+    backlog as much, with loss the trial would count as the SUT's. Below queue / L,
+    where L is the longer of both stalls in all but the worst tenth of the runs
+    (``STALL_QUANTILE``; ``sut_lates``: the largest lateness of each probe on the SUT's
+    CPU), at most about one trial in ten meets such a stall here now."""
+    err = max((abs(s["rate_error"] or 0.0) for s in sends), default=0.0)
+    gen = [int(s["lateness_max_ns"] or 0) for s in sends]
+    late = max(gen, default=0)
+    typical = max(quantile_max(gen), quantile_max(sut_lates))
+    bound = stall_bound(typical, queue_pkts)
+    fig = (
+        f"rate error max {err:.3%}; lateness max {late / 1e6:.2f} ms; stalls of "
+        f"{quantile_max(gen) / 1e6:.2f} ms (generator's CPU) and "
+        f"{quantile_max(sut_lates) / 1e6:.2f} ms (SUT's) in 9 of 10 runs: trusted below "
+        f"{fmt_rate(bound)} (queue {queue_pkts or '?'} packets)"
+    )
+    value = {"rate_error_max": err, "lateness_max_ns": late, "stall_q90_ns": typical,
+             "gen_stall_q90_ns": quantile_max(gen), "sut_stall_q90_ns": quantile_max(sut_lates),
+             "stall_bound_pps": bound, "queue_pkts": queue_pkts, "sends": len(sends)}  # fmt: skip
+    if err > RATE_TOLERANCE:
+        fix = "the generator missed a paced load (its trial is left out): free its CPU"
+        return Check("pacing", WARN, fig, fix, value)
+    return Check("pacing", PASS, fig, value=value)
+
+
+def stall_bound(lateness_max_ns: float, queue_pkts: int | None) -> float | None:
+    """The largest rate whose catch-up burst after a stall of ``lateness_max_ns`` stays
+    below the queue (None: no stall seen, or no queue known)."""
+    if not lateness_max_ns or not queue_pkts:
+        return None
+    return queue_pkts / (lateness_max_ns / 1e9)
+
+
+def reach(peak_pps: float, reach_pps: float, mrr_pps: float | None) -> Check:
+    """The generator's peak and the highest load it paces now; it must reach past the
+    router's MRR for a sweep to see saturation."""
+    fig = f"peak {fmt_rate(peak_pps)}, paces up to {fmt_rate(reach_pps)}"
+    value = {"peak_pps": peak_pps, "reach_pps": reach_pps}
+    if mrr_pps and reach_pps < mrr_pps:
+        fix = "a paced sweep cannot pass the router's MRR here: use flood, or a faster host"
+        return Check("generator reach", WARN, fig + f" < MRR {fmt_rate(mrr_pps)}", fix, value)
+    return Check("generator reach", PASS, fig, value=value)
+
+
+def mrr(floods: Sequence[dict[str, Any]]) -> Check:
+    rates = sorted(f["forwarded_pps"] for f in floods)
+    med = rates[len(rates) // 2] if rates else None
+    fig = f"kernel router forwards {fmt_rate(med)} at most (flood, {len(rates)} run(s))"
+    value = {"mrr_pps": med, "per_run_pps": rates,
+             "saturated": all(f["saturated"] for f in floods)}  # fmt: skip
+    if not floods:
+        return Check("router mrr", FAIL, "no flood ran", "see the error above", value)
+    if not value["saturated"]:
+        fix = "the router lost nothing: its MRR is higher (a lower bound only)"
+        return Check("router mrr", WARN, fig + " (a lower bound)", fix, value)
+    return Check("router mrr", PASS, fig, value=value)
+
+
+def cap_truth(cap_pps: float, bucket_pkts: int, t: dict[str, Any]) -> Check:
+    """The ground-truth cap: what the router capped at ``cap_pps`` (a policer whose
+    bucket lets ``bucket_pkts`` more through at the start) forwarded while the trial
+    sent, within CAP_PASS of the truth, ``cap x duration + bucket``."""
+    truth = cap_pps * t["duration_s"] + bucket_pkts
+    err = t["forwarded"] / truth - 1 if truth else 0.0
+    fig = (
+        f"{t['forwarded']:,} forwarded, truth {truth:,.0f} ({fmt_rate(cap_pps)} x "
+        f"{t['duration_s']:.3g} s + a {bucket_pkts:,}-packet bucket): {err:+.1%}"
+    )
+    value = {"cap_pps": cap_pps, "bucket_pkts": bucket_pkts, "forwarded": t["forwarded"],
+             "truth": truth, "error": err, "excluded": t["excluded"]}  # fmt: skip
+    if t["excluded"]:
+        fix = "the trial was a measurement fault; run again on a quieter host"
+        return Check("ground truth: cap", WARN, fig + " (left out)", fix, value)
+    status = PASS if abs(err) <= CAP_PASS else WARN if abs(err) <= CAP_WARN else FAIL
+    fix = "" if status == PASS else "the cap is not where it is set: check the SUT's policer"
+    return Check("ground truth: cap", status, fig, fix, value)
+
+
+def drop_truth(p: float, t: dict[str, Any]) -> Check:
+    """The ground-truth drop: what the router's drop rule (loss at ``sut_forward``)
+    dropped of the frames sent, within the binomial 99.9% interval of ``p``. Loss
+    anywhere else is not the rule's: it warns."""
+    n = t["sent"]
+    dropped = int(t.get("loss_location", {}).get("sut_forward", 0))
+    other = t["lost"] - dropped
+    sd = math.sqrt(max(n * p * (1 - p), 1e-12))
+    z = (dropped - n * p) / sd
+    fig = f"{dropped / n if n else 0:.3%} dropped of {n:,} against a {p:.2%} drop (z {z:+.1f})"
+    value = {"p": p, "sent": n, "dropped": dropped, "lost_elsewhere": other, "z": z,
+             "excluded": t["excluded"]}  # fmt: skip
+    if t["excluded"]:
+        fix = "the trial was a measurement fault; run again on a quieter host"
+        return Check("ground truth: drop", WARN, fig + " (left out)", fix, value)
+    status = PASS if abs(z) <= DROP_Z else WARN if abs(z) <= DROP_WARN_Z else FAIL
+    fix = "" if status == PASS else "the drop rule does not drop its share: check the SUT's nft"
+    if status == PASS and other:
+        status, fix = WARN, "frames lost beside the drop rule: see false loss"
+        fig += f"; {other:,} lost elsewhere"
+    return Check("ground truth: drop", status, fig, fix, value)
+
+
+def trusted(
+    bound_pps: float | None, reach_pps: float, mrr_pps: float | None, low_pps: float
+) -> Check:
+    """The largest load a sweep can trust on this host now: below the stall rule's bound
+    and the generator's paced reach. PASS when it covers the router's MRR (a sweep sees
+    saturation in it), WARN when not, FAIL when not even the low load is in it."""
+    top = min(x for x in (bound_pps, reach_pps) if x is not None)
+    sweep_to = min(top, SWEEP_BEYOND_MRR * mrr_pps) if mrr_pps else top
+    fig = f"trusted up to {fmt_rate(top)}; sweep up to {fmt_rate(sweep_to)}"
+    value = {"trusted_pps": top, "sweep_to_pps": sweep_to, "stall_bound_pps": bound_pps,
+             "reach_pps": reach_pps, "mrr_pps": mrr_pps}  # fmt: skip
+    by_reach = bound_pps is None or reach_pps <= bound_pps
+    fix = (
+        "the generator paces no higher here: free its CPU (isolcpus), or a faster host"
+        if by_reach
+        else "stalls limit it: a deeper --backlog takes their bursts; keep other work off the CPUs"
+    )
+    if top <= low_pps:
+        return Check("trusted range", FAIL, fig + " (not even the low load)", fix, value)
+    if mrr_pps and top < mrr_pps:
+        return Check("trusted range", WARN, fig + f" < MRR {fmt_rate(mrr_pps)}", fix, value)
+    return Check("trusted range", PASS, fig, value=value)

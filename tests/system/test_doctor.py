@@ -1,0 +1,129 @@
+"""netassay doctor --quick on this machine: every check judged and stored, the ground
+truths met (a cap found at cap x duration + its bucket, a drop within its binomial
+interval, each where it is set), the trusted range the stall rule's, and a sweep after
+it on the same settings says on what host it was measured; then again while
+stress-ng holds CPU 1 (the SUT's) at 60%: the stalls are reported, and where the
+machine shows longer stalls than without the load, the trusted range is lower. A
+machine that shows no longer stall under the load is said to, never counted a pass. A
+run cut short (SIGINT) keeps the checks it judged and removes its testbed.
+
+Needs root, netassay-gen and stress-ng (skipped with the reason otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+from tests.conftest import netassay_argv
+
+from netassay.methods.doctor import checks as C
+from netassay.store.db import Store
+from netassay.traffic.load import cpu_hog
+
+pytestmark = pytest.mark.system
+
+
+def _doctor(cli, name, db):
+    res = cli("doctor", "--quick", "--name", name, "--db", db, "--json", timeout=120)
+    assert res.returncode == 0, res.stderr
+    print(res.stderr)
+    return json.loads(res.stdout)
+
+
+def _by(obj):
+    return {c["name"]: c for c in obj["checks"]}
+
+
+def test_doctor_quick_judges_every_check_and_meets_its_ground_truths(
+    tb_name, tmp_path, cli, netns_of
+):
+    db = tmp_path / "d.db"
+    obj = _doctor(cli, tb_name, db)
+    by = _by(obj)
+    assert obj["finished"] and obj["verdict"] == C.verdict(
+        [C.Check(n, c["status"], "") for n, c in by.items()]
+    )
+    for name in ("cpu steal", "cpu governor", "smt", "mitigations", "isolcpus", "irqbalance",
+                 "napi/gro", "clocksource", "timer slack", "cpu stalls", "pacing",
+                 "false loss", "router mrr", "generator reach", "ground truth: cap",
+                 "ground truth: drop", "trusted range"):  # fmt: skip
+        assert by[name]["status"] in (C.PASS, C.WARN, C.FAIL), name
+    for truth in ("ground truth: cap", "ground truth: drop"):  # met, or left out as a fault
+        c = by[truth]
+        assert c["status"] == C.PASS or c["value"]["excluded"], c
+    t = by["trusted range"]["value"]
+    bound = by["pacing"]["value"]["stall_bound_pps"]
+    assert t["trusted_pps"] == min(x for x in (bound, t["reach_pps"]) if x)
+    assert by["router mrr"]["value"]["mrr_pps"] > 0
+    assert netns_of(tb_name) == []  # every testbed it built is gone
+    with Store(db, readonly=True) as st:
+        (exp,) = st.experiments()
+        assert exp.kind == "doctor" and {t["load_index"] for t in st.trials(exp.id)} == {
+            0, 1, 2, 3}  # fmt: skip
+    # a sweep after it, on this host with the same settings, carries it by reference
+    res = cli("sweep", "--name", tb_name, "--rates", "50k,100k", "--runs", "1",
+              "--duration", "0.5s", "--no-peak-check", "--db", db)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    checked = f"host checked by doctor on {obj['utc']}: {obj['verdict']}"
+    text = cli("assess", db, check=True).stdout
+    assert checked in " ".join(text.split())  # (the terminal's width may wrap it)
+    with Store(db, readonly=True) as st:
+        sweep = next(e for e in st.experiments() if e.kind != "doctor")
+    assert sweep.metadata["doctor"]["experiment_id"] == obj["experiment_id"]
+    out = tmp_path / "rep"
+    cli("report", db, "--out", out, check=True)
+    assert checked in (out / "index.html").read_text()
+
+
+def test_a_busy_sut_cpu_shows_as_stalls_and_a_lower_trusted_range(tb_name, tmp_path, cli):
+    if shutil.which("stress-ng") is None:
+        pytest.skip("stress-ng is not installed; run: make setup")
+    base = _by(_doctor(cli, tb_name, tmp_path / "base.db"))
+    with cpu_hog(1, 60, max_s=120):
+        busy = _by(_doctor(cli, tb_name, tmp_path / "busy.db"))
+    cpu1 = busy["cpu stalls"]["value"]["per_cpu"]["1"]
+    was = base["pacing"]["value"]["stall_q90_ns"]
+    now = busy["pacing"]["value"]["stall_q90_ns"]
+    print(f"CPU 1 under load: {cpu1}; stalls {was / 1e6:.2f} ms -> {now / 1e6:.2f} ms")
+    if not cpu1["stalled"] or now <= was:
+        pytest.skip(
+            f"this machine showed no longer stall with CPU 1 loaded ({was / 1e6:.2f} ms "
+            f"without, {now / 1e6:.2f} ms with; CPU 1 stalled in {cpu1['stalled']} probes): "
+            "nothing to compare"
+        )
+    assert busy["cpu stalls"]["status"] == C.WARN
+    bound_was = base["pacing"]["value"]["stall_bound_pps"]
+    bound_now = busy["pacing"]["value"]["stall_bound_pps"]
+    assert bound_now < bound_was  # the same queue, a longer stall
+    assert busy["trusted range"]["value"]["trusted_pps"] <= bound_now
+
+
+def test_a_doctor_cut_short_keeps_what_it_judged_and_removes_its_testbed(
+    tb_name, tmp_path, cli, netns_of
+):
+    db = tmp_path / "cut.db"
+    argv = [*netassay_argv(), "doctor", "--quick", "--name", tb_name, "--db", str(db)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # cut it once the stall probes are judged
+            line = proc.stderr.readline()
+            assert line, proc.communicate()
+            if "cpu stalls" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert netns_of(tb_name) == []
+    obj = json.loads(cli("assess", db, "--json", check=True).stdout)
+    names = [c["name"] for c in obj["checks"]]
+    assert not obj["finished"] and "cpu stalls" in names and "trusted range" not in names
+    assert "unfinished" in cli("assess", db, check=True).stdout
