@@ -1,8 +1,10 @@
 """``make demo``: a fresh machine measures its kernel router end to end and judges it.
 
-Builds the router testbed with the SUT's receive work on a CPU of its own (pin-2cpu,
-on a machine with two CPUs or more), probes how fast the generator can send through
-it, and then, into one store:
+First ``netassay doctor --quick``: is this host fit to measure, and up to what load
+(its verdict, each check's figure, the trusted range; every later experiment on the same
+settings carries it by reference). Then it builds the router testbed with the SUT's
+receive work on a CPU of its own (pin-2cpu, on a machine with two CPUs or more), probes
+how fast the generator can send through it, and then, into one store:
 
 1. a PASTRAMI sweep of the kernel router with a 1000-packet backlog (the "ring size"
    analogue), loads from 10% to 95% of the generator's peak;
@@ -78,6 +80,11 @@ def _sweep(db: Path, cfg: TestbedConfig, rates: list[float], label: str) -> None
 
 
 def _run(db: Path) -> int:
+    print("\n== demo 0: is this host fit to measure? (doctor --quick)", flush=True)
+    rc = _cli(
+        "doctor", "--quick", "--name", NAME, "--backlog", str(DEEP_BACKLOG), "--db", str(db),
+        "--label", "demo 0: is this host fit to measure?",
+    )  # fmt: skip
     plain = TestbedConfig(sut="router").resolved()  # auto: pin-2cpu with 2+ CPUs
     with Testbed(NAME, plain) as tb:
         print(
@@ -102,7 +109,7 @@ def _run(db: Path) -> int:
         demo_rates(peak, 11, 0.15, 0.45),
         f"demo 3: kernel router capped at {fmt_rate(cap)} (ground truth)",
     )
-    rc = _search(db, peak, cap)
+    rc |= _search(db, peak, cap)
     rc |= _rtt(db)
     rc |= _accept(db)
     rc |= _soak(db, cap)
