@@ -47,7 +47,7 @@ def render(info: dict[str, Any]) -> str:
         "  namespaces alive: "
         + ", ".join(f"{r}={'yes' if a else 'NO'}" for r, a in info["alive"].items()),
         "  knobs: " + ", ".join(f"{k}={v}" for k, v in cfg.items() if v is not None),
-        f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive CPU {info.get('sut_cpu')}"
+        f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive work {_rx(info)}"
         f" (RPS {info.get('rps') or 'unset'})",
         *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
@@ -60,6 +60,18 @@ def render(info: dict[str, Any]) -> str:
         + (f" (original {env['sysctls_original']})" if env["sysctls_original"] else "")
     )
     return "\n".join(lines)
+
+
+def _rx(info: dict[str, Any]) -> str:
+    """Where the SUT's receive work runs (its --rx-affinity and CPUs)."""
+    affinity = info["config"].get("rx_affinity", "auto")
+    cpus = info.get("sut_cpus")
+    if cpus is None:  # a testbed built before --rx-affinity: its one SUT CPU
+        cpus = [] if info.get("sut_cpu") is None else [info["sut_cpu"]]
+    if not cpus:
+        return f"{affinity}: not steered (on the CPU that sends into {N.SUT_IN})"
+    where = f"CPU {cpus[0]}" if len(cpus) == 1 else "CPUs " + ",".join(map(str, cpus))
+    return f"{affinity} on {where}"
 
 
 def _wire(info: dict[str, Any]) -> str:
