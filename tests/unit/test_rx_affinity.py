@@ -135,3 +135,14 @@ def test_show_says_where_the_receive_work_runs(tmp_path, monkeypatch, rx, cpus, 
     line = next(ln for ln in text.splitlines() if ln.startswith("  pinning:"))
     assert f"SUT receive work {says}" in line and cpu_mask(cpus) in line
     assert f"rx_affinity={rx}" in text
+    assert ("in place of the pinning's SUT CPU" in text) == (rx == "balanced")
+
+
+def test_refused_on_an_external_testbed(tmp_path, monkeypatch):
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
+    S.write_state("ext", {"name": "ext", "kind": "external", "config": {"kind": "external"}})
+    with pytest.raises(UsageError) as exc:
+        lab.named_testbed("ext", None, {"rx_affinity": "bound"}, None)
+    line = exc.value.line()
+    assert "external: --rx-affinity cannot be given here" in line and "IRQs" in line
+    assert "\n" not in line and exc.value.exit_code == 2

@@ -50,6 +50,7 @@ def render(info: dict[str, Any]) -> str:
         f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive work {_rx(info)}"
         f" (RPS {info.get('rps') or 'unset'})",
         *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
+        *_balanced(info),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
         *_xdp_lines(info.get("xdp_router")),
     ]
@@ -72,6 +73,16 @@ def _rx(info: dict[str, Any]) -> str:
         return f"{affinity}: not steered (on the CPU that sends into {N.SUT_IN})"
     where = f"CPU {cpus[0]}" if len(cpus) == 1 else "CPUs " + ",".join(map(str, cpus))
     return f"{affinity} on {where}"
+
+
+def _balanced(info: dict[str, Any]) -> list[str]:
+    """What --rx-affinity balanced changes of the pinning's placement."""
+    if info["config"].get("rx_affinity") != "balanced":
+        return []
+    return [
+        "  rx affinity: balanced: RPS spreads the SUT's receive work over every CPU (each"
+        " flow hashed to one) in place of the pinning's SUT CPU; the generator stays put"
+    ]
 
 
 def _wire(info: dict[str, Any]) -> str:
