@@ -113,7 +113,7 @@ def test_recorded_with_the_experiment_and_in_its_label():
 
 @pytest.mark.parametrize(
     ("rx", "cpus", "says"),
-    [("balanced", [0, 1], "balanced on CPUs 0,1"), ("bound", [1], "bound on CPU 1")],
+    [("balanced", [0, 1], "CPUs 0,1 (balanced)"), ("bound", [1], "CPU 1 (bound)")],
 )
 def test_show_says_where_the_receive_work_runs(tmp_path, monkeypatch, rx, cpus, says):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
@@ -133,7 +133,7 @@ def test_show_says_where_the_receive_work_runs(tmp_path, monkeypatch, rx, cpus, 
     monkeypatch.setattr(S, "read_sysctl", lambda key: "1000")
     text = show.render(show.describe("lab"))
     line = next(ln for ln in text.splitlines() if ln.startswith("  pinning:"))
-    assert f"SUT receive work {says}" in line and cpu_mask(cpus) in line
+    assert f"SUT receive {says}" in line and cpu_mask(cpus) in line
     assert f"rx_affinity={rx}" in text
     assert ("in place of the pinning's SUT CPU" in text) == (rx == "balanced")
 

@@ -47,7 +47,7 @@ def render(info: dict[str, Any]) -> str:
         "  namespaces alive: "
         + ", ".join(f"{r}={'yes' if a else 'NO'}" for r, a in info["alive"].items()),
         "  knobs: " + ", ".join(f"{k}={v}" for k, v in cfg.items() if v is not None),
-        f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive work {_rx(info)}"
+        f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive {_rx(info)}"
         f" (RPS {info.get('rps') or 'unset'})",
         *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
         *_balanced(info),
@@ -70,9 +70,9 @@ def _rx(info: dict[str, Any]) -> str:
     if cpus is None:  # a testbed built before --rx-affinity: its one SUT CPU
         cpus = [] if info.get("sut_cpu") is None else [info["sut_cpu"]]
     if not cpus:
-        return f"{affinity}: not steered (on the CPU that sends into {N.SUT_IN})"
+        return f"work not steered ({affinity}: on the CPU that sends into {N.SUT_IN})"
     where = f"CPU {cpus[0]}" if len(cpus) == 1 else "CPUs " + ",".join(map(str, cpus))
-    return f"{affinity} on {where}"
+    return f"{where} ({affinity})"
 
 
 def _balanced(info: dict[str, Any]) -> list[str]:
