@@ -26,6 +26,14 @@ AUTO = "auto"
 PINNINGS = (AUTO, "unpinned", "pin-1cpu", "pin-2cpu")
 SUTS = ("router", "bridge", "xdp-router")
 SINKS = ("xdp", "nft", "xdp+nft")
+# where the SUT's receive work runs (seed 003, section 3.2: interrupt affinity)
+RX_AFFINITIES = (AUTO, "bound", "balanced", "none")
+# the CPU each pinning gives the generator and the SUT's receive work (None: not pinned)
+PIN_CPUS: dict[str, tuple[int | None, int | None]] = {
+    "unpinned": (None, None),
+    "pin-1cpu": (0, 0),
+    "pin-2cpu": (0, 1),
+}
 
 
 def resolve_pinning(pinning: str, cpus: int | None = None) -> tuple[str, str]:
@@ -52,6 +60,64 @@ def resolve_pinning(pinning: str, cpus: int | None = None) -> tuple[str, str]:
     if pinning == auto:
         return pinning, f"{pinning}, what 'auto' picks on {machine}: {because}"
     return pinning, f"{pinning}, as configured ('auto' would pick {auto} on {machine})"
+
+
+def cpu_mask(cpus: tuple[int, ...] | list[int]) -> str:
+    """A CPU set as an RPS mask is written: hex, in comma-separated 32-bit groups."""
+    digits = format(sum(1 << c for c in set(cpus)), "x")
+    groups = []
+    while digits:
+        groups.insert(0, digits[-8:])
+        digits = digits[:-8]
+    return ",".join(groups) or "0"
+
+
+def resolve_rx_affinity(rx_affinity: str, pinning: str) -> str:
+    """``auto`` as the pinning says (bound where it gives the SUT a CPU, else none);
+    any other value is kept as it is."""
+    if rx_affinity != AUTO:
+        return rx_affinity
+    return "none" if PIN_CPUS.get(pinning, (None, None))[1] is None else "bound"
+
+
+def refuse_rx_affinity(pinning: str, rx_affinity: str, cpus: int, sut: str = "router") -> None:
+    """Refuse, in one line, an affinity that contradicts the pinning (both resolved) or
+    that this machine or SUT cannot have."""
+    if rx_affinity not in RX_AFFINITIES:
+        raise UsageError(
+            f"unknown --rx-affinity '{rx_affinity}'",
+            f"known: {', '.join(RX_AFFINITIES)}",
+            "pick one",
+        )
+    sut_cpu = PIN_CPUS.get(pinning, (None, None))[1]
+    pair = f"--rx-affinity {rx_affinity} with --pinning {pinning}"
+    if rx_affinity == "bound" and sut_cpu is None:
+        raise UsageError(
+            pair, "unpinned gives the SUT's receive work no CPU to be bound to",
+            "use --pinning pin-2cpu (bound to CPU 1) or pin-1cpu (CPU 0)",
+        )  # fmt: skip
+    if rx_affinity == "none" and sut_cpu is not None:
+        raise UsageError(
+            pair, f"{pinning} steers the SUT's receive work to CPU {sut_cpu}",
+            "use --rx-affinity bound (or auto), or --pinning unpinned",
+        )  # fmt: skip
+    if rx_affinity != "balanced":
+        return
+    if pinning == "pin-1cpu":
+        raise UsageError(
+            pair, "pin-1cpu puts the generator and the SUT's receive work on CPU 0",
+            "use --pinning pin-2cpu or unpinned with balanced",
+        )  # fmt: skip
+    if cpus < 2:
+        raise UsageError(
+            "--rx-affinity balanced needs 2 CPUs", f"this machine has {cpus}", "use bound"
+        )
+    if sut == "xdp-router":
+        raise UsageError(
+            "--rx-affinity balanced with --sut xdp-router",
+            "the XDP router runs in sut0's one NAPI poll, which RPS does not spread",
+            "use --sut router or bridge, or --rx-affinity bound",
+        )
 
 
 @dataclass(frozen=True)
@@ -121,6 +187,17 @@ class TestbedConfig:
         "--sut-cap", "Ground truth: SUT egress cap in pps (e.g. 100k).", default=None,
         parse=as_text(parse_rate), check=RATE, key="sut_cap", ordinal=True, testbed=True,
     )  # fmt: skip
+    rx_affinity: str = param(  # where the SUT's receive work runs (RPS on its ingress veth)
+        "--rx-affinity",
+        "Where the SUT's receive work runs (RPS on its ingress veth; the XDP router's "
+        "threaded NAPI): auto (default: as --pinning says: bound at pin-1cpu and pin-2cpu, "
+        "none at unpinned) | bound (on the one CPU --pinning gives the SUT: CPU 1 at "
+        "pin-2cpu, CPU 0 at pin-1cpu; not with unpinned) | balanced (spread by RPS over "
+        "every CPU, each flow hashed to one; the generator stays where --pinning puts it; "
+        "not with pin-1cpu nor the XDP router) | none (not steered: veth's sender's CPU; "
+        "only with unpinned).",
+        default=AUTO, check=choice(*RX_AFFINITIES), testbed=True,
+    )  # fmt: skip
     sink: str = param(  # how the sink counts test frames: xdp | nft | xdp+nft (cross-check)
         "--sink",
         "How the sink counts test frames: xdp (default, cheapest) | nft | xdp+nft (both, "
@@ -142,9 +219,22 @@ class TestbedConfig:
         """This config with ``auto`` resolved for this machine (see resolve_pinning), and
         the frame size, when none was given, the smallest of its IP version."""
         out = with_frame_size(self)
-        if out.pinning != AUTO:
-            return out
-        return replace(out, pinning=out.pinning_choice(cpus)[0])
+        if out.pinning == AUTO:
+            out = replace(out, pinning=out.pinning_choice(cpus)[0])
+        if out.rx_affinity == AUTO and out.pinning != AUTO:
+            out = replace(out, rx_affinity=resolve_rx_affinity(AUTO, out.pinning))
+        return out
+
+    def rx_cpus(self, cpus: int | None = None) -> tuple[int, ...]:
+        """The CPUs the SUT's receive work is steered to (an empty tuple: not steered),
+        after refusing a pinning and an affinity that contradict each other."""
+        n = cpus if cpus is not None else (os.cpu_count() or 1)
+        cfg = self.resolved(n)
+        refuse_rx_affinity(cfg.pinning, cfg.rx_affinity, n, cfg.sut)
+        if cfg.rx_affinity == "balanced":
+            return tuple(range(n))
+        sut_cpu = PIN_CPUS[cfg.pinning][1]
+        return () if sut_cpu is None else (sut_cpu,)
 
 
 def with_frame_size(cfg: Any) -> Any:

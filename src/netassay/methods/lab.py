@@ -94,6 +94,13 @@ def named_testbed(
     if name is not None and name != testbed:
         raise UsageError(f"--name {name} and --testbed {testbed} differ", "", "give one of them")
     st = S.require_state(testbed)
+    if "rx_affinity" in flags and T.is_external(st):
+        raise UsageError(
+            f"testbed '{testbed}' is external: --rx-affinity cannot be given here",
+            "it steers the embedded testbed's veths; real NICs need their IRQs' affinity "
+            "and irqbalance set, which netassay does not do",
+            "set the ports' IRQ affinity yourself (the run records it), or drop --rx-affinity",
+        )
     if flags and T.is_external(st):
         raise UsageError(
             f"testbed '{testbed}' is external: {', '.join(sorted(flags))} cannot be given here",
@@ -193,7 +200,9 @@ def default_label(cfg: Any, name: str) -> str:
         truths += f" cap {fmt_rate(cfg.sut_cap_pps)}"
     if cfg.sut_drop:
         truths += f" drop {cfg.sut_drop:g}"
-    return f"{cfg.sut} {cfg.pinning} IPv{cfg.ip_version} {cfg.size_bytes}B netns{truths}"
+    rx = cfg.resolved().rx_affinity
+    rx = f" rx-{rx}" if rx == "balanced" else ""  # bound or none: as the pinning says
+    return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {cfg.size_bytes}B netns{truths}"
 
 
 def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
@@ -203,6 +212,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "class": {"router": "routing", "xdp-router": "ebpf"}.get(cfg.sut, "bridging"),
         "sut": cfg.sut,
         "pinning": cfg.pinning,
+        "rx_affinity": cfg.resolved().rx_affinity,
         "environment": "netns",
         "kernel": env.get("kernel", ""),
         "ring": cfg.backlog if cfg.backlog is not None else env.get("netdev_max_backlog"),

@@ -1,7 +1,9 @@
 """A campaign's page of the report: the matrix (one row per cell experiment: factors,
 verdict, PDR, NDR, CPU, a link to its PASTRAMI figure), PDR per factor level with its
-spread, the comparison (groups and each factor's test and effect sizes), and CPU use per
-core per load. Figures inline (the page works offline), SVGs beside them."""
+spread, the comparison (groups and each factor's test and effect sizes), CPU use per
+core per load, and a sweep's loss by location per load for each cell side by side (where
+the loss moves from one level of a factor to another: seed 003's Fig. 5). Figures inline
+(the page works offline), SVGs beside them."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from netassay import methods as registry
 from netassay.campaign import results as CR
 from netassay.methods.base import Column
 from netassay.methods.plots import data_uri, save
+from netassay.methods.sweep.loss_figure import COLORS, LABELS, LOCATIONS, loss_shares
 from netassay.store.db import Store
 from netassay.units import fmt_rate
 
@@ -118,6 +121,54 @@ def plot_cpu_per_load(
     return save_pair(fig, stem)
 
 
+def loss_panels(store: Store, rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """Per cell experiment: (its row, its loads, the mean share of the sent packets lost
+    at each location per load, over every trial at that load: ``loss_shares``)."""
+    panels = []
+    for r in rows:
+        trials = [t for t in store.trials(r["experiment_id"]) if t.get("rate_pps")]
+        rates = sorted({float(t["rate_pps"]) for t in trials})
+        at = {v: i for i, v in enumerate(rates)}
+        located = [{**t, "load_index": at[float(t["rate_pps"])]} for t in trials]
+        panels.append((r, *loss_shares(located, rates)))
+    return panels
+
+
+def plot_loss_per_cell(
+    store: Store, rows: Sequence[dict[str, Any]], stem: Path
+) -> tuple[Path, Path] | None:
+    """One panel per cell experiment, side by side on one scale: the packets lost at each
+    location per offered load, stacked (``loss_panels``; ``unsent`` hatched, never SUT
+    loss). None when no cell lost a packet anywhere."""
+    panels = loss_panels(store, rows)
+    if not any(s[loc].any() for _, _, s in panels for loc in LOCATIONS):
+        return None
+    used = [loc for loc in LOCATIONS if any(s[loc].any() for _, _, s in panels)]
+    cols = min(4, len(panels))
+    nrows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(
+        nrows, cols, figsize=(3.6 * cols, 3.2 * nrows), squeeze=False, sharey=True
+    )
+    for ax in axes.ravel()[len(panels) :]:
+        ax.axis("off")
+    for ax, (r, rates, shares) in zip(axes.ravel(), panels, strict=False):
+        x, bottom = np.arange(len(rates)), np.zeros(len(rates))
+        for loc in used:
+            ax.bar(x, shares[loc] * 100, bottom=bottom, color=COLORS[loc], label=LABELS[loc],
+                   hatch="//" if loc == "unsent" else None, linewidth=0.5,
+                   edgecolor="#666666" if loc == "unsent" else "white")  # fmt: skip
+            bottom += shares[loc] * 100
+        ax.set_xticks(x, [f"{v / 1e3:.4g}" for v in rates], fontsize=7, rotation=45)
+        ax.set_title(
+            " ".join(f"{k}={v}" for k, v in r["factors"].items()) + f" b{r['block']}", fontsize=8
+        )
+        ax.set_xlabel("offered load (kpps)", fontsize=7)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("packets lost (% of sent)")
+    axes[0][0].legend(fontsize=6, loc="upper left", frameon=False)
+    return save_pair(fig, stem)
+
+
 def _pps(v: float | None) -> str:
     return fmt_rate(v) if v is not None else "-"
 
@@ -177,6 +228,7 @@ def render_page(
     spec = (store.campaign(name) or {}).get("spec", {})
     comp = registry.method(result["method"]).comparison
     own = bool(comp.columns)  # a method with a page of its own (acceptance, rtt)
+    loss = None
     if own:
         (pdr_png, pdr_svg), (cpu_png, cpu_svg), rows, groups = _own_tables(
             result, comp, out_dir / "figures"
@@ -185,6 +237,7 @@ def render_page(
         (pdr_png, pdr_svg), (cpu_png, cpu_svg), rows, groups = _sweep_tables(
             store, result, out_dir / "figures", figures
         )
+        loss = plot_loss_per_cell(store, result["experiments"], out_dir / "figures" / "loss")
     env = Environment(
         loader=PackageLoader("netassay.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
@@ -208,6 +261,8 @@ def render_page(
         pdr_svg=f"figures/{pdr_svg.name}",
         cpu_png=data_uri(cpu_png),
         cpu_svg=f"figures/{cpu_svg.name}",
+        loss_png=data_uri(loss[0]) if loss else None,
+        loss_svg=f"figures/{loss[1].name}" if loss else None,
         index=index,
     )
     out_dir.mkdir(parents=True, exist_ok=True)

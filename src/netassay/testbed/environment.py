@@ -39,6 +39,8 @@ def capture(tb: Testbed) -> dict[str, Any]:
             "target": tb.state.get("target"),
             "gen_cpu": tb.state.get("gen_cpu"),
             "sut_cpu": tb.state.get("sut_cpu"),
+            "sut_cpus": tb.state.get("sut_cpus"),  # where --rx-affinity steered its receive
+            "rps": tb.state.get("rps"),
             "wire": f"{N.TG_DEV} (qdisc {' '.join(T.WIRE_QDISC)}) -> {N.SUT_IN} (veth)",
         },
         "namespaces": {role: E.ns_details(ns) for role, ns in tb.state["namespaces"].items()},

@@ -47,9 +47,10 @@ def render(info: dict[str, Any]) -> str:
         "  namespaces alive: "
         + ", ".join(f"{r}={'yes' if a else 'NO'}" for r, a in info["alive"].items()),
         "  knobs: " + ", ".join(f"{k}={v}" for k, v in cfg.items() if v is not None),
-        f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive CPU {info.get('sut_cpu')}"
+        f"  pinning: generator CPU {info.get('gen_cpu')}, SUT receive {_rx(info)}"
         f" (RPS {info.get('rps') or 'unset'})",
         *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
+        *_balanced(info),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
         *_xdp_lines(info.get("xdp_router")),
     ]
@@ -60,6 +61,28 @@ def render(info: dict[str, Any]) -> str:
         + (f" (original {env['sysctls_original']})" if env["sysctls_original"] else "")
     )
     return "\n".join(lines)
+
+
+def _rx(info: dict[str, Any]) -> str:
+    """Where the SUT's receive work runs (its --rx-affinity and CPUs)."""
+    affinity = info["config"].get("rx_affinity", "auto")
+    cpus = info.get("sut_cpus")
+    if cpus is None:  # a testbed built before --rx-affinity: its one SUT CPU
+        cpus = [] if info.get("sut_cpu") is None else [info["sut_cpu"]]
+    if not cpus:
+        return f"work not steered ({affinity}: on the CPU that sends into {N.SUT_IN})"
+    where = f"CPU {cpus[0]}" if len(cpus) == 1 else "CPUs " + ",".join(map(str, cpus))
+    return f"{where} ({affinity})"
+
+
+def _balanced(info: dict[str, Any]) -> list[str]:
+    """What --rx-affinity balanced changes of the pinning's placement."""
+    if info["config"].get("rx_affinity") != "balanced":
+        return []
+    return [
+        "  rx affinity: balanced: RPS spreads the SUT's receive work over every CPU (each"
+        " flow hashed to one) in place of the pinning's SUT CPU; the generator stays put"
+    ]
 
 
 def _wire(info: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from typing import Any
 
 from netassay import names as N
-from netassay.config import PINNINGS, SUTS, TestbedConfig
+from netassay.config import PIN_CPUS, PINNINGS, SUTS, TestbedConfig, cpu_mask
 from netassay.counters.sink import validate_sink
 from netassay.errors import NetassayError, TestbedError, UsageError
 from netassay.proc import run
@@ -36,7 +36,6 @@ GEN_FLAGS = ("--qdisc",)
 # burst is never taken for SUT loss below the cap (with a 5 ms bucket and a fixed 10 ms
 # stall rule, 2-10 ms stalls of this machine lost up to 1% below the cap, measured).
 CAP_BUCKET_S = 0.02
-PIN_CPUS = {"unpinned": (None, None), "pin-1cpu": (0, 0), "pin-2cpu": (0, 1)}
 XDP_ROUTER = "xdp-router"
 
 
@@ -123,6 +122,7 @@ def validate(cfg: TestbedConfig) -> None:
             f"this machine has {os.cpu_count()}",
             "use pin-1cpu or unpinned",
         )
+    cfg.rx_cpus()  # --rx-affinity against the pinning, this machine and the SUT
     N.addressing(cfg.sut, cfg.ip_version)
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
@@ -342,12 +342,14 @@ def _sut_rules(cfg: TestbedConfig) -> str | None:
 
 
 def _pinning(name: str, cfg: TestbedConfig) -> dict[str, str]:
-    """Steer the SUT's receive processing (RPS on its ingress veth) to the chosen CPU."""
-    _, sut_cpu = PIN_CPUS[cfg.pinning]
-    if sut_cpu is None:
+    """Steer the SUT's receive processing (RPS on its ingress veth) to the CPUs its
+    --rx-affinity gives it: one (bound) or all (balanced), in the SUT's namespace, so
+    that the mask goes with the veth when the testbed is removed."""
+    cpus = cfg.rx_cpus()
+    if not cpus:
         return {}
     sut = N.netns(name, "sut")
-    mask = format(1 << sut_cpu, "x")
+    mask = cpu_mask(cpus)
     path = f"/sys/class/net/{N.SUT_IN}/queues/rx-0/rps_cpus"
     _write_sys(sut, path, mask)
     return {f"{sut}:{N.SUT_IN}": mask}
@@ -408,7 +410,8 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         addressing=asdict(a),
         rps=_pinning(name, cfg),
         gen_cpu=PIN_CPUS[cfg.pinning][0],
-        sut_cpu=PIN_CPUS[cfg.pinning][1],
+        sut_cpu=PIN_CPUS[cfg.pinning][1] if cfg.rx_affinity == "bound" else None,
+        sut_cpus=list(cfg.rx_cpus()),
         **({"xdp_router": xdp} if xdp else {}),
         target={
             "netns": mine[0],
