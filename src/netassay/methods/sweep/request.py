@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.params import DURATION, PAUSE, as_text, param, rate_list, whole
+from netassay.params import DURATION, PAUSE, as_text, flag, param, rate_list, whole
 from netassay.units import parse_duration, parse_pause, parse_rates
 
 DEFAULT_RATES = "50k:600k:50k"
@@ -40,4 +40,9 @@ class SweepRequest:
     settle_s: float = param(
         "--settle", "Pause between trials.", default=0.5, parse=as_text(parse_pause),
         check=PAUSE, ordinal=True, show="0.5s",
+    )  # fmt: skip
+    latency: bool = param(
+        "--latency",
+        "Keep each trial's one-way latency histogram (the XDP sink's); percentiles per load.",
+        default=False, cli=bool, check=flag,
     )  # fmt: skip

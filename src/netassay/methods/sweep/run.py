@@ -47,6 +47,7 @@ class Sweep:
     # the lowest load whose trial stayed a generator limit after its repeats: the
     # generator's reach on this host now; above it such a trial is not repeated again
     beyond_reach: float | None = None
+    latency: bool = False  # each trial keeps the sink's latency histogram
 
 
 def plan_of(req: SweepRequest) -> Plan:
@@ -69,12 +70,19 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
             plan_of(req), testbed, options.db or lab.DEFAULT_DB, name, options.label,
             options.check_peak,
         )  # fmt: skip
+        sw.latency = req.latency
     sw.retries = retries
     T.validate(sw.testbed)
+    if sw.latency and sw.testbed.sink == "nft":
+        raise UsageError(
+            "--latency needs the XDP sink", "--sink nft keeps no latency histogram",
+            "use --sink xdp (the default) or xdp+nft",
+        )  # fmt: skip
     return sw
 
 
 def sweep_config(sw: Sweep) -> dict[str, object]:
+    latency = {"latency": True} if sw.latency else {}  # absent: as before the histogram
     return {
         "rates_pps": list(sw.plan.rates_pps),
         "runs": sw.plan.runs,
@@ -82,6 +90,7 @@ def sweep_config(sw: Sweep) -> dict[str, object]:
         "settle_s": sw.plan.settle_s,
         "testbed": asdict(sw.testbed),
         "testbed_name": sw.name,
+        **latency,
     }
 
 
@@ -141,6 +150,7 @@ def resume_sweep(db: str, name: str | None = None, experiment_id: int | None = N
         )
     sw = Sweep(plan, cfg, db, stored, exp.label)
     sw.experiment_id = exp.id
+    sw.latency = bool(exp.config.get("latency", False))
     return sw
 
 
@@ -153,7 +163,7 @@ def run(sw: Sweep) -> None:
         lab.check_line_rate(tb.state, sw.plan.rates_pps)
         new = sw.check_peak and sw.experiment_id is None
         peak = lab.check_peak(tb, sw.plan.rates_pps, note) if new else None
-        with Store(sw.db) as store, trials_on(tb) as ctx:
+        with Store(sw.db) as store, trials_on(tb, latency=sw.latency) as ctx:
             ctx = start(sw, ctx, store, peak)
             note(LEGEND)
             loop(sw, ctx, store)
