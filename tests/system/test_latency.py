@@ -7,7 +7,8 @@ router testbed:
   in user space, by its own code; both subtract the same transmit stamp;
 - a tbf shaper of rate R with a queue of L bytes on the SUT's egress, driven above R,
   holds each frame about L / R in its full queue: the median within 10% of it; below
-  R nothing waits (the median far below L / R).
+  R nothing waits (the median far below L / R). The report of that sweep shows its
+  latency figure (checked in Chromium).
 
 Needs root and netassay-gen (skipped with the reason otherwise).
 """
@@ -58,7 +59,8 @@ def _cli_json(cli, *args):
     return json.loads(res.stdout) if "--json" in args else res
 
 
-def test_a_full_tbf_queue_holds_each_frame_l_over_r(tb_name, tmp_path, cli):
+def test_a_full_tbf_queue_holds_each_frame_l_over_r(tb_name, tmp_path, cli, browser):
+    db = tmp_path / "l.db"
     _cli_json(cli, "testbed", "up", "--name", tb_name, "--sut", "router")
     # the bucket holds 10 ms of tokens so that a late timer on a busy host does not
     # waste the rate; in a full queue the tokens are spent as they come
@@ -69,7 +71,7 @@ def test_a_full_tbf_queue_holds_each_frame_l_over_r(tb_name, tmp_path, cli):
     try:
         out = _cli_json(
             cli, "sweep", "--name", tb_name, "--latency", "--rates", "5k,15k", "--runs",
-            "2", "--duration", "2s", "--no-peak-check", "--db", tmp_path / "l.db", "--json",
+            "2", "--duration", "2s", "--no-peak-check", "--db", db, "--json",
         )  # fmt: skip
     finally:
         _cli_json(cli, "testbed", "down", "--name", tb_name)
@@ -79,3 +81,10 @@ def test_a_full_tbf_queue_holds_each_frame_l_over_r(tb_name, tmp_path, cli):
     assert below["p50_ns"] < 0.1 * EXPECTED_NS, below
     assert abs(above["p50_ns"] - EXPECTED_NS) <= 0.1 * EXPECTED_NS, above
     assert out["loads"][1]["plr"] == pytest.approx(1 / 3, abs=0.05)  # 1 - R / 15k
+
+    _cli_json(cli, "report", db, "--out", tmp_path / "r")
+    page = browser.new_page()
+    page.goto((tmp_path / "r" / "index.html").as_uri())
+    figure = 'img[alt^="one-way latency of"]'
+    assert page.eval_on_selector(figure, "i => i.complete && i.naturalWidth") > 800
+    page.close()
