@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
+from tests.builders import store_with
+
 from netassay.traffic.generator import find_generator
 
 
@@ -39,3 +41,26 @@ def test_the_generator_refuses_latency_without_the_sink():
     )
     help_text = subprocess.run([find_generator(), "--help"], capture_output=True, text=True)
     assert "--latency            with --xdp-sink" in help_text.stdout
+
+
+def test_at_takes_the_stored_search_pdr(cli, tmp_path):
+    db = store_with(tmp_path / "s.db", "search")  # a search measured on a real testbed
+    res = cli("sweep", "--latency", "--at", "0,10%,50%,90%", "--db", db, "--dry-run")
+    assert res.returncode == 0, res.stderr
+    # its PDR@0.5% has the conditional throughput 102.3 kpps
+    assert "loads (4): 1 kpps, 10.23 kpps, 51.16 kpps, 92.08 kpps" in res.stdout
+
+
+def test_at_is_refused_in_one_line_without_latency_or_a_search(cli, tmp_path):
+    empty = store_with(tmp_path / "e.db", "soak")  # no search in it
+    cases = [
+        (("--at", "10%"), "--at needs --latency"),
+        (("--latency", "--at", "10%", "--db", tmp_path / "none.db"), "does not exist"),
+        (("--latency", "--at", "10%", "--of-pdr", empty), "no search that found a PDR"),
+        (("--latency", "--at", "10%,120%"), "'120%' is not 0 or a share of the PDR"),
+    ]
+    for args, needle in cases:
+        res = cli("sweep", *args, "--name", "ltat", "--dry-run")
+        assert res.returncode == 2, (args, res.stderr)
+        assert needle in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert _namespaces("ltat") == set()

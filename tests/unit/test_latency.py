@@ -69,3 +69,14 @@ def test_by_load_is_the_mean_over_runs_with_a_t_interval():
     text = "\n".join(L.lines(rows))
     assert "12.5+-5.0" in text and "40.5" in text
     assert L.lines([]) == ["latency: no trial holds a latency histogram"]
+
+
+def test_at_takes_0_and_shares_of_the_pdr():
+    from netassay.errors import UsageError
+    from netassay.methods.sweep.request import parse_shares
+
+    assert parse_shares("90%,0,10%,50%,10%") == (0.0, 0.1, 0.5, 0.9)
+    assert parse_shares("100%") == (1.0,)
+    for bad in ("10", "110%", "-5%", "x%", "", "0,,5%"):
+        with pytest.raises(UsageError, match="bad --at"):
+            parse_shares(bad)
