@@ -20,6 +20,13 @@ sink dropped in all, and the median CPU-1 ns per frame; their ratios.
 
 Run: ``sudo .venv/bin/python bench/sink.py [--quick]``; writes bench/results/sink.json
 (and a timestamped copy) and prints it.
+
+``--latency``: the XDP sink counting only against the XDP sink keeping its latency
+histogram (``--xdp-sink --latency``), side by side: a veth pair of two namespaces, the
+generator at --rate max with XDP live frames (its cheapest technique) straight into the
+sink, the two sinks alternating run by run; per sink the rate it counted (frames over
+its first-to-last arrival) and its median over the runs, and the ratio. Writes
+bench/results/sink-latency.json.
 """
 
 from __future__ import annotations
@@ -40,8 +47,10 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.counters.sink import SinkCounter  # noqa: E402
+from netassay.proc import run as run_cmd  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed import topology as T  # noqa: E402
+from netassay.traffic.generator import run_generator, start_xdp_sink  # noqa: E402
 from netassay.trial.engine import TrialContext, measure  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "sink.json"
@@ -140,10 +149,71 @@ def run(rates: list[float], reps: int, duration_s: float) -> dict[str, Any]:
     }
 
 
+def _pair(tag: str) -> tuple[str, str, str]:
+    """Two namespaces joined by a veth (na-<tag>-tg, na-<tag>-sink); the sink's MAC."""
+    tg, sink = f"na-{tag}-tg", f"na-{tag}-sink"
+    for ns in (tg, sink):
+        run_cmd(["ip", "netns", "add", ns])
+    run_cmd(["ip", "link", "add", "tg0", "netns", tg, "type", "veth", "peer", "name", "sink0",
+             "netns", sink])  # fmt: skip
+    for ns, dev, addr in ((tg, "tg0", "198.18.0.1/24"), (sink, "sink0", "198.18.0.2/24")):
+        run_cmd(["ip", "addr", "add", addr, "dev", dev], netns=ns)
+        run_cmd(["ip", "link", "set", dev, "up"], netns=ns)
+    link = json.loads(run_cmd(["ip", "-j", "link", "show", "sink0"], netns=sink).stdout)
+    return tg, sink, link[0]["address"]
+
+
+def run_latency(reps: int, duration_s: float) -> dict[str, Any]:
+    """The count-only sink and the sink with its histogram, alternating (see the module)."""
+    tag = "b" + secrets.token_hex(3)
+    variants = {"count": [], "count+latency": ["--latency"]}
+    rates: dict[str, list[float]] = {v: [] for v in variants}
+    t0 = time.monotonic()
+    tg, sink_ns, mac = _pair(tag)
+    try:
+        for k in range(reps):
+            for v in list(variants) if k % 2 == 0 else list(variants)[::-1]:
+                with start_xdp_sink(sink_ns, "sink0", 64, extra=variants[v]) as sink:
+                    gen = run_generator(tg, "tg0", mac, "198.18.0.1", "198.18.0.2", "max",
+                                        duration_s, best_effort=True,
+                                        extra=["--technique", "xdp"])  # fmt: skip
+                    time.sleep(0.2)
+                    c = sink.read()
+                span = (c["last_ns"] - c["first_ns"]) / 1e9
+                rates[v].append(round(c["packets"] / span) if span > 0 else 0.0)
+                n = c.get("latency", {}).get("n")
+                print(f"{v:14} run {k}: sent {gen.sent}, counted {c['packets']} at "
+                      f"{rates[v][-1] / 1e6:.3f} Mpps (histogram: {n})", flush=True)  # fmt: skip
+    finally:
+        for ns in (tg, sink_ns):
+            run_cmd(["ip", "netns", "del", ns], check=False)
+    med = {v: statistics.median(r) for v, r in rates.items()}
+    return {
+        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"kernel": platform.release(), "cpus": __import__("os").cpu_count()},
+        "setup": "veth pair, netassay-gen --rate max --technique xdp into the XDP sink, "
+        "64-byte frames, 1 flow",
+        "duration_s": duration_s,
+        "repetitions": reps,
+        "counted_pps": rates,
+        "counted_pps_median": med,
+        "ratio_latency_over_count": med["count+latency"] / med["count"] if med["count"] else None,
+        "wall_s": round(time.monotonic() - t0, 1),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer loads, 1 repetition")
+    ap.add_argument("--latency", action="store_true", help="count-only vs histogram sink")
     args = ap.parse_args()
+    if args.latency:
+        res = run_latency(3 if args.quick else 7, 2.0)
+        out = OUT.with_name("sink-latency.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(res, indent=2))
+        print(json.dumps(res, indent=2))
+        return 0
     if args.quick:
         rates, reps = [2e5, 3e5, 4e5], 1
     else:

@@ -65,6 +65,8 @@ pub struct SinkArgs {
     pub duration_ns: Option<u64>,
     /// Pass the counted frames on instead of dropping them.
     pub pass: bool,
+    /// Keep the one-way latency histogram of the counted frames.
+    pub latency: bool,
 }
 
 #[derive(Debug)]
@@ -108,6 +110,7 @@ const SWITCHES: &[&str] = &[
     "--receive",
     "--xdp-sink",
     "--pass",
+    "--latency",
     "--help",
     "-h",
     "--version",
@@ -207,6 +210,9 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
     if a.has("--pass") {
         return Err(ModeError::PassWithoutSink.into());
     }
+    if a.has("--latency") {
+        return Err(ModeError::LatencyWithoutSink.into());
+    }
     if a.has("--receive") {
         return receive(&a, dev, cpu).map(Cmd::Recv);
     }
@@ -230,6 +236,7 @@ fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
         size,
         duration_ns: a.duration("--duration")?,
         pass: a.has("--pass"),
+        latency: a.has("--latency"),
     })
 }
 
@@ -366,11 +373,17 @@ mod tests {
             _ => panic!(),
         }
         match parse(&v("--xdp-sink --dev a --size 84")).unwrap() {
-            Cmd::Sink(k) => assert!(!k.pass && k.size == 84),
+            Cmd::Sink(k) => assert!(!k.pass && !k.latency && k.size == 84),
+            _ => panic!(),
+        }
+        match parse(&v("--xdp-sink --dev a --latency")).unwrap() {
+            Cmd::Sink(k) => assert!(k.latency && !k.pass),
             _ => panic!(),
         }
         let e = parse(&v("--xdp-sink --dev a --size 63")).unwrap_err();
         assert!(e.to_string().contains("use 64..9000"), "{e}");
+        let e = parse(&v(&format!("{} --latency", send::tests::SEND))).unwrap_err();
+        assert_eq!(e, ModeError::LatencyWithoutSink.into());
         let e = parse(&v(&format!("{} --pass", send::tests::SEND))).unwrap_err();
         assert!(
             e.to_string().contains("--pass is an --xdp-sink option"),

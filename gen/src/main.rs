@@ -8,6 +8,7 @@ mod bpf;
 mod cmd;
 mod error;
 mod json;
+mod latency;
 mod netlink;
 mod pace;
 mod packet;

@@ -12,17 +12,21 @@
 
 use crate::bpf::{self, Fd};
 use crate::json::J;
-use crate::packet::{ETH_LEN, IPV4_LEN, IPV6_LEN, MAGIC, UDP_LEN};
+use crate::latency;
+use crate::packet::{ETH_LEN, IPV4_LEN, IPV6_LEN, MAGIC, PAYLOAD_LEN, UDP_LEN};
 use std::io;
 
 const PASS: usize = 0;
 const COUNT: usize = 1;
 const DONE: usize = 2;
 const NOT_IP4: usize = 3;
+const LATENCY: usize = 4;
 
 /// Where the payload magic sits in an IPv4 (no options) and an IPv6 test frame.
 const MAGIC_AT_V4: usize = ETH_LEN + IPV4_LEN + UDP_LEN;
 const MAGIC_AT_V6: usize = ETH_LEN + IPV6_LEN + UDP_LEN;
+/// The transmit stamp (u64 ns, big-endian) after the magic, flow and sequence.
+const STAMP_AT: usize = 14;
 
 /// What the sink does with a test frame once it is counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,12 +66,32 @@ fn check_magic(a: &mut bpf::Asm, at: usize) {
 /// Count test frames of `size` bytes (>= 42), then apply `action`; pass the rest.
 /// Every load reads inside the `size` bytes checked first (the verifier's bound):
 /// a family whose magic would end past them has no test frame of this size.
+#[cfg(test)]
 pub fn program(map_fd: i32, size: i32, action: Action) -> Vec<bpf::Insn> {
+    program_with(map_fd, size, action, None)
+}
+
+/// The program, and with `latency` (the latency map's fd) each counted frame's
+/// one-way latency added to its histogram (see `latency`): a family then needs the
+/// whole payload (up to the stamp) inside the `size` bytes.
+pub fn program_with(
+    map_fd: i32,
+    size: i32,
+    action: Action,
+    latency: Option<i32>,
+) -> Vec<bpf::Insn> {
     use bpf::*;
     let eth_ip4 = u16::from_ne_bytes([0x08, 0x00]) as i32;
     let eth_ip6 = u16::from_ne_bytes([0x86, 0xdd]) as i32;
-    let fits = |at: usize| at + 4 <= size as usize;
-    let mut a = Asm::new(4);
+    let need = if latency.is_some() { PAYLOAD_LEN } else { 4 };
+    let fits = |at: usize| at + need <= size as usize;
+    // r9 = the frame's stamp in host order (latency only)
+    let stamp = |a: &mut Asm, at: usize| {
+        if latency.is_some() {
+            a.extend([ins(0x79, 9, 2, (at + STAMP_AT) as i16, 0), be(9, 64)]);
+        }
+    };
+    let mut a = Asm::new(5 + latency::LABELS);
     a.extend([
         ins(0x61, 2, 1, 0, 0), // r2 = ctx->data
         ins(0x61, 3, 1, 4, 0), // r3 = ctx->data_end
@@ -85,6 +109,7 @@ pub fn program(map_fd: i32, size: i32, action: Action) -> Vec<bpf::Insn> {
         a.push(ins(0x71, 5, 2, 23, 0)); // r5 = IPv4 protocol
         a.jmp(0x55, 5, 0, 17, PASS);
         check_magic(&mut a, MAGIC_AT_V4);
+        stamp(&mut a, MAGIC_AT_V4);
         a.jmp(0x05, 0, 0, 0, COUNT);
     } else {
         a.jmp(0x05, 0, 0, 0, PASS);
@@ -95,6 +120,7 @@ pub fn program(map_fd: i32, size: i32, action: Action) -> Vec<bpf::Insn> {
         a.push(ins(0x71, 5, 2, 20, 0)); // r5 = IPv6 next header
         a.jmp(0x55, 5, 0, 17, PASS);
         check_magic(&mut a, MAGIC_AT_V6);
+        stamp(&mut a, MAGIC_AT_V6);
     } else {
         a.jmp(0x05, 0, 0, 0, PASS);
     }
@@ -111,8 +137,14 @@ pub fn program(map_fd: i32, size: i32, action: Action) -> Vec<bpf::Insn> {
         call(5),                // r0 = bpf_ktime_get_ns()
         ins(0x7b, 6, 0, 16, 0), // last arrival
     ]);
-    a.jmp(0x55, 7, 0, 1, DONE);
+    let first_done = if latency.is_some() { LATENCY } else { DONE };
+    a.jmp(0x55, 7, 0, 1, first_done);
     a.push(ins(0x7b, 6, 0, 8, 0)); // first arrival (this CPU's first frame)
+    if let Some(fd) = latency {
+        a.label(LATENCY);
+        a.push(mov_x(8, 0)); // r8 = now
+        latency::emit(&mut a, fd, LATENCY + 1, DONE);
+    }
     a.label(DONE);
     a.extend([mov_k(0, action.code()), exit()]);
     a.label(PASS);
@@ -122,6 +154,7 @@ pub fn program(map_fd: i32, size: i32, action: Action) -> Vec<bpf::Insn> {
 
 pub struct Sink {
     map: Fd,
+    latency: Option<Fd>,
     _prog: Fd,
     _link: Fd,
     cpus: usize,
@@ -130,12 +163,16 @@ pub struct Sink {
 }
 
 impl Sink {
-    pub fn attach(ifindex: u32, size: usize, action: Action) -> io::Result<Sink> {
+    /// Attach the sink; with `latency`, its one-way latency histogram too.
+    pub fn attach(ifindex: u32, size: usize, action: Action, latency: bool) -> io::Result<Sink> {
         let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, 1)?;
-        let prog = bpf::prog_load_xdp(&program(map.0, size as i32, action), "netassay_sink")?;
+        let lat = if latency { Some(latency::map()?) } else { None };
+        let p = program_with(map.0, size as i32, action, lat.as_ref().map(|m| m.0));
+        let prog = bpf::prog_load_xdp(&p, "netassay_sink")?;
         let link = bpf::xdp_link(&prog, ifindex, 0)?;
         Ok(Sink {
             map,
+            latency: lat,
             _prog: prog,
             _link: link,
             cpus: bpf::possible_cpus(),
@@ -145,7 +182,8 @@ impl Sink {
     }
 
     /// Frames counted so far (all CPUs), the first and the last arrival time
-    /// (CLOCK_MONOTONIC ns; 0 before any).
+    /// (CLOCK_MONOTONIC ns; 0 before any); with the histogram, the latencies since
+    /// the previous read (the map is cleared).
     pub fn read(&self) -> io::Result<Counts> {
         let mut v = vec![0u8; 24 * self.cpus];
         bpf::map_lookup(&self.map, 0, &mut v)?;
@@ -163,15 +201,19 @@ impl Sink {
             };
             c.last_ns = c.last_ns.max(w(2));
         }
+        if let Some(m) = &self.latency {
+            c.latency = Some(latency::Hist::take(m, self.cpus)?);
+        }
         Ok(c)
     }
 }
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 pub struct Counts {
     pub packets: u64,
     pub first_ns: u64,
     pub last_ns: u64,
+    pub latency: Option<latency::Hist>,
 }
 
 impl Counts {
@@ -182,6 +224,9 @@ impl Counts {
             ("first_ns", J::U(self.first_ns)),
             ("last_ns", J::U(self.last_ns)),
         ];
+        if let Some(h) = &self.latency {
+            kv.push(("latency", h.json()));
+        }
         kv.extend(extra);
         J::obj(kv).to_string()
     }
@@ -189,8 +234,9 @@ impl Counts {
 
 /// Attach, print a line now, one per SIGUSR1, and a final one on SIGINT/SIGTERM or
 /// after `duration_ns`; the program goes away with the process. Every line carries
-/// the totals since attach (packets, first and last arrival); the first and the
-/// final one also the action (drop or pass).
+/// the totals since attach (packets, first and last arrival), and with the
+/// histogram its `latency` since the previous line; the first and the final one
+/// also the action (drop or pass).
 pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
     let t0 = crate::pace::now();
     let action = || ("action", J::S(s.action.name().into()));
@@ -259,12 +305,18 @@ mod tests {
     const STACK: u64 = 3 << 40;
     const VALUE: u64 = 4 << 40;
     const MAP: u64 = 5 << 40;
+    const LAT: u64 = 6 << 40;
     const REGION: u64 = !((1 << 40) - 1);
     const NOW: u64 = 777;
 
     /// Run the sink program on one frame the way the kernel would, for the few
     /// instructions it uses; `value` is this CPU's map value (count, first, last).
     fn exec(p: &[Insn], frame: &[u8], value: &mut [u64; 3]) -> i32 {
+        exec_at(p, frame, value, &mut [], NOW)
+    }
+
+    /// `exec` with the latency map's value (map fd 4) and the clock at `now`.
+    fn exec_at(p: &[Insn], frame: &[u8], value: &mut [u64; 3], lat: &mut [u64], now: u64) -> i32 {
         let mut r = [0u64; 11];
         r[1] = CTX;
         r[10] = STACK + 512;
@@ -286,10 +338,12 @@ mod tests {
                         match n {
                             1 => b[0] as u64,
                             2 => u16::from_ne_bytes([b[0], b[1]]) as u64,
-                            _ => u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as u64,
+                            4 => u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as u64,
+                            _ => u64::from_ne_bytes(b),
                         }
                     }
                     VALUE => value[at(base) as usize / 8],
+                    LAT => lat[at(base) as usize / 8],
                     _ => panic!("load from {base:#x} at {pc}"),
                 }
             };
@@ -300,6 +354,10 @@ mod tests {
                 0x56 => Some(r[d] as u32 != imm as u32),
                 0x2d => Some(r[d] > r[sr]),
                 0xbd => Some(r[d] <= r[sr]),
+                0x3d => Some(r[d] >= r[sr]),
+                0x25 => Some(r[d] > k),
+                0xa5 => Some(r[d] < k),
+                0xb5 => Some(r[d] <= k),
                 _ => None,
             };
             if let Some(t) = taken {
@@ -311,25 +369,40 @@ mod tests {
                 0x69 => r[d] = load(r[sr], 2),
                 0x71 => r[d] = load(r[sr], 1),
                 0x79 => r[d] = load(r[sr], 8),
-                0x7b => {
-                    assert_eq!(r[d] & REGION, VALUE, "store at {pc}");
-                    value[at(r[d]) as usize / 8] = r[sr];
-                }
+                0x7b => match r[d] & REGION {
+                    VALUE => value[at(r[d]) as usize / 8] = r[sr],
+                    LAT => lat[at(r[d]) as usize / 8] = r[sr],
+                    _ => panic!("store at {pc}"),
+                },
                 0x62 => assert_eq!((r[d], off, imm), (STACK + 512, -4, 0)),
                 0x18 => {
-                    r[d] = MAP;
+                    r[d] = MAP + imm as u64;
                     pc += 1;
                 }
                 0xbf => r[d] = r[sr],
                 0xb7 => r[d] = k,
                 0x07 => r[d] = r[d].wrapping_add(k),
+                0x0f => r[d] = r[d].wrapping_add(r[sr]),
+                0x1f => r[d] = r[d].wrapping_sub(r[sr]),
+                0x37 => r[d] /= k,
+                0x67 => r[d] <<= k,
+                0x77 => r[d] >>= k,
+                0x7f => r[d] >>= r[sr],
+                0xdc => {
+                    assert_eq!(imm, 64);
+                    r[d] = r[d].to_be();
+                }
                 0x85 => {
                     r[0] = match imm {
                         1 => {
-                            assert_eq!((r[1], r[2]), (MAP, STACK + 508));
-                            VALUE
+                            assert_eq!(r[2], STACK + 508);
+                            match r[1] {
+                                x if x == MAP + 3 => VALUE,
+                                x if x == MAP + 4 => LAT,
+                                x => panic!("map {x:#x}"),
+                            }
                         }
-                        5 => NOW,
+                        5 => now,
                         _ => panic!("helper {imm}"),
                     };
                     r[1..6].fill(0xdead); // helpers clobber r1-r5
@@ -479,5 +552,105 @@ mod tests {
                 assert_eq!(p.last().unwrap().0, 0x95);
             }
         }
+    }
+
+    /// A test frame stamped at `ts`, through the program with the histogram at `now`.
+    fn latency_of(v6: bool, size: usize, ts: u64, now: u64, lat: &mut [u64]) -> (i32, u64) {
+        let t = Template::new(&Spec {
+            src: if v6 { "2001:2::2" } else { "198.18.0.2" }.parse().unwrap(),
+            dst: if v6 { "2001:2::3" } else { "198.18.0.3" }.parse().unwrap(),
+            size,
+            ..spec4()
+        })
+        .unwrap();
+        let mut f = t.frame.clone();
+        t.stamp(&mut f, 1, 42, ts);
+        let p = program_with(3, size as i32, Action::Drop, Some(4));
+        let mut v = [0u64; 3];
+        (exec_at(&p, &f, &mut v, lat, now), v[0])
+    }
+
+    #[test]
+    fn latency_lands_in_its_bucket_with_exact_moments() {
+        let t0 = 5_000_000_000_000u64;
+        let cases = [
+            0u64,
+            999,
+            1_000,
+            37_500,
+            99_999,
+            255_999,
+            256_000,
+            1_000_000,
+            123_456_789,
+            (1_000 << 20) - 1,
+            1_000 << 20,
+            7_000_000_000,
+        ];
+        for v6 in [false, true] {
+            let size = if v6 { 84 } else { 64 };
+            let mut lat = vec![0u64; latency::VALUE_SIZE / 8];
+            for (i, d) in cases.iter().enumerate() {
+                let (action, count) = latency_of(v6, size, t0, t0 + d, &mut lat);
+                assert_eq!((action, count), (XDP_DROP, 1), "{d} ns");
+                let b = latency::bucket(*d);
+                assert!(lat[5 + b] >= 1, "{d} ns not in bucket {b}");
+                assert_eq!(lat[0], i as u64 + 1);
+            }
+            let total: u64 = cases.iter().sum();
+            assert_eq!(
+                lat[1..5],
+                [total, 0, 7_000_000_000, 0],
+                "sum, min, max, ahead"
+            );
+            assert_eq!(lat[5..].iter().sum::<u64>(), cases.len() as u64);
+            assert_eq!(lat[5 + latency::OVER], 2);
+            // a stamp ahead of the clock is counted apart, not in the histogram
+            latency_of(v6, size, t0 + 10, t0, &mut lat);
+            assert_eq!((lat[0], lat[4]), (cases.len() as u64, 1));
+        }
+    }
+
+    #[test]
+    fn latency_min_is_the_smallest_after_the_first() {
+        let mut lat = vec![0u64; latency::VALUE_SIZE / 8];
+        for d in [40_000u64, 12_000, 90_000, 30_000] {
+            latency_of(false, 64, 1_000_000, 1_000_000 + d, &mut lat);
+        }
+        assert_eq!(lat[..4], [4, 172_000, 12_000, 90_000]);
+        assert_eq!(
+            (lat[5 + 12], lat[5 + 30], lat[5 + 40], lat[5 + 90]),
+            (1, 1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn count_only_program_is_unchanged_by_the_histogram_code() {
+        for size in [64, 84, 1518] {
+            assert_eq!(
+                program(3, size, Action::Drop),
+                program_with(3, size, Action::Drop, None)
+            );
+            let with = program_with(3, size, Action::Drop, Some(4));
+            assert!(with.len() > program(3, size, Action::Drop).len() + 40);
+        }
+    }
+
+    #[test]
+    fn latency_loads_stay_inside_the_checked_size() {
+        // an IPv6 frame of 66..83 bytes could hold the magic but not the stamp
+        for size in [64, 66, 83, 84, 1518] {
+            let p = program_with(3, size, Action::Drop, Some(4));
+            for (i, x) in p.iter().enumerate() {
+                if x.0 == 0x79 && x.1 >> 4 == 2 {
+                    assert!(x.2 as i32 + 8 <= size, "stamp load at {i} past {size}");
+                }
+            }
+        }
+        let mut lat = vec![0u64; latency::VALUE_SIZE / 8];
+        let mut f = test_frame(true, 84);
+        f.truncate(83);
+        let p = program_with(3, 83, Action::Drop, Some(4));
+        assert_eq!(exec_at(&p, &f, &mut [0; 3], &mut lat, 9), XDP_PASS);
     }
 }

@@ -1,4 +1,5 @@
-"""A compact log-linear histogram of nanosecond values (HDR-like), with exact moments.
+"""A compact log-linear histogram of nanosecond values (HDR-like), with exact moments;
+and ``SinkHist``, the XDP sink's in-kernel latency histogram as it reads it.
 
 Values below 2**11 ns get a bin each (1 ns); above, every octave [2**e, 2**(e+1)) is
 split into 1024 equal bins, so a bin is at most 0.1% of its value wide (1 us at 1 ms).
@@ -178,3 +179,68 @@ class Hist:
         if h.n:
             h.min, h.max = int(lo), int(hi)
         return h
+
+
+class SinkHist:
+    """The XDP sink's one-way latency histogram (``netassay-gen --xdp-sink --latency``):
+    buckets the kernel counted, ``[lower_ns, upper_ns, count]`` (1 us wide below 256 us,
+    then at most 0.8% of their value, the last one open: upper None), with the exact
+    count, sum, minimum and maximum. ``ahead`` counts frames stamped later than they
+    arrived (left out). Percentiles are the midpoint of the bucket holding the
+    nearest-rank value, clamped to [min, max], as ``Hist`` does."""
+
+    def __init__(self, doc: dict[str, Any] | None = None) -> None:
+        doc = doc or {}
+        self.n = int(doc.get("n", 0))
+        self.sum_ns = int(doc.get("sum_ns", 0))
+        self.min_ns = int(doc["min_ns"]) if self.n else None
+        self.max_ns = int(doc["max_ns"]) if self.n else None
+        self.ahead = int(doc.get("ahead", 0))
+        self.buckets: dict[int, tuple[int | None, int]] = {}
+        for lo, hi, count in doc.get("buckets", []):
+            self.buckets[int(lo)] = (hi, int(count))
+
+    def merge(self, other: SinkHist) -> SinkHist:
+        if other.n:
+            assert other.min_ns is not None and other.max_ns is not None
+            self.min_ns = other.min_ns if self.min_ns is None else min(self.min_ns, other.min_ns)
+            self.max_ns = other.max_ns if self.max_ns is None else max(self.max_ns, other.max_ns)
+        self.n += other.n
+        self.sum_ns += other.sum_ns
+        self.ahead += other.ahead
+        for lo, (hi, count) in other.buckets.items():
+            self.buckets[lo] = (hi, self.buckets.get(lo, (hi, 0))[1] + count)
+        return self
+
+    def percentile(self, p: float) -> float | None:
+        """The nearest-rank p-th percentile (0 < p <= 100), to the bucket's precision."""
+        if self.n == 0:
+            return None
+        assert self.min_ns is not None and self.max_ns is not None
+        rank = max(1, math.ceil(p / 100.0 * self.n))
+        seen = 0
+        for lo in sorted(self.buckets):
+            hi, count = self.buckets[lo]
+            seen += count
+            if seen >= rank:
+                mid = (lo + hi) / 2.0 if hi is not None else float(self.max_ns)
+                return min(max(mid, float(self.min_ns)), float(self.max_ns))
+        return float(self.max_ns)
+
+    def summary(self) -> dict[str, Any]:
+        """n, min, p50, p90, p99, p99.9, max and mean (ns), and the frames ahead."""
+        out: dict[str, Any] = {"n": self.n, "min_ns": self.min_ns}
+        for p in PERCENTILES:
+            out["p999_ns" if p == 99.9 else f"p{p:g}_ns"] = self.percentile(p)
+        out["max_ns"] = self.max_ns
+        out["mean_ns"] = self.sum_ns / self.n if self.n else None
+        out["ahead"] = self.ahead
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape the sink prints (and a trial stores)."""
+        return {
+            "n": self.n, "sum_ns": self.sum_ns, "min_ns": self.min_ns or 0,
+            "max_ns": self.max_ns or 0, "ahead": self.ahead,
+            "buckets": [[lo, *self.buckets[lo]] for lo in sorted(self.buckets)],
+        }  # fmt: skip

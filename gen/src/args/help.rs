@@ -10,7 +10,7 @@ USAGE (receive):
   ip netns exec NS netassay-gen --receive --dev IFACE [--duration DUR]
       [--idle-timeout DUR] [--expect N] [--flows N] [--json]
 USAGE (XDP sink):
-  ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64] [--pass]
+  ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64] [--pass] [--latency]
       [--duration DUR]
 
 Plans round(rate * duration) IPv4 or IPv6 UDP frames (or --count N), each paced to
@@ -97,6 +97,14 @@ XDP SINK
                        (XDP_PASS) instead of dropping them, so that the stack
                        behind (an nft counter, a receiver) can count them too;
                        the first and the final line say action pass (else drop)
+  --latency            with --xdp-sink: also add each test frame's one-way latency
+                       (arrival minus its transmit stamp, both CLOCK_MONOTONIC) to
+                       a histogram in the kernel: 1 us buckets below 256 us, then
+                       128 per octave (<= 0.8% wide) to 1.05 s, and an overflow.
+                       Every line then carries a latency object: n, sum_ns, min_ns,
+                       max_ns, ahead (stamps later than the arrival, left out) and
+                       buckets [[lower_ns, upper_ns, count], ...] (non-empty
+                       ones), counted since the previous line
 
 RECEIVE OPTIONS
   --receive            count netassay-gen frames arriving on --dev (AF_PACKET

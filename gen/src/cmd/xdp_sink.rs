@@ -1,5 +1,6 @@
 //! XDP sink mode: attach the count-and-drop (or count-and-pass) program to --dev
-//! and print its counts until a signal or --duration.
+//! (with --latency, its one-way latency histogram too) and print its counts until a
+//! signal or --duration.
 
 use super::interface;
 use crate::args::SinkArgs;
@@ -13,9 +14,11 @@ pub fn run(k: &SinkArgs) -> Result<(), Error> {
     } else {
         sink::Action::Drop
     };
-    let s = sink::Sink::attach(ifindex, k.size, action).map_err(|err| SystemError::SinkAttach {
-        dev: k.dev.clone(),
-        err,
+    let s = sink::Sink::attach(ifindex, k.size, action, k.latency).map_err(|err| {
+        SystemError::SinkAttach {
+            dev: k.dev.clone(),
+            err,
+        }
     })?;
     sink::run(&s, &k.dev, k.duration_ns).map_err(|err| SystemError::SinkRead {
         dev: k.dev.clone(),

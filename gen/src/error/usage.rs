@@ -114,6 +114,7 @@ pub enum ModeError {
     NotForSink(String),
     SinkSize(usize),
     PassWithoutSink,
+    LatencyWithoutSink,
     SendOptionWithReceive(&'static str),
     RingMb,
     ScheduleRateMax,
@@ -135,6 +136,9 @@ impl fmt::Display for ModeError {
             ),
             PassWithoutSink => {
                 f.write_str("--pass is an --xdp-sink option: add --xdp-sink or drop --pass")
+            }
+            LatencyWithoutSink => {
+                f.write_str("--latency is an --xdp-sink option: add --xdp-sink or drop --latency")
             }
             SendOptionWithReceive(k) => write!(f, "{k} is a send option: drop it with --receive"),
             RingMb => f.write_str("--ring-mb must be 1..1024"),
@@ -286,6 +290,7 @@ mod tests {
             FlagError::Required("--dev").into(),
             ModeError::SinkSize(10).into(),
             ModeError::PassWithoutSink.into(),
+            ModeError::LatencyWithoutSink.into(),
             ModeError::SendOptionWithReceive("--rate").into(),
             ModeError::ScheduleRateMax.into(),
             ModeError::ReceiveOptionsWithoutReceive.into(),

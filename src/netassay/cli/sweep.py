@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 
 import typer
 
 from netassay import methods as registry
 from netassay import names as N
+from netassay.analysis.latency import lines as latency_lines
 from netassay.cli.common import (
     DryRun,
     FailOn,
@@ -28,6 +30,7 @@ from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sizes import SizesFlag
+from netassay.methods.sweep.latency import latency_rows
 from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Sweep
@@ -87,8 +90,21 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
     # deferred: the sweep's view loads scipy's statistics, only an analysis needs them
     from netassay.methods.sweep.view import end_lines
 
-    typer.echo(method.view(a, True) if as_json else "\n".join(end_lines(a)))
+    if not sw.latency:
+        typer.echo(method.view(a, True) if as_json else "\n".join(end_lines(a)))
+    else:
+        typer.echo(_with_latency(sw, method.view(a, True), end_lines(a), as_json))
     gate(fail_on, [method.judged(a)])
+
+
+def _with_latency(sw: Sweep, doc: str, lines: list[str], as_json: bool) -> str:
+    """The assessment with the latency per load after it (JSON: its ``latency`` key)."""
+    assert sw.experiment_id is not None
+    with Store(sw.db, readonly=True) as store:
+        rows = latency_rows(store, sw.experiment_id)
+    if as_json:
+        return json.dumps({**json.loads(doc), "latency": [r.to_json() for r in rows]})
+    return "\n".join([*lines, *latency_lines(rows)])
 
 
 def _dry_run(sw: Sweep, resume: bool) -> str:

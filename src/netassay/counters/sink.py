@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import GeneratorError, UsageError
+from netassay.hist import SinkHist
 from netassay.names import SINK_DEV
 from netassay.proc import run
 from netassay.traffic.generator import start_xdp_sink
@@ -101,15 +102,24 @@ class SinkCounter:
     """The sink's test-frame counter of one testbed, held open across trials."""
 
     def __init__(
-        self, sink_ns: str | None, kind: str, size_bytes: int, dev: str | None = None
-    ) -> None:
+        self, sink_ns: str | None, kind: str, size_bytes: int, dev: str | None = None,
+        latency: bool = False,
+    ) -> None:  # fmt: skip
         """``dev``: the interface it counts on (default: the embedded testbed's sink0);
-        ``sink_ns`` None: the host's namespace (an external testbed's rx port)."""
+        ``sink_ns`` None: the host's namespace (an external testbed's rx port);
+        ``latency``: the XDP program also keeps each frame's one-way latency."""
         self.ns = sink_ns
         self.kind = validate_sink(kind)
+        if latency and not self.uses_xdp:
+            raise UsageError(
+                "--latency needs the XDP sink", f"--sink {kind} has no latency histogram",
+                "use --sink xdp or xdp+nft",
+            )  # fmt: skip
         self.size_bytes = size_bytes
         self.dev = dev
+        self.latency = latency
         self._xdp: Any = None
+        self._hist = SinkHist()
 
     @property
     def uses_xdp(self) -> bool:
@@ -122,6 +132,7 @@ class SinkCounter:
         self.close()
         stop_stale_sinks(self.ns, self.dev)
         extra = ["--pass"] if self.kind == "xdp+nft" else []
+        extra += ["--latency"] if self.latency else []
         self._xdp = start_xdp_sink(self.ns, self.dev or SINK_DEV, self.size_bytes, extra=extra)
 
     def read(self) -> dict[str, int]:
@@ -130,11 +141,22 @@ class SinkCounter:
         if not self.uses_xdp or self._xdp is None:
             return {}
         try:
-            return {"packets": int(self._xdp.read()["packets"])}
+            line = self._xdp.read()
+            if self.latency:  # each line holds the latencies since the one before
+                self._hist.merge(SinkHist(line["latency"]))
+            return {"packets": int(line["packets"])}
         except (GeneratorError, OSError, ValueError, KeyError) as exc:
             log.warning("the sink's XDP count cannot be read: %s", exc)
             self.close()
             return {}
+
+    def take_latency(self) -> SinkHist | None:
+        """The latencies the reads since the last take saw (None without ``latency``);
+        the next take starts empty."""
+        if not self.latency:
+            return None
+        out, self._hist = self._hist, SinkHist()
+        return out
 
     def close(self) -> None:
         if self._xdp is not None:

@@ -162,6 +162,7 @@ def render_html(
             "figure": data_uri(out / e.figure_png),
             "figure_svg": e.figure_svg,
             "loss": data_uri(out / e.loss_png) if e.loss_png else None,
+            "latency": data_uri(out / e.latency_png) if e.latency_png else None,
             "loads": _loads(e.a),
             "gaps": len(e.a.saturation.gaps),
         }

@@ -26,8 +26,10 @@ from netassay.counters.loss import (
     sink_counts_disagree,
     wrap_bits,
 )
-from netassay.counters.sink import NFT_KEY, SinkCounter, received_key
+from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
+from netassay.errors import UsageError
+from netassay.hist import SinkHist
 from netassay.quality import rate_warning, stall_warning
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
@@ -75,17 +77,26 @@ class TrialContext:
 
 
 @contextmanager
-def trials_on(tb: Testbed, run_id: int | None = None) -> Iterator[TrialContext]:
+def trials_on(
+    tb: Testbed, run_id: int | None = None, latency: bool = False
+) -> Iterator[TrialContext]:
     """Everything trials on ``tb`` need, held for as long as they run: the sink's
-    counter (its XDP program attached) and the path's smallest queue; a testbed kind
-    with a data path of its own (external) gives its sink and its counters."""
+    counter (its XDP program attached, with ``latency`` its latency histogram too) and
+    the path's smallest queue; a testbed kind with a data path of its own (external)
+    gives its sink and its counters."""
     own = T.kind_hook(tb.state, "data_path")
     if own is not None:
+        if latency:
+            raise UsageError(
+                "--latency is not available on this testbed kind",
+                "its sink keeps no latency histogram yet",
+                "drop --latency, or run on the embedded testbed",
+            )
         with own(tb) as (sink, path):
             # no queue on such a path is known: a stall is judged by its length alone
             yield TrialContext(tb, sink, None, run_id, path=path)
         return
-    with SinkCounter(tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes) as sink:
+    with SinkCounter(tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency) as sink:
         queues = T.path_queues(tb)
         yield TrialContext(tb, sink, min(queues.values()), run_id, queues=queues)
 
@@ -122,6 +133,7 @@ def measure(
     ctx.sink.ensure()
     utc = utc_now()
     before = _snapshot(ctx)
+    ctx.sink.take_latency()  # what arrived before this trial is not its own
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     res = tb.send(rate_pps, duration_s)
     cpu_use = cpu.use(cpu_before, cpu.read())
@@ -129,6 +141,7 @@ def measure(
     _, settled = wait_quiet(_reader(ctx))
     settle_wait_s = time.monotonic() - t_stop
     after = _snapshot(ctx)
+    latency = ctx.sink.take_latency()
     fb, fa = flatten(before), flatten(after)
     d, counter_warnings = flat_deltas(fb, fa, wrap_bits(fb))
     key = received_key(ctx.sink.kind)
@@ -149,6 +162,9 @@ def measure(
     warnings = _judged_stall(warnings, loss, res.sent - received - sink_dropped, burst, ctx.queues)
     extra, extra_warnings = ctx.path.trial_counters(before, after) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
+    if latency is not None:
+        extra["latency"] = latency.to_json()
+        warnings.extend(_latency_warnings(latency, int(d.get(XDP_KEY, 0))))
     counters = {
         "before": before,
         "after": after,
@@ -197,6 +213,23 @@ def _counter_faults(
         out.append(
             f"{Q.COUNTER_FAULT}: the sink's XDP count ({d[key]}) and nft count "
             f"({d[NFT_KEY]}) disagree"
+        )
+    return out
+
+
+def _latency_warnings(h: SinkHist, counted: int) -> list[str]:
+    """Every frame the XDP program counted has its latency in the histogram, or is
+    counted ahead (stamped later than it arrived: not this host's clock)."""
+    out = []
+    if h.n + h.ahead != counted:
+        out.append(
+            f"the sink's latency histogram holds {h.n + h.ahead} frame(s) of the "
+            f"{counted} it counted (a read was lost); its percentiles cover those"
+        )
+    if h.ahead:
+        out.append(
+            f"{h.ahead} frame(s) arrived stamped later than their arrival: not stamped "
+            "on this host's clock, left out of the latency histogram"
         )
     return out
 

@@ -13,6 +13,7 @@ from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.methods.plots import slugify
 from netassay.methods.sweep.analyse import assess_store
+from netassay.methods.sweep.latency import latency_rows
 from netassay.store.db import Store
 from netassay.trial.engine import SOURCE
 
@@ -27,6 +28,7 @@ class Entry:
     figure_svg: str
     loss_png: str | None
     data: dict[str, Any]
+    latency_png: str | None = None  # a sweep run with --latency
 
 
 def entries(
@@ -41,8 +43,9 @@ def entries(
         slug = slugify(a.label, used)
         png, svg = plot_assessment(a, out / "figures" / slug)
         loss = _loss_figure(store, a, out / "figures" / f"{slug}_loss.png")
+        latency = _latency_figure(store, a, out / "figures" / f"{slug}_latency.png")
         found.append(
-            Entry(slug, a, f"figures/{png.name}", f"figures/{svg.name}", loss, a.to_json())
+            Entry(slug, a, f"figures/{png.name}", f"figures/{svg.name}", loss, a.to_json(), latency)
         )
         if bar:
             bar.advance()
@@ -63,6 +66,20 @@ def _loss_figure(store: Store, a: Assessment, path: Path) -> str | None:
     from netassay.methods.sweep.loss_figure import plot_loss_location  # deferred: matplotlib
 
     plot_loss_location(trials, [float(r) for r in a.table.rate_pps], path)
+    return f"figures/{path.name}"
+
+
+def _latency_figure(store: Store, a: Assessment, path: Path) -> str | None:
+    """Latency against load and the histograms, for a sweep whose trials hold them."""
+    exp_id = a.metadata.get("experiment_id")
+    if exp_id is None or not store.experiment(exp_id).config.get("latency"):
+        return None
+    rows = latency_rows(store, exp_id)
+    if not rows:
+        return None
+    from netassay.methods.sweep.latency_figure import plot_latency  # deferred: matplotlib
+
+    plot_latency(a, rows, path)
     return f"figures/{path.name}"
 
 

@@ -3,10 +3,12 @@ them. Each field is declared once (``params``): its flag, help, parser and range
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.params import DURATION, PAUSE, as_text, param, rate_list, whole
+from netassay.errors import UsageError
+from netassay.params import DURATION, PAUSE, as_text, flag, param, rate_list, whole
 from netassay.units import parse_duration, parse_pause, parse_rates
 
 DEFAULT_RATES = "50k:600k:50k"
@@ -14,6 +16,33 @@ DEFAULT_RATES = "50k:600k:50k"
 
 def _rates(text: Any) -> tuple[float, ...]:
     return tuple(as_text(parse_rates)(",".join(map(str, text)) if isinstance(text, list) else text))
+
+
+NO_LOAD_PPS = 1_000.0  # --at 0: the latency at (almost) no load, as CSIT's 0% of PDR
+
+
+def _share(t: str) -> float:
+    """'0' -> 0, 'N%' -> N / 100; -1 for anything else."""
+    if t == "0":
+        return 0.0
+    if t.endswith("%"):
+        with contextlib.suppress(ValueError):
+            return float(t[:-1]) / 100
+    return -1.0
+
+
+def parse_shares(text: str) -> tuple[float, ...]:
+    """``--at``: shares of the PDR, '0,10%,50%,90%' -> (0.0, 0.1, 0.5, 0.9)."""
+    out = []
+    for part in str(text).split(","):
+        share = _share(part.strip())
+        if not 0 <= share <= 1:
+            raise UsageError(
+                f"bad --at '{text}'", f"'{part.strip()}' is not 0 or a share of the PDR up to 100%",
+                "give e.g. --at 0,10%,50%,90%",
+            )  # fmt: skip
+        out.append(share)
+    return tuple(sorted(set(out)))
 
 
 # the run options its command takes (methods.base.RunOptions)
@@ -40,4 +69,18 @@ class SweepRequest:
     settle_s: float = param(
         "--settle", "Pause between trials.", default=0.5, parse=as_text(parse_pause),
         check=PAUSE, ordinal=True, show="0.5s",
+    )  # fmt: skip
+    latency: bool = param(
+        "--latency",
+        "Keep each trial's one-way latency histogram (the XDP sink's); percentiles per load.",
+        default=False, cli=bool, check=flag,
+    )  # fmt: skip
+    at: tuple[float, ...] | None = param(
+        "--at", "With --latency: the loads as shares of a stored search's PDR, e.g. "
+        "0,10%,50%,90% (0: 1 kpps); replaces --rates.", default=None,
+        parse=as_text(parse_shares), campaign=False,
+    )  # fmt: skip
+    of_pdr: str | None = param(
+        "--of-pdr", "With --at: the store whose newest search's PDR it takes [--db].",
+        default=None, campaign=False,
     )  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from netassay import names as N
 from netassay import quality
@@ -17,7 +18,7 @@ from netassay.errors import UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import Plan, eta_s
-from netassay.methods.sweep.request import RETRIES, SweepRequest
+from netassay.methods.sweep.request import NO_LOAD_PPS, RETRIES, SweepRequest
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
@@ -47,10 +48,34 @@ class Sweep:
     # the lowest load whose trial stayed a generator limit after its repeats: the
     # generator's reach on this host now; above it such a trial is not repeated again
     beyond_reach: float | None = None
+    latency: bool = False  # each trial keeps the sink's latency histogram
+    at: dict[str, Any] | None = None  # --at: the PDR shares, the PDR and its search
 
 
 def plan_of(req: SweepRequest) -> Plan:
     return Plan(tuple(req.rates_pps), req.runs, req.duration_s, req.settle_s)
+
+
+def at_pdr(req: SweepRequest, db: str) -> tuple[Plan, dict[str, Any]]:
+    """The plan of ``--at``: its shares of the PDR of the newest search in ``--of-pdr``
+    (else ``db``); 0 is NO_LOAD_PPS. With where the PDR came from."""
+    assert req.at is not None
+    if not req.latency:
+        raise UsageError("--at needs --latency", "it picks loads to measure latency at",
+                         "add --latency, or give the loads with --rates")  # fmt: skip
+    # deferred: soak's PDR lookup imports MLRsearch's results through the search
+    from netassay.methods.soak.run import pdr_rate
+
+    try:
+        pdr, source = pdr_rate(1.0, req.of_pdr or db)
+    except UsageError as exc:
+        raise UsageError(
+            "--at needs a stored search's PDR", exc.why,
+            "run 'netassay search --db FILE' first, or give the loads with --rates",
+        ) from exc  # fmt: skip
+    rates = sorted({share * pdr if share > 0 else NO_LOAD_PPS for share in req.at})
+    plan = Plan(tuple(rates), req.runs, req.duration_s, req.settle_s)
+    return plan, {"shares": list(req.at), **source}
 
 
 def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
@@ -64,17 +89,25 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         sw = resume_sweep(db, options.name, options.experiment)
     else:
         name = options.name or N.DEFAULT_NAME
+        db = options.db or lab.DEFAULT_DB
+        plan, sw_at = at_pdr(req, db) if req.at is not None else (plan_of(req), None)
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
-        sw = Sweep(
-            plan_of(req), testbed, options.db or lab.DEFAULT_DB, name, options.label,
-            options.check_peak,
-        )  # fmt: skip
+        sw = Sweep(plan, testbed, db, name, options.label, options.check_peak)
+        sw.latency, sw.at = req.latency, sw_at
     sw.retries = retries
     T.validate(sw.testbed)
+    if sw.latency and sw.testbed.sink == "nft":
+        raise UsageError(
+            "--latency needs the XDP sink", "--sink nft keeps no latency histogram",
+            "use --sink xdp (the default) or xdp+nft",
+        )  # fmt: skip
     return sw
 
 
 def sweep_config(sw: Sweep) -> dict[str, object]:
+    latency: dict[str, object] = {"latency": True} if sw.latency else {}  # absent: as before
+    if sw.at is not None:
+        latency["at_pdr"] = sw.at
     return {
         "rates_pps": list(sw.plan.rates_pps),
         "runs": sw.plan.runs,
@@ -82,6 +115,7 @@ def sweep_config(sw: Sweep) -> dict[str, object]:
         "settle_s": sw.plan.settle_s,
         "testbed": asdict(sw.testbed),
         "testbed_name": sw.name,
+        **latency,
     }
 
 
@@ -141,6 +175,7 @@ def resume_sweep(db: str, name: str | None = None, experiment_id: int | None = N
         )
     sw = Sweep(plan, cfg, db, stored, exp.label)
     sw.experiment_id = exp.id
+    sw.latency = bool(exp.config.get("latency", False))
     return sw
 
 
@@ -153,7 +188,7 @@ def run(sw: Sweep) -> None:
         lab.check_line_rate(tb.state, sw.plan.rates_pps)
         new = sw.check_peak and sw.experiment_id is None
         peak = lab.check_peak(tb, sw.plan.rates_pps, note) if new else None
-        with Store(sw.db) as store, trials_on(tb) as ctx:
+        with Store(sw.db) as store, trials_on(tb, latency=sw.latency) as ctx:
             ctx = start(sw, ctx, store, peak)
             note(LEGEND)
             loop(sw, ctx, store)

@@ -1,0 +1,66 @@
+"""sweep --latency: what it refuses before anything is built; the generator's flag."""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.builders import store_with
+
+from netassay.traffic.generator import find_generator
+
+
+def _namespaces(name: str) -> set[str]:
+    """The namespaces of testbed ``name`` (other testbeds may come and go meanwhile)."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
+    return {ln.split()[0] for ln in out.stdout.splitlines() if ln.startswith(f"na-{name}-")}
+
+
+def test_latency_with_the_nft_sink_is_refused_in_one_line(cli, tmp_path):
+    db = tmp_path / "x.db"
+    res = cli("sweep", "--latency", "--sink", "nft", "--db", db, "--name", "ltnft")
+    assert res.returncode == 2
+    assert res.stderr.strip() == (
+        "netassay: --latency needs the XDP sink: --sink nft keeps no latency histogram; "
+        "use --sink xdp (the default) or xdp+nft"
+    )
+    assert _namespaces("ltnft") == set() and not db.exists()
+
+
+def test_the_dry_run_takes_latency(cli, tmp_path):
+    res = cli("sweep", "--latency", "--dry-run", "--db", tmp_path / "x.db", "--name", "ltdry")
+    assert res.returncode == 0, res.stderr
+
+
+def test_the_generator_refuses_latency_without_the_sink():
+    cp = subprocess.run(
+        [find_generator(), "--dev", "x", "--latency"], capture_output=True, text=True, check=False
+    )
+    assert cp.returncode == 2 and cp.stdout == ""
+    assert cp.stderr.strip() == (
+        "netassay-gen: --latency is an --xdp-sink option: add --xdp-sink or drop --latency"
+    )
+    help_text = subprocess.run([find_generator(), "--help"], capture_output=True, text=True)
+    assert "--latency            with --xdp-sink" in help_text.stdout
+
+
+def test_at_takes_the_stored_search_pdr(cli, tmp_path):
+    db = store_with(tmp_path / "s.db", "search")  # a search measured on a real testbed
+    res = cli("sweep", "--latency", "--at", "0,10%,50%,90%", "--db", db, "--dry-run")
+    assert res.returncode == 0, res.stderr
+    # its PDR@0.5% has the conditional throughput 102.3 kpps
+    assert "loads (4): 1 kpps, 10.23 kpps, 51.16 kpps, 92.08 kpps" in res.stdout
+
+
+def test_at_is_refused_in_one_line_without_latency_or_a_search(cli, tmp_path):
+    empty = store_with(tmp_path / "e.db", "soak")  # no search in it
+    cases = [
+        (("--at", "10%"), "--at needs --latency"),
+        (("--latency", "--at", "10%", "--db", tmp_path / "none.db"), "does not exist"),
+        (("--latency", "--at", "10%", "--of-pdr", empty), "no search that found a PDR"),
+        (("--latency", "--at", "10%,120%"), "'120%' is not 0 or a share of the PDR"),
+    ]
+    for args, needle in cases:
+        res = cli("sweep", *args, "--name", "ltat", "--dry-run")
+        assert res.returncode == 2, (args, res.stderr)
+        assert needle in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert _namespaces("ltat") == set()
