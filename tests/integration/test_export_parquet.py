@@ -98,7 +98,7 @@ def check_tables(db: Path, out: Path) -> set[str]:
         for r in info:  # what the golden store declares (a type it has not: unchecked)
             decl = r[2].upper()
             t = pa.bool_() if "BOOL" in decl else TYPES.get(decl)
-            t = TIMESTAMP if r[1].endswith("_utc") else t
+            t = TIMESTAMP if r[1] == "utc" or r[1].endswith("_utc") else t
             assert t is None or types[r[1]] == t, (table, r[1])
         for row in want:
             for c, v in row.items():
