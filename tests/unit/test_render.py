@@ -16,9 +16,7 @@ def write_pid(text: str, stem: Path) -> None:
 
 
 def jobs(folder: Path, texts: list[str]) -> list[FigureJob]:
-    return [
-        FigureJob(write_pid, (t,), folder / f"f{i}", t, (".txt",)) for i, t in enumerate(texts)
-    ]
+    return [FigureJob(write_pid, (t,), folder / f"f{i}", t, (".txt",)) for i, t in enumerate(texts)]
 
 
 def test_drawn_in_processes_then_kept_until_the_data_changes(tmp_path):
