@@ -180,7 +180,7 @@ def render_html(
     }
     return env.get_template("index.html.j2").render(
         experiments=experiments,
-        others=list(others),
+        others=[{**o, "img": _img(out, o["figure"]) if o.get("figure") else None} for o in others],
         meta_columns=META_COLUMNS,
         truths=any(x["truth"] for x in experiments),
         counts=counts,
