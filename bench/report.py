@@ -4,7 +4,7 @@ The store: the 8 public PASTRAMI files of ``../shared/data/pastrami`` replicated
 ``--experiments`` files (114 by default, the authors' study). The importer skips a file
 whose content is already stored, so each copy differs: the copy's index is folded into
 its file name (hence its label) and one trial of its first load received one frame
-fewer (a PLR change of about 3e-7 at that load; the figures look the same). Then, side
+fewer (one frame in millions: the figures look the same). Then, side
 by side in one run, the real command on that store:
 
 - the one-process renderer: ``netassay report`` of the code in ``--baseline`` (the main
@@ -15,10 +15,11 @@ by side in one run, the real command on that store:
 - this tree, grown: ``--grow`` more experiments imported, the report again (only theirs
   drawn).
 
-For each: wall seconds, figure files, index.html's size. The PNGs of this tree and of
-the baseline are compared pixel by pixel (same content, same look). The machine is
-shared: each mode runs once per ``--repeat`` round, interleaved; medians are reported
-with every run. Writes bench/results/report.json and prints it.
+For each: wall seconds, CPU seconds (the command's and its workers', user and system:
+the work done, whatever else shares the machine), figure files, index.html's size. The
+PNGs of this tree and of the baseline are compared pixel by pixel (same content, same
+look). The machine is shared: each mode runs once per ``--repeat`` round, interleaved;
+medians are reported with every run. Writes bench/results/report.json and prints it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -63,17 +65,24 @@ def report(src: Path, db: Path, out: Path, *, one_cpu: bool = False) -> dict[str
     argv = [sys.executable, "-m", "netassay", "report", str(db), "--out", str(out)]
     if one_cpu:
         argv = ["taskset", "-c", "0", *argv]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _children_cpu()
     cp = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=3600)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
     if cp.returncode:
         raise SystemExit(f"report failed: {cp.stderr.strip()[-500:]}")
     figures = out / "figures"
     return {
         "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
         "figure_files": sum(1 for p in figures.iterdir() if p.suffix in (".png", ".svg")),
         "index_bytes": (out / "index.html").stat().st_size,
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished children, their pools' workers too."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def pixels_apart(a: Path, b: Path) -> dict[str, int]:
@@ -97,7 +106,8 @@ def import_into(db: Path, folder: Path) -> float:
 
 def median(runs: list[dict[str, float]]) -> dict[str, object]:
     return {
-        **{k: runs[-1][k] for k in runs[-1] if k != "wall_s"},
+        **{k: runs[-1][k] for k in runs[-1] if k not in ("wall_s", "cpu_s")},
+        "cpu_s": statistics.median(r["cpu_s"] for r in runs),
         "wall_s": statistics.median(r["wall_s"] for r in runs),
         "runs_s": [r["wall_s"] for r in runs],
     }
