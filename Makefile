@@ -151,6 +151,7 @@ bench: setup root
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/export.py
+	$(BIN)/python bench/report.py
 	$(SUDO) $(BIN)/python bench/generator.py
 	$(SUDO) $(BIN)/python bench/sink.py
 	$(SUDO) $(BIN)/python bench/sut.py

@@ -44,6 +44,7 @@ def test_assess_report_export_reach_the_method(name, tmp_path, cli):
     out = tmp_path / "rep"
     cli("report", db, "--out", out, check=True)
     page = (out / "index.html").read_text()
+    assert "data:image" not in page  # figures are files beside the index
     links = re.findall(r'(?:href|src)="([^"#:]+)"', page)
     assert links, "the index shows nothing of the method"
     for link in links:

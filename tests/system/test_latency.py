@@ -86,5 +86,6 @@ def test_a_full_tbf_queue_holds_each_frame_l_over_r(tb_name, tmp_path, cli, brow
     page = browser.new_page()
     page.goto((tmp_path / "r" / "index.html").as_uri())
     figure = 'img[alt^="one-way latency of"]'
-    assert page.eval_on_selector(figure, "i => i.complete && i.naturalWidth") > 800
+    page.locator(figure).scroll_into_view_if_needed()  # figures load lazily, when in view
+    page.wait_for_function(f"() => document.querySelector('{figure}').naturalWidth > 800")
     page.close()

@@ -90,12 +90,12 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class Section:
-    """A method's part of a report's index: a title, its text, an inlined figure (with
-    its SVG beside it) or a link to a page of its own."""
+    """A method's part of a report's index: a title, its text, a figure (with its SVG
+    beside it) or a link to a page of its own."""
 
     title: str
     text: str = ""
-    figure: str | None = None  # a data: URI
+    figure: str | None = None  # a PNG's path in the report folder (figures/...)
     figure_svg: str | None = None
     link: str | None = None
 

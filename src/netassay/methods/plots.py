@@ -1,10 +1,12 @@
 """What every method's figures and pages share: a figure saved as PNG and SVG, a file
-name from a label, a PNG inlined in a page (pages work offline)."""
+name from a label, a PNG inlined in a page or referred to with its size (pages work
+offline)."""
 
 from __future__ import annotations
 
 import base64
 import re
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +40,10 @@ def slugify(text: str, used: set[str]) -> str:
 def data_uri(path: Path) -> str:
     """A PNG as a data: URI, so that a page holds its figures."""
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """A PNG's width and height in pixels, from its header."""
+    with path.open("rb") as f:
+        head = f.read(24)
+    return struct.unpack(">II", head[16:24])

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 
 from netassay.config import AnalysisConfig
 from netassay.methods.base import Section
-from netassay.methods.plots import data_uri, save, slugify
+from netassay.methods.plots import save, slugify
 from netassay.methods.sizes import METRICS, SizeSeries, series_in, table_text
 from netassay.store.db import Store
 
@@ -52,7 +52,7 @@ def sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> li
             Section(
                 title=f"RFC 2544 frame sizes: {s.kind}{', ' + s.label if s.label else ''}",
                 text=table_text(s),
-                figure=data_uri(png),
+                figure=f"figures/{png.name}",
                 figure_svg=f"figures/{svg.name}",
             )
         )

@@ -1,4 +1,5 @@
-"""Build the report of a store: figures, index.html (self-contained), latex-include.tex."""
+"""Build the report of a store: figures, index.html (its figures as files beside it,
+loaded as they are scrolled to), latex-include.tex."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from netassay import methods as registry
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
-from netassay.methods.plots import data_uri
+from netassay.methods.plots import png_size
 from netassay.methods.size_figures import sections as size_sections
 from netassay.methods.sweep.entries import Entry
 from netassay.methods.sweep.view import metadata_line
@@ -142,6 +143,13 @@ def _loads(a: Assessment) -> list[dict[str, str]]:
     return rows
 
 
+def _img(out: Path, rel: str) -> dict[str, Any]:
+    """A figure beside the page: its relative path and size (the page loads it lazily,
+    its place kept before it arrives)."""
+    width, height = png_size(out / rel)
+    return {"src": rel, "width": width, "height": height}
+
+
 def render_html(
     entries: list[Entry],
     out: Path,
@@ -159,10 +167,10 @@ def render_html(
             "reason": e.a.saturation.reason,
             "notes": [*e.a.saturation.warnings, *e.a.flags],
             "metadata": metadata_line(e.a),
-            "figure": data_uri(out / e.figure_png),
+            "figure": _img(out, e.figure_png),
             "figure_svg": e.figure_svg,
-            "loss": data_uri(out / e.loss_png) if e.loss_png else None,
-            "latency": data_uri(out / e.latency_png) if e.latency_png else None,
+            "loss": _img(out, e.loss_png) if e.loss_png else None,
+            "latency": _img(out, e.latency_png) if e.latency_png else None,
             "loads": _loads(e.a),
             "gaps": len(e.a.saturation.gaps),
         }
@@ -173,7 +181,7 @@ def render_html(
     }
     return env.get_template("index.html.j2").render(
         experiments=experiments,
-        others=list(others),
+        others=[{**o, "img": _img(out, o["figure"]) if o.get("figure") else None} for o in others],
         meta_columns=META_COLUMNS,
         truths=any(x["truth"] for x in experiments),
         counts=counts,

@@ -16,7 +16,7 @@ from netassay.methods.doctor import run as R
 from netassay.methods.doctor import store as DS
 from netassay.methods.doctor import view as V
 from netassay.methods.doctor.request import NAME, RUN_OPTIONS, DoctorRequest, refuse_own_knobs
-from netassay.methods.plots import data_uri, slugify
+from netassay.methods.plots import slugify
 from netassay.names import validate_name
 from netassay.params import declared
 from netassay.store.db import Experiment, Store
@@ -94,7 +94,7 @@ class DoctorMethod:
                 Section(
                     title=f"doctor: {r.experiment.label}",
                     text="\n".join(V.lines(r)),
-                    figure=data_uri(png),
+                    figure=f"figures/{png.name}",
                     figure_svg=f"figures/{svg.name}",
                 )
             )

@@ -16,7 +16,7 @@ from netassay.methods.flood import run as R
 from netassay.methods.flood import store as FS
 from netassay.methods.flood import view as V
 from netassay.methods.flood.request import RUN_OPTIONS, FloodRequest
-from netassay.methods.plots import data_uri, slugify
+from netassay.methods.plots import slugify
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
 from netassay.units import fmt_rate
@@ -118,7 +118,7 @@ class FloodMethod:
                 Section(
                     title=f"flood (MRR): {exp.label}",
                     text="\n".join(V.stored_lines(exp, s)),
-                    figure=data_uri(png),
+                    figure=f"figures/{png.name}",
                     figure_svg=f"figures/{svg.name}",
                 )
             )

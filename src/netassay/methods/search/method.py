@@ -11,7 +11,7 @@ from typing import Any
 from netassay.analysis import compare as AC
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
-from netassay.methods.plots import data_uri, slugify
+from netassay.methods.plots import slugify
 from netassay.methods.search import engine as E
 from netassay.methods.search import run as R
 from netassay.methods.search import view as V
@@ -111,7 +111,7 @@ class SearchMethod:
                 Section(
                     title=f"search: {exp.label}",
                     text="\n".join(V.outcome_lines(o, f"experiment {exp.id}")),
-                    figure=data_uri(png),
+                    figure=f"figures/{png.name}",
                     figure_svg=f"figures/{svg.name}",
                 )
             )

@@ -10,7 +10,7 @@ from typing import Any
 
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
-from netassay.methods.plots import data_uri, slugify
+from netassay.methods.plots import slugify
 from netassay.methods.soak import run as R
 from netassay.methods.soak import series as SE
 from netassay.methods.soak import store as SS
@@ -91,7 +91,7 @@ class SoakMethod:
                 Section(
                     title=f"soak: {r.experiment.label}",
                     text="\n".join([*V.lines(r), V.CAVEAT]),
-                    figure=data_uri(png),
+                    figure=f"figures/{png.name}",
                     figure_svg=f"figures/{svg.name}",
                 )
             )

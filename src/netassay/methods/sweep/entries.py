@@ -3,15 +3,16 @@ its PASTRAMI figure and, for netassay's own trials, where packets were lost."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, render
 from netassay.methods.sweep.analyse import assess_store
 from netassay.methods.sweep.latency import latency_rows
 from netassay.store.db import Store
@@ -34,27 +35,28 @@ class Entry:
 def entries(
     store: Store, out: Path, cfg: AnalysisConfig, used: set[str], progress: bool
 ) -> list[Entry]:
-    """Every curve of ``store``, its figures written to ``out/figures``."""
+    """Every curve of ``store``, its figures in ``out/figures``: drawn on the host's
+    cores, those already there from the same data kept (``methods/render.py``)."""
     from netassay.methods.sweep.figures import plot_assessment  # deferred: matplotlib
 
-    found = []
-    bar = _Bar(sum(1 for _ in store.experiments())) if progress else None
+    found, jobs = [], []
     for a in assess_store(store, cfg):
         slug = slugify(a.label, used)
-        png, svg = plot_assessment(a, out / "figures" / slug)
-        loss = _loss_figure(store, a, out / "figures" / f"{slug}_loss.png")
-        latency = _latency_figure(store, a, out / "figures" / f"{slug}_latency.png")
+        data = a.to_json()
+        stem = out / "figures" / slug
+        jobs.append(FigureJob(plot_assessment, (a,), stem, json.dumps(data, sort_keys=True)))
+        loss = _loss_job(store, a, out / "figures" / f"{slug}_loss")
+        latency = _latency_job(store, a, out / "figures" / f"{slug}_latency")
+        jobs.extend(j for j in (loss, latency) if j is not None)
         found.append(
-            Entry(slug, a, f"figures/{png.name}", f"figures/{svg.name}", loss, a.to_json(), latency)
-        )
-        if bar:
-            bar.advance()
-    if bar:
-        bar.close()
+            Entry(slug, a, f"figures/{slug}.png", f"figures/{slug}.svg", _png(loss), data,
+                  _png(latency))
+        )  # fmt: skip
+    render(jobs, progress=sys.stderr if progress else None)
     return found
 
 
-def _loss_figure(store: Store, a: Assessment, path: Path) -> str | None:
+def _loss_job(store: Store, a: Assessment, stem: Path) -> FigureJob | None:
     """Stacked bars of where packets were lost, for netassay's own trials that carry
     loss locations (an imported file's single NIC counter is not drawn)."""
     exp_id = a.metadata.get("experiment_id")
@@ -63,13 +65,19 @@ def _loss_figure(store: Store, a: Assessment, path: Path) -> str | None:
     trials = store.trials(exp_id)
     if not any(t.get("loss_location") for t in trials):
         return None
+    rates = [float(r) for r in a.table.rate_pps]
+    data = json.dumps([trials, rates], sort_keys=True, default=str)
+    return FigureJob(draw_loss, (trials, rates), stem, data, (".png",))
+
+
+def draw_loss(trials: list[dict[str, Any]], rates: list[float], stem: Path) -> None:
+    """The loss-location figure of one curve, as ``stem.png``."""
     from netassay.methods.sweep.loss_figure import plot_loss_location  # deferred: matplotlib
 
-    plot_loss_location(trials, [float(r) for r in a.table.rate_pps], path)
-    return f"figures/{path.name}"
+    plot_loss_location(trials, rates, stem.with_name(f"{stem.name}.png"))
 
 
-def _latency_figure(store: Store, a: Assessment, path: Path) -> str | None:
+def _latency_job(store: Store, a: Assessment, stem: Path) -> FigureJob | None:
     """Latency against load and the histograms, for a sweep whose trials hold them."""
     exp_id = a.metadata.get("experiment_id")
     if exp_id is None or not store.experiment(exp_id).config.get("latency"):
@@ -77,22 +85,16 @@ def _latency_figure(store: Store, a: Assessment, path: Path) -> str | None:
     rows = latency_rows(store, exp_id)
     if not rows:
         return None
+    data = json.dumps([a.to_json(), [asdict(r) for r in rows]], sort_keys=True, default=str)
+    return FigureJob(draw_latency, (a, rows), stem, data, (".png",))
+
+
+def draw_latency(a: Assessment, rows: list[Any], stem: Path) -> None:
+    """The latency figure of one curve, as ``stem.png``."""
     from netassay.methods.sweep.latency_figure import plot_latency  # deferred: matplotlib
 
-    plot_latency(a, rows, path)
-    return f"figures/{path.name}"
+    plot_latency(a, rows, stem.with_name(f"{stem.name}.png"))
 
 
-class _Bar:
-    """The report's progress on a terminal (rich), one step per curve."""
-
-    def __init__(self, total: int) -> None:
-        self.p = Progress(TextColumn("report"), BarColumn(), MofNCompleteColumn(), transient=True)
-        self.task = self.p.add_task("report", total=total)
-        self.p.start()
-
-    def advance(self) -> None:
-        self.p.advance(self.task)
-
-    def close(self) -> None:
-        self.p.stop()
+def _png(job: FigureJob | None) -> str | None:
+    return f"figures/{job.stem.name}.png" if job is not None else None

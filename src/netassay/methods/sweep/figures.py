@@ -12,6 +12,7 @@ import numpy as np
 
 from netassay.analysis.assess import Assessment
 
+PNG_DPI = 110
 VERDICT_COLOR = {"GOOD": "#1a7f37", "BAD": "#cf222e", "INCONCLUSIVE": "#9a6700"}
 
 
@@ -40,13 +41,28 @@ def plot_assessment(
         0.995, 0.995, a.verdict, ha="right", va="top", fontsize=13, fontweight="bold",
         color=color, bbox={"boxstyle": "round", "fc": "white", "ec": color},
     )  # fmt: skip
+    _lay_out_once(fig, PNG_DPI)
     out = []
     for fmt in formats:
         path = stem.parent / f"{stem.name}.{fmt}"
-        fig.savefig(path, dpi=110 if fmt == "png" else None)
+        fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None)
         out.append(path)
     plt.close(fig)
     return out
+
+
+def _lay_out_once(fig: plt.Figure, dpi: float) -> None:
+    """Run the constrained layout once, as the PNG's savefig would, then keep it: each
+    savefig would otherwise lay the figure out again (half of a figure's cost). The PNG
+    comes out identical to the pixel; the SVG's positions are the PNG's."""
+    engine = fig.get_layout_engine()
+    if engine is None:
+        return
+    before = fig.get_dpi()
+    fig.set_dpi(dpi)
+    engine.execute(fig)
+    fig.set_layout_engine("none")
+    fig.set_dpi(before)
 
 
 def _loss_panel(ax: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> None:

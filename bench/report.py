@@ -1,0 +1,162 @@
+"""Benchmark: ``netassay report`` of a store of 114 PASTRAMI experiments, cold and warm.
+
+The store: the 8 public PASTRAMI files of ``../shared/data/pastrami`` replicated to
+``--experiments`` files (114 by default, the authors' study). The importer skips a file
+whose content is already stored, so each copy differs: the copy's index is folded into
+its file name (hence its label) and one trial of its first load received one frame
+fewer (one frame in millions: the figures look the same). Then, side
+by side in one run, the real command on that store:
+
+- the one-process renderer: ``netassay report`` of the code in ``--baseline`` (the main
+  worktree by default: every figure drawn in one process, laid out at each savefig,
+  inlined in index.html), when that folder exists;
+- this tree, cold (an empty ``--out``), on the host's CPUs and on one CPU (``taskset``);
+- this tree, warm: the same report again, nothing changed (every figure kept);
+- this tree, grown: ``--grow`` more experiments imported, the report again (only theirs
+  drawn).
+
+For each: wall seconds, CPU seconds (the command's and its workers', user and system:
+the work done, whatever else shares the machine), figure files, index.html's size. The
+PNGs of this tree and of the baseline are compared pixel by pixel (same content, same
+look). The machine is shared: each mode runs once per ``--repeat`` round, interleaved;
+medians are reported with every run. Writes bench/results/report.json and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "pastrami"
+OUT = ROOT / "bench" / "results" / "report.json"
+
+
+def replicate(src: Path, folder: Path, n: int, start: int = 0) -> None:
+    """Write copies ``start .. start+n-1`` of the files under ``src``: each named
+    ``r<index>_<name>``, one trial of its first load with one frame fewer received."""
+    files = sorted(src.rglob("*_raw_*.txt"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(start, start + n):
+        f = files[i % len(files)]
+        lines = f.read_text().splitlines()
+        first = json.loads(lines[0])
+        run = first[1 + (i // len(files)) % (len(first) - 1)]  # [sent, received, ...]
+        run[1] = max(0, run[1] - 1)
+        lines[0] = json.dumps(first)
+        (folder / f"r{i:03d}_{f.name}").write_text("\n".join(lines) + "\n")
+
+
+def report(src: Path, db: Path, out: Path, *, one_cpu: bool = False) -> dict[str, float]:
+    """One ``netassay report`` of ``src``'s code: its wall time and what it wrote."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    argv = [sys.executable, "-m", "netassay", "report", str(db), "--out", str(out)]
+    if one_cpu:
+        argv = ["taskset", "-c", "0", *argv]
+    t0, c0 = time.perf_counter(), _children_cpu()
+    cp = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=3600)
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
+    if cp.returncode:
+        raise SystemExit(f"report failed: {cp.stderr.strip()[-500:]}")
+    figures = out / "figures"
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "figure_files": sum(1 for p in figures.iterdir() if p.suffix in (".png", ".svg")),
+        "index_bytes": (out / "index.html").stat().st_size,
+    }
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished children, their pools' workers too."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def pixels_apart(a: Path, b: Path) -> dict[str, int]:
+    """PNGs of the same names in two figure folders: how many differ in any pixel."""
+    names = sorted(p.name for p in a.glob("*.png"))
+    differ = 0
+    for name in names:
+        x = np.asarray(Image.open(a / name))
+        y = np.asarray(Image.open(b / name))
+        differ += int(x.shape != y.shape or bool((x != y).any()))
+    return {"compared": len(names), "differ": differ}
+
+
+def import_into(db: Path, folder: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    argv = [sys.executable, "-m", "netassay", "import", "pastrami", str(folder), "--db", str(db)]
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, capture_output=True, check=True, timeout=600)
+    return round(time.perf_counter() - t0, 2)
+
+
+def median(runs: list[dict[str, float]]) -> dict[str, object]:
+    return {
+        **{k: runs[-1][k] for k in runs[-1] if k not in ("wall_s", "cpu_s")},
+        "cpu_s": statistics.median(r["cpu_s"] for r in runs),
+        "wall_s": statistics.median(r["wall_s"] for r in runs),
+        "runs_s": [r["wall_s"] for r in runs],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--experiments", type=int, default=114)
+    ap.add_argument("--grow", type=int, default=6)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--baseline", type=Path, default=ROOT.parent / "main" / "src")
+    args = ap.parse_args()
+    modes: dict[str, list[dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="na-bench-report-") as tmp:
+        t = Path(tmp)
+        replicate(DATA, t / "files", args.experiments)
+        db = t / "p.db"
+        import_s = import_into(db, t / "files")
+        for _ in range(args.repeat):
+            if args.baseline.is_dir():
+                shutil.rmtree(t / "base", ignore_errors=True)
+                modes.setdefault("one_process_baseline_cold", []).append(
+                    report(args.baseline, db, t / "base")
+                )
+            for name, one_cpu in (("cold_one_cpu", True), ("cold", False)):
+                shutil.rmtree(t / "r", ignore_errors=True)
+                run = report(ROOT / "src", db, t / "r", one_cpu=one_cpu)
+                modes.setdefault(name, []).append(run)
+            modes.setdefault("warm", []).append(report(ROOT / "src", db, t / "r"))
+        same = None
+        if args.baseline.is_dir():
+            same = pixels_apart(t / "r" / "figures", t / "base" / "figures")
+        replicate(DATA, t / "more", args.grow, start=args.experiments)
+        import_into(db, t / "more")
+        modes["grown"] = [report(ROOT / "src", db, t / "r")]
+    result = {
+        "experiments": args.experiments,
+        "grown_by": args.grow,
+        "cpus": len(os.sched_getaffinity(0)),
+        "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
+        "import_s": import_s,
+        "baseline": str(args.baseline),
+        "png_pixels_vs_baseline": same,
+        **{name: median(runs) for name, runs in modes.items()},
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
