@@ -227,6 +227,9 @@ def test_a_doctor_result_is_kept_for_this_boot_and_these_settings(tmp_path, monk
     ref = {"utc": "2026-11-25T21:00:00+00:00", "verdict": "WARN", "experiment_id": 3}
     R.remember(ref, cfg)
     assert R.newest(cfg) == ref
+    from netassay.testbed import state as S
+
+    assert S.known_testbeds() == []  # never taken for a testbed (its sysctls restored)
     # a SUT, its ground truths and its sink are the doctor's own: the same settings
     assert R.newest(replace(cfg, sut="xdp-router", sut_cap_pps=1e5, sut_drop=0.1)) == ref
     assert R.newest(replace(cfg, backlog=100)) is None  # another backlog: not checked

@@ -15,7 +15,9 @@ from typing import Any
 from netassay.counters.environment import read_text
 from netassay.testbed import state as S
 
-RECORD = "doctor.json"
+# in a folder of its own: a file beside the testbeds' states would be taken for one, and
+# the host's sysctls would never be restored while it is there
+RECORD = "host/doctor.json"
 NOT_SETTINGS = ("sut", "sut_drop", "sut_cap_pps", "sink")  # what the doctor sets itself
 
 
