@@ -34,6 +34,7 @@ from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
 from netassay.params import declared, default_of, flag, nested, param, whole
 from netassay.store.db import Experiment, Store
+from netassay.store.paths import open_store, store_paths
 
 Progress = Callable[[str], None]  # one line of progress (to stderr)
 Column = tuple[str, Callable[[dict[str, Any]], str]]  # a page column: header, row -> text
@@ -211,3 +212,15 @@ def texts(lines: Sequence[str]) -> str:
 def span(fmt: Callable[[Any], str], s: dict[str, Any]) -> str:
     """A group's figure over its cells: 'median (min .. max)'."""
     return f"{fmt(s['median'])} ({fmt(s['min'])} .. {fmt(s['max'])})"
+
+
+def from_stores(
+    inputs: Sequence[Path], read: Callable[[Path, Store], Iterable[Any]]
+) -> Iterator[Any]:
+    """What ``read(path, store)`` finds in each store among ``inputs`` (files and
+    folders that are not stores passed over), read whole while its store is open: a
+    method's ``analyse`` of stored results."""
+    for p in store_paths(inputs):
+        with open_store(p) as store:
+            found = list(read(p, store))
+        yield from found

@@ -20,9 +20,8 @@ from netassay.methods.accept.view import (
     summary,
     text_lines,
 )
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
 from netassay.store.db import Experiment, Store
-from netassay.store.paths import open_store, store_paths
 
 RUN_OVERHEAD_S = 0.6  # per run: the pause between runs, the tools started
 CELL_SETUP_S = 1.5  # per cell: its process, the embedded link built and removed
@@ -97,10 +96,7 @@ class AcceptMethod:
         return measure(req, progress)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredTest]:
-        for p in store_paths(inputs):
-            with open_store(p) as st:
-                found = stored_summaries(st)
-            yield from (StoredTest(p, s) for s in found)
+        return from_stores(inputs, lambda p, st: (StoredTest(p, s) for s in stored_summaries(st)))
 
     def judged(self, result: StoredTest) -> tuple[str, str | None]:
         return result.summary.get("label") or "acceptance test", result.summary.get("verdict")

@@ -11,7 +11,7 @@ from typing import Any
 
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods import lab
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
 from netassay.methods.doctor import run as R
 from netassay.methods.doctor import store as DS
 from netassay.methods.doctor import view as V
@@ -20,7 +20,6 @@ from netassay.methods.plots import slugify
 from netassay.names import validate_name
 from netassay.params import declared
 from netassay.store.db import Experiment, Store
-from netassay.store.paths import open_store, store_paths
 
 SETUP_S = 6.0  # three testbeds built, the environment captured, probes started
 
@@ -66,10 +65,7 @@ class DoctorMethod:
         return R.run(doc)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[DS.StoredDoctor]:
-        for p in store_paths(inputs):
-            with open_store(p) as store:
-                found = list(DS.stored_doctors(store))
-            yield from found
+        return from_stores(inputs, lambda _, store: DS.stored_doctors(store))
 
     def judged(self, result: Any) -> tuple[str, str | None]:
         return result.experiment.label, result.summary["verdict"]

@@ -11,14 +11,13 @@ from typing import Any
 from netassay import names as N
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
 from netassay.methods.flood import run as R
 from netassay.methods.flood import store as FS
 from netassay.methods.flood import view as V
 from netassay.methods.flood.request import RUN_OPTIONS, FloodRequest
 from netassay.methods.plots import slugify
 from netassay.store.db import Experiment, Store
-from netassay.store.paths import open_store, store_paths
 from netassay.units import fmt_rate
 
 FLOOD_OVERHEAD_S = 1.0  # per flood: counters read before and after, the sink settling
@@ -81,10 +80,9 @@ class FloodMethod:
         return R.measure(request, name, cfg, show, options.db, options.label)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredFlood]:
-        for p in store_paths(inputs):
-            with open_store(p) as store:
-                found = list(FS.stored_floods(store))
-            yield from (StoredFlood(p, exp, s) for exp, s in found)
+        return from_stores(
+            inputs, lambda p, st: (StoredFlood(p, exp, s) for exp, s in FS.stored_floods(st))
+        )
 
     def judged(self, result: Any) -> tuple[str, str | None]:
         if isinstance(result, StoredFlood):

@@ -10,7 +10,7 @@ from typing import Any
 
 from netassay.analysis import compare as AC
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
 from netassay.methods.plots import slugify
 from netassay.methods.search import engine as E
 from netassay.methods.search import run as R
@@ -20,7 +20,6 @@ from netassay.methods.search.spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSp
 from netassay.methods.sweep.analyse import assess_experiment
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
-from netassay.store.paths import open_store, store_paths
 
 NOMINAL_MAX_PPS = 600_000.0  # the max load a plan assumes when the peak will set it
 CELL_SETUP_S = 4.0  # a cell's process, its testbed, the environment, the peak probe
@@ -76,10 +75,9 @@ class SearchMethod:
         return R.run(job)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredSearch]:
-        for p in store_paths(inputs):
-            with open_store(p) as store:
-                found = list(V.stored_searches(store))
-            yield from (StoredSearch(p, exp, out) for exp, out in found)
+        return from_stores(
+            inputs, lambda p, st: (StoredSearch(p, exp, o) for exp, o in V.stored_searches(st))
+        )
 
     def judged(self, result: StoredSearch) -> tuple[str, str | None]:
         return result.experiment.label, None  # its verify sweep is judged as a sweep

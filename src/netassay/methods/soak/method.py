@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
 from netassay.methods.plots import slugify
 from netassay.methods.soak import run as R
 from netassay.methods.soak import series as SE
@@ -17,7 +17,6 @@ from netassay.methods.soak import store as SS
 from netassay.methods.soak import view as V
 from netassay.methods.soak.request import RUN_OPTIONS, SoakRequest
 from netassay.store.db import Experiment, Store
-from netassay.store.paths import open_store, store_paths
 
 SEGMENT_OVERHEAD_S = 0.3  # per segment: counters read before and after, the sink settling
 
@@ -57,10 +56,7 @@ class SoakMethod:
         return self.execute(soak)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[SS.StoredSoak]:
-        for p in store_paths(inputs):
-            with open_store(p) as store:
-                found = list(SS.stored_soaks(store))
-            yield from found
+        return from_stores(inputs, lambda _, store: SS.stored_soaks(store))
 
     def judged(self, result: Any) -> tuple[str, str | None]:
         return result.experiment.label, result.summary["verdict"]
