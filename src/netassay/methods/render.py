@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,14 @@ def _draw(i: int) -> int:
     return i
 
 
+def _quiet_worker() -> None:
+    """A worker leaves Ctrl-C to the report (which ends the pool) and ends at once, with
+    nothing printed, when the pool is ended: its inherited handlers would raise and
+    print a traceback in every worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def workers() -> int:
     """The CPUs this process may run on."""
     try:
@@ -88,7 +97,7 @@ def render(
                 _draw(i)
                 shown.step()
         else:
-            with multiprocessing.get_context("fork").Pool(n) as pool:
+            with multiprocessing.get_context("fork").Pool(n, _quiet_worker) as pool:
                 for _ in pool.imap_unordered(_draw, range(len(todo))):
                     shown.step()
     finally:
