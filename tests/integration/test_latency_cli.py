@@ -64,3 +64,14 @@ def test_at_is_refused_in_one_line_without_latency_or_a_search(cli, tmp_path):
         assert res.returncode == 2, (args, res.stderr)
         assert needle in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
         assert _namespaces("ltat") == set()
+
+
+def test_at_with_rates_is_refused_in_one_line(cli, tmp_path):
+    db = tmp_path / "x.db"
+    res = cli("sweep", "--latency", "--at", "50%", "--rates", "10k", "--db", db, "--name", "ltar")
+    assert res.returncode == 2
+    assert (
+        res.stderr.strip()
+        == "netassay: --at with --rates: --at picks the loads itself; drop one of them"
+    )
+    assert _namespaces("ltar") == set() and not db.exists()

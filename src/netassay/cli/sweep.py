@@ -26,7 +26,7 @@ from netassay.cli.common import (
 )  # fmt: skip
 from netassay.cli.sizes import per_size
 from netassay.config import Config, TestbedConfig
-from netassay.errors import Interrupted
+from netassay.errors import Interrupted, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sizes import SizesFlag
@@ -52,6 +52,8 @@ def sweep(
     if per_size(sweep.__wrapped__, ctx, given, "sweep", as_json, dry_run=dry_run,
                 fail_on=fail_on):  # fmt: skip
         return
+    if given.get("at") is not None and given.get("rates") is not None:
+        raise UsageError("--at with --rates", "--at picks the loads itself", "drop one of them")
     method = registry.method("sweep")
     if given["resume"]:  # the stored plan and label: a flag changing them is refused
         keys = [p.flag for _, p in declared(SweepRequest) if given.get(p.name) is not None]
