@@ -3,10 +3,12 @@
 //! every mode takes, then the mode's own: the XDP sink's and the receiver's here,
 //! the sender's in `send`.
 
+mod delay;
 mod help;
 mod send;
 mod values;
 
+pub use delay::DelayArgs;
 pub use help::HELP;
 
 use crate::error::{FlagError, ModeError, UsageError};
@@ -76,6 +78,7 @@ pub enum Cmd {
     Sink(SinkArgs),
     Send(Box<Send>),
     Recv(Recv),
+    Delay(DelayArgs),
 }
 
 const VALUED: &[&str] = &[
@@ -127,6 +130,11 @@ impl Given {
     /// Split the line into flags with values (`--flag V` or `--flag=V`) and
     /// switches; refuse unknown words, missing values and flags given twice.
     fn scan(argv: &[String]) -> Result<Given, FlagError> {
+        Given::scan_in(argv, VALUED, SWITCHES)
+    }
+
+    /// `scan` for a mode with flags of its own (`delay`).
+    fn scan_in(argv: &[String], valued: &[&str], switches: &[&str]) -> Result<Given, FlagError> {
         let mut g = Given {
             kv: Vec::new(),
             sw: Vec::new(),
@@ -138,9 +146,9 @@ impl Given {
                 Some((k, v)) if k.starts_with("--") => (k.to_string(), Some(v.to_string())),
                 _ => (a.clone(), None),
             };
-            if SWITCHES.contains(&k.as_str()) && inline.is_none() {
+            if switches.contains(&k.as_str()) && inline.is_none() {
                 g.sw.push(k);
-            } else if VALUED.contains(&k.as_str()) {
+            } else if valued.contains(&k.as_str()) {
                 let v = match inline {
                     Some(v) => v,
                     None => {
@@ -195,6 +203,9 @@ impl Given {
 
 /// The command the line asks for: help, the version, or a mode with its options.
 pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
+    if argv.first().is_some_and(|w| w == "delay") {
+        return delay::parse(&argv[1..]);
+    }
     let a = Given::scan(argv)?;
     if a.has("--help") || a.has("-h") {
         return Ok(Cmd::Help);

@@ -1,6 +1,7 @@
 //! The three modes, each run to its end or to the error that stops it: send
 //! (`send`, with its plan, technique and report), receive and the XDP sink.
 
+pub mod delay;
 pub mod receive;
 pub mod send;
 pub mod xdp_sink;

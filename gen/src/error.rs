@@ -168,6 +168,11 @@ pub enum SystemError {
         dev: String,
         err: io::Error,
     },
+    /// The delay line could not do `what` (write its stats, start a thread).
+    Delay {
+        what: String,
+        err: io::Error,
+    },
 }
 
 impl fmt::Display for SystemError {
@@ -205,6 +210,7 @@ impl fmt::Display for SystemError {
                 f,
                 "cannot open an AF_PACKET receive ring on '{dev}': {err}; run as root"
             ),
+            Delay { what, err } => write!(f, "delay line: cannot {what}: {err}"),
         }
     }
 }

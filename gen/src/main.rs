@@ -6,6 +6,7 @@
 mod args;
 mod bpf;
 mod cmd;
+mod delay;
 mod error;
 mod json;
 mod latency;
@@ -37,6 +38,7 @@ fn run(cmd: Cmd) -> Result<(), Error> {
         Cmd::Send(s) => cmd::send::run(&s)?,
         Cmd::Recv(r) => cmd::receive::run(&r)?,
         Cmd::Sink(k) => cmd::xdp_sink::run(&k)?,
+        Cmd::Delay(d) => cmd::delay::run(&d)?,
     }
     Ok(())
 }

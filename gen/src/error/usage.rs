@@ -119,6 +119,13 @@ pub enum ModeError {
     RingMb,
     ScheduleRateMax,
     ReceiveOptionsWithoutReceive,
+    /// A delay line's --delay or --delay-back outside 0..10s.
+    DelayRange {
+        flag: &'static str,
+        value: String,
+    },
+    DelayQueue(usize),
+    DelaySameDevice(String),
 }
 
 impl fmt::Display for ModeError {
@@ -146,6 +153,11 @@ impl fmt::Display for ModeError {
             ReceiveOptionsWithoutReceive => f.write_str(
                 "--idle-timeout, --expect and --interval are receive options: add --receive",
             ),
+            DelayRange { flag, value } => {
+                write!(f, "{flag} '{value}' is out of range: use 0..10s")
+            }
+            DelayQueue(n) => write!(f, "--queue {n} is out of range: use 1..10000000 frames"),
+            DelaySameDevice(d) => write!(f, "--a and --b are both '{d}': give two devices"),
         }
     }
 }
