@@ -1,7 +1,7 @@
 //! The text of --help.
 
 pub const HELP: &str = "\
-netassay-gen: paced UDP packet generator and receiver for netassay
+netassay-gen: paced UDP packet generator and receiver for netassay, and a delay line
 
 USAGE (send):
   ip netns exec NS netassay-gen --dev IFACE --dst-mac MAC --src IP --dst IP \\
@@ -12,6 +12,9 @@ USAGE (receive):
 USAGE (XDP sink):
   ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64] [--pass] [--latency]
       [--duration DUR]
+USAGE (delay line):
+  ip netns exec NS netassay-gen delay --a DEV --b DEV --delay DUR [--delay-back DUR]
+      [--stats FILE] [--queue FRAMES] [--cpu N]
 
 Plans round(rate * duration) IPv4 or IPv6 UDP frames (or --count N), each paced to
 its absolute deadline on CLOCK_MONOTONIC: packet k is due at start + k/rate. A
@@ -125,6 +128,35 @@ RECEIVE OPTIONS
                        (key 'intervals': start_s, end_s, packets, bytes of UDP
                        payload, lost by sequence gaps as iperf3 counts them)
   --cpu N              pin the receiver to CPU N
+
+DELAY LINE
+  delay                forward every Ethernet frame received on --a out of --b
+                       (direction ab) and every one received on --b out of --a
+                       (ba), bytes unchanged and in arrival order, each once the
+                       realtime clock reaches its kernel receive stamp plus the
+                       delay: an L2 long path between two devices of this network
+                       namespace (say veth ends, promiscuous, offloads off so
+                       that no frame exceeds 9234 bytes; longer ones are dropped).
+                       Frames this host sends on them are not taken. Prints one
+                       JSON line when ready: ready, pid, a, b, delay_ns,
+                       delay_back_ns; nothing else on stdout. SIGINT/SIGTERM stop
+                       it: the frames still held are counted drop_shutdown, the
+                       stats written once more, exit 0
+  --a DEV, --b DEV     the two devices (required, distinct)
+  --delay DUR          delay of ab: 0..10s, e.g. 20ms, 500us, 0 (required)
+  --delay-back DUR     delay of ba (default --delay)
+  --stats FILE         write the stats JSON to FILE every second and at exit
+                       (FILE.tmp, then renamed): delay_ns, delay_back_ns,
+                       uptime_s, and per direction (ab, ba) counts since the
+                       start: rx_frames, rx_bytes, tx_frames, tx_bytes,
+                       drop_socket (the receive socket's), drop_queue (more than
+                       --queue held), drop_send (the kernel refused the frame),
+                       drop_oversize, drop_shutdown, queue_max (most held at once),
+                       late_max_ns, late_sum_ns, late_over_50us, late_over_1ms
+                       (frames sent that long after their due time)
+  --queue FRAMES       most frames held per direction (default 200000); frames
+                       beyond it are dropped
+  --cpu N              pin both directions' threads to CPU N
 
 OUTPUT
   --json               one JSON object on stdout (else a readable summary)
