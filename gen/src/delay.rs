@@ -17,10 +17,21 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// The biggest frame the line forwards: a 9216-byte MTU and its Ethernet header,
 /// a VLAN tag and FCS room (18 bytes). Longer ones (GSO super-frames) are dropped.
 pub const MAX_FRAME: usize = 9216 + 18;
+/// The virtio_net_hdr each frame comes with and goes out with (PACKET_VNET_HDR):
+/// it carries a checksum left to offload (CHECKSUM_PARTIAL) across the line, so
+/// that frames from a device with tx checksumming on (veth's default) arrive whole.
+const VNET_HDR: usize = 10;
+const VIRTIO_NET_HDR_F_DATA_VALID: u8 = 2;
+const PACKET_VNET_HDR: libc::c_int = 15;
+/// A held frame: its virtio_net_hdr, then its bytes.
+const SLOT: usize = VNET_HDR + MAX_FRAME;
 /// Frames taken in, or sent out, per system call at most.
 const BATCH: usize = 64;
 /// The longest wait between looks at the stop flag.
 const IDLE_NS: u64 = 50_000_000;
+/// A timer wakes a thread some 50 us late on a VM (more under load): sleep until
+/// this long before the head frame is due, then busy-poll the clock to its time.
+const SPIN_NS: u64 = 100_000;
 /// Receive buffer asked for each receiving socket (SO_RCVBUFFORCE).
 const RCVBUF: i32 = 32 << 20;
 const PACKET_STATISTICS: libc::c_int = 6;
@@ -50,7 +61,7 @@ impl Held {
     /// A store of `bytes` to start with, holding at most `limit` frames.
     pub fn new(bytes: usize, limit: usize) -> Held {
         Held {
-            buf: vec![0; bytes.max(MAX_FRAME)],
+            buf: vec![0; bytes.max(SLOT)],
             entries: VecDeque::new(),
             tail: 0,
             limit,
@@ -225,6 +236,7 @@ pub fn rx_socket(ifindex: u32) -> io::Result<i32> {
     let set = |level, name, val| sys::setsockopt_int(fd, level, name, val);
     let r = (|| {
         set(libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, 1)?;
+        set(libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
         set(libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
         set(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, RCVBUF)
             .or_else(|_| set(libc::SOL_SOCKET, libc::SO_RCVBUF, RCVBUF))?;
@@ -246,6 +258,7 @@ pub fn tx_socket(ifindex: u32) -> io::Result<i32> {
     let fd = sys::packet_socket(0)?;
     let r = sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, RCVBUF)
         .or_else(|_| sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, RCVBUF))
+        .and_then(|_| sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VNET_HDR, 1))
         .and_then(|_| sys::bind_packet(fd, ifindex, 0));
     match r {
         Ok(()) => Ok(fd),
@@ -308,17 +321,17 @@ struct RxBatch {
 impl RxBatch {
     fn new() -> Box<RxBatch> {
         let mut b = Box::new(RxBatch {
-            bufs: vec![0; BATCH * MAX_FRAME],
+            bufs: vec![0; BATCH * SLOT],
             iov: Vec::with_capacity(BATCH),
             names: vec![unsafe { std::mem::zeroed() }; BATCH],
             ctl: vec![[0; 8]; BATCH],
             msgs: vec![unsafe { std::mem::zeroed() }; BATCH],
         });
         for i in 0..BATCH {
-            let base = unsafe { b.bufs.as_mut_ptr().add(i * MAX_FRAME) };
+            let base = unsafe { b.bufs.as_mut_ptr().add(i * SLOT) };
             b.iov.push(libc::iovec {
                 iov_base: base as *mut libc::c_void,
-                iov_len: MAX_FRAME,
+                iov_len: SLOT,
             });
         }
         b
@@ -349,21 +362,20 @@ impl RxBatch {
         r.max(0) as usize
     }
 
-    /// Frame `i` of the last call: its bytes, or None when it was longer than
-    /// MAX_FRAME (its length then), its receive stamp, whether this host sent it.
-    fn frame(&self, i: usize) -> (Result<&[u8], usize>, Option<u64>, bool) {
+    /// Frame `i` of the last call: its virtio_net_hdr and bytes, ready to send
+    /// (Err: its length, when longer than MAX_FRAME), its receive stamp, whether
+    /// this host sent it.
+    fn frame(&mut self, i: usize) -> (Result<&[u8], usize>, Option<u64>, bool) {
         let m = &self.msgs[i];
-        let len = m.msg_len as usize;
+        let len = (m.msg_len as usize).max(VNET_HDR);
         let outgoing = self.names[i].sll_pkttype == PACKET_OUTGOING;
         let stamp = unsafe { rx_stamp(&m.msg_hdr) };
-        if len > MAX_FRAME || m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
-            return (Err(len), stamp, outgoing);
+        if len > SLOT || m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+            return (Err(len - VNET_HDR), stamp, outgoing);
         }
-        (
-            Ok(&self.bufs[i * MAX_FRAME..i * MAX_FRAME + len]),
-            stamp,
-            outgoing,
-        )
+        let rec = &mut self.bufs[i * SLOT..i * SLOT + len];
+        rec[0] &= !VIRTIO_NET_HDR_F_DATA_VALID; // a receive flag, not one to send
+        (Ok(rec), stamp, outgoing)
     }
 }
 
@@ -380,6 +392,13 @@ unsafe fn rx_stamp(h: &libc::msghdr) -> Option<u64> {
     None
 }
 
+/// Busy-poll the realtime clock until `t` (or the stop flag).
+fn spin_until(t: u64) {
+    while realtime() < t && !pace::stopped() {
+        std::hint::spin_loop();
+    }
+}
+
 /// Wait until `fd` has frames or `timeout_ns` passed; true when it has frames.
 fn wait_readable(fd: i32, timeout_ns: u64) -> bool {
     let mut p = libc::pollfd {
@@ -392,7 +411,7 @@ fn wait_readable(fd: i32, timeout_ns: u64) -> bool {
         tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
     };
     let r = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
-    r > 0 && p.revents & libc::POLLIN != 0
+    r > 0 // POLLIN, or an error for recvmmsg to take
 }
 
 impl Direction<'_> {
@@ -417,7 +436,14 @@ impl Direction<'_> {
                 break;
             }
             if !more {
-                let timeout = held.next_due().map_or(IDLE_NS, |d| (d - now).min(IDLE_NS));
+                let timeout = match held.next_due() {
+                    Some(d) if d - now <= SPIN_NS => {
+                        spin_until(d);
+                        continue;
+                    }
+                    Some(d) => (d - now - SPIN_NS).min(IDLE_NS),
+                    None => IDLE_NS,
+                };
                 if !wait_readable(self.rx_fd, timeout) {
                     continue;
                 }
@@ -434,7 +460,7 @@ impl Direction<'_> {
                 frames += 1;
                 match frame {
                     Ok(f) => {
-                        bytes += f.len() as u64;
+                        bytes += (f.len() - VNET_HDR) as u64;
                         let due = stamp.unwrap_or(fallback) + self.delay_ns;
                         if !held.push(due, f) {
                             c.drop_queue.fetch_add(1, Relaxed);
@@ -474,7 +500,7 @@ impl Direction<'_> {
                 iov_len: f.len(),
             });
             late.push(now - due);
-            bytes.push(f.len() as u64);
+            bytes.push((f.len() - VNET_HDR) as u64);
         }
         for (m, v) in msgs.iter_mut().zip(iov.iter_mut()) {
             m.msg_hdr.msg_iov = v;
