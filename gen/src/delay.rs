@@ -32,6 +32,9 @@ const IDLE_NS: u64 = 50_000_000;
 /// A timer wakes a thread some 50 us late on a VM (more under load): sleep until
 /// this long before the head frame is due, then busy-poll the clock to its time.
 const SPIN_NS: u64 = 100_000;
+/// While busy-polling, look for new frames this often (a frame due every few us
+/// must not keep the receive side waiting).
+const SPIN_STEP_NS: u64 = 5_000;
 /// Receive buffer asked for each receiving socket (SO_RCVBUFFORCE).
 const RCVBUF: i32 = 32 << 20;
 const PACKET_STATISTICS: libc::c_int = 6;
@@ -435,21 +438,21 @@ impl Direction<'_> {
             if pace::stopped() {
                 break;
             }
-            if !more {
-                let timeout = match held.next_due() {
-                    Some(d) if d - now <= SPIN_NS => {
-                        spin_until(d);
-                        continue;
-                    }
-                    Some(d) => (d - now - SPIN_NS).min(IDLE_NS),
-                    None => IDLE_NS,
-                };
-                if !wait_readable(self.rx_fd, timeout) {
-                    continue;
-                }
+            // sleep (in ppoll) unless frames are waiting or the head is due soon
+            let wait = held.next_due().map_or(IDLE_NS, |d| d - now);
+            if !more && wait > SPIN_NS && !wait_readable(self.rx_fd, (wait - SPIN_NS).min(IDLE_NS))
+            {
+                continue;
             }
             let n = rx.recv(self.rx_fd);
             more = n == BATCH;
+            if n == 0 {
+                // the head is due soon: keep taking frames while busy-polling to it
+                if let Some(d) = held.next_due() {
+                    spin_until(d.min(realtime() + SPIN_STEP_NS));
+                }
+                continue;
+            }
             let fallback = realtime();
             let (mut frames, mut bytes) = (0, 0);
             for i in 0..n {
