@@ -395,10 +395,12 @@ unsafe fn rx_stamp(h: &libc::msghdr) -> Option<u64> {
     None
 }
 
-/// Busy-poll the realtime clock until `t` (or the stop flag).
+/// Busy-poll the realtime clock until `t` (or the stop flag), yielding the CPU to
+/// any thread ready to run on it: the other direction when both are pinned to one
+/// CPU (which at a real-time priority would otherwise wait for this spin to end).
 fn spin_until(t: u64) {
     while realtime() < t && !pace::stopped() {
-        std::hint::spin_loop();
+        unsafe { libc::sched_yield() };
     }
 }
 
