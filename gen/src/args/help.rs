@@ -135,9 +135,16 @@ DELAY LINE
                        (ba), bytes unchanged and in arrival order, each once the
                        realtime clock reaches its kernel receive stamp plus the
                        delay: an L2 long path between two devices of this network
-                       namespace (say veth ends, promiscuous, offloads off so
-                       that no frame exceeds 9234 bytes; longer ones are dropped).
-                       Frames this host sends on them are not taken. Prints one
+                       namespace (say veth ends, promiscuous, with tso, gso and
+                       gro off on both ends of both links so that no frame
+                       exceeds 9234 bytes; longer ones are dropped and counted
+                       drop_oversize). A checksum left to offload travels with
+                       its frame (PACKET_VNET_HDR), so tx checksumming may stay
+                       on. Frames this host sends on them are not taken. Each
+                       direction runs in a thread of its own that sleeps until
+                       100 us before a frame is due and busy-polls the rest;
+                       under CPU contention run it at a real-time priority
+                       (chrt -f 10) for frames to leave on time. Prints one
                        JSON line when ready: ready, pid, a, b, delay_ns,
                        delay_back_ns; nothing else on stdout. SIGINT/SIGTERM stop
                        it: the frames still held are counted drop_shutdown, the
