@@ -20,8 +20,10 @@ ROLES = ("tg", "sut", "sink")
 RTT_ROLE = r"(snd|rsp)(srv|ep|bg[0-9]{1,3})"
 # The acceptance testbed (netassay.testbed.link): client, link, server.
 ACCEPT_ROLES = ("cli", "link", "srv")
+# The TCP path (netassay.testbed.tcppath): client, the path (its delay), server.
+TCP_ROLES = ("cli", "path", "srv")
 _ID = re.compile(r"[a-z0-9]{1,8}")
-_NS = re.compile(rf"na-[a-z0-9]{{1,8}}-(tg|sut|sink|cli|link|srv|{RTT_ROLE})")
+_NS = re.compile(rf"na-[a-z0-9]{{1,8}}-(tg|sut|sink|cli|link|path|srv|{RTT_ROLE})")
 _RTT_ROLE = re.compile(RTT_ROLE)
 BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
 BENCH_V6 = ipaddress.ip_network("2001:2::/48")
@@ -36,6 +38,7 @@ def min_frame_bytes(ip_version: int) -> int:
 DEFAULT_NAME = "lab"  # the router testbed (sweep, search, flood)
 RTT_NAME = "rtt"  # the rtt testbed
 ACCEPT_NAME = "acc"  # the acceptance link
+TCP_NAME = "tcp"  # the TCP path
 
 # device names (each lives in its own namespace, so they never clash). The generator
 # sends on tg0, through a pfifo qdisc (see topology.WIRE_QDISC), to the SUT's sut0.
@@ -57,7 +60,8 @@ def validate_name(name: str) -> str:
 
 
 def netns(name: str, role: str) -> str:
-    if role not in ROLES and role not in ACCEPT_ROLES and not _RTT_ROLE.fullmatch(role):
+    known = (*ROLES, *ACCEPT_ROLES, *TCP_ROLES)
+    if role not in known and not _RTT_ROLE.fullmatch(role):
         raise ValueError(f"unknown role {role!r}")
     return f"{PREFIX}{validate_name(name)}-{role}"
 

@@ -138,8 +138,9 @@ def _steer(ns: str, dev: str, queue: str, cpu: int | None) -> dict[str, str]:
     return {f"{ns}:{dev}:{queue.split('/')[0]}": _mask(cpu)}
 
 
-def shaper_argv(ns: str, cap_bps: float, mtu: int) -> list[str]:
-    """tbf on the link's egress toward the server, counting L1 bytes (size table)."""
+def shaper_argv(ns: str, cap_bps: float, mtu: int, dev: str = LINK_OUT) -> list[str]:
+    """tbf on the link's egress toward the server (or on ``dev``), counting L1 bytes
+    (size table)."""
     rate_bytes = cap_bps / 8
     burst = max(2 * (mtu + 14 + L1_EXTRA_BYTES), round(rate_bytes * CAP_BUCKET_S))
     limit = max(64 * 1024, round(rate_bytes * CAP_QUEUE_S))
@@ -150,7 +151,7 @@ def shaper_argv(ns: str, cap_bps: float, mtu: int) -> list[str]:
         "qdisc",
         "replace",
         "dev",
-        LINK_OUT,
+        dev,
         "root",
         "stab",
         "overhead",

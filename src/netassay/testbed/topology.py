@@ -54,6 +54,7 @@ EXTERNAL = "external"
 KINDS = {
     "rtt": "netassay.testbed.rtt",
     "accept": "netassay.testbed.link",
+    "tcp": "netassay.testbed.tcppath",
     "external": "netassay.testbed.external",  # a SUT between two local ports
 }
 

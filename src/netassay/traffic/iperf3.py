@@ -1,8 +1,9 @@
-"""iperf3 as a UDP sender: its server (``-s -1 -J``) in the server's namespace, its
-client (``-c ADDR -u -b RATE -l LEN -t DUR -J``) in the client's; or only the client,
-against an iperf3 server the user runs at the far end (``--get-server-output`` brings
-the receiver's intervals back). What they print is returned as it is: reading it is the
-method's (``methods.accept.iperf3``)."""
+"""iperf3 as a UDP sender (and a TCP one, ``tcp_argv``): its server (``-s -1 -J``) in the
+server's namespace, its client (``-c ADDR -u -b RATE -l LEN -t DUR -J``) in the
+client's; or only the client, against an iperf3 server the user runs at the far end
+(``--get-server-output`` brings the receiver's intervals back). What they print is
+returned as it is: reading it is the method's (``methods.accept.iperf3``,
+``methods.tcp.run``)."""
 
 from __future__ import annotations
 
@@ -133,6 +134,21 @@ def client_argv(
     return argv
 
 
+def tcp_argv(
+    addr: str, duration_s: float, cc: str, window: int | None, omit_s: int, port: int = PORT
+) -> list[str]:
+    """iperf3's TCP client: one flow, congestion control ``cc``, socket buffers
+    ``window`` at both ends (-w; None: the kernel's autotuning), the first ``omit_s``
+    seconds (slow start) left out of its figures."""
+    argv = [
+        "iperf3", "-c", addr, "-p", str(port), "-t", str(whole_seconds(duration_s)), "-C", cc,
+        "-O", str(omit_s), "-J", "--connect-timeout", str(CONNECT_TIMEOUT_MS),
+    ]  # fmt: skip
+    if window:
+        argv += ["-w", str(window)]
+    return argv
+
+
 def exchange(
     client: Side,
     server: Side | None,
@@ -144,23 +160,28 @@ def exchange(
     socket_buffer: int | None = None,
     port: int = PORT,
 ) -> tuple[subprocess.CompletedProcess[str], str | None]:
-    """One iperf3 test: (the client's process, the server's JSON text); ``server``
+    """One iperf3 UDP test: (the client's process, the server's JSON text); ``server``
     None: an iperf3 server already listens at ``addr`` (no server text)."""
-    srv = Server(server, addr, port) if server is not None else None
     t = whole_seconds(duration_s)
+    argv = client_argv(addr, payload_bps, datagram_bytes, t, port, socket_buffer,
+                       remote=server is None)  # fmt: skip
+    return test(client, server, addr, argv, t, port)
+
+
+def test(
+    client: Side, server: Side | None, addr: str, argv: list[str], t: float, port: int = PORT
+) -> tuple[subprocess.CompletedProcess[str], str | None]:
+    """Run the iperf3 client ``argv`` (its server started first when ``server`` is
+    given) for about ``t`` seconds: (the client's process, the server's JSON text)."""
+    srv = Server(server, addr, port) if server is not None else None
     try:
-        argv = _argv(
-            client,
-            client_argv(
-                addr, payload_bps, datagram_bytes, t, port, socket_buffer, remote=srv is None
-            ),
-        )
         try:
-            cp = subprocess.run(argv, capture_output=True, text=True, timeout=t + 30, check=False)
+            cp = subprocess.run(_argv(client, argv), capture_output=True, text=True,
+                                timeout=t + 30, check=False)  # fmt: skip
         except subprocess.TimeoutExpired as exc:
             raise ToolError(
-                f"iperf3 toward {addr} did not end", f"no result {t + 30} s after it started",
-                "check that an iperf3 server listens there and the path carries UDP",
+                f"iperf3 toward {addr} did not end", f"no result {t + 30:g} s after it started",
+                "check that an iperf3 server listens there and the path carries its traffic",
             ) from exc  # fmt: skip
         return cp, srv.result(timeout_s=15) if srv else None
     finally:
