@@ -141,3 +141,26 @@ def test_a_bad_size_series_is_one_line_and_builds_nothing(cli, tmp_path, command
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith("netassay: ") and said in line, line
     assert not db.exists()  # nothing built, nothing stored
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--cc", "vegas"), "congestion control 'vegas' is not available here"),
+        (("--window", "64M"), "over the kernel's maximum"),
+        (("--delay", "5s"), "bad --delay 5000ms"),
+        (("--loss", "2"), "bad --loss '2'"),
+        (("--window", "12x"), "bad window '12x'"),
+        (("--bottleneck", "10"), "bad --bottleneck 10"),
+    ],
+)
+def test_a_tcp_cell_this_kernel_cannot_run_is_one_line_and_builds_nothing(cli, tmp_path, args,
+                                                                           said):  # fmt: skip
+    db = tmp_path / "t.db"
+    res = cli("tcp", *args, "--db", db, "--name", "zz")
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("netassay: ") and said in line, line
+    assert not db.exists()  # nothing built, nothing stored
+    assert not any(n.startswith("na-zz-") for n in os.listdir("/run/netns")) if os.path.isdir(
+        "/run/netns") else True  # fmt: skip

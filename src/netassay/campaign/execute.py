@@ -21,7 +21,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -343,7 +343,7 @@ def write_cell(
 
 def _with_transport(e: ExperimentRows, transport: str) -> ExperimentRows:
     env = {**json.loads(e.experiment["environment_json"] or "{}"), "cluster_transport": transport}
-    return ExperimentRows({**e.experiment, "environment_json": json.dumps(env)}, e.rows)
+    return replace(e, experiment={**e.experiment, "environment_json": json.dumps(env)})
 
 
 def _label(c: Campaign, slot: O.Slot) -> str:

@@ -117,15 +117,31 @@ def _import(read_tests: Callable[..., list], source: Any, db: Path, contract: st
 
 def import_iperf3_cmd(
     files: Annotated[
-        list[Path], typer.Argument(help="iperf3 -J outputs (UDP), or folders of them.")
+        list[Path], typer.Argument(help="iperf3 -J outputs (UDP or TCP), or folders of them.")
     ],
     db: Db,
     contract: Contract = None,
     layer: Layer = "ethernet",
     label: Label = "",
 ) -> None:
-    """Import iperf3 -J UDP results as acceptance tests (importing twice adds nothing)."""
-    _import(import_iperf3.read_tests, files, db, contract, layer, label)
+    """Import iperf3 -J results: UDP ones as acceptance tests (--contract, --layer), TCP
+    clients' as TCP cells (kind tcp: throughput, window, RTT, retransmits); importing
+    twice adds nothing."""
+    from netassay.methods.tcp import import_iperf3 as tcp_import  # deferred: its method
+
+    every = import_iperf3.json_files(files)
+    tcp = [f for f in every if import_iperf3.protocol(f) == "TCP"]
+    udp = [f for f in every if f not in tcp]
+    if tcp:
+        done = tcp_import.import_files(tcp, db, label)
+        new = [d for d in done if d[2]]
+        typer.echo(f"{db}: imported {len(new)} TCP cell(s), "
+                   f"{sum(len(c['runs']) for c, _, _ in new)} run(s); "
+                   f"{len(done) - len(new)} already stored, skipped")  # fmt: skip
+        for c, exp_id, _ in done:
+            typer.echo(f"  experiment {exp_id} {c['label']}")
+    if udp or not tcp:
+        _import(import_iperf3.read_tests, udp, db, contract, layer, label)
 
 
 def import_monipe_cmd(

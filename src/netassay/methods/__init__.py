@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
     import netassay.methods.rtt.method
     import netassay.methods.search.method
     import netassay.methods.soak.method
-    import netassay.methods.sweep.method  # noqa: F401
+    import netassay.methods.sweep.method
+    import netassay.methods.tcp.method  # noqa: F401
     from netassay.methods.base import Method
 
 # name -> the module whose METHOD it is, in the order results are shown
@@ -35,6 +36,7 @@ REGISTRY = {
     "flood": "netassay.methods.flood.method",
     "soak": "netassay.methods.soak.method",
     "doctor": "netassay.methods.doctor.method",
+    "tcp": "netassay.methods.tcp.method",
 }
 
 

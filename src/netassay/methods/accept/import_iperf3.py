@@ -263,6 +263,12 @@ def read_tests(
     paths: list[Path], contract_bps: float | None, layer: str, label: str = ""
 ) -> list[AcceptTest]:
     """Read every file (all checked first), then group them into tests."""
+    files = json_files(paths)
+    return build_tests([r for p in files for r in read(p)], contract_bps, layer, label)
+
+
+def json_files(paths: list[Path]) -> list[Path]:
+    """The files given, a folder's .json files in its place."""
     if not paths:
         raise InputError("no iperf3 file given", "", "name the iperf3 -J outputs")
     files: list[Path] = []
@@ -274,4 +280,15 @@ def read_tests(
             files += found
         else:
             files.append(p)
-    return build_tests([r for p in files for r in read(p)], contract_bps, layer, label)
+    return files
+
+
+def protocol(path: Path) -> str:
+    """The protocol of the first test in an iperf3 -J file ('UDP', 'TCP'; '' unknown)."""
+    try:
+        text = path.read_bytes().decode(errors="replace")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read it", str(exc), "check the path") from exc
+    doc = find_json(text, str(path))[0][1]
+    ts = (doc.get("start") or {}).get("test_start") or {}
+    return str(ts.get("protocol", "")).upper()

@@ -1,0 +1,207 @@
+"""A TCP cell measured: the embedded path built (client, path, server: its delay, loss
+and rate as asked), the path's round trip measured by ping, then ``runs`` iperf3 TCP
+transfers, each stored the moment it ends with what bounds it (``analysis.tcp``), the
+window read back, the client's ``ss -tin`` near its end, the CPU per core and what the
+path's ground truths and its delay line counted."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from netassay.analysis.tcp import bounds, summary
+from netassay.counters import cpu as CPU
+from netassay.errors import ToolError
+from netassay.methods.base import RunOptions
+from netassay.methods.tcp import store as TS
+from netassay.methods.tcp.request import NAME, TcpRequest
+from netassay.proc import run
+from netassay.store.db import Store
+from netassay.testbed import Testbed, require_root
+from netassay.testbed import tcppath as P
+from netassay.traffic import iperf3 as I3
+from netassay.traffic import peers
+
+PING_COUNT = 40
+PING_RATE = 100.0  # per second: 0.4 s of pings, a few in flight on a 20 ms path
+SS_AT = 0.8  # the client's ss -tin is read at this share of the transfer
+_SS_PAIR = re.compile(r"([a-z_]+):(\S+)")
+TCP_SYSCTLS = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max",
+               "net.core.wmem_max", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps")  # fmt: skip
+
+
+def measure(req: TcpRequest, options: RunOptions, progress: Callable[[str], None]) -> TS.StoredTcp:
+    """Build the path, measure the cell, store each transfer as it ends."""
+    req.validate()
+    require_root("the TCP path")
+    store = Store(options.db) if options.db else None
+    try:
+        with Testbed(options.name or NAME, req.testbed()) as tb:
+            return _cell(req, options, tb, store, progress)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None,
+          progress: Callable[[str], None]) -> TS.StoredTcp:  # fmt: skip
+    st = tb.state
+    rtt_s = path_rtt(st)
+    config = {**asdict(req), "path": st["path"], "rtt_path_s": rtt_s,
+              "iperf3": I3.version()}  # fmt: skip
+    progress(f"path: round trip {rtt_s * 1e3:.3f} ms by ping ({st['path']['delay_kind']})")
+    exp_id = None
+    if store is not None:
+        label = options.label or f"{req.cc} loss {req.loss:g} delay {req.delay_s * 1e3:g}ms"
+        env = {"sysctls": {k: _sysctl(k) for k in TCP_SYSCTLS}}
+        exp_id = TS.start(store, f"tcp-{uuid.uuid4().hex}", label, config, env)
+    runs = []
+    for i in range(req.runs):
+        r = transfer(req, st, rtt_s, i)
+        runs.append(r)
+        if store is not None and exp_id is not None:
+            TS.record(store, exp_id, r)
+        mbps = (r["throughput_bps"] or 0) / 1e6
+        bound = f", bound {r['bound_bps'] / 1e6:.1f} ({r['binds']})" if r["bound_bps"] else ""
+        fault = "" if r["ok"] else f"  FAULT: {r['fault']}"
+        progress(f"run {i + 1}/{req.runs}: {mbps:.1f} Mbit/s, {r['retransmits']} retransmits"
+                 f"{bound}{fault}")  # fmt: skip
+    exp = store.experiment(exp_id) if store is not None and exp_id is not None else None
+    db = Path(options.db) if options.db else None
+    return TS.StoredTcp(db, exp, config, runs, summary(runs))
+
+
+def _sysctl(key: str) -> str:
+    return Path("/proc/sys/" + key.replace(".", "/")).read_text().strip()
+
+
+def path_rtt(state: dict[str, Any]) -> float:
+    """The path's round trip without a queue: the median of ping's, in seconds."""
+    t = state["target"]
+    pr = peers.ping(t["netns"], t["dst"], PING_RATE, PING_COUNT, 64, timeout_s=2.0)
+    p50 = pr.hist.summary().get("p50_ns")
+    if not pr.received or p50 is None:
+        raise ToolError("ping across the TCP path got no reply",
+                        f"{pr.sent} sent, {pr.received} received", "see --debug")  # fmt: skip
+    return float(p50) / 1e9
+
+
+def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int) -> dict[str, Any]:
+    """One iperf3 TCP transfer over the path, with what bounds it and what it cost."""
+    t = st["target"]
+    cfg = st["config"]
+    client = I3.Side(t["netns"], cfg.get("client_cpu"))
+    server = I3.Side(t["server_netns"], cfg.get("server_cpu"))
+    secs = req.omit_s + I3.whole_seconds(req.duration_s)
+    argv = I3.tcp_argv(t["dst"], req.duration_s, req.cc, int(req.window) or None, req.omit_s)
+    ss: dict[str, Any] = {}
+    sampler = threading.Timer(secs * SS_AT, lambda: ss.update(ss_sample(t["netns"], t["dst"])))
+    truth0, line0, cpu0 = P.truth_counters(st), P.line_stats(st), CPU.read()
+    sampler.start()
+    try:
+        cp, _ = I3.test(client, server, t["dst"], argv, secs)
+    finally:
+        sampler.cancel()
+    cpu1 = CPU.read()
+    P.wait_line_counters(st, time.time())
+    truth1, line1 = P.truth_counters(st), P.line_stats(st)
+    out = parse_client(cp.stdout, cp.returncode, cp.stderr)
+    raw, fault = out.pop("raw"), out.pop("error")
+    dropped = {k: truth1.get(k, 0) - truth0.get(k, 0) for k in truth1}
+    line = line_delta(line0, line1)
+    b = bounds(mss=out["mss_bytes"] or 0, rtt_s=rtt_s, loss=req.loss,
+               window=out["snd_wnd_max_bytes"] if req.window else None,
+               bottleneck=req.bottleneck_bps or None, mtu=req.mtu)  # fmt: skip
+    if fault is None and dropped.get("path.line_dropped", 0) > 0:
+        fault = (f"the delay line dropped {dropped['path.line_dropped']} frames: the path "
+                 "carried less than TCP offered (lower --bottleneck)")  # fmt: skip
+    return {
+        "index": index, "ok": fault is None, "fault": fault, "cc": req.cc,
+        "duration_s": float(I3.whole_seconds(req.duration_s)), **out,
+        "rtt_path_s": rtt_s, "window_bytes": int(req.window) or None,
+        "mathis_bps": b["mathis_bps"], "window_bps": b["window_bps"], "path_bps": b["path_bps"],
+        "binds": b["binds"], "bound_bps": b["bound_bps"],
+        "random_dropped": dropped.get("path.random_dropped"),
+        "line_dropped": dropped.get("path.line_dropped"),
+        "line_late_max_ns": max((int(d.get("late_max_ns", 0)) for d in line.values()),
+                                default=None),
+        "cpu": {c: round(v["busy"], 4) for c, v in CPU.use(cpu0, cpu1).items()},
+        "ss": ss, "line": line, "iperf3": raw,
+    }  # fmt: skip
+
+
+def parse_client(stdout: str, returncode: int, stderr: str) -> dict[str, Any]:
+    """What a transfer is in iperf3's client JSON (``error`` set when it failed)."""
+    try:
+        d = json.loads(stdout) if stdout.strip() else {}
+    except ValueError:
+        d = {}
+    err = d.get("error") or (None if returncode == 0 else (stderr.strip()[-200:] or "failed"))
+    end, start = d.get("end", {}), d.get("start", {})
+    sender = next((s.get("sender", {}) for s in end.get("streams", [])), {})
+    recv = end.get("sum_received", {})
+    sent = end.get("sum_sent", {})
+    us = 1e-6
+    return {
+        "error": f"iperf3: {err}" if err else None,
+        "throughput_bps": recv.get("bits_per_second"),
+        "sent_bytes": sent.get("bytes"),
+        "retransmits": sent.get("retransmits"),
+        "mss_bytes": start.get("tcp_mss_default"),
+        "rtt_mean_s": sender["mean_rtt"] * us if "mean_rtt" in sender else None,
+        "rtt_min_s": sender["min_rtt"] * us if "min_rtt" in sender else None,
+        "snd_wnd_max_bytes": sender.get("max_snd_wnd"),
+        "cwnd_max_bytes": sender.get("max_snd_cwnd"),
+        "sndbuf_bytes": start.get("sndbuf_actual"),
+        "rcvbuf_bytes": start.get("rcvbuf_actual"),
+        "raw": d,
+    }
+
+
+def ss_sample(netns: str, dst: str) -> dict[str, Any]:
+    """The client's busiest TCP connection to ``dst`` as ``ss -tin`` shows it."""
+    return parse_ss(run(["ss", "-tinH", "dst", dst], netns=netns, check=False, timeout=5).stdout)
+
+
+def parse_ss(text: str) -> dict[str, Any]:
+    """The connection with the most bytes sent in ``ss -tinH``'s output, as key: value."""
+    best: dict[str, Any] = {}
+    for info in text.split("\n"):
+        if not info.startswith((" ", "\t")):
+            continue
+        d: dict[str, Any] = {}
+        for k, v in _SS_PAIR.findall(info):
+            d[k] = _number(v)
+        if int(d.get("bytes_sent", 0) or 0) >= int(best.get("bytes_sent", 0) or 0):
+            best = d
+    return best
+
+
+def _number(v: str) -> Any:
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return float(v)
+        except ValueError:
+            return v
+
+
+def line_delta(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+    """The delay line's counters over a transfer, per direction (late_max_ns and
+    queue_max are the line's so far, not the transfer's)."""
+    if not after:
+        return {}
+    out: dict[str, Any] = {}
+    for d in ("ab", "ba"):
+        a, b = after.get(d, {}), (before or {}).get(d, {})
+        out[d] = {k: (v - b.get(k, 0) if k not in ("late_max_ns", "queue_max") else v)
+                  for k, v in a.items() if isinstance(v, int | float)}  # fmt: skip
+    return out

@@ -1,0 +1,109 @@
+"""TCP cells in the store: an experiment of kind ``tcp`` whose config holds the request
+and the path as built (its delay, loss and rate, and what delays it), and a table of its
+transfers (``tcp_runs``: one row per transfer, committed the moment it ends, so a cell
+cut short keeps what it measured)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from netassay.analysis.tcp import summary
+from netassay.store.db import Experiment, Store
+from netassay.store.rows import dumps
+from netassay.units import utc_now
+
+KIND = "tcp"
+TABLE = "tcp_runs"
+DDL = """
+CREATE TABLE IF NOT EXISTS tcp_runs (
+    id INTEGER PRIMARY KEY,
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+    idx INTEGER NOT NULL,
+    ok BOOLEAN NOT NULL,
+    fault TEXT,
+    cc TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    throughput_bps REAL,
+    sent_bytes INTEGER,
+    retransmits INTEGER,
+    mss_bytes INTEGER,
+    rtt_path_s REAL,
+    rtt_mean_s REAL,
+    rtt_min_s REAL,
+    window_bytes INTEGER,
+    snd_wnd_max_bytes INTEGER,
+    cwnd_max_bytes INTEGER,
+    sndbuf_bytes INTEGER,
+    rcvbuf_bytes INTEGER,
+    mathis_bps REAL,
+    window_bps REAL,
+    path_bps REAL,
+    binds TEXT,
+    bound_bps REAL,
+    random_dropped INTEGER,
+    line_dropped INTEGER,
+    line_late_max_ns INTEGER,
+    cpu_json TEXT NOT NULL, -- busy share per core over the transfer
+    ss_json TEXT NOT NULL, -- the client's ss -tin of the flow near its end
+    line_json TEXT NOT NULL, -- the delay line's counters over the transfer
+    iperf3_json TEXT NOT NULL, -- iperf3's client output, whole
+    utc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tcp_runs_experiment ON tcp_runs (experiment_id, idx);
+"""
+JSON_COLUMNS = ("cpu", "ss", "line", "iperf3")
+
+
+@dataclass(frozen=True)
+class StoredTcp:
+    """A TCP cell: where it is stored (None: not stored), its experiment, its runs and
+    their summary."""
+
+    db: Path | None
+    experiment: Experiment | None
+    config: dict[str, Any]
+    runs: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def ensure(store: Store) -> None:
+    store.ensure_tables(KIND, 1, DDL)
+
+
+def start(store: Store, key: str, label: str, config: dict[str, Any],
+          environment: dict[str, Any], source: str = "netassay tcp") -> int:  # fmt: skip
+    """The cell's experiment, stored before its first transfer; its id."""
+    ensure(store)
+    with store.transaction() as w:
+        return w.experiment(key=key, kind=KIND, source=source, label=label, config=config,
+                            environment=environment)  # fmt: skip
+
+
+def record(store: Store, experiment_id: int, run: dict[str, Any]) -> None:
+    """One transfer, committed now."""
+    row = {("idx" if k == "index" else k): v for k, v in run.items() if k not in JSON_COLUMNS}
+    row.update({f"{k}_json": dumps(run.get(k) or {}) for k in JSON_COLUMNS})
+    with store.transaction() as w:
+        w.row(TABLE, {"experiment_id": experiment_id, **row, "utc": utc_now()})
+
+
+def stored_runs(store: Store, experiment_id: int) -> list[dict[str, Any]]:
+    out = []
+    for r in store.rows(TABLE, {"experiment_id": experiment_id}, ("idx",)):
+        d = {k: v for k, v in r.items() if not k.endswith("_json")}
+        d["index"] = d.pop("idx")
+        d["ok"] = bool(d["ok"])
+        d.update({k: json.loads(r[f"{k}_json"]) for k in ("cpu", "ss", "line")})
+        out.append(d)
+    return out
+
+
+def stored_cells(store: Store) -> Iterator[StoredTcp]:
+    """Every TCP cell of a store with its runs and summary, oldest first."""
+    for exp in list(store.experiments(kinds=(KIND,))):
+        runs = stored_runs(store, exp.id)
+        yield StoredTcp(Path(store.path), exp, exp.config, runs, summary(runs))

@@ -1,0 +1,121 @@
+"""netassay tcp on the embedded path, whose delay, loss and rate are known (issue 23).
+
+- The delay line: ping across the path shows a round trip of 2 x the one-way delay
+  within 50 us, at 1 ms and at 20 ms, beyond the same path's own round trip with no
+  delay (a kernel bridge: ~60 us here, ping's and the veths' own); the line carries
+  every frame and says so (no drop).
+- The window bound: reno with no loss and 256 kB socket buffers at 20 ms carries the
+  window the receiver advertised (read back) per round trip, within 10%.
+- The loss bound: reno under random loss 1e-3 at 20 ms is within a factor 2 of the
+  Mathis bound MSS/RTT x C/sqrt(p) (about 11 Mbit/s here: a few loss events per second,
+  so three runs of 6 s hold ~50 of them).
+- A campaign of cubic and bbr with and without loss 1e-2 at 20 ms: bbr keeps most of its
+  throughput under loss where cubic collapses, and compare says so; the report draws
+  the paper's figure.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+from tests.conftest import run_cli
+
+from netassay.analysis.tcp import mathis_bps
+from netassay.testbed import Testbed
+from netassay.testbed import tcppath as P
+from netassay.traffic import peers
+
+pytestmark = pytest.mark.system
+
+
+def _ping(name: str, delay_s: float) -> tuple[float, dict | None, str]:
+    """The median of 100 pings across a path of that delay; the line's counters; what
+    delayed it."""
+    with Testbed(name, P.TcpPathConfig(delay_s=delay_s)) as tb:
+        t = tb.state["target"]
+        pr = peers.ping(t["netns"], t["dst"], 50.0, 100, 64, timeout_s=2.0)
+        stats, kind = P.line_stats(tb.state), tb.state["path"]["delay_kind"]
+    assert pr.received == pr.sent == 100
+    return pr.hist.summary()["p50_ns"] / 1e9, stats, kind
+
+
+@pytest.mark.parametrize("delay_s", [0.001, 0.020])
+def test_the_delay_lines_round_trip_is_twice_its_delay(tb_name, delay_s):
+    base, _, kind0 = _ping(tb_name, 0.0)  # the same path with no delay: a kernel bridge
+    rtt, stats, kind = _ping(tb_name, delay_s)
+    assert kind0 == P.NO_DELAY and kind == P.LINE
+    added = rtt - base
+    assert abs(added - 2 * delay_s) <= 50e-6, f"RTT {rtt * 1e3:.3f} ms, path {base * 1e6:.0f} us"
+    assert base < 200e-6  # the path's own round trip is short beside the delays asked
+    assert P.line_drops(stats) == 0
+    assert stats["ab"]["rx_frames"] == stats["ab"]["tx_frames"] >= 100
+
+
+def _tcp(name: str, *flags: str) -> dict:
+    res = run_cli("tcp", "--name", name, *flags, "--json", timeout=240)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_with_no_loss_a_small_window_carries_w_per_rtt(tb_name):
+    r = _tcp(tb_name, "--cc", "reno", "--delay", "20ms", "--window", "256k", "--runs", "2",
+             "--duration", "3s")  # fmt: skip
+    assert r["used"] == 2 and not r["faults"]
+    for run in r["run_details"]:
+        w = run["snd_wnd_max_bytes"]  # the advertised window, read back
+        assert 200_000 < w < 600_000, w
+        expect = w * 8 / r["config"]["rtt_path_s"]
+        assert run["binds"] == "window"
+        assert abs(run["throughput_bps"] / expect - 1) <= 0.10, (run["throughput_bps"], expect)
+
+
+def test_reno_under_random_loss_is_near_the_mathis_bound(tb_name):
+    r = _tcp(tb_name, "--cc", "reno", "--delay", "20ms", "--loss", "1e-3", "--runs", "3",
+             "--duration", "6s")  # fmt: skip
+    assert r["used"] == 3 and not r["faults"]
+    mss = statistics.median(x["mss_bytes"] for x in r["run_details"])
+    bound = mathis_bps(mss, r["config"]["rtt_path_s"], 1e-3)
+    assert r["binds"] == "loss"
+    assert bound / 2 <= r["throughput_bps"] <= bound * 2, (r["throughput_bps"], bound)
+    assert sum(x["random_dropped"] for x in r["run_details"]) > 0  # the ground truth dropped
+
+
+CAMPAIGN = """
+[campaign]
+name = "bbr-vs-cubic"
+method = "tcp"
+repetitions = 1
+
+[fixed]
+runs = 2
+duration = "3s"
+delay = "20ms"
+
+[factors]
+cc = ["cubic", "bbr"]
+loss = [0, 1e-2]
+"""
+
+
+def test_bbr_keeps_its_rate_under_random_loss_where_cubic_collapses(tb_name, tmp_path):
+    spec, db = tmp_path / "tcp.toml", tmp_path / "t.db"
+    spec.write_text(CAMPAIGN)
+    res = run_cli("campaign", "run", spec, "--db", db, "--name", tb_name, timeout=400)
+    assert res.returncode == 0, res.stderr
+    cmp = run_cli("compare", db, "--by", "cc", "--by", "loss", "--json")
+    assert cmp.returncode == 0, cmp.stderr
+    rows = json.loads(cmp.stdout)["experiments"]
+    tput = {(r["factors"]["cc"], float(r["factors"]["loss"])): r["throughput_bps"] for r in rows}
+    kept = {cc: tput[(cc, 1e-2)] / tput[(cc, 0.0)] for cc in ("cubic", "bbr")}
+    assert kept["bbr"] > 0.5, kept  # bbr: insensitive to random loss
+    assert kept["cubic"] < 0.2, kept  # cubic: bound by loss (Mathis: ~3.5 Mbit/s at 1e-2)
+    assert tput[("bbr", 1e-2)] > 5 * tput[("cubic", 1e-2)]
+    text = run_cli("compare", db, "--by", "cc").stdout
+    assert "cc" in text and "throughput" in text
+    out = tmp_path / "r"
+    rep = run_cli("report", db, "--out", out)
+    assert rep.returncode == 0, rep.stderr
+    assert "TCP over a lossy long path" in (out / "index.html").read_text()
+    assert list((out / "figures").glob("tcp_*.png"))

@@ -1,0 +1,142 @@
+"""The tcp method's pure parts: the bounds of seed 003, a cell's summary, iperf3's TCP
+JSON (a real run over the embedded path), ss's line, the request's refusals and the
+path's rules."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from netassay.analysis.tcp import bounds, mathis_bps, path_bps, summary, window_bps
+from netassay.errors import UsageError
+from netassay.methods.tcp.request import TcpRequest, available_cc, socket_max
+from netassay.methods.tcp.run import line_delta, parse_client, parse_ss
+from netassay.testbed import tcppath as P
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "iperf3"
+
+
+def test_mathis_bound_matches_the_formula():
+    # MSS 1448 B, RTT 40 ms, p = 1e-3: 1448*8/0.04 * sqrt(1.5)/sqrt(1e-3)
+    v = mathis_bps(1448, 0.040, 1e-3)
+    assert v == pytest.approx(1448 * 8 / 0.04 * math.sqrt(1.5) / math.sqrt(1e-3))
+    assert v == pytest.approx(11.21e6, rel=1e-3)
+    assert mathis_bps(1448, 0.04, 0) == math.inf
+    # four times the loss halves the bound; twice the RTT halves it too
+    assert mathis_bps(1448, 0.04, 4e-3) == pytest.approx(v / 2)
+    assert mathis_bps(1448, 0.08, 1e-3) == pytest.approx(v / 2)
+
+
+def test_window_and_path_bounds():
+    assert window_bps(262144, 0.04) == pytest.approx(262144 * 8 / 0.04)
+    # a 500 Mbit/s L1 path carries 1448 of every 1538 bytes as payload
+    assert path_bps(500e6, 1448, 1500) == pytest.approx(500e6 * 1448 / 1538)
+    assert path_bps(None, 1448, 1500) == math.inf
+
+
+def test_the_smallest_bound_binds():
+    b = bounds(mss=1448, rtt_s=0.04, loss=1e-3, window=None, bottleneck=500e6, mtu=1500)
+    assert b["binds"] == "loss" and b["bound_bps"] == pytest.approx(b["mathis_bps"])
+    assert b["window_bps"] is None
+    b = bounds(mss=1448, rtt_s=0.04, loss=0, window=262144, bottleneck=500e6, mtu=1500)
+    assert b["binds"] == "window" and b["mathis_bps"] is None
+    b = bounds(mss=1448, rtt_s=0.002, loss=0, window=None, bottleneck=100e6, mtu=1500)
+    assert b["binds"] == "path"
+    b = bounds(mss=1448, rtt_s=0.002, loss=0, window=None, bottleneck=None, mtu=1500)
+    assert b["binds"] is None and b["bound_bps"] is None
+
+
+def test_summary_leaves_faulty_runs_out_and_clips_the_interval():
+    runs = [
+        {"index": 0, "ok": True, "throughput_bps": 10e6, "retransmits": 3, "bound_bps": 11e6,
+         "binds": "loss"},
+        {"index": 1, "ok": True, "throughput_bps": 30e6, "retransmits": 5, "bound_bps": 11e6,
+         "binds": "loss"},
+        {"index": 2, "ok": False, "fault": "the delay line dropped 4 frames",
+         "throughput_bps": 99e6, "retransmits": 50},
+    ]  # fmt: skip
+    s = summary(runs)
+    assert s["runs"] == 3 and s["used"] == 2
+    assert s["throughput_bps"] == pytest.approx(20e6)
+    assert s["retransmits"] == 8
+    assert s["faults"] == ["run 2: the delay line dropped 4 frames"]
+    assert s["throughput_ci95_bps"][0] == 0.0  # two runs: the t interval reaches below 0
+    assert s["binds"] == "loss" and s["of_bound"] == pytest.approx(20 / 11)
+
+
+def test_iperf3_tcp_client_json_as_a_run():
+    text = (DATA / "tcp-reno-20ms-loss1e-3-client.json").read_text()
+    out = parse_client(text, 0, "")
+    assert out["error"] is None
+    assert out["mss_bytes"] == 1448
+    assert out["throughput_bps"] == pytest.approx(22.6e6, rel=0.05)
+    assert out["retransmits"] == 3
+    assert out["snd_wnd_max_bytes"] > 1_000_000  # autotuned: the receiver's window grew
+    assert 0.040 < out["rtt_min_s"] < 0.045
+    assert out["raw"]["end"]["sender_tcp_congestion"] == "reno"
+
+
+def test_an_iperf3_failure_is_a_fault_not_a_crash():
+    out = parse_client((DATA / "error-refused.json").read_text(), 1, "")
+    assert out["error"].startswith("iperf3: ")
+    assert out["throughput_bps"] is None
+    assert parse_client("", 1, "iperf3: error - unable to connect")["error"].endswith("connect")
+
+
+def test_ss_line_parsed_and_the_busiest_connection_kept():
+    text = (
+        "ESTAB 0 0 198.18.22.2:40000 198.18.22.3:5201\n"
+        "\t cubic wscale:7,7 rto:204 rtt:0.1/0.05 mss:1448 cwnd:10 bytes_sent:120 snd_wnd:64000\n"
+        "ESTAB 0 0 198.18.22.2:40002 198.18.22.3:5201\n"
+        "\t reno wscale:10,10 rto:244 rtt:40.206/0.144 mss:1448 cwnd:40 bytes_sent:11623069 "
+        "snd_wnd:14685184 retrans:0/5\n"
+    )
+    d = parse_ss(text)
+    assert d["cwnd"] == 40 and d["snd_wnd"] == 14685184 and d["rtt"] == "40.206/0.144"
+
+
+def test_line_delta_per_direction():
+    before = {"ab": {"rx_frames": 10, "drop_socket": 1, "late_max_ns": 5}, "ba": {}}
+    after = {"ab": {"rx_frames": 30, "drop_socket": 3, "late_max_ns": 9}, "ba": {"rx_frames": 4}}
+    d = line_delta(before, after)
+    assert d["ab"] == {"rx_frames": 20, "drop_socket": 2, "late_max_ns": 9}
+    assert d["ba"] == {"rx_frames": 4}
+    assert line_delta(None, None) == {}
+    assert P.line_drops({"ab": {"drop_socket": 2, "drop_queue": 1}, "ba": {"drop_send": 4}}) == 7
+
+
+def test_requests_this_kernel_cannot_run_are_refused():
+    assert "reno" in available_cc()
+    with pytest.raises(UsageError, match="not available here"):
+        TcpRequest(cc="no-such-cc").validate()
+    with pytest.raises(UsageError, match="over the kernel's maximum"):
+        TcpRequest(window=socket_max() + 1).validate()
+    with pytest.raises(UsageError, match="bad --delay"):
+        TcpRequest(delay_s=2.0).validate()
+    with pytest.raises(UsageError, match="bad --loss"):
+        TcpRequest(loss=1.0).validate()
+    TcpRequest(cc="reno", window=262144, delay_s=0.02, loss=1e-3).validate()
+
+
+def test_path_rules_drop_only_the_clients_data_segments():
+    v4 = P.drop_rules(1e-3, "198.18.22.2", v6=False)
+    assert "ip saddr 198.18.22.2 ip protocol tcp ip length > 100" in v4
+    assert "numgen random mod 1000000 < 1000" in v4 and 'device "s0"' in v4
+    v6 = P.drop_rules(1e-4, "2001:2:0:22::2", v6=True)
+    assert "ip6 saddr 2001:2:0:22::2" in v6 and "< 100 " in v6
+    assert P.netem_argv("p1", 0.02)[-4:] == ["delay", "20000us", "limit", "1000000"]
+
+
+def test_a_cells_transport_note_keeps_its_methods_own_tables():
+    """A campaign cell's experiment moved with its transport noted keeps the CREATE of
+    its method's tables (a tcp cell's runs were lost on the way before)."""
+    from netassay.campaign.execute import _with_transport
+    from netassay.store.rows import ExperimentRows
+
+    e = ExperimentRows({"environment_json": "{}"}, {"tcp_runs": [{"id": 1}]},
+                       {"tcp_runs": "CREATE TABLE tcp_runs (id INTEGER PRIMARY KEY)"})  # fmt: skip
+    moved = _with_transport(e, "in-process")
+    assert moved.tables == e.tables and moved.rows == e.rows
+    assert '"cluster_transport": "in-process"' in moved.experiment["environment_json"]
