@@ -25,6 +25,8 @@ how fast the generator can send through it, and then, into one store:
    (kind ``mrr``) and compared;
 9. ``netassay flood --sizes``: the kernel router's MRR at three of RFC 2544's frame
    sizes, and its table in Mpps and Gbit/s;
+10. ``netassay tcp`` (seed 003): reno over a 20 ms path (netassay-gen's delay line where
+   the kernel has no netem) with random loss 1e-3, beside the Mathis bound;
 
 then assesses the store and writes one report that holds or links them all. A trial
 the measurement itself spoiled (the generator could not keep the load or stalled long
@@ -115,6 +117,7 @@ def _run(db: Path) -> int:
     rc |= _soak(db, cap)
     rc |= _flood(db)
     rc |= _sizes(db)
+    rc |= _tcp(db)
     rc |= _cli("assess", str(db))
     rc |= _cli("report", str(db), "--out", str(OUT / "report"))
     return rc
@@ -186,6 +189,17 @@ def _sizes(db: Path) -> int:
     return _cli(
         "flood", "--name", NAME, "--sut", "router", "--duration", "1s", "--runs", "1",
         "--sizes", "64,508,1514", "--db", str(db), "--label", "demo 9: frame sizes",
+    )  # fmt: skip
+
+
+def _tcp(db: Path) -> int:
+    """Seed 003's TCP cell: reno over a 20 ms path with random loss 1e-3, two 5 s runs,
+    beside the Mathis bound MSS/RTT x C/sqrt(p)."""
+    print("\n== demo 10: TCP over a lossy long path (seed 003): reno, 20 ms, loss 1e-3")
+    return _cli(
+        "tcp", "--name", NAME, "--cc", "reno", "--delay", "20ms", "--loss", "1e-3",
+        "--runs", "2", "--duration", "5s", "--db", str(db),
+        "--label", "demo 10: reno over 20 ms with random loss 1e-3",
     )  # fmt: skip
 
 
