@@ -9,7 +9,8 @@ mod values;
 
 pub use help::HELP;
 
-use crate::error::{FlagError, ModeError, UsageError};
+use crate::error::{FlagError, ModeError, SendUsage, UsageError};
+use crate::mix::Mix;
 use std::net::IpAddr;
 use values::{num, parse_duration, parse_rate};
 
@@ -30,6 +31,8 @@ pub struct Send {
     pub duration_ns: Option<u64>,
     pub count: Option<u64>,
     pub size: usize,
+    /// The frames' sizes in their order (one size unless --imix).
+    pub mix: Mix,
     pub flows: u64,
     pub src_port: u16,
     pub dst_port: u16,
@@ -62,6 +65,8 @@ pub struct Recv {
 pub struct SinkArgs {
     pub dev: String,
     pub size: usize,
+    /// --imix: count every size of the mix, each on its own.
+    pub mix: Option<Mix>,
     pub duration_ns: Option<u64>,
     /// Pass the counted frames on instead of dropping them.
     pub pass: bool,
@@ -88,6 +93,7 @@ const VALUED: &[&str] = &[
     "--duration",
     "--count",
     "--size",
+    "--imix",
     "--flows",
     "--src-port",
     "--dst-port",
@@ -223,7 +229,7 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
 fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
     if let Some((k, _)) =
         a.kv.iter()
-            .find(|(k, _)| !["--dev", "--size", "--duration"].contains(&k.as_str()))
+            .find(|(k, _)| !["--dev", "--size", "--imix", "--duration"].contains(&k.as_str()))
     {
         return Err(ModeError::NotForSink(k.clone()).into());
     }
@@ -231,9 +237,14 @@ fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
     if !(64..=9000).contains(&size) {
         return Err(ModeError::SinkSize(size).into());
     }
+    let mix = a.get("--imix").map(Mix::parse).transpose()?;
+    if mix.is_some() && a.get("--size").is_some() {
+        return Err(SendUsage::ImixAndSize.into());
+    }
     Ok(SinkArgs {
         dev,
-        size,
+        size: mix.as_ref().map_or(size, Mix::largest),
+        mix,
         duration_ns: a.duration("--duration")?,
         pass: a.has("--pass"),
         latency: a.has("--latency"),

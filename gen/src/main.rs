@@ -9,6 +9,7 @@ mod cmd;
 mod error;
 mod json;
 mod latency;
+mod mix;
 mod netlink;
 mod pace;
 mod packet;
