@@ -159,6 +159,7 @@ pub fn program_with(
     a.push(ins(0x7b, 6, 0, 8, 0)); // first arrival (this CPU's first frame)
     if let Some(fd) = latency {
         a.label(LATENCY);
+        a.push(ins(0x62, 10, 0, -4, 0)); // key = 0: the histogram's one slot
         a.push(mov_x(8, 0)); // r8 = now
         latency::emit(&mut a, fd, LATENCY + 1, DONE);
     }
@@ -421,7 +422,10 @@ mod tests {
                     LAT => lat[at(r[d]) as usize / 8] = r[sr],
                     _ => panic!("store at {pc}"),
                 },
-                0x62 => assert_eq!((r[d], off, imm), (STACK + 512, -4, 0)),
+                0x62 => {
+                    assert_eq!((r[d], off, imm), (STACK + 512, -4, 0));
+                    key = 0;
+                }
                 0x63 => {
                     assert_eq!((r[d], off), (STACK + 512, -4));
                     key = r[sr];
@@ -449,7 +453,8 @@ mod tests {
                             assert_eq!(r[2], STACK + 508);
                             match r[1] {
                                 x if x == MAP + 3 => VALUE + 24 * key,
-                                x if x == MAP + 4 => LAT,
+                                x if x == MAP + 4 && key == 0 => LAT,
+                                x if x == MAP + 4 => 0, // no such slot: NULL
                                 x => panic!("map {x:#x}"),
                             }
                         }
@@ -639,6 +644,22 @@ mod tests {
         let p = program_with(3, &[size as i32], Action::Drop, Some(4));
         let mut v = [0u64; 3];
         (exec_at(&p, &f, &mut v, lat, now), v[0])
+    }
+
+    #[test]
+    fn every_size_of_a_mix_lands_in_the_one_histogram() {
+        let p = program_with(3, &[64, 590, 1514], Action::Drop, Some(4));
+        let mut v = [0u64; 9];
+        let mut lat = vec![0u64; latency::VALUE_SIZE / 8];
+        for (i, size) in [64, 590, 1514, 590].into_iter().enumerate() {
+            let t = Template::new(&Spec { size, ..spec4() }).unwrap();
+            let mut f = t.frame.clone();
+            t.stamp(&mut f, 0, i as u64, 1_000_000);
+            assert_eq!(exec_at(&p, &f, &mut v, &mut lat, 1_002_000), XDP_DROP);
+        }
+        assert_eq!((v[0], v[3], v[6]), (1, 2, 1)); // counted per size
+        assert_eq!(lat[0], 4, "the histogram's count");
+        assert_eq!(lat[5 + latency::bucket(2_000)], 4);
     }
 
     #[test]

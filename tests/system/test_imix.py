@@ -3,8 +3,8 @@ ground truth the mix itself. The router drops nothing at these loads, so every f
 every size the generator sent must reach the XDP sink, which counts each size on its
 own: received per size equals sent per size exactly in every trial, and what was sent
 holds the 7:4:1 proportion exactly over the whole cycles of 12 frames (the rest, fewer
-than 12 frames, in the cycle's fixed order). The sweep's JSON states the mix and its
-rates in bit/s at L2 and L1.
+than 12 frames, in the cycle's fixed order). The sink's latency histogram holds every
+frame of the mix. The sweep's JSON states the mix and its rates in bit/s at L2 and L1.
 
 Needs root and netassay-gen (skipped with the reason otherwise).
 """
@@ -15,6 +15,7 @@ import json
 
 import pytest
 
+from netassay.hist import SinkHist
 from netassay.imix import cycle, parse_imix
 from netassay.store.db import Store
 
@@ -28,7 +29,7 @@ def test_an_imix_sweep_at_low_load_counts_every_size_exactly(tb_name, tmp_path, 
     res = cli(
         "sweep", "--name", tb_name, "--sut", "router", "--imix", "simple", "--rates",
         ",".join(map(str, RATES)), "--runs", "2", "--duration", "1s", "--settle", "0.2s",
-        "--no-peak-check", "--db", db, "--json",
+        "--latency", "--no-peak-check", "--db", db, "--json",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -48,11 +49,13 @@ def test_an_imix_sweep_at_low_load_counts_every_size_exactly(tb_name, tmp_path, 
             s: n["sent"] for s, n in sizes.items()
         }
         assert sum(n["sent"] for n in sizes.values()) == t.sent
+        assert SinkHist(t.counters["latency"]).n == t.received  # every size's latency
         whole, rest = divmod(t.sent, 12)
         expect = {"64": 7 * whole, "590": 4 * whole, "1514": whole}
         for s in order[:rest]:
             expect[s] += 1
         assert {s: n["sent"] for s, n in sizes.items()} == expect
+    assert [x["rate_pps"] for x in out["latency"]] == list(RATES)
     view = out["imix"]
     assert view["imix"] == "64:7,590:4,1514:1"
     assert [x["rate_pps"] for x in view["loads"]] == list(RATES)
