@@ -155,6 +155,7 @@ def test_a_bad_size_series_is_one_line_and_builds_nothing(cli, tmp_path, command
         ("sweep", ("--imix", "simple", "--sizes", "rfc2544"), "--sizes with --imix"),
         ("sweep", ("--imix", "simple", "--sink", "nft"), "--imix with --sink nft"),
         ("flood", ("--imix", "simple"), "a flood cannot send --imix"),
+        ("doctor", ("--imix", "simple"), "doctor takes no --imix"),
     ],
 )
 def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command, args, said):
