@@ -381,6 +381,7 @@ impl Schedule {
 
     /// Wait for the send call of packets k..: its time and how many packets it
     /// carries, or why the run ends instead.
+    #[inline(always)]
     fn next_call(&mut self, k: u64) -> Result<(u64, usize), Stop> {
         if pace::stopped() {
             return Err(Stop::Signal);
@@ -458,6 +459,7 @@ fn stamp_mixed(tx: &mut dyn Tx, m: &Mixed, k: u64, b: usize, flows: u64, ts: u64
 
 /// Hand slots 0..b to the kernel, retrying what it refuses for want of room.
 /// Returns how many it took: all of them, or fewer when a signal came.
+#[inline(always)]
 fn send_all(tx: &mut dyn Tx, b: usize, retries: &mut u64) -> io::Result<usize> {
     let mut done = 0usize;
     let mut stuck_since = 0u64;
