@@ -11,7 +11,8 @@ mod values;
 pub use delay::DelayArgs;
 pub use help::HELP;
 
-use crate::error::{FlagError, ModeError, UsageError};
+use crate::error::{FlagError, ModeError, SendUsage, UsageError};
+use crate::mix::Mix;
 use std::net::IpAddr;
 use values::{num, parse_duration, parse_rate};
 
@@ -32,6 +33,8 @@ pub struct Send {
     pub duration_ns: Option<u64>,
     pub count: Option<u64>,
     pub size: usize,
+    /// The frames' sizes in their order (one size unless --imix).
+    pub mix: Mix,
     pub flows: u64,
     pub src_port: u16,
     pub dst_port: u16,
@@ -64,6 +67,8 @@ pub struct Recv {
 pub struct SinkArgs {
     pub dev: String,
     pub size: usize,
+    /// --imix: count every size of the mix, each on its own.
+    pub mix: Option<Mix>,
     pub duration_ns: Option<u64>,
     /// Pass the counted frames on instead of dropping them.
     pub pass: bool,
@@ -91,6 +96,7 @@ const VALUED: &[&str] = &[
     "--duration",
     "--count",
     "--size",
+    "--imix",
     "--flows",
     "--src-port",
     "--dst-port",
@@ -234,7 +240,7 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
 fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
     if let Some((k, _)) =
         a.kv.iter()
-            .find(|(k, _)| !["--dev", "--size", "--duration"].contains(&k.as_str()))
+            .find(|(k, _)| !["--dev", "--size", "--imix", "--duration"].contains(&k.as_str()))
     {
         return Err(ModeError::NotForSink(k.clone()).into());
     }
@@ -242,9 +248,14 @@ fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
     if !(64..=9000).contains(&size) {
         return Err(ModeError::SinkSize(size).into());
     }
+    let mix = a.get("--imix").map(Mix::parse).transpose()?;
+    if mix.is_some() && a.get("--size").is_some() {
+        return Err(SendUsage::ImixAndSize.into());
+    }
     Ok(SinkArgs {
         dev,
-        size,
+        size: mix.as_ref().map_or(size, Mix::largest),
+        mix,
         duration_ns: a.duration("--duration")?,
         pass: a.has("--pass"),
         latency: a.has("--latency"),

@@ -10,6 +10,7 @@ mod delay;
 mod error;
 mod json;
 mod latency;
+mod mix;
 mod netlink;
 mod pace;
 mod packet;

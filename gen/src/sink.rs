@@ -1,8 +1,9 @@
 //! The XDP sink: a count-and-drop XDP program on an interface, the cheapest
 //! receiver there is (veth runs it before any socket buffer work for frames that
 //! arrive as XDP frames, and on the skb for frames that arrive as skbs). It counts
-//! netassay-gen test frames of exactly `size` bytes in a per-CPU array and drops
-//! them (or, with `Action::Pass`, passes them on to the stack, which can then count
+//! netassay-gen test frames of exactly `size` bytes (with `--imix`, of each size of
+//! the mix, each in its own slot: slot i for the mix's i-th size) in a per-CPU array
+//! and drops them (or, with `Action::Pass`, passes them on to the stack, which can then count
 //! them too); everything else passes untouched (so ARP, a tool's control connection
 //! and same-size frames of other senders work and are not counted).
 //! A test frame is IPv4 without options or IPv6, UDP, with the payload magic right
@@ -13,6 +14,7 @@
 use crate::bpf::{self, Fd};
 use crate::json::J;
 use crate::latency;
+use crate::mix::Mix;
 use crate::packet::{ETH_LEN, IPV4_LEN, IPV6_LEN, MAGIC, PAYLOAD_LEN, UDP_LEN};
 use std::io;
 
@@ -68,19 +70,21 @@ fn check_magic(a: &mut bpf::Asm, at: usize) {
 /// a family whose magic would end past them has no test frame of this size.
 #[cfg(test)]
 pub fn program(map_fd: i32, size: i32, action: Action) -> Vec<bpf::Insn> {
-    program_with(map_fd, size, action, None)
+    program_with(map_fd, &[size], action, None)
 }
 
 /// The program, and with `latency` (the latency map's fd) each counted frame's
 /// one-way latency added to its histogram (see `latency`): a family then needs the
-/// whole payload (up to the stamp) inside the `size` bytes.
+/// whole payload (up to the stamp) inside the `size` bytes. With several `sizes`, a
+/// frame of the i-th counts in slot i, and the families are those of the smallest.
 pub fn program_with(
     map_fd: i32,
-    size: i32,
+    sizes: &[i32],
     action: Action,
     latency: Option<i32>,
 ) -> Vec<bpf::Insn> {
     use bpf::*;
+    let size = *sizes.iter().min().expect("a size");
     let eth_ip4 = u16::from_ne_bytes([0x08, 0x00]) as i32;
     let eth_ip6 = u16::from_ne_bytes([0x86, 0xdd]) as i32;
     let need = if latency.is_some() { PAYLOAD_LEN } else { 4 };
@@ -91,16 +95,29 @@ pub fn program_with(
             a.extend([ins(0x79, 9, 2, (at + STAMP_AT) as i16, 0), be(9, 64)]);
         }
     };
-    let mut a = Asm::new(5 + latency::LABELS);
+    let header = 5 + latency::LABELS; // then one label per size: the next size's check
+    let mut a = Asm::new(header + 1 + sizes.len());
     a.extend([
         ins(0x61, 2, 1, 0, 0), // r2 = ctx->data
         ins(0x61, 3, 1, 4, 0), // r3 = ctx->data_end
-        mov_x(4, 2),
-        add_k(4, size),
     ]);
-    a.jmp(0x2d, 4, 3, 0, PASS); // if data + size > data_end: shorter, pass
-    a.push(add_k(4, 1));
-    a.jmp(0xbd, 4, 3, 0, PASS); // if data + size + 1 <= data_end: longer, pass
+    for (i, &n) in sizes.iter().enumerate() {
+        let next = if i + 1 == sizes.len() {
+            PASS
+        } else {
+            header + 1 + i
+        };
+        a.extend([mov_x(4, 2), add_k(4, n)]);
+        a.jmp(0x2d, 4, 3, 0, next); // if data + n > data_end: shorter, not this size
+        a.push(add_k(4, 1));
+        a.jmp(0xbd, 4, 3, 0, next); // if data + n + 1 <= data_end: longer
+        a.push(mov_k(4, i as i32)); // r4 = its slot, the map key
+        a.jmp(0x05, 0, 0, 0, header);
+        if next != PASS {
+            a.label(next);
+        }
+    }
+    a.label(header);
     a.push(ins(0x69, 5, 2, 12, 0)); // r5 = ethertype (as stored)
     a.jmp(0x55, 5, 0, eth_ip4, NOT_IP4);
     if fits(MAGIC_AT_V4) {
@@ -125,7 +142,7 @@ pub fn program_with(
         a.jmp(0x05, 0, 0, 0, PASS);
     }
     a.label(COUNT);
-    a.push(ins(0x62, 10, 0, -4, 0)); // key = 0
+    a.push(ins(0x63, 10, 4, -4, 0)); // key = r4, the size's slot
     a.extend(ld_map(1, map_fd));
     a.extend([mov_x(2, 10), add_k(2, -4), call(1)]); // map_lookup_elem
     a.jmp(0x15, 0, 0, 0, DONE);
@@ -142,6 +159,7 @@ pub fn program_with(
     a.push(ins(0x7b, 6, 0, 8, 0)); // first arrival (this CPU's first frame)
     if let Some(fd) = latency {
         a.label(LATENCY);
+        a.push(ins(0x62, 10, 0, -4, 0)); // key = 0: the histogram's one slot
         a.push(mov_x(8, 0)); // r8 = now
         latency::emit(&mut a, fd, LATENCY + 1, DONE);
     }
@@ -159,15 +177,27 @@ pub struct Sink {
     _link: Fd,
     cpus: usize,
     size: usize,
+    /// With --imix: the sizes counted, each in its own slot.
+    mix: Option<Mix>,
     action: Action,
 }
 
 impl Sink {
     /// Attach the sink; with `latency`, its one-way latency histogram too.
-    pub fn attach(ifindex: u32, size: usize, action: Action, latency: bool) -> io::Result<Sink> {
-        let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, 1)?;
+    pub fn attach(
+        ifindex: u32,
+        size: usize,
+        mix: Option<Mix>,
+        action: Action,
+        latency: bool,
+    ) -> io::Result<Sink> {
+        let sizes: Vec<i32> = match &mix {
+            Some(m) => m.sizes.iter().map(|&n| n as i32).collect(),
+            None => vec![size as i32],
+        };
+        let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, sizes.len() as u32)?;
         let lat = if latency { Some(latency::map()?) } else { None };
-        let p = program_with(map.0, size as i32, action, lat.as_ref().map(|m| m.0));
+        let p = program_with(map.0, &sizes, action, lat.as_ref().map(|m| m.0));
         let prog = bpf::prog_load_xdp(&p, "netassay_sink")?;
         let link = bpf::xdp_link(&prog, ifindex, 0)?;
         Ok(Sink {
@@ -177,6 +207,7 @@ impl Sink {
             _link: link,
             cpus: bpf::possible_cpus(),
             size,
+            mix,
             action,
         })
     }
@@ -185,22 +216,31 @@ impl Sink {
     /// (CLOCK_MONOTONIC ns; 0 before any); with the histogram, the latencies since
     /// the previous read (the map is cleared).
     pub fn read(&self) -> io::Result<Counts> {
-        let mut v = vec![0u8; 24 * self.cpus];
-        bpf::map_lookup(&self.map, 0, &mut v)?;
+        let slots = self.mix.as_ref().map_or(1, |m| m.sizes.len());
         let mut c = Counts::default();
-        for cpu in v.chunks(24) {
-            let w = |i: usize| u64::from_ne_bytes(cpu[i * 8..i * 8 + 8].try_into().unwrap());
-            if w(0) == 0 {
-                continue;
+        let mut per_size = vec![0u64; slots];
+        let mut v = vec![0u8; 24 * self.cpus];
+        for (slot, n) in per_size.iter_mut().enumerate() {
+            bpf::map_lookup(&self.map, slot as u32, &mut v)?;
+            for cpu in v.chunks(24) {
+                let w = |i: usize| u64::from_ne_bytes(cpu[i * 8..i * 8 + 8].try_into().unwrap());
+                if w(0) == 0 {
+                    continue;
+                }
+                *n += w(0);
+                c.first_ns = if c.first_ns == 0 {
+                    w(1)
+                } else {
+                    c.first_ns.min(w(1))
+                };
+                c.last_ns = c.last_ns.max(w(2));
             }
-            c.packets += w(0);
-            c.first_ns = if c.first_ns == 0 {
-                w(1)
-            } else {
-                c.first_ns.min(w(1))
-            };
-            c.last_ns = c.last_ns.max(w(2));
         }
+        c.packets = per_size.iter().sum();
+        c.per_size = self
+            .mix
+            .as_ref()
+            .map(|m| m.sizes.iter().copied().zip(per_size).collect());
         if let Some(m) = &self.latency {
             c.latency = Some(latency::Hist::take(m, self.cpus)?);
         }
@@ -211,6 +251,8 @@ impl Sink {
 #[derive(Default, Clone)]
 pub struct Counts {
     pub packets: u64,
+    /// With --imix: the packets of each size, in the mix's order.
+    pub per_size: Option<Vec<(usize, u64)>>,
     pub first_ns: u64,
     pub last_ns: u64,
     pub latency: Option<latency::Hist>,
@@ -224,6 +266,10 @@ impl Counts {
             ("first_ns", J::U(self.first_ns)),
             ("last_ns", J::U(self.last_ns)),
         ];
+        if let Some(p) = &self.per_size {
+            let each = p.iter().map(|(s, n)| (s.to_string(), J::U(*n)));
+            kv.push(("per_size", J::Obj(each.collect())));
+        }
         if let Some(h) = &self.latency {
             kv.push(("latency", h.json()));
         }
@@ -311,13 +357,15 @@ mod tests {
 
     /// Run the sink program on one frame the way the kernel would, for the few
     /// instructions it uses; `value` is this CPU's map value (count, first, last).
-    fn exec(p: &[Insn], frame: &[u8], value: &mut [u64; 3]) -> i32 {
+    fn exec(p: &[Insn], frame: &[u8], value: &mut [u64]) -> i32 {
         exec_at(p, frame, value, &mut [], NOW)
     }
 
     /// `exec` with the latency map's value (map fd 4) and the clock at `now`.
-    fn exec_at(p: &[Insn], frame: &[u8], value: &mut [u64; 3], lat: &mut [u64], now: u64) -> i32 {
+    /// `value` holds 3 words per slot of the map, slot after slot.
+    fn exec_at(p: &[Insn], frame: &[u8], value: &mut [u64], lat: &mut [u64], now: u64) -> i32 {
         let mut r = [0u64; 11];
+        let mut key = u64::MAX;
         r[1] = CTX;
         r[10] = STACK + 512;
         let mut pc = 0usize;
@@ -374,7 +422,14 @@ mod tests {
                     LAT => lat[at(r[d]) as usize / 8] = r[sr],
                     _ => panic!("store at {pc}"),
                 },
-                0x62 => assert_eq!((r[d], off, imm), (STACK + 512, -4, 0)),
+                0x62 => {
+                    assert_eq!((r[d], off, imm), (STACK + 512, -4, 0));
+                    key = 0;
+                }
+                0x63 => {
+                    assert_eq!((r[d], off), (STACK + 512, -4));
+                    key = r[sr];
+                }
                 0x18 => {
                     r[d] = MAP + imm as u64;
                     pc += 1;
@@ -397,8 +452,9 @@ mod tests {
                         1 => {
                             assert_eq!(r[2], STACK + 508);
                             match r[1] {
-                                x if x == MAP + 3 => VALUE,
-                                x if x == MAP + 4 => LAT,
+                                x if x == MAP + 3 => VALUE + 24 * key,
+                                x if x == MAP + 4 && key == 0 => LAT,
+                                x if x == MAP + 4 => 0, // no such slot: NULL
                                 x => panic!("map {x:#x}"),
                             }
                         }
@@ -451,6 +507,26 @@ mod tests {
             exec(&p, &f, &mut v);
             assert_eq!(v, [1, NOW, NOW]); // count, first and last arrival
         }
+    }
+
+    #[test]
+    fn a_mix_counts_each_size_in_its_slot_and_passes_other_sizes() {
+        let p = program_with(3, &[64, 594, 1518], Action::Drop, None);
+        let mut v = [0u64; 9];
+        for (size, times) in [(64, 7), (594, 4), (1518, 1)] {
+            for _ in 0..times {
+                assert_eq!(exec(&p, &test_frame(false, size), &mut v), XDP_DROP);
+            }
+        }
+        for other in [65, 128, 593, 595, 1517] {
+            assert_eq!(exec(&p, &test_frame(false, other), &mut v), XDP_PASS);
+        }
+        assert_eq!(v, [7, NOW, NOW, 4, NOW, NOW, 1, NOW, NOW]);
+        // IPv6 frames of a mix whose smallest is 84 count too
+        let p = program_with(3, &[84, 1500], Action::Drop, None);
+        let mut v = [0u64; 6];
+        exec(&p, &test_frame(true, 1500), &mut v);
+        assert_eq!(v[..4], [0, 0, 0, 1]);
     }
 
     #[test]
@@ -565,9 +641,25 @@ mod tests {
         .unwrap();
         let mut f = t.frame.clone();
         t.stamp(&mut f, 1, 42, ts);
-        let p = program_with(3, size as i32, Action::Drop, Some(4));
+        let p = program_with(3, &[size as i32], Action::Drop, Some(4));
         let mut v = [0u64; 3];
         (exec_at(&p, &f, &mut v, lat, now), v[0])
+    }
+
+    #[test]
+    fn every_size_of_a_mix_lands_in_the_one_histogram() {
+        let p = program_with(3, &[64, 590, 1514], Action::Drop, Some(4));
+        let mut v = [0u64; 9];
+        let mut lat = vec![0u64; latency::VALUE_SIZE / 8];
+        for (i, size) in [64, 590, 1514, 590].into_iter().enumerate() {
+            let t = Template::new(&Spec { size, ..spec4() }).unwrap();
+            let mut f = t.frame.clone();
+            t.stamp(&mut f, 0, i as u64, 1_000_000);
+            assert_eq!(exec_at(&p, &f, &mut v, &mut lat, 1_002_000), XDP_DROP);
+        }
+        assert_eq!((v[0], v[3], v[6]), (1, 2, 1)); // counted per size
+        assert_eq!(lat[0], 4, "the histogram's count");
+        assert_eq!(lat[5 + latency::bucket(2_000)], 4);
     }
 
     #[test]
@@ -629,9 +721,9 @@ mod tests {
         for size in [64, 84, 1518] {
             assert_eq!(
                 program(3, size, Action::Drop),
-                program_with(3, size, Action::Drop, None)
+                program_with(3, &[size], Action::Drop, None)
             );
-            let with = program_with(3, size, Action::Drop, Some(4));
+            let with = program_with(3, &[size], Action::Drop, Some(4));
             assert!(with.len() > program(3, size, Action::Drop).len() + 40);
         }
     }
@@ -640,7 +732,7 @@ mod tests {
     fn latency_loads_stay_inside_the_checked_size() {
         // an IPv6 frame of 66..83 bytes could hold the magic but not the stamp
         for size in [64, 66, 83, 84, 1518] {
-            let p = program_with(3, size, Action::Drop, Some(4));
+            let p = program_with(3, &[size], Action::Drop, Some(4));
             for (i, x) in p.iter().enumerate() {
                 if x.0 == 0x79 && x.1 >> 4 == 2 {
                     assert!(x.2 as i32 + 8 <= size, "stamp load at {i} past {size}");
@@ -650,7 +742,7 @@ mod tests {
         let mut lat = vec![0u64; latency::VALUE_SIZE / 8];
         let mut f = test_frame(true, 84);
         f.truncate(83);
-        let p = program_with(3, 83, Action::Drop, Some(4));
+        let p = program_with(3, &[83], Action::Drop, Some(4));
         assert_eq!(exec_at(&p, &f, &mut [0; 3], &mut lat, 9), XDP_PASS);
     }
 }

@@ -18,6 +18,14 @@ pub trait Tx {
         true
     }
     fn slot(&mut self, i: usize) -> &mut [u8];
+    /// Slot i holding a copy of `frame`, a frame of a mix. sendmmsg and none take any
+    /// length up to their slots' (opened with the mix's largest frame); the others
+    /// only the template's length (send refuses --imix with them).
+    fn load(&mut self, i: usize, frame: &[u8]) -> &mut [u8] {
+        let s = self.slot(i);
+        s.copy_from_slice(frame);
+        s
+    }
     /// Send slots from..from+n; returns how many the kernel accepted (>= 1) or an error.
     fn send(&mut self, from: usize, n: usize) -> io::Result<usize>;
 }
@@ -74,6 +82,12 @@ impl Tx for Mmsg {
     fn slot(&mut self, i: usize) -> &mut [u8] {
         &mut self.bufs[i]
     }
+    fn load(&mut self, i: usize, frame: &[u8]) -> &mut [u8] {
+        self.iov[i].iov_len = frame.len();
+        let s = &mut self.bufs[i][..frame.len()];
+        s.copy_from_slice(frame);
+        s
+    }
     fn send(&mut self, from: usize, n: usize) -> io::Result<usize> {
         let r = unsafe { libc::sendmmsg(self.fd, self.msgs.as_mut_ptr().add(from), n as u32, 0) };
         if r < 0 {
@@ -105,6 +119,11 @@ impl Tx for Dry {
     }
     fn slot(&mut self, i: usize) -> &mut [u8] {
         &mut self.bufs[i]
+    }
+    fn load(&mut self, i: usize, frame: &[u8]) -> &mut [u8] {
+        let s = &mut self.bufs[i][..frame.len()];
+        s.copy_from_slice(frame);
+        s
     }
     fn send(&mut self, _from: usize, n: usize) -> io::Result<usize> {
         Ok(n)
@@ -362,6 +381,7 @@ impl Schedule {
 
     /// Wait for the send call of packets k..: its time and how many packets it
     /// carries, or why the run ends instead.
+    #[inline(always)]
     fn next_call(&mut self, k: u64) -> Result<(u64, usize), Stop> {
         if pace::stopped() {
             return Err(Stop::Signal);
@@ -421,8 +441,25 @@ fn stamp(tx: &mut dyn Tx, t: &Template, k: u64, b: usize, flows: u64, ts: u64) {
     }
 }
 
+/// The frames of a mix: a template per size, and the order they go in.
+pub struct Mixed<'a> {
+    pub templates: &'a [Template],
+    pub cycle: &'a [u8],
+}
+
+/// Copy into slots 0..b the frames of packets k.. (`cycle[k % len]`) and stamp them.
+fn stamp_mixed(tx: &mut dyn Tx, m: &Mixed, k: u64, b: usize, flows: u64, ts: u64) {
+    let len = m.cycle.len() as u64;
+    for i in 0..b {
+        let p = k + i as u64;
+        let t = &m.templates[m.cycle[(p % len) as usize] as usize];
+        t.stamp(tx.load(i, &t.frame), (p % flows) as u16, p / flows, ts);
+    }
+}
+
 /// Hand slots 0..b to the kernel, retrying what it refuses for want of room.
 /// Returns how many it took: all of them, or fewer when a signal came.
+#[inline(always)]
 fn send_all(tx: &mut dyn Tx, b: usize, retries: &mut u64) -> io::Result<usize> {
     let mut done = 0usize;
     let mut stuck_since = 0u64;
@@ -486,6 +523,21 @@ impl LoopOut {
 /// Send on the schedule until every planned packet went, the deadline passed or a
 /// signal came. On error, also says how many packets had been sent.
 pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> Result<LoopOut, (io::Error, u64)> {
+    run_with(tx, cfg, |tx, k, b, flows, ts| stamp(tx, t, k, b, flows, ts))
+}
+
+/// `run` with the frames of a mix, in its cycle's order.
+pub fn run_mixed(tx: &mut dyn Tx, m: &Mixed, cfg: &LoopCfg) -> Result<LoopOut, (io::Error, u64)> {
+    run_with(tx, cfg, |tx, k, b, flows, ts| {
+        stamp_mixed(tx, m, k, b, flows, ts)
+    })
+}
+
+fn run_with(
+    tx: &mut dyn Tx,
+    cfg: &LoopCfg,
+    mut stamp: impl FnMut(&mut dyn Tx, u64, usize, u64, u64),
+) -> Result<LoopOut, (io::Error, u64)> {
     // Start a little in the future so that the first deadline is not already late.
     let mut s = Schedule::new(cfg, pace::now() + 200_000);
     let mut out = LoopOut {
@@ -501,7 +553,7 @@ pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> Result<LoopOut, (io:
                 break;
             }
         };
-        stamp(tx, t, out.sent, b, flows, ts);
+        stamp(tx, out.sent, b, flows, ts);
         let done = send_all(tx, b, &mut out.retries).map_err(|e| (e, out.sent))?;
         if out.sent == 0 {
             out.first_call(tx, done, ts).map_err(|e| (e, 0))?;
@@ -627,6 +679,41 @@ mod tests {
         let out = run(&mut tx, &template(), &cfg(Some(1e6), 2_000, None)).unwrap();
         assert_eq!((out.stop, out.sent), (Stop::Complete, 2_000));
         assert!(out.lateness.max > 1_000_000); // 2000 packets took > 12 ms, not 2
+    }
+
+    #[test]
+    fn a_mix_goes_in_its_cycle_with_every_frame_its_own_length() {
+        let m = crate::mix::Mix::parse("64:2,128:1").unwrap();
+        let tpls: Vec<Template> = m
+            .sizes
+            .iter()
+            .map(|&size| {
+                Template::new(&crate::packet::Spec {
+                    size,
+                    ..crate::packet::spec4()
+                })
+            })
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let mixed = Mixed {
+            templates: &tpls,
+            cycle: &m.cycle,
+        };
+        let mut tx = Dry::new(&tpls[1], 16);
+        stamp_mixed(&mut tx, &mixed, 4, 5, 1, 9);
+        // packets 4..9 of 64 128 64 | 64 128 64 | ...: 128 64 64 128 64
+        let lens: Vec<usize> = (0..5).map(|i| tx.slot(i).len()).collect();
+        assert_eq!(lens, [128; 5]); // the slots stay the largest frame's
+        let sent: Vec<(usize, u64)> = (0..5)
+            .map(|i| {
+                let f = &tx.slot(i)[..];
+                let n = u16::from_be_bytes([f[16], f[17]]) as usize + 14; // IPv4 length
+                (n, crate::packet::parse(&f[..n]).unwrap().seq)
+            })
+            .collect();
+        assert_eq!(sent, [(128, 4), (64, 5), (64, 6), (128, 7), (64, 8)]);
+        let out = run_mixed(&mut tx, &mixed, &cfg(Some(1e6), 301, None)).unwrap();
+        assert_eq!((out.sent, m.sent(out.sent)), (301, vec![201, 100]));
     }
 
     #[test]

@@ -17,6 +17,7 @@ from typing import Any
 
 from netassay import tomlfile
 from netassay.errors import InputError, UsageError
+from netassay.imix import Mix, parse_imix, spec
 from netassay.names import min_frame_bytes
 from netassay.params import RATE, Param, as_text, choice, declared, fraction, param, whole
 from netassay.units import parse_rate
@@ -143,6 +144,16 @@ class AnalysisConfig:
             )
 
 
+def _imix_text(v: Any) -> str:
+    """A campaign's ``imix``: a mix that parses (its sizes are checked against the cell's
+    IP version when the cell runs)."""
+    try:
+        parse_imix(str(v), 4)
+    except UsageError as exc:
+        raise ValueError(exc.what) from exc
+    return str(v)
+
+
 @dataclass(frozen=True)
 class TestbedConfig:
     """The knobs of the embedded router testbed, each declared once (its flag, help,
@@ -166,6 +177,14 @@ class TestbedConfig:
         "--size",
         "Frame size in bytes (no FCS); by default the smallest: 64 (IPv4), 84 (IPv6).",
         default=None, cli=int, check=whole(64, 1518), ordinal=True, testbed=True,
+    )  # fmt: skip
+    imix: str | None = param(  # a frame mix instead of one size (netassay.imix); no --size
+        "--imix",
+        "A frame mix instead of --size, sent in one fixed repeating order and counted per "
+        "size: 'simple' (TRex's imix: 7:4:1 of 64/594/1518 bytes with the FCS, sent as "
+        "64/590/1514 without it) or SIZE:WEIGHT,... without the FCS as --size counts, e.g. "
+        "64:7,590:4,1514:1.",
+        default=None, check=_imix_text, testbed=True,
     )  # fmt: skip
     flows: int = param(
         "--flows", "Number of UDP flows.", default=1, cli=int, check=whole(1, 65535),
@@ -205,6 +224,15 @@ class TestbedConfig:
         default="xdp", check=choice(*SINKS), testbed=True,
     )  # fmt: skip
 
+    def mix(self) -> Mix | None:
+        """The frame mix of ``--imix`` for this IP version (None: one size)."""
+        return None if self.imix is None else parse_imix(self.imix, self.ip_version)
+
+    def imix_spec(self) -> str | None:
+        """The mix as netassay-gen's ``--imix`` takes it (None: one size)."""
+        mix = self.mix()
+        return None if mix is None else spec(mix)
+
     def global_sysctls(self) -> dict[str, str]:
         """The host-wide sysctls this testbed sets while it is up (key -> value)."""
         if self.backlog is None:
@@ -239,8 +267,9 @@ class TestbedConfig:
 
 def with_frame_size(cfg: Any) -> Any:
     """A testbed config with its frame size, when none was given, the smallest of its IP
-    version (a config of another kind is returned as it is)."""
-    if getattr(cfg, "size_bytes", 0) is None:
+    version (a config of another kind is returned as it is); with a mix (``--imix``)
+    it has none."""
+    if getattr(cfg, "size_bytes", 0) is None and getattr(cfg, "imix", None) is None:
         return replace(cfg, size_bytes=min_frame_bytes(cfg.ip_version))
     return cfg
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 from tests.conftest import ROOT
@@ -162,5 +163,33 @@ def test_a_tcp_cell_this_kernel_cannot_run_is_one_line_and_builds_nothing(cli, t
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith("netassay: ") and said in line, line
     assert not db.exists()  # nothing built, nothing stored
-    assert not any(n.startswith("na-zz-") for n in os.listdir("/run/netns")) if os.path.isdir(
-        "/run/netns") else True  # fmt: skip
+    assert not any(ns.startswith("na-zz-") for ns in _netns())
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "said"),
+    [
+        ("sweep", ("--imix", "64:7,594"), "--imix 64:7,594: '594' is not SIZE:WEIGHT"),
+        ("sweep", ("--imix", "60:7,590:4"), "60 bytes cannot be sent over IPv4 (64..1518)"),
+        ("search", ("--imix", "simple", "--size", "64"), "--imix with --size"),
+        ("sweep", ("--imix", "64:1", "--ip", "6"), "64 bytes cannot be sent over IPv6"),
+        ("sweep", ("--imix", "64:0"), "the weight of 64 is 0"),
+        ("sweep", ("--imix", "simple", "--sizes", "rfc2544"), "--sizes with --imix"),
+        ("sweep", ("--imix", "simple", "--sink", "nft"), "--imix with --sink nft"),
+        ("flood", ("--imix", "simple"), "a flood cannot send --imix"),
+        ("doctor", ("--imix", "simple"), "doctor takes no --imix"),
+    ],
+)
+def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command, args, said):
+    db = tmp_path / "m.db"
+    res = cli(command, *args, "--db", db, "--name", "imx")
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("netassay: ") and said in line, line
+    assert not db.exists()  # nothing built, nothing stored
+    assert not any(ns.startswith("na-imx-") for ns in _netns())
+
+
+def _netns() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]

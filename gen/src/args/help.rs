@@ -10,8 +10,8 @@ USAGE (receive):
   ip netns exec NS netassay-gen --receive --dev IFACE [--duration DUR]
       [--idle-timeout DUR] [--expect N] [--flows N] [--json]
 USAGE (XDP sink):
-  ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64] [--pass] [--latency]
-      [--duration DUR]
+  ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64 | --imix MIX] [--pass]
+      [--latency] [--duration DUR]
 USAGE (delay line):
   ip netns exec NS netassay-gen delay --a DEV --b DEV --delay DUR [--delay-back DUR]
       [--stats FILE] [--queue FRAMES] [--cpu N]
@@ -48,6 +48,15 @@ SEND OPTIONS
   --size BYTES         Ethernet frame size WITHOUT the 4-byte FCS, like trafgen:
                        64..1518 for IPv4, 84..1518 for IPv6 (default 64); frames
                        above 1514 need an interface MTU above 1500
+  --imix MIX           a frame mix instead of --size: SIZE:WEIGHT,... (sizes as
+                       --size counts them, whole weights), e.g. 64:7,590:4,1514:1,
+                       or 'simple' (that one: TRex's imix, 60/590/1514 without
+                       FCS, 7:4:1, its 60 raised to 64). Frame k has the size of
+                       slot k % W of a fixed cycle of W = the weights' sum frames,
+                       spread by smooth weighted round robin (simple: 64 590 64 64
+                       590 64 1514 64 590 64 590 64); --rate counts frames of all
+                       sizes; the result adds sent_per_size. sendmmsg only (auto
+                       picks it; not xdp or txring)
   --flows N            number of flows, by UDP source port (default 1, max 65536)
   --src-port P         first UDP source port (default 10000)
   --dst-port P         UDP destination port (default 9, discard)
@@ -89,7 +98,9 @@ XDP SINK
                        --size bytes, the payload magic 0x6e614731 right after the
                        UDP header) are counted (per-CPU) and dropped; everything
                        else passes untouched, same-size frames without the magic
-                       too. --size 64..9000 (default 64). Prints a JSON line with
+                       too. --size 64..9000 (default 64); --imix MIX counts each
+                       size of the mix on its own (per_size in every line; weights
+                       unused). Prints a JSON line with
                        keys packets, t_ns and action when attached, one more on
                        each SIGUSR1, and a final one (packets since attach, action)
                        on SIGINT/SIGTERM or after --duration; the program is

@@ -5,6 +5,7 @@
 use super::values::parse_rate;
 use super::{Given, Rate, Send};
 use crate::error::{FlagError, ModeError, SendUsage, UsageError};
+use crate::mix::Mix;
 use std::net::IpAddr;
 
 /// The sender's options; a receive option is refused.
@@ -19,6 +20,10 @@ pub(super) fn send(a: &Given, dev: String, cpu: Option<usize>) -> Result<Send, U
     let f = flows(a)?;
     let technique = technique(a)?;
     let fr = frame(a)?;
+    let mix = mix(a, fr.size)?;
+    if mix.is_mixed() && !["auto", "sendmmsg", "none"].contains(&technique.as_str()) {
+        return Err(SendUsage::ImixTechnique(technique).into());
+    }
     Ok(Send {
         dev,
         dst_mac: fr.dst_mac,
@@ -28,7 +33,8 @@ pub(super) fn send(a: &Given, dev: String, cpu: Option<usize>) -> Result<Send, U
         rate: len.rate,
         duration_ns: len.duration_ns,
         count: len.count,
-        size: fr.size,
+        size: mix.largest(),
+        mix,
         flows: f.flows,
         src_port: f.src_port,
         dst_port: fr.dst_port,
@@ -145,6 +151,15 @@ struct Frame {
     dst: IpAddr,
     size: usize,
     dst_port: u16,
+}
+
+/// The frames' sizes: --imix, or the one --size.
+fn mix(a: &Given, size: usize) -> Result<Mix, SendUsage> {
+    match (a.get("--imix"), a.get("--size")) {
+        (Some(_), Some(_)) => Err(SendUsage::ImixAndSize),
+        (Some(text), None) => Mix::parse(text),
+        (None, _) => Ok(Mix::one(size)),
+    }
 }
 
 fn frame(a: &Given) -> Result<Frame, FlagError> {
@@ -275,6 +290,15 @@ pub(super) mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_mix_or_one_size() {
+        let a = given("--imix 64:7,594:4,1518:1");
+        assert_eq!(mix(&a, 64).unwrap().sizes, [64, 594, 1518]);
+        assert_eq!(mix(&given("--size 128"), 128).unwrap(), Mix::one(128));
+        let both = given("--imix simple --size 64");
+        assert_eq!(mix(&both, 64), Err(SendUsage::ImixAndSize));
     }
 
     #[test]

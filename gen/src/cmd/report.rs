@@ -139,6 +139,7 @@ fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -
         ("batch", J::U(ran.batch as u64)),
         ("burst", J::U(s.burst as u64)),
         ("size_bytes", J::U(s.size as u64)),
+        ("sent_per_size", s.mix.json(&s.mix.sent(r.sent))),
         ("flows", J::U(s.flows)),
         ("dev", J::S(s.dev.clone())),
         ("src", J::S(s.src.to_string())),

@@ -19,7 +19,8 @@ const XDP_BATCH_WINDOW_NS: u64 = 32_000;
 pub fn run(s: &Send) -> Result<(), Error> {
     check_safety(s)?;
     let ifindex = interface(&s.dev)?;
-    let tpl = template(s)?;
+    let tpls = templates(s)?;
+    let tpl = &tpls[s.mix.sizes.iter().position(|&n| n == s.size).unwrap_or(0)];
     let plan = plan::plan(&s.rate, s.duration_ns, s.count)?;
     pin(s.cpu)?;
     pace::install_signals();
@@ -27,9 +28,9 @@ pub fn run(s: &Send) -> Result<(), Error> {
     let (try_xdp, why) = technique::choose(s, ifindex, plan.rate);
     let drop0 = xdp::dev_stat(&s.dev, "tx_dropped").unwrap_or(0);
     let ran = if try_xdp {
-        send_xdp(s, ifindex, &tpl, &cfg, why)?
+        send_xdp(s, ifindex, tpl, &cfg, why)?
     } else {
-        send_af_packet(s, ifindex, &tpl, &cfg, why, String::new())?
+        send_af_packet(s, ifindex, &tpls, &cfg, why, String::new())?
     };
     let drops = egress_drops(&s.dev, drop0);
     report::report(s, &plan, &ran, drops)?;
@@ -49,8 +50,9 @@ fn check_safety(s: &Send) -> Result<(), Refusal> {
     }
 }
 
-/// The frame to send, with the interface's own MAC unless --src-mac.
-fn template(s: &Send) -> Result<packet::Template, Error> {
+/// The frames to send (one per size of the mix), with the interface's own MAC unless
+/// --src-mac.
+fn templates(s: &Send) -> Result<Vec<packet::Template>, Error> {
     let src_mac = match s.src_mac {
         Some(m) => m,
         None => sys::iface_mac(&s.dev).map_err(|err| SystemError::Mac {
@@ -58,16 +60,17 @@ fn template(s: &Send) -> Result<packet::Template, Error> {
             err,
         })?,
     };
-    let spec = packet::Spec {
+    let spec = |size| packet::Spec {
         src_mac,
         dst_mac: s.dst_mac,
         src: s.src,
         dst: s.dst,
         sport: s.src_port,
         dport: s.dst_port,
-        size: s.size,
+        size,
     };
-    Ok(packet::Template::new(&spec)?)
+    let t = s.mix.sizes.iter().map(|&n| packet::Template::new(&spec(n)));
+    Ok(t.collect::<Result<_, _>>()?)
 }
 
 fn loop_cfg(s: &Send, p: &Plan) -> tx::LoopCfg {
@@ -124,21 +127,33 @@ fn send_xdp(
         Err((e, _)) => {
             let why = "XDP live frames failed, so AF_PACKET sendmmsg (fallback)".into();
             let fallback = format!("xdp_live_frames unavailable: {e}");
-            send_af_packet(s, ifindex, tpl, cfg, why, fallback)
+            send_af_packet(s, ifindex, std::slice::from_ref(tpl), cfg, why, fallback)
         }
     }
 }
 
+/// AF_PACKET with `tpls`: one frame, or a frame per size of the mix (slots sized to
+/// its largest, `s.size`).
 fn send_af_packet(
     s: &Send,
     ifindex: u32,
-    tpl: &packet::Template,
+    tpls: &[packet::Template],
     cfg: &tx::LoopCfg,
     why: String,
     fallback: String,
 ) -> Result<Ran, Error> {
-    let mut txr = open_af_packet(s, ifindex, tpl)?;
-    let out = tx::run(txr.as_mut(), tpl, cfg).map_err(|(err, sent)| SystemError::Send {
+    let largest = tpls.iter().max_by_key(|t| t.frame.len()).expect("a frame");
+    let mut txr = open_af_packet(s, ifindex, largest)?;
+    let ran = if s.mix.is_mixed() {
+        let m = tx::Mixed {
+            templates: tpls,
+            cycle: &s.mix.cycle,
+        };
+        tx::run_mixed(txr.as_mut(), &m, cfg)
+    } else {
+        tx::run(txr.as_mut(), &tpls[0], cfg)
+    };
+    let out = ran.map_err(|(err, sent)| SystemError::Send {
         dev: s.dev.clone(),
         sent,
         err,
@@ -204,8 +219,8 @@ mod tests {
     fn the_frame_is_checked_once_its_mac_is_known() {
         let mut s = send();
         s.src_mac = Some([2, 0, 0, 0, 0, 2]);
-        s.size = 1519;
-        let e = template(&s).err().unwrap();
+        s.mix = crate::mix::Mix::one(1519);
+        let e = templates(&s).err().unwrap();
         assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
         assert_eq!(
             e.to_string(),

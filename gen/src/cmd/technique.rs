@@ -20,6 +20,12 @@ pub fn choose(s: &Send, ifindex: u32, rate: Option<f64>) -> (bool, String) {
             false,
             "requested (--technique none): paced and stamped, nothing sent".into(),
         ),
+        _ if s.mix.is_mixed() => (
+            false,
+            "auto: --imix sends frames of several sizes, which XDP live frames (one \
+             template) cannot; AF_PACKET sendmmsg"
+                .into(),
+        ),
         _ if s.qdisc => (
             false,
             "auto: --qdisc asks for the interface's qdisc, which XDP live frames bypass; \

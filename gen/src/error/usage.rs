@@ -189,6 +189,11 @@ pub enum SendUsage {
         min: usize,
         max: usize,
     },
+    /// A frame mix that does not parse: the text and why.
+    Imix(String, String),
+    ImixAndSize,
+    /// A technique whose slots hold frames of one length only.
+    ImixTechnique(String),
     /// The plan has neither a length in time nor a count.
     NoPlan,
     ZeroPackets,
@@ -228,6 +233,13 @@ impl fmt::Display for SendUsage {
             } => write!(
                 f,
                 "--size {size} is out of range for {family}: use {min}..{max}"
+            ),
+            Imix(text, why) => write!(f, "--imix '{text}': {why}"),
+            ImixAndSize => f.write_str("give --imix or --size, not both"),
+            ImixTechnique(t) => write!(
+                f,
+                "--imix is sent with --technique sendmmsg (or none, or auto), not {t}: \
+                 its frames have one length"
             ),
             NoPlan => f.write_str("--duration or --count is required"),
             ZeroPackets => {

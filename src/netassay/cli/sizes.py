@@ -52,7 +52,13 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
 
 
 def _refuse_with_sizes(given: Given) -> None:
-    for key, flag in (("size", "--size"), ("resume", "--resume"), ("testbed", "--testbed")):
+    keys = (
+        ("size", "--size"),
+        ("imix", "--imix"),
+        ("resume", "--resume"),
+        ("testbed", "--testbed"),
+    )
+    for key, flag in keys:
         if given.get(key):
             raise UsageError(
                 f"--sizes with {flag}",

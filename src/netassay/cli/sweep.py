@@ -30,6 +30,7 @@ from netassay.errors import Interrupted, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sizes import SizesFlag
+from netassay.methods.sweep.imix import mix_json, mix_lines, mix_rows
 from netassay.methods.sweep.latency import latency_rows
 from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
@@ -92,21 +93,21 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
     # deferred: the sweep's view loads scipy's statistics, only an analysis needs them
     from netassay.methods.sweep.view import end_lines
 
-    if not sw.latency:
-        typer.echo(method.view(a, True) if as_json else "\n".join(end_lines(a)))
-    else:
-        typer.echo(_with_latency(sw, method.view(a, True), end_lines(a), as_json))
-    gate(fail_on, [method.judged(a)])
-
-
-def _with_latency(sw: Sweep, doc: str, lines: list[str], as_json: bool) -> str:
-    """The assessment with the latency per load after it (JSON: its ``latency`` key)."""
+    view, lines = method.view(a, True), end_lines(a)
+    doc = json.loads(view)
     assert sw.experiment_id is not None
     with Store(sw.db, readonly=True) as store:
-        rows = latency_rows(store, sw.experiment_id)
-    if as_json:
-        return json.dumps({**json.loads(doc), "latency": [r.to_json() for r in rows]})
-    return "\n".join([*lines, *latency_lines(rows)])
+        if sw.latency:  # the latency per load after the assessment (JSON: ``latency``)
+            rows = latency_rows(store, sw.experiment_id)
+            doc["latency"] = [r.to_json() for r in rows]
+            lines += latency_lines(rows)
+        mix, loads = mix_rows(store, sw.experiment_id)
+    if mix is not None:  # --imix: the counts per size (JSON: ``imix``)
+        doc["imix"] = mix_json(mix, loads)
+        lines += mix_lines(mix, loads)
+    text = view if doc.keys() == {*json.loads(view)} else json.dumps(doc)
+    typer.echo(text if as_json else "\n".join(lines))
+    gate(fail_on, [method.judged(a)])
 
 
 def _dry_run(sw: Sweep, resume: bool) -> str:

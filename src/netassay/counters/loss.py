@@ -109,6 +109,8 @@ def flatten(snap: dict[str, Any]) -> dict[str, int]:
             flat[f"{role}/xdp/{reason}/packets"] = packets
     if "packets" in snap.get("sink_xdp", {}):
         flat["sink/xdp/packets"] = snap["sink_xdp"]["packets"]
+    for size, packets in snap.get("sink_xdp", {}).get("per_size", {}).items():
+        flat[f"sink/xdp/size{size}/packets"] = packets  # a frame mix's (--imix)
     return flat
 
 

@@ -102,12 +102,13 @@ class SinkCounter:
     """The sink's test-frame counter of one testbed, held open across trials."""
 
     def __init__(
-        self, sink_ns: str | None, kind: str, size_bytes: int, dev: str | None = None,
-        latency: bool = False,
+        self, sink_ns: str | None, kind: str, size_bytes: int | None, dev: str | None = None,
+        latency: bool = False, imix: str | None = None,
     ) -> None:  # fmt: skip
         """``dev``: the interface it counts on (default: the embedded testbed's sink0);
         ``sink_ns`` None: the host's namespace (an external testbed's rx port);
-        ``latency``: the XDP program also keeps each frame's one-way latency."""
+        ``latency``: the XDP program also keeps each frame's one-way latency; ``imix``
+        (``netassay.imix.spec``): it counts each size of that mix instead of one size."""
         self.ns = sink_ns
         self.kind = validate_sink(kind)
         if latency and not self.uses_xdp:
@@ -116,6 +117,7 @@ class SinkCounter:
                 "use --sink xdp or xdp+nft",
             )  # fmt: skip
         self.size_bytes = size_bytes
+        self.imix = imix
         self.dev = dev
         self.latency = latency
         self._xdp: Any = None
@@ -133,17 +135,23 @@ class SinkCounter:
         stop_stale_sinks(self.ns, self.dev)
         extra = ["--pass"] if self.kind == "xdp+nft" else []
         extra += ["--latency"] if self.latency else []
-        self._xdp = start_xdp_sink(self.ns, self.dev or SINK_DEV, self.size_bytes, extra=extra)
+        self._xdp = start_xdp_sink(
+            self.ns, self.dev or SINK_DEV, self.size_bytes or 64, extra=extra, imix=self.imix
+        )
 
-    def read(self) -> dict[str, int]:
-        """``{"packets": n}`` counted by the XDP program since it attached; ``{}`` when
-        there is no XDP count (nft sink, or the program is gone: a counter fault)."""
+    def read(self) -> dict[str, Any]:
+        """``{"packets": n}`` counted by the XDP program since it attached (with a mix,
+        also ``"per_size": {"64": n, ...}``); ``{}`` when there is no XDP count (nft
+        sink, or the program is gone: a counter fault)."""
         if not self.uses_xdp or self._xdp is None:
             return {}
         try:
             line = self._xdp.read()
             if self.latency:  # each line holds the latencies since the one before
                 self._hist.merge(SinkHist(line["latency"]))
+            if self.imix:
+                per_size = {k: int(v) for k, v in line["per_size"].items()}
+                return {"packets": int(line["packets"]), "per_size": per_size}
             return {"packets": int(line["packets"])}
         except (GeneratorError, OSError, ValueError, KeyError) as exc:
             log.warning("the sink's XDP count cannot be read: %s", exc)

@@ -202,7 +202,8 @@ def default_label(cfg: Any, name: str) -> str:
         truths += f" drop {cfg.sut_drop:g}"
     rx = cfg.resolved().rx_affinity
     rx = f" rx-{rx}" if rx == "balanced" else ""  # bound or none: as the pinning says
-    return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {cfg.size_bytes}B netns{truths}"
+    frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
+    return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
 
 
 def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
@@ -222,6 +223,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "sut_drop": cfg.sut_drop,
         "sut_cap_pps": cfg.sut_cap_pps,
         "testbed": "embedded",
+        **({"imix": cfg.imix_spec()} if cfg.imix else {}),
     }
 
 

@@ -205,11 +205,12 @@ class Testbed:
             t["dst"],
             rate_pps,
             duration_s,
-            size_bytes=self.cfg.size_bytes,
+            size_bytes=self.cfg.size_bytes or 64,
             flows=self.cfg.flows,
             best_effort=True,
             extra=self.gen_flags(),
             timeout_s=duration_s + 30,
+            imix=self.cfg.imix_spec() if isinstance(self.cfg, TestbedConfig) else None,
         )
 
     def probe_peak(self, probes: int = 3) -> float:

@@ -105,6 +105,21 @@ def validate_frames(ip_version: int, size_bytes: int | None, flows: int) -> None
         raise UsageError(f"bad flow count {flows}", "1..65535 flows", "e.g. 1 or 16")
 
 
+def validate_mix(cfg: TestbedConfig) -> None:
+    """``--imix``: a mix that parses, of sizes this IP version sends, and no ``--size``
+    beside it; the XDP sink, which counts each size of it."""
+    if cfg.imix is None:
+        return
+    if cfg.size_bytes is not None:
+        raise UsageError("--imix with --size", "a mix gives the frame sizes", "drop one of them")
+    cfg.mix()
+    if cfg.sink == "nft":
+        raise UsageError(
+            "--imix with --sink nft", "the nft sink counts frames of one size",
+            "use --sink xdp (the default) or xdp+nft",
+        )  # fmt: skip
+
+
 def validate(cfg: TestbedConfig) -> None:
     """Refuse knob values that make no sense, before anything is touched."""
     if kind_of(cfg) != FORWARDING:  # a sweep or a search on another kind (external)
@@ -128,6 +143,7 @@ def validate(cfg: TestbedConfig) -> None:
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
     validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
+    validate_mix(cfg)
     validate_sink(cfg.sink)
     if not 0 <= cfg.sut_drop < 1:
         raise UsageError(f"bad --sut-drop {cfg.sut_drop}", "a probability in [0, 1)", "e.g. 0.005")

@@ -128,9 +128,11 @@ def build_args(
     flows: int = 1,
     best_effort: bool = False,
     extra: list[str] | None = None,
+    imix: str | None = None,
 ) -> list[str]:
     """The generator's arguments (without the binary), checked for obvious mistakes.
-    ``rate_pps`` is packets/s or ``"max"`` (as fast as it can, for the duration)."""
+    ``rate_pps`` is packets/s or ``"max"`` (as fast as it can, for the duration);
+    ``imix`` a frame mix (``netassay.imix.spec``) sent instead of ``size_bytes``."""
     if rate_pps != "max" and (isinstance(rate_pps, str) or rate_pps <= 0):
         raise UsageError(
             f"rate_pps {rate_pps} is not positive", todo="give a rate above 0 packets/s"
@@ -154,8 +156,7 @@ def build_args(
         "max" if rate_pps == "max" else arg_num(float(rate_pps)),
         "--duration",
         f"{arg_num(duration_s)}s",
-        "--size",
-        str(size_bytes),
+        *(["--imix", imix] if imix else ["--size", str(size_bytes)]),
         "--flows",
         str(flows),
         "--json",
@@ -211,6 +212,7 @@ def run_generator(
     best_effort: bool = False,
     extra: list[str] | None = None,
     timeout_s: float | None = None,
+    imix: str | None = None,
 ) -> GenResult:
     """Send ``rate_pps * duration_s`` packets from ``dev`` in namespace ``netns``.
 
@@ -219,7 +221,7 @@ def run_generator(
     UsageError for arguments that cannot be right.
     """
     argv = build_args(
-        dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra
+        dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra, imix
     )
     timeout = timeout_s if timeout_s is not None else duration_s * 1.5 + 10.0
     try:
@@ -394,12 +396,14 @@ class XdpSink:
 
 
 def start_xdp_sink(
-    netns: str | None, dev: str, size_bytes: int = 64, extra: list[str] | None = None
-) -> XdpSink:
+    netns: str | None, dev: str, size_bytes: int = 64, extra: list[str] | None = None,
+    imix: str | None = None,
+) -> XdpSink:  # fmt: skip
     """Attach the count-and-drop XDP sink to ``dev`` in ``netns``; returns when attached.
-    ``extra`` adds flags (``--pass``: count, then let the frames through)."""
+    ``extra`` adds flags (``--pass``: count, then let the frames through); with ``imix``
+    it counts each size of that mix (``per_size`` in every line) instead of one size."""
     full = in_netns(netns, [find_generator(), "--xdp-sink", "--dev", dev])  # None: the host's
-    full += ["--size", str(size_bytes), *(extra or [])]
+    full += [*(["--imix", imix] if imix else ["--size", str(size_bytes)]), *(extra or [])]
     log.info("start: %s", " ".join(full))
     proc = _start_background(full)
     assert proc.stdout is not None

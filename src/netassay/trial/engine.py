@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from netassay import quality as Q
+from netassay.config import TestbedConfig
 from netassay.counters import cpu
 from netassay.counters.loss import (
     SINK_LOCATIONS,
@@ -96,7 +97,10 @@ def trials_on(
             # no queue on such a path is known: a stall is judged by its length alone
             yield TrialContext(tb, sink, None, run_id, path=path)
         return
-    with SinkCounter(tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency) as sink:
+    imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
+    with SinkCounter(
+        tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
+    ) as sink:
         queues = T.path_queues(tb)
         yield TrialContext(tb, sink, min(queues.values()), run_id, queues=queues)
 
@@ -162,6 +166,8 @@ def measure(
     warnings = _judged_stall(warnings, loss, res.sent - received - sink_dropped, burst, ctx.queues)
     extra, extra_warnings = ctx.path.trial_counters(before, after) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
+    if ctx.sink.imix:
+        extra["imix"] = per_size(ctx.sink.imix, res, d)
     if latency is not None:
         extra["latency"] = latency.to_json()
         warnings.extend(_latency_warnings(latency, int(d.get(XDP_KEY, 0))))
@@ -183,6 +189,20 @@ def measure(
         source=SOURCE, achieved_rate_pps=float(res.achieved_rate_pps), loss_location=loss,
         counters=counters, warnings=warnings, utc=utc, sink_dropped=sink_dropped, cpu=cpu_use,
     )  # fmt: skip
+
+
+def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
+    """A mix's trial per frame size: what the generator sent of it and the sink received
+    (``{"mix": "64:7,...", "sizes": {"64": {"sent": n, "received": n}, ...}}``)."""
+    sent = res.raw.get("sent_per_size") or {}
+    sizes = [p.partition(":")[0] for p in mix.split(",")]
+    return {
+        "mix": mix,
+        "sizes": {
+            s: {"sent": int(sent.get(s, 0)), "received": int(d.get(f"sink/xdp/size{s}/packets", 0))}
+            for s in sizes
+        },
+    }
 
 
 def _snapshot(ctx: TrialContext) -> dict[str, Any]:

@@ -161,6 +161,12 @@ def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> Testbed
         )
     cfg = config_from_state(st) if st is not None and not flags else cfg
     T.validate(cfg)
+    if cfg.imix is not None:
+        raise UsageError(
+            "a flood cannot send --imix",
+            "a flood is sent as XDP live frames, all of one size",
+            "drop --imix (a sweep or a search sends a mix)",
+        )
     if cfg.sut not in FLOOD_SUTS:
         raise UsageError(
             f"a flood needs a router SUT, not '{cfg.sut}'",
