@@ -90,14 +90,14 @@ def main() -> int:
         ok = [r["rate_pps"] for r in rows if r["lost"] == 0 and r["added_latency_s"]["p99_ns"]
               is not None and r["added_latency_s"]["p99_ns"] < LATE_P99_S]  # fmt: skip
         limit[v] = max(ok) if ok else None
+    gbps = {v: (round(x * L1_BYTES * 8 / 1e9, 3) if x else None) for v, x in limit.items()}
     res = {
         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"kernel": platform.release(), "cpus": os.cpu_count()},
         "setup": f"TCP path (client, path, server), netassay-gen {SIZE}-byte frames for "
         f"{duration:g} s per rate into the XDP sink with its latency histogram",
         "limit_pps": limit,
-        "limit_gbps_l1": {v: (round(x * L1_BYTES * 8 / 1e9, 3) if x else None)
-                          for v, x in limit.items()},  # fmt: skip
+        "limit_gbps_l1": gbps,
         "per_rate": per,
         "wall_s": round(time.monotonic() - t0, 1),
     }

@@ -239,8 +239,10 @@ def line_argv(cfg: TcpPathConfig, stats: Path) -> list[str]:
     """netassay-gen's delay line between the path's two ends, at a real-time priority:
     on a shared machine a line at the normal priority woke up to milliseconds late
     (measured), and each frame's delay is its wake-up's."""
-    argv = ["chrt", "-f", str(LINE_PRIORITY), find_generator(), "delay", "--a", PATH_IN, "--b", PATH_OUT,
-            "--delay", f"{round(cfg.delay_s * 1e9)}ns", "--stats", str(stats)]  # fmt: skip
+    argv = [
+        "chrt", "-f", str(LINE_PRIORITY), find_generator(), "delay", "--a", PATH_IN, "--b",
+        PATH_OUT, "--delay", f"{round(cfg.delay_s * 1e9)}ns", "--stats", str(stats),
+    ]  # fmt: skip
     if cfg.line_cpu is not None:
         argv += ["--cpu", str(cfg.line_cpu)]
     return argv
