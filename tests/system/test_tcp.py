@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import time
 
 import pytest
 from tests.conftest import run_cli
@@ -36,6 +37,7 @@ def _ping(name: str, delay_s: float) -> tuple[float, dict | None, str]:
     with Testbed(name, P.TcpPathConfig(delay_s=delay_s)) as tb:
         t = tb.state["target"]
         pr = peers.ping(t["netns"], t["dst"], 50.0, 100, 64, timeout_s=2.0)
+        P.wait_line_counters(tb.state, time.time())  # written after the last reply left
         stats, kind = P.line_stats(tb.state), tb.state["path"]["delay_kind"]
     assert pr.received == pr.sent == 100
     return pr.hist.summary()["p50_ns"] / 1e9, stats, kind
