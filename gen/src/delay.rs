@@ -37,7 +37,6 @@ const SPIN_NS: u64 = 100_000;
 const SPIN_STEP_NS: u64 = 5_000;
 /// Receive buffer asked for each receiving socket (SO_RCVBUFFORCE).
 const RCVBUF: i32 = 32 << 20;
-const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
 const PACKET_OUTGOING: u8 = 4;
@@ -215,20 +214,7 @@ impl Counters {
 
     /// Add the kernel's drop count on `fd` (reading it resets it).
     pub fn add_socket_drops(&self, fd: i32) {
-        let mut st: libc::tpacket_stats = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
-        let r = unsafe {
-            libc::getsockopt(
-                fd,
-                libc::SOL_PACKET,
-                PACKET_STATISTICS,
-                &mut st as *mut libc::tpacket_stats as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        if r == 0 {
-            self.drop_socket.fetch_add(st.tp_drops as u64, Relaxed);
-        }
+        self.drop_socket.fetch_add(sys::packet_drops(fd), Relaxed);
     }
 }
 

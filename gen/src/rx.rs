@@ -8,7 +8,6 @@ use crate::sys;
 use std::io;
 
 const PACKET_RX_RING: i32 = 5;
-const PACKET_STATISTICS: i32 = 6;
 const PACKET_VERSION: i32 = 10;
 const TPACKET_V3: i32 = 2;
 const TP_STATUS_USER: u32 = 1;
@@ -373,25 +372,6 @@ fn set_snap_filter(fd: i32) -> io::Result<()> {
     Ok(())
 }
 
-fn ring_drops(fd: i32) -> u64 {
-    let mut st = [0u32; 3];
-    let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_PACKET,
-            PACKET_STATISTICS,
-            st.as_mut_ptr() as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if r < 0 {
-        0
-    } else {
-        st[1] as u64
-    }
-}
-
 #[inline(always)]
 unsafe fn rd32(p: *const u8, off: usize) -> u32 {
     std::ptr::read_unaligned(p.add(off) as *const u32)
@@ -463,7 +443,7 @@ pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
     let map = sys::mmap_shared(fd, len, libc::MAP_LOCKED | libc::MAP_POPULATE)
         .or_else(|_| sys::mmap_shared(fd, len, libc::MAP_POPULATE))?;
     sys::bind_packet(fd, cfg.ifindex, libc::ETH_P_ALL as u16)?;
-    let _ = ring_drops(fd); // reset the counters
+    let _ = sys::packet_drops(fd); // reset the counters
     Ok((fd, map, len))
 }
 
@@ -551,7 +531,7 @@ pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
         }
     }
     RxOut {
-        ring_drops: ring_drops(fd),
+        ring_drops: sys::packet_drops(fd),
         counts: c,
         stopped_by_signal,
         stop_reason: reason,

@@ -143,3 +143,27 @@ pub fn bind_packet(fd: i32, ifindex: u32, proto: u16) -> io::Result<()> {
         Ok(())
     }
 }
+
+/// The frames an AF_PACKET socket dropped since the last read (PACKET_STATISTICS:
+/// reading resets the kernel's count); 0 when it cannot be read. The buffer holds
+/// tpacket_stats_v3 (packets, drops, freeze_q_cnt) for a v3 ring; other sockets get
+/// tpacket_stats, its first two fields.
+pub fn packet_drops(fd: i32) -> u64 {
+    const PACKET_STATISTICS: libc::c_int = 6;
+    let mut st = [0u32; 3];
+    let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            PACKET_STATISTICS,
+            st.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r < 0 {
+        0
+    } else {
+        st[1] as u64
+    }
+}
