@@ -75,3 +75,21 @@ def test_at_with_rates_is_refused_in_one_line(cli, tmp_path):
         == "netassay: --at with --rates: --at picks the loads itself; drop one of them"
     )
     assert _namespaces("ltar") == set() and not db.exists()
+
+
+def test_the_latency_command_takes_csits_shares_of_the_stored_pdr(cli, tmp_path):
+    db = store_with(tmp_path / "s.db", "search")  # a search measured on a real testbed
+    res = cli("latency", "--db", db, "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert "loads (4): 1 kpps, 10.23 kpps, 51.16 kpps, 92.08 kpps" in res.stdout
+    res = cli("latency", "--db", db, "--at", "50%", "--dry-run")
+    assert "loads (1): 51.16 kpps" in res.stdout, res.stdout
+
+
+def test_the_latency_command_without_a_search_is_one_line(cli, tmp_path):
+    db = tmp_path / "none.db"
+    res = cli("latency", "--db", db, "--name", "ltcmd")
+    assert res.returncode == 2
+    (line,) = res.stderr.strip().splitlines()
+    assert "--at needs a stored search's PDR" in line and "--rates" in line
+    assert _namespaces("ltcmd") == set() and not db.exists()

@@ -89,3 +89,13 @@ def test_a_full_tbf_queue_holds_each_frame_l_over_r(tb_name, tmp_path, cli, brow
     page.locator(figure).scroll_into_view_if_needed()  # figures load lazily, when in view
     page.wait_for_function(f"() => document.querySelector('{figure}').naturalWidth > 800")
     page.close()
+
+
+def test_the_latency_command_is_a_sweep_that_keeps_its_histograms(tb_name, tmp_path, cli):
+    db = tmp_path / "c.db"
+    out = _cli_json(cli, "latency", "--name", tb_name, "--rates", "10k,20k", "--runs", "1",
+                    "--duration", "0.5s", "--no-peak-check", "--db", db, "--json")  # fmt: skip
+    assert [x["rate_pps"] for x in out["latency"]] == [10_000, 20_000]
+    for row in out["latency"]:  # every frame the sink counted has its latency
+        assert 0 < row["p50_ns"] < 1e6, row
+    assert out["loads"][0]["plr"] == 0

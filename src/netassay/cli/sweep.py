@@ -122,6 +122,30 @@ def _dry_run(sw: Sweep, resume: bool) -> str:
     )
 
 
+CSIT_SHARES = "0,10%,50%,90%"  # of the PDR: the loads CSIT reports latency at
+
+
+@with_params(
+    SweepRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
+    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "at": CSIT_SHARES},
+    config_set=(SweepRequest, TestbedConfig),
+    helps={"latency": "Always on here: each trial keeps its one-way latency histogram."},
+)  # fmt: skip
+def latency(
+    ctx: typer.Context, given: Given, dry_run: DryRun = False, as_json: Json = False,
+    fail_on: FailOn = None,
+) -> None:  # fmt: skip
+    """Measure one-way latency under load as FD.io CSIT reports it: histograms at 0%,
+    10%, 50% and 90% of the PDR the newest search in --db found (--at, --of-pdr), or at
+    --rates; percentiles per load over the runs. A sweep with --latency, stored (kind
+    sweep), assessed and reported like one."""
+    shares = {"at": CSIT_SHARES} if given.get("at") is None and given.get("rates") is None else {}
+    given = {**given, **shares, "latency": True, "sizes": None}
+    run_sweep = sweep.__wrapped__  # type: ignore[attr-defined]
+    run_sweep(ctx, given, dry_run=dry_run, as_json=as_json, fail_on=fail_on)
+
+
 def register(app: typer.Typer, import_app: typer.Typer) -> None:
-    """Add the sweep command to the CLI."""
+    """Add the sweep and latency commands to the CLI."""
     app.command("sweep")(sweep)
+    app.command("latency")(latency)
