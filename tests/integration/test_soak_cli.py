@@ -58,8 +58,8 @@ def test_nothing_to_resume_in_a_store_without_a_soak(cli, tmp_path, monkeypatch)
 
 
 def test_a_pdr_share_is_of_the_newest_searchs_pdr(tmp_path):
+    from netassay.methods.search.pdr import pdr_rate
     from netassay.methods.search.view import stored_searches
-    from netassay.methods.soak.run import pdr_rate
     from netassay.store.db import Store
 
     db = store_with(tmp_path / "search.db", "search")

@@ -13,6 +13,7 @@ from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
 from netassay.methods.plots import slugify
 from netassay.methods.search import engine as E
+from netassay.methods.search import pdr as P
 from netassay.methods.search import run as R
 from netassay.methods.search import view as V
 from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
@@ -43,6 +44,7 @@ class SearchMethod:
     comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES, names=AC.LAB_NAMES)
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
+    pdr_rate = staticmethod(P.pdr_rate)  # a share of the newest stored PDR (search.pdr)
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = CELL_SETUP_S
     legend = ""

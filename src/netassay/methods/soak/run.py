@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from netassay import methods as registry
 from netassay import names as N
 from netassay import quality
 from netassay.config import Config, TestbedConfig
@@ -34,7 +35,6 @@ from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, parse_rate
 
 Line = Callable[[str], None]
-PDR = 0.005  # the goal loss ratio a %pdr load is a share of, when the search had it
 
 
 def _quiet(line: str) -> None:
@@ -68,40 +68,6 @@ class Soak:
         return SE.segment_lengths(self.duration_s, self.segment_s)
 
 
-def pdr_rate(share: float, db: str | None) -> tuple[float, dict[str, Any]]:
-    """``share`` of the PDR (the conditional throughput of its PDR@0.5% goal, else of
-    its smallest PDR goal) of the newest search stored in ``db``, and where it came
-    from; a UsageError when there is none."""
-    if db is None or not Path(db).is_file():
-        raise UsageError(
-            f"--rate {share * 100:g}%pdr needs a stored search",
-            "no --db names a store that exists" if db is None else f"{db} does not exist",
-            "run 'netassay search --db FILE' first, or give a rate like 200k",
-        )
-    from netassay.methods.search.view import stored_searches  # deferred: MLRsearch
-
-    with Store(db, readonly=True) as st:
-        found = list(stored_searches(st))
-    goals = [
-        (exp, g)
-        for exp, out in found
-        for g in out.goals
-        if g.goal.loss_ratio > 0 and g.conditional_pps
-    ]
-    if not goals:
-        raise UsageError(
-            f"--rate {share * 100:g}%pdr: no PDR in {db}",
-            "it holds no search that found a PDR's conditional throughput",
-            "run 'netassay search --db FILE' first, or give a rate like 200k",
-        )
-    newest = max(exp.id for exp, _ in goals)
-    # its PDR@0.5% (CSIT's and PASTRAMI's PDR), else its smallest PDR goal
-    exp, g = min(((e, g) for e, g in goals if e.id == newest),
-                 key=lambda eg: (eg[1].goal.loss_ratio != PDR, eg[1].goal.loss_ratio))  # fmt: skip
-    pdr = float(g.conditional_pps)
-    return share * pdr, {"search_experiment": exp.id, "goal": g.goal.key, "pdr_pps": pdr}
-
-
 def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
     """The Soak to run: a resume takes the stored one (its load, segments, goal and
     testbed); a new one the request, its %pdr load looked up in --db."""
@@ -117,7 +83,7 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
         if share is None:
             rate, rate_from = parse_rate(req.rate), None
         else:
-            rate, rate_from = pdr_rate(share, options.db)
+            rate, rate_from = registry.method("search").pdr_rate(share, options.db)
         name = options.name or N.DEFAULT_NAME
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         soak = Soak(

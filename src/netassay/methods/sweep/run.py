@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from netassay import methods as registry
 from netassay import names as N
 from netassay import quality
 from netassay.config import Config, TestbedConfig
@@ -63,11 +64,8 @@ def at_pdr(req: SweepRequest, db: str) -> tuple[Plan, dict[str, Any]]:
     if not req.latency:
         raise UsageError("--at needs --latency", "it picks loads to measure latency at",
                          "add --latency, or give the loads with --rates")  # fmt: skip
-    # deferred: soak's PDR lookup imports MLRsearch's results through the search
-    from netassay.methods.soak.run import pdr_rate
-
-    try:
-        pdr, source = pdr_rate(1.0, req.of_pdr or db)
+    try:  # the search's own lookup, through the registry (no method imports another)
+        pdr, source = registry.method("search").pdr_rate(1.0, req.of_pdr or db)
     except UsageError as exc:
         raise UsageError(
             "--at needs a stored search's PDR", exc.why,
