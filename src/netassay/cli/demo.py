@@ -27,6 +27,10 @@ how fast the generator can send through it, and then, into one store:
    sizes, and its table in Mpps and Gbit/s;
 10. ``netassay tcp`` (seed 003): reno over a 20 ms path (netassay-gen's delay line where
    the kernel has no netem) with random loss 1e-3, beside the Mathis bound;
+11. ``netassay latency``: one-way latency histograms at 0, 10, 50 and 90% of the PDR the
+   search of step 4 found, on that capped router;
+12. ``netassay sweep --imix simple``: TRex's simple IMIX at two low loads, every frame
+   size counted at the sink;
 
 then assesses the store and writes one report that holds or links them all. A trial
 the measurement itself spoiled (the generator could not keep the load or stalled long
@@ -118,6 +122,8 @@ def _run(db: Path) -> int:
     rc |= _flood(db)
     rc |= _sizes(db)
     rc |= _tcp(db)
+    rc |= _latency(db, cap)
+    rc |= _imix(db)
     rc |= _cli("assess", str(db))
     rc |= _cli("report", str(db), "--out", str(OUT / "report"))
     return rc
@@ -200,6 +206,25 @@ def _tcp(db: Path) -> int:
         "tcp", "--name", NAME, "--cc", "reno", "--delay", "20ms", "--loss", "1e-3",
         "--runs", "2", "--duration", "5s", "--db", str(db),
         "--label", "demo 10: reno over 20 ms with random loss 1e-3",
+    )  # fmt: skip
+
+
+def _latency(db: Path, cap: float) -> int:
+    """One-way latency under load as CSIT reports it, on the capped router of step 4."""
+    print("\n== demo 11: one-way latency at 0, 10, 50 and 90% of the PDR found in step 4")
+    return _cli(
+        "latency", "--name", NAME, "--backlog", str(DEEP_BACKLOG), "--sut-cap", str(cap),
+        "--runs", "2", "--duration", "1s", "--no-peak-check", "--db", str(db),
+        "--label", f"demo 11: latency of the router capped at {fmt_rate(cap)}",
+    )  # fmt: skip
+
+
+def _imix(db: Path) -> int:
+    """TRex's simple IMIX (7:4:1 of 64/590/1514 bytes) through the kernel router."""
+    print("\n== demo 12: IMIX (7:4:1 of 64, 590 and 1514 bytes), every size counted")
+    return _cli(
+        "sweep", "--name", NAME, "--imix", "simple", "--rates", "20k,50k", "--runs", "2",
+        "--duration", "1s", "--no-peak-check", "--db", str(db), "--label", "demo 12: IMIX",
     )  # fmt: skip
 
 
