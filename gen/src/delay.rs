@@ -14,6 +14,13 @@ use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+/// A timer wakes a thread some 50 us late on a VM: a sparse train sleeps until this
+/// long before its head is due, then busy-polls the clock to its time.
+const SPIN_NS: u64 = 100_000;
+/// While busy-polling, look for new frames this often.
+const SPIN_STEP_NS: u64 = 5_000;
+/// At most this many frames held: a sparse train, whose head is busy-polled to.
+const SPARSE: usize = 4;
 /// The biggest frame the line forwards: a 9216-byte MTU and its Ethernet header,
 /// a VLAN tag and FCS room (18 bytes). Longer ones (GSO super-frames) are dropped.
 pub const MAX_FRAME: usize = 9216 + 18;
@@ -29,12 +36,6 @@ const SLOT: usize = VNET_HDR + MAX_FRAME;
 const BATCH: usize = 64;
 /// The longest wait between looks at the stop flag.
 const IDLE_NS: u64 = 50_000_000;
-/// A timer wakes a thread some 50 us late on a VM (more under load): sleep until
-/// this long before the head frame is due, then busy-poll the clock to its time.
-const SPIN_NS: u64 = 100_000;
-/// While busy-polling, look for new frames this often (a frame due every few us
-/// must not keep the receive side waiting).
-const SPIN_STEP_NS: u64 = 5_000;
 /// Receive buffer asked for each receiving socket (SO_RCVBUFFORCE).
 const RCVBUF: i32 = 32 << 20;
 const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
@@ -382,8 +383,7 @@ unsafe fn rx_stamp(h: &libc::msghdr) -> Option<u64> {
 }
 
 /// Busy-poll the realtime clock until `t` (or the stop flag), yielding the CPU to
-/// any thread ready to run on it: the other direction when both are pinned to one
-/// CPU (which at a real-time priority would otherwise wait for this spin to end).
+/// any thread ready to run on it.
 fn spin_until(t: u64) {
     while realtime() < t && !pace::stopped() {
         unsafe { libc::sched_yield() };
@@ -426,16 +426,20 @@ impl Direction<'_> {
             if pace::stopped() {
                 break;
             }
-            // sleep (in ppoll) unless frames are waiting or the head is due soon
-            let wait = held.next_due().map_or(IDLE_NS, |d| d - now);
-            if !more && wait > SPIN_NS && !wait_readable(self.rx_fd, (wait - SPIN_NS).min(IDLE_NS))
-            {
+            // sleep (in ppoll) until a frame comes or the head is due. A sparse train
+            // (a few frames held: a ping) sleeps until SPIN_NS before its head is due
+            // and busy-polls the rest, as a timer wakes a thread some 50 us late on a
+            // VM; a dense one never spins (the next frame's arrival wakes the thread,
+            // and a spin per frame would hold the CPU from the traffic's own processes,
+            // at a real-time priority until the kernel throttles it for 50 ms)
+            let wait = held.next_due().map_or(IDLE_NS, |d| d.saturating_sub(now));
+            let spin = if held.len() <= SPARSE { SPIN_NS } else { 0 };
+            if !more && wait > spin && !wait_readable(self.rx_fd, (wait - spin).min(IDLE_NS)) {
                 continue;
             }
             let n = rx.recv(self.rx_fd);
             more = n == BATCH;
             if n == 0 {
-                // the head is due soon: keep taking frames while busy-polling to it
                 if let Some(d) = held.next_due() {
                     spin_until(d.min(realtime() + SPIN_STEP_NS));
                 }

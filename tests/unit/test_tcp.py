@@ -140,3 +140,15 @@ def test_a_cells_transport_note_keeps_its_methods_own_tables():
     moved = _with_transport(e, "in-process")
     assert moved.tables == e.tables and moved.rows == e.rows
     assert '"cluster_transport": "in-process"' in moved.experiment["environment_json"]
+
+
+def test_a_run_over_a_line_that_dropped_or_fell_behind_is_a_fault():
+    from netassay.methods.tcp.run import line_fault
+
+    on_time = {"ab": {"tx_frames": 90_000, "late_over_1ms": 100},
+               "ba": {"tx_frames": 10_000, "late_over_1ms": 0}}  # fmt: skip
+    assert line_fault(on_time, 0) is None  # 0.1% late: a hiccup, not the line's limit
+    assert "dropped 3 frames" in line_fault(on_time, 3)
+    behind = {"ab": {"tx_frames": 90_000, "late_over_1ms": 5_000}, "ba": {"tx_frames": 10_000}}
+    assert "fell behind: 5.0% of the frames" in line_fault(behind, 0)
+    assert line_fault({}, 0) is None  # netem or a bridge: no line to judge

@@ -153,9 +153,9 @@ DELAY LINE
                        its frame (PACKET_VNET_HDR), so tx checksumming may stay
                        on. Frames this host sends on them are not taken. Each
                        direction runs in a thread of its own that sleeps until
-                       100 us before a frame is due and busy-polls the rest;
-                       under CPU contention run it at a real-time priority
-                       (chrt -f 10) for frames to leave on time. Prints one
+                       a frame comes or the oldest is due; under CPU contention
+                       run it at a real-time priority (chrt -f 10) for frames
+                       to leave on time. Prints one
                        JSON line when ready: ready, pid, a, b, delay_ns,
                        delay_back_ns; nothing else on stdout. SIGINT/SIGTERM stop
                        it: the frames still held are counted drop_shutdown, the

@@ -32,6 +32,7 @@ from netassay.traffic import peers
 PING_COUNT = 40
 PING_RATE = 100.0  # per second: 0.4 s of pings, a few in flight on a 20 ms path
 SS_AT = 0.8  # the client's ss -tin is read at this share of the transfer
+LATE_SHARE = 0.01  # frames over 1 ms late beyond this share: the line fell behind
 _SS_PAIR = re.compile(r"([a-z_]+):(\S+)")
 TCP_SYSCTLS = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max",
                "net.core.wmem_max", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps")  # fmt: skip
@@ -119,9 +120,7 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int) -> d
     b = bounds(mss=out["mss_bytes"] or 0, rtt_s=rtt_s, loss=req.loss,
                window=out["snd_wnd_max_bytes"] if req.window else None,
                bottleneck=req.bottleneck_bps or None, mtu=req.mtu)  # fmt: skip
-    if fault is None and dropped.get("path.line_dropped", 0) > 0:
-        fault = (f"the delay line dropped {dropped['path.line_dropped']} frames: the path "
-                 "carried less than TCP offered (lower --bottleneck)")  # fmt: skip
+    fault = fault or line_fault(line, dropped.get("path.line_dropped", 0))
     return {
         "index": index, "ok": fault is None, "fault": fault, "cc": req.cc,
         "duration_s": float(I3.whole_seconds(req.duration_s)), **out,
@@ -135,6 +134,21 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int) -> d
         "cpu": {c: round(v["busy"], 4) for c, v in CPU.use(cpu0, cpu1).items()},
         "ss": ss, "line": line, "iperf3": raw,
     }  # fmt: skip
+
+
+def line_fault(line: dict[str, Any], dropped: int) -> str | None:
+    """Why a run measured the delay line rather than TCP (None: it did not): the line
+    lost frames, or it fell behind (more than LATE_SHARE of the frames left over 1 ms
+    after their time: the path's delay was not the one asked)."""
+    if dropped > 0:
+        return (f"the delay line dropped {dropped} frames: the path carried less than TCP "
+                "offered (lower --bottleneck)")  # fmt: skip
+    frames = sum(int(d.get("tx_frames", 0)) for d in line.values())
+    late = sum(int(d.get("late_over_1ms", 0)) for d in line.values())
+    if frames and late / frames > LATE_SHARE:
+        return (f"the delay line fell behind: {late / frames:.1%} of the frames left over 1 ms "
+                "late, so the path's delay was not the one asked (lower --bottleneck)")  # fmt: skip
+    return None
 
 
 def parse_client(stdout: str, returncode: int, stderr: str) -> dict[str, Any]:
