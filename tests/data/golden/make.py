@@ -8,7 +8,8 @@ golden test holds every later netassay to, byte for byte.
 store.db holds the PASTRAMI and MonIPE data and one iperf3 file imported, and one
 experiment of each method measured on the embedded testbed (a sweep and a search on a
 router capped at 100 kpps, an rtt measurement, an acceptance test, three floods of that
-router: its MRR; a soak of it at 120 kpps, above its cap; a quick doctor run);
+router: its MRR; a soak of it at 120 kpps, above its cap; a quick doctor run; a
+batching run with a 500 us flush timeout);
 campaign.db a small sweep campaign over two caps. ``--add COMMAND`` measures the one
 experiment of that command into the store as it is (a method's experiment added
 later), leaving every other experiment as it was. The stores are committed and never
@@ -49,6 +50,9 @@ MEASURE = [
     ["soak", "--sut", "router", "--sut-cap", "100k", "--rate", "120k", "--duration", "4s",
      "--segment", "2s", "--name", "golds", "--label", "golden soak", "--db", "{db}"],
     ["doctor", "--quick", "--name", "goldd", "--label", "golden doctor", "--db", "{db}"],
+    ["batching", "--gro", "on", "--flush", "500us", "--defer", "100", "--rate", "10k",
+     "--count", "1000", "--runs", "2", "--name", "goldb", "--label", "golden batching",
+     "--db", "{db}"],
 ]  # fmt: skip
 CAMPAIGN_FILE = HERE / "campaign.toml"
 
