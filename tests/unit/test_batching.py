@@ -106,3 +106,20 @@ def test_a_request_that_makes_no_sense_is_refused(kw, needle):
     with pytest.raises(UsageError, match=needle):
         BatchingRequest(**kw).validate()
     BatchingRequest().validate()  # the defaults are fine
+
+
+def test_a_cells_own_tables_go_with_it_to_the_campaign_store():
+    """A campaign writes each cell's rows with the transport in its environment; the
+    CREATE statements of the method's own tables (batching_runs) must go with them, or a
+    campaign store that has no such table yet drops the rows."""
+    from netassay.campaign.execute import _with_transport
+    from netassay.store.rows import ExperimentRows
+
+    e = ExperimentRows(
+        {"id": 1, "environment_json": "{}"},
+        {"batching_runs": [{"id": 1}]},
+        {"batching_runs": "CREATE TABLE batching_runs (id INTEGER PRIMARY KEY)"},
+    )
+    out = _with_transport(e, "in-process")
+    assert out.tables == e.tables and out.rows == e.rows
+    assert '"cluster_transport": "in-process"' in out.experiment["environment_json"]

@@ -343,7 +343,8 @@ def write_cell(
 
 def _with_transport(e: ExperimentRows, transport: str) -> ExperimentRows:
     env = {**json.loads(e.experiment["environment_json"] or "{}"), "cluster_transport": transport}
-    return ExperimentRows({**e.experiment, "environment_json": json.dumps(env)}, e.rows)
+    # its method's own tables go with it (a store that has none yet creates them)
+    return ExperimentRows({**e.experiment, "environment_json": json.dumps(env)}, e.rows, e.tables)
 
 
 def _label(c: Campaign, slot: O.Slot) -> str:
