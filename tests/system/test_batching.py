@@ -78,3 +78,40 @@ def test_a_flush_timeout_makes_bursts_of_the_size_it_implies(cli, tb_name, netns
         read = exp.metadata["knobs"]["read"]
         assert read["gro_flush_timeout"] == "500000" and read["napi_defer_hard_irqs"] == "100"
         assert read["gro"] == "on" and read["peer_tso"] == "off"
+
+
+FLUSHES = """[campaign]
+name = "flush"
+method = "batching"
+seed = 3
+[fixed]
+gro = "on"
+defer = 100
+rate = "10k"
+count = 1000
+runs = 2
+[factors]
+flush = ["200us", "500us"]
+"""
+
+
+def test_a_batching_campaign_ranks_the_shorter_flush_first(tb_name, tmp_path, cli, netns_of):
+    """Two cells, flush timeouts 200 and 500 us: each cell is 'netassay batching' on the
+    worker's testbed, stored with its batching_runs rows; 'compare' ranks the shorter
+    wait first, and the median wait grows by about half the difference (150 us: a probe
+    waits half a period at the median)."""
+    spec, db = tmp_path / "flush.toml", tmp_path / "c.db"
+    spec.write_text(FLUSHES)
+    res = cli("campaign", "run", str(spec), "--db", str(db), "--name", tb_name, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "2 of 2 cells stored" in res.stdout and "4 trials written" in res.stdout
+    assert netns_of(tb_name) == []
+    with Store(db, readonly=True) as st:
+        exps = list(st.experiments(kinds=(BS.KIND,)))
+        assert len(exps) == 2 and all(len(BS.runs(st, e.id)) == 2 for e in exps)
+    out = cli("compare", str(db), "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert {g["levels"]["flush"]: g["rank"] for g in result["groups"]} == {"200us": 1, "500us": 2}
+    (cmp,) = result["effects"][0]["comparisons"]
+    assert 75_000 <= cmp["hodges_lehmann_ns"] <= 250_000, cmp

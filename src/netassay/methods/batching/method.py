@@ -11,7 +11,15 @@ from typing import Any
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
 from netassay.methods import lab
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
+from netassay.methods.base import (
+    Comparison,
+    Plan,
+    Progress,
+    RunOptions,
+    Section,
+    from_stores,
+    span,
+)
 from netassay.methods.batching import run as R
 from netassay.methods.batching import store as BS
 from netassay.methods.batching import view as V
@@ -44,6 +52,12 @@ class BatchingMethod:
             ("mean burst", lambda r: f"{r['burst_len_mean']:.1f}"),
             ("runs", lambda r: str(r["runs"])),
         ),
+        group_columns=(
+            ("wait p50 median (range)", lambda g: span(V.fmt_us, g["wait_p50_ns"])),
+            ("in bursts median", lambda g: fmt_pct(g["share_in_bursts"]["median"])),
+            ("mean burst median", lambda g: f"{g['burst_len_mean']['median']:.1f}"),
+        ),
+        group_text=V.group_text,
     )
     knobs = None
     cell_defaults: tuple[str, ...] = ("runs", "rate")

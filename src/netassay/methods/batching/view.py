@@ -41,6 +41,17 @@ def lines(r: StoredBatching) -> list[str]:
     ]
 
 
+def group_text(g: dict[str, Any]) -> str:
+    """A batching group of a campaign: the wait p50 (median over the cells, range), the
+    share in bursts, the mean burst length."""
+    w = g["wait_p50_ns"]
+    spread = f" [{fmt_us(w['min'])}..{fmt_us(w['max'])}]" if w["n"] > 1 else ""
+    return (
+        f"wait p50 {fmt_us(w['median'])}{spread}; in bursts "
+        f"{g['share_in_bursts']['median']:.1%}; mean burst {g['burst_len_mean']['median']:.1f}"
+    )
+
+
 def text(r: StoredBatching) -> str:
     return "\n".join(["", *lines(r)])
 
