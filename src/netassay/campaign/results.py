@@ -237,7 +237,7 @@ def shift_text(metric: str, c: dict[str, Any]) -> str:
     sign = "+" if v >= 0 else "-"
     if metric == "throughput_bps":
         return sign + _bps(abs(v))
-    if metric == "loss_ratio":
+    if metric == "loss_ratio" or metric.startswith("share_"):  # a share (batching's)
         return sign + _ratio(abs(v))
     if metric.endswith("_ns"):
         return sign + fmt_us(abs(v))

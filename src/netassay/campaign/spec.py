@@ -1,6 +1,6 @@
 """The campaign file: a TOML matrix of configurations, typed and checked before anything runs.
 
-    [campaign]                 name, method (sweep|search|accept|rtt|flood), repetitions, seed
+    [campaign]                 name, method (sweep|search|accept|rtt|flood|batching), ...
     [fixed]                    settings every cell shares
     [factors]                  each factor's levels: the cells are their full factorial
     [[cells]]                  or an explicit list of cells (each sets its factor values)
@@ -15,7 +15,8 @@ the test's flags (contract, layer, sender, runs, duration, the embedded link's g
 truths) and the scenario knobs of seed 004's matrix (client/server CPU, rx/tx steering
 CPUs, socket buffers, MTU), which the cell passes as a one-scenario file. An ``rtt``
 cell is ``netassay rtt`` (seed 002's factors: path, probe, rate, size, background load,
-responder and its hold).
+responder and its hold). A ``batching`` cell is ``netassay batching`` (seed 003, 3.4:
+path, rate, GRO, flush timeout, deferred interrupts, threaded NAPI).
 """
 
 from __future__ import annotations

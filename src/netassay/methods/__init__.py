@@ -18,6 +18,7 @@ from netassay.store.paths import store_paths
 
 if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
     import netassay.methods.accept.method
+    import netassay.methods.batching.method
     import netassay.methods.doctor.method
     import netassay.methods.flood.method
     import netassay.methods.rtt.method
@@ -35,6 +36,7 @@ REGISTRY = {
     "accept": "netassay.methods.accept.method",
     "flood": "netassay.methods.flood.method",
     "soak": "netassay.methods.soak.method",
+    "batching": "netassay.methods.batching.method",
     "doctor": "netassay.methods.doctor.method",
     "tcp": "netassay.methods.tcp.method",
 }

@@ -9,7 +9,8 @@ store.db holds the PASTRAMI and MonIPE data and one iperf3 file imported, and on
 experiment of each method measured on the embedded testbed (a sweep and a search on a
 router capped at 100 kpps, an rtt measurement, an acceptance test, three floods of that
 router: its MRR; a soak of it at 120 kpps, above its cap; a quick doctor run; a TCP
-cell, reno over the 20 ms path with random loss 1e-3);
+cell, reno over the 20 ms path with random loss 1e-3; a batching run with a 500 us
+flush timeout);
 campaign.db a small sweep campaign over two caps. ``--add COMMAND`` measures the one
 experiment of that command into the store as it is (a method's experiment added
 later), leaving every other experiment as it was. The stores are committed and never
@@ -52,6 +53,9 @@ MEASURE = [
     ["doctor", "--quick", "--name", "goldd", "--label", "golden doctor", "--db", "{db}"],
     ["tcp", "--cc", "reno", "--delay", "20ms", "--loss", "1e-3", "--runs", "2", "--duration",
      "2s", "--name", "goldt", "--label", "golden tcp", "--db", "{db}"],
+    ["batching", "--gro", "on", "--flush", "500us", "--defer", "100", "--rate", "10k",
+     "--count", "1000", "--runs", "2", "--name", "goldb", "--label", "golden batching",
+     "--db", "{db}"],
 ]  # fmt: skip
 CAMPAIGN_FILE = HERE / "campaign.toml"
 

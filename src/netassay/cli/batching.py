@@ -1,0 +1,33 @@
+"""The batching command: what the receiver sees of a paced train (seed 003, 3.4)."""
+
+from __future__ import annotations
+
+import typer
+
+from netassay.cli.common import Given, Json, prepared, progress_line, request, with_params
+from netassay.errors import Interrupted
+from netassay.methods.base import RunOptions
+from netassay.methods.batching.method import METHOD
+from netassay.methods.batching.request import NAME, RUN_OPTIONS, BatchingRequest
+
+
+@with_params(BatchingRequest, RunOptions, only=RUN_OPTIONS, shown={"name": NAME})
+def batching(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
+    """Packet batching at the receiver (seed 003, 3.4): paced ICMP probes over the rtt
+    testbed, stamped at the sender's egress and the receiver's ingress (tc BPF); per run
+    the gaps against the sent spacing, the share in bursts, burst lengths and the wait
+    for the batch. --gro, --flush (gro_flush_timeout), --defer (napi_defer_hard_irqs)
+    and --threaded set the receiver's veth inside the testbed (removed with it)."""
+    given, options = prepared(ctx, given, "batching")
+    b = METHOD.prepare(request(BatchingRequest, given), options)
+    b.progress = (lambda line: None) if as_json else progress_line
+    try:
+        result = METHOD.run_prepared(b)
+    except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+        raise Interrupted("batching interrupted", f"{b.stored} run(s) stored in {b.db}") from exc
+    typer.echo(METHOD.view(result, as_json))
+
+
+def register(app: typer.Typer, import_app: typer.Typer) -> None:
+    """Add the batching command to the CLI."""
+    app.command("batching")(batching)

@@ -1,0 +1,129 @@
+"""Batching as a method (``methods.base.Method``): what the receiver sees of a paced
+train (seed 003, section 3.4), stored as kind ``batching``; assess, report, export and
+campaigns (a cell is one ``netassay batching``) reach it through the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from netassay.analysis.acceptance import fmt_pct
+from netassay.config import AnalysisConfig
+from netassay.methods import lab
+from netassay.methods.base import (
+    Comparison,
+    Plan,
+    Progress,
+    RunOptions,
+    Section,
+    from_stores,
+    span,
+)
+from netassay.methods.batching import run as R
+from netassay.methods.batching import store as BS
+from netassay.methods.batching import view as V
+from netassay.methods.batching.request import NAME, RUN_OPTIONS, BatchingRequest
+from netassay.methods.plots import slugify
+from netassay.store.db import Experiment, Store
+
+RUN_OVERHEAD_S = 0.3  # per run: the prober started, the capture points read, stored
+SETUP_S = 1.5  # the testbed built, the knobs set, the warm-up train
+
+
+class BatchingMethod:
+    name = "batching"
+    kinds: tuple[str, ...] = (BS.KIND,)
+    request = BatchingRequest
+    campaign = True
+    run_options = RUN_OPTIONS
+    comparison = Comparison(
+        metrics=("wait_p50_ns", "share_in_bursts"),
+        figures=("wait_p50_ns", "share_in_bursts", "burst_len_mean"),
+        lowest_first=True,
+        names={
+            "wait_p50_ns": ("wait for the batch p50", 1e3, "wait p50 (us)"),
+            "share_in_bursts": ("share in bursts", 1.0, "share of packets in bursts"),
+            "burst_len_mean": ("mean burst length", 1.0, "mean burst length (packets)"),
+        },
+        columns=(
+            ("wait p50", lambda r: V.fmt_us(r["wait_p50_ns"])),
+            ("in bursts", lambda r: fmt_pct(r["share_in_bursts"])),
+            ("mean burst", lambda r: f"{r['burst_len_mean']:.1f}"),
+            ("runs", lambda r: str(r["runs"])),
+        ),
+        group_columns=(
+            ("wait p50 median (range)", lambda g: span(V.fmt_us, g["wait_p50_ns"])),
+            ("in bursts median", lambda g: fmt_pct(g["share_in_bursts"]["median"])),
+            ("mean burst median", lambda g: f"{g['burst_len_mean']['median']:.1f}"),
+        ),
+        group_text=V.group_text,
+    )
+    knobs = None
+    cell_defaults: tuple[str, ...] = ("runs", "rate")
+    cell_flags: tuple[str, ...] = ()
+    cell_setup_s = SETUP_S
+    legend = ""
+
+    def plan(self, request: BatchingRequest) -> Plan:
+        send = request.count / request.rate_pps
+        return Plan(request.runs, SETUP_S + request.runs * (send + RUN_OVERHEAD_S), ())
+
+    def prepare(self, request: BatchingRequest, options: RunOptions) -> R.Batching:
+        """The measurement, its request checked before anything is built."""
+        b = R.Batching(request, options.db or lab.DEFAULT_DB, options.name or NAME,
+                       options.label)  # fmt: skip
+        request.validate(b.db, b.name)
+        return b
+
+    def run(self, request: BatchingRequest, options: RunOptions, progress: Progress) -> Any:
+        b = self.prepare(request, options)
+        b.progress = progress
+        return self.run_prepared(b)
+
+    def run_prepared(self, b: R.Batching) -> BS.StoredBatching:
+        return R.measure(b)
+
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]:
+        return from_stores(inputs, lambda _, store: BS.stored_batchings(store))
+
+    def judged(self, result: Any) -> tuple[str, str | None]:
+        return result.experiment.label, None  # it measures; it judges nothing
+
+    def view(self, result: Any, as_json: bool) -> str:
+        return V.as_json(result) if as_json else V.text(result)
+
+    def sections(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
+    ) -> list[Section]:
+        """Two sections per stored experiment: its gaps against the sent spacing (with
+        its figures in words), and its burst lengths."""
+        found = list(BS.stored_batchings(store))
+        if not found:
+            return []
+        from netassay.methods.batching.figures import plot_bursts, plot_gaps  # deferred
+
+        sections = []
+        for r in found:
+            s, label = r.summary, r.experiment.label
+            stem = out / "figures" / f"batching_{slugify(label, used)}"
+            png, svg = plot_gaps(r.runs, s["spacing_ns"], s["gap_ns"], stem, label)
+            sections.append(Section(
+                title=f"batching: {label}", text="\n".join(V.lines(r)),
+                figure=f"figures/{png.name}", figure_svg=f"figures/{svg.name}",
+            ))  # fmt: skip
+            stem = out / "figures" / f"batching_bursts_{slugify(label, used)}"
+            png, svg = plot_bursts(s["burst_lengths"], stem, f"{label}: burst lengths")
+            sections.append(Section(
+                title=f"batching: {label}: burst lengths",
+                figure=f"figures/{png.name}", figure_svg=f"figures/{svg.name}",
+            ))  # fmt: skip
+        return sections
+
+    def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
+        s = BS.stored(store, experiment).summary
+        keys = ("wait_p50_ns", "share_in_bursts", "burst_len_mean")
+        return {"verdict": None, "runs": s["runs_stored"], **{k: s[k] for k in keys}}
+
+
+METHOD = BatchingMethod()

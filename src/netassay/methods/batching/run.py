@@ -1,0 +1,237 @@
+"""The batching measurement: build the RTT testbed, set the receiver's knobs, send paced
+trains, and read each probe's time at the sender's egress and the receiver's ingress.
+
+The sender endpoint sends ICMP echo probes (netassay-probe) at a fixed spacing; the
+kernel of the receiver endpoint answers them. The rtt capture points stamp each probe as
+it leaves the sender endpoint (``snd_ep_out``) and as it enters the receiver endpoint
+(``rsp_ep_in``): the tc hook runs when the receiver's stack takes the packet in, so a
+packet held for a batch is stamped when its batch is delivered.
+
+The knobs act on the receiver endpoint's veth (``eth0`` in its namespace) and its peer
+in the receiver's server: GRO on gives the veth a NAPI instance (veth_xmit queues to its
+ring and NAPI polls it); the peer's TSO is turned off because veth takes a forwarded
+packet into NAPI only when the sending side has no TSO (``veth_skb_is_eligible_for_gro``);
+``gro_flush_timeout`` and ``napi_defer_hard_irqs`` make NAPI wait for a timer instead
+of being woken by each packet; ``threaded`` moves the polling to a kernel thread. Each
+is read before it is set and read back after; both devices live in the testbed's
+namespaces, so removing the testbed removes every setting with them (nothing on the
+host is changed).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netassay import quality
+from netassay.counters.capture import Capture
+from netassay.errors import TestbedError
+from netassay.methods.base import Progress
+from netassay.methods.batching import gaps as G
+from netassay.methods.batching import store as BS
+from netassay.methods.batching.request import BatchingRequest
+from netassay.methods.rtt.run import environment
+from netassay.methods.rtt.trial import achieved_rate
+from netassay.proc import run as run_cmd
+from netassay.store.db import Store
+from netassay.testbed import Testbed, require_root
+from netassay.testbed.rtt import EP_DEV, RttTestbedConfig, server_dev
+from netassay.traffic.probe import ProbeSpec, Sender
+from netassay.trial.record import TrialRecord
+
+EGRESS, INGRESS = "snd_ep_out", "rsp_ep_in"  # the capture points read
+WARMUP = 50  # probes sent before the first run (caches, the first NAPI poll), not stored
+MISSED = 0.01  # probes missing at a capture point, above this share: a fault
+SYSFS = ("gro_flush_timeout", "napi_defer_hard_irqs", "threaded")
+
+
+@dataclass
+class Batching:
+    """One ``netassay batching`` call: the request, where it is stored, what it did."""
+
+    req: BatchingRequest
+    db: str
+    name: str
+    label: str = ""
+    progress: Progress = lambda line: None
+    knobs: dict[str, Any] = field(default_factory=dict)
+    experiment_id: int | None = None
+    stored: int = 0
+
+    def testbed(self) -> RttTestbedConfig:
+        return RttTestbedConfig(path=self.req.path, background=0, cpus=self.req.cpus)
+
+    def factors(self) -> dict[str, Any]:
+        r = self.req
+        return {
+            "method": "batching", "path": r.path, "rate_pps": r.rate_pps, "count": r.count,
+            "runs": r.runs, "size_bytes": r.size_bytes, "gro": r.gro, "flush_ns": r.flush_ns,
+            "defer": r.defer, "threaded": r.threaded, "gap_ns": r.threshold_ns, "cpus": r.cpus,
+            "testbed": asdict(self.testbed()),
+        }  # fmt: skip
+
+
+# -- the knobs ---------------------------------------------------------------------------
+def _sysfs(ns: str, key: str) -> str:
+    return run_cmd(["cat", f"/sys/class/net/{EP_DEV}/{key}"], netns=ns).stdout.strip()
+
+
+def _features(ns: str, dev: str) -> dict[str, str]:
+    out = run_cmd(["ethtool", "-k", dev], netns=ns).stdout
+    want = {"generic-receive-offload": "gro", "tcp-segmentation-offload": "tso"}
+    found = {}
+    for line in out.splitlines():
+        k, _, v = line.partition(":")
+        if k.strip() in want:
+            found[want[k.strip()]] = v.split()[0] if v.split() else ""
+    return found
+
+
+def read_knobs(tb: Testbed) -> dict[str, Any]:
+    """The receiver veth's GRO and NAPI settings and its peer's TSO, as the kernel has them."""
+    rsp, srv = tb.ns("rspep"), tb.ns("rspsrv")
+    return {
+        "gro": _features(rsp, EP_DEV).get("gro"),
+        "peer_tso": _features(srv, server_dev("rspep")).get("tso"),
+        **{k: _sysfs(rsp, k) for k in SYSFS},
+    }
+
+
+def set_knobs(tb: Testbed, req: BatchingRequest) -> dict[str, Any]:
+    """Set the knobs (see the module); what was there before, what was asked, what the
+    kernel reads back. A setting it does not take is a testbed error."""
+    rsp, srv = tb.ns("rspep"), tb.ns("rspsrv")
+    before = read_knobs(tb)
+    want = {"gro": req.gro, "peer_tso": "off", "gro_flush_timeout": str(req.flush_ns),
+            "napi_defer_hard_irqs": str(req.defer),
+            "threaded": "1" if req.threaded == "on" else "0"}  # fmt: skip
+    run_cmd(["ethtool", "-K", server_dev("rspep"), "tso", "off"], netns=srv)
+    run_cmd(["ethtool", "-K", EP_DEV, "gro", req.gro], netns=rsp)
+    for key in SYSFS:
+        if _sysfs(rsp, key) != want[key]:
+            path = f"/sys/class/net/{EP_DEV}/{key}"
+            run_cmd(["tee", path], netns=rsp, input_text=want[key] + "\n")
+    after = read_knobs(tb)
+    wrong = {k: after.get(k) for k, v in want.items() if after.get(k) != v}
+    if wrong:
+        raise TestbedError(
+            "the receiver's veth did not take its batching knobs",
+            f"asked {want}, read back {wrong}",
+            "check that this kernel's veth has these settings",
+        )
+    return {"device": f"{rsp}:{EP_DEV}", "peer": f"{srv}:{server_dev('rspep')}",
+            "before": before, "set": want, "read": after}  # fmt: skip
+
+
+# -- one run -----------------------------------------------------------------------------
+def send(tb: Testbed, cap: Capture, req: BatchingRequest, count: int) -> dict[str, Any]:
+    """One paced train; each probe's stamps at the two points and the prober's summary."""
+    spec = ProbeSpec(probe="icmp", rate_pps=req.rate_pps, count=count,
+                     size_bytes=req.size_bytes, timeout_s=1.0)  # fmt: skip
+    cap.clear()
+    peer = tb.state["peers"]["sndep"]
+    sender = Sender(tb.ns("sndep"), peer["dst"], spec, tb.state["cpus"]["snd"])
+    t0, rows = time.monotonic(), []
+    try:
+        rows = list(sender.batches())
+        prober = sender.finish()
+    finally:
+        sender.kill()
+    elapsed = time.monotonic() - t0
+    recs = np.concatenate(rows) if rows else np.zeros((0, 4), dtype=np.uint64)
+    seq = np.ascontiguousarray(recs[:, 0])
+    points = cap.lookup(seq)
+    return {"prober": prober, "egress": points[EGRESS], "ingress": points[INGRESS],
+            "elapsed_s": elapsed}  # fmt: skip
+
+
+def warnings(run: dict[str, Any], prober: dict[str, Any]) -> list[str]:
+    """Measurement-quality warnings; those naming a fault (quality.FAULTS) exclude the run."""
+    out = []
+    sent, seen = int(prober.get("sent", 0)), int(run["seen"])
+    if sent and sent - seen > MISSED * sent:
+        out.append(
+            f"{quality.COUNTER_FAULT}: {sent - seen} of {sent} probes missed a capture point"
+        )
+    if prober.get("stopped_by_signal"):
+        out.append(f"{quality.TRUNCATED}: stopped by a signal after {sent} probes")
+    return out
+
+
+# -- the measurement ---------------------------------------------------------------------
+@contextmanager
+def _store(b: Batching) -> Iterator[Store]:
+    """The store runs are written to as they end; one this call created is removed again
+    when it ends (a signal, an error) before any run was stored."""
+    fresh = not Path(b.db).exists()
+    try:
+        with Store(b.db) as st:
+            yield st
+    except BaseException:
+        if fresh and not b.stored:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{b.db}{suffix}").unlink(missing_ok=True)
+        raise
+
+
+def _experiment(store: Store, b: Batching, tb: Testbed) -> int:
+    r = b.req
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    label = b.label or (
+        f"{r.path} {r.rate_pps:g}/s gro {r.gro}"
+        + (f" flush {r.flush_ns / 1e3:g}us defer {r.defer}" if r.flush_ns or r.defer else "")
+        + (" threaded" if r.threaded == "on" else "")
+    )
+    BS.ensure(store)
+    exp_id, _ = store.add_experiment(
+        key=f"batching-{b.name}-{stamp}-{secrets.token_hex(3)}", kind=BS.KIND,
+        source=BS.SOURCE, label=label, config=b.factors(),
+        metadata={"knobs": b.knobs, "points": {"egress": EGRESS, "ingress": INGRESS},
+                  "testbed": {"name": tb.name, "cpus": tb.state["cpus"]}},
+        environment=environment(tb),
+    )  # fmt: skip
+    return exp_id
+
+
+def measure(b: Batching) -> BS.StoredBatching:
+    """Run the whole measurement (see the module); each run is stored as it ends."""
+    r = b.req
+    r.validate(b.db, b.name)
+    require_root("netassay batching")
+    with (
+        Testbed(b.name, b.testbed()) as tb,
+        Capture(tb.state["namespaces"]) as cap,
+        _store(b) as store,
+    ):
+        b.knobs = set_knobs(tb, r)
+        send(tb, cap, r, WARMUP)
+        for i in range(r.runs):
+            got = send(tb, cap, r, r.count)
+            found = G.analyse(got["egress"], got["ingress"], r.spacing_ns, r.threshold_ns)
+            p = got["prober"]
+            if b.experiment_id is None:
+                b.experiment_id = _experiment(store, b, tb)
+            trial = TrialRecord(
+                load_index=0, repetition=i, rate_pps=r.rate_pps,
+                duration_s=max(float(p.get("duration_s", 0.0)), 1e-9),
+                sent=int(p.get("sent", 0)), received=int(p.get("received", 0)),
+                source=BS.SOURCE, achieved_rate_pps=achieved_rate(p),
+                counters={"prober": p}, warnings=warnings(found, p),
+                utc=datetime.now(UTC).isoformat(timespec="microseconds"),
+            )  # fmt: skip
+            BS.add_run(store, b.experiment_id, trial, found)
+            b.stored += 1
+            b.progress(
+                f"run {i + 1}/{r.runs}: {found['share_in_bursts']:.0%} in bursts, mean burst"
+                f" {found['burst_len_mean']:.1f}, wait p50 {(found['wait_p50_ns'] or 0) / 1e3:.1f}"
+                " us"
+            )
+        return BS.stored(store, store.experiment(b.experiment_id))

@@ -1,0 +1,116 @@
+"""Batching runs in the store: an experiment of kind ``batching``, one trial per run
+(its probes sent and answered) and one row of ``batching_runs`` with what the run showed
+(gaps, bursts, waits), written together in one transaction when the run ends."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netassay.store.db import Experiment, Store
+from netassay.store.rows import dumps
+from netassay.trial.record import TrialRecord
+
+KIND = "batching"
+SOURCE = "netassay batching"
+TABLE = "batching_runs"
+DDL = """
+CREATE TABLE IF NOT EXISTS batching_runs (
+    id INTEGER PRIMARY KEY,
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+    trial_id INTEGER NOT NULL REFERENCES trials(id),
+    run INTEGER NOT NULL,
+    probes INTEGER NOT NULL,
+    seen INTEGER NOT NULL,
+    spacing_ns REAL NOT NULL,
+    gap_ns REAL NOT NULL,
+    share_in_bursts REAL NOT NULL,
+    sender_share_in_bursts REAL NOT NULL,
+    burst_len_mean REAL NOT NULL,
+    period_ns REAL,
+    gap_error_p50_ns REAL,
+    wait_p50_ns REAL,
+    wait_p99_ns REAL,
+    summary_json TEXT NOT NULL -- the run's figures (methods.batching.gaps.analyse)
+);
+CREATE INDEX IF NOT EXISTS batching_runs_experiment ON batching_runs (experiment_id, run);
+"""
+COLUMNS = (
+    "probes", "seen", "spacing_ns", "gap_ns", "share_in_bursts", "sender_share_in_bursts",
+    "burst_len_mean", "period_ns", "gap_error_p50_ns", "wait_p50_ns", "wait_p99_ns",
+)  # fmt: skip
+# the figures an experiment's summary gives as the median over its runs
+MEDIANS = (
+    "share_in_bursts", "sender_share_in_bursts", "burst_len_mean", "burst_len_p50",
+    "period_ns", "receiver_gap_p50_ns", "sender_gap_p50_ns", "gap_error_p50_ns",
+    "gap_error_p99_ns", "wait_p50_ns", "wait_p99_ns", "wait_max_ns",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StoredBatching:
+    """A batching experiment as its store holds it: where, itself, its runs, a summary."""
+
+    db: Path
+    experiment: Experiment
+    runs: list[dict[str, Any]]  # each run's figures (gaps.analyse), in run order
+    summary: dict[str, Any]
+
+
+def ensure(store: Store) -> None:
+    store.ensure_tables(KIND, 1, DDL)
+
+
+def add_run(store: Store, experiment_id: int, trial: TrialRecord, run: dict[str, Any]) -> int:
+    """One run: its trial and its batching_runs row, in one transaction."""
+    with store.transaction() as w:
+        trial_id = w.trial(experiment_id, trial)
+        w.row(TABLE, {
+            "experiment_id": experiment_id, "trial_id": trial_id, "run": trial.repetition,
+            **{c: run.get(c) for c in COLUMNS}, "summary_json": dumps(run),
+        })  # fmt: skip
+    return trial_id
+
+
+def runs(store: Store, experiment_id: int) -> list[dict[str, Any]]:
+    rows = store.rows(TABLE, {"experiment_id": experiment_id}, ("run",))
+    return [json.loads(r["summary_json"]) for r in rows]
+
+
+def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, Any]:
+    """An experiment's figures: each the median over its runs; burst lengths summed."""
+    med: dict[str, Any] = {}
+    for k in MEDIANS:
+        v = [float(r[k]) for r in found if r.get(k) is not None]
+        med[k] = float(np.median(v)) if v else None
+    lengths: dict[str, int] = {}
+    for r in found:
+        for k, n in r.get("burst_lengths", {}).items():
+            lengths[k] = lengths.get(k, 0) + int(n)
+    keys = ("path", "rate_pps", "count", "runs", "size_bytes", "gro", "flush_ns", "defer",
+            "threaded", "gap_ns", "cpus")  # fmt: skip
+    return {
+        **{k: config.get(k) for k in keys},
+        "spacing_ns": 1e9 / float(config["rate_pps"]),
+        "runs_stored": len(found),
+        "probes": sum(int(r["probes"]) for r in found),
+        "seen": sum(int(r["seen"]) for r in found),
+        **med,
+        "burst_lengths": dict(sorted(lengths.items(), key=lambda kv: int(kv[0]))),
+    }
+
+
+def stored(store: Store, exp: Experiment) -> StoredBatching:
+    found = runs(store, exp.id)
+    return StoredBatching(Path(store.path), exp, found, summary(exp.config, found))
+
+
+def stored_batchings(store: Store) -> Iterator[StoredBatching]:
+    """Every batching experiment of a store with its runs, oldest first."""
+    for exp in list(store.experiments(kinds=(KIND,))):
+        yield stored(store, exp)

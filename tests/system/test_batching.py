@@ -1,0 +1,117 @@
+"""netassay batching on real namespaces, against its two ground truths (root).
+
+Measured on this machine (a 2-CPU VM, kernel 6.18; the README gives the figures): a
+veth takes packets into NAPI only with GRO on (and its peer without TSO); with GRO on
+and nothing else NAPI is woken by every packet and the receiver sees the train as it
+was sent; ``napi_defer_hard_irqs`` with a ``gro_flush_timeout`` of T keeps NAPI asleep
+until a timer fires T after its last poll, so every poll delivers, at once, the probes
+sent during the last period.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from netassay.methods.batching import store as BS
+from netassay.store.db import Store
+
+pytestmark = pytest.mark.system
+
+RATE, SPACING_US = "10k", 100.0  # 100 us between probes
+COUNT, RUNS = "2000", "3"
+
+
+def _batching(cli, name, db, *args):
+    res = cli("batching", "--name", name, "--db", db, "--json", "--rate", RATE,
+              "--count", COUNT, "--runs", RUNS, *args, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_unbatched_the_receiver_sees_the_senders_gaps(cli, tb_name, netns_of, tmp_path):
+    """Ground truth 1: with batching off (GRO off: no NAPI on the receiver's veth; the
+    whole path runs in the sender's softirq, --cpus none), each receiver gap equals the
+    sender's gap of the same two probes within a few us, no probe waits for a batch, and
+    the receiver sees no burst the sender did not send."""
+    db = tmp_path / "b.db"
+    s = _batching(cli, tb_name, db, "--gro", "off")
+    assert netns_of(tb_name) == []
+    assert s["runs_stored"] == 3 and s["seen"] == s["probes"] == 6000
+    assert s["gap_error_p50_ns"] < 3_000, s  # a few us (measured: 0.1 to 0.3 us)
+    assert s["wait_p50_ns"] < 3_000, s  # (measured: 0.5 to 0.9 us)
+    assert s["receiver_gap_p50_ns"] == pytest.approx(SPACING_US * 1e3, abs=3_000)
+    assert s["share_in_bursts"] <= s["sender_share_in_bursts"] + 0.05, s
+    with Store(db, readonly=True) as st:
+        (exp,) = list(st.experiments(kinds=(BS.KIND,)))
+        knobs = exp.metadata["knobs"]
+        assert knobs["read"]["gro"] == "off" and knobs["read"]["gro_flush_timeout"] == "0"
+        assert knobs["read"] == {**knobs["read"], **knobs["set"]}
+        assert len(st.trials(exp.id)) == 3 and st.integrity_problems() == []
+
+
+def test_a_flush_timeout_makes_bursts_of_the_size_it_implies(cli, tb_name, netns_of, tmp_path):
+    """Ground truth 2: GRO on, napi_defer_hard_irqs 100, gro_flush_timeout T = 500 us,
+    probes s = 100 us apart. NAPI then polls only when its timer fires, T after the end
+    of its last poll, so the receiver gets the train in batches, one per period P = T +
+    the timer's and softirq's latency (measured here 5 to 10% of T), each holding the
+    probes sent during the last period: P / s = T / s = 5 of them (up to 6 when P is
+    longer than T by a probe's share). So: the median burst length is 5 or 6 (T/s to
+    1.25 T/s), the median gap that ends a burst (the period) is T to 1.25 T, nearly every
+    probe is in a burst, and a probe waits for its batch half a period at the median
+    (it arrives at a uniform time in the period): 0.3 T to 0.7 T. The sender's own
+    bursts (it falls behind when the machine is busy, then catches up) make some bursts
+    longer; the medians stand."""
+    t_us = 500.0
+    db = tmp_path / "b.db"
+    s = _batching(cli, tb_name, db, "--gro", "on", "--flush", f"{t_us:g}us", "--defer", "100")
+    assert netns_of(tb_name) == []
+    expected = t_us / SPACING_US  # 5 probes per period
+    assert expected <= s["burst_len_p50"] <= 1.25 * expected, s
+    assert t_us * 1e3 <= s["period_ns"] <= 1.25 * t_us * 1e3, s
+    assert s["share_in_bursts"] >= 0.9, s
+    assert 0.3 * t_us * 1e3 <= s["wait_p50_ns"] <= 0.7 * t_us * 1e3, s
+    assert s["gro"] == "on" and s["flush_ns"] == 500_000 and s["defer"] == 100
+    with Store(db, readonly=True) as st:
+        (exp,) = list(st.experiments(kinds=(BS.KIND,)))
+        read = exp.metadata["knobs"]["read"]
+        assert read["gro_flush_timeout"] == "500000" and read["napi_defer_hard_irqs"] == "100"
+        assert read["gro"] == "on" and read["peer_tso"] == "off"
+
+
+FLUSHES = """[campaign]
+name = "flush"
+method = "batching"
+seed = 3
+[fixed]
+gro = "on"
+defer = 100
+rate = "10k"
+count = 1000
+runs = 2
+[factors]
+flush = ["200us", "500us"]
+"""
+
+
+def test_a_batching_campaign_ranks_the_shorter_flush_first(tb_name, tmp_path, cli, netns_of):
+    """Two cells, flush timeouts 200 and 500 us: each cell is 'netassay batching' on the
+    worker's testbed, stored with its batching_runs rows; 'compare' ranks the shorter
+    wait first, and the median wait grows by about half the difference (150 us: a probe
+    waits half a period at the median)."""
+    spec, db = tmp_path / "flush.toml", tmp_path / "c.db"
+    spec.write_text(FLUSHES)
+    res = cli("campaign", "run", str(spec), "--db", str(db), "--name", tb_name, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "2 of 2 cells stored" in res.stdout and "4 trials written" in res.stdout
+    assert netns_of(tb_name) == []
+    with Store(db, readonly=True) as st:
+        exps = list(st.experiments(kinds=(BS.KIND,)))
+        assert len(exps) == 2 and all(len(BS.runs(st, e.id)) == 2 for e in exps)
+    out = cli("compare", str(db), "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert {g["levels"]["flush"]: g["rank"] for g in result["groups"]} == {"200us": 1, "500us": 2}
+    (cmp,) = result["effects"][0]["comparisons"]
+    assert 75_000 <= cmp["hodges_lehmann_ns"] <= 250_000, cmp

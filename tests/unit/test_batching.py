@@ -1,0 +1,125 @@
+"""The pure parts of netassay batching (methods.batching.gaps) on synthetic stamps:
+gaps, bursts, burst lengths, the share in bursts, the wait for the batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from netassay.errors import UsageError
+from netassay.methods.batching import gaps as G
+from netassay.methods.batching.request import BatchingRequest
+
+US = 1_000
+
+
+def paced(n: int, spacing_ns: int, start: int = 1_000_000) -> np.ndarray:
+    return start + spacing_ns * np.arange(n, dtype=np.int64)
+
+
+def batched(egress: np.ndarray, period_ns: int, delay_ns: int = 3 * US) -> np.ndarray:
+    """What a receiver polled every ``period_ns`` stamps: each packet arrives (after
+    ``delay_ns``) and waits for the next poll, where its batch is delivered 100 ns
+    apart."""
+    arrive = egress + delay_ns
+    poll = (arrive // period_ns + 1) * period_ns
+    out = poll.copy()
+    for p in np.unique(poll):
+        idx = np.flatnonzero(poll == p)
+        out[idx] = p + 100 * np.arange(len(idx))
+    return out
+
+
+def test_burst_lengths_split_at_the_threshold():
+    gaps = np.array([1, 1, 100, 1, 100, 100, 1, 1, 1])  # packets: 3, 2, 1, 4
+    assert G.burst_lengths(gaps, 50).tolist() == [3, 2, 1, 4]
+    assert G.burst_lengths(np.array([]), 50).tolist() == []
+    assert G.burst_lengths(np.array([50]), 50).tolist() == [1, 1]  # not under: apart
+
+
+def test_share_in_bursts_counts_packets_in_bursts_of_two_or_more():
+    assert G.share_in_bursts(np.array([3, 2, 1, 4])) == pytest.approx(9 / 10)
+    assert G.share_in_bursts(np.array([1, 1, 1])) == 0.0
+
+
+def test_an_unbatched_train_arrives_as_it_was_sent():
+    e = paced(1000, 100 * US)
+    i = e + 3 * US + (np.arange(1000) % 3) * 200  # a few hundred ns of jitter
+    r = G.analyse(e, i, 100 * US)
+    assert r["seen"] == 1000 and r["gap_ns"] == 50 * US
+    assert r["share_in_bursts"] == 0.0 and r["bursts"] == 0 and r["burst_len_max"] == 1
+    assert r["gap_error_p50_ns"] <= 400
+    assert r["receiver_gap_p50_ns"] == pytest.approx(100 * US, abs=400)
+    assert r["wait_p50_ns"] <= 400 and r["one_way_min_ns"] == 3 * US
+    assert r["burst_lengths"] == {"1": 1000}
+
+
+def test_a_receiver_polled_every_500us_gets_bursts_of_five_at_100us_spacing():
+    e = paced(2000, 100 * US)
+    r = G.analyse(e, batched(e, 500 * US), 100 * US)
+    assert r["burst_len_p50"] == 5 and r["burst_len_max"] == 5
+    assert r["share_in_bursts"] == 1.0 and r["sender_share_in_bursts"] == 0.0
+    assert r["period_ns"] == pytest.approx(500 * US - 400, abs=1)  # poll to poll, less 4 x 100 ns
+    # each packet waits for the next poll: uniformly 0..500 us, median 250 us (less the
+    # smallest one-way time the run saw, which already includes some wait)
+    assert 150 * US <= r["wait_p50_ns"] <= 300 * US
+    assert r["wait_max_ns"] <= 500 * US
+
+
+def test_a_burst_the_sender_made_is_counted_at_the_sender_too():
+    e = paced(100, 100 * US)
+    e[10:20] = e[10] + 1 * US * np.arange(10)  # ten probes sent back to back
+    i = e + 3 * US
+    r = G.analyse(e, i, 100 * US)
+    assert r["share_in_bursts"] == pytest.approx(0.10)
+    assert r["sender_share_in_bursts"] == pytest.approx(0.10)
+    assert r["gap_error_p99_ns"] == 0.0 and r["wait_max_ns"] == 0.0
+
+
+def test_probes_a_point_missed_are_left_out():
+    e, i = paced(10, 100 * US), paced(10, 100 * US) + 3 * US
+    e[2], i[5] = 0, 0
+    r = G.analyse(e, i, 100 * US)
+    assert r["probes"] == 10 and r["seen"] == 8
+
+
+def test_the_gap_distribution_is_kept_as_quantiles():
+    e = paced(500, 100 * US)
+    r = G.analyse(e, batched(e, 300 * US), 100 * US)
+    q = r["gap_quantiles"]
+    assert len(q["sender"]) == len(q["receiver"]) == G.QUANTILES
+    assert q["sender"][0] == q["sender"][-1] == 100 * US
+    assert q["receiver"] == sorted(q["receiver"]) and q["receiver"][0] == 100
+
+
+@pytest.mark.parametrize(
+    ("kw", "needle"),
+    [
+        ({"flush_ns": 200 * US}, "need --gro on"),
+        ({"gro": "on", "gap_ns": 200 * US}, "bad --burst-gap"),
+        ({"rate_pps": 1e6}, "bad --rate"),
+        ({"path": "macvlan"}, "bad --path"),
+        ({"count": 10_000_000, "rate_pps": 1000.0}, "would send for over"),
+    ],
+)
+def test_a_request_that_makes_no_sense_is_refused(kw, needle):
+    with pytest.raises(UsageError, match=needle):
+        BatchingRequest(**kw).validate()
+    BatchingRequest().validate()  # the defaults are fine
+
+
+def test_a_cells_own_tables_go_with_it_to_the_campaign_store():
+    """A campaign writes each cell's rows with the transport in its environment; the
+    CREATE statements of the method's own tables (batching_runs) must go with them, or a
+    campaign store that has no such table yet drops the rows."""
+    from netassay.campaign.execute import _with_transport
+    from netassay.store.rows import ExperimentRows
+
+    e = ExperimentRows(
+        {"id": 1, "environment_json": "{}"},
+        {"batching_runs": [{"id": 1}]},
+        {"batching_runs": "CREATE TABLE batching_runs (id INTEGER PRIMARY KEY)"},
+    )
+    out = _with_transport(e, "in-process")
+    assert out.tables == e.tables and out.rows == e.rows
+    assert '"cluster_transport": "in-process"' in out.experiment["environment_json"]
