@@ -33,7 +33,7 @@ from typing import Any
 from netassay import names as N
 from netassay.config import Config, with_frame_size
 from netassay.errors import UsageError
-from netassay.imix import mean_frame_bytes, parse_imix
+from netassay.imix import mean_frame_bytes, parse_imix, spec
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.params import param
@@ -162,10 +162,11 @@ def to_pps(kind: str, value: float, fr: Frames, what: str, text: str) -> float:
         pps = value / fr.bits()
     else:
         if fr.line_bps is None:
+            pdr = " (a share of the PDR is written N%pdr)" if what == "--rate" else ""
             raise UsageError(
                 f"{what} {text}: the line rate is unknown",
                 "a share needs the path's line rate and no port reports one (veth)",
-                "give --line-rate 10G (the line the run stands for), or a rate like 500Mbps",
+                f"give --line-rate 10G (the line the run stands for), or a rate like 500Mbps{pdr}",
             )  # fmt: skip
         pps = value * fr.line_bps / fr.bits(1)
     out = float(math.floor(pps + 1e-6))
@@ -249,8 +250,8 @@ def frames_of(options: RunOptions, layer: int, line_bps: float | None) -> Frames
     imix = getattr(tb, "imix", None)
     if imix:
         mix = parse_imix(imix, tb.ip_version)
-        mean = mean_frame_bytes(mix)
-        return Frames(mean, layer, f"imix {imix} (mean {mean:.1f} B)", line_bps, line_from)
+        mean, named = mean_frame_bytes(mix), spec(mix)
+        return Frames(mean, layer, f"imix {named} (mean {mean:.1f} B)", line_bps, line_from)
     size = float(tb.size_bytes)
     return Frames(size, layer, f"{tb.size_bytes}-byte frames", line_bps, line_from)
 
