@@ -101,3 +101,24 @@ def test_resolve_replaces_the_written_loads_and_says_what_was_written(monkeypatc
         resolve({"rates": "10k", "layer": "l2"}, opts, {"rates": "--rates"})
     with pytest.raises(UsageError, match="it takes one load"):
         resolve({"rate": "10%:20%:10%", "line_rate": "1G"}, opts, {"rate": "--rate"})
+
+
+def test_an_external_testbed_s_port_speed_is_its_line_rate(monkeypatch, tmp_path):
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
+    from netassay.testbed import state as S
+
+    S.write_state("rack1", {
+        "kind": "external",
+        "config": {"kind": "external", "tx": "eth1", "rx": "eth2", "size_bytes": 64},
+        "line_rate": {"speed_mbps": 10000, "size_bytes": 64, "limited_by": "eth1"},
+    })  # fmt: skip
+    opts = RunOptions(testbed="rack1")
+    out, record = resolve({"rates": "10%,50%"}, opts, {"rates": "--rates"}, lists=("rates",))
+    assert out["rates"] == "1420454,7102272"  # 10 Gbit/s at L1 in 88-byte frames
+    assert record is not None and record["line_rate_from"] == "port eth1"
+    assert record["line_rate_bps"] == 1e10
+    assert rates_lines(record)[0].startswith("--rates 10%,50% of 10 Gbit/s (port eth1) at L1")
+    with pytest.raises(UsageError, match="reports 10000 Mb/s: that is its line rate"):
+        resolve({"rates": "50%", "line_rate": "1G"}, opts, {"rates": "--rates"})
+    with pytest.raises(UsageError, match="is above the line rate"):
+        resolve({"rates": "11Gbps"}, opts, {"rates": "--rates"})
