@@ -193,3 +193,43 @@ def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command
 def _netns() -> list[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "said"),
+    [
+        ("sweep", ("--rates", "50%"), "--rates 50%: the line rate is unknown"),
+        ("sweep", ("--rates", "10%:120%:10%", "--line-rate", "10G"), "is in (0, 100]%"),
+        ("sweep", ("--rates", "100k:1Gbps:100k"), "a range's three parts mix units"),
+        ("sweep", ("--rates", "2Gbps", "--line-rate", "1G"), "is above the line rate"),
+        ("sweep", ("--layer", "l2"), "--layer with loads in frames/s"),
+        ("sweep", ("--rates", "1Gbps", "--layer", "l3"), "bad --layer 'l3'"),
+        ("sweep", ("--rates", "1Gbps", "--imix", "60:7"), "60 bytes cannot be sent over IPv4"),
+        ("search", ("--max-load", "50%"), "--max-load 50%: the line rate is unknown"),
+        ("search", ("--max-load", "1Gbps", "--min-load", "2Gbps"), "below"),
+        ("soak", ("--rate", "80%"), "--rate 80%: the line rate is unknown"),
+        ("soak", ("--rate", "1Gbps", "--line-rate", "fast"), "bad --line-rate 'fast'"),
+        ("soak", ("--rate", "10%:20%:10%", "--line-rate", "1G"), "it takes one load"),
+    ],
+)
+def test_a_rate_in_bits_or_shares_that_cannot_be_converted_is_one_line_exit_2(
+    cli, tmp_path, command, args, said
+):
+    db = tmp_path / "r.db"
+    res = cli(command, *args, "--db", db, "--name", "rte")
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("netassay: ") and said in line, line
+    assert not db.exists()  # nothing built, nothing stored
+    assert not any(ns.startswith("na-rte-") for ns in _netns())
+
+
+def test_a_rate_in_bits_is_converted_with_each_size_of_a_series(cli, tmp_path):
+    res = cli("sweep", "--sizes", "64,1514", "--rates", "500Mbps", "--runs", "1",
+              "--db", tmp_path / "s.db", "--name", "rte", "--dry-run")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    # 5e8 / (8 * 88) = 710,227 and 5e8 / (8 * 1538) = 40,637 frames/s at L1
+    assert "loads (1): 710.2 kpps" in res.stdout and "loads (1): 40.64 kpps" in res.stdout
+    l2 = cli("sweep", "--rates", "500Mbps", "--layer", "l2", "--size", "1514", "--runs", "1",
+             "--db", tmp_path / "s.db", "--name", "rte", "--dry-run")  # fmt: skip
+    assert "loads (1): 41.17 kpps" in l2.stdout, l2.stderr  # 5e8 / (8 * 1518)

@@ -67,3 +67,12 @@ def test_an_imix_sweep_at_low_load_counts_every_size_exactly(tb_name, tmp_path, 
         assert {s: n["loss_ratio"] for s, n in load["sizes"].items()} == dict.fromkeys(
             ("64", "590", "1514"), 0
         )
+    # the report's sweep section says the mix and has its table: a row per load, the
+    # counts of each size as the store holds them
+    report = cli("report", db, "--out", tmp_path / "report")
+    assert report.returncode == 0, report.stderr
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "Frame mix 64:7,590:4,1514:1 (sizes without the FCS; mean 360.2 B)" in html
+    first = view["loads"][0]["sizes"]
+    assert f"<td>{first['1514']['sent']:,} / {first['1514']['received']:,}</td>" in html
+    assert f"<td>{RATES[0]:,}</td>" in html

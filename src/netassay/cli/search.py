@@ -27,12 +27,13 @@ from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
+from netassay.methods.rates import RateFlags, resolve
 from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
 from netassay.methods.sizes import SizesFlag
 
 
 @with_params(
-    SearchRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
+    SearchRequest, RunOptions, TestbedConfig, SizesFlag, RateFlags, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
 )  # fmt: skip
 def search(
@@ -45,6 +46,8 @@ def search(
         return
     method = registry.method("search")
     given, options = prepared(ctx, given, "search")
+    given, rates = resolve(given, options, {"min_load": "--min-load", "max_load": "--max-load"})
+    options = replace(options, rates=rates)
     req = request(SearchRequest, given)
     loads = None if req.max_load_pps is None else (req.max_load_pps,)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, loads,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import typer
 
 from netassay import names as N
@@ -20,13 +22,14 @@ from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
+from netassay.methods.rates import RateFlags, resolve
 from netassay.methods.soak.method import METHOD
 from netassay.methods.soak.request import RETRIES, RUN_OPTIONS, SoakRequest
 from netassay.params import declared
 
 
 @with_params(
-    SoakRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
+    SoakRequest, RunOptions, TestbedConfig, RateFlags, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
 )  # fmt: skip
 def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
@@ -40,6 +43,8 @@ def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailO
         lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "soak")
     check_fail_on(fail_on)
     given, options = prepared(ctx, given, "soak")
+    given, rates = resolve(given, options, {"rate": "--rate"})
+    options = replace(options, rates=rates)
     sk = METHOD.prepare(request(SoakRequest, given), options)
     sk.progress = sk.note = (lambda line: None) if as_json else progress_line
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import typer
 
@@ -29,6 +29,7 @@ from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
+from netassay.methods.rates import RateFlags, rates_json, rates_lines, resolve
 from netassay.methods.sizes import SizesFlag
 from netassay.methods.sweep.imix import mix_json, mix_lines, mix_rows
 from netassay.methods.sweep.latency import latency_rows
@@ -40,7 +41,7 @@ from netassay.store.db import Store
 
 
 @with_params(
-    SweepRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
+    SweepRequest, RunOptions, TestbedConfig, SizesFlag, RateFlags, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
     config_set=(SweepRequest, TestbedConfig),
 )  # fmt: skip
@@ -60,6 +61,8 @@ def sweep(
         keys = [p.flag for _, p in declared(SweepRequest) if given.get(p.name) is not None]
         lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "sweep")
     given, options = prepared(ctx, given, "sweep")
+    given, rates = resolve(given, options, {"rates": "--rates"}, lists=("rates",))
+    options = replace(options, rates=rates)
     req = request(SweepRequest, given)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
                              req.rates_pps if given.get("rates") is not None else None)  # fmt: skip
@@ -102,6 +105,10 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
             doc["latency"] = [r.to_json() for r in rows]
             lines += latency_lines(rows)
         mix, loads = mix_rows(store, sw.experiment_id)
+        rates = store.experiment(sw.experiment_id).metadata.get("rates")
+    if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
+        doc["rates"] = rates_json(rates)
+        lines += rates_lines(rates)
     if mix is not None:  # --imix: the counts per size (JSON: ``imix``)
         doc["imix"] = mix_json(mix, loads)
         lines += mix_lines(mix, loads)

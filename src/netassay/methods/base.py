@@ -87,6 +87,7 @@ class RunOptions:
     )  # fmt: skip
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
+    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,26 @@ def _img(out: Path, rel: str) -> dict[str, Any]:
     return {"src": rel, "width": width, "height": height}
 
 
+def _mix(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A sweep's frame mix as the report's table: its sizes, a row per load."""
+    if doc is None:
+        return None
+    sizes = [p.split(":")[0] for p in doc["imix"].split(",")]
+    rows = [_mix_row(load, sizes) for load in doc["loads"]]
+    return {"mix": doc["imix"], "mean": f"{doc['mean_frame_bytes']:.1f}", "sizes": sizes,
+            "rows": rows}  # fmt: skip
+
+
+def _mix_row(load: dict[str, Any], sizes: list[str]) -> dict[str, Any]:
+    counts = [f"{load['sizes'][s]['sent']:,} / {load['sizes'][s]['received']:,}" for s in sizes]
+    return {
+        "rate": f"{load['rate_pps']:,.0f}", "l2": f"{load['rate_bps_l2'] / 1e6:.2f}",
+        "l1": f"{load['rate_bps_l1'] / 1e6:.2f}", "runs": load["runs"],
+        "loss": "-" if load["loss_ratio"] is None else f"{load['loss_ratio']:.3%}",
+        "sizes": counts,
+    }  # fmt: skip
+
+
 def render_html(
     entries: list[Entry],
     out: Path,
@@ -173,6 +193,8 @@ def render_html(
             "latency": _img(out, e.latency_png) if e.latency_png else None,
             "loads": _loads(e.a),
             "gaps": len(e.a.saturation.gaps),
+            "imix": _mix(e.imix),
+            "rates": e.rates,
         }
         for e in entries
     ]

@@ -91,10 +91,11 @@ class SearchMethod:
                 "kind": R.KIND, "source": exp.source, "label": exp.label,
                 "experiment_id": exp.id, "db": str(result.db), "verdict": None,
                 "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
-                **V.outcome_json(out),
+                **V.outcome_json(out), **V.stored_extras(result.db, exp.id),
             }  # fmt: skip
             return json.dumps(obj, allow_nan=False)
-        return "\n".join(V.outcome_lines(out, f"{exp.label}, experiment {exp.id}"))
+        lines = V.outcome_lines(out, f"{exp.label}, experiment {exp.id}")
+        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id)))
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""

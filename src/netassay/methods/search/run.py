@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from netassay import names as N
 from netassay.analysis.assess import Assessment
@@ -94,6 +95,7 @@ class SearchJob:
     experiment_id: int | None = None
     stored: int = 0
     resumed: SearchSpec | None = None  # a resume: the stored search's own spec
+    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
 
     def spec(self, max_load_pps: float, reach_pps: float | None = None) -> SearchSpec:
         lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
@@ -155,6 +157,7 @@ def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
         options.check_peak, retries, req.settle_s,
     )  # fmt: skip
     job.verify = _verify_plan(req, goals, required=True)
+    job.rates = options.rates
     return job
 
 
@@ -307,7 +310,7 @@ def _start(
             "search": spec.to_json(), "settle_s": job.settle_s, "retries": job.retries,
             "testbed": asdict(cfg), "testbed_name": job.name,
         },
-        metadata={"method": KIND}, peak=peak,
+        metadata={"method": KIND, **({"rates": job.rates} if job.rates else {})}, peak=peak,
     )  # fmt: skip
     return ctx
 

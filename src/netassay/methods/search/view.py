@@ -9,11 +9,14 @@ measure, not a grid; ``--then-verify`` stores a sweep that has one.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from netassay.methods.rates import rates_json, rates_lines
 from netassay.methods.search import engine as E
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.methods.sweep.imix import json_lines, stored_mix
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
@@ -89,6 +92,24 @@ def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
     }
 
 
+def stored_extras(db: Any, experiment_id: int | None) -> dict[str, Any]:
+    """What a search stored beside its bounds: its frame mix with sent and received per
+    size at each load it tried (``imix``), and its loads as written in bit/s or as
+    shares (``rates``); empty when it has neither (or no store holds it)."""
+    if experiment_id is None or not Path(db).is_file():
+        return {}
+    with Store(db, readonly=True) as st:
+        mix = stored_mix(st, experiment_id)
+        rates = st.experiment(experiment_id).metadata.get("rates")
+    return {**({"imix": mix} if mix else {}), **({"rates": rates_json(rates)} if rates else {})}
+
+
+def extras_lines(extras: dict[str, Any]) -> list[str]:
+    """``stored_extras`` in words."""
+    out = rates_lines(extras["rates"]) if "rates" in extras else []
+    return out + (json_lines(extras["imix"]) if "imix" in extras else [])
+
+
 def report_json(r: SearchReport) -> dict[str, Any]:
     return {
         "kind": KIND,
@@ -99,6 +120,7 @@ def report_json(r: SearchReport) -> dict[str, Any]:
         **outcome_json(r.outcome),
         "verify": verify_json(r.verify),
         "verify_skipped": r.verify_skipped,
+        **stored_extras(r.db, r.experiment_id),
     }
 
 
@@ -178,7 +200,8 @@ def report_lines(r: SearchReport) -> list[str]:
     if r.generator_peak_pps is not None:
         where += f", generator peak {fmt_rate(r.generator_peak_pps)}"
     skipped = [f"verify: no PASTRAMI sweep: {r.verify_skipped}"] if r.verify_skipped else []
-    return outcome_lines(r.outcome, where) + verify_lines(r.verify, r.outcome) + skipped
+    extras = extras_lines(stored_extras(r.db, r.experiment_id))
+    return outcome_lines(r.outcome, where) + extras + verify_lines(r.verify, r.outcome) + skipped
 
 
 def dry_run_lines(

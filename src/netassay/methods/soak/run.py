@@ -57,6 +57,7 @@ class Soak:
     check_peak: bool = True
     retries: int = RETRIES
     rate_from: dict[str, Any] | None = None  # the stored search a %pdr load came from
+    rates: dict[str, Any] | None = None  # a load written in bit/s or as a share (methods.rates)
     progress: Line = _quiet
     note: Line = _quiet
     experiment_id: int | None = None
@@ -98,6 +99,7 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
             options.label,
             options.check_peak,
             rate_from=rate_from,
+            rates=options.rates,
         )
     soak.retries = retries
     T.validate(soak.testbed)
@@ -187,7 +189,11 @@ def start(soak: Soak, ctx: TrialContext, store: Store, peak: float | None) -> Tr
         name=soak.name,
         label=soak.label or _label(soak),
         config=soak_config(soak),
-        metadata={"rate_pps": soak.rate_pps, "goal": soak.goal},
+        metadata={
+            "rate_pps": soak.rate_pps,
+            "goal": soak.goal,
+            **({"rates": soak.rates} if soak.rates else {}),
+        },
         peak=peak,
     )
     return ctx

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import UsageError
+from netassay.methods.rates import rates_json
 from netassay.methods.soak.series import segment_lengths, summary
+from netassay.methods.sweep.imix import stored_mix
 from netassay.store.db import Experiment, Store
 
 KIND = "soak"
@@ -35,7 +37,9 @@ def soak_summary(store: Store, exp: Experiment) -> dict[str, Any]:
     c = exp.config
     s = summary(store.trials(exp.id), float(c["goal"]), planned(exp))
     keys = ("load", "rate_pps", "duration_s", "segment_s", "rate_from")
-    return {**{k: c.get(k) for k in keys}, **s}
+    mix, rates = stored_mix(store, exp.id), exp.metadata.get("rates")
+    extras = {**({"imix": mix} if mix else {}), **({"rates": rates_json(rates)} if rates else {})}
+    return {**{k: c.get(k) for k in keys}, **s, **extras}
 
 
 def stored_soaks(store: Store) -> Iterator[StoredSoak]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from netassay.methods.rates import rates_lines
 from netassay.methods.soak.series import GAP_S
 from netassay.methods.soak.store import StoredSoak
+from netassay.methods.sweep.imix import json_lines
 from netassay.units import fmt_rate
 
 CAVEAT = (
@@ -59,6 +61,8 @@ def lines(r: StoredSoak) -> list[str]:
         f"(measurement faults); {s['seconds']} seconds read",
         f"  events (seconds above the goal): {len(s['events'])}",
         *(event_line(e) for e in s["events"]),
+        *(rates_lines(s["rates"]) if "rates" in s else []),
+        *(json_lines(s["imix"]) if "imix" in s else []),
     ]
 
 

@@ -12,8 +12,10 @@ from typing import Any
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.methods.plots import slugify
+from netassay.methods.rates import rates_lines
 from netassay.methods.render import FigureJob, render
 from netassay.methods.sweep.analyse import assess_store
+from netassay.methods.sweep.imix import stored_mix
 from netassay.methods.sweep.latency import latency_rows
 from netassay.store.db import Store
 from netassay.trial.engine import SOURCE
@@ -30,6 +32,8 @@ class Entry:
     loss_png: str | None
     data: dict[str, Any]
     latency_png: str | None = None  # a sweep run with --latency
+    imix: dict[str, Any] | None = None  # a sweep of a mix: ``imix.mix_json``
+    rates: list[str] | None = None  # its loads as written in bit/s or as shares
 
 
 def entries(
@@ -48,12 +52,23 @@ def entries(
         loss = _loss_job(store, a, out / "figures" / f"{slug}_loss")
         latency = _latency_job(store, a, out / "figures" / f"{slug}_latency")
         jobs.extend(j for j in (loss, latency) if j is not None)
+        mix, rates = _beside(store, a)
         found.append(
             Entry(slug, a, f"figures/{slug}.png", f"figures/{slug}.svg", _png(loss), data,
-                  _png(latency))
+                  _png(latency), mix, rates)
         )  # fmt: skip
     render(jobs, progress=sys.stderr if progress else None)
     return found
+
+
+def _beside(store: Store, a: Assessment) -> tuple[dict[str, Any] | None, list[str] | None]:
+    """A sweep's frame mix with its counts per size, and its loads as written in bit/s
+    or as shares (None: one frame size; loads in frames/s)."""
+    exp_id = a.metadata.get("experiment_id")
+    if exp_id is None or store.experiment(exp_id).source != SOURCE:
+        return None, None
+    rates = store.experiment(exp_id).metadata.get("rates")
+    return stored_mix(store, exp_id), rates_lines(rates) if rates else None
 
 
 def _loss_job(store: Store, a: Assessment, stem: Path) -> FigureJob | None:

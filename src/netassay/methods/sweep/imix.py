@@ -1,7 +1,8 @@
-"""A stored sweep's frame mix (``--imix``): per load, the rate in frames/s and in bit/s
-at layers 2 and 1, and per frame size what was sent and received, summed over the runs
-that are not measurement faults, as the trial engine stored each trial's counts with its
-counters. Loss is on all frames (sent against received) and per size."""
+"""A stored experiment's frame mix (``--imix``: a sweep's, a search's, a soak's): per
+load, the rate in frames/s and in bit/s at layers 2 and 1, and per frame size what was
+sent and received, summed over the runs that are not measurement faults, as the trial
+engine stored each trial's counts with its counters. Loss is on all frames (sent against
+received) and per size."""
 
 from __future__ import annotations
 
@@ -33,14 +34,21 @@ def _loss(sent: int, received: int) -> float | None:
 
 
 def mix_rows(store: Store, experiment_id: int) -> tuple[str | None, list[MixAtLoad]]:
-    """The experiment's mix (its ``spec``; None: no trial sent one) and its loads."""
-    mix, rows = None, dict[int, MixAtLoad]()
+    """The experiment's mix (its ``spec``; None: no trial sent one) and its loads, one
+    per rate offered (a sweep's loads, each load a search tried, a soak's one rate)."""
+    mix, rows = None, dict[float, MixAtLoad]()
     for r in store.trial_records(experiment_id):
         if r.excluded or "imix" not in r.counters:
             continue
         mix = r.counters["imix"]["mix"]
-        rows.setdefault(r.load_index, MixAtLoad(r.rate_pps)).add(r.counters["imix"]["sizes"])
+        rows.setdefault(r.rate_pps, MixAtLoad(r.rate_pps)).add(r.counters["imix"]["sizes"])
     return mix, [rows[k] for k in sorted(rows)]
+
+
+def stored_mix(store: Store, experiment_id: int) -> dict[str, Any] | None:
+    """The experiment's mix as ``mix_json`` gives it (None: it sent one frame size)."""
+    mix, rows = mix_rows(store, experiment_id)
+    return None if mix is None else mix_json(mix, rows)
 
 
 def mix_json(mix: str, rows: list[MixAtLoad]) -> dict[str, Any]:
@@ -77,7 +85,12 @@ def mix_json(mix: str, rows: list[MixAtLoad]) -> dict[str, Any]:
 def mix_lines(mix: str, rows: list[MixAtLoad]) -> list[str]:
     """The mix's table in words: a line per load, the counts of each size summed over
     its runs."""
-    doc = mix_json(mix, rows)
+    return json_lines(mix_json(mix, rows))
+
+
+def json_lines(doc: dict[str, Any]) -> list[str]:
+    """``mix_json``'s object in words (what ``mix_lines`` says)."""
+    mix = doc["imix"]
     sizes = [s for s, _ in (p.split(":") for p in mix.split(","))]
     out = [
         f"frame mix {mix} (sizes without the FCS; mean {doc['mean_frame_bytes']:.1f} B): "

@@ -51,6 +51,7 @@ class Sweep:
     beyond_reach: float | None = None
     latency: bool = False  # each trial keeps the sink's latency histogram
     at: dict[str, Any] | None = None  # --at: the PDR shares, the PDR and its search
+    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
 
 
 def plan_of(req: SweepRequest) -> Plan:
@@ -91,7 +92,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         plan, sw_at = at_pdr(req, db) if req.at is not None else (plan_of(req), None)
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         sw = Sweep(plan, testbed, db, name, options.label, options.check_peak)
-        sw.latency, sw.at = req.latency, sw_at
+        sw.latency, sw.at, sw.rates = req.latency, sw_at, options.rates
     sw.retries = retries
     T.validate(sw.testbed)
     if sw.latency and sw.testbed.sink == "nft":
@@ -206,7 +207,7 @@ def start(sw: Sweep, ctx: TrialContext, store: Store, peak: float | None) -> Tri
     sw.experiment_id, ctx = lab.start_experiment(
         store, ctx, kind=KIND, name=sw.name,
         label=sw.label or lab.default_label(sw.testbed, sw.name), config=sweep_config(sw),
-        metadata={}, peak=peak,
+        metadata={"rates": sw.rates} if sw.rates else {}, peak=peak,
     )  # fmt: skip
     return ctx
 
