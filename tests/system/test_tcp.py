@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 
@@ -24,35 +25,57 @@ import pytest
 from tests.conftest import run_cli
 
 from netassay.analysis.tcp import mathis_bps
+from netassay.hist import SinkHist
+from netassay.proc import run as run_cmd
 from netassay.testbed import Testbed
 from netassay.testbed import tcppath as P
-from netassay.traffic import peers
+from netassay.traffic.generator import run_generator, start_xdp_sink
 
 pytestmark = pytest.mark.system
 
 
-def _ping(name: str, delay_s: float) -> tuple[float, dict | None, str]:
-    """The median of 100 pings across a path of that delay; the line's counters; what
-    delayed it."""
+def _ping_avg(netns: str, dst: str) -> float:
+    """iputils ping's own average of 100 round trips (its summary line: us precision,
+    where each reply's line shows a round trip of 10 ms or more to 0.1 ms only)."""
+    out = run_cmd(["ping", "-n", "-q", "-i", "0.02", "-c", "100", dst], netns=netns, timeout=30)
+    m = re.search(r"= [0-9.]+/([0-9.]+)/", out.stdout)
+    assert m and " 0% packet loss" in out.stdout, out.stdout
+    return float(m.group(1)) / 1e3
+
+
+def _across(name: str, delay_s: float) -> tuple[float, float, dict | None, str]:
+    """Across a path of that delay: ping's average round trip, the median one-way
+    latency of 1000 netassay-gen frames at the server's XDP sink (its histogram's
+    buckets are 1 us wide to 100 us, then 1% of their latency), the line's counters,
+    what delayed it."""
     with Testbed(name, P.TcpPathConfig(delay_s=delay_s)) as tb:
         t = tb.state["target"]
-        pr = peers.ping(t["netns"], t["dst"], 50.0, 100, 64, timeout_s=2.0)
-        P.wait_line_counters(tb.state, time.time())  # written after the last reply left
+        rtt = _ping_avg(t["netns"], t["dst"])
+        with start_xdp_sink(t["server_netns"], t["server_dev"], 64, ["--latency"]) as sink:
+            run_generator(t["netns"], t["dev"], tb.state["macs"]["s0"], t["src"], t["dst"],
+                          1000, 1.0)  # fmt: skip
+            time.sleep(delay_s + 0.2)
+            lat = SinkHist(sink.read()["latency"]).summary()
+        P.wait_line_counters(tb.state, time.time())  # written after the last frame left
         stats, kind = P.line_stats(tb.state), tb.state["path"]["delay_kind"]
-    assert pr.received == pr.sent == 100
-    return pr.hist.summary()["p50_ns"] / 1e9, stats, kind
+    assert lat["n"] == 1000
+    return rtt, lat["p50_ns"] / 1e9, stats, kind
 
 
 @pytest.mark.parametrize("delay_s", [0.001, 0.020])
 def test_the_delay_lines_round_trip_is_twice_its_delay(tb_name, delay_s):
-    base, _, kind0 = _ping(tb_name, 0.0)  # the same path with no delay: a kernel bridge
-    rtt, stats, kind = _ping(tb_name, delay_s)
+    """Beyond the same path with no delay (a kernel bridge: ping's and the veths' own
+    ~60 us), ping's round trip grows by 2 x the delay within 50 us; each frame's one-way
+    latency grows by the delay within 25 us and half the sink's bucket there (1%)."""
+    rtt0, one0, _, kind0 = _across(tb_name, 0.0)
+    rtt, one, stats, kind = _across(tb_name, delay_s)
     assert kind0 == P.NO_DELAY and kind == P.LINE
-    added = rtt - base
-    assert abs(added - 2 * delay_s) <= 50e-6, f"RTT {rtt * 1e3:.3f} ms, path {base * 1e6:.0f} us"
-    assert base < 200e-6  # the path's own round trip is short beside the delays asked
+    assert abs(rtt - rtt0 - 2 * delay_s) <= 50e-6, f"RTT {rtt * 1e3:.3f} ms, {rtt0 * 1e6:.0f} us"
+    bucket = 0.01 * delay_s
+    assert abs(one - one0 - delay_s) <= 25e-6 + bucket / 2, f"one way {one * 1e6:.1f} us"
+    assert rtt0 < 200e-6  # the path's own round trip is short beside the delays asked
     assert P.line_drops(stats) == 0
-    assert stats["ab"]["rx_frames"] == stats["ab"]["tx_frames"] >= 100
+    assert stats["ab"]["rx_frames"] == stats["ab"]["tx_frames"] >= 1100
 
 
 def _tcp(name: str, *flags: str) -> dict:
