@@ -45,20 +45,20 @@ def _ping_avg(netns: str, dst: str) -> float:
 
 def _across(name: str, delay_s: float) -> tuple[float, float, dict | None, str]:
     """Across a path of that delay: ping's average round trip, the median one-way
-    latency of 1000 netassay-gen frames at the server's XDP sink (its histogram's
+    latency of netassay-gen's 1000 frames at the server's XDP sink (its histogram's
     buckets are 1 us wide to 100 us, then 1% of their latency), the line's counters,
     what delayed it."""
     with Testbed(name, P.TcpPathConfig(delay_s=delay_s)) as tb:
         t = tb.state["target"]
         rtt = _ping_avg(t["netns"], t["dst"])
         with start_xdp_sink(t["server_netns"], t["server_dev"], 64, ["--latency"]) as sink:
-            run_generator(t["netns"], t["dev"], tb.state["macs"]["s0"], t["src"], t["dst"],
-                          1000, 1.0)  # fmt: skip
+            gen = run_generator(t["netns"], t["dev"], tb.state["macs"]["s0"], t["src"],
+                                t["dst"], 1000, 1.0, best_effort=True)  # fmt: skip
             time.sleep(delay_s + 0.2)
             lat = SinkHist(sink.read()["latency"]).summary()
         P.wait_line_counters(tb.state, time.time())  # written after the last frame left
         stats, kind = P.line_stats(tb.state), tb.state["path"]["delay_kind"]
-    assert lat["n"] == 1000
+    assert lat["n"] == gen.sent >= 900, (delay_s, gen.sent, lat)  # every frame sent came
     return rtt, lat["p50_ns"] / 1e9, stats, kind
 
 
@@ -75,7 +75,7 @@ def test_the_delay_lines_round_trip_is_twice_its_delay(tb_name, delay_s):
     assert abs(one - one0 - delay_s) <= 25e-6 + bucket / 2, f"one way {one * 1e6:.1f} us"
     assert rtt0 < 200e-6  # the path's own round trip is short beside the delays asked
     assert P.line_drops(stats) == 0
-    assert stats["ab"]["rx_frames"] == stats["ab"]["tx_frames"] >= 1100
+    assert stats["ab"]["rx_frames"] == stats["ab"]["tx_frames"] >= 1000
 
 
 def _tcp(name: str, *flags: str) -> dict:
