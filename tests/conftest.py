@@ -61,6 +61,18 @@ def run_cli(
     return cp
 
 
+def refused_cleanly(res: subprocess.CompletedProcess[str], needle: str, where: Path) -> None:
+    """A command that refused its input: exit 2, one line saying ``needle``, no
+    traceback, nothing on stdout, nothing left in the run directory ``where/run`` nor a
+    store ``where/netassay.db``."""
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert needle in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "Traceback" not in res.stderr and res.stdout == ""
+    assert not (where / "run").exists() or not any((where / "run").iterdir())
+    assert not (where / "netassay.db").exists()
+
+
 def stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
     """SIGTERM each process still running, newest first; SIGKILL one that lingers 20 s."""
     for p in reversed(procs):

@@ -4,6 +4,7 @@ anything; its help names its knobs."""
 from __future__ import annotations
 
 import pytest
+from tests.conftest import refused_cleanly
 
 
 @pytest.mark.parametrize(
@@ -29,13 +30,7 @@ import pytest
 def test_bad_input_is_one_line_and_builds_nothing(cli, args, needle, tmp_path, monkeypatch):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
     monkeypatch.chdir(tmp_path)
-    res = cli("batching", *args)
-    assert res.returncode == 2, (res.returncode, res.stderr)
-    assert needle in res.stderr, res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
-    assert "Traceback" not in res.stderr and res.stdout == ""
-    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
-    assert not (tmp_path / "netassay.db").exists()
+    refused_cleanly(cli("batching", *args), needle, tmp_path)
 
 
 def test_help_names_the_knobs(cli):

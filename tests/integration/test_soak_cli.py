@@ -8,6 +8,7 @@ import json
 
 import pytest
 from tests.builders import store_with
+from tests.conftest import refused_cleanly
 
 from netassay.errors import UsageError
 
@@ -33,13 +34,7 @@ from netassay.errors import UsageError
 def test_bad_input_is_one_line_and_builds_nothing(cli, args, needle, tmp_path, monkeypatch):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
     monkeypatch.chdir(tmp_path)
-    res = cli("soak", *args)
-    assert res.returncode == 2, (res.returncode, res.stderr)
-    assert needle in res.stderr, res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
-    assert "Traceback" not in res.stderr and res.stdout == ""
-    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
-    assert not (tmp_path / "netassay.db").exists()
+    refused_cleanly(cli("soak", *args), needle, tmp_path)
 
 
 def test_a_pdr_share_needs_a_search_that_found_a_pdr(cli, tmp_path, monkeypatch):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -225,3 +226,19 @@ def from_stores(
         with open_store(p) as store:
             found = list(read(p, store))
         yield from found
+
+
+@contextmanager
+def run_store(db: str, stored: Callable[[], bool]) -> Iterator[Store]:
+    """The store a run writes its results to as they end; one this call created is
+    removed again when the run ends (a signal, an error) before ``stored()`` says
+    anything was stored: no empty store is left behind."""
+    fresh = not Path(db).exists()
+    try:
+        with Store(db) as st:
+            yield st
+    except BaseException:
+        if fresh and not stored():
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{db}{suffix}").unlink(missing_ok=True)
+        raise

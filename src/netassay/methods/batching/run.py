@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ import numpy as np
 from netassay import quality
 from netassay.counters.capture import Capture
 from netassay.errors import TestbedError
-from netassay.methods.base import Progress
+from netassay.methods.base import Progress, run_store
 from netassay.methods.batching import gaps as G
 from netassay.methods.batching import store as BS
 from netassay.methods.batching.request import BatchingRequest
@@ -171,15 +170,8 @@ def warnings(run: dict[str, Any], prober: dict[str, Any]) -> list[str]:
 def _store(b: Batching) -> Iterator[Store]:
     """The store runs are written to as they end; one this call created is removed again
     when it ends (a signal, an error) before any run was stored."""
-    fresh = not Path(b.db).exists()
-    try:
-        with Store(b.db) as st:
-            yield st
-    except BaseException:
-        if fresh and not b.stored:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{b.db}{suffix}").unlink(missing_ok=True)
-        raise
+    with run_store(b.db, lambda: bool(b.stored)) as st:
+        yield st
 
 
 def _experiment(store: Store, b: Batching, tb: Testbed) -> int:

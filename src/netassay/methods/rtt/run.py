@@ -31,6 +31,7 @@ from netassay.counters.environment import cpu_model, irqbalance_running
 from netassay.counters.environment import read_text as read
 from netassay.counters.environment import tool_version as version
 from netassay.errors import StoreError, TestbedError, UsageError
+from netassay.methods.base import run_store
 from netassay.methods.rtt import store as RS
 from netassay.methods.rtt.request import RttRequest
 from netassay.methods.rtt.trial import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
@@ -300,15 +301,8 @@ def _store(req: RttSetup, m: Measurement) -> Iterator[Store | None]:
     if not req.db:
         yield None
         return
-    fresh = not Path(req.db).exists()
-    try:
-        with Store(req.db) as st:
-            yield st
-    except BaseException:
-        if fresh and not m.results:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{req.db}{suffix}").unlink(missing_ok=True)
-        raise
+    with run_store(req.db, lambda: bool(m.results)) as st:
+        yield st
 
 
 def wire_packets(tb: Testbed) -> dict[str, int]:
