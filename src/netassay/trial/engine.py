@@ -129,23 +129,46 @@ def sink_counter(sink: Any, ns: str | None) -> Callable[[], int | None]:
     return nft
 
 
+class Phases:
+    """Where one trial's wall time goes: ``lap(name)`` adds the time since the last lap
+    to ``spans[name]`` (s). The bench's breakdown; a trial without one keeps nothing."""
+
+    def __init__(self, spans: dict[str, float] | None) -> None:
+        self.spans = spans
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        if self.spans is not None:
+            now = time.perf_counter()
+            self.spans[name] = self.spans.get(name, 0.0) + now - self.last
+            self.last = now
+
+
 def measure(
-    ctx: TrialContext, load_index: int, repetition: int, rate_pps: float, duration_s: float
-) -> TrialRecord:
-    """Run one trial on the testbed and return the record to store."""
+    ctx: TrialContext, load_index: int, repetition: int, rate_pps: float, duration_s: float,
+    phases: dict[str, float] | None = None,
+) -> TrialRecord:  # fmt: skip
+    """Run one trial on the testbed and return the record to store; ``phases``, when
+    given, receives each phase's wall time in seconds (see ``Phases``)."""
     tb = ctx.tb
+    lap = Phases(phases).lap
     ctx.sink.ensure()
     utc = utc_now()
+    lap("sink_ensure")
     before = _snapshot(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
+    lap("counters_before")
     res = tb.send(rate_pps, duration_s)
+    lap("generator")
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
     _, settled = wait_quiet(_reader(ctx))
     settle_wait_s = time.monotonic() - t_stop
+    lap("settle")
     after = _snapshot(ctx)
     latency = ctx.sink.take_latency()
+    lap("counters_after")
     fb, fa = flatten(before), flatten(after)
     d, counter_warnings = flat_deltas(fb, fa, wrap_bits(fb))
     key = received_key(ctx.sink.kind)
@@ -183,12 +206,14 @@ def measure(
         "settle_wait_s": round(settle_wait_s, 3),
         **extra,
     }
-    return TrialRecord(
+    rec = TrialRecord(
         load_index=load_index, repetition=repetition, rate_pps=float(rate_pps),
         duration_s=float(res.duration_s or duration_s), sent=res.sent, received=received,
         source=SOURCE, achieved_rate_pps=float(res.achieved_rate_pps), loss_location=loss,
         counters=counters, warnings=warnings, utc=utc, sink_dropped=sink_dropped, cpu=cpu_use,
     )  # fmt: skip
+    lap("loss_split")
+    return rec
 
 
 def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
