@@ -43,6 +43,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,8 @@ class Clocked:
         phases["between_trials"] = t - self.last  # the caller's own work, before this one
         rec = measure(self.ctx, i, k, load, duration, phases=phases)
         t_store = time.monotonic()
-        self.store.add_trial(self.exp, rec)
+        # the search's own numbering is in its engine: stored here by trial number
+        self.store.add_trial(self.exp, replace(rec, load_index=0, repetition=len(self.records)))
         now = time.monotonic()
         phases["store_write"] = now - t_store
         phases["generator_beyond_sending"] = phases.pop("generator") - float(rec.duration_s)
