@@ -10,8 +10,8 @@ socket opened there), its ``/proc/thread-self/net/snmp`` and ``snmp6`` (opened t
 read again from the start), and its nft counters (and the sink's flow set) through
 libnftables, the library ``nft`` itself runs (a context made there; its JSON is ``nft
 -j``'s). Where libnftables cannot be loaded, ``nft`` is run as before. The XDP router's
-counters (a namespace whose link runs it) are read as ``snapshot`` reads them, its
-program's maps looked up once per program.
+counters (a namespace whose link runs it) are read with ``bpftool`` as ``snapshot``
+reads them, the program's name and stats map looked up once per program.
 
 ``tests/system/test_counter_reads.py`` reads a quiet testbed both ways and compares.
 """
@@ -144,7 +144,8 @@ class NsCounters:
     def __init__(self, netns: str) -> None:
         self.netns = netns
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"counters-{netns}")
-        self._prog_names: dict[int, str] = {}
+        self._prog_names: dict[int, str] = {}  # XDP program id -> its name
+        self._stats_maps: dict[int, int] = {}  # the XDP router's id -> its stats map's
         self._nft: _Nft | None = None
         try:
             self._pool.submit(self._open).result()
@@ -192,7 +193,7 @@ class NsCounters:
         for m in links:
             pid = xdp_prog_id(m)
             if pid is not None and self._prog_name(pid) == xdp_router.PROG_NAME:
-                snap["xdp_router"] = xdp_router.read_counters(pid)
+                snap["xdp_router"] = self._xdp_router(pid)
                 break
         return snap
 
@@ -203,6 +204,13 @@ class NsCounters:
                 xdp_router.bpftool_json("prog", "show", "id", str(pid))["name"]
             )
         return self._prog_names[pid]
+
+    def _xdp_router(self, pid: int) -> dict[str, int]:
+        """``xdp_router.read_counters``, the program's stats map looked up once."""
+        if pid not in self._stats_maps:
+            self._stats_maps[pid] = xdp_router.map_ids(pid)[xdp_router.STATS_MAP]
+        dump = xdp_router.bpftool_json("map", "dump", "id", str(self._stats_maps[pid]))
+        return xdp_router.parse_stats(dump)
 
     def close(self) -> None:
         def shut() -> None:
