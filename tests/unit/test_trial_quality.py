@@ -118,3 +118,19 @@ def test_a_stall_is_judged_at_the_queue_its_loss_is_at():
     assert exclusion(big).startswith("generator stall")
     # a queue of unknown depth (an external testbed's path) is never deep enough
     assert exclusion(TR._judged_stall(_stalled(), {"sut_egress": 700}, 700, 10, None))
+
+
+def test_phases_add_up_each_span_and_keep_nothing_unasked():
+    import time
+
+    spans: dict[str, float] = {}
+    lap = TR.Phases(spans).lap
+    time.sleep(0.01)
+    lap("counters_after")
+    time.sleep(0.02)
+    lap("settle")
+    time.sleep(0.01)
+    lap("counters_after")  # the second read after a wait adds to the first
+    assert set(spans) == {"counters_after", "settle"}
+    assert 0.02 <= spans["counters_after"] < 0.2 and 0.02 <= spans["settle"] < 0.2
+    TR.Phases(None).lap("settle")  # no breakdown asked for: nothing kept, nothing raised
