@@ -6,6 +6,7 @@ import pytest
 
 from netassay.counters.loss import (
     LOCATIONS,
+    accounted_for,
     counter_delta,
     flat_deltas,
     flatten,
@@ -233,3 +234,15 @@ def test_sink_refusals_are_located_at_the_sink_in_both_sink_modes():
 def test_xdp_sink_count_is_flattened():
     flat = flatten({"sink_xdp": {"packets": 42}, "ns": {}})
     assert flat == {"sink/xdp/packets": 42}
+
+
+def test_a_trial_is_accounted_for_only_when_every_frame_is_received_or_counted():
+    capped = {"sut/nft/na_cap/packets": 300}
+    assert accounted_for(locate_loss(1000, 1000, 700, capped))  # dropped by the cap
+    assert accounted_for(locate_loss(1000, 1000, 1000, {}))  # all arrived
+    # 5 frames neither arrived nor dropped: maybe still in flight, wait for them
+    assert not accounted_for(locate_loss(1000, 1000, 695, capped))
+    # the counters explain more drops than frames were lost: a foreign drop may hide one
+    assert not accounted_for(locate_loss(1000, 1000, 705, capped))
+    # frames the generator never sent are not in flight
+    assert accounted_for(locate_loss(1000, 990, 990, {}))

@@ -118,3 +118,37 @@ def test_a_stall_is_judged_at_the_queue_its_loss_is_at():
     assert exclusion(big).startswith("generator stall")
     # a queue of unknown depth (an external testbed's path) is never deep enough
     assert exclusion(TR._judged_stall(_stalled(), {"sut_egress": 700}, 700, 10, None))
+
+
+def test_phases_add_up_each_span_and_keep_nothing_unasked():
+    import time
+
+    spans: dict[str, float] = {}
+    lap = TR.Phases(spans).lap
+    time.sleep(0.01)
+    lap("counters_after")
+    time.sleep(0.02)
+    lap("settle")
+    time.sleep(0.01)
+    lap("counters_after")  # the second read after a wait adds to the first
+    assert set(spans) == {"counters_after", "settle"}
+    assert 0.02 <= spans["counters_after"] < 0.2 and 0.02 <= spans["settle"] < 0.2
+    TR.Phases(None).lap("settle")  # no breakdown asked for: nothing kept, nothing raised
+
+
+def test_a_trial_closes_without_waiting_only_when_its_counts_are_whole():
+    from netassay.counters.loss import locate_loss
+
+    def split(before: dict[str, int], after: dict[str, int], sent: int):
+        d = {k: after[k] - before[k] for k in after if k in before}
+        return after, d, [], int(d.get(XDP_KEY, 0)), locate_loss(sent, sent, d.get(XDP_KEY, 0), d)
+
+    fb = {XDP_KEY: 0, NFT_KEY: 0}
+    assert TR._closed(fb, split(fb, {XDP_KEY: 100, NFT_KEY: 100}, 100), XDP_KEY, "xdp+nft")
+    # the nft counter behind the XDP program has not seen its last frames yet
+    late = split(fb, {XDP_KEY: 100, NFT_KEY: 97}, 100)
+    assert not TR._closed(fb, late, XDP_KEY, "xdp+nft")
+    # 3 frames unaccounted: they may still be on their way
+    assert not TR._closed(fb, split(fb, {XDP_KEY: 97}, 100), XDP_KEY, "xdp")
+    # the sink's count could not be read after the trial
+    assert not TR._closed(fb, split(fb, {}, 0), XDP_KEY, "xdp")

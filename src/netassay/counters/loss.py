@@ -165,6 +165,15 @@ def locate_loss(
     return loc
 
 
+def accounted_for(loc: dict[str, int]) -> bool:
+    """Every test frame sent is accounted for: received, or counted where it was
+    dropped (``unaccounted`` is 0). Then none can still be on its way and a trial may
+    close without waiting for the sink to settle. A frame no counter explains, or a
+    counter that explains more drops than frames were lost (a foreign frame's drop can
+    hide one in flight), is not: then the trial waits (``snapshot.wait_quiet``)."""
+    return loc.get("unaccounted", 0) == 0
+
+
 def xdp_router_drops(d: dict[str, int]) -> dict[str, int] | None:
     """Frames the XDP router's program dropped, by location (None: no XDP router).
 

@@ -1,4 +1,12 @@
-"""One trial: counters before, paced traffic, wait until quiet, counters after, loss split.
+"""One trial: counters before, paced traffic, counters after, loss split.
+
+The counters are read in-process (``counters.netlink.Snapshots``, held open across the
+trials of a testbed). A trial closes as soon as every frame it sent is accounted for
+(received, or counted where it was dropped: ``counters.loss.accounted_for``); until
+then a frame may still be on its way, so the engine waits until the sink's count stops
+moving (``counters.snapshot.wait_quiet``) and reads the counters again. A testbed kind
+with counters of its own (external) always waits: its SUT's loss is a difference, not
+a counter.
 
 What the trial says about the SUT is only what the SUT did: a frame the sink's own
 ingress refused was forwarded (it counts as delivered and the trial says how many in a
@@ -21,12 +29,14 @@ from netassay.config import TestbedConfig
 from netassay.counters import cpu
 from netassay.counters.loss import (
     SINK_LOCATIONS,
+    accounted_for,
     flat_deltas,
     flatten,
     locate_loss,
     sink_counts_disagree,
     wrap_bits,
 )
+from netassay.counters.netlink import Snapshots
 from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
 from netassay.errors import UsageError
@@ -75,6 +85,8 @@ class TrialContext:
     path: PathCounters | None = None
     # the depth of each queue a burst can overflow, by the loss location it drops at
     queues: dict[str, int] | None = None
+    # the namespaces' counters, read in-process (None: by ``counters.snapshot.snapshot``)
+    counters: Snapshots | None = None
 
 
 @contextmanager
@@ -98,11 +110,14 @@ def trials_on(
             yield TrialContext(tb, sink, None, run_id, path=path)
         return
     imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
-    with SinkCounter(
-        tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
-    ) as sink:
+    with (
+        SinkCounter(
+            tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
+        ) as sink,
+        Snapshots(tb.state["namespaces"]) as counters,
+    ):
         queues = T.path_queues(tb)
-        yield TrialContext(tb, sink, min(queues.values()), run_id, queues=queues)
+        yield TrialContext(tb, sink, min(queues.values()), run_id, queues=queues, counters=counters)
 
 
 def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -129,29 +144,60 @@ def sink_counter(sink: Any, ns: str | None) -> Callable[[], int | None]:
     return nft
 
 
+class Phases:
+    """Where one trial's wall time goes: ``lap(name)`` adds the time since the last lap
+    to ``spans[name]`` (s). The bench's breakdown; a trial without one keeps nothing."""
+
+    def __init__(self, spans: dict[str, float] | None) -> None:
+        self.spans = spans
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        if self.spans is not None:
+            now = time.perf_counter()
+            self.spans[name] = self.spans.get(name, 0.0) + now - self.last
+            self.last = now
+
+
 def measure(
-    ctx: TrialContext, load_index: int, repetition: int, rate_pps: float, duration_s: float
-) -> TrialRecord:
-    """Run one trial on the testbed and return the record to store."""
+    ctx: TrialContext, load_index: int, repetition: int, rate_pps: float, duration_s: float,
+    phases: dict[str, float] | None = None,
+) -> TrialRecord:  # fmt: skip
+    """Run one trial on the testbed and return the record to store; ``phases``, when
+    given, receives each phase's wall time in seconds (see ``Phases``)."""
     tb = ctx.tb
+    lap = Phases(phases).lap
     ctx.sink.ensure()
     utc = utc_now()
+    lap("sink_ensure")
     before = _snapshot(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
+    lap("counters_before")
     res = tb.send(rate_pps, duration_s)
+    lap("generator")
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
-    _, settled = wait_quiet(_reader(ctx))
-    settle_wait_s = time.monotonic() - t_stop
-    after = _snapshot(ctx)
-    latency = ctx.sink.take_latency()
-    fb, fa = flatten(before), flatten(after)
-    d, counter_warnings = flat_deltas(fb, fa, wrap_bits(fb))
+    fb = flatten(before)
     key = received_key(ctx.sink.kind)
-    received = int(d.get(key, 0))
-    locate = ctx.path.locate_loss if ctx.path else locate_loss
-    loss = locate(res.planned, res.sent, received, d, tb.cfg.ip_version, res.retries)
+    settled, split, t_read = True, None, t_stop
+    if ctx.path is None:  # every frame the embedded testbed drops is counted where it drops
+        after = _snapshot(ctx)
+        lap("counters_after")
+        split = _split(ctx, res, fb, after, key)
+    if split is None or not _closed(fb, split, key, ctx.sink.kind):
+        # a frame neither received nor counted as dropped may still be on its way (or
+        # the sink's counts are not whole yet): wait until the sink's count stops
+        # moving, and read the counters again
+        _, settled = wait_quiet(_reader(ctx))
+        lap("settle")
+        t_read = time.monotonic()
+        after = _snapshot(ctx)
+        lap("counters_after")
+        split = _split(ctx, res, fb, after, key)
+    settle_wait_s = t_read - t_stop  # from the generator's end to the closing read
+    fa, d, counter_warnings, received, loss = split
+    latency = ctx.sink.take_latency()
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     warnings = [
         *counter_warnings,
@@ -183,12 +229,38 @@ def measure(
         "settle_wait_s": round(settle_wait_s, 3),
         **extra,
     }
-    return TrialRecord(
+    rec = TrialRecord(
         load_index=load_index, repetition=repetition, rate_pps=float(rate_pps),
         duration_s=float(res.duration_s or duration_s), sent=res.sent, received=received,
         source=SOURCE, achieved_rate_pps=float(res.achieved_rate_pps), loss_location=loss,
         counters=counters, warnings=warnings, utc=utc, sink_dropped=sink_dropped, cpu=cpu_use,
     )  # fmt: skip
+    lap("loss_split")
+    return rec
+
+
+def _split(
+    ctx: TrialContext, res: GenResult, fb: dict[str, int], after: dict[str, Any], key: str
+) -> tuple[dict[str, int], dict[str, int], list[str], int, dict[str, int]]:
+    """The trial closed by ``after``: (its flat counters, the deltas, their warnings,
+    received, where the lost frames were lost)."""
+    fa = flatten(after)
+    d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
+    received = int(d.get(key, 0))
+    locate = ctx.path.locate_loss if ctx.path else locate_loss
+    loss = locate(res.planned, res.sent, received, d, ctx.tb.cfg.ip_version, res.retries)
+    return fa, d, warnings, received, loss
+
+
+def _closed(
+    fb: dict[str, int], split: tuple[Any, ...], key: str, kind: str
+) -> bool:  # fmt: skip
+    """Can the trial close on this read without waiting? Every frame sent is accounted
+    for and the sink's counts are whole (read, and with the cross-check sink both
+    counts agree: the nft counter behind the XDP program may not have seen its last
+    frames yet)."""
+    fa, d, _, _, loss = split
+    return accounted_for(loss) and not _counter_faults(fb, fa, d, key, kind)
 
 
 def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
@@ -209,6 +281,8 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
     """The counters a trial reads before and after: the data path's own, or the kernel's."""
     if ctx.path:
         return ctx.path.snapshot(ctx.sink)
+    if ctx.counters:
+        return ctx.counters.snapshot(ctx.sink)
     return snapshot(ctx.tb.state["namespaces"], ctx.sink)
 
 
