@@ -31,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from netassay.hist import SinkHist  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed import tcppath as P  # noqa: E402
 from netassay.traffic.generator import run_generator, start_xdp_sink  # noqa: E402
@@ -53,7 +54,7 @@ def one(tb: Testbed, rate: float, duration_s: float, delay_s: float) -> dict[str
         c = sink.read()
     P.wait_line_counters(st, time.time())
     after = P.line_stats(st)
-    lat = c.get("latency", {})
+    lat = SinkHist(c["latency"]).summary() if c.get("latency") else {}
     added = {k: (lat[k] / 1e9 - delay_s if lat.get(k) is not None else None)
              for k in ("p50_ns", "p99_ns", "max_ns")}  # fmt: skip
     return {
