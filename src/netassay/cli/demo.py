@@ -121,9 +121,7 @@ def _run(db: Path) -> int:
     rc |= _soak(db, cap)
     rc |= _flood(db)
     rc |= _sizes(db)
-    rc |= _tcp(db)
-    rc |= _latency(db, cap)
-    rc |= _imix(db)
+    rc |= _tcp(db) | _latency(db, cap) | _imix(db)
     rc |= _cli("assess", str(db))
     rc |= _cli("report", str(db), "--out", str(OUT / "report"))
     return rc

@@ -180,36 +180,13 @@ def measure(
     t_stop = time.monotonic()
     fb = flatten(before)
     key = received_key(ctx.sink.kind)
-    settled, split, t_read = True, None, t_stop
-    if ctx.path is None:  # every frame the embedded testbed drops is counted where it drops
-        after = _snapshot(ctx)
-        lap("counters_after")
-        split = _split(ctx, res, fb, after, key)
-    if split is None or not _closed(fb, split, key, ctx.sink.kind):
-        # a frame neither received nor counted as dropped may still be on its way (or
-        # the sink's counts are not whole yet): wait until the sink's count stops
-        # moving, and read the counters again
-        _, settled = wait_quiet(_reader(ctx))
-        lap("settle")
-        t_read = time.monotonic()
-        after = _snapshot(ctx)
-        lap("counters_after")
-        split = _split(ctx, res, fb, after, key)
-    settle_wait_s = t_read - t_stop  # from the generator's end to the closing read
+    after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop)
     fa, d, counter_warnings, received, loss = split
     latency = ctx.sink.take_latency()
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
-    warnings = [
-        *counter_warnings,
-        *_counter_faults(fb, fa, d, key, ctx.sink.kind),
-        *_generator_warnings(res, rate_pps, ctx.queue_pkts),
-        *_loss_warnings(res.sent, received, sink_dropped, loss, settled),
-    ]
-    disagree = sink_disagreement(d)
-    if disagree:
-        warnings.append(disagree)
-    burst = Q.stall_burst(res.lateness_max_ns, rate_pps)
-    warnings = _judged_stall(warnings, loss, res.sent - received - sink_dropped, burst, ctx.queues)
+    warnings = _trial_warnings(
+        ctx, res, rate_pps, (fb, fa, d), key, counter_warnings, received, loss, settled
+    )
     extra, extra_warnings = ctx.path.trial_counters(before, after) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
     if ctx.sink.imix:
@@ -237,6 +214,53 @@ def measure(
     )  # fmt: skip
     lap("loss_split")
     return rec
+
+
+def _closing_read(
+    ctx: TrialContext, res: Any, fb: dict[str, int], key: str, lap: Any, t_stop: float
+) -> tuple[dict[str, Any], Any, bool, float]:
+    """The counters after a trial: read at once where every frame the testbed drops is
+    counted where it drops, and the trial closed when every frame it sent is accounted
+    for; else (or on an external testbed) after the sink's count stops moving. (after,
+    the loss split, whether the sink settled, seconds from the generator's end to the
+    closing read)."""
+    settled, split, t_read, after = True, None, t_stop, {}
+    if ctx.path is None:
+        after = _snapshot(ctx)
+        lap("counters_after")
+        split = _split(ctx, res, fb, after, key)
+    if split is None or not _closed(fb, split, key, ctx.sink.kind):
+        # a frame neither received nor counted as dropped may still be on its way (or
+        # the sink's counts are not whole yet): wait until the sink's count stops
+        # moving, and read the counters again
+        _, settled = wait_quiet(_reader(ctx))
+        lap("settle")
+        t_read = time.monotonic()
+        after = _snapshot(ctx)
+        lap("counters_after")
+        split = _split(ctx, res, fb, after, key)
+    return after, split, settled, t_read - t_stop
+
+
+def _trial_warnings(
+    ctx: TrialContext, res: Any, rate_pps: float, flat: tuple[Any, Any, Any], key: str,
+    counter_warnings: list[str], received: int, loss: dict[str, int], settled: bool,
+) -> list[str]:  # fmt: skip
+    """What a trial is warned of: its counters, the generator, the loss, the sinks'
+    disagreement; a stall judged against the queues its burst could overflow."""
+    fb, fa, d = flat
+    sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
+    warnings = [
+        *counter_warnings,
+        *_counter_faults(fb, fa, d, key, ctx.sink.kind),
+        *_generator_warnings(res, rate_pps, ctx.queue_pkts),
+        *_loss_warnings(res.sent, received, sink_dropped, loss, settled),
+    ]
+    disagree = sink_disagreement(d)
+    if disagree:
+        warnings.append(disagree)
+    burst = Q.stall_burst(res.lateness_max_ns, rate_pps)
+    return _judged_stall(warnings, loss, res.sent - received - sink_dropped, burst, ctx.queues)
 
 
 def _split(
