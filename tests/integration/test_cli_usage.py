@@ -158,12 +158,7 @@ def test_a_bad_size_series_is_one_line_and_builds_nothing(cli, tmp_path, command
 def test_a_tcp_cell_this_kernel_cannot_run_is_one_line_and_builds_nothing(cli, tmp_path, args,
                                                                            said):  # fmt: skip
     db = tmp_path / "t.db"
-    res = cli("tcp", *args, "--db", db, "--name", "zz")
-    assert res.returncode == 2, res.stderr
-    (line,) = res.stderr.strip().splitlines()
-    assert line.startswith("netassay: ") and said in line, line
-    assert not db.exists()  # nothing built, nothing stored
-    assert not any(ns.startswith("na-zz-") for ns in _netns())
+    _refused_in_one_line(cli("tcp", *args, "--db", db, "--name", "zz"), said, db, "zz")
 
 
 @pytest.mark.parametrize(
@@ -182,12 +177,16 @@ def test_a_tcp_cell_this_kernel_cannot_run_is_one_line_and_builds_nothing(cli, t
 )
 def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command, args, said):
     db = tmp_path / "m.db"
-    res = cli(command, *args, "--db", db, "--name", "imx")
+    _refused_in_one_line(cli(command, *args, "--db", db, "--name", "imx"), said, db, "imx")
+
+
+def _refused_in_one_line(res, said: str, db, name: str) -> None:
+    """Exit 2, one line that says ``said``, no store and no namespace of testbed ``name``."""
     assert res.returncode == 2, res.stderr
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith("netassay: ") and said in line, line
     assert not db.exists()  # nothing built, nothing stored
-    assert not any(ns.startswith("na-imx-") for ns in _netns())
+    assert not any(ns.startswith(f"na-{name}-") for ns in _netns())
 
 
 def _netns() -> list[str]:
@@ -216,12 +215,7 @@ def test_a_rate_in_bits_or_shares_that_cannot_be_converted_is_one_line_exit_2(
     cli, tmp_path, command, args, said
 ):
     db = tmp_path / "r.db"
-    res = cli(command, *args, "--db", db, "--name", "rte")
-    assert res.returncode == 2, res.stderr
-    (line,) = res.stderr.strip().splitlines()
-    assert line.startswith("netassay: ") and said in line, line
-    assert not db.exists()  # nothing built, nothing stored
-    assert not any(ns.startswith("na-rte-") for ns in _netns())
+    _refused_in_one_line(cli(command, *args, "--db", db, "--name", "rte"), said, db, "rte")
 
 
 def test_a_rate_in_bits_is_converted_with_each_size_of_a_series(cli, tmp_path):
