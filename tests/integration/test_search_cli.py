@@ -169,3 +169,42 @@ def test_resume_dry_run_names_the_search_and_its_testbed(cli, tmp_path):
     js = cli("assess", str(db), "--json")
     obj = json.loads(js.stdout)
     assert obj["complete"] is False and obj["stop"]["kind"] == E.STORED_END
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "verify_file", "refused"),
+    [(None, "k5.15", False), ("bad", "k5.15", True), ("inconclusive", "k5.15", True),
+     ("bad", "k6.8", False), ("inconclusive", "k6.8", False)],
+)  # fmt: skip
+def test_fail_on_gates_a_search_on_its_verify_sweeps_verdict(
+    cli, tmp_path, pastrami_dir, capsys, fail_on, verify_file, refused
+):
+    """What the search command does once its verify sweep is judged: the verdict comes
+    from the search's own assessment of a real PASTRAMI sweep (a BAD one, k5.15, and a
+    GOOD one, k6.8); --fail-on refuses the BAD after the result is printed (exit 11) and
+    lets the GOOD pass; without --fail-on nothing is refused."""
+    from netassay.cli.search import _ended
+    from netassay.errors import VerdictRefused
+    from netassay.methods.search.run import SearchReport, VerifyResult, _assess
+
+    db = tmp_path / "s.db"
+    out = E.run_search(
+        SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000), SyntheticSut(cliff(60_000))
+    )
+    src = pastrami_dir / "bare-metal" / f"clab_raw_50_{verify_file}_intel_bare-metal_as-is.txt"
+    cli("import", "pastrami", src, "--db", db, check=True)
+    with Store(db) as st:
+        a = _assess(st, 1, Goal(0.005))
+    verify = VerifyResult(1, Goal(0.005), 60_000.0, [], 50, 10.0, a.verdict,
+                          a.saturation.reason, a.pdr.rate_pps)  # fmt: skip
+    assert verify.verdict == ("BAD" if verify_file == "k5.15" else "GOOD")
+    report = SearchReport(None, str(db), out, None, 0.0, verify=verify)
+    if refused:
+        with pytest.raises(VerdictRefused) as err:
+            _ended(report, True, fail_on)
+        assert err.value.exit_code == 11 and f"--fail-on {fail_on}" in str(err.value)
+        assert "the verify sweep (experiment 1): BAD" in str(err.value.args)
+    else:
+        _ended(report, True, fail_on)
+    said = json.loads(capsys.readouterr().out)  # the result is printed before the gate
+    assert said["verify"]["verdict"] == verify.verdict

@@ -5,13 +5,16 @@ it on the same settings says on what host it was measured; then again while
 stress-ng holds CPU 1 (the SUT's) at 60%: the stalls are reported, and where the
 machine shows longer stalls than without the load, the trusted range is lower. A
 machine that shows no longer stall under the load is said to, never counted a pass. A
-run cut short (SIGINT) keeps the checks it judged and removes its testbed.
+run cut short (SIGINT) keeps the checks it judged and removes its testbed. --fail-on
+gates the verdict: 'inconclusive' refuses a WARN (a timer slack set just above the
+default makes one), 'fail' only a FAIL.
 
 Needs root, netassay-gen and stress-ng (skipped with the reason otherwise).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import shutil
 import signal
@@ -28,11 +31,27 @@ from netassay.traffic.load import cpu_hog
 pytestmark = pytest.mark.system
 
 
-def _doctor(cli, name, db):
-    res = cli("doctor", "--quick", "--name", name, "--db", db, "--json", timeout=120)
-    assert res.returncode == 0, res.stderr
+PR_SET_TIMERSLACK = 29
+
+
+def _slack(ns: int):
+    """A child's timer slack set to ``ns`` before it runs (inherited by netassay)."""
+
+    def set_slack() -> None:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(ns), 0, 0, 0)
+
+    return set_slack
+
+
+def _doctor(cli, name, db, fail_on=None, refused=(), **kw):
+    """doctor --quick --json; with ``fail_on``, exit 11 exactly when its verdict is one of
+    ``refused`` (the JSON is printed either way)."""
+    gate = ["--fail-on", fail_on] if fail_on else []
+    res = cli("doctor", "--quick", "--name", name, "--db", db, "--json", *gate, timeout=120, **kw)
     print(res.stderr)
-    return json.loads(res.stdout)
+    obj = json.loads(res.stdout)
+    assert res.returncode == (11 if obj["verdict"] in refused else 0), res.stderr
+    return obj
 
 
 def _by(obj):
@@ -43,8 +62,11 @@ def test_doctor_quick_judges_every_check_and_meets_its_ground_truths(
     tb_name, tmp_path, cli, netns_of
 ):
     db = tmp_path / "d.db"
-    obj = _doctor(cli, tb_name, db)
+    # a timer slack just above the default: that check warns, so --fail-on inconclusive
+    # (anything not a pass) must refuse the verdict, WARN or FAIL
+    obj = _doctor(cli, tb_name, db, "inconclusive", (C.WARN, C.FAIL), preexec_fn=_slack(51_000))
     by = _by(obj)
+    assert by["timer slack"]["status"] == C.WARN and obj["verdict"] in (C.WARN, C.FAIL)
     assert obj["finished"] and obj["verdict"] == C.verdict(
         [C.Check(n, c["status"], "") for n, c in by.items()]
     )
@@ -83,7 +105,8 @@ def test_doctor_quick_judges_every_check_and_meets_its_ground_truths(
 def test_a_busy_sut_cpu_shows_as_stalls_and_a_lower_trusted_range(tb_name, tmp_path, cli):
     if shutil.which("stress-ng") is None:
         pytest.skip("stress-ng is not installed; run: make setup")
-    base = _by(_doctor(cli, tb_name, tmp_path / "base.db"))
+    # --fail-on fail refuses a FAIL only: this host's usual WARN passes
+    base = _by(_doctor(cli, tb_name, tmp_path / "base.db", "fail", (C.FAIL,)))
     with cpu_hog(1, 60, max_s=120):
         busy = _by(_doctor(cli, tb_name, tmp_path / "busy.db"))
     cpu1 = busy["cpu stalls"]["value"]["per_cpu"]["1"]

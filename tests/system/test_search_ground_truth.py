@@ -29,9 +29,9 @@ def test_search_finds_the_cap_in_little_trial_time_and_pastrami_verifies_it(
         "search", "--name", tb_name, "--sut-cap", "60k", "--pinning", "unpinned",
         "--max-load", "120k", "--final-duration", "1s", "--duration-sum", "3s",
         "--then-verify", "--verify-runs", "2", "--db", str(db), "--json",
-        timeout=240,
+        "--fail-on", "inconclusive", timeout=240,
     )  # fmt: skip
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 0, res.stderr  # its verify GOOD: --fail-on lets it pass
     out = json.loads(res.stdout)
     truth = CAP * (1 + CAP_BUCKET_S / 1.0)  # C + bucket / T for 1 s trials
     goals = {g["goal"]: g for g in out["goals"]}

@@ -1,7 +1,8 @@
 """netassay soak on the router testbed with its ground truth, a cap of 100 kpps at the
 SUT's egress: 80 kpps held for 20 s (four stored segments of 5 s, read every second)
 loses nothing (PASS, no event); 120 kpps for 10 s loses about a sixth at the cap
-(FAIL, loss located at sut_egress, an event). assess, export and report read the store,
+(FAIL, loss located at sut_egress, an event). Both are gated with --fail-on fail: the
+PASS exits 0, the FAIL 11, both stored. assess, export and report read the store,
 and the report holds the soak's timeline.
 
 Needs root and netassay-gen (skipped with the reason otherwise).
@@ -18,19 +19,24 @@ from netassay.store.db import Store
 pytestmark = pytest.mark.system
 
 
-def _soak(cli, name, db, rate, duration, segment):
+def _soak(cli, name, db, rate, duration, segment, code):
+    """A soak gated with --fail-on fail: exit ``code`` (0 on PASS, 11 on FAIL), its
+    result printed and stored either way."""
     res = cli(
         "soak", "--name", name, "--sut", "router", "--sut-cap", "100k", "--rate", rate,
         "--duration", duration, "--segment", segment, "--db", db, "--json",
+        "--fail-on", "fail",
     )  # fmt: skip
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == code, res.stderr
+    if code:
+        assert "--fail-on fail: 1 verdict(s) refused" in res.stderr, res.stderr
     print(res.stderr)
     return json.loads(res.stdout)
 
 
 def test_a_soak_below_the_cap_passes_and_above_it_fails(tb_name, tmp_path, cli, netns_of):
     db = tmp_path / "s.db"
-    below = _soak(cli, tb_name, db, "80k", "20s", "5s")
+    below = _soak(cli, tb_name, db, "80k", "20s", "5s", 0)
     print({k: below[k] for k in ("verdict", "loss_ratio", "events", "seconds", "sent")})
     assert below["verdict"] == "PASS", below
     assert below["events"] == [] and below["loss_ratio"] == 0.0, below
@@ -46,7 +52,7 @@ def test_a_soak_below_the_cap_passes_and_above_it_fails(tb_name, tmp_path, cli, 
     rates = [s["received"] / s["dt"] for s in seconds[1:-1]]
     assert all(abs(r - 80_000) <= 0.1 * 80_000 for r in rates), rates
 
-    above = _soak(cli, tb_name, db, "120k", "10s", "5s")
+    above = _soak(cli, tb_name, db, "120k", "10s", "5s", 11)
     print({k: above[k] for k in ("verdict", "loss_ratio", "events", "loss_location")})
     assert above["verdict"] == "FAIL", above
     assert 0.1 <= above["loss_ratio"] <= 0.25, above  # 1 - 100/120 = 0.167, less the bucket

@@ -38,8 +38,8 @@ FailOn = Annotated[
     typer.Option(
         "--fail-on",
         help="Exit 11 when a verdict is FAIL or BAD ('fail' or 'bad'), or is not a pass "
-        "('inconclusive': INCONCLUSIVE too). Without it a run that measured exits 0, "
-        "whatever its verdict.",
+        "('inconclusive': INCONCLUSIVE and doctor's WARN too). Without it a run that "
+        "measured exits 0, whatever its verdict.",
         show_default=False,
     ),
 ]
@@ -65,7 +65,7 @@ Insecure = Annotated[
 FAIL_ON = {
     "fail": ("FAIL", "BAD"),
     "bad": ("FAIL", "BAD"),
-    "inconclusive": ("FAIL", "BAD", "INCONCLUSIVE"),
+    "inconclusive": ("FAIL", "BAD", "INCONCLUSIVE", "WARN"),  # anything not a pass
 }
 
 
