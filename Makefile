@@ -21,6 +21,8 @@ APT_PKGS := iproute2 nftables ethtool iperf3 netsniff-ng chromium procps kmod \
 GEN_BIN := gen/target/release/netassay-gen
 # The XDP router SUT (--sut xdp-router): built from bpf/ with clang, installed in the venv.
 BPF_OBJ := bpf/build/xdp_router.o
+# The pass program `batching --xdp on` attaches to the receiver's veth (NAPI batches).
+PASS_OBJ := bpf/build/xdp_pass.o
 BPF_INCLUDES := -I/usr/include/$(shell $(CC) -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 # Python dependencies are installed at the versions the tests passed with, listed in
 # constraints.txt (pip freeze of the venv, netassay left out). After adding or upgrading
@@ -117,8 +119,13 @@ $(BPF_OBJ): bpf/xdp_router.c | apt
 	mkdir -p $(dir $@)
 	clang -O2 -g -Wall -Werror -target bpf $(BPF_INCLUDES) -c $< -o $@
 
-bpf: venv $(BPF_OBJ)
+$(PASS_OBJ): bpf/xdp_pass.c | apt
+	mkdir -p $(dir $@)
+	clang -O2 -g -Wall -Werror -target bpf $(BPF_INCLUDES) -c $< -o $@
+
+bpf: venv $(BPF_OBJ) $(PASS_OBJ)
 	install -D -m 0644 $(BPF_OBJ) $(VENV)/share/netassay/xdp_router.o
+	install -D -m 0644 $(PASS_OBJ) $(VENV)/share/netassay/xdp_pass.o
 
 lint: venv
 	$(BIN)/ruff check src tests bench

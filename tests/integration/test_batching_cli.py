@@ -14,7 +14,8 @@ from tests.conftest import refused_cleanly
         (("--rate", "1M"), "bad --rate 1e+06"),
         (("--path", "macvlan"), "bad --path 'macvlan'"),
         (("--gro", "maybe"), "bad --gro 'maybe'"),
-        (("--flush", "200us"), "--flush, --defer and --threaded need --gro on"),
+        (("--flush", "200us"), "--flush, --defer and --threaded need --gro on or --xdp on"),
+        (("--xdp", "native"), "bad --xdp 'native'"),
         (("--defer", "10"), "need --gro on"),
         (("--gro", "on", "--flush", "soon"), "bad duration 'soon'"),
         (("--gro", "on", "--flush", "1s"), "bad --flush"),
@@ -36,5 +37,5 @@ def test_bad_input_is_one_line_and_builds_nothing(cli, args, needle, tmp_path, m
 def test_help_names_the_knobs(cli):
     res = cli("batching", "--help")
     assert res.returncode == 0
-    for flag in ("--gro", "--flush", "--defer", "--threaded", "--burst-gap", "--rate"):
+    for flag in ("--gro", "--xdp", "--flush", "--defer", "--threaded", "--burst-gap", "--rate"):
         assert flag in res.stdout

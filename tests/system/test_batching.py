@@ -51,9 +51,15 @@ def test_unbatched_the_receiver_sees_the_senders_gaps(cli, tb_name, netns_of, tm
         assert len(st.trials(exp.id)) == 3 and st.integrity_problems() == []
 
 
-def test_a_flush_timeout_makes_bursts_of_the_size_it_implies(cli, tb_name, netns_of, tmp_path):
-    """Ground truth 2: GRO on, napi_defer_hard_irqs 100, gro_flush_timeout T = 500 us,
-    probes s = 100 us apart. NAPI then polls only when its timer fires, T after the end
+@pytest.mark.parametrize(
+    "napi", [("--gro", "on"), ("--gro", "off", "--xdp", "on")], ids=["gro", "xdp"]
+)
+def test_a_flush_timeout_makes_bursts_of_the_size_it_implies(
+    cli, tb_name, netns_of, tmp_path, napi
+):
+    """Ground truth 2: GRO on (or, GRO off, an XDP program on the receiver's veth: it
+    takes its frames into NAPI just as well), napi_defer_hard_irqs 100, gro_flush_timeout
+    T = 500 us, probes s = 100 us apart. NAPI then polls only when its timer fires, T after the end
     of its last poll, so the receiver gets the train in batches, one per period P = T +
     the timer's and softirq's latency (measured here 5 to 10% of T), each holding the
     probes sent during the last period: P / s = T / s = 5 of them (up to 6 when P is
@@ -65,19 +71,21 @@ def test_a_flush_timeout_makes_bursts_of_the_size_it_implies(cli, tb_name, netns
     longer; the medians stand."""
     t_us = 500.0
     db = tmp_path / "b.db"
-    s = _batching(cli, tb_name, db, "--gro", "on", "--flush", f"{t_us:g}us", "--defer", "100")
+    s = _batching(cli, tb_name, db, *napi, "--flush", f"{t_us:g}us", "--defer", "100")
     assert netns_of(tb_name) == []
     expected = t_us / SPACING_US  # 5 probes per period
     assert expected <= s["burst_len_p50"] <= 1.25 * expected, s
     assert t_us * 1e3 <= s["period_ns"] <= 1.25 * t_us * 1e3, s
     assert s["share_in_bursts"] >= 0.9, s
     assert 0.3 * t_us * 1e3 <= s["wait_p50_ns"] <= 0.7 * t_us * 1e3, s
-    assert s["gro"] == "on" and s["flush_ns"] == 500_000 and s["defer"] == 100
+    assert s["gro"] == napi[1] and s["flush_ns"] == 500_000 and s["defer"] == 100
+    assert s["xdp"] == ("on" if "--xdp" in napi else "off")
     with Store(db, readonly=True) as st:
         (exp,) = list(st.experiments(kinds=(BS.KIND,)))
         read = exp.metadata["knobs"]["read"]
         assert read["gro_flush_timeout"] == "500000" and read["napi_defer_hard_irqs"] == "100"
-        assert read["gro"] == "on" and read["peer_tso"] == "off"
+        assert read["gro"] == napi[1] and read["peer_tso"] == "off"
+        assert read["xdp"] == s["xdp"]
 
 
 FLUSHES = """[campaign]

@@ -95,7 +95,9 @@ def test_the_gap_distribution_is_kept_as_quantiles():
 @pytest.mark.parametrize(
     ("kw", "needle"),
     [
-        ({"flush_ns": 200 * US}, "need --gro on"),
+        ({"flush_ns": 200 * US}, "need --gro on or --xdp on"),
+        ({"threaded": "on", "xdp": "off"}, "need --gro on or --xdp on"),
+        ({"xdp": "maybe"}, "bad --xdp"),
         ({"gro": "on", "gap_ns": 200 * US}, "bad --burst-gap"),
         ({"rate_pps": 1e6}, "bad --rate"),
         ({"path": "macvlan"}, "bad --path"),
@@ -106,6 +108,7 @@ def test_a_request_that_makes_no_sense_is_refused(kw, needle):
     with pytest.raises(UsageError, match=needle):
         BatchingRequest(**kw).validate()
     BatchingRequest().validate()  # the defaults are fine
+    BatchingRequest(xdp="on", flush_ns=200 * US, defer=10).validate()  # XDP gives NAPI too
 
 
 def test_a_cells_own_tables_go_with_it_to_the_campaign_store():

@@ -80,6 +80,14 @@ def test_object_path_says_how_to_build(tmp_path):
     obj = tmp_path / "xdp_router.o"
     obj.write_bytes(b"\x7fELF")
     assert XR.object_path([tmp_path / "missing.o", obj]) == obj
+    with pytest.raises(TestbedError, match=r"xdp_pass.o is not built.*bpf/xdp_pass.c"):
+        XR.object_path([tmp_path / "missing.o"], obj=XR.PASS_OBJECT)
+    assert XR.object_candidates(XR.PASS_OBJECT)[-1].name == "xdp_pass.o"
+
+
+def test_the_pass_program_is_built_and_found():
+    """make setup builds bpf/xdp_pass.c (batching --xdp on attaches it)."""
+    assert XR.object_path(obj=XR.PASS_OBJECT).stat().st_size > 0
 
 
 def test_config_knows_the_xdp_router(tmp_path, monkeypatch):

@@ -63,6 +63,7 @@ log = logging.getLogger("netassay.testbed")
 
 CONFIG_MAP = "na_xdp_config"
 OBJECT = "xdp_router.o"
+PASS_OBJECT = "xdp_pass.o"  # XDP_PASS: makes a veth take its frames into NAPI
 ENV_OBJECT = "NETASSAY_XDP_ROUTER_OBJ"
 # The NAPI thread's real-time priority: that of the kernel's threaded interrupt handlers.
 # Softirq work (the kernel router's RPS) preempts ordinary tasks; a NAPI thread at the
@@ -73,28 +74,29 @@ VETH_RING = 256  # veth's XDP receive ring (VETH_RING_SIZE)
 WIRE_QDISC = "pfifo_head_drop"  # the generator's wire in front of it (see above)
 
 
-def object_candidates() -> list[Path]:
-    """Where the built program is looked for, in order: $NETASSAY_XDP_ROUTER_OBJ, the
-    venv's share/netassay (``make setup`` installs it there), the repository's
-    bpf/build (where ``make bpf`` builds it)."""
-    env = os.environ.get(ENV_OBJECT)
+def object_candidates(obj: str = OBJECT) -> list[Path]:
+    """Where a built program is looked for, in order: $NETASSAY_XDP_ROUTER_OBJ (the
+    router's only), the venv's share/netassay (``make setup`` installs it there), the
+    repository's bpf/build (where ``make bpf`` builds it)."""
+    env = os.environ.get(ENV_OBJECT) if obj == OBJECT else None
     return [
         *([Path(env)] if env else []),
-        Path(sys.prefix) / "share" / "netassay" / OBJECT,
-        Path(__file__).resolve().parents[3] / "bpf" / "build" / OBJECT,
+        Path(sys.prefix) / "share" / "netassay" / obj,
+        Path(__file__).resolve().parents[3] / "bpf" / "build" / obj,
     ]
 
 
-def object_path(candidates: list[Path] | None = None) -> Path:
+def object_path(candidates: list[Path] | None = None, obj: str = OBJECT) -> Path:
     """The built program (see object_candidates), or one line saying how to build it."""
-    candidates = object_candidates() if candidates is None else candidates
+    candidates = object_candidates(obj) if candidates is None else candidates
     for p in candidates:
         if p.is_file():
             return p
+    what = "the XDP router's program" if obj == OBJECT else f"the XDP program {obj}"
     raise TestbedError(
-        "the XDP router's program is not built",
-        f"no {OBJECT} in {', '.join(str(p.parent) for p in candidates)}",
-        "run 'make setup' (it builds bpf/xdp_router.c with clang)",
+        f"{what} is not built",
+        f"no {obj} in {', '.join(str(p.parent) for p in candidates)}",
+        f"run 'make setup' (it builds bpf/{obj.removesuffix('.o')}.c with clang)",
     )
 
 

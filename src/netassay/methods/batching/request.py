@@ -63,8 +63,13 @@ class BatchingRequest:
         "--defer", "napi_defer_hard_irqs of the receiver's veth (0: none).", default=0,
         cli=int, check=whole(0, MAX_DEFER), ordinal=True,
     )  # fmt: skip
+    xdp: str = param(
+        "--xdp", "An XDP program that passes every frame, native on the receiver's veth: the"
+        " veth then takes its frames into NAPI (its ring) as a NIC's driver does | off.",
+        default="off", check=choice("on", "off"),
+    )  # fmt: skip
     threaded: str = param(
-        "--threaded", "Threaded NAPI on the receiver's veth (needs --gro on): on | off.",
+        "--threaded", "Threaded NAPI on the receiver's veth (needs --gro or --xdp on): on | off.",
         default="off", check=choice("on", "off"),
     )  # fmt: skip
     gap_ns: int | None = param(
@@ -92,6 +97,7 @@ class BatchingRequest:
         for flag, value, known in (
             ("--path", self.path, ("bridge", "veth")), ("--gro", self.gro, ("on", "off")),
             ("--threaded", self.threaded, ("on", "off")), ("--cpus", self.cpus, ("none", "auto")),
+            ("--xdp", self.xdp, ("on", "off")),
         ):  # fmt: skip
             if value not in known:
                 raise UsageError(f"bad {flag} '{value}'", f"known: {', '.join(known)}", "pick one")
@@ -112,11 +118,12 @@ class BatchingRequest:
                 f"a run of {self.count} probes at {self.rate_pps:g}/s would send for over"
                 f" {MAX_SEND_S:g} s", "", "give a smaller --count or a higher --rate",
             )  # fmt: skip
-        if self.gro == "off" and (self.flush_ns or self.defer or self.threaded == "on"):
+        if self.gro == self.xdp == "off" and (self.flush_ns or self.defer or self.threaded == "on"):
             raise UsageError(
-                "--flush, --defer and --threaded need --gro on",
-                "they act on the receiver veth's NAPI instance, which it has only with GRO on",
-                "add --gro on, or drop them",
+                "--flush, --defer and --threaded need --gro on or --xdp on",
+                "they act on the receiver veth's NAPI instance, which it has only with GRO or"
+                " an XDP program",
+                "add --gro on (or --xdp on), or drop them",
             )
         if not 0 <= self.flush_ns <= MAX_FLUSH_NS:
             raise UsageError(f"bad --flush {self.flush_ns} ns", "0..100ms", "e.g. 200us")

@@ -11,15 +11,17 @@ The knobs act on the receiver endpoint's veth (``eth0`` in its namespace) and it
 in the receiver's server: GRO on gives the veth a NAPI instance (veth_xmit queues to its
 ring and NAPI polls it); the peer's TSO is turned off because veth takes a forwarded
 packet into NAPI only when the sending side has no TSO (``veth_skb_is_eligible_for_gro``);
-``gro_flush_timeout`` and ``napi_defer_hard_irqs`` make NAPI wait for a timer instead
-of being woken by each packet; ``threaded`` moves the polling to a kernel thread. Each
-is read before it is set and read back after; both devices live in the testbed's
-namespaces, so removing the testbed removes every setting with them (nothing on the
+an XDP program (``bpf/xdp_pass.c``: every frame passed, untouched) attached native does
+the same without GRO; ``gro_flush_timeout`` and ``napi_defer_hard_irqs`` make NAPI wait
+for a timer instead of being woken by each packet; ``threaded`` moves the polling to a
+kernel thread. Each is read before it is set and read back after; both devices live in
+the testbed's namespaces, so removing the testbed removes every setting with them (nothing on the
 host is changed).
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Iterator
@@ -42,6 +44,7 @@ from netassay.methods.rtt.trial import achieved_rate
 from netassay.proc import run as run_cmd
 from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root
+from netassay.testbed import xdp_router as XR
 from netassay.testbed.rtt import EP_DEV, RttTestbedConfig, server_dev
 from netassay.traffic.probe import ProbeSpec, Sender
 from netassay.trial.record import TrialRecord
@@ -50,6 +53,7 @@ EGRESS, INGRESS = "snd_ep_out", "rsp_ep_in"  # the capture points read
 WARMUP = 50  # probes sent before the first run (caches, the first NAPI poll), not stored
 MISSED = 0.01  # probes missing at a capture point, above this share: a fault
 SYSFS = ("gro_flush_timeout", "napi_defer_hard_irqs", "threaded")
+XDP_DRV = 1  # XDP_ATTACHED_DRV: 'ip -j link' shows a native program as mode 1
 
 
 @dataclass
@@ -73,7 +77,8 @@ class Batching:
         return {
             "method": "batching", "path": r.path, "rate_pps": r.rate_pps, "count": r.count,
             "runs": r.runs, "size_bytes": r.size_bytes, "gro": r.gro, "flush_ns": r.flush_ns,
-            "defer": r.defer, "threaded": r.threaded, "gap_ns": r.threshold_ns, "cpus": r.cpus,
+            "defer": r.defer, "threaded": r.threaded, "xdp": r.xdp, "gap_ns": r.threshold_ns,
+            "cpus": r.cpus,
             "testbed": asdict(self.testbed()),
         }  # fmt: skip
 
@@ -94,11 +99,19 @@ def _features(ns: str, dev: str) -> dict[str, str]:
     return found
 
 
+def _xdp(ns: str) -> str:
+    """'on' when an XDP program is attached in native (driver) mode to the receiver veth."""
+    (link,) = json.loads(run_cmd(["ip", "-j", "link", "show", "dev", EP_DEV], netns=ns).stdout)
+    return "on" if link.get("xdp", {}).get("mode") == XDP_DRV else "off"
+
+
 def read_knobs(tb: Testbed) -> dict[str, Any]:
-    """The receiver veth's GRO and NAPI settings and its peer's TSO, as the kernel has them."""
+    """The receiver veth's GRO, XDP and NAPI settings and its peer's TSO, as the kernel
+    has them."""
     rsp, srv = tb.ns("rspep"), tb.ns("rspsrv")
     return {
         "gro": _features(rsp, EP_DEV).get("gro"),
+        "xdp": _xdp(rsp),
         "peer_tso": _features(srv, server_dev("rspep")).get("tso"),
         **{k: _sysfs(rsp, k) for k in SYSFS},
     }
@@ -109,11 +122,16 @@ def set_knobs(tb: Testbed, req: BatchingRequest) -> dict[str, Any]:
     kernel reads back. A setting it does not take is a testbed error."""
     rsp, srv = tb.ns("rspep"), tb.ns("rspsrv")
     before = read_knobs(tb)
-    want = {"gro": req.gro, "peer_tso": "off", "gro_flush_timeout": str(req.flush_ns),
+    want = {"gro": req.gro, "xdp": req.xdp, "peer_tso": "off",
+            "gro_flush_timeout": str(req.flush_ns),
             "napi_defer_hard_irqs": str(req.defer),
             "threaded": "1" if req.threaded == "on" else "0"}  # fmt: skip
     run_cmd(["ethtool", "-K", server_dev("rspep"), "tso", "off"], netns=srv)
     run_cmd(["ethtool", "-K", EP_DEV, "gro", req.gro], netns=rsp)
+    if req.xdp == "on":  # (the testbed's veth has none before)
+        prog = XR.object_path(obj=XR.PASS_OBJECT)
+        run_cmd(["ip", "link", "set", "dev", EP_DEV, "xdpdrv", "obj", str(prog), "sec", "xdp"],
+                netns=rsp)  # fmt: skip
     for key in SYSFS:
         if _sysfs(rsp, key) != want[key]:
             path = f"/sys/class/net/{EP_DEV}/{key}"
@@ -181,6 +199,7 @@ def _experiment(store: Store, b: Batching, tb: Testbed) -> int:
         f"{r.path} {r.rate_pps:g}/s gro {r.gro}"
         + (f" flush {r.flush_ns / 1e3:g}us defer {r.defer}" if r.flush_ns or r.defer else "")
         + (" threaded" if r.threaded == "on" else "")
+        + (" xdp" if r.xdp == "on" else "")
     )
     BS.ensure(store)
     exp_id, _ = store.add_experiment(

@@ -96,6 +96,7 @@ def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, An
             "threaded", "gap_ns", "cpus")  # fmt: skip
     return {
         **{k: config.get(k) for k in keys},
+        "xdp": config.get("xdp", "off"),  # (none before the knob existed)
         "spacing_ns": 1e9 / float(config["rate_pps"]),
         "runs_stored": len(found),
         "probes": sum(int(r["probes"]) for r in found),

@@ -18,6 +18,8 @@ def knobs_text(s: dict[str, Any]) -> str:
         out += f", gro_flush_timeout {float(s['flush_ns']) / 1e3:g} us, defer {s['defer']}"
     if s.get("threaded") == "on":
         out += ", threaded NAPI"
+    if s.get("xdp") == "on":
+        out += ", XDP pass program (native) on the veth"
     return out
 
 
