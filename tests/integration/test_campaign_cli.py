@@ -60,3 +60,23 @@ def test_bad_file_one_line_per_problem(cli, tmp_path):
     assert f"{f}:5: [fixed] duration = 'fast'" in lines[1]
     missing = cli("campaign", "plan", tmp_path / "nope.toml")
     assert missing.returncode == 3 and "no such campaign file" in missing.stderr
+
+
+def test_a_cell_whose_settings_clash_is_refused_before_any_cell_runs(cli, tmp_path):
+    """Each cell's settings are checked as its command checks them: a batching cell with
+    a flush timeout but neither GRO nor XDP (which give the veth its NAPI) is refused by
+    plan and run alike, at the file's line, before anything is built or stored; the
+    coherent cells' plan names their runs."""
+    f = tmp_path / "b.toml"
+    f.write_text('[campaign]\nname = "b"\nmethod = "batching"\n[fixed]\ngro = "off"\n'
+                 'flush = "500us"\ndefer = 100\n[factors]\nxdp = ["on", "off"]\n')  # fmt: skip
+    for args in (("plan", f), ("run", f, "--db", tmp_path / "b.db")):
+        res = cli("campaign", *args)
+        assert res.returncode == 3, res.stderr
+        (line,) = res.stderr.strip().splitlines()
+        assert f"{f}:8: cell 2 (xdp=off): --flush, --defer and --threaded need --gro on" in line
+    assert not (tmp_path / "b.db").exists()
+    f.write_text(f.read_text().replace('["on", "off"]', '["on"]'))
+    res = cli("campaign", "plan", f)
+    assert res.returncode == 0, res.stderr
+    assert "xdp=on  [3 runs x 2000 probes at 10k/s]" in res.stdout

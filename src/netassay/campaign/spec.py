@@ -30,8 +30,8 @@ from typing import Any
 
 from netassay import methods as registry
 from netassay import tomlfile
-from netassay.errors import InputError
-from netassay.methods.base import Method, RunOptions, an
+from netassay.errors import InputError, UsageError
+from netassay.methods.base import Method, RunOptions, an, request_from
 from netassay.methods.base import defaults as base_defaults
 from netassay.params import Param, choice, declared, default_of, whole
 
@@ -159,7 +159,7 @@ class _Checker:
             raise CampaignFileError([p for _, p in sorted(self.problems, key=lambda x: x[0])])
         if explicit and not factors:
             factors = _levels_of(cells)
-        return Campaign(
+        c = Campaign(
             self.origin,
             head["name"],
             method,
@@ -171,6 +171,29 @@ class _Checker:
             explicit,
             head.get("description", ""),
         )
+        self._coherent(c)
+        if self.problems:
+            raise CampaignFileError([p for _, p in sorted(self.problems, key=lambda x: x[0])])
+        return c
+
+    def _coherent(self, c: Campaign) -> None:
+        """Each cell's settings make sense together (a flag that needs another, a range
+        upside down): refused here, before any cell runs, as the method's command would
+        refuse them."""
+        if c.method not in registry.REGISTRY:
+            return
+        m = registry.method(c.method)
+        for i, cell in enumerate(c.cells):
+            try:
+                req = request_from(m.request, c.settings(i))
+                if callable(getattr(req, "validate", None)):
+                    req.validate()
+                m.plan(req)
+            except UsageError as exc:
+                table = "cells" if c.explicit else "factors" if c.factors else "fixed"
+                self.bad(table, None, f"cell {i + 1} ({describe_cell(cell) or 'fixed'}): "
+                         f"{exc.what}", exc.why + (f"; {exc.todo}" if exc.todo else ""),
+                         idx=i if c.explicit else 0)  # fmt: skip
 
     def _required(
         self, method: str, fixed: dict[str, Any], factors: dict[str, Any], cells: list[Any]

@@ -158,6 +158,10 @@ class Method(Protocol):
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]: ...
 
+    def cell_brief(self, settings: dict[str, Any]) -> str:
+        """A campaign cell's runs in a few words, for its plan ("" : nothing to add)."""
+        ...
+
 
 # -- requests from what a user gave ------------------------------------------------------
 def request_from(cls: Any, given: dict[str, Any], base: dict[str, Any] | None = None) -> Any:

@@ -125,5 +125,9 @@ class BatchingMethod:
         keys = ("wait_p50_ns", "share_in_bursts", "burst_len_mean")
         return {"verdict": None, "runs": s["runs_stored"], **{k: s[k] for k in keys}}
 
+    def cell_brief(self, settings: dict[str, Any]) -> str:
+        s = settings
+        return f"{s['runs']} runs x {s.get('count', 2000)} probes at {s['rate']}/s"
+
 
 METHOD = BatchingMethod()
