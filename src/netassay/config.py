@@ -285,7 +285,7 @@ class ClusterConfig:
 
 # the sections of a method's parameters: the CLI checks their keys with the method's
 # declared parameters (``cli.common.config``); this module keeps them as written
-METHOD_SECTIONS = ("sweep", "search", "rtt", "accept")
+METHOD_SECTIONS = ("sweep", "search", "soak", "rtt", "accept")
 # names an older config file used, and the key each is now (the CLI's and a campaign's)
 RENAMED = {
     "testbed": {"ip_version": "ip", "size_bytes": "size", "sut_cap_pps": "sut_cap"},

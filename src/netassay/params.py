@@ -41,6 +41,7 @@ class Param:
     negate: bool = False  # a flag that turns the field off (--no-ramp: ramp = False)
     show: str = ""  # the default as a campaign file writes it ("" : the value itself)
     example: str = ""  # a value to suggest when one is missing
+    load: str = ""  # a load that may be written in bit/s or as a share: "one" or "list"
 
     @property
     def name(self) -> str:

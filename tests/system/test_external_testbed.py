@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from netassay.hist import SinkHist
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system
@@ -324,4 +325,31 @@ def test_ipv6_through_a_hand_made_router(router_v6, tb_name, tmp_path, cli):
         "IPv6, 84-byte frames" in res.stdout and "100 of 100 probes came back, 1 hop" in res.stdout
     )
     _two_loads(tb_name, tmp_path, cli)
+    assert cli("testbed", "down", tb_name).returncode == 0
+
+
+def test_latency_on_an_external_testbed(router, tb_name, tmp_path, cli):
+    """The generator and the sink share the host's clock on an external testbed too: the
+    latency command stores each trial's one-way histogram, and below the router's cap
+    every frame counted has a latency, well under a millisecond."""
+    res = cli(*router.args(tb_name))
+    assert res.returncode == 0, res.stderr
+    db = tmp_path / "lat.db"
+    res = cli("latency", "--testbed", tb_name, "--rates", "5k,20k", "--runs", "1",
+              "--duration", "1s", "--settle", "0.1s", "--db", str(db), "--json")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)["latency"]
+    print(json.dumps(rows))
+    assert [r["rate_pps"] for r in rows] == [5_000, 20_000]
+    for r in rows:
+        assert 0 < r["p50_ns"] < 1e6, r
+    with Store(db, readonly=True) as st:
+        (exp,) = list(st.experiments())
+        trials = st.trials(exp.id)
+    assert exp.metadata["testbed"] == "external" and exp.config.get("latency") is True
+    for t in trials:
+        hist = SinkHist(t["counters"]["latency"])
+        assert t["received"] == t["sent"] > 0, t["loss_location"]
+        assert hist.n == t["received"] and hist.ahead == 0, hist.summary()
+        assert 0 < hist.min_ns < 1e6, hist.summary()
     assert cli("testbed", "down", tb_name).returncode == 0

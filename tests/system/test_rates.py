@@ -91,3 +91,36 @@ def test_a_search_of_a_mix_up_to_a_bit_rate_shows_each_size_at_each_load(tb_name
     assert text.returncode == 0, text.stderr
     assert "frame mix 64:7,590:4,1514:1" in text.stdout
     assert "--max-load 20Mbps, imix 64:7,590:4,1514:1 (mean 360.2 B)" in text.stdout
+
+
+def test_a_campaign_in_bit_per_second_sends_each_cell_its_own_frame_rate(tb_name, tmp_path, cli):
+    """The same bit rates at L2 in two frame sizes: each cell converts them with its own
+    size (64 bytes take 68 at L2, 512 take 516) and sends that many frames/s."""
+    spec = tmp_path / "bits.toml"
+    spec.write_text(
+        '[campaign]\nname = "bits"\n'
+        '[fixed]\nrates = "2Mbps,4Mbps"\nlayer = "l2"\nruns = 1\nduration = "0.5s"\n'
+        'settle = "0.1s"\npeak_check = false\n'
+        "[factors]\nsize = [64, 512]\n"
+    )
+    plan = cli("campaign", "plan", spec)
+    assert plan.returncode == 0, plan.stderr
+    assert "size=64  [3.676 kpps..7.352 kpps" in plan.stdout, plan.stdout
+    db = tmp_path / "bits.db"
+    res = cli("campaign", "run", spec, "--db", db, "--name", tb_name, timeout=300)
+    assert res.returncode == 0, res.stderr
+    # 2e6 / (8 * 68) = 3676.5, 4e6 / (8 * 68) = 7352.9; 2e6 / (8 * 516) = 484.5, 968.9
+    expect = {64: [3676.0, 7352.0], 512: [484.0, 968.0]}
+    with Store(db, readonly=True) as store:
+        exps = list(store.experiments())
+        assert len(exps) == 2
+        for exp in exps:
+            size = exp.config["testbed"]["size_bytes"]
+            trials = store.trial_records(exp.id)
+            assert [t.rate_pps for t in trials] == expect[size]
+            for t in trials:  # sent at that rate, every frame received
+                assert not t.excluded and t.sent == t.received
+                assert abs(t.sent - t.rate_pps * t.duration_s) <= 1, t
+                assert t.achieved_rate_pps == pytest.approx(t.rate_pps, rel=1e-3)
+            rates = exp.metadata["rates"]
+            assert rates["written"] == {"--rates": "2Mbps,4Mbps"} and rates["layer"] == "l2"

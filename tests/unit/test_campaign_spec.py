@@ -164,7 +164,7 @@ sut_cap = [100000, "150k"]
     assert args[args.index("--sut-cap") + 1] == "100000"
 
 
-@pytest.mark.parametrize("name", ["caps.toml", "pastrami.toml", "search.toml"])
+@pytest.mark.parametrize("name", ["caps.toml", "pastrami.toml", "search.toml", "bits.toml"])
 def test_the_examples_are_valid_campaigns(name):
     c = SP.load(ROOT / "examples" / name)
     assert c.cells and all(SP.cell_args(c.method, c.settings(i)) for i in range(len(c.cells)))

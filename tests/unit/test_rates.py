@@ -8,16 +8,14 @@ import pytest
 
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
+from netassay.loads import parse_layer, parse_line_rate, written
 from netassay.methods.base import RunOptions
 from netassay.methods.rates import (
     Frames,
     loads,
-    parse_layer,
-    parse_line_rate,
     rates_json,
     rates_lines,
     resolve,
-    written,
 )
 from netassay.units import parse_rates
 

@@ -16,6 +16,7 @@ from typing import Any
 from netassay import methods as registry
 from netassay.campaign.spec import Campaign, describe_cell
 from netassay.methods.base import Plan, request_from
+from netassay.methods.rates import in_frames
 from netassay.units import fmt_duration
 
 
@@ -48,10 +49,16 @@ def run_order(cells: int, repetitions: int, seed: int) -> list[Slot]:
     return out
 
 
+def cell_settings(c: Campaign, cell: int) -> dict[str, Any]:
+    """A cell's settings with its loads in frames/s (written in bit/s or as shares, they
+    are converted as its command will: ``methods.rates.in_frames``)."""
+    return in_frames(registry.method(c.method).request, c.settings(cell))
+
+
 def cell_plan(c: Campaign, cell: int) -> Plan:
     """What one cell runs, as its method plans it from the cell's settings."""
     m = registry.method(c.method)
-    return m.plan(request_from(m.request, c.settings(cell)))
+    return m.plan(request_from(m.request, cell_settings(c, cell)))
 
 
 def cell_trials(c: Campaign, cell: int) -> int | None:
@@ -84,7 +91,7 @@ def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
         "cell  settings" + " " * 40 + "trials  time",
     ]
     for i in range(len(c.cells)):
-        s = c.settings(i)
+        s = cell_settings(c, i)
         what = describe_cell(c.cells[i])
         brief = registry.method(c.method).cell_brief(s)
         if brief:

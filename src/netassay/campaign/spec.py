@@ -31,8 +31,10 @@ from typing import Any
 from netassay import methods as registry
 from netassay import tomlfile
 from netassay.errors import InputError, UsageError
+from netassay.loads import units_of
 from netassay.methods.base import Method, RunOptions, an, request_from
 from netassay.methods.base import defaults as base_defaults
+from netassay.methods.rates import LoadError, in_frames, load_params
 from netassay.params import Param, choice, declared, default_of, whole
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -155,6 +157,8 @@ class _Checker:
         factors = self._factors(method)
         cells, explicit = self._cells(method, factors, fixed)
         self._required(method, fixed, factors, cells)
+        if not self.problems:
+            self._loads(method, fixed, factors, cells)
         if self.problems:
             raise CampaignFileError([p for _, p in sorted(self.problems, key=lambda x: x[0])])
         if explicit and not factors:
@@ -185,7 +189,7 @@ class _Checker:
         m = registry.method(c.method)
         for i, cell in enumerate(c.cells):
             try:
-                req = request_from(m.request, c.settings(i))
+                req = request_from(m.request, in_frames(m.request, c.settings(i)))
                 if callable(getattr(req, "validate", None)):
                     req.validate()
                 m.plan(req)
@@ -209,6 +213,30 @@ class _Checker:
                     f"{an(method)} campaign has no {p.name}",
                     f'add {p.name} = "{p.example}" to [fixed] (or make it a factor)',
                 )
+
+    def _loads(
+        self, method: str, fixed: dict[str, Any], factors: dict[str, Any], cells: list[Any]
+    ) -> None:
+        """Loads written in bit/s or as shares convert in every cell (with its frame
+        size or mix, layer and line rate) as its command will convert them; a factor's
+        levels of an ordered load (a search's bounds) are written in one unit."""
+        ps = load_params(registry.method(method).request)
+        for key, levels in factors.items():
+            if key in ps and ps[key].ordinal and len(units_of(levels)) > 1:
+                self.bad("factors", key, f"[factors] {key} mixes loads in frames/s, bit/s "
+                         "and shares", "write its levels in one unit")  # fmt: skip
+        for i, cell in enumerate(cells):
+            settings = {**defaults(method), **fixed, **cell}
+            try:
+                in_frames(registry.method(method).request, settings)
+            except LoadError as exc:
+                key = exc.key
+                table, idx = ("cells", i) if key in cell and "cells" in self.data else (
+                    ("factors", 0) if key in factors else ("fixed", 0))  # fmt: skip
+                named = f"cell {i + 1} ({describe_cell(cell)})" if cell else "every cell"
+                self.bad(table, key, f"{named}: {exc.what}: {exc.why}", exc.todo, idx)
+                if not cell or not factors:
+                    return  # one problem, the same in every cell
 
     def _head(self) -> dict[str, Any]:
         head = self.data.get("campaign")

@@ -27,13 +27,13 @@ from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import RateFlags, resolve
+from netassay.methods.rates import resolved
 from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
 from netassay.methods.sizes import SizesFlag
 
 
 @with_params(
-    SearchRequest, RunOptions, TestbedConfig, SizesFlag, RateFlags, only=RUN_OPTIONS,
+    SearchRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
 )  # fmt: skip
 def search(
@@ -45,9 +45,9 @@ def search(
                 fail_on=fail_on):  # fmt: skip
         return
     method = registry.method("search")
+    flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
     given, options = prepared(ctx, given, "search")
-    given, rates = resolve(given, options, {"min_load": "--min-load", "max_load": "--max-load"})
-    options = replace(options, rates=rates)
+    given, options = resolved(given, options, SearchRequest, "search", flags)
     req = request(SearchRequest, given)
     loads = None if req.max_load_pps is None else (req.max_load_pps,)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, loads,

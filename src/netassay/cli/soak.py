@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import typer
 
 from netassay import names as N
@@ -22,14 +20,14 @@ from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import RateFlags, resolve
+from netassay.methods.rates import resolved
 from netassay.methods.soak.method import METHOD
 from netassay.methods.soak.request import RETRIES, RUN_OPTIONS, SoakRequest
 from netassay.params import declared
 
 
 @with_params(
-    SoakRequest, RunOptions, TestbedConfig, RateFlags, only=RUN_OPTIONS,
+    SoakRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
 )  # fmt: skip
 def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
@@ -42,9 +40,9 @@ def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailO
         keys = [p.flag for _, p in declared(SoakRequest) if given.get(p.name) is not None]
         lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "soak")
     check_fail_on(fail_on)
+    flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
     given, options = prepared(ctx, given, "soak")
-    given, rates = resolve(given, options, {"rate": "--rate"})
-    options = replace(options, rates=rates)
+    given, options = resolved(given, options, SoakRequest, "soak", flags)
     sk = METHOD.prepare(request(SoakRequest, given), options)
     sk.progress = sk.note = (lambda line: None) if as_json else progress_line
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 
 import typer
 
@@ -29,7 +29,7 @@ from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import RateFlags, rates_json, rates_lines, resolve
+from netassay.methods.rates import rates_json, rates_lines, resolved
 from netassay.methods.sizes import SizesFlag
 from netassay.methods.sweep.imix import mix_json, mix_lines, mix_rows
 from netassay.methods.sweep.latency import latency_rows
@@ -41,7 +41,7 @@ from netassay.store.db import Store
 
 
 @with_params(
-    SweepRequest, RunOptions, TestbedConfig, SizesFlag, RateFlags, only=RUN_OPTIONS,
+    SweepRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
     shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
     config_set=(SweepRequest, TestbedConfig),
 )  # fmt: skip
@@ -60,9 +60,9 @@ def sweep(
     if given["resume"]:  # the stored plan and label: a flag changing them is refused
         keys = [p.flag for _, p in declared(SweepRequest) if given.get(p.name) is not None]
         lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "sweep")
+    flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
     given, options = prepared(ctx, given, "sweep")
-    given, rates = resolve(given, options, {"rates": "--rates"}, lists=("rates",))
-    options = replace(options, rates=rates)
+    given, options = resolved(given, options, SweepRequest, "sweep", flags)
     req = request(SweepRequest, given)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
                              req.rates_pps if given.get("rates") is not None else None)  # fmt: skip

@@ -20,51 +20,36 @@ at L1 in 64-byte frames with their FCS (``--size 60``, 84 bytes at L1) is 1,488,
 frames/s. A range ``START:STOP:STEP`` keeps one unit and is stepped in it. Stored
 experiments keep their loads in frames/s as before, and what was written beside them in
 their metadata (``rates``), which the views show in frames/s and bit/s at the layer.
+
+The tokens' syntax, ``--layer`` and ``--line-rate`` are ``netassay.loads`` (what a config
+file's and a campaign file's checks need, no frame known); this module converts: a
+command's loads (``resolved``, a config file's naming its line) and a campaign cell's
+with the cell's own knobs (``in_frames``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import re
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any
 
 from netassay import names as N
-from netassay.config import Config, with_frame_size
-from netassay.errors import UsageError
+from netassay.config import Config, TestbedConfig, with_frame_size
+from netassay.errors import InputError, UsageError
 from netassay.imix import mean_frame_bytes, parse_imix, spec
+from netassay.loads import parse_layer, parse_line_rate, tokens, written
 from netassay.methods import lab
-from netassay.methods.base import RunOptions
-from netassay.params import param
+from netassay.methods.base import RunOptions, request_from
+from netassay.params import Param, declared
 from netassay.testbed import state as S
 from netassay.testbed.bed import config_from_state
 from netassay.testbed.linerate import FCS_BYTES, IFG_BYTES, PREAMBLE_SFD_BYTES
-from netassay.units import _SI, fmt_rate, parse_rate
+from netassay.units import fmt_rate
 
-_BIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgG]?)\s*(bps|bit/s|bit)\s*$")
-_SHARE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
-MAX_LOADS = 10_000
 L1_EXTRA = PREAMBLE_SFD_BYTES + IFG_BYTES
-
-
-@dataclass(frozen=True)
-class RateFlags:
-    """How a load written in bit/s or as a share is read (sweep, search and soak)."""
-
-    layer: str | None = param(
-        "--layer",
-        "The layer of a load in bit/s (500Mbps): l1, the frame with FCS, preamble, "
-        "delimiter and inter-frame gap, as a port's speed is stated; or l2, the frame with "
-        "its FCS (default l1).",
-        default=None, campaign=False,
-    )  # fmt: skip
-    line_rate: str | None = param(
-        "--line-rate",
-        "The path's line rate in bit/s (10G, 10Gbps) for loads written as its shares "
-        "(50%, 10%:100%:10%) where no port reports one (the embedded testbed's veths).",
-        default=None, campaign=False,
-    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -82,76 +67,6 @@ class Frames:
         """Bits a (mean) frame takes at ``layer`` (default: this one's)."""
         extra = FCS_BYTES + (L1_EXTRA if (layer or self.layer) == 1 else 0)
         return 8 * (self.frame_bytes + extra)
-
-
-def parse_layer(text: Any) -> int:
-    t = str(text).strip().lower()
-    if t in ("l1", "1"):
-        return 1
-    if t in ("l2", "2"):
-        return 2
-    raise UsageError(f"bad --layer '{text}'", "a layer is l1 or l2",
-                     "give --layer l1 (with preamble and gap) or --layer l2")  # fmt: skip
-
-
-def parse_bits(text: str, what: str) -> float | None:
-    """Bit/s of ``text`` ('500Mbps' -> 5e8), None when it is not written in bit/s."""
-    m = _BIT.match(str(text))
-    if m is None:
-        return None
-    value = float(m.group(1)) * _SI[m.group(2)]
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(f"bad {what} '{text}'", "a bit rate must be positive and finite",
-                         "give e.g. 500Mbps")  # fmt: skip
-    return value
-
-
-def parse_line_rate(text: Any) -> float:
-    """``--line-rate``: bit/s, with or without the bit unit ('10G', '10Gbps')."""
-    t = str(text).strip()
-    bits = parse_bits(t if _BIT.match(t) else f"{t}bps", "--line-rate")
-    if bits is None:
-        raise UsageError(f"bad --line-rate '{text}'", "expected a bit rate",
-                         "give e.g. --line-rate 10G (10 Gbit/s)")  # fmt: skip
-    return bits
-
-
-def _share(text: str, what: str) -> float | None:
-    m = _SHARE.match(str(text))
-    if m is None:
-        return None
-    share = float(m.group(1)) / 100
-    if not 0 < share <= 1:
-        raise UsageError(f"bad {what} '{text}'", "a share of the line rate is in (0, 100]%",
-                         "give e.g. 50% or 10%:100%:10%")  # fmt: skip
-    return share
-
-
-def kind_of(text: str) -> str:
-    """'bit', 'share' or 'pps': how a token is written (nothing is checked)."""
-    if _BIT.match(text):
-        return "bit"
-    if _SHARE.match(text):
-        return "share"
-    return "pps"
-
-
-def written(text: Any) -> bool:
-    """Whether a load's text holds a token in bit/s or a share (else frames/s only)."""
-    return text is not None and any(
-        kind_of(t) != "pps" for t in re.split(r"[,:]", str(text)) if t.strip()
-    )
-
-
-def _value(token: str, what: str) -> tuple[str, float]:
-    """A token's kind and its value in its own unit (frames/s, bit/s or a share)."""
-    bits = parse_bits(token, what)
-    if bits is not None:
-        return "bit", bits
-    share = _share(token, what)
-    if share is not None:
-        return "share", share
-    return "pps", parse_rate(token)
 
 
 def to_pps(kind: str, value: float, fr: Frames, what: str, text: str) -> float:
@@ -179,27 +94,7 @@ def to_pps(kind: str, value: float, fr: Frames, what: str, text: str) -> float:
 def loads(text: str, fr: Frames, what: str = "--rates") -> list[float]:
     """A load list in frames/s: 'START:STOP:STEP' (one unit, inclusive) or 'a,b,c'."""
     text = str(text).strip()
-    if ":" in text:
-        parts = text.split(":")
-        if len(parts) != 3:
-            raise UsageError(f"bad {what} '{text}'", "a range needs three parts START:STOP:STEP",
-                             "write it like 10%:100%:10% or 100Mbps:1Gbps:100Mbps")  # fmt: skip
-        (k0, start), (k1, stop), (k2, step) = (_value(p, what) for p in parts)
-        if not k0 == k1 == k2:
-            raise UsageError(f"bad {what} '{text}'", "a range's three parts mix units",
-                             "write START, STOP and STEP in one unit")  # fmt: skip
-        if stop < start:
-            raise UsageError(f"bad {what} '{text}'", "STOP is below START",
-                             "swap them or fix the range")  # fmt: skip
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > MAX_LOADS:
-            raise UsageError(f"bad {what} '{text}'", f"{n} loads", "use a larger STEP")
-        out = [to_pps(k0, start + i * step, fr, what, text) for i in range(n)]
-    else:
-        tokens = [p.strip() for p in text.split(",") if p.strip()]
-        out = [to_pps(*_value(t, what), fr, what, t) for t in tokens]
-    if not out:
-        raise UsageError(f"empty {what}", "no load was given", "write e.g. 1Gbps,2Gbps")
+    out = [to_pps(kind, x, fr, what, t) for kind, x, t in tokens(text, what)]
     if any(b <= a for a, b in itertools.pairwise(out)):
         shown = ", ".join(f"{r:.0f}" for r in out)
         raise UsageError(
@@ -234,7 +129,6 @@ def frames_of(options: RunOptions, layer: int, line_bps: float | None) -> Frames
         tb = config_from_state(state)
     else:
         tb = lab.running_config(name, cfg.testbed, options.testbed_flags)
-    tb = with_frame_size(tb)
     port = ((state or {}).get("line_rate") or {}) if options.testbed else {}
     speed, line_from = port.get("speed_mbps"), None
     if speed:
@@ -245,7 +139,13 @@ def frames_of(options: RunOptions, layer: int, line_bps: float | None) -> Frames
                 "drop --line-rate",
             )  # fmt: skip
         line_bps, line_from = float(speed) * 1e6, f"port {port.get('limited_by')}"
-    elif line_bps is not None:
+    return frames_in(tb, layer, line_bps, line_from)
+
+
+def frames_in(tb: Any, layer: int, line_bps: float | None, line_from: str | None = None) -> Frames:
+    """The (mean) frame of testbed knobs ``tb``: its size, or its mix's mean frame."""
+    tb = with_frame_size(tb)
+    if line_bps is not None and line_from is None:
         line_from = "--line-rate"
     imix = getattr(tb, "imix", None)
     if imix:
@@ -256,45 +156,135 @@ def frames_of(options: RunOptions, layer: int, line_bps: float | None) -> Frames
     return Frames(size, layer, f"{tb.size_bytes}-byte frames", line_bps, line_from)
 
 
+class LoadError(UsageError):
+    """A load that cannot be converted, with its key (a campaign file names its line)."""
+
+    def __init__(self, what: str, why: str = "", todo: str = "", key: str = "") -> None:
+        super().__init__(what, why, todo)
+        self.key = key
+
+
+@contextmanager
+def _at(key: str, where: str | None) -> Iterator[None]:
+    """A load's error naming its key, and the file's line it was written on (``where``;
+    InputError, as a config file's other errors)."""
+    try:
+        yield
+    except UsageError as exc:
+        if where is not None:
+            raise InputError(f"{where}: {exc.what}", exc.why, exc.todo) from exc
+        raise LoadError(exc.what, exc.why, exc.todo, key) from exc
+
+
 def resolve(
-    given: dict[str, Any], options: RunOptions, fields: dict[str, str], lists: tuple[str, ...] = ()
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    given: dict[str, Any], options: RunOptions, fields: dict[str, str],
+    lists: tuple[str, ...] = (), origins: dict[str, str] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:  # fmt: skip
     """``given`` with its loads written in bit/s or as shares (``fields``: key -> flag;
     ``lists``: the keys that hold a list of loads) replaced by frames/s, and what was
     written (None: every load in frames/s, nothing replaced). UsageError, one line, for
-    what cannot be converted, before anything is built."""
-    layer_text, line_text = given.get("layer"), given.get("line_rate")
+    what cannot be converted, before anything is built. ``origins``: the keys a config
+    file gave, each 'file:line', which its errors name (InputError); a layer or line
+    rate of the file is its default for loads so written, not refused without them."""
+    origins = origins or {}
     mine = {k: str(given[k]) for k in fields if written(given.get(k))}
     if not mine:
-        for text, flag in ((layer_text, "--layer"), (line_text, "--line-rate")):
-            if text is not None:
-                raise UsageError(
-                    f"{flag} with loads in frames/s",
-                    f"{flag} reads a load written in bit/s (500Mbps) or as a share (50%)",
-                    f"write the load so, or drop {flag}",
-                )  # fmt: skip
+        unread(given, set(origins))
         return given, None
     if options.resume:
         raise UsageError("a rate in bit/s or a share with --resume",
                          "a resumed run keeps its own loads", "drop them")  # fmt: skip
-    layer = 1 if layer_text is None else parse_layer(layer_text)
-    line_bps = None if line_text is None else parse_line_rate(line_text)
-    fr = frames_of(options, layer, line_bps)
+    layer, line_bps = reading(given, origins)
+    with _at("line_rate", origins.get("line_rate") if given.get("line_rate") else None):
+        fr = frames_of(options, layer, line_bps)
+    return converted(given, mine, fr, fields, lists, origins)
+
+
+def unread(given: dict[str, Any], quiet: Collection[str] = ()) -> None:
+    """Refuse a layer or line rate given beside loads all in frames/s (but ``quiet``'s)."""
+    for key, flag in (("layer", "--layer"), ("line_rate", "--line-rate")):
+        if given.get(key) is not None and key not in quiet:
+            raise LoadError(
+                f"{flag} with loads in frames/s",
+                f"{flag} reads a load written in bit/s (500Mbps) or as a share (50%)",
+                f"write the load so, or drop {flag}", key,
+            )  # fmt: skip
+
+
+def reading(given: dict[str, Any], origins: dict[str, str]) -> tuple[int, float | None]:
+    """The layer and line rate (bit/s; None: not given) loads are read at."""
+    layer_text, line_text = given.get("layer"), given.get("line_rate")
+    with _at("layer", origins.get("layer")):
+        layer = 1 if layer_text is None else parse_layer(layer_text)
+    with _at("line_rate", origins.get("line_rate")):
+        line_bps = None if line_text is None else parse_line_rate(line_text)
+    return layer, line_bps
+
+
+def converted(
+    given: dict[str, Any], mine: dict[str, str], fr: Frames, fields: dict[str, str],
+    lists: tuple[str, ...], origins: dict[str, str],
+) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """``given`` with the loads of ``mine`` in frames/s of ``fr``, and its record."""
     out, pps = dict(given), {}
     for key, text in mine.items():
-        rates = loads(text, fr, fields[key])
-        if key not in lists and len(rates) != 1:
-            raise UsageError(f"bad {fields[key]} '{text}'", "it takes one load",
-                             "give e.g. 500Mbps or 50%")  # fmt: skip
+        with _at(key, origins.get(key)):
+            rates = loads(text, fr, fields[key])
+            if key not in lists and len(rates) != 1:
+                raise UsageError(f"bad {fields[key]} '{text}'", "it takes one load",
+                                 "give e.g. 500Mbps or 50%")  # fmt: skip
         pps[fields[key]] = rates
         out[key] = ",".join(f"{r:.0f}" for r in rates)
     record = {
         "written": {fields[k]: t for k, t in mine.items()}, "pps": pps,
-        "layer": f"l{layer}", "frames": fr.frames, "frame_bytes": fr.frame_bytes,
+        "layer": f"l{fr.layer}", "frames": fr.frames, "frame_bytes": fr.frame_bytes,
         "bits_per_frame": {"l1": fr.bits(1), "l2": fr.bits(2)},
         "line_rate_bps": fr.line_bps, "line_rate_from": fr.line_from,
     }  # fmt: skip
     return out, record
+
+
+def resolved(
+    given: dict[str, Any], options: RunOptions, cls: type, section: str, flags: Collection[str]
+) -> tuple[dict[str, Any], RunOptions]:
+    """A command's ``resolve``: the loads ``cls`` declares (``Param.load``) in frames/s,
+    what was written in ``options.rates``; a key of the config file's [``section``]
+    that no flag (``flags``: the keys given) overrode names its line."""
+    cfg = options.config
+    origins = {
+        k: cfg.where(section, k) for k in cfg.section(section) if k not in flags
+    } if cfg is not None else {}  # fmt: skip
+    ps = load_params(cls)
+    fields = {k: p.flag for k, p in ps.items()}
+    lists = tuple(k for k, p in ps.items() if p.load == "list")
+    out, record = resolve(given, options, fields, lists, origins)
+    return out, replace(options, rates=record)
+
+
+# -- a campaign cell's loads: converted with the cell's own knobs ---------------------
+def load_params(cls: type) -> dict[str, Param]:
+    """A request's loads that may be written in bit/s or as shares, by key."""
+    return {p.name: p for _, p in declared(cls) if p.load}
+
+
+def in_frames(cls: type, settings: dict[str, Any]) -> dict[str, Any]:
+    """A campaign cell's settings (keys as its file writes them) with its loads in
+    frames/s, converted with the cell's own frame size or mix, layer and line rate, as
+    its command will convert them; UsageError as the command would say it."""
+    ps = load_params(cls)
+    if not ps:  # a method whose loads are its own (an accept's contract, an rtt's probes)
+        return settings
+    mine = {k: ",".join(map(str, v)) if isinstance(v, list) else str(v)
+            for k, v in settings.items() if k in ps and written(v)}  # fmt: skip
+    if not mine:
+        unread(settings)
+        return settings
+    layer, line_bps = reading(settings, {})
+    knobs = request_from(TestbedConfig, settings)
+    fr = frames_in(knobs, layer, line_bps)
+    fields = {k: p.flag for k, p in ps.items()}
+    lists = tuple(k for k, p in ps.items() if p.load == "list")
+    return converted(settings, mine, fr, fields, lists, {})[0]
 
 
 # -- the views' side: a stored record in words and as JSON ------------------------------

@@ -346,11 +346,13 @@ def forget(state: dict[str, Any]) -> None:
 
 
 @contextmanager
-def data_path(tb: Testbed) -> Iterator[tuple[SinkCounter, PortCounters]]:
+def data_path(tb: Testbed, latency: bool = False) -> Iterator[tuple[SinkCounter, PortCounters]]:
     """What trials on an external testbed need (``trial.engine.trials_on``): the XDP
-    sink on the rx port (attached for as long as they run) and the ports' counters."""
+    sink on the rx port (attached for as long as they run; with ``latency`` it keeps
+    each frame's one-way latency too: the generator and the sink share this host's
+    clock) and the ports' counters."""
     cfg: ExternalConfig = tb.cfg
-    with SinkCounter(cfg.netns, cfg.sink, cfg.size_bytes, dev=cfg.rx) as sink:
+    with SinkCounter(cfg.netns, cfg.sink, cfg.size_bytes, dev=cfg.rx, latency=latency) as sink:
         yield sink, PortCounters(cfg)
 
 

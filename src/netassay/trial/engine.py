@@ -39,7 +39,6 @@ from netassay.counters.loss import (
 from netassay.counters.netlink import Snapshots
 from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
-from netassay.errors import UsageError
 from netassay.hist import SinkHist
 from netassay.quality import rate_warning, stall_warning
 from netassay.testbed import topology as T
@@ -99,13 +98,7 @@ def trials_on(
     gives its sink and its counters."""
     own = T.kind_hook(tb.state, "data_path")
     if own is not None:
-        if latency:
-            raise UsageError(
-                "--latency is not available on this testbed kind",
-                "its sink keeps no latency histogram yet",
-                "drop --latency, or run on the embedded testbed",
-            )
-        with own(tb) as (sink, path):
+        with own(tb, latency=latency) as (sink, path):
             # no queue on such a path is known: a stall is judged by its length alone
             yield TrialContext(tb, sink, None, run_id, path=path)
         return

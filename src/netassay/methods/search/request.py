@@ -5,16 +5,17 @@ Each field is declared once (``params``): its flag, help, parser and range."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from netassay.loads import RateFlags, check_load
 from netassay.methods.search.spec import (
     Goal,
     GoalOptions,
     make_goals,
     parse_ratio,
 )
-from netassay.params import DURATION, PAUSE, RATE, as_text, flag, fraction, param, whole
+from netassay.params import DURATION, PAUSE, as_text, flag, fraction, param, whole
 from netassay.units import parse_duration, parse_pause, parse_rate
 
 _RATE = as_text(parse_rate)
@@ -51,12 +52,14 @@ class SearchRequest:
         cli=list, parse=_goal_list, check=_goals, key="goals",
     )  # fmt: skip
     min_load_pps: float | None = param(
-        "--min-load", "Lowest load tried [1% of the max].", default=None, parse=_RATE,
-        check=RATE, ordinal=True,
+        "--min-load", "Lowest load tried [1% of the max]: frames/s, bit/s at --layer or a "
+        "share of the line rate.", default=None, parse=_RATE, check=check_load("--min-load"),
+        ordinal=True, load="one",
     )  # fmt: skip
     max_load_pps: float | None = param(
-        "--max-load", "Highest load tried, e.g. 600k [98% of the generator's peak].",
-        default=None, parse=_RATE, check=RATE, ordinal=True,
+        "--max-load", "Highest load tried, e.g. 600k or 400Mbps [98% of the generator's "
+        "peak].", default=None, parse=_RATE, check=check_load("--max-load"), ordinal=True,
+        load="one",
     )  # fmt: skip
     exceed_ratio: float | None = param(
         "--exceed-ratio", "Share of trial time above the goal loss at a lower bound.",
@@ -106,6 +109,8 @@ class SearchRequest:
         "--verify-loads", "Loads of the verify sweep.", default=9, cli=int,
         check=whole(4, 50), ordinal=True,
     )  # fmt: skip
+    # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
+    read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
 
     def goal_options(self) -> GoalOptions:
         return GoalOptions(

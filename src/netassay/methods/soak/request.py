@@ -5,10 +5,11 @@ Each field is declared once (``params``): its flag, help, parser and range."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from netassay.errors import UsageError
+from netassay.errors import NetassayError, UsageError
+from netassay.loads import RateFlags, check_load, written
 from netassay.params import DURATION, as_text, fraction, param
 from netassay.units import parse_duration, parse_rate
 
@@ -38,6 +39,16 @@ def parse_load(text: Any) -> str:
     return t
 
 
+def _check_rate(v: Any) -> Any:
+    """A config file's rate: one load (200k, 500Mbps, 50%) or a share of the PDR."""
+    if written(v):
+        return check_load("--rate")(v)
+    try:
+        return as_text(parse_load)(v)
+    except NetassayError as exc:
+        raise ValueError(exc.why or exc.what) from exc
+
+
 def pdr_share(load: str) -> float | None:
     """The share of the PDR ``load`` asks for (0.9 for '90%pdr'), None for a rate."""
     m = PDR_SHARE.fullmatch(load)
@@ -62,8 +73,9 @@ class SoakRequest:
     against ``goal`` (a loss ratio)."""
 
     rate: str | None = param(
-        "--rate", "Load: a rate (200k) or a share of the newest stored search's PDR "
-        "(90%pdr, from --db).", default=None, parse=as_text(parse_load), campaign=False,
+        "--rate", "Load: a rate (200k, or 500Mbps at --layer, or 50% of the line rate) or a "
+        "share of the newest stored search's PDR (90%pdr, from --db).", default=None,
+        parse=as_text(parse_load), check=_check_rate, campaign=False, load="one",
     )  # fmt: skip
     duration_s: float = param(
         "--duration", "Length of the whole soak, e.g. 30m.", default=60.0,
@@ -78,6 +90,8 @@ class SoakRequest:
         "--goal", "Goal loss ratio over the whole soak: 0.005, 0.5%, ndr (0), pdr (0.005).",
         default=0.005, parse=parse_goal, check=fraction(0.0, 1.0), show="0.005",
     )  # fmt: skip
+    # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
+    read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
 
     def validate(self) -> None:
         """Refuse what makes no sense before anything is touched."""

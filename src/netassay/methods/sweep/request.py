@@ -4,11 +4,12 @@ them. Each field is declared once (``params``): its flag, help, parser and range
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from netassay.errors import UsageError
-from netassay.params import DURATION, PAUSE, as_text, flag, param, rate_list, whole
+from netassay.loads import RateFlags, check_loads
+from netassay.params import DURATION, PAUSE, as_text, flag, param, whole
 from netassay.units import parse_duration, parse_pause, parse_rates
 
 DEFAULT_RATES = "50k:600k:50k"
@@ -55,8 +56,10 @@ class SweepRequest:
     """The sweep's plan, as the user asked for it (units parsed)."""
 
     rates_pps: tuple[float, ...] = param(
-        "--rates", "START:STOP:STEP or a,b,c", default=tuple(parse_rates(DEFAULT_RATES)),
-        parse=_rates, check=rate_list, key="rates", show=DEFAULT_RATES,
+        "--rates", "START:STOP:STEP or a,b,c: frames/s (200k), bit/s at --layer (500Mbps) "
+        "or shares of the line rate (10%:100%:10%)", default=tuple(parse_rates(DEFAULT_RATES)),
+        parse=_rates, check=check_loads("--rates"), key="rates", show=DEFAULT_RATES,
+        load="list",
     )  # fmt: skip
     runs: int = param(
         "--runs", "Repetitions per load (K).", default=10, cli=int, check=whole(1, 1000),
@@ -84,3 +87,5 @@ class SweepRequest:
         "--of-pdr", "With --at: the store whose newest search's PDR it takes [--db].",
         default=None, campaign=False,
     )  # fmt: skip
+    # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
+    read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
