@@ -100,5 +100,8 @@ class DoctorMethod:
         s = DS.summary(DS.stored_checks(store, experiment.id))
         return {"verdict": s["verdict"], "trusted_pps": s["trusted_pps"]}
 
+    def cell_brief(self, settings: dict[str, Any]) -> str:
+        return ""  # (not a campaign's method)
+
 
 METHOD = DoctorMethod()

@@ -97,5 +97,8 @@ class SoakMethod:
         s = SS.soak_summary(store, experiment)
         return {"verdict": s["verdict"], "loss_ratio": s["loss_ratio"]}
 
+    def cell_brief(self, settings: dict[str, Any]) -> str:
+        return ""  # (not a campaign's method)
+
 
 METHOD = SoakMethod()
