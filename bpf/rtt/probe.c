@@ -3,7 +3,7 @@
  * responder's echo). Built with the capture programs beside it (make setup).
  *
  *   netassay-probe send --dst IP --probe icmp|udp --rate PPS (--count N | --duration S)
- *       [--size BYTES] [--timeout S] [--cpu N]
+ *       [--size BYTES] [--timeout S] [--cpu N] [--socket-time on|off]
  *   netassay-probe echo --probe icmp|udp [--delay NS] [--cpu N]
  *
  * send: probe k is due at start + k / rate on CLOCK_MONOTONIC (its scheduled time); the
@@ -15,7 +15,11 @@
  * reply came or its timeout passed: seq, scheduled, sent, received (0: lost, or never
  * sent when sent is 0), native-endian u64 nanoseconds. The last line on stderr is a JSON
  * summary (planned, sent, received, lost, late, duplicates, reordered, ...). SIGINT and
- * SIGTERM end the sending; what was sent is still reported.
+ * SIGTERM end the sending; what was sent is still reported. With --socket-time on each
+ * probe asks the echo for the time its socket gave it the probe (flag ASK), and each
+ * record has a fifth u64 (40 bytes): that time as the echo's reply carried it (flag
+ * STAMPED), 0 when no stamped reply came (lost, or a responder that does not stamp, such
+ * as the kernel's ICMP echo).
  *
  * echo: answers the probes of one kind in the responder endpoint. udp: a socket on port
  * 7 sends each datagram back. icmp: a raw socket answers echo requests that carry the
@@ -26,11 +30,17 @@
  * alone), so a held reply leaves within 0.1 us of its time and the reading of a request
  * costs the same with and without a delay; a reply that is due is sent before anything
  * else is read, so that an unheld reply takes the same steps as a held one after its
- * hold. Runs until SIGINT/SIGTERM and then prints a JSON summary.
+ * hold. A request with flag ASK gets, in its reply's time field, the CLOCK_MONOTONIC
+ * time at which the echo's recv call returned it, and flag STAMPED (the time a receiving
+ * application sees the probe; the capture points stamp with the same clock); without
+ * ASK the reply carries the request's payload unchanged. Runs until SIGINT/SIGTERM and
+ * then prints a JSON summary.
  *
  * Payload (big endian, after the 8-byte ICMP or UDP header): magic 0x6e615231 (u32),
- * flags (u16), sequence number (u64), send time (u64), then zero padding up to --size
- * (the Ethernet frame without FCS: 64..1514).
+ * flags (u16: ASK 1, STAMPED 2), sequence number (u64), time (u64: the send time in a
+ * request, the echo's receive time in a STAMPED reply), then zero padding up to --size
+ * (the Ethernet frame without FCS: 64..1514; a 64-byte frame holds these 22 bytes and
+ * no more, which is why a reply reuses the time field).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -45,6 +55,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +72,11 @@
 #define BATCH 64
 #define SPIN_NS 100000ull /* sleep in ppoll() until this close to a deadline, then spin */
 #define CLOCK_SPIN_NS 2000ull /* echo: the last of a hold spent reading the clock only */
+#define FLAG_ASK 1u /* a request: stamp my receipt at the socket */
+#define FLAG_STAMPED 2u /* a reply: the time field is the echo's receive time */
 
 struct rec {
-	uint64_t seq, sched_ns, tx_ns, rx_ns;
+	uint64_t seq, sched_ns, tx_ns, rx_ns, sock_ns; /* sock_ns written with --socket-time */
 };
 
 static volatile sig_atomic_t stop;
@@ -146,7 +159,7 @@ struct opts {
 	int icmp;
 	double rate, duration_s, timeout_s;
 	uint64_t count, delay_ns;
-	int size, cpu;
+	int size, cpu, socket_time;
 };
 
 static double num(const char *s, const char *what)
@@ -197,6 +210,11 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->cpu = (int)num(v, "cpu");
 		else if (!strcmp(a, "--delay"))
 			o->delay_ns = (uint64_t)num(v, "delay");
+		else if (!strcmp(a, "--socket-time")) {
+			if (strcmp(v, "on") && strcmp(v, "off"))
+				usage("--socket-time is on or off");
+			o->socket_time = !strcmp(v, "on");
+		}
 		else
 			usage("unknown option");
 	}
@@ -238,7 +256,7 @@ static void fill(struct sender *s, uint8_t *buf, uint64_t seq, uint64_t tx)
 	struct payload *p = (struct payload *)(buf + (s->o.icmp ? 8 : 0));
 
 	p->magic = htonl(MAGIC);
-	p->flags = 0;
+	p->flags = htons(s->o.socket_time ? FLAG_ASK : 0);
 	p->seq = htobe64(seq);
 	p->tx_ns = htobe64(tx);
 	if (s->o.icmp) {
@@ -255,7 +273,10 @@ static void fill(struct sender *s, uint8_t *buf, uint64_t seq, uint64_t tx)
 
 static void emit(struct sender *s, struct rec *r)
 {
-	if (fwrite(r, sizeof(*r), 1, s->out) != 1)
+	/* 32 bytes (seq, sched, tx, rx), or 40 with the socket's time */
+	size_t len = s->o.socket_time ? sizeof(*r) : offsetof(struct rec, sock_ns);
+
+	if (fwrite(r, len, 1, s->out) != 1)
 		die("write to stdout");
 }
 
@@ -315,6 +336,8 @@ static void on_reply(struct sender *s, const uint8_t *data, ssize_t n, uint64_t 
 		return;
 	}
 	r->rx_ns = now;
+	if (ntohs(p->flags) & FLAG_STAMPED)
+		r->sock_ns = be64toh(p->tx_ns);
 	s->received++;
 	if (s->any_rx && seq < s->max_rx_seq)
 		s->reordered++;
@@ -397,6 +420,7 @@ static void send_due(struct sender *s, uint64_t now)
 		r->sched_ns = sched_of(s, seq);
 		r->tx_ns = i < n ? tx : 0; /* refused by the kernel: never sent */
 		r->rx_ns = 0;
+		r->sock_ns = 0;
 	}
 	s->send_errors += (uint64_t)(b - n);
 	s->sent += (uint64_t)b;
@@ -518,6 +542,15 @@ static int do_send(struct opts *o)
 }
 
 /* -- echo -------------------------------------------------------------------------- */
+/* A request that asks for it (ASK) gets the time its recv call returned, `now`. */
+static void stamp(struct payload *p, uint64_t now)
+{
+	if (ntohl(p->magic) != MAGIC || !(ntohs(p->flags) & FLAG_ASK))
+		return;
+	p->flags = htons(ntohs(p->flags) | FLAG_STAMPED);
+	p->tx_ns = htobe64(now);
+}
+
 struct held {
 	uint64_t due_ns;
 	struct sockaddr_in peer;
@@ -596,10 +629,13 @@ static int do_echo(struct opts *o)
 				}
 				len -= ihl;
 				memmove(h->data, h->data + ihl, len);
+				stamp((void *)(h->data + 8), now);
 				ic = (void *)h->data;
 				ic->type = ICMP_ECHOREPLY;
 				ic->checksum = 0;
 				ic->checksum = csum(h->data, len);
+			} else if (len >= sizeof(struct payload)) {
+				stamp((void *)h->data, now);
 			}
 			h->len = (uint16_t)len;
 			h->due_ns = now + o->delay_ns;

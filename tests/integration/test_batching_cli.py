@@ -26,6 +26,7 @@ from tests.conftest import refused_cleanly
         (("--gro", "on", "--defer", "-1"), "bad --defer -1"),
         (("--name", "BAD!"), "bad testbed name 'BAD!'"),
         (("--cpus", "all"), "bad --cpus 'all'"),
+        (("--probe", "tcp"), "bad --probe 'tcp'"),
     ],
 )
 def test_bad_input_is_one_line_and_builds_nothing(cli, args, needle, tmp_path, monkeypatch):
@@ -37,5 +38,6 @@ def test_bad_input_is_one_line_and_builds_nothing(cli, args, needle, tmp_path, m
 def test_help_names_the_knobs(cli):
     res = cli("batching", "--help")
     assert res.returncode == 0
-    for flag in ("--gro", "--xdp", "--flush", "--defer", "--threaded", "--burst-gap", "--rate"):
+    for flag in ("--gro", "--xdp", "--flush", "--defer", "--threaded", "--burst-gap", "--rate",
+                 "--probe"):  # fmt: skip
         assert flag in res.stdout

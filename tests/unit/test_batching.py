@@ -92,6 +92,53 @@ def test_the_gap_distribution_is_kept_as_quantiles():
     assert q["receiver"] == sorted(q["receiver"]) and q["receiver"][0] == 100
 
 
+def test_without_socket_stamps_there_are_no_socket_figures():
+    e = paced(100, 100 * US)
+    r = G.analyse(e, e + 3 * US, 100 * US)
+    assert not [k for k in r if k.startswith("socket_")] and "socket" not in r["gap_quantiles"]
+
+
+def test_a_socket_that_reads_each_probe_as_it_arrives_sees_the_senders_gaps():
+    """Ingress 3 us after egress, the socket 8 us after ingress (the echo's wake-up):
+    the socket's gaps are the sender's, no burst, and the wait from ingress to socket is
+    the 8 us, as it is (not less the run's smallest)."""
+    e = paced(1000, 100 * US)
+    i = e + 3 * US
+    k = i + 8 * US + (np.arange(1000) % 2) * 300
+    r = G.analyse(e, i, 100 * US, socket=k)
+    assert r["socket_seen"] == 1000 and r["seen"] == 1000
+    assert r["socket_gap_p50_ns"] == pytest.approx(100 * US, abs=300)
+    assert r["socket_gap_error_p50_ns"] == 300
+    assert r["socket_share_in_bursts"] == 0.0 and r["socket_bursts"] == 0
+    assert r["socket_burst_lengths"] == {"1": 1000} and r["socket_period_ns"] == 100 * US + 300
+    assert r["socket_wait_p1_ns"] == 8 * US and r["socket_wait_max_ns"] == 8 * US + 300
+    assert len(r["gap_quantiles"]["socket"]) == G.QUANTILES
+
+
+def test_a_batch_delivered_at_once_reaches_the_socket_as_one_burst():
+    """A receiver polled every 500 us: the socket reads each batch as the application
+    goes through it, 10 us a datagram, 20 us after its poll: the same bursts of five as
+    at ingress, and each probe waits 20 us plus 10 us per probe ahead of it in its batch."""
+    e = paced(2000, 100 * US)
+    i = batched(e, 500 * US)
+    poll = (e + 3 * US) // (500 * US)  # as batched() groups them
+    rank = np.concatenate([np.arange(n) for n in np.unique(poll, return_counts=True)[1]])
+    k = i - rank * 100 + 20 * US + rank * 10 * US  # the poll, + 20 us, + 10 us per probe
+    r = G.analyse(e, i, 100 * US, socket=k)
+    assert r["burst_len_p50"] == r["socket_burst_len_p50"] == 5
+    assert r["socket_share_in_bursts"] == 1.0 and r["socket_burst_lengths"] == {"5": 400}
+    assert r["socket_period_ns"] == pytest.approx(500 * US - 40 * US)
+    assert r["socket_wait_p1_ns"] == 20 * US and r["socket_wait_max_ns"] == 60 * US - 400
+
+
+def test_probes_without_a_socket_stamp_are_left_out_of_the_socket_figures():
+    e = paced(10, 100 * US)
+    k = e + 10 * US
+    k[3] = 0  # its reply was lost: no stamp came back
+    r = G.analyse(e, e + 3 * US, 100 * US, socket=k)
+    assert r["seen"] == 10 and r["socket_seen"] == 9
+
+
 @pytest.mark.parametrize(
     ("kw", "needle"),
     [
@@ -101,6 +148,7 @@ def test_the_gap_distribution_is_kept_as_quantiles():
         ({"gro": "on", "gap_ns": 200 * US}, "bad --burst-gap"),
         ({"rate_pps": 1e6}, "bad --rate"),
         ({"path": "macvlan"}, "bad --path"),
+        ({"probe": "tcp"}, "bad --probe"),
         ({"count": 10_000_000, "rate_pps": 1000.0}, "would send for over"),
     ],
 )

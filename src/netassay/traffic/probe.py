@@ -2,8 +2,10 @@
 
 The sender writes one 32-byte record per probe (seq, scheduled, sent, received; u64 ns)
 in sequence order as each probe is answered or times out, and a JSON summary as the last
-line on stderr. ``Sender.batches`` yields the records as arrays while the run goes on,
-so that a run of any length is folded into histograms in bounded memory.
+line on stderr; with ``socket_time`` a record has a fifth u64 (40 bytes): the time the
+echo's socket gave it the probe, as the echo's reply carried it (0: no stamped reply).
+``Sender.batches`` yields the records as arrays while the run goes on, so that a run of
+any length is folded into histograms in bounded memory.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ log = logging.getLogger("netassay.methods.rtt")
 BINARY = "netassay-probe"
 PROBES = ("icmp", "udp")
 RECORD = 32
+SOCKET_RECORD = 40  # with --socket-time on: seq, sched, tx, rx, the echo socket's time
 MIN_SIZE, MAX_SIZE = 64, 1514  # Ethernet frame without FCS; 1514 fits a 1500 MTU
 MAX_RATE = 10_000_000
 
@@ -76,11 +79,16 @@ class ProbeSpec:
 class Sender:
     """A running ``netassay-probe send`` in the sender endpoint."""
 
-    def __init__(self, netns: str, dst: str, spec: ProbeSpec, cpu: int | None) -> None:
+    def __init__(
+        self, netns: str, dst: str, spec: ProbeSpec, cpu: int | None, socket_time: bool = False
+    ) -> None:
         argv = [str(artifact(BINARY)), "send", "--dst", dst, "--probe", spec.probe,
                 "--rate", arg_num(spec.rate_pps), "--size", str(spec.size_bytes),
                 "--timeout", arg_num(spec.timeout_s)]  # fmt: skip
         argv += ["--count", str(spec.planned())]
+        if socket_time:
+            argv += ["--socket-time", "on"]
+        self.record = SOCKET_RECORD if socket_time else RECORD
         if cpu is not None:
             argv += ["--cpu", str(cpu)]
         self.argv = in_netns(netns, argv)
@@ -96,18 +104,19 @@ class Sender:
         self._summary: dict[str, Any] | None = None
 
     def batches(self, max_records: int = 1 << 15) -> Iterator[np.ndarray]:
-        """Arrays of records (N x 4 uint64: seq, sched, tx, rx) as the sender emits them."""
+        """Arrays of records (N x 4 uint64: seq, sched, tx, rx; N x 5 with the socket's
+        time) as the sender emits them."""
         assert self.proc.stdout is not None
         rest = b""
         while True:
-            chunk = self.proc.stdout.read1(max_records * RECORD)  # type: ignore[attr-defined]
+            chunk = self.proc.stdout.read1(max_records * self.record)  # type: ignore[attr-defined]
             if not chunk:
                 break
             data = rest + chunk
-            whole = len(data) - len(data) % RECORD
+            whole = len(data) - len(data) % self.record
             rest = data[whole:]
             if whole:
-                yield np.frombuffer(data[:whole], dtype=np.uint64).reshape(-1, 4)
+                yield np.frombuffer(data[:whole], dtype=np.uint64).reshape(-1, self.record // 8)
             if time.monotonic() > self.deadline:
                 self.kill()
                 raise GeneratorError(

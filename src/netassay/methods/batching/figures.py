@@ -1,5 +1,6 @@
 """A batching experiment drawn: the inter-arrival gaps at the sender and the receiver
-against the sent spacing (each run's distribution), and the burst lengths."""
+(and at the echo's socket, with --probe udp) against the sent spacing (each run's
+distribution), and the burst lengths."""
 
 from __future__ import annotations
 
@@ -15,21 +16,23 @@ import numpy as np
 
 from netassay.methods.plots import save
 
+POINTS = (("sender", "0.5", "--"), ("receiver", "C0", "-"), ("socket", "C1", "-."))
+NAMES = {"sender": "sender egress", "receiver": "receiver ingress", "socket": "echo's socket"}
+
 
 def plot_gaps(
     runs: Sequence[dict[str, Any]], spacing_ns: float, gap_ns: float, stem: Path, title: str = ""
 ) -> list[Path]:
-    """Each run's gap distribution (CDF from its kept quantiles) at both points, the
+    """Each run's gap distribution (CDF from its kept quantiles) at each point, the
     spacing and the burst threshold marked; write stem.png, stem.svg."""
     fig, ax = plt.subplots(figsize=(8, 3.6), constrained_layout=True)
     for i, r in enumerate(runs):
         q = r.get("gap_quantiles", {})
-        for point, color, ls in (("sender", "0.5", "--"), ("receiver", "C0", "-")):
+        for point, color, ls in POINTS:
             v = np.asarray(q.get(point, []), dtype=float) / 1e3
             if len(v):
                 p = np.linspace(0, 1, len(v))
-                name = "sender egress" if point == "sender" else "receiver ingress"
-                label = name if i == 0 else None
+                label = NAMES[point] if i == 0 else None
                 ax.plot(np.maximum(v, 0.01), p, color=color, ls=ls, lw=1, label=label)
     ax.axvline(spacing_ns / 1e3, color="C2", lw=1, label="sent spacing")
     ax.axvline(gap_ns / 1e3, color="C3", lw=0.8, ls=":", label="burst threshold")

@@ -14,6 +14,13 @@ order. From them:
 - the period: the median gap that ends a burst at the receiver (the batching's beat);
 - the latency each packet gained by waiting for its batch: its one-way time (ingress
   minus egress) less the run's smallest one-way time (a packet that did not wait).
+
+With a third stamp per packet, the time a receiving application's recv call returned it
+(``--probe udp``: the echo's socket, CLOCK_MONOTONIC too), the same figures for the
+socket under keys prefixed ``socket_`` (its gaps, their error against the sender's,
+bursts, burst lengths, period), and each packet's wait from ingress to the socket
+(socket minus ingress, as it is: ``socket_wait_*``), over the packets all three points
+saw.
 """
 
 from __future__ import annotations
@@ -64,19 +71,72 @@ def _stats(values: np.ndarray, prefix: str) -> dict[str, float | None]:
     return {f"{prefix}_{k}_ns": _q(values, p) for k, p in STATS.items()}
 
 
+def bursts(lens: np.ndarray, gaps: np.ndarray, gap_ns: float) -> dict[str, Any]:
+    """A point's bursts: how many, their lengths (mean, median, longest), the period
+    (the median gap that ends one)."""
+    multi = lens[lens >= 2]
+    ends = gaps[gaps >= gap_ns]
+    return {
+        "bursts": len(multi),
+        "burst_len_mean": float(multi.mean()) if len(multi) else 1.0,
+        "burst_len_p50": float(np.median(multi)) if len(multi) else 1.0,
+        "burst_len_max": int(lens.max()) if len(lens) else 0,
+        "period_ns": float(np.median(ends)) if len(ends) else None,
+    }
+
+
+def counted(lens: np.ndarray) -> dict[str, int]:
+    lengths, counts = np.unique(lens, return_counts=True)
+    return {str(int(k)): int(c) for k, c in zip(lengths, counts, strict=True)}
+
+
+def _quantiles(gaps: np.ndarray) -> list[float]:
+    q = np.linspace(0, 100, QUANTILES)
+    return [round(float(x), 1) for x in np.percentile(gaps, q)] if len(gaps) else []
+
+
+def at_socket(
+    egress: np.ndarray, ingress: np.ndarray, socket: np.ndarray, gap_ns: float
+) -> dict[str, Any]:
+    """The socket's figures (see the module), keys prefixed ``socket_``, over the packets
+    seen at all three points; the socket's gap quantiles under ``socket_gap_quantiles``."""
+    e, i, k = (np.asarray(a, dtype=np.int64) for a in (egress, ingress, socket))
+    seen = (e > 0) & (i > 0) & (k > 0)
+    e, i, k = e[seen], i[seen], k[seen]
+    ge, gk = np.diff(e), np.diff(k)
+    lens = burst_lengths(gk, gap_ns)
+    wait = k - i
+    found = {
+        "seen": len(k),
+        **_stats(gk, "gap"),
+        **_stats(np.abs(gk - ge), "gap_error"),
+        "share_in_bursts": share_in_bursts(lens),
+        **bursts(lens, gk, gap_ns),
+        **_stats(wait, "wait"),
+        "wait_max_ns": float(wait.max()) if len(wait) else None,
+        "burst_lengths": counted(lens),
+    }
+    return {**{f"socket_{key}": v for key, v in found.items()},
+            "socket_gap_quantiles": _quantiles(gk)}  # fmt: skip
+
+
 def analyse(
-    egress: np.ndarray, ingress: np.ndarray, spacing_ns: float, gap_ns: float | None = None
+    egress: np.ndarray,
+    ingress: np.ndarray,
+    spacing_ns: float,
+    gap_ns: float | None = None,
+    socket: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """One run's gaps, bursts and waits (see the module); ``gap_ns`` None: half of
-    ``spacing_ns``. Times in ns."""
+    ``spacing_ns``; ``socket`` the third stamps, or None (the socket figures are left
+    out). Times in ns."""
     gap_ns = float(gap_ns if gap_ns is not None else spacing_ns / 2)
     e, i = paired(egress, ingress)
     ge, gi = np.diff(e), np.diff(i)
     rx_lens, tx_lens = burst_lengths(gi, gap_ns), burst_lengths(ge, gap_ns)
     wait = waiting(e, i)
-    ends = gi[gi >= gap_ns]
-    lengths, counts = np.unique(rx_lens, return_counts=True)
-    q = np.linspace(0, 100, QUANTILES)
+    out = at_socket(egress, ingress, socket, gap_ns) if socket is not None else {}
+    socket_q = out.pop("socket_gap_quantiles", None)
     return {
         "probes": len(np.asarray(egress)),
         "seen": len(e),
@@ -87,17 +147,15 @@ def analyse(
         **_stats(np.abs(gi - ge), "gap_error"),
         "sender_share_in_bursts": share_in_bursts(tx_lens),
         "share_in_bursts": share_in_bursts(rx_lens),
-        "bursts": int(np.count_nonzero(rx_lens >= 2)),
-        "burst_len_mean": float(rx_lens[rx_lens >= 2].mean()) if (rx_lens >= 2).any() else 1.0,
-        "burst_len_p50": float(np.median(rx_lens[rx_lens >= 2])) if (rx_lens >= 2).any() else 1.0,
-        "burst_len_max": int(rx_lens.max()) if len(rx_lens) else 0,
-        "period_ns": float(np.median(ends)) if len(ends) else None,
+        **bursts(rx_lens, gi, gap_ns),
         **_stats(wait, "wait"),
         "wait_max_ns": float(wait.max()) if len(wait) else None,
         "one_way_min_ns": float((i - e).min()) if len(e) else None,
-        "burst_lengths": {str(int(k)): int(c) for k, c in zip(lengths, counts, strict=True)},
+        "burst_lengths": counted(rx_lens),
         "gap_quantiles": {
-            "sender": [round(float(x), 1) for x in np.percentile(ge, q)] if len(ge) else [],
-            "receiver": [round(float(x), 1) for x in np.percentile(gi, q)] if len(gi) else [],
+            "sender": _quantiles(ge),
+            "receiver": _quantiles(gi),
+            **({"socket": socket_q} if socket_q is not None else {}),
         },
+        **out,
     }

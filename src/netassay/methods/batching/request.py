@@ -35,6 +35,11 @@ class BatchingRequest:
         "--path", "Data path: bridge | veth (routed); the receiver is a veth either way.",
         default="bridge", check=choice("bridge", "veth"),
     )  # fmt: skip
+    probe: str = param(
+        "--probe", "icmp: the receiver's kernel answers (no socket) | udp: an application's"
+        " UDP socket answers, and each probe is stamped a third time, when its recv call"
+        " returned it.", default="icmp", check=choice("icmp", "udp"),
+    )  # fmt: skip
     rate_pps: float = param(
         "--rate", "Probes per second (the sent spacing is its inverse), e.g. 10k.",
         default=10_000.0, parse=as_text(parse_rate), check=RATE, ordinal=True, show="10k",
@@ -95,7 +100,8 @@ class BatchingRequest:
         """Refuse what makes no sense before anything is touched."""
         validate_name(name)
         for flag, value, known in (
-            ("--path", self.path, ("bridge", "veth")), ("--gro", self.gro, ("on", "off")),
+            ("--path", self.path, ("bridge", "veth")), ("--probe", self.probe, ("icmp", "udp")),
+            ("--gro", self.gro, ("on", "off")),
             ("--threaded", self.threaded, ("on", "off")), ("--cpus", self.cpus, ("none", "auto")),
             ("--xdp", self.xdp, ("on", "off")),
         ):  # fmt: skip

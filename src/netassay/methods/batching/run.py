@@ -7,6 +7,12 @@ it leaves the sender endpoint (``snd_ep_out``) and as it enters the receiver end
 (``rsp_ep_in``): the tc hook runs when the receiver's stack takes the packet in, so a
 packet held for a batch is stamped when its batch is delivered.
 
+With ``--probe udp`` the sender endpoint sends UDP probes to port 7 instead and the rtt
+method's app responder answers them (``netassay-probe echo --probe udp``, a UDP socket in
+the receiver endpoint): it notes the time its recv call returned each datagram
+(CLOCK_MONOTONIC, the capture points' clock) in the reply, and the sender keeps it per
+probe, a third point (``socket``): what the receiving application sees of the train.
+
 The knobs act on the receiver endpoint's veth (``eth0`` in its namespace) and its peer
 in the receiver's server: GRO on gives the veth a NAPI instance (veth_xmit queues to its
 ring and NAPI polls it); the peer's TSO is turned off because veth takes a forwarded
@@ -46,10 +52,11 @@ from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root
 from netassay.testbed import xdp_router as XR
 from netassay.testbed.rtt import EP_DEV, RttTestbedConfig, server_dev
-from netassay.traffic.probe import ProbeSpec, Sender
+from netassay.traffic.probe import Echo, ProbeSpec, Sender
 from netassay.trial.record import TrialRecord
 
 EGRESS, INGRESS = "snd_ep_out", "rsp_ep_in"  # the capture points read
+SOCKET = "socket"  # --probe udp: the echo's recv call returned it (stamped by the echo)
 WARMUP = 50  # probes sent before the first run (caches, the first NAPI poll), not stored
 MISSED = 0.01  # probes missing at a capture point, above this share: a fault
 SYSFS = ("gro_flush_timeout", "napi_defer_hard_irqs", "threaded")
@@ -78,7 +85,7 @@ class Batching:
             "method": "batching", "path": r.path, "rate_pps": r.rate_pps, "count": r.count,
             "runs": r.runs, "size_bytes": r.size_bytes, "gro": r.gro, "flush_ns": r.flush_ns,
             "defer": r.defer, "threaded": r.threaded, "xdp": r.xdp, "gap_ns": r.threshold_ns,
-            "cpus": r.cpus,
+            "cpus": r.cpus, "probe": r.probe,
             "testbed": asdict(self.testbed()),
         }  # fmt: skip
 
@@ -150,12 +157,14 @@ def set_knobs(tb: Testbed, req: BatchingRequest) -> dict[str, Any]:
 
 # -- one run -----------------------------------------------------------------------------
 def send(tb: Testbed, cap: Capture, req: BatchingRequest, count: int) -> dict[str, Any]:
-    """One paced train; each probe's stamps at the two points and the prober's summary."""
-    spec = ProbeSpec(probe="icmp", rate_pps=req.rate_pps, count=count,
+    """One paced train; each probe's stamps at the two points (and, with --probe udp, at
+    the echo's socket: None otherwise) and the prober's summary."""
+    spec = ProbeSpec(probe=req.probe, rate_pps=req.rate_pps, count=count,
                      size_bytes=req.size_bytes, timeout_s=1.0)  # fmt: skip
     cap.clear()
     peer = tb.state["peers"]["sndep"]
-    sender = Sender(tb.ns("sndep"), peer["dst"], spec, tb.state["cpus"]["snd"])
+    stamped = req.probe == "udp"
+    sender = Sender(tb.ns("sndep"), peer["dst"], spec, tb.state["cpus"]["snd"], stamped)
     t0, rows = time.monotonic(), []
     try:
         rows = list(sender.batches())
@@ -163,11 +172,11 @@ def send(tb: Testbed, cap: Capture, req: BatchingRequest, count: int) -> dict[st
     finally:
         sender.kill()
     elapsed = time.monotonic() - t0
-    recs = np.concatenate(rows) if rows else np.zeros((0, 4), dtype=np.uint64)
+    recs = np.concatenate(rows) if rows else np.zeros((0, 5 if stamped else 4), dtype=np.uint64)
     seq = np.ascontiguousarray(recs[:, 0])
     points = cap.lookup(seq)
     return {"prober": prober, "egress": points[EGRESS], "ingress": points[INGRESS],
-            "elapsed_s": elapsed}  # fmt: skip
+            SOCKET: recs[:, 4] if stamped else None, "elapsed_s": elapsed}  # fmt: skip
 
 
 def warnings(run: dict[str, Any], prober: dict[str, Any]) -> list[str]:
@@ -178,12 +187,32 @@ def warnings(run: dict[str, Any], prober: dict[str, Any]) -> list[str]:
         out.append(
             f"{quality.COUNTER_FAULT}: {sent - seen} of {sent} probes missed a capture point"
         )
+    stamped = run.get("socket_seen")
+    if stamped is not None and seen and seen - stamped > MISSED * seen:
+        out.append(
+            f"{quality.COUNTER_FAULT}: {seen - stamped} of {seen} probes came back without"
+            " the time the echo's socket gave them"
+        )
     if prober.get("stopped_by_signal"):
         out.append(f"{quality.TRUNCATED}: stopped by a signal after {sent} probes")
     return out
 
 
 # -- the measurement ---------------------------------------------------------------------
+@contextmanager
+def _echo(tb: Testbed, req: BatchingRequest) -> Iterator[None]:
+    """With --probe udp, the rtt method's app responder in the receiver endpoint (its
+    UDP socket on port 7) for the testbed's life; with icmp, the kernel answers."""
+    if req.probe != "udp":
+        yield
+        return
+    echo = Echo(tb.ns("rspep"), "udp", 0, tb.state["cpus"]["rsp"])
+    try:
+        yield
+    finally:
+        echo.stop()
+
+
 @contextmanager
 def _store(b: Batching) -> Iterator[Store]:
     """The store runs are written to as they end; one this call created is removed again
@@ -196,7 +225,9 @@ def _experiment(store: Store, b: Batching, tb: Testbed) -> int:
     r = b.req
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     label = b.label or (
-        f"{r.path} {r.rate_pps:g}/s gro {r.gro}"
+        f"{r.path} {r.rate_pps:g}/s"
+        + (" udp" if r.probe == "udp" else "")
+        + f" gro {r.gro}"
         + (f" flush {r.flush_ns / 1e3:g}us defer {r.defer}" if r.flush_ns or r.defer else "")
         + (" threaded" if r.threaded == "on" else "")
         + (" xdp" if r.xdp == "on" else "")
@@ -205,11 +236,21 @@ def _experiment(store: Store, b: Batching, tb: Testbed) -> int:
     exp_id, _ = store.add_experiment(
         key=f"batching-{b.name}-{stamp}-{secrets.token_hex(3)}", kind=BS.KIND,
         source=BS.SOURCE, label=label, config=b.factors(),
-        metadata={"knobs": b.knobs, "points": {"egress": EGRESS, "ingress": INGRESS},
+        metadata={"knobs": b.knobs, "points": {"egress": EGRESS, "ingress": INGRESS,
+                                               **({"socket": SOCKET} if r.probe == "udp" else {})},
                   "testbed": {"name": tb.name, "cpus": tb.state["cpus"]}},
         environment=environment(tb),
     )  # fmt: skip
     return exp_id
+
+
+def _socket_progress(found: dict[str, Any]) -> str:
+    if "socket_seen" not in found:
+        return ""
+    return (
+        f"; at the socket {found['socket_share_in_bursts']:.0%} in bursts, ingress to socket"
+        f" p50 {(found['socket_wait_p50_ns'] or 0) / 1e3:.1f} us"
+    )
 
 
 def measure(b: Batching) -> BS.StoredBatching:
@@ -220,13 +261,15 @@ def measure(b: Batching) -> BS.StoredBatching:
     with (
         Testbed(b.name, b.testbed()) as tb,
         Capture(tb.state["namespaces"]) as cap,
+        _echo(tb, r),
         _store(b) as store,
     ):
         b.knobs = set_knobs(tb, r)
         send(tb, cap, r, WARMUP)
         for i in range(r.runs):
             got = send(tb, cap, r, r.count)
-            found = G.analyse(got["egress"], got["ingress"], r.spacing_ns, r.threshold_ns)
+            found = G.analyse(got["egress"], got["ingress"], r.spacing_ns, r.threshold_ns,
+                              got[SOCKET])  # fmt: skip
             p = got["prober"]
             if b.experiment_id is None:
                 b.experiment_id = _experiment(store, b, tb)
@@ -243,6 +286,6 @@ def measure(b: Batching) -> BS.StoredBatching:
             b.progress(
                 f"run {i + 1}/{r.runs}: {found['share_in_bursts']:.0%} in bursts, mean burst"
                 f" {found['burst_len_mean']:.1f}, wait p50 {(found['wait_p50_ns'] or 0) / 1e3:.1f}"
-                " us"
+                " us" + _socket_progress(found)
             )
         return BS.stored(store, store.experiment(b.experiment_id))

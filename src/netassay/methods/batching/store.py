@@ -50,6 +50,14 @@ MEDIANS = (
     "period_ns", "receiver_gap_p50_ns", "sender_gap_p50_ns", "gap_error_p50_ns",
     "gap_error_p99_ns", "wait_p50_ns", "wait_p99_ns", "wait_max_ns",
 )  # fmt: skip
+# with --probe udp, the same at the echo's socket (gaps.at_socket), and the wait from
+# ingress to the socket
+SOCKET_MEDIANS = (
+    "socket_share_in_bursts", "socket_burst_len_mean", "socket_burst_len_p50",
+    "socket_period_ns", "socket_gap_p50_ns", "socket_gap_error_p50_ns",
+    "socket_gap_error_p99_ns", "socket_wait_p1_ns", "socket_wait_p50_ns",
+    "socket_wait_p99_ns", "socket_wait_max_ns",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -82,27 +90,49 @@ def runs(store: Store, experiment_id: int) -> list[dict[str, Any]]:
     return [json.loads(r["summary_json"]) for r in rows]
 
 
-def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, Any]:
-    """An experiment's figures: each the median over its runs; burst lengths summed."""
+def _medians(found: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
     med: dict[str, Any] = {}
-    for k in MEDIANS:
+    for k in keys:
         v = [float(r[k]) for r in found if r.get(k) is not None]
         med[k] = float(np.median(v)) if v else None
+    return med
+
+
+def _lengths(found: list[dict[str, Any]], key: str) -> dict[str, int]:
     lengths: dict[str, int] = {}
     for r in found:
-        for k, n in r.get("burst_lengths", {}).items():
+        for k, n in r.get(key, {}).items():
             lengths[k] = lengths.get(k, 0) + int(n)
+    return dict(sorted(lengths.items(), key=lambda kv: int(kv[0])))
+
+
+def _socket(found: list[dict[str, Any]]) -> dict[str, Any]:
+    """The socket's figures (--probe udp), or nothing when no run has them."""
+    if not any("socket_seen" in r for r in found):
+        return {}
+    return {
+        "socket_seen": sum(int(r.get("socket_seen", 0)) for r in found),
+        **_medians(found, SOCKET_MEDIANS),
+        "socket_burst_lengths": _lengths(found, "socket_burst_lengths"),
+    }
+
+
+def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, Any]:
+    """An experiment's figures: each the median over its runs; burst lengths summed."""
+    med = _medians(found, MEDIANS)
     keys = ("path", "rate_pps", "count", "runs", "size_bytes", "gro", "flush_ns", "defer",
             "threaded", "gap_ns", "cpus")  # fmt: skip
     return {
         **{k: config.get(k) for k in keys},
         "xdp": config.get("xdp", "off"),  # (none before the knob existed)
+        "probe": config.get("probe", "icmp"),  # (icmp only before --probe existed)
         "spacing_ns": 1e9 / float(config["rate_pps"]),
         "runs_stored": len(found),
         "probes": sum(int(r["probes"]) for r in found),
         "seen": sum(int(r["seen"]) for r in found),
         **med,
-        "burst_lengths": dict(sorted(lengths.items(), key=lambda kv: int(kv[0]))),
+        "burst_lengths": _lengths(found, "burst_lengths"),
+        **_socket(found),
     }
 
 

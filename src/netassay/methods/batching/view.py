@@ -23,12 +23,34 @@ def knobs_text(s: dict[str, Any]) -> str:
     return out
 
 
+def _lengths(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in counts.items()) or "-"
+
+
+def socket_lines(s: dict[str, Any]) -> list[str]:
+    """The echo socket's figures (--probe udp), or none."""
+    if "socket_seen" not in s:
+        return []
+    return [
+        f"  at the echo's socket (its recv call returned the probe; {s['socket_seen']:,} probes"
+        f" stamped): gaps p50 {fmt_us(s['socket_gap_p50_ns'])}; socket minus sender |gap| p50"
+        f" {fmt_us(s['socket_gap_error_p50_ns'])}, p99 {fmt_us(s['socket_gap_error_p99_ns'])}",
+        f"  bursts at the socket: {s['socket_share_in_bursts']:.1%} of packets, mean length"
+        f" {s['socket_burst_len_mean']:.1f}, median {s['socket_burst_len_p50']:.0f}, period"
+        f" {fmt_us(s['socket_period_ns'])}; lengths: {_lengths(s['socket_burst_lengths'])}",
+        f"  wait from ingress to the socket: p1 {fmt_us(s['socket_wait_p1_ns'])}, p50"
+        f" {fmt_us(s['socket_wait_p50_ns'])}, p99 {fmt_us(s['socket_wait_p99_ns'])}, max"
+        f" {fmt_us(s['socket_wait_max_ns'])}",
+    ]
+
+
 def lines(r: StoredBatching) -> list[str]:
     exp, s = r.experiment, r.summary
-    lengths = ", ".join(f"{k}: {v}" for k, v in s["burst_lengths"].items()) or "-"
+    probe = " udp" if s.get("probe") == "udp" else ""
     return [
         f"{exp.label}, experiment {exp.id}: batching on path {s['path']} at"
-        f" {s['rate_pps']:g} probes/s (sent spacing {fmt_us(s['spacing_ns'])}); {knobs_text(s)}",
+        f" {s['rate_pps']:g}{probe} probes/s (sent spacing {fmt_us(s['spacing_ns'])});"
+        f" {knobs_text(s)}",
         f"  {s['runs_stored']} run(s), {s['seen']:,} of {s['probes']:,} probes seen at both"
         f" points; medians over the runs:",
         f"  gaps: sender p50 {fmt_us(s['sender_gap_p50_ns'])}, receiver p50"
@@ -39,7 +61,8 @@ def lines(r: StoredBatching) -> list[str]:
         f" {s['burst_len_mean']:.1f}, period {fmt_us(s['period_ns'])}",
         f"  waiting for the batch: p50 {fmt_us(s['wait_p50_ns'])}, p99"
         f" {fmt_us(s['wait_p99_ns'])}, max {fmt_us(s['wait_max_ns'])}",
-        f"  burst lengths (length: bursts): {lengths}",
+        f"  burst lengths (length: bursts): {_lengths(s['burst_lengths'])}",
+        *socket_lines(s),
     ]
 
 
