@@ -180,6 +180,24 @@ def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command
     _refused_in_one_line(cli(command, *args, "--db", db, "--name", "imx"), said, db, "imx")
 
 
+@pytest.mark.parametrize(
+    ("command", "args", "said"),
+    [
+        ("sweep", ("--bidirectional", "--imix", "simple"), "--bidirectional with --imix"),
+        ("sweep", ("--bidirectional", "--latency"), "--bidirectional with --latency"),
+        ("sweep", ("--bidirectional", "--sink", "nft"), "--bidirectional with --sink nft"),
+        ("sweep", ("--bidirectional", "--sut", "xdp-router"), "--bidirectional with --sut xdp-"),
+        ("sweep", ("--sut", "xdp-router", "--sut-cap-reverse", "10k"), "--sut-cap-reverse with"),
+        ("doctor", ("--sut-cap-reverse", "10k"), "doctor takes no --sut-cap-reverse"),
+    ],
+)
+def test_bidirectional_where_it_cannot_be_honoured_is_one_line_exit_2(
+    cli, tmp_path, command, args, said
+):
+    db = tmp_path / "b.db"
+    _refused_in_one_line(cli(command, *args, "--db", db, "--name", "bid"), said, db, "bid")
+
+
 def _refused_in_one_line(res, said: str, db, name: str) -> None:
     """Exit 2, one line that says ``said``, no store and no namespace of testbed ``name``."""
     assert res.returncode == 2, res.stderr
