@@ -245,3 +245,11 @@ def test_a_rate_in_bits_is_converted_with_each_size_of_a_series(cli, tmp_path):
     l2 = cli("sweep", "--rates", "500Mbps", "--layer", "l2", "--size", "1514", "--runs", "1",
              "--db", tmp_path / "s.db", "--name", "rte", "--dry-run")  # fmt: skip
     assert "loads (1): 41.17 kpps" in l2.stdout, l2.stderr  # 5e8 / (8 * 1518)
+
+
+def test_a_bidirectional_dry_run_says_its_loads_are_per_direction(cli, tmp_path):
+    res = cli("sweep", "--bidirectional", "--rates", "20k,60k", "--runs", "2", "--duration",
+              "1s", "--db", tmp_path / "b.db", "--name", "bid", "--dry-run")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "packets to send: 160,000" in res.stdout  # (20k + 60k) x 2 runs x 1 s
+    assert "each load per direction, both at once (320,000 packets in all)" in res.stdout

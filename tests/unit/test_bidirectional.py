@@ -148,3 +148,13 @@ def test_bidirectional_is_refused_where_it_cannot_be_honoured(cfg, latency, said
 def test_bidirectional_runs_on_the_router_and_the_bridge():
     for cfg in (TestbedConfig(), replace(TestbedConfig(), sut="bridge", sut_cap_pps=1e5)):
         refuse_bidirectional(cfg, False)
+
+
+def test_each_generators_warnings_name_their_direction_and_keep_their_kind():
+    from netassay import quality
+    from netassay.trial.engine import _each_generator
+
+    short = _gen(900, planned=1000)  # 10% short: a truncated trial
+    w = _each_generator((_gen(1000), short), 1000.0, None)
+    assert w and all(x.endswith("(reverse direction)") for x in w)  # a rate and a truncation
+    assert quality.faults(w) == w  # still a measurement fault, kept out of the statistics

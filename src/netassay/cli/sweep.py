@@ -129,8 +129,13 @@ def _dry_run(sw: Sweep, resume: bool) -> str:
         with Store(sw.db, create=False) as st:
             done = st.done_trials(sw.experiment_id)  # type: ignore[arg-type]
     where = f" (resuming experiment {sw.experiment_id})" if resume else ""
+    both = (
+        [f"--bidirectional: each load per direction, both at once ({2 * sw.plan.packets():,} "
+         "packets in all); stored and assessed as their aggregate, twice each load"]
+        if sw.bidirectional else []
+    )  # fmt: skip
     return "\n".join(
-        [f"testbed '{sw.name}': {knobs}", f"store: {sw.db}{where}", describe(sw.plan, done)]
+        [f"testbed '{sw.name}': {knobs}", f"store: {sw.db}{where}", describe(sw.plan, done), *both]
     )
 
 
