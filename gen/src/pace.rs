@@ -4,6 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub static STOP: AtomicBool = AtomicBool::new(false);
+/// --share-cpu: wait for a deadline by yielding the CPU, not by a busy poll.
+static SHARE_CPU: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
@@ -23,6 +25,14 @@ pub fn install_signals() {
 
 pub fn stopped() -> bool {
     STOP.load(Ordering::Relaxed)
+}
+
+/// Wait for short gaps with sched_yield instead of a busy poll (`--share-cpu`): two
+/// senders pinned to one CPU then interleave at every gap instead of taking turns of a
+/// scheduler slice (milliseconds late each turn); alone on its CPU, a yield returns
+/// at once and the wait is the busy poll it was.
+pub fn share_cpu(on: bool) {
+    SHARE_CPU.store(on, Ordering::Relaxed);
 }
 
 #[inline(always)]
@@ -76,7 +86,11 @@ pub fn wait_until(t: u64) -> u64 {
         if n >= t || stopped() {
             return n;
         }
-        std::hint::spin_loop();
+        if SHARE_CPU.load(Ordering::Relaxed) {
+            unsafe { libc::sched_yield() };
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }
 

@@ -206,6 +206,12 @@ class TestbedConfig:
         "--sut-cap", "Ground truth: SUT egress cap in pps (e.g. 100k).", default=None,
         parse=as_text(parse_rate), check=RATE, key="sut_cap", ordinal=True, testbed=True,
     )  # fmt: skip
+    sut_cap_reverse_pps: float | None = param(  # ground truth: a cap on the reverse egress
+        "--sut-cap-reverse", "Ground truth: a cap in pps on the SUT's egress towards the "
+        "generator (e.g. 50k): the reverse direction of --bidirectional alone.", default=None,
+        parse=as_text(parse_rate), check=RATE, key="sut_cap_reverse", ordinal=True,
+        testbed=True,
+    )  # fmt: skip
     rx_affinity: str = param(  # where the SUT's receive work runs (RPS on its ingress veth)
         "--rx-affinity",
         "Where the SUT's receive work runs (RPS on its ingress veth; the XDP router's "

@@ -181,6 +181,24 @@ def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command
     _refused_in_one_line(cli(command, *args, "--db", db, "--name", "imx"), said, db, "imx")
 
 
+@pytest.mark.parametrize(
+    ("command", "args", "said"),
+    [
+        ("sweep", ("--bidirectional", "--imix", "simple"), "--bidirectional with --imix"),
+        ("sweep", ("--bidirectional", "--latency"), "--bidirectional with --latency"),
+        ("sweep", ("--bidirectional", "--sink", "nft"), "--bidirectional with --sink nft"),
+        ("sweep", ("--bidirectional", "--sut", "xdp-router"), "--bidirectional with --sut xdp-"),
+        ("sweep", ("--sut", "xdp-router", "--sut-cap-reverse", "10k"), "--sut-cap-reverse with"),
+        ("doctor", ("--sut-cap-reverse", "10k"), "doctor takes no --sut-cap-reverse"),
+    ],
+)
+def test_bidirectional_where_it_cannot_be_honoured_is_one_line_exit_2(
+    cli, tmp_path, command, args, said
+):
+    db = tmp_path / "b.db"
+    _refused_in_one_line(cli(command, *args, "--db", db, "--name", "bid"), said, db, "bid")
+
+
 def _refused_in_one_line(res, said: str, db, name: str) -> None:
     """Exit 2, one line that says ``said``, no store and no namespace of testbed ``name``."""
     assert res.returncode == 2, res.stderr
@@ -228,3 +246,11 @@ def test_a_rate_in_bits_is_converted_with_each_size_of_a_series(cli, tmp_path):
     l2 = cli("sweep", "--rates", "500Mbps", "--layer", "l2", "--size", "1514", "--runs", "1",
              "--db", tmp_path / "s.db", "--name", "rte", "--dry-run")  # fmt: skip
     assert "loads (1): 41.17 kpps" in l2.stdout, l2.stderr  # 5e8 / (8 * 1518)
+
+
+def test_a_bidirectional_dry_run_says_its_loads_are_per_direction(cli, tmp_path):
+    res = cli("sweep", "--bidirectional", "--rates", "20k,60k", "--runs", "2", "--duration",
+              "1s", "--db", tmp_path / "b.db", "--name", "bid", "--dry-run")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "packets to send: 160,000" in res.stdout  # (20k + 60k) x 2 runs x 1 s
+    assert "each load per direction, both at once (320,000 packets in all)" in res.stdout

@@ -88,6 +88,9 @@ SEND OPTIONS
                        and retried; give the interface a queueing qdisc (pfifo).
                        Refused with --technique xdp or none (they never pass a
                        qdisc); with auto it rules XDP live frames out
+  --share-cpu          wait for each send's time with sched_yield, not a busy poll:
+                       two senders pinned to one CPU (netassay's --bidirectional)
+                       interleave instead of taking turns of a scheduler slice
   --allow-any-dst      allow a --dst outside the benchmarking ranges
   --allow-host-netns   allow sending from the host's own network namespace
   --cpu N              pin the sending thread to CPU N

@@ -43,6 +43,7 @@ pub(super) fn send(a: &Given, dev: String, cpu: Option<usize>) -> Result<Send, U
         technique,
         best_effort: a.has("--best-effort"),
         qdisc: a.has("--qdisc"),
+        share_cpu: a.has("--share-cpu"),
         allow_any_dst: a.has("--allow-any-dst"),
         allow_host_netns: a.has("--allow-host-netns"),
         json: a.has("--json"),

@@ -24,6 +24,7 @@ pub fn run(s: &Send) -> Result<(), Error> {
     let plan = plan::plan(&s.rate, s.duration_ns, s.count)?;
     pin(s.cpu)?;
     pace::install_signals();
+    pace::share_cpu(s.share_cpu);
     let cfg = loop_cfg(s, &plan);
     let (try_xdp, why) = technique::choose(s, ifindex, plan.rate);
     let drop0 = xdp::dev_stat(&s.dev, "tx_dropped").unwrap_or(0);

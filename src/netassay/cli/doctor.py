@@ -25,7 +25,7 @@ NOT_TAKEN = "Not taken: the doctor builds its own router, cap and drop testbeds.
 
 @with_params(
     DoctorRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS, shown={"name": NAME},
-    helps={k: NOT_TAKEN for k in (*OWN_KNOBS, "sut_cap")},
+    helps={k: NOT_TAKEN for k in (*OWN_KNOBS, "sut_cap", "sut_cap_reverse")},
 )  # fmt: skip
 def doctor(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
     """Check whether this host can measure, and up to what load: its settings (CPU

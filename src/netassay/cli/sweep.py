@@ -31,6 +31,7 @@ from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.rates import rates_json, rates_lines, resolved
 from netassay.methods.sizes import SizesFlag
+from netassay.methods.sweep.directions import direction_rows, directions_json, directions_lines
 from netassay.methods.sweep.imix import mix_json, mix_lines, mix_rows
 from netassay.methods.sweep.latency import latency_rows
 from netassay.methods.sweep.plan import describe
@@ -105,6 +106,7 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
             doc["latency"] = [r.to_json() for r in rows]
             lines += latency_lines(rows)
         mix, loads = mix_rows(store, sw.experiment_id)
+        both = direction_rows(store, sw.experiment_id)
         rates = store.experiment(sw.experiment_id).metadata.get("rates")
     if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
         doc["rates"] = rates_json(rates)
@@ -112,6 +114,9 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
     if mix is not None:  # --imix: the counts per size (JSON: ``imix``)
         doc["imix"] = mix_json(mix, loads)
         lines += mix_lines(mix, loads)
+    if both:  # --bidirectional: each direction's counts (JSON: ``bidirectional``)
+        doc["bidirectional"] = directions_json(both)
+        lines += directions_lines(doc["bidirectional"])
     text = view if doc.keys() == {*json.loads(view)} else json.dumps(doc)
     typer.echo(text if as_json else "\n".join(lines))
     gate(fail_on, [method.judged(a)])
@@ -124,8 +129,13 @@ def _dry_run(sw: Sweep, resume: bool) -> str:
         with Store(sw.db, create=False) as st:
             done = st.done_trials(sw.experiment_id)  # type: ignore[arg-type]
     where = f" (resuming experiment {sw.experiment_id})" if resume else ""
+    both = (
+        [f"--bidirectional: each load per direction, both at once ({2 * sw.plan.packets():,} "
+         "packets in all); stored and assessed as their aggregate, twice each load"]
+        if sw.bidirectional else []
+    )  # fmt: skip
     return "\n".join(
-        [f"testbed '{sw.name}': {knobs}", f"store: {sw.db}{where}", describe(sw.plan, done)]
+        [f"testbed '{sw.name}': {knobs}", f"store: {sw.db}{where}", describe(sw.plan, done), *both]
     )
 
 

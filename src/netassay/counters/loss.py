@@ -44,6 +44,22 @@ ALL_LOCATIONS = (*LOCATIONS[:5], "between_ports", *LOCATIONS[5:])
 SUT_LOCATIONS = ("sut_ingress", "sut_forward", "sut_egress", "between_ports")
 SINK_LOCATIONS = ("sink_ingress", "sink_socket")
 
+# --bidirectional: the XDP sink on the generator's veth counts the reverse direction
+REVERSE_KEY = "tg/xdp_sink/packets"
+# The reverse direction's counters, each as the forward counter in the same place on its
+# own path: sink0 sends, sut1 receives, sut0 transmits, tg0 receives.
+MIRROR = {
+    "tg/qdisc/tg0/drops": "sink/qdisc/sink0/drops",
+    "tg/link/tg0/tx_dropped": "sink/link/sink0/tx_dropped",
+    "sut/link/sut0/rx_dropped": "sut/link/sut1/rx_dropped",
+    "sut/qdisc/sut1/drops": "sut/qdisc/sut0/drops",
+    "sut/nft/na_drop/packets": "sut/nft/na_drop_rev/packets",
+    "sut/nft/na_cap/packets": "sut/nft/na_cap_rev/packets",
+    "sut/link/sut1/tx_dropped": "sut/link/sut0/tx_dropped",
+    "sink/link/sink0/rx_dropped": "tg/link/tg0/rx_dropped",
+    "sink/snmp/Udp/RcvbufErrors": "tg/snmp/Udp/RcvbufErrors",
+}
+
 IP4_DROPS = ("InHdrErrors", "InAddrErrors", "InDiscards", "OutDiscards", "OutNoRoutes")
 IP6_DROPS = (
     "Ip6InHdrErrors",
@@ -111,6 +127,8 @@ def flatten(snap: dict[str, Any]) -> dict[str, int]:
         flat["sink/xdp/packets"] = snap["sink_xdp"]["packets"]
     for size, packets in snap.get("sink_xdp", {}).get("per_size", {}).items():
         flat[f"sink/xdp/size{size}/packets"] = packets  # a frame mix's (--imix)
+    if "packets" in snap.get("reverse_xdp", {}):  # --bidirectional: the generator's end
+        flat[REVERSE_KEY] = snap["reverse_xdp"]["packets"]
     return flat
 
 
@@ -212,3 +230,52 @@ def main_location(loc: dict[str, int]) -> str | None:
     """The location that lost the most test packets (``unsent`` excluded), or None."""
     lost = {k: v for k, v in loc.items() if k != "unsent" and v > 0}
     return max(lost, key=lambda k: lost[k]) if lost else None
+
+
+def _mib_keys() -> tuple[str, ...]:
+    return (*(f"sut/snmp/Ip/{k}" for k in IP4_DROPS), *(f"sut/snmp/Ip6/{k}" for k in IP6_DROPS))
+
+
+def direction_deltas(d: dict[str, int]) -> tuple[dict[str, int], dict[str, int], int]:
+    """One trial's deltas seen from each direction of ``--bidirectional``: (the forward
+    direction's, the reverse's, as ``locate_loss`` reads them, and the SUT's IP MIB
+    drops). Each direction's own counters sit under the forward names (``MIRROR``); the
+    IP MIB counts both directions' drops in one and is left out of both (``locate_both``
+    gives it out)."""
+    mib = set(_mib_keys())
+    own = set(MIRROR.values())
+    fwd = {k: v for k, v in d.items() if k not in mib and k not in own}
+    rev = {k: int(d.get(v, 0)) for k, v in MIRROR.items()}
+    return fwd, rev, sum(int(d.get(k, 0)) for k in mib)
+
+
+def locate_both(
+    fwd: tuple[int, int, int, int], rev: tuple[int, int, int, int], d: dict[str, int],
+    ip_version: int = 4,
+) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
+    """``locate_loss`` for each direction of a ``--bidirectional`` trial; ``fwd`` and
+    ``rev`` are each (planned, sent, received, retries). The SUT's IP MIB drops are one
+    count for both directions: they are given to the forward direction up to the loss
+    it has left unexplained, then to the reverse's, and what remains to the forward's
+    ``sut_forward`` (its ``unaccounted`` then goes negative: more drops counted than
+    frames lost). The two splits sum to the trial's in aggregate."""
+    df, dr, mib = direction_deltas(d)
+    loc_f = locate_loss(fwd[0], fwd[1], fwd[2], df, ip_version, fwd[3])
+    loc_r = locate_loss(rev[0], rev[1], rev[2], dr, ip_version, rev[3])
+    for loc in (loc_f, loc_r):
+        share = min(mib, max(0, loc["unaccounted"]))
+        loc["sut_forward"] += share
+        loc["unaccounted"] -= share
+        mib -= share
+    loc_f["sut_forward"] += mib
+    loc_f["unaccounted"] -= mib
+    return loc_f, loc_r
+
+
+def summed(*locs: dict[str, int]) -> dict[str, int]:
+    """Loss splits added location by location (both directions' aggregate)."""
+    out: dict[str, int] = {}
+    for loc in locs:
+        for k, v in loc.items():
+            out[k] = out.get(k, 0) + v
+    return out

@@ -198,6 +198,8 @@ def default_label(cfg: Any, name: str) -> str:
     truths = ""  # the ground truths set: a label that says what the SUT was made to do
     if cfg.sut_cap_pps:
         truths += f" cap {fmt_rate(cfg.sut_cap_pps)}"
+    if cfg.sut_cap_reverse_pps:
+        truths += f" reverse cap {fmt_rate(cfg.sut_cap_reverse_pps)}"
     if cfg.sut_drop:
         truths += f" drop {cfg.sut_drop:g}"
     rx = cfg.resolved().rx_affinity
@@ -222,6 +224,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "flows": cfg.flows,
         "sut_drop": cfg.sut_drop,
         "sut_cap_pps": cfg.sut_cap_pps,
+        **({"sut_cap_reverse_pps": cfg.sut_cap_reverse_pps} if cfg.sut_cap_reverse_pps else {}),
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
     }

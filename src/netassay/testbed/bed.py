@@ -21,6 +21,7 @@ from netassay.config import TestbedConfig, with_frame_size
 from netassay.errors import PrivilegeError, Terminated, TestbedError
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
+from netassay.testbed.reverse import reverse_target
 from netassay.traffic.generator import GenResult, run_generator
 
 log = logging.getLogger("netassay.testbed")
@@ -192,11 +193,17 @@ class Testbed:
             return [*self.state["gen_flags"], *cpu]
         return [*T.GEN_FLAGS, *cpu]
 
-    def send(self, rate_pps: float | str, duration_s: float) -> GenResult:
+    def send(
+        self, rate_pps: float | str, duration_s: float, reverse: bool = False,
+        share_cpu: bool = False,
+    ) -> GenResult:  # fmt: skip
         """Run netassay-gen in the generator namespace (its wire and CPU as the testbed
-        says); ``rate_pps`` may be ``"max"``. The one place a trial's generator call is
-        built."""
-        t = self.target
+        says); ``rate_pps`` may be ``"max"``; ``reverse``: in the sink's namespace, back
+        towards the generator (``--bidirectional``, ``testbed.reverse``); ``share_cpu``:
+        it waits by yielding its CPU to another generator pinned there. The one place a
+        trial's generator call is built."""
+        t = reverse_target(self.state) if reverse else self.target
+        share = ["--share-cpu"] if share_cpu else []
         return run_generator(
             t["netns"],
             t["dev"],
@@ -208,7 +215,7 @@ class Testbed:
             size_bytes=self.cfg.size_bytes or 64,
             flows=self.cfg.flows,
             best_effort=True,
-            extra=self.gen_flags(),
+            extra=[*self.gen_flags(), *share],
             timeout_s=duration_s + 30,
             imix=self.cfg.imix_spec() if isinstance(self.cfg, TestbedConfig) else None,
         )

@@ -145,6 +145,12 @@ def validate(cfg: TestbedConfig) -> None:
     validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
     validate_mix(cfg)
     validate_sink(cfg.sink)
+    if cfg.sut == XDP_ROUTER and cfg.sut_cap_reverse_pps:
+        raise UsageError(
+            "--sut-cap-reverse with --sut xdp-router",
+            "the XDP router forwards one direction only (its program is on sut0)",
+            "use --sut router or bridge",
+        )
     if not 0 <= cfg.sut_drop < 1:
         raise UsageError(f"bad --sut-drop {cfg.sut_drop}", "a probability in [0, 1)", "e.g. 0.005")
     if cfg.sut_cap_pps is not None and not 1 <= cfg.sut_cap_pps <= 1e9:
@@ -338,24 +344,37 @@ def _sut_rules(cfg: TestbedConfig) -> str | None:
     if cfg.sut_drop > 0:
         family = "inet" if cfg.sut == "router" else "bridge"
         threshold = round(cfg.sut_drop * 1_000_000)
+        # one counter per direction (``na_drop_rev``: frames coming back from the sink's
+        # side, under --bidirectional), so that each direction's drops are its own
+        drop = f"meta l4proto udp numgen random mod 1000000 < {threshold} counter name"
         parts.append(f"""table {family} na_sut {{
   counter na_drop {{ }}
+  counter na_drop_rev {{ }}
   chain na_forward {{ type filter hook forward priority 0; policy accept;
-    meta l4proto udp numgen random mod 1000000 < {threshold} counter name "na_drop" drop
+    iifname "{N.SUT_IN}" {drop} "na_drop" drop
+    iifname "{N.SUT_OUT}" {drop} "na_drop_rev" drop
   }}
 }}
 """)
-    if cfg.sut_cap_pps:
-        cap = round(cfg.sut_cap_pps)
-        burst = cap_bucket_pkts(cfg)
-        parts.append(f"""table netdev na_cap {{
-  counter na_cap {{ }}
-  chain na_out {{ type filter hook egress device "{N.SUT_OUT}" priority 0; policy accept;
-    meta l4proto udp limit rate over {cap}/second burst {burst} packets counter name "na_cap" drop
-  }}
-}}
-""")
+    for pps, table, dev, counter in (
+        (cfg.sut_cap_pps, "na_cap", N.SUT_OUT, "na_cap"),
+        (cfg.sut_cap_reverse_pps, "na_cap_rev", N.SUT_IN, "na_cap_rev"),
+    ):
+        if pps:
+            parts.append(_cap_rule(table, dev, counter, pps, _bucket(pps)))
     return "".join(parts) or None
+
+
+def _cap_rule(table: str, dev: str, counter: str, pps: float, burst: int) -> str:
+    """A policer of ``pps`` with a bucket of ``burst`` frames on ``dev``'s egress."""
+    limit = f"limit rate over {round(pps)}/second burst {burst} packets"
+    return f"""table netdev {table} {{
+  counter {counter} {{ }}
+  chain na_out {{ type filter hook egress device "{dev}" priority 0; policy accept;
+    meta l4proto udp {limit} counter name "{counter}" drop
+  }}
+}}
+"""
 
 
 def _pinning(name: str, cfg: TestbedConfig) -> dict[str, str]:
@@ -565,11 +584,15 @@ def _busy(name: str) -> bool:
     return False
 
 
+def _bucket(pps: float) -> int:
+    return max(64, round(pps * CAP_BUCKET_S))
+
+
 def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
     """The ground-truth cap's policer bucket in packets (None without a cap)."""
     if not cfg.sut_cap_pps:
         return None
-    return max(64, round(cfg.sut_cap_pps * CAP_BUCKET_S))
+    return _bucket(cfg.sut_cap_pps)
 
 
 def path_queues(tb: Any) -> dict[str, int]:
@@ -578,9 +601,10 @@ def path_queues(tb: Any) -> dict[str, int]:
     (net.core.netdev_max_backlog, as it is now) and the ground-truth cap's bucket. The
     wire's qdisc is not one: a send it refuses is retried by the generator, never lost."""
     out = {"sut_ingress": int(S.read_sysctl("net.core.netdev_max_backlog"))}
-    bucket = cap_bucket_pkts(tb.cfg)
-    if bucket is not None:
-        out["sut_egress"] = bucket
+    caps = (tb.cfg.sut_cap_pps, getattr(tb.cfg, "sut_cap_reverse_pps", None))  # external: none
+    buckets = [_bucket(p) for p in caps if p]
+    if buckets:
+        out["sut_egress"] = min(buckets)
     return out
 
 

@@ -28,22 +28,27 @@ from netassay import quality as Q
 from netassay.config import TestbedConfig
 from netassay.counters import cpu
 from netassay.counters.loss import (
+    REVERSE_KEY,
     SINK_LOCATIONS,
     accounted_for,
     flat_deltas,
     flatten,
     locate_loss,
     sink_counts_disagree,
+    summed,
     wrap_bits,
 )
 from netassay.counters.netlink import Snapshots
 from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
 from netassay.hist import SinkHist
+from netassay.names import TG_DEV
 from netassay.quality import rate_warning, stall_warning
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
+from netassay.testbed.reverse import reverse_path
 from netassay.traffic.generator import RECORDED_KEYS, GenResult
+from netassay.trial import bidirectional as B
 from netassay.trial.record import TrialRecord
 from netassay.units import utc_now
 
@@ -86,31 +91,56 @@ class TrialContext:
     queues: dict[str, int] | None = None
     # the namespaces' counters, read in-process (None: by ``counters.snapshot.snapshot``)
     counters: Snapshots | None = None
+    # --bidirectional: the XDP sink on the generator's veth, counting the reverse direction
+    reverse: SinkCounter | None = None
 
 
 @contextmanager
 def trials_on(
-    tb: Testbed, run_id: int | None = None, latency: bool = False
+    tb: Testbed, run_id: int | None = None, latency: bool = False, bidirectional: bool = False
 ) -> Iterator[TrialContext]:
     """Everything trials on ``tb`` need, held for as long as they run: the sink's
     counter (its XDP program attached, with ``latency`` its latency histogram too) and
     the path's smallest queue; a testbed kind with a data path of its own (external)
-    gives its sink and its counters."""
+    gives its sink and its counters. ``bidirectional``: a second XDP sink on the
+    generator's veth, and the reverse path set up (``testbed.reverse``)."""
     own = T.kind_hook(tb.state, "data_path")
+    if own is not None and bidirectional:
+        raise UsageError(
+            "--bidirectional is not available on this testbed kind",
+            "only the embedded testbed has a generator and a sink at each end yet",
+            "drop --bidirectional, or run on the embedded testbed",
+        )  # fmt: skip
     if own is not None:
         with own(tb, latency=latency) as (sink, path):
             # no queue on such a path is known: a stall is judged by its length alone
             yield TrialContext(tb, sink, None, run_id, path=path)
         return
     imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
+    if bidirectional:
+        reverse_path(tb.state)
     with (
         SinkCounter(
             tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
         ) as sink,
         Snapshots(tb.state["namespaces"]) as counters,
+        _reverse_sink(tb, bidirectional) as reverse,
     ):
         queues = T.path_queues(tb)
-        yield TrialContext(tb, sink, min(queues.values()), run_id, queues=queues, counters=counters)
+        yield TrialContext(
+            tb, sink, min(queues.values()), run_id, queues=queues, counters=counters,
+            reverse=reverse,
+        )  # fmt: skip
+
+
+@contextmanager
+def _reverse_sink(tb: Testbed, bidirectional: bool) -> Iterator[SinkCounter | None]:
+    """The reverse direction's XDP sink on the generator's veth (None: one direction)."""
+    if not bidirectional:
+        yield None
+        return
+    with SinkCounter(tb.ns("tg"), "xdp", tb.cfg.size_bytes, dev=TG_DEV) as reverse:
+        yield reverse
 
 
 def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -119,7 +149,16 @@ def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]
 
 def _reader(ctx: TrialContext) -> Any:
     # an external testbed's sink is XDP on the user's port: it has no sink namespace
-    return sink_counter(ctx.sink, ctx.tb.state["namespaces"].get("sink"))
+    forward = sink_counter(ctx.sink, ctx.tb.state["namespaces"].get("sink"))
+    if ctx.reverse is None:
+        return forward
+    reverse = ctx.reverse
+
+    def both() -> int | None:  # both directions' sinks: the trial settles when both do
+        a, b = forward(), reverse.read().get("packets")
+        return None if a is None or b is None else a + b
+
+    return both
 
 
 def sink_counter(sink: Any, ns: str | None) -> Callable[[], int | None]:
@@ -161,32 +200,32 @@ def measure(
     tb = ctx.tb
     lap = Phases(phases).lap
     ctx.sink.ensure()
+    if ctx.reverse is not None:
+        ctx.reverse.ensure()
     utc = utc_now()
     lap("sink_ensure")
     before = _snapshot(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     lap("counters_before")
-    res = tb.send(rate_pps, duration_s)
+    pair = B.send_both(tb, rate_pps, duration_s) if ctx.reverse is not None else None
+    res = B.combined(*pair) if pair is not None else tb.send(rate_pps, duration_s)
     lap("generator")
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
     fb = flatten(before)
     key = received_key(ctx.sink.kind)
-    after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop)
+    after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
     fa, d, counter_warnings, received, loss = split
     latency = ctx.sink.take_latency()
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     warnings = _trial_warnings(
-        ctx, res, rate_pps, (fb, fa, d), key, counter_warnings, received, loss, settled
-    )
-    extra, extra_warnings = ctx.path.trial_counters(before, after) if ctx.path else ({}, [])
-    warnings.extend(extra_warnings)
-    if ctx.sink.imix:
-        extra["imix"] = per_size(ctx.sink.imix, res, d)
-    if latency is not None:
-        extra["latency"] = latency.to_json()
-        warnings.extend(_latency_warnings(latency, int(d.get(XDP_KEY, 0))))
+        ctx, pair or (res,), rate_pps, (fb, fa, d), key, counter_warnings, received, loss,
+        settled,
+    )  # fmt: skip
+    extra = _extra(ctx, (before, after), res, pair, d, rate_pps, latency, warnings)
+    if pair is not None:
+        rate_pps *= 2  # the trial's load: both directions' (CSIT's aggregate)
     counters = {
         "before": before,
         "after": after,
@@ -209,9 +248,31 @@ def measure(
     return rec
 
 
+def _extra(
+    ctx: TrialContext, snaps: tuple[dict[str, Any], dict[str, Any]], res: GenResult,
+    pair: tuple[GenResult, GenResult] | None, d: dict[str, int], rate_pps: float,
+    latency: SinkHist | None, warnings: list[str],
+) -> dict[str, Any]:  # fmt: skip
+    """What a trial stores in its counters beyond the deltas: the data path's own, a
+    mix's counts per size, each direction's (``trial.bidirectional``), the latency
+    histogram; their warnings are added to ``warnings``."""
+    extra, extra_warnings = ctx.path.trial_counters(*snaps) if ctx.path else ({}, [])
+    warnings.extend(extra_warnings)
+    if ctx.sink.imix:
+        extra["imix"] = per_size(ctx.sink.imix, res, d)
+    if pair is not None:
+        key = received_key(ctx.sink.kind)
+        extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version)
+    if latency is not None:
+        extra["latency"] = latency.to_json()
+        warnings.extend(_latency_warnings(latency, int(d.get(XDP_KEY, 0))))
+    return extra
+
+
 def _closing_read(
-    ctx: TrialContext, res: Any, fb: dict[str, int], key: str, lap: Any, t_stop: float
-) -> tuple[dict[str, Any], Any, bool, float]:
+    ctx: TrialContext, res: Any, fb: dict[str, int], key: str, lap: Any, t_stop: float,
+    pair: tuple[GenResult, GenResult] | None = None,
+) -> tuple[dict[str, Any], Any, bool, float]:  # fmt: skip
     """The counters after a trial: read at once where every frame the testbed drops is
     counted where it drops, and the trial closed when every frame it sent is accounted
     for; else (or on an external testbed) after the sink's count stops moving. (after,
@@ -221,8 +282,9 @@ def _closing_read(
     if ctx.path is None:
         after = _snapshot(ctx)
         lap("counters_after")
-        split = _split(ctx, res, fb, after, key)
-    if split is None or not _closed(fb, split, key, ctx.sink.kind):
+        split = _split(ctx, res, fb, after, key, pair)
+    reverse = ctx.reverse.kind if ctx.reverse is not None else None
+    if split is None or not _closed(fb, split, key, ctx.sink.kind, reverse):
         # a frame neither received nor counted as dropped may still be on its way (or
         # the sink's counts are not whole yet): wait until the sink's count stops
         # moving, and read the counters again
@@ -231,22 +293,25 @@ def _closing_read(
         t_read = time.monotonic()
         after = _snapshot(ctx)
         lap("counters_after")
-        split = _split(ctx, res, fb, after, key)
+        split = _split(ctx, res, fb, after, key, pair)
     return after, split, settled, t_read - t_stop
 
 
 def _trial_warnings(
-    ctx: TrialContext, res: Any, rate_pps: float, flat: tuple[Any, Any, Any], key: str,
-    counter_warnings: list[str], received: int, loss: dict[str, int], settled: bool,
+    ctx: TrialContext, gens: tuple[GenResult, ...], rate_pps: float,
+    flat: tuple[Any, Any, Any], key: str, counter_warnings: list[str], received: int,
+    loss: dict[str, int], settled: bool,
 ) -> list[str]:  # fmt: skip
-    """What a trial is warned of: its counters, the generator, the loss, the sinks'
-    disagreement; a stall judged against the queues its burst could overflow."""
+    """What a trial is warned of: its counters, the generator (each direction's, with
+    --bidirectional: ``gens``), the loss, the sinks' disagreement; a stall judged
+    against the queues its burst could overflow."""
     fb, fa, d = flat
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
+    res = B.combined(*gens) if len(gens) == 2 else gens[0]
     warnings = [
         *counter_warnings,
-        *_counter_faults(fb, fa, d, key, ctx.sink.kind),
-        *_generator_warnings(res, rate_pps, ctx.queue_pkts),
+        *_sink_faults(fb, fa, d, key, ctx.sink.kind, ctx.reverse.kind if ctx.reverse else None),
+        *_each_generator(gens, rate_pps, ctx.queue_pkts),
         *_loss_warnings(res.sent, received, sink_dropped, loss, settled),
     ]
     disagree = sink_disagreement(d)
@@ -256,13 +321,44 @@ def _trial_warnings(
     return _judged_stall(warnings, loss, res.sent - received - sink_dropped, burst, ctx.queues)
 
 
+def _each_generator(
+    gens: tuple[GenResult, ...], rate_pps: float, queue_pkts: int | None
+) -> list[str]:
+    """The generator's warnings; with --bidirectional each direction's, the reverse's
+    said so (after the warning's kind, which the trial's judgement reads)."""
+    if len(gens) == 1:
+        return _generator_warnings(gens[0], rate_pps, queue_pkts)
+    return [
+        f"{w} ({name} direction)"
+        for name, res in zip(B.DIRECTIONS, gens, strict=True)
+        for w in _generator_warnings(res, rate_pps, queue_pkts)
+    ]
+
+
+def _sink_faults(
+    fb: dict[str, int], fa: dict[str, int], d: dict[str, int], key: str, kind: str,
+    reverse: str | None = None,
+) -> list[str]:  # fmt: skip
+    """The sink's counter faults; with --bidirectional (``reverse``: the kind of the
+    reverse direction's sink) that sink's too."""
+    out = _counter_faults(fb, fa, d, key, kind)
+    if reverse is not None:
+        out += _counter_faults(fb, fa, d, REVERSE_KEY, reverse)
+    return out
+
+
 def _split(
-    ctx: TrialContext, res: GenResult, fb: dict[str, int], after: dict[str, Any], key: str
-) -> tuple[dict[str, int], dict[str, int], list[str], int, dict[str, int]]:
+    ctx: TrialContext, res: GenResult, fb: dict[str, int], after: dict[str, Any], key: str,
+    pair: tuple[GenResult, GenResult] | None = None,
+) -> tuple[dict[str, int], dict[str, int], list[str], int, dict[str, int]]:  # fmt: skip
     """The trial closed by ``after``: (its flat counters, the deltas, their warnings,
-    received, where the lost frames were lost)."""
+    received, where the lost frames were lost); with --bidirectional (``pair``) both
+    directions' sums (``trial.bidirectional.split``)."""
     fa = flatten(after)
     d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
+    if pair is not None:
+        (rx_f, rx_r), (loc_f, loc_r) = B.split(pair, d, key, ctx.tb.cfg.ip_version)
+        return fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r)
     received = int(d.get(key, 0))
     locate = ctx.path.locate_loss if ctx.path else locate_loss
     loss = locate(res.planned, res.sent, received, d, ctx.tb.cfg.ip_version, res.retries)
@@ -270,14 +366,14 @@ def _split(
 
 
 def _closed(
-    fb: dict[str, int], split: tuple[Any, ...], key: str, kind: str
+    fb: dict[str, int], split: tuple[Any, ...], key: str, kind: str, reverse: str | None = None
 ) -> bool:  # fmt: skip
     """Can the trial close on this read without waiting? Every frame sent is accounted
     for and the sink's counts are whole (read, and with the cross-check sink both
     counts agree: the nft counter behind the XDP program may not have seen its last
     frames yet)."""
     fa, d, _, _, loss = split
-    return accounted_for(loss) and not _counter_faults(fb, fa, d, key, kind)
+    return accounted_for(loss) and not _sink_faults(fb, fa, d, key, kind, reverse)
 
 
 def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
@@ -299,8 +395,14 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
     if ctx.path:
         return ctx.path.snapshot(ctx.sink)
     if ctx.counters:
-        return ctx.counters.snapshot(ctx.sink)
-    return snapshot(ctx.tb.state["namespaces"], ctx.sink)
+        snap = ctx.counters.snapshot(ctx.sink)
+    else:
+        snap = snapshot(ctx.tb.state["namespaces"], ctx.sink)
+    if ctx.reverse is not None:  # --bidirectional: the reverse direction's count
+        xdp = ctx.reverse.read()
+        if xdp:
+            snap["reverse_xdp"] = xdp
+    return snap
 
 
 def _counter_faults(

@@ -56,7 +56,9 @@ class DoctorMethod:
         name = validate_name(options.name or NAME)
         cfg = (options.config or Config()).testbed
         # the doctor's own SUT: the kernel router, XDP-counted, no ground truth
-        cfg = replace(cfg, sut="router", sink="xdp", sut_cap_pps=None, sut_drop=0.0)
+        cfg = replace(
+            cfg, sut="router", sink="xdp", sut_cap_pps=None, sut_cap_reverse_pps=None, sut_drop=0.0
+        )
         return R.Doctor(request, cfg, options.db or lab.DEFAULT_DB, name, options.label)
 
     def run(self, request: DoctorRequest, options: RunOptions, progress: Progress) -> Any:

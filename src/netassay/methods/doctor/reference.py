@@ -18,7 +18,8 @@ from netassay.testbed import state as S
 # in a folder of its own: a file beside the testbeds' states would be taken for one, and
 # the host's sysctls would never be restored while it is there
 RECORD = "host/doctor.json"
-NOT_SETTINGS = ("sut", "sut_drop", "sut_cap_pps", "sink")  # what the doctor sets itself
+# what the doctor sets itself
+NOT_SETTINGS = ("sut", "sut_drop", "sut_cap_pps", "sut_cap_reverse_pps", "sink")
 
 
 def settings(cfg: Any) -> dict[str, Any] | None:

@@ -78,6 +78,13 @@ class SweepRequest:
         "Keep each trial's one-way latency histogram (the XDP sink's); percentiles per load.",
         default=False, cli=bool, check=flag,
     )  # fmt: skip
+    bidirectional: bool = param(
+        "--bidirectional",
+        "Both directions at once: a generator and an XDP sink at each end; --rates is the "
+        "load per direction; each trial stores its directions' loss and location, and its "
+        "rate, sent and received are both directions' sum (FD.io CSIT's aggregate).",
+        default=False, cli=bool, check=flag,
+    )  # fmt: skip
     at: tuple[float, ...] | None = param(
         "--at", "With --latency: the loads as shares of a stored search's PDR, e.g. "
         "0,10%,50%,90% (0: 1 kpps); replaces --rates.", default=None,

@@ -50,6 +50,7 @@ class Sweep:
     # generator's reach on this host now; above it such a trial is not repeated again
     beyond_reach: float | None = None
     latency: bool = False  # each trial keeps the sink's latency histogram
+    bidirectional: bool = False  # both directions at once (trial.bidirectional)
     at: dict[str, Any] | None = None  # --at: the PDR shares, the PDR and its search
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
 
@@ -93,8 +94,11 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         sw = Sweep(plan, testbed, db, name, options.label, options.check_peak)
         sw.latency, sw.at, sw.rates = req.latency, sw_at, options.rates
+        sw.bidirectional = req.bidirectional
     sw.retries = retries
     T.validate(sw.testbed)
+    if sw.bidirectional:
+        refuse_bidirectional(sw.testbed, sw.latency)
     if sw.latency and sw.testbed.sink == "nft":
         raise UsageError(
             "--latency needs the XDP sink", "--sink nft keeps no latency histogram",
@@ -103,10 +107,33 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
     return sw
 
 
+def refuse_bidirectional(cfg: Any, latency: bool) -> None:
+    """``--bidirectional`` where it can be honoured, or one line saying why not: the
+    embedded router or bridge, frames of one size, the XDP sink, no latency."""
+    why = None
+    if T.is_external(cfg):
+        why = "an external testbed", "its ports have one generator and one sink"
+    elif cfg.sut == T.XDP_ROUTER:
+        why = "--sut xdp-router", "the XDP router forwards one direction only"
+    elif cfg.imix:
+        why = "--imix", "each end's sink counts frames of one size"
+    elif cfg.sink != "xdp":
+        why = f"--sink {cfg.sink}", "each end counts with the XDP sink"
+    elif latency:
+        why = "--latency", "only one direction's sink keeps a latency histogram"
+    if why is not None:
+        raise UsageError(
+            f"--bidirectional with {why[0]}", f"{why[1]} (not available yet)",
+            "drop one of them (--bidirectional runs on the embedded router or bridge)",
+        )  # fmt: skip
+
+
 def sweep_config(sw: Sweep) -> dict[str, object]:
     latency: dict[str, object] = {"latency": True} if sw.latency else {}  # absent: as before
     if sw.at is not None:
         latency["at_pdr"] = sw.at
+    if sw.bidirectional:  # absent: one direction, as before
+        latency["bidirectional"] = True
     return {
         "rates_pps": list(sw.plan.rates_pps),
         "runs": sw.plan.runs,
@@ -175,6 +202,7 @@ def resume_sweep(db: str, name: str | None = None, experiment_id: int | None = N
     sw = Sweep(plan, cfg, db, stored, exp.label)
     sw.experiment_id = exp.id
     sw.latency = bool(exp.config.get("latency", False))
+    sw.bidirectional = bool(exp.config.get("bidirectional", False))
     return sw
 
 
@@ -187,9 +215,12 @@ def run(sw: Sweep) -> None:
         lab.check_line_rate(tb.state, sw.plan.rates_pps)
         new = sw.check_peak and sw.experiment_id is None
         peak = lab.check_peak(tb, sw.plan.rates_pps, note) if new else None
-        with Store(sw.db) as store, trials_on(tb, latency=sw.latency) as ctx:
+        with (
+            Store(sw.db) as store,
+            trials_on(tb, latency=sw.latency, bidirectional=sw.bidirectional) as ctx,
+        ):
             ctx = start(sw, ctx, store, peak)
-            note(LEGEND)
+            note(LEGEND + (BOTH if sw.bidirectional else ""))
             loop(sw, ctx, store)
 
 
@@ -206,10 +237,16 @@ def start(sw: Sweep, ctx: TrialContext, store: Store, peak: float | None) -> Tri
         return ctx
     sw.experiment_id, ctx = lab.start_experiment(
         store, ctx, kind=KIND, name=sw.name,
-        label=sw.label or lab.default_label(sw.testbed, sw.name), config=sweep_config(sw),
+        label=sw.label or default_label(sw), config=sweep_config(sw),
         metadata={"rates": sw.rates} if sw.rates else {}, peak=peak,
     )  # fmt: skip
     return ctx
+
+
+def default_label(sw: Sweep) -> str:
+    """The testbed's label; a --bidirectional sweep's says so (its loads are aggregate)."""
+    both = " bidirectional" if sw.bidirectional else ""
+    return lab.default_label(sw.testbed, sw.name) + both
 
 
 def measure_with_retries(sw: Sweep, ctx: TrialContext, i: int, k: int, rate: float) -> TrialRecord:
@@ -260,6 +297,12 @@ LEGEND = (
     "each trial: [done/total] load, run, frames sent and lost; '!' marks a trial with a "
     "warning (stored with it: see 'netassay assess'), 'excluded' a measurement fault "
     "kept out of the statistics"
+)
+
+
+BOTH = (
+    "; --bidirectional: each load and count is both directions' sum (FD.io CSIT's "
+    "aggregate), the load per direction half of it"
 )
 
 

@@ -1,0 +1,43 @@
+"""The embedded testbed's reverse direction (``sweep --bidirectional``): the sink's
+namespace sends back to the generator's address, where an XDP sink counts it.
+
+Nothing is built for it: the router routes and the bridge forwards both ways already
+(static neighbours and FDB entries on both sides). ``reverse_target`` is where the
+reverse generator sends; ``reverse_path`` sets up its side as the forward one's when the
+trials start (``trial.engine.trials_on``), on a testbed built now or left up before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netassay import names as N
+from netassay.proc import run
+from netassay.testbed.topology import WIRE_QDISC
+
+
+def reverse_target(state: dict[str, Any]) -> dict[str, str]:
+    """Where the reverse generator sends from and to: from the sink's namespace, on its
+    veth, back to the generator's address (through the router, or across the bridge)."""
+    a, macs = state["addressing"], state["macs"]
+    bridge = state["config"].get("sut") == "bridge"
+    return {
+        "netns": state["namespaces"]["sink"],
+        "dev": N.SINK_DEV,
+        "dst_mac": macs[N.TG_DEV] if bridge else macs[N.SUT_OUT],
+        "src": a["sink"],
+        "dst": a["tg"],
+    }
+
+
+def reverse_path(state: dict[str, Any]) -> None:
+    """The reverse direction set up as the forward one: the reverse generator's wire,
+    the same queueing qdisc (``WIRE_QDISC``) on the sink's veth, so that a frame the SUT
+    refuses is lost on the link; and the SUT's receive work on its other veth steered
+    to the CPUs the forward direction's is (the RPS mask ``topology._pinning`` wrote),
+    not left on the reverse generator's CPU. Idempotent; removed with the namespaces."""
+    sink, sut = state["namespaces"]["sink"], state["namespaces"]["sut"]
+    run(["tc", "-n", sink, "qdisc", "replace", "dev", N.SINK_DEV, "root", *WIRE_QDISC])
+    for mask in state.get("rps", {}).values():
+        path = f"/sys/class/net/{N.SUT_OUT}/queues/rx-0/rps_cpus"
+        run(["tee", path], netns=sut, input_text=f"{mask}\n")

@@ -1,0 +1,77 @@
+"""--bidirectional (issue 22, item 3): both directions at once, a generator and an XDP
+sink at each end. Its ground truth: a cap on one direction's egress shows up in that
+direction only. On the kernel router a cap on the reverse direction (``--sut-cap-reverse``,
+a policer on the SUT's egress towards the generator), on the bridge a cap on the forward
+one (``--sut-cap``); at a load under the cap neither direction loses a frame, at a load
+over it the capped direction receives the cap's rate and its bucket, its loss all at the
+SUT's egress and counted by that cap's own counter, and the other direction loses
+nothing. The trial's rate and counts are both directions' sum (CSIT's aggregate).
+A trial the host spoiled (a generator stall of a busy machine: both generators share
+its CPU) is repeated, up to four times, as a sweep repeats any measurement fault.
+
+Needs root and netassay-gen (skipped with the reason otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from netassay.store.db import Store
+
+pytestmark = pytest.mark.system
+
+CAP = 40_000  # pps, on one direction's egress
+LOW, HIGH = 20_000, 60_000  # pps per direction: under and over the cap
+DIRECTIONS = ("forward", "reverse")
+BUCKET = round(CAP * 0.02)  # topology.CAP_BUCKET_S: the policer passes it on top
+
+
+@pytest.mark.parametrize(
+    ("sut", "cap_flag", "capped", "counter"),
+    [
+        ("router", "--sut-cap-reverse", "reverse", "sut/nft/na_cap_rev/packets"),
+        ("bridge", "--sut-cap", "forward", "sut/nft/na_cap/packets"),
+    ],
+)
+def test_a_cap_on_one_direction_shows_in_that_direction_only(
+    tb_name, tmp_path, cli, sut, cap_flag, capped, counter
+):
+    db = tmp_path / "bidir.db"
+    res = cli(
+        "sweep", "--bidirectional", "--name", tb_name, "--sut", sut, cap_flag, str(CAP),
+        "--rates", f"{LOW},{HIGH}", "--runs", "1", "--duration", "1s", "--settle", "0.2s",
+        "--retries", "4", "--no-peak-check", "--db", db, "--json",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "both directions' sum (FD.io CSIT's aggregate)" in res.stderr
+    other = "forward" if capped == "reverse" else "reverse"
+    with Store(db, readonly=True) as store:
+        (exp,) = list(store.experiments())
+        low, high = store.trial_records(exp.id)
+    assert exp.config["bidirectional"] is True
+    for t in (low, high):
+        both = t.counters["bidirectional"]
+        print(t.rate_pps, t.sent, t.received, t.loss_location, t.warnings)
+        print({d: {k: v for k, v in both[d].items() if k != "generator"} for d in DIRECTIONS})
+        assert not t.excluded
+        per_dir = both["rate_pps_per_direction"]
+        assert t.rate_pps == 2 * per_dir  # the trial's load: both directions'
+        assert t.sent == both["forward"]["sent"] + both["reverse"]["sent"]
+        assert t.received == both["forward"]["received"] + both["reverse"]["received"]
+        assert both[other]["lost"] == 0  # the cap is not on its path
+        for d in DIRECTIONS:
+            assert both[d]["sent"] == pytest.approx(per_dir, rel=0.001)
+            assert both[d]["loss_location"]["unaccounted"] == 0
+    assert low.counters["bidirectional"][capped]["lost"] == 0
+    hit = high.counters["bidirectional"][capped]
+    # the cap's rate over the trial and its bucket, within 2%
+    assert hit["received"] == pytest.approx(CAP * high.duration_s + BUCKET, rel=0.02)
+    assert hit["loss_location"]["sut_egress"] == hit["lost"] > 0
+    assert high.counters["deltas"][counter] == hit["lost"]  # that cap's own counter
+    assert high.loss_location["sut_egress"] == hit["lost"]  # the aggregate's is the same
+    view = json.loads(res.stdout)["bidirectional"]
+    assert [x["rate_pps_per_direction"] for x in view["loads"]] == [LOW, HIGH]
+    assert view["loads"][1][capped]["main_location"] == "sut_egress"
+    assert view["loads"][1][other]["loss_ratio"] == 0
