@@ -41,6 +41,7 @@ from netassay.counters.loss import (
 from netassay.counters.netlink import Snapshots
 from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
+from netassay.errors import UsageError
 from netassay.hist import SinkHist
 from netassay.names import TG_DEV
 from netassay.quality import rate_warning, stall_warning
