@@ -96,8 +96,10 @@ def pixels_apart(a: Path, b: Path) -> dict[str, int]:
     return {"compared": len(names), "differ": differ}
 
 
-def import_into(db: Path, folder: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+def import_into(db: Path, folder: Path, src: Path = ROOT / "src") -> float:
+    """Import the files with ``src``'s code (a baseline reads only the stores of its own
+    schema: it imports its own)."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
     argv = [sys.executable, "-m", "netassay", "import", "pastrami", str(folder), "--db", str(db)]
     t0 = time.perf_counter()
     subprocess.run(argv, env=env, capture_output=True, check=True, timeout=600)
@@ -126,11 +128,14 @@ def main() -> None:
         replicate(DATA, t / "files", args.experiments)
         db = t / "p.db"
         import_s = import_into(db, t / "files")
+        base_db = t / "base.db"
+        if args.baseline.is_dir():
+            import_into(base_db, t / "files", args.baseline)
         for _ in range(args.repeat):
             if args.baseline.is_dir():
                 shutil.rmtree(t / "base", ignore_errors=True)
                 modes.setdefault("one_process_baseline_cold", []).append(
-                    report(args.baseline, db, t / "base")
+                    report(args.baseline, base_db, t / "base")
                 )
             for name, one_cpu in (("cold_one_cpu", True), ("cold", False)):
                 shutil.rmtree(t / "r", ignore_errors=True)

@@ -14,6 +14,7 @@ import hashlib
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,10 @@ def render(
     """Draw the jobs whose figures are missing or stale; return how many were drawn.
     ``progress``: a stream told ``figures n/total`` as they end."""
     todo = [j for j in jobs if not j.fresh()]
+    if todo and "matplotlib" in sys.modules:  # figures: their text measured once
+        from netassay.methods.textcache import share
+
+        share()
     shown = _Progress(progress, len(jobs), len(jobs) - len(todo))
     n = min(processes or workers(), len(todo))
     _JOBS[:] = todo

@@ -7,7 +7,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.lines as mlines
 import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
 import numpy as np
 
 from netassay.analysis.assess import Assessment
@@ -89,10 +91,31 @@ def _loss_panel(ax: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
     ax2.set_ylim(0, max(1.0, float(top) * 1.15))
     _marks(ax, x, s.potential_saturation_index, s.saturation_index)
     _gaps(ax, x, ~measured, label=True)
+    _minor_ticks_as_one_line(ax)
     handles = ax.get_legend_handles_labels()
     h2 = ax2.get_legend_handles_labels()
     ax.legend(handles[0] + h2[0], handles[1] + h2[1], loc="best", fontsize=8)
     ax.set_title("load-loss curve", fontsize=10)
+
+
+def _minor_ticks_as_one_line(ax: plt.Axes) -> None:
+    """The log axis's minor tick marks (some 50, unlabelled) drawn as one line of tick
+    markers: as tick objects they cost a quarter of the figure (each is placed again at
+    every layout pass and draw). Same marks, same pixels (``tests/unit/
+    test_figure_speed.py``); call it once the axis's limits are final."""
+    axis = ax.yaxis
+    lo, hi = sorted(ax.get_ylim())
+    locs = [v for v in axis.get_minorticklocs() if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)]
+    tick = axis.get_minor_ticks(1)[0].tick1line
+    marks = mlines.Line2D(
+        np.zeros(len(locs)), locs, linestyle="none", marker=tick.get_marker(),
+        markersize=tick.get_markersize(), markeredgewidth=tick.get_markeredgewidth(),
+        color=tick.get_color(), markeredgecolor=tick.get_markeredgecolor(),
+        transform=ax.get_yaxis_transform("tick1"), clip_on=False, zorder=axis.get_zorder(),
+    )  # fmt: skip
+    marks.set_in_layout(False)
+    ax.add_artist(marks)
+    axis.set_minor_locator(mticker.NullLocator())
 
 
 def _delivery_panel(axd: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
