@@ -7,9 +7,10 @@ its file name (hence its label) and one trial of its first load received one fra
 fewer (one frame in millions: the figures look the same). Then, side
 by side in one run, the real command on that store:
 
-- the one-process renderer: ``netassay report`` of the code in ``--baseline`` (the main
-  worktree by default: every figure drawn in one process, laid out at each savefig,
-  inlined in index.html), when that folder exists;
+- the one-process renderer: ``netassay report`` of the code in ``--baseline`` (a
+  checkout of ada2172, where the issue measured it: every figure drawn in one process,
+  laid out at each savefig, inlined in index.html), when that folder exists; it imports
+  its own store (it reads only its own schema);
 - this tree, cold (an empty ``--out``), on the host's CPUs and on one CPU (``taskset``);
 - this tree, warm: the same report again, nothing changed (every figure kept);
 - this tree, grown: ``--grow`` more experiments imported, the report again (only theirs
@@ -17,9 +18,13 @@ by side in one run, the real command on that store:
 
 For each: wall seconds, CPU seconds (the command's and its workers', user and system:
 the work done, whatever else shares the machine), figure files, index.html's size. The
-PNGs of this tree and of the baseline are compared pixel by pixel (same content, same
-look). The machine is shared: each mode runs once per ``--repeat`` round, interleaved;
-medians are reported with every run. Writes bench/results/report.json and prints it.
+PNGs of this tree are compared pixel by pixel with matplotlib's own way of drawing them
+(``plain``: this tree's figure code in one process, without the shared text caches and
+with every minor tick an object): same content, same look. (The baseline's PNGs differ
+where its analysis did: it counted negative loss, which this tree leaves out.) The
+machine is shared: each mode runs once per ``--repeat`` round, interleaved; medians
+are reported with every run. Run: ``.venv/bin/python bench/report.py --baseline
+/path/to/ada2172/src``. Writes bench/results/report.json and prints it.
 """
 
 from __future__ import annotations
@@ -85,6 +90,37 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+PLAIN = """
+import sys
+from pathlib import Path
+from netassay.config import AnalysisConfig
+from netassay.methods.plots import slugify
+from netassay.methods.sweep import figures
+from netassay.methods.sweep.analyse import assess_store
+from netassay.store.paths import open_store
+figures._minor_ticks_as_one_line = lambda ax: None  # the log axis's own minor ticks
+out, used = Path(sys.argv[2]), set()
+out.mkdir(parents=True, exist_ok=True)
+with open_store(Path(sys.argv[1])) as store:
+    for a in assess_store(store, AnalysisConfig()):
+        figures.plot_assessment(a, out / slugify(a.label, used), formats=("png",))
+"""
+
+
+def plain(db: Path, out: Path) -> dict[str, float]:
+    """This tree's figures drawn as matplotlib draws them unaided, in one process: no
+    shared text caches, every minor tick an object (the pixels' reference)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    t0, c0 = time.perf_counter(), _children_cpu()
+    argv = [sys.executable, "-c", PLAIN, str(db), str(out)]
+    subprocess.run(argv, env=env, check=True, capture_output=True, timeout=3600)
+    return {
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "cpu_s": round(_children_cpu() - c0, 2),
+        "figure_files": sum(1 for _ in out.glob("*.png")),
+    }
+
+
 def pixels_apart(a: Path, b: Path) -> dict[str, int]:
     """PNGs of the same names in two figure folders: how many differ in any pixel."""
     names = sorted(p.name for p in a.glob("*.png"))
@@ -120,7 +156,7 @@ def main() -> None:
     ap.add_argument("--experiments", type=int, default=114)
     ap.add_argument("--grow", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--baseline", type=Path, default=ROOT.parent / "main" / "src")
+    ap.add_argument("--baseline", type=Path, default=ROOT.parent / "base-ada" / "src")
     args = ap.parse_args()
     modes: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="na-bench-report-") as tmp:
@@ -142,9 +178,8 @@ def main() -> None:
                 run = report(ROOT / "src", db, t / "r", one_cpu=one_cpu)
                 modes.setdefault(name, []).append(run)
             modes.setdefault("warm", []).append(report(ROOT / "src", db, t / "r"))
-        same = None
-        if args.baseline.is_dir():
-            same = pixels_apart(t / "r" / "figures", t / "base" / "figures")
+        modes["plain_pngs_one_process"] = [plain(db, t / "plain")]
+        same = pixels_apart(t / "r" / "figures", t / "plain")
         replicate(DATA, t / "more", args.grow, start=args.experiments)
         import_into(db, t / "more")
         modes["grown"] = [report(ROOT / "src", db, t / "r")]
@@ -155,7 +190,7 @@ def main() -> None:
         "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
         "import_s": import_s,
         "baseline": str(args.baseline),
-        "png_pixels_vs_baseline": same,
+        "png_pixels_vs_plain": same,
         **{name: median(runs) for name, runs in modes.items()},
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
