@@ -19,7 +19,17 @@ from netassay import tomlfile
 from netassay.errors import InputError, UsageError
 from netassay.imix import Mix, parse_imix, spec
 from netassay.names import min_frame_bytes
-from netassay.params import RATE, Param, as_text, choice, declared, fraction, param, whole
+from netassay.params import (
+    RATE,
+    Param,
+    as_text,
+    choice,
+    declared,
+    fraction,
+    param,
+    spelling_hint,
+    whole,
+)
 from netassay.units import parse_rate
 
 MODES = ("described", "published")
@@ -358,7 +368,7 @@ def _testbed_value(cfg: Config, key: str, p: Param, value: Any) -> Any:
 def _unknown(cfg: Config, section: str, key: str, known: list[str]) -> InputError:
     return InputError(
         f"{cfg.where(section, key)}: unknown key '{key}' in [{section}]",
-        f"known keys: {', '.join(known)}",
+        spelling_hint(key, known) + f"known keys: {', '.join(known)}",
         "fix the spelling or remove the key",
     )
 

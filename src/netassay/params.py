@@ -15,6 +15,7 @@ campaign file's value into its canonical form (a number for an ordered factor), 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -101,6 +102,18 @@ def default_of(f: dataclasses.Field[Any]) -> Any:
 
 
 # -- parsers and checks shared by the declarations -----------------------------------------
+def spelling_hint(key: str, known: Iterator[str] | list[str] | tuple[str, ...]) -> str:
+    """What a file's unknown ``key`` was likely meant to be, as "did you mean 'x'? "
+    ("" when nothing is near): a flag's spelling (``--sut-cap``) is the key's with '_'
+    (``sut_cap``); else the closest known key, if any is close."""
+    known = list(known)
+    as_key = key.lstrip("-").replace("-", "_")
+    if as_key != key and as_key in known:
+        return f"did you mean '{as_key}'? (a file writes '_' where a flag has '-'); "
+    near = difflib.get_close_matches(as_key, known, n=1, cutoff=0.75)
+    return f"did you mean '{near[0]}'? " if near else ""
+
+
 def choice(*options: Any) -> Callable[[Any], Any]:
     def check(v: Any) -> Any:
         if v not in options:

@@ -84,7 +84,8 @@ def test_a_bad_key_of_a_methods_section_names_its_line(cli, tmp_path):
     res = cli("sweep", "--dry-run", "--config", f)
     assert res.returncode == 3
     assert res.stderr.strip() == (
-        f"netassay: {f}:5: unknown key 'widht' in [search]: known keys: goals, min_load, "
+        f"netassay: {f}:5: unknown key 'widht' in [search]: did you mean 'width'? known keys: "
+        "goals, min_load, "
         "max_load, exceed_ratio, width, initial_duration, final_duration, duration_sum, "
         "time_cap, settle, then_verify, verify_runs, verify_duration, verify_span, "
         "verify_loads, layer, line_rate, name, db, retries, peak_check; fix the spelling or "

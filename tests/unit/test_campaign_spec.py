@@ -85,10 +85,31 @@ backlog = 1000
     assert ei.value.exit_code == InputError.exit_code == 3
     assert [ln.split(":")[1] for ln in lines] == ["3", "5", "6", "7", "9", "10", "11"]
     assert all(ln.startswith("bad.toml:") for ln in lines)
-    assert "unknown key 'methd' in [campaign]" in lines[0]
+    assert "unknown key 'methd' in [campaign]; did you mean 'method'?" in lines[0]
     assert "runs = 0" in lines[1] and "not a setting of a sweep" in lines[2]
     assert "pin-9cpu" in lines[3] and "'1q'" in lines[4]
     assert "expected a list of levels" in lines[5] and "unknown section [bogus]" in lines[6]
+
+
+def test_an_unknown_key_says_what_was_likely_meant():
+    text = """[campaign]
+name = "x"
+runs = 3
+[fixed]
+sut-cap = "50k"
+rates = "10k"
+[factors]
+sizes = [64, 128]
+"""
+    with pytest.raises(SP.CampaignFileError) as ei:
+        SP.parse(text, "hint.toml")
+    lines = ei.value.line().splitlines()
+    assert lines[0].startswith("hint.toml:3: unknown key 'runs' in [campaign]; 'runs' is a "
+                               "setting of a sweep: put it in [fixed]")  # fmt: skip
+    assert "hint.toml:5: unknown key 'sut-cap' in [fixed]; did you mean 'sut_cap'? (a file " \
+        "writes '_' where a flag has '-')" in lines[1]  # fmt: skip
+    assert "hint.toml:8: unknown key 'sizes' in [factors]; did you mean 'size'?" in lines[2]
+    assert len(lines) == 3
 
 
 def test_multiline_arrays_and_repeated_tables_keep_their_lines():

@@ -35,7 +35,7 @@ from netassay.loads import units_of
 from netassay.methods.base import Method, RunOptions, an, request_from
 from netassay.methods.base import defaults as base_defaults
 from netassay.methods.rates import LoadError, in_frames, load_params
-from netassay.params import Param, choice, declared, default_of, whole
+from netassay.params import Param, choice, declared, default_of, spelling_hint, whole
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 CAMPAIGN_KEYS = ("name", "method", "repetitions", "seed", "description")
@@ -266,7 +266,9 @@ class _Checker:
                     "campaign",
                     key,
                     f"unknown key '{key}' in [campaign]",
-                    f"known keys: {', '.join(CAMPAIGN_KEYS)}",
+                    self._misplaced(key, head.get("method"))
+                    or spelling_hint(key, CAMPAIGN_KEYS)
+                    + f"known keys: {', '.join(CAMPAIGN_KEYS)}",
                 )
                 continue
             try:
@@ -277,6 +279,14 @@ class _Checker:
             self.bad("campaign", None, "[campaign] has no name", 'add name = "..."')
         out.setdefault("name", "?")
         return out
+
+    @staticmethod
+    def _misplaced(key: str, method: Any) -> str:
+        """A method's setting written in [campaign]: where it goes instead ("" if not)."""
+        name = method if method in registry.REGISTRY else "sweep"
+        if key.replace("-", "_") not in params(name):
+            return ""
+        return f"'{key}' is a setting of {an(name)}: put it in [fixed] (or vary it in [factors])"
 
     def _value(self, table: str, key: str, value: Any, method: str, idx: int = 0) -> bool:
         where = f"[{table}]" if table != "cells" else f"[[cells]] #{idx + 1}"
@@ -290,7 +300,9 @@ class _Checker:
                     table,
                     key,
                     f"unknown key '{key}' in {where}",
-                    f"known keys of {an(method)}: " + ", ".join(params(method)),
+                    spelling_hint(key, list(params(method)))
+                    + f"known keys of {an(method)}: "
+                    + ", ".join(params(method)),
                     idx,
                 )
                 return False

@@ -24,7 +24,7 @@ from netassay import methods as registry
 from netassay.config import Config, TestbedConfig, load_config
 from netassay.errors import InputError, UsageError, VerdictRefused
 from netassay.methods.base import RunOptions, request_from
-from netassay.params import Param, declared, default_of
+from netassay.params import Param, declared, default_of, spelling_hint
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
 # the run options a config file's method section may set (not a run's own: label, resume)
@@ -179,7 +179,7 @@ def config(ctx: typer.Context, given: Given | None = None) -> Config:
             if key not in ps:
                 raise InputError(
                     f"{cfg.where(name, key)}: unknown key '{key}' in [{name}]",
-                    f"known keys: {', '.join(ps)}",
+                    spelling_hint(key, list(ps)) + f"known keys: {', '.join(ps)}",
                     "fix the spelling or remove the key",
                 )
             try:
