@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.testbed import state as S
+from netassay.testbed.tcppath import LINE
 
 FRAME_BYTES = 1514  # the frames the limit is measured with (a 1500-byte MTU's)
 L1_FRAME_BYTES = FRAME_BYTES + 24  # preamble, SFD, FCS, gap
@@ -78,7 +79,7 @@ def for_path(delay_s: float, delay_kind: str, body: dict[str, Any] | None = None
              where: Path | None = None) -> dict[str, Any]:  # fmt: skip
     """The limit a cell runs under: ``pps`` and ``l1_bps`` (1514-byte frames) and
     ``from`` (where it came from), or None for both with the reason in ``from``."""
-    if "netassay-gen" not in delay_kind:
+    if delay_kind != LINE:
         return none(f"no delay line on this path ({delay_kind})")
     where = where or path()
     body = body if body is not None else read(where)

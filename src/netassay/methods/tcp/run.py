@@ -61,7 +61,7 @@ def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None
     config = {**asdict(req), "path": st["path"], "rtt_path_s": rtt_s,
               "iperf3": I3.version(), "line_limit": limit}  # fmt: skip
     progress(f"path: round trip {rtt_s * 1e3:.3f} ms by ping ({st['path']['delay_kind']})")
-    if "netassay-gen" in st["path"]["delay_kind"]:
+    if st["path"]["delay_kind"] == P.LINE:
         progress(f"delay line: {limit_text(limit)}")
     exp_id = None
     if store is not None:
