@@ -1,27 +1,50 @@
 """Benchmark the TCP path's delay line (``netassay-gen delay``) beside the kernel bridge
 that stands in for it when no delay is asked: how many full-size frames per second it
-carries, and how close to its delay each one leaves.
+carries on time, and keep that as this host's limit (``testbed.linelimit``), which every
+``netassay tcp`` run over the line then stores beside what it offered.
 
-One TCP path per variant (``testbed.tcppath``: client, path, server), netassay-gen
-sending 1514-byte frames (1538 at L1) from the client at each rate for 2 s, the XDP
-sink counting them at the server with its one-way latency histogram (the generator's
-stamp against the sink's clock: the same host). Variants: the kernel bridge (delay 0,
-the peer), the line at 1 ms and at 20 ms. Per variant and rate: sent, counted, lost,
-the line's own drops and late departures, and the one-way latency's p50, p99 and max
-minus the delay asked. The headline per variant: the line's limit, the highest rate at
-which nothing was lost and the p99 of the added latency stayed under 1 ms (the
-variants interleaved rate by rate, so the machine's noise falls on all alike).
+Three TCP paths at once (``testbed.tcppath``: client, path, server): the kernel bridge
+(delay 0, the peer), the line at 1 ms and at 20 ms. At each rate, each path in turn
+(interleaved, so that the machine's noise falls on all alike) takes netassay-gen's
+1514-byte frames (1538 at L1) from the client for a while, the XDP sink counting them
+at the server with its one-way latency histogram (the generator's stamp against the
+sink's clock: the same host), ``--reps`` times. Per trial: sent, counted, lost, the
+line's frames, drops and frames over 1 ms late, and the sink's added latency (p50,
+p99, max minus the delay asked, in us).
+
+A trial carried its rate when the generator sent it (99% of its frames), nothing was
+lost and at most 1% of the frames were over 1 ms late: by the line's own counters for
+a line (the rule a TCP run's line counters are judged by, ``methods.tcp.run``), by the
+sink's p99 for the bridge (it counts nothing of its own). The sink's latency is shown
+beside them, not judged: it also holds the generator's own lag behind its schedule and
+the server's receive path, which the line's counters leave out (a line at 20 kpps with
+no frame late showed a p99 of 2 ms there on a busy 2-CPU machine).
+
+The limit of a path is the highest rate at which it, and every lower rate, carried
+every trial (a path is not tried above a rate it failed); null when it failed the
+lowest rate tried, and marked ``at_least`` when it carried the highest.
+
+Why the first version of this bench found no limit for the line at 1 ms: it tried
+nothing below 50 kpps, one trial per rate, and judged a rate by the sink's p99 (under
+1 ms added); at 50 kpps its one trial's p99 was 1.7 ms. Partly real: while other work
+kept a CPU of this 2-CPU machine busy the line itself fell behind at 50 kpps (0.7% to
+8.7% of the frames over 1 ms late in three 1-s trials), and not at 10-20 kpps. Partly
+the bench: no lower rate to fall back on, one noisy trial, and a judge that charges
+the line with latency that is not its own. It also took the highest rate that passed
+even above one that failed (1-s trials passed 150 kpps after failing 100 kpps), so its
+20 ms figure (50 kpps) was luck as much as a limit; and its latency keys said ``_ns``
+of values in seconds.
 
 Run: ``sudo .venv/bin/python bench/delayline.py [--quick]``; writes
-bench/results/delayline.json and prints it.
+bench/results/delayline.json and the host's limit (``testbed.linelimit.path()``), and
+prints both.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import os
-import platform
 import secrets
 import sys
 import time
@@ -32,15 +55,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.hist import SinkHist  # noqa: E402
+from netassay.methods.tcp.run import LATE_SHARE  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
+from netassay.testbed import linelimit as LL  # noqa: E402
 from netassay.testbed import tcppath as P  # noqa: E402
 from netassay.traffic.generator import run_generator, start_xdp_sink  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "delayline.json"
-SIZE = 1514
-L1_BYTES = SIZE + 24
+SIZE = LL.FRAME_BYTES
 VARIANTS = {"kernel bridge": 0.0, "line 1 ms": 0.001, "line 20 ms": 0.020}
-LATE_P99_S = 0.001  # a rate the line carries: nothing lost, p99 under delay + 1 ms
+LATE_S = 0.001
+SENT_SHARE = 0.99
+RATES = [1e4, 2e4, 3e4, 5e4, 7.5e4, 1e5, 1.5e5, 2e5, 3e5]
+QUICK_RATES = [1e4, 2e4, 5e4, 1e5]
+
+
+def _sum(stats: dict[str, Any] | None, key: str) -> int:
+    return int((stats or {}).get("ab", {}).get(key, 0))
 
 
 def one(tb: Testbed, rate: float, duration_s: float, delay_s: float) -> dict[str, Any]:
@@ -55,53 +86,100 @@ def one(tb: Testbed, rate: float, duration_s: float, delay_s: float) -> dict[str
     P.wait_line_counters(st, time.time())
     after = P.line_stats(st)
     lat = SinkHist(c["latency"]).summary() if c.get("latency") else {}
-    added = {k: (lat[k] / 1e9 - delay_s if lat.get(k) is not None else None)
+    added = {k.replace("_ns", "_us"): (round(lat[k] / 1e3 - delay_s * 1e6, 1)
+                                       if lat.get(k) is not None else None)
              for k in ("p50_ns", "p99_ns", "max_ns")}  # fmt: skip
-    return {
+    r: dict[str, Any] = {
         "rate_pps": rate,
-        "gbps_l1": round(rate * L1_BYTES * 8 / 1e9, 3),
+        "mbps_l1": round(LL.l1_bps(rate) / 1e6, 1),
         "sent": gen.sent,
         "counted": int(c["packets"]),
         "lost": gen.sent - int(c["packets"]),
-        "line_dropped": P.line_drops(after) - P.line_drops(before),
-        "added_latency_s": added,
+        "added_latency_us": added,
     }
+    if after is not None:
+        frames = _sum(after, "tx_frames") - _sum(before, "tx_frames")
+        late = _sum(after, "late_over_1ms") - _sum(before, "late_over_1ms")
+        r.update(line_frames=frames, line_dropped=P.line_drops(after) - P.line_drops(before),
+                 line_late_over_1ms=late, line_late_share=round(late / frames, 5) if frames
+                 else None)  # fmt: skip
+    r["carried"] = carried(r, duration_s)
+    return r
+
+
+def carried(r: dict[str, Any], duration_s: float) -> bool:
+    """The rate offered (the generator sent SENT_SHARE of its frames: on a busy machine
+    it can fall behind, and a rate not offered is not carried), nothing lost, and at
+    most LATE_SHARE of the frames over 1 ms late."""
+    if r["sent"] < SENT_SHARE * r["rate_pps"] * duration_s or r["lost"] > 0:
+        return False
+    if "line_frames" in r:
+        return r["line_dropped"] == 0 and (r["line_late_share"] or 0) <= LATE_SHARE
+    p99 = r["added_latency_us"]["p99_us"]
+    return p99 is not None and p99 < LATE_S * 1e6
+
+
+def limit(rows: list[dict[str, Any]], rates: list[float]) -> tuple[float | None, bool]:
+    """The highest rate carried in every trial with every lower rate, and whether it
+    is the highest tried (the path may carry more)."""
+    best = None
+    for rate in rates:
+        at = [r for r in rows if r["rate_pps"] == rate]
+        if not at or not all(r["carried"] for r in at):
+            return best, False
+        best = rate
+    return best, True
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="three rates, 1 s each")
+    ap.add_argument("--quick", action="store_true", help="four rates, 2 trials of 1 s each")
+    ap.add_argument("--reps", type=int, default=None, help="trials per rate and path")
     args = ap.parse_args()
-    rates = [5e4, 1e5, 1.5e5] if args.quick else [5e4, 1e5, 1.5e5, 2e5, 2.5e5, 3e5]
+    rates = QUICK_RATES if args.quick else RATES
     duration = 1.0 if args.quick else 2.0
+    reps = args.reps or (2 if args.quick else 3)
     t0 = time.monotonic()
     per: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    for rate in rates:
-        for v, delay in VARIANTS.items():
-            name = "b" + secrets.token_hex(3)
-            with Testbed(name, P.TcpPathConfig(delay_s=delay)) as tb:
-                r = one(tb, rate, duration, delay)
-            per[v].append(r)
-            a = r["added_latency_s"]
-            p99 = "-" if a["p99_ns"] is None else f"{a['p99_ns'] * 1e6:.0f} us"
-            print(f"{v:14} {rate / 1e3:5.0f} kpps: sent {r['sent']}, lost {r['lost']}, line "
-                  f"dropped {r['line_dropped']}, added p99 {p99}", flush=True)  # fmt: skip
-    limit = {}
-    for v, rows in per.items():
-        ok = [r["rate_pps"] for r in rows if r["lost"] == 0 and r["added_latency_s"]["p99_ns"]
-              is not None and r["added_latency_s"]["p99_ns"] < LATE_P99_S]  # fmt: skip
-        limit[v] = max(ok) if ok else None
-    gbps = {v: (round(x * L1_BYTES * 8 / 1e9, 3) if x else None) for v, x in limit.items()}
+    failed: set[str] = set()
+    with contextlib.ExitStack() as stack:
+        tbs = {v: stack.enter_context(Testbed("b" + secrets.token_hex(3),
+                                              P.TcpPathConfig(delay_s=d)))
+               for v, d in VARIANTS.items()}  # fmt: skip
+        for rate in rates:
+            for rep in range(reps):
+                for v, delay in VARIANTS.items():
+                    if v in failed:
+                        continue
+                    r = one(tbs[v], rate, duration, delay)
+                    per[v].append(r)
+                    late = f", late {r['line_late_share']:.2%}" if "line_frames" in r else ""
+                    print(f"{v:14} {rate / 1e3:5.0f} kpps #{rep + 1}: sent {r['sent']}, lost "
+                          f"{r['lost']}{late}, added p99 {r['added_latency_us']['p99_us']} us"
+                          f"{'' if r['carried'] else '  NOT CARRIED'}", flush=True)  # fmt: skip
+            failed |= {v for v, rows in per.items() if not all(x["carried"] for x in rows)}
+            if len(failed) == len(VARIANTS):
+                break
+    limits = {v: limit(rows, rates) for v, rows in per.items()}
+    utc = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    setup = (f"TCP path (client, path, server), netassay-gen {SIZE}-byte frames, {reps} x "
+             f"{duration:g} s per rate into the XDP sink; carried: nothing lost, at most "
+             f"{LATE_SHARE:.0%} of the frames over {LATE_S * 1e3:g} ms late")  # fmt: skip
     res = {
-        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"kernel": platform.release(), "cpus": os.cpu_count()},
-        "setup": f"TCP path (client, path, server), netassay-gen {SIZE}-byte frames for "
-        f"{duration:g} s per rate into the XDP sink with its latency histogram",
-        "limit_pps": limit,
-        "limit_gbps_l1": gbps,
+        "utc": utc,
+        "machine": LL.host(),
+        "setup": setup,
+        "rates_pps": rates,
+        "limit_pps": {v: x for v, (x, _) in limits.items()},
+        "limit_at_least": {v: top for v, (_, top) in limits.items()},
+        "limit_mbps_l1": {
+            v: (round(LL.l1_bps(x) / 1e6, 1) if x else None) for v, (x, _) in limits.items()
+        },
         "per_rate": per,
         "wall_s": round(time.monotonic() - t0, 1),
     }
+    kept = LL.record({d: limits[v][0] for v, d in VARIANTS.items() if d > 0}, utc, setup)
+    res["kept_in"] = str(kept)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(res, indent=2))
     print(json.dumps({k: v for k, v in res.items() if k != "per_rate"}, indent=2))

@@ -9,6 +9,7 @@
 - The loss bound: reno under random loss 1e-3 at 20 ms is within a factor 2 of the
   Mathis bound MSS/RTT x C/sqrt(p) (about 11 Mbit/s here: a few loss events per second,
   so three runs of 6 s hold ~50 of them).
+- The line's limit kept for this host: a run that offers it more is a fault naming it.
 - A campaign of cubic and bbr with and without loss 1e-2 at 20 ms: bbr keeps most of its
   throughput under loss where cubic collapses, and compare says so; the report draws
   the paper's figure.
@@ -26,6 +27,7 @@ from tests.conftest import run_cli
 from netassay.analysis.tcp import mathis_bps
 from netassay.hist import SinkHist
 from netassay.testbed import Testbed
+from netassay.testbed import linelimit as LL
 from netassay.testbed import tcppath as P
 from netassay.traffic import peers
 from netassay.traffic.generator import run_generator, start_xdp_sink
@@ -83,6 +85,8 @@ def test_with_no_loss_a_small_window_carries_w_per_rtt(tb_name):
     r = _tcp(tb_name, "--cc", "reno", "--delay", "20ms", "--window", "256k", "--runs", "2",
              "--duration", "3s")  # fmt: skip
     assert r["used"] == 2 and not r["faults"]
+    # the line's limit on this host, or why there is none, beside what each run offered
+    assert all(x["line_limit_from"] and x["offered_pps"] > 0 for x in r["run_details"])
     for run in r["run_details"]:
         w = run["snd_wnd_max_bytes"]  # the advertised window, read back
         assert 200_000 < w < 600_000, w
@@ -100,6 +104,23 @@ def test_reno_under_random_loss_is_near_the_mathis_bound(tb_name):
     assert r["binds"] == "loss"
     assert bound / 2 <= r["throughput_bps"] <= bound * 2, (r["throughput_bps"], bound)
     assert sum(x["random_dropped"] for x in r["run_details"]) > 0  # the ground truth dropped
+
+
+def test_a_run_over_the_lines_limit_is_a_fault_not_tcps(tb_name, tmp_path, monkeypatch):
+    """The line's limit kept for this host (here 5 kpps at 20 ms, below what a 200 Mbit/s
+    bottleneck lets TCP offer: ~16 kpps) makes the run a fault that names it."""
+    monkeypatch.setenv("NETASSAY_STATE_DIR", str(tmp_path))
+    LL.record({0.02: 5000.0}, "2026-11-26T00:00:00Z", "planted by the test")
+    res = run_cli("tcp", "--name", tb_name, "--delay", "20ms", "--runs", "1", "--omit", "0",
+                  "--duration", "1s", "--json", timeout=120,
+                  env_extra={"NETASSAY_STATE_DIR": str(tmp_path)})  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    r = json.loads(res.stdout)
+    (run,) = r["run_details"]
+    assert r["config"]["line_limit"]["pps"] == 5000 == run["line_limit_pps"]
+    assert str(tmp_path / "delayline.json") in run["line_limit_from"]
+    assert run["offered_pps"] > 5000 and not run["ok"] and r["used"] == 0
+    assert "at or over its limit of 5.0 kpps" in run["fault"]
 
 
 CAMPAIGN = """

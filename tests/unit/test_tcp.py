@@ -152,3 +152,54 @@ def test_a_run_over_a_line_that_dropped_or_fell_behind_is_a_fault():
     behind = {"ab": {"tx_frames": 90_000, "late_over_1ms": 5_000}, "ba": {"tx_frames": 10_000}}
     assert "fell behind: 5.0% of the frames" in line_fault(behind, 0)
     assert line_fault({}, 0) is None  # netem or a bridge: no line to judge
+
+
+LIMIT = {"pps": 50_000.0, "l1_bps": 615.2e6, "from": "/x/delayline.json, measured 2026"}
+
+
+def test_a_run_at_or_over_the_delay_lines_limit_measured_the_line():
+    from netassay.analysis.tcp import offered_pps, over_line_limit
+
+    assert offered_pps(579.2e6, 1448) == pytest.approx(50_000)  # 1448-byte segments
+    assert offered_pps(None, 1448) is None and offered_pps(1e6, None) is None
+    assert over_line_limit(49_999.0, LIMIT) is None  # under
+    at = over_line_limit(50_000.0, LIMIT)
+    assert at is not None and "at or over its limit of 50.0 kpps (615 Mbit/s at L1" in at
+    assert "/x/delayline.json, measured 2026" in at and "lower --bottleneck" in at
+    over = over_line_limit(80_000.0, LIMIT)
+    assert over is not None and "offered the delay line 80.0 kpps" in over
+    unknown = {"pps": None, "l1_bps": None, "from": "never measured on this host"}
+    assert over_line_limit(1e9, unknown) is None  # no limit known: nothing to judge by
+    assert over_line_limit(None, LIMIT) is None  # nothing offered known (iperf3 failed)
+
+
+def test_the_hosts_line_limit_is_read_for_the_runs_path(tmp_path, monkeypatch):
+    from netassay.testbed import linelimit as LL
+
+    monkeypatch.setenv("NETASSAY_STATE_DIR", str(tmp_path))
+    line = P.LINE
+    never = LL.for_path(0.02, line)
+    assert never["pps"] is None and "never measured on this host" in never["from"]
+    assert "bench/delayline.py" in never["from"] and str(tmp_path) in never["from"]
+    assert "no delay line on this path (netem)" in LL.for_path(0.02, "netem")["from"]
+    assert LL.for_path(0.0, P.NO_DELAY)["pps"] is None
+
+    kept = LL.record({0.001: 30_000.0, 0.02: 50_000.0}, "2026-11-26T05:00:00Z", "bench")
+    assert kept == tmp_path / "delayline.json"
+    at20 = LL.for_path(0.02, line)
+    assert at20["pps"] == 50_000 and at20["l1_bps"] == 50_000 * 1538 * 8
+    assert "measured 2026-11-26T05:00:00Z on kernel" in at20["from"] and "at 20 ms" in at20["from"]
+    other = LL.for_path(0.005, line)  # not measured at 5 ms: the smallest limit measured
+    assert other["pps"] == 30_000 and "not measured at this delay" in other["from"]
+
+    body = LL.read()
+    assert body is not None and body["frame_bytes"] == 1514
+    moved = {**body, "kernel": "5.10.0-other", "cpus": 64}
+    elsewhere = LL.for_path(0.02, line, body=moved)
+    assert elsewhere["pps"] is None and "measured on kernel 5.10.0-other with 64 CPUs" in \
+        elsewhere["from"]  # fmt: skip
+    LL.record({0.001: None}, "2026-11-26T05:00:00Z", "bench")
+    none = LL.for_path(0.001, line)
+    assert none["pps"] is None and "carried none of the rates tried at 1 ms" in none["from"]
+    (tmp_path / "delayline.json").write_text("{not json")
+    assert "never measured" in LL.for_path(0.001, line)["from"]

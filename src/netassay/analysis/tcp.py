@@ -12,6 +12,10 @@ All rates are goodput (the payload bytes TCP delivers, as iperf3 counts them):
   back (``tcpi_snd_wnd``: iperf3's ``max_snd_wnd``), RTT the path's without a queue.
 - path: the bottleneck's L1 rate times the payload share of a full frame:
   ``MSS / (MTU + 38)`` (Ethernet header 14, FCS 4, preamble and gap 20).
+
+What a run offered the path's delay line is its data segments per second (its
+throughput over the MSS): a run at or over the line's measured limit measured the
+line, not TCP (``over_line_limit``).
 """
 
 from __future__ import annotations
@@ -67,6 +71,28 @@ def bounds(
         "binds": binds,
         "bound_bps": finite[binds] if binds else None,
     }
+
+
+def offered_pps(throughput_bps: float | None, mss_bytes: float | None) -> float | None:
+    """The data segments per second a run sent through the path (each a full frame),
+    from its throughput and MSS (None: either unknown)."""
+    if not throughput_bps or not mss_bytes:
+        return None
+    return float(throughput_bps) / (8 * float(mss_bytes))
+
+
+def over_line_limit(offered: float | None, limit: dict[str, Any]) -> str | None:
+    """Why a run measured the delay line rather than TCP (None: it did not, or no limit
+    is known): it offered the line at least the frames per second the line carries
+    (``limit``: ``pps``, ``l1_bps``, ``from``, as ``testbed.linelimit.for_path``)."""
+    pps = limit.get("pps")
+    if offered is None or not pps or offered < pps:
+        return None
+    return (
+        f"the run offered the delay line {offered / 1e3:.1f} kpps, at or over its limit of "
+        f"{pps / 1e3:.1f} kpps ({limit['l1_bps'] / 1e6:.0f} Mbit/s at L1 in 1514-byte frames; "
+        f"{limit['from']}): it measured the line, not TCP (lower --bottleneck)"
+    )
 
 
 def _num(v: float) -> float | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -191,13 +192,26 @@ def ensure_tables(conn: sqlite3.Connection, owner: str, version: int, ddl: str) 
     conn.execute("BEGIN IMMEDIATE")
     try:
         for stmt in split_sql(ddl):
-            conn.execute(stmt)
+            if not _has_column(conn, stmt):
+                conn.execute(stmt)
         conn.execute("INSERT INTO method_tables VALUES (?, ?, ?)", (owner, version, utc_now()))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     return True
+
+
+_ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)", re.I)
+
+
+def _has_column(conn: sqlite3.Connection, stmt: str) -> bool:
+    """Whether ``stmt`` adds a column the table has already (a table copied whole
+    from a store of a later version, ``import_rows``, has its columns and no record)."""
+    m = _ADD_COLUMN.match(stmt)
+    if not m:
+        return False
+    return any(r[1] == m.group(2) for r in conn.execute(f"PRAGMA table_info({_ident(m.group(1))})"))
 
 
 def split_sql(sql: str) -> list[str]:
@@ -261,6 +275,9 @@ class ExperimentRows:
     # a method's own table that holds rows of it -> its CREATE statement (``ensure_tables``
     # made it in the source; the target may not have it yet)
     tables: dict[str, str] = dataclasses.field(default_factory=dict)
+    # those tables' columns and declared types in the source (a target that has a table
+    # of an earlier version gains the columns it lacks)
+    types: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
 
 
 def experiment_rows(conn: sqlite3.Connection, experiment_id: int) -> ExperimentRows:
@@ -278,7 +295,10 @@ def experiment_rows(conn: sqlite3.Connection, experiment_id: int) -> ExperimentR
         rows[t.name] = list(got.values())
         key = t.own_id or next(iter(t.columns))
         ids[t.name] = [r[key] for r in rows[t.name]]
-    return ExperimentRows(exp, rows, _method_tables(conn, [n for n, r in rows.items() if r]))
+    held = [n for n, r in rows.items() if r]
+    types = {n: {r[1]: r[2] for r in conn.execute(f"PRAGMA table_info({_ident(n)})")}
+             for n in held}  # fmt: skip
+    return ExperimentRows(exp, rows, _method_tables(conn, held), types)
 
 
 def _method_tables(conn: sqlite3.Connection, names: list[str]) -> dict[str, str]:
@@ -310,6 +330,10 @@ def import_rows(
         if name not in have:
             for stmt in split_sql(ddl):
                 w.conn.execute(stmt)
+        else:  # an earlier version of it: the columns it lacks added
+            for col, decl in bundle.types.get(name, {}).items():
+                if col not in have[name].columns:
+                    w.conn.execute(f"ALTER TABLE {_ident(name)} ADD COLUMN {_ident(col)} {decl}")
     tables = _tables(w.conn)
     new_ids: dict[str, dict[Any, int]] = {"experiments": {e["id"]: exp_id}}
     counts = {}

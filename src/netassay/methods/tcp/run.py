@@ -2,7 +2,8 @@
 and rate as asked), the path's round trip measured by ping, then ``runs`` iperf3 TCP
 transfers, each stored the moment it ends with what bounds it (``analysis.tcp``), the
 window read back, the client's ``ss -tin`` near its end, the CPU per core and what the
-path's ground truths and its delay line counted."""
+path's ground truths and its delay line counted, and the line's forwarding limit on
+this host (``testbed.linelimit``) beside what each transfer offered it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from netassay.analysis.tcp import bounds, summary
+from netassay.analysis.tcp import bounds, offered_pps, over_line_limit, summary
 from netassay.counters import cpu as CPU
 from netassay.errors import ToolError
 from netassay.methods.base import RunOptions
@@ -25,6 +26,7 @@ from netassay.methods.tcp.request import NAME, TcpRequest
 from netassay.proc import run
 from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root
+from netassay.testbed import linelimit as LL
 from netassay.testbed import tcppath as P
 from netassay.traffic import iperf3 as I3
 from netassay.traffic import peers
@@ -55,9 +57,12 @@ def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None
           progress: Callable[[str], None]) -> TS.StoredTcp:  # fmt: skip
     st = tb.state
     rtt_s = path_rtt(st)
+    limit = LL.for_path(req.delay_s, st["path"]["delay_kind"])
     config = {**asdict(req), "path": st["path"], "rtt_path_s": rtt_s,
-              "iperf3": I3.version()}  # fmt: skip
+              "iperf3": I3.version(), "line_limit": limit}  # fmt: skip
     progress(f"path: round trip {rtt_s * 1e3:.3f} ms by ping ({st['path']['delay_kind']})")
+    if st["path"]["delay_kind"] == P.LINE:
+        progress(f"delay line: {limit_text(limit)}")
     exp_id = None
     if store is not None:
         label = options.label or f"{req.cc} loss {req.loss:g} delay {req.delay_s * 1e3:g}ms"
@@ -65,7 +70,7 @@ def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None
         exp_id = TS.start(store, f"tcp-{uuid.uuid4().hex}", label, config, env)
     runs = []
     for i in range(req.runs):
-        r = transfer(req, st, rtt_s, i)
+        r = transfer(req, st, rtt_s, i, limit)
         runs.append(r)
         if store is not None and exp_id is not None:
             TS.record(store, exp_id, r)
@@ -94,8 +99,19 @@ def path_rtt(state: dict[str, Any]) -> float:
     return float(p50) / 1e9
 
 
-def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int) -> dict[str, Any]:
-    """One iperf3 TCP transfer over the path, with what bounds it and what it cost."""
+def limit_text(limit: dict[str, Any]) -> str:
+    """The line's limit in a few words (or why there is none)."""
+    if limit.get("pps") is None:
+        return f"limit not known: {limit.get('from')}"
+    return (f"limit {limit['pps'] / 1e3:.1f} kpps ({limit['l1_bps'] / 1e6:.0f} Mbit/s at L1 in "
+            f"1514-byte frames; {limit['from']})")  # fmt: skip
+
+
+def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
+             limit: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """One iperf3 TCP transfer over the path, with what bounds it, what it cost and
+    what it offered the delay line against the line's limit."""
+    limit = limit or LL.none("not looked up")
     t = st["target"]
     cfg = st["config"]
     client = I3.Side(t["netns"], cfg.get("client_cpu"))
@@ -120,7 +136,9 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int) -> d
     b = bounds(mss=out["mss_bytes"] or 0, rtt_s=rtt_s, loss=req.loss,
                window=out["snd_wnd_max_bytes"] if req.window else None,
                bottleneck=req.bottleneck_bps or None, mtu=req.mtu)  # fmt: skip
-    fault = fault or line_fault(line, dropped.get("path.line_dropped", 0))
+    offered = offered_pps(out["throughput_bps"], out["mss_bytes"])
+    fault = (fault or line_fault(line, dropped.get("path.line_dropped", 0))
+             or over_line_limit(offered, limit))  # fmt: skip
     return {
         "index": index, "ok": fault is None, "fault": fault, "cc": req.cc,
         "duration_s": float(I3.whole_seconds(req.duration_s)), **out,
@@ -131,6 +149,8 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int) -> d
         "line_dropped": dropped.get("path.line_dropped"),
         "line_late_max_ns": max((int(d.get("late_max_ns", 0)) for d in line.values()),
                                 default=None),
+        "offered_pps": offered, "line_limit_pps": limit.get("pps"),
+        "line_limit_l1_bps": limit.get("l1_bps"), "line_limit_from": limit.get("from"),
         "cpu": {c: round(v["busy"], 4) for c, v in CPU.use(cpu0, cpu1).items()},
         "ss": ss, "line": line, "iperf3": raw,
     }  # fmt: skip

@@ -1,7 +1,12 @@
 """TCP cells in the store: an experiment of kind ``tcp`` whose config holds the request
 and the path as built (its delay, loss and rate, and what delays it), and a table of its
 transfers (``tcp_runs``: one row per transfer, committed the moment it ends, so a cell
-cut short keeps what it measured)."""
+cut short keeps what it measured).
+
+The table's versions (``Store.ensure_tables``, each applied once, never edited): 1 the
+transfers; 2 what each offered the delay line and the line's limit it ran under. A
+store made before version 2 reads as it is (those columns None: no limit known) and
+gains them when a cell is next written to it."""
 
 from __future__ import annotations
 
@@ -55,6 +60,15 @@ CREATE TABLE IF NOT EXISTS tcp_runs (
 );
 CREATE INDEX IF NOT EXISTS tcp_runs_experiment ON tcp_runs (experiment_id, idx);
 """
+# version 2: each transfer's data segments per second and the delay line's limit it ran
+# under (testbed.linelimit; None: no line, or never measured on this host)
+DDL_2 = """
+ALTER TABLE tcp_runs ADD COLUMN offered_pps REAL;
+ALTER TABLE tcp_runs ADD COLUMN line_limit_pps REAL;
+ALTER TABLE tcp_runs ADD COLUMN line_limit_l1_bps REAL;
+ALTER TABLE tcp_runs ADD COLUMN line_limit_from TEXT;
+"""
+VERSIONS = ((1, DDL), (2, DDL_2))
 JSON_COLUMNS = ("cpu", "ss", "line", "iperf3")
 
 
@@ -71,7 +85,8 @@ class StoredTcp:
 
 
 def ensure(store: Store) -> None:
-    store.ensure_tables(KIND, 1, DDL)
+    for version, ddl in VERSIONS:
+        store.ensure_tables(KIND, version, ddl)
 
 
 def start(store: Store, key: str, label: str, config: dict[str, Any],

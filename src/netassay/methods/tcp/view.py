@@ -1,6 +1,7 @@
 """A TCP cell in words and as one JSON object: the path as built, the throughput over
 the runs with its interval, each bound beside it and which one binds, the window asked
-for and the one the receiver advertised, and what the path's line counted."""
+for and the one the receiver advertised, what the path's line counted, and the line's
+limit beside the most the runs offered it."""
 
 from __future__ import annotations
 
@@ -22,6 +23,23 @@ def _window(c: dict[str, Any], runs: list[dict[str, Any]]) -> str:
     asked = f"--window {c['window']:.0f} bytes (iperf3 -w, both ends)" if c.get("window") \
         else "the kernel's autotuning"  # fmt: skip
     return f"{asked}; {read}"
+
+
+def limit_line(c: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+    """The delay line's limit the cell ran under and the most its runs offered it."""
+    limit = c.get("line_limit") or next(
+        ({"pps": x.get("line_limit_pps"), "l1_bps": x.get("line_limit_l1_bps"),
+          "from": x.get("line_limit_from")} for x in runs if x.get("line_limit_from")),
+        None,
+    )  # fmt: skip
+    offered = [float(x["offered_pps"]) for x in runs if x.get("offered_pps")]
+    most = f"; the runs offered it up to {max(offered) / 1e3:.1f} kpps" if offered else ""
+    if limit is None:
+        return "line limit: not known (stored before netassay kept it with each run)"
+    if limit.get("pps") is None:
+        return f"line limit: not known ({limit.get('from')}){most}"
+    return (f"line limit: {limit['pps'] / 1e3:.1f} kpps ({mbps(limit['l1_bps'])} at L1 in "
+            f"1514-byte frames; {limit.get('from')}){most}")  # fmt: skip
 
 
 def lines(r: StoredTcp) -> list[str]:
@@ -62,6 +80,8 @@ def lines(r: StoredTcp) -> list[str]:
         if "line" in kind else ""  # fmt: skip
     out.append(f"  path: delayed by {kind}{line}" if c.get("delay_s") is not None
                else f"  path: {kind}")  # fmt: skip
+    if "line" in kind:
+        out.append(f"  {limit_line(c, r.runs)}")
     out.append("  runs: " + "  ".join(
         f"{x['index'] + 1}: {mbps(x.get('throughput_bps'))}" + ("" if x["ok"] else " FAULT")
         for x in r.runs))  # fmt: skip
