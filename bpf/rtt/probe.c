@@ -4,7 +4,7 @@
  *
  *   netassay-probe send --dst IP --probe icmp|udp --rate PPS (--count N | --duration S)
  *       [--size BYTES] [--timeout S] [--cpu N] [--socket-time on|off]
- *   netassay-probe echo --probe icmp|udp [--delay NS] [--cpu N]
+ *   netassay-probe echo --probe icmp|udp [--delay NS] [--cpu N] [--busy-poll USEC]
  *
  * send: probe k is due at start + k / rate on CLOCK_MONOTONIC (its scheduled time); the
  * loop sends every probe that is due, in one sendmmsg call, stamping the send time just
@@ -36,6 +36,21 @@
  * ASK the reply carries the request's payload unchanged. Runs until SIGINT/SIGTERM and
  * then prints a JSON summary.
  *
+ * echo --busy-poll USEC (udp only; 0..BUSY_POLL_MAX_US): the socket busy-polls its NAPI
+ * instance for up to USEC us when it reads and nothing is queued (SO_BUSY_POLL; 0: off).
+ * It is read back with getsockopt and printed in the "ready" line, with
+ * SO_PREFER_BUSY_POLL (not set: with the batching knobs, flush 500 us and defer 100,
+ * setting it changed nothing that repeated over three pairs of runs here) and
+ * SO_BUSY_POLL_BUDGET (left at the kernel's default, 8 packets per poll; null where
+ * getsockopt does not give it, as on 6.18). With the option given (0 included), the echo waits for a
+ * request in a blocking recvfrom() instead of ppoll(): SO_BUSY_POLL acts on a socket's
+ * reads, while busy polling in poll() needs net.core.busy_poll, a sysctl of the whole
+ * machine that netassay does not change, and waiting the same way with and without
+ * busy polling makes the two comparable (SO_RCVTIMEO ends a wait after 100 ms, so that
+ * a signal is never missed). After each datagram it reads SO_INCOMING_NAPI_ID (the NAPI
+ * instance the socket polls; 0: none, nothing to poll) and counts the datagrams per id;
+ * SIGUSR1 prints those counts as one JSON line and starts them again (one run's).
+ *
  * Payload (big endian, after the 8-byte ICMP or UDP header): magic 0x6e615231 (u32),
  * flags (u16: ASK 1, STAMPED 2), sequence number (u64), time (u64: the send time in a
  * request, the echo's receive time in a STAMPED reply), then zero padding up to --size
@@ -61,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,17 +90,21 @@
 #define CLOCK_SPIN_NS 2000ull /* echo: the last of a hold spent reading the clock only */
 #define FLAG_ASK 1u /* a request: stamp my receipt at the socket */
 #define FLAG_STAMPED 2u /* a reply: the time field is the echo's receive time */
+#define BUSY_POLL_MAX_US 1000 /* --busy-poll: 1 ms at most (the kernel suggests 50 to 100) */
+#define NAPI_IDS 8 /* distinct NAPI ids counted per report (more: counted as other) */
 
 struct rec {
 	uint64_t seq, sched_ns, tx_ns, rx_ns, sock_ns; /* sock_ns written with --socket-time */
 };
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, report;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGUSR1)
+		report = 1;
+	else
+		stop = 1;
 }
 
 static uint64_t now_ns(void)
@@ -160,6 +180,7 @@ struct opts {
 	double rate, duration_s, timeout_s;
 	uint64_t count, delay_ns;
 	int size, cpu, socket_time;
+	long busy_poll_us; /* echo --busy-poll; -1: not given */
 };
 
 static double num(const char *s, const char *what)
@@ -181,6 +202,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->cpu = -1;
 	o->timeout_s = 1.0;
 	o->icmp = -1;
+	o->busy_poll_us = -1;
 	if (argc < 2)
 		usage("give a mode: send or echo");
 	o->mode = argv[1];
@@ -214,8 +236,13 @@ static void parse(int argc, char **argv, struct opts *o)
 			if (strcmp(v, "on") && strcmp(v, "off"))
 				usage("--socket-time is on or off");
 			o->socket_time = !strcmp(v, "on");
-		}
-		else
+		} else if (!strcmp(a, "--busy-poll")) {
+			double us = num(v, "busy-poll");
+
+			if (us != floor(us) || us > BUSY_POLL_MAX_US)
+				usage("--busy-poll is 0..1000 whole us");
+			o->busy_poll_us = (long)us;
+		} else
 			usage("unknown option");
 	}
 	if (o->icmp < 0)
@@ -551,6 +578,75 @@ static void stamp(struct payload *p, uint64_t now)
 	p->tx_ns = htobe64(now);
 }
 
+/* -- echo --busy-poll -------------------------------------------------------------- */
+struct napi_seen {
+	unsigned int id[NAPI_IDS];
+	uint64_t n[NAPI_IDS], other;
+	int k;
+};
+
+static int get_int(int fd, int opt)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, opt, &v, &l) < 0)
+		return -1;
+	return v;
+}
+
+/* SO_BUSY_POLL as asked (see the top) and a 100 ms receive timeout; the ready line says
+ * what the kernel reads back. */
+static void set_busy_poll(int fd, long us, FILE *out)
+{
+	int v = (int)us;
+	struct timeval tv = {.tv_usec = 100000};
+
+	if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof(v)) < 0)
+		die("SO_BUSY_POLL");
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		die("SO_RCVTIMEO");
+	int budget = get_int(fd, SO_BUSY_POLL_BUDGET); /* -1: this kernel does not say */
+	char b[16] = "null";
+
+	if (budget >= 0)
+		snprintf(b, sizeof(b), "%d", budget);
+	fprintf(out,
+		"{\"ready\":true,\"busy_poll\":{\"asked_us\":%ld,\"busy_poll_us\":%d,"
+		"\"prefer_busy_poll\":%d,\"busy_poll_budget\":%s,\"wait\":\"recvfrom\"}}\n",
+		us, get_int(fd, SO_BUSY_POLL), get_int(fd, SO_PREFER_BUSY_POLL), b);
+}
+
+/* The socket's NAPI id after a datagram (0: none), counted per id. */
+static void count_napi(int fd, struct napi_seen *s)
+{
+	unsigned int id = 0;
+	socklen_t l = sizeof(id);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &id, &l) < 0)
+		die("SO_INCOMING_NAPI_ID");
+	for (int i = 0; i < s->k; i++)
+		if (s->id[i] == id) {
+			s->n[i]++;
+			return;
+		}
+	if (s->k == NAPI_IDS) {
+		s->other++;
+		return;
+	}
+	s->id[s->k] = id;
+	s->n[s->k++] = 1;
+}
+
+/* {"napi_ids":{"ID":datagrams,...},"napi_other":N} without the braces around it */
+static void print_napi(FILE *out, const struct napi_seen *s)
+{
+	fprintf(out, "\"napi_ids\":{");
+	for (int i = 0; i < s->k; i++)
+		fprintf(out, "%s\"%u\":%llu", i ? "," : "", s->id[i], (unsigned long long)s->n[i]);
+	fprintf(out, "},\"napi_other\":%llu", (unsigned long long)s->other);
+}
+
 struct held {
 	uint64_t due_ns;
 	struct sockaddr_in peer;
@@ -565,9 +661,13 @@ static int do_echo(struct opts *o)
 	enum { QN = 1 << 14 };
 	struct held *q = calloc(QN, sizeof(*q));
 	uint64_t head = 0, tail = 0; /* q[head..tail) wait for their time */
+	int busy = o->busy_poll_us >= 0; /* --busy-poll given: block in recvfrom, count NAPI ids */
+	struct napi_seen run = {0}, all = {0};
 
 	if (!q)
 		die("calloc");
+	if (busy && o->icmp)
+		usage("--busy-poll needs --probe udp (a raw socket has no NAPI id to poll)");
 	pin(o->cpu);
 	if (o->icmp) {
 		fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
@@ -590,9 +690,20 @@ static int do_echo(struct opts *o)
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
-	fprintf(stderr, "{\"ready\":true}\n");
+	if (busy)
+		set_busy_poll(fd, o->busy_poll_us, stderr);
+	else
+		fprintf(stderr, "{\"ready\":true}\n");
 	fflush(stderr);
 	while (!stop) {
+		if (report) { /* SIGUSR1: the NAPI ids since the last report */
+			report = 0;
+			fprintf(stderr, "{");
+			print_napi(stderr, &run);
+			fprintf(stderr, "}\n");
+			fflush(stderr);
+			memset(&run, 0, sizeof(run));
+		}
 		/* answer what is due first: a reply due now leaves before anything else is read,
 		 * so that a held reply and an unheld one take the same steps after the hold */
 		while (head < tail && q[head % QN].due_ns <= now_ns()) {
@@ -607,14 +718,21 @@ static int do_echo(struct opts *o)
 		}
 		struct held *h = &q[tail % QN];
 		socklen_t plen = sizeof(h->peer);
+		/* with --busy-poll and nothing held, a blocking read: it busy-polls first */
+		int flags = busy && head == tail ? 0 : MSG_DONTWAIT;
 		ssize_t n = tail - head < QN
-				    ? recvfrom(fd, h->data, sizeof(h->data), MSG_DONTWAIT,
+				    ? recvfrom(fd, h->data, sizeof(h->data), flags,
 					       (struct sockaddr *)&h->peer, &plen)
 				    : -1;
 		uint64_t now = now_ns();
 
 		if (n > 0) {
 			size_t len = (size_t)n;
+
+			if (busy) {
+				count_napi(fd, &run);
+				count_napi(fd, &all);
+			}
 
 			if (o->icmp) { /* raw: the IP header comes first */
 				struct iphdr *ip = (void *)h->data;
@@ -645,7 +763,8 @@ static int do_echo(struct opts *o)
 			continue;
 		}
 		if (head == tail) {
-			wait_readable(fd, 0);
+			if (!busy)
+				wait_readable(fd, 0);
 			continue;
 		}
 		uint64_t due = q[head % QN].due_ns;
@@ -658,10 +777,15 @@ static int do_echo(struct opts *o)
 	}
 	fprintf(stderr,
 		"{\"answered\":%llu,\"ignored\":%llu,\"send_errors\":%llu,\"held_max\":%llu,"
-		"\"delay_ns\":%llu}\n",
+		"\"delay_ns\":%llu",
 		(unsigned long long)answered, (unsigned long long)ignored,
 		(unsigned long long)errors, (unsigned long long)held_max,
 		(unsigned long long)o->delay_ns);
+	if (busy) {
+		fprintf(stderr, ",");
+		print_napi(stderr, &all);
+	}
+	fprintf(stderr, "}\n");
 	return 0;
 }
 
@@ -672,6 +796,7 @@ int main(int argc, char **argv)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	parse(argc, argv, &o);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* wake on time: no 50 us timer slack */

@@ -27,6 +27,10 @@ from tests.conftest import refused_cleanly
         (("--name", "BAD!"), "bad testbed name 'BAD!'"),
         (("--cpus", "all"), "bad --cpus 'all'"),
         (("--probe", "tcp"), "bad --probe 'tcp'"),
+        (("--gro", "on", "--busy-poll", "50"), "--busy-poll needs --probe udp"),
+        (("--probe", "udp", "--busy-poll", "50"), "--busy-poll needs --gro on or --xdp on"),
+        (("--probe", "udp", "--gro", "on", "--busy-poll", "5000"), "bad --busy-poll 5000 us"),
+        (("--probe", "udp", "--gro", "on", "--busy-poll", "-1"), "bad --busy-poll -1 us"),
     ],
 )
 def test_bad_input_is_one_line_and_builds_nothing(cli, args, needle, tmp_path, monkeypatch):
@@ -39,5 +43,5 @@ def test_help_names_the_knobs(cli):
     res = cli("batching", "--help")
     assert res.returncode == 0
     for flag in ("--gro", "--xdp", "--flush", "--defer", "--threaded", "--burst-gap", "--rate",
-                 "--probe"):  # fmt: skip
+                 "--probe", "--busy-poll"):  # fmt: skip
         assert flag in res.stdout

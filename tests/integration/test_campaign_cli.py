@@ -80,3 +80,23 @@ def test_a_cell_whose_settings_clash_is_refused_before_any_cell_runs(cli, tmp_pa
     res = cli("campaign", "plan", f)
     assert res.returncode == 0, res.stderr
     assert "xdp=on  [3 runs x 2000 probes at 10k/s]" in res.stdout
+
+
+def test_a_batching_campaign_varies_busy_polling(cli, tmp_path):
+    """busy_poll is a batching cell's key: its levels are cells, each plan line says its
+    busy polling, and a cell where it cannot act (ICMP probes: no socket of netassay's)
+    is refused at the file's line before anything is built or stored."""
+    f = tmp_path / "bp.toml"
+    f.write_text('[campaign]\nname = "bp"\nmethod = "batching"\n[fixed]\nprobe = "udp"\n'
+                 'gro = "on"\nflush = "500us"\ndefer = 100\n[factors]\n'
+                 'busy_poll = [0, 50]\n')  # fmt: skip
+    res = cli("campaign", "plan", f)
+    assert res.returncode == 0, res.stderr
+    assert "busy_poll=0  [3 runs x 2000 probes at 10k/s]" in res.stdout
+    assert "busy_poll=50  [3 runs x 2000 probes at 10k/s, busy-poll 50 us]" in res.stdout
+    f.write_text(f.read_text().replace('probe = "udp"', 'probe = "icmp"'))
+    res = cli("campaign", "run", f, "--db", tmp_path / "bp.db")
+    assert res.returncode == 3, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"{f}:9: cell 2 (busy_poll=50): --busy-poll needs --probe udp" in line
+    assert not (tmp_path / "bp.db").exists()

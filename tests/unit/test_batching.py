@@ -150,6 +150,9 @@ def test_probes_without_a_socket_stamp_are_left_out_of_the_socket_figures():
         ({"path": "macvlan"}, "bad --path"),
         ({"probe": "tcp"}, "bad --probe"),
         ({"count": 10_000_000, "rate_pps": 1000.0}, "would send for over"),
+        ({"gro": "on", "busy_poll_us": 50}, "--busy-poll needs --probe udp"),
+        ({"probe": "udp", "busy_poll_us": 50}, "--busy-poll needs --gro on or --xdp on"),
+        ({"probe": "udp", "gro": "on", "busy_poll_us": 1001}, "bad --busy-poll 1001 us"),
     ],
 )
 def test_a_request_that_makes_no_sense_is_refused(kw, needle):
@@ -157,6 +160,8 @@ def test_a_request_that_makes_no_sense_is_refused(kw, needle):
         BatchingRequest(**kw).validate()
     BatchingRequest().validate()  # the defaults are fine
     BatchingRequest(xdp="on", flush_ns=200 * US, defer=10).validate()  # XDP gives NAPI too
+    BatchingRequest(probe="udp", xdp="on", busy_poll_us=1000).validate()
+    BatchingRequest(probe="udp", gro="on", busy_poll_us=50).validate()
 
 
 def test_a_cells_own_tables_go_with_it_to_the_campaign_store():
@@ -174,3 +179,39 @@ def test_a_cells_own_tables_go_with_it_to_the_campaign_store():
     out = _with_transport(e, "in-process")
     assert out.tables == e.tables and out.rows == e.rows
     assert '"cluster_transport": "in-process"' in out.experiment["environment_json"]
+
+
+def test_a_cell_brief_names_its_busy_polling():
+    from netassay.methods.batching.method import METHOD
+
+    s = {"runs": 3, "rate": "10k", "count": 1000}
+    assert METHOD.cell_brief(s) == "3 runs x 1000 probes at 10k/s"
+    assert METHOD.cell_brief({**s, "busy_poll": 50}).endswith("at 10k/s, busy-poll 50 us")
+
+
+def test_the_napi_ids_a_socket_saw_are_summed_over_runs_and_said():
+    """Each run stores its datagrams per NAPI id at the echo's socket; the experiment's
+    summary sums them, says the busy polling it was given (0 for an experiment stored
+    before the knob) and the view says both."""
+    from netassay.methods.batching import run as R
+    from netassay.methods.batching import store as BS
+    from netassay.methods.batching import view as V
+
+    e = paced(100, 100 * US)
+    runs = [{**G.analyse(e, e + 3 * US, 100 * US, socket=e + 9 * US), "probes": 100,
+             "busy_poll_us": 50, "socket_napi_ids": ids}
+            for ids in ({"8193": 100}, {"8193": 99, "0": 1})]  # fmt: skip
+    config = {"path": "bridge", "rate_pps": 10_000.0, "probe": "udp", "gro": "on",
+              "busy_poll_us": 50}  # fmt: skip
+    s = BS.summary(config, runs)
+    assert s["busy_poll_us"] == 50 and s["socket_napi_ids"] == {"0": 1, "8193": 199}
+    old = BS.summary({k: v for k, v in config.items() if k != "busy_poll_us"}, runs[:1])
+    assert old["busy_poll_us"] == 0
+    assert "busy-polls 50 us" in V.knobs_text(s)
+    line = V.napi_text(s["socket_napi_ids"])
+    assert line == "1 with no NAPI instance (id 0), 199 with NAPI id 8193"
+    prober = {"sent": 100}
+    assert R.warnings(runs[0], prober) == []
+    blind = {**runs[0], "socket_napi_ids": {"0": 100}}
+    assert any(w.startswith("no NAPI id") for w in R.warnings(blind, prober))
+    assert R.warnings({**blind, "busy_poll_us": 0}, prober) == []

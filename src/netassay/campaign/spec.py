@@ -16,7 +16,7 @@ truths) and the scenario knobs of seed 004's matrix (client/server CPU, rx/tx st
 CPUs, socket buffers, MTU), which the cell passes as a one-scenario file. An ``rtt``
 cell is ``netassay rtt`` (seed 002's factors: path, probe, rate, size, background load,
 responder and its hold). A ``batching`` cell is ``netassay batching`` (seed 003, 3.4:
-path, rate, GRO, flush timeout, deferred interrupts, threaded NAPI).
+path, rate, GRO, flush timeout, deferred interrupts, threaded NAPI, XDP, busy polling).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import select
 import signal
 import subprocess
 import time
@@ -150,12 +151,21 @@ class Sender:
 
 
 class Echo:
-    """``netassay-probe echo`` in the responder endpoint, for the run's probe kind."""
+    """``netassay-probe echo`` in the responder endpoint, for the run's probe kind.
 
-    def __init__(self, netns: str, probe: str, delay_ns: int, cpu: int | None) -> None:
+    With ``busy_poll_us`` (udp; 0 included) the echo sets SO_BUSY_POLL on its socket,
+    waits in a blocking read and counts the datagrams per NAPI id (SO_INCOMING_NAPI_ID):
+    ``busy_poll`` is what it read back, ``napi_ids()`` the counts since the last call."""
+
+    def __init__(
+        self, netns: str, probe: str, delay_ns: int, cpu: int | None,
+        busy_poll_us: int | None = None,
+    ) -> None:  # fmt: skip
         argv = [str(artifact(BINARY)), "echo", "--probe", probe, "--delay", str(int(delay_ns))]
         if cpu is not None:
             argv += ["--cpu", str(cpu)]
+        if busy_poll_us is not None:
+            argv += ["--busy-poll", str(int(busy_poll_us))]
         self.argv = in_netns(netns, argv)
         log.debug("run: %s", " ".join(self.argv))
         self.proc = subprocess.Popen(
@@ -175,6 +185,22 @@ class Echo:
                 (first or rest.strip() or "no output").splitlines()[-1],
                 "rerun with --debug",
             )
+        self.busy_poll: dict[str, Any] = dict(json.loads(first).get("busy_poll") or {})
+
+    def napi_ids(self, timeout_s: float = 2.0) -> dict[str, Any]:
+        """The datagrams per NAPI id since the last call (``{"napi_ids": {id: n},
+        "napi_other": n}``; the echo was started with ``busy_poll_us``)."""
+        assert self.proc.stderr is not None
+        self.proc.send_signal(signal.SIGUSR1)
+        ready, _, _ = select.select([self.proc.stderr], [], [], timeout_s)
+        line = self.proc.stderr.readline().strip() if ready else ""
+        try:
+            return dict(json.loads(line))
+        except ValueError as exc:
+            raise GeneratorError(
+                f"{BINARY} echo did not report its NAPI ids", line or "no output",
+                "rerun with --debug",
+            ) from exc  # fmt: skip
 
     def stop(self) -> dict[str, Any]:
         if self.proc.poll() is None:

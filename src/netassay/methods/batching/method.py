@@ -127,7 +127,8 @@ class BatchingMethod:
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         s = settings
-        return f"{s['runs']} runs x {s.get('count', 2000)} probes at {s['rate']}/s"
+        busy = f", busy-poll {s['busy_poll']} us" if s.get("busy_poll") else ""
+        return f"{s['runs']} runs x {s.get('count', 2000)} probes at {s['rate']}/s{busy}"
 
 
 METHOD = BatchingMethod()

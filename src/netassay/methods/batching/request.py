@@ -20,6 +20,7 @@ MAX_RATE = 200_000.0  # netassay-probe keeps its spacing up to about this here
 MAX_SEND_S = 60.0  # one run's sending time, at most
 MAX_FLUSH_NS = 100_000_000  # gro_flush_timeout: 100 ms at most (replies time out at 1 s)
 MAX_DEFER = 1000  # napi_defer_hard_irqs
+MAX_BUSY_POLL_US = 1000  # SO_BUSY_POLL: 1 ms at most (the kernel's docs suggest 50 to 100 us)
 
 
 def _ns(v: Any) -> int | None:
@@ -77,6 +78,12 @@ class BatchingRequest:
         "--threaded", "Threaded NAPI on the receiver's veth (needs --gro or --xdp on): on | off.",
         default="off", check=choice("on", "off"),
     )  # fmt: skip
+    busy_poll_us: int = param(
+        "--busy-poll", "With --probe udp: the echo's socket busy-polls the receiver veth's NAPI"
+        " instance for up to this many us when it reads and nothing is queued (SO_BUSY_POLL;"
+        " needs --gro on or --xdp on; 0: off).", default=0, cli=int,
+        check=whole(0, MAX_BUSY_POLL_US), key="busy_poll", ordinal=True,
+    )  # fmt: skip
     gap_ns: int | None = param(
         "--burst-gap", "A gap under this joins two packets in a burst (default: half the"
         " sent spacing).", default=None, parse=_ns, check=hold_ns, key="burst_gap",
@@ -131,6 +138,7 @@ class BatchingRequest:
                 " an XDP program",
                 "add --gro on (or --xdp on), or drop them",
             )
+        self._validate_busy_poll()
         if not 0 <= self.flush_ns <= MAX_FLUSH_NS:
             raise UsageError(f"bad --flush {self.flush_ns} ns", "0..100ms", "e.g. 200us")
         if self.gap_ns is not None and not 0 < self.gap_ns < self.spacing_ns:
@@ -143,3 +151,28 @@ class BatchingRequest:
             parent = Path(db).resolve().parent
             if not parent.is_dir():
                 raise StoreError(f"{db}: no such directory {parent}", "", "create it first")
+
+    def _validate_busy_poll(self) -> None:
+        if isinstance(self.busy_poll_us, bool) or not isinstance(self.busy_poll_us, int):
+            raise UsageError(f"bad --busy-poll '{self.busy_poll_us}'", "whole us", "e.g. 50")
+        if not 0 <= self.busy_poll_us <= MAX_BUSY_POLL_US:
+            raise UsageError(
+                f"bad --busy-poll {self.busy_poll_us} us", f"0..{MAX_BUSY_POLL_US} us"
+                " (SO_BUSY_POLL; 0: off)", "e.g. 50",
+            )  # fmt: skip
+        if not self.busy_poll_us:
+            return
+        if self.probe != "udp":
+            raise UsageError(
+                "--busy-poll needs --probe udp",
+                "it acts on the echo's UDP socket; with icmp the receiver's kernel answers and"
+                " no socket of netassay's reads the probes",
+                "add --probe udp, or drop --busy-poll",
+            )  # fmt: skip
+        if self.gro == self.xdp == "off":
+            raise UsageError(
+                "--busy-poll needs --gro on or --xdp on",
+                "a socket busy-polls the NAPI instance its packets came from, and the"
+                " receiver's veth has one only with GRO or an XDP program",
+                "add --gro on (or --xdp on), or drop --busy-poll",
+            )  # fmt: skip

@@ -12,6 +12,10 @@ method's app responder answers them (``netassay-probe echo --probe udp``, a UDP 
 the receiver endpoint): it notes the time its recv call returned each datagram
 (CLOCK_MONOTONIC, the capture points' clock) in the reply, and the sender keeps it per
 probe, a third point (``socket``): what the receiving application sees of the train.
+The echo is started with ``--busy-poll`` (0: off): it sets SO_BUSY_POLL on its socket
+and reads it back (with SO_PREFER_BUSY_POLL, left off), waits for a datagram in a
+blocking read (where SO_BUSY_POLL acts: see probe.c; nothing machine-wide is changed),
+and counts each run's datagrams per NAPI id (SO_INCOMING_NAPI_ID), stored with the run.
 
 The knobs act on the receiver endpoint's veth (``eth0`` in its namespace) and its peer
 in the receiver's server: GRO on gives the veth a NAPI instance (veth_xmit queues to its
@@ -85,7 +89,7 @@ class Batching:
             "method": "batching", "path": r.path, "rate_pps": r.rate_pps, "count": r.count,
             "runs": r.runs, "size_bytes": r.size_bytes, "gro": r.gro, "flush_ns": r.flush_ns,
             "defer": r.defer, "threaded": r.threaded, "xdp": r.xdp, "gap_ns": r.threshold_ns,
-            "cpus": r.cpus, "probe": r.probe,
+            "cpus": r.cpus, "probe": r.probe, "busy_poll_us": r.busy_poll_us,
             "testbed": asdict(self.testbed()),
         }  # fmt: skip
 
@@ -155,6 +159,30 @@ def set_knobs(tb: Testbed, req: BatchingRequest) -> dict[str, Any]:
             "before": before, "set": want, "read": after}  # fmt: skip
 
 
+def socket_knobs(echo: Echo, req: BatchingRequest) -> dict[str, Any]:
+    """What the echo's socket was asked (--busy-poll) and what the kernel read back; a
+    setting it does not take is a testbed error."""
+    read = echo.busy_poll
+    want = {"busy_poll_us": req.busy_poll_us}
+    wrong = {k: read.get(k) for k, v in want.items() if read.get(k) != v}
+    if wrong:
+        raise TestbedError(
+            "the echo's socket did not take its busy polling",
+            f"asked {want}, read back {wrong}",
+            "check that this kernel has CONFIG_NET_RX_BUSY_POLL",
+        )
+    return {"set": want, "read": read}
+
+
+def napi_ids(echo: Echo | None) -> dict[str, Any]:
+    """A run's datagrams per NAPI id at the echo's socket (none without the echo)."""
+    if echo is None:
+        return {}
+    got = echo.napi_ids()
+    return {"socket_napi_ids": got.get("napi_ids", {}),
+            "socket_napi_other": int(got.get("napi_other", 0))}  # fmt: skip
+
+
 # -- one run -----------------------------------------------------------------------------
 def send(tb: Testbed, cap: Capture, req: BatchingRequest, count: int) -> dict[str, Any]:
     """One paced train; each probe's stamps at the two points (and, with --probe udp, at
@@ -195,20 +223,26 @@ def warnings(run: dict[str, Any], prober: dict[str, Any]) -> list[str]:
         )
     if prober.get("stopped_by_signal"):
         out.append(f"{quality.TRUNCATED}: stopped by a signal after {sent} probes")
+    ids = run.get("socket_napi_ids")
+    if run.get("busy_poll_us") and ids is not None and not any(int(k) for k in ids):
+        out.append(
+            "no NAPI id: the echo's socket saw no NAPI instance, so its busy polling polled nothing"
+        )
     return out
 
 
 # -- the measurement ---------------------------------------------------------------------
 @contextmanager
-def _echo(tb: Testbed, req: BatchingRequest) -> Iterator[None]:
+def _echo(tb: Testbed, req: BatchingRequest) -> Iterator[Echo | None]:
     """With --probe udp, the rtt method's app responder in the receiver endpoint (its
-    UDP socket on port 7) for the testbed's life; with icmp, the kernel answers."""
+    UDP socket on port 7, busy polling as --busy-poll asks) for the testbed's life; with
+    icmp, the kernel answers (None)."""
     if req.probe != "udp":
-        yield
+        yield None
         return
-    echo = Echo(tb.ns("rspep"), "udp", 0, tb.state["cpus"]["rsp"])
+    echo = Echo(tb.ns("rspep"), "udp", 0, tb.state["cpus"]["rsp"], req.busy_poll_us)
     try:
-        yield
+        yield echo
     finally:
         echo.stop()
 
@@ -231,6 +265,7 @@ def _experiment(store: Store, b: Batching, tb: Testbed) -> int:
         + (f" flush {r.flush_ns / 1e3:g}us defer {r.defer}" if r.flush_ns or r.defer else "")
         + (" threaded" if r.threaded == "on" else "")
         + (" xdp" if r.xdp == "on" else "")
+        + (f" busy-poll {r.busy_poll_us}us" if r.busy_poll_us else "")
     )
     BS.ensure(store)
     exp_id, _ = store.add_experiment(
@@ -261,15 +296,20 @@ def measure(b: Batching) -> BS.StoredBatching:
     with (
         Testbed(b.name, b.testbed()) as tb,
         Capture(tb.state["namespaces"]) as cap,
-        _echo(tb, r),
+        _echo(tb, r) as echo,
         _store(b) as store,
     ):
         b.knobs = set_knobs(tb, r)
+        if echo is not None:
+            b.knobs["socket"] = socket_knobs(echo, r)
         send(tb, cap, r, WARMUP)
+        napi_ids(echo)  # (the warm-up's)
         for i in range(r.runs):
             got = send(tb, cap, r, r.count)
             found = G.analyse(got["egress"], got["ingress"], r.spacing_ns, r.threshold_ns,
                               got[SOCKET])  # fmt: skip
+            if echo is not None:
+                found |= {"busy_poll_us": r.busy_poll_us, **napi_ids(echo)}
             p = got["prober"]
             if b.experiment_id is None:
                 b.experiment_id = _experiment(store, b, tb)

@@ -110,11 +110,14 @@ def _socket(found: list[dict[str, Any]]) -> dict[str, Any]:
     """The socket's figures (--probe udp), or nothing when no run has them."""
     if not any("socket_seen" in r for r in found):
         return {}
-    return {
+    out = {
         "socket_seen": sum(int(r.get("socket_seen", 0)) for r in found),
         **_medians(found, SOCKET_MEDIANS),
         "socket_burst_lengths": _lengths(found, "socket_burst_lengths"),
     }
+    if any("socket_napi_ids" in r for r in found):  # (none before --busy-poll existed)
+        out["socket_napi_ids"] = _lengths(found, "socket_napi_ids")
+    return out
 
 
 def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, Any]:
@@ -126,6 +129,7 @@ def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, An
         **{k: config.get(k) for k in keys},
         "xdp": config.get("xdp", "off"),  # (none before the knob existed)
         "probe": config.get("probe", "icmp"),  # (icmp only before --probe existed)
+        "busy_poll_us": config.get("busy_poll_us", 0),  # (none before --busy-poll existed)
         "spacing_ns": 1e9 / float(config["rate_pps"]),
         "runs_stored": len(found),
         "probes": sum(int(r["probes"]) for r in found),

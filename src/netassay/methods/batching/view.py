@@ -20,7 +20,20 @@ def knobs_text(s: dict[str, Any]) -> str:
         out += ", threaded NAPI"
     if s.get("xdp") == "on":
         out += ", XDP pass program (native) on the veth"
+    if s.get("busy_poll_us"):
+        out += f", the echo's socket busy-polls {s['busy_poll_us']} us"
     return out
+
+
+def napi_text(ids: dict[str, int]) -> str:
+    """Datagrams per NAPI id at the echo's socket, in words (0: no NAPI instance)."""
+    return (
+        ", ".join(
+            f"{n:,} with {'no NAPI instance (id 0)' if not int(k) else f'NAPI id {k}'}"
+            for k, n in ids.items()
+        )
+        or "-"
+    )
 
 
 def _lengths(counts: dict[str, int]) -> str:
@@ -41,6 +54,11 @@ def socket_lines(s: dict[str, Any]) -> list[str]:
         f"  wait from ingress to the socket: p1 {fmt_us(s['socket_wait_p1_ns'])}, p50"
         f" {fmt_us(s['socket_wait_p50_ns'])}, p99 {fmt_us(s['socket_wait_p99_ns'])}, max"
         f" {fmt_us(s['socket_wait_max_ns'])}",
+        *(
+            [f"  datagrams at the echo's socket: {napi_text(s['socket_napi_ids'])}"]
+            if "socket_napi_ids" in s
+            else []
+        ),
     ]
 
 
