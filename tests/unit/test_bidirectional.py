@@ -19,7 +19,7 @@ from netassay.methods.sweep.directions import (
 from netassay.methods.sweep.run import refuse_bidirectional
 from netassay.testbed import topology as T
 from netassay.testbed.external import ExternalConfig
-from netassay.testbed.reverse import reverse_target
+from netassay.testbed.reverse import reverse_sink, reverse_target
 from netassay.traffic.generator import GenResult
 from netassay.trial.bidirectional import combined, record
 
@@ -132,7 +132,7 @@ def test_the_reverse_generator_sends_back_from_the_sink():
 @pytest.mark.parametrize(
     ("cfg", "latency", "said"),
     [
-        (ExternalConfig(tx="a", rx="b"), False, "--bidirectional with an external testbed"),
+        (ExternalConfig(tx="a", rx="b"), True, "--bidirectional with --latency"),
         (TestbedConfig(sut="xdp-router"), False, "--bidirectional with --sut xdp-router"),
         (TestbedConfig(imix="simple"), False, "--bidirectional with --imix"),
         (TestbedConfig(sink="xdp+nft"), False, "--bidirectional with --sink xdp+nft"),
@@ -145,9 +145,21 @@ def test_bidirectional_is_refused_where_it_cannot_be_honoured(cfg, latency, said
     assert exc.value.line().startswith(said) and "not available yet" in exc.value.line()
 
 
-def test_bidirectional_runs_on_the_router_and_the_bridge():
-    for cfg in (TestbedConfig(), replace(TestbedConfig(), sut="bridge", sut_cap_pps=1e5)):
+def test_bidirectional_runs_on_the_router_the_bridge_and_an_external_testbed():
+    bridge = replace(TestbedConfig(), sut="bridge", sut_cap_pps=1e5)
+    for cfg in (TestbedConfig(), bridge, ExternalConfig(tx="a", rx="b")):
         refuse_bidirectional(cfg, False)
+
+
+def test_an_external_testbed_keeps_its_reverse_direction_in_its_state():
+    state = {"kind": "external", "reverse": {
+        "target": {"netns": None, "dev": "p1", "dst_mac": "02:00:00:00:00:07",
+                   "src": "198.19.0.2", "dst": "198.18.0.2"},
+        "sink": {"netns": "ports", "dev": "p0"},
+    }}  # fmt: skip
+    assert reverse_target(state) == state["reverse"]["target"]
+    assert reverse_sink(state) == ("ports", "p0")
+    assert reverse_sink({"namespaces": {"tg": "na-x-tg"}}) == ("na-x-tg", "tg0")
 
 
 def test_each_generators_warnings_name_their_direction_and_keep_their_kind():

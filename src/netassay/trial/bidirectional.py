@@ -14,6 +14,7 @@ direction's own (its load, planned, sent, received, lost and where) is kept in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -66,14 +67,22 @@ def combined(fwd: GenResult, rev: GenResult) -> GenResult:
     return GenResult(**fields, raw=raw)
 
 
+Locate = Callable[
+    [tuple[int, int, int, int], tuple[int, int, int, int], dict[str, int], int],
+    tuple[dict[str, int], dict[str, int]],
+]
+
+
 def split(
-    pair: tuple[GenResult, GenResult], d: dict[str, int], key: str, ip_version: int
-) -> tuple[tuple[int, int], tuple[dict[str, int], dict[str, int]]]:
+    pair: tuple[GenResult, GenResult], d: dict[str, int], key: str, ip_version: int,
+    locate: Locate | None = None,
+) -> tuple[tuple[int, int], tuple[dict[str, int], dict[str, int]]]:  # fmt: skip
     """Each direction's received frames (the sink's count ``key``, the reverse sink's)
-    and loss split, from one trial's counter deltas ``d``."""
+    and loss split, from one trial's counter deltas ``d``; ``locate``: a testbed kind's
+    own split (an external testbed's ports), else the namespaces' (``locate_both``)."""
     fwd, rev = pair
     received = int(d.get(key, 0)), int(d.get(REVERSE_KEY, 0))
-    locs = locate_both(
+    locs = (locate or locate_both)(
         (fwd.planned, fwd.sent, received[0], fwd.retries),
         (rev.planned, rev.sent, received[1], rev.retries),
         d,
@@ -84,10 +93,10 @@ def split(
 
 def record(
     rate_pps: float, pair: tuple[GenResult, GenResult], d: dict[str, int], key: str,
-    ip_version: int,
+    ip_version: int, locate: Locate | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """What a trial keeps of each direction (``counters["bidirectional"]``)."""
-    received, locs = split(pair, d, key, ip_version)
+    received, locs = split(pair, d, key, ip_version, locate)
     out: dict[str, Any] = {"rate_pps_per_direction": float(rate_pps), "record": CONVENTION}
     for name, res, rx, loc in zip(DIRECTIONS, pair, received, locs, strict=True):
         out[name] = {

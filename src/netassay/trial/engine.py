@@ -43,11 +43,10 @@ from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
 from netassay.errors import UsageError
 from netassay.hist import SinkHist
-from netassay.names import TG_DEV
 from netassay.quality import rate_warning, stall_warning
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
-from netassay.testbed.reverse import reverse_path
+from netassay.testbed.reverse import reverse_path, reverse_sink
 from netassay.traffic.generator import RECORDED_KEYS, GenResult
 from netassay.trial import bidirectional as B
 from netassay.trial.record import TrialRecord
@@ -77,6 +76,14 @@ class PathCounters(Protocol):
         """What a trial stores beyond the flat deltas, and its warnings."""
         ...
 
+    def locate_both(
+        self, fwd: tuple[int, int, int, int], rev: tuple[int, int, int, int],
+        deltas: dict[str, int], ip_version: int,
+    ) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
+        """--bidirectional: each direction's loss by location (each (planned, sent,
+        received, retries))."""
+        ...
+
 
 @dataclass(frozen=True)
 class TrialContext:
@@ -92,7 +99,7 @@ class TrialContext:
     queues: dict[str, int] | None = None
     # the namespaces' counters, read in-process (None: by ``counters.snapshot.snapshot``)
     counters: Snapshots | None = None
-    # --bidirectional: the XDP sink on the generator's veth, counting the reverse direction
+    # --bidirectional: the XDP sink at the generator's end, counting the reverse direction
     reverse: SinkCounter | None = None
 
 
@@ -103,23 +110,32 @@ def trials_on(
     """Everything trials on ``tb`` need, held for as long as they run: the sink's
     counter (its XDP program attached, with ``latency`` its latency histogram too) and
     the path's smallest queue; a testbed kind with a data path of its own (external)
-    gives its sink and its counters. ``bidirectional``: a second XDP sink on the
-    generator's veth, and the reverse path set up (``testbed.reverse``)."""
+    gives its sink and its counters. ``bidirectional``: a second XDP sink at the
+    generator's end (the generator's veth, an external testbed's tx port), and the
+    reverse path set up (``testbed.reverse``; an external testbed's checked by its
+    ``reverse_path`` hook) before either sink is attached."""
     own = T.kind_hook(tb.state, "data_path")
-    if own is not None and bidirectional:
-        raise UsageError(
-            "--bidirectional is not available on this testbed kind",
-            "only the embedded testbed has a generator and a sink at each end yet",
-            "drop --bidirectional, or run on the embedded testbed",
-        )  # fmt: skip
+    if bidirectional:  # before any sink is attached (an external testbed probes its path)
+        setup = T.kind_hook(tb.state, "reverse_path")
+        if own is not None and setup is None:
+            raise UsageError(
+                "--bidirectional is not available on this testbed kind",
+                "it has no generator and sink at each end",
+                "drop --bidirectional, or run on the embedded or an external testbed",
+            )  # fmt: skip
+        if setup is not None:
+            setup(tb)
+        else:
+            reverse_path(tb.state)
     if own is not None:
-        with own(tb, latency=latency) as (sink, path):
+        with (
+            own(tb, latency=latency) as (sink, path),
+            _reverse_sink(tb, bidirectional) as reverse,
+        ):
             # no queue on such a path is known: a stall is judged by its length alone
-            yield TrialContext(tb, sink, None, run_id, path=path)
+            yield TrialContext(tb, sink, None, run_id, path=path, reverse=reverse)
         return
     imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
-    if bidirectional:
-        reverse_path(tb.state)
     with (
         SinkCounter(
             tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
@@ -136,11 +152,13 @@ def trials_on(
 
 @contextmanager
 def _reverse_sink(tb: Testbed, bidirectional: bool) -> Iterator[SinkCounter | None]:
-    """The reverse direction's XDP sink on the generator's veth (None: one direction)."""
+    """The reverse direction's XDP sink (None: one direction): on the generator's veth,
+    or an external testbed's tx port (``testbed.reverse.reverse_sink``)."""
     if not bidirectional:
         yield None
         return
-    with SinkCounter(tb.ns("tg"), "xdp", tb.cfg.size_bytes, dev=TG_DEV) as reverse:
+    netns, dev = reverse_sink(tb.state)
+    with SinkCounter(netns, "xdp", tb.cfg.size_bytes, dev=dev) as reverse:
         yield reverse
 
 
@@ -263,7 +281,8 @@ def _extra(
         extra["imix"] = per_size(ctx.sink.imix, res, d)
     if pair is not None:
         key = received_key(ctx.sink.kind)
-        extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version)
+        both = ctx.path.locate_both if ctx.path else None
+        extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both)
     if latency is not None:
         extra["latency"] = latency.to_json()
         warnings.extend(_latency_warnings(latency, int(d.get(XDP_KEY, 0))))
@@ -358,7 +377,8 @@ def _split(
     fa = flatten(after)
     d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
     if pair is not None:
-        (rx_f, rx_r), (loc_f, loc_r) = B.split(pair, d, key, ctx.tb.cfg.ip_version)
+        both = ctx.path.locate_both if ctx.path else None
+        (rx_f, rx_r), (loc_f, loc_r) = B.split(pair, d, key, ctx.tb.cfg.ip_version, both)
         return fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r)
     received = int(d.get(key, 0))
     locate = ctx.path.locate_loss if ctx.path else locate_loss
@@ -394,8 +414,8 @@ def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
 def _snapshot(ctx: TrialContext) -> dict[str, Any]:
     """The counters a trial reads before and after: the data path's own, or the kernel's."""
     if ctx.path:
-        return ctx.path.snapshot(ctx.sink)
-    if ctx.counters:
+        snap = ctx.path.snapshot(ctx.sink)
+    elif ctx.counters:
         snap = ctx.counters.snapshot(ctx.sink)
     else:
         snap = snapshot(ctx.tb.state["namespaces"], ctx.sink)

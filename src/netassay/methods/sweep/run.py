@@ -109,22 +109,24 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
 
 def refuse_bidirectional(cfg: Any, latency: bool) -> None:
     """``--bidirectional`` where it can be honoured, or one line saying why not: the
-    embedded router or bridge, frames of one size, the XDP sink, no latency."""
+    embedded router or bridge or an external testbed, frames of one size, the XDP sink,
+    no latency."""
     why = None
-    if T.is_external(cfg):
-        why = "an external testbed", "its ports have one generator and one sink"
+    if latency:
+        why = "--latency", "only one direction's sink keeps a latency histogram"
+    elif T.is_external(cfg):
+        pass  # its sink is XDP, its frames of one size (testbed.external.validate)
     elif cfg.sut == T.XDP_ROUTER:
         why = "--sut xdp-router", "the XDP router forwards one direction only"
     elif cfg.imix:
         why = "--imix", "each end's sink counts frames of one size"
     elif cfg.sink != "xdp":
         why = f"--sink {cfg.sink}", "each end counts with the XDP sink"
-    elif latency:
-        why = "--latency", "only one direction's sink keeps a latency histogram"
     if why is not None:
         raise UsageError(
             f"--bidirectional with {why[0]}", f"{why[1]} (not available yet)",
-            "drop one of them (--bidirectional runs on the embedded router or bridge)",
+            "drop one of them (--bidirectional runs on the embedded router or bridge, "
+            "or an external testbed)",
         )  # fmt: skip
 
 
