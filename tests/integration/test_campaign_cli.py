@@ -80,3 +80,11 @@ def test_a_cell_whose_settings_clash_is_refused_before_any_cell_runs(cli, tmp_pa
     res = cli("campaign", "plan", f)
     assert res.returncode == 0, res.stderr
     assert "xdp=on  [3 runs x 2000 probes at 10k/s]" in res.stdout
+
+
+def test_plan_of_a_bidirectional_cell_says_its_loads_are_per_direction(cli):
+    res = cli("campaign", "plan", ROOT / "examples" / "both-ways.toml")
+    assert res.returncode == 0, res.stderr
+    one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x and "[" in x)
+    assert "bidirectional=False  [20 kpps..100 kpps, 5 loads x 2 runs x 1 s]" in one
+    assert "bidirectional=True  [20 kpps..100 kpps per direction, both at once, 5 loads" in both
