@@ -374,14 +374,15 @@ def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
     direction only: under it neither direction loses a frame; over it the capped one
     receives the cap's rate and its bucket, its loss between the ports, and the other
     loses nothing. The reverse path is checked as the forward one (routed, back at the
-    tx port), its sink detached after the run."""
+    tx port), its sink detached after the run. With --latency each end's sink keeps its
+    direction's histogram, one latency per frame it counted."""
     with _hand_router(tb_name, cap_on=cap_on) as router:
         res = cli(*router.args(tb_name))
         assert res.returncode == 0, res.stderr
         db = tmp_path / "both.db"
         res = cli("sweep", "--bidirectional", "--testbed", tb_name, "--rates",
                   f"{BOTH_LOW},{BOTH_HIGH}", "--runs", "1", "--duration", "1s", "--settle",
-                  "0.1s", "--retries", "4", "--no-peak-check", "--db", str(db),
+                  "0.1s", "--retries", "4", "--no-peak-check", "--latency", "--db", str(db),
                   "--json")  # fmt: skip
         assert res.returncode == 0, res.stderr
         other = "forward" if capped == "reverse" else "reverse"
@@ -402,6 +403,11 @@ def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
             for d in DIRS:
                 assert both[d]["sent"] == pytest.approx(t.rate_pps / 2, rel=0.001)
                 assert both[d]["loss_location"]["unaccounted"] == 0
+                # --latency: each end's sink keeps its direction's histogram, every frame
+                hist = SinkHist(both[d]["latency"])
+                assert hist.n == both[d]["received"] and hist.ahead == 0, hist.summary()
+                assert 0 < hist.min_ns < 1e6, hist.summary()
+            assert SinkHist(t.counters["latency"]).n == t.received  # both, merged
         assert low.counters["bidirectional"][capped]["lost"] == 0
         hit = high.counters["bidirectional"][capped]
         bucket = CAP_PPS // 100
@@ -411,6 +417,11 @@ def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
         view = json.loads(res.stdout)["bidirectional"]
         assert view["loads"][1][capped]["main_location"] == "between_ports"
         assert view["loads"][1][other]["loss_ratio"] == 0
+        for d in DIRS:
+            rows = view["latency"][d]
+            print(d, [(r["rate_pps"], r["p50_ns"], r["p99_ns"]) for r in rows])
+            assert [r["rate_pps"] for r in rows] == [BOTH_LOW, BOTH_HIGH]
+            assert all(0 < r["p50_ns"] < 1e6 for r in rows), rows
         links = json.loads(sh("ip", "-j", "link", "show", "dev", router.tx).stdout)
         assert "xdp" not in links[0]  # the reverse sink is gone with the run
         assert cli("testbed", "down", tb_name).returncode == 0

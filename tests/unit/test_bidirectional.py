@@ -11,6 +11,7 @@ import pytest
 from netassay.config import TestbedConfig
 from netassay.counters.loss import REVERSE_KEY, direction_deltas, flatten, locate_both, summed
 from netassay.errors import UsageError
+from netassay.hist import SinkHist
 from netassay.methods.sweep.directions import (
     LoadBothWays,
     directions_json,
@@ -21,6 +22,7 @@ from netassay.testbed import topology as T
 from netassay.testbed.external import ExternalConfig
 from netassay.testbed.reverse import reverse_sink, reverse_target
 from netassay.traffic.generator import GenResult
+from netassay.trial import bidirectional as B
 from netassay.trial.bidirectional import combined, record
 
 
@@ -130,25 +132,48 @@ def test_the_reverse_generator_sends_back_from_the_sink():
 
 
 @pytest.mark.parametrize(
-    ("cfg", "latency", "said"),
+    ("cfg", "said"),
     [
-        (ExternalConfig(tx="a", rx="b"), True, "--bidirectional with --latency"),
-        (TestbedConfig(sut="xdp-router"), False, "--bidirectional with --sut xdp-router"),
-        (TestbedConfig(imix="simple"), False, "--bidirectional with --imix"),
-        (TestbedConfig(sink="xdp+nft"), False, "--bidirectional with --sink xdp+nft"),
-        (TestbedConfig(), True, "--bidirectional with --latency"),
+        (TestbedConfig(sut="xdp-router"), "--bidirectional with --sut xdp-router"),
+        (TestbedConfig(imix="simple"), "--bidirectional with --imix"),
+        (TestbedConfig(sink="xdp+nft"), "--bidirectional with --sink xdp+nft"),
     ],
 )
-def test_bidirectional_is_refused_where_it_cannot_be_honoured(cfg, latency, said):
+def test_bidirectional_is_refused_where_it_cannot_be_honoured(cfg, said):
     with pytest.raises(UsageError) as exc:
-        refuse_bidirectional(cfg, latency)
+        refuse_bidirectional(cfg)
     assert exc.value.line().startswith(said) and "not available yet" in exc.value.line()
 
 
 def test_bidirectional_runs_on_the_router_the_bridge_and_an_external_testbed():
     bridge = replace(TestbedConfig(), sut="bridge", sut_cap_pps=1e5)
     for cfg in (TestbedConfig(), bridge, ExternalConfig(tx="a", rx="b")):
-        refuse_bidirectional(cfg, False)
+        refuse_bidirectional(cfg)
+
+
+def _hist(*ns: int) -> SinkHist:
+    h = SinkHist()
+    for v in ns:
+        h.merge(SinkHist({"n": 1, "sum_ns": v, "min_ns": v, "max_ns": v,
+                          "buckets": [[v, v + 1, 1]]}))  # fmt: skip
+    return h
+
+
+def test_with_latency_each_direction_keeps_its_histogram_and_the_trial_both():
+    from netassay.trial.engine import _latency_warnings
+
+    lat = B.Latencies(_hist(1000, 2000), _hist(3000))
+    both = {"forward": {}, "reverse": {}}
+    B.keep_latencies(both, lat)
+    assert SinkHist(both["forward"]["latency"]).n == 2
+    assert SinkHist(both["reverse"]["latency"]).max_ns == 3000
+    merged = lat.merged()
+    assert merged is not None and (merged.n, merged.min_ns, merged.max_ns) == (3, 1000, 3000)
+    assert lat.forward is not None and lat.forward.n == 2  # merging took a copy
+    d = {"sink/xdp/packets": 2, REVERSE_KEY: 2}  # the reverse sink counted one more
+    (w,) = B.latency_warnings(lat, d, _latency_warnings)
+    assert w.startswith("the sink's latency histogram holds 1 frame(s) of the 2")
+    assert w.endswith("(reverse direction)")
 
 
 def test_an_external_testbed_keeps_its_reverse_direction_in_its_state():

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from netassay.counters.loss import REVERSE_KEY, locate_both
+from netassay.counters.sink import XDP_KEY
+from netassay.hist import SinkHist
 from netassay.testbed.bed import Testbed
 from netassay.traffic.generator import RECORDED_KEYS, GenResult
 
@@ -108,4 +111,38 @@ def record(
             "loss_location": loc,
             "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
         }
+    return out
+
+
+@dataclass
+class Latencies:
+    """Each direction's latency histogram of one trial (None: that sink keeps none)."""
+
+    forward: SinkHist | None
+    reverse: SinkHist | None
+
+    def merged(self) -> SinkHist | None:
+        """Both directions' frames in one histogram (the trial's aggregate)."""
+        if self.forward is None or self.reverse is None:
+            return self.forward or self.reverse
+        return SinkHist(self.forward.to_json()).merge(self.reverse)
+
+
+def keep_latencies(both: dict[str, Any], lat: Latencies) -> None:
+    """Each direction's histogram into its part of ``counters["bidirectional"]``."""
+    for name, h in zip(DIRECTIONS, (lat.forward, lat.reverse), strict=True):
+        if h is not None:
+            both[name]["latency"] = h.to_json()
+
+
+def latency_warnings(
+    lat: Latencies, d: dict[str, int], check: Callable[[SinkHist, int], list[str]]
+) -> list[str]:
+    """Each direction's histogram checked against its own sink's count (``check``: the
+    trial engine's), the warning naming its direction."""
+    out = []
+    for name, h, key in zip(DIRECTIONS, (lat.forward, lat.reverse), (XDP_KEY, REVERSE_KEY),
+                            strict=True):  # fmt: skip
+        if h is not None:
+            out += [f"{w} ({name} direction)" for w in check(h, int(d.get(key, 0)))]
     return out

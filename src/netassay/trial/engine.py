@@ -130,7 +130,7 @@ def trials_on(
     if own is not None:
         with (
             own(tb, latency=latency) as (sink, path),
-            _reverse_sink(tb, bidirectional) as reverse,
+            _reverse_sink(tb, bidirectional, latency) as reverse,
         ):
             # no queue on such a path is known: a stall is judged by its length alone
             yield TrialContext(tb, sink, None, run_id, path=path, reverse=reverse)
@@ -141,7 +141,7 @@ def trials_on(
             tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
         ) as sink,
         Snapshots(tb.state["namespaces"]) as counters,
-        _reverse_sink(tb, bidirectional) as reverse,
+        _reverse_sink(tb, bidirectional, latency) as reverse,
     ):
         queues = T.path_queues(tb)
         yield TrialContext(
@@ -151,14 +151,17 @@ def trials_on(
 
 
 @contextmanager
-def _reverse_sink(tb: Testbed, bidirectional: bool) -> Iterator[SinkCounter | None]:
+def _reverse_sink(
+    tb: Testbed, bidirectional: bool, latency: bool = False
+) -> Iterator[SinkCounter | None]:
     """The reverse direction's XDP sink (None: one direction): on the generator's veth,
-    or an external testbed's tx port (``testbed.reverse.reverse_sink``)."""
+    or an external testbed's tx port (``testbed.reverse.reverse_sink``); with
+    ``latency`` it keeps the reverse direction's latency histogram."""
     if not bidirectional:
         yield None
         return
     netns, dev = reverse_sink(tb.state)
-    with SinkCounter(netns, "xdp", tb.cfg.size_bytes, dev=dev) as reverse:
+    with SinkCounter(netns, "xdp", tb.cfg.size_bytes, dev=dev, latency=latency) as reverse:
         yield reverse
 
 
@@ -225,6 +228,8 @@ def measure(
     lap("sink_ensure")
     before = _snapshot(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
+    if ctx.reverse is not None:
+        ctx.reverse.take_latency()
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     lap("counters_before")
     pair = B.send_both(tb, rate_pps, duration_s) if ctx.reverse is not None else None
@@ -237,6 +242,8 @@ def measure(
     after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
     fa, d, counter_warnings, received, loss = split
     latency = ctx.sink.take_latency()
+    if ctx.reverse is not None:  # --bidirectional: each direction's own histogram
+        latency = B.Latencies(latency, ctx.reverse.take_latency())
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     warnings = _trial_warnings(
         ctx, pair or (res,), rate_pps, (fb, fa, d), key, counter_warnings, received, loss,
@@ -270,11 +277,12 @@ def measure(
 def _extra(
     ctx: TrialContext, snaps: tuple[dict[str, Any], dict[str, Any]], res: GenResult,
     pair: tuple[GenResult, GenResult] | None, d: dict[str, int], rate_pps: float,
-    latency: SinkHist | None, warnings: list[str],
+    latency: SinkHist | B.Latencies | None, warnings: list[str],
 ) -> dict[str, Any]:  # fmt: skip
     """What a trial stores in its counters beyond the deltas: the data path's own, a
     mix's counts per size, each direction's (``trial.bidirectional``), the latency
-    histogram; their warnings are added to ``warnings``."""
+    histogram (with --bidirectional each direction's, and both merged as the trial's);
+    their warnings are added to ``warnings``."""
     extra, extra_warnings = ctx.path.trial_counters(*snaps) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
     if ctx.sink.imix:
@@ -283,7 +291,13 @@ def _extra(
         key = received_key(ctx.sink.kind)
         both = ctx.path.locate_both if ctx.path else None
         extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both)
-    if latency is not None:
+    if isinstance(latency, B.Latencies):  # each direction's, checked against its sink
+        warnings.extend(B.latency_warnings(latency, d, _latency_warnings))
+        B.keep_latencies(extra["bidirectional"], latency)
+        merged = latency.merged()
+        if merged is not None:
+            extra["latency"] = merged.to_json()
+    elif latency is not None:
         extra["latency"] = latency.to_json()
         warnings.extend(_latency_warnings(latency, int(d.get(XDP_KEY, 0))))
     return extra
