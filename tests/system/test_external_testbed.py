@@ -424,4 +424,6 @@ def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
             assert all(0 < r["p50_ns"] < 1e6 for r in rows), rows
         links = json.loads(sh("ip", "-j", "link", "show", "dev", router.tx).stdout)
         assert "xdp" not in links[0]  # the reverse sink is gone with the run
+        show = cli("testbed", "show", tb_name).stdout
+        assert "reverse path check (--bidirectional): ok: 100 of 100 probes came back" in show
         assert cli("testbed", "down", tb_name).returncode == 0
