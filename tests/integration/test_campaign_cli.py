@@ -100,3 +100,11 @@ def test_a_batching_campaign_varies_busy_polling(cli, tmp_path):
     (line,) = res.stderr.strip().splitlines()
     assert f"{f}:9: cell 2 (busy_poll=50): --busy-poll needs --probe udp" in line
     assert not (tmp_path / "bp.db").exists()
+
+
+def test_plan_of_a_bidirectional_cell_says_its_loads_are_per_direction(cli):
+    res = cli("campaign", "plan", ROOT / "examples" / "both-ways.toml")
+    assert res.returncode == 0, res.stderr
+    one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x and "[" in x)
+    assert "bidirectional=False  [20 kpps..100 kpps, 5 loads x 2 runs x 1 s]" in one
+    assert "bidirectional=True  [20 kpps..100 kpps per direction, both at once, 5 loads" in both

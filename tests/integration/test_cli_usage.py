@@ -186,7 +186,8 @@ def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command
     ("command", "args", "said"),
     [
         ("sweep", ("--bidirectional", "--imix", "simple"), "--bidirectional with --imix"),
-        ("sweep", ("--bidirectional", "--latency"), "--bidirectional with --latency"),
+        ("latency", ("--bidirectional",), "--bidirectional with --at (the latency command's"),
+        ("sweep", ("--bidirectional", "--latency", "--at", "50%"), "--bidirectional with --at"),
         ("sweep", ("--bidirectional", "--sink", "nft"), "--bidirectional with --sink nft"),
         ("sweep", ("--bidirectional", "--sut", "xdp-router"), "--bidirectional with --sut xdp-"),
         ("sweep", ("--sut", "xdp-router", "--sut-cap-reverse", "10k"), "--sut-cap-reverse with"),

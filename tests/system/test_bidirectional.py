@@ -75,3 +75,44 @@ def test_a_cap_on_one_direction_shows_in_that_direction_only(
     assert [x["rate_pps_per_direction"] for x in view["loads"]] == [LOW, HIGH]
     assert view["loads"][1][capped]["main_location"] == "sut_egress"
     assert view["loads"][1][other]["loss_ratio"] == 0
+
+
+def test_a_bidirectional_campaign_cell(tb_name, tmp_path, cli, netns_of):
+    """A campaign whose factor is --bidirectional: both cells run on the kernel router
+    with a cap on the reverse direction's egress; the one-direction cell loses nothing
+    (the cap is not on its path), the bidirectional one stores each direction's counts
+    and its loss in the reverse direction only; 'compare' reads both as sweeps, the
+    bidirectional one's PDR the aggregate load under the cap."""
+    spec = tmp_path / "both.toml"
+    spec.write_text(
+        '[campaign]\nname = "both"\n[fixed]\n'
+        f'rates = "{LOW},{HIGH}"\nruns = 1\nduration = "1s"\nsettle = "0.1s"\n'
+        f'peak_check = false\nsut_cap_reverse = "{CAP}"\n'
+        "[factors]\nbidirectional = [false, true]\n"
+    )
+    plan = cli("campaign", "plan", spec)
+    assert plan.returncode == 0, plan.stderr
+    assert f"{LOW // 1000} kpps..{HIGH // 1000} kpps per direction, both at once" in plan.stdout
+    db = tmp_path / "both.db"
+    res = cli("campaign", "run", spec, "--db", db, "--name", tb_name, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "2 of 2 cells stored" in res.stdout
+    assert netns_of(tb_name) == []
+    with Store(db, readonly=True) as st:
+        exps = {bool(e.config.get("bidirectional")): e for e in st.experiments()}
+        one, both = (st.trial_records(exps[k].id) for k in (False, True))
+    assert exps[True].metadata["campaign"]["campaign"] == "both"
+    assert [t.sent - t.received for t in one] == [0, 0]  # the cap is on the other way
+    assert all("bidirectional" not in t.counters for t in one)
+    low, high = both
+    assert [t.rate_pps for t in both] == [2 * LOW, 2 * HIGH]  # the aggregate loads
+    assert low.counters["bidirectional"]["reverse"]["lost"] == 0
+    hit = high.counters["bidirectional"]
+    assert hit["forward"]["lost"] == 0
+    assert hit["reverse"]["lost"] == hit["reverse"]["loss_location"]["sut_egress"] > 0
+    out = cli("compare", db, "--by", "bidirectional", "--json")
+    assert out.returncode == 0, out.stderr
+    exps_out = json.loads(out.stdout)["experiments"]
+    pdr = {e["factors"]["bidirectional"]: e["pdr_pps"] for e in exps_out}
+    print(pdr)
+    assert pdr == {False: HIGH, True: 2 * LOW}

@@ -27,6 +27,8 @@ from netassay.store.db import Store
 pytestmark = pytest.mark.system
 CAP_PPS = 30_000
 WRONG_MAC = "02:00:00:00:00:99"
+BOTH_LOW, BOTH_HIGH = 10_000, 40_000  # --bidirectional: pps per direction, CAP_PPS between
+DIRS = ("forward", "reverse")
 V4 = ("198.18.0.2", "198.19.0.2")
 SYSCTLS = ("/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/core/netdev_max_backlog")
 
@@ -43,11 +45,14 @@ def mac_of(dev: str, netns: str | None = None) -> str:
 class HandRouter:
     """A kernel router between two host ports, built the way a user would by hand."""
 
-    def __init__(self, name: str, ports_ns: str | None = None, v6: bool = False) -> None:
+    def __init__(
+        self, name: str, ports_ns: str | None = None, v6: bool = False, cap_on: str | None = None
+    ) -> None:
         self.ns = f"na-{name}-ext"
         self.tx, self.rx = f"na-{name}-tx", f"na-{name}-rx"
         self.ports = ports_ns  # where the ports are (None: the host's namespace)
         self.v6 = v6
+        self.cap_on = cap_on  # the cap on one port's egress only (None: all it forwards)
         self.src, self.dst = ("2001:2:0:1::2", "2001:2:0:2::2") if v6 else V4
         self.in_mac = ""
 
@@ -83,17 +88,22 @@ class HandRouter:
         self.in_mac = mac_of("in0", self.ns)
         self.forwarding(True)
         self.neighbour(mac_of(self.rx, self.ports))
+        # the way back too (--bidirectional): the source's neighbour on the tx side
+        sh("ip", "-n", self.ns, "neigh", "replace", self.src, "lladdr",
+           mac_of(self.tx, self.ports), "dev", "in0", "nud", "permanent")  # fmt: skip
         if cap_pps:
+            where = f'oifname "{self.cap_on}" ' if self.cap_on else ""
             rules = f"""table inet na_cap {{
   chain na_fwd {{ type filter hook forward priority 0; policy accept;
-    meta l4proto udp limit rate over {cap_pps}/second burst {cap_pps // 100} packets drop
+    {where}meta l4proto udp limit rate over {cap_pps}/second burst {cap_pps // 100} packets drop
   }}
 }}
 """
             sh("ip", "netns", "exec", self.ns, "nft", "-f", "-", input=rules)
         # its forwarding on CPU 1, as a box of its own; the generator is pinned to CPU 0
-        path = "/sys/class/net/in0/queues/rx-0/rps_cpus"
-        sh("ip", "netns", "exec", self.ns, "tee", path, input="2\n")
+        for inner in ("in0", "out0"):
+            path = f"/sys/class/net/{inner}/queues/rx-0/rps_cpus"
+            sh("ip", "netns", "exec", self.ns, "tee", path, input="2\n")
         return self
 
     def forwarding(self, on: bool) -> None:
@@ -353,3 +363,67 @@ def test_latency_on_an_external_testbed(router, tb_name, tmp_path, cli):
         assert hist.n == t["received"] and hist.ahead == 0, hist.summary()
         assert 0 < hist.min_ns < 1e6, hist.summary()
     assert cli("testbed", "down", tb_name).returncode == 0
+
+
+@pytest.mark.parametrize(("cap_on", "capped"), [("out0", "forward"), ("in0", "reverse")])
+def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
+    tb_name, tmp_path, cli, cap_on, capped
+):
+    """--bidirectional on an external testbed: a generator and an XDP sink on each port.
+    The hand-made router's cap (a policer on one port's egress only) shows in that
+    direction only: under it neither direction loses a frame; over it the capped one
+    receives the cap's rate and its bucket, its loss between the ports, and the other
+    loses nothing. The reverse path is checked as the forward one (routed, back at the
+    tx port), its sink detached after the run. With --latency each end's sink keeps its
+    direction's histogram, one latency per frame it counted."""
+    with _hand_router(tb_name, cap_on=cap_on) as router:
+        res = cli(*router.args(tb_name))
+        assert res.returncode == 0, res.stderr
+        db = tmp_path / "both.db"
+        res = cli("sweep", "--bidirectional", "--testbed", tb_name, "--rates",
+                  f"{BOTH_LOW},{BOTH_HIGH}", "--runs", "1", "--duration", "1s", "--settle",
+                  "0.1s", "--retries", "4", "--no-peak-check", "--latency", "--db", str(db),
+                  "--json")  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        other = "forward" if capped == "reverse" else "reverse"
+        with Store(db, readonly=True) as st:
+            (exp,) = list(st.experiments())
+            low, high = st.trial_records(exp.id)
+        assert exp.config["bidirectional"] is True
+        back = exp.environment["external"]["reverse_path_check"]
+        assert back["ok"] and back["came_back"] == 100 and back["hops"] == 1, back
+        for t in (low, high):
+            both = t.counters["bidirectional"]
+            print(t.rate_pps, t.sent, t.received, t.loss_location, t.warnings)
+            print({d: {k: v for k, v in both[d].items() if k != "generator"} for d in DIRS})
+            assert not t.excluded, t.warnings
+            assert t.rate_pps == 2 * both["rate_pps_per_direction"]
+            assert t.received == both["forward"]["received"] + both["reverse"]["received"]
+            assert both[other]["lost"] == 0  # the cap is not on its path
+            for d in DIRS:
+                assert both[d]["sent"] == pytest.approx(t.rate_pps / 2, rel=0.001)
+                assert both[d]["loss_location"]["unaccounted"] == 0
+                # --latency: each end's sink keeps its direction's histogram, every frame
+                hist = SinkHist(both[d]["latency"])
+                assert hist.n == both[d]["received"] and hist.ahead == 0, hist.summary()
+                assert 0 < hist.min_ns < 1e6, hist.summary()
+            assert SinkHist(t.counters["latency"]).n == t.received  # both, merged
+        assert low.counters["bidirectional"][capped]["lost"] == 0
+        hit = high.counters["bidirectional"][capped]
+        bucket = CAP_PPS // 100
+        assert hit["received"] == pytest.approx(CAP_PPS * high.duration_s + bucket, rel=0.03)
+        assert hit["loss_location"]["between_ports"] == hit["lost"] > 0
+        assert high.loss_location["between_ports"] == hit["lost"]  # the aggregate's too
+        view = json.loads(res.stdout)["bidirectional"]
+        assert view["loads"][1][capped]["main_location"] == "between_ports"
+        assert view["loads"][1][other]["loss_ratio"] == 0
+        for d in DIRS:
+            rows = view["latency"][d]
+            print(d, [(r["rate_pps"], r["p50_ns"], r["p99_ns"]) for r in rows])
+            assert [r["rate_pps"] for r in rows] == [BOTH_LOW, BOTH_HIGH]
+            assert all(0 < r["p50_ns"] < 1e6 for r in rows), rows
+        links = json.loads(sh("ip", "-j", "link", "show", "dev", router.tx).stdout)
+        assert "xdp" not in links[0]  # the reverse sink is gone with the run
+        show = cli("testbed", "show", tb_name).stdout
+        assert "reverse path check (--bidirectional): ok: 100 of 100 probes came back" in show
+        assert cli("testbed", "down", tb_name).returncode == 0

@@ -11,6 +11,7 @@ import pytest
 from netassay.config import TestbedConfig
 from netassay.counters.loss import REVERSE_KEY, direction_deltas, flatten, locate_both, summed
 from netassay.errors import UsageError
+from netassay.hist import SinkHist
 from netassay.methods.sweep.directions import (
     LoadBothWays,
     directions_json,
@@ -19,8 +20,9 @@ from netassay.methods.sweep.directions import (
 from netassay.methods.sweep.run import refuse_bidirectional
 from netassay.testbed import topology as T
 from netassay.testbed.external import ExternalConfig
-from netassay.testbed.reverse import reverse_target
+from netassay.testbed.reverse import reverse_sink, reverse_target
 from netassay.traffic.generator import GenResult
+from netassay.trial import bidirectional as B
 from netassay.trial.bidirectional import combined, record
 
 
@@ -130,24 +132,59 @@ def test_the_reverse_generator_sends_back_from_the_sink():
 
 
 @pytest.mark.parametrize(
-    ("cfg", "latency", "said"),
+    ("cfg", "said"),
     [
-        (ExternalConfig(tx="a", rx="b"), False, "--bidirectional with an external testbed"),
-        (TestbedConfig(sut="xdp-router"), False, "--bidirectional with --sut xdp-router"),
-        (TestbedConfig(imix="simple"), False, "--bidirectional with --imix"),
-        (TestbedConfig(sink="xdp+nft"), False, "--bidirectional with --sink xdp+nft"),
-        (TestbedConfig(), True, "--bidirectional with --latency"),
+        (TestbedConfig(sut="xdp-router"), "--bidirectional with --sut xdp-router"),
+        (TestbedConfig(imix="simple"), "--bidirectional with --imix"),
+        (TestbedConfig(sink="xdp+nft"), "--bidirectional with --sink xdp+nft"),
     ],
 )
-def test_bidirectional_is_refused_where_it_cannot_be_honoured(cfg, latency, said):
+def test_bidirectional_is_refused_where_it_cannot_be_honoured(cfg, said):
     with pytest.raises(UsageError) as exc:
-        refuse_bidirectional(cfg, latency)
+        refuse_bidirectional(cfg)
     assert exc.value.line().startswith(said) and "not available yet" in exc.value.line()
 
 
-def test_bidirectional_runs_on_the_router_and_the_bridge():
-    for cfg in (TestbedConfig(), replace(TestbedConfig(), sut="bridge", sut_cap_pps=1e5)):
-        refuse_bidirectional(cfg, False)
+def test_bidirectional_runs_on_the_router_the_bridge_and_an_external_testbed():
+    bridge = replace(TestbedConfig(), sut="bridge", sut_cap_pps=1e5)
+    for cfg in (TestbedConfig(), bridge, ExternalConfig(tx="a", rx="b")):
+        refuse_bidirectional(cfg)
+
+
+def _hist(*ns: int) -> SinkHist:
+    h = SinkHist()
+    for v in ns:
+        h.merge(SinkHist({"n": 1, "sum_ns": v, "min_ns": v, "max_ns": v,
+                          "buckets": [[v, v + 1, 1]]}))  # fmt: skip
+    return h
+
+
+def test_with_latency_each_direction_keeps_its_histogram_and_the_trial_both():
+    from netassay.trial.engine import _latency_warnings
+
+    lat = B.Latencies(_hist(1000, 2000), _hist(3000))
+    both = {"forward": {}, "reverse": {}}
+    B.keep_latencies(both, lat)
+    assert SinkHist(both["forward"]["latency"]).n == 2
+    assert SinkHist(both["reverse"]["latency"]).max_ns == 3000
+    merged = lat.merged()
+    assert merged is not None and (merged.n, merged.min_ns, merged.max_ns) == (3, 1000, 3000)
+    assert lat.forward is not None and lat.forward.n == 2  # merging took a copy
+    d = {"sink/xdp/packets": 2, REVERSE_KEY: 2}  # the reverse sink counted one more
+    (w,) = B.latency_warnings(lat, d, _latency_warnings)
+    assert w.startswith("the sink's latency histogram holds 1 frame(s) of the 2")
+    assert w.endswith("(reverse direction)")
+
+
+def test_an_external_testbed_keeps_its_reverse_direction_in_its_state():
+    state = {"kind": "external", "reverse": {
+        "target": {"netns": None, "dev": "p1", "dst_mac": "02:00:00:00:00:07",
+                   "src": "198.19.0.2", "dst": "198.18.0.2"},
+        "sink": {"netns": "ports", "dev": "p0"},
+    }}  # fmt: skip
+    assert reverse_target(state) == state["reverse"]["target"]
+    assert reverse_sink(state) == ("ports", "p0")
+    assert reverse_sink({"namespaces": {"tg": "na-x-tg"}}) == ("na-x-tg", "tg0")
 
 
 def test_each_generators_warnings_name_their_direction_and_keep_their_kind():

@@ -185,7 +185,16 @@ sut_cap = [100000, "150k"]
     assert args[args.index("--sut-cap") + 1] == "100000"
 
 
-@pytest.mark.parametrize("name", ["caps.toml", "pastrami.toml", "search.toml", "bits.toml"])
+@pytest.mark.parametrize(
+    "name", ["caps.toml", "pastrami.toml", "search.toml", "bits.toml", "both-ways.toml"]
+)
 def test_the_examples_are_valid_campaigns(name):
     c = SP.load(ROOT / "examples" / name)
     assert c.cells and all(SP.cell_args(c.method, c.settings(i)) for i in range(len(c.cells)))
+
+
+def test_a_bidirectional_cell_gives_its_command_the_flag():
+    c = SP.load(ROOT / "examples" / "both-ways.toml")
+    one, both = (SP.cell_args(c.method, c.settings(i)) for i in range(2))
+    assert "--bidirectional" not in one and "--bidirectional" in both
+    assert both[both.index("--sut-cap-reverse") + 1] == "60k"

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from netassay.errors import UsageError
+from netassay.errors import TestbedError, UsageError
 from netassay.testbed import external as X
 
 GOOD = dict(tx="enp1s0f0", rx="enp1s0f1", dst_mac="3C:FD:FE:AA:BB:CC", src="198.18.0.2",
@@ -120,3 +120,18 @@ def test_sweep_and_search_on_a_named_testbed(tmp_path, monkeypatch):
         named_testbed("rack1", None, {"size_bytes": 128}, [1e6])
     with pytest.raises(UsageError, match=r"--max-load 2 Mpps is above the line rate"):
         named_testbed("rack1", None, {}, [2e6], "--max-load")
+
+
+def test_bidirectional_needs_a_source_in_the_ranges_and_a_free_tx_port():
+    """The reverse direction is sent to --src and counted on the tx port: a --src outside
+    the benchmarking ranges (without --allow-any-destination) and a tx port that runs
+    another XDP program are refused in one line (nothing on the host is read first)."""
+    free = {"tx": {"xdp_prog": None}, "rx": {"xdp_prog": None}}
+    with pytest.raises(UsageError) as err:
+        X._refuse_reverse(cfg(src="10.0.0.2", dst="198.19.0.2"), free)
+    line = err.value.line()
+    assert "\n" not in line and "refusing --bidirectional to --src 10.0.0.2" in line
+    busy = {"tx": {"xdp_prog": 42}, "rx": {"xdp_prog": None}}
+    with pytest.raises(TestbedError) as exc:
+        X._refuse_reverse(cfg(allow_any_destination=True, src="10.0.0.2"), busy)
+    assert "the tx port enp1s0f0 already runs an XDP program (id 42)" in exc.value.line()

@@ -108,3 +108,17 @@ def test_refused_sends_that_were_retried_are_not_lost(retries):
     path = X.PortCounters(X.make_config(tx="p0", rx="p1", src="198.18.0.2", dst="198.19.0.2"))
     loc = path.locate_loss(1000, 1000, 1000, {"tx/link/p0/tx_dropped": 7}, 4, retries)
     assert loc["gen_egress"] == 7 - retries
+
+
+def test_bidirectional_each_direction_reads_its_own_ports_side():
+    """--bidirectional: the reverse direction's generator sends on the rx port and its
+    sink counts on the tx port, so the rx port's transmit drops and the tx port's
+    receive drops are its own, and the forward direction's split is as one way's."""
+    path = X.PortCounters(X.make_config(tx="p0", rx="p1", src="198.18.0.2", dst="198.19.0.2"))
+    d = {"tx/link/p0/tx_dropped": 3, "rx/link/p1/rx_dropped": 4,  # the forward's
+         "rx/link/p1/tx_dropped": 9, "tx/link/p0/rx_dropped": 6}  # the reverse's  # fmt: skip
+    fwd, rev = path.locate_both((1000, 1000, 900, 0), (1002, 1000, 800, 2), d, 4)
+    assert fwd == {"unsent": 0, "gen_egress": 3, "between_ports": 93, "sink_ingress": 4,
+                   "unaccounted": 0}  # fmt: skip
+    assert rev == {"unsent": 2, "gen_egress": 7, "between_ports": 187, "sink_ingress": 6,
+                   "unaccounted": 0}  # fmt: skip

@@ -6,6 +6,7 @@ import ipaddress
 import struct
 
 from netassay.testbed import pathcheck as PC
+from netassay.testbed.external import sut_mac_on_rx
 
 RX_MAC = "02:00:00:00:00:02"
 SUT_MAC = "02:00:00:00:00:01"
@@ -51,6 +52,11 @@ def test_a_routed_path_passes():
     rec = judge(parsed(100))
     assert rec["ok"] and rec["came_back"] == 100 and rec["hops"] == 1
     assert "problem" not in rec
+    # who sent them on: where --bidirectional's reverse direction is sent to
+    assert rec["src_macs"] == {SUT_MAC: 100}
+    assert sut_mac_on_rx({"path_check": rec}) == SUT_MAC
+    assert sut_mac_on_rx({"path_check": judge([])}) is None
+    assert sut_mac_on_rx({}) is None
 
 
 def test_nothing_came_back_says_what_else_arrived():

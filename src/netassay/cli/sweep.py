@@ -31,9 +31,14 @@ from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.rates import rates_json, rates_lines, resolved
 from netassay.methods.sizes import SizesFlag
-from netassay.methods.sweep.directions import direction_rows, directions_json, directions_lines
+from netassay.methods.sweep.directions import (
+    DIRECTIONS,
+    direction_rows,
+    directions_json,
+    directions_lines,
+)
 from netassay.methods.sweep.imix import mix_json, mix_lines, mix_rows
-from netassay.methods.sweep.latency import latency_rows
+from netassay.methods.sweep.latency import direction_latency_rows, latency_rows
 from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Sweep
@@ -107,6 +112,9 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
             lines += latency_lines(rows)
         mix, loads = mix_rows(store, sw.experiment_id)
         both = direction_rows(store, sw.experiment_id)
+        each_way = {
+            d: direction_latency_rows(store, sw.experiment_id, d) for d in DIRECTIONS
+        } if both and sw.latency else {}  # fmt: skip
         rates = store.experiment(sw.experiment_id).metadata.get("rates")
     if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
         doc["rates"] = rates_json(rates)
@@ -117,6 +125,11 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
     if both:  # --bidirectional: each direction's counts (JSON: ``bidirectional``)
         doc["bidirectional"] = directions_json(both)
         lines += directions_lines(doc["bidirectional"])
+        if sw.latency:  # and each direction's latency (JSON: ``bidirectional.latency``)
+            doc["bidirectional"]["latency"] = {d: [r.to_json() for r in rows]
+                                               for d, rows in each_way.items()}  # fmt: skip
+            for d, rows in each_way.items():
+                lines += [f"{d} direction (loads per direction):", *latency_lines(rows)]
     text = view if doc.keys() == {*json.loads(view)} else json.dumps(doc)
     typer.echo(text if as_json else "\n".join(lines))
     gate(fail_on, [method.judged(a)])

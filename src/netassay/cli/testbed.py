@@ -138,7 +138,7 @@ def testbed_external(tx: Tx, rx: Rx, dst_mac: DstMac, src: Src, dst: Dst,
     X.validate(cfg)
     require_root("an external testbed")
     state = X.register(name, cfg)
-    typer.echo(json.dumps(state, indent=2, sort_keys=True) if as_json else X.render(state))
+    typer.echo(json.dumps(state, indent=2, sort_keys=True) if as_json else show.render(state))
 
 
 def register(app: typer.Typer) -> None:

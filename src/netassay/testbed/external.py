@@ -18,6 +18,11 @@ its cabling or its far-side NIC: netassay cannot see further) and ``sink_ingress
 local rx port dropped them: the SUT forwarded them). Before every run the path is
 checked again; the local NICs (driver, firmware, rings, offloads, IRQ affinity) go into
 the run's environment record, with the line rate (``testbed.linerate``).
+
+``sweep --bidirectional`` adds the reverse direction (``reverse_path``): a generator on
+the rx port sending back to ``--src`` through the SUT, its path checked the same way,
+and a second XDP sink on the tx port; each direction's loss is split by its own ports'
+sides (``PortCounters.locate_both``).
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from netassay.testbed import pathcheck as PC
 from netassay.testbed import state as S
 from netassay.testbed.bed import Testbed
 from netassay.testbed.topology import validate_frames
-from netassay.units import fmt_rate, utc_now
+from netassay.units import utc_now
 
 if TYPE_CHECKING:
     from netassay.testbed.bed import Testbed
@@ -323,6 +328,8 @@ def check_open(tb: Testbed) -> None:
     A sink a killed run left on the rx port is detached first (the lock is held)."""
     cfg: ExternalConfig = tb.cfg
     forget(tb.state)
+    for key in ("reverse", "reverse_path_check"):  # a --bidirectional run's: set again by one
+        tb.state.pop(key, None)
     ports = read_ports(cfg)
     for role, port in ports.items():
         was = tb.state["ports"][role]
@@ -339,10 +346,84 @@ def check_open(tb: Testbed) -> None:
 
 
 def forget(state: dict[str, Any]) -> None:
-    """On down and cleanup: detach the sink a killed run may have left on the rx port.
-    Nothing else was ever changed."""
+    """On down and cleanup: detach the sinks a killed run may have left on the rx port
+    (and on the tx port: ``--bidirectional``'s). Nothing else was ever changed."""
     cfg = config_from_state(state)
     stop_stale_sinks(cfg.netns, cfg.rx)
+    stop_stale_sinks(cfg.netns, cfg.tx)
+
+
+# -- --bidirectional: the reverse direction, rx port -> SUT -> tx port -------------------
+def sut_mac_on_rx(state: dict[str, Any]) -> str | None:
+    """The MAC the forward probes came back from: the SUT's port on the rx side, where
+    the reverse direction is sent to (None: no path check has seen one)."""
+    macs = (state.get("path_check") or {}).get("src_macs") or {}
+    return max(macs, key=lambda m: macs[m]) if macs else None
+
+
+def _refuse_reverse(cfg: ExternalConfig, ports: dict[str, dict[str, Any]]) -> None:
+    """What the reverse direction needs of the ports and addresses, or one line."""
+    src = ipaddress.ip_address(cfg.src)
+    net = N.BENCH_V4 if src.version == 4 else N.BENCH_V6
+    if src not in net and not cfg.allow_any_destination:
+        raise _bad(
+            f"refusing --bidirectional to --src {cfg.src}: it is outside the benchmarking "
+            f"range {net}",
+            "the reverse direction is sent back to --src",
+            "register the testbed with --src in 198.18.0.0/15 or 2001:2::/48, or with "
+            "--allow-any-destination",
+        )  # fmt: skip
+    if ports["tx"]["xdp_prog"]:
+        raise TestbedError(
+            f"the tx port {cfg.tx} already runs an XDP program (id {ports['tx']['xdp_prog']})",
+            "--bidirectional counts the reverse direction with netassay's sink there",
+            "detach the other program, or drop --bidirectional",
+        )  # fmt: skip
+    fam = "ipv6" if cfg.ip_version == 6 else "ipv4"
+    if ethtool.read_sys(f"/proc/sys/net/{fam}/conf/{cfg.tx}/forwarding", cfg.netns) == "1":
+        raise TestbedError(
+            f"the tx port {cfg.tx} forwards (net.{fam}.conf.{cfg.tx}.forwarding=1)",
+            "with --bidirectional test frames reach it and could be routed on by this host",
+            f"turn it off ('sysctl -w net.{fam}.conf.{cfg.tx}.forwarding=0')",
+        )  # fmt: skip
+
+
+def reverse_path(tb: Testbed) -> None:
+    """``--bidirectional``: the reverse direction's generator on the rx port, sending
+    back to ``--src`` through the SUT's MAC the forward probes came back from, and its
+    sink on the tx port; checked as the forward path is (a probe burst that must come
+    back at the tx port, routed), before any sink is attached. Its target, its sink's
+    port and the check are kept in the state (``reverse``, ``reverse_path_check``)."""
+    cfg: ExternalConfig = tb.cfg
+    ports = read_ports(cfg)
+    _refuse_reverse(cfg, ports)
+    mac = sut_mac_on_rx(tb.state)
+    if mac is None:
+        raise TestbedError(
+            "--bidirectional: the SUT's MAC on the rx side is unknown",
+            "it is learnt from the path check's probes, and none came back",
+            f"check the path ('netassay testbed down {tb.name}', then register it again)",
+        )  # fmt: skip
+    tb.state["reverse"] = {
+        "target": {"netns": cfg.netns, "dev": cfg.rx, "dst_mac": mac, "src": cfg.dst,
+                   "dst": cfg.src},
+        "sink": {"netns": cfg.netns, "dev": cfg.tx},
+    }  # fmt: skip
+    rec = PC.probe(
+        lambda rate, dur: tb.send(rate, dur, reverse=True).sent,
+        cfg.tx, cfg.netns, ports["tx"]["mac"], cfg.src, cfg.ip_version == 6,
+    )  # fmt: skip
+    rec["utc"] = utc_now()
+    tb.state["reverse_path_check"] = rec
+    S.write_state(tb.name, tb.state)
+    if not rec["ok"]:
+        raise TestbedError(
+            f"reverse path check failed: {rec['problem']}",
+            f"netassay-gen sent {rec['sent']} probe frames {cfg.dst} -> {cfg.src} on "
+            f"{cfg.rx} to the SUT's MAC {mac}",
+            f"check that the SUT routes {cfg.src} back to the tx port (its route, its "
+            "neighbour entry), or drop --bidirectional",
+        )  # fmt: skip
 
 
 @contextmanager
@@ -365,6 +446,11 @@ def environment(tb: Testbed) -> dict[str, Any]:
             "ports": {role: ethtool.nic_info(dev, cfg.netns) for role, dev in _devs(cfg)},
             "line_rate": tb.state.get("line_rate"),
             "path_check": tb.state.get("path_check"),
+            **(
+                {"reverse_path_check": tb.state["reverse_path_check"]}
+                if "reverse_path_check" in tb.state
+                else {}
+            ),
             "registered_peak_pps": tb.state.get("generator_peak_pps"),
             "sut_counters_cmd": cfg.sut_counters_cmd,
         }
@@ -424,22 +510,18 @@ class PortCounters:
         """Lost test frames by location (see the module's docstring). The local ports'
         counters count every frame, not only test frames: when they explain more than
         was lost, the excess is ``unaccounted`` (negative: a counter fault)."""
-        tx, rx = self.cfg.tx, self.cfg.rx
+        return _split(("tx", self.cfg.tx), ("rx", self.cfg.rx), planned, sent, received, d, retries)
 
-        def g(key: str) -> int:
-            return int(d.get(key, 0))
-
-        # a send the tx port refused was retried by the generator, not lost
-        local_tx = max(0, g(f"tx/link/{tx}/tx_dropped") + g(f"tx/link/{tx}/tx_errors") - retries)
-        local_rx = g(f"rx/link/{rx}/rx_dropped") + g(f"rx/link/{rx}/rx_missed_errors")
-        between = (sent - received) - local_tx - local_rx
-        return {
-            "unsent": max(0, planned - sent),
-            "gen_egress": local_tx,
-            "between_ports": max(0, between),
-            "sink_ingress": local_rx,
-            "unaccounted": min(0, between),
-        }
+    def locate_both(
+        self, fwd: tuple[int, int, int, int], rev: tuple[int, int, int, int],
+        d: dict[str, int], ip_version: int = 4,
+    ) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
+        """``--bidirectional``: each direction's split, ``fwd`` and ``rev`` each (planned,
+        sent, received, retries). The forward direction's as ``locate_loss``; the reverse
+        one's the other way round: its generator's port is the rx port (its transmit
+        drops), its sink's the tx port (its receive drops)."""
+        tx, rx = ("tx", self.cfg.tx), ("rx", self.cfg.rx)
+        return _split(tx, rx, *fwd[:3], d, fwd[3]), _split(rx, tx, *rev[:3], d, rev[3])
 
     def trial_counters(
         self, before: dict[str, Any], after: dict[str, Any]
@@ -460,6 +542,30 @@ class PortCounters:
         return out, warnings
 
 
+def _split(
+    gen: tuple[str, str], sink: tuple[str, str], planned: int, sent: int, received: int,
+    d: dict[str, int], retries: int,
+) -> dict[str, int]:  # fmt: skip
+    """One direction's lost frames by location: ``gen`` and ``sink`` are the (role,
+    port) its generator sends on and its sink counts on."""
+
+    def g(key: str) -> int:
+        return int(d.get(key, 0))
+
+    (gr, gd), (sr, sd) = gen, sink
+    # a send the port refused was retried by the generator, not lost
+    local_tx = max(0, g(f"{gr}/link/{gd}/tx_dropped") + g(f"{gr}/link/{gd}/tx_errors") - retries)
+    local_rx = g(f"{sr}/link/{sd}/rx_dropped") + g(f"{sr}/link/{sd}/rx_missed_errors")
+    between = (sent - received) - local_tx - local_rx
+    return {
+        "unsent": max(0, planned - sent),
+        "gen_egress": local_tx,
+        "between_ports": max(0, between),
+        "sink_ingress": local_rx,
+        "unaccounted": min(0, between),
+    }
+
+
 # -- registration and 'testbed show' ------------------------------------------------
 def register(name: str, cfg: ExternalConfig) -> dict[str, Any]:
     """``netassay testbed external``: register, check the path, measure the generator's
@@ -473,51 +579,3 @@ def register(name: str, cfg: ExternalConfig) -> dict[str, Any]:
         tb.state["generator_peak_utc"] = utc_now()
         S.write_state(name, tb.state)
         return dict(tb.state)
-
-
-def render(info: dict[str, Any]) -> str:
-    """``testbed show`` of an external testbed."""
-    cfg = info["config"]
-    line = info.get("line_rate") or {}
-    lr = LR.LineRate(
-        line.get("speed_mbps"), line.get("size_bytes", cfg["size_bytes"]), line.get("limited_by")
-    )
-    peak = info.get("generator_peak_pps")
-    where = f"netns {cfg['netns']}" if cfg.get("netns") else "the host's namespace"
-    return "\n".join(
-        [
-            f"testbed '{info['name']}' (external: a SUT netassay does not manage)",
-            f"  netassay-gen -> {cfg['tx']} ==> SUT ({cfg['dst_mac']}) ==> {cfg['rx']}"
-            f" -> XDP sink ({where})",
-            f"  traffic: {cfg['src']} -> {cfg['dst']}, IPv{cfg['ip_version']}, "
-            f"{cfg['size_bytes']}-byte frames, {cfg['flows']} flow(s), generator "
-            + (f"on CPU {cfg['gen_cpu']}" if cfg.get("gen_cpu") is not None else "not pinned"),
-            *(_port_line(r, info["ports"][r]) for r in ("tx", "rx") if r in info.get("ports", {})),
-            f"  {lr.describe()}",
-            "  generator peak through the path: "
-            + (
-                f"{fmt_rate(peak)} (at registration, {info.get('generator_peak_utc')})"
-                if peak
-                else "not measured"
-            ),
-            f"  path check: {_path_line(info.get('path_check'))}",
-            f"  SUT counters: {cfg.get('sut_counters_cmd') or 'none (--sut-counters-cmd)'}",
-        ]
-    )
-
-
-def _port_line(role: str, p: dict[str, Any]) -> str:
-    speed = f"{p['speed_mbps']} Mb/s" if p.get("speed_mbps") else "speed unknown"
-    kind = f" ({p['kind']})" if p.get("kind") else ""
-    return f"  port {role}: {p['dev']}{kind} mac {p['mac']} mtu {p['mtu']}, {speed}"
-
-
-def _path_line(pc: dict[str, Any] | None) -> str:
-    if not pc:
-        return "not run"
-    head = "ok" if pc.get("ok") else "FAILED"
-    text = (
-        f"{head}: {pc.get('came_back')} of {pc.get('sent')} probes came back, "
-        f"{pc.get('hops')} hop(s) ({pc.get('utc')})"
-    )
-    return text + (f": {pc['problem']}" if pc.get("problem") else "")

@@ -97,6 +97,8 @@ def judge(
         "other_frames": len(others),
         "expect_mac": expect_mac,
         "dst_macs": dict(Counter(f["dst_mac"] for f in probes)),
+        # who sent them on: the SUT's port on this side (where --bidirectional sends back)
+        "src_macs": dict(Counter(f["src_mac"] for f in probes)),
         "ttls": {str(k): v for k, v in Counter(f.get("ttl") for f in probes).items()},
         "dsts": dict(Counter(f.get("dst") for f in probes)),
     }

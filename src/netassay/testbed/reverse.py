@@ -1,5 +1,7 @@
 """The embedded testbed's reverse direction (``sweep --bidirectional``): the sink's
-namespace sends back to the generator's address, where an XDP sink counts it.
+namespace sends back to the generator's address, where an XDP sink counts it. (An
+external testbed sets its own up, ``testbed.external.reverse_path``, and keeps it in
+its state's ``reverse``, which ``reverse_target`` and ``reverse_sink`` return.)
 
 Nothing is built for it: the router routes and the bridge forwards both ways already
 (static neighbours and FDB entries on both sides). ``reverse_target`` is where the
@@ -19,6 +21,8 @@ from netassay.testbed.topology import WIRE_QDISC
 def reverse_target(state: dict[str, Any]) -> dict[str, str]:
     """Where the reverse generator sends from and to: from the sink's namespace, on its
     veth, back to the generator's address (through the router, or across the bridge)."""
+    if "reverse" in state:  # a kind that sets its own up (external: ``reverse_path``)
+        return dict(state["reverse"]["target"])
     a, macs = state["addressing"], state["macs"]
     bridge = state["config"].get("sut") == "bridge"
     return {
@@ -28,6 +32,14 @@ def reverse_target(state: dict[str, Any]) -> dict[str, str]:
         "src": a["sink"],
         "dst": a["tg"],
     }
+
+
+def reverse_sink(state: dict[str, Any]) -> tuple[str | None, str]:
+    """Where the reverse direction's XDP sink counts: (network namespace, port); the
+    generator's veth here, the tx port on an external testbed."""
+    if "reverse" in state:
+        return state["reverse"]["sink"]["netns"], state["reverse"]["sink"]["dev"]
+    return state["namespaces"]["tg"], N.TG_DEV
 
 
 def reverse_path(state: dict[str, Any]) -> None:

@@ -7,10 +7,11 @@ import platform
 from typing import Any
 
 from netassay import names as N
-from netassay.testbed import external
+from netassay.testbed import linerate as LR
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
+from netassay.units import fmt_rate
 
 
 def describe(name: str) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def describe(name: str) -> dict[str, Any]:
 
 def render(info: dict[str, Any]) -> str:
     if T.kind_of(info) == "external":
-        return external.render(info)
+        return render_external(info)
     ns = info["namespaces"]
     cfg = info["config"]
     t = info.get("target", {})
@@ -106,3 +107,57 @@ def _xdp_lines(x: dict[str, Any] | None) -> list[str]:
         f"  XDP router's receive ring: {x['ring_pkts']} frames ({x['wire_qdisc']} on {N.TG_DEV}"
         f" in front of veth's {XR.VETH_RING}); its overflow is SUT ingress loss",
     ]
+
+
+def render_external(info: dict[str, Any]) -> str:
+    """``testbed show`` of an external testbed (``testbed.external``)."""
+    cfg = info["config"]
+    line = info.get("line_rate") or {}
+    lr = LR.LineRate(
+        line.get("speed_mbps"), line.get("size_bytes", cfg["size_bytes"]), line.get("limited_by")
+    )
+    peak = info.get("generator_peak_pps")
+    where = f"netns {cfg['netns']}" if cfg.get("netns") else "the host's namespace"
+    return "\n".join(
+        [
+            f"testbed '{info['name']}' (external: a SUT netassay does not manage)",
+            f"  netassay-gen -> {cfg['tx']} ==> SUT ({cfg['dst_mac']}) ==> {cfg['rx']}"
+            f" -> XDP sink ({where})",
+            f"  traffic: {cfg['src']} -> {cfg['dst']}, IPv{cfg['ip_version']}, "
+            f"{cfg['size_bytes']}-byte frames, {cfg['flows']} flow(s), generator "
+            + (f"on CPU {cfg['gen_cpu']}" if cfg.get("gen_cpu") is not None else "not pinned"),
+            *(_port_line(r, info["ports"][r]) for r in ("tx", "rx") if r in info.get("ports", {})),
+            f"  {lr.describe()}",
+            "  generator peak through the path: "
+            + (
+                f"{fmt_rate(peak)} (at registration, {info.get('generator_peak_utc')})"
+                if peak
+                else "not measured"
+            ),
+            f"  path check: {_path_line(info.get('path_check'))}",
+            *_reverse_line(info.get("reverse_path_check")),
+            f"  SUT counters: {cfg.get('sut_counters_cmd') or 'none (--sut-counters-cmd)'}",
+        ]
+    )
+
+
+def _port_line(role: str, p: dict[str, Any]) -> str:
+    speed = f"{p['speed_mbps']} Mb/s" if p.get("speed_mbps") else "speed unknown"
+    kind = f" ({p['kind']})" if p.get("kind") else ""
+    return f"  port {role}: {p['dev']}{kind} mac {p['mac']} mtu {p['mtu']}, {speed}"
+
+
+def _path_line(pc: dict[str, Any] | None) -> str:
+    if not pc:
+        return "not run"
+    head = "ok" if pc.get("ok") else "FAILED"
+    text = (
+        f"{head}: {pc.get('came_back')} of {pc.get('sent')} probes came back, "
+        f"{pc.get('hops')} hop(s) ({pc.get('utc')})"
+    )
+    return text + (f": {pc['problem']}" if pc.get("problem") else "")
+
+
+def _reverse_line(pc: dict[str, Any] | None) -> list[str]:
+    """The reverse path check of the last run, when it was --bidirectional."""
+    return [f"  reverse path check (--bidirectional): {_path_line(pc)}"] if pc else []

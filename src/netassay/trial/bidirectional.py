@@ -14,10 +14,14 @@ direction's own (its load, planned, sent, received, lost and where) is kept in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from netassay.counters.loss import REVERSE_KEY, locate_both
+from netassay.counters.sink import XDP_KEY
+from netassay.hist import SinkHist
 from netassay.testbed.bed import Testbed
 from netassay.traffic.generator import RECORDED_KEYS, GenResult
 
@@ -66,14 +70,22 @@ def combined(fwd: GenResult, rev: GenResult) -> GenResult:
     return GenResult(**fields, raw=raw)
 
 
+Locate = Callable[
+    [tuple[int, int, int, int], tuple[int, int, int, int], dict[str, int], int],
+    tuple[dict[str, int], dict[str, int]],
+]
+
+
 def split(
-    pair: tuple[GenResult, GenResult], d: dict[str, int], key: str, ip_version: int
-) -> tuple[tuple[int, int], tuple[dict[str, int], dict[str, int]]]:
+    pair: tuple[GenResult, GenResult], d: dict[str, int], key: str, ip_version: int,
+    locate: Locate | None = None,
+) -> tuple[tuple[int, int], tuple[dict[str, int], dict[str, int]]]:  # fmt: skip
     """Each direction's received frames (the sink's count ``key``, the reverse sink's)
-    and loss split, from one trial's counter deltas ``d``."""
+    and loss split, from one trial's counter deltas ``d``; ``locate``: a testbed kind's
+    own split (an external testbed's ports), else the namespaces' (``locate_both``)."""
     fwd, rev = pair
     received = int(d.get(key, 0)), int(d.get(REVERSE_KEY, 0))
-    locs = locate_both(
+    locs = (locate or locate_both)(
         (fwd.planned, fwd.sent, received[0], fwd.retries),
         (rev.planned, rev.sent, received[1], rev.retries),
         d,
@@ -84,10 +96,10 @@ def split(
 
 def record(
     rate_pps: float, pair: tuple[GenResult, GenResult], d: dict[str, int], key: str,
-    ip_version: int,
+    ip_version: int, locate: Locate | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """What a trial keeps of each direction (``counters["bidirectional"]``)."""
-    received, locs = split(pair, d, key, ip_version)
+    received, locs = split(pair, d, key, ip_version, locate)
     out: dict[str, Any] = {"rate_pps_per_direction": float(rate_pps), "record": CONVENTION}
     for name, res, rx, loc in zip(DIRECTIONS, pair, received, locs, strict=True):
         out[name] = {
@@ -99,4 +111,38 @@ def record(
             "loss_location": loc,
             "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
         }
+    return out
+
+
+@dataclass
+class Latencies:
+    """Each direction's latency histogram of one trial (None: that sink keeps none)."""
+
+    forward: SinkHist | None
+    reverse: SinkHist | None
+
+    def merged(self) -> SinkHist | None:
+        """Both directions' frames in one histogram (the trial's aggregate)."""
+        if self.forward is None or self.reverse is None:
+            return self.forward or self.reverse
+        return SinkHist(self.forward.to_json()).merge(self.reverse)
+
+
+def keep_latencies(both: dict[str, Any], lat: Latencies) -> None:
+    """Each direction's histogram into its part of ``counters["bidirectional"]``."""
+    for name, h in zip(DIRECTIONS, (lat.forward, lat.reverse), strict=True):
+        if h is not None:
+            both[name]["latency"] = h.to_json()
+
+
+def latency_warnings(
+    lat: Latencies, d: dict[str, int], check: Callable[[SinkHist, int], list[str]]
+) -> list[str]:
+    """Each direction's histogram checked against its own sink's count (``check``: the
+    trial engine's), the warning naming its direction."""
+    out = []
+    for name, h, key in zip(DIRECTIONS, (lat.forward, lat.reverse), (XDP_KEY, REVERSE_KEY),
+                            strict=True):  # fmt: skip
+        if h is not None:
+            out += [f"{w} ({name} direction)" for w in check(h, int(d.get(key, 0)))]
     return out

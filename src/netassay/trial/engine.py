@@ -43,11 +43,10 @@ from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
 from netassay.errors import UsageError
 from netassay.hist import SinkHist
-from netassay.names import TG_DEV
 from netassay.quality import rate_warning, stall_warning
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
-from netassay.testbed.reverse import reverse_path
+from netassay.testbed.reverse import reverse_path, reverse_sink
 from netassay.traffic.generator import RECORDED_KEYS, GenResult
 from netassay.trial import bidirectional as B
 from netassay.trial.record import TrialRecord
@@ -77,6 +76,14 @@ class PathCounters(Protocol):
         """What a trial stores beyond the flat deltas, and its warnings."""
         ...
 
+    def locate_both(
+        self, fwd: tuple[int, int, int, int], rev: tuple[int, int, int, int],
+        deltas: dict[str, int], ip_version: int,
+    ) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
+        """--bidirectional: each direction's loss by location (each (planned, sent,
+        received, retries))."""
+        ...
+
 
 @dataclass(frozen=True)
 class TrialContext:
@@ -92,7 +99,7 @@ class TrialContext:
     queues: dict[str, int] | None = None
     # the namespaces' counters, read in-process (None: by ``counters.snapshot.snapshot``)
     counters: Snapshots | None = None
-    # --bidirectional: the XDP sink on the generator's veth, counting the reverse direction
+    # --bidirectional: the XDP sink at the generator's end, counting the reverse direction
     reverse: SinkCounter | None = None
 
 
@@ -103,29 +110,38 @@ def trials_on(
     """Everything trials on ``tb`` need, held for as long as they run: the sink's
     counter (its XDP program attached, with ``latency`` its latency histogram too) and
     the path's smallest queue; a testbed kind with a data path of its own (external)
-    gives its sink and its counters. ``bidirectional``: a second XDP sink on the
-    generator's veth, and the reverse path set up (``testbed.reverse``)."""
+    gives its sink and its counters. ``bidirectional``: a second XDP sink at the
+    generator's end (the generator's veth, an external testbed's tx port), and the
+    reverse path set up (``testbed.reverse``; an external testbed's checked by its
+    ``reverse_path`` hook) before either sink is attached."""
     own = T.kind_hook(tb.state, "data_path")
-    if own is not None and bidirectional:
-        raise UsageError(
-            "--bidirectional is not available on this testbed kind",
-            "only the embedded testbed has a generator and a sink at each end yet",
-            "drop --bidirectional, or run on the embedded testbed",
-        )  # fmt: skip
+    if bidirectional:  # before any sink is attached (an external testbed probes its path)
+        setup = T.kind_hook(tb.state, "reverse_path")
+        if own is not None and setup is None:
+            raise UsageError(
+                "--bidirectional is not available on this testbed kind",
+                "it has no generator and sink at each end",
+                "drop --bidirectional, or run on the embedded or an external testbed",
+            )  # fmt: skip
+        if setup is not None:
+            setup(tb)
+        else:
+            reverse_path(tb.state)
     if own is not None:
-        with own(tb, latency=latency) as (sink, path):
+        with (
+            own(tb, latency=latency) as (sink, path),
+            _reverse_sink(tb, bidirectional, latency) as reverse,
+        ):
             # no queue on such a path is known: a stall is judged by its length alone
-            yield TrialContext(tb, sink, None, run_id, path=path)
+            yield TrialContext(tb, sink, None, run_id, path=path, reverse=reverse)
         return
     imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
-    if bidirectional:
-        reverse_path(tb.state)
     with (
         SinkCounter(
             tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
         ) as sink,
         Snapshots(tb.state["namespaces"]) as counters,
-        _reverse_sink(tb, bidirectional) as reverse,
+        _reverse_sink(tb, bidirectional, latency) as reverse,
     ):
         queues = T.path_queues(tb)
         yield TrialContext(
@@ -135,12 +151,17 @@ def trials_on(
 
 
 @contextmanager
-def _reverse_sink(tb: Testbed, bidirectional: bool) -> Iterator[SinkCounter | None]:
-    """The reverse direction's XDP sink on the generator's veth (None: one direction)."""
+def _reverse_sink(
+    tb: Testbed, bidirectional: bool, latency: bool = False
+) -> Iterator[SinkCounter | None]:
+    """The reverse direction's XDP sink (None: one direction): on the generator's veth,
+    or an external testbed's tx port (``testbed.reverse.reverse_sink``); with
+    ``latency`` it keeps the reverse direction's latency histogram."""
     if not bidirectional:
         yield None
         return
-    with SinkCounter(tb.ns("tg"), "xdp", tb.cfg.size_bytes, dev=TG_DEV) as reverse:
+    netns, dev = reverse_sink(tb.state)
+    with SinkCounter(netns, "xdp", tb.cfg.size_bytes, dev=dev, latency=latency) as reverse:
         yield reverse
 
 
@@ -207,6 +228,8 @@ def measure(
     lap("sink_ensure")
     before = _snapshot(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
+    if ctx.reverse is not None:
+        ctx.reverse.take_latency()
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     lap("counters_before")
     pair = B.send_both(tb, rate_pps, duration_s) if ctx.reverse is not None else None
@@ -219,6 +242,8 @@ def measure(
     after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
     fa, d, counter_warnings, received, loss = split
     latency = ctx.sink.take_latency()
+    if ctx.reverse is not None:  # --bidirectional: each direction's own histogram
+        latency = B.Latencies(latency, ctx.reverse.take_latency())
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     warnings = _trial_warnings(
         ctx, pair or (res,), rate_pps, (fb, fa, d), key, counter_warnings, received, loss,
@@ -252,19 +277,27 @@ def measure(
 def _extra(
     ctx: TrialContext, snaps: tuple[dict[str, Any], dict[str, Any]], res: GenResult,
     pair: tuple[GenResult, GenResult] | None, d: dict[str, int], rate_pps: float,
-    latency: SinkHist | None, warnings: list[str],
+    latency: SinkHist | B.Latencies | None, warnings: list[str],
 ) -> dict[str, Any]:  # fmt: skip
     """What a trial stores in its counters beyond the deltas: the data path's own, a
     mix's counts per size, each direction's (``trial.bidirectional``), the latency
-    histogram; their warnings are added to ``warnings``."""
+    histogram (with --bidirectional each direction's, and both merged as the trial's);
+    their warnings are added to ``warnings``."""
     extra, extra_warnings = ctx.path.trial_counters(*snaps) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
     if ctx.sink.imix:
         extra["imix"] = per_size(ctx.sink.imix, res, d)
     if pair is not None:
         key = received_key(ctx.sink.kind)
-        extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version)
-    if latency is not None:
+        both = ctx.path.locate_both if ctx.path else None
+        extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both)
+    if isinstance(latency, B.Latencies):  # each direction's, checked against its sink
+        warnings.extend(B.latency_warnings(latency, d, _latency_warnings))
+        B.keep_latencies(extra["bidirectional"], latency)
+        merged = latency.merged()
+        if merged is not None:
+            extra["latency"] = merged.to_json()
+    elif latency is not None:
         extra["latency"] = latency.to_json()
         warnings.extend(_latency_warnings(latency, int(d.get(XDP_KEY, 0))))
     return extra
@@ -358,7 +391,8 @@ def _split(
     fa = flatten(after)
     d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
     if pair is not None:
-        (rx_f, rx_r), (loc_f, loc_r) = B.split(pair, d, key, ctx.tb.cfg.ip_version)
+        both = ctx.path.locate_both if ctx.path else None
+        (rx_f, rx_r), (loc_f, loc_r) = B.split(pair, d, key, ctx.tb.cfg.ip_version, both)
         return fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r)
     received = int(d.get(key, 0))
     locate = ctx.path.locate_loss if ctx.path else locate_loss
@@ -394,8 +428,8 @@ def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
 def _snapshot(ctx: TrialContext) -> dict[str, Any]:
     """The counters a trial reads before and after: the data path's own, or the kernel's."""
     if ctx.path:
-        return ctx.path.snapshot(ctx.sink)
-    if ctx.counters:
+        snap = ctx.path.snapshot(ctx.sink)
+    elif ctx.counters:
         snap = ctx.counters.snapshot(ctx.sink)
     else:
         snap = snapshot(ctx.tb.state["namespaces"], ctx.sink)

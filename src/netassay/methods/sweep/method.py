@@ -95,9 +95,11 @@ class SweepMethod:
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         """A cell's plan in brief, for 'campaign plan'."""
-        p = R.plan_of(request_from(SweepRequest, settings))
+        req = request_from(SweepRequest, settings)
+        p = R.plan_of(req)
+        both = " per direction, both at once" if req.bidirectional else ""
         return (
-            f"{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}, "
+            f"{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}{both}, "
             f"{len(p.rates_pps)} loads x {p.runs} runs x {p.duration_s:g} s"
         )
 

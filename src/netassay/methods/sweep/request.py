@@ -80,9 +80,11 @@ class SweepRequest:
     )  # fmt: skip
     bidirectional: bool = param(
         "--bidirectional",
-        "Both directions at once: a generator and an XDP sink at each end; --rates is the "
-        "load per direction; each trial stores its directions' loss and location, and its "
-        "rate, sent and received are both directions' sum (FD.io CSIT's aggregate).",
+        "Both directions at once: a generator and an XDP sink at each end (of the embedded "
+        "router or bridge, or of an external testbed's two ports); --rates is the load per "
+        "direction; each trial stores its directions' loss and location (with --latency "
+        "their histograms), and its rate, sent and received are both directions' sum "
+        "(FD.io CSIT's aggregate).",
         default=False, cli=bool, check=flag,
     )  # fmt: skip
     at: tuple[float, ...] | None = param(

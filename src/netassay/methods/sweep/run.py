@@ -90,6 +90,12 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
     else:
         name = options.name or N.DEFAULT_NAME
         db = options.db or lab.DEFAULT_DB
+        if req.bidirectional and req.at is not None:
+            raise UsageError(
+                "--bidirectional with --at (the latency command's loads unless --rates)",
+                "--at takes shares of a stored search's PDR, a one-direction load",
+                "give the loads per direction with --rates",
+            )  # fmt: skip
         plan, sw_at = at_pdr(req, db) if req.at is not None else (plan_of(req), None)
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         sw = Sweep(plan, testbed, db, name, options.label, options.check_peak)
@@ -98,7 +104,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
     sw.retries = retries
     T.validate(sw.testbed)
     if sw.bidirectional:
-        refuse_bidirectional(sw.testbed, sw.latency)
+        refuse_bidirectional(sw.testbed)
     if sw.latency and sw.testbed.sink == "nft":
         raise UsageError(
             "--latency needs the XDP sink", "--sink nft keeps no latency histogram",
@@ -107,24 +113,23 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
     return sw
 
 
-def refuse_bidirectional(cfg: Any, latency: bool) -> None:
+def refuse_bidirectional(cfg: Any) -> None:
     """``--bidirectional`` where it can be honoured, or one line saying why not: the
-    embedded router or bridge, frames of one size, the XDP sink, no latency."""
+    embedded router or bridge or an external testbed, frames of one size, the XDP sink."""
     why = None
     if T.is_external(cfg):
-        why = "an external testbed", "its ports have one generator and one sink"
+        pass  # its sink is XDP, its frames of one size (testbed.external.validate)
     elif cfg.sut == T.XDP_ROUTER:
         why = "--sut xdp-router", "the XDP router forwards one direction only"
     elif cfg.imix:
         why = "--imix", "each end's sink counts frames of one size"
     elif cfg.sink != "xdp":
         why = f"--sink {cfg.sink}", "each end counts with the XDP sink"
-    elif latency:
-        why = "--latency", "only one direction's sink keeps a latency histogram"
     if why is not None:
         raise UsageError(
             f"--bidirectional with {why[0]}", f"{why[1]} (not available yet)",
-            "drop one of them (--bidirectional runs on the embedded router or bridge)",
+            "drop one of them (--bidirectional runs on the embedded router or bridge, "
+            "or an external testbed)",
         )  # fmt: skip
 
 
