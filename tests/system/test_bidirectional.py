@@ -75,6 +75,17 @@ def test_a_cap_on_one_direction_shows_in_that_direction_only(
     assert [x["rate_pps_per_direction"] for x in view["loads"]] == [LOW, HIGH]
     assert view["loads"][1][capped]["main_location"] == "sut_egress"
     assert view["loads"][1][other]["loss_ratio"] == 0
+    out = tmp_path / "report"
+    assert cli("report", db, "--out", out).returncode == 0
+    html = (out / "index.html").read_text()
+    table = html[html.index('<table class="loads both">') :].split("</table>")[0]
+    rows = table.split("<tr>")[2:]  # a row per load and direction, after the header's
+    assert len(rows) == 4
+    assert all(f">{d}<" in r for r, d in zip(rows, DIRECTIONS * 2, strict=True))
+    lost = rows[2 + DIRECTIONS.index(capped)]
+    assert f">{HIGH:,}<" in lost and ">sut_egress<" in lost
+    assert f">{hit['received']:,}<" in lost and f">{hit['sent']:,}<" in lost
+    assert ">0.000%<" in rows[2 + DIRECTIONS.index(other)]
 
 
 def test_a_bidirectional_campaign_cell(tb_name, tmp_path, cli, netns_of):

@@ -170,6 +170,34 @@ def _mix_row(load: dict[str, Any], sizes: list[str]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _directions(doc: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+    """A ``--bidirectional`` sweep's table per direction: a row per load and direction,
+    with its latency's p50 and p99 (us) when its trials kept histograms."""
+    if doc is None:
+        return None
+    latency = {
+        (d, r["rate_pps"]): r for d, rs in doc.get("latency", {}).items() for r in rs
+    }  # fmt: skip
+    rows = []
+    for load in doc["loads"]:
+        per = load["rate_pps_per_direction"]
+        for d in ("forward", "reverse"):
+            s, lat = load[d], latency.get((d, per), {})
+            rows.append({
+                "rate": f"{per:,.0f}", "aggregate": f"{load['rate_pps_aggregate']:,.0f}",
+                "runs": load["runs"], "direction": d, "sent": f"{s['sent']:,}",
+                "received": f"{s['received']:,}",
+                "loss": "-" if s["loss_ratio"] is None else f"{s['loss_ratio']:.3%}",
+                "where": s["main_location"] or "-",
+                "p50": _us(lat.get("p50_ns")), "p99": _us(lat.get("p99_ns")),
+            })  # fmt: skip
+    return rows
+
+
+def _us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e3:.1f}"
+
+
 def render_html(
     entries: list[Entry],
     out: Path,
@@ -195,6 +223,7 @@ def render_html(
             "gaps": len(e.a.saturation.gaps),
             "imix": _mix(e.imix),
             "rates": e.rates,
+            "directions": _directions(e.directions),
         }
         for e in entries
     ]

@@ -15,8 +15,9 @@ from netassay.methods.plots import slugify
 from netassay.methods.rates import rates_lines
 from netassay.methods.render import FigureJob, render
 from netassay.methods.sweep.analyse import assess_store
+from netassay.methods.sweep.directions import DIRECTIONS, direction_rows, directions_json
 from netassay.methods.sweep.imix import stored_mix
-from netassay.methods.sweep.latency import latency_rows
+from netassay.methods.sweep.latency import direction_latency_rows, latency_rows
 from netassay.store.db import Store
 from netassay.trial.engine import SOURCE
 
@@ -34,6 +35,7 @@ class Entry:
     latency_png: str | None = None  # a sweep run with --latency
     imix: dict[str, Any] | None = None  # a sweep of a mix: ``imix.mix_json``
     rates: list[str] | None = None  # its loads as written in bit/s or as shares
+    directions: dict[str, Any] | None = None  # --bidirectional: ``both_ways``
 
 
 def entries(
@@ -55,7 +57,7 @@ def entries(
         mix, rates = _beside(store, a)
         found.append(
             Entry(slug, a, f"figures/{slug}.png", f"figures/{slug}.svg", _png(loss), data,
-                  _png(latency), mix, rates)
+                  _png(latency), mix, rates, both_ways(store, a))
         )  # fmt: skip
     render(jobs, progress=sys.stderr if progress else None)
     return found
@@ -69,6 +71,22 @@ def _beside(store: Store, a: Assessment) -> tuple[dict[str, Any] | None, list[st
         return None, None
     rates = store.experiment(exp_id).metadata.get("rates")
     return stored_mix(store, exp_id), rates_lines(rates) if rates else None
+
+
+def both_ways(store: Store, a: Assessment) -> dict[str, Any] | None:
+    """A ``--bidirectional`` sweep's table per direction (``directions_json``), with each
+    direction's latency per load when its trials kept histograms (None: one direction)."""
+    exp_id = a.metadata.get("experiment_id")
+    if exp_id is None or store.experiment(exp_id).source != SOURCE:
+        return None
+    rows = direction_rows(store, exp_id)
+    if not rows:
+        return None
+    doc = directions_json(rows)
+    latency = {d: direction_latency_rows(store, exp_id, d) for d in DIRECTIONS}
+    if any(latency.values()):
+        doc["latency"] = {d: [r.to_json() for r in rs] for d, rs in latency.items()}
+    return doc
 
 
 def _loss_job(store: Store, a: Assessment, stem: Path) -> FigureJob | None:
