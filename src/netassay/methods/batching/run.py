@@ -148,13 +148,8 @@ def set_knobs(tb: Testbed, req: BatchingRequest) -> dict[str, Any]:
             path = f"/sys/class/net/{EP_DEV}/{key}"
             run_cmd(["tee", path], netns=rsp, input_text=want[key] + "\n")
     after = read_knobs(tb)
-    wrong = {k: after.get(k) for k, v in want.items() if after.get(k) != v}
-    if wrong:
-        raise TestbedError(
-            "the receiver's veth did not take its batching knobs",
-            f"asked {want}, read back {wrong}",
-            "check that this kernel's veth has these settings",
-        )
+    _taken(want, after, "the receiver's veth did not take its batching knobs",
+           "check that this kernel's veth has these settings")  # fmt: skip
     return {"device": f"{rsp}:{EP_DEV}", "peer": f"{srv}:{server_dev('rspep')}",
             "before": before, "set": want, "read": after}  # fmt: skip
 
@@ -164,14 +159,16 @@ def socket_knobs(echo: Echo, req: BatchingRequest) -> dict[str, Any]:
     setting it does not take is a testbed error."""
     read = echo.busy_poll
     want = {"busy_poll_us": req.busy_poll_us}
+    _taken(want, read, "the echo's socket did not take its busy polling",
+           "check that this kernel has CONFIG_NET_RX_BUSY_POLL")  # fmt: skip
+    return {"set": want, "read": read}
+
+
+def _taken(want: dict[str, Any], read: dict[str, Any], what: str, todo: str) -> None:
+    """Every setting asked reads back as asked, or a testbed error saying which did not."""
     wrong = {k: read.get(k) for k, v in want.items() if read.get(k) != v}
     if wrong:
-        raise TestbedError(
-            "the echo's socket did not take its busy polling",
-            f"asked {want}, read back {wrong}",
-            "check that this kernel has CONFIG_NET_RX_BUSY_POLL",
-        )
-    return {"set": want, "read": read}
+        raise TestbedError(what, f"asked {want}, read back {wrong}", todo)
 
 
 def napi_ids(echo: Echo | None) -> dict[str, Any]:
