@@ -119,3 +119,14 @@ def test_plan_of_a_bidirectional_search_cell_says_its_loads_are_aggregate(cli, t
     one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x)
     assert "[" not in one
     assert "bidirectional=True  [both directions at once, aggregate loads (half per direc" in both
+
+
+def test_plan_of_a_bidirectional_flood_cell_says_so(cli, tmp_path):
+    f = tmp_path / "f.toml"
+    f.write_text('[campaign]\nname = "f"\nmethod = "flood"\n[fixed]\nruns = 2\n'
+                 "[factors]\nbidirectional = [false, true]\n")  # fmt: skip
+    res = cli("campaign", "plan", f)
+    assert res.returncode == 0, res.stderr
+    one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x)
+    assert "both directions" not in one
+    assert "floods x 2s, both directions at once (rates aggregate)]" in both

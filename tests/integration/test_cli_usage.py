@@ -193,6 +193,8 @@ def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command
         ("search", ("--bidirectional", "--imix", "simple"), "--bidirectional with --imix"),
         ("search", ("--bidirectional", "--sink", "xdp+nft"), "--bidirectional with --sink xdp+"),
         ("search", ("--bidirectional", "--sut", "xdp-router"), "--bidirectional with --sut xdp-"),
+        ("flood", ("--bidirectional", "--sut", "xdp-router"), "flood --bidirectional with --sut"),
+        ("flood", ("--bidirectional", "--sink", "xdp+nft"), "flood --bidirectional with --sink"),
         ("sweep", ("--sut", "xdp-router", "--sut-cap-reverse", "10k"), "--sut-cap-reverse with"),
         ("doctor", ("--sut-cap-reverse", "10k"), "doctor takes no --sut-cap-reverse"),
     ],

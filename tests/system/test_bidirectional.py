@@ -159,3 +159,37 @@ def test_a_bidirectional_search_finds_twice_a_cap_on_the_reverse_direction(
     again = cli("assess", db, "--json")  # replayed from the store: the same result
     found = next(json.loads(x) for x in again.stdout.splitlines() if '"search"' in x)
     assert found["goals"] == out["goals"] and found["bidirectional"] == out["bidirectional"]
+
+
+def test_a_bidirectional_flood_receives_the_cap_in_the_capped_direction_only(
+    tb_name, tmp_path, cli
+):
+    """flood --bidirectional on the kernel router with a cap C on the reverse direction's
+    egress: both directions flood at once; the reverse one receives the cap's rate (C
+    and its bucket over the flood, what the SUT's backlog held at the end), all its SUT
+    loss at the egress on that cap's counter, and the forward one loses nothing there."""
+    db = tmp_path / "bflood.db"
+    res = cli("flood", "--bidirectional", "--name", tb_name, "--sut-cap-reverse", str(CAP),
+              "--runs", "2", "--duration", "1s", "--db", db)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "both directions' sum (FD.io CSIT's aggregate)" in res.stdout
+    with Store(db, readonly=True) as store:
+        (exp,) = list(store.experiments())
+        floods = store.trial_records(exp.id)
+    assert exp.config["bidirectional"] is True and len(floods) == 2
+    for t in floods:
+        both = t.counters["bidirectional"]
+        print(t.duration_s, {d: {k: v for k, v in both[d].items()} for d in DIRECTIONS})
+        fwd, rev = both["forward"], both["reverse"]
+        assert t.received == fwd["forwarded"] + rev["forwarded"]
+        assert t.sent == fwd["sent"] + rev["sent"]
+        assert rev["forwarded"] / t.duration_s == pytest.approx(CAP + BUCKET / t.duration_s,
+                                                                rel=0.05)  # fmt: skip
+        assert (
+            rev["loss_location"]["sut_egress"] == t.counters["deltas"]["sut/nft/na_cap_rev/packets"]
+        )
+        assert "sut_egress" not in fwd["loss_location"]  # the cap is not on its path
+        assert fwd["forwarded_pps"] > 4 * CAP
+    assessed = cli("assess", db, "--json")
+    per = json.loads(assessed.stdout.splitlines()[0])["bidirectional"]
+    assert per["reverse"]["mrr_pps"] == pytest.approx(CAP, rel=0.06)
