@@ -108,3 +108,25 @@ def test_plan_of_a_bidirectional_cell_says_its_loads_are_per_direction(cli):
     one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x and "[" in x)
     assert "bidirectional=False  [20 kpps..100 kpps, 5 loads x 2 runs x 1 s]" in one
     assert "bidirectional=True  [20 kpps..100 kpps per direction, both at once, 5 loads" in both
+
+
+def test_plan_of_a_bidirectional_search_cell_says_its_loads_are_aggregate(cli, tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('[campaign]\nname = "s"\nmethod = "search"\n[fixed]\nmax_load = "120k"\n'
+                 "[factors]\nbidirectional = [false, true]\n")  # fmt: skip
+    res = cli("campaign", "plan", f)
+    assert res.returncode == 0, res.stderr
+    one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x)
+    assert "[" not in one
+    assert "bidirectional=True  [both directions at once, aggregate loads (half per direc" in both
+
+
+def test_plan_of_a_bidirectional_flood_cell_says_so(cli, tmp_path):
+    f = tmp_path / "f.toml"
+    f.write_text('[campaign]\nname = "f"\nmethod = "flood"\n[fixed]\nruns = 2\n'
+                 "[factors]\nbidirectional = [false, true]\n")  # fmt: skip
+    res = cli("campaign", "plan", f)
+    assert res.returncode == 0, res.stderr
+    one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x)
+    assert "both directions" not in one
+    assert "floods x 2s, both directions at once (rates aggregate)]" in both

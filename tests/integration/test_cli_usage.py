@@ -88,8 +88,8 @@ def test_a_bad_key_of_a_methods_section_names_its_line(cli, tmp_path):
         "goals, min_load, "
         "max_load, exceed_ratio, width, initial_duration, final_duration, duration_sum, "
         "time_cap, settle, then_verify, verify_runs, verify_duration, verify_span, "
-        "verify_loads, layer, line_rate, name, db, retries, peak_check; fix the spelling or "
-        "remove the key"
+        "verify_loads, bidirectional, layer, line_rate, name, db, retries, peak_check; fix "
+        "the spelling or remove the key"
     )
 
 
@@ -190,6 +190,11 @@ def test_a_bad_imix_is_one_line_exit_2_and_builds_nothing(cli, tmp_path, command
         ("sweep", ("--bidirectional", "--latency", "--at", "50%"), "--bidirectional with --at"),
         ("sweep", ("--bidirectional", "--sink", "nft"), "--bidirectional with --sink nft"),
         ("sweep", ("--bidirectional", "--sut", "xdp-router"), "--bidirectional with --sut xdp-"),
+        ("search", ("--bidirectional", "--imix", "simple"), "--bidirectional with --imix"),
+        ("search", ("--bidirectional", "--sink", "xdp+nft"), "--bidirectional with --sink xdp+"),
+        ("search", ("--bidirectional", "--sut", "xdp-router"), "--bidirectional with --sut xdp-"),
+        ("flood", ("--bidirectional", "--sut", "xdp-router"), "flood --bidirectional with --sut"),
+        ("flood", ("--bidirectional", "--sink", "xdp+nft"), "flood --bidirectional with --sink"),
         ("sweep", ("--sut", "xdp-router", "--sut-cap-reverse", "10k"), "--sut-cap-reverse with"),
         ("doctor", ("--sut-cap-reverse", "10k"), "doctor takes no --sut-cap-reverse"),
     ],
@@ -248,6 +253,17 @@ def test_a_rate_in_bits_is_converted_with_each_size_of_a_series(cli, tmp_path):
     l2 = cli("sweep", "--rates", "500Mbps", "--layer", "l2", "--size", "1514", "--runs", "1",
              "--db", tmp_path / "s.db", "--name", "rte", "--dry-run")  # fmt: skip
     assert "loads (1): 41.17 kpps" in l2.stdout, l2.stderr  # 5e8 / (8 * 1518)
+
+
+def test_a_bidirectional_search_dry_run_says_its_loads_are_aggregate(cli, tmp_path):
+    args = ("search", "--bidirectional", "--max-load", "120k", "--then-verify", "--db",
+            tmp_path / "b.db", "--name", "bid", "--dry-run")  # fmt: skip
+    res = cli(*args)
+    assert res.returncode == 0, res.stderr
+    assert "--bidirectional: each load, bound and count is both directions' sum" in res.stdout
+    assert "(the verify sweep's too)" in res.stdout
+    assert json.loads(cli(*args, "--json").stdout)["bidirectional"] is True
+    assert not (tmp_path / "b.db").exists()
 
 
 def test_a_bidirectional_dry_run_says_its_loads_are_per_direction(cli, tmp_path):

@@ -66,6 +66,21 @@ def test_a_pdr_share_is_of_the_newest_searchs_pdr(tmp_path):
     assert source == {"search_experiment": exp.id, "goal": "pdr:0.005", "pdr_pps": pdr}
 
 
+def test_a_pdr_share_of_a_bidirectional_search_is_refused(cli, tmp_path, monkeypatch):
+    """Its PDR is both directions' aggregate, not a load of one direction."""
+    from netassay.store.db import Store
+
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
+    db = store_with(tmp_path / "search.db", "search")
+    with Store(db) as st:
+        (exp,) = st.experiments()
+        st.update_config(exp.id, {**exp.config, "bidirectional": True})
+    res = cli("soak", "--rate", "90%pdr", "--db", db)
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"the newest search in {db} is --bidirectional" in line
+
+
 def _soak_store(path, done):
     """A store holding one soak of 4 segments of 1 s, ``done`` of them stored."""
     from netassay.config import TestbedConfig

@@ -19,6 +19,7 @@ import json
 import pytest
 
 from netassay.store.db import Store
+from netassay.testbed.topology import CAP_BUCKET_S
 
 pytestmark = pytest.mark.system
 
@@ -127,3 +128,79 @@ def test_a_bidirectional_campaign_cell(tb_name, tmp_path, cli, netns_of):
     pdr = {e["factors"]["bidirectional"]: e["pdr_pps"] for e in exps_out}
     print(pdr)
     assert pdr == {False: HIGH, True: 2 * LOW}
+
+
+def test_a_bidirectional_search_finds_twice_a_cap_on_the_reverse_direction(
+    tb_name, tmp_path, cli, netns_of
+):
+    """search --bidirectional on the kernel router with a cap C on the reverse direction's
+    egress only: half of each aggregate load goes each way, so the reverse direction
+    loses from an aggregate load of 2 (C + bucket / T) on, and the aggregate PDR is
+    there (the one-way search's truth and tolerance, twice); the forward direction loses
+    nothing in any trial, and the verify sweep is bidirectional too."""
+    db = tmp_path / "bsearch.db"
+    res = cli(
+        "search", "--bidirectional", "--name", tb_name, "--sut-cap-reverse", str(CAP),
+        "--max-load", f"{3 * CAP}", "--goal", "pdr", "--final-duration", "1s",
+        "--duration-sum", "1s", "--width", "1%", "--no-peak-check", "--then-verify",
+        "--verify-runs", "2", "--verify-loads", "4", "--db", db, "--json", timeout=120,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "both directions' sum (FD.io CSIT's" in res.stderr
+    out = json.loads(res.stdout)
+    (pdr,) = out["goals"]
+    truth = 2 * CAP * (1 + CAP_BUCKET_S / 1.0)  # 2 (C + bucket / T), 1 s trials
+    print(pdr["conditional_throughput_pps"], truth, out["bidirectional"])
+    assert abs(pdr["conditional_throughput_pps"] - truth) <= 0.02 * truth, (pdr, res.stderr)
+    (at,) = out["bidirectional"]["at_lower_bounds"]
+    assert at["rate_pps_aggregate"] == pdr["relevant_lower_bound_pps"]
+    assert at["forward"]["lost"] == 0 and at["reverse"]["loss_ratio"] <= 0.01
+    with Store(db, readonly=True) as store:
+        exps = {e.kind: e for e in store.experiments()}
+        trials = {k: store.trial_records(e.id) for k, e in exps.items()}
+    assert exps["search"].config["bidirectional"] is exps["sweep"].config["bidirectional"]
+    assert exps["sweep"].config["bidirectional"] is True  # the verify sweep: both ways
+    for t in trials["search"] + trials["sweep"]:
+        both = t.counters["bidirectional"]
+        assert t.rate_pps == 2 * both["rate_pps_per_direction"]  # the aggregate load
+        assert t.sent == both["forward"]["sent"] + both["reverse"]["sent"]
+        assert both["forward"]["lost"] == 0  # the cap is not on its path
+    assert {t.rate_pps for t in trials["sweep"]} == set(out["verify"]["rates_pps"])
+    assert netns_of(tb_name) == []
+    again = cli("assess", db, "--json")  # replayed from the store: the same result
+    found = next(json.loads(x) for x in again.stdout.splitlines() if '"search"' in x)
+    assert found["goals"] == out["goals"] and found["bidirectional"] == out["bidirectional"]
+
+
+def test_a_bidirectional_flood_receives_the_cap_in_the_capped_direction_only(
+    tb_name, tmp_path, cli
+):
+    """flood --bidirectional on the kernel router with a cap C on the reverse direction's
+    egress: both directions flood at once; the reverse one receives the cap's rate (C
+    and its bucket over the flood, what the SUT's backlog held at the end), all its SUT
+    loss at the egress on that cap's counter, and the forward one loses nothing there."""
+    db = tmp_path / "bflood.db"
+    res = cli("flood", "--bidirectional", "--name", tb_name, "--sut-cap-reverse", str(CAP),
+              "--runs", "2", "--duration", "1s", "--db", db)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "both directions' sum (FD.io CSIT's aggregate)" in res.stdout
+    with Store(db, readonly=True) as store:
+        (exp,) = list(store.experiments())
+        floods = store.trial_records(exp.id)
+    assert exp.config["bidirectional"] is True and len(floods) == 2
+    for t in floods:
+        both = t.counters["bidirectional"]
+        print(t.duration_s, {d: {k: v for k, v in both[d].items()} for d in DIRECTIONS})
+        fwd, rev = both["forward"], both["reverse"]
+        assert t.received == fwd["forwarded"] + rev["forwarded"]
+        assert t.sent == fwd["sent"] + rev["sent"]
+        assert rev["forwarded"] / t.duration_s == pytest.approx(CAP + BUCKET / t.duration_s,
+                                                                rel=0.05)  # fmt: skip
+        assert (
+            rev["loss_location"]["sut_egress"] == t.counters["deltas"]["sut/nft/na_cap_rev/packets"]
+        )
+        assert "sut_egress" not in fwd["loss_location"]  # the cap is not on its path
+        assert fwd["forwarded_pps"] > 4 * CAP
+    assessed = cli("assess", db, "--json")
+    per = json.loads(assessed.stdout.splitlines()[0])["bidirectional"]
+    assert per["reverse"]["mrr_pps"] == pytest.approx(CAP, rel=0.06)

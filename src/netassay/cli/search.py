@@ -28,7 +28,7 @@ from netassay.errors import Interrupted
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.rates import resolved
-from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
+from netassay.methods.search.request import BOTH, RETRIES, RUN_OPTIONS, SearchRequest
 from netassay.methods.sizes import SizesFlag
 
 
@@ -49,7 +49,8 @@ def search(
     given, options = prepared(ctx, given, "search")
     given, options = resolved(given, options, SearchRequest, "search", flags)
     req = request(SearchRequest, given)
-    loads = None if req.max_load_pps is None else (req.max_load_pps,)
+    half = 0.5 if req.bidirectional else 1.0  # --bidirectional: each port carries half
+    loads = None if req.max_load_pps is None else (req.max_load_pps * half,)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, loads,
                              "--max-load")  # fmt: skip
     job = method.prepare(req, replace(options, name=name))
@@ -100,12 +101,15 @@ def _dry_run(job: Any, as_json: bool) -> str:
             "max_load_is_peak": job.max_load_pps is None, "spec": spec.to_json(),
             "worst_case": asdict(est), "verify": asdict(job.verify) if job.verify else None,
             "worst_case_is": "an estimate from simulated SUTs; the time cap is the bound",
+            "bidirectional": job.bidirectional,
         }  # fmt: skip
         return json.dumps(obj)
     knobs = ", ".join(f"{k}={v}" for k, v in asdict(job.testbed).items() if v is not None)
     lines = [f"testbed '{job.name}': {knobs}", f"store: {job.db}"]
     lines += view.dry_run_lines(spec, est, job.max_load_pps is None, job.settle_s)
     lines += view.verify_plan_lines(job.verify, job.settle_s)
+    if job.bidirectional:
+        lines.append(f"{BOTH} (the verify sweep's too)")
     return "\n".join(lines)
 
 

@@ -25,6 +25,7 @@ from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state
 from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
+from netassay.traffic.generator import GenResult
 from netassay.trial.engine import SOURCE, TrialContext
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
@@ -176,14 +177,19 @@ REACH_MARGIN = 0.98  # a load the generator missed: retried at this share of wha
 REACH_TRIES = 3
 
 
-def paced_reach(tb: Testbed, rate_pps: float, note: Note = _quiet) -> float:
+def paced_reach(
+    tb: Testbed, rate_pps: float, note: Note = _quiet,
+    send: Callable[[float, float], GenResult] | None = None,
+) -> float:  # fmt: skip
     """The highest load up to ``rate_pps`` the generator paces on this host now: a
     paced probe of ``REACH_PROBE_S`` at it, and when that is a generator limit (the
     peak at ``--rate max`` is not what a paced trial keeps on a busy host), again at
-    ``REACH_MARGIN`` of what it achieved, at most ``REACH_TRIES`` times."""
+    ``REACH_MARGIN`` of what it achieved, at most ``REACH_TRIES`` times. ``send``: how
+    a load is sent (a search's --bidirectional: both generators, half each), else
+    ``tb.send``."""
     rate = float(rate_pps)
     for _ in range(REACH_TRIES):
-        achieved = float(tb.send(rate, REACH_PROBE_S).achieved_rate_pps or 0.0)
+        achieved = float((send or tb.send)(rate, REACH_PROBE_S).achieved_rate_pps or 0.0)
         if Q.rate_kind(rate, achieved) != Q.GENERATOR_LIMIT:
             return rate
         note(f"the generator paced {fmt_rate(achieved)} of {fmt_rate(rate)} on this host now")

@@ -152,7 +152,10 @@ class FloodMethod:
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         """A cell's plan in brief, for 'campaign plan' (as the file writes it)."""
-        return f"{settings['runs']} floods x {settings['duration']}"
+        both = (
+            ", both directions at once (rates aggregate)" if settings.get("bidirectional") else ""
+        )
+        return f"{settings['runs']} floods x {settings['duration']}{both}"
 
 
 METHOD = FloodMethod()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netassay.params import DURATION, as_text, param, whole
+from netassay.params import DURATION, as_text, flag, param, whole
 from netassay.units import parse_duration
 
 MAX_RUNS = 100
@@ -26,4 +26,11 @@ class FloodRequest:
     runs: int = param(
         "--runs", "Floods, one after the other.", default=3, cli=int,
         check=whole(1, MAX_RUNS), ordinal=True,
+    )  # fmt: skip
+    bidirectional: bool = param(
+        "--bidirectional",
+        "Flood both directions at once (the kernel router): a generator and an XDP sink at "
+        "each end; the rates are both directions' sum (FD.io CSIT's aggregate), each "
+        "direction's receive rate stored and shown.",
+        default=False, cli=bool, check=flag,
     )  # fmt: skip

@@ -24,13 +24,22 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from netassay.config import TestbedConfig
 from netassay.counters import cpu
-from netassay.counters.loss import SUT_LOCATIONS, flat_deltas, flatten, locate_loss
+from netassay.counters.loss import (
+    REVERSE_KEY,
+    SUT_LOCATIONS,
+    flat_deltas,
+    flatten,
+    locate_both,
+    locate_loss,
+    summed,
+)
 from netassay.counters.sink import XDP_KEY
 from netassay.counters.snapshot import snapshot, wait_quiet
 from netassay.errors import GeneratorError, UsageError
@@ -43,7 +52,9 @@ from netassay.store.db import Store
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
-from netassay.traffic.generator import run_generator
+from netassay.testbed.reverse import reverse_target
+from netassay.traffic.generator import GenResult, run_generator
+from netassay.trial import bidirectional as B
 from netassay.trial.engine import TrialContext, trials_on
 
 FORWARDED_BY_PROGRAM = "sut/xdp/forwarded/packets"
@@ -53,30 +64,82 @@ def _ethtool(tb: Testbed, *args: str) -> str:
     return run(["ip", "netns", "exec", tb.ns("sut"), "ethtool", *args]).stdout
 
 
-def gro_on(tb: Testbed) -> bool:
-    """Whether the SUT's ingress veth has GRO on."""
-    return "generic-receive-offload: on" in _ethtool(tb, "-k", "sut0")
+def gro_on(tb: Testbed, dev: str = "sut0") -> bool:
+    """Whether the SUT's veth ``dev`` (its ingress) has GRO on."""
+    return "generic-receive-offload: on" in _ethtool(tb, "-k", dev)
 
 
 @contextmanager
-def flood_path(tb: Testbed) -> Iterator[dict[str, Any]]:
-    """Let the SUT's ingress veth take XDP frames while the block runs; yields what
-    was changed (put back after)."""
-    if tb.cfg.sut != "router" or gro_on(tb):
-        yield {}
-        return
-    _ethtool(tb, "-K", "sut0", "gro", "on")
+def flood_path(tb: Testbed, both: bool = False) -> Iterator[dict[str, Any]]:
+    """Let the SUT's ingress veth (``both``: both its veths, each one's direction's
+    ingress) take XDP frames while the block runs; yields what was changed (put back
+    after)."""
+    devs = ("sut0", "sut1") if both else ("sut0",)
+    off = [d for d in devs if tb.cfg.sut == "router" and not gro_on(tb, d)]
+    changed = {}
     try:
-        yield {"sut0_gro": "on while flooding (veth takes XDP frames from a NAPI peer)"}
+        for dev in off:
+            _ethtool(tb, "-K", dev, "gro", "on")
+            changed[f"{dev}_gro"] = "on while flooding (veth takes XDP frames from a NAPI peer)"
+        yield changed
     finally:
-        _ethtool(tb, "-K", "sut0", "gro", "off")
+        for dev in off:
+            _ethtool(tb, "-K", dev, "gro", "off")
+
+
+def _send(tb: Testbed, t: dict[str, str], duration_s: float) -> GenResult:
+    """One generator's flood from ``t`` (the testbed's target, or its reverse one)."""
+    pin = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
+    res = run_generator(t["netns"], t["dev"], t["dst_mac"], t["src"], t["dst"], "max",
+                        duration_s, size_bytes=tb.cfg.size_bytes, flows=tb.cfg.flows,
+                        best_effort=True, extra=["--technique", "xdp", *pin],
+                        timeout_s=duration_s + 30)  # fmt: skip
+    if res.technique != "xdp_live_frames":
+        raise GeneratorError(
+            "the flood was not sent as XDP live frames",
+            f"netassay-gen fell back to {res.technique}: {res.raw.get('fallback_reason')}",
+            "flood a testbed whose SUT takes XDP frames (router or xdp-router)",
+        )
+    return res
+
+
+def _snapshot(ctx: TrialContext) -> dict[str, Any]:
+    snap = snapshot(ctx.tb.state["namespaces"], ctx.sink)
+    if ctx.reverse is not None:  # --bidirectional: the reverse direction's count
+        snap["reverse_xdp"] = ctx.reverse.read()
+    return snap
+
+
+def _ring(loss: dict[str, int], res: GenResult) -> dict[str, int]:
+    """A live frame veth refused at the SUT's full receive ring is the SUT's ingress
+    loss, not the generator's egress (see the module)."""
+    ring = min(loss.get("gen_egress", 0), int(res.raw.get("egress_drops") or 0))
+    loss["gen_egress"] -= ring
+    loss["sut_ingress"] += ring
+    return loss
+
+
+def _direction(res: GenResult, received: int, loss: dict[str, int]) -> dict[str, Any]:
+    """One direction of a --bidirectional flood: its rates, counts and loss split."""
+    secs = res.duration_s or 1.0
+    return {
+        "saturated": sum(loss.get(k, 0) for k in SUT_LOCATIONS) > 0,
+        "offered_pps": round(res.sent / secs),
+        "forwarded_pps": round(received / secs),
+        "sent": res.sent,
+        "forwarded": received,
+        "loss_location": {k: v for k, v in loss.items() if v},
+    }
 
 
 def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
     """One flood of ``duration_s`` on the testbed of ``ctx`` (inside ``flood_path``);
     the sink must count with XDP. Returns the offered and forwarded rates, the counts
-    and where the rest was lost (``unaccounted`` closes the split)."""
-    tb, t = ctx.tb, ctx.tb.target
+    and where the rest was lost (``unaccounted`` closes the split); with a reverse sink
+    (--bidirectional) both directions flood at once, both generators on the generator's
+    CPU, and the rates and counts are their sums, each direction's own under
+    ``bidirectional``."""
+    tb = ctx.tb
     if not ctx.sink.uses_xdp:
         raise GeneratorError(
             "a flood needs the XDP sink",
@@ -84,28 +147,40 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
             "build the testbed with --sink xdp",
         )
     ctx.sink.ensure()
-    before = snapshot(tb.state["namespaces"], ctx.sink)
-    pin = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
+    if ctx.reverse is not None:
+        ctx.reverse.ensure()
+    before = _snapshot(ctx)
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
-    res = run_generator(t["netns"], t["dev"], t["dst_mac"], t["src"], t["dst"], "max",
-                        duration_s, size_bytes=tb.cfg.size_bytes, flows=tb.cfg.flows,
-                        best_effort=True, extra=["--technique", "xdp", *pin],
-                        timeout_s=duration_s + 30)  # fmt: skip
+    if ctx.reverse is None:
+        pair = None
+        res = _send(tb, tb.target, duration_s)
+    else:
+        with ThreadPoolExecutor(2, thread_name_prefix="flood") as pool:
+            fwd = pool.submit(_send, tb, tb.target, duration_s)
+            rev = pool.submit(_send, tb, reverse_target(tb.state), duration_s)
+            pair = fwd.result(), rev.result()
+        res = B.combined(*pair)
     cpu_use = cpu.use(cpu_before, cpu.read())
-    if res.technique != "xdp_live_frames":
-        raise GeneratorError(
-            "the flood was not sent as XDP live frames",
-            f"netassay-gen fell back to {res.technique}: {res.raw.get('fallback_reason')}",
-            "flood a testbed whose SUT takes XDP frames (router or xdp-router)",
-        )
-    wait_quiet(lambda: ctx.sink.read().get("packets"))
-    after = snapshot(tb.state["namespaces"], ctx.sink)
+    rev_sink = ctx.reverse
+    wait_quiet(lambda: (ctx.sink.read().get("packets"),
+                        rev_sink.read().get("packets") if rev_sink else None))  # fmt: skip
+    after = _snapshot(ctx)
     d, _ = flat_deltas(flatten(before), flatten(after))
-    forwarded = int(d.get(XDP_KEY, 0))
-    loss = locate_loss(res.planned, res.sent, forwarded, d, tb.cfg.ip_version, res.retries)
-    ring = min(loss.get("gen_egress", 0), int(res.raw.get("egress_drops") or 0))
-    loss["gen_egress"] -= ring
-    loss["sut_ingress"] += ring
+    ipv = tb.cfg.ip_version
+    both: dict[str, Any] | None = None
+    if pair is None:
+        forwarded = int(d.get(XDP_KEY, 0))
+        loss = _ring(locate_loss(res.planned, res.sent, forwarded, d, ipv, res.retries), res)
+    else:
+        rx = int(d.get(XDP_KEY, 0)), int(d.get(REVERSE_KEY, 0))
+        (f, r) = pair
+        lf, lr = locate_both((f.planned, f.sent, rx[0], f.retries),
+                             (r.planned, r.sent, rx[1], r.retries), d, ipv)  # fmt: skip
+        locs = _ring(lf, f), _ring(lr, r)
+        forwarded, loss = sum(rx), summed(*locs)
+        both = {"record": B.CONVENTION}
+        for name, g, n, lc in zip(B.DIRECTIONS, pair, rx, locs, strict=True):
+            both[name] = _direction(g, n, lc)
     secs = res.duration_s or duration_s
     sut_lost = sum(loss.get(k, 0) for k in SUT_LOCATIONS)
     return {
@@ -121,6 +196,7 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
         "duration_s": secs,
         "cpu": cpu_use,  # per core over the flood (counters.cpu.use)
         "deltas": {k: v for k, v in d.items() if v},  # every counter that moved
+        **({"bidirectional": both} if both is not None else {}),
     }
 
 
@@ -180,11 +256,27 @@ def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> Testbed
     return cfg
 
 
+def refuse_bidirectional(cfg: TestbedConfig) -> None:
+    """A --bidirectional flood where it can be honoured (the kernel router, each end
+    counted by the XDP sink alone), or one line saying why not."""
+    why = None
+    if cfg.sut != "router":
+        why = f"--sut {cfg.sut}", "the XDP router forwards one direction only"
+    elif cfg.sink != "xdp":
+        why = f"--sink {cfg.sink}", "each end counts with the XDP sink"
+    if why is not None:
+        raise UsageError(
+            f"flood --bidirectional with {why[0]}", f"{why[1]} (not available yet)",
+            "drop one of them (flood --bidirectional runs on the kernel router, --sink xdp)",
+        )  # fmt: skip
+
+
 def flood_config(req: FloodRequest, cfg: TestbedConfig, name: str) -> dict[str, Any]:
     """What a stored flood experiment was asked for: its floods and the testbed's knobs."""
     return {
         "duration_s": req.duration_s, "runs": req.runs, "testbed": asdict(cfg),
         "testbed_name": name,
+        **({"bidirectional": True} if req.bidirectional else {}),  # absent: one way
     }  # fmt: skip
 
 
@@ -205,18 +297,21 @@ def measure(
     store, each flood stored the moment it ends (``flood.store``)."""
     if not 1 <= req.runs <= MAX_RUNS:
         raise UsageError(f"--runs {req.runs} is out of range", "", f"give 1 to {MAX_RUNS}")
+    if req.bidirectional:
+        refuse_bidirectional(cfg)
     require_root("a flood")
     floods: list[dict[str, Any]] = []
-    exp_id = None
+    exp_id, both = None, req.bidirectional
     with (
         lab.open_testbed(name, cfg, "a flood") as tb,
-        trials_on(tb) as ctx,
-        flood_path(tb) as changed,
+        trials_on(tb, bidirectional=req.bidirectional) as ctx,
+        flood_path(tb, req.bidirectional) as changed,
         _store(db) as store,
     ):
         if store is not None:  # the environment as the floods find it (GRO on, if so)
             exp_id, ctx = lab.start_experiment(
-                store, ctx, kind=FS.KIND, name=name, label=label or lab.default_label(cfg, name),
+                store, ctx, kind=FS.KIND, name=name,
+                label=label or lab.default_label(cfg, name) + (" bidirectional" if both else ""),
                 config=flood_config(req, cfg, name), metadata={"changed_while_flooding": changed},
                 peak=None,
             )  # fmt: skip

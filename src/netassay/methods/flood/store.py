@@ -39,7 +39,10 @@ def trial_of(index: int, flood: dict[str, Any], run_id: int | None = None) -> Tr
         received=int(flood["forwarded"]), source=SOURCE,
         achieved_rate_pps=float(flood["offered_pps"]), loss_location=loss,
         counters={"flood": {k: flood.get(k) for k in FLOOD_KEYS},
-                  "deltas": flood.get("deltas", {}), "sink": "xdp", "run_id": run_id},
+                  "deltas": flood.get("deltas", {}), "sink": "xdp", "run_id": run_id,
+                  # --bidirectional: each direction's own (the trial's are their sums)
+                  **({"bidirectional": flood["bidirectional"]}
+                     if "bidirectional" in flood else {})},
         warnings=warnings, sink_dropped=sum(loss.get(k, 0) for k in SINK_LOCATIONS),
         run_id=run_id, cpu=flood.get("cpu", {}),
     )  # fmt: skip
@@ -75,6 +78,7 @@ def summary(trials: Sequence[dict[str, Any]]) -> dict[str, Any]:
         any(w.startswith(NOT_SATURATED) for w in t.get("warnings") or []) for t in used
     )
     return {
+        **({"bidirectional": directions(used)} if any(_both(t) for t in used) else {}),
         "runs": len(used),
         "excluded": len(trials) - len(used),
         "mrr_pps": statistics.median(per_run) if per_run else None,
@@ -88,6 +92,27 @@ def summary(trials: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "loss_ratio": (sent - sum(int(t["received"]) for t in used)) / sent if sent else None,
         "loss_location": {k: v for k, v in sorted(lost_at.items()) if v},
     }
+
+
+def _both(trial: dict[str, Any]) -> dict[str, Any] | None:
+    return (trial.get("counters") or {}).get("bidirectional")
+
+
+def directions(used: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A --bidirectional flood's directions over its runs: each one's receive rate per
+    run (what its sink received per second) and their median, and its loss."""
+    out: dict[str, Any] = {"convention": "aggregate of both directions (FD.io CSIT)"}
+    for d in ("forward", "reverse"):
+        sides = [(t, b[d]) for t in used if (b := _both(t))]
+        per_run = [s["forwarded"] / t["duration_s"] for t, s in sides if t["duration_s"]]
+        sent = sum(int(s["sent"]) for _, s in sides)
+        lost = sent - sum(int(s["forwarded"]) for _, s in sides)
+        out[d] = {
+            "mrr_pps": statistics.median(per_run) if per_run else None,
+            "mrr_per_run_pps": [round(v, 1) for v in per_run],
+            "loss_ratio": lost / sent if sent else None,
+        }
+    return out
 
 
 def mrr_experiments(store: Store) -> Iterator[Experiment]:

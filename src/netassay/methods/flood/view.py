@@ -4,6 +4,7 @@ a stored flood experiment (kind ``mrr``) the same way."""
 from __future__ import annotations
 
 import json
+import statistics
 from typing import Any
 
 from netassay.analysis.acceptance import fmt_pct
@@ -14,11 +15,21 @@ from netassay.units import fmt_rate
 
 def flood_line(i: int, f: dict[str, Any]) -> str:
     where = ", ".join(f"{k} {v:,}" for k, v in f["loss_location"].items()) or "nowhere"
-    return (
+    line = (
         f"flood {i + 1}: offered {f['offered_pps'] / 1e6:.3f} Mpps, forwarded "
         f"{f['forwarded_pps'] / 1e6:.3f} Mpps ({f['forwarded']:,} of {f['sent']:,}); "
         f"lost at {where}" + ("" if f["saturated"] else " (not saturated)")
     )
+    both = f.get("bidirectional")
+    if both is None:
+        return line
+    return "\n".join([line + " (both directions' sum)", *(
+        f"  {d:<7} offered {both[d]['offered_pps'] / 1e6:.3f} Mpps, received "
+        f"{both[d]['forwarded_pps'] / 1e6:.3f} Mpps ({both[d]['forwarded']:,} of "
+        f"{both[d]['sent']:,}); lost at "
+        + (", ".join(f"{k} {v:,}" for k, v in both[d]["loss_location"].items()) or "nowhere")
+        for d in ("forward", "reverse")
+    )])  # fmt: skip
 
 
 def summary_line(r: FloodResult) -> str:
@@ -26,9 +37,27 @@ def summary_line(r: FloodResult) -> str:
     bound = f" (lower bound: {r.unsaturated} of {n} not saturated)" if r.unsaturated else ""
     mfr = r.max_forwarding_rate_pps
     where = f"; stored in {r.db} (experiment {r.experiment_id})" if r.db else ""
-    return (
+    line = (
         f"{r.cfg.sut}: maximum forwarding rate {mfr / 1e6:.3f} Mpps (median of {n}){bound}" + where
     )
+    per = directions_of(r)
+    if per is None:
+        return line
+    return (
+        f"{line}\n--bidirectional: that rate is both directions' sum (FD.io CSIT's aggregate); "
+        f"received per direction (median): forward {per['forward'] / 1e6:.3f} Mpps, reverse "
+        f"{per['reverse'] / 1e6:.3f} Mpps"
+    )
+
+
+def directions_of(r: FloodResult) -> dict[str, float] | None:
+    """A --bidirectional flood's receive rate per direction, the median over its floods."""
+    if not r.floods or "bidirectional" not in r.floods[0]:
+        return None
+    return {
+        d: statistics.median(f["bidirectional"][d]["forwarded_pps"] for f in r.floods)
+        for d in ("forward", "reverse")
+    }
 
 
 def as_json(r: FloodResult) -> str:
@@ -39,6 +68,12 @@ def as_json(r: FloodResult) -> str:
         "max_forwarding_rate_pps": r.max_forwarding_rate_pps,
         "lower_bound": bool(r.unsaturated), "db": r.db, "experiment_id": r.experiment_id,
     }  # fmt: skip
+    per = directions_of(r)
+    if per is not None:  # --bidirectional: the rates above are both directions' sum
+        out["bidirectional"] = {
+            "convention": "aggregate of both directions (FD.io CSIT)",
+            **{d: {"max_forwarding_rate_pps": v} for d, v in per.items()},
+        }
     return json.dumps(out, sort_keys=True)
 
 
@@ -58,6 +93,24 @@ def stored_lines(exp: Experiment, s: dict[str, Any]) -> list[str]:
         + bound,
         "  MRR per run: " + ", ".join(fmt_rate(v) for v in s["mrr_per_run_pps"]),
         f"  offered {fmt_rate(s['offered_pps'])} (median); lost at {where}",
+        *_stored_directions(s),
+    ]  # fmt: skip
+
+
+def _stored_directions(s: dict[str, Any]) -> list[str]:
+    """A stored --bidirectional flood's MRR per direction ([]: one direction)."""
+    both = s.get("bidirectional")
+    if both is None:
+        return []
+    per = "; ".join(
+        f"{d} MRR {fmt_rate(both[d]['mrr_pps'])} (runs: "
+        + ", ".join(fmt_rate(v) for v in both[d]["mrr_per_run_pps"])
+        + ")"
+        for d in ("forward", "reverse")
+    )
+    return [
+        "  --bidirectional: the MRR above is both directions' sum (FD.io CSIT's aggregate); "
+        f"per direction: {per}"
     ]
 
 

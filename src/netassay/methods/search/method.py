@@ -10,7 +10,15 @@ from typing import Any
 
 from netassay.analysis import compare as AC
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
+from netassay.methods.base import (
+    Comparison,
+    Plan,
+    Progress,
+    RunOptions,
+    Section,
+    from_stores,
+    request_from,
+)
 from netassay.methods.plots import slugify
 from netassay.methods.search import engine as E
 from netassay.methods.search import pdr as P
@@ -91,11 +99,11 @@ class SearchMethod:
                 "kind": R.KIND, "source": exp.source, "label": exp.label,
                 "experiment_id": exp.id, "db": str(result.db), "verdict": None,
                 "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
-                **V.outcome_json(out), **V.stored_extras(result.db, exp.id),
+                **V.outcome_json(out), **V.stored_extras(result.db, exp.id, out),
             }  # fmt: skip
             return json.dumps(obj, allow_nan=False)
         lines = V.outcome_lines(out, f"{exp.label}, experiment {exp.id}")
-        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id)))
+        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id, out)))
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
@@ -134,6 +142,9 @@ class SearchMethod:
         }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
+        """A cell's plan in brief: with --bidirectional, that its loads are aggregate."""
+        if request_from(SearchRequest, settings).bidirectional:
+            return "both directions at once, aggregate loads (half per direction)"
         return ""
 
 

@@ -42,5 +42,11 @@ def pdr_rate(share: float, db: str | None) -> tuple[float, dict[str, Any]]:
     # its PDR@0.5% (CSIT's and PASTRAMI's PDR), else its smallest PDR goal
     exp, g = min(((e, g) for e, g in goals if e.id == newest),
                  key=lambda eg: (eg[1].goal.loss_ratio != PDR, eg[1].goal.loss_ratio))  # fmt: skip
+    if exp.config.get("bidirectional"):
+        raise UsageError(
+            f"--rate {share * 100:g}%pdr: the newest search in {db} is --bidirectional",
+            "its PDR is both directions' aggregate, not a load of one direction",
+            "run a one-way search into that store, or give a rate like 200k",
+        )  # fmt: skip
     pdr = float(g.conditional_pps)
     return share * pdr, {"search_experiment": exp.id, "goal": g.goal.key, "pdr_pps": pdr}

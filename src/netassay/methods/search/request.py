@@ -39,6 +39,11 @@ def _goal_list(v: Any) -> tuple[str, ...]:
 
 # the run options its command takes (methods.base.RunOptions)
 RETRIES = 4  # more than a sweep's 2: a search cannot go on without the answer
+# what a --bidirectional search says of its loads before its trials
+BOTH = (
+    "--bidirectional: each load, bound and count is both directions' sum (FD.io CSIT's "
+    "aggregate), the load per direction half of it"
+)
 RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
 
 
@@ -109,6 +114,13 @@ class SearchRequest:
         "--verify-loads", "Loads of the verify sweep.", default=9, cli=int,
         check=whole(4, 50), ordinal=True,
     )  # fmt: skip
+    bidirectional: bool = param(
+        "--bidirectional",
+        "Both directions at once in every trial (and the verify sweep's): a generator and "
+        "an XDP sink at each end, as sweep --bidirectional; the loads and the PDR and NDR "
+        "found are both directions' sum (FD.io CSIT's aggregate), each direction half.",
+        default=False, cli=bool, check=flag,
+    )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
 
@@ -128,6 +140,6 @@ class SearchRequest:
             ("--width", self.width), ("--initial-duration", self.initial_duration_s),
             ("--final-duration", self.final_duration_s),
             ("--duration-sum", self.duration_sum_s), ("--min-load", self.min_load_pps),
-            ("--max-load", self.max_load_pps),
+            ("--max-load", self.max_load_pps), ("--bidirectional", self.bidirectional),
         )  # fmt: skip
         return [flag_ for flag_, value in set_ if value]

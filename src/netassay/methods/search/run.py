@@ -22,7 +22,7 @@ from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageEr
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.search import engine as E
-from netassay.methods.search.request import RETRIES, SearchRequest
+from netassay.methods.search.request import BOTH, RETRIES, SearchRequest
 from netassay.methods.search.spec import (
     MIN_LOAD_FRACTION,
     TIME_CAP_S,
@@ -37,6 +37,8 @@ from netassay.quality import generator_trouble
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
+from netassay.traffic.generator import GenResult
+from netassay.trial import bidirectional as B
 from netassay.trial.engine import TrialContext, measure, trials_on
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
@@ -96,6 +98,8 @@ class SearchJob:
     stored: int = 0
     resumed: SearchSpec | None = None  # a resume: the stored search's own spec
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
+    # both directions at once (trial.bidirectional): every load is both directions' sum
+    bidirectional: bool = False
 
     def spec(self, max_load_pps: float, reach_pps: float | None = None) -> SearchSpec:
         lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
@@ -144,6 +148,8 @@ def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     name = options.name or N.DEFAULT_NAME
     testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
     T.validate(testbed)
+    if req.bidirectional:
+        SW.refuse_bidirectional(testbed)
     if hi is None and not options.check_peak:
         raise UsageError(
             "--no-peak-check needs --max-load",
@@ -157,7 +163,7 @@ def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
         options.check_peak, retries, req.settle_s,
     )  # fmt: skip
     job.verify = _verify_plan(req, goals, required=True)
-    job.rates = options.rates
+    job.rates, job.bidirectional = options.rates, req.bidirectional
     return job
 
 
@@ -189,32 +195,43 @@ def run(job: SearchJob) -> SearchReport:
     t_start = time.monotonic()
     note = job.note or (lambda line: None)
     with lab.open_testbed(job.name, job.testbed, "a search", note) as tb:
-        if job.resumed is not None:
-            peak, spec = None, job.resumed
-        else:
-            peak, max_load, reach = _max_load(tb, job, note)
-            spec = job.spec(max_load, reach)  # a bad range: refused before any write
-        with Store(job.db) as store, trials_on(tb) as ctx:
-            stored: list[TrialRecord] = []
+        peak, max_load = (None, 0.0) if job.resumed is not None else _max_load(tb, job, note)
+        with trials_on(tb, bidirectional=job.bidirectional) as ctx:
             if job.resumed is not None:
-                assert job.experiment_id is not None
-                stored = store.trial_records(job.experiment_id)
-                note(
-                    f"resuming search experiment {job.experiment_id} ('{job.label}') in "
-                    f"{job.db}: its {len(stored)} stored trials are replayed, then it goes on"
-                )
-                ctx, _ = lab.restart_experiment(store, ctx, job.experiment_id, "search", note)
-            else:
-                ctx = _start(job, spec, ctx, store, peak)
-            setup_s = time.monotonic() - t_start
-            spec, outcome = _search(job, spec, ctx, store, stored, note)
-            report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
-            if job.verify is not None and outcome.stop is None:
-                v = _verify(job, spec, outcome, ctx, store, peak)
-                if isinstance(v, str):
-                    report = replace(report, verify_skipped=v)
-                else:
-                    report = replace(report, verify=v)
+                spec = job.resumed
+            else:  # the max load paced once as the trials send it (--bidirectional: both)
+                spec = job.spec(*_reach(ctx, max_load, job, note))
+            if job.bidirectional:
+                note(BOTH)
+            with Store(job.db) as store:  # a bad range was refused before any write
+                return _measured(job, spec, ctx, store, peak, t_start, note)
+
+
+def _measured(
+    job: SearchJob, spec: SearchSpec, ctx: TrialContext, store: Store, peak: float | None,
+    t_start: float, note: lab.Note,
+) -> SearchReport:  # fmt: skip
+    """The search's trials (a resume's stored ones replayed first), then its verify sweep."""
+    stored: list[TrialRecord] = []
+    if job.resumed is not None:
+        assert job.experiment_id is not None
+        stored = store.trial_records(job.experiment_id)
+        note(
+            f"resuming search experiment {job.experiment_id} ('{job.label}') in "
+            f"{job.db}: its {len(stored)} stored trials are replayed, then it goes on"
+        )
+        ctx, _ = lab.restart_experiment(store, ctx, job.experiment_id, "search", note)
+    else:
+        ctx = _start(job, spec, ctx, store, peak)
+    setup_s = time.monotonic() - t_start
+    spec, outcome = _search(job, spec, ctx, store, stored, note)
+    report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
+    if job.verify is not None and outcome.stop is None:
+        v = _verify(job, spec, outcome, ctx, store, peak)
+        if isinstance(v, str):
+            report = replace(report, verify_skipped=v)
+        else:
+            report = replace(report, verify=v)
     return report
 
 
@@ -265,18 +282,16 @@ def _below_reach(job: SearchJob, spec: SearchSpec, reach: float, note: lab.Note)
                    reach_pps=new_max)  # fmt: skip
 
 
-def _max_load(
-    tb: Testbed, job: SearchJob, note: lab.Note
-) -> tuple[float | None, float, float | None]:
-    """(the generator's peak through this testbed, the max load, the generator's reach
-    when it is below the max): the max defaults to 98% of the peak, a given max above
-    that is refused (like a sweep's top load), and the max is then paced once: on a busy
-    host a paced load holds less than the peak at ``--rate max``."""
+def _max_load(tb: Testbed, job: SearchJob, note: lab.Note) -> tuple[float | None, float]:
+    """(the generator's peak through this testbed, the max load): the max defaults to
+    98% of the peak, a given max above that is refused (like a sweep's top load; with
+    --bidirectional each direction's half, as the sweep checks its loads per direction).
+    The max is then paced once (``_reach``)."""
     if job.max_load_pps is not None:
         if not job.check_peak:
-            return None, job.max_load_pps, None
-        peak = lab.check_peak(tb, (job.max_load_pps,), note)
-        return (peak, *_reach(tb, job.max_load_pps, note))
+            return None, job.max_load_pps
+        per = job.max_load_pps / 2 if job.bidirectional else job.max_load_pps
+        return lab.check_peak(tb, (per,), note), job.max_load_pps
     peak = lab.probe_peak(tb, note)
     if peak <= 0:
         raise GeneratorError(
@@ -284,12 +299,23 @@ def _max_load(
             "its peak probe achieved 0 pps",
             "check 'netassay testbed show' and the generator (--debug)",
         )
-    return (peak, *_reach(tb, lab.PEAK_MARGIN * peak, note))
+    return peak, lab.PEAK_MARGIN * peak
 
 
-def _reach(tb: Testbed, max_load: float, note: lab.Note) -> tuple[float, float | None]:
-    """(the max load, the reach it was lowered to or None)."""
-    reach = lab.paced_reach(tb, max_load, note)
+def _reach(
+    ctx: TrialContext, max_load: float, job: SearchJob, note: lab.Note
+) -> tuple[float, float | None]:
+    """(the max load, the reach it was lowered to or None): on a busy host a paced load
+    holds less than the peak at ``--rate max``; with --bidirectional both generators
+    pace it at once, half each, as the trials send it. No probe with --no-peak-check."""
+    if not job.check_peak:
+        return max_load, None
+    tb = ctx.tb
+
+    def both(rate_pps: float, duration_s: float) -> GenResult:
+        return B.combined(*B.send_both(tb, rate_pps / 2, duration_s))
+
+    reach = lab.paced_reach(tb, max_load, note, send=both if ctx.reverse is not None else None)
     if reach >= max_load:
         return max_load, None
     note(
@@ -303,12 +329,14 @@ def _start(
     job: SearchJob, spec: SearchSpec, ctx: TrialContext, store: Store, peak: float | None
 ) -> TrialContext:
     cfg = job.testbed
+    both = " bidirectional" if job.bidirectional else ""  # its loads are aggregate
     job.experiment_id, ctx = lab.start_experiment(
         store, ctx, kind=KIND, name=job.name,
-        label=job.label or f"search {lab.default_label(cfg, job.name)}",
+        label=job.label or f"search {lab.default_label(cfg, job.name)}{both}",
         config={
             "search": spec.to_json(), "settle_s": job.settle_s, "retries": job.retries,
             "testbed": asdict(cfg), "testbed_name": job.name,
+            **({"bidirectional": True} if job.bidirectional else {}),  # absent: one way
         },
         metadata={"method": KIND, **({"rates": job.rates} if job.rates else {})}, peak=peak,
     )  # fmt: skip
@@ -382,6 +410,9 @@ def _resume_job(req: SearchRequest, options: RunOptions, retries: int) -> Search
     )  # fmt: skip
     job.experiment_id = exp.id
     job.resumed = spec
+    job.bidirectional = bool(exp.config.get("bidirectional", False))
+    if job.bidirectional:
+        SW.refuse_bidirectional(job.testbed)
     job.verify = _verify_plan(req, spec.goals, required=False)
     return job
 
@@ -389,11 +420,14 @@ def _resume_job(req: SearchRequest, options: RunOptions, retries: int) -> Search
 def _trial_fn(job: SearchJob, ctx: TrialContext) -> E.TrialFn:
     first = [True]
 
+    # --bidirectional: half the load each way; the record's is both directions' sum
+    per = 0.5 if ctx.reverse is not None else 1.0
+
     def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
         if job.settle_s and not first[0]:
             time.sleep(job.settle_s)
         first[0] = False
-        return replace(measure(ctx, i, k, load, duration), run_id=ctx.run_id)
+        return replace(measure(ctx, i, k, load * per, duration), run_id=ctx.run_id)
 
     return trial
 
@@ -462,12 +496,16 @@ def _verify(
     rates = vp.rates(center, spec.max_load_pps)
     if len(rates) < 4:
         return "fewer than 4 loads of the verify grid are at or below the max load"
-    plan = Plan(tuple(rates), vp.runs, vp.duration_s, job.settle_s)
+    # a bidirectional sweep's loads are per direction (its trials store their sum)
+    per = [r / 2 for r in rates] if job.bidirectional else rates
+    plan = Plan(tuple(per), vp.runs, vp.duration_s, job.settle_s)
+    both = ", bidirectional (aggregate loads)" if job.bidirectional else ""
     sw = SW.Sweep(
         plan, job.testbed, job.db, job.name,
-        label=f"verify of search {job.experiment_id}: {goal.label} {fmt_rate(center)}",
+        label=f"verify of search {job.experiment_id}: {goal.label} {fmt_rate(center)}{both}",
         check_peak=False, retries=job.retries, progress=job.progress,
     )  # fmt: skip
+    sw.bidirectional = job.bidirectional
     SW.loop(sw, SW.start(sw, ctx, store, peak), store)
     assert sw.experiment_id is not None
     a = _assess(store, sw.experiment_id, goal)

@@ -16,6 +16,7 @@ from netassay.methods.rates import rates_json, rates_lines
 from netassay.methods.search import engine as E
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.methods.sweep.directions import DIRECTIONS, direction_rows
 from netassay.methods.sweep.imix import json_lines, stored_mix
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
@@ -92,22 +93,76 @@ def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
     }
 
 
-def stored_extras(db: Any, experiment_id: int | None) -> dict[str, Any]:
+def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> dict[str, Any]:
     """What a search stored beside its bounds: its frame mix with sent and received per
-    size at each load it tried (``imix``), and its loads as written in bit/s or as
-    shares (``rates``); empty when it has neither (or no store holds it)."""
+    size at each load it tried (``imix``), its loads as written in bit/s or as shares
+    (``rates``), and with --bidirectional each direction's counts at each goal's lower
+    bound (``bidirectional``); empty when it has none (or no store holds it)."""
     if experiment_id is None or not Path(db).is_file():
         return {}
     with Store(db, readonly=True) as st:
         mix = stored_mix(st, experiment_id)
-        rates = st.experiment(experiment_id).metadata.get("rates")
-    return {**({"imix": mix} if mix else {}), **({"rates": rates_json(rates)} if rates else {})}
+        exp = st.experiment(experiment_id)
+        rates = exp.metadata.get("rates")
+        both = at_bounds(st, experiment_id, out) if exp.config.get("bidirectional") else None
+    return {
+        **({"imix": mix} if mix else {}),
+        **({"rates": rates_json(rates)} if rates else {}),
+        **({"bidirectional": both} if both is not None else {}),
+    }
 
 
 def extras_lines(extras: dict[str, Any]) -> list[str]:
     """``stored_extras`` in words."""
     out = rates_lines(extras["rates"]) if "rates" in extras else []
+    out += both_lines(extras["bidirectional"]) if "bidirectional" in extras else []
     return out + (json_lines(extras["imix"]) if "imix" in extras else [])
+
+
+BOTH = (
+    "--bidirectional: the loads and bounds above are both directions' aggregate (FD.io "
+    "CSIT's convention: the sum of both directions' loads and frames), each direction "
+    "half of it; each direction's own at each goal's lower bound, summed over its trials:"
+)
+
+
+def at_bounds(store: Store, experiment_id: int, out: E.SearchOutcome) -> dict[str, Any]:
+    """A --bidirectional search's directions at each goal's lower bound: each one's
+    sent, received, loss ratio and where it lost, summed over the trials at that load
+    (the sweep's per-direction sums, ``sweep.directions``)."""
+    rows = direction_rows(store, experiment_id)
+    at = []
+    for o in out.goals:
+        lo = o.lower_pps
+        row = next((r for r in rows if lo and abs(2 * r.rate_pps_per_direction - lo) <= 1e-6 * lo),
+                   None)  # fmt: skip
+        if lo is None or row is None:
+            continue
+        at.append({
+            "goal": o.goal.key, "label": o.goal.label, "rate_pps_aggregate": lo,
+            "rate_pps_per_direction": row.rate_pps_per_direction, "trials": row.runs,
+            **{d: row.sides[d].to_json() for d in DIRECTIONS},
+        })  # fmt: skip
+    return {"convention": "aggregate of both directions (FD.io CSIT)", "at_lower_bounds": at}
+
+
+def both_lines(doc: dict[str, Any]) -> list[str]:
+    """``at_bounds``'s object in words: a line per goal and direction."""
+    out = [
+        BOTH,
+        f"  {'goal':<10} {'aggregate':>10} {'pps/dir':>10} {'trials':>6}  {'direction':<8} "
+        f"{'sent':>10} {'received':>10} {'loss':>9}  where",
+    ]
+    for at in doc["at_lower_bounds"]:
+        for d in DIRECTIONS:
+            s = at[d]
+            loss = "-" if s["loss_ratio"] is None else f"{s['loss_ratio']:.3%}"
+            out.append(
+                f"  {at['label']:<10} {at['rate_pps_aggregate']:>10.0f} "
+                f"{at['rate_pps_per_direction']:>10.0f} {at['trials']:>6}  {d:<8} "
+                f"{s['sent']:>10} {s['received']:>10} {loss:>9}  {s['main_location'] or '-'}"
+            )
+    return out
 
 
 def report_json(r: SearchReport) -> dict[str, Any]:
@@ -120,7 +175,7 @@ def report_json(r: SearchReport) -> dict[str, Any]:
         **outcome_json(r.outcome),
         "verify": verify_json(r.verify),
         "verify_skipped": r.verify_skipped,
-        **stored_extras(r.db, r.experiment_id),
+        **stored_extras(r.db, r.experiment_id, r.outcome),
     }
 
 
@@ -200,7 +255,7 @@ def report_lines(r: SearchReport) -> list[str]:
     if r.generator_peak_pps is not None:
         where += f", generator peak {fmt_rate(r.generator_peak_pps)}"
     skipped = [f"verify: no PASTRAMI sweep: {r.verify_skipped}"] if r.verify_skipped else []
-    extras = extras_lines(stored_extras(r.db, r.experiment_id))
+    extras = extras_lines(stored_extras(r.db, r.experiment_id, r.outcome))
     return outcome_lines(r.outcome, where) + extras + verify_lines(r.verify, r.outcome) + skipped
 
 
