@@ -16,7 +16,12 @@ from netassay.methods.rates import rates_json, rates_lines
 from netassay.methods.search import engine as E
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
-from netassay.methods.sweep.directions import DIRECTIONS, direction_rows
+from netassay.methods.sweep.directions import (
+    DIRECTIONS,
+    SIDE_HEADER,
+    direction_rows,
+    side_columns,
+)
 from netassay.methods.sweep.imix import json_lines, stored_mix
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
@@ -148,19 +153,12 @@ def at_bounds(store: Store, experiment_id: int, out: E.SearchOutcome) -> dict[st
 
 def both_lines(doc: dict[str, Any]) -> list[str]:
     """``at_bounds``'s object in words: a line per goal and direction."""
-    out = [
-        BOTH,
-        f"  {'goal':<10} {'aggregate':>10} {'pps/dir':>10} {'trials':>6}  {'direction':<8} "
-        f"{'sent':>10} {'received':>10} {'loss':>9}  where",
-    ]
+    out = [BOTH, f"  {'goal':<10} {'aggregate':>10} {'pps/dir':>10} {'trials':>6}  {SIDE_HEADER}"]
     for at in doc["at_lower_bounds"]:
         for d in DIRECTIONS:
-            s = at[d]
-            loss = "-" if s["loss_ratio"] is None else f"{s['loss_ratio']:.3%}"
             out.append(
                 f"  {at['label']:<10} {at['rate_pps_aggregate']:>10.0f} "
-                f"{at['rate_pps_per_direction']:>10.0f} {at['trials']:>6}  {d:<8} "
-                f"{s['sent']:>10} {s['received']:>10} {loss:>9}  {s['main_location'] or '-'}"
+                f"{at['rate_pps_per_direction']:>10.0f} {at['trials']:>6}  {side_columns(d, at[d])}"
             )
     return out
 

@@ -91,20 +91,23 @@ def directions_json(rows: list[LoadBothWays]) -> dict[str, Any]:
     }
 
 
+SIDE_HEADER = f"{'direction':<8} {'sent':>10} {'received':>10} {'loss':>9}  where"
+
+
+def side_columns(direction: str, s: dict[str, Any]) -> str:
+    """One direction's counts (``DirectionAtLoad.to_json``) under ``SIDE_HEADER``."""
+    loss = "-" if s["loss_ratio"] is None else f"{s['loss_ratio']:.3%}"
+    return (f"{direction:<8} {s['sent']:>10} {s['received']:>10} {loss:>9}  "
+            f"{s['main_location'] or '-'}")  # fmt: skip
+
+
 def directions_lines(doc: dict[str, Any]) -> list[str]:
     """``directions_json``'s object in words: a line per load and direction."""
-    out = [
-        CONVENTION,
-        f"  {'pps/dir':>10} {'aggregate':>10} {'runs':>4}  {'direction':<8} {'sent':>10} "
-        f"{'received':>10} {'loss':>9}  where",
-    ]
+    out = [CONVENTION, f"  {'pps/dir':>10} {'aggregate':>10} {'runs':>4}  {SIDE_HEADER}"]
     for load in doc["loads"]:
         for d in DIRECTIONS:
-            s = load[d]
-            loss = "-" if s["loss_ratio"] is None else f"{s['loss_ratio']:.3%}"
             out.append(
                 f"  {load['rate_pps_per_direction']:>10.0f} {load['rate_pps_aggregate']:>10.0f} "
-                f"{load['runs']:>4}  {d:<8} {s['sent']:>10} {s['received']:>10} {loss:>9}  "
-                f"{s['main_location'] or '-'}"
+                f"{load['runs']:>4}  {side_columns(d, load[d])}"
             )
     return out
