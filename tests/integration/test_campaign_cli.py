@@ -110,23 +110,25 @@ def test_plan_of_a_bidirectional_cell_says_its_loads_are_per_direction(cli):
     assert "bidirectional=True  [20 kpps..100 kpps per direction, both at once, 5 loads" in both
 
 
-def test_plan_of_a_bidirectional_search_cell_says_its_loads_are_aggregate(cli, tmp_path):
-    f = tmp_path / "s.toml"
-    f.write_text('[campaign]\nname = "s"\nmethod = "search"\n[fixed]\nmax_load = "120k"\n'
+def _both_ways_plan(cli, tmp_path, method: str, fixed: str) -> tuple[str, str]:
+    """``campaign plan`` of a ``method`` campaign whose factor is bidirectional: its
+    one-way cell's line and its bidirectional cell's."""
+    f = tmp_path / f"{method}.toml"
+    f.write_text(f'[campaign]\nname = "b"\nmethod = "{method}"\n[fixed]\n{fixed}\n'
                  "[factors]\nbidirectional = [false, true]\n")  # fmt: skip
     res = cli("campaign", "plan", f)
     assert res.returncode == 0, res.stderr
     one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x)
+    return one, both
+
+
+def test_plan_of_a_bidirectional_search_cell_says_its_loads_are_aggregate(cli, tmp_path):
+    one, both = _both_ways_plan(cli, tmp_path, "search", 'max_load = "120k"')
     assert "[" not in one
     assert "bidirectional=True  [both directions at once, aggregate loads (half per direc" in both
 
 
 def test_plan_of_a_bidirectional_flood_cell_says_so(cli, tmp_path):
-    f = tmp_path / "f.toml"
-    f.write_text('[campaign]\nname = "f"\nmethod = "flood"\n[fixed]\nruns = 2\n'
-                 "[factors]\nbidirectional = [false, true]\n")  # fmt: skip
-    res = cli("campaign", "plan", f)
-    assert res.returncode == 0, res.stderr
-    one, both = (x for x in res.stdout.splitlines() if "bidirectional=" in x)
+    one, both = _both_ways_plan(cli, tmp_path, "flood", "runs = 2")
     assert "both directions" not in one
     assert "floods x 2s, both directions at once (rates aggregate)]" in both
