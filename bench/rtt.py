@@ -3,9 +3,16 @@
 1. Side by side on the same path (bridge and routed veth, ICMP at 1 kpps, 64-byte
    frames): netassay's round trip at the sender endpoint's interface (``rtt``), from
    the send call to the reply at that interface (``latency_kernel``, ping's method) and
-   to the reply read (``latency_sent``, irtt's method), beside iputils ping and irtt,
-   measured right after netassay's runs on the same testbed (``--ping-too``). Target:
-   netassay's p50 and p99 at or below each peer's.
+   to the reply read (``latency_sent``, irtt's method), beside iputils ping and irtt, in
+   turn on one testbed: 16 blocks (8 with --quick) of 500 probes each, netassay's run
+   then ping's and irtt's (their order swapped every other block). Pooled percentiles,
+   and the blocks' medians paired (Wilcoxon signed-rank). Target: netassay's p50 and
+   p99 at or below each peer's, like for like (``latency_kernel`` against ping,
+   ``latency_sent`` against irtt).
+   Then the send path alone (``send_paths``): ICMP requests sent as frames through a
+   packet socket (netassay's way) and through the raw ICMP socket (ping's way), run
+   after run on one testbed; the median time from the send call to the interface's
+   egress hook, per run.
 2. The capture's own cost at 1 kpps, two ways: (a) in the kernel, from the capture
    programs' run time (kernel.bpf_stats_enabled, set for the benchmark and restored):
    the eight programs' time per probe; (b) the same runs with and without the hooks,
@@ -42,13 +49,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from netassay import names as N  # noqa: E402
 from netassay.analysis import effects as R  # noqa: E402
+from netassay.counters.capture import Capture  # noqa: E402
 from netassay.hist import Hist  # noqa: E402
 from netassay.methods.rtt import run as M  # noqa: E402
+from netassay.methods.rtt import trial as T  # noqa: E402
+from netassay.methods.rtt.run import sender_link  # noqa: E402
 from netassay.proc import run  # noqa: E402
+from netassay.testbed import Testbed  # noqa: E402
+from netassay.testbed.rtt import RttTestbedConfig  # noqa: E402
+from netassay.traffic import peers as P  # noqa: E402
 from netassay.traffic.probe import ProbeSpec  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "rtt.json"
@@ -71,18 +87,87 @@ def _pcts(h: Hist) -> dict[str, Any]:
     return {k: s[k] for k in ("n", "min_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns")}
 
 
-def side_by_side(path: str, runs: int, count: int) -> dict[str, Any]:
-    req = M.RttSetup(path=path, spec=ProbeSpec(count=count), runs=runs, ping_too=True,
-                       name=_name())  # fmt: skip
-    m = M.measure_all(req, lambda *_: None)
+def side_by_side(path: str, blocks: int, count: int) -> dict[str, Any]:
+    """netassay, ping and irtt in turn on one testbed, block after block (ping and irtt
+    swap places every other block), so that the three see the same machine: a run's
+    median on these machines drifts by 10-20 us from one second to the next."""
+    sndep, rspep = N.netns(path[:1] + "sbs", "sndep"), N.netns(path[:1] + "sbs", "rspep")
+    peers: dict[str, list[P.PeerRun]] = {"ping": [], "irtt": []}
+
+    def after_run(m: M.Measurement, res: Any) -> None:
+        dst, s = m.testbed["peers"]["sndep"]["dst"], m.req.spec
+        order = ("ping", "irtt") if len(m.results) % 2 else ("irtt", "ping")
+        for peer in order:
+            if peer == "ping":
+                peers[peer].append(P.ping(sndep, dst, s.rate_pps, count, s.size_bytes, 1.0))
+            else:
+                peers[peer].append(P.irtt(sndep, rspep, dst, s.rate_pps, count, s.size_bytes))
+
+    req = M.RttSetup(path=path, spec=ProbeSpec(count=count), runs=blocks,
+                       name=path[:1] + "sbs")  # fmt: skip
+    m = M.measure_all(req, after_run)
     ours = {seg: _pcts(_merged(m, seg)) for seg in ("rtt", "latency_kernel", "latency_sent")}
-    peers = {p.peer: {**_pcts(p.hist), "sent": p.sent, "received": p.received} for p in m.peers}
-    targets = {}
-    for peer, s in peers.items():
+    pooled = {}
+    for peer, runs in peers.items():
+        h = Hist()
+        for r in runs:
+            h.merge(r.hist)
+        pooled[peer] = {**_pcts(h), "sent": sum(r.sent for r in runs),
+                        "received": sum(r.received for r in runs)}  # fmt: skip
+    # like for like: ping stamps the reply in the kernel (SO_TIMESTAMP), irtt where its
+    # application reads it
+    same = {"ping": "latency_kernel", "irtt": "latency_sent"}
+    targets, paired = {}, {}
+    for peer, seg in same.items():
         for q in ("p50_ns", "p99_ns"):
-            targets[f"rtt {q} <= {peer}"] = ours["rtt"][q] <= s[q]
-    return {"path": path, "rate_pps": 1000, "count": count, "runs": runs, "netassay": ours,
-            "peers": peers, "targets": targets}  # fmt: skip
+            targets[f"{seg} {q} <= {peer}"] = ours[seg][q] <= pooled[peer][q]
+        a = [r.hists[seg].percentile(50) for r in m.results]
+        b = [r.hist.percentile(50) for r in peers[peer]]
+        paired[f"{seg} - {peer}"] = {"block_p50_ns": {"netassay": a, peer: b},
+                                     **R.wilcoxon_paired(a, b)}  # fmt: skip
+    send = [r.hists["latency_kernel"].percentile(50) - r.hists["rtt"].percentile(50)
+            for r in m.results]  # fmt: skip
+    return {"path": path, "rate_pps": 1000, "count_per_block": count, "blocks": blocks,
+            "netassay": ours, "send_path": m.results[0].prober.get("send_path"),
+            "send_call_to_interface_p50_ns": statistics.median(send),
+            "peers": pooled, "paired_by_block": paired, "targets": targets}  # fmt: skip
+
+
+def send_paths(path: str, blocks: int, count: int) -> dict[str, Any]:
+    """The two ways an ICMP request can leave, run after run on one testbed: as a frame
+    through a packet socket on the endpoint's interface (netassay's way) and through the
+    raw ICMP socket (ping's way, the IP stack's output path). Per run, the median of
+    each probe's time from the send call to the interface's egress hook (P1 - tx, taken
+    on the probes each run keeps whole) and the p50 of ``latency_kernel``."""
+    name = "sp" + secrets.token_hex(2)
+    out: dict[str, dict[str, list[float]]] = {m: {"send_to_interface_p50_ns": [],
+                                                  "latency_kernel_p50_ns": []}
+                                              for m in ("packet", "raw")}  # fmt: skip
+    with Testbed(name, RttTestbedConfig(path=path)) as tb, Capture(tb.state["namespaces"]) as cap:
+        run(["sysctl", "-q", "-w", "net.ipv4.icmp_echo_ignore_all=0"], netns=tb.ns("rspep"))
+        dst, cpu_snd = tb.state["peers"]["sndep"]["dst"], tb.state["cpus"]["snd"]
+        for b in range(blocks):
+            for mode in ("packet", "raw") if b % 2 == 0 else ("raw", "packet"):
+                link = sender_link(tb) if mode == "packet" else None
+                res = T.measure(tb.ns("sndep"), dst, ProbeSpec(count=count), cap, b, cpu_snd,
+                                link=link)  # fmt: skip
+                assert res.prober.get("send_path") == mode, res.prober
+                col = {c: i for i, c in enumerate(T.SAMPLE_COLUMNS)}
+                smp = res.sample.astype(np.int64)
+                ok = (smp[:, col["snd_ep_out"]] > 0) & (smp[:, col["tx"]] > 0)
+                d = smp[ok, col["snd_ep_out"]] - smp[ok, col["tx"]]
+                out[mode]["send_to_interface_p50_ns"].append(float(np.median(d)))
+                out[mode]["latency_kernel_p50_ns"].append(
+                    res.hists["latency_kernel"].percentile(50)
+                )
+    summary = {m: {k: statistics.median(v) for k, v in d.items()} for m, d in out.items()}
+    return {
+        "path": path, "blocks": blocks, "count": count, "runs": out, "medians": summary,
+        "send_to_interface_saved_ns": summary["raw"]["send_to_interface_p50_ns"]
+        - summary["packet"]["send_to_interface_p50_ns"],
+        "paired_latency_kernel": R.wilcoxon_paired(out["packet"]["latency_kernel_p50_ns"],
+                                                   out["raw"]["latency_kernel_p50_ns"]),
+    }  # fmt: skip
 
 
 def _bpf_stats(on: bool) -> str:
@@ -230,7 +315,8 @@ def main() -> None:
     else:
         result = {
             "machine": {"kernel": platform.release(), "cpus": __import__("os").cpu_count()},
-            "side_by_side": [side_by_side(p, 3 if q else 5, 1000) for p in ("bridge", "veth")],
+            "side_by_side": [side_by_side(p, 8 if q else 16, 500) for p in ("bridge", "veth")],
+            "send_paths": send_paths("veth", 6 if q else 12, 1000),
             "capture_cost": capture_cost(2 if q else 6, 3, 1000),
             "high_rates": high_rates(rates, 1.0),
             "ground_truth": ground_truth(truth_reps, TRUTH_RUNS, TRUTH_COUNT),

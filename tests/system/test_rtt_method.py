@@ -53,6 +53,9 @@ def test_segments_agree_and_are_stored(cli, tb_name, netns_of, tmp_path):
         assert r["path"] == "bridge" and r["probe"] == "icmp" and r["sent"] == 300
         assert r["received"] + r["lost"] == r["sent"] and r["captured"] == r["received"]
         assert r["out_of_order"] == 0 and r["warnings"] == []
+        # ICMP requests leave as frames on the endpoint's interface, still seen at its
+        # egress hook (captured == received above); the prober runs at nice -10
+        assert r["send_path"] == "packet" and r["nice"] == -10
         for seg in ("rtt", "overhead", "wire", "response"):
             s = r["segments"][seg]
             assert s["negative"] == 0 and s["min_ns"] > 0, (seg, s)

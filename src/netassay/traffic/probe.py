@@ -77,16 +77,35 @@ class ProbeSpec:
             raise UsageError(f"bad --timeout {self.timeout_s:g} s", "1 ms..60 s", "e.g. 1s")
 
 
+@dataclass(frozen=True)
+class Link:
+    """The sender endpoint's own link: its interface, its address and the next hop's MAC.
+    Given, ICMP requests leave as whole frames through a packet socket on ``dev``,
+    skipping the IP stack's per-datagram work on the way out (probe.c says more)."""
+
+    dev: str
+    src: str
+    dst_mac: str
+
+
 class Sender:
     """A running ``netassay-probe send`` in the sender endpoint."""
 
     def __init__(
-        self, netns: str, dst: str, spec: ProbeSpec, cpu: int | None, socket_time: bool = False
+        self,
+        netns: str,
+        dst: str,
+        spec: ProbeSpec,
+        cpu: int | None,
+        socket_time: bool = False,
+        link: Link | None = None,
     ) -> None:
         argv = [str(artifact(BINARY)), "send", "--dst", dst, "--probe", spec.probe,
                 "--rate", arg_num(spec.rate_pps), "--size", str(spec.size_bytes),
                 "--timeout", arg_num(spec.timeout_s)]  # fmt: skip
         argv += ["--count", str(spec.planned())]
+        if link is not None and spec.probe == "icmp":
+            argv += ["--dev", link.dev, "--src", link.src, "--dst-mac", link.dst_mac]
         if socket_time:
             argv += ["--socket-time", "on"]
         self.record = SOCKET_RECORD if socket_time else RECORD

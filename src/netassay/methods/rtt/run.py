@@ -38,11 +38,11 @@ from netassay.methods.rtt.trial import SAMPLE_COLUMNS, RunResult, achieved_rate,
 from netassay.proc import run as run_cmd
 from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root, validate_name
-from netassay.testbed.rtt import PATHS, UPLINK, RttTestbedConfig
+from netassay.testbed.rtt import EP_DEV, PATHS, UPLINK, RttTestbedConfig
 from netassay.testbed.rtt import validate as validate_testbed
 from netassay.traffic import peers as P
 from netassay.traffic.load import Background, Load, NetLoad
-from netassay.traffic.probe import Echo, ProbeSpec
+from netassay.traffic.probe import Echo, Link, ProbeSpec
 from netassay.trial.record import TrialRecord
 
 log = logging.getLogger("netassay.methods.rtt")
@@ -184,7 +184,8 @@ def check_path(tb: Testbed, req: RttSetup, capture: Capture | None) -> dict[str,
     n = max(CHECK_MIN, round(req.spec.rate_pps * CHECK_S))
     spec = replace(req.spec, count=min(n, req.spec.planned()), duration_s=None)
     peer = tb.state["peers"]["sndep"]
-    res = measure(tb.ns("sndep"), peer["dst"], spec, capture, -1, tb.state["cpus"]["snd"])
+    res = measure(tb.ns("sndep"), peer["dst"], spec, capture, -1, tb.state["cpus"]["snd"],
+                  link=sender_link(tb))  # fmt: skip
     sent, got = res.sent, res.received
     if sent and got == 0:
         raise TestbedError(
@@ -322,9 +323,16 @@ def wire_rates(before: dict[str, int], after: dict[str, int], res: RunResult) ->
     return {names[side]: round((after[side] - before[side]) / dt, 1) for side in before}
 
 
+def sender_link(tb: Testbed) -> Link:
+    """The sender endpoint's interface, address and next hop's MAC (a static neighbour)."""
+    peer = tb.state["peers"]["sndep"]
+    return Link(EP_DEV, peer["src"], peer["dst_mac"])
+
+
 def _one(tb: Testbed, req: RttSetup, capture: Capture | None, index: int) -> RunResult:
     peer = tb.state["peers"]["sndep"]
-    return measure(tb.ns("sndep"), peer["dst"], req.spec, capture, index, tb.state["cpus"]["snd"])
+    return measure(tb.ns("sndep"), peer["dst"], req.spec, capture, index, tb.state["cpus"]["snd"],
+                   link=sender_link(tb))  # fmt: skip
 
 
 def _peers(

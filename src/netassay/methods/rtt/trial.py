@@ -20,7 +20,7 @@ from netassay.counters import cpu
 from netassay.counters.capture import POINT_NAMES, Capture
 from netassay.hist import Hist
 from netassay.methods.rtt.segments import ALL, compute, lost_after
-from netassay.traffic.probe import ProbeSpec, Sender
+from netassay.traffic.probe import Link, ProbeSpec, Sender
 from netassay.units import utc_now
 
 RAW_LIMIT = 2000  # probes kept whole per run (a uniform sample of the run)
@@ -70,6 +70,10 @@ class RunResult:
             "out_of_order": self.counts.get("out_of_order", 0),
             "lost_after": dict(self.lost_after),
             "achieved_rate_pps": achieved_rate(p),
+            # how the probes left (packet: frames on the endpoint's interface; raw: the
+            # IP stack's raw socket; udp) and the prober's nice value (probe.c)
+            "send_path": p.get("send_path"),
+            "nice": p.get("nice"),
             "segments": {k: h.summary() for k, h in self.hists.items() if h.n},
             "cpu": self.cpu,
             "load": self.load,
@@ -113,8 +117,10 @@ def measure(
     index: int,
     cpu_pin: int | None,
     raw_limit: int = RAW_LIMIT,
+    link: Link | None = None,
 ) -> RunResult:
-    """Send one run of probes from ``netns`` to ``dst`` and fold it into a RunResult."""
+    """Send one run of probes from ``netns`` to ``dst`` and fold it into a RunResult
+    (``link``: the sender endpoint's own link, for ICMP requests sent as frames)."""
     res = RunResult(index=index, spec=spec, started_utc=utc_now())
     res.hists = {name: Hist() for name in ALL}
     res.counts = {"answered": 0, "captured": 0, "out_of_order": 0}
@@ -122,7 +128,7 @@ def measure(
     if capture is not None:
         capture.clear()
     before, t0 = cpu.read(), time.monotonic()
-    sender = Sender(netns, dst, spec, cpu_pin)
+    sender = Sender(netns, dst, spec, cpu_pin, link=link)
     try:
         for batch in sender.batches():
             _fold(res, reservoir, batch, capture)
