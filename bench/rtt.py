@@ -10,9 +10,9 @@
    p99 at or below each peer's, like for like (``latency_kernel`` against ping,
    ``latency_sent`` against irtt).
    Then the send path alone (``send_paths``): ICMP requests sent as frames through a
-   packet socket (netassay's way) and through the raw ICMP socket (ping's way), run
-   after run on one testbed; the median time from the send call to the interface's
-   egress hook, per run.
+   packet socket (netassay's way) and through the raw ICMP socket (ping's way), probe
+   by probe in turn in one run (8 runs of 2000 on each path, 4 with --quick): the time
+   from the send call to the interface's egress hook, ``latency_kernel`` and ``rtt``.
 2. The capture's own cost at 1 kpps, two ways: (a) in the kernel, from the capture
    programs' run time (kernel.bpf_stats_enabled, set for the benchmark and restored):
    the eight programs' time per probe; (b) the same runs with and without the hooks,
@@ -59,13 +59,12 @@ from netassay.analysis import effects as R  # noqa: E402
 from netassay.counters.capture import Capture  # noqa: E402
 from netassay.hist import Hist  # noqa: E402
 from netassay.methods.rtt import run as M  # noqa: E402
-from netassay.methods.rtt import trial as T  # noqa: E402
 from netassay.methods.rtt.run import sender_link  # noqa: E402
 from netassay.proc import run  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed.rtt import RttTestbedConfig  # noqa: E402
 from netassay.traffic import peers as P  # noqa: E402
-from netassay.traffic.probe import ProbeSpec  # noqa: E402
+from netassay.traffic.probe import ProbeSpec, Sender  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "rtt.json"
 BPF_STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
@@ -133,41 +132,45 @@ def side_by_side(path: str, blocks: int, count: int) -> dict[str, Any]:
             "peers": pooled, "paired_by_block": paired, "targets": targets}  # fmt: skip
 
 
-def send_paths(path: str, blocks: int, count: int) -> dict[str, Any]:
-    """The two ways an ICMP request can leave, run after run on one testbed: as a frame
-    through a packet socket on the endpoint's interface (netassay's way) and through the
-    raw ICMP socket (ping's way, the IP stack's output path). Per run, the median of
-    each probe's time from the send call to the interface's egress hook (P1 - tx, taken
-    on the probes each run keeps whole) and the p50 of ``latency_kernel``."""
+def send_paths(path: str, runs: int, count: int) -> dict[str, Any]:
+    """The two ways an ICMP request can leave, probe by probe in one run (netassay-probe
+    --alternate on): even probes as frames through a packet socket on the endpoint's
+    interface (netassay's way), odd ones through the raw ICMP socket (ping's way, the IP
+    stack's output path), so that both see the same machine. Per run and way, the
+    medians of each probe's send call to the interface's egress hook (P1 - tx), of its
+    ``latency_kernel`` (P8 - tx) and of its ``rtt`` (P8 - P1); then the medians over runs
+    and the runs' paired differences (packet - raw)."""
     name = "sp" + secrets.token_hex(2)
-    out: dict[str, dict[str, list[float]]] = {m: {"send_to_interface_p50_ns": [],
-                                                  "latency_kernel_p50_ns": []}
-                                              for m in ("packet", "raw")}  # fmt: skip
+    parts = {"send_to_interface": ("tx", "snd_ep_out"), "latency_kernel": ("tx", "snd_ep_in"),
+             "rtt": ("snd_ep_out", "snd_ep_in")}  # fmt: skip
+    per_run: dict[str, dict[str, list[float]]] = {
+        w: {k: [] for k in parts} for w in ("packet", "raw")
+    }
     with Testbed(name, RttTestbedConfig(path=path)) as tb, Capture(tb.state["namespaces"]) as cap:
         run(["sysctl", "-q", "-w", "net.ipv4.icmp_echo_ignore_all=0"], netns=tb.ns("rspep"))
         dst, cpu_snd = tb.state["peers"]["sndep"]["dst"], tb.state["cpus"]["snd"]
-        for b in range(blocks):
-            for mode in ("packet", "raw") if b % 2 == 0 else ("raw", "packet"):
-                link = sender_link(tb) if mode == "packet" else None
-                res = T.measure(tb.ns("sndep"), dst, ProbeSpec(count=count), cap, b, cpu_snd,
-                                link=link)  # fmt: skip
-                assert res.prober.get("send_path") == mode, res.prober
-                col = {c: i for i, c in enumerate(T.SAMPLE_COLUMNS)}
-                smp = res.sample.astype(np.int64)
-                ok = (smp[:, col["snd_ep_out"]] > 0) & (smp[:, col["tx"]] > 0)
-                d = smp[ok, col["snd_ep_out"]] - smp[ok, col["tx"]]
-                out[mode]["send_to_interface_p50_ns"].append(float(np.median(d)))
-                out[mode]["latency_kernel_p50_ns"].append(
-                    res.hists["latency_kernel"].percentile(50)
-                )
-    summary = {m: {k: statistics.median(v) for k, v in d.items()} for m, d in out.items()}
-    return {
-        "path": path, "blocks": blocks, "count": count, "runs": out, "medians": summary,
-        "send_to_interface_saved_ns": summary["raw"]["send_to_interface_p50_ns"]
-        - summary["packet"]["send_to_interface_p50_ns"],
-        "paired_latency_kernel": R.wilcoxon_paired(out["packet"]["latency_kernel_p50_ns"],
-                                                   out["raw"]["latency_kernel_p50_ns"]),
-    }  # fmt: skip
+        for _ in range(runs):
+            cap.clear()
+            sender = Sender(tb.ns("sndep"), dst, ProbeSpec(count=count), cpu_snd,
+                            link=sender_link(tb), alternate=True)  # fmt: skip
+            try:
+                rows = [b for b in sender.batches()]
+                assert sender.finish().get("send_path") == "alternate"
+            finally:
+                sender.kill()
+            rec = np.concatenate(rows)
+            seq, tx, rx = np.ascontiguousarray(rec[:, 0]), rec[:, 2].astype(np.int64), rec[:, 3]
+            pts = {k: v.astype(np.int64) for k, v in cap.lookup(seq).items()}
+            t = {"tx": tx, **pts}
+            ok = (rx > 0) & (tx > 0) & (pts["snd_ep_out"] > 0) & (pts["snd_ep_in"] > 0)
+            for way, parity in (("packet", 0), ("raw", 1)):
+                sel = ok & (seq % 2 == parity)
+                for k, (a, b) in parts.items():
+                    per_run[way][k].append(float(np.median(t[b][sel] - t[a][sel])))
+    medians = {w: {k: statistics.median(v) for k, v in d.items()} for w, d in per_run.items()}
+    paired = {k: R.wilcoxon_paired(per_run["packet"][k], per_run["raw"][k]) for k in parts}
+    return {"path": path, "runs": runs, "count": count, "per_run_ns": per_run,
+            "medians_ns": medians, "paired_packet_minus_raw": paired}  # fmt: skip
 
 
 def _bpf_stats(on: bool) -> str:
@@ -316,7 +319,7 @@ def main() -> None:
         result = {
             "machine": {"kernel": platform.release(), "cpus": __import__("os").cpu_count()},
             "side_by_side": [side_by_side(p, 8 if q else 16, 500) for p in ("bridge", "veth")],
-            "send_paths": send_paths("veth", 6 if q else 12, 1000),
+            "send_paths": [send_paths(p, 4 if q else 8, 2000) for p in ("bridge", "veth")],
             "capture_cost": capture_cost(2 if q else 6, 3, 1000),
             "high_rates": high_rates(rates, 1.0),
             "ground_truth": ground_truth(truth_reps, TRUTH_RUNS, TRUTH_COUNT),

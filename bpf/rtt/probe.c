@@ -4,7 +4,7 @@
  *
  *   netassay-probe send --dst IP --probe icmp|udp --rate PPS (--count N | --duration S)
  *       [--size BYTES] [--timeout S] [--cpu N] [--socket-time on|off]
- *       [--dev IFNAME --src IP --dst-mac MAC]
+ *       [--dev IFNAME --src IP --dst-mac MAC [--alternate on|off]]
  *   netassay-probe echo --probe icmp|udp [--delay NS] [--cpu N] [--busy-poll USEC]
  *
  * send: probe k is due at start + k / rate on CLOCK_MONOTONIC (its scheduled time); the
@@ -32,7 +32,11 @@
  * device's queueing layer, so the interface's tc egress hook (the first capture point)
  * sees it as before (no PACKET_QDISC_BYPASS). One probe due goes out in one send()
  * call, several in one sendmmsg() call (sendmmsg costs more for a single message).
- * The JSON summary says which way the probes left ("send_path").
+ * The JSON summary says which way the probes left ("send_path"). With --alternate on,
+ * a probe sent alone leaves by the packet socket when its sequence number is even and
+ * by the raw socket when it is odd (probes sent together all leave by the packet
+ * socket): the two ways compared probe by probe in one run, on the same machine state
+ * (bench/rtt.py); "send_path" is then "alternate".
  *
  * Both modes run at nice NICE (-10) when allowed (CAP_SYS_NICE; the summary's "nice"
  * says what they got): the process that reads the sender's records, or any other task
@@ -209,7 +213,7 @@ struct opts {
 	long busy_poll_us; /* echo --busy-poll; -1: not given */
 	const char *dev, *src; /* send --dev: the packet socket's interface, the source */
 	uint8_t dst_mac[6];
-	int have_dst_mac;
+	int have_dst_mac, alternate;
 };
 
 static double num(const char *s, const char *what)
@@ -269,6 +273,10 @@ static void parse(int argc, char **argv, struct opts *o)
 			if (strlen(v) >= IFNAMSIZ)
 				usage("--dev is an interface name");
 			o->dev = v;
+		} else if (!strcmp(a, "--alternate")) {
+			if (strcmp(v, "on") && strcmp(v, "off"))
+				usage("--alternate is on or off");
+			o->alternate = !strcmp(v, "on");
 		} else if (!strcmp(a, "--src")) {
 			o->src = v;
 		} else if (!strcmp(a, "--dst-mac")) {
@@ -298,6 +306,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		usage("--dev, --src and --dst-mac go together");
 	if (o->dev && !o->icmp)
 		usage("--dev needs --probe icmp");
+	if (o->alternate && !o->dev)
+		usage("--alternate needs --dev");
 }
 
 /* -- the payload ------------------------------------------------------------------ */
@@ -469,19 +479,23 @@ static void send_due(struct sender *s, uint64_t now)
 	if (!b)
 		return;
 	memset(m, 0, sizeof(m));
+	/* --alternate: a probe sent alone with an odd sequence number takes the raw socket */
+	int raw = s->o.alternate && b == 1 && (s->sent & 1);
 	uint64_t tx = now_ns();
 
 	for (int i = 0; i < b; i++) {
 		uint64_t seq = s->sent + i;
 
-		if (s->head)
-			memcpy(s->bufs[i], s->l2l3, s->head);
-		fill(s, s->bufs[i] + s->head, seq, tx);
+		size_t head = raw ? 0 : s->head;
+
+		if (head)
+			memcpy(s->bufs[i], s->l2l3, head);
+		fill(s, s->bufs[i] + head, seq, tx);
 		iov[i].iov_base = s->bufs[i];
-		iov[i].iov_len = s->head + s->len;
+		iov[i].iov_len = head + s->len;
 		m[i].msg_hdr.msg_iov = &iov[i];
 		m[i].msg_hdr.msg_iovlen = 1;
-		if (s->o.icmp && !s->head) {
+		if (s->o.icmp && !head) {
 			m[i].msg_hdr.msg_name = &dst;
 			m[i].msg_hdr.msg_namelen = sizeof(dst);
 		}
@@ -489,7 +503,7 @@ static void send_due(struct sender *s, uint64_t now)
 	int n;
 
 	if (b == 1) /* the usual case at low rates: the cheaper call */
-		n = sendto(s->txfd, iov[0].iov_base, iov[0].iov_len, 0, m[0].msg_hdr.msg_name,
+		n = sendto(raw ? s->fd : s->txfd, iov[0].iov_base, iov[0].iov_len, 0, m[0].msg_hdr.msg_name,
 			   m[0].msg_hdr.msg_namelen) < 0
 			    ? -1
 			    : 1;
@@ -676,7 +690,7 @@ static int do_send(struct opts *o)
 		(unsigned long long)s.dups, (unsigned long long)s.reordered,
 		(unsigned long long)s.start, (unsigned long long)first_tx,
 		(unsigned long long)last_tx, dur, o->rate, o->timeout_s, s.ident,
-		stop ? "true" : "false", o->dev ? "packet" : o->icmp ? "raw" : "udp", nice_got);
+		stop ? "true" : "false", o->alternate ? "alternate" : o->dev ? "packet" : o->icmp ? "raw" : "udp", nice_got);
 	return 0;
 }
 

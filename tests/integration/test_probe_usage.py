@@ -24,6 +24,8 @@ LINK = ["--dev", "eth0", "--src", "198.18.100.2"]
         (["--probe", "icmp", *LINK, "--dst-mac", "aa:bb:cc:dd:ee:ff:00"], "six hex bytes"),
         (["--probe", "udp", *LINK, "--dst-mac", "aa:bb:cc:dd:ee:ff"], "--dev needs --probe icmp"),
         (["--probe", "icmp", "--dev", "x" * 16], "--dev is an interface name"),
+        (["--probe", "icmp", "--alternate", "on"], "--alternate needs --dev"),
+        (["--probe", "icmp", "--alternate", "yes"], "--alternate is on or off"),
     ],
 )
 def test_a_half_named_link_is_refused_before_anything_is_sent(extra, says):

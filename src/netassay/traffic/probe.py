@@ -99,13 +99,18 @@ class Sender:
         cpu: int | None,
         socket_time: bool = False,
         link: Link | None = None,
+        alternate: bool = False,
     ) -> None:
+        """``alternate`` (with ``link``): probes sent alone take the packet socket and the
+        raw socket in turn, even and odd sequence numbers (the two compared in one run)."""
         argv = [str(artifact(BINARY)), "send", "--dst", dst, "--probe", spec.probe,
                 "--rate", arg_num(spec.rate_pps), "--size", str(spec.size_bytes),
                 "--timeout", arg_num(spec.timeout_s)]  # fmt: skip
         argv += ["--count", str(spec.planned())]
         if link is not None and spec.probe == "icmp":
             argv += ["--dev", link.dev, "--src", link.src, "--dst-mac", link.dst_mac]
+            if alternate:
+                argv += ["--alternate", "on"]
         if socket_time:
             argv += ["--socket-time", "on"]
         self.record = SOCKET_RECORD if socket_time else RECORD
