@@ -26,7 +26,7 @@ def test_two_caps_by_two_pinnings(tb_name, tmp_path, cli, netns_of):
     spec = tmp_path / "caps.toml"
     spec.write_text(
         '[campaign]\nname = "gt"\nrepetitions = 1\n'
-        '[fixed]\nrates = "40k,48k,50k,52k,60k,76k,80k,82k,90k"\nruns = 1\n'
+        '[fixed]\nrates = "48k,50k,52k,76k,80k,82k"\nruns = 1\n'
         'duration = "1s"\nsettle = "0.1s"\n'
         '[factors]\nsut_cap = ["50k", "80k"]\npinning = ["unpinned", "pin-2cpu"]\n'
     )
@@ -37,7 +37,7 @@ def test_two_caps_by_two_pinnings(tb_name, tmp_path, cli, netns_of):
     res = cli("campaign", "run", str(spec), "--db", str(db), "--name", tb_name, timeout=600)
     assert res.returncode == 0, res.stderr
     assert "4 of 4 cells stored" in res.stdout
-    assert "[cells 4/4] [trials 36/36]" in res.stderr  # the campaign's progress
+    assert "[cells 4/4] [trials 24/24]" in res.stderr  # the campaign's progress
     assert re.search(r"; dashboard http://127\.0\.0\.1:\d+/status", res.stderr), res.stderr
     assert netns_of(tb_name) == []  # every cell removed its testbed
 

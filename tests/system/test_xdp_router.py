@@ -53,12 +53,15 @@ def _prog_alive(pid: int, wait_s: float = 10.0) -> bool:
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize(("ip", "size"), [(4, 64), (6, 84)], ids=["ipv4", "ipv6"])
-def test_forwards_exactly_three_million_packets(tb_name, ip, size):
-    """3 x 1,000,000 packets at a low load, unpinned (the program runs inside the
+@pytest.mark.parametrize(
+    ("ip", "size", "trials"), [(4, 64, 3), (6, 84, 1)], ids=["ipv4", "ipv6"]
+)
+def test_forwards_exactly_a_million_packets_per_trial(tb_name, ip, size, trials):
+    """1,000,000 packets per trial at a low load, unpinned (the program runs inside the
     generator's send call, so a VM taking a CPU away cannot overflow its ring): no
     loss anywhere, the program's forwarded counter equal to the sink's count (XDP and
-    nft), nothing dropped by the program."""
+    nft), nothing dropped by the program. Three trials in a row over IPv4, one over
+    IPv6 (the same program's other parser)."""
     cfg = TestbedConfig(
         sut="xdp-router", ip_version=ip, size_bytes=size, pinning="unpinned", sink="xdp+nft"
     )
@@ -67,7 +70,7 @@ def test_forwards_exactly_three_million_packets(tb_name, ip, size):
         prog = x["prog_id"]
         assert x["napi_thread"] is None  # the generator's CPU
         assert x["wire_qdisc"] == "pfifo_head_drop" and x["ring_pkts"] > 256
-        for k in range(3):
+        for k in range(trials):
             rec = measure(ctx, 0, k, 100_000, 10.0)
             assert rec.sent == 1_000_000, rec.warnings
             assert rec.received == rec.sent, rec.loss_location
