@@ -53,9 +53,7 @@ def _prog_alive(pid: int, wait_s: float = 10.0) -> bool:
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize(
-    ("ip", "size", "trials"), [(4, 64, 3), (6, 84, 1)], ids=["ipv4", "ipv6"]
-)
+@pytest.mark.parametrize(("ip", "size", "trials"), [(4, 64, 3), (6, 84, 1)], ids=["ipv4", "ipv6"])
 def test_forwards_exactly_a_million_packets_per_trial(tb_name, ip, size, trials):
     """1,000,000 packets per trial at a low load, unpinned (the program runs inside the
     generator's send call, so a VM taking a CPU away cannot overflow its ring): no
