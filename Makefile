@@ -134,16 +134,16 @@ lint: venv
 
 test: root setup lint
 	@if [ -f gen/Cargo.toml ]; then cargo test --release --quiet --manifest-path gen/Cargo.toml; fi
-	$(BIN)/pytest -q tests/unit tests/integration
+	$(BIN)/pytest -q -n auto tests/unit tests/integration  # one worker per CPU (pytest-xdist)
 	$(ROOT_PYTEST) -q tests/system
 	@left=$$(ip netns list 2>/dev/null | awk '{print $$1}' | grep '^na-' || true); \
 	if [ -n "$$left" ]; then echo "namespaces left behind: $$left"; exit 1; fi
 
 test-unit: venv
-	$(BIN)/pytest -q tests/unit
+	$(BIN)/pytest -q -n auto tests/unit
 
 test-integration: venv
-	$(BIN)/pytest -q tests/integration
+	$(BIN)/pytest -q -n auto tests/integration
 
 test-system: root setup
 	$(ROOT_PYTEST) -q tests/system
