@@ -27,7 +27,7 @@
  * MAC, the next hop's MAC, an IPv4 header from --src to --dst with DF set and TTL 64),
  * instead of through the raw ICMP socket, which still reads the replies. The send call
  * then skips what the IP stack does per datagram on the way out (a route lookup, the
- * output hooks, the neighbour step): about 3 us of the 5-7 us from the send call to
+ * output hooks, the neighbour step): 3-4 us of the 6-7 us from the send call to
  * the interface on the 2-CPU machine this was built on. The frame still passes the
  * device's queueing layer, so the interface's tc egress hook (the first capture point)
  * sees it as before (no PACKET_QDISC_BYPASS). One probe due goes out in one send()
