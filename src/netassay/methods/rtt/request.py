@@ -124,7 +124,8 @@ class RttRequest:
         check=choice("auto", "none"),
     )  # fmt: skip
     ping_too: bool = param(
-        "--ping-too", "Then the same path by iputils ping and irtt.", default=False,
+        "--ping-too", "Also the same path by iputils ping and irtt: a run of each after each run.",
+        default=False,
         cli=bool, campaign=False,
     )  # fmt: skip
 

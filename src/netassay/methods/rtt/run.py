@@ -248,7 +248,8 @@ def measure_all(
     on_peer: Callable[[Measurement, Any], None] | None = None,
 ) -> Measurement:
     """Run the whole measurement; ``on_run`` sees each run as it is stored, ``on_peer``
-    each peer tool's run (--ping-too), measured after the runs on the same path and load."""
+    each peer tool's runs pooled (--ping-too: a run of each after each of netassay's
+    runs, on the same path and load, so that all see the same machine)."""
     validate(req)
     require_root("netassay rtt")
     m = Measurement(req)
@@ -262,11 +263,13 @@ def measure_all(
         with _held(tb, plans[0], interleaved):
             m.check = check_path(tb, plans[0], capture)
         per_run = req.spec.send_time_s() + req.spec.timeout_s + 5
-        bg_max_s = 60 + (req.runs * len(plans) + 2) * per_run + 70
+        blocks = len(plans) + (len(P.PEERS) if req.ping_too else 0)  # runs after each run
+        bg_max_s = 60 + (req.runs * blocks + 2) * per_run + 70
         with Background(req.load, tb.state, req.net, bg_max_s) as bg, _store(req, m) as store:
             if req.load.count:
                 time.sleep(req.settle_s)
             env = environment(tb) if store else {}
+            peers = _Peers(tb, m, store, env)
             for i in range(req.runs):
                 for plan in plans:
                     with _held(tb, plan, interleaved):
@@ -278,8 +281,13 @@ def measure_all(
                     if store is not None:
                         _save(store, m, plan, res, env, capture)
                     on_run(m, res)
+                if req.ping_too:
+                    peers.run(i)
             if req.ping_too:
-                _peers(tb, m, store, env, on_peer)
+                m.peers = peers.pooled()
+                for peer in m.peers:
+                    if on_peer is not None:
+                        on_peer(m, peer)
             m.load = bg.stop()
     return m
 
@@ -335,41 +343,80 @@ def _one(tb: Testbed, req: RttSetup, capture: Capture | None, index: int) -> Run
                    link=sender_link(tb))  # fmt: skip
 
 
-def _peers(
-    tb: Testbed,
-    m: Measurement,
-    store: Store | None,
-    env: dict[str, Any],
-    on_peer: Callable[[Measurement, Any], None] | None,
-) -> None:
-    """iputils ping and irtt on the same path, each one run of the same size, rate and
-    count as netassay's; stored as experiments of their own (probe ping, probe irtt)."""
-    req, s = m.req, m.req.spec
-    snd, rsp, dst = tb.ns("sndep"), tb.ns("rspep"), tb.state["peers"]["sndep"]["dst"]
-    count = s.planned()
-    # ping needs the kernel's echo (the app responder answers netassay's probes only)
-    run_cmd(["sysctl", "-q", "-w", "net.ipv4.icmp_echo_ignore_all=0"], netns=rsp)
-    for peer in (P.ping(snd, dst, s.rate_pps, count, s.size_bytes, s.timeout_s),
-                 P.irtt(snd, rsp, dst, s.rate_pps, count, s.size_bytes)):  # fmt: skip
-        m.peers.append(peer)
-        if store is not None:
+class _Peers:
+    """iputils ping and irtt on the same path, a run of each after each of netassay's
+    runs (their order swapped every other run), each of the same size, rate and count as
+    netassay's run; stored as experiments of their own (probe ping, probe irtt), a run
+    per block. Between blocks the machine's state drifts (a run's median here moves by
+    10-20 us from one second to the next): in turn, all three tools see the same."""
+
+    def __init__(self, tb: Testbed, m: Measurement, store: Store | None, env: dict[str, Any]):
+        self.tb, self.m, self.store, self.env = tb, m, store, env
+        self.runs: dict[str, list[P.PeerRun]] = {name: [] for name in P.PEERS}
+        self.experiment: dict[str, int] = {}
+
+    def run(self, index: int) -> None:
+        tb, req, s = self.tb, self.m.req, self.m.req.spec
+        snd, rsp, dst = tb.ns("sndep"), tb.ns("rspep"), tb.state["peers"]["sndep"]["dst"]
+        count = s.planned()
+        # ping needs the kernel's echo (the app responder answers netassay's probes only);
+        # netassay's next run gets the echo it had
+        ignore = "1" if req.responder_kind == "app" and s.probe == "icmp" else "0"
+        run_cmd(["sysctl", "-q", "-w", "net.ipv4.icmp_echo_ignore_all=0"], netns=rsp)
+        try:
+            for name in P.PEERS if index % 2 == 0 else tuple(reversed(P.PEERS)):
+                if name == "ping":
+                    peer = P.ping(snd, dst, s.rate_pps, count, s.size_bytes, s.timeout_s)
+                else:
+                    peer = P.irtt(snd, rsp, dst, s.rate_pps, count, s.size_bytes)
+                self.runs[name].append(peer)
+                self._store(peer, index)
+        finally:
+            run_cmd(["sysctl", "-q", "-w", f"net.ipv4.icmp_echo_ignore_all={ignore}"], netns=rsp)
+
+    def _store(self, peer: P.PeerRun, index: int) -> None:
+        if self.store is None:
+            return
+        req, m = self.m.req, self.m
+        if peer.peer not in self.experiment:
             factors = {**req.factors(), "probe": peer.peer, "capture": False,
                        "responder": "kernel" if peer.peer == "ping" else "irtt server",
-                       "responder_delay_ns": 0, "runs": 1}  # fmt: skip
-            exp_id, _ = store.add_experiment(
+                       "responder_delay_ns": 0, "runs": req.runs}  # fmt: skip
+            self.experiment[peer.peer], _ = self.store.add_experiment(
                 key=f"rtt-{req.name}-{peer.peer}-{secrets.token_hex(4)}", kind=RS.KIND,
                 source=peer.peer, label=f"{peer.peer} beside experiment {m.experiment_id}",
                 config=factors, metadata={"beside": m.experiment_id, "argv": peer.argv},
-                environment=env,
+                environment=self.env,
             )  # fmt: skip
-            trial = TrialRecord(
-                load_index=0, repetition=0, rate_pps=s.rate_pps,
-                duration_s=max(peer.elapsed_s, 1e-9), sent=peer.sent, received=peer.received,
-                source=peer.peer, utc=datetime.now(UTC).isoformat(timespec="microseconds"),
-            )  # fmt: skip
-            RS.add_run(store, exp_id, trial, peer.summary(), {"latency_sent": peer.hist}, None)
-        if on_peer is not None:
-            on_peer(m, peer)
+        trial = TrialRecord(
+            load_index=0, repetition=index, rate_pps=req.spec.rate_pps,
+            duration_s=max(peer.elapsed_s, 1e-9), sent=peer.sent, received=peer.received,
+            source=peer.peer, utc=datetime.now(UTC).isoformat(timespec="microseconds"),
+        )  # fmt: skip
+        RS.add_run(self.store, self.experiment[peer.peer], trial, peer.summary(),
+                   {"latency_sent": peer.hist}, None)  # fmt: skip
+
+    def pooled(self) -> list[P.PeerRun]:
+        """Each tool's runs as one: counts summed, round trips in one histogram."""
+        out = []
+        for name, runs in self.runs.items():
+            if not runs:
+                continue
+            pool = P.PeerRun(name, argv=runs[0].argv, version=runs[0].version,
+                             elapsed_s=sum(r.elapsed_s for r in runs))  # fmt: skip
+            for r in runs:
+                pool.sent += r.sent
+                pool.received += r.received
+                pool.hist.merge(r.hist)
+            pool.extra = {"runs": len(runs)}
+            if any("planned" in r.extra for r in runs):
+                pool.extra["planned"] = sum(int(r.extra.get("planned", 0)) for r in runs)
+            misses = [r.extra["timer_miss_percent"] for r in runs
+                      if r.extra.get("timer_miss_percent") is not None]  # fmt: skip
+            if misses:  # irtt's own timer: the worst of its runs
+                pool.extra["timer_miss_percent"] = max(misses)
+            out.append(pool)
+        return out
 
 
 def _save(
