@@ -25,13 +25,19 @@ def test_ping_and_irtt_beside_netassay(cli, tb_name, netns_of, tmp_path):
     assert peers["ping"]["sent"] == 2 * 300 and peers["ping"]["received"] >= 2 * 297
     assert peers["irtt"]["received"] > 0
     assert peers["ping"]["runs"] == peers["irtt"]["runs"] == 2
-    # netassay's in-kernel round trip holds neither tool's user-space timing; the peers
-    # run between ours, so on a shared machine the medians also differ by the moment's
-    # noise: as much as our own two runs differ, and 2%
-    ours, other = sorted(r["segments"]["rtt"]["p50_ns"] for r in runs)
+    # the same path, size and rate: each peer's median is of the same order as netassay's
+    # own from the send call, no unit or pooling slip (which of the three is lower is
+    # bench/rtt.py's question, in paired blocks: one run's median moves by 10-20 us with
+    # the machine's state, and irtt's user-space client and server measured 1.5x ours here)
+    for r in runs:
+        seg = {k: r["segments"][k]["p50_ns"] for k in ("rtt", "latency_kernel")}
+        # nested spans of the same (captured) probes: between the capture points, and from
+        # the send call to the reply at the sender endpoint
+        assert 0 < seg["rtt"] <= seg["latency_kernel"], seg
+    sent = sorted(r["segments"]["latency_sent"]["p50_ns"] for r in runs)
     for name, peer in peers.items():
         theirs = peer["segments"]["latency_sent"]["p50_ns"]
-        assert ours <= 1.02 * theirs + (other - ours), (name, ours, other, peer)
+        assert sent[0] / 2 <= theirs <= 4 * sent[-1], (name, sent, peer)
     with Store(db, readonly=True) as st:
         exps = list(RS.rtt_experiments(st))
         assert sorted(e.config["probe"] for e in exps) == ["icmp", "irtt", "ping"]
