@@ -104,13 +104,13 @@ def test_config_show_is_a_file_config_takes(cli, tmp_path):
 
 def test_help_as_the_tool_is(cli):
     """The command list keeps each summary whole; flags show no '<bool>'; flood offers
-    only the SUTs it takes; every import requires --db."""
+    only the SUTs it takes; --help itself is a flag too; every import requires --db."""
     wide = {"env": {**os.environ, "COLUMNS": "250"}}
     listing = cli("--help", **wide).stdout
     assert "verdict per experiment (and what every other method stored" in listing
-    for command in ("sweep", "search", "accept", "rtt", "flood", "assess"):
-        shown = cli(command, "--help", **wide).stdout
-        flags = [ln for ln in shown.splitlines() if "<bool>" in ln and "--help" not in ln]
+    for command in ("sweep", "search", "accept", "rtt", "flood", "assess", "db check"):
+        shown = cli(*command.split(), "--help", **wide).stdout
+        flags = [ln for ln in shown.splitlines() if "<bool>" in ln]
         assert flags == [], (command, flags)
     sut = [ln for ln in cli("flood", "--help", **wide).stdout.splitlines() if "--sut " in ln]
     assert sut and "bridge" not in sut[0] and "xdp-router" in sut[0]

@@ -185,13 +185,27 @@ def _stopped() -> int:
     return 143 if _STATE["terminated"] else 130
 
 
+def _flag_help(command: Any, parent: Any = None) -> None:
+    """Show --help as the flag it is (typer lists it as taking a <bool>), in every command."""
+    ctx = command.context_class(command, parent=parent, info_name=command.name)
+    option = command.get_help_option(ctx)
+    if option is not None:
+        option.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _flag_help(sub, ctx)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one line per user-facing error, a distinct exit code, no traceback."""
     _show_store_warnings()
     with contextlib.suppress(ValueError):  # not the main thread: no handler of ours
         signal.signal(signal.SIGTERM, _terminate)
     try:
-        rc = app(args=_config_first(sys.argv[1:] if argv is None else argv), standalone_mode=False)
+        command = typer.main.get_command(app)
+        _flag_help(command)
+        rc = command(
+            args=_config_first(sys.argv[1:] if argv is None else argv), standalone_mode=False
+        )
     except KeyboardInterrupt:
         typer.echo("netassay: interrupted; what was stored is kept", err=True)
         sys.exit(_stopped())
