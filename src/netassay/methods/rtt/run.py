@@ -184,8 +184,7 @@ def check_path(tb: Testbed, req: RttSetup, capture: Capture | None) -> dict[str,
     n = max(CHECK_MIN, round(req.spec.rate_pps * CHECK_S))
     spec = replace(req.spec, count=min(n, req.spec.planned()), duration_s=None)
     peer = tb.state["peers"]["sndep"]
-    res = measure(tb.ns("sndep"), peer["dst"], spec, capture, -1, tb.state["cpus"]["snd"],
-                  link=sender_link(tb))  # fmt: skip
+    res = _one(tb, spec, capture, -1)
     sent, got = res.sent, res.received
     if sent and got == 0:
         raise TestbedError(
@@ -274,7 +273,7 @@ def measure_all(
                 for plan in plans:
                     with _held(tb, plan, interleaved):
                         before = wire_packets(tb)
-                        res = _one(tb, plan, capture, i)
+                        res = _one(tb, plan.spec, capture, i)
                     res.load = {**bg.status(), "wire": wire_rates(before, wire_packets(tb), res)}
                     res.config = plan
                     m.results.append(res)
@@ -337,9 +336,10 @@ def sender_link(tb: Testbed) -> Link:
     return Link(EP_DEV, peer["src"], peer["dst_mac"])
 
 
-def _one(tb: Testbed, req: RttSetup, capture: Capture | None, index: int) -> RunResult:
-    peer = tb.state["peers"]["sndep"]
-    return measure(tb.ns("sndep"), peer["dst"], req.spec, capture, index, tb.state["cpus"]["snd"],
+def _one(tb: Testbed, spec: ProbeSpec, capture: Capture | None, index: int) -> RunResult:
+    """One run of probes from the sender endpoint to the responder (index -1: the check)."""
+    dst = tb.state["peers"]["sndep"]["dst"]
+    return measure(tb.ns("sndep"), dst, spec, capture, index, tb.state["cpus"]["snd"],
                    link=sender_link(tb))  # fmt: skip
 
 
