@@ -29,12 +29,26 @@ from netassay.errors import UsageError
         (("--rate", "100k", "--name", "BAD!"), "bad testbed name 'BAD!'"),
         (("--resume",), "--resume needs --db"),
         (("--resume", "--rate", "100k"), "--resume takes no --rate"),
+        (("--rate", "100k", "--testbed", "a1", "--name", "b1"), "--name b1 and --testbed a1"),
     ],
 )
 def test_bad_input_is_one_line_and_builds_nothing(cli, args, needle, tmp_path, monkeypatch):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
     monkeypatch.chdir(tmp_path)
     refused_cleanly(cli("soak", *args), needle, tmp_path)
+
+
+def test_a_testbed_that_does_not_exist_is_refused_as_sweeps_is(cli, tmp_path, monkeypatch):
+    """--testbed names one that exists: none of that name is a testbed error (exit 5)."""
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
+    monkeypatch.chdir(tmp_path)
+    for command in ("soak", "sweep"):
+        res = cli(
+            command, "--rate" if command == "soak" else "--rates", "100k", "--testbed", "nosuch"
+        )
+        assert res.returncode == 5 and "no testbed named 'nosuch'" in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == ""
+    assert not (tmp_path / "netassay.db").exists()
 
 
 def test_a_pdr_share_needs_a_search_that_found_a_pdr(cli, tmp_path, monkeypatch):

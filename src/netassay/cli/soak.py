@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import typer
 
 from netassay import names as N
@@ -43,7 +45,10 @@ def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailO
     flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
     given, options = prepared(ctx, given, "soak")
     given, options = resolved(given, options, SoakRequest, "soak", flags)
-    sk = METHOD.prepare(request(SoakRequest, given), options)
+    # --testbed: one that exists, e.g. the user's own ports ('testbed external'); the
+    # load is checked against its line rate when the soak starts (a %pdr load then known)
+    name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, None)
+    sk = METHOD.prepare(request(SoakRequest, given), replace(options, name=name))
     sk.progress = sk.note = (lambda line: None) if as_json else progress_line
     try:
         result = METHOD.execute(sk)

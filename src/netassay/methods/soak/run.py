@@ -214,7 +214,8 @@ def measure_segment(
     sink = LockedSink(ctx.sink)
     discarded: list[str] = []
     for attempt in range(soak.retries + 1):
-        sampler = Sampler(sink_counter(sink, ctx.tb.ns("sink")))
+        # the sink's namespace (an external testbed has none: its sink is XDP on a port)
+        sampler = Sampler(sink_counter(sink, ctx.tb.state["namespaces"].get("sink")))
         run_ctx = replace(ctx, tb=SampledBed(ctx.tb, sampler), sink=sink)  # type: ignore[arg-type]
         rec = measure(run_ctx, 0, index, soak.rate_pps, length_s)
         faults = quality.faults(rec.warnings)
