@@ -427,3 +427,78 @@ def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
         show = cli("testbed", "show", tb_name).stdout
         assert "reverse path check (--bidirectional): ok: 100 of 100 probes came back" in show
         assert cli("testbed", "down", tb_name).returncode == 0
+
+
+def test_soak_on_an_external_testbed(router, tb_name, tmp_path, cli):
+    """soak --testbed: the user's own ports held at one load. Under the hand-made router's
+    cap nothing is lost (PASS, no event); over it (40 kpps against 30 kpps) a quarter is,
+    all between the ports (FAIL, an event), every second read at the rx port's sink.
+    Knob flags are refused, as for sweep and search; after it the sink is detached."""
+    res = cli(*router.args(tb_name))
+    assert res.returncode == 0, res.stderr
+    db = tmp_path / "soak.db"
+
+    def soak(rate: str, code: int) -> dict:
+        r = cli("soak", "--testbed", tb_name, "--rate", rate, "--duration", "4s", "--segment",
+                "2s", "--db", str(db), "--json", "--fail-on", "fail")  # fmt: skip
+        assert r.returncode == code, r.stderr
+        return json.loads(r.stdout)
+
+    below = soak("20k", 0)
+    print({k: below[k] for k in ("verdict", "loss_ratio", "events", "seconds", "sent")})
+    assert below["verdict"] == "PASS" and below["loss_ratio"] == 0.0, below
+    assert below["events"] == [] and below["segments_stored"] == 2, below
+    above = soak("40k", 11)
+    print({k: above[k] for k in ("verdict", "loss_ratio", "events", "loss_location")})
+    assert above["verdict"] == "FAIL", above
+    assert 0.2 <= above["loss_ratio"] <= 0.3, above  # 1 - 30/40 = 0.25, less the bucket
+    lost = above["sent"] - above["forwarded"]
+    assert above["loss_location"].get("between_ports") == lost > 0, above
+    assert len(above["events"]) >= 1, above
+    with Store(db, readonly=True) as st:
+        exps = list(st.experiments())
+        assert [e.kind for e in exps] == ["soak", "soak"]
+        for e in exps:
+            assert e.metadata["testbed"] == "external" and e.config["testbed_name"] == tb_name
+            trials = st.trials(e.id)
+            seconds = [s for t in trials for s in t["counters"]["soak"]["per_second"]]
+            assert sum(s["received"] for s in seconds) == sum(t["received"] for t in trials)
+    knob = cli("soak", "--testbed", tb_name, "--sut", "router", "--rate", "10k")
+    assert knob.returncode == 2 and "cannot be given here" in knob.stderr, knob.stderr
+    links = json.loads(sh("ip", "-j", "link", "show", "dev", router.rx).stdout)
+    assert "xdp" not in links[0]  # the sink lives as long as the run
+    assert cli("testbed", "down", tb_name).returncode == 0
+
+
+def test_a_bidirectional_search_on_an_external_testbed_finds_twice_the_cap(tb_name, tmp_path, cli):
+    """search --bidirectional --testbed: the hand-made router's cap C on the forward
+    direction's egress only; half of each aggregate load goes each way, so the aggregate
+    PDR is 2 (C + bucket / T) with 1 s trials (the embedded test's truth), and the
+    reverse direction loses nothing at the loads the search reports."""
+    with _hand_router(tb_name, cap_on="out0") as router:
+        res = cli(*router.args(tb_name))
+        assert res.returncode == 0, res.stderr
+        db = tmp_path / "bsearch.db"
+        res = cli("search", "--bidirectional", "--testbed", tb_name, "--max-load",
+                  f"{round(2.6 * CAP_PPS)}", "--min-load", f"{CAP_PPS}", "--goal", "pdr",
+                  "--final-duration", "1s", "--duration-sum", "1s", "--width", "1%",
+                  "--no-peak-check", "--db", str(db), "--json", timeout=180)  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        out = json.loads(res.stdout)
+        (pdr,) = out["goals"]
+        truth = 2 * (CAP_PPS + CAP_PPS // 100)  # 2 (C + bucket / 1 s)
+        print(pdr["conditional_throughput_pps"], truth, out["bidirectional"])
+        assert abs(pdr["conditional_throughput_pps"] - truth) <= 0.02 * truth, (pdr, res.stderr)
+        (at,) = out["bidirectional"]["at_lower_bounds"]
+        assert at["reverse"]["lost"] == 0 and at["forward"]["loss_ratio"] <= 0.01, at
+        with Store(db, readonly=True) as st:
+            (exp,) = list(st.experiments())
+            trials = st.trial_records(exp.id)
+        assert exp.config["bidirectional"] is True and exp.metadata["testbed"] == "external"
+        for t in trials:
+            both = t.counters["bidirectional"]
+            assert t.rate_pps == 2 * both["rate_pps_per_direction"]  # the aggregate load
+            assert both["reverse"]["lost"] == 0  # the cap is not on its path
+            lost = both["forward"]["lost"]
+            assert both["forward"]["loss_location"].get("between_ports", 0) == lost
+        assert cli("testbed", "down", tb_name).returncode == 0
