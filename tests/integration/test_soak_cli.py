@@ -92,7 +92,33 @@ def test_a_pdr_share_of_a_bidirectional_search_is_refused(cli, tmp_path, monkeyp
     res = cli("soak", "--rate", "90%pdr", "--db", db)
     assert res.returncode == 2, res.stderr
     (line,) = res.stderr.strip().splitlines()
-    assert f"the newest search in {db} is --bidirectional" in line
+    assert f"the newest search in {db} is --bidirectional" in line and "add --bidirectional" in line
+
+
+def test_a_bidirectional_soaks_pdr_share_is_of_a_bidirectional_search_halved(
+    cli, tmp_path, monkeypatch
+):
+    """soak --bidirectional --rate N%pdr: N% of a --bidirectional search's PDR (both
+    directions' sum) is the load of each direction halved; a one-way search's PDR is
+    refused (it is one direction's), as is --bidirectional where it cannot run."""
+    from netassay.methods.search.pdr import pdr_rate
+    from netassay.store.db import Store
+
+    monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
+    db = store_with(tmp_path / "search.db", "search")
+    one_way, _ = pdr_rate(0.9, str(db))
+    res = cli("soak", "--bidirectional", "--rate", "90%pdr", "--db", db)
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"--rate 90%pdr with --bidirectional: the newest search in {db} is one-way" in line
+    with Store(db) as st:
+        (exp,) = st.experiments()
+        st.update_config(exp.id, {**exp.config, "bidirectional": True})
+    rate, source = pdr_rate(0.9, str(db), bidirectional=True)
+    assert rate == pytest.approx(one_way / 2) and source["pdr_pps"] == pytest.approx(one_way / 0.9)
+    xdp = cli("soak", "--bidirectional", "--sut", "xdp-router", "--rate", "10k")
+    assert xdp.returncode == 2 and "--bidirectional with --sut xdp-router" in xdp.stderr
+    assert len(xdp.stderr.strip().splitlines()) == 1, xdp.stderr
 
 
 def _soak_store(path, done):

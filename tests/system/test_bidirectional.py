@@ -204,3 +204,50 @@ def test_a_bidirectional_flood_receives_the_cap_in_the_capped_direction_only(
     assessed = cli("assess", db, "--json")
     per = json.loads(assessed.stdout.splitlines()[0])["bidirectional"]
     assert per["reverse"]["mrr_pps"] == pytest.approx(CAP, rel=0.06)
+
+
+def test_a_bidirectional_soak_loses_on_the_capped_direction_only(tb_name, tmp_path, cli):
+    """soak --bidirectional on the kernel router with the cap on the reverse direction:
+    under it (20 kpps each way) nothing is lost, PASS; over it (60 kpps each way) the
+    reverse direction receives the cap's rate and its bucket, its loss at the SUT's
+    egress, the forward loses nothing, and the aggregate fails the goal. Each second is
+    read at both sinks: the seconds' frames add up to the segments' (both directions)."""
+    db = tmp_path / "bsoak.db"
+
+    def soak(rate: int, code: int) -> dict:
+        res = cli(
+            "soak", "--bidirectional", "--name", tb_name, "--sut-cap-reverse", str(CAP),
+            "--rate", str(rate), "--duration", "4s", "--segment", "2s", "--retries", "4",
+            "--db", db, "--json", "--fail-on", "fail",
+        )  # fmt: skip
+        assert res.returncode == code, res.stderr
+        out = json.loads(res.stdout)
+        print({k: out[k] for k in ("verdict", "loss_ratio", "loss_location", "bidirectional")})
+        return out
+
+    below = soak(LOW, 0)
+    assert below["verdict"] == "PASS" and below["loss_ratio"] == 0.0, below
+    assert all(below["bidirectional"][d]["lost"] == 0 for d in DIRECTIONS), below
+    above = soak(HIGH, 11)
+    assert above["verdict"] == "FAIL", above
+    fwd, rev = above["bidirectional"]["forward"], above["bidirectional"]["reverse"]
+    assert fwd["lost"] == 0 and fwd["sent"] == pytest.approx(HIGH * 4, rel=0.01), fwd
+    expect = CAP * 4 + 2 * BUCKET  # two segments, each the cap's rate and its bucket
+    assert rev["received"] == pytest.approx(expect, rel=0.03), (rev, expect)
+    assert rev["loss_location"].get("sut_egress") == rev["lost"] > 0, rev
+    assert above["sent"] == fwd["sent"] + rev["sent"]  # the aggregate (CSIT's convention)
+    with Store(db, readonly=True) as st:
+        exps = list(st.experiments())
+        assert [e.config.get("bidirectional") for e in exps] == [True, True]
+        for e in exps:
+            trials = st.trials(e.id)
+            seconds = [s for t in trials for s in t["counters"]["soak"]["per_second"]]
+            assert sum(s["received"] for s in seconds) == sum(t["received"] for t in trials)
+            assert all(t["rate_pps"] == 2 * t["counters"]["bidirectional"]["rate_pps_per_direction"]
+                       for t in trials)  # fmt: skip
+    text = cli("assess", db).stdout
+    assert "per direction, both at once" in text and "    reverse: loss ratio" in text, text
+    rep = cli("report", db, "--out", tmp_path / "rep")
+    assert rep.returncode == 0, rep.stderr
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert "per direction, both at once" in page and "both directions&#39; sum" in page

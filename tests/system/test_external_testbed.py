@@ -432,15 +432,16 @@ def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
 def test_soak_on_an_external_testbed(router, tb_name, tmp_path, cli):
     """soak --testbed: the user's own ports held at one load. Under the hand-made router's
     cap nothing is lost (PASS, no event); over it (40 kpps against 30 kpps) a quarter is,
-    all between the ports (FAIL, an event), every second read at the rx port's sink.
-    Knob flags are refused, as for sweep and search; after it the sink is detached."""
+    all between the ports (FAIL, an event), every second read at the rx port's sink; with
+    --bidirectional both sinks count the cap's rate. Knob flags are refused, as for sweep
+    and search; after it the sinks are detached."""
     res = cli(*router.args(tb_name))
     assert res.returncode == 0, res.stderr
     db = tmp_path / "soak.db"
 
-    def soak(rate: str, code: int) -> dict:
+    def soak(rate: str, code: int, *extra: str) -> dict:
         r = cli("soak", "--testbed", tb_name, "--rate", rate, "--duration", "4s", "--segment",
-                "2s", "--db", str(db), "--json", "--fail-on", "fail")  # fmt: skip
+                "2s", "--db", str(db), "--json", "--fail-on", "fail", *extra)  # fmt: skip
         assert r.returncode == code, r.stderr
         return json.loads(r.stdout)
 
@@ -455,9 +456,20 @@ def test_soak_on_an_external_testbed(router, tb_name, tmp_path, cli):
     lost = above["sent"] - above["forwarded"]
     assert above["loss_location"].get("between_ports") == lost > 0, above
     assert len(above["events"]) >= 1, above
+    # both directions at once, 20 kpps each: the router's one cap takes both (it polices
+    # all it forwards), so what both sinks counted is the cap's rate and a bucket per
+    # segment, all the rest lost between the ports
+    both = soak("20k", 11, "--bidirectional", "--retries", "4")
+    print(both["bidirectional"])
+    assert both["sent"] == 2 * 4 * 20_000 and both["verdict"] == "FAIL", both
+    bucket = CAP_PPS // 100
+    assert both["forwarded"] == pytest.approx(CAP_PPS * 4 + 2 * bucket, rel=0.03), both
+    for d in DIRS:
+        part = both["bidirectional"][d]
+        assert part["loss_location"].get("between_ports", 0) == part["lost"], part
     with Store(db, readonly=True) as st:
         exps = list(st.experiments())
-        assert [e.kind for e in exps] == ["soak", "soak"]
+        assert [e.kind for e in exps] == ["soak", "soak", "soak"]
         for e in exps:
             assert e.metadata["testbed"] == "external" and e.config["testbed_name"] == tb_name
             trials = st.trials(e.id)
@@ -465,8 +477,9 @@ def test_soak_on_an_external_testbed(router, tb_name, tmp_path, cli):
             assert sum(s["received"] for s in seconds) == sum(t["received"] for t in trials)
     knob = cli("soak", "--testbed", tb_name, "--sut", "router", "--rate", "10k")
     assert knob.returncode == 2 and "cannot be given here" in knob.stderr, knob.stderr
-    links = json.loads(sh("ip", "-j", "link", "show", "dev", router.rx).stdout)
-    assert "xdp" not in links[0]  # the sink lives as long as the run
+    for port in (router.rx, router.tx):
+        links = json.loads(sh("ip", "-j", "link", "show", "dev", port).stdout)
+        assert "xdp" not in links[0]  # a sink lives as long as the run
     assert cli("testbed", "down", tb_name).returncode == 0
 
 

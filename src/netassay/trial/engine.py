@@ -171,10 +171,16 @@ def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]
 
 def _reader(ctx: TrialContext) -> Any:
     # an external testbed's sink is XDP on the user's port: it has no sink namespace
-    forward = sink_counter(ctx.sink, ctx.tb.state["namespaces"].get("sink"))
-    if ctx.reverse is None:
+    return frames_counted(ctx.sink, ctx.reverse, ctx.tb.state["namespaces"].get("sink"))
+
+
+def frames_counted(sink: Any, reverse: Any, ns: str | None) -> Callable[[], int | None]:
+    """The test frames the sinks have counted so far: ``sink``'s (its nft counter in
+    namespace ``ns``, or its XDP program's), with a ``reverse`` sink (--bidirectional)
+    both directions' sum; None when a count cannot be read."""
+    forward = sink_counter(sink, ns)
+    if reverse is None:
         return forward
-    reverse = ctx.reverse
 
     def both() -> int | None:  # both directions' sinks: the trial settles when both do
         a, b = forward(), reverse.read().get("packets")

@@ -14,10 +14,13 @@ from netassay.store.db import Store
 PDR = 0.005  # the goal loss ratio a share of the PDR is of, when the search had it
 
 
-def pdr_rate(share: float, db: str | None) -> tuple[float, dict[str, Any]]:
+def pdr_rate(
+    share: float, db: str | None, bidirectional: bool = False
+) -> tuple[float, dict[str, Any]]:
     """``share`` of the PDR (the conditional throughput of its PDR@0.5% goal, else of
     its smallest PDR goal) of the newest search stored in ``db``, and where it came
-    from; a UsageError when there is none."""
+    from; a UsageError when there is none. ``bidirectional``: a load per direction of
+    both at once, from a --bidirectional search's PDR (both directions' sum), halved."""
     if db is None or not Path(db).is_file():
         raise UsageError(
             f"--rate {share * 100:g}%pdr needs a stored search",
@@ -42,11 +45,21 @@ def pdr_rate(share: float, db: str | None) -> tuple[float, dict[str, Any]]:
     # its PDR@0.5% (CSIT's and PASTRAMI's PDR), else its smallest PDR goal
     exp, g = min(((e, g) for e, g in goals if e.id == newest),
                  key=lambda eg: (eg[1].goal.loss_ratio != PDR, eg[1].goal.loss_ratio))  # fmt: skip
-    if exp.config.get("bidirectional"):
+    both = bool(exp.config.get("bidirectional"))
+    if both and not bidirectional:
         raise UsageError(
             f"--rate {share * 100:g}%pdr: the newest search in {db} is --bidirectional",
             "its PDR is both directions' aggregate, not a load of one direction",
-            "run a one-way search into that store, or give a rate like 200k",
+            "run a one-way search into that store, add --bidirectional, or give a rate "
+            "like 200k",
+        )  # fmt: skip
+    if bidirectional and not both:
+        raise UsageError(
+            f"--rate {share * 100:g}%pdr with --bidirectional: the newest search in {db} "
+            "is one-way",
+            "its PDR is one direction's, not what both directions at once forward",
+            "run 'netassay search --bidirectional' into that store, or give a rate like 200k",
         )  # fmt: skip
     pdr = float(g.conditional_pps)
-    return share * pdr, {"search_experiment": exp.id, "goal": g.goal.key, "pdr_pps": pdr}
+    where = {"search_experiment": exp.id, "goal": g.goal.key, "pdr_pps": pdr}
+    return share * pdr / (2 if both else 1), where

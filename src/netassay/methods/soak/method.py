@@ -80,9 +80,9 @@ class SoakMethod:
             starts = [float(t["counters"].get("soak", {}).get("start_s", 0.0)) for t in trials]
             stem = out / "figures" / f"soak_{slugify(r.experiment.label, used)}"
             title = f"{r.experiment.label}: {r.summary['verdict']}"
-            png, svg = plot_timeline(
-                seconds, starts, r.summary["events"], float(r.summary["rate_pps"]), stem, title
-            )
+            # the seconds are both directions' sum with --bidirectional: so is the offer
+            offered = float(r.summary["rate_pps"]) * (2 if "bidirectional" in r.summary else 1)
+            png, svg = plot_timeline(seconds, starts, r.summary["events"], offered, stem, title)
             sections.append(
                 Section(
                     title=f"soak: {r.experiment.label}",

@@ -10,7 +10,7 @@ from typing import Any
 
 from netassay.errors import NetassayError, UsageError
 from netassay.loads import RateFlags, check_load, written
-from netassay.params import DURATION, as_text, fraction, param
+from netassay.params import DURATION, as_text, flag, fraction, param
 from netassay.units import parse_duration, parse_rate
 
 RETRIES = 2  # a faulty segment is repeated as a sweep's trial is
@@ -89,6 +89,14 @@ class SoakRequest:
     goal: float = param(
         "--goal", "Goal loss ratio over the whole soak: 0.005, 0.5%, ndr (0), pdr (0.005).",
         default=0.005, parse=parse_goal, check=fraction(0.0, 1.0), show="0.005",
+    )  # fmt: skip
+    bidirectional: bool = param(
+        "--bidirectional",
+        "Both directions at once, as sweep --bidirectional: --rate is each direction's "
+        "load; the totals, loss and verdict are both directions' sum (FD.io CSIT's "
+        "aggregate), each direction's kept too. A %pdr load is of a --bidirectional "
+        "search's PDR, halved.",
+        default=False, cli=bool, check=flag,
     )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})

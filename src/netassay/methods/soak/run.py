@@ -27,10 +27,11 @@ from netassay.methods.soak import series as SE
 from netassay.methods.soak import store as SS
 from netassay.methods.soak.request import RETRIES, SoakRequest, pdr_share
 from netassay.methods.soak.sampler import LockedSink, SampledBed, Sampler
+from netassay.methods.sweep.run import refuse_bidirectional
 from netassay.store.db import Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
-from netassay.trial.engine import TrialContext, measure, sink_counter, trials_on
+from netassay.trial.engine import TrialContext, frames_counted, measure, trials_on
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, parse_rate
 
@@ -56,6 +57,7 @@ class Soak:
     label: str = ""
     check_peak: bool = True
     retries: int = RETRIES
+    bidirectional: bool = False  # both directions at once, rate_pps each (trial.bidirectional)
     rate_from: dict[str, Any] | None = None  # the stored search a %pdr load came from
     rates: dict[str, Any] | None = None  # a load written in bit/s or as a share (methods.rates)
     progress: Line = _quiet
@@ -84,7 +86,9 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
         if share is None:
             rate, rate_from = parse_rate(req.rate), None
         else:
-            rate, rate_from = registry.method("search").pdr_rate(share, options.db)
+            rate, rate_from = registry.method("search").pdr_rate(
+                share, options.db, req.bidirectional
+            )
         name = options.name or N.DEFAULT_NAME
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         soak = Soak(
@@ -100,9 +104,12 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
             options.check_peak,
             rate_from=rate_from,
             rates=options.rates,
+            bidirectional=req.bidirectional,
         )
     soak.retries = retries
     T.validate(soak.testbed)
+    if soak.bidirectional:
+        refuse_bidirectional(soak.testbed)
     return soak
 
 
@@ -116,6 +123,7 @@ def soak_config(s: Soak) -> dict[str, Any]:
         "rate_from": s.rate_from,
         "testbed": asdict(s.testbed),
         "testbed_name": s.name,
+        **({"bidirectional": True} if s.bidirectional else {}),  # absent: one way
     }
 
 
@@ -150,6 +158,7 @@ def resume_soak(db: str, name: str | None = None, experiment_id: int | None = No
         stored,
         exp.label,
         rate_from=c.get("rate_from"),
+        bidirectional=bool(c.get("bidirectional", False)),
     )
     soak.experiment_id, soak.seconds = exp.id, seconds
     return soak
@@ -163,7 +172,7 @@ def run(soak: Soak) -> SS.StoredSoak:
         lab.check_line_rate(tb.state, [soak.rate_pps])
         new = soak.check_peak and soak.experiment_id is None
         peak = lab.check_peak(tb, [soak.rate_pps], soak.note) if new else None
-        with Store(soak.db) as store, trials_on(tb) as ctx:
+        with Store(soak.db) as store, trials_on(tb, bidirectional=soak.bidirectional) as ctx:
             ctx = start(soak, ctx, store, peak)
             loop(soak, ctx, store)
     with Store(soak.db, readonly=True) as store:
@@ -200,7 +209,8 @@ def start(soak: Soak, ctx: TrialContext, store: Store, peak: float | None) -> Tr
 
 
 def _label(soak: Soak) -> str:
-    return f"soak {fmt_rate(soak.rate_pps)} {lab.default_label(soak.testbed, soak.name)}"
+    both = " bidirectional" if soak.bidirectional else ""
+    return f"soak {fmt_rate(soak.rate_pps)} {lab.default_label(soak.testbed, soak.name)}{both}"
 
 
 def measure_segment(
@@ -212,11 +222,12 @@ def measure_segment(
     the segment before stopped (``prev_end``, monotonic); discarded attempts are named.
     The record, and when its generator stopped."""
     sink = LockedSink(ctx.sink)
+    reverse = LockedSink(ctx.reverse) if ctx.reverse is not None else None
     discarded: list[str] = []
     for attempt in range(soak.retries + 1):
-        # the sink's namespace (an external testbed has none: its sink is XDP on a port)
-        sampler = Sampler(sink_counter(sink, ctx.tb.state["namespaces"].get("sink")))
-        run_ctx = replace(ctx, tb=SampledBed(ctx.tb, sampler), sink=sink)  # type: ignore[arg-type]
+        # an external testbed has no sink namespace: its sink is XDP on the rx port
+        sampler = Sampler(frames_counted(sink, reverse, ctx.tb.state["namespaces"].get("sink")))
+        run_ctx = replace(ctx, tb=SampledBed(ctx.tb, sampler), sink=sink, reverse=reverse)  # type: ignore[arg-type]
         rec = measure(run_ctx, 0, index, soak.rate_pps, length_s)
         faults = quality.faults(rec.warnings)
         if not faults or attempt == soak.retries or lab.signalled(rec):

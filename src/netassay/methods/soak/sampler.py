@@ -79,17 +79,26 @@ class Sampler:
 
 
 class SampledBed:
-    """A testbed whose ``send`` is read every second by ``sampler`` (all else its own)."""
+    """A testbed whose ``send`` is read every second by ``sampler`` (all else its own).
+    With --bidirectional two generators send at once, each from its own thread: the
+    sampler starts with the first and stops when the last has returned."""
 
     def __init__(self, tb: Any, sampler: Sampler) -> None:
         self._tb, self.sampler = tb, sampler
+        self._lock, self._sending = threading.Lock(), 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._tb, name)
 
-    def send(self, rate_pps: float | str, duration_s: float) -> Any:
-        self.sampler.start()
+    def send(self, rate_pps: float | str, duration_s: float, *args: Any) -> Any:
+        with self._lock:
+            self._sending += 1
+            if self._sending == 1:
+                self.sampler.start()
         try:
-            return self._tb.send(rate_pps, duration_s)
+            return self._tb.send(rate_pps, duration_s, *args)
         finally:
-            self.sampler.stop()
+            with self._lock:
+                self._sending -= 1
+                if self._sending == 0:
+                    self.sampler.stop()

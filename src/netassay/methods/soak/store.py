@@ -15,6 +15,7 @@ from netassay.methods.rates import rates_json
 from netassay.methods.soak.series import segment_lengths, summary
 from netassay.methods.sweep.imix import stored_mix
 from netassay.store.db import Experiment, Store
+from netassay.trial.bidirectional import CONVENTION, DIRECTIONS
 
 KIND = "soak"
 
@@ -33,9 +34,32 @@ def planned(exp: Experiment) -> int:
     return len(segment_lengths(float(exp.config["duration_s"]), float(exp.config["segment_s"])))
 
 
+def directions(trials: list[dict[str, Any]]) -> dict[str, Any]:
+    """A --bidirectional soak's totals per direction over its used segments (exact, as
+    the whole run's): sent, received, lost, the loss ratio and where."""
+    used = [t["counters"]["bidirectional"] for t in trials if not t.get("excluded")]
+    out: dict[str, Any] = {}
+    for d in DIRECTIONS:
+        sent = sum(int(u[d]["sent"]) for u in used)
+        received = sum(int(u[d]["received"]) for u in used)
+        where: dict[str, int] = {}
+        for u in used:
+            for k, v in (u[d].get("loss_location") or {}).items():
+                where[k] = where.get(k, 0) + int(v)
+        out[d] = {
+            "sent": sent, "received": received, "lost": sent - received,
+            "loss_ratio": (sent - received) / sent if sent else None,
+            "loss_location": {k: v for k, v in sorted(where.items()) if v},
+        }  # fmt: skip
+    return out
+
+
 def soak_summary(store: Store, exp: Experiment) -> dict[str, Any]:
     c = exp.config
-    s = summary(store.trials(exp.id), float(c["goal"]), planned(exp))
+    trials = store.trials(exp.id)
+    s = summary(trials, float(c["goal"]), planned(exp))
+    if c.get("bidirectional"):  # the verdict is the aggregate's; each direction's beside it
+        s["bidirectional"] = {"record": CONVENTION, **directions(trials)}
     keys = ("load", "rate_pps", "duration_s", "segment_s", "rate_from")
     mix, rates = stored_mix(store, exp.id), exp.metadata.get("rates")
     extras = {**({"imix": mix} if mix else {}), **({"rates": rates_json(rates)} if rates else {})}

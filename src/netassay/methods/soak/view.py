@@ -10,6 +10,7 @@ from netassay.methods.rates import rates_lines
 from netassay.methods.soak.series import GAP_S
 from netassay.methods.soak.store import StoredSoak
 from netassay.methods.sweep.imix import json_lines
+from netassay.trial.bidirectional import DIRECTIONS
 from netassay.units import fmt_rate
 
 CAVEAT = (
@@ -29,6 +30,13 @@ def event_line(e: dict[str, Any]) -> str:
         f"  event at {e['start_s']:g} s for {e['length_s']:g} s: ~{e['lost_est']:,} frames "
         f"lost (est. loss ratio {e['loss_ratio_est']:.2e})"
     )
+
+
+def _direction(name: str, d: dict[str, Any]) -> str:
+    """One direction of a --bidirectional soak: its loss, exact, and where."""
+    ratio = "-" if d["loss_ratio"] is None else f"{d['loss_ratio']:.3e}"
+    where = _where(d["loss_location"])
+    return f"    {name}: loss ratio {ratio} ({d['lost']:,} of {d['sent']:,} lost){where}"
 
 
 def lines(r: StoredSoak) -> list[str]:
@@ -52,11 +60,16 @@ def lines(r: StoredSoak) -> list[str]:
     )
     why = "" if s["verdict"] != "INCONCLUSIVE" else f" ({s['reason']})"
     lost = "-" if ratio is None else f"{ratio:.3e}"
+    both = s.get("bidirectional")
+    if both:
+        load += " per direction, both at once"
     return [
         f"{exp.label}, experiment {exp.id}: soak at {load} for {s['duration_s']:g} s in "
         f"{s['segments_planned']} segment(s) of {s['segment_s']:g} s: {s['verdict']}{why}{done}",
         f"  whole-run loss ratio {lost} against the goal {s['goal']:g} "
-        f"({s['sent'] - s['forwarded']:,} of {s['sent']:,} lost){_where(s['loss_location'])}",
+        f"({s['sent'] - s['forwarded']:,} of {s['sent']:,} lost){_where(s['loss_location'])}"
+        + (" (both directions' sum)" if both else ""),
+        *(_direction(d, both[d]) for d in DIRECTIONS if both),
         f"  segments: {s['segments_stored']} stored, {s['segments_excluded']} excluded "
         f"(measurement faults); {s['seconds']} seconds read",
         f"  events (seconds above the goal): {len(s['events'])}",
