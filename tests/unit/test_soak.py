@@ -3,11 +3,15 @@ exact, its split an estimate), events, the verdict, and the --rate/--goal parsin
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from netassay.errors import UsageError
 from netassay.methods.soak import series as S
 from netassay.methods.soak.request import SoakRequest, parse_goal, parse_load, pdr_share
+from netassay.methods.soak.sampler import SampledBed, Sampler
 
 
 def test_segments_are_whole_but_the_last():
@@ -111,3 +115,35 @@ def test_goals():
 def test_a_request_that_makes_no_sense_is_refused(kw, why):
     with pytest.raises(UsageError, match=why):
         SoakRequest(**{"rate": "100k", **kw}).validate()
+
+
+class _Bed:
+    """A testbed's ``send`` as the trial engine sees it: blocks for the send's time."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def send(self, rate_pps, duration_s, *args):
+        self.calls.append((rate_pps, duration_s, *args))
+        time.sleep(duration_s)
+        return len(self.calls)
+
+
+def test_both_generators_are_read_as_one_run_of_the_sampler():
+    """--bidirectional: two sends at once (as trial.bidirectional.send_both), one read
+    every second from the first's start to the last's end; a one-way send as before."""
+    reads = iter(range(1000))
+    sampler = Sampler(lambda: next(reads))
+    bed = SampledBed(_Bed(), sampler)
+    with ThreadPoolExecutor(2) as pool:
+        fwd = pool.submit(bed.send, 1000, 1.6, False, True)
+        time.sleep(0.1)
+        rev = pool.submit(bed.send, 1000, 1.6, True, True)
+        fwd.result(), rev.result()
+    times = [t for t, _, _ in sampler.samples]
+    assert times[0] == 0.0 and times[-1] >= 1.65  # the last send ended ~1.7 s after start
+    assert len(times) == 3, sampler.samples  # its start, one second, its end: one run
+    assert sorted(c[2] for c in bed._tb.calls) == [False, True]
+    one = SampledBed(_Bed(), Sampler(lambda: 0))
+    one.send(1000, 0.2)
+    assert len(one.sampler.samples) == 2 and one._sending == 0
