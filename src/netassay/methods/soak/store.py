@@ -13,9 +13,10 @@ from typing import Any
 from netassay.errors import UsageError
 from netassay.methods.rates import rates_json
 from netassay.methods.soak.series import segment_lengths, summary
+from netassay.methods.sweep.directions import DIRECTIONS, LoadBothWays
 from netassay.methods.sweep.imix import stored_mix
 from netassay.store.db import Experiment, Store
-from netassay.trial.bidirectional import CONVENTION, DIRECTIONS
+from netassay.trial.bidirectional import CONVENTION
 
 KIND = "soak"
 
@@ -36,22 +37,12 @@ def planned(exp: Experiment) -> int:
 
 def directions(trials: list[dict[str, Any]]) -> dict[str, Any]:
     """A --bidirectional soak's totals per direction over its used segments (exact, as
-    the whole run's): sent, received, lost, the loss ratio and where."""
-    used = [t["counters"]["bidirectional"] for t in trials if not t.get("excluded")]
-    out: dict[str, Any] = {}
-    for d in DIRECTIONS:
-        sent = sum(int(u[d]["sent"]) for u in used)
-        received = sum(int(u[d]["received"]) for u in used)
-        where: dict[str, int] = {}
-        for u in used:
-            for k, v in (u[d].get("loss_location") or {}).items():
-                where[k] = where.get(k, 0) + int(v)
-        out[d] = {
-            "sent": sent, "received": received, "lost": sent - received,
-            "loss_ratio": (sent - received) / sent if sent else None,
-            "loss_location": {k: v for k, v in sorted(where.items()) if v},
-        }  # fmt: skip
-    return out
+    the whole run's): a sweep's one load, summed as ``sweep.directions`` sums it."""
+    row = LoadBothWays(0.0)
+    for t in trials:
+        if not t.get("excluded"):
+            row.add(t["counters"]["bidirectional"])
+    return {d: row.sides[d].to_json() for d in DIRECTIONS}
 
 
 def soak_summary(store: Store, exp: Experiment) -> dict[str, Any]:
