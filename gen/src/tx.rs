@@ -293,6 +293,9 @@ pub struct LoopCfg {
     pub batch: usize,
     /// Most packets per send call (slots available), also when catching up.
     pub burst: usize,
+    /// Paced XDP live frames: frames left late catch up at most this many times the
+    /// rate (None: unbounded).
+    pub catch_up: Option<f64>,
 }
 
 /// Why a send loop ended.
@@ -592,6 +595,7 @@ mod tests {
             flows: 2,
             batch: 4,
             burst: 16,
+            catch_up: None,
         }
     }
 

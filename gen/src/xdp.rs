@@ -93,7 +93,10 @@ const LATE_THRESHOLDS_NS: [u64; 19] = [
     500_000_000,
     1_000_000_000,
 ];
-const VALUE_WORDS: usize = W_LATE + LATE_THRESHOLDS_NS.len();
+/// The least time between two frames' builds (ns; 0: none), so that frames left late by
+/// a stall catch up at a bounded rate (`--catch-up`), not in one burst.
+const W_GAP: usize = W_LATE + LATE_THRESHOLDS_NS.len();
+const VALUE_WORDS: usize = W_GAP + 1;
 /// bpf_loop's limit (BPF_MAX_LOOPS): the longest wait for one frame's time is this many
 /// clock reads (~25-50 ns each), a fraction of a second: paced live frames are for
 /// high rates (see `MIN_PACED_PPS`).
@@ -123,9 +126,10 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
     const LATE_DONE: usize = 4;
     const NOT_FIRST: usize = 5;
     const CB_BREAK: usize = 6;
+    const WAIT_SET: usize = 7;
     let l = t.layout;
     let size = t.frame.len() as i32;
-    let mut a = Asm::new(7);
+    let mut a = Asm::new(8);
     a.extend([
         mov_x(6, 1),                        // r6 = ctx
         ins(0x61, 2, 6, 12, 0),             // r2 = ctx->ingress_ifindex
@@ -159,8 +163,21 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
         ins(0x3f, 2, 1, 0, 0),             // r2 /= rate
         ins(0x79, 3, 8, word(W_START), 0), //
         add_x(2, 3),                       // r2 = due
-        ins(0x7b, 10, 2, -16, 0),          // *(u64 *)(r10 - 16) = due
-        mov_k(1, SPIN_LOOPS),              // bpf_loop(n,
+        ins(0x7b, 10, 2, -24, 0),          // *(u64 *)(r10 - 24) = due (its lateness)
+        ins(0x79, 3, 8, word(W_GAP), 0),   // r3 = the least gap between builds
+    ]);
+    a.jmp(0x15, 3, 0, 0, WAIT_SET); // no gap: wait for the frame's time
+    a.jmp(0x15, 7, 0, 0, WAIT_SET); // the first frame: nothing built before it
+    a.extend([
+        ins(0x79, 4, 8, word(W_LAST), 0), // r4 = the last frame's build time
+        add_x(4, 3),                      // + the gap: the earliest this one may be built
+    ]);
+    a.jmp(0x3d, 2, 4, 0, WAIT_SET); // due at or after it: wait for the frame's time
+    a.push(mov_x(2, 4)); // else (catching up after a stall): wait for last + gap
+    a.label(WAIT_SET);
+    a.extend([
+        ins(0x7b, 10, 2, -16, 0), // *(u64 *)(r10 - 16) = the time to wait for
+        mov_k(1, SPIN_LOOPS),     // bpf_loop(n,
     ]);
     let cb_ref = a.p.len();
     a.extend([
@@ -173,7 +190,7 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
         call(BPF_FUNC_KTIME_GET_NS),         //
         mov_x(9, 0),                         // r9 = now: the build time
         mov_x(3, 9),                         //
-        ins(0x79, 4, 10, -16, 0),            //
+        ins(0x79, 4, 10, -24, 0),            //
         ins(0x1f, 3, 4, 0, 0),               // r3 = now - due: lateness
         ins(0x79, 4, 8, word(W_LATE_MAX), 0), //
     ]);
@@ -299,6 +316,15 @@ fn restore_headers(t: &Template) -> Vec<Insn> {
     p
 }
 
+/// The least time between two frames' builds when frames left late by a stall catch up
+/// at most `factor` times `rate` (0: no bound).
+pub fn catch_up_gap_ns(rate: u64, factor: Option<f64>) -> u64 {
+    match factor {
+        Some(f) if f > 1.0 && rate > 0 => (1e9 / (f * rate as f64)).floor() as u64,
+        _ => 0,
+    }
+}
+
 /// Paced live frames wait for their time inside the kernel from this rate up (a whole
 /// number of pps); below it, one test run per frame's time costs little.
 pub const MIN_KERNEL_PACED_PPS: f64 = 1000.0;
@@ -387,11 +413,13 @@ impl Xdp {
         bpf::map_update(&self.map, 0, &v)
     }
 
-    /// A new run: no frame yet, the schedule from `start` at `rate`.
-    fn set_schedule(&self, start: u64, rate: u64) -> io::Result<()> {
+    /// A new run: no frame yet, the schedule from `start` at `rate`, frames built at
+    /// least `gap_ns` apart (0: no bound on a catch-up).
+    fn set_schedule(&self, start: u64, rate: u64, gap_ns: u64) -> io::Result<()> {
         let mut w = [0u64; VALUE_WORDS];
         w[W_START] = start;
         w[W_RATE] = rate;
+        w[W_GAP] = gap_ns;
         self.set_words(&w)
     }
 
@@ -413,7 +441,7 @@ impl Xdp {
         // poll); the schedule is then set anew from the next frame on, so that the
         // check's wait is not a stall the next frames would catch up in one burst. The
         // achieved rate is measured from there, as for the other techniques.
-        self.set_schedule(crate::pace::now() + 200_000, rate)
+        self.set_schedule(crate::pace::now() + 200_000, rate, catch_up_gap_ns(rate, cfg.catch_up))
             .map_err(|e| (e, 0))?;
         let probe = (inner as u64).min(cfg.planned);
         match self.run_batched(probe as usize, inner) {
@@ -475,7 +503,7 @@ impl Xdp {
         out.sent = w[W_K];
         out.last_tx = w[W_LAST];
         let max = w[W_LATE_MAX];
-        let counts = &w[W_LATE..];
+        let counts = &w[W_LATE..W_GAP];
         let mut below = out.sent;
         for (i, c) in counts.iter().enumerate() {
             // frames late by [thr[i-1], thr[i]) count as thr[i] (or the max)

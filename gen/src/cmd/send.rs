@@ -86,6 +86,7 @@ fn loop_cfg(s: &Send, p: &Plan) -> tx::LoopCfg {
         flows: s.flows,
         batch,
         burst: s.burst,
+        catch_up: s.catch_up,
     }
 }
 
@@ -117,6 +118,7 @@ fn send_xdp(
             why,
             fallback: String::new(),
             batch: xdp::kernel_paced(cfg.rate).map_or(xcfg.batch, xdp::paced_inner_batch),
+            catch_up: xdp::kernel_paced(cfg.rate).and(cfg.catch_up),
             out,
         }),
         Err((err, sent)) if sent > 0 || pace::stopped() => Err(SystemError::Xdp {
@@ -166,6 +168,7 @@ fn send_af_packet(
         why,
         fallback,
         batch: cfg.batch,
+        catch_up: None,
         out,
     })
 }
