@@ -21,15 +21,14 @@ from netassay.config import PIN_CPUS, PINNINGS, SUTS, TestbedConfig, cpu_mask
 from netassay.counters.sink import validate_sink
 from netassay.errors import NetassayError, TestbedError, UsageError
 from netassay.proc import run
+from netassay.testbed import receive as R
 from netassay.testbed import state as S
 from netassay.testbed import xdp_router as XR
 
 log = logging.getLogger("netassay.testbed")
 
 MAGIC = 0x6E614731  # netassay-gen payload magic ("naG1"), right after the UDP header
-WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen
-# netassay-gen's flags for this wire: send through the qdisc above
-GEN_FLAGS = ("--qdisc",)
+WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen (backlog mode's wire)
 # The cap's bucket holds this much traffic. It is a queue on the path like the SUT's
 # backlog: a generator stall's catch-up burst larger than it is flagged and the trial
 # left out of the statistics (path_queue_pkts, quality.stall_warning), so that a
@@ -140,8 +139,11 @@ def validate(cfg: TestbedConfig) -> None:
         )
     cfg.rx_cpus()  # --rx-affinity against the pinning, this machine and the SUT
     N.addressing(cfg.sut, cfg.ip_version)
+    R.validate(cfg)
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
+    elif R.napi(cfg):
+        XR.object_path(obj=XR.PASS_OBJECT)
     validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
     validate_mix(cfg)
     validate_sink(cfg.sink)
@@ -282,6 +284,18 @@ def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         drop=cfg.sut_drop,
         cap_pps=cfg.sut_cap_pps,
         cap_burst=cap_bucket_pkts(cfg),
+    )
+
+
+def _napi(name: str, cfg: TestbedConfig) -> dict[str, Any]:
+    """The SUT's ingress veth polled by NAPI (``--rx-mode napi``, see testbed.receive):
+    its poll on the SUT's CPU where the pinning gives it one of its own."""
+    gen_cpu, sut_cpu = PIN_CPUS[cfg.pinning]
+    return R.setup_napi(
+        {r: N.netns(name, r) for r in N.ROLES},
+        {"tg": N.TG_DEV, "sut_in": N.SUT_IN, "sink": N.SINK_DEV},
+        ring=cfg.backlog or int(S.read_sysctl("net.core.netdev_max_backlog")),
+        sut_cpu=sut_cpu if sut_cpu != gen_cpu else None,
     )
 
 
@@ -428,6 +442,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
     macs = _links(name, cfg)
     xdp = (_bridge if cfg.sut == "bridge" else _router)(name, cfg, macs)
+    receive = _napi(name, cfg) if R.napi(cfg) and not xdp else None
     run(["nft", "-f", "-"], netns=mine[2], input_text=_sink_rules(cfg))
     rules = None if xdp else _sut_rules(cfg)  # the XDP router holds its ground truths
     if rules:
@@ -449,6 +464,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         sut_cpu=PIN_CPUS[cfg.pinning][1] if cfg.rx_affinity == "bound" else None,
         sut_cpus=list(cfg.rx_cpus()),
         **({"xdp_router": xdp} if xdp else {}),
+        **({"receive": receive} if receive else {}),
         target={
             "netns": mine[0],
             "dev": N.TG_DEV,
@@ -598,9 +614,13 @@ def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
 def path_queues(tb: Any) -> dict[str, int]:
     """The queues on the path that can lose a burst from the generator, by the loss
     location they drop at (``counters.loss``): the SUT's receive backlog
-    (net.core.netdev_max_backlog, as it is now) and the ground-truth cap's bucket. The
-    wire's qdisc is not one: a send it refuses is retried by the generator, never lost."""
-    out = {"sut_ingress": int(S.read_sysctl("net.core.netdev_max_backlog"))}
+    (net.core.netdev_max_backlog, as it is now), or in napi mode the veth's NAPI ring
+    that XDP live frames meet first (``testbed.receive``), and the ground-truth cap's
+    bucket. The wire's pfifo in backlog mode is not one: a send it refuses is retried
+    by the generator, never lost."""
+    backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
+    live = isinstance(tb.cfg, TestbedConfig) and R.gen_flags(tb.cfg) == list(R.LIVE_FRAMES)
+    out = {"sut_ingress": min(backlog, R.RING_PKTS) if live else backlog}
     caps = (tb.cfg.sut_cap_pps, getattr(tb.cfg, "sut_cap_reverse_pps", None))  # external: none
     buckets = [_bucket(p) for p in caps if p]
     if buckets:

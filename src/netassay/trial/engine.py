@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from netassay import quality as Q
@@ -33,6 +34,7 @@ from netassay.counters.loss import (
     accounted_for,
     flat_deltas,
     flatten,
+    locate_both,
     locate_loss,
     sink_counts_disagree,
     summed,
@@ -101,6 +103,21 @@ class TrialContext:
     counters: Snapshots | None = None
     # --bidirectional: the XDP sink at the generator's end, counting the reverse direction
     reverse: SinkCounter | None = None
+    # the wire is a head-drop queue in front of the SUT's NAPI ring (napi mode): its
+    # drops are the SUT's ingress loss (``counters.loss.locate_loss``)
+    ring_wire: bool = False
+
+    def locate_loss(self) -> Callable[..., dict[str, int]]:
+        """How this testbed splits a trial's loss by location."""
+        if self.path is not None:
+            return self.path.locate_loss
+        return partial(locate_loss, ring_wire=self.ring_wire)
+
+    def locate_both(self) -> Any:
+        """The same for each direction of a --bidirectional trial."""
+        if self.path is not None:
+            return self.path.locate_both
+        return partial(locate_both, ring_wire=self.ring_wire)
 
 
 @contextmanager
@@ -146,7 +163,7 @@ def trials_on(
         queues = T.path_queues(tb)
         yield TrialContext(
             tb, sink, min(queues.values()), run_id, queues=queues, counters=counters,
-            reverse=reverse,
+            reverse=reverse, ring_wire="receive" in tb.state,
         )  # fmt: skip
 
 
@@ -295,7 +312,7 @@ def _extra(
         extra["imix"] = per_size(ctx.sink.imix, res, d)
     if pair is not None:
         key = received_key(ctx.sink.kind)
-        both = ctx.path.locate_both if ctx.path else None
+        both = ctx.locate_both()
         extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both)
     if isinstance(latency, B.Latencies):  # each direction's, checked against its sink
         warnings.extend(B.latency_warnings(latency, d, _latency_warnings))
@@ -397,11 +414,11 @@ def _split(
     fa = flatten(after)
     d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
     if pair is not None:
-        both = ctx.path.locate_both if ctx.path else None
+        both = ctx.locate_both()
         (rx_f, rx_r), (loc_f, loc_r) = B.split(pair, d, key, ctx.tb.cfg.ip_version, both)
         return fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r)
     received = int(d.get(key, 0))
-    locate = ctx.path.locate_loss if ctx.path else locate_loss
+    locate = ctx.locate_loss()
     loss = locate(res.planned, res.sent, received, d, ctx.tb.cfg.ip_version, res.retries)
     return fa, d, warnings, received, loss
 
