@@ -63,7 +63,13 @@ _REQUIRED_KEYS = (
 )
 # What a trial keeps of the generator's result: the fields above and these (newer
 # generators report them; an older one leaves them null).
-RECORDED_KEYS = (*_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason")
+# The schedule it kept: frames per send call or per flush of live frames (``batch``), the
+# gap between two frames' times (``spacing_ns``), the bound on a catch-up after a stall
+# as a factor of the rate (``catch_up``; None: none), and the lateness's middle and tail.
+RECORDED_KEYS = (
+    *_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason", "batch",
+    "spacing_ns", "catch_up", "lateness_p50_ns", "lateness_p999_ns", "egress_drops",
+)  # fmt: skip
 
 
 def find_generator() -> str:

@@ -12,7 +12,9 @@ from netassay.loads import RateFlags, check_loads
 from netassay.params import DURATION, PAUSE, as_text, flag, param, whole
 from netassay.units import parse_duration, parse_pause, parse_rates
 
-DEFAULT_RATES = "50k:600k:50k"
+# No --rates: the loads are chosen on the testbed (methods.sweep.plan.AUTO_LOADS): a short
+# flood measures the SUT's MRR and the sweep goes past it, to 1.3x
+DEFAULT_RATES = "auto"
 
 
 def _rates(text: Any) -> tuple[float, ...]:
@@ -57,7 +59,9 @@ class SweepRequest:
 
     rates_pps: tuple[float, ...] = param(
         "--rates", "START:STOP:STEP or a,b,c: frames/s (200k), bit/s at --layer (500Mbps) "
-        "or shares of the line rate (10%:100%:10%)", default=tuple(parse_rates(DEFAULT_RATES)),
+        "or shares of the line rate (10%:100%:10%); by default (auto) 12 loads up to 1.3x "
+        "the SUT's maximum receive rate, which a 1 s flood measures first (to the "
+        "generator's paced reach where that is lower)", default=(),
         parse=_rates, check=check_loads("--rates"), key="rates", show=DEFAULT_RATES,
         load="list",
     )  # fmt: skip

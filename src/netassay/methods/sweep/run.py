@@ -53,6 +53,7 @@ class Sweep:
     bidirectional: bool = False  # both directions at once (trial.bidirectional)
     at: dict[str, Any] | None = None  # --at: the PDR shares, the PDR and its search
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
+    auto: dict[str, Any] | None = None  # no loads given: the MRR and reach they came from
 
 
 def plan_of(req: SweepRequest) -> Plan:
@@ -105,6 +106,8 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
     T.validate(sw.testbed)
     if sw.bidirectional:
         refuse_bidirectional(sw.testbed)
+    if sw.plan.auto:
+        lab.refuse_auto_loads(sw.testbed, sw.bidirectional)
     if sw.latency and sw.testbed.sink == "nft":
         raise UsageError(
             "--latency needs the XDP sink", "--sink nft keeps no latency histogram",
@@ -139,6 +142,8 @@ def sweep_config(sw: Sweep) -> dict[str, object]:
         latency["at_pdr"] = sw.at
     if sw.bidirectional:  # absent: one direction, as before
         latency["bidirectional"] = True
+    if sw.auto is not None:  # absent: the loads were given
+        latency["auto_loads"] = sw.auto
     return {
         "rates_pps": list(sw.plan.rates_pps),
         "runs": sw.plan.runs,
@@ -217,13 +222,17 @@ def run(sw: Sweep) -> None:
     require_root("a sweep")
     note = sw.note or (lambda line: None)
     with lab.open_testbed(sw.name, sw.testbed, "a sweep", note) as tb:
-        lab.check_line_rate(tb.state, sw.plan.rates_pps)
-        new = sw.check_peak and sw.experiment_id is None
+        new = sw.check_peak and sw.experiment_id is None and not sw.plan.auto
+        if not sw.plan.auto:  # chosen loads are checked as they are chosen
+            lab.check_line_rate(tb.state, sw.plan.rates_pps)
         peak = lab.check_peak(tb, sw.plan.rates_pps, note) if new else None
         with (
             Store(sw.db) as store,
             trials_on(tb, latency=sw.latency, bidirectional=sw.bidirectional) as ctx,
         ):
+            if sw.plan.auto:
+                rates, sw.auto = lab.auto_loads(ctx, note)
+                sw.plan = replace(sw.plan, rates_pps=rates)
             ctx = start(sw, ctx, store, peak)
             note(LEGEND + (BOTH if sw.bidirectional else ""))
             loop(sw, ctx, store)
@@ -233,7 +242,7 @@ def start(sw: Sweep, ctx: TrialContext, store: Store, peak: float | None) -> Tri
     """Create the experiment (or take the one resumed) and record this run with the
     environment as it is now: a resume after a reboot or a change shows in the store."""
     if sw.experiment_id is not None:
-        done, total = len(store.done_trials(sw.experiment_id)), len(sw.plan.trials())
+        done, total = len(store.done_trials(sw.experiment_id)), sw.plan.count()
         if sw.note:
             sw.note(f"resuming sweep experiment {sw.experiment_id} ('{sw.label}') in {sw.db}: "
                     f"{done} of {total} trials stored, {total - done} to run")  # fmt: skip
@@ -315,7 +324,7 @@ def progress_line(sw: Sweep, rec: TrialRecord, n: int, left_s: float) -> str:
     lost = rec.sent - rec.forwarded
     flag = " excluded" if rec.excluded else (" !" if rec.warnings else "")
     return (
-        f"[{n}/{len(sw.plan.trials())}] load {rec.load_index + 1}/{len(sw.plan.rates_pps)} "
+        f"[{n}/{sw.plan.count()}] load {rec.load_index + 1}/{sw.plan.loads} "
         f"{fmt_rate(rec.rate_pps)} run {rec.repetition + 1}/{sw.plan.runs}: sent {rec.sent} "
         f"lost {lost} (PLR {lost / max(rec.sent, 1):.2e}){flag}; "
         f"ETA {fmt_duration(left_s)}"
