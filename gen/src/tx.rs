@@ -1,5 +1,6 @@
 //! Transmit techniques and the paced send loop.
 
+use crate::flows::Plan;
 use crate::pace::{self, Hist};
 use crate::packet::Template;
 use crate::sys;
@@ -289,7 +290,6 @@ pub struct LoopCfg {
     /// No send call starts this long after the schedule's start or later (None: no
     /// deadline, the run sends every planned packet).
     pub deadline_ns: Option<u64>,
-    pub flows: u64,
     pub batch: usize,
     /// Most packets per send call (slots available), also when catching up.
     pub burst: usize,
@@ -433,14 +433,34 @@ impl Schedule {
 }
 
 /// Write flow, sequence and time into slots 0..b for packets k.. (unless the
-/// technique stamps its frames itself).
-fn stamp(tx: &mut dyn Tx, t: &Template, k: u64, b: usize, flows: u64, ts: u64) {
+/// technique stamps its frames itself): with the run's two addresses and flows in
+/// order, flow and source port only, as always; else each flow's whole tuple.
+fn stamp(tx: &mut dyn Tx, t: &Template, plan: &Plan, k: u64, b: usize, ts: u64) {
     if tx.stamps_itself() {
+        return;
+    }
+    let flows = plan.flows;
+    if plan.permutation().is_none() && plan.fixed_addresses() {
+        for i in 0..b {
+            let p = k + i as u64;
+            t.stamp(tx.slot(i), (p % flows) as u16, p / flows, ts);
+        }
         return;
     }
     for i in 0..b {
         let p = k + i as u64;
-        t.stamp(tx.slot(i), (p % flows) as u16, p / flows, ts);
+        stamp_one(t, tx.slot(i), plan, p, ts);
+    }
+}
+
+/// Packet p's flow, tuple, sequence and time into `buf`.
+#[inline(always)]
+fn stamp_one(t: &Template, buf: &mut [u8], plan: &Plan, p: u64, ts: u64) {
+    let f = plan.flow_of(p);
+    if plan.fixed_addresses() {
+        t.stamp(buf, f as u16, p / plan.flows, ts);
+    } else {
+        t.stamp_tuple(buf, f, &plan.tuple(f), p / plan.flows, ts);
     }
 }
 
@@ -451,12 +471,12 @@ pub struct Mixed<'a> {
 }
 
 /// Copy into slots 0..b the frames of packets k.. (`cycle[k % len]`) and stamp them.
-fn stamp_mixed(tx: &mut dyn Tx, m: &Mixed, k: u64, b: usize, flows: u64, ts: u64) {
+fn stamp_mixed(tx: &mut dyn Tx, m: &Mixed, plan: &Plan, k: u64, b: usize, ts: u64) {
     let len = m.cycle.len() as u64;
     for i in 0..b {
         let p = k + i as u64;
         let t = &m.templates[m.cycle[(p % len) as usize] as usize];
-        t.stamp(tx.load(i, &t.frame), (p % flows) as u16, p / flows, ts);
+        stamp_one(t, tx.load(i, &t.frame), plan, p, ts);
     }
 }
 
@@ -525,21 +545,29 @@ impl LoopOut {
 
 /// Send on the schedule until every planned packet went, the deadline passed or a
 /// signal came. On error, also says how many packets had been sent.
-pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> Result<LoopOut, (io::Error, u64)> {
-    run_with(tx, cfg, |tx, k, b, flows, ts| stamp(tx, t, k, b, flows, ts))
+pub fn run(
+    tx: &mut dyn Tx,
+    t: &Template,
+    plan: &Plan,
+    cfg: &LoopCfg,
+) -> Result<LoopOut, (io::Error, u64)> {
+    run_with(tx, cfg, |tx, k, b, ts| stamp(tx, t, plan, k, b, ts))
 }
 
 /// `run` with the frames of a mix, in its cycle's order.
-pub fn run_mixed(tx: &mut dyn Tx, m: &Mixed, cfg: &LoopCfg) -> Result<LoopOut, (io::Error, u64)> {
-    run_with(tx, cfg, |tx, k, b, flows, ts| {
-        stamp_mixed(tx, m, k, b, flows, ts)
-    })
+pub fn run_mixed(
+    tx: &mut dyn Tx,
+    m: &Mixed,
+    plan: &Plan,
+    cfg: &LoopCfg,
+) -> Result<LoopOut, (io::Error, u64)> {
+    run_with(tx, cfg, |tx, k, b, ts| stamp_mixed(tx, m, plan, k, b, ts))
 }
 
 fn run_with(
     tx: &mut dyn Tx,
     cfg: &LoopCfg,
-    mut stamp: impl FnMut(&mut dyn Tx, u64, usize, u64, u64),
+    mut stamp: impl FnMut(&mut dyn Tx, u64, usize, u64),
 ) -> Result<LoopOut, (io::Error, u64)> {
     // Start a little in the future so that the first deadline is not already late.
     let mut s = Schedule::new(cfg, pace::now() + 200_000);
@@ -547,7 +575,6 @@ fn run_with(
         lateness: Hist::new(),
         ..Default::default()
     };
-    let flows = cfg.flows.max(1);
     while out.sent < cfg.planned {
         let (ts, b) = match s.next_call(out.sent) {
             Ok(call) => call,
@@ -556,7 +583,7 @@ fn run_with(
                 break;
             }
         };
-        stamp(tx, out.sent, b, flows, ts);
+        stamp(tx, out.sent, b, ts);
         let done = send_all(tx, b, &mut out.retries).map_err(|e| (e, out.sent))?;
         if out.sent == 0 {
             out.first_call(tx, done, ts).map_err(|e| (e, 0))?;
@@ -592,7 +619,6 @@ mod tests {
             rate,
             planned,
             deadline_ns,
-            flows: 2,
             batch: 4,
             burst: 16,
             catch_up: None,
@@ -620,6 +646,20 @@ mod tests {
 
     fn template() -> Template {
         Template::new(&crate::packet::spec4()).unwrap()
+    }
+
+    fn flows(n: u64) -> Plan {
+        let s = crate::packet::spec4();
+        Plan::new(
+            n,
+            1,
+            1,
+            s.sport,
+            &s.src,
+            &s.dst,
+            crate::flows::Order::Incremental,
+        )
+        .unwrap()
     }
 
     /// A technique that takes `per_call_ns` for every send call, whatever its size.
@@ -660,6 +700,7 @@ mod tests {
         let out = run(
             &mut tx,
             &template(),
+            &flows(2),
             &cfg(Some(1e6), 20_000, Some(20_000_000)),
         )
         .unwrap();
@@ -680,7 +721,13 @@ mod tests {
     #[test]
     fn a_count_run_sends_every_packet_however_late() {
         let mut tx = slow(100_000);
-        let out = run(&mut tx, &template(), &cfg(Some(1e6), 2_000, None)).unwrap();
+        let out = run(
+            &mut tx,
+            &template(),
+            &flows(2),
+            &cfg(Some(1e6), 2_000, None),
+        )
+        .unwrap();
         assert_eq!((out.stop, out.sent), (Stop::Complete, 2_000));
         assert!(out.lateness.max > 1_000_000); // 2000 packets took > 12 ms, not 2
     }
@@ -704,7 +751,7 @@ mod tests {
             cycle: &m.cycle,
         };
         let mut tx = Dry::new(&tpls[1], 16);
-        stamp_mixed(&mut tx, &mixed, 4, 5, 1, 9);
+        stamp_mixed(&mut tx, &mixed, &flows(1), 4, 5, 9);
         // packets 4..9 of 64 128 64 | 64 128 64 | ...: 128 64 64 128 64
         let lens: Vec<usize> = (0..5).map(|i| tx.slot(i).len()).collect();
         assert_eq!(lens, [128; 5]); // the slots stay the largest frame's
@@ -716,14 +763,20 @@ mod tests {
             })
             .collect();
         assert_eq!(sent, [(128, 4), (64, 5), (64, 6), (128, 7), (64, 8)]);
-        let out = run_mixed(&mut tx, &mixed, &cfg(Some(1e6), 301, None)).unwrap();
+        let out = run_mixed(&mut tx, &mixed, &flows(1), &cfg(Some(1e6), 301, None)).unwrap();
         assert_eq!((out.sent, m.sent(out.sent)), (301, vec![201, 100]));
     }
 
     #[test]
     fn unpaced_runs_end_at_the_deadline_and_count_no_lateness() {
         let mut tx = slow(50_000);
-        let out = run(&mut tx, &template(), &cfg(None, u64::MAX, Some(5_000_000))).unwrap();
+        let out = run(
+            &mut tx,
+            &template(),
+            &flows(2),
+            &cfg(None, u64::MAX, Some(5_000_000)),
+        )
+        .unwrap();
         assert_eq!(out.stop, Stop::Deadline);
         assert_eq!(out.sent, tx.calls * 4);
         assert_eq!(out.lateness.n, 0);

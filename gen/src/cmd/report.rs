@@ -142,13 +142,24 @@ fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -
         ("batch", J::U(ran.batch as u64)),
         (
             "spacing_ns",
-            plan.rate.map_or(J::Null, |rate| J::F((1e9 / rate * 10.0).round() / 10.0)),
+            plan.rate
+                .map_or(J::Null, |rate| J::F((1e9 / rate * 10.0).round() / 10.0)),
         ),
         ("catch_up", ran.catch_up.map_or(J::Null, J::F)),
         ("burst", J::U(s.burst as u64)),
         ("size_bytes", J::U(s.size as u64)),
         ("sent_per_size", s.mix.json(&s.mix.sent(r.sent))),
         ("flows", J::U(s.flows)),
+        ("flow_order", J::S(s.flow_order.name().into())),
+        (
+            "flow_seed",
+            match s.flow_order {
+                crate::flows::Order::Random(seed) => J::U(seed),
+                crate::flows::Order::Incremental => J::Null,
+            },
+        ),
+        ("dsts", J::U(s.dsts)),
+        ("dst_step", J::U(s.dst_step as u64)),
         ("dev", J::S(s.dev.clone())),
         ("src", J::S(s.src.to_string())),
         ("dst", J::S(s.dst.to_string())),
