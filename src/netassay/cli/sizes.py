@@ -10,9 +10,11 @@ from typing import Any
 import typer
 
 from netassay.cli.common import Given, err, prepared
+from netassay.cli.scale import per_scale
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import Interrupted, NetassayError, UsageError
 from netassay.methods import lab
+from netassay.methods.scale import KNOBS, is_list
 from netassay.methods.sizes import parse_sizes, series_in, table_text
 from netassay.store.db import Store
 
@@ -23,8 +25,8 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
     ``--sizes`` with everything else as given, each size's result stored and shown as
     it ends, then the series' table; False when no ``--sizes`` was given. A size that
     fails is said and the series goes on; its error ends the command after the table."""
-    if not given.get("sizes"):
-        return False
+    if not given.get("sizes"):  # a scale knob's list, if one was given (cli.scale)
+        return per_scale(command, ctx, given, method, as_json, **kv)
     _refuse_with_sizes(given)
     _, options = prepared(ctx, dict(given), method)
     cfg = options.config or Config()
@@ -52,6 +54,12 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
 
 
 def _refuse_with_sizes(given: Given) -> None:
+    for knob, (flag, _) in KNOBS.items():
+        if is_list(given.get(knob)):
+            raise UsageError(
+                f"--sizes with a {flag} list", "a series varies one thing",
+                f"drop --sizes or give {flag} one value",
+            )  # fmt: skip
     keys = (
         ("size", "--size"),
         ("imix", "--imix"),

@@ -17,6 +17,7 @@ from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
 from netassay.methods.plots import png_size
+from netassay.methods.scale_figures import sections as scale_sections
 from netassay.methods.size_figures import sections as size_sections
 from netassay.methods.sweep.entries import Entry
 from netassay.methods.sweep.view import metadata_line
@@ -70,6 +71,7 @@ def build_report(
             for m in registry.methods():
                 others.extend(s.as_dict() for s in m.sections(store, out, cfg, used, suffix))
             others.extend(s.as_dict() for s in size_sections(store, out, cfg, used))
+            others.extend(s.as_dict() for s in scale_sections(store, out, cfg, used))
             others.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
             others.extend(s.as_dict() for s in trend_sections(store, out, cfg, used, suffix))
     index = out / "index.html"
