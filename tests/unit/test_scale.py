@@ -247,3 +247,12 @@ def test_the_series_table_has_a_row_per_value_against_the_first():
     assert lines[0] == "scale series: nft rules (sweep, IPv4)"
     assert lines[2].split() == ["10", "0.4000", "1.000"]
     assert lines[3].split() == ["10,000", "0.1000", "0.250"]
+
+
+def test_the_series_curve_is_drawn_against_the_scale(tmp_path):
+    from netassay.methods.scale_figures import plot_series
+
+    s = M.ScaleSeries("mrr", "routes", "router IPv6", 6)
+    s.points = [{"value": v, "mrr_pps": r} for v, r in ((1, 4e5), (1000, 3.9e5), (10**6, 2e5))]
+    png, svg = plot_series(s, tmp_path / "curve")
+    assert png.stat().st_size > 1000 and svg.stat().st_size > 1000
