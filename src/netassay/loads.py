@@ -170,6 +170,8 @@ def _check(what: str, one: bool) -> Any:
         text = _text(v)
         if text is None:
             raise ValueError("expected a load like 200k, 500Mbps or 50%")
+        if not one and text.strip() == AUTO:
+            return ()  # loads chosen past the SUT's MRR (AUTO_LOADS)
         try:
             if not written(text):
                 return parse_rate(text) if one else tuple(parse_rates(text))
@@ -207,6 +209,7 @@ def units_of(levels: Any) -> set[str]:
 # A sweep given no loads chooses them on the testbed (``methods.lab.auto_loads``): this
 # many, evenly up to AUTO_TOP times the SUT's MRR (a short flood measures it first), or
 # to the generator's paced reach where that is lower.
+AUTO = "auto"  # --rates auto (and no --rates): the loads chosen so
 AUTO_LOADS = 12
 AUTO_TOP = 1.3
 

@@ -64,7 +64,7 @@ def test_loads_chosen_past_the_mrr_or_to_the_reach():
     rates = auto_rates(1_000_000)
     assert len(rates) == AUTO_LOADS
     assert rates[-1] == AUTO_TOP * 1_000_000 and rates[0] == round(1.3e6 / AUTO_LOADS, -3)
-    assert all(b > a for a, b in zip(rates, rates[1:], strict=False))
+    assert list(rates) == sorted(set(rates))
     capped = auto_rates(1_000_000, reach_pps=1_100_000)
     assert capped[-1] == 1_100_000
     assert min(auto_rates(2_000)) == 1000.0  # never below 1 kpps

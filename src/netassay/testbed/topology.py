@@ -448,7 +448,6 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
     macs = _links(name, cfg)
     xdp = (_bridge if cfg.sut == "bridge" else _router)(name, cfg, macs)
-    receive = _napi(name, cfg) if R.napi(cfg) and not xdp else None
     run(["nft", "-f", "-"], netns=mine[2], input_text=_sink_rules(cfg))
     rules = None if xdp else _sut_rules(cfg)  # the XDP router holds its ground truths
     if rules:
@@ -463,6 +462,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
                 S.set_global_sysctl(key, value)
                 state["sysctls"][key] = value
             S.write_state(name, state)
+    receive = _napi(name, cfg) if R.napi(cfg) and not xdp else None
     state.update(
         macs=macs,
         addressing=asdict(a),

@@ -8,16 +8,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netassay.errors import UsageError
-from netassay.loads import RateFlags, check_loads
+from netassay.loads import AUTO, RateFlags, check_loads
 from netassay.params import DURATION, PAUSE, as_text, flag, param, whole
 from netassay.units import parse_duration, parse_pause, parse_rates
 
 # No --rates: the loads are chosen on the testbed (methods.sweep.plan.AUTO_LOADS): a short
 # flood measures the SUT's MRR and the sweep goes past it, to 1.3x
-DEFAULT_RATES = "auto"
+DEFAULT_RATES = AUTO
 
 
 def _rates(text: Any) -> tuple[float, ...]:
+    if isinstance(text, str) and text.strip() == AUTO:
+        return ()  # chosen past the SUT's MRR when the sweep starts (loads.AUTO_LOADS)
     return tuple(as_text(parse_rates)(",".join(map(str, text)) if isinstance(text, list) else text))
 
 

@@ -107,13 +107,13 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
     T.validate(sw.testbed)
     if sw.bidirectional:
         refuse_bidirectional(sw.testbed)
-    if sw.plan.auto:
-        lab.refuse_auto_loads(sw.testbed, sw.bidirectional)
     if sw.latency and sw.testbed.sink == "nft":
         raise UsageError(
             "--latency needs the XDP sink", "--sink nft keeps no latency histogram",
             "use --sink xdp (the default) or xdp+nft",
         )  # fmt: skip
+    if sw.plan.auto:
+        lab.refuse_auto_loads(sw.testbed, sw.bidirectional)
     return sw
 
 
