@@ -426,10 +426,16 @@ def start_experiment(
         source=SOURCE,
         label=label,
         config=config,
-        metadata={**testbed_metadata(ctx.tb.cfg, env), **metadata},
+        metadata={**testbed_metadata(ctx.tb.cfg, env), **_built(ctx.tb.state), **metadata},
         environment=env,
     )
     return exp_id, replace(ctx, run_id=store.add_run(exp_id, env, resumed=False))
+
+
+def _built(state: dict[str, Any]) -> dict[str, Any]:
+    """What the scale knobs built (testbed.scale): the FIB's layout, the rules, the
+    conntrack table's limit, each load's time; {} when none was set."""
+    return {"scale": state["scale"]} if state.get("scale") else {}
 
 
 def restart_experiment(
