@@ -452,8 +452,6 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     rules = None if xdp else _sut_rules(cfg)  # the XDP router holds its ground truths
     if rules:
         run(["nft", "-f", "-"], netns=mine[1], input_text=rules)
-    a = N.addressing(cfg.sut, cfg.ip_version)
-    scale = SC.setup(cfg, mine[1], a)  # routes, rules, conntrack, NAT: as the knobs say
     wanted = cfg.global_sysctls()
     if wanted:  # checked, set and recorded under one lock: two builds cannot both pass
         with S.sysctl_lock():
@@ -463,6 +461,10 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
                 state["sysctls"][key] = value
             S.write_state(name, state)
     receive = _napi(name, cfg) if R.napi(cfg) and not xdp else None
+    a = N.addressing(cfg.sut, cfg.ip_version)
+    # routes, rules, conntrack, NAT as the knobs say (after the host-wide sysctls: the
+    # conntrack table's limit it records is the one set)
+    scale = SC.setup(cfg, mine[1], a)
     state.update(
         macs=macs,
         addressing=asdict(a),
