@@ -30,9 +30,9 @@ on failure.
   as in the testbed (without it a full router backlog is a send error the generator
   retries, and no loss is ever seen): the highest rate with zero loss (binary search).
 
-* flows: netassay-gen's peak (auto: XDP live frames) at 1 flow and at 1,000,000 flows
-  in a random order, each flow a 5-tuple of its own (source ports, then addresses), the
-  same rounds interleaved: what a million tuples cost the generator.
+* flows: netassay-gen's peak (auto: XDP live frames, and sendmmsg) at 1 flow and at
+  1,000,000 flows in a random order, each flow a 5-tuple of its own (source ports, then
+  addresses), the rounds interleaved: what a million tuples cost the generator.
 
 Run: ``sudo .venv/bin/python bench/generator.py [--quick]``
 """
@@ -495,11 +495,15 @@ def main() -> int:
             tech["txring"].append(t.peak_netassay("txring"))
         tech["auto"] = runs["netassay-gen"]
         many = ["--flows", "1000000", "--flow-order", "random"]
-        flows: dict[str, list[float]] = {"1": [], "1000000 random": []}
+        flows: dict[str, list[float]] = {
+            "1": [], "1000000 random": [], "sendmmsg 1": [], "sendmmsg 1000000 random": [],
+        }  # fmt: skip
         try:
             for _ in range(reps):
                 flows["1"].append(t.peak_netassay())
                 flows["1000000 random"].append(t.peak_netassay(extra=many))
+                flows["sendmmsg 1"].append(t.peak_netassay("sendmmsg"))
+                flows["sendmmsg 1000000 random"].append(t.peak_netassay("sendmmsg", many))
             result["flows_peak"] = {
                 "runs_pps": flows,
                 "median_pps": {k: statistics.median(v) for k, v in flows.items()},

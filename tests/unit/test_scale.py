@@ -213,6 +213,7 @@ def test_a_trial_at_scale_says_where_it_lost_frames_beside_the_suts_counts():
         "flows 4 of 4 seen (2..3 frames each), 0 misdirected"
     )
     assert CT.beside({}, {"sut_forward": 1}) == ""
+    assert CT.beside({"sut": {"nft": {"passed": 1}}}, {"unsent": 2}).startswith(" | nothing lost")
 
 
 def test_a_label_and_the_metadata_name_the_scale_knobs_set():

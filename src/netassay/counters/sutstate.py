@@ -116,7 +116,7 @@ def beside(counters: dict[str, Any], loss: dict[str, int]) -> str:
     if not own and flows is None:
         return ""
     where = ", ".join(f"{k} {v:,}" for k, v in loss.items() if v and k != "unsent")
-    parts = [f"lost at {where or 'nowhere'}"]
+    parts = [f"lost at {where}" if where else "nothing lost"]
     if own:
         parts.append(f"SUT: {text(own)}")
     if flows is not None:
