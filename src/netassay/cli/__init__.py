@@ -23,9 +23,17 @@ from netassay import methods as registry
 from netassay.cli import analysis, campaign, cluster, compare, testbed, trend
 from netassay.cli.common import config_path
 from netassay.config import METHOD_SECTIONS, ConfigWarning, load_config, to_toml
-from netassay.errors import Interrupted, NetassayError, StoreError, StoreWarning, Terminated
+from netassay.errors import (
+    Interrupted,
+    NetassayError,
+    StoreError,
+    StoreWaiting,
+    StoreWarning,
+    Terminated,
+)
 from netassay.methods import REGISTRY
 from netassay.methods.base import defaults as base_defaults
+from netassay.store import faults
 
 app = typer.Typer(
     name="netassay",
@@ -161,6 +169,9 @@ def _show_store_warnings() -> None:
     default = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        if issubclass(category, StoreWaiting):  # not a warning: what this command does now
+            typer.echo(f"netassay: {message}", err=True)
+            return None
         if not issubclass(category, StoreWarning | ConfigWarning):
             return default(message, category, filename, lineno, file, line)
         if str(message) not in shown:
@@ -170,6 +181,7 @@ def _show_store_warnings() -> None:
 
     warnings.showwarning = show
     warnings.simplefilter("always", StoreWarning)
+    warnings.simplefilter("always", StoreWaiting)
     warnings.simplefilter("always", ConfigWarning)
 
 
@@ -230,14 +242,27 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(rc)
 
 
+def _resumed(err: StoreError) -> StoreError:
+    """A store error met while a run stored an experiment its method can resume: what
+    to do names that method's --resume for it."""
+    m = registry.of_kind(err.kind) if err.kind and err.experiment is not None else None
+    if m is None or "resume" not in m.run_options or not err.path:
+        return err
+    resume = f"--db {err.path} --resume --experiment {err.experiment}"
+    cmd = f"continue with 'netassay {m.name} {resume}'"
+    again = "run the same command again"
+    todo = err.todo.replace(again, cmd) if again in err.todo else f"{err.todo}; {cmd}"
+    return StoreError(err.what, err.why, todo)
+
+
 def _said(exc: Exception) -> tuple[str, int]:
     """The one line an error is shown as (none: click showed its own) and its exit code."""
+    if isinstance(exc, StoreError):
+        return _resumed(exc).line(), exc.exit_code
     if isinstance(exc, NetassayError):
         return exc.line(), exc.exit_code
-    if isinstance(exc, sqlite3.DatabaseError):
-        err = StoreError(
-            "the store cannot be read", str(exc), "run 'netassay db check FILE'; restore a copy"
-        )
+    if isinstance(exc, sqlite3.DatabaseError):  # raised where no store was named
+        err = faults.cause(exc, faults.store_named())
         return err.line(), err.exit_code
     if is_click_error(exc):
         if exc.format_message():  # type: ignore[attr-defined]
