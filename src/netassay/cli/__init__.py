@@ -6,6 +6,7 @@ user-facing error, a distinct exit code. The commands live in one module per sta
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import inspect
 import logging
@@ -268,6 +269,9 @@ def _said(exc: Exception) -> tuple[str, int]:
         if exc.format_message():  # type: ignore[attr-defined]
             exc.show()  # type: ignore[attr-defined]  # click's own usage and message
         return "", exc.exit_code  # type: ignore[attr-defined]  # 2 for every usage error
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" holding {exc.filename}" if exc.filename is not None else ""
+        return f"no space left on the device{where}; free space and run the same command again", 3
     if isinstance(exc, OSError) and exc.filename is not None:  # a path, said as such
         return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 3
     return f"internal error: {type(exc).__name__}: {exc}; rerun with --debug and report it", 70

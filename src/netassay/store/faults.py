@@ -164,7 +164,7 @@ def waiting(conn: sqlite3.Connection, path: Path, action: Callable[[], T]) -> T:
                 if not is_busy(exc):
                     raise
                 if time.monotonic() - t0 >= limit:
-                    raise locked(path, time.monotonic() - t0) from exc
+                    raise locked(path, limit) from exc
                 if not said:
                     said = True
                     _say_waiting(path, limit)
@@ -191,7 +191,7 @@ def locked(path: Path, waited_s: float) -> StoreLocked:
     who = "another process" if pid is None else f"pid {pid}" + (f" ({cmd})" if cmd else "")
     err = StoreLocked(
         f"{path} is locked by {who}",
-        f"it has held the store's write lock for over {waited_s:.0f} s, and this command "
+        f"it has held the store's write lock for over {waited_s:g} s, and this command "
         "wrote nothing while it waited",
         "wait for it to end (or stop it), then run the same command again "
         "(NETASSAY_STORE_WAIT_S sets how long a writer waits)",
