@@ -248,9 +248,10 @@ def cause(
         )
     if isinstance(exc, OSError):
         return StoreError(f"{name}: {exc.strerror or exc}", "", "check the path")
+    said = getattr(exc, "sqlite_errorname", None)
     return StoreError(
-        f"{name}: {exc}",
-        f"SQLite said {getattr(exc, 'sqlite_errorname', None) or type(exc).__name__}",
+        f"{name}: the store cannot be read",
+        f"{exc}" + (f" ({said})" if said else ""),
         f"'netassay db check {name}' says whether the store is sound",
     )
 
