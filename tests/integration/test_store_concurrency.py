@@ -109,11 +109,11 @@ def test_writers_at_once_all_succeed_and_leave_what_a_serial_run_does(
 
 
 HOLD = """
-import sqlite3, sys, time
+import select, sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN IMMEDIATE")
 print("held", flush=True)
-time.sleep(float(sys.argv[2]))
+select.select([sys.stdin], [], [], float(sys.argv[2]))  # a line, or the time, lets go
 conn.execute("COMMIT")
 """
 
@@ -121,12 +121,12 @@ conn.execute("COMMIT")
 @pytest.fixture
 def holder() -> Iterator:
     """``holder(db, seconds)``: another process holding the store's write lock (started
-    once it holds it); stopped after the test."""
+    once it holds it) until a line on its stdin or ``seconds``; stopped after the test."""
     procs: list[subprocess.Popen[str]] = []
 
     def hold(db: Path, seconds: float) -> subprocess.Popen[str]:
         p = subprocess.Popen([sys.executable, "-c", HOLD, str(db), str(seconds)],
-                             stdout=subprocess.PIPE, text=True)  # fmt: skip
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
         procs.append(p)
         assert p.stdout is not None and p.stdout.readline().strip() == "held"
         return p
@@ -140,16 +140,24 @@ def holder() -> Iterator:
 def test_a_writer_that_waits_says_so_once_and_then_writes(pastrami_dir, tmp_path, cli, holder):
     db = tmp_path / "w.db"
     cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
-    other = holder(db, 15)
+    other = holder(db, 120)
     t0 = time.monotonic()
-    cp = cli("import", "pastrami", pastrami_dir / "mazinga", "--db", db)
-    waited = time.monotonic() - t0
-    assert cp.returncode == 0, cp.stderr
-    [line] = cp.stderr.strip().splitlines()
+    writer = _start("import", "pastrami", pastrami_dir / "mazinga", "--db", db)
+    try:
+        assert writer.stderr is not None
+        line = writer.stderr.readline()  # said once it has waited 5 s
+        waited = time.monotonic() - t0
+        assert other.stdin is not None
+        other.stdin.write("let go\n")
+        other.stdin.flush()
+        out, err = writer.communicate(timeout=120)
+    finally:
+        stop_all([writer])  # type: ignore[list-item]
+    assert writer.returncode == 0, line + err
     assert line.startswith(f"netassay: waiting for another process writing {db} (pid {other.pid},")
-    assert "this one goes on when it is done" in line
-    assert waited > 5  # it waited for the other (15 s from its start) before it wrote
-    assert "imported 1 experiment(s), 450 trial(s)" in cp.stdout
+    assert "this one goes on when it is done" in line and waited >= 5
+    assert err == ""  # said once
+    assert "imported 1 experiment(s), 450 trial(s)" in out
 
 
 def test_a_lock_not_let_go_is_named_with_its_pid(pastrami_dir, tmp_path, cli, holder):
