@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from netassay.errors import InputError
+from netassay.errors import InputError, StoreFull
 from netassay.quality import (
     FOREIGN_FRAMES_SHARE,
     RATE_TOLERANCE,
@@ -35,6 +35,7 @@ from netassay.quality import (
     received_over_sent,
 )
 from netassay.store.db import Store
+from netassay.store.faults import full
 from netassay.trial.record import TrialRecord
 
 KIND = "pastrami-import"
@@ -475,14 +476,21 @@ def import_files(
     for exp in parsed:
         for note in exp.metadata.get("assumed", []) if warn else ():
             warn(f"{exp.source}: {note}")
-        _, n = store.import_experiment(
-            key=exp.key,
-            kind=KIND,
-            source=exp.source,
-            label=exp.label,
-            config=exp.config,
-            metadata=exp.metadata,
-            trials=exp.trials,
-        )
+        try:
+            _, n = store.import_experiment(
+                key=exp.key,
+                kind=KIND,
+                source=exp.source,
+                label=exp.label,
+                config=exp.config,
+                metadata=exp.metadata,
+                trials=exp.trials,
+            )
+        except StoreFull as err:  # each file is one transaction: the stored ones are whole
+            raise full(
+                str(store.path),
+                f"{added + skipped} of {len(parsed)} experiments stored, nothing lost",
+                "free space and run the same command again (it resumes)",
+            ) from err
         added, skipped, trials = added + (n > 0), skipped + (n == 0), trials + n
     return added, skipped, trials

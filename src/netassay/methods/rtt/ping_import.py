@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from netassay.errors import InputError
+from netassay.errors import AlreadyStored, InputError
 from netassay.hist import Hist
 from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
@@ -118,7 +118,10 @@ def import_files(store: Store, paths: list[Path], label: str = "") -> list[tuple
         if found is not None:
             out.append((p, found.id, False))
             continue
-        out.append((p, _store(store, key, p, run, label), True))
+        try:
+            out.append((p, _store(store, key, p, run, label), True))
+        except AlreadyStored as stored:  # by another netassay, after this one looked
+            out.append((p, stored.experiment_id, False))
     return out
 
 

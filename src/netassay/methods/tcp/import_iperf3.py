@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.tcp import bounds
-from netassay.errors import InputError
+from netassay.errors import AlreadyStored, InputError
 from netassay.methods.accept.import_iperf3 import find_json
 from netassay.methods.tcp import store as TS
 from netassay.methods.tcp.run import parse_client
@@ -97,9 +97,11 @@ def store_cell(store: Store, cell: dict[str, Any]) -> tuple[int, bool]:
     found = store.find_experiment(cell["key"])
     if found is not None:
         return found.id, False
-    exp_id = TS.start(store, cell["key"], cell["label"], cell["config"], {}, source=SOURCE)
-    for r in cell["runs"]:
-        TS.record(store, exp_id, r)
+    try:
+        exp_id = TS.imported(store, cell["key"], cell["label"], cell["config"], cell["runs"],
+                             SOURCE)  # fmt: skip
+    except AlreadyStored as stored:  # by another netassay, after this one looked
+        return stored.experiment_id, False
     return exp_id, True
 
 
