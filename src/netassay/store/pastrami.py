@@ -1,6 +1,6 @@
 """Importer for PASTRAMI raw result files (TRex measurements, one JSON array per load).
 
-Format (``../shared/data/pastrami/README.md``)::
+Format (docs/store.md, "PASTRAMI's raw files")::
 
     [[rate_pps, rx_discards_before], [tx_1, rx_1, rx_discards_after_1], ..., [tx_K, ...]]
 
