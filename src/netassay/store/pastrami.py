@@ -388,7 +388,11 @@ def _json_columns(path: Path, data: bytes) -> Columns:
 def parse_file(path: str | Path) -> ParsedExperiment:
     """Parse and validate one PASTRAMI raw file into trial records (for the importer)."""
     path = Path(path)
-    data = _read(path)
+    return parse_data(path, _read(path))
+
+
+def parse_data(path: Path, data: bytes) -> ParsedExperiment:
+    """``parse_file`` of the bytes ``data`` read from ``path``."""
     cols = parse_columns(path, data)
     return ParsedExperiment(
         key="sha256:" + hashlib.sha256(data).hexdigest(),

@@ -122,7 +122,19 @@ def import_files(store: Store, paths: list[Path], label: str = "") -> list[tuple
     return out
 
 
-def _store(store: Store, key: str, path: Path, run: PingRun, label: str) -> int:
+@dataclass(frozen=True)
+class PingRecord:
+    """What an imported ping run stores: the experiment's config, the run's summary,
+    its trial and the round trips' histogram."""
+
+    config: dict[str, Any]
+    summary: dict[str, Any]
+    trial: TrialRecord
+    hist: Hist
+
+
+def record_of(run: PingRun, path: Path) -> PingRecord:
+    """The rows a ping run is stored as (nothing is written)."""
     hist = Hist()
     hist.add(np.asarray(run.rtts_ns, dtype=np.int64))
     sent = run.transmitted if run.transmitted is not None else len(run.rtts_ns)
@@ -142,8 +154,13 @@ def _store(store: Store, key: str, path: Path, run: PingRun, label: str) -> int:
     trial = TrialRecord(load_index=0, repetition=0, rate_pps=rate or 0.0,
                         duration_s=max(duration, 1e-9), sent=sent, received=len(run.rtts_ns),
                         source=SOURCE)  # fmt: skip
+    return PingRecord(config, summary, trial, hist)
+
+
+def _store(store: Store, key: str, path: Path, run: PingRun, label: str) -> int:
+    rec = record_of(run, path)
     return RS.add_experiment_with_run(
         store, key=key, source=SOURCE, label=label or f"ping {run.dst} ({path.name})",
-        config=config, metadata={"file": str(path)}, trial=trial, summary=summary,
-        hists={"latency_sent": hist},
+        config=rec.config, metadata={"file": str(path)}, trial=rec.trial, summary=rec.summary,
+        hists={"latency_sent": rec.hist},
     )  # fmt: skip
