@@ -49,6 +49,8 @@ def parse_duration(text: str) -> float:
     value = float(m.group(1)) * _DUR_UNIT[m.group(2)]
     if value <= 0:
         raise UsageError(f"bad duration '{text}'", "a duration must be positive", "give e.g. 2s")
+    if not math.isfinite(value):
+        raise UsageError(f"bad duration '{text}'", "not a finite number", "give e.g. 2s")
     return value
 
 
