@@ -51,7 +51,7 @@ def parse_imix(text: str, ip_version: int) -> Mix:
     out: list[tuple[int, int]] = []
     for part in (p.strip() for p in text.split(",")):
         size_text, _, weight_text = part.partition(":")
-        if not size_text.strip().isdigit() or not weight_text.strip().isdigit():
+        if not all(t.strip().isascii() and t.strip().isdigit() for t in (size_text, weight_text)):
             raise _bad(text, f"'{part}' is not SIZE:WEIGHT (whole numbers)")
         size, weight = int(size_text), int(weight_text)
         if not smallest <= size <= MAX_SIZE:

@@ -4,6 +4,8 @@ kept as it was found: refused in one line of the right class, or read right."""
 import pytest
 
 from netassay.errors import UsageError
+from netassay.imix import parse_imix
+from netassay.methods.sizes import parse_sizes
 from netassay.units import parse_duration, parse_pause
 
 
@@ -13,3 +15,17 @@ def test_a_duration_beyond_a_float_is_refused(text):
     for parse in (parse_duration, parse_pause):
         with pytest.raises(UsageError, match="not a finite number"):
             parse(text)
+
+
+@pytest.mark.parametrize("text", ["²", "64,²", "٣", "６４"])
+def test_sizes_in_other_digits_are_refused(text):
+    # found by the 'sizes' target: '²' passed str.isdigit and int() raised ValueError
+    with pytest.raises(UsageError, match="is not a frame size"):
+        parse_sizes(text, 4)
+
+
+@pytest.mark.parametrize("text", ["²:1", "64:²", "٣:1", "６４:7"])
+def test_an_imix_in_other_digits_is_refused(text):
+    # '64:²' (found with the sizes target's input): int() raised ValueError
+    with pytest.raises(UsageError, match="SIZE:WEIGHT"):
+        parse_imix(text, 4)
