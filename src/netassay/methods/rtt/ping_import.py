@@ -27,10 +27,13 @@ from netassay.trial.record import TrialRecord
 SOURCE = "ping import"
 _HEAD = re.compile(r"^PING (\S+) \(([0-9a-fA-F.:]+)\) (\d+)\((\d+)\) bytes of data\.")
 _REPLY = re.compile(
-    r"^(?:\[(\d+\.\d+)\] )?\d+ bytes from [^:]+: icmp_seq=(\d+) ttl=\d+ time=([0-9.]+) ms"
+    r"^(?:\[([0-9]+\.[0-9]+)\] )?[0-9]+ bytes from [^:]+: icmp_seq=([0-9]+) ttl=[0-9]+ "
+    r"time=([0-9]+(?:\.[0-9]+)?) ms"
     r"( \(DUP!\))?"
 )
 _TOTAL = re.compile(r"^(\d+) packets transmitted, (\d+) received(?:, \+(\d+) duplicates)?")
+MAX_RTT_MS = 1e9  # 11.6 days: far beyond any reply ping waits for
+MAX_STAMP = 1e11  # UNIX seconds (year 5138): a ping -D time stamp is below
 _OTHER = re.compile(r"^(?:\[\d+\.\d+\] )?(From |no answer yet|Request timeout)")
 
 
@@ -74,10 +77,18 @@ def parse(text: str, origin: str) -> PingRun:
             if m.group(4):
                 out.duplicates += 1
                 continue
-            out.rtts_ns.append(round(float(m.group(3)) * 1e6))
+            rtt, stamp = float(m.group(3)), float(m.group(1) or 0)
+            if not (rtt < MAX_RTT_MS and stamp < MAX_STAMP):
+                raise InputError(
+                    f"{origin}:{n}: a round trip of {m.group(3)[:20]} ms at "
+                    f"{(m.group(1) or '-')[:20]}",
+                    "beyond any ping's time or clock",
+                    "give the output of 'ping -D ...' as it printed it",
+                )
+            out.rtts_ns.append(round(rtt * 1e6))
             out.seqs.append(int(m.group(2)))
             if m.group(1):
-                out.stamps.append(float(m.group(1)))
+                out.stamps.append(stamp)
         elif m := _TOTAL.match(line):
             out.transmitted, out.received = int(m.group(1)), int(m.group(2))
         elif _OTHER.match(line):
