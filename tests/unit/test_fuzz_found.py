@@ -3,6 +3,7 @@ kept as it was found: refused in one line of the right class, or read right."""
 
 import pytest
 
+from netassay.config import load_config, to_toml
 from netassay.errors import InputError, UsageError
 from netassay.imix import parse_imix
 from netassay.methods.rtt import ping_import
@@ -45,3 +46,21 @@ def test_a_ping_reply_time_that_is_no_time_is_refused_naming_its_line(time, why)
     )
     with pytest.raises(InputError, match=f"ping.txt:2: .*{why}"):
         ping_import.parse(text, "ping.txt")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['[cluster]\ntls_dir = "a\\"b"\n', '[sweep]\nlabel = "x\\\\y\\u007f"\n',
+     '[search]\nlabel = []\n', '[rtt]\n"two words" = 1\n', '[sweep]\nx = {a = 1}\n',
+     "[accept]\nwhen = 2024-01-02T03:04:05Z\n"],
+)  # fmt: skip
+def test_config_show_prints_a_file_that_reads_back_the_same(tmp_path, text):
+    # found by the 'config_toml' target: a quote in a string, a quoted key, an inline
+    # table or a date printed as no TOML; a file's [] printed as unset
+    (tmp_path / "a.toml").write_text(text)
+    cfg = load_config(tmp_path / "a.toml", resolve=False)
+    shown = to_toml(cfg)
+    (tmp_path / "b.toml").write_text(shown)
+    again = load_config(tmp_path / "b.toml", resolve=False)
+    assert to_toml(again) == shown
+    assert again.methods == cfg.methods and again.cluster == cfg.cluster
