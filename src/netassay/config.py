@@ -424,6 +424,14 @@ def _analysis_section(cfg: Config, values: dict[str, Any]) -> AnalysisConfig:
         if key not in known:
             raise _unknown(cfg, "analysis", key, list(known))
         changes[key] = _analysis_value(cfg, key, known[key], value)
+        try:  # the value in its range, said of the file's line
+            replace(AnalysisConfig(), **{key: changes[key]}).validate()
+        except UsageError as exc:
+            raise InputError(
+                f"{cfg.where('analysis', key)}: [analysis] {key} = {value!r}",
+                exc.why,
+                "fix the value or remove the key to use the default",
+            ) from exc
     return replace(cfg.analysis, **changes)
 
 

@@ -64,3 +64,15 @@ def test_config_show_prints_a_file_that_reads_back_the_same(tmp_path, text):
     again = load_config(tmp_path / "b.toml", resolve=False)
     assert to_toml(again) == shown
     assert again.methods == cfg.methods and again.cluster == cfg.cluster
+
+
+@pytest.mark.parametrize(
+    "key, value", [("pdr", "0.0"), ("eta", "1.5"), ("entry_factor", "0.97"), ("mode", '"x"')]
+)
+def test_a_config_files_analysis_value_out_of_range_names_its_line(tmp_path, key, value):
+    # found by the 'config_toml' target: '[analysis] pdr = 0.0' was a UsageError (exit 2)
+    # naming no file, where every other bad value of a config file names its line
+    f = tmp_path / "a.toml"
+    f.write_text(f"[testbed]\nsize = 128\n\n[analysis]\n{key} = {value}\n")
+    with pytest.raises(InputError, match=rf"a.toml:5: \[analysis\] {key} = "):
+        load_config(f)
