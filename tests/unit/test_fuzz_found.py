@@ -1,6 +1,9 @@
 """The inputs the fuzzers (tests/fuzzing.py, bench/fuzz.py) found breaking a parser, each
 kept as it was found: refused in one line of the right class, or read right."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from netassay.config import load_config, to_toml
@@ -9,6 +12,8 @@ from netassay.imix import parse_imix
 from netassay.methods.rtt import ping_import
 from netassay.methods.sizes import parse_sizes
 from netassay.units import parse_duration, parse_pause
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "iperf3"
 
 
 @pytest.mark.parametrize("text", ["9" * 400, "\xa0" + "5" * 320 + "s", "1" * 309 + "h"])
@@ -76,3 +81,67 @@ def test_a_config_files_analysis_value_out_of_range_names_its_line(tmp_path, key
     f.write_text(f"[testbed]\nsize = 128\n\n[analysis]\n{key} = {value}\n")
     with pytest.raises(InputError, match=rf"a.toml:5: \[analysis\] {key} = "):
         load_config(f)
+
+
+def _udp_server(**change):
+    from netassay.methods.accept.import_iperf3 import find_json
+
+    text = (DATA / "udp-50M-server.json").read_text()
+    doc = find_json(text, "x")[0][1]
+    for path, value in change.items():
+        *parents, key = path.split("__")
+        node = doc
+        for p in parents:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        node[key] = value
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        ({"start": 279152}, "start is 279152, not an object"),
+        ({"start__test_start__num_streams": "TCP"}, 'num_streams is "TCP", not a count'),
+        ({"intervals__0__sum": None}, r"intervals\[0\].sum is missing"),
+        ({"intervals__0__sum__bytes": [1]}, r"intervals\[0\].sum.bytes is \[1\], not a count"),
+        ({"start__connected": [None]}, r"start.connected\[0\] is null, not an object"),
+        ({"start__cookie": ["x"]}, r"start.cookie is \[\"x\"\], not a string"),
+        ({"end__sum_received__packets": 1e999}, "packets is Infinity, not a count"),
+        ({"end__sum_received__seconds": -1}, "seconds is -1, not a number"),
+    ],
+)
+def test_an_iperf3_json_of_another_shape_is_refused_naming_the_value(change, said):
+    # found by the 'iperf3' target: each raised TypeError, KeyError, AttributeError,
+    # ValueError or OverflowError (a traceback) where a value had another type
+    from netassay.methods.accept import import_iperf3 as I3
+
+    with pytest.raises(InputError, match=f"s.json: not the iperf3 JSON netassay reads: .*{said}"):
+        I3.parse_all(_udp_server(**change), "s.json")
+
+
+def test_an_iperf3_version_of_blanks_and_a_null_count_read_as_unknown():
+    # found by the 'iperf3' target: version "  " raised IndexError; a sum_sent with
+    # "packets": null, TypeError
+    from netassay.methods.accept import import_iperf3 as I3
+
+    (res,) = I3.parse_all(_udp_server(start__version="  "), "s.json")
+    client = (
+        (DATA / "udp-50M-client.json").read_text().replace('"packets":', '"packets": null, "x":', 1)
+    )
+    (sent,) = I3.parse_all(client, "c.json")
+    run = I3.to_run(1, res, sent)
+    assert run.tool_version is None and run.received_bytes > 0
+
+
+def test_a_tcp_client_json_with_null_parts_is_read_or_refused_in_one_line(tmp_path):
+    # found by the 'iperf3' target: "sum_received": null raised AttributeError
+    from netassay.methods.tcp import import_iperf3 as T3
+
+    f = tmp_path / "t.json"
+    text = (DATA / "tcp-reno-20ms-loss1e-3-client.json").read_text()
+    f.write_text(text.replace('"sum_received": {', '"sum_received": null, "x": {', 1))
+    cell = T3.read_cell(f)
+    assert cell["runs"][0]["throughput_bps"] is None
+    f.write_text(text.replace('"streams": [', '"streams": 7, "x": [', 1))
+    with pytest.raises(InputError, match=r"t.json: not the iperf3 JSON netassay reads"):
+        T3.read_cell(f)
