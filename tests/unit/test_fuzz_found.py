@@ -145,3 +145,39 @@ def test_a_tcp_client_json_with_null_parts_is_read_or_refused_in_one_line(tmp_pa
     f.write_text(text.replace('"streams": [', '"streams": 7, "x": [', 1))
     with pytest.raises(InputError, match=r"t.json: not the iperf3 JSON netassay reads"):
         T3.read_cell(f)
+
+
+_SERVER = "total_bytes_transferidos,taxa_de_bits_por_segundo,jitter,total_pacotes_perdidos,porcentagem_pacotes_perdidos\n"  # noqa: E501
+
+
+@pytest.mark.parametrize(
+    "row, said",
+    [
+        ("1000,8000,0,nan,0", "column total_pacotes_perdidos is 'nan'"),
+        ("1e999,8000,0,0,0", "column total_bytes_transferidos is '1e999'"),
+        ("-5,8000,0,0,0", "column total_bytes_transferidos is '-5'"),
+        ("1000,2e-311,0,0,0", "1000 bytes at 2e-311 bit/s: no interval lasts that"),
+    ],
+)
+def test_a_monipe_csv_value_that_is_no_count_is_refused_naming_its_line(tmp_path, row, said):
+    # found by the 'monipe' target: nan raised ValueError and 1e999 OverflowError in
+    # int(); a negative byte count and a denormal rate (infinite seconds) were stored
+    from netassay.methods.accept.import_monipe import read_tests
+
+    r = tmp_path / "teste_1" / "rodada_1"
+    r.mkdir(parents=True)
+    (r / "rodada_1-teste_1-iperf3_server.csv").write_text(_SERVER + "1000,8000,0,0,0\n" + row)
+    with pytest.raises(InputError, match=f"iperf3_server.csv:3: {said}"):
+        read_tests(tmp_path, None, "ethernet")
+
+
+def test_a_short_mpstat_row_is_refused_naming_its_line(tmp_path):
+    # found by the 'monipe' target: a row shorter than the header raised TypeError
+    from netassay.methods.accept.import_monipe import read_tests
+
+    r = tmp_path / "teste_1" / "rodada_1"
+    r.mkdir(parents=True)
+    (r / "rodada_1-teste_1-iperf3_server.csv").write_text(_SERVER + "1000,8000,0,0,0\n")
+    (r / "rodada_1-teste_1-mpstat.csv").write_text("CPU_0,CPU_1\n10,20\n80\n")
+    with pytest.raises(InputError, match=r"mpstat.csv:3: column CPU_1 is ''"):
+        read_tests(tmp_path, None, "ethernet")
