@@ -147,7 +147,7 @@ impl Bins {
 }
 
 /// UDP payload bytes of an IPv4 or IPv6 UDP frame (from the UDP length field).
-fn udp_payload_len(f: &[u8]) -> u64 {
+pub(crate) fn udp_payload_len(f: &[u8]) -> u64 {
     let mut off = 12;
     if f.len() > 14 && u16::from_be_bytes([f[12], f[13]]) == 0x8100 {
         off += 4;
@@ -186,7 +186,7 @@ const MAX_ARRIVALS: usize = 100_000_000;
 
 /// True for an untagged IPv4 or IPv6 UDP frame.
 #[inline]
-fn is_udp(f: &[u8]) -> bool {
+pub(crate) fn is_udp(f: &[u8]) -> bool {
     f.len() > 24
         && match u16::from_be_bytes([f[12], f[13]]) {
             0x0800 => f[23] == 17,
