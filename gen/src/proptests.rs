@@ -276,8 +276,9 @@ proptest! {
                 prop_assert!(!m.sizes.is_empty() && m.sizes.len() <= MAX_SIZES);
                 prop_assert!(m.sizes.iter().all(|s| (64..=MAX_FRAME).contains(s)));
                 prop_assert!(m.weights.iter().all(|w| *w >= 1));
-                let total: u64 = m.weights.iter().sum();
-                prop_assert!(total <= MAX_CYCLE && m.cycle.len() as u64 == total);
+                // summed wide: a sum that wraps (a release build) is caught too
+                let total: u128 = m.weights.iter().map(|w| u128::from(*w)).sum();
+                prop_assert!(total <= u128::from(MAX_CYCLE) && m.cycle.len() as u128 == total);
                 let spec = m.sizes.iter().zip(&m.weights).map(|(s, w)| format!("{s}:{w}"))
                     .collect::<Vec<_>>().join(",");
                 prop_assert_eq!(Mix::parse(&spec), Ok(m));
@@ -345,5 +346,13 @@ proptest! {
         }
         let j = c.to_json(expect, None, Vec::new()).to_string();
         prop_assert!(j.starts_with('{'), "the counts as JSON: {j}");
+        // the total lost is the flows' lost, summed wide and saturated (a sum that
+        // wraps, as a release build's would, is caught too)
+        let nf = c.flows.len() as u64;
+        let flows: u128 = c.flows.iter().enumerate().map(|(i, f)| {
+            u128::from(f.lost(expect.map(|n| n / nf + u64::from((i as u64) < n % nf))))
+        }).sum();
+        let want = flows.min(u128::from(u64::MAX));
+        prop_assert!(j.contains(&format!("\"lost\":{want},")), "lost {want} in {j}");
     }
 }
