@@ -337,7 +337,12 @@ def _in_frames(x: tuple[str, float, int, float | None]) -> list[float]:
 
 
 def _in_frames_ok(x: Any, out: list[float]) -> None:
-    need(all(math.isfinite(v) and v >= 1 for v in out), "whole frames/s, at least 1", out[:5])
+    from netassay.loads import tokens
+
+    kinds = [k for k, _, _ in tokens(x[0], "--rates")]
+    need(all(_finite_positive(v) for v in out), "loads finite and positive", out[:5])
+    converted = [v for k, v in zip(kinds, out, strict=True) if k != "pps"]
+    need(all(v >= 1 and v == int(v) for v in converted), "whole frames/s, at least 1", out[:5])
     need(all(b > a for a, b in itertools.pairwise(out)), "loads increase", out[:5])
 
 

@@ -181,3 +181,9 @@ def test_a_short_mpstat_row_is_refused_naming_its_line(tmp_path):
     (r / "rodada_1-teste_1-mpstat.csv").write_text("CPU_0,CPU_1\n10,20\n80\n")
     with pytest.raises(InputError, match=r"mpstat.csv:3: column CPU_1 is ''"):
         read_tests(tmp_path, None, "ethernet")
+
+
+def test_an_imix_weight_after_a_unit_separator_is_read():
+    # found by the 'imix' target: str.strip() removes '\x1f' and int() does not, so
+    # '104:\x1f2' passed the check and int() raised ValueError
+    assert parse_imix("359:130,146:121,104:\x1f2,202:539", 4)[2] == (104, 2)
