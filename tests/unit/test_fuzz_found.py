@@ -187,3 +187,14 @@ def test_an_imix_weight_after_a_unit_separator_is_read():
     # found by the 'imix' target: str.strip() removes '\x1f' and int() does not, so
     # '104:\x1f2' passed the check and int() raised ValueError
     assert parse_imix("359:130,146:121,104:\x1f2,202:539", 4)[2] == (104, 2)
+
+
+@pytest.mark.parametrize("t", ["0", "0.0", "9" * 400])
+def test_a_pastrami_name_of_runs_of_no_length_is_refused(t):
+    # found by the 'pastrami' target: site_exp_t_0.0 raised ZeroDivisionError; 400
+    # nines gave runs of infinite length
+    from netassay.store.pastrami import parse_data
+
+    data = b"[[150, 0], [1500, 1500, 0]]\n"
+    with pytest.raises(InputError, match=r"site_exp_t_.*: the name says runs of (0|inf) s"):
+        parse_data(Path(f"site_exp_t_{t}.txt"), data)

@@ -276,6 +276,11 @@ def _parsed(
     path: Path, rates: np.ndarray, before: np.ndarray, k: np.ndarray, runs: np.ndarray
 ) -> ParsedColumns:
     meta = parse_name(path.name)
+    if not 0 < meta["duration_s"] < 1e9:  # the name's exp_t_0, or 400 nines
+        raise _bad(
+            path, None, f"the name says runs of {meta['duration_s']:g} s (exp_t_T)",
+            "give the file the name its runs' length: exp_t_10 for 10 s runs",
+        )  # fmt: skip
     ks = set(k.tolist())
     if "runs" in meta and meta["runs"] not in ks:
         meta["runs_mismatch"] = f"name says {meta['runs']} runs, file has {sorted(ks)}"
