@@ -479,7 +479,20 @@ def import_files(
 
     Returns (experiments added, already stored and skipped, trials written).
     """
-    parsed = [parse_file(f) for f in find_result_files(paths)]
+    return store_parsed(store, read_files(paths), warn)
+
+
+def read_files(paths: Iterable[str | Path]) -> list[ParsedExperiment]:
+    """Every result file of ``paths``, read and checked (InputError for the first bad
+    one), before anything is written."""
+    return [parse_file(f) for f in find_result_files(paths)]
+
+
+def store_parsed(
+    store: Store, parsed: list[ParsedExperiment], warn: Callable[[str], None] | None = None
+) -> tuple[int, int, int]:
+    """Store each file read by ``read_files`` in its own transaction (see
+    ``import_files``)."""
     added = skipped = trials = 0
     for exp in parsed:
         for note in exp.metadata.get("assumed", []) if warn else ():

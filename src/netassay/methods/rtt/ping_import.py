@@ -113,6 +113,12 @@ def parse(text: str, origin: str) -> PingRun:
 def import_files(store: Store, paths: list[Path], label: str = "") -> list[tuple[Path, int, bool]]:
     """Parse every file first, then store each as one experiment; returns (path,
     experiment id, newly stored)."""
+    return store_runs(store, read_files(paths), label)
+
+
+def read_files(paths: list[Path]) -> list[tuple[Path, str, PingRun]]:
+    """Every file read and checked (InputError for the first bad one): (path, its
+    SHA-256, the run)."""
     parsed = []
     for p in paths:
         try:
@@ -122,6 +128,13 @@ def import_files(store: Store, paths: list[Path], label: str = "") -> list[tuple
         parsed.append(
             (p, hashlib.sha256(raw).hexdigest(), parse(raw.decode(errors="replace"), str(p)))
         )
+    return parsed
+
+
+def store_runs(
+    store: Store, parsed: list[tuple[Path, str, PingRun]], label: str = ""
+) -> list[tuple[Path, int, bool]]:
+    """Store each run ``read_files`` read as one experiment (see ``import_files``)."""
     out = []
     for p, digest, run in parsed:
         key = f"ping-import-{digest}"

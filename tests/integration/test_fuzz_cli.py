@@ -1,0 +1,167 @@
+"""The real CLI (in-process, as a user's shell runs it) on fuzzed inputs: every importer,
+the config and campaign files, the load flags. A refused input exits with its class
+(3 for a file, 2 for a flag) and one line, never a traceback nor an internal error
+(exit 70), and leaves the store exactly as it was: the same bytes, or still no file
+when there was none. The inputs are tests/fuzzing.py's; a few per command (each run
+costs about 0.3 s), bench/fuzz.py runs their parsers for 100,000 inputs each."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from tests.fuzzing import TARGETS, tree
+
+from netassay.cli import main
+
+FEW = settings(
+    max_examples=20, deadline=None, database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)  # fmt: skip
+GOOD_PASTRAMI = b"[[100000, 0], [1000000, 1000000, 0], [1000000, 999000, 1000]]\n"
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    err, out = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            main(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+def state(folder: Path) -> dict[str, str]:
+    """The store's files (the database, a WAL beside it) by name, as digests."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.glob("s.db*")}
+
+
+@pytest.fixture(scope="module")
+def seeded() -> Any:
+    """A store holding one imported experiment, copied for each example."""
+    with tempfile.TemporaryDirectory(prefix="na-fuzz-") as d:
+        src = Path(d) / "good_raw_2_exp_t_1.txt"
+        src.write_bytes(GOOD_PASTRAMI)
+        code, _, err = run(["import", "pastrami", str(src), "--db", str(Path(d) / "s.db")])
+        assert code == 0, err
+        yield Path(d) / "s.db"
+
+
+def judged(argv: list[str], folder: Path, refused_code: int) -> int:
+    """Run ``argv`` with the store in ``folder`` and check the CLI's properties."""
+    before = state(folder)
+    code, _, err = run(argv)
+    assert "Traceback" not in err and code != 70, err
+    if code != 0:
+        assert code == refused_code, (code, err)
+        assert err.startswith("netassay: ") and len(err.strip().splitlines()) == 1, err
+        assert state(folder) == before, "a refused input changed the store"
+    return code
+
+
+def _import(seeded: Path, existing: bool, write: Any, *command: str) -> int:
+    with tempfile.TemporaryDirectory(prefix="na-fuzz-") as d:
+        folder = Path(d)
+        if existing:
+            shutil.copy(seeded, folder / "s.db")
+        inputs = write(folder)
+        return judged(["import", *command, *inputs, "--db", str(folder / "s.db")], folder, 3)
+
+
+@FEW
+@given(x=TARGETS["pastrami"].strategy(), existing=...)
+def test_import_pastrami(seeded, x, existing: bool):
+    def write(folder: Path) -> list[str]:
+        (folder / "in").mkdir()
+        f = folder / "in" / x[0]
+        f.write_bytes(x[1])
+        return [str(f)]
+
+    _import(seeded, existing, write, "pastrami")
+
+
+@FEW
+@given(text=TARGETS["iperf3"].strategy(), existing=...)
+def test_import_iperf3(seeded, text: str, existing: bool):
+    def write(folder: Path) -> list[str]:
+        f = folder / "iperf3.json"
+        f.write_bytes(text.encode("utf-8", "surrogatepass"))
+        return [str(f)]
+
+    _import(seeded, existing, write, "iperf3")
+
+
+@FEW
+@given(files=TARGETS["monipe"].strategy(), existing=...)
+def test_import_monipe(seeded, files: dict[str, str | bytes], existing: bool):
+    with tree(files) as results:
+
+        def write(folder: Path) -> list[str]:
+            return [str(results)]
+
+        _import(seeded, existing, write, "monipe")
+
+
+@FEW
+@given(text=TARGETS["ping"].strategy(), existing=...)
+def test_import_ping(seeded, text: str, existing: bool):
+    def write(folder: Path) -> list[str]:
+        f = folder / "ping.txt"
+        f.write_bytes(text.encode("utf-8", "surrogatepass"))
+        return [str(f)]
+
+    _import(seeded, existing, write, "ping")
+
+
+@FEW
+@given(text=TARGETS["config_toml"].strategy())
+def test_config_show(text: str):
+    with tempfile.TemporaryDirectory(prefix="na-fuzz-") as d:
+        f = Path(d) / "netassay.toml"
+        f.write_bytes(text.encode("utf-8", "surrogatepass"))
+        if judged(["--config", str(f), "config", "show"], Path(d), 3) == 0:
+            shown = run(["--config", str(f), "config", "show"])[1]
+            f.write_text(shown)
+            code, again, err = run(["--config", str(f), "config", "show"])
+            assert code == 0 and again == shown, err
+
+
+@FEW
+@given(text=TARGETS["campaign_toml"].strategy())
+def test_campaign_plan(text: str):
+    with tempfile.TemporaryDirectory(prefix="na-fuzz-") as d:
+        f = Path(d) / "c.toml"
+        f.write_bytes(text.encode("utf-8", "surrogatepass"))
+        code, _, err = run(["campaign", "plan", str(f), "--json"])
+        assert "Traceback" not in err and code != 70, err
+        if code:  # one line per problem, each naming the file
+            assert code == 3, err
+            lines = err.strip().splitlines()
+            assert lines[0].startswith(f"netassay: {f}") and all(str(f) in x for x in lines), err
+
+
+@FEW
+@given(
+    rates=TARGETS["rates"].strategy(),
+    duration=TARGETS["duration"].strategy(),
+    imix=TARGETS["imix"].strategy(),
+)
+def test_sweep_load_flags(rates: str, duration: str, imix: tuple[str, int]):
+    with tempfile.TemporaryDirectory(prefix="na-fuzz-") as d:
+        db = str(Path(d) / "s.db")
+        for argv in (
+            ["sweep", "--dry-run", "--db", db, "--rates", rates],
+            ["sweep", "--dry-run", "--db", db, "--duration", duration],
+            ["sweep", "--dry-run", "--db", db, "--imix", imix[0], "--ip", str(imix[1])],
+        ):
+            if any(a.startswith("-") or "\x00" in a for a in argv[5:6]):
+                continue  # a value that reads as a flag: click's own usage error
+            judged(argv, Path(d), 2)
