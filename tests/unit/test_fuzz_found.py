@@ -198,3 +198,20 @@ def test_a_pastrami_name_of_runs_of_no_length_is_refused(t):
     data = b"[[150, 0], [1500, 1500, 0]]\n"
     with pytest.raises(InputError, match=r"site_exp_t_.*: the name says runs of (0|inf) s"):
         parse_data(Path(f"site_exp_t_{t}.txt"), data)
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('[campaign]\nname = "x"\nmethod = {}\nrepetition = 1\n', "unknown key 'repetition'"),
+        ('[campaign]\nname = "x"\n[[fixed]]\nruns = 3\n[factors]\nruns = [1, 2]\n',
+         r"\[fixed\] is not a table"),
+    ],
+)  # fmt: skip
+def test_a_campaign_of_odd_tables_is_refused_line_by_line(text, said):
+    # found by the 'campaign_toml' target (mutations of examples/): 'method = {}' beside
+    # an unknown key, and [[fixed]] beside [factors], raised TypeError (unhashable)
+    from netassay.campaign import spec
+
+    with pytest.raises(InputError, match=said):
+        spec.parse(text, "c.toml")
