@@ -22,11 +22,13 @@ was) are ``tests/integration/test_fuzz_cli.py``.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import itertools
 import json
 import math
+import shutil
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -70,6 +72,11 @@ class Target:
 def check(t: Target, x: Any) -> str:
     """Run target ``t`` on ``x``: 'accepted' or 'refused', or raise what broke a
     property (an unexpected exception as itself)."""
+    return outcome(t, x)[0]
+
+
+def outcome(t: Target, x: Any) -> tuple[str, str]:
+    """``check``, and the refusal's text ('' when accepted)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -79,10 +86,10 @@ def check(t: Target, x: Any) -> str:
             need(bool(text.strip()), "a refusal says why", repr(exc))
             if t.lines:
                 need(len(text.splitlines()) <= t.lines, "a refusal is one line", text)
-            return "refused"
+            return "refused", text
     if t.accepted is not None:
         t.accepted(x, out)
-    return "accepted"
+    return "accepted", ""
 
 
 def signature(exc: BaseException) -> str:
@@ -109,6 +116,7 @@ _ODD = [
 ]  # fmt: skip
 
 
+@functools.cache
 def _number() -> st.SearchStrategy[str]:
     digits = st.text("0123456789", max_size=12)
     return st.one_of(
@@ -124,6 +132,11 @@ def _number() -> st.SearchStrategy[str]:
 
 
 def _token(suffixes: list[str]) -> st.SearchStrategy[str]:
+    return _tokens_of(tuple(suffixes))
+
+
+@functools.cache
+def _tokens_of(suffixes: tuple[str, ...]) -> st.SearchStrategy[str]:
     return st.builds(
         lambda a, n, b, u, c: f"{a}{n}{b}{u}{c}",
         _SPACE, _number(), _SPACE, st.sampled_from(suffixes), _SPACE,
@@ -219,20 +232,25 @@ def _pause(x: str) -> float:
     return parse_pause(x)
 
 
+def _ip(v: Any) -> int:
+    """The IP version of an input (4 or 6: netassay's own, never a user's text)."""
+    return 6 if v == 6 else 4
+
+
 def _sizes(x: tuple[str, int]) -> list[int]:
     from netassay.methods.sizes import parse_sizes
 
-    return parse_sizes(*x)
+    return parse_sizes(x[0], _ip(x[1]))
 
 
 def _sizes_ok(x: tuple[str, int], out: list[int]) -> None:
     from netassay.methods.sizes import parse_sizes
     from netassay.names import min_frame_bytes
 
-    lo = min_frame_bytes(x[1])
+    lo = min_frame_bytes(_ip(x[1]))
     need(bool(out) and all(lo <= s <= 1518 for s in out), "sizes are sendable", out)
     need(len(set(out)) == len(out), "sizes are distinct", out)
-    again = parse_sizes(",".join(map(str, out)), x[1])
+    again = parse_sizes(",".join(map(str, out)), _ip(x[1]))
     need(again == out, "the sizes, written back, read the same", (out, again))
 
 
@@ -252,20 +270,20 @@ def _frame_size_ok(x: Any, v: Any) -> None:
 def _imix(x: tuple[str, int]) -> Any:
     from netassay.imix import parse_imix
 
-    return parse_imix(*x)
+    return parse_imix(x[0], _ip(x[1]))
 
 
 def _imix_ok(x: tuple[str, int], mix: Any) -> None:
     from netassay.imix import MAX_CYCLE, cycle, from_spec, parse_imix, spec
     from netassay.names import min_frame_bytes
 
-    lo = min_frame_bytes(x[1])
+    lo = min_frame_bytes(_ip(x[1]))
     need(0 < len(mix) <= 16, "1..16 sizes", mix)
     need(all(lo <= s <= 1518 and w >= 1 for s, w in mix), "sizes sendable, weights >= 1", mix)
     need(len({s for s, _ in mix}) == len(mix), "sizes distinct", mix)
     need(sum(w for _, w in mix) <= MAX_CYCLE, "a cycle of at most 10000 frames", mix)
     text = spec(mix)
-    need(parse_imix(text, x[1]) == mix, "the mix's spec reads as the same mix", text)
+    need(parse_imix(text, _ip(x[1])) == mix, "the mix's spec reads as the same mix", text)
     need(from_spec(text) == mix, "a stored spec reads as the same mix", text)
     need(len(cycle(mix)) == sum(w for _, w in mix), "the cycle holds every weight", mix)
 
@@ -332,7 +350,10 @@ def _checked_ok(x: Any, out: Any) -> None:
 def _in_frames(x: tuple[str, float, int, float | None]) -> list[float]:
     from netassay.methods.rates import Frames, loads
 
-    text, frame, layer, line = x
+    text, frame, layer, line = x  # the frame, layer and line rate are netassay's own:
+    frame = frame if isinstance(frame, float) and 64 <= frame <= 1518 else 64.0  # in range
+    layer = layer if layer in (1, 2) else 1
+    line = line if isinstance(line, float) and 1e6 <= line <= 1e12 else None
     return loads(text, Frames(frame, layer, f"{frame:g}-byte frames", line, "--line-rate"))
 
 
@@ -346,10 +367,12 @@ def _in_frames_ok(x: Any, out: list[float]) -> None:
     need(all(b > a for a, b in itertools.pairwise(out)), "loads increase", out[:5])
 
 
+@functools.cache
 def _load_text() -> st.SearchStrategy[str]:
     return mutated(_lists(_token(LOAD_UNITS)), 2)
 
 
+@functools.cache
 def _toml_scalar() -> st.SearchStrategy[Any]:
     return st.one_of(
         st.booleans(),
@@ -360,6 +383,7 @@ def _toml_scalar() -> st.SearchStrategy[Any]:
     )
 
 
+@functools.cache
 def _toml_value() -> st.SearchStrategy[Any]:
     return st.one_of(
         _toml_scalar(),
@@ -372,6 +396,8 @@ def _toml_value() -> st.SearchStrategy[Any]:
 def toml_text(value: Any) -> str:
     """A value as TOML writes it (for building the fuzzers' files; independent of the
     writer under test)."""
+    if value is None:  # TOML has no null: an empty string in its place
+        return '""'
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -442,14 +468,22 @@ def _config(text: str) -> Any:
         return path, load_config(path, resolve=False)
 
 
-def _config_ok(text: str, out: Any) -> None:
+@functools.cache
+def _shown_defaults() -> dict[str, dict[str, Any]]:
+    """What 'config show' prints of each method's section by default."""
     from netassay import methods as registry
-    from netassay.config import METHOD_SECTIONS, load_config, to_toml
+    from netassay.config import METHOD_SECTIONS
     from netassay.methods.base import defaults
 
-    _, cfg = out
     shown = {m.name: defaults(m.request) for m in registry.methods()}
-    shown = {k: v for k, v in shown.items() if k in METHOD_SECTIONS}
+    return {k: v for k, v in shown.items() if k in METHOD_SECTIONS}
+
+
+def _config_ok(text: str, out: Any) -> None:
+    from netassay.config import load_config, to_toml
+
+    _, cfg = out
+    shown = _shown_defaults()
     written = to_toml(cfg, shown)
     with _file(written, "shown.toml") as path:
         try:
@@ -497,6 +531,63 @@ def _campaign_text(draw: Any) -> str:
     return draw(mutated(st.just(toml_file(sections)), 2))
 
 
+def _warm() -> None:
+    """Import every campaign method before drawing (an import inside a draw uses the
+    random module, which hypothesis warns of)."""
+    from netassay import methods as registry
+    from netassay.campaign import spec
+
+    for m in registry.campaign_methods():
+        spec.params(m.name)
+
+
+EXAMPLES = ROOT / "examples"
+
+
+@functools.cache
+def _example_campaigns() -> list[dict[str, Any]]:
+    """The campaign files netassay ships (examples/), as read."""
+    import tomllib
+
+    out = []
+    for p in sorted(EXAMPLES.glob("*.toml")):
+        doc = tomllib.loads(p.read_text())
+        if "campaign" in doc:
+            out.append(json.loads(json.dumps(doc, default=str)))
+    return out
+
+
+def toml_doc(doc: Any) -> str:
+    """A TOML file of a document: its plain keys, then a table per object, a [[key]]
+    per object of a list of objects."""
+    if not isinstance(doc, dict):
+        return toml_text(doc)
+    plain = {k: v for k, v in doc.items() if not isinstance(v, dict) and not _tables(v)}
+    lines = [f"{toml_text(k)} = {toml_text(v)}" for k, v in plain.items()]
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{toml_text(k)}]"]
+            lines += [f"{toml_text(a)} = {toml_text(b)}" for a, b in v.items()]
+        elif _tables(v):
+            for item in v:
+                lines += ["", f"[[{toml_text(k)}]]"]
+                lines += [f"{toml_text(a)} = {toml_text(b)}" for a, b in item.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _tables(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+
+@st.composite
+def _example_campaign_text(draw: Any) -> str:
+    doc = draw(st.sampled_from(_example_campaigns()))
+    if draw(st.integers(0, 3)):
+        doc = draw(_json_mutated(st.just(doc), 3))
+    text = toml_doc(doc)
+    return draw(mutated(st.just(text), 1)) if draw(st.integers(0, 4)) == 0 else text
+
+
 def _campaign(text: str) -> Any:
     from netassay.campaign import order, spec
 
@@ -508,16 +599,29 @@ def _campaign(text: str) -> Any:
 
 
 # -- importers ------------------------------------------------------------------------------
+@functools.cache
+def _scratch() -> Path:
+    """This process's folder for the fuzzers' files (removed when it exits)."""
+    shm = Path("/dev/shm")  # memory: thousands of small files a second
+    path = Path(tempfile.mkdtemp(prefix="na-fuzz-", dir=shm if shm.is_dir() else None))
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 @contextlib.contextmanager
 def _file(data: str | bytes, name: str) -> Any:
-    """``data`` in a file named ``name`` in a fresh folder (removed after)."""
-    with tempfile.TemporaryDirectory(prefix="na-fuzz-") as d:
-        path = Path(d) / name
-        if isinstance(data, bytes):
-            path.write_bytes(data)
-        else:
-            path.write_bytes(data.encode("utf-8", "surrogatepass"))
+    """``data`` in a file named ``name`` in a folder of its own (removed after)."""
+    folder = Path(tempfile.mkdtemp(dir=_scratch()))
+    try:
+        path = folder / name
+        path.write_bytes(data if isinstance(data, bytes) else _encoded(data))
         yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _encoded(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 _NAME_PARTS = [
@@ -756,15 +860,20 @@ def _num(v: Any) -> float:
 
 @contextlib.contextmanager
 def tree(files: dict[str, str | bytes]) -> Any:
-    with tempfile.TemporaryDirectory(prefix="na-fuzz-") as d:
+    """The files (relative path -> text) in a folder of their own (removed after); a
+    path no file system takes (a NUL in it, a file where a folder is) is left out."""
+    folder = Path(tempfile.mkdtemp(dir=_scratch()))
+    try:
         for rel, data in files.items():
-            p = Path(d) / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, bytes):
-                p.write_bytes(data)
-            else:
-                p.write_bytes(data.encode("utf-8", "surrogatepass"))
-        yield Path(d)
+            p = folder / rel
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_bytes(data if isinstance(data, bytes) else _encoded(data))
+            except (OSError, ValueError):
+                continue
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _monipe(files: dict[str, str | bytes]) -> Any:
@@ -831,6 +940,7 @@ def _ping_ok(text: str, out: Any) -> None:
 
 
 # -- the targets ----------------------------------------------------------------------------
+@functools.cache
 def _frames_input() -> st.SearchStrategy[tuple[str, float, int, float | None]]:
     return st.tuples(
         _load_text(), st.sampled_from([64.0, 84.0, 355.8, 1518.0]), st.sampled_from([1, 2]),
@@ -874,7 +984,13 @@ TARGETS: dict[str, Target] = {
             (UsageError,),
             _sizes_ok,
         ),
-        Target("frame_size", _toml_value, _frame_size, (ValueError,), _frame_size_ok),
+        Target(
+            "frame_size",
+            lambda: st.one_of(st.integers(0, 2000), _toml_value()),
+            _frame_size,
+            (ValueError,),
+            _frame_size_ok,
+        ),
         Target("imix", _imix_text, _imix, (UsageError,), _imix_ok),
         Target("load_tokens", _load_text, _tokens, (UsageError,), _tokens_ok),
         Target("load_in_frames", _frames_input, _in_frames, (UsageError,), _in_frames_ok),
@@ -902,7 +1018,13 @@ TARGETS: dict[str, Target] = {
             _checked_ok,
         ),
         Target("config_toml", _config_text, _config, (InputError,), _config_ok),
-        Target("campaign_toml", _campaign_text, _campaign, (InputError,), lines=0),
+        Target(
+            "campaign_toml",
+            lambda: _warm() or st.one_of(_campaign_text(), _example_campaign_text()),
+            _campaign,
+            (InputError,),
+            lines=0,
+        ),
         Target(
             "pastrami",
             lambda: st.tuples(pastrami_name(), pastrami_bytes()),
