@@ -116,6 +116,9 @@ _ODD = [
 ]  # fmt: skip
 
 
+_DEEP = ["[" * 3000, '{"a":' * 3000, "a = " + "[" * 3000]  # nesting beyond a recursion limit
+
+
 @functools.cache
 def _number() -> st.SearchStrategy[str]:
     digits = st.text("0123456789", max_size=12)
@@ -171,7 +174,7 @@ def mutated(draw: Any, base: st.SearchStrategy[str], max_ops: int = 4) -> str:
         elif op == "cut":
             s = s[:i]
         elif op == "tok":
-            tok = draw(st.sampled_from([*_ODD, ",", ":", "[", "]", "{", "}", '"', "=", "#"]))
+            tok = draw(st.sampled_from([*_ODD, *_DEEP, ",", ":", "[", "]", "{", "}", '"', "="]))
             s = s[:i] + tok + s[i:]
     return s
 

@@ -215,3 +215,22 @@ def test_a_campaign_of_odd_tables_is_refused_line_by_line(text, said):
 
     with pytest.raises(InputError, match=said):
         spec.parse(text, "c.toml")
+
+
+def test_json_and_toml_nested_beyond_the_recursion_limit_are_refused(tmp_path):
+    # found by the pastrami, iperf3, config_toml and campaign_toml targets once their
+    # mutations could insert 3000 '[': RecursionError, an internal error (exit 70)
+    from netassay.campaign import spec
+    from netassay.methods.accept import import_iperf3 as I3
+    from netassay.store.pastrami import parse_data
+
+    with pytest.raises(InputError, match=r"x_raw_1.txt:1: not a PASTRAMI line"):
+        parse_data(Path("x_raw_1.txt"), b"[" * 100_000)
+    with pytest.raises(InputError, match=r"i.json: not the iperf3 JSON netassay reads"):
+        I3.parse_all('{"a":' * 100_000, "i.json")
+    f = tmp_path / "c.toml"
+    f.write_text("[sweep]\nrates = " + "[" * 100_000)
+    with pytest.raises(InputError, match="nested too deep"):
+        load_config(f)
+    with pytest.raises(InputError, match="nested too deep"):
+        spec.parse(f.read_text(), "c.toml")

@@ -195,6 +195,8 @@ def _parse_line(path: Path, lineno: int, text: str) -> tuple[float, int, list[li
         row = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _bad(path, lineno, f"not a JSON array ({exc.msg}; truncated?)", fix) from exc
+    except RecursionError as exc:  # '[' thousands deep
+        raise _bad(path, lineno, "not a PASTRAMI line (nested too deep)", fix) from exc
     if not isinstance(row, list) or len(row) < 2:
         raise _bad(path, lineno, "expected a list of [rate, discards] and >= 1 run", fix)
     head, runs = row[0], row[1:]

@@ -163,6 +163,11 @@ def find_json(text: str, origin: str) -> list[tuple[str, dict[str, Any]]]:
                 f"{exc.msg} at line {exc.lineno} column {exc.colno}",
                 "import the whole output of iperf3 -J as it wrote it",
             ) from exc
+        except RecursionError as exc:  # objects or arrays thousands deep
+            raise InputError(
+                f"{origin}: not the iperf3 JSON netassay reads", "it is nested too deep",
+                "import the whole output of iperf3 -J as it wrote it",
+            ) from exc  # fmt: skip
         if not isinstance(doc, dict):
             raise InputError(f"{origin}: not an iperf3 JSON object", "", "give iperf3 -J output")
         out.append((text[pos:end], doc))

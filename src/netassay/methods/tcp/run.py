@@ -175,7 +175,7 @@ def parse_client(stdout: str, returncode: int, stderr: str) -> dict[str, Any]:
     """What a transfer is in iperf3's client JSON (``error`` set when it failed)."""
     try:
         d = json.loads(stdout) if stdout.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested thousands deep
         d = {}
     err = d.get("error") or (None if returncode == 0 else (stderr.strip()[-200:] or "failed"))
     end, start = d.get("end") or {}, d.get("start") or {}  # null: as missing
