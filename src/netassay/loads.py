@@ -132,9 +132,10 @@ def tokens(text: str, what: str) -> list[tuple[str, float, str]]:
         if stop < start:
             raise UsageError(f"bad {what} '{text}'", "STOP is below START",
                              "swap them or fix the range")  # fmt: skip
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > MAX_LOADS:
-            raise UsageError(f"bad {what} '{text}'", f"{n} loads", "use a larger STEP")
+        span = (stop - start) / step  # inf for a step near the smallest float
+        if not span < MAX_LOADS:
+            raise UsageError(f"bad {what} '{text}'", f"{span + 1:.0f} loads", "use a larger STEP")
+        n = math.floor(span + 1e-9) + 1
         return [(k0, start + i * step, text) for i in range(n)]
     out = [(*value(t, what), t) for t in (p.strip() for p in text.split(",")) if t]
     if not out:

@@ -70,9 +70,12 @@ def parse_rates(text: str) -> list[float]:
             raise UsageError(
                 f"bad rate list '{text}'", "STOP is below START", "swap them or fix the range"
             )
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > 10_000:
-            raise UsageError(f"bad rate list '{text}'", f"{n} loads", "use a larger STEP")
+        span = (stop - start) / step  # inf for a step near the smallest float
+        if not span < 10_000:
+            raise UsageError(
+                f"bad rate list '{text}'", f"{span + 1:.0f} loads", "use a larger STEP"
+            )
+        n = math.floor(span + 1e-9) + 1
         return [start + i * step for i in range(n)]
     rates = [parse_rate(p) for p in text.split(",") if p.strip()]
     if not rates:

@@ -234,3 +234,17 @@ def test_json_and_toml_nested_beyond_the_recursion_limit_are_refused(tmp_path):
         load_config(f)
     with pytest.raises(InputError, match="nested too deep"):
         spec.parse(f.read_text(), "c.toml")
+
+
+@pytest.mark.parametrize("text", ["20k:100k:1e-320k", "20Mbps:100Mbps:1e-320bps", "1%:2%:0.0"])
+def test_a_range_of_a_step_near_zero_is_refused(text):
+    # found by the 'campaign_toml' target: rates = "20k:100k:1e-320k" raised
+    # OverflowError (the count of loads was infinite), a traceback
+    from netassay.loads import tokens
+    from netassay.units import parse_rates
+
+    with pytest.raises(UsageError):
+        tokens(text, "--rates")
+    if "%" not in text and "bps" not in text:
+        with pytest.raises(UsageError, match="loads; use a larger STEP"):
+            parse_rates(text)
