@@ -10,16 +10,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.fuzzing import TARGETS, tree
 
 from netassay.cli import main
+from netassay.traffic import generator as gen
 
 FEW = settings(
     max_examples=20, deadline=None, database=None,
@@ -165,3 +169,31 @@ def test_sweep_load_flags(rates: str, duration: str, imix: tuple[str, int]):
             if any(a.startswith("-") or "\x00" in a for a in argv[5:6]):
                 continue  # a value that reads as a flag: click's own usage error
             judged(argv, Path(d), 2)
+
+
+_GEN_WORDS = [
+    "--dev", "a", "--rate", "1k", "--duration", "1s", "--dst-mac", "02:00:00:00:00:01",
+    "--src", "198.18.0.2", "--dst", "198.19.0.2", "--imix", "64:1", "--receive",
+    "--xdp-sink", "--size", "1519", "delay", "--a", "--b", "--queue", "0", "+0:a:a:a:a:a",
+]  # fmt: skip
+
+
+@FEW
+@given(argv=st.lists(st.one_of(st.sampled_from(_GEN_WORDS), st.text(max_size=6)), max_size=8))
+def test_netassay_gen_refuses_a_line_in_one_line(argv: list[str]):
+    # the real binary, never sending: no word names an interface of this namespace, so
+    # a line that would send, receive or delay is refused before it opens a socket
+    real = set(os.listdir("/sys/class/net"))
+    argv = [a for a in argv if "\x00" not in a and a not in real]
+    cp = subprocess.run(
+        [_gen(), *argv], capture_output=True, text=True, timeout=10, check=False
+    )  # fmt: skip
+    assert "panicked" not in cp.stderr, cp.stderr
+    if cp.returncode:  # 2: a usage error or a refusal (no such interface)
+        assert cp.returncode == 2, cp.stderr
+        lines = cp.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("netassay-gen: "), cp.stderr
+
+
+def _gen() -> str:
+    return gen.find_generator()
