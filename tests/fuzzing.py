@@ -102,7 +102,7 @@ def signature(exc: BaseException) -> str:
     while tb is not None:
         fn = tb.tb_frame.f_code.co_filename
         if "netassay" in fn or "/tests/" in fn:
-            where = f"{Path(fn).name}:{tb.tb_lineno}"
+            where = f"{Path(fn).parent.name}/{Path(fn).name}:{tb.tb_lineno}"
         tb = tb.tb_next
     return f"{type(exc).__name__} at {where}"
 

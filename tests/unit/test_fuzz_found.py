@@ -248,3 +248,16 @@ def test_a_range_of_a_step_near_zero_is_refused(text):
     if "%" not in text and "bps" not in text:
         with pytest.raises(UsageError, match="loads; use a larger STEP"):
             parse_rates(text)
+
+
+def test_a_tcp_client_json_with_a_null_host_is_read(tmp_path):
+    # found by bench/fuzz.py's iperf3 target (one input in 100,000): a TCP client's
+    # "connecting_to": {"host": null} raised TypeError in ':' in host
+    from netassay.methods.tcp import import_iperf3 as T3
+
+    doc = json.loads((DATA / "tcp-reno-20ms-loss1e-3-client.json").read_text())
+    doc["start"]["connecting_to"]["host"] = None
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(doc))
+    cell = T3.read_cell(f)
+    assert cell["config"]["ip_version"] == 4 and cell["label"] == "iperf3 TCP reno"

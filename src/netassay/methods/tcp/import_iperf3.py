@@ -100,7 +100,7 @@ def read_cell(path: Path, label: str = "") -> dict[str, Any]:
             "cpu": {}, "ss": {}, "line": {}, "iperf3": raw,
         })  # fmt: skip
     first = docs[0]
-    host = (first["start"].get("connecting_to") or {}).get("host", "")
+    host = (first["start"].get("connecting_to") or {}).get("host") or ""  # null: unknown
     rtts = [r["rtt_path_s"] for r in runs if r["rtt_path_s"]]
     config = {
         "cc": runs[0]["cc"], "window": float(runs[0]["window_bytes"] or 0), "delay_s": None,
