@@ -261,3 +261,15 @@ def test_a_tcp_client_json_with_a_null_host_is_read(tmp_path):
     f.write_text(json.dumps(doc))
     cell = T3.read_cell(f)
     assert cell["config"]["ip_version"] == 4 and cell["label"] == "iperf3 TCP reno"
+
+
+def test_a_pastrami_line_with_a_lone_cr_is_read_as_the_line_parse_reads_it():
+    # found by bench/fuzz.py's pastrami target (2 inputs in 100,000): the bulk parse read
+    # '[[100, 0],\r[1000, 1000, 0]]' as one line where the line-by-line parse, which
+    # names a bad line, ends the line at the CR and refuses it: now both refuse it
+    from netassay.store.pastrami import parse_data
+
+    with pytest.raises(InputError, match=r"x.txt:1: not a JSON array"):
+        parse_data(Path("x.txt"), b"[[100, 0],\r[1000, 1000, 0]]\n")
+    assert len(parse_data(Path("x.txt"), b"[[100, 0], [1000, 1000, 0]]\r\n").trials) == 1
+

@@ -318,6 +318,8 @@ def _fast_columns(body: bytes) -> Columns | None:
     which accepts or names the problem exactly. Loads are not checked for order here."""
     if not body or body.translate(None, _ALLOWED):
         return None
+    if body.count(b"\r") != body.count(b"\r\n"):
+        return None  # a lone CR ends a line for the line-by-line parse: it decides
     skeleton = body.translate(None, _SKELETON_DROP)
     ks = [line.count(b",[") for line in skeleton.split(b"\n")]
     if min(ks) < 1 or skeleton != b"\n".join(map(_skeleton, ks)):
