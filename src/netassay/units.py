@@ -76,7 +76,13 @@ def parse_rates(text: str) -> list[float]:
                 f"bad rate list '{text}'", f"{span + 1:.0f} loads", "use a larger STEP"
             )
         n = math.floor(span + 1e-9) + 1
-        return [start + i * step for i in range(n)]
+        out = [start + i * step for i in range(n)]
+        if any(b <= a for a, b in itertools.pairwise(out)):
+            raise UsageError(
+                f"bad rate list '{text}'", "STEP is below what START can be told from",
+                "use a larger STEP",
+            )  # fmt: skip
+        return out
     rates = [parse_rate(p) for p in text.split(",") if p.strip()]
     if not rates:
         raise UsageError("empty rate list", "no load was given", "write e.g. 100k,200k,300k")

@@ -273,3 +273,14 @@ def test_a_pastrami_line_with_a_lone_cr_is_read_as_the_line_parse_reads_it():
         parse_data(Path("x.txt"), b"[[100, 0],\r[1000, 1000, 0]]\n")
     assert len(parse_data(Path("x.txt"), b"[[100, 0], [1000, 1000, 0]]\r\n").trials) == 1
 
+
+def test_a_range_whose_step_a_float_cannot_add_is_refused():
+    # found by bench/fuzz.py's rates target: '2.6487232117561504e+16pps:...:1pps' gave
+    # loads that repeat (START + STEP rounds back to START)
+    from netassay.loads import tokens
+    from netassay.units import parse_rates
+
+    with pytest.raises(UsageError, match="STEP is below what START can be told from"):
+        parse_rates("2.6487232117561504e+16:2.6487232117561516e+16:1")
+    with pytest.raises(UsageError, match="STEP is below what START can be told from"):
+        tokens("2.6487232117561504e+16bps:2.6487232117561516e+16bps:1bps", "--rates")
