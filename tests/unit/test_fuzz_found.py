@@ -284,3 +284,14 @@ def test_a_range_whose_step_a_float_cannot_add_is_refused():
         parse_rates("2.6487232117561504e+16:2.6487232117561516e+16:1")
     with pytest.raises(UsageError, match="STEP is below what START can be told from"):
         tokens("2.6487232117561504e+16bps:2.6487232117561516e+16bps:1bps", "--rates")
+
+
+def test_a_pastrami_number_outside_its_brackets_is_refused():
+    # found by bench/fuzz.py's pastrami target in a third run (2 inputs in 100,000):
+    # '[140,254,]29481]' has the brackets and commas of a run, so the bulk parse read it
+    # where JSON (the line-by-line parse) refuses it
+    from netassay.store.pastrami import parse_data
+
+    data = b"[[15076,86],[41938,1913,602],[140,254,]29481]\n"
+    with pytest.raises(InputError, match=r"x.txt:1: not a JSON array"):
+        parse_data(Path("x.txt"), data)

@@ -310,6 +310,7 @@ _SPACE = b" \t\r\n"
 _ALLOWED = b"0123456789[], \t\r\n"
 _SKELETON_DROP = b"0123456789 \t\r"
 _TO_COMMAS = bytes.maketrans(b"[]\n\t\r", b"  ,  ")
+_MISPLACED = re.compile(rb"\][0-9]|[0-9]\[")
 
 
 def _fast_columns(body: bytes) -> Columns | None:
@@ -320,6 +321,8 @@ def _fast_columns(body: bytes) -> Columns | None:
         return None
     if body.count(b"\r") != body.count(b"\r\n"):
         return None  # a lone CR ends a line for the line-by-line parse: it decides
+    if _MISPLACED.search(body.translate(None, b" \t\r")):
+        return None  # a number against a bracket ('[1,2,]3]'): the skeleton cannot tell
     skeleton = body.translate(None, _SKELETON_DROP)
     ks = [line.count(b",[") for line in skeleton.split(b"\n")]
     if min(ks) < 1 or skeleton != b"\n".join(map(_skeleton, ks)):
