@@ -121,7 +121,7 @@ def table(s: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--quick", action="store_true", help="fewer values, one round")
     ap.add_argument("--rounds", type=int, default=None, help="floods of each point (3)")
     ap.add_argument("--only", nargs="*", default=None, help="series names (default: all)")
