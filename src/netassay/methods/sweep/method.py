@@ -91,6 +91,10 @@ class SweepMethod:
             "pdr_pps": a.pdr.rate_pps if a else None,
             "ndr_pps": a.ndr.rate_pps if a else None,
             "worst_delta_ucl95_below_pdr": a.worst_delta_below_pdr() if a else None,
+            # the bound is the highest load tested (or stops below one not measured):
+            # the SUT's is at least that, no load above it showed where it ends
+            "pdr_at_least": a.pdr.at_least if a else False,
+            "ndr_at_least": a.ndr.at_least if a else False,
         }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
