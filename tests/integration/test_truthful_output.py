@@ -5,6 +5,10 @@ before anything is built. Real stores, the real CLI."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+from tests.builders import store_with
 from tests.conftest import run_cli as cli
 
 from netassay.config import AnalysisConfig
@@ -70,3 +74,41 @@ def test_a_size_whose_sweep_found_its_bound_shows_it_plainly(tmp_path):
     row = table_text(s).splitlines()[2].split()
     assert row[2] == "0.1000" and ">=" not in row  # NDR 100 kpps: 150 kpps lost
     assert all(not p["ndr_at_least"] and not p["pdr_at_least"] for p in s.as_json()["sizes"])
+
+
+# -- a bound above a cap netassay set --------------------------------------------------
+def test_a_sweeps_bound_above_its_cap_is_explained(tmp_path):
+    """--sut-cap 200k with 1 s trials: 203.5 kpps lost nothing (the policer's bucket of
+    4,000 frames passes on top of the rate); assess says by how much and why."""
+    db = tmp_path / "c.db"
+    meta = {"sut_cap_pps": 200e3, "sut_cap_bucket_pkts": 4000}
+    with Store(db) as st:
+        _sweep(st, "c", 64, [190e3, 200e3, 203.5e3, 210e3, 220e3], {3: 0.03, 4: 0.09},
+               metadata=meta, runs=2)  # fmt: skip
+    res = cli("assess", db, "--json")
+    assert res.returncode == 0, res.stderr
+    a = json.loads(res.stdout)
+    assert a["ndr_pps"] == 203.5e3
+    [ndr] = [x for x in a["above_cap"] if x["bound"] == "NDR"]
+    assert ndr["excess_pps"] == pytest.approx(3500) and ndr["excess_share"] == pytest.approx(0.0175)
+    assert ndr["bucket_pkts"] == 4000 and ndr["bucket_excess_pps"] == pytest.approx(4000)
+    assert ndr["explained_by_bucket"] is True
+    text = cli("assess", db).stdout
+    assert "NDR 203.5 kpps is 3.5 kpps (1.75%) above the cap netassay set (--sut-cap" in text
+    assert "full bucket of 4,000 frames" in " ".join(text.split())
+
+
+def test_a_searchs_bound_above_its_cap_is_explained(tmp_path):
+    """The golden store's search (a router capped at 100 kpps, 0.5 s trials, measured):
+    its NDR lower bound of 102.3 kpps is the bucket's 2,000 frames over 0.5 s, said in
+    its text and its JSON."""
+    db = store_with(tmp_path / "g.db", "search")
+    res = cli("assess", db, "--json")
+    assert res.returncode == 0, res.stderr
+    [found] = [json.loads(line) for line in res.stdout.splitlines()]
+    ndr = next(x for x in found["above_cap"] if x["bound"] == "NDR")
+    assert ndr["cap_pps"] == 100e3 and ndr["bucket_pkts"] == 2000
+    assert ndr["trial_duration_s"] == pytest.approx(0.5, abs=1e-3)
+    assert 0 < ndr["excess_pps"] <= ndr["bucket_excess_pps"] and ndr["explained_by_bucket"]
+    text = cli("assess", db).stdout
+    assert "NDR 102.3 kpps is 2.315 kpps (2.32%) above the cap netassay set" in text

@@ -119,7 +119,10 @@ class SearchMethod:
             found.append(
                 Section(
                     title=f"search: {exp.label}",
-                    text="\n".join(V.outcome_lines(o, f"experiment {exp.id}")),
+                    text="\n".join(
+                        V.outcome_lines(o, f"experiment {exp.id}")
+                        + V.cap_lines(V.over_caps(store, exp, o))
+                    ),
                     figure=f"figures/{png.name}",
                     figure_svg=f"figures/{svg.name}",
                 )
