@@ -112,3 +112,37 @@ def test_a_searchs_bound_above_its_cap_is_explained(tmp_path):
     assert 0 < ndr["excess_pps"] <= ndr["bucket_excess_pps"] and ndr["explained_by_bucket"]
     text = cli("assess", db).stdout
     assert "NDR 102.3 kpps is 2.315 kpps (2.32%) above the cap netassay set" in text
+
+
+# -- compare of plain sweeps -----------------------------------------------------------
+def test_compare_of_plain_sweeps_ranks_them_by_pdr_with_their_loss_per_load(tmp_path):
+    db = tmp_path / "trend.db"
+    rates = [50e3, 100e3, 150e3, 200e3, 250e3]
+    with Store(db) as st:
+        _sweep(st, "a", 64, rates, {3: 0.2, 4: 0.4}, runs=2)  # PDR 150 kpps
+        _sweep(st, "b", 64, rates, {2: 0.1, 3: 0.3, 4: 0.5}, runs=2)  # PDR 100 kpps
+    res = cli("compare", db, "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["kind"] == "sweep" and doc["shared_loads_pps"] == rates
+    ranked = sorted(doc["experiments"], key=lambda r: r["rank"])
+    assert [(r["experiment_id"], r["pdr_pps"]) for r in ranked] == [(1, 150e3), (2, 100e3)]
+    assert [ld["plr"] for ld in ranked[1]["loads"]] == pytest.approx([0, 0, 0.1, 0.3, 0.5])
+    text = cli("compare", db)
+    assert text.returncode == 0, text.stderr
+    assert "sweeps in" in text.stdout and "#1 router 64B (experiment 1): PDR@0.5% 150 kpps" in (
+        text.stdout
+    )
+    assert "rtt" not in text.stdout + text.stderr
+
+
+def test_compare_of_one_sweep_says_what_compare_takes(tmp_path):
+    db = tmp_path / "one.db"
+    with Store(db) as st:
+        _sweep(st, "a", 64, [50e3, 100e3], {})
+    res = cli("compare", db)
+    assert res.returncode == 2
+    [line] = res.stderr.splitlines()
+    assert line.startswith(f"netassay: {db}: nothing to compare")
+    assert "two or more sweeps" in line and "the store holds 1 sweep" in line
+    assert "netassay rtt" not in line
