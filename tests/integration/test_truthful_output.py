@@ -6,6 +6,13 @@ before anything is built. Real stores, the real CLI."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from tests.builders import store_with
@@ -146,3 +153,109 @@ def test_compare_of_one_sweep_says_what_compare_takes(tmp_path):
     assert line.startswith(f"netassay: {db}: nothing to compare")
     assert "two or more sweeps" in line and "the store holds 1 sweep" in line
     assert "netassay rtt" not in line
+
+
+# -- a store that cannot be written, refused before anything is built ------------------
+@pytest.fixture
+def bad_stores() -> Iterator[dict[str, Path]]:
+    """In a folder everyone may write: a folder, a text file, a store of another program,
+    a healthy netassay store only root may write; a path in a folder that does not exist,
+    and one in a folder only root may write."""
+    d = Path(tempfile.mkdtemp(prefix="na-stores-"))
+    try:
+        (d / "folder").mkdir()
+        (d / "locked").mkdir()
+        (d / "notadb.txt").write_text("not a store\n")
+        sqlite3_with_table(d / "other.db")
+        with Store(d / "ok.db"):
+            pass
+        for f in d.iterdir():
+            f.chmod(0o755 if f.is_dir() else 0o644)
+        d.chmod(0o777)
+        yield {
+            "folder": d / "folder", "text": d / "notadb.txt", "other": d / "other.db",
+            "missing": d / "nowhere" / "x.db", "ok": d / "ok.db", "new": d / "locked" / "x.db",
+        }  # fmt: skip
+    finally:
+        shutil.rmtree(d)
+
+
+def sqlite3_with_table(path: Path) -> Path:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    return path
+
+
+REFUSED = {
+    "folder": "is a folder",
+    "text": "not a SQLite database",
+    "other": "not a netassay store",
+    "missing": "its folder does not exist",
+}
+
+
+def _refused(res: subprocess.CompletedProcess[str], said: str) -> None:
+    assert res.returncode == 4, (res.returncode, res.stderr)
+    [line] = res.stderr.splitlines()
+    assert line.startswith("netassay: ") and said in line and "nothing was built" in line
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("command", [["sweep", "--rates", "10k"], ["search"],
+                                     ["latency", "--rates", "10k"]])  # fmt: skip
+def test_a_dry_run_refuses_a_store_it_could_not_write(command, bad_stores, tmp_path):
+    for what, said in REFUSED.items():
+        res = cli(*command, "--db", bad_stores[what], "--dry-run",
+                  env_extra={"NETASSAY_RUN_DIR": str(tmp_path / "run")})  # fmt: skip
+        _refused(res, said)
+    assert not (bad_stores["missing"].parent).exists()
+    ok = cli(*command, "--db", bad_stores["ok"], "--dry-run",
+             env_extra={"NETASSAY_RUN_DIR": str(tmp_path / "run")})  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+
+
+def _unprivileged() -> None:
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root (to drop to an unprivileged user) and setpriv")
+    probe = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", "1"],
+        capture_output=True,
+    )
+    if probe.returncode != 0:
+        pytest.skip("the unprivileged user cannot run this Python")
+
+
+# each measuring command, and one store it must refuse (each kind of refusal once)
+MEASURING = [
+    (["sweep", "--rates", "10k"], "folder"), (["search"], "text"), (["flood"], "other"),
+    (["soak", "--rate", "10k"], "missing"), (["rtt"], "new"),
+    (["accept", "--contract", "100M", "--embedded"], "ok"), (["tcp"], "folder"),
+    (["batching"], "text"), (["doctor"], "new"),
+]  # fmt: skip
+UNPRIVILEGED = {**REFUSED, "new": "cannot write in its folder", "ok": "cannot be written"}
+
+
+@pytest.mark.parametrize(("command", "store"), MEASURING, ids=[c[0] for c, _ in MEASURING])
+def test_every_measuring_command_refuses_the_store_before_anything_else(command, store, bad_stores):
+    """As a user who may not build a testbed: a command that reached its testbed would
+    say it needs root (exit 6); the store is refused first, exit 4, one line."""
+    _unprivileged()
+    env = {"NETASSAY_RUN_DIR": str(bad_stores["ok"].parent / "run")}
+    res = cli(*command, "--db", bad_stores[store], user=65534, env_extra=env)
+    _refused(res, UNPRIVILEGED[store])
+
+
+def test_campaign_run_refuses_the_store_before_any_cell(bad_stores):
+    _unprivileged()
+    spec = bad_stores["ok"].parent / "c.toml"
+    spec.write_text(
+        '[campaign]\nname = "c"\nmethod = "sweep"\n[fixed]\nrates = "10k"\nruns = 1\n'
+        '[factors]\nsut_cap = ["50k", "80k"]\n'
+    )
+    spec.chmod(0o644)
+    for what in ("text", "new"):
+        _refused(cli("campaign", "run", spec, "--db", bad_stores[what], user=65534),
+                 UNPRIVILEGED[what])  # fmt: skip

@@ -33,7 +33,7 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
     ip = options.testbed_flags.get("ip_version") or cfg.testbed.ip_version
     sizes = parse_sizes(given["sizes"], int(ip))
     _refuse_up(options.name or N.DEFAULT_NAME, sizes, given.get("name") is not None)
-    db = options.db or lab.DEFAULT_DB
+    db = lab.store_path(options.db)
     dry = bool(kv.get("dry_run"))
     since = 0 if dry else _newest(db)
     failed: NetassayError | None = None

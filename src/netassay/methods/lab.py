@@ -21,6 +21,7 @@ from netassay.errors import GeneratorError, UsageError
 from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
 from netassay.store.db import Store
+from netassay.store.preflight import check_store
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state
@@ -52,6 +53,16 @@ def check_request(
 
 
 DEFAULT_DB = "netassay.db"  # a run's store when neither --db nor the config file names one
+
+
+def store_path(db: str | None) -> str:
+    """The store a run writes: ``db`` (the command checked it with its flags), else
+    ``DEFAULT_DB`` in the working folder, checked now: a store that cannot be opened or
+    written is refused before anything is built."""
+    if db is not None:
+        return db
+    check_store(DEFAULT_DB)
+    return DEFAULT_DB
 
 
 def resume_store(db: str | None, testbed_flags: Any, what: str) -> str:
