@@ -39,6 +39,8 @@ COLORS = {
     "between_ports": "#9467bd",
     "unaccounted": "#7f7f7f",
 }
+NOTE_CHARS = 130  # characters of the note under the figure per line (7 pt, 8 in wide)
+NOTE_LINE_IN = 0.14  # the height of one of its lines, inches
 LABELS = {
     "unsent": "not sent (generator)",
     "gen_egress": "generator egress (local tx port)",
@@ -119,7 +121,14 @@ def plot_loss_location(trials: list[dict[str, Any]], rates_pps: list[float], pat
     out = left_out(trials, rates_pps)
     used = [loc for loc in LOCATIONS if shares[loc].any()]
     scale, unit = (1e6, "Mpps") if rates.max(initial=0) >= 1e6 else (1e3, "kpps")
-    fig, ax = plt.subplots(figsize=(8, 4.2 + 0.18 * min(len(out), 8)), dpi=120)
+    note = ""
+    if out:
+        said = "; ".join(text for _, text in out[:8]) + ("; ..." if len(out) > 8 else "")
+        n = len(trials) - len(kept(trials))
+        note = f"{n} trial(s) left out, not drawn (measurement faults, not SUT loss): {said}"
+    lines = math.ceil(len(note) / NOTE_CHARS)  # the note's lines under the axes
+    height = 4.2 + NOTE_LINE_IN * lines
+    fig, ax = plt.subplots(figsize=(8, height), dpi=120)
     x = np.arange(len(rates))
     bottom = np.zeros(len(rates))
     for loc in used:
@@ -173,15 +182,9 @@ def plot_loss_location(trials: list[dict[str, Any]], rates_pps: list[float], pat
         ax.text(0.5, 0.5, "no loss at any load", transform=ax.transAxes, ha="center")
         ax.set_ylim(0, 1)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: pct(v)))
-    if out:
-        n = len(trials) - len(kept(trials))
-        said = "; ".join(text for _, text in out[:8]) + ("; ..." if len(out) > 8 else "")
-        fig.text(
-            0.01, 0.01,
-            f"{n} trial(s) left out, not drawn (measurement faults, not SUT loss): {said}",
-            fontsize=7, color="#444444", wrap=True, va="bottom",
-        )  # fmt: skip
-    fig.tight_layout(rect=(0, 0.04 + 0.03 * min(len(out), 8) if out else 0, 1, 1))
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7, color="#444444", wrap=True, va="bottom")
+    fig.tight_layout(rect=(0, (NOTE_LINE_IN * lines + 0.05) / height if note else 0, 1, 1))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
