@@ -29,6 +29,20 @@ def test_a_search_above_its_200k_cap_is_the_policers_bucket_over_1s_trials():
     assert doc["bucket_pkts"] == 4000 and doc["trial_duration_s"] == 1.0
 
 
+def test_a_pdr_above_the_cap_is_the_bucket_and_the_loss_its_goal_allows():
+    # measured: search --sut-cap 200k, PDR@0.5% lower bound 204.5 kpps (542 of 204,531
+    # frames lost over 1 s: the policer passed 204,000 = 200k x 1 s + its 4,000 frames)
+    cap = [Cap("--sut-cap", 200_000.0, 4000)]
+    x = above_cap("PDR@0.5%", 204_531.0, cap, 1.0, loss_ratio=0.005)
+    assert x is not None and x.explained
+    assert x.lossless_pps == pytest.approx(204_000)
+    assert x.limit_pps == pytest.approx(204_000 / 0.995)  # 205.03 kpps lose at most 0.5%
+    assert "loads up to 204 kpps lose nothing and up to 205 kpps lose at most 0.50%" in x.line()
+    assert x.to_json()["goal_loss_ratio"] == 0.005
+    # the same rate as an NDR (no loss allowed) is more than the bucket explains
+    assert not above_cap("NDR", 204_531.0, cap, 1.0).explained
+
+
 def test_longer_trials_leave_less_room_and_more_than_the_bucket_is_said_as_such():
     cap = [Cap("--sut-cap", 200_000.0, 4000)]
     x = above_cap("NDR", 203_500.0, cap, 10.0)  # 10 s trials: the bucket adds 400 pps

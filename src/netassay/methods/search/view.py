@@ -136,7 +136,8 @@ def over_caps(store: Store, exp: Experiment, out: E.SearchOutcome) -> list[CapEx
         lo = o.lower_pps
         near = [d for r, d in longest.items() if lo and abs(r - lo) <= 1e-6 * lo]
         duration = max(near, default=o.goal.final_trial_duration_s)
-        x = above_cap(o.goal.label, lo, caps, duration, exp.metadata.get("rates"))
+        x = above_cap(o.goal.label, lo, caps, duration, exp.metadata.get("rates"),
+                      o.goal.loss_ratio)  # fmt: skip
         if x is not None:
             found.append(x)
     return found
@@ -151,7 +152,7 @@ def _cap_of(d: dict[str, Any]) -> CapExcess:
     cap = Cap(d["cap_flag"], d["cap_pps"], d["bucket_pkts"], d["directions"])
     bits = d["excess_bps"] / d["excess_pps"] if d.get("excess_bps") else None
     return CapExcess(d["bound"], d["bound_pps"], cap, d["trial_duration_s"], bits,
-                     d.get("layer", ""))  # fmt: skip
+                     d.get("layer", ""), d.get("goal_loss_ratio", 0.0))  # fmt: skip
 
 
 def extras_lines(extras: dict[str, Any]) -> list[str]:

@@ -109,7 +109,8 @@ def with_caps(a: Assessment, exp: Any) -> Assessment:
     pdr_name = f"PDR@{a.params['pdr'] * 100:g}%"
     rates = exp.metadata.get("rates")  # loads written in bit/s: the excess said so too
     found = tuple(
-        x for x in (above_cap(pdr_name, a.pdr.rate_pps, caps, a.duration_s, rates),
+        x for x in (above_cap(pdr_name, a.pdr.rate_pps, caps, a.duration_s, rates,
+                              a.params["pdr"]),
                     above_cap("NDR", a.ndr.rate_pps, caps, a.duration_s, rates))
         if x is not None
     )  # fmt: skip
