@@ -15,6 +15,7 @@ from pathlib import Path
 
 from netassay.errors import StoreError
 from netassay.store.check import quick_check, summary
+from netassay.store.faults import access_problem
 from netassay.store.schema import SCHEMA_VERSION
 
 HEADER = b"SQLite format 3\x00"
@@ -27,7 +28,8 @@ def _refuse(path: Path, what: str, why: str, todo: str) -> StoreError:
 def check_store(db: str | os.PathLike[str]) -> None:
     """Refuse (StoreError, one line) a store a run could not open or write: what the
     file is first (a folder, a file that is not SQLite, another program's database, a
-    newer or damaged store), then whether this user may write its folder and it."""
+    newer or damaged store), then whether this user may write it and its folder, said
+    as every store error says it (``faults.access_problem``)."""
     path = Path(db)
     if path.is_dir():
         raise _refuse(
@@ -36,8 +38,6 @@ def check_store(db: str | os.PathLike[str]) -> None:
             "a store is one SQLite file",
             "give a file path, e.g. --db results.db",
         )
-    if path.exists():
-        _check_file(path)
     folder = path.parent
     if not folder.is_dir():
         raise _refuse(
@@ -46,22 +46,19 @@ def check_store(db: str | os.PathLike[str]) -> None:
             f"no such directory {folder}",
             "create it, or give a path in a folder that exists",
         )
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise _refuse(
-            path,
-            f"cannot write in its folder {folder}",
-            "SQLite writes the store's log (-wal, -shm) beside it",
-            "give a path in a folder you can write",
-        )
-    if path.exists() and path.stat().st_size > 0:
-        _check_content(path)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise _refuse(
-            path,
-            "cannot be written",
-            "the file is read-only (its mode, its owner or its file system)",
-            "give a store you can write, or a new file",
-        )
+    _refuse_access(path, writing=False)
+    if path.exists():
+        _check_file(path)
+        if path.stat().st_size > 0:
+            _check_content(path)
+    _refuse_access(path, writing=True)
+
+
+def _refuse_access(path: Path, writing: bool) -> None:
+    """What keeps this user from reading (or writing) the store or its folder, if any."""
+    problem = access_problem(path, writing)
+    if problem is not None:
+        raise StoreError(problem.what, problem.why, f"{problem.todo}; nothing was built")
 
 
 def _check_file(path: Path) -> None:
@@ -118,7 +115,7 @@ def _check_content(path: Path) -> None:
                 path,
                 "the store is damaged",
                 f"SQLite's quick check: {summary(problems)}",
-                f"'netassay db check {path}' lists the damage; give another store",
+                f"'netassay db check {path}' lists the damage; restore a copy",
             )
     except sqlite3.DatabaseError as exc:
         raise _refuse(
