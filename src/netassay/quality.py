@@ -24,9 +24,12 @@ GENERATOR_STALL = "generator stall"
 COUNTER_FAULT = "counter fault"
 TRUNCATED = "truncated trial"
 SINK_FAULT = "sink fault"
+# a command the user named (a hook around a trial, a reconfiguration) failed: the SUT was
+# not in the state the trial was to measure
+COMMAND_FAULT = "command fault"
 
 GENERATOR_WARNINGS = (GENERATOR_LIMIT, RATE_OVERSHOOT, GENERATOR_STALL)
-FAULTS = (*GENERATOR_WARNINGS, COUNTER_FAULT, TRUNCATED, SINK_FAULT)
+FAULTS = (*GENERATOR_WARNINGS, COUNTER_FAULT, TRUNCATED, SINK_FAULT, COMMAND_FAULT)
 
 # A warning that names loss the SUT did not cause but that leaves the trial usable.
 SINK_DROPS = "sink drops"

@@ -86,6 +86,19 @@ class RunOptions:
         "it must exist.",
         default=None, campaign=False,
     )  # fmt: skip
+    hook_before: str | None = param(
+        "--hook-before",
+        "A command run in the SUT's namespace before each trial (split into words, no "
+        "shell; the load, run and trial id in its NETASSAY_* variables); its output is "
+        "stored with the trial and a failure makes the trial a measurement fault.",
+        default=None, campaign=False,
+    )  # fmt: skip
+    hook_after: str | None = param(
+        "--hook-after",
+        "A command run in the SUT's namespace after each trial closed (as --hook-before, "
+        "with NETASSAY_SENT and NETASSAY_RECEIVED).",
+        default=None, campaign=False,
+    )  # fmt: skip
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)

@@ -49,6 +49,7 @@ from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_path, reverse_sink
 from netassay.traffic.generator import RECORDED_KEYS, GenResult
 from netassay.trial import bidirectional as B
+from netassay.trial.hooks import Hooks, trial_env
 from netassay.trial.record import TrialRecord
 from netassay.units import utc_now
 
@@ -101,6 +102,8 @@ class TrialContext:
     counters: Snapshots | None = None
     # --bidirectional: the XDP sink at the generator's end, counting the reverse direction
     reverse: SinkCounter | None = None
+    # commands run in the SUT's namespace before and after each trial (trial.hooks)
+    hooks: Hooks | None = None
 
 
 @contextmanager
@@ -221,16 +224,21 @@ class Phases:
 
 def measure(
     ctx: TrialContext, load_index: int, repetition: int, rate_pps: float, duration_s: float,
-    phases: dict[str, float] | None = None,
+    phases: dict[str, float] | None = None, count: int | None = None,
 ) -> TrialRecord:  # fmt: skip
     """Run one trial on the testbed and return the record to store; ``phases``, when
-    given, receives each phase's wall time in seconds (see ``Phases``)."""
+    given, receives each phase's wall time in seconds (see ``Phases``); ``count``: the
+    trial is a burst of exactly that many frames at ``rate_pps`` (``duration_s`` its
+    length). The context's hooks run before the counters are read and after the trial
+    closed, their output and faults kept with it."""
     tb = ctx.tb
     lap = Phases(phases).lap
     ctx.sink.ensure()
     if ctx.reverse is not None:
         ctx.reverse.ensure()
     utc = utc_now()
+    hooked = _Hooked(ctx.hooks, trial_env(load_index, repetition, rate_pps, duration_s, ctx.run_id))
+    hooked.run("before")
     lap("sink_ensure")
     before = _snapshot(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
@@ -239,7 +247,12 @@ def measure(
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     lap("counters_before")
     pair = B.send_both(tb, rate_pps, duration_s) if ctx.reverse is not None else None
-    res = B.combined(*pair) if pair is not None else tb.send(rate_pps, duration_s)
+    if pair is not None:
+        res = B.combined(*pair)
+    elif count is not None:  # a burst: exactly ``count`` frames
+        res = tb.send(rate_pps, duration_s, count=count)
+    else:
+        res = tb.send(rate_pps, duration_s)
     lap("generator")
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
@@ -256,6 +269,9 @@ def measure(
         settled,
     )  # fmt: skip
     extra = _extra(ctx, (before, after), res, pair, d, rate_pps, latency, warnings)
+    hooked.trial.update(sent=res.sent, received=received)
+    hooked.run("after")
+    extra |= hooked.kept(warnings)
     if pair is not None:
         rate_pps *= 2  # the trial's load: both directions' (CSIT's aggregate)
     counters = {
@@ -278,6 +294,30 @@ def measure(
     )  # fmt: skip
     lap("loss_split")
     return rec
+
+
+class _Hooked:
+    """One trial's hooks (none: nothing runs): what each did, and their faults."""
+
+    def __init__(self, hooks: Hooks | None, trial: dict[str, Any]) -> None:
+        self.hooks, self.trial = hooks, trial
+        self.done: dict[str, Any] = {}
+        self.faults: list[str] = []
+
+    def run(self, phase: str) -> None:
+        if not self.hooks:
+            return
+        out, fault = self.hooks.run(phase, self.trial)
+        if out is not None:
+            self.done[phase] = out
+        if fault:
+            self.faults.append(fault)
+
+    def kept(self, warnings: list[str]) -> dict[str, Any]:
+        """What the trial stores of its hooks (``counters["hooks"]``); their faults are
+        added to ``warnings``."""
+        warnings.extend(self.faults)
+        return {"hooks": self.done} if self.done else {}
 
 
 def _extra(
