@@ -103,7 +103,7 @@ class SearchMethod:
             }  # fmt: skip
             return json.dumps(obj, allow_nan=False)
         lines = V.outcome_lines(out, f"{exp.label}, experiment {exp.id}")
-        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id, out)))
+        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id, out), out.spec))
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""

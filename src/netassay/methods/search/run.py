@@ -27,7 +27,9 @@ from netassay.methods.search.spec import (
     MIN_LOAD_FRACTION,
     TIME_CAP_S,
     Goal,
+    LatencyBound,
     SearchSpec,
+    parse_max_latency,
     verify_goal,
 )
 from netassay.methods.sweep import run as SW
@@ -40,6 +42,7 @@ from netassay.testbed.bed import Testbed, config_from_state, require_root
 from netassay.traffic.generator import GenResult
 from netassay.trial import bidirectional as B
 from netassay.trial.engine import TrialContext, measure, trials_on
+from netassay.trial.hooks import Hooks
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
@@ -100,10 +103,13 @@ class SearchJob:
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
     # both directions at once (trial.bidirectional): every load is both directions' sum
     bidirectional: bool = False
+    hooks: Hooks | None = None  # commands run around each trial (trial.hooks)
+    max_latency: LatencyBound | None = None  # --max-latency: a bound beside the loss
 
     def spec(self, max_load_pps: float, reach_pps: float | None = None) -> SearchSpec:
         lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
-        spec = SearchSpec(self.goals, lo, max_load_pps, self.time_cap_s, reach_pps=reach_pps)
+        spec = SearchSpec(self.goals, lo, max_load_pps, self.time_cap_s, reach_pps=reach_pps,
+                          max_latency=self.max_latency)  # fmt: skip
         spec.validate()
         return spec
 
@@ -138,6 +144,12 @@ class SearchReport:
 
 def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     """Validate everything a search needs before anything is touched."""
+    job = _prepare(req, options, cfg)
+    job.hooks = lab.hooks_of(options)
+    return job
+
+
+def _prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     retries = RETRIES if options.retries is None else options.retries
     lab.check_request(options.name, retries, options.experiment, options.resume, "search")
     if options.resume:
@@ -164,6 +176,12 @@ def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     )  # fmt: skip
     job.verify = _verify_plan(req, goals, required=True)
     job.rates, job.bidirectional = options.rates, req.bidirectional
+    job.max_latency = parse_max_latency(req.max_latency) if req.max_latency else None
+    if job.max_latency is not None and testbed.sink == "nft":
+        raise UsageError(
+            "--max-latency needs the XDP sink", "--sink nft keeps no latency histogram",
+            "use --sink xdp (the default) or xdp+nft",
+        )  # fmt: skip
     return job
 
 
@@ -196,7 +214,8 @@ def run(job: SearchJob) -> SearchReport:
     note = job.note or (lambda line: None)
     with lab.open_testbed(job.name, job.testbed, "a search", note) as tb:
         peak, max_load = (None, 0.0) if job.resumed is not None else _max_load(tb, job, note)
-        with trials_on(tb, bidirectional=job.bidirectional) as ctx:
+        bound = job.resumed.max_latency if job.resumed is not None else job.max_latency
+        with trials_on(tb, latency=bound is not None, bidirectional=job.bidirectional) as ctx:
             if job.resumed is not None:
                 spec = job.resumed
             else:  # the max load paced once as the trials send it (--bidirectional: both)
@@ -223,6 +242,7 @@ def _measured(
         ctx, _ = lab.restart_experiment(store, ctx, job.experiment_id, "search", note)
     else:
         ctx = _start(job, spec, ctx, store, peak)
+    ctx = lab.with_hooks(ctx, job.hooks)
     setup_s = time.monotonic() - t_start
     spec, outcome = _search(job, spec, ctx, store, stored, note)
     report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
