@@ -200,6 +200,20 @@ def request_from(cls: Any, given: dict[str, Any], base: dict[str, Any] | None = 
     return cls(**values)
 
 
+def check_ranges(req: Any) -> None:
+    """Every parameter of a request given on the command line held to the range its
+    declaration checks a file's value against (``Param.check``): one line naming the
+    flag when one is out of it."""
+    for f, p in declared(type(req)):
+        value = getattr(req, f.name, None)
+        if value is None or p.check is None:
+            continue
+        try:
+            p.check(value)
+        except ValueError as exc:
+            raise UsageError(f"bad {p.flag} {value}", str(exc), f"give {p.flag} within it") from exc
+
+
 def defaults(cls: Any) -> dict[str, Any]:
     """Each parameter's default by key, as a campaign file would write it (none for a
     parameter without one)."""

@@ -17,7 +17,7 @@ from netassay.methods.burst.request import RUN_OPTIONS, BurstRequest
 from netassay.methods.plots import slugify
 from netassay.store.db import Experiment, Store
 
-STEPS = 12  # bursts a test takes, about (log2 of the longest over the resolution)
+STEPS = 15  # bursts a test takes, about (log2 of the longest over the resolution)
 BURST_OVERHEAD_S = 0.3  # per burst: counters read before and after, the sink settling
 
 

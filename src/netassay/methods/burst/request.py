@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from netassay.errors import UsageError
 from netassay.methods import throughput as TP
+from netassay.methods.base import check_ranges
 from netassay.params import PAUSE, as_text, fraction, param, whole
 from netassay.units import parse_pause, parse_rate
 
@@ -34,7 +35,7 @@ class BurstRequest:
     max_frames: int | None = param(
         "--max-burst", f"Longest burst tried, in frames [{MAX_BURST_S:g} s at the bursts' "
         "rate]; a result at it is a floor (raise it).", default=None, cli=int,
-        check=whole(2, 100_000_000), ordinal=True,
+        check=whole(128, 100_000_000), ordinal=True,
     )  # fmt: skip
     resolution: float = param(
         "--resolution", "A search ends when its bounds are this close (a share of the "
@@ -55,6 +56,7 @@ class BurstRequest:
 
     def validate(self) -> None:
         """Refuse what makes no sense before anything is touched."""
+        check_ranges(self)
         if self.rate_pps is not None and self.rate_pps <= 0:
             raise UsageError(f"bad --burst-rate {self.rate_pps:g}", "a rate above 0",
                              "e.g. 500k")  # fmt: skip

@@ -29,7 +29,7 @@ from netassay.trial.engine import TrialContext, measure, trials_on
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
-MIN_FRAMES = 16  # the shortest burst tried: fewer leave no rate to keep
+MIN_FRAMES = 128  # the shortest burst tried: two send calls of 64 at least, a rate to keep
 
 
 def _quiet(line: str) -> None:

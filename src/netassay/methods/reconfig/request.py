@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from netassay.errors import UsageError
 from netassay.methods import throughput as TP
+from netassay.methods.base import check_ranges
 from netassay.params import DURATION, PAUSE, as_text, param, whole
 from netassay.trial.hooks import parse_command
 from netassay.units import parse_duration, parse_pause
@@ -54,6 +55,7 @@ class ReconfigRequest:
     )  # fmt: skip
 
     def validate(self) -> None:
+        check_ranges(self)
         if self.change is None:
             raise UsageError("--change is required", "the reconfiguration to measure",
                              "give e.g. --change \"nft -f rules.nft\"")  # fmt: skip

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from netassay.errors import UsageError
 from netassay.methods import throughput as TP
+from netassay.methods.base import check_ranges
 from netassay.params import DURATION, PAUSE, as_text, fraction, param, whole
 from netassay.units import parse_duration, parse_pause
 
@@ -55,6 +56,7 @@ class RecoveryRequest:
     )  # fmt: skip
 
     def validate(self) -> None:
+        check_ranges(self)
         if self.interval_s < MIN_INTERVAL_S:
             raise UsageError(f"--interval {self.interval_s:g}s is too short",
                              f"the sink is read at most every {MIN_INTERVAL_S * 1e3:g} ms",

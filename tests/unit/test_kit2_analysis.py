@@ -1,0 +1,95 @@
+"""The pure parts of burst, recovery and reconfig, against hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from netassay.analysis import burst as AB
+from netassay.analysis import reconfig as AC
+from netassay.analysis import recovery as AR
+
+
+def search_on(buffer: int, most: int, resolution: float = 0.01) -> AB.LengthSearch:
+    """A test against a SUT that forwards a burst whole up to ``buffer`` frames."""
+    s = AB.LengthSearch(most, resolution, 16)
+    while (n := s.next_length()) is not None:
+        s.record(n, n <= buffer)
+    return s
+
+
+def test_the_search_finds_the_longest_burst_within_its_resolution():
+    s = search_on(1_053, 100_000)
+    assert s.done and not s.at_limit
+    assert 1_053 * 0.99 <= s.result <= 1_053
+    assert s.tried[0] == (100_000, False)  # the longest allowed first
+    assert len(s.tried) <= 16  # log2(100000 / (1% of 1053)) + 2
+
+
+def test_one_frame_resolution_finds_it_exactly():
+    assert search_on(777, 5_000, resolution=0.0).result == 777
+
+
+def test_a_sut_that_forwards_every_burst_is_at_the_limit():
+    s = search_on(10**9, 5_000)
+    assert s.result == 5_000 and s.at_limit and len(s.tried) == 1
+
+
+def test_a_sut_that_loses_even_the_shortest_burst_finds_nothing():
+    s = search_on(3, 5_000)
+    assert s.result == 0 and not s.at_limit
+
+
+def test_rfc9004_buffer_times():
+    # bursts at 100 kpps, a SUT of throughput 5 kpps holding 1000 frames: the longest
+    # lossless burst B = 1000 / (1 - 5/100) = 1052.6; implied B/R, corrected B/R (1 - T/R)
+    s = AB.summary([1052, 1053, 1053], 100_000.0, 5_000.0, 5_000)
+    assert s["mean_frames"] == pytest.approx(1052.667, abs=1e-3)
+    assert s["implied_buffer_s"] == pytest.approx(1052.667 / 100_000)
+    assert s["corrected_buffer_s"] == pytest.approx(1052.667 / 100_000 * 0.95)
+    assert s["buffered_frames"] == pytest.approx(1000.03, abs=0.01)
+    assert s["ci95_frames"] == pytest.approx(4.303 * 0.57735 / 3**0.5, rel=1e-3)
+    assert s["at_limit"] == 0
+    none = AB.summary([1000], 1e5, None, 5_000)
+    assert none["corrected_buffer_s"] is None and none["ci95_frames"] is None
+    assert AB.corrected_buffer_s(1000, 1e5, 2e5) == 0.0  # no buffer needed
+
+
+def drain(q: int, service: float, low: float, dt: float, t_end: float) -> list[tuple[float, int]]:
+    """The sink's count read every ``dt`` after A (t=0) while a full queue of ``q``
+    frames drains at ``service`` fed at ``low``: received at ``service`` until empty."""
+    t_empty = q / (service - low)
+    out, t = [], 0.0
+    while t <= t_end + 1e-9:
+        got = service * t if t <= t_empty else service * t_empty + low * (t - t_empty)
+        out.append((t, round(got)))
+        t += dt
+    return out
+
+
+def test_recovery_is_when_the_queue_has_drained():
+    samples = drain(1_000, 10_000.0, 5_500.0, 0.01, 1.0)  # 1000 / 4500 = 222 ms
+    r = AR.recovery(samples, 0.0, 5_500.0)
+    assert r["recovery_s"] == pytest.approx(0.23, abs=1e-9)  # the first whole clean interval
+    assert 1_000 / 4_500 <= r["recovery_s"] <= 1_000 / 4_500 + 0.01
+
+
+def test_no_backlog_recovers_at_once_and_loss_without_end_never():
+    steady = [(t / 100, round(5_500 * t / 100)) for t in range(50)]
+    assert AR.recovery(steady, 0.0, 5_500.0)["recovery_s"] == 0.0
+    starved = [(t / 100, round(4_000 * t / 100)) for t in range(50)]
+    assert AR.recovery(starved, 0.0, 5_500.0)["recovery_s"] is None
+    s = AR.summary([0.2, 0.25, None])
+    assert s["recovered"] == 2 and s["mean_s"] == pytest.approx(0.225)
+
+
+def test_samples_before_the_drop_are_not_read():
+    before = [(-0.02, 0), (-0.01, 100)]
+    r = AR.recovery([*before, *drain(0, 10_000.0, 5_500.0, 0.01, 0.2)], 0.0, 5_500.0)
+    assert r["recovery_s"] == 0.0 and r["after"][0][0] == 0.0
+
+
+def test_effective_blocked_time_is_lost_over_rate():
+    assert AC.blocked_s(2_000, 10_000.0) == pytest.approx(0.2)
+    s = AC.summary([(2_000, 10_000.0), (2_100, 10_000.0)])
+    assert s["mean_blocked_s"] == pytest.approx(0.205) and s["lost"] == 4_100
+    assert s["ci95_blocked_s"] == pytest.approx(12.706 * 0.00707107 / 2**0.5, rel=1e-3)
