@@ -49,7 +49,8 @@ class BurstRequest:
     )  # fmt: skip
     throughput: str | None = param(
         "--throughput", "The SUT's throughput for the corrected buffer time: a rate "
-        "(100k), or pdr / N%pdr of the newest search in --db (none: the implied time "
+        "(100k), pdr / N%pdr of the newest search in --db, or search: a short search "
+        "first, stored beside (none: the implied time "
         "only).", default=None, parse=TP.parser("--throughput"),
         check=TP.checker("--throughput"),
     )  # fmt: skip

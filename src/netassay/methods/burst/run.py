@@ -84,6 +84,12 @@ def run(job: BurstJob) -> BS.StoredBurst:
         most = job.req.max_frames or max(MIN_FRAMES, round(rate * MAX_BURST_S))
         with Store(job.db) as store, trials_on(tb) as ctx:
             ctx = _start(job, ctx, store, rate, most, peak)
+            if job.req.throughput == TP.MEASURE:  # a short search now, stored after
+                job.throughput_pps, job.throughput_from = TP.measure(
+                    tb, ctx, store, job.testbed, f"search for the throughput of {job.name}",
+                    job.note,
+                )  # fmt: skip
+                _throughput_known(job, store)
             job.note(f"bursts at {fmt_rate(rate)}, up to {most:,} frames; {job.req.tests} tests")
             for test in range(job.req.tests):
                 _test(job, ctx, store, test, rate, most)
@@ -110,6 +116,13 @@ def _start(
         metadata={"rate_pps": rate, "throughput_pps": job.throughput_pps}, peak=peak,
     )  # fmt: skip
     return ctx
+
+
+def _throughput_known(job: BurstJob, store: Store) -> None:
+    assert job.experiment_id is not None
+    exp = store.experiment(job.experiment_id)
+    known = {"throughput_pps": job.throughput_pps, "throughput_from": job.throughput_from}
+    store.update_config(job.experiment_id, {**exp.config, **known})
 
 
 def _test(

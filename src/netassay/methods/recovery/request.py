@@ -24,7 +24,8 @@ class RecoveryRequest:
 
     throughput: str = param(
         "--throughput", "The SUT's throughput the overload is a share of: a rate (100k), "
-        "or pdr / N%pdr of the newest search in --db.", default="pdr",
+        "pdr / N%pdr of the newest search in --db, or search: a short search first, "
+        "stored beside.", default="pdr",
         parse=TP.parser("--throughput"), check=TP.checker("--throughput"),
     )  # fmt: skip
     overload: float = param(

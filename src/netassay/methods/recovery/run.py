@@ -45,7 +45,7 @@ class RecoveryJob:
     req: RecoveryRequest
     testbed: TestbedConfig
     db: str
-    throughput_pps: float
+    throughput_pps: float | None  # None: measured first (--throughput search)
     throughput_from: dict[str, Any] | None
     name: str = N.DEFAULT_NAME
     label: str = ""
@@ -170,16 +170,17 @@ def run(job: RecoveryJob) -> RS.StoredRecovery:
     require_root("a recovery test")
     req = job.req
     with lab.open_testbed(job.name, job.testbed, "a recovery test", job.note) as tb:
-        over = req.overload * job.throughput_pps
         peak = lab.probe_peak(tb, job.note) if job.check_peak else None
-        capped = peak is not None and over > lab.PEAK_MARGIN * peak
-        if capped:
-            assert peak is not None
-            over = lab.PEAK_MARGIN * peak
-            job.note(f"the overload is capped at {fmt_rate(over)}, 98% of the generator's peak")
-        lab.check_line_rate(tb.state, [over])
         with Store(job.db) as store, trials_on(tb) as ctx:
-            ctx = _start(job, ctx, store, over, capped, peak)
+            ctx = _start(job, ctx, store, peak)
+            if job.throughput_pps is None:  # --throughput search: measured now
+                job.throughput_pps, job.throughput_from = TP.measure(
+                    tb, ctx, store, job.testbed, f"search for the throughput of {job.name}",
+                    job.note,
+                )  # fmt: skip
+            over, capped = _overload(job, peak)
+            lab.check_line_rate(tb.state, [over])
+            _configured(job, store, over, capped)
             for k in range(req.trials):
                 if k:
                     time.sleep(req.wait_s)
@@ -190,23 +191,40 @@ def run(job: RecoveryJob) -> RS.StoredRecovery:
         return RS.StoredRecovery(Path(job.db), exp, RS.summary(store, exp))
 
 
-def _start(job: RecoveryJob, ctx: TrialContext, store: Store, over: float, capped: bool,
-           peak: float | None) -> TrialContext:  # fmt: skip
+def _overload(job: RecoveryJob, peak: float | None) -> tuple[float, bool]:
+    """The overload (``--overload`` x the throughput), capped at 98% of the peak."""
+    assert job.throughput_pps is not None
+    over = job.req.overload * job.throughput_pps
+    if peak is not None and over > lab.PEAK_MARGIN * peak:
+        job.note(f"the overload is capped at {fmt_rate(lab.PEAK_MARGIN * peak)}, 98% of "
+                 "the generator's peak")  # fmt: skip
+        return lab.PEAK_MARGIN * peak, True
+    return over, False
+
+
+def _start(job: RecoveryJob, ctx: TrialContext, store: Store, peak: float | None) -> TrialContext:
+    """The experiment, created first (a throughput measured now is stored after it)."""
     req = job.req
     config = {
-        "throughput": req.throughput, "throughput_pps": job.throughput_pps,
-        "throughput_from": job.throughput_from, "overload": req.overload,
-        "overload_pps": over, "low_pps": over / 2, "capped": capped,
-        "overload_s": req.overload_s, "recover_s": req.recover_s,
-        "interval_s": req.interval_s, "trials": req.trials, "wait_s": req.wait_s,
-        "testbed": asdict(job.testbed), "testbed_name": job.name,
+        "throughput": req.throughput, "overload": req.overload, "overload_s": req.overload_s,
+        "recover_s": req.recover_s, "interval_s": req.interval_s, "trials": req.trials,
+        "wait_s": req.wait_s, "testbed": asdict(job.testbed), "testbed_name": job.name,
     }  # fmt: skip
-    label = job.label or (f"recovery {fmt_rate(over)} {lab.default_label(job.testbed, job.name)}")
+    label = job.label or f"recovery {lab.default_label(job.testbed, job.name)}"
     job.experiment_id, ctx = lab.start_experiment(
-        store, ctx, kind=RS.KIND, name=job.name, label=label, config=config,
-        metadata={"throughput_pps": job.throughput_pps, "overload_pps": over}, peak=peak,
+        store, ctx, kind=RS.KIND, name=job.name, label=label, config=config, metadata={},
+        peak=peak,
     )  # fmt: skip
     return ctx
+
+
+def _configured(job: RecoveryJob, store: Store, over: float, capped: bool) -> None:
+    """The loads, once the throughput is known, added to the experiment's config."""
+    assert job.experiment_id is not None
+    exp = store.experiment(job.experiment_id)
+    known = {"throughput_pps": job.throughput_pps, "throughput_from": job.throughput_from,
+             "overload_pps": over, "low_pps": over / 2, "capped": capped}  # fmt: skip
+    store.update_config(job.experiment_id, {**exp.config, **known})
 
 
 def measure_trial(job: RecoveryJob, ctx: TrialContext, k: int, low: float) -> TrialRecord:

@@ -52,4 +52,5 @@ def summary(store: Store, exp: Experiment) -> dict[str, Any]:
 
 def stored_recoveries(store: Store) -> Iterator[StoredRecovery]:
     for exp in list(store.experiments(kinds=(KIND,))):
-        yield StoredRecovery(Path(store.path), exp, summary(store, exp))
+        if "overload_pps" in exp.config:  # (one stopped while its throughput was measured: none)
+            yield StoredRecovery(Path(store.path), exp, summary(store, exp))

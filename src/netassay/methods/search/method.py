@@ -53,6 +53,7 @@ class SearchMethod:
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
     pdr_rate = staticmethod(P.pdr_rate)  # a share of the newest stored PDR (search.pdr)
+    measure_pdr = staticmethod(R.measure_pdr)  # a short search now, on an open testbed
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = CELL_SETUP_S
     legend = ""

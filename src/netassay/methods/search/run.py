@@ -565,3 +565,36 @@ def check(report: SearchReport) -> None:
         f"the bounds shown are what it found; {where}",
         "give a longer --time-cap, or coarser goals (--width, --duration-sum)",
     )
+
+
+# -- the throughput another method measures first (burst, recovery: --throughput search)
+MEASURE_GOAL = Goal(0.005, initial_trial_duration_s=0.5, final_trial_duration_s=1.0,
+                    duration_sum_s=2.0, relative_width=0.02)  # fmt: skip
+MEASURE_CAP_S = 180.0
+
+
+def measure_pdr(
+    tb: Testbed, ctx: TrialContext, store: Store, testbed: TestbedConfig, label: str,
+    note: lab.Note,
+) -> tuple[float, dict[str, Any]]:  # fmt: skip
+    """A short search for the PDR@0.5% on an open testbed, its trials stored as a search
+    experiment of their own (after the caller's): its conditional throughput (else its
+    lower bound), and where it came from. Refused when it found none."""
+    job = SearchJob((MEASURE_GOAL,), None, None, MEASURE_CAP_S, testbed, str(store.path),
+                    tb.name, label, True, RETRIES)  # fmt: skip
+    note(f"measuring the throughput first: {label}")
+    peak, max_load = _max_load(tb, job, note)
+    spec = job.spec(*_reach(ctx, max_load, job, note))
+    run_ctx = _start(job, spec, ctx, store, peak)
+    spec, outcome = _search(job, spec, run_ctx, store, [], note)
+    found = outcome.goals[0]
+    pdr = found.conditional_pps or found.lower_pps
+    if pdr is None:
+        raise TestbedError(
+            "the search for the throughput found no PDR",
+            f"search experiment {job.experiment_id}: loss above 0.5% at its lowest load",
+            "give --throughput as a rate",
+        )  # fmt: skip
+    note(f"throughput: PDR@0.5% {fmt_rate(pdr)} (search experiment {job.experiment_id})")
+    return pdr, {"search_experiment": job.experiment_id, "goal": MEASURE_GOAL.key,
+                 "pdr_pps": pdr, "measured": True}  # fmt: skip
