@@ -19,6 +19,7 @@ from netassay.store.db import Experiment, Store
 
 STEPS = 15  # bursts a test takes, about (log2 of the longest over the resolution)
 BURST_OVERHEAD_S = 0.3  # per burst: counters read before and after, the sink settling
+SEARCH_S = 60.0  # --throughput search: the short search first, about
 
 
 def _frames(x: Any) -> str:
@@ -64,7 +65,8 @@ class BurstMethod:
 
     def plan(self, request: BurstRequest) -> Plan:
         per = request.wait_s + BURST_OVERHEAD_S
-        return Plan(None, request.tests * STEPS * per, ())
+        first = SEARCH_S if request.throughput == "search" else 0.0
+        return Plan(None, first + request.tests * STEPS * per, ())
 
     def prepare(self, request: BurstRequest, options: RunOptions) -> R.BurstJob:
         return R.prepare(request, options, options.config or Config())

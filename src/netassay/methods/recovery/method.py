@@ -18,6 +18,7 @@ from netassay.methods.recovery.request import RUN_OPTIONS, RecoveryRequest
 from netassay.store.db import Experiment, Store
 
 TRIAL_OVERHEAD_S = 0.5  # per trial: counters read before and after, the sink settling
+SEARCH_S = 60.0  # --throughput search: the short search first, about
 
 
 def _ms(x: Any) -> str:
@@ -52,7 +53,8 @@ class RecoveryMethod:
 
     def plan(self, request: RecoveryRequest) -> Plan:
         per = request.overload_s + request.recover_s + request.wait_s + TRIAL_OVERHEAD_S
-        return Plan(request.trials, request.trials * per, ())
+        first = SEARCH_S if request.throughput == "search" else 0.0
+        return Plan(request.trials, first + request.trials * per, ())
 
     def prepare(self, request: RecoveryRequest, options: RunOptions) -> R.RecoveryJob:
         return R.prepare(request, options, options.config or Config())
