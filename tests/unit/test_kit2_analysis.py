@@ -93,3 +93,17 @@ def test_effective_blocked_time_is_lost_over_rate():
     s = AC.summary([(2_000, 10_000.0), (2_100, 10_000.0)])
     assert s["mean_blocked_s"] == pytest.approx(0.205) and s["lost"] == 4_100
     assert s["ci95_blocked_s"] == pytest.approx(12.706 * 0.00707107 / 2**0.5, rel=1e-3)
+
+
+def test_a_bursts_rate_is_judged_against_its_span():
+    from netassay.methods.burst.run import rate_judged
+    from netassay.quality import rate_warning
+    from netassay.trial.record import TrialRecord
+
+    def burst(n: int, achieved: float) -> TrialRecord:
+        w = rate_warning(100_000.0, achieved)
+        return TrialRecord(0, 0, 100_000.0, n / 1e5, n, n, "t", achieved, warnings=[w] if w else [])
+
+    short = rate_judged(burst(200, 99_500.0), 200, 100_000.0)  # 0.5% off a 2 ms burst: 1% allowed
+    assert not short.excluded and "burst rate -0.50% off, within 1.00%" in short.warnings[0]
+    assert rate_judged(burst(20_000, 99_500.0), 20_000, 100_000.0).excluded  # 0.1% of 200 ms
