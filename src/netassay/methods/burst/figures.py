@@ -11,6 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 from netassay.methods.plots import save
 
@@ -41,6 +42,7 @@ def plot_bursts(
             ax.axhspan(lo, hi, color="C0", alpha=0.15, label="95% CI")
     ax.set_yscale("log")
     ax.set_xlabel("test")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("burst length [frames]")
     ax.grid(True, alpha=0.3)
     ax.set_title(title, fontsize=10)

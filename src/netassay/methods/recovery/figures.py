@@ -44,7 +44,7 @@ def plot_recovery(
     ax.set_xlim(-span / 2, span)
     ax.set_xlabel("time from the overload's end A [ms] (dotted: recovered)")
     ax.set_ylabel("received [kpps]")
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, max(ax.get_ylim()[1], s["overload_pps"] / 1e3) * 1.12)
     ax.grid(True, alpha=0.3)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="best")

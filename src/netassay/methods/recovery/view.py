@@ -51,6 +51,12 @@ def lines(r: StoredRecovery) -> list[str]:
         for t in s["per_trial"]
     )
     out.append(f"  per trial: {each}")
+    calm = sum(1 for t in s["per_trial"] if t["lost"] <= 0 and not t["excluded"])
+    if calm:
+        out.append(
+            f"  {calm} trial(s) lost nothing: the overload did not overload the SUT (its "
+            "throughput is higher, or the generator's peak capped the overload)"
+        )
     out.append(f"  ({HOW})")
     return out
 
