@@ -4,11 +4,10 @@
 - A tbf of rate R with a deep queue (L frames, L/R = 100 ms) and a bucket of K frames
   on the SUT's egress: a load above R loses nothing in a 1 s trial (the queue takes
   the excess) but once the bucket is spent each frame waits behind the excess already
-  queued, so the trial's latency grows to ((load - R) x T - K) / R. With --max-latency
-  p99:2ms the PDR found is at most where that reaches 2 ms at 99% of the trial (20.08
-  kpps) and within MLRsearch's width below it (the loads above hold the loss bound and
-  miss the latency one, which the output says); loss alone would take loads up to
-  R + L / T.
+  queued, so a frame sent t into the trial waits ((load - R) x t - K) / R. With
+  --max-latency p50:20ms the PDR found is where the median frame (t = T/2) waits 20 ms
+  (20.88 kpps), within MLRsearch's width (the loads above hold the loss bound and miss
+  the latency one, which the output says); loss alone would take loads up to R + L / T.
 - export --format hdr of that search: every trial's histogram, read back by hdrh.
 - --hook-before/--hook-after on a sweep run in the SUT's namespace with the trial's
   load and id; a failing hook makes its trial a measurement fault named by its line.
@@ -28,9 +27,10 @@ from netassay.names import SUT_OUT
 pytestmark = pytest.mark.system
 
 R, L, K = 20_000, 2_000, 40  # rate, queue and bucket (2 ms) in 64-byte frames
-# the bound crosses where a 1 s trial's last 1% waits 2 ms: the bucket spent, 40 frames
-# queued at 0.99 s: R + (K + 0.002 R) / 0.99 = 20.08 kpps
-CROSSING = R + (K + 0.002 * R) / 0.99
+# the bound crosses where a 1 s trial's median frame (at 0.5 s) waits 20 ms: the bucket
+# spent and 20 ms of frames queued by then: R + (K + 0.02 R) / 0.5 = 20.88 kpps (the
+# median, not p99: on a busy host a frame below R waits up to a few ms now and then)
+CROSSING = R + (K + 0.02 * R) / 0.5
 
 
 def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name, tmp_path, cli):
@@ -43,10 +43,10 @@ def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name
              "limit", str(L * 64)], check=True,
         )  # fmt: skip
         res = cli(
-            "search", "--name", tb_name, "--goal", "pdr:0.005", "--max-latency", "p99:2ms",
+            "search", "--name", tb_name, "--goal", "pdr:0.005", "--max-latency", "p50:20ms",
             "--min-load", "15k", "--max-load", "25k", "--initial-duration", "0.5s",
             "--final-duration", "1s", "--duration-sum", "1s", "--width", "1%",
-            "--no-peak-check", "--settle", "0.2s", "--db", db,
+            "--no-peak-check", "--settle", "0.2s", "--retries", "8", "--db", db,
         )  # fmt: skip
     finally:
         cli("testbed", "down", "--name", tb_name)
@@ -54,9 +54,9 @@ def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name
     print(res.stdout)
     out = json.loads(cli("assess", db, "--json", check=True).stdout.splitlines()[0])
     pdr = next(g for g in out["goals"] if g["goal"] == "pdr:0.005")
-    assert 0.97 * R <= pdr["relevant_lower_bound_pps"] <= CROSSING, pdr
+    assert 0.97 * CROSSING <= pdr["relevant_lower_bound_pps"] <= 1.01 * CROSSING, pdr
     loads = out["latency_bound"]["loads"]
-    over = [x for x in loads if x["load_pps"] > 1.01 * R and x["load_pps"] < R + L / 1.0]
+    over = [x for x in loads if 1.01 * CROSSING < x["load_pps"] < R + L / 1.0]
     # above R the loss bound held and the latency one did not: loss alone would pass them
     assert any(x["goals"]["pdr:0.005"]["loss_held"] and not x["goals"]["pdr:0.005"][
         "latency_held"] for x in over), loads  # fmt: skip
@@ -90,8 +90,8 @@ def test_hooks_run_in_the_sut_namespace_around_each_trial(tb_name, tmp_path, cli
     with Store(db, readonly=True) as st:
         exp = next(iter(st.experiments()))
         trials = st.trials(exp.id)
-    assert len(trials) == 2 and not any(r["excluded"] for r in rows)
-    for t in trials:
+    assert len(trials) == 2 and len(rows) == 2
+    for t in trials:  # (a trial the busy host spoiled still ran its hooks)
         h = t["counters"]["hooks"]
         lines = h["before"]["stdout"].split()
         assert lines[0] == f"na-{tb_name}-sut" and h["before"]["exit"] == 0
@@ -107,7 +107,7 @@ def test_hooks_run_in_the_sut_namespace_around_each_trial(tb_name, tmp_path, cli
     rows = [json.loads(x) for x in cli("export", db2, "--format", "jsonl",
                                        check=True).stdout.splitlines()]  # fmt: skip
     assert len(rows) == 1 and rows[0]["excluded"], res.stderr
-    assert rows[0]["excluded"] == (
+    assert (
         "command fault: --hook-before 'sh -c 'echo the SUT is not ready >&2; exit 3'' exited 3: "
         "the SUT is not ready"
-    )
+    ) in rows[0]["excluded"]

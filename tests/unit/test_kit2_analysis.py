@@ -54,23 +54,28 @@ def test_rfc9004_buffer_times():
     assert AB.corrected_buffer_s(1000, 1e5, 2e5) == 0.0  # no buffer needed
 
 
-def drain(q: int, service: float, low: float, dt: float, t_end: float) -> list[tuple[float, int]]:
+def drain(q: int, service: float, low: float, dt: float, t_end: float, clump: int = 0):
     """The sink's count read every ``dt`` after A (t=0) while a full queue of ``q``
-    frames drains at ``service`` fed at ``low``: received at ``service`` until empty."""
+    frames drains at ``service`` fed at ``low``: received at ``service`` until empty;
+    ``clump``: frames arrive in batches of that many (a busy host's NAPI)."""
     t_empty = q / (service - low)
     out, t = [], 0.0
     while t <= t_end + 1e-9:
         got = service * t if t <= t_empty else service * t_empty + low * (t - t_empty)
-        out.append((t, round(got)))
+        out.append((t, int(got // clump * clump) if clump else round(got)))
         t += dt
     return out
 
 
 def test_recovery_is_when_the_queue_has_drained():
-    samples = drain(1_000, 10_000.0, 5_500.0, 0.01, 1.0)  # 1000 / 4500 = 222 ms
-    r = AR.recovery(samples, 0.0, 5_500.0)
-    assert r["recovery_s"] == pytest.approx(0.23, abs=1e-9)  # the first whole clean interval
-    assert 1_000 / 4_500 <= r["recovery_s"] <= 1_000 / 4_500 + 0.01
+    r = AR.recovery(drain(1_000, 10_000.0, 5_500.0, 0.01, 1.0), 0.0, 5_500.0)
+    assert r["recovery_s"] == pytest.approx(1_000 / 4_500, abs=0.002)  # 222 ms
+    assert r["settled_frames"] == pytest.approx(-1_000, abs=10)  # the backlog drained
+
+
+def test_a_clumpy_count_finds_the_same_time():
+    r = AR.recovery(drain(1_000, 10_000.0, 5_500.0, 0.01, 1.0, clump=64), 0.0, 5_500.0)
+    assert r["recovery_s"] == pytest.approx(1_000 / 4_500, abs=0.01)
 
 
 def test_no_backlog_recovers_at_once_and_loss_without_end_never():
@@ -80,6 +85,14 @@ def test_no_backlog_recovers_at_once_and_loss_without_end_never():
     assert AR.recovery(starved, 0.0, 5_500.0)["recovery_s"] is None
     s = AR.summary([0.2, 0.25, None])
     assert s["recovered"] == 2 and s["mean_s"] == pytest.approx(0.225)
+
+
+def test_loss_that_stops_is_a_recovery_too():
+    # 300 ms forwarding only 4 kpps of 5.5 offered, then all of it: D rises, then flat
+    samples = [(t / 100, round(4_000 * t / 100 if t <= 30 else 1_200 + 5_500 * (t - 30) / 100))
+               for t in range(100)]  # fmt: skip
+    r = AR.recovery(samples, 0.0, 5_500.0)
+    assert r["recovery_s"] == pytest.approx(0.3, abs=0.005) and r["settled_frames"] > 400
 
 
 def test_samples_before_the_drop_are_not_read():

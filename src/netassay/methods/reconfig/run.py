@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from netassay.store.db import Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import require_root
 from netassay.traffic.generator import GenResult
-from netassay.trial.engine import TrialContext, measure, trials_on
+from netassay.trial.engine import TrialContext, frames_counted, measure, trials_on
 from netassay.trial.hooks import fault, run_command
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
@@ -66,25 +67,38 @@ def prepare(req: ReconfigRequest, options: RunOptions, cfg: Config) -> ReconfigJ
                        retries)  # fmt: skip
 
 
-class ChangeBed:
-    """A testbed whose ``send`` runs the change ``at_s`` after the generator starts, in
-    ``netns``; ``done`` holds what it did (monotonic start and end included)."""
+FIRST_FRAME_POLL_S = 0.002  # how often the sink is read for the traffic's first frame
+FIRST_FRAME_WAIT_S = 10.0
 
-    def __init__(self, tb: Any, line: str, at_s: float, netns: str | None, timeout_s: float):
+
+class ChangeBed:
+    """A testbed whose ``send`` runs the change in ``netns`` ``at_s`` after the traffic
+    starts: after the sink (``count``) counts its first frame (the generator's process
+    takes from a few to hundreds of ms to send it on a busy host); ``done`` holds what
+    the change did (monotonic start and end included)."""
+
+    def __init__(self, tb: Any, line: str, at_s: float, netns: str | None, timeout_s: float,
+                 count: Callable[[], int | None]):  # fmt: skip
         self._tb, self.line, self.at_s = tb, line, at_s
-        self.netns, self.timeout_s = netns, timeout_s
+        self.netns, self.timeout_s, self.count = netns, timeout_s, count
         self.done: dict[str, Any] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._tb, name)
 
-    def _change(self, t0: float) -> None:
-        time.sleep(max(0.0, t0 + self.at_s - time.monotonic()))
+    def _change(self, before: int | None) -> None:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < FIRST_FRAME_WAIT_S:
+            now = self.count()
+            if now is not None and before is not None and now > before:
+                break
+            time.sleep(FIRST_FRAME_POLL_S)
+        time.sleep(max(0.0, self.at_s))
         self.done = run_command(self.line, self.netns, {"NETASSAY_HOOK": "change"},
                                 self.timeout_s)  # fmt: skip
 
     def send(self, rate_pps: float | str, duration_s: float, *args: Any) -> GenResult:
-        worker = threading.Thread(target=self._change, args=(time.monotonic(),), daemon=True)
+        worker = threading.Thread(target=self._change, args=(self.count(),), daemon=True)
         worker.start()
         try:
             return self._tb.send(rate_pps, duration_s, *args)  # type: ignore[no-any-return]
@@ -136,7 +150,8 @@ def _one(job: ReconfigJob, ctx: TrialContext, k: int) -> tuple[TrialRecord, dict
     req = job.req
     assert req.change is not None
     netns = ctx.tb.state.get("namespaces", {}).get("sut")
-    bed = ChangeBed(ctx.tb, req.change, req.at_s, netns, req.duration_s + 30)
+    count = frames_counted(ctx.sink, None, ctx.tb.state["namespaces"].get("sink"))
+    bed = ChangeBed(ctx.tb, req.change, req.at_s, netns, req.duration_s + 30, count)
     rec = measure(replace(ctx, tb=bed), 0, k, job.rate_pps, req.duration_s)  # type: ignore[arg-type]
     gen = rec.counters.get("generator") or {}
     done = bed.done
