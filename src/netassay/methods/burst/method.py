@@ -56,6 +56,10 @@ class BurstMethod:
             ("at the limit", lambda r: str(r["at_limit"])),
         ),
         group_columns=(("mean burst median (range)", lambda g: span(_frames, g["mean_frames"])),),
+        group_text=lambda g: (
+            f"longest lossless burst {span(_frames, g['mean_frames'])} frames; implied buffer "
+            f"{span(_ms, g['implied_buffer_s'])}"
+        ),
     )
     knobs = TestbedConfig
     cell_defaults: tuple[str, ...] = ("tests", "wait", "resolution")

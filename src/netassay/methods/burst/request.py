@@ -14,7 +14,7 @@ from netassay.params import PAUSE, as_text, fraction, param, whole
 from netassay.units import parse_pause, parse_rate
 
 RETRIES = 2  # a faulty burst is repeated as a sweep's trial is
-MAX_BURST_S = 1.0  # the longest burst by default: this long at the bursts' rate
+MAX_BURST_S = 0.1  # the longest burst by default: this long at the bursts' rate
 RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak")
 
 

@@ -44,6 +44,7 @@ class RecoveryMethod:
             ("recovered", lambda r: f"{r['recovered']} of {r['trials']}"),
         ),
         group_columns=(("recovery median (range)", lambda g: span(_ms, g["mean_s"])),),
+        group_text=lambda g: f"recovery time {span(_ms, g['mean_s'])}",
     )
     knobs = TestbedConfig
     cell_defaults: tuple[str, ...] = ("trials", "overload_time", "recover_time", "interval")

@@ -589,6 +589,12 @@ def measure_pdr(
     spec, outcome = _search(job, spec, run_ctx, store, [], note)
     found = outcome.goals[0]
     pdr = found.conditional_pps or found.lower_pps
+    if outcome.stop is not None:
+        raise TestbedError(
+            f"the search for the throughput stopped: {outcome.stop.message}",
+            f"search experiment {job.experiment_id}; a fault is never counted as SUT loss",
+            "give --throughput as a rate, or measure on a quieter host",
+        )  # fmt: skip
     if pdr is None:
         raise TestbedError(
             "the search for the throughput found no PDR",
