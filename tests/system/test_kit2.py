@@ -145,3 +145,29 @@ def test_the_blocked_time_is_what_the_drop_rule_dropped(tb_name, tmp_path, cli):
     # the sleep's 200 ms and nft's own time (more on a busy host)
     assert abs(t["blocked_s"] - truth) <= 0.001 and t["blocked_s"] >= 0.2
     assert "effective blocked time: mean" in cli("assess", db, check=True).stdout
+
+
+def test_a_change_that_fails_or_outlasts_the_traffic_is_a_fault(tb_name, tmp_path, cli):
+    """A --change that exits non-zero, or is still running when the traffic ends (its
+    loss would not all be counted), leaves its trial out of the mean, named by its line."""
+    assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0
+    try:
+        runs = []
+        for change in ("sh -c 'echo no such ruleset >&2; exit 1'", "sleep 1.5"):
+            runs.append(_json(
+                cli, "reconfig", "--name", tb_name, "--rate", "10k", "--duration", "1s",
+                "--at", "0.2s", "--trials", "1", "--retries", "0", "--change", change,
+                "--no-peak-check", "--db", tmp_path / "f.db", "--json",
+            ))  # fmt: skip
+    finally:
+        cli("testbed", "down", "--name", tb_name)
+    failed, slow = runs
+    for out in runs:
+        assert out["trials_excluded"] == 1 and out["mean_blocked_s"] is None, out
+    assert failed["per_trial"][0]["excluded"] == (
+        "command fault: --change 'sh -c 'echo no such ruleset >&2; exit 1'' exited 1: "
+        "no such ruleset"
+    )
+    assert slow["per_trial"][0]["excluded"].startswith(
+        "command fault: --change 'sleep 1.5' was still running when the traffic ended"
+    )

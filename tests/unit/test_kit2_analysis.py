@@ -120,3 +120,28 @@ def test_a_bursts_rate_is_judged_against_its_span():
     short = rate_judged(burst(200, 99_500.0), 200, 100_000.0)  # 0.5% off a 2 ms burst: 1% allowed
     assert not short.excluded and "burst rate -0.50% off, within 1.00%" in short.warnings[0]
     assert rate_judged(burst(20_000, 99_500.0), 20_000, 100_000.0).excluded  # 0.1% of 200 ms
+
+
+def test_a_recovery_trials_two_generators_are_one_trial():
+    # 10 s at 5.5 kpps (the whole trial) and the first 8 s of it at 5.5 kpps more (the
+    # overload): offered 55,000 + 44,000 frames, 9,900 pps over the 10 s
+    from netassay.methods.recovery.run import phased
+    from netassay.traffic.generator import GenResult
+
+    def run(sent: int, first: int, last: int, secs: float, late: int, ok: bool = True):
+        return GenResult("t", sent, sent, first, last, secs, 5_500.0, sent / secs, None,
+                         late, late // 2, 1, False, ok, {"sent": sent})  # fmt: skip
+
+    whole, extra = (
+        run(55_000, 1_000, 10_000_001_000, 10.0, 30_000),
+        run(44_000, 900, 8_000_000_900, 8.0, 90_000),
+    )
+    both = phased(whole, extra)
+    assert both.sent == both.planned == 99_000 and both.duration_s == 10.0
+    assert both.rate_pps == both.achieved_rate_pps == pytest.approx(9_900.0)
+    assert both.rate_error == pytest.approx(0.0) and both.ok
+    assert (both.first_tx_ns, both.last_tx_ns) == (900, 10_000_001_000)
+    assert both.lateness_max_ns == 90_000 and both.retries == 2
+    assert both.raw["phases"] == {"whole": {"sent": 55_000}, "overload": {"sent": 44_000}}
+    short = phased(whole, run(40_000, 900, 8_000_000_900, 8.0, 0, ok=False))  # fell short
+    assert short.rate_error == pytest.approx(-4_000 / 99_000) and not short.ok

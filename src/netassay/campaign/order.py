@@ -97,7 +97,7 @@ def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
         if brief:
             what += f"  [{brief}]"
         n = "varies" if trials[i] is None else str(trials[i])
-        lines.append(f"{i + 1:>4}  {what:<48}{n:>6}  {fmt_duration(est[i])}")
+        lines.append(f"{i + 1:>4}  {what:<47} {n:>6}  {fmt_duration(est[i])}")
     lines += ["", "run order (block: cells):"]
     for b in range(c.repetitions):
         lines.append(f"  {b + 1}: " + " ".join(str(s.cell + 1) for s in slots if s.block == b))

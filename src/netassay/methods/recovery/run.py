@@ -6,7 +6,7 @@ overload only. Together they offer the overload (110% of the throughput); when t
 second ends (timestamp A, its last frame's send time) the first goes on alone, without
 a gap, at half of it (RFC 2544's 50% of the overload). The sink's count is read every
 ``--interval`` and once right when the second generator returns; ``analysis.recovery``
-finds the first interval after A whose count is what was offered.
+finds when the deficit after A (offered less counted) stops changing.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from netassay.units import fmt_rate
 
 RFC = "RFC 2544 26.5"
 HOW = (
-    "recovery: from the overload's end to the first interval in which the sink counted "
-    "what was offered (no loss, no backlog draining), to within one interval"
+    "recovery: from the overload's end to the time the deficit (frames offered less frames "
+    "counted since then) stops changing: no loss, no backlog draining"
 )
 
 
