@@ -17,7 +17,7 @@ from netassay.errors import InputError, StoreError, UsageError
 from netassay.report.inputs import as_stores
 from netassay.store import Store, faults
 from netassay.store.export import FORMATS, export_to_path
-from netassay.store.pastrami import import_files
+from netassay.store.pastrami import read_files, store_parsed
 from netassay.store.paths import open_store
 from netassay.store.schema import SCHEMA_VERSION
 
@@ -48,9 +48,10 @@ def import_pastrami(
     db: Annotated[Path, typer.Option("--db", help="SQLite store to write (created if new).")],
 ) -> None:
     """Import PASTRAMI raw result files into a store (importing twice adds nothing)."""
+    parsed = read_files(paths)  # every file checked before the store is opened
     with Store(db) as store:
-        added, skipped, trials = import_files(
-            store, paths, lambda note: typer.echo(f"netassay: warning: {note}", err=True)
+        added, skipped, trials = store_parsed(
+            store, parsed, lambda note: typer.echo(f"netassay: warning: {note}", err=True)
         )
     typer.echo(
         f"{db}: imported {added} experiment(s), {trials} trial(s); "
