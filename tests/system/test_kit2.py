@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 import subprocess
 
 import pytest
 
+from netassay.analysis import recovery as AR
 from netassay.names import SUT_OUT
 
 pytestmark = pytest.mark.system
@@ -58,8 +58,8 @@ def test_the_longest_burst_is_the_queue_the_bucket_and_what_the_rate_drains(tb_n
     try:
         _tbf(tb_name, R_S, Q, K)
         out = _json(
-            cli, "burst", "--name", tb_name, "--burst-rate", "200k", "--max-burst", "1000",
-            "--resolution", "0.005", "--tests", "3", "--wait", "0.2s", "--throughput", "5k",
+            cli, "burst", "--name", tb_name, "--burst-rate", "200k", "--max-burst", "400",
+            "--resolution", "0.02", "--tests", "2", "--wait", "0.2s", "--throughput", "5k",
             "--retries", "4", "--no-peak-check", "--db", db, "--json",
         )  # fmt: skip
     finally:
@@ -88,14 +88,14 @@ def test_recovery_is_the_time_the_full_queue_takes_to_drain(tb_name, tmp_path, c
         _tbf(tb_name, R, QR, 100)
         out = _json(
             cli, "recovery", "--name", tb_name, "--throughput", "10k", "--overload-time", "2s",
-            "--recover-time", "1s", "--interval", "10ms", "--trials", "3", "--wait", "0.5s",
+            "--recover-time", "1s", "--interval", "10ms", "--trials", "4", "--wait", "0.5s",
             "--no-peak-check", "--db", db, "--json",
         )  # fmt: skip
     finally:
         cli("testbed", "down", "--name", tb_name)
     print({k: out[k] for k in ("mean_s", "ci95_s", "per_trial")})
     assert out["overload_pps"] == pytest.approx(11_000) and out["low_pps"] == pytest.approx(5_500)
-    assert out["trials"] == 3
+    assert out["trials"] == 4
     from netassay.store.db import Store
 
     with Store(db, readonly=True) as st:
@@ -105,14 +105,29 @@ def test_recovery_is_the_time_the_full_queue_takes_to_drain(tb_name, tmp_path, c
     where = [{k for k, v in t["loss_location"].items() if v and k != "unsent"} for t in trials]
     truthful = {t["repetition"] for t, w in zip(trials, where, strict=True) if w == {"sut_egress"}}
     assert len(truthful) >= 2, [t["loss_location"] for t in trials]
-    ours = [t for t in out["per_trial"] if t["trial"] in truthful]
-    # the backlog the deficit shows is the queue's depth, and it drains in Q / (R - 0.55
-    # R), or later on a busy host (never sooner: the tbf's rate is a ceiling); the median
-    # of the trials (a stall of a busy host's generator right at A leaves less queued)
-    settled = statistics.median(t["settled_frames"] for t in ours)
-    took = statistics.median(t["recovery_s"] for t in ours)
-    assert settled == pytest.approx(-QR, rel=0.05), ours
-    assert 0.95 * DRAIN_S <= took <= 1.25 * DRAIN_S, ours
+    # Each truthful trial against the ground truth, to within what its samples resolve:
+    # the full queue drains in Q / (R - 0.55 R) from A (never sooner: the tbf's rate is
+    # a ceiling), known to within the gap between the samples either side of that time
+    # (a busy host's sampler may wait); and the backlog the deficit shows is the queue
+    # less what drained between A and the first sample after it, Q - 0.45 R x that.
+    held = []
+    for t in trials:
+        if t["repetition"] not in truthful:
+            continue
+        r = t["counters"]["recovery"]
+        after_a = [s[0] - r["t_drop_s"] for s in r["samples"]]
+        gap = min(x for x in after_a if x > DRAIN_S) - max(x for x in after_a if x <= DRAIN_S)
+        backlog = QR - (R - 0.55 * R) * min(x for x in after_a if x >= 0)
+        found = AR.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], 0.55 * R)
+        ok_time = found["recovery_s"] is not None and (
+            abs(found["recovery_s"] - DRAIN_S) <= max(0.05 * DRAIN_S, gap)
+        )
+        ok_backlog = abs(-found["settled_frames"] - backlog) <= 0.05 * QR
+        held.append(ok_time and ok_backlog)
+        print({"trial": t["repetition"], "gap_s": gap, "backlog": backlog,
+               **{k: v for k, v in found.items() if k != "after"}})  # fmt: skip
+    # (a stall of a busy host's generator right at A leaves less queued: one trial may miss)
+    assert sum(held) >= 2, held
     assert "recovery time: mean" in cli("assess", db, check=True).stdout
 
 
@@ -134,13 +149,15 @@ def test_the_blocked_time_is_what_the_drop_rule_dropped(tb_name, tmp_path, cli):
     db = tmp_path / "c.db"
     out = _json(
         cli, "reconfig", "--name", tb_name, "--sut", "router", "--rate", "20k",
-        "--duration", "3s", "--at", "0.5s", "--trials", "1", "--change",
+        "--duration", "4s", "--at", "0.2s", "--trials", "1", "--change",
         f"sh {script} {counted}", "--no-peak-check", "--db", db, "--json",
     )  # fmt: skip
     dropped = int(re.search(r"packets (\d+)", counted.read_text()).group(1))
     truth = dropped / 20_000  # the rule's own count, at the offered rate
     t = out["per_trial"][0]
     print({"dropped": dropped, "truth_s": truth, "trial": t})
+    # (nft took 2 s to insert, count and flush the rule on a busy host: --duration 4s)
+    assert t["excluded"] is None, t
     assert t["lost"] == dropped  # every frame lost is one the rule dropped
     # the sleep's 200 ms and nft's own time (more on a busy host)
     assert abs(t["blocked_s"] - truth) <= 0.001 and t["blocked_s"] >= 0.2
@@ -164,10 +181,11 @@ def test_a_change_that_fails_or_outlasts_the_traffic_is_a_fault(tb_name, tmp_pat
     failed, slow = runs
     for out in runs:
         assert out["trials_excluded"] == 1 and out["mean_blocked_s"] is None, out
-    assert failed["per_trial"][0]["excluded"] == (
+    # (on a busy host another fault, a truncated trial, may come first)
+    assert (
         "command fault: --change 'sh -c 'echo no such ruleset >&2; exit 1'' exited 1: "
         "no such ruleset"
-    )
-    assert slow["per_trial"][0]["excluded"].startswith(
-        "command fault: --change 'sleep 1.5' was still running when the traffic ended"
-    )
+    ) in failed["per_trial"][0]["excluded"]
+    assert ("command fault: --change 'sleep 1.5' was still running when the traffic ended") in slow[
+        "per_trial"
+    ][0]["excluded"]

@@ -145,3 +145,25 @@ def test_a_recovery_trials_two_generators_are_one_trial():
     assert both.raw["phases"] == {"whole": {"sent": 55_000}, "overload": {"sent": 44_000}}
     short = phased(whole, run(40_000, 900, 8_000_000_900, 8.0, 0, ok=False))  # fell short
     assert short.rate_error == pytest.approx(-4_000 / 99_000) and not short.ok
+
+
+def test_a_sampler_kept_waiting_reads_once_not_once_per_missed_tick():
+    import time
+
+    from netassay.methods.recovery.run import Sampler
+
+    calls = []
+
+    def count() -> int:  # the 5th read stalls 80 ms: 8 ticks of 10 ms go by
+        calls.append(time.monotonic())
+        if len(calls) == 5:
+            time.sleep(0.08)
+        return len(calls)
+
+    s = Sampler(count, 0.01)
+    s.start()
+    time.sleep(0.25)
+    s.stop()
+    gaps = [b[0] - a[0] for a, b in zip(s.samples, s.samples[1:-1], strict=False)]
+    assert max(gaps) >= 0.08 and len(s.samples) < 0.25 / 0.01
+    assert min(gaps) > 0.002, gaps  # no clump of reads at one instant after the stall

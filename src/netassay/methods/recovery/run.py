@@ -11,6 +11,7 @@ finds when the deficit after A (offered less counted) stops changing.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -94,7 +95,10 @@ class Sampler:
         k = 1
         while not self._stop.wait(max(0.0, t0 + k * self.interval_s - time.monotonic())):
             self.take()
-            k += 1
+            # the next tick still ahead: a thread the busy host kept waiting reads once,
+            # not once per tick it missed (a clump of samples at one instant would weigh
+            # on the fit as many)
+            k = max(k + 1, math.floor((time.monotonic() - t0) / self.interval_s) + 1)
 
     def start(self) -> None:
         self.samples = []
