@@ -441,8 +441,12 @@ impl Xdp {
         // poll); the schedule is then set anew from the next frame on, so that the
         // check's wait is not a stall the next frames would catch up in one burst. The
         // achieved rate is measured from there, as for the other techniques.
-        self.set_schedule(crate::pace::now() + 200_000, rate, catch_up_gap_ns(rate, cfg.catch_up))
-            .map_err(|e| (e, 0))?;
+        self.set_schedule(
+            crate::pace::now() + 200_000,
+            rate,
+            catch_up_gap_ns(rate, cfg.catch_up),
+        )
+        .map_err(|e| (e, 0))?;
         let probe = (inner as u64).min(cfg.planned);
         match self.run_batched(probe as usize, inner) {
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}

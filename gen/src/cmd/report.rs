@@ -142,7 +142,8 @@ fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -
         ("batch", J::U(ran.batch as u64)),
         (
             "spacing_ns",
-            plan.rate.map_or(J::Null, |rate| J::F((1e9 / rate * 10.0).round() / 10.0)),
+            plan.rate
+                .map_or(J::Null, |rate| J::F((1e9 / rate * 10.0).round() / 10.0)),
         ),
         ("catch_up", ran.catch_up.map_or(J::Null, J::F)),
         ("burst", J::U(s.burst as u64)),
