@@ -467,8 +467,12 @@ impl Xdp {
         let mut w = self.slot_words().map_err(|e| (e, sent))?;
         w[W_START] = start;
         self.set_words(&w).map_err(|e| (e, sent))?;
-        out.first_batch = sent;
-        out.first_tx = start + off(sent);
+        // The span is measured as the other techniques measure theirs: from the first
+        // frame's time (frame 0, on the schedule as restarted) to the last frame's, and
+        // the frames after the first over it (one for frame 0 itself). Measured from
+        // frame `sent` instead, a short run's rate came out high by one frame's share.
+        out.first_batch = 1;
+        out.first_tx = start;
         let last_k = match cfg.deadline_ns {
             // the frames due before the deadline
             Some(d) => ((d as u128 * rate as u128) / 1_000_000_000) as u64,
