@@ -42,6 +42,10 @@ def test_a_sweep_given_no_loads_goes_past_the_routers_saturation_and_finds_it(
     assert out["verdict"] in ("GOOD", "BAD"), out["reason"]  # saturation found, not beyond
     techniques = {t["counters"]["generator"]["technique"] for t in trials}
     assert techniques == {"xdp_live_frames"}
+    shown = cli("assess", str(db), timeout=120)
+    assert shown.returncode == 0, shown.stderr  # the schedule the trials kept, said
+    assert "schedule: xdp_live_frames: batches of " in shown.stdout, shown.stdout
+    assert "catch-up at most 2x; p99.9 lateness up to " in shown.stdout, shown.stdout
 
 
 @pytest.mark.parametrize("mode", ["napi", "backlog"])
