@@ -485,6 +485,7 @@ impl Xdp {
         }
         out.lateness.add_n(max, below);
         out.lateness.max = max;
+        out.end = crate::pace::now();
         Ok(out)
     }
 }
