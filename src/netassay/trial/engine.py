@@ -632,7 +632,8 @@ def _ready(ctx: TrialContext) -> dict[str, Any]:
     roles, watch = _roles(ctx), ctx.watch
     deadline = time.monotonic() + LINK_WAIT_S
     while (problem := watch.problem(before, roles)) is not None:
-        if "namespace" in problem or time.monotonic() > deadline:
+        # a namespace deleted does not come back; a link set up again may
+        if I.missing_namespaces(roles.values()) or time.monotonic() > deadline:
             raise broken(ctx, problem)
         time.sleep(0.1)
         before = _snapshot(ctx)
