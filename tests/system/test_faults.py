@@ -425,12 +425,13 @@ def _as_injected(t: dict[str, Any], stop: tuple[int, int], length: float, began:
 
 
 def test_generator_stopped_for_two_seconds(sweep, tb_name, tmp_path, netns_of, backlog):
-    """SIGSTOP, two seconds, SIGCONT: 0.3 s into a 3 s trial the generator catches up
-    when it continues (a stall of 2 s, then the frames due in one burst); 1.5 s into
+    """SIGSTOP, two seconds, SIGCONT: 0.3 s into a 3 s trial the generator, continued,
+    sends the frames due as fast as it can (a stall of 2 s, then a catch-up); 1.5 s into
     the next one the trial's end comes while it is stopped (a stall, and the frames it
-    left unsent). Both are stalls, said as such, kept out of the statistics (never SUT
-    loss), with the duration and the rate each trial really had. The machine's clock
-    is never touched: the generator's own monotonic clock measures the stall."""
+    left unsent: a fault). Both are said as stalls, never as SUT loss nor as the
+    generator's reach, with the duration and the rate each trial really had. The
+    machine's clock is never touched: the generator's own monotonic clock measures the
+    stall, and the test checks it against the signals it sent."""
     original, db = backlog(), tmp_path / "stop.db"
     sw = sweep(db, 3, "3s")
     stops = []  # when each stall began and ended (time.monotonic_ns: the generator's clock)
@@ -448,11 +449,18 @@ def test_generator_stopped_for_two_seconds(sweep, tb_name, tmp_path, netns_of, b
 
     caught = t[0]
     w = _warnings(caught)
-    assert caught["excluded"] and "generator stall" in caught["excluded"], w
-    stall = next(x for x in w if x.startswith("generator stall"))
+    # said as a stall; a fault when its catch-up overflowed a queue or fell short of the
+    # trial's end (this busy host: the path took ~30 kpps), else a note and the trial
+    # used (the SUT carried every frame: a burst only adds loss)
+    stall = next(x for x in w if "the generator sent nothing for" in x)
     length, began = _stall_of(stall)
     _as_injected(caught, stops[0], length, began)
-    assert "frames due as fast as it could" in stall and "not SUT loss" in stall, stall
+    assert "frames due as fast as it could" in stall, stall
+    if caught["excluded"]:
+        assert caught["excluded"].startswith("generator stall"), w
+    else:
+        assert stall.startswith("stall without harm (nothing lost)"), w
+        assert caught["received"] == caught["sent"] == 3 * PPS
     # it sent what was due as fast as the path took it, to its end (3 s in): that
     # duration, and the rate over it (all it sent, or as many as it caught up on)
     assert abs(caught["duration_s"] - 3.0) < 0.1, caught["duration_s"]
@@ -476,7 +484,7 @@ def test_generator_stopped_for_two_seconds(sweep, tb_name, tmp_path, netns_of, b
     assert not any(x.startswith("generator limit") for x in w), w  # not the generator's reach
 
     a = _assessed(db)  # whatever they lost, neither counts as the SUT's loss
-    assert a["loads"][0]["excluded"] >= 2, a["loads"][0]
+    assert a["loads"][0]["excluded"] >= 1 + bool(caught["excluded"]), a["loads"][0]
     assert a["loads"][0]["plr"] in (0.0, None), a["loads"][0]
     _store_ok(db)
     _host_clean(tb_name, netns_of, backlog, original)

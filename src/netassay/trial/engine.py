@@ -20,10 +20,11 @@ checks that the testbed is still the one built: every namespace there and every 
 up (it waits ``LINK_WAIT_S`` for a link to come back, then stops with one line), the
 routes and neighbours a link lost when it went down and up again set again, the sink's
 XDP program attached again when another process detached it. A testbed that changed
-during a trial (a namespace deleted, a link down, the sink's program detached), a
-generator killed by a signal it cannot catch or stopped (SIGSTOP) for longer than a
-tenth of the trial: each makes that trial a measurement fault, said as such, whose
-duration and rate are what they really were.
+during a trial (a namespace deleted, a link down, the sink's program detached) or a
+generator killed by a signal it cannot catch makes that trial a measurement fault,
+said as such. A generator stopped (SIGSTOP) or without a CPU is a stall said with how
+long it sent nothing and from when, judged by the stall rule; a trial its end came in
+during a stall has the duration and rate it really had.
 """
 
 from __future__ import annotations
@@ -381,8 +382,6 @@ def _trial_warnings(
     disagree = sink_disagreement(d)
     if disagree:
         warnings.append(disagree)
-    if any(_long_stall(g) for g in gens):  # the load was missing for that long: a fault
-        return warnings
     burst = Q.stall_burst(res.lateness_max_ns, rate_pps)
     return _judged_stall(warnings, loss, res.sent - received - sink_dropped, burst, ctx.queues)
 
@@ -517,11 +516,10 @@ def _latency_warnings(h: SinkHist, counted: int) -> list[str]:
 def _generator_warnings(res: GenResult, rate_pps: float, queue_pkts: int | None) -> list[str]:
     stall = _stall(res)
     cut = stall is not None and _ended_in_stall(res)
-    long = _long_stall_warning(res, rate_pps)
     if stall is not None and cut:
         out = _stall_cut_short(res, rate_pps, *stall)
-    elif long is not None:  # its rate is the stall's doing, not the generator's reach
-        out = [long]
+    elif stall is not None and _long_stall(res):  # its rate is the stall's doing
+        out = [_long_stall_words(res, rate_pps, stall, queue_pkts)]
     else:
         out = [
             w
@@ -806,21 +804,23 @@ def _said_stall(warning: str | None, stall: tuple[float, float] | None) -> str |
     return f"{warning}; {_stalled(stall)}"
 
 
-def _long_stall_warning(res: GenResult, rate_pps: float) -> str | None:
-    """A fault for a stall of LONG_STALL_SHARE of the trial or more, whatever its burst
-    and whatever was lost: the load was missing for that long, then came as fast as the
-    generator could send it (never a 'generator limit': its reach is not in question)."""
-    if not _long_stall(res):
-        return None
-    stall = _stall(res)
-    assert stall is not None
+def _long_stall_words(
+    res: GenResult, rate_pps: float, stall: tuple[float, float], queue_pkts: int | None
+) -> str:
+    """A stall of LONG_STALL_SHARE of the trial or more, said with the rate the trial
+    had, never as a generator limit: the generator's reach is not in question. A fault
+    (to be judged by the loss, as every stall) when its catch-up could overflow a queue
+    (``quality.stall_warning``); a note when it fits every queue."""
     due = round(rate_pps * stall[0])
-    return (
-        f"{Q.GENERATOR_STALL}: {_stalled(stall)}; then it sent the ~{due:,} frames due as "
-        f"fast as it could: {res.sent:,} frames in {res.duration_s:.2f} s "
-        f"({fmt_rate(res.achieved_rate_pps)} of the {fmt_rate(rate_pps)} offered), not "
-        "offered evenly as planned; not SUT loss"
+    words = (
+        f"{_stalled(stall)}; then it sent the ~{due:,} frames due as fast as it could: "
+        f"{res.sent:,} frames in {res.duration_s:.2f} s ({fmt_rate(res.achieved_rate_pps)} "
+        f"of the {fmt_rate(rate_pps)} offered), not offered evenly as planned"
     )
+    over = stall_warning(res.lateness_max_ns, rate_pps, queue_pkts)
+    if over is None:
+        return f"{words}; its catch-up fits every queue on the path"
+    return f"{Q.GENERATOR_STALL}: {words}; {over.split('; ', 1)[-1]}"
 
 
 def _stall_cut_short(res: GenResult, rate_pps: float, length_s: float, from_s: float) -> list[str]:
