@@ -311,13 +311,15 @@ def test_sink_xdp_detached_mid_trial(sweep, tb_name, tmp_path, netns_of, backlog
     _host_clean(tb_name, netns_of, backlog, original)
 
 
-def test_veth_down_and_up_mid_trial(sweep, tb_name, tmp_path, netns_of, backlog):
-    """The SUT's egress veth down 0.8 s into the second trial and up 0.3 s later: that
+@pytest.mark.parametrize("ip", ["4", "6"])
+def test_veth_down_and_up_mid_trial(sweep, tb_name, tmp_path, netns_of, backlog, ip):
+    """The SUT's egress veth down 0.5 s into the second trial and up 0.3 s later: that
     trial is a testbed fault (its frames were lost in the SUT's namespace, to a link
     down, not to the SUT); the routes and neighbours the flap removed are set again and
-    the next trial loses nothing."""
+    the next trial loses nothing (IPv6: the link's addresses, which a link down removes,
+    too)."""
     original, db = backlog(), tmp_path / "down.db"
-    sw = sweep(db, 3, "2s")
+    sw = sweep(db, 3, "2s", "--ip", ip)
     sut = sw.ns("sut")
     pid = sw.at(2, 0.5)
     subprocess.run(["ip", "-n", sut, "link", "set", "dev", "sut1", "down"], check=True)

@@ -229,8 +229,8 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
 
 
 def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
-    extra = ["nodad"] if v6 else []
-    run(["ip", "-n", ns, "addr", "add", f"{addr}/{plen}", "dev", dev, *extra])
+    extra = ["nodad"] if v6 else []  # replace: set again as it is (restore_paths)
+    run(["ip", "-n", ns, "addr", "replace", f"{addr}/{plen}", "dev", dev, *extra])
 
 
 def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
@@ -242,14 +242,8 @@ def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
 
 
 def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
-    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
-    a = N.addressing("router", cfg.ip_version)
-    v6 = cfg.ip_version == 6
-    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
-    _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
-    _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
-    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
-    if v6:
+    sut = N.netns(name, "sut")
+    if cfg.ip_version == 6:
         _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
     else:
         _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
@@ -260,10 +254,17 @@ def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, An
 
 
 def _router_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
-    """The router's static routes and neighbours (set again by ``restore_paths``)."""
+    """The router's addresses, static routes and neighbours (set again by
+    ``restore_paths``: a link down loses its IPv6 addresses, and its routes and
+    neighbours in both versions)."""
     tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
     a = N.addressing("router", cfg.ip_version)
-    fam = ["-6"] if cfg.ip_version == 6 else ["-4"]
+    v6 = cfg.ip_version == 6
+    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
+    _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
+    _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
+    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    fam = ["-6"] if v6 else ["-4"]
     bench = str(N.BENCH_V6 if cfg.ip_version == 6 else N.BENCH_V4)
     run(["ip", "-n", tg, *fam, "route", "replace", bench, "via", str(a.sut_in)])
     run(["ip", "-n", sink, *fam, "route", "replace", bench, "via", str(a.sut_out)])
@@ -303,9 +304,7 @@ def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
 
 
 def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
-    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
-    a = N.addressing("bridge", cfg.ip_version)
-    v6 = cfg.ip_version == 6
+    sut = N.netns(name, "sut")
     run(
         [
             "ip",
@@ -325,15 +324,17 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     for dev in (N.SUT_IN, N.SUT_OUT):
         run(["ip", "-n", sut, "link", "set", dev, "master", N.BRIDGE])
     run(["ip", "-n", sut, "link", "set", N.BRIDGE, "up"])
-    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
-    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
     _bridge_paths(name, cfg, macs)
 
 
 def _bridge_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
-    """The bridge's static entries and the ends' neighbours (``restore_paths``)."""
+    """The ends' addresses and neighbours and the bridge's static entries
+    (``restore_paths``)."""
     tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
     a = N.addressing("bridge", cfg.ip_version)
+    v6 = cfg.ip_version == 6
+    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
+    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
     for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
         run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
     _static_neighbours(
