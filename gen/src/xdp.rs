@@ -479,33 +479,51 @@ impl Xdp {
             None => cfg.planned,
         }
         .min(cfg.planned);
+        // A stall: the time between two test runs (from the later of the last frame's
+        // build, in the kernel, and the next frame's due time) in which frames were due
+        // and none could leave: the process stopped (it stops on its way out of a test
+        // run and goes on with the next after SIGCONT) or without a CPU in user space.
+        // Waits inside a test run are the frames' lateness.
+        out.stall = Some((0, 0));
+        let mut returned = start;
+        let stalled = |out: &mut LoopOut, sent: u64, ts: u64, built: u64| {
+            let from = built.max(start + off(sent));
+            let idle = ts.saturating_sub(from);
+            if out.stall.is_none_or(|(longest, _)| idle > longest) {
+                out.stall = Some((idle, from));
+            }
+        };
         while sent < last_k {
             if crate::pace::stopped() {
                 out.stop = Stop::Signal;
                 break;
             }
-            if cfg
-                .deadline_ns
-                .is_some_and(|d| crate::pace::now() >= start + d)
-            {
+            let ts = crate::pace::now();
+            if cfg.deadline_ns.is_some_and(|d| ts >= start + d) {
                 out.stop = Stop::Deadline;
                 break;
             }
+            stalled(&mut out, sent, ts, returned);
             let r = self.run_batched(chunk.min(last_k - sent) as usize, inner);
-            sent = self.slot_words().map_err(|e| (e, sent))?[W_K];
+            let w = self.slot_words().map_err(|e| (e, sent))?;
+            (sent, returned) = (w[W_K], w[W_LAST].max(start));
             match r {
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
-                    out.stop = Stop::Signal;
-                    break;
-                }
+                // a signal: a stop's (SIGSTOP, then SIGCONT) goes on, netassay's own ends
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => return Err((e, sent)),
                 Ok(()) => {}
             }
         }
+        out.end = crate::pace::now();
         if crate::pace::stopped() {
             out.stop = Stop::Signal;
         } else if out.stop == Stop::Complete && sent < cfg.planned {
             out.stop = Stop::Deadline;
+        }
+        if sent < cfg.planned {
+            // ended before every frame went (deadline, signal): a stall it ended in counts
+            let end = out.end;
+            stalled(&mut out, sent, end, returned);
         }
         let w = self.slot_words().map_err(|e| (e, sent))?;
         out.sent = w[W_K];
@@ -521,6 +539,7 @@ impl Xdp {
         }
         out.lateness.add_n(max, below);
         out.lateness.max = max;
+        out.end = crate::pace::now();
         Ok(out)
     }
 }

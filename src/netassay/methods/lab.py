@@ -150,6 +150,7 @@ def open_testbed(name: str, cfg: TestbedConfig, what: str, note: Note = _quiet) 
     ``cfg``, else build one (removed at the end); ``what`` runs on it (for the error)."""
     st = S.read_state(name)
     if st is None:
+        S.check_run_dir()  # its state and lock: refused before a word of building it
         note(f"building testbed '{name}' ({getattr(cfg, 'sut', 'external')}) ...")
         return Testbed(name, cfg)
     have = config_from_state(st)

@@ -123,6 +123,7 @@ class Testbed:
     # -- context manager ----------------------------------------------------------
     def __enter__(self) -> Testbed:
         require_root()
+        S.check_run_dir()  # its state and lock go there: one line before anything is built
         self._lock.acquire()
         self._sigterm.install()
         building = False

@@ -15,7 +15,7 @@ from netassay import methods as registry
 from netassay import names as N
 from netassay import quality
 from netassay.config import Config, TestbedConfig
-from netassay.errors import UsageError
+from netassay.errors import TestbedError, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import Plan, eta_s
@@ -23,7 +23,7 @@ from netassay.methods.sweep.request import NO_LOAD_PPS, RETRIES, SweepRequest
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
-from netassay.trial.engine import SOURCE, TrialContext, measure, trials_on
+from netassay.trial.engine import SOURCE, TrialContext, measure, testbed_problem, trials_on
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_duration, fmt_rate
 
@@ -279,6 +279,8 @@ def measure_with_retries(sw: Sweep, ctx: TrialContext, i: int, k: int, rate: flo
             break
         if not faults or attempt == sw.retries or lab.signalled(rec):
             break
+        if testbed_problem(ctx) is not None:  # gone: store this one, the next trial says so
+            break
         lost = rec.sent - rec.forwarded
         discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(faults)}")
     return replace(rec, warnings=[*rec.warnings, *discarded], run_id=ctx.run_id)
@@ -299,7 +301,15 @@ def loop(sw: Sweep, ctx: TrialContext, store: Store) -> None:
     for n, (i, k, rate) in enumerate(todo):
         if n and sw.plan.settle_s:
             time.sleep(sw.plan.settle_s)
-        rec = measure_with_retries(sw, ctx, i, k, rate)
+        try:
+            rec = measure_with_retries(sw, ctx, i, k, rate)
+        except TestbedError as exc:  # taken apart under the sweep: what is stored stays
+            then = f"{exc.todo}, then " if exc.todo else ""
+            raise TestbedError(
+                exc.what, exc.why,
+                f"{sw.stored} trial(s) of this run are stored in {sw.db}; {then}continue "
+                f"with 'netassay sweep --db {sw.db} --resume'",
+            ) from exc  # fmt: skip
         store.add_trial(sw.experiment_id, rec)  # committed now: a crash loses only the next
         sw.stored += 1
         if sw.progress:
