@@ -58,6 +58,8 @@ const MAX_INNER_BATCH: usize = 64;
 /// Paced: the schedule one test run covers (signals and the deadline are checked
 /// between runs), and the schedule one inner batch covers (a batch leaves together).
 const CHUNK_NS: u64 = 100_000_000;
+/// How often a send of live frames looks whether its device is still up.
+const UP_CHECK_NS: u64 = 10_000_000;
 const PACED_WINDOW_NS: u64 = 8_000;
 
 /// The one slot of the program's array map, in u64 words: the packet number k, the
@@ -352,6 +354,8 @@ pub struct Xdp {
     dummy: Vec<u8>,
     dev: String,
     tx0: u64,
+    /// When `send` last looked whether the device is still up (CLOCK_MONOTONIC ns).
+    up_checked: u64,
 }
 
 impl Xdp {
@@ -373,6 +377,7 @@ impl Xdp {
             dummy: vec![0u8; t.frame.len()],
             dev: dev.to_string(),
             tx0: dev_stat(dev, "tx_packets").unwrap_or(0),
+            up_checked: 0,
         })
     }
 
@@ -504,6 +509,11 @@ impl Xdp {
                 break;
             }
             stalled(&mut out, sent, ts, returned);
+            if !dev_up(&self.dev) {
+                // as a socket's send fails on a link set down (a test run would go on
+                // and its frames would vanish)
+                return Err((io::Error::from_raw_os_error(libc::ENETDOWN), sent));
+            }
             let r = self.run_batched(chunk.min(last_k - sent) as usize, inner);
             let w = self.slot_words().map_err(|e| (e, sent))?;
             (sent, returned) = (w[W_K], w[W_LAST].max(start));
@@ -567,9 +577,27 @@ impl Tx for Xdp {
         &mut self.dummy
     }
     fn send(&mut self, _from: usize, n: usize) -> io::Result<usize> {
+        let now = crate::pace::now();
+        if now.saturating_sub(self.up_checked) >= UP_CHECK_NS {
+            // a test run on a device set down goes on and its frames vanish: fail as
+            // a socket's send does (at most every UP_CHECK_NS)
+            self.up_checked = now;
+            if !dev_up(&self.dev) {
+                return Err(io::Error::from_raw_os_error(libc::ENETDOWN));
+            }
+        }
         self.run(n)?;
         Ok(n)
     }
+}
+
+/// Whether `dev` is set up (IFF_UP in its sysfs flags); a device that cannot be read
+/// counts as up (its sends fail on their own).
+pub fn dev_up(dev: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{dev}/flags"))
+        .ok()
+        .and_then(|f| u64::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
+        .is_none_or(|flags| flags & libc::IFF_UP as u64 != 0)
 }
 
 /// Read a `statistics/` counter of `dev` (in this namespace's /sys).

@@ -61,7 +61,8 @@ def test_each_receive_mode_counts_every_frame_at_a_low_load(tb_name, mode):
             assert rec.sent == rate and rec.received == rec.sent, (rec.loss_location, rec.warnings)
             if mode == "napi":
                 g = rec.counters["generator"]
-                assert g["catch_up"] == 2.0 and g["spacing_ns"] == pytest.approx(1e9 / rate)
+                assert g["catch_up"] == 2.0
+                assert g["spacing_ns"] == pytest.approx(1e9 / rate, rel=1e-4)
 
 
 def test_no_false_loss_at_half_the_mrr_three_million_frames(tb_name):
@@ -75,12 +76,17 @@ def test_no_false_loss_at_half_the_mrr_three_million_frames(tb_name):
             mrr = flood(ctx, 1.0)["forwarded_pps"]
         half = round(mrr / 2, -3)
         print(f"MRR {mrr} pps; trials at {half}")
-        sent = received = 0
-        for k in range(3):
-            rec = measure(ctx, 0, k, half, 1e6 / half)
-            assert not rec.excluded, rec.excluded
+        sent = received = kept = 0
+        for k in range(6):  # a trial the host spoiled (a stall: the generator's) again,
+            rec = measure(ctx, 0, k, half, 1e6 / half)  # as a sweep repeats it
             assert rec.counters["deltas"]["sink/nft/na_rx/packets"] == rec.received
+            if rec.excluded:
+                assert rec.excluded.startswith(("generator limit", "generator stall")), rec
+                continue
             sent += rec.sent
             received += rec.received
+            kept += 1
             assert {loc: n for loc, n in rec.loss_location.items() if n} == {}
-        assert sent == received and abs(sent - 3_000_000) <= 3
+            if kept == 3:
+                break
+        assert kept == 3 and sent == received and abs(sent - 3_000_000) <= 3
