@@ -12,8 +12,7 @@ def test_one_schedule_is_said_once():
     g = {"technique": "xdp", "batch": 64, "spacing_ns": 1000, "catch_up": 2.0,
          "lateness_p999_ns": 12_500}  # fmt: skip
     assert schedule_line([g, dict(g)]) == (
-        "xdp: batches of 64 frame(s), 1 us apart, catch-up at most 2x; "
-        "p99.9 lateness up to 12.5 us"
+        "xdp: batches of 64 frame(s), 1 us apart, catch-up at most 2x; p99.9 lateness up to 12.5 us"
     )
 
 
