@@ -25,3 +25,8 @@ def test_schedules_that_differ_are_said_as_ranges_with_the_worst_lateness():
     assert schedule_line(gens) == (
         "sendmmsg/xdp: batches of 1-32 frame(s), 0.5-20 us apart; p99.9 lateness up to 40 us"
     )
+
+
+def test_a_lateness_of_milliseconds_is_said_in_milliseconds():
+    g = {"technique": "xdp", "batch": 2, "spacing_ns": 3333.3, "lateness_p999_ns": 16_400_000}
+    assert schedule_line([g]).endswith("3.33 us apart; p99.9 lateness up to 16.4 ms")

@@ -137,7 +137,9 @@ def schedule_line(gens: list[dict[str, Any]]) -> str | None:
         out += f", catch-up at most {_span([float(u) for u in ups], lambda v: f'{v:g}')}x"
     late = [float(g["lateness_p999_ns"]) for g in kept if g.get("lateness_p999_ns") is not None]
     if late:
-        out += f"; p99.9 lateness up to {max(late) / 1e3:.3g} us"
+        worst = max(late)
+        said = f"{worst / 1e6:.3g} ms" if worst >= 1e6 else f"{worst / 1e3:.3g} us"
+        out += f"; p99.9 lateness up to {said}"
     return out
 
 
