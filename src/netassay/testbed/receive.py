@@ -3,7 +3,8 @@
 A veth has two receive paths, and which one a testbed uses decides both what the SUT
 does per frame and how fast a generator on a small host can offer frames:
 
-- ``backlog`` (netassay's only mode before ``--rx-mode``): the veth has no NAPI. Each
+- ``backlog`` (the default, and netassay's only mode before ``--rx-mode``): the veth
+  has no NAPI. Each
   frame the generator transmits is handed to the stack by ``netif_rx`` inside the
   generator's own send call, on the generator's CPU, and RPS queues it to the SUT's
   CPU (an IPI, the per-CPU backlog). The generator sends socket buffers (AF_PACKET
@@ -12,7 +13,7 @@ does per frame and how fast a generator on a small host can offer frames:
   enqueue to another CPU's backlog; measured here, that path tops out below the kernel
   router's maximum receive rate, so a paced sweep of an uncapped router cannot reach
   its saturation.
-- ``napi`` (the default): an XDP program that passes every frame (``bpf/xdp_pass.c``)
+- ``napi``: an XDP program that passes every frame (``bpf/xdp_pass.c``)
   sits on the SUT's ingress veth, which makes veth take frames into a 256-frame ring
   and poll it with NAPI, in batches, as a NIC's driver polls its receive ring. The
   poll runs in a kernel thread pinned to the SUT's CPU at the priority of threaded
