@@ -110,7 +110,7 @@ def plot_search(
     ax.legend(fontsize=8, loc="best")
     out = []
     for fmt in FORMATS:
-        path = stem.with_suffix(f".{fmt}")
+        path = stem.with_name(f"{stem.name}.{fmt}")  # a label's dots kept in the name
         fig.savefig(path, dpi=110)
         out.append(path)
     plt.close(fig)
