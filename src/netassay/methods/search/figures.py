@@ -152,3 +152,10 @@ def _draw(ax: Any, pts: Sequence[dict[str, Any]], outcome: E.SearchOutcome, div:
                 ls="--",
                 label=f"{o.goal.label}: bounds and conditional throughput",
             )
+
+
+def plot_stored(
+    trials: Iterable[dict[str, Any]], outcome: E.SearchOutcome, stem: Path, title: str = ""
+) -> list[Path]:
+    """``plot_search`` of a search's stored trials (``points``)."""
+    return plot_search(points(trials), outcome, stem, title)

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
+from netassay.methods.sweep.located import loss_shares
 
 COLORS = {
     "unsent": "#bbbbbb",
@@ -42,29 +43,6 @@ LABELS = {
     "between_ports": "between the ports (external SUT)",
     "unaccounted": "unaccounted",
 }
-
-
-def loss_shares(
-    trials: list[dict[str, Any]], rates_pps: list[float]
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Per load: mean over trials of (packets lost at location) / sent. Pure."""
-    n = len(rates_pps)
-    sums = {loc: np.zeros(n) for loc in LOCATIONS}
-    counts = np.zeros(n)
-    for t in trials:
-        i = int(t["load_index"])
-        if not 0 <= i < n:
-            continue
-        sent = max(int(t.get("sent") or 0), 1)
-        counts[i] += 1
-        for loc, packets in (t.get("loss_location") or {}).items():
-            if loc in sums and packets:
-                sums[loc][i] += max(float(packets), 0.0) / sent
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shares = {
-            loc: np.where(counts > 0, s / np.maximum(counts, 1), 0.0) for loc, s in sums.items()
-        }
-    return np.asarray(rates_pps, dtype=float), shares
 
 
 def plot_loss_location(trials: list[dict[str, Any]], rates_pps: list[float], path: Path) -> None:
