@@ -12,8 +12,10 @@ of its first load received one frame fewer (one frame in millions: the figures l
 the same).
 
 Then, for this tree and for ``--baseline`` (the ``src`` folder of another checkout,
-e.g. ``git worktree add --detach ../base-main main``), each importing its own store
-(a baseline reads only its own schema), the real command, as a user runs it:
+e.g. ``git worktree add --detach ../base-main main``), the real command, as a user runs
+it, on copies of one store (this tree's import; a baseline whose ``db check`` refuses
+it, an older schema, imports its own: its experiments then have other times, which
+its trend figures show):
 
 - cold: an empty ``--out``, every figure drawn;
 - warm: the same report again, nothing changed (``--warm`` runs after each cold one);
@@ -191,6 +193,19 @@ def import_into(db: Path, folder: Path, src: Path) -> float:
     return round(time.perf_counter() - t0, 2)
 
 
+def store_for(src: Path, db: Path, copy: Path, folder: Path) -> str:
+    """``copy``: a copy of ``db`` when ``src``'s code reads it (its ``db check``), else
+    its own import of ``folder``; which of the two."""
+    shutil.copy(db, copy)
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    argv = [sys.executable, "-m", "netassay", "db", "check", str(copy)]
+    if subprocess.run(argv, env=env, capture_output=True, timeout=600).returncode == 0:
+        return "copy"
+    copy.unlink()
+    import_into(copy, folder, src)
+    return "own import"
+
+
 def commit_of(src: Path) -> str | None:
     """The commit a tree's checkout is at (``+`` when it has changes), None outside git."""
     git = ["git", "-C", str(src)]
@@ -240,9 +255,12 @@ def main() -> None:
         t = Path(tmp)
         replicate(DATA, t / "files", args.experiments)
         replicate(DATA, t / "more", args.grow, start=args.experiments)
-        import_s = {name: import_into(t / f"{name}.db", t / "files", src)
-                    for name, src in trees.items()}  # fmt: skip
+        import_s = import_into(t / "this.db", t / "files", trees["this"])
+        stores = {name: store_for(src, t / "this.db", t / f"{name}.db", t / "files")
+                  for name, src in trees.items() if name != "this"}  # fmt: skip
         for _ in range(args.repeat):
+            shutil.copy(t / "this.db", t / "grown.db")  # a few more, for every tree alike
+            import_into(t / "grown.db", t / "more", trees["this"])
             for name, src in trees.items():
                 db, out, got = t / f"{name}.db", t / f"{name}-r", modes[name]
                 shutil.rmtree(out, ignore_errors=True)
@@ -250,8 +268,11 @@ def main() -> None:
                 for _ in range(args.warm):
                     got.setdefault("warm", []).append(report(src, db, out))
                 grown_db, grown = t / f"{name}-grown.db", t / f"{name}-grown"
-                shutil.copy(db, grown_db)
-                import_into(grown_db, t / "more", src)
+                if stores.get(name, "copy") == "copy":
+                    shutil.copy(t / "grown.db", grown_db)
+                else:
+                    shutil.copy(db, grown_db)
+                    import_into(grown_db, t / "more", src)
                 shutil.rmtree(grown, ignore_errors=True)
                 shutil.copytree(out, grown)
                 got.setdefault("grown", []).append(report(src, grown_db, grown))
@@ -275,6 +296,7 @@ def main() -> None:
         "load_avg_at_start": load_at_start,
         "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
         "import_s": import_s,
+        "baseline_store": stores.get("baseline"),
         "pixels": pixels,
         "plain_pngs_one_process": plain_run,
         **{name: _tree(src, modes[name]) for name, src in trees.items()},
