@@ -1,12 +1,14 @@
 """Benchmark: ``netassay report`` of a store of 114 PASTRAMI experiments, cold, warm and
 grown, for this tree and a baseline checkout side by side.
 
-The store: the 8 public PASTRAMI files (``$NETASSAY_SHARED/data/pastrami``, by default
-``../shared``) replicated to ``--experiments`` files (114 by default, the authors'
-study), as three sites measuring the same 8 set-ups again and again: copy ``i`` is
+The store: the 8 public PASTRAMI files (``$NETASSAY_DATA/pastrami``, the tests' one
+setting for the real data; without it the six curves of ``tests/data/pastrami``)
+replicated to ``--experiments`` files (114 by default, the authors' study), as three
+sites measuring the same set-ups again and again: copy ``i`` is
 ``c<i>/s<i mod 3>_<name>``, so that the copies of one file at one site are one
-configuration, a series the report draws a trend page of (21 series of 4 to 10 points;
-the two bare-metal files that differ only in their kernel are one configuration). The
+configuration, a series the report draws a trend page of (with the 8 real files: 21
+series of 4 to 10 points; the two bare-metal files that differ only in their kernel are
+one configuration). The
 importer skips a file whose content is already stored, so each copy differs: one trial
 of its first load received one frame fewer (one frame in millions: the figures look
 the same).
@@ -63,7 +65,15 @@ import numpy as np
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("NETASSAY_SHARED", ROOT.parent / "shared")) / "data" / "pastrami"
+sys.path.insert(0, str(ROOT))
+from tests.conftest import DATA as REAL  # noqa: E402  # NETASSAY_DATA
+from tests.conftest import FIXTURES  # noqa: E402
+
+DATA = (
+    REAL / "pastrami"
+    if REAL is not None and (REAL / "pastrami").is_dir()
+    else FIXTURES / "pastrami"
+)
 OUT = ROOT / "bench" / "results" / "report.json"
 SITES = 3
 
@@ -297,6 +307,7 @@ def main() -> None:
         "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
         "import_s": import_s,
         "baseline_store": stores.get("baseline"),
+        "files": str(DATA),
         "pixels": pixels,
         "plain_pngs_one_process": plain_run,
         **{name: _tree(src, modes[name]) for name, src in trees.items()},
