@@ -71,11 +71,11 @@ def test_a_changed_experiment_redraws_exactly_its_figures(tmp_path):
     assert len(trend) == 3  # the trend's png, svg and key
 
 
-def test_a_warm_report_imports_no_plotting_code(tmp_path, pastrami_dir):
+def test_a_warm_report_imports_no_plotting_code(tmp_path, pastrami_files):
     """With every figure kept, the report imports neither matplotlib nor the methods its
     store holds nothing of (MLRsearch with the search)."""
     db, out = tmp_path / "p.db", tmp_path / "r"
-    run_cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    run_cli("import", "pastrami", pastrami_files, "--db", db, check=True)
     run_cli("report", db, "--out", out, check=True)
     import subprocess
     import sys
