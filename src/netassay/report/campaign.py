@@ -46,7 +46,8 @@ def cpu_per_load(store: Store, rows: Sequence[dict[str, Any]]) -> list[CpuPerLoa
 
 def loss_panels(store: Store, rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """Per cell experiment: (its row, its loads, the mean share of the sent packets lost
-    at each location per load, over every trial at that load: ``loss_shares``)."""
+    at each location per load, over the trials at that load the statistics keep:
+    ``loss_shares``)."""
     panels = []
     for r in rows:
         trials = [t for t in store.trials(r["experiment_id"]) if t.get("rate_pps")]

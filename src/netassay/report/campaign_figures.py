@@ -13,10 +13,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from netassay import methods as registry
 from netassay.methods.plots import save
-from netassay.methods.sweep.loss_figure import COLORS, LABELS, LOCATIONS
+from netassay.methods.sweep.loss_figure import COLORS, LABELS, LOCATIONS, pct
 
 CpuPerLoad = dict[str, dict[float, list[tuple[float, float]]]]  # core -> load -> (busy, steal)
 
@@ -109,8 +110,9 @@ def plot_cpu_per_load(
 
 def plot_loss_per_cell(panels: list[tuple[Any, ...]], stem: Path) -> tuple[Path, Path]:
     """One panel per cell experiment, side by side on one scale: the packets lost at each
-    location per offered load, stacked (``loss_panels``, some lost: ``any_loss``;
-    ``unsent`` hatched, never SUT loss)."""
+    location per offered load, stacked, in percent of the packets sent, over the trials
+    the statistics keep (``loss_panels``, some lost: ``any_loss``; ``unsent`` hatched,
+    never SUT loss)."""
     used = [loc for loc in LOCATIONS if any(s[loc].any() for _, _, s in panels)]
     cols = min(4, len(panels))
     nrows = math.ceil(len(panels) / cols)
@@ -133,6 +135,7 @@ def plot_loss_per_cell(panels: list[tuple[Any, ...]], stem: Path) -> tuple[Path,
         ax.set_xlabel("offered load (kpps)", fontsize=7)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("packets lost (% of sent)")
+    axes[0][0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: pct(v)))  # shared: all
     axes[0][0].legend(fontsize=6, loc="upper left", frameon=False)
     return save_pair(fig, stem)
 
