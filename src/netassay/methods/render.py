@@ -31,7 +31,8 @@ from typing import Any, TextIO
 
 from netassay import __version__
 
-STYLE = 1  # raise when a figure's look changes: every kept figure is drawn again
+STYLE = 2  # raise when a figure's look changes: every kept figure is drawn again
+# 2: the loss charts in percent over the kept trials, the frame-size marks (at least, INCONCLUSIVE)
 
 
 @dataclass(frozen=True)

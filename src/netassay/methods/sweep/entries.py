@@ -17,6 +17,7 @@ from netassay.methods.sweep.analyse import assess_store
 from netassay.methods.sweep.directions import DIRECTIONS, direction_rows, directions_json
 from netassay.methods.sweep.imix import stored_mix
 from netassay.methods.sweep.latency import direction_latency_rows, latency_rows
+from netassay.methods.sweep.located import left_out
 from netassay.store.db import Store
 from netassay.trial.engine import SOURCE
 
@@ -98,7 +99,9 @@ def _loss_job(store: Store, a: Assessment, stem: Path) -> FigureJob | None:
     if not any(t.get("loss_location") for t in trials):
         return None
     rates = [float(r) for r in a.table.rate_pps]
-    data = json.dumps([trials, rates], sort_keys=True, default=str)
+    # its key: every trial (kept or left out, and why), the loads, and the note it writes
+    # under the bars naming the loads whose trials were left out (``located.left_out``)
+    data = json.dumps([trials, rates, left_out(trials, rates)], sort_keys=True, default=str)
     return FigureJob(draw_loss, (trials, rates), stem, data, (".png",))
 
 
