@@ -12,6 +12,9 @@ from tests.builders import GOLDEN_STORE
 from tests.conftest import netassay_argv, run_cli
 from tests.integration.test_campaign_rtt_store import _campaign as rtt_campaign
 from tests.integration.test_trend_cli import COPIES, _copies
+from tests.integration.test_truthful_output import _sweep as sized_sweep
+
+from netassay.store.db import Store
 
 GOLDEN_CAMPAIGN = GOLDEN_STORE.with_name("campaign.db")
 FIGURE = (".png", ".svg", ".key")
@@ -88,3 +91,61 @@ def test_a_warm_report_imports_no_plotting_code(tmp_path, pastrami_files):
     imported = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines()}
     assert "netassay.report.build" in imported
     assert not {m for m in imported if m.split(".")[0] in ("matplotlib", "MLRsearch")}
+
+
+def _sweep_store(path: Path, stalled: int | None = None) -> Path:
+    """The golden sweep (netassay's own trials, each with its loss locations) copied whole
+    through the store's API; ``stalled``: that trial left out as a generator stall, as a
+    resumed run or a re-import that judged it so would store it."""
+    with Store(GOLDEN_STORE, readonly=True) as src, Store(path) as dst:
+        (exp,) = src.experiments(kinds=("sweep",))
+        bundle = src.experiment_rows(exp.id)
+        if stalled is not None:
+            row = bundle.rows["trials"][stalled]
+            row["excluded"] = "generator stall: a send was 25.8 ms late"
+        dst.import_rows(bundle, exp.key, exp.label, exp.metadata)
+    return path
+
+
+def test_a_trial_left_out_redraws_the_loss_figure_that_names_it(tmp_path):
+    """The loss-location figure draws only the kept trials and names the loads whose
+    trials were left out: a trial newly left out changes it, so it is drawn again (its
+    key holds every trial, excluded or not, and the note); the same store again keeps it."""
+    before = _sweep_store(tmp_path / "a.db")
+    after = _sweep_store(tmp_path / "b.db", stalled=5)
+    out = tmp_path / "r"
+    run_cli("report", before, "--out", out, check=True)
+    (loss,) = [f for f in stamps(out) if f.endswith("_loss.png")]
+    was = stamps(out)
+    run_cli("report", after, "--out", out, check=True)
+    now = stamps(out)
+    assert now[loss] != was[loss]
+    assert now[loss.replace(".png", ".key")] != was[loss.replace(".png", ".key")]
+    again = run_cli("report", after, "--out", out, check=True)
+    n, total, kept = counted(again.stderr)
+    assert n == total == kept and stamps(out) == now
+
+
+def test_a_warm_report_of_every_method_and_a_size_series_imports_no_matplotlib(tmp_path):
+    """The golden store (a sweep with its loss figure, a search whose section says its
+    caps, every other method) and a frame-size series: with every figure kept, the
+    report imports no plotting code."""
+    import subprocess
+    import sys
+
+    sizes = tmp_path / "sizes.db"
+    with Store(sizes) as st:  # two sizes that met the goal at the top load: "at least"
+        for size in (64, 1514):
+            sized_sweep(st, f"s{size}", size, [50e3, 200e3], {})
+    out = tmp_path / "r"
+    stores = [GOLDEN_STORE, sizes]
+    run_cli("report", *stores, "--out", out, check=True)
+    assert any(p.name.startswith("sizes_") for p in (out / "figures").glob("*.png"))
+    argv = netassay_argv("report", *stores, "--out", out)
+    res = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv[1:]], capture_output=True, text=True,
+        timeout=300, check=True,
+    )  # fmt: skip
+    imported = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines()}
+    assert "netassay.report.build" in imported
+    assert not {m for m in imported if m.split(".")[0] == "matplotlib"}
