@@ -23,7 +23,8 @@ def test_a_sweep_given_no_loads_goes_past_the_routers_saturation_and_finds_it(
     trial is a generator limit, and PASTRAMI's rule finds where saturation starts."""
     db = tmp_path / "s.db"
     res = cli(
-        "sweep", "--name", tb_name, "--runs", "2", "--duration", "1s", "--settle", "0.2s",
+        "sweep", "--name", tb_name, "--rx-mode", "napi", "--runs", "2", "--duration", "1s",
+        "--settle", "0.2s",
         "--db", str(db), "--json", timeout=600,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
@@ -70,7 +71,7 @@ def test_no_false_loss_at_half_the_mrr_three_million_frames(tb_name):
     sent. Unpinned (the SUT's poll runs inside the generator's send call, so this VM
     taking the SUT's CPU away cannot drop: what is tested is that live frames, their
     pacing and the catch-up after a stall of the generator cost no frame)."""
-    cfg = TestbedConfig(pinning="unpinned", sink="xdp+nft")
+    cfg = TestbedConfig(pinning="unpinned", sink="xdp+nft", rx_mode="napi")
     with Testbed(tb_name, cfg) as tb, trials_on(tb) as ctx:
         with flood_path(tb):
             mrr = flood(ctx, 1.0)["forwarded_pps"]

@@ -100,7 +100,7 @@ def report(
     Takes what assess takes; files and folders are imported into a temporary store,
     removed afterwards (import them with 'netassay import pastrami' to keep one).
     """
-    from netassay.report.build import build_report  # deferred: matplotlib (0.3 s)
+    from netassay.report.build import build_report  # deferred: scipy, jinja2 (0.2 s)
 
     cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
     with as_stores(inputs) as stores:

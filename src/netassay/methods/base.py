@@ -16,8 +16,9 @@ campaign runner look the method up in the registry and call these.
   one JSON line.
 - ``judged(result)``: what a result is called and its verdict (None for a method that
   judges nothing): what ``--fail-on`` gates on.
-- ``sections(store, out, cfg, used, suffix)``: the method's part of a report (figures,
-  pages; ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
+- ``sections(store, out, cfg, used, suffix)``: the method's part of a report (figure
+  jobs the report draws, pages written once they are drawn;
+  ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
 - ``cell(store, experiment, cfg)``: a campaign cell's figures, which ``comparison``
   says how to rank, test and show.
 """
@@ -33,6 +34,7 @@ from typing import Any, Protocol
 
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
+from netassay.methods.render import FigureJob
 from netassay.params import declared, default_of, flag, nested, param, whole
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
@@ -107,16 +109,30 @@ class RunOptions:
 @dataclass(frozen=True)
 class Section:
     """A method's part of a report's index: a title, its text, a figure (with its SVG
-    beside it) or a link to a page of its own."""
+    beside it) or a link to a page of its own. Its figures are jobs (``methods/render.py``)
+    that the report draws, all sections' in one pool, only those whose data changed;
+    a page of its own (which may hold its figures inline) is written by ``page`` once
+    they are drawn."""
 
     title: str
     text: str = ""
     figure: str | None = None  # a PNG's path in the report folder (figures/...)
     figure_svg: str | None = None
     link: str | None = None
+    jobs: tuple[FigureJob, ...] = ()  # every figure it shows, its page's too
+    page: Callable[[], None] | None = None  # writes its page (after its figures)
+
+    @staticmethod
+    def drawn(title: str, text: str, job: FigureJob, out: Path) -> Section:
+        """A section showing one figure job's PNG, its SVG linked (``out``: the report)."""
+        rel = job.stem.relative_to(out).as_posix()
+        return Section(title, text, f"{rel}.png", f"{rel}.svg", jobs=(job,))
 
     def as_dict(self) -> dict[str, str]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        return {
+            k: v for k, v in self.__dict__.items()
+            if v is not None and k not in ("jobs", "page")
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
