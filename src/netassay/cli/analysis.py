@@ -155,15 +155,21 @@ def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]
 def export(
     db: DbArg,
     fmt: Annotated[
-        str, typer.Option("--format", help="csv, jsonl, or parquet (a folder: needs --out).")
+        str,
+        typer.Option(
+            "--format",
+            help="csv, jsonl, hdr (each trial's one-way latency histogram in HdrHistogram's "
+            "log format), or parquet (a folder: needs --out).",
+        ),
     ] = "csv",
     out: Annotated[
         Path | None,
         typer.Option("--out", help="File to write (default: standard output); parquet: a folder."),
     ] = None,
 ) -> None:
-    """Export every trial (one row each) as CSV or JSON lines, or every kind of row the
-    store holds as a folder of Parquet files."""
+    """Export every trial (one row each) as CSV or JSON lines, each trial's latency
+    histogram (sweep --latency, search --max-latency) as an HdrHistogram log, or every
+    kind of row the store holds as a folder of Parquet files."""
     if fmt not in (*FORMATS, "parquet"):
         known = ", ".join((*FORMATS, "parquet"))
         raise UsageError(f"unknown format '{fmt}'", f"known: {known}", "pick one")

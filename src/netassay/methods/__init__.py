@@ -22,8 +22,11 @@ from netassay.store.paths import store_paths
 if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
     import netassay.methods.accept.method
     import netassay.methods.batching.method
+    import netassay.methods.burst.method
     import netassay.methods.doctor.method
     import netassay.methods.flood.method
+    import netassay.methods.reconfig.method
+    import netassay.methods.recovery.method
     import netassay.methods.rtt.method
     import netassay.methods.search.method
     import netassay.methods.soak.method
@@ -42,6 +45,9 @@ REGISTRY = {
     "batching": "netassay.methods.batching.method",
     "doctor": "netassay.methods.doctor.method",
     "tcp": "netassay.methods.tcp.method",
+    "burst": "netassay.methods.burst.method",
+    "recovery": "netassay.methods.recovery.method",
+    "reconfig": "netassay.methods.reconfig.method",
 }
 
 

@@ -88,6 +88,19 @@ class RunOptions:
         "it must exist.",
         default=None, campaign=False,
     )  # fmt: skip
+    hook_before: str | None = param(
+        "--hook-before",
+        "A command run in the SUT's namespace before each trial (split into words, no "
+        "shell; the load, run and trial id in its NETASSAY_* variables); its output is "
+        "stored with the trial and a failure makes the trial a measurement fault.",
+        default=None, campaign=False,
+    )  # fmt: skip
+    hook_after: str | None = param(
+        "--hook-after",
+        "A command run in the SUT's namespace after each trial closed (as --hook-before, "
+        "with NETASSAY_SENT and NETASSAY_RECEIVED).",
+        default=None, campaign=False,
+    )  # fmt: skip
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
@@ -201,6 +214,20 @@ def request_from(cls: Any, given: dict[str, Any], base: dict[str, Any] | None = 
         elif default_of(f) is dataclasses.MISSING:
             raise UsageError(f"{p.flag} is required", p.help, f"give {p.flag}")
     return cls(**values)
+
+
+def check_ranges(req: Any) -> None:
+    """Every parameter of a request given on the command line held to the range its
+    declaration checks a file's value against (``Param.check``): one line naming the
+    flag when one is out of it."""
+    for f, p in declared(type(req)):
+        value = getattr(req, f.name, None)
+        if value is None or p.check is None:
+            continue
+        try:
+            p.check(value)
+        except ValueError as exc:
+            raise UsageError(f"bad {p.flag} {value}", str(exc), f"give {p.flag} within it") from exc
 
 
 def defaults(cls: Any) -> dict[str, Any]:

@@ -54,6 +54,7 @@ class SearchMethod:
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
     pdr_rate = staticmethod(P.pdr_rate)  # a share of the newest stored PDR (search.pdr)
+    measure_pdr = staticmethod(R.measure_pdr)  # a short search now, on an open testbed
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = CELL_SETUP_S
     legend = ""
@@ -104,7 +105,7 @@ class SearchMethod:
             }  # fmt: skip
             return json.dumps(obj, allow_nan=False)
         lines = V.outcome_lines(out, f"{exp.label}, experiment {exp.id}")
-        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id, out)))
+        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id, out), out.spec))
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
