@@ -62,6 +62,9 @@ KINDS = {
     "batching": ("batching",),
     "doctor": ("doctor",),
     "tcp": ("tcp",),
+    "burst": ("burst",),
+    "recovery": ("recovery",),
+    "reconfig": ("reconfig",),
 }
 
 # the methods whose ``analyse`` reads inputs other than stores (PASTRAMI raw files)

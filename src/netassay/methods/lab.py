@@ -312,8 +312,8 @@ def default_label(cfg: Any, name: str) -> str:
         truths += f" drop {cfg.sut_drop:g}"
     rx = cfg.resolved().rx_affinity
     rx = f" rx-{rx}" if rx == "balanced" else ""  # bound or none: as the pinning says
-    if cfg.rx_mode == "backlog":  # napi, the default (and every XDP router's), unsaid
-        rx += " rx-backlog"
+    if cfg.rx_mode == "napi":  # backlog, the default, unsaid
+        rx += " rx-napi"
     frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
     return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
 

@@ -15,6 +15,7 @@ from netassay.methods.burst import store as BS
 from netassay.methods.burst import view as V
 from netassay.methods.burst.request import RUN_OPTIONS, BurstRequest
 from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
 
 STEPS = 15  # bursts a test takes, about (log2 of the longest over the resolution)
@@ -93,24 +94,16 @@ class BurstMethod:
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """One section per stored test: the benchmark in words, the bursts drawn."""
-        found = list(BS.stored_bursts(store))
-        if not found:
-            return []
-        from netassay.methods.burst.figures import plot_bursts  # deferred: matplotlib
-
         sections = []
-        for r in found:
+        for r in BS.stored_bursts(store):
             stem = out / "figures" / f"burst_{slugify(r.experiment.label, used)}"
-            png, svg = plot_bursts(store.trials(r.experiment.id), r.summary, stem,
-                                   r.experiment.label)  # fmt: skip
-            sections.append(
-                Section(
-                    title=f"burst: {r.experiment.label}",
-                    text="\n".join(V.lines(r)),
-                    figure=f"figures/{png.name}",
-                    figure_svg=f"figures/{svg.name}",
-                )
-            )
+            trials = store.trials(r.experiment.id)
+            job = FigureJob(
+                "netassay.methods.burst.figures:plot_bursts", (trials, r.summary), stem,
+                data_of(trials, r.summary), kwargs={"title": r.experiment.label},
+            )  # fmt: skip
+            text = "\n".join(V.lines(r))
+            sections.append(Section.drawn(f"burst: {r.experiment.label}", text, job, out))
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from netassay.methods.reconfig import run as R
 from netassay.methods.reconfig import store as CS
 from netassay.methods.reconfig import view as V
 from netassay.methods.reconfig.request import RUN_OPTIONS, ReconfigRequest
+from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
 
 TRIAL_OVERHEAD_S = 0.5
@@ -63,23 +64,15 @@ class ReconfigMethod:
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
-        found = list(CS.stored_reconfigs(store))
-        if not found:
-            return []
-        from netassay.methods.reconfig.figures import plot_blocked  # deferred: matplotlib
-
         sections = []
-        for r in found:
+        for r in CS.stored_reconfigs(store):
             stem = out / "figures" / f"reconfig_{slugify(r.experiment.label, used)}"
-            png, svg = plot_blocked(r.summary, stem, r.experiment.label)
-            sections.append(
-                Section(
-                    title=f"reconfig: {r.experiment.label}",
-                    text="\n".join(V.lines(r)),
-                    figure=f"figures/{png.name}",
-                    figure_svg=f"figures/{svg.name}",
-                )
-            )
+            job = FigureJob(
+                "netassay.methods.reconfig.figures:plot_blocked", (r.summary,), stem,
+                data_of(r.summary), kwargs={"title": r.experiment.label},
+            )  # fmt: skip
+            text = "\n".join(V.lines(r))
+            sections.append(Section.drawn(f"reconfig: {r.experiment.label}", text, job, out))
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

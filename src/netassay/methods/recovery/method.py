@@ -15,6 +15,7 @@ from netassay.methods.recovery import run as R
 from netassay.methods.recovery import store as RS
 from netassay.methods.recovery import view as V
 from netassay.methods.recovery.request import RUN_OPTIONS, RecoveryRequest
+from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
 
 TRIAL_OVERHEAD_S = 0.5  # per trial: counters read before and after, the sink settling
@@ -77,24 +78,16 @@ class RecoveryMethod:
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
-        found = list(RS.stored_recoveries(store))
-        if not found:
-            return []
-        from netassay.methods.recovery.figures import plot_recovery  # deferred: matplotlib
-
         sections = []
-        for r in found:
+        for r in RS.stored_recoveries(store):
             stem = out / "figures" / f"recovery_{slugify(r.experiment.label, used)}"
-            png, svg = plot_recovery(store.trials(r.experiment.id), r.summary, stem,
-                                     r.experiment.label)  # fmt: skip
-            sections.append(
-                Section(
-                    title=f"recovery: {r.experiment.label}",
-                    text="\n".join(V.lines(r)),
-                    figure=f"figures/{png.name}",
-                    figure_svg=f"figures/{svg.name}",
-                )
-            )
+            trials = store.trials(r.experiment.id)
+            job = FigureJob(
+                "netassay.methods.recovery.figures:plot_recovery", (trials, r.summary), stem,
+                data_of(trials, r.summary), kwargs={"title": r.experiment.label},
+            )  # fmt: skip
+            text = "\n".join(V.lines(r))
+            sections.append(Section.drawn(f"recovery: {r.experiment.label}", text, job, out))
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
