@@ -5,10 +5,10 @@ the generator paces past the router's maximum receive rate (MRR). This bench mea
 both on the same testbed, in both receive modes (``--rx-mode``, ``testbed.receive``),
 the modes interleaved round by round so that the machine's noise falls on both:
 
-- ``backlog``: netassay's only path until --rx-mode (AF_PACKET sendmmsg through the
+- ``backlog`` (the default): netassay's only path until --rx-mode (AF_PACKET sendmmsg through the
   wire's pfifo; the SUT's veth hands each frame to the stack with netif_rx on the
   generator's CPU, RPS steers it to the SUT's CPU). The reference: what main did.
-- ``napi`` (the default now): XDP live frames paced inside the kernel into the SUT's
+- ``napi``: XDP live frames paced inside the kernel into the SUT's
   NAPI ring, polled on the SUT's CPU.
 
 Per round and mode, on a kernel router at pin-2cpu, 64-byte frames:

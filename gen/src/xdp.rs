@@ -59,6 +59,8 @@ const MAX_INNER_BATCH: usize = 64;
 /// Paced: the schedule one test run covers (signals and the deadline are checked
 /// between runs), and the schedule one inner batch covers (a batch leaves together).
 const CHUNK_NS: u64 = 100_000_000;
+/// How often a send of live frames looks whether its device is still up.
+const UP_CHECK_NS: u64 = 10_000_000;
 const PACED_WINDOW_NS: u64 = 8_000;
 
 /// The one slot of the program's array map, in u64 words: the packet number k, the
@@ -486,6 +488,8 @@ pub struct Xdp {
     dummy: Vec<u8>,
     dev: String,
     tx0: u64,
+    /// When `send` last looked whether the device is still up (CLOCK_MONOTONIC ns).
+    up_checked: u64,
 }
 
 impl Xdp {
@@ -512,6 +516,7 @@ impl Xdp {
             dummy: vec![0u8; t.frame.len()],
             dev: dev.to_string(),
             tx0: dev_stat(dev, "tx_packets").unwrap_or(0),
+            up_checked: 0,
         })
     }
 
@@ -606,41 +611,68 @@ impl Xdp {
         let mut w = self.slot_words().map_err(|e| (e, sent))?;
         w[W_START] = start;
         self.set_words(&w).map_err(|e| (e, sent))?;
-        out.first_batch = sent;
-        out.first_tx = start + off(sent);
+        // The span is measured as the other techniques measure theirs: from the first
+        // frame's time (frame 0, on the schedule as restarted) to the last frame's, and
+        // the frames after the first over it (one for frame 0 itself). Measured from
+        // frame `sent` instead, a short run's rate came out high by one frame's share.
+        out.first_batch = 1;
+        out.first_tx = start;
         let last_k = match cfg.deadline_ns {
             // the frames due before the deadline
             Some(d) => ((d as u128 * rate as u128) / 1_000_000_000) as u64,
             None => cfg.planned,
         }
         .min(cfg.planned);
+        // A stall: the time between two test runs (from the later of the last frame's
+        // build, in the kernel, and the next frame's due time) in which frames were due
+        // and none could leave: the process stopped (it stops on its way out of a test
+        // run and goes on with the next after SIGCONT) or without a CPU in user space.
+        // Waits inside a test run are the frames' lateness.
+        out.stall = Some((0, 0));
+        let mut returned = start;
+        let stalled = |out: &mut LoopOut, sent: u64, ts: u64, built: u64| {
+            let from = built.max(start + off(sent));
+            let idle = ts.saturating_sub(from);
+            if out.stall.is_none_or(|(longest, _)| idle > longest) {
+                out.stall = Some((idle, from));
+            }
+        };
         while sent < last_k {
             if crate::pace::stopped() {
                 out.stop = Stop::Signal;
                 break;
             }
-            if cfg
-                .deadline_ns
-                .is_some_and(|d| crate::pace::now() >= start + d)
-            {
+            let ts = crate::pace::now();
+            if cfg.deadline_ns.is_some_and(|d| ts >= start + d) {
                 out.stop = Stop::Deadline;
                 break;
             }
+            stalled(&mut out, sent, ts, returned);
+            if !dev_up(&self.dev) {
+                // as a socket's send fails on a link set down (a test run would go on
+                // and its frames would vanish)
+                return Err((io::Error::from_raw_os_error(libc::ENETDOWN), sent));
+            }
             let r = self.run_batched(chunk.min(last_k - sent) as usize, inner);
-            sent = self.slot_words().map_err(|e| (e, sent))?[W_K];
+            let w = self.slot_words().map_err(|e| (e, sent))?;
+            (sent, returned) = (w[W_K], w[W_LAST].max(start));
             match r {
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
-                    out.stop = Stop::Signal;
-                    break;
-                }
+                // a signal: a stop's (SIGSTOP, then SIGCONT) goes on, netassay's own ends
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => return Err((e, sent)),
                 Ok(()) => {}
             }
         }
+        out.end = crate::pace::now();
         if crate::pace::stopped() {
             out.stop = Stop::Signal;
         } else if out.stop == Stop::Complete && sent < cfg.planned {
             out.stop = Stop::Deadline;
+        }
+        if sent < cfg.planned {
+            // ended before every frame went (deadline, signal): a stall it ended in counts
+            let end = out.end;
+            stalled(&mut out, sent, end, returned);
         }
         let w = self.slot_words().map_err(|e| (e, sent))?;
         out.sent = w[W_K];
@@ -656,6 +688,7 @@ impl Xdp {
         }
         out.lateness.add_n(max, below);
         out.lateness.max = max;
+        out.end = crate::pace::now();
         Ok(out)
     }
 }
@@ -683,9 +716,27 @@ impl Tx for Xdp {
         &mut self.dummy
     }
     fn send(&mut self, _from: usize, n: usize) -> io::Result<usize> {
+        let now = crate::pace::now();
+        if now.saturating_sub(self.up_checked) >= UP_CHECK_NS {
+            // a test run on a device set down goes on and its frames vanish: fail as
+            // a socket's send does (at most every UP_CHECK_NS)
+            self.up_checked = now;
+            if !dev_up(&self.dev) {
+                return Err(io::Error::from_raw_os_error(libc::ENETDOWN));
+            }
+        }
         self.run(n)?;
         Ok(n)
     }
+}
+
+/// Whether `dev` is set up (IFF_UP in its sysfs flags); a device that cannot be read
+/// counts as up (its sends fail on their own).
+pub fn dev_up(dev: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{dev}/flags"))
+        .ok()
+        .and_then(|f| u64::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
+        .is_none_or(|flags| flags & libc::IFF_UP as u64 != 0)
 }
 
 /// Read a `statistics/` counter of `dev` (in this namespace's /sys).

@@ -25,6 +25,7 @@ pub fn run(s: &Send) -> Result<(), Error> {
     let tpl = &tpls[s.mix.sizes.iter().position(|&n| n == s.size).unwrap_or(0)];
     let plan = plan::plan(&s.rate, s.duration_ns, s.count)?;
     pin(s.cpu)?;
+    sys::own_sched_group();
     pace::install_signals();
     pace::share_cpu(s.share_cpu);
     let cfg = loop_cfg(s, &plan);

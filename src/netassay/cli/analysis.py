@@ -100,7 +100,7 @@ def report(
     Takes what assess takes; files and folders are imported into a temporary store,
     removed afterwards (import them with 'netassay import pastrami' to keep one).
     """
-    from netassay.report.build import build_report  # deferred: matplotlib (0.3 s)
+    from netassay.report.build import build_report  # deferred: scipy, jinja2 (0.2 s)
 
     cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
     with as_stores(inputs) as stores:
@@ -155,15 +155,21 @@ def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]
 def export(
     db: DbArg,
     fmt: Annotated[
-        str, typer.Option("--format", help="csv, jsonl, or parquet (a folder: needs --out).")
+        str,
+        typer.Option(
+            "--format",
+            help="csv, jsonl, hdr (each trial's one-way latency histogram in HdrHistogram's "
+            "log format), or parquet (a folder: needs --out).",
+        ),
     ] = "csv",
     out: Annotated[
         Path | None,
         typer.Option("--out", help="File to write (default: standard output); parquet: a folder."),
     ] = None,
 ) -> None:
-    """Export every trial (one row each) as CSV or JSON lines, or every kind of row the
-    store holds as a folder of Parquet files."""
+    """Export every trial (one row each) as CSV or JSON lines, each trial's latency
+    histogram (sweep --latency, search --max-latency) as an HdrHistogram log, or every
+    kind of row the store holds as a folder of Parquet files."""
     if fmt not in (*FORMATS, "parquet"):
         known = ", ".join((*FORMATS, "parquet"))
         raise UsageError(f"unknown format '{fmt}'", f"known: {known}", "pick one")

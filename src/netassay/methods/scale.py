@@ -14,11 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from netassay import methods as registry
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
+from netassay.methods.base import Section
+from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
 from netassay.units import parse_whole
 
@@ -172,3 +176,15 @@ def table_text(s: ScaleSeries) -> str:
             row += f" {_fmt(p.get(m)):>10} {ratio:>8}"
         lines.append(row)
     return "\n".join(lines)
+
+
+def sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Section]:
+    """One section per scale series of the store: its table and its curve (a job of
+    ``scale_figures.plot_series``)."""
+    found = []
+    for s in series_in(store, cfg):
+        stem = out / "figures" / f"scale_{slugify(f'{s.knob} {s.kind} {s.label}', used)}"
+        job = FigureJob("netassay.methods.scale_figures:plot_series", (s,), stem, data_of(s))
+        title = f"Scale: {s.what}, {s.kind}{', ' + s.label if s.label else ''}"
+        found.append(Section.drawn(title, table_text(s), job, out))
+    return found

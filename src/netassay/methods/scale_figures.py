@@ -1,5 +1,6 @@
 """A scale series drawn (``methods.scale``): each measured rate against the FIB's,
-the rule set's or the flows' size on a log axis, and its report section."""
+the rule set's or the flows' size on a log axis (``methods.scale.sections`` makes it a
+figure job of the report)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from netassay.config import AnalysisConfig
-from netassay.methods.base import Section
-from netassay.methods.plots import save, slugify
-from netassay.methods.scale import KNOBS, METRICS, ScaleSeries, series_in, table_text
-from netassay.store.db import Store
+from netassay.methods.plots import save
+from netassay.methods.scale import KNOBS, METRICS, ScaleSeries
 
 
 def plot_series(s: ScaleSeries, stem: Path) -> list[Path]:
@@ -40,20 +38,3 @@ def plot_series(s: ScaleSeries, stem: Path) -> list[Path]:
         f"scale series: {s.what}, {s.kind}{', ' + s.label if s.label else ''}", fontsize=10
     )
     return save(fig, stem)
-
-
-def sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Section]:
-    """One section per scale series of the store: its table and its curve."""
-    found = []
-    for s in series_in(store, cfg):
-        stem = out / "figures" / f"scale_{slugify(f'{s.knob} {s.kind} {s.label}', used)}"
-        png, svg = plot_series(s, stem)
-        found.append(
-            Section(
-                title=f"Scale: {s.what}, {s.kind}{', ' + s.label if s.label else ''}",
-                text=table_text(s),
-                figure=f"figures/{png.name}",
-                figure_svg=f"figures/{svg.name}",
-            )
-        )
-    return found

@@ -10,8 +10,9 @@ from typing import Any, TextIO
 
 from netassay.errors import InputError
 from netassay.store.db import Store
+from netassay.store.hdr import export_hdr
 
-FORMATS = ("csv", "jsonl")
+FORMATS = ("csv", "jsonl", "hdr")
 COLUMNS = (
     "experiment_id",
     "experiment_label",
@@ -64,7 +65,10 @@ def rows(store: Store) -> Iterator[dict[str, Any]]:
 
 
 def export(store: Store, fmt: str, out: TextIO) -> int:
-    """Write all trials to ``out``; return how many were written."""
+    """Write all trials to ``out`` (hdr: those holding a latency histogram, in
+    HdrHistogram's log format, ``store.hdr``); return how many were written."""
+    if fmt == "hdr":
+        return export_hdr(store, out)
     n = 0
     if fmt == "csv":
         w = csv.DictWriter(out, fieldnames=COLUMNS)

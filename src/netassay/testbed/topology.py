@@ -141,7 +141,6 @@ def validate(cfg: TestbedConfig) -> None:
         )
     cfg.rx_cpus()  # --rx-affinity against the pinning, this machine and the SUT
     N.addressing(cfg.sut, cfg.ip_version)
-    R.validate(cfg)
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
     elif R.napi(cfg):
@@ -234,8 +233,8 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
 
 
 def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
-    extra = ["nodad"] if v6 else []
-    run(["ip", "-n", ns, "addr", "add", f"{addr}/{plen}", "dev", dev, *extra])
+    extra = ["nodad"] if v6 else []  # replace: set again as it is (restore_paths)
+    run(["ip", "-n", ns, "addr", "replace", f"{addr}/{plen}", "dev", dev, *extra])
 
 
 def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
@@ -247,30 +246,48 @@ def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
 
 
 def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
+    sut = N.netns(name, "sut")
+    if cfg.ip_version == 6:
+        _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
+    else:
+        _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
+    _router_paths(name, cfg, macs)
+    if cfg.sut == XDP_ROUTER:
+        return _xdp(name, cfg)
+    return None
+
+
+def _router_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    """The router's addresses, static routes and neighbours (set again by
+    ``restore_paths``: a link down loses its IPv6 addresses, and its routes and
+    neighbours in both versions)."""
     tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
     a = N.addressing("router", cfg.ip_version)
     v6 = cfg.ip_version == 6
-    fam = ["-6"] if v6 else ["-4"]
     _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
     _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
     _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
-    bench = str(N.BENCH_V6 if v6 else N.BENCH_V4)
-    run(["ip", "-n", tg, *fam, "route", "add", bench, "via", str(a.sut_in)])
-    run(["ip", "-n", sink, *fam, "route", "add", bench, "via", str(a.sut_out)])
-    if v6:
-        _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
-    else:
-        _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
+    fam = ["-6"] if v6 else ["-4"]
+    bench = str(N.BENCH_V6 if cfg.ip_version == 6 else N.BENCH_V4)
+    run(["ip", "-n", tg, *fam, "route", "replace", bench, "via", str(a.sut_in)])
+    run(["ip", "-n", sink, *fam, "route", "replace", bench, "via", str(a.sut_out)])
     _static_neighbours(
         (sut, N.SUT_OUT, a.sink, macs[N.SINK_DEV]),
         (sut, N.SUT_IN, a.tg, macs[N.TG_DEV]),
         (tg, N.TG_DEV, str(a.sut_in), macs[N.SUT_IN]),
         (sink, N.SINK_DEV, str(a.sut_out), macs[N.SUT_OUT]),
     )
-    if cfg.sut == XDP_ROUTER:
-        return _xdp(name, cfg)
-    return None
+
+
+def restore_paths(name: str, cfg: Any, state: dict[str, Any]) -> bool:
+    """Set the embedded testbed's static routes, neighbours and bridge entries again,
+    as ``build`` set them: a link taken down (and up again) by another process lost
+    those on it. False for a kind that has none (every other kind)."""
+    if kind_of(state) != FORWARDING or "macs" not in state:
+        return False
+    (_bridge_paths if cfg.sut == "bridge" else _router_paths)(name, cfg, state["macs"])
+    return True
 
 
 def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
@@ -303,9 +320,7 @@ def _napi(name: str, cfg: TestbedConfig) -> dict[str, Any]:
 
 
 def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
-    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
-    a = N.addressing("bridge", cfg.ip_version)
-    v6 = cfg.ip_version == 6
+    sut = N.netns(name, "sut")
     run(
         [
             "ip",
@@ -325,10 +340,19 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     for dev in (N.SUT_IN, N.SUT_OUT):
         run(["ip", "-n", sut, "link", "set", dev, "master", N.BRIDGE])
     run(["ip", "-n", sut, "link", "set", N.BRIDGE, "up"])
-    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
-        run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
+    _bridge_paths(name, cfg, macs)
+
+
+def _bridge_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    """The ends' addresses and neighbours and the bridge's static entries
+    (``restore_paths``)."""
+    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
+    a = N.addressing("bridge", cfg.ip_version)
+    v6 = cfg.ip_version == 6
     _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
+        run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
     _static_neighbours(
         (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
         (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),

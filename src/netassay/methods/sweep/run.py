@@ -16,7 +16,7 @@ from netassay import names as N
 from netassay import quality
 from netassay.config import Config, TestbedConfig
 from netassay.counters.sutstate import beside
-from netassay.errors import UsageError
+from netassay.errors import TestbedError, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import Plan, eta_s
@@ -24,7 +24,8 @@ from netassay.methods.sweep.request import NO_LOAD_PPS, RETRIES, SweepRequest
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
-from netassay.trial.engine import SOURCE, TrialContext, measure, trials_on
+from netassay.trial.engine import SOURCE, TrialContext, measure, testbed_problem, trials_on
+from netassay.trial.hooks import Hooks
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_duration, fmt_rate
 
@@ -54,6 +55,7 @@ class Sweep:
     bidirectional: bool = False  # both directions at once (trial.bidirectional)
     at: dict[str, Any] | None = None  # --at: the PDR shares, the PDR and its search
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
+    hooks: Hooks | None = None  # commands run around each trial (trial.hooks)
     auto: dict[str, Any] | None = None  # no loads given: the MRR and reach they came from
 
 
@@ -104,6 +106,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         sw.latency, sw.at, sw.rates = req.latency, sw_at, options.rates
         sw.bidirectional = req.bidirectional
     sw.retries = retries
+    sw.hooks = lab.hooks_of(options)
     T.validate(sw.testbed)
     if sw.bidirectional:
         refuse_bidirectional(sw.testbed)
@@ -234,7 +237,7 @@ def run(sw: Sweep) -> None:
             if sw.plan.auto:
                 rates, sw.auto = lab.auto_loads(ctx, note)
                 sw.plan = replace(sw.plan, rates_pps=rates)
-            ctx = start(sw, ctx, store, peak)
+            ctx = lab.with_hooks(start(sw, ctx, store, peak), sw.hooks)
             note(LEGEND + (BOTH if sw.bidirectional else ""))
             loop(sw, ctx, store)
 
@@ -280,6 +283,8 @@ def measure_with_retries(sw: Sweep, ctx: TrialContext, i: int, k: int, rate: flo
             break
         if not faults or attempt == sw.retries or lab.signalled(rec):
             break
+        if testbed_problem(ctx) is not None:  # gone: store this one, the next trial says so
+            break
         lost = rec.sent - rec.forwarded
         discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(faults)}")
     return replace(rec, warnings=[*rec.warnings, *discarded], run_id=ctx.run_id)
@@ -300,7 +305,15 @@ def loop(sw: Sweep, ctx: TrialContext, store: Store) -> None:
     for n, (i, k, rate) in enumerate(todo):
         if n and sw.plan.settle_s:
             time.sleep(sw.plan.settle_s)
-        rec = measure_with_retries(sw, ctx, i, k, rate)
+        try:
+            rec = measure_with_retries(sw, ctx, i, k, rate)
+        except TestbedError as exc:  # taken apart under the sweep: what is stored stays
+            then = f"{exc.todo}, then " if exc.todo else ""
+            raise TestbedError(
+                exc.what, exc.why,
+                f"{sw.stored} trial(s) of this run are stored in {sw.db}; {then}continue "
+                f"with 'netassay sweep --db {sw.db} --resume'",
+            ) from exc  # fmt: skip
         store.add_trial(sw.experiment_id, rec)  # committed now: a crash loses only the next
         sw.stored += 1
         if sw.progress:

@@ -71,6 +71,8 @@ def render(a: Assessment, console: Console) -> None:
     meta = metadata_line(a)
     if meta:
         console.print(f"  [dim]{meta}[/dim]")
+    if a.metadata.get("schedule"):  # what the generator's trials actually sent
+        console.print(f"  [dim]schedule: {a.metadata['schedule']}[/dim]", highlight=False)
     verdict = Text(f"  verdict: {a.verdict}", style=VERDICT_STYLE.get(a.verdict, ""))
     console.print(verdict, Text(f"- {s.reason}"))
     console.print(f"  {bounds_line(a)}")
