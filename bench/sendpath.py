@@ -13,9 +13,9 @@ mode (``testbed.receive``), and splits the samples by what the symbol does:
 
 Per mode and rate: the frames sent, the CPU time the run used, and per category the
 nanoseconds per frame (the category's share of the CPU's samples taken in netassay-gen,
-times the time sampled, over the frames; another process on the CPU is left out). Waiting for the next frame's time is a category
-of its own (the pacing loop's spin, in user space or inside the kernel), so what a frame
-costs is the sum of the others.
+times the time sampled, over the frames; another process on the CPU is left out).
+Waiting for the next frame's time is a category of its own (the pacing loop's spin, in
+user space or inside the kernel), so what a frame costs is the sum of the others.
 
 Writes bench/results/sendpath.json (and a timestamped copy), prints a table.
 
