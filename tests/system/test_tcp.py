@@ -10,6 +10,9 @@
   Mathis bound MSS/RTT x C/sqrt(p) (about 11 Mbit/s here: a few loss events per second,
   so three runs of 6 s hold ~50 of them).
 - The line's limit kept for this host: a run that offers it more is a fault naming it.
+- The line's limit measured: behind a known cap (a 300 Mbit/s shaper at L1: 24.4 kpps of
+  1514-byte frames) the measurement finds the rung below it, 20 kpps; a cell on a host
+  that has never measured it measures it first and keeps it.
 - A campaign of cubic and bbr with and without loss 1e-2 at 20 ms: bbr keeps most of its
   throughput under loss where cubic collapses, and compare says so; the report draws
   the paper's figure.
@@ -124,6 +127,39 @@ def test_a_run_over_the_lines_limit_is_a_fault_not_tcps(tb_name, tmp_path, monke
     assert str(tmp_path / "delayline.json") in run["line_limit_from"]
     assert run["offered_pps"] > 5000 and not run["ok"] and r["used"] == 0
     assert "at or over its limit of 5.0 kpps" in run["fault"]
+
+
+def test_the_lines_limit_measured_behind_a_known_cap_is_the_rung_below_it(tmp_path):
+    """A 300 Mbit/s shaper (tbf at L1) before the line at 1 ms carries 24.4 kpps of
+    1514-byte frames (1538 at L1): 20 kpps passes (246 Mbit/s), 30 kpps does not (369
+    Mbit/s: its 50 ms queue overflows within the half second). The ladder stops there
+    and the limit is 20 kpps; every trial the measurement made is returned."""
+    cfg = P.TcpPathConfig(delay_s=0.001, bottleneck_bps=300e6)
+    t0 = time.monotonic()
+    pps, rows = LL.measure(0.001, cfg=cfg, rates=(1e4, 2e4, 3e4, 5e4))
+    took = time.monotonic() - t0
+    assert pps == 2e4, rows
+    assert [r["rate_pps"] for r in rows if r["carried"]] == [1e4, 2e4]
+    assert [r["rate_pps"] for r in rows if not r["carried"]] == [3e4, 3e4]  # tried twice
+    assert all(r["line_dropped"] == 0 for r in rows)  # the cap dropped, not the line
+    assert took < 30, took  # seconds: a cell can afford it once per host
+
+
+def test_a_cell_on_a_host_that_never_measured_the_line_measures_it_first(tb_name, tmp_path):
+    """No limit kept (an empty state folder): the cell measures the line at its own
+    delay on a path of its own, keeps it, and runs under it."""
+    res = run_cli("tcp", "--name", tb_name, "--delay", "20ms", "--runs", "1", "--omit", "0",
+                  "--duration", "1s", "--json", timeout=240,
+                  env_extra={"NETASSAY_STATE_DIR": str(tmp_path)})  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "never measured on this host" in res.stderr and "measuring its limit" in res.stderr
+    kept = json.loads((tmp_path / "delayline.json").read_text())
+    assert [x["delay_s"] for x in kept["limits"]] == [0.02] and kept["cpus"] == LL.host()["cpus"]
+    r = json.loads(res.stdout)
+    limit = r["config"]["line_limit"]
+    assert str(tmp_path / "delayline.json") in limit["from"]
+    assert limit["pps"] == kept["limits"][0]["pps"] == r["run_details"][0]["line_limit_pps"]
+    assert limit["pps"] is not None and limit["pps"] >= 2e4  # it carries the 200 Mbit/s cells
 
 
 CAMPAIGN = """
