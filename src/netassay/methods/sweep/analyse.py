@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 from netassay.analysis.assess import Assessment, assess_trials
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
+from netassay.methods.sweep.latency import latency_rows
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
 from netassay.store.loads import build_loads
@@ -82,7 +84,7 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
     cols = store.trial_arrays(exp.id)
     if len(cols.loads) == 0:
         return None
-    return assess_trials(
+    a = assess_trials(
         cols.load_index,
         cols.rate_pps,
         cols.sent,
@@ -96,6 +98,9 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
         excluded_trials=cols.excluded_trials,
         loads=cols.loads,
     )
+    if exp.config.get("latency"):  # sweep --latency: its percentiles per load
+        a = replace(a, latency=tuple(latency_rows(store, exp.id)))
+    return a
 
 
 def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
