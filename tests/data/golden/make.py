@@ -112,7 +112,7 @@ def kept(name: str) -> Path:
     return HERE / (name + ".gz" if name.startswith(BIG) else name)
 
 
-BIG = ("store-export",)  # outputs of a megabyte or more
+BIG = ("store-export", "campaign-export")  # outputs of a few hundred kilobytes or more
 
 
 def read_kept(name: str) -> bytes:
