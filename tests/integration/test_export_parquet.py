@@ -184,7 +184,7 @@ def check_trials(db: Path, out: Path) -> set[str]:
 
 
 KINDS = [
-    ("sweep", {"experiments", "trials", "runs"}),
+    ("sweep", {"experiments", "trials", "runs", "latency"}),
     ("search", {"experiments", "trials", "runs"}),
     ("mrr", {"experiments", "trials", "runs", "floods"}),
     ("soak", {"experiments", "trials", "runs", "soak_seconds"}),
