@@ -71,6 +71,19 @@ def monipe_files() -> Path:
     return FIXTURES / "monipe"
 
 
+@pytest.fixture(scope="session")
+def pastrami_dir() -> Path:
+    """The real PASTRAMI files where they are (114 experiments: imports long enough to
+    overlap), else the ones shipped in tests/data (a clone runs these tests too)."""
+    real = DATA / "pastrami" if DATA is not None else None
+    return real if real is not None and real.is_dir() else FIXTURES / "pastrami"
+
+
+def pastrami_third(pastrami_dir: Path) -> Path:
+    """A subset of the files neither 'vm' nor 'bare-metal'."""
+    return pastrami_dir / ("mazinga" if (pastrami_dir / "mazinga").is_dir() else "ns")
+
+
 # The commands the tests start see Ctrl-C as a terminal's user would: a suite started in
 # the background of a non-interactive shell inherits SIGINT ignored, and an ignored
 # signal stays ignored across exec (a handled one is reset to its default there).

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import netassay_argv, stop_all
+from tests.conftest import netassay_argv, pastrami_third, stop_all
 from tests.integration.test_store_damage import _run_as_user, open_dir  # noqa: F401
 
 from netassay.store.schema import SCHEMA_VERSION
@@ -142,7 +142,7 @@ def test_a_writer_that_waits_says_so_once_and_then_writes(pastrami_dir, tmp_path
     cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
     other = holder(db, 120)
     t0 = time.monotonic()
-    writer = _start("import", "pastrami", pastrami_dir / "mazinga", "--db", db)
+    writer = _start("import", "pastrami", pastrami_third(pastrami_dir), "--db", db)
     try:
         assert writer.stderr is not None
         line = writer.stderr.readline()  # said once it has waited 5 s
@@ -165,7 +165,7 @@ def test_a_lock_not_let_go_is_named_with_its_pid(pastrami_dir, tmp_path, cli, ho
     cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
     before = _counts(db)
     other = holder(db, 120)
-    cp = cli("import", "pastrami", pastrami_dir / "mazinga", "--db", db,
+    cp = cli("import", "pastrami", pastrami_third(pastrami_dir), "--db", db,
              env_extra={"NETASSAY_STORE_WAIT_S": "6"})  # fmt: skip
     assert cp.returncode == 4, cp.stderr
     waiting, line = cp.stderr.strip().splitlines()
@@ -228,7 +228,7 @@ def test_a_store_this_user_may_not_write_is_said_to_be_read_only(
     )
     for db, said in cases:
         before = db.read_bytes() if db.exists() else None
-        cp = _run_as_user("import", "pastrami", pastrami_dir / "mazinga", "--db", db)
+        cp = _run_as_user("import", "pastrami", pastrami_third(pastrami_dir), "--db", db)
         assert cp.returncode == 4, (db, cp.stderr)
         [line] = cp.stderr.strip().splitlines()
         assert line.startswith(f"netassay: {said}"), line

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import netassay_argv, stop_all
+from tests.conftest import netassay_argv, pastrami_third, stop_all
 from tests.integration.conftest import _old_store
 from tests.integration.test_store_concurrency import IPERF3, _counts
 from tests.system.conftest import OURS
@@ -60,8 +60,9 @@ def names(lab_env) -> Iterator[Callable[[], str]]:
 
 
 def test_a_full_disk_during_an_import_loses_nothing_and_the_same_import_finishes(
-    pastrami_dir, tmp_path, cli, small_disk
+    pastrami_real, tmp_path, cli, small_disk
 ):
+    pastrami_dir = pastrami_real  # 114 experiments: more than 600 KB of store
     serial = tmp_path / "serial.db"
     cli("import", "pastrami", pastrami_dir, "--db", serial, check=True)
     total = _counts(serial)["experiments"]
@@ -134,7 +135,7 @@ def _ten(pastrami_dir: Path, db: Path, sweeps: tuple[str, str], doctor: str) -> 
              "--no-peak-check", "--db", db)  # fmt: skip
     return [
         (*imp, pastrami_dir / "vm", "--db", db),
-        (*imp, pastrami_dir / "mazinga", "--db", db),
+        (*imp, pastrami_third(pastrami_dir), "--db", db),
         (*imp, pastrami_dir / "bare-metal", "--db", db),
         (*imp, pastrami_dir, "--db", db),
         (*imp, pastrami_dir, "--db", db),

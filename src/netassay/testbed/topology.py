@@ -595,6 +595,11 @@ def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
     return _bucket(cfg.sut_cap_pps)
 
 
+def cap_bucket_of(pps: float) -> int:
+    """The policer bucket in packets of a ground-truth cap of ``pps`` (either direction)."""
+    return _bucket(pps)
+
+
 def path_queues(tb: Any) -> dict[str, int]:
     """The queues on the path that can lose a burst from the generator, by the loss
     location they drop at (``counters.loss``): the SUT's receive backlog

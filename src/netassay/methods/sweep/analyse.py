@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 
 from netassay.analysis.assess import Assessment, assess_trials
+from netassay.analysis.caps import above_cap
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
+from netassay.methods import lab
 from netassay.methods.sweep.latency import latency_rows
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
@@ -100,7 +102,24 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
     )
     if exp.config.get("latency"):  # sweep --latency: its percentiles per load
         a = replace(a, latency=tuple(latency_rows(store, exp.id)))
-    return a
+    return with_caps(a, exp)
+
+
+def with_caps(a: Assessment, exp: Any) -> Assessment:
+    """``a`` with its bounds that lie above a cap netassay installed on the SUT said, by
+    how much and why (``analysis.caps``): a note, and ``above_cap`` in its JSON."""
+    caps = lab.installed_caps(exp.metadata, bool(exp.config.get("bidirectional")))
+    pdr_name = f"PDR@{a.params['pdr'] * 100:g}%"
+    rates = exp.metadata.get("rates")  # loads written in bit/s: the excess said so too
+    found = tuple(
+        x for x in (above_cap(pdr_name, a.pdr.rate_pps, caps, a.duration_s, rates,
+                              a.params["pdr"]),
+                    above_cap("NDR", a.ndr.rate_pps, caps, a.duration_s, rates))
+        if x is not None
+    )  # fmt: skip
+    if not found:
+        return a
+    return replace(a, above_cap=found, flags=[*a.flags, *(x.line() for x in found)])
 
 
 def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
