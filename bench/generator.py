@@ -52,7 +52,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.proc import run  # noqa: E402
-from netassay.testbed.topology import GEN_FLAGS, WIRE_QDISC, link_mac  # noqa: E402
+from netassay.testbed.receive import THROUGH_QDISC as GEN_FLAGS  # noqa: E402
+from netassay.testbed.topology import WIRE_QDISC, link_mac  # noqa: E402
 from netassay.traffic import generator as gen  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "generator.json"

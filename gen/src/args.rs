@@ -40,6 +40,9 @@ pub struct Send {
     pub dst_port: u16,
     pub burst: usize,
     pub batch: Option<usize>,
+    /// Paced XDP live frames: after a stall, frames catch up at most this many times
+    /// the rate (None: as fast as they can be built).
+    pub catch_up: Option<f64>,
     pub technique: String,
     pub best_effort: bool,
     pub qdisc: bool,
@@ -103,6 +106,7 @@ const VALUED: &[&str] = &[
     "--dst-port",
     "--burst",
     "--batch",
+    "--catch-up",
     "--technique",
     "--idle-timeout",
     "--expect",

@@ -293,6 +293,9 @@ pub struct LoopCfg {
     pub batch: usize,
     /// Most packets per send call (slots available), also when catching up.
     pub burst: usize,
+    /// Paced XDP live frames: frames left late catch up at most this many times the
+    /// rate (None: unbounded).
+    pub catch_up: Option<f64>,
 }
 
 /// Why a send loop ended.
@@ -326,6 +329,13 @@ pub struct LoopOut {
     pub retries: u64,
     pub stop: Stop,
     pub lateness: Hist,
+    /// The clock when the loop ended (CLOCK_MONOTONIC ns; 0: not known).
+    pub end: u64,
+    /// A paced run's longest stall: the longest time no frame left while one was due
+    /// (the process stopped, or without a CPU), as (its length, when it began); the
+    /// stall a deadline or a signal ended the run in counts to the loop's end. None
+    /// where the loop does not measure it (unpaced, the kernel-paced XDP run).
+    pub stall: Option<(u64, u64)>,
 }
 
 /// How long a send may be refused without any progress before giving up.
@@ -494,6 +504,17 @@ fn send_all(tx: &mut dyn Tx, b: usize, retries: &mut u64) -> io::Result<usize> {
 }
 
 impl LoopOut {
+    /// A send call (or the loop's end) at `ts`: the time since the later of the last
+    /// call and the next frame's due time passed with nothing sent while a frame was
+    /// due; the longest such time is the run's stall.
+    fn stalled(&mut self, s: &Schedule, ts: u64) {
+        let from = self.last_tx.max(s.due(self.sent));
+        let idle = ts.saturating_sub(from);
+        if self.stall.is_none_or(|(longest, _)| idle > longest) {
+            self.stall = Some((idle, from));
+        }
+    }
+
     /// The first call: did its frames really leave? It also anchors the rate.
     fn first_call(&mut self, tx: &mut dyn Tx, done: usize, ts: u64) -> io::Result<()> {
         if !tx.delivered(done) {
@@ -509,6 +530,9 @@ impl LoopOut {
 
     /// Count `done` packets sent at `ts` and how late each was.
     fn record(&mut self, s: &Schedule, done: usize, ts: u64) {
+        if s.paced && self.sent > 0 {
+            self.stalled(s, ts);
+        }
         self.last_tx = ts;
         if s.paced {
             for i in 0..done {
@@ -545,6 +569,9 @@ fn run_with(
         ..Default::default()
     };
     let flows = cfg.flows.max(1);
+    if s.paced {
+        out.stall = Some((0, 0));
+    }
     while out.sent < cfg.planned {
         let (ts, b) = match s.next_call(out.sent) {
             Ok(call) => call,
@@ -563,6 +590,11 @@ fn run_with(
             out.stop = Stop::Signal;
             break;
         }
+    }
+    out.end = pace::now();
+    if s.paced && out.sent > 0 && out.sent < cfg.planned {
+        // ended before every frame went (deadline, signal): a stall it ended in counts
+        out.stalled(&s, out.end);
     }
     Ok(out)
 }
@@ -592,6 +624,7 @@ mod tests {
             flows: 2,
             batch: 4,
             burst: 16,
+            catch_up: None,
         }
     }
 
@@ -714,6 +747,82 @@ mod tests {
         assert_eq!(sent, [(128, 4), (64, 5), (64, 6), (128, 7), (64, 8)]);
         let out = run_mixed(&mut tx, &mixed, &cfg(Some(1e6), 301, None)).unwrap();
         assert_eq!((out.sent, m.sent(out.sent)), (301, vec![201, 100]));
+    }
+
+    /// A technique whose first send call `after_ns` or more after its first one takes
+    /// `pause_ns`: the process stopped (SIGSTOP) or without a CPU for that long.
+    struct Pausing {
+        dry: Dry,
+        after_ns: u64,
+        at: Option<u64>,
+        pause_ns: u64,
+        paused: bool,
+    }
+
+    impl Tx for Pausing {
+        fn name(&self) -> &'static str {
+            "pausing"
+        }
+        fn slot(&mut self, i: usize) -> &mut [u8] {
+            self.dry.slot(i)
+        }
+        fn send(&mut self, from: usize, n: usize) -> io::Result<usize> {
+            let at = *self.at.get_or_insert(pace::now() + self.after_ns);
+            if !self.paused && pace::now() >= at {
+                self.paused = true;
+                pace::sleep_until(pace::now() + self.pause_ns);
+            }
+            self.dry.send(from, n)
+        }
+    }
+
+    fn pausing(after_ns: u64, pause_ns: u64) -> Pausing {
+        Pausing {
+            dry: Dry::new(&template(), 16),
+            after_ns,
+            at: None,
+            pause_ns,
+            paused: false,
+        }
+    }
+
+    #[test]
+    fn a_stall_mid_run_is_its_length_and_when_it_began() {
+        // 10 kpps, 1000 packets (no deadline: a busy machine's CPUs cannot cut it
+        // short): the first call 20 ms in stalls 40 ms
+        let mut tx = pausing(20_000_000, 40_000_000);
+        let out = run(&mut tx, &template(), &cfg(Some(1e4), 1_000, None)).unwrap();
+        assert_eq!((out.stop, out.sent), (Stop::Complete, 1_000)); // caught up
+        let (len, from) = out.stall.unwrap();
+        assert!(len >= 39_000_000, "{len}"); // from the next frame's due time, 0.1 ms on
+        assert!(len <= out.lateness.max, "{len} {}", out.lateness.max);
+        assert!(from - out.first_tx >= 19_000_000, "{}", from - out.first_tx); // ~20 ms in
+        assert!(out.end >= out.last_tx);
+    }
+
+    #[test]
+    fn a_stall_the_deadline_came_in_counts_to_the_end() {
+        // 10 kpps for 50 ms: the first call 20 ms in stalls 60 ms, past the deadline
+        let mut tx = pausing(20_000_000, 60_000_000);
+        let out = run(&mut tx, &template(), &cfg(Some(1e4), 500, Some(50_050_000))).unwrap();
+        assert_eq!(out.stop, Stop::Deadline);
+        assert!(out.sent < 500);
+        let (len, from) = out.stall.unwrap();
+        assert_eq!(out.end - from, len); // it lasted to the loop's end
+        assert!(from >= out.last_tx); // from the stalled call, or the next frame's due time
+        assert!(len >= 30_000_000, "{len}"); // 20 ms in, to past the 50 ms deadline
+        assert!(out.end - out.first_tx >= 80_000_000); // the run really lasted that long
+    }
+
+    #[test]
+    fn a_stall_is_never_longer_than_the_lateness_it_left() {
+        let mut tx = Dry::new(&template(), 16);
+        let out = run(&mut tx, &template(), &cfg(Some(1e5), 2_000, None)).unwrap();
+        assert_eq!(out.stop, Stop::Complete);
+        let (len, _) = out.stall.unwrap();
+        assert!(len <= out.lateness.max, "{len} {}", out.lateness.max);
+        let unpaced = run(&mut tx, &template(), &cfg(None, u64::MAX, Some(1_000_000))).unwrap();
+        assert!(unpaced.stall.is_none());
     }
 
     #[test]

@@ -58,6 +58,8 @@ const MAX_INNER_BATCH: usize = 64;
 /// Paced: the schedule one test run covers (signals and the deadline are checked
 /// between runs), and the schedule one inner batch covers (a batch leaves together).
 const CHUNK_NS: u64 = 100_000_000;
+/// How often a send of live frames looks whether its device is still up.
+const UP_CHECK_NS: u64 = 10_000_000;
 const PACED_WINDOW_NS: u64 = 8_000;
 
 /// The one slot of the program's array map, in u64 words: the packet number k, the
@@ -93,7 +95,10 @@ const LATE_THRESHOLDS_NS: [u64; 19] = [
     500_000_000,
     1_000_000_000,
 ];
-const VALUE_WORDS: usize = W_LATE + LATE_THRESHOLDS_NS.len();
+/// The least time between two frames' builds (ns; 0: none), so that frames left late by
+/// a stall catch up at a bounded rate (`--catch-up`), not in one burst.
+const W_GAP: usize = W_LATE + LATE_THRESHOLDS_NS.len();
+const VALUE_WORDS: usize = W_GAP + 1;
 /// bpf_loop's limit (BPF_MAX_LOOPS): the longest wait for one frame's time is this many
 /// clock reads (~25-50 ns each), a fraction of a second: paced live frames are for
 /// high rates (see `MIN_PACED_PPS`).
@@ -123,9 +128,10 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
     const LATE_DONE: usize = 4;
     const NOT_FIRST: usize = 5;
     const CB_BREAK: usize = 6;
+    const WAIT_SET: usize = 7;
     let l = t.layout;
     let size = t.frame.len() as i32;
-    let mut a = Asm::new(7);
+    let mut a = Asm::new(8);
     a.extend([
         mov_x(6, 1),                        // r6 = ctx
         ins(0x61, 2, 6, 12, 0),             // r2 = ctx->ingress_ifindex
@@ -159,8 +165,21 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
         ins(0x3f, 2, 1, 0, 0),             // r2 /= rate
         ins(0x79, 3, 8, word(W_START), 0), //
         add_x(2, 3),                       // r2 = due
-        ins(0x7b, 10, 2, -16, 0),          // *(u64 *)(r10 - 16) = due
-        mov_k(1, SPIN_LOOPS),              // bpf_loop(n,
+        ins(0x7b, 10, 2, -24, 0),          // *(u64 *)(r10 - 24) = due (its lateness)
+        ins(0x79, 3, 8, word(W_GAP), 0),   // r3 = the least gap between builds
+    ]);
+    a.jmp(0x15, 3, 0, 0, WAIT_SET); // no gap: wait for the frame's time
+    a.jmp(0x15, 7, 0, 0, WAIT_SET); // the first frame: nothing built before it
+    a.extend([
+        ins(0x79, 4, 8, word(W_LAST), 0), // r4 = the last frame's build time
+        add_x(4, 3),                      // + the gap: the earliest this one may be built
+    ]);
+    a.jmp(0x3d, 2, 4, 0, WAIT_SET); // due at or after it: wait for the frame's time
+    a.push(mov_x(2, 4)); // else (catching up after a stall): wait for last + gap
+    a.label(WAIT_SET);
+    a.extend([
+        ins(0x7b, 10, 2, -16, 0), // *(u64 *)(r10 - 16) = the time to wait for
+        mov_k(1, SPIN_LOOPS),     // bpf_loop(n,
     ]);
     let cb_ref = a.p.len();
     a.extend([
@@ -173,7 +192,7 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
         call(BPF_FUNC_KTIME_GET_NS),         //
         mov_x(9, 0),                         // r9 = now: the build time
         mov_x(3, 9),                         //
-        ins(0x79, 4, 10, -16, 0),            //
+        ins(0x79, 4, 10, -24, 0),            //
         ins(0x1f, 3, 4, 0, 0),               // r3 = now - due: lateness
         ins(0x79, 4, 8, word(W_LATE_MAX), 0), //
     ]);
@@ -299,6 +318,15 @@ fn restore_headers(t: &Template) -> Vec<Insn> {
     p
 }
 
+/// The least time between two frames' builds when frames left late by a stall catch up
+/// at most `factor` times `rate` (0: no bound).
+pub fn catch_up_gap_ns(rate: u64, factor: Option<f64>) -> u64 {
+    match factor {
+        Some(f) if f > 1.0 && rate > 0 => (1e9 / (f * rate as f64)).floor() as u64,
+        _ => 0,
+    }
+}
+
 /// Paced live frames wait for their time inside the kernel from this rate up (a whole
 /// number of pps); below it, one test run per frame's time costs little.
 pub const MIN_KERNEL_PACED_PPS: f64 = 1000.0;
@@ -326,6 +354,8 @@ pub struct Xdp {
     dummy: Vec<u8>,
     dev: String,
     tx0: u64,
+    /// When `send` last looked whether the device is still up (CLOCK_MONOTONIC ns).
+    up_checked: u64,
 }
 
 impl Xdp {
@@ -347,6 +377,7 @@ impl Xdp {
             dummy: vec![0u8; t.frame.len()],
             dev: dev.to_string(),
             tx0: dev_stat(dev, "tx_packets").unwrap_or(0),
+            up_checked: 0,
         })
     }
 
@@ -387,11 +418,13 @@ impl Xdp {
         bpf::map_update(&self.map, 0, &v)
     }
 
-    /// A new run: no frame yet, the schedule from `start` at `rate`.
-    fn set_schedule(&self, start: u64, rate: u64) -> io::Result<()> {
+    /// A new run: no frame yet, the schedule from `start` at `rate`, frames built at
+    /// least `gap_ns` apart (0: no bound on a catch-up).
+    fn set_schedule(&self, start: u64, rate: u64, gap_ns: u64) -> io::Result<()> {
         let mut w = [0u64; VALUE_WORDS];
         w[W_START] = start;
         w[W_RATE] = rate;
+        w[W_GAP] = gap_ns;
         self.set_words(&w)
     }
 
@@ -413,8 +446,12 @@ impl Xdp {
         // poll); the schedule is then set anew from the next frame on, so that the
         // check's wait is not a stall the next frames would catch up in one burst. The
         // achieved rate is measured from there, as for the other techniques.
-        self.set_schedule(crate::pace::now() + 200_000, rate)
-            .map_err(|e| (e, 0))?;
+        self.set_schedule(
+            crate::pace::now() + 200_000,
+            rate,
+            catch_up_gap_ns(rate, cfg.catch_up),
+        )
+        .map_err(|e| (e, 0))?;
         let probe = (inner as u64).min(cfg.planned);
         match self.run_batched(probe as usize, inner) {
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
@@ -435,47 +472,74 @@ impl Xdp {
         let mut w = self.slot_words().map_err(|e| (e, sent))?;
         w[W_START] = start;
         self.set_words(&w).map_err(|e| (e, sent))?;
-        out.first_batch = sent;
-        out.first_tx = start + off(sent);
+        // The span is measured as the other techniques measure theirs: from the first
+        // frame's time (frame 0, on the schedule as restarted) to the last frame's, and
+        // the frames after the first over it (one for frame 0 itself). Measured from
+        // frame `sent` instead, a short run's rate came out high by one frame's share.
+        out.first_batch = 1;
+        out.first_tx = start;
         let last_k = match cfg.deadline_ns {
             // the frames due before the deadline
             Some(d) => ((d as u128 * rate as u128) / 1_000_000_000) as u64,
             None => cfg.planned,
         }
         .min(cfg.planned);
+        // A stall: the time between two test runs (from the later of the last frame's
+        // build, in the kernel, and the next frame's due time) in which frames were due
+        // and none could leave: the process stopped (it stops on its way out of a test
+        // run and goes on with the next after SIGCONT) or without a CPU in user space.
+        // Waits inside a test run are the frames' lateness.
+        out.stall = Some((0, 0));
+        let mut returned = start;
+        let stalled = |out: &mut LoopOut, sent: u64, ts: u64, built: u64| {
+            let from = built.max(start + off(sent));
+            let idle = ts.saturating_sub(from);
+            if out.stall.is_none_or(|(longest, _)| idle > longest) {
+                out.stall = Some((idle, from));
+            }
+        };
         while sent < last_k {
             if crate::pace::stopped() {
                 out.stop = Stop::Signal;
                 break;
             }
-            if cfg
-                .deadline_ns
-                .is_some_and(|d| crate::pace::now() >= start + d)
-            {
+            let ts = crate::pace::now();
+            if cfg.deadline_ns.is_some_and(|d| ts >= start + d) {
                 out.stop = Stop::Deadline;
                 break;
             }
+            stalled(&mut out, sent, ts, returned);
+            if !dev_up(&self.dev) {
+                // as a socket's send fails on a link set down (a test run would go on
+                // and its frames would vanish)
+                return Err((io::Error::from_raw_os_error(libc::ENETDOWN), sent));
+            }
             let r = self.run_batched(chunk.min(last_k - sent) as usize, inner);
-            sent = self.slot_words().map_err(|e| (e, sent))?[W_K];
+            let w = self.slot_words().map_err(|e| (e, sent))?;
+            (sent, returned) = (w[W_K], w[W_LAST].max(start));
             match r {
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
-                    out.stop = Stop::Signal;
-                    break;
-                }
+                // a signal: a stop's (SIGSTOP, then SIGCONT) goes on, netassay's own ends
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => return Err((e, sent)),
                 Ok(()) => {}
             }
         }
+        out.end = crate::pace::now();
         if crate::pace::stopped() {
             out.stop = Stop::Signal;
         } else if out.stop == Stop::Complete && sent < cfg.planned {
             out.stop = Stop::Deadline;
         }
+        if sent < cfg.planned {
+            // ended before every frame went (deadline, signal): a stall it ended in counts
+            let end = out.end;
+            stalled(&mut out, sent, end, returned);
+        }
         let w = self.slot_words().map_err(|e| (e, sent))?;
         out.sent = w[W_K];
         out.last_tx = w[W_LAST];
         let max = w[W_LATE_MAX];
-        let counts = &w[W_LATE..];
+        let counts = &w[W_LATE..W_GAP];
         let mut below = out.sent;
         for (i, c) in counts.iter().enumerate() {
             // frames late by [thr[i-1], thr[i]) count as thr[i] (or the max)
@@ -485,6 +549,7 @@ impl Xdp {
         }
         out.lateness.add_n(max, below);
         out.lateness.max = max;
+        out.end = crate::pace::now();
         Ok(out)
     }
 }
@@ -512,9 +577,27 @@ impl Tx for Xdp {
         &mut self.dummy
     }
     fn send(&mut self, _from: usize, n: usize) -> io::Result<usize> {
+        let now = crate::pace::now();
+        if now.saturating_sub(self.up_checked) >= UP_CHECK_NS {
+            // a test run on a device set down goes on and its frames vanish: fail as
+            // a socket's send does (at most every UP_CHECK_NS)
+            self.up_checked = now;
+            if !dev_up(&self.dev) {
+                return Err(io::Error::from_raw_os_error(libc::ENETDOWN));
+            }
+        }
         self.run(n)?;
         Ok(n)
     }
+}
+
+/// Whether `dev` is set up (IFF_UP in its sysfs flags); a device that cannot be read
+/// counts as up (its sends fail on their own).
+pub fn dev_up(dev: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{dev}/flags"))
+        .ok()
+        .and_then(|f| u64::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
+        .is_none_or(|flags| flags & libc::IFF_UP as u64 != 0)
 }
 
 /// Read a `statistics/` counter of `dev` (in this namespace's /sys).

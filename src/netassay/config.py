@@ -39,6 +39,12 @@ AUTO = "auto"
 PINNINGS = (AUTO, "unpinned", "pin-1cpu", "pin-2cpu")
 SUTS = ("router", "bridge", "xdp-router")
 SINKS = ("xdp", "nft", "xdp+nft")
+# How the SUT's ingress veth receives (testbed.receive): napi, as a NIC's driver (polled
+# in batches on the SUT's CPU, the generator hands it XDP live frames), or backlog
+# (each frame handed to the stack by netif_rx on the sender's CPU, netassay's only way
+# until 0.2; stored experiments without the knob were measured so)
+RX_MODES = ("napi", "backlog")
+RX_MODE_BEFORE = "backlog"
 # where the SUT's receive work runs (seed 003, section 3.2: interrupt affinity)
 RX_AFFINITIES = (AUTO, "bound", "balanced", "none")
 # the CPU each pinning gives the generator and the SUT's receive work (None: not pinned)
@@ -234,6 +240,16 @@ class TestbedConfig:
         "not with pin-1cpu nor the XDP router) | none (not steered: veth's sender's CPU; "
         "only with unpinned).",
         default=AUTO, check=choice(*RX_AFFINITIES), testbed=True,
+    )  # fmt: skip
+    rx_mode: str = param(  # how the SUT's ingress veth receives (testbed.receive)
+        "--rx-mode",
+        "How the SUT's ingress veth receives: napi (default: polled in batches by NAPI on "
+        "the SUT's CPU, as a NIC's driver is, from a 256-frame ring; the generator sends "
+        "XDP live frames, fast enough to pass the SUT's saturation) | backlog (each frame "
+        "handed to the stack by netif_rx on the generator's CPU and steered by RPS; "
+        "sent with AF_PACKET sendmmsg, whose reach on a small host is below the kernel "
+        "router's MRR).",
+        default="napi", check=choice(*RX_MODES), testbed=True,
     )  # fmt: skip
     sink: str = param(  # how the sink counts test frames: xdp | nft | xdp+nft (cross-check)
         "--sink",

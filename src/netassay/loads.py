@@ -176,6 +176,8 @@ def _check(what: str, one: bool) -> Any:
         text = _text(v)
         if text is None:
             raise ValueError("expected a load like 200k, 500Mbps or 50%")
+        if not one and text.strip() == AUTO:
+            return ()  # loads chosen past the SUT's MRR (AUTO_LOADS)
         try:
             if not written(text):
                 return parse_rate(text) if one else tuple(parse_rates(text))
@@ -208,3 +210,25 @@ def units_of(levels: Any) -> set[str]:
         t = _text(v)
         out |= {kind_of(p) for p in re.split(r"[,:]", t or "") if p.strip()}
     return out
+
+
+# A sweep given no loads chooses them on the testbed (``methods.lab.auto_loads``): this
+# many, evenly up to AUTO_TOP times the SUT's MRR (a short flood measures it first), or
+# to the generator's paced reach where that is lower.
+AUTO = "auto"  # --rates auto (and no --rates): the loads chosen so
+AUTO_LOADS = 12
+AUTO_TOP = 1.3
+
+
+def auto_rates(mrr_pps: float, reach_pps: float | None = None) -> tuple[float, ...]:
+    """The loads of a sweep given none: AUTO_LOADS evenly from the top's 1/AUTO_LOADS up
+    to the top, AUTO_TOP x ``mrr_pps`` or ``reach_pps`` where lower; each rounded to
+    100 pps (1 kpps from 100 kpps up), none below 1 kpps."""
+    top = AUTO_TOP * mrr_pps
+    if reach_pps is not None:
+        top = min(top, reach_pps)
+    out = []
+    for i in range(1, AUTO_LOADS + 1):
+        r = top * i / AUTO_LOADS
+        out.append(max(1000.0, round(r, -3 if r >= 100_000 else -2)))
+    return tuple(sorted(set(out)))

@@ -63,6 +63,10 @@ SEND OPTIONS
   --burst N            most packets per send call, also when catching up after
                        falling behind (default 64, max 1024)
   --batch N            packets per send call (default: sized to the rate, <= burst)
+  --catch-up F         paced XDP live frames: after a stall (the CPU taken away), the
+                       frames that fell due go out at most F times the rate until
+                       the schedule is caught up, so that the receiver's ring sees
+                       a bounded burst (default 2; 'off': as fast as they are built)
   --technique T        auto | xdp | sendmmsg | txring | none (default auto). xdp: XDP
                        live frames through BPF_PROG_RUN, stamped by an XDP program
                        and sent with XDP_TX (needs kernel >= 5.18 and an XDP

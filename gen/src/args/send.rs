@@ -40,6 +40,7 @@ pub(super) fn send(a: &Given, dev: String, cpu: Option<usize>) -> Result<Send, U
         dst_port: fr.dst_port,
         burst: f.burst,
         batch: f.batch,
+        catch_up: catch_up(a)?,
         technique,
         best_effort: a.has("--best-effort"),
         qdisc: a.has("--qdisc"),
@@ -113,6 +114,20 @@ fn flows(a: &Given) -> Result<Flows, UsageError> {
         batch,
         src_port,
     })
+}
+
+/// The catch-up bound of paced XDP live frames (`--catch-up F`, default 2; `off`: none).
+pub const CATCH_UP_DEFAULT: f64 = 2.0;
+
+fn catch_up(a: &Given) -> Result<Option<f64>, UsageError> {
+    match a.get("--catch-up") {
+        None => Ok(Some(CATCH_UP_DEFAULT)),
+        Some("off") => Ok(None),
+        Some(v) => match v.parse::<f64>() {
+            Ok(f) if f.is_finite() && (1.1..=1000.0).contains(&f) => Ok(Some(f)),
+            _ => Err(SendUsage::CatchUp(v.to_string()).into()),
+        },
+    }
 }
 
 const TECHNIQUES: [&str; 5] = ["auto", "sendmmsg", "txring", "xdp", "none"];

@@ -23,6 +23,7 @@ pub fn run(s: &Send) -> Result<(), Error> {
     let tpl = &tpls[s.mix.sizes.iter().position(|&n| n == s.size).unwrap_or(0)];
     let plan = plan::plan(&s.rate, s.duration_ns, s.count)?;
     pin(s.cpu)?;
+    sys::own_sched_group();
     pace::install_signals();
     pace::share_cpu(s.share_cpu);
     let cfg = loop_cfg(s, &plan);
@@ -86,6 +87,7 @@ fn loop_cfg(s: &Send, p: &Plan) -> tx::LoopCfg {
         flows: s.flows,
         batch,
         burst: s.burst,
+        catch_up: s.catch_up,
     }
 }
 
@@ -117,6 +119,7 @@ fn send_xdp(
             why,
             fallback: String::new(),
             batch: xdp::kernel_paced(cfg.rate).map_or(xcfg.batch, xdp::paced_inner_batch),
+            catch_up: xdp::kernel_paced(cfg.rate).and(cfg.catch_up),
             out,
         }),
         Err((err, sent)) if sent > 0 || pace::stopped() => Err(SystemError::Xdp {
@@ -166,6 +169,7 @@ fn send_af_packet(
         why,
         fallback,
         batch: cfg.batch,
+        catch_up: None,
         out,
     })
 }

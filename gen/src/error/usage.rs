@@ -177,6 +177,8 @@ pub enum SendUsage {
         burst: usize,
     },
     PortsPastEnd,
+    /// --catch-up that is neither `off` nor a factor in 1.1..1000.
+    CatchUp(String),
     UnknownTechnique(String),
     QdiscBypassed {
         technique: &'static str,
@@ -215,6 +217,10 @@ impl fmt::Display for SendUsage {
             PortsPastEnd => {
                 f.write_str("--src-port + --flows - 1 exceeds 65535: lower one of them")
             }
+            CatchUp(v) => write!(
+                f,
+                "--catch-up '{v}' is not a factor of the rate: use 1.1..1000 (e.g. 2), or off"
+            ),
             UnknownTechnique(t) => write!(
                 f,
                 "--technique '{t}' is unknown: use auto, sendmmsg, txring, xdp or none"

@@ -183,7 +183,8 @@ def assess_table(
     if excluded_trials:
         flags.append(
             f"{excluded_trials} trial(s) left out of the statistics: measurement faults "
-            "(generator limit, overshoot or stall, counter or sink fault, truncated trial), "
+            "(generator limit, overshoot or stall, counter or sink fault, truncated trial, "
+            "testbed fault), "
             "not SUT loss; kept in the store, and each load says how many and why"
         )
     if trial_warnings > excluded_trials:

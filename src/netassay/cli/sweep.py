@@ -77,7 +77,7 @@ def sweep(
         typer.echo(_dry_run(sw, options.resume))
         return
     check_fail_on(fail_on)
-    sw.progress, sw.note = bar(len(sw.plan.trials())), progress_line
+    sw.progress, sw.note = bar(sw.plan.count()), progress_line
     try:
         method.execute(sw)
     except KeyboardInterrupt as exc:  # the testbed is already down when we get here
@@ -119,6 +119,9 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
     if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
         doc["rates"] = rates_json(rates)
         lines += rates_lines(rates)
+    if sw.auto is not None:  # no loads given: where they came from (JSON: ``auto_loads``)
+        doc["auto_loads"] = sw.auto
+        lines.append(lab.auto_line(sw.auto))
     if mix is not None:  # --imix: the counts per size (JSON: ``imix``)
         doc["imix"] = mix_json(mix, loads)
         lines += mix_lines(mix, loads)

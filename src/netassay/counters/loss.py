@@ -144,12 +144,16 @@ def locate_loss(
     d: dict[str, int],
     ip_version: int = 4,
     retries: int = 0,
+    ring_wire: bool = False,
 ) -> dict[str, int]:
     """Split the lost test packets by location from counter deltas ``d`` (flat keys).
 
     The split always sums to ``sent - received`` (``unaccounted`` closes it); it is
     balanced when ``unaccounted`` is 0. A send the generator retried after the wire's
     qdisc refused it is not lost: ``retries`` of the qdisc's drops are not counted.
+    ``ring_wire``: the wire is a head-drop queue in front of the SUT's NAPI ring (napi
+    mode, ``testbed.receive``; the XDP router's is known by its counters): its drops
+    are the SUT's receive ring overflowing.
     A frame the SUT handed to the sink's veth and the sink refused shows both as the
     SUT egress veth's tx_dropped and (sink backlog full) as the sink's rx_dropped, or
     (an XDP sink's ring full) only as the former: it is located at the sink either way.
@@ -165,7 +169,7 @@ def locate_loss(
         mib = sum(g(f"sut/snmp/Ip/{k}") for k in IP4_DROPS)
     wire = max(0, g("tg/qdisc/tg0/drops") - retries)
     xdp = xdp_router_drops(d)
-    ring = wire if xdp is not None else 0  # the XDP router's receive ring overflowed
+    ring = wire if xdp is not None or ring_wire else 0  # the SUT's receive ring overflowed
     xdp = xdp or {}
     loc = {
         "unsent": max(0, planned - sent),
@@ -251,7 +255,7 @@ def direction_deltas(d: dict[str, int]) -> tuple[dict[str, int], dict[str, int],
 
 def locate_both(
     fwd: tuple[int, int, int, int], rev: tuple[int, int, int, int], d: dict[str, int],
-    ip_version: int = 4,
+    ip_version: int = 4, ring_wire: bool = False,
 ) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
     """``locate_loss`` for each direction of a ``--bidirectional`` trial; ``fwd`` and
     ``rev`` are each (planned, sent, received, retries). The SUT's IP MIB drops are one
@@ -260,8 +264,8 @@ def locate_both(
     ``sut_forward`` (its ``unaccounted`` then goes negative: more drops counted than
     frames lost). The two splits sum to the trial's in aggregate."""
     df, dr, mib = direction_deltas(d)
-    loc_f = locate_loss(fwd[0], fwd[1], fwd[2], df, ip_version, fwd[3])
-    loc_r = locate_loss(rev[0], rev[1], rev[2], dr, ip_version, rev[3])
+    loc_f = locate_loss(fwd[0], fwd[1], fwd[2], df, ip_version, fwd[3], ring_wire)
+    loc_r = locate_loss(rev[0], rev[1], rev[2], dr, ip_version, rev[3], ring_wire)
     for loc in (loc_f, loc_r):
         share = min(mib, max(0, loc["unaccounted"]))
         loc["sut_forward"] += share

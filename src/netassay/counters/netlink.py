@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from netassay.counters import xdp_router
 from netassay.counters.snapshot import (
     LINK_FIELDS,
+    LINK_STATE,
     parse_nft_counters,
     parse_nft_set,
     parse_snmp,
@@ -74,6 +75,22 @@ def qdisc_drops(msgs: list[Any], names: dict[int, str]) -> dict[str, int]:
             drops = int(old["drop"]) if old is not None else 0
         out[dev] = out.get(dev, 0) + drops
     return out
+
+
+IFF_UP = 0x1
+
+
+def link_state(msg: Any) -> dict[str, Any]:
+    """A link's state beside its counters (``snapshot.LINK_STATE``): set up, up (set up
+    and with a carrier), how often its carrier went on or off since it was made, and
+    the XDP program on it."""
+    admin = bool(int(msg["flags"]) & IFF_UP)
+    return {
+        "admin_up": admin,
+        "up": admin and msg.get_attr("IFLA_CARRIER") == 1,
+        "carrier_changes": msg.get_attr("IFLA_CARRIER_CHANGES"),
+        "xdp_prog": xdp_prog_id(msg),
+    }
 
 
 def xdp_prog_id(msg: Any) -> int | None:
@@ -189,6 +206,7 @@ class NsCounters:
             "snmp": parse_snmp(snmp),
             "qdisc_drops": qdisc_drops(qdiscs, names),
             "nft": parse_nft_counters(self.nft("list counters")),
+            LINK_STATE: {m.get_attr("IFLA_IFNAME"): link_state(m) for m in links},
         }
         for m in links:
             pid = xdp_prog_id(m)

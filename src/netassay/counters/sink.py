@@ -139,6 +139,14 @@ class SinkCounter:
             self.ns, self.dev or SINK_DEV, self.size_bytes or 64, extra=extra, imix=self.imix
         )
 
+    def restart(self) -> None:
+        """Attach the XDP program again: another process detached it from the link while
+        its own process lives on (``ensure`` sees that process alive and keeps it)."""
+        dev = self.dev or SINK_DEV
+        log.warning("the sink's XDP program is not on %s any more: attaching it again", dev)
+        self.close()
+        self.ensure()
+
     def read(self) -> dict[str, Any]:
         """``{"packets": n}`` counted by the XDP program since it attached (with a mix,
         also ``"per_size": {"64": n, ...}``); ``{}`` when there is no XDP count (nft

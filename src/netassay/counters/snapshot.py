@@ -6,7 +6,11 @@ A snapshot is a plain dict (stored raw with each trial):
 "sink_xdp": {"packets": n}}`` (``sink_xdp`` when the sink counts with XDP and the count
 could be read: its absence after a trial is a counter fault). ``xdp_router`` (reason ->
 packets, see ``counters.xdp_router.REASONS``) is there for a namespace running the XDP
-router.
+router. Each namespace's ``link_state`` (``LINK_STATE``) is not a counter: per link,
+whether it is set up (``admin_up``) and up (set up, with a carrier: ``up``), its carrier
+changes since it was made (None
+where they cannot be read) and the id of the XDP program on it (None: none); the trial
+engine reads it to tell a testbed that changed under a trial (``trial.integrity``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
     from netassay.counters.sink import SinkCounter
 
 LINK_FIELDS = ("packets", "dropped", "errors")
+LINK_STATE = "link_state"  # per link: up, carrier_changes, xdp_prog (not flattened)
 
 
 def parse_softnet(text: str) -> list[list[int]]:
@@ -72,6 +77,21 @@ def parse_links(data: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
+def parse_link_state(data: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``ip -j link``'s links as ``LINK_STATE`` holds them (it shows no carrier changes)."""
+    out = {}
+    for link in data:
+        flags = link.get("flags", [])
+        prog = (link.get("xdp") or {}).get("prog") or {}
+        out[link["ifname"]] = {
+            "admin_up": "UP" in flags,
+            "up": "UP" in flags and "LOWER_UP" in flags,
+            "carrier_changes": None,
+            "xdp_prog": int(prog["id"]) if "id" in prog else None,
+        }
+    return out
+
+
 def parse_qdisc_drops(data: list[dict[str, Any]]) -> dict[str, int]:
     out: dict[str, int] = {}
     for q in data:
@@ -109,6 +129,7 @@ def _ns_snapshot(ns: str) -> dict[str, Any]:
         "snmp": parse_snmp(snmp),
         "qdisc_drops": parse_qdisc_drops(qdiscs),
         "nft": parse_nft_counters(nft),
+        LINK_STATE: parse_link_state(links),
     }
     xdp = xdp_router_counters(links)
     if xdp is not None:

@@ -18,10 +18,12 @@ from netassay.analysis.caps import Cap
 from netassay.config import TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
+from netassay.loads import AUTO_TOP, auto_rates
 from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
 from netassay.store.db import Store
 from netassay.store.preflight import check_store
+from netassay.testbed import receive as R
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state
@@ -29,6 +31,7 @@ from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import SOURCE, TrialContext
+from netassay.trial.flood import flood, flood_path
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
@@ -147,6 +150,7 @@ def open_testbed(name: str, cfg: TestbedConfig, what: str, note: Note = _quiet) 
     ``cfg``, else build one (removed at the end); ``what`` runs on it (for the error)."""
     st = S.read_state(name)
     if st is None:
+        S.check_run_dir()  # its state and lock: refused before a word of building it
         note(f"building testbed '{name}' ({getattr(cfg, 'sut', 'external')}) ...")
         return Testbed(name, cfg)
     have = config_from_state(st)
@@ -199,14 +203,99 @@ def paced_reach(
     ``REACH_MARGIN`` of what it achieved, at most ``REACH_TRIES`` times. ``send``: how
     a load is sent (a search's --bidirectional: both generators, half each), else
     ``tb.send``."""
+    return reach_probe(tb, rate_pps, note, send)[0]
+
+
+def reach_probe(
+    tb: Testbed, rate_pps: float, note: Note = _quiet,
+    send: Callable[[float, float], GenResult] | None = None,
+) -> tuple[float, GenResult | None]:  # fmt: skip
+    """``paced_reach`` and the generator's run at the load it settled on (None: the last
+    try was not kept either), whose lateness says how tightly it was paced."""
     rate = float(rate_pps)
-    for _ in range(REACH_TRIES):
-        achieved = float((send or tb.send)(rate, REACH_PROBE_S).achieved_rate_pps or 0.0)
+    for i in range(REACH_TRIES):
+        res = (send or tb.send)(rate, REACH_PROBE_S)
+        achieved = float(res.achieved_rate_pps or 0.0)
         if Q.rate_kind(rate, achieved) != Q.GENERATOR_LIMIT:
-            return rate
-        note(f"the generator paced {fmt_rate(achieved)} of {fmt_rate(rate)} on this host now")
-        rate = REACH_MARGIN * achieved
-    return rate
+            return rate, res
+        again = REACH_MARGIN * achieved
+        then = f"; trying {fmt_rate(again)}" if i + 1 < REACH_TRIES else ""
+        note(f"the generator paced {fmt_rate(achieved)} of {fmt_rate(rate)} on this host now{then}")
+        rate = again
+    return rate, None
+
+
+AUTO_FLOOD_S = 1.0  # the flood that measures the MRR a sweep with no loads goes past
+
+
+def refuse_auto_loads(cfg: Any, bidirectional: bool) -> None:
+    """A sweep with no --rates chooses its loads with a flood: refused, in one line,
+    where no flood can run (an external testbed, a frame mix, the nft sink, a bridge
+    in backlog mode) or where its load would be another (per direction)."""
+    why = None
+    if T.is_external(cfg):
+        why = "an external testbed", "netassay floods only the testbeds it builds"
+    elif bidirectional:
+        why = "--bidirectional", "the loads are per direction, a flood's MRR is both's"
+    elif cfg.imix is not None:
+        why = "--imix", "a flood sends frames of one size"
+    elif cfg.sink == "nft":
+        why = "--sink nft", "a flood needs the XDP sink"
+    elif cfg.sut == "bridge" and cfg.rx_mode == "backlog":
+        why = "a bridge in backlog mode", "its ingress takes no XDP frames to flood it with"
+    if why is not None:
+        raise UsageError(
+            f"a sweep with no --rates on {why[0]}",
+            f"no loads given means loads chosen past the SUT's MRR, which a flood measures; "
+            f"{why[1]}",
+            "give the loads with --rates",
+        )
+
+
+def auto_loads(ctx: TrialContext, note: Note = _quiet) -> tuple[tuple[float, ...], dict[str, Any]]:
+    """The loads of a sweep given none (``sweep.plan.auto_rates``): a flood of
+    AUTO_FLOOD_S measures the SUT's maximum receive rate, the generator's paced reach is
+    probed at ``AUTO_TOP`` x it, and the loads go evenly up to the lower of the two;
+    said as they are chosen, and what was measured (kept in the sweep's config)."""
+    note(f"choosing the loads: a {AUTO_FLOOD_S:g} s flood measures the SUT's MRR ...")
+    with flood_path(ctx.tb):
+        f = flood(ctx, AUTO_FLOOD_S)
+    mrr = float(f["forwarded_pps"])
+    if mrr <= 0:
+        raise GeneratorError(
+            "the flood that measures the SUT's MRR forwarded nothing",
+            f"{f['sent']} frames sent, lost at {f['loss_location'] or 'no known place'}",
+            "check the testbed ('netassay testbed show') or give the loads with --rates",
+        )
+    top = AUTO_TOP * mrr
+    bound = (
+        "" if f["saturated"] else " (a lower bound: the SUT lost nothing, the generator came first)"
+    )
+    note(f"MRR {fmt_rate(mrr)}{bound}; probing the generator's paced reach at {fmt_rate(top)} ...")
+    reach = paced_reach(ctx.tb, top, note)
+    info = {"mrr_pps": mrr, "saturated": bool(f["saturated"]), "offered_pps": f["offered_pps"],
+            "top_factor": AUTO_TOP, "reach_pps": reach, "top_pps": min(top, reach)}  # fmt: skip
+    rates = auto_rates(mrr, reach)
+    if reach < top:
+        info["generator_bound"] = True
+        note(
+            f"the generator paces up to {fmt_rate(reach)} here now, below {AUTO_TOP:g}x the "
+            f"MRR ({fmt_rate(top)}): the loads stop there; what lies above is not measured"
+        )
+    note(f"loads: {len(rates)} from {fmt_rate(rates[0])} to {fmt_rate(rates[-1])}")
+    return rates, info
+
+
+def auto_line(info: dict[str, Any]) -> str:
+    """Where a sweep given no loads took them from (``auto_loads``'s record), in words."""
+    mrr = fmt_rate(info["mrr_pps"]) + ("" if info.get("saturated") else " (a lower bound)")
+    line = f"loads chosen here: up to {fmt_rate(info['top_pps'])}, the SUT's MRR {mrr}"
+    if info.get("generator_bound"):
+        return (
+            f"{line}; the generator paces only up to {fmt_rate(info['reach_pps'])} here, "
+            f"below {info['top_factor']:g}x the MRR, so the loads stop there"
+        )
+    return f"{line} x {info['top_factor']:g} (the generator paces that far here)"
 
 
 def default_label(cfg: Any, name: str) -> str:
@@ -222,6 +311,8 @@ def default_label(cfg: Any, name: str) -> str:
         truths += f" drop {cfg.sut_drop:g}"
     rx = cfg.resolved().rx_affinity
     rx = f" rx-{rx}" if rx == "balanced" else ""  # bound or none: as the pinning says
+    if cfg.rx_mode == "backlog":  # napi, the default (and every XDP router's), unsaid
+        rx += " rx-backlog"
     frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
     return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
 
@@ -234,6 +325,8 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "sut": cfg.sut,
         "pinning": cfg.pinning,
         "rx_affinity": cfg.resolved().rx_affinity,
+        "rx_mode": "napi" if cfg.sut == "xdp-router" else cfg.rx_mode,
+        "sender": R.technique(cfg),
         "environment": "netns",
         "kernel": env.get("kernel", ""),
         "ring": cfg.backlog if cfg.backlog is not None else env.get("netdev_max_backlog"),

@@ -8,6 +8,7 @@ from typing import Any
 
 from netassay import names as N
 from netassay.testbed import linerate as LR
+from netassay.testbed import receive as R
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
@@ -53,6 +54,7 @@ def render(info: dict[str, Any]) -> str:
         *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
         *_balanced(info),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
+        f"  receive: {R.describe(info)}",
         *_xdp_lines(info.get("xdp_router")),
     ]
     env = info["environment"]
@@ -88,9 +90,10 @@ def _balanced(info: dict[str, Any]) -> list[str]:
 
 def _wire(info: dict[str, Any]) -> str:
     x = info.get("xdp_router")
-    return (
-        f"{x['wire_qdisc']} limit {x['ring_pkts'] - XR.VETH_RING}" if x else " ".join(T.WIRE_QDISC)
-    )
+    if x:
+        return f"{x['wire_qdisc']} limit {x['ring_pkts'] - XR.VETH_RING}"
+    rx = info.get("receive")
+    return f"{rx['wire_qdisc']} limit {rx['wire_pkts']}" if rx else " ".join(T.WIRE_QDISC)
 
 
 def _xdp_lines(x: dict[str, Any] | None) -> list[str]:

@@ -21,15 +21,14 @@ from netassay.config import PIN_CPUS, PINNINGS, SUTS, TestbedConfig, cpu_mask
 from netassay.counters.sink import validate_sink
 from netassay.errors import NetassayError, TestbedError, UsageError
 from netassay.proc import run
+from netassay.testbed import receive as R
 from netassay.testbed import state as S
 from netassay.testbed import xdp_router as XR
 
 log = logging.getLogger("netassay.testbed")
 
 MAGIC = 0x6E614731  # netassay-gen payload magic ("naG1"), right after the UDP header
-WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen
-# netassay-gen's flags for this wire: send through the qdisc above
-GEN_FLAGS = ("--qdisc",)
+WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen (backlog mode's wire)
 # The cap's bucket holds this much traffic. It is a queue on the path like the SUT's
 # backlog: a generator stall's catch-up burst larger than it is flagged and the trial
 # left out of the statistics (path_queue_pkts, quality.stall_warning), so that a
@@ -140,8 +139,11 @@ def validate(cfg: TestbedConfig) -> None:
         )
     cfg.rx_cpus()  # --rx-affinity against the pinning, this machine and the SUT
     N.addressing(cfg.sut, cfg.ip_version)
+    R.validate(cfg)
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
+    elif R.napi(cfg):
+        XR.object_path(obj=XR.PASS_OBJECT)
     validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
     validate_mix(cfg)
     validate_sink(cfg.sink)
@@ -229,8 +231,8 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
 
 
 def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
-    extra = ["nodad"] if v6 else []
-    run(["ip", "-n", ns, "addr", "add", f"{addr}/{plen}", "dev", dev, *extra])
+    extra = ["nodad"] if v6 else []  # replace: set again as it is (restore_paths)
+    run(["ip", "-n", ns, "addr", "replace", f"{addr}/{plen}", "dev", dev, *extra])
 
 
 def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
@@ -242,30 +244,48 @@ def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
 
 
 def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
+    sut = N.netns(name, "sut")
+    if cfg.ip_version == 6:
+        _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
+    else:
+        _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
+    _router_paths(name, cfg, macs)
+    if cfg.sut == XDP_ROUTER:
+        return _xdp(name, cfg)
+    return None
+
+
+def _router_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    """The router's addresses, static routes and neighbours (set again by
+    ``restore_paths``: a link down loses its IPv6 addresses, and its routes and
+    neighbours in both versions)."""
     tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
     a = N.addressing("router", cfg.ip_version)
     v6 = cfg.ip_version == 6
-    fam = ["-6"] if v6 else ["-4"]
     _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
     _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
     _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
-    bench = str(N.BENCH_V6 if v6 else N.BENCH_V4)
-    run(["ip", "-n", tg, *fam, "route", "add", bench, "via", str(a.sut_in)])
-    run(["ip", "-n", sink, *fam, "route", "add", bench, "via", str(a.sut_out)])
-    if v6:
-        _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
-    else:
-        _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
+    fam = ["-6"] if v6 else ["-4"]
+    bench = str(N.BENCH_V6 if cfg.ip_version == 6 else N.BENCH_V4)
+    run(["ip", "-n", tg, *fam, "route", "replace", bench, "via", str(a.sut_in)])
+    run(["ip", "-n", sink, *fam, "route", "replace", bench, "via", str(a.sut_out)])
     _static_neighbours(
         (sut, N.SUT_OUT, a.sink, macs[N.SINK_DEV]),
         (sut, N.SUT_IN, a.tg, macs[N.TG_DEV]),
         (tg, N.TG_DEV, str(a.sut_in), macs[N.SUT_IN]),
         (sink, N.SINK_DEV, str(a.sut_out), macs[N.SUT_OUT]),
     )
-    if cfg.sut == XDP_ROUTER:
-        return _xdp(name, cfg)
-    return None
+
+
+def restore_paths(name: str, cfg: Any, state: dict[str, Any]) -> bool:
+    """Set the embedded testbed's static routes, neighbours and bridge entries again,
+    as ``build`` set them: a link taken down (and up again) by another process lost
+    those on it. False for a kind that has none (every other kind)."""
+    if kind_of(state) != FORWARDING or "macs" not in state:
+        return False
+    (_bridge_paths if cfg.sut == "bridge" else _router_paths)(name, cfg, state["macs"])
+    return True
 
 
 def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
@@ -285,10 +305,20 @@ def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     )
 
 
+def _napi(name: str, cfg: TestbedConfig) -> dict[str, Any]:
+    """The SUT's ingress veth polled by NAPI (``--rx-mode napi``, see testbed.receive):
+    its poll on the SUT's CPU where the pinning gives it one of its own."""
+    gen_cpu, sut_cpu = PIN_CPUS[cfg.pinning]
+    return R.setup_napi(
+        {r: N.netns(name, r) for r in N.ROLES},
+        {"tg": N.TG_DEV, "sut_in": N.SUT_IN, "sink": N.SINK_DEV},
+        ring=cfg.backlog or int(S.read_sysctl("net.core.netdev_max_backlog")),
+        sut_cpu=sut_cpu if sut_cpu != gen_cpu else None,
+    )
+
+
 def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
-    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
-    a = N.addressing("bridge", cfg.ip_version)
-    v6 = cfg.ip_version == 6
+    sut = N.netns(name, "sut")
     run(
         [
             "ip",
@@ -308,10 +338,19 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     for dev in (N.SUT_IN, N.SUT_OUT):
         run(["ip", "-n", sut, "link", "set", dev, "master", N.BRIDGE])
     run(["ip", "-n", sut, "link", "set", N.BRIDGE, "up"])
-    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
-        run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
+    _bridge_paths(name, cfg, macs)
+
+
+def _bridge_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    """The ends' addresses and neighbours and the bridge's static entries
+    (``restore_paths``)."""
+    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
+    a = N.addressing("bridge", cfg.ip_version)
+    v6 = cfg.ip_version == 6
     _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
+        run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
     _static_neighbours(
         (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
         (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),
@@ -440,6 +479,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
                 S.set_global_sysctl(key, value)
                 state["sysctls"][key] = value
             S.write_state(name, state)
+    receive = _napi(name, cfg) if R.napi(cfg) and not xdp else None
     a = N.addressing(cfg.sut, cfg.ip_version)
     state.update(
         macs=macs,
@@ -449,6 +489,7 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         sut_cpu=PIN_CPUS[cfg.pinning][1] if cfg.rx_affinity == "bound" else None,
         sut_cpus=list(cfg.rx_cpus()),
         **({"xdp_router": xdp} if xdp else {}),
+        **({"receive": receive} if receive else {}),
         target={
             "netns": mine[0],
             "dev": N.TG_DEV,
@@ -603,9 +644,13 @@ def cap_bucket_of(pps: float) -> int:
 def path_queues(tb: Any) -> dict[str, int]:
     """The queues on the path that can lose a burst from the generator, by the loss
     location they drop at (``counters.loss``): the SUT's receive backlog
-    (net.core.netdev_max_backlog, as it is now) and the ground-truth cap's bucket. The
-    wire's qdisc is not one: a send it refuses is retried by the generator, never lost."""
-    out = {"sut_ingress": int(S.read_sysctl("net.core.netdev_max_backlog"))}
+    (net.core.netdev_max_backlog, as it is now), or in napi mode the veth's NAPI ring
+    that XDP live frames meet first (``testbed.receive``), and the ground-truth cap's
+    bucket. The wire's pfifo in backlog mode is not one: a send it refuses is retried
+    by the generator, never lost."""
+    backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
+    live = isinstance(tb.cfg, TestbedConfig) and R.gen_flags(tb.cfg) == list(R.LIVE_FRAMES)
+    out = {"sut_ingress": min(backlog, R.RING_PKTS) if live else backlog}
     caps = (tb.cfg.sut_cap_pps, getattr(tb.cfg, "sut_cap_reverse_pps", None))  # external: none
     buckets = [_bucket(p) for p in caps if p]
     if buckets:

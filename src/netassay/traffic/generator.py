@@ -5,6 +5,9 @@
 
 * the binary is missing, the arguments are refused (exit 2), the kernel fails
   (exit 1), it times out, or its output is not one JSON object -> ``GeneratorError``;
+  when it ended without a word of its run (killed by a signal it cannot catch, or
+  killed by netassay after its timeout) -> ``GeneratorLost``, a ``GeneratorError``
+  that the trial engine turns into a measurement fault;
 * the rate was not kept within 0.1% (exit 3) -> the result is *returned* with
   ``ok == False``, so that the caller can store the trial with a warning; it is
   never silently used as a good trial.
@@ -63,7 +66,26 @@ _REQUIRED_KEYS = (
 )
 # What a trial keeps of the generator's result: the fields above and these (newer
 # generators report them; an older one leaves them null).
-RECORDED_KEYS = (*_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason")
+# The schedule it kept: frames per send call or per flush of live frames (``batch``), the
+# gap between two frames' times (``spacing_ns``), the bound on a catch-up after a stall
+# as a factor of the rate (``catch_up``; None: none), and the lateness's middle and tail;
+# when its loop ended and its longest stall (``end_ns``, ``stall_max_ns``,
+# ``stall_start_ns``).
+RECORDED_KEYS = (
+    *_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason", "batch",
+    "spacing_ns", "catch_up", "lateness_p50_ns", "lateness_p999_ns", "egress_drops",
+    "end_ns", "stall_max_ns", "stall_start_ns",
+)  # fmt: skip
+
+
+class GeneratorLost(GeneratorError):
+    """The generator ended without reporting its run: killed by a signal it cannot
+    catch (SIGKILL: the OOM killer, a user), or by netassay when it outlived its
+    timeout (stopped, hung). What it sent is known only from the counters."""
+
+    def __init__(self, what: str, why: str, todo: str, how: str) -> None:
+        super().__init__(what, why, todo)
+        self.how = how  # 'killed by SIGKILL', 'ended by netassay after 33 s'
 
 
 def find_generator() -> str:
@@ -174,6 +196,12 @@ def parse_output(stdout: str, stderr: str, returncode: int) -> GenResult:
     """
     last = (stderr or "").strip().splitlines()
     why = last[-1] if last else f"exit code {returncode}"
+    if returncode < 0:  # a signal it does not catch (it reports SIGINT and SIGTERM)
+        how = f"killed by {_signal_name(-returncode)}"
+        raise GeneratorLost(
+            f"{BINARY} was {how}", "it reported nothing of its run",
+            "see who ended it (the OOM killer: dmesg); what was stored is kept", how,
+        )  # fmt: skip
     if returncode not in (EXIT_OK, EXIT_RATE):
         what = f"{BINARY} refused its arguments" if returncode == EXIT_USAGE else None
         raise GeneratorError(
@@ -197,6 +225,13 @@ def parse_output(stdout: str, stderr: str, returncode: int) -> GenResult:
     if returncode == EXIT_RATE:
         log.warning("%s: rate not kept: %s", BINARY, why)
     return res
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def run_generator(
@@ -228,11 +263,14 @@ def run_generator(
         prio = PRIORITY if os.geteuid() == 0 else []
         res = run([*prio, find_generator(), *argv], netns=netns, timeout=timeout, check=False)
     except ToolError as exc:
-        raise GeneratorError(
-            f"{BINARY} in {netns} did not finish",
-            exc.why or f"timed out after {timeout:g} s",
-            "check the system load or raise timeout_s",
-        ) from exc
+        what = f"{BINARY} in {netns} did not finish"
+        why = exc.why or f"timed out after {timeout:g} s"
+        todo = "check the system load or raise timeout_s"
+        if not why.startswith("timed out"):  # nothing ran (a tool is missing)
+            raise GeneratorError(what, why, todo) from exc
+        # it outlived its timeout (stopped, hung) and was killed: nothing reported
+        how = f"ended by netassay after {timeout:g} s (it had not finished)"
+        raise GeneratorLost(what, why, todo, how) from exc
     return parse_output(res.stdout, res.stderr, res.returncode)
 
 

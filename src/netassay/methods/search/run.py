@@ -39,7 +39,7 @@ from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
 from netassay.traffic.generator import GenResult
 from netassay.trial import bidirectional as B
-from netassay.trial.engine import TrialContext, measure, trials_on
+from netassay.trial.engine import TrialContext, measure, testbed_problem, trials_on
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
@@ -224,7 +224,15 @@ def _measured(
     else:
         ctx = _start(job, spec, ctx, store, peak)
     setup_s = time.monotonic() - t_start
-    spec, outcome = _search(job, spec, ctx, store, stored, note)
+    try:
+        spec, outcome = _search(job, spec, ctx, store, stored, note)
+    except TestbedError as exc:  # taken apart under the search: what is stored stays
+        then = f"{exc.todo}, then " if exc.todo else ""
+        raise TestbedError(
+            exc.what, exc.why,
+            f"{job.stored} trial(s) of this run are stored in {job.db}; {then}continue "
+            f"with 'netassay search --db {job.db} --resume'",
+        ) from exc  # fmt: skip
     report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
     if job.verify is not None and outcome.stop is None:
         v = _verify(job, spec, outcome, ctx, store, peak)
@@ -246,7 +254,8 @@ def _search(
     for _ in range(REACH_RESTARTS + 1):
         outcome = E.run_search(
             spec, _trial_fn(job, ctx), on_trial=_on_trial(job, store), stored=stored,
-            retries=job.retries, retry_ok=lambda rec: not lab.signalled(rec),
+            retries=job.retries,
+            retry_ok=lambda rec: not lab.signalled(rec) and testbed_problem(ctx) is None,
             elapsed_before_s=elapsed,
         )  # fmt: skip
         stop = outcome.stop

@@ -39,7 +39,7 @@ class SweepMethod:
 
     def plan(self, request: SweepRequest) -> Plan:
         p = R.plan_of(request)
-        return Plan(len(p.trials()), P.estimate_s(p), tuple(P.describe(p).splitlines()))
+        return Plan(p.count(), P.estimate_s(p), tuple(P.describe(p).splitlines()))
 
     def prepare(self, request: SweepRequest, options: RunOptions) -> R.Sweep:
         return R.prepare(request, options, options.config or Config())
@@ -112,10 +112,12 @@ class SweepMethod:
         req = request_from(SweepRequest, settings)
         p = R.plan_of(req)
         both = " per direction, both at once" if req.bidirectional else ""
-        return (
-            f"{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}{both}, "
-            f"{len(p.rates_pps)} loads x {p.runs} runs x {p.duration_s:g} s"
+        loads = (
+            f"up to {P.AUTO_TOP:g}x the MRR (a flood measures it first)"
+            if p.auto
+            else f"{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}"
         )
+        return f"{loads}{both}, {p.loads} loads x {p.runs} runs x {p.duration_s:g} s"
 
 
 METHOD = SweepMethod()
