@@ -243,13 +243,13 @@ class TestbedConfig:
     )  # fmt: skip
     rx_mode: str = param(  # how the SUT's ingress veth receives (testbed.receive)
         "--rx-mode",
-        "How the SUT's ingress veth receives: napi (default: polled in batches by NAPI on "
-        "the SUT's CPU, as a NIC's driver is, from a 256-frame ring; the generator sends "
-        "XDP live frames, fast enough to pass the SUT's saturation) | backlog (each frame "
-        "handed to the stack by netif_rx on the generator's CPU and steered by RPS; "
-        "sent with AF_PACKET sendmmsg, whose reach on a small host is below the kernel "
-        "router's MRR).",
-        default="napi", check=choice(*RX_MODES), testbed=True,
+        "How the SUT's ingress veth receives: backlog (default: each frame handed to the "
+        "stack by netif_rx on the generator's CPU and steered by RPS; sent with AF_PACKET "
+        "sendmmsg, whose reach on a small host is below the kernel router's MRR) | napi "
+        "(polled in batches by NAPI on the SUT's CPU, as a NIC's driver is, from a "
+        "256-frame ring; the generator sends XDP live frames paced in the kernel; see "
+        "the manual's page on the generator for what it does on a shared host).",
+        default="backlog", check=choice(*RX_MODES), testbed=True,
     )  # fmt: skip
     sink: str = param(  # how the sink counts test frames: xdp | nft | xdp+nft (cross-check)
         "--sink",

@@ -88,8 +88,8 @@ def test_a_bad_key_of_a_methods_section_names_its_line(cli, tmp_path):
         "goals, min_load, "
         "max_load, exceed_ratio, width, initial_duration, final_duration, duration_sum, "
         "time_cap, settle, then_verify, verify_runs, verify_duration, verify_span, "
-        "verify_loads, bidirectional, layer, line_rate, name, db, retries, peak_check; fix "
-        "the spelling or remove the key"
+        "verify_loads, bidirectional, max_latency, layer, line_rate, name, db, retries, "
+        "peak_check; fix the spelling or remove the key"
     )
 
 

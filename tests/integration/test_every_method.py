@@ -10,7 +10,7 @@ import re
 import pytest
 from tests.builders import store_with
 
-from netassay.methods import REGISTRY, method, of_kind
+from netassay.methods import KINDS, REGISTRY, method, of_kind
 from netassay.methods.base import Method
 
 STORED = [name for name in REGISTRY if method(name).kinds]
@@ -25,6 +25,7 @@ def test_each_method_has_the_shape(name):
     missing = [k for k in SHAPE if not hasattr(m, k)]
     assert not missing, f"{name} lacks {missing}"
     assert m.name == name
+    assert KINDS[name] == m.kinds  # the registry knows them without importing the method
     for kind in m.kinds:
         assert of_kind(kind) is m
 

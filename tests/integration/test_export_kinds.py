@@ -12,6 +12,7 @@ import csv
 import json
 import math
 import shutil
+import sqlite3
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +45,9 @@ def exported(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("export")
     db = d / "store.db"
     shutil.copy(GOLDEN_STORE, db)
+    with sqlite3.connect(db) as conn:
+        (experiments,) = conn.execute("SELECT count(*) FROM experiments").fetchone()
+    conn.close()
     out = {}
     for fmt in SUFFIX:
         out[fmt] = d / fmt
@@ -51,7 +55,7 @@ def exported(tmp_path_factory) -> dict[str, Path]:
         cp = subprocess.run(argv, capture_output=True, text=True, timeout=300)
         assert cp.returncode == 0, cp.stderr
         name = {"csv": "CSV", "jsonl": "JSON lines", "parquet": "Parquet"}[fmt]
-        assert cp.stdout.startswith(f"{out[fmt]}: {len(EVERY)} {name} file(s): experiments 20,")
+        assert cp.stdout.startswith(f"{out[fmt]}: {len(EVERY)} {name} file(s): experiments {experiments},")
     return out
 
 

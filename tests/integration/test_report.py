@@ -51,13 +51,14 @@ def test_progress_on_stderr_and_an_unchanged_rerun_draws_nothing(report_dir):
     figs = report_dir / "figures"
     stamps = {p.name: p.stat().st_mtime_ns for p in figs.iterdir()}
     cp = run_cli("report", db, "--out", report_dir, check=True)
-    assert "figures 6/6 (6 kept)" in cp.stderr
+    # the six curves and the trend page's figure of the three bare-metal ones, all kept
+    assert "figures 7/7 (7 kept)" in cp.stderr
     assert {p.name: p.stat().st_mtime_ns for p in figs.iterdir()} == stamps
     # a figure whose key no longer matches (other data, style or version) is drawn again
     key = next(figs.glob("*.key"))
     key.write_text("0" * 64)
     cp = run_cli("report", db, "--out", report_dir, check=True)
-    assert "figures 6/6 (5 kept)" in cp.stderr
+    assert "figures 7/7 (6 kept)" in cp.stderr
     png = key.with_suffix(".png")
     assert png.stat().st_mtime_ns > stamps[png.name] and key.read_text() != "0" * 64
 

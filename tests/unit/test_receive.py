@@ -3,11 +3,8 @@ where the wire's drops are located, a sweep's loads chosen past the MRR."""
 
 from __future__ import annotations
 
-import pytest
-
 from netassay.config import TestbedConfig
 from netassay.counters.loss import locate_loss
-from netassay.errors import UsageError
 from netassay.loads import AUTO_LOADS, AUTO_TOP, auto_rates
 from netassay.methods.doctor import checks as C
 from netassay.methods.sweep.plan import Plan, describe, estimate_s
@@ -15,26 +12,25 @@ from netassay.testbed import receive as R
 from netassay.testbed.bed import config_from_state
 
 
-def test_napi_is_the_default_and_sends_live_frames():
+def test_backlog_is_the_default_and_napi_sends_live_frames():
     cfg = TestbedConfig()
-    assert cfg.rx_mode == "napi" and R.napi(cfg)
-    assert R.gen_flags(cfg) == ["--technique", "xdp"]
-    assert "XDP live frames" in R.technique(cfg)
+    assert cfg.rx_mode == "backlog" and not R.napi(cfg)
+    assert R.gen_flags(cfg) == ["--qdisc"] and "sendmmsg" in R.technique(cfg)
+    napi = TestbedConfig(rx_mode="napi")
+    assert R.napi(napi) and R.gen_flags(napi) == ["--technique", "xdp"]
+    assert "XDP live frames" in R.technique(napi)
 
 
-def test_a_mix_two_generators_on_one_cpu_and_backlog_mode_send_through_the_qdisc():
-    assert R.gen_flags(TestbedConfig(imix="simple")) == ["--qdisc"]
-    assert R.gen_flags(TestbedConfig(), shared=True) == ["--qdisc"]
-    backlog = TestbedConfig(rx_mode="backlog")
-    assert not R.napi(backlog) and R.gen_flags(backlog) == ["--qdisc"]
-    assert "sendmmsg" in R.technique(backlog)
+def test_a_mix_and_two_generators_on_one_cpu_send_through_the_qdisc_in_napi_mode():
+    assert R.gen_flags(TestbedConfig(rx_mode="napi", imix="simple")) == ["--qdisc"]
+    assert R.gen_flags(TestbedConfig(rx_mode="napi"), shared=True) == ["--qdisc"]
 
 
-def test_the_xdp_router_always_receives_by_napi_and_refuses_backlog_mode():
-    assert R.napi(TestbedConfig(sut="xdp-router", rx_mode="backlog"))
-    with pytest.raises(UsageError, match="--rx-mode backlog with --sut xdp-router"):
-        R.validate(TestbedConfig(sut="xdp-router", rx_mode="backlog"))
-    R.validate(TestbedConfig(sut="xdp-router"))
+def test_the_xdp_router_is_polled_by_napi_in_both_modes_and_sent_to_as_the_mode_says():
+    xr = TestbedConfig(sut="xdp-router")
+    assert R.napi(xr) and R.gen_flags(xr) == ["--qdisc"]  # as before the knob
+    live = TestbedConfig(sut="xdp-router", rx_mode="napi")
+    assert R.napi(live) and R.gen_flags(live) == ["--technique", "xdp"]
 
 
 def test_a_testbed_or_experiment_from_before_the_knob_was_backlog_mode():

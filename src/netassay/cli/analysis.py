@@ -99,7 +99,7 @@ def report(
     Takes what assess takes; files and folders are imported into a temporary store,
     removed afterwards (import them with 'netassay import pastrami' to keep one).
     """
-    from netassay.report.build import build_report  # deferred: matplotlib (0.3 s)
+    from netassay.report.build import build_report  # deferred: scipy, jinja2 (0.2 s)
 
     cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
     with as_stores(inputs) as stores:
@@ -157,8 +157,9 @@ def export(
         str,
         typer.Option(
             "--format",
-            metavar="csv|jsonl|parquet",
-            help="csv, jsonl, or parquet (a folder: needs --out).",
+            metavar="csv|jsonl|parquet|hdr",
+            help="csv, jsonl, parquet, or hdr (each trial's one-way latency histogram in "
+            "HdrHistogram's log format, one file).",
         ),
     ] = "csv",
     kind: Annotated[
@@ -176,20 +177,33 @@ def export(
         typer.Option(
             "--out",
             metavar="PATH",
-            help="A folder (a file per kind), or a .csv/.jsonl file (one kind); "
-            "default: standard output.",
+            help="A folder (a file per kind), or a .csv/.jsonl file (one kind); hdr: a "
+            "file; default: standard output.",
         ),
     ] = None,
 ) -> None:
     """Export what the store holds: every kind of row (trials with their latency
     percentiles, latency histograms, each table, each method's own rows) as CSV, JSON
     lines or Parquet, a file per kind in a folder, or one kind to a file or standard
-    output."""
+    output; or each trial's latency histogram (sweep --latency, search --max-latency)
+    as an HdrHistogram log."""
     from netassay.store import export as E
 
-    if fmt not in (*E.FORMATS, "parquet"):
-        known = ", ".join((*E.FORMATS, "parquet"))
+    if fmt not in (*E.FORMATS, "parquet", "hdr"):
+        known = ", ".join((*E.FORMATS, "parquet", "hdr"))
         raise UsageError(f"unknown format '{fmt}'", f"known: {known}", "pick one")
+    if fmt == "hdr":
+        if kind not in (None, E.LATENCY):
+            raise UsageError(
+                f"--format hdr writes only the latency histograms, not --kind {kind}",
+                "HdrHistogram's log holds histograms",
+                "leave --kind out, or give --format csv, jsonl or parquet",
+            )
+        with open_store(db) as store:
+            n = E.write_hdr(store, out, sys.stdout)
+        if out is not None:
+            typer.echo(f"{out}: {n} trial(s)")
+        return
     if fmt == "parquet" and out is None:
         raise UsageError(
             "--format parquet needs --out",

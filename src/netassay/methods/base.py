@@ -16,8 +16,9 @@ campaign runner look the method up in the registry and call these.
   one JSON line.
 - ``judged(result)``: what a result is called and its verdict (None for a method that
   judges nothing): what ``--fail-on`` gates on.
-- ``sections(store, out, cfg, used, suffix)``: the method's part of a report (figures,
-  pages; ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
+- ``sections(store, out, cfg, used, suffix)``: the method's part of a report (figure
+  jobs the report draws, pages written once they are drawn;
+  ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
 - ``cell(store, experiment, cfg)``: a campaign cell's figures, which ``comparison``
   says how to rank, test and show.
 """
@@ -33,6 +34,7 @@ from typing import Any, Protocol
 
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
+from netassay.methods.render import FigureJob
 from netassay.params import declared, default_of, flag, nested, param, whole
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
@@ -86,6 +88,19 @@ class RunOptions:
         "it must exist.",
         default=None, campaign=False,
     )  # fmt: skip
+    hook_before: str | None = param(
+        "--hook-before",
+        "A command run in the SUT's namespace before each trial (split into words, no "
+        "shell; the load, run and trial id in its NETASSAY_* variables); its output is "
+        "stored with the trial and a failure makes the trial a measurement fault.",
+        default=None, campaign=False,
+    )  # fmt: skip
+    hook_after: str | None = param(
+        "--hook-after",
+        "A command run in the SUT's namespace after each trial closed (as --hook-before, "
+        "with NETASSAY_SENT and NETASSAY_RECEIVED).",
+        default=None, campaign=False,
+    )  # fmt: skip
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
@@ -94,16 +109,30 @@ class RunOptions:
 @dataclass(frozen=True)
 class Section:
     """A method's part of a report's index: a title, its text, a figure (with its SVG
-    beside it) or a link to a page of its own."""
+    beside it) or a link to a page of its own. Its figures are jobs (``methods/render.py``)
+    that the report draws, all sections' in one pool, only those whose data changed;
+    a page of its own (which may hold its figures inline) is written by ``page`` once
+    they are drawn."""
 
     title: str
     text: str = ""
     figure: str | None = None  # a PNG's path in the report folder (figures/...)
     figure_svg: str | None = None
     link: str | None = None
+    jobs: tuple[FigureJob, ...] = ()  # every figure it shows, its page's too
+    page: Callable[[], None] | None = None  # writes its page (after its figures)
+
+    @staticmethod
+    def drawn(title: str, text: str, job: FigureJob, out: Path) -> Section:
+        """A section showing one figure job's PNG, its SVG linked (``out``: the report)."""
+        rel = job.stem.relative_to(out).as_posix()
+        return Section(title, text, f"{rel}.png", f"{rel}.svg", jobs=(job,))
 
     def as_dict(self) -> dict[str, str]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        return {
+            k: v for k, v in self.__dict__.items()
+            if v is not None and k not in ("jobs", "page")
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -185,6 +214,20 @@ def request_from(cls: Any, given: dict[str, Any], base: dict[str, Any] | None = 
         elif default_of(f) is dataclasses.MISSING:
             raise UsageError(f"{p.flag} is required", p.help, f"give {p.flag}")
     return cls(**values)
+
+
+def check_ranges(req: Any) -> None:
+    """Every parameter of a request given on the command line held to the range its
+    declaration checks a file's value against (``Param.check``): one line naming the
+    flag when one is out of it."""
+    for f, p in declared(type(req)):
+        value = getattr(req, f.name, None)
+        if value is None or p.check is None:
+            continue
+        try:
+            p.check(value)
+        except ValueError as exc:
+            raise UsageError(f"bad {p.flag} {value}", str(exc), f"give {p.flag} within it") from exc
 
 
 def defaults(cls: Any) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from netassay.testbed.linerate import LineRate, refuse_above
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import SOURCE, TrialContext
 from netassay.trial.flood import flood, flood_path
+from netassay.trial.hooks import Hooks, parse_command
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
@@ -311,8 +312,8 @@ def default_label(cfg: Any, name: str) -> str:
         truths += f" drop {cfg.sut_drop:g}"
     rx = cfg.resolved().rx_affinity
     rx = f" rx-{rx}" if rx == "balanced" else ""  # bound or none: as the pinning says
-    if cfg.rx_mode == "backlog":  # napi, the default (and every XDP router's), unsaid
-        rx += " rx-backlog"
+    if cfg.rx_mode == "napi":  # backlog, the default, unsaid
+        rx += " rx-napi"
     frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
     return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
 
@@ -456,3 +457,27 @@ def running_config(name: str, cfg: TestbedConfig, flags: dict[str, Any]) -> Any:
     if st is not None and not flags:
         return config_from_state(st)
     return cfg
+
+
+HOOK_OPTIONS = ("hook_before", "hook_after")  # the run options of a method with hooks
+
+
+def hooks_of(options: Any) -> Hooks | None:
+    """The hooks a run was given (``--hook-before``, ``--hook-after``), checked; None
+    without any. Their namespace is the testbed's, set when it is open (``with_hooks``)."""
+    before, after = options.hook_before, options.hook_after
+    if not before and not after:
+        return None
+    return Hooks(
+        parse_command(before, "--hook-before") if before else None,
+        parse_command(after, "--hook-after") if after else None,
+    )
+
+
+def with_hooks(ctx: TrialContext, hooks: Hooks | None) -> TrialContext:
+    """``ctx`` whose trials run ``hooks`` in the testbed's SUT namespace (a testbed
+    without one, an external testbed: netassay's own)."""
+    if not hooks:
+        return ctx
+    netns = ctx.tb.state.get("namespaces", {}).get("sut")
+    return replace(ctx, hooks=replace(hooks, netns=netns, testbed=ctx.tb.name))

@@ -20,11 +20,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from netassay import methods as registry
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
+from netassay.methods.base import Section
+from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.names import min_frame_bytes
 from netassay.params import param
 from netassay.store.db import Experiment, Store
@@ -248,3 +252,15 @@ def notes(s: SizeSeries, metrics: list[str]) -> list[str]:
                 " ('netassay assess' says why for each)"
             )
     return out
+
+
+def sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Section]:
+    """One section per frame-size series of the store: its table and its figure (a job
+    of ``size_figures.plot_series``)."""
+    found = []
+    for s in series_in(store, cfg):
+        stem = out / "figures" / f"sizes_{slugify(f'{s.kind} {s.label}', used)}"
+        job = FigureJob("netassay.methods.size_figures:plot_series", (s,), stem, data_of(s))
+        title = f"RFC 2544 frame sizes: {s.kind}{', ' + s.label if s.label else ''}"
+        found.append(Section.drawn(title, table_text(s), job, out))
+    return found

@@ -45,6 +45,7 @@ from netassay.counters.loss import ALL_LOCATIONS
 from netassay.errors import InputError, UsageError
 from netassay.hist import SinkHist
 from netassay.store.db import Store
+from netassay.store.hdr import export_hdr
 
 FORMATS = ("csv", "jsonl")  # text formats: a file, or a folder of files
 INT, FLOAT, BOOL, TEXT, TIME, JSON, BINARY = (
@@ -484,13 +485,30 @@ def _json(v: Any, t: str) -> Any:
 def write_file(kind: Kind, fmt: str, path: Path | None, stdout: TextIO) -> int:
     """One kind to ``path`` (written as ``path.part`` and renamed when complete), or to
     standard output; how many rows."""
-    if path is None:
-        return write_text(kind, fmt, stdout)
-    if path.is_dir():
+    if path is not None and path.is_dir():
         raise InputError(
             f"--out {path} is a folder", f"a .{fmt} name writes one kind to a file",
             "name a file, or a folder without the suffix for a file per kind",
         )  # fmt: skip
+    return write_to(path, stdout, lambda out: write_text(kind, fmt, out))
+
+
+def write_hdr(store: Store, path: Path | None, stdout: TextIO) -> int:
+    """Every trial's latency histogram in HdrHistogram's log format (``store.hdr``) to
+    ``path`` or standard output; how many trials."""
+    if path is not None and path.is_dir():
+        raise InputError(
+            f"--out {path} is a folder", "--format hdr writes one log file",
+            "name a file (latency.hlog)",
+        )  # fmt: skip
+    return write_to(path, stdout, lambda out: export_hdr(store, out))
+
+
+def write_to(path: Path | None, stdout: TextIO, write: Callable[[TextIO], int]) -> int:
+    """``write`` to ``path`` (written as ``path.part`` and renamed when complete), or to
+    standard output; what it returns."""
+    if path is None:
+        return write(stdout)
     tmp = path.with_name(path.name + ".part")
     try:
         fh = open(tmp, "w", newline="")  # noqa: SIM115 (closed below, the .part removed on error)
@@ -503,7 +521,7 @@ def write_file(kind: Kind, fmt: str, path: Path | None, stdout: TextIO) -> int:
         ) from exc
     try:
         with fh:
-            n = write_text(kind, fmt, fh)
+            n = write(fh)
         tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)  # no half-written file left behind

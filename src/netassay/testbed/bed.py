@@ -201,13 +201,15 @@ class Testbed:
 
     def send(
         self, rate_pps: float | str, duration_s: float, reverse: bool = False,
-        share_cpu: bool = False,
+        share_cpu: bool = False, count: int | None = None,
     ) -> GenResult:  # fmt: skip
         """Run netassay-gen in the generator namespace (its wire and CPU as the testbed
         says); ``rate_pps`` may be ``"max"``; ``reverse``: in the sink's namespace, back
         towards the generator (``--bidirectional``, ``testbed.reverse``); ``share_cpu``:
-        it waits by yielding its CPU to another generator pinned there. The one place a
-        trial's generator call is built."""
+        it waits by yielding its CPU to another generator pinned there; ``count``:
+        exactly that many frames at ``rate_pps`` (a burst; ``duration_s`` is then its
+        length at that rate, for the timeout). The one place a trial's generator call
+        is built."""
         t = reverse_target(self.state) if reverse else self.target
         share = ["--share-cpu"] if share_cpu else []
         return run_generator(
@@ -224,6 +226,7 @@ class Testbed:
             extra=[*self.gen_flags(share_cpu), *share],
             timeout_s=duration_s + 30,
             imix=self.cfg.imix_spec() if isinstance(self.cfg, TestbedConfig) else None,
+            count=count,
         )
 
     def probe_peak(self, probes: int = 3) -> float:

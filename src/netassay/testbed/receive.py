@@ -3,7 +3,8 @@
 A veth has two receive paths, and which one a testbed uses decides both what the SUT
 does per frame and how fast a generator on a small host can offer frames:
 
-- ``backlog`` (netassay's only mode before ``--rx-mode``): the veth has no NAPI. Each
+- ``backlog`` (the default, and netassay's only mode before ``--rx-mode``): the veth
+  has no NAPI. Each
   frame the generator transmits is handed to the stack by ``netif_rx`` inside the
   generator's own send call, on the generator's CPU, and RPS queues it to the SUT's
   CPU (an IPI, the per-CPU backlog). The generator sends socket buffers (AF_PACKET
@@ -12,7 +13,7 @@ does per frame and how fast a generator on a small host can offer frames:
   enqueue to another CPU's backlog; measured here, that path tops out below the kernel
   router's maximum receive rate, so a paced sweep of an uncapped router cannot reach
   its saturation.
-- ``napi`` (the default): an XDP program that passes every frame (``bpf/xdp_pass.c``)
+- ``napi``: an XDP program that passes every frame (``bpf/xdp_pass.c``)
   sits on the SUT's ingress veth, which makes veth take frames into a 256-frame ring
   and poll it with NAPI, in batches, as a NIC's driver polls its receive ring. The
   poll runs in a kernel thread pinned to the SUT's CPU at the priority of threaded
@@ -26,8 +27,10 @@ does per frame and how fast a generator on a small host can offer frames:
   as socket buffers through a head-drop queue in front of the ring (the XDP router's
   wire, ``xdp_router.set_wire``), whose overflow is the SUT's ingress loss too.
 
-The XDP router's own program gives its ingress the same NAPI ring, so it always
-receives in ``napi`` mode. What changes between the modes for the same SUT is shown by
+The XDP router's own program gives its ingress the same NAPI ring whatever the mode;
+the mode says only how the generator sends to it (live frames in ``napi`` mode, socket
+buffers through its head-drop wire in ``backlog`` mode, as before the knob). What
+changes between the modes for the same SUT is shown by
 ``netassay doctor`` and ``bench/generator.py`` (reach and MRR in each).
 """
 
@@ -39,7 +42,6 @@ from typing import Any
 
 from netassay import names as N
 from netassay.config import TestbedConfig
-from netassay.errors import UsageError
 from netassay.proc import run
 from netassay.testbed import xdp_router as XR
 
@@ -53,16 +55,6 @@ LIVE_FRAMES = ("--technique", "xdp")
 THROUGH_QDISC = ("--qdisc",)
 
 
-def validate(cfg: TestbedConfig) -> None:
-    """Refuse, in one line, a receive mode this SUT cannot have."""
-    if cfg.rx_mode == BACKLOG and cfg.sut == "xdp-router":
-        raise UsageError(
-            "--rx-mode backlog with --sut xdp-router",
-            "the XDP router's program runs in its ingress veth's NAPI poll: it has no backlog mode",
-            "drop --rx-mode (napi is the XDP router's way)",
-        )
-
-
 def napi(cfg: TestbedConfig) -> bool:
     """Whether the SUT's ingress is polled by NAPI (every XDP router's is)."""
     return cfg.rx_mode == NAPI or cfg.sut == "xdp-router"
@@ -73,7 +65,7 @@ def gen_flags(cfg: TestbedConfig, shared: bool = False) -> list[str]:
     generators share one CPU (--bidirectional), each waiting for its sends' times by
     yielding it; live frames wait inside the kernel, where they cannot yield, so both
     send socket buffers through the wires' head-drop queues then."""
-    if napi(cfg) and cfg.imix is None and not shared:
+    if cfg.rx_mode == NAPI and cfg.imix is None and not shared:
         return list(LIVE_FRAMES)
     return list(THROUGH_QDISC)
 
@@ -81,7 +73,7 @@ def gen_flags(cfg: TestbedConfig, shared: bool = False) -> list[str]:
 def technique(cfg: TestbedConfig) -> str:
     """The generator's technique in words (``testbed show``, the environment, an
     experiment's metadata that ``assess`` prints)."""
-    if napi(cfg) and cfg.imix is None:
+    if cfg.rx_mode == NAPI and cfg.imix is None:
         return (
             "XDP live frames paced inside the kernel, flushed every 8 us of schedule, a "
             "catch-up after a stall at most 2x the rate"

@@ -139,7 +139,6 @@ def validate(cfg: TestbedConfig) -> None:
         )
     cfg.rx_cpus()  # --rx-affinity against the pinning, this machine and the SUT
     N.addressing(cfg.sut, cfg.ip_version)
-    R.validate(cfg)
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
     elif R.napi(cfg):

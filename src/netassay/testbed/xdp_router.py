@@ -23,9 +23,11 @@ redirect hands each frame to the sink's veth, whose NAPI then runs on that CPU t
 the kernel router's transmit does). At ``unpinned`` and ``pin-1cpu`` the program runs
 on the generator's CPU, inside its send call.
 
-The wire in front of it. veth's XDP receive ring holds 256 frames. The generator sends
-XDP live frames (``netassay-gen --technique xdp``, paced inside the kernel, as into every
-SUT in napi receive mode, ``testbed.receive``): veth drops a live frame its full ring
+The wire in front of it. veth's XDP receive ring holds 256 frames. By default the
+generator sends socket buffers through a head-drop wire in front of it (as described
+below); with ``--rx-mode napi`` it sends XDP live frames (``netassay-gen --technique
+xdp``, paced inside the kernel, as into every SUT in napi receive mode,
+``testbed.receive``): veth drops a live frame its full ring
 cannot take, counted as the SUT's ingress loss (a NIC's ring overrunning). After a stall
 of the generator's CPU (this VM takes a vCPU away for 0.3-1.7 ms a few times a second)
 the frames that fell due catch up at most twice the rate (``--catch-up``), not in one

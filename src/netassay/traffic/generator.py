@@ -151,10 +151,12 @@ def build_args(
     best_effort: bool = False,
     extra: list[str] | None = None,
     imix: str | None = None,
+    count: int | None = None,
 ) -> list[str]:
     """The generator's arguments (without the binary), checked for obvious mistakes.
     ``rate_pps`` is packets/s or ``"max"`` (as fast as it can, for the duration);
-    ``imix`` a frame mix (``netassay.imix.spec``) sent instead of ``size_bytes``."""
+    ``imix`` a frame mix (``netassay.imix.spec``) sent instead of ``size_bytes``;
+    ``count``: exactly that many frames at ``rate_pps`` (a burst), not a duration's."""
     if rate_pps != "max" and (isinstance(rate_pps, str) or rate_pps <= 0):
         raise UsageError(
             f"rate_pps {rate_pps} is not positive", todo="give a rate above 0 packets/s"
@@ -165,6 +167,13 @@ def build_args(
         )
     if flows < 1:
         raise UsageError(f"flows {flows} is below 1", todo="use at least one flow")
+    if count is not None and (count < 1 or rate_pps == "max"):
+        raise UsageError(
+            f"count {count} at rate {rate_pps}", todo="give a count above 0 at a paced rate"
+        )
+    length = (
+        ["--count", str(count)] if count is not None else ["--duration", f"{arg_num(duration_s)}s"]
+    )
     argv = [
         "--dev",
         dev,
@@ -176,8 +185,7 @@ def build_args(
         dst,
         "--rate",
         "max" if rate_pps == "max" else arg_num(float(rate_pps)),
-        "--duration",
-        f"{arg_num(duration_s)}s",
+        *length,
         *(["--imix", imix] if imix else ["--size", str(size_bytes)]),
         "--flows",
         str(flows),
@@ -248,16 +256,19 @@ def run_generator(
     extra: list[str] | None = None,
     timeout_s: float | None = None,
     imix: str | None = None,
+    count: int | None = None,
 ) -> GenResult:
-    """Send ``rate_pps * duration_s`` packets from ``dev`` in namespace ``netns``.
+    """Send ``rate_pps * duration_s`` packets from ``dev`` in namespace ``netns``
+    (``count``: exactly that many, at ``rate_pps``).
 
     Returns the result; ``result.ok`` is False when the rate was missed (exit 3) and
     ``best_effort`` was not set. Raises GeneratorError on any other failure, and
     UsageError for arguments that cannot be right.
     """
     argv = build_args(
-        dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra, imix
-    )
+        dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra, imix,
+        count,
+    )  # fmt: skip
     timeout = timeout_s if timeout_s is not None else duration_s * 1.5 + 10.0
     try:
         prio = PRIORITY if os.geteuid() == 0 else []

@@ -64,6 +64,7 @@ from netassay.testbed.reverse import reverse_path, reverse_sink
 from netassay.traffic.generator import RECORDED_KEYS, GeneratorLost, GenResult
 from netassay.trial import bidirectional as B
 from netassay.trial import integrity as I
+from netassay.trial.hooks import Hooks, trial_env
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, utc_now
 
@@ -117,6 +118,8 @@ class TrialContext:
     counters: Snapshots | None = None
     # --bidirectional: the XDP sink at the generator's end, counting the reverse direction
     reverse: SinkCounter | None = None
+    # commands run in the SUT's namespace before and after each trial (trial.hooks)
+    hooks: Hooks | None = None
     # the testbed's links as the last trial left them (trial.integrity)
     watch: I.Watch = field(default_factory=I.Watch)
     # the wire is a head-drop queue in front of the SUT's NAPI ring (napi mode): its
@@ -254,16 +257,21 @@ class Phases:
 
 def measure(
     ctx: TrialContext, load_index: int, repetition: int, rate_pps: float, duration_s: float,
-    phases: dict[str, float] | None = None,
+    phases: dict[str, float] | None = None, count: int | None = None,
 ) -> TrialRecord:  # fmt: skip
     """Run one trial on the testbed and return the record to store; ``phases``, when
-    given, receives each phase's wall time in seconds (see ``Phases``)."""
+    given, receives each phase's wall time in seconds (see ``Phases``); ``count``: the
+    trial is a burst of exactly that many frames at ``rate_pps`` (``duration_s`` its
+    length). The context's hooks run before the counters are read and after the trial
+    closed, their output and faults kept with it."""
     tb = ctx.tb
     lap = Phases(phases).lap
     ctx.sink.ensure()
     if ctx.reverse is not None:
         ctx.reverse.ensure()
     utc = utc_now()
+    hooked = _Hooked(ctx.hooks, trial_env(load_index, repetition, rate_pps, duration_s, ctx.run_id))
+    hooked.run("before")
     lap("sink_ensure")
     before = _ready(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
@@ -276,7 +284,7 @@ def measure(
         pair = tuple(real_span(r) for r in B.send_both(tb, rate_pps, duration_s))
         res = B.combined(*pair)
     else:
-        pair, (res, lost) = None, _send(ctx, rate_pps, duration_s, before)
+        pair, (res, lost) = None, _send(ctx, rate_pps, duration_s, before, count)
     lap("generator")
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
@@ -294,6 +302,9 @@ def measure(
         settled, (lost, testbed),
     )  # fmt: skip
     extra = _extra(ctx, (before, after), res, pair, d, rate_pps, latency, warnings)
+    hooked.trial.update(sent=res.sent, received=received)
+    hooked.run("after")
+    extra |= hooked.kept(warnings)
     if pair is not None:
         rate_pps *= 2  # the trial's load: both directions' (CSIT's aggregate)
     counters = {
@@ -316,6 +327,30 @@ def measure(
     )  # fmt: skip
     lap("loss_split")
     return rec
+
+
+class _Hooked:
+    """One trial's hooks (none: nothing runs): what each did, and their faults."""
+
+    def __init__(self, hooks: Hooks | None, trial: dict[str, Any]) -> None:
+        self.hooks, self.trial = hooks, trial
+        self.done: dict[str, Any] = {}
+        self.faults: list[str] = []
+
+    def run(self, phase: str) -> None:
+        if not self.hooks:
+            return
+        out, fault = self.hooks.run(phase, self.trial)
+        if out is not None:
+            self.done[phase] = out
+        if fault:
+            self.faults.append(fault)
+
+    def kept(self, warnings: list[str]) -> dict[str, Any]:
+        """What the trial stores of its hooks (``counters["hooks"]``); their faults are
+        added to ``warnings``."""
+        warnings.extend(self.faults)
+        return {"hooks": self.done} if self.done else {}
 
 
 def _extra(
@@ -711,14 +746,18 @@ def _passed(ctx: TrialContext, d: dict[str, int]) -> int:
 
 
 def _send(
-    ctx: TrialContext, rate_pps: float, duration_s: float, before: dict[str, Any]
-) -> tuple[GenResult, list[str]]:
-    """The generator's run, and nothing or why its report is missing: killed by a
-    signal it cannot catch, ended after its timeout, or failing because the testbed
-    changed under it (a link down); its stand-in then counts what its port sent. Any
-    other failure of the generator is raised."""
+    ctx: TrialContext, rate_pps: float, duration_s: float, before: dict[str, Any],
+    count: int | None = None,
+) -> tuple[GenResult, list[str]]:  # fmt: skip
+    """The generator's run (``count``: a burst of exactly that many frames), and
+    nothing or why its report is missing: killed by a signal it cannot catch, ended
+    after its timeout, or failing because the testbed changed under it (a link down);
+    its stand-in then counts what its port sent. Any other failure of the generator is
+    raised."""
     t0 = time.monotonic_ns()
     try:
+        if count is not None:
+            return real_span(ctx.tb.send(rate_pps, duration_s, count=count)), []
         return real_span(ctx.tb.send(rate_pps, duration_s)), []
     except GeneratorError as exc:
         t1 = time.monotonic_ns()

@@ -10,8 +10,9 @@ experiment of each method measured on the embedded testbed (a sweep and a search
 router capped at 100 kpps, an rtt measurement, an acceptance test, three floods of that
 router: its MRR; a soak of it at 120 kpps, above its cap; a quick doctor run; a TCP
 cell, reno over the 20 ms path with random loss 1e-3; a batching run with a 500 us
-flush timeout; a sweep with --latency of the capped router, each trial's one-way
-latency histogram kept);
+flush timeout; back-to-back bursts through the kernel router; its recovery from 110% of
+a 100 kpps cap; a reconfiguration that adds an nft table under 50 kpps; a sweep with
+--latency of the capped router, each trial's one-way latency histogram kept);
 campaign.db a small sweep campaign over two caps. ``--add COMMAND`` measures the one
 experiment of that command into the store as it is (a method's experiment added
 later; ``--add latency``: the sweep labelled "golden latency"), leaving every other
@@ -60,6 +61,15 @@ MEASURE = [
      "2s", "--name", "goldt", "--label", "golden tcp", "--db", "{db}"],
     ["batching", "--gro", "on", "--flush", "500us", "--defer", "100", "--rate", "10k",
      "--count", "1000", "--runs", "2", "--name", "goldb", "--label", "golden batching",
+     "--db", "{db}"],
+    ["burst", "--sut", "router", "--tests", "2", "--max-burst", "20000", "--wait", "0.2s",
+     "--throughput", "100k", "--name", "goldk", "--label", "golden burst", "--db", "{db}"],
+    ["recovery", "--sut", "router", "--sut-cap", "100k", "--throughput", "100k",
+     "--overload-time", "1s", "--recover-time", "0.5s", "--trials", "2", "--wait", "0.2s",
+     "--name", "goldv", "--label", "golden recovery", "--db", "{db}"],
+    ["reconfig", "--sut", "router", "--rate", "50k", "--duration", "1s", "--at", "0.3s",
+     "--trials", "2", "--wait", "0.2s", "--change", "nft add table inet goldc", "--undo",
+     "nft delete table inet goldc", "--name", "goldg", "--label", "golden reconfig",
      "--db", "{db}"],
     ["sweep", "--latency", "--rates", "30k,60k,90k", "--runs", "2", "--duration", "0.5s",
      "--settle", "0.2s", "--sut-cap", "100k", "--name", "goldl", "--label", "golden latency",

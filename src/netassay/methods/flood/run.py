@@ -70,7 +70,7 @@ def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> Testbed
         raise UsageError(
             f"a flood of a {cfg.sut} needs --rx-mode napi",
             "in backlog mode only a router's ingress takes the generator's XDP frames here",
-            "drop --rx-mode backlog (napi is the default), or use --sut router",
+            "add --rx-mode napi, or use --sut router",
         )
     if cfg.sink == "nft":
         raise UsageError(

@@ -8,11 +8,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from netassay.errors import UsageError
 from netassay.loads import RateFlags, check_load
 from netassay.methods.search.spec import (
     Goal,
     GoalOptions,
     make_goals,
+    parse_max_latency,
     parse_ratio,
 )
 from netassay.params import DURATION, PAUSE, as_text, flag, fraction, param, whole
@@ -33,6 +35,21 @@ def _goals(v: Any) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _latency_text(v: Any) -> str:
+    """--max-latency as given, checked (its bound is parsed when the search starts)."""
+    parse_max_latency(v)
+    return str(v).strip().lower()
+
+
+def _latency_bound(v: Any) -> str:
+    """A file's --max-latency, checked and kept as written."""
+    try:
+        parse_max_latency(v)
+    except UsageError as exc:
+        raise ValueError(exc.why) from exc
+    return str(v)
+
+
 def _goal_list(v: Any) -> tuple[str, ...]:
     return tuple([v] if isinstance(v, str) else v)
 
@@ -44,7 +61,10 @@ BOTH = (
     "--bidirectional: each load, bound and count is both directions' sum (FD.io CSIT's "
     "aggregate), the load per direction half of it"
 )
-RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
+RUN_OPTIONS = (
+    "db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed",
+    "hook_before", "hook_after",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,6 +141,14 @@ class SearchRequest:
         "found are both directions' sum (FD.io CSIT's aggregate), each direction half.",
         default=False, cli=bool, check=flag,
     )  # fmt: skip
+    max_latency: str | None = param(
+        "--max-latency",
+        "pP:BOUND, e.g. p99:100us: a load meets a goal only when each trial's P-th "
+        "percentile of one-way latency (the XDP sink's histogram) is at or below BOUND as "
+        "well as its loss (a trial above it counts as failing every goal); the output says "
+        "which bound held at each load.",
+        default=None, parse=_latency_text, check=_latency_bound,
+    )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
 
@@ -141,5 +169,6 @@ class SearchRequest:
             ("--final-duration", self.final_duration_s),
             ("--duration-sum", self.duration_sum_s), ("--min-load", self.min_load_pps),
             ("--max-load", self.max_load_pps), ("--bidirectional", self.bidirectional),
+            ("--max-latency", self.max_latency),
         )  # fmt: skip
         return [flag_ for flag_, value in set_ if value]

@@ -18,7 +18,10 @@ MAX_DURATION_S = 7 * 24 * 3600.0
 MIN_SEGMENT_S = 1.0  # a segment is read every second: at least one
 MAX_SEGMENTS = 100_000
 PDR_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)%pdr")
-RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
+RUN_OPTIONS = (
+    "db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed",
+    "hook_before", "hook_after",
+)  # fmt: skip
 
 
 def parse_load(text: Any) -> str:

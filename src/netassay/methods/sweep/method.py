@@ -74,11 +74,9 @@ class SweepMethod:
             render(result, console)
         return cap.get().removesuffix("\n")  # the caller ends the line
 
-    def entries(
-        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], progress: bool
-    ) -> list[Entry]:
-        """The store's curves for the report's table, their figures written."""
-        return entries(store, out, cfg, used, progress)
+    def entries(self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Entry]:
+        """The store's curves for the report's table, their figures as jobs to draw."""
+        return entries(store, out, cfg, used)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""

@@ -52,7 +52,10 @@ def parse_shares(text: str) -> tuple[float, ...]:
 
 # the run options its command takes (methods.base.RunOptions)
 RETRIES = 2  # repeat a trial the generator could not pace, at most this often
-RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
+RUN_OPTIONS = (
+    "db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed",
+    "hook_before", "hook_after",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

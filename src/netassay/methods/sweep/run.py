@@ -24,6 +24,7 @@ from netassay.store.db import Experiment, Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
 from netassay.trial.engine import SOURCE, TrialContext, measure, testbed_problem, trials_on
+from netassay.trial.hooks import Hooks
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_duration, fmt_rate
 
@@ -53,6 +54,7 @@ class Sweep:
     bidirectional: bool = False  # both directions at once (trial.bidirectional)
     at: dict[str, Any] | None = None  # --at: the PDR shares, the PDR and its search
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
+    hooks: Hooks | None = None  # commands run around each trial (trial.hooks)
     auto: dict[str, Any] | None = None  # no loads given: the MRR and reach they came from
 
 
@@ -103,6 +105,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         sw.latency, sw.at, sw.rates = req.latency, sw_at, options.rates
         sw.bidirectional = req.bidirectional
     sw.retries = retries
+    sw.hooks = lab.hooks_of(options)
     T.validate(sw.testbed)
     if sw.bidirectional:
         refuse_bidirectional(sw.testbed)
@@ -233,7 +236,7 @@ def run(sw: Sweep) -> None:
             if sw.plan.auto:
                 rates, sw.auto = lab.auto_loads(ctx, note)
                 sw.plan = replace(sw.plan, rates_pps=rates)
-            ctx = start(sw, ctx, store, peak)
+            ctx = lab.with_hooks(start(sw, ctx, store, peak), sw.hooks)
             note(LEGEND + (BOTH if sw.bidirectional else ""))
             loop(sw, ctx, store)
 
