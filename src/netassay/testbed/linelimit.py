@@ -6,7 +6,9 @@ later cell.
 
 The measurement: a TCP path of its own (the line at the cell's delay, nothing else on
 it) takes netassay-gen's 1514-byte frames from the client at a ladder of rates (10 kpps
-up to 300 kpps), half a second each, into the XDP sink at the server. A rate is carried
+up to 300 kpps), half a second each, into the XDP sink at the server. The frames pass
+the client's qdisc as a TCP run's segments do (netassay-gen's ``--qdisc``: by default
+its AF_PACKET socket bypasses it, and a shaper there would not apply). A rate is carried
 when the generator sent it (99% of its frames), every frame arrived and the line's own
 counters say at most 1% of them left over 1 ms late; a rate that fails is tried once
 more (one bad half second on a busy machine does not lower the limit), and the ladder
@@ -39,6 +41,7 @@ from netassay.hist import SinkHist
 from netassay.testbed import state as S
 from netassay.testbed import tcppath as P
 from netassay.testbed.bed import Testbed
+from netassay.testbed.receive import THROUGH_QDISC
 from netassay.testbed.tcppath import LINE
 from netassay.traffic.generator import XdpSink, run_generator, start_xdp_sink
 
@@ -165,7 +168,8 @@ def trial(tb: Testbed, sink: XdpSink, rate: float, duration_s: float,
     st, t = tb.state, tb.state["target"]
     before, counted0 = P.line_stats(st), int(sink.read()["packets"])
     gen = run_generator(t["netns"], t["dev"], st["macs"]["s0"], t["src"], t["dst"], rate,
-                        duration_s, size_bytes=FRAME_BYTES, best_effort=True)  # fmt: skip
+                        duration_s, size_bytes=FRAME_BYTES, best_effort=True,
+                        extra=list(THROUGH_QDISC))  # fmt: skip
     time.sleep(delay_s + 0.3)  # the frames still held arrive
     c = sink.read()
     P.wait_line_counters(st, time.time())
