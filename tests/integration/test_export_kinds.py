@@ -55,7 +55,8 @@ def exported(tmp_path_factory) -> dict[str, Path]:
         cp = subprocess.run(argv, capture_output=True, text=True, timeout=300)
         assert cp.returncode == 0, cp.stderr
         name = {"csv": "CSV", "jsonl": "JSON lines", "parquet": "Parquet"}[fmt]
-        assert cp.stdout.startswith(f"{out[fmt]}: {len(EVERY)} {name} file(s): experiments {experiments},")
+        head = f"{out[fmt]}: {len(EVERY)} {name} file(s): experiments {experiments},"
+        assert cp.stdout.startswith(head)
     return out
 
 
