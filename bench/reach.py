@@ -20,6 +20,9 @@ Per round and mode, on a kernel router at pin-2cpu, 64-byte frames:
   its paced reach: the highest load it keeps within 0.1% starting from the peak
   (``lab.reach_probe``: at most three tries, each at 98% of what the last achieved), with
   the p99 and largest lateness there;
+- the ladder: the MRR times 1.3, 2, 2.5, 3 and 4 (up to the peak), paced 1 s each, with
+  the rate error and the p99 lateness at each (the issue's goal: 2 x the MRR within 0.1%,
+  p99 lateness at most 50 us);
 - its accuracy at 50 kpps and 150 kpps: sent against the sink's count (a trial each);
 - false loss: ``--false-frames`` frames at half the mode's MRR measured this round, in
   trials of 1 s, no loss expected (every frame lost is the test's, not the router's).
@@ -47,6 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from netassay import quality as Q  # noqa: E402
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.methods import lab  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
@@ -55,6 +59,7 @@ from netassay.trial.flood import flood, flood_path  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "reach.json"
 MODES = ("backlog", "napi")
+LADDER = (1.3, 2.0, 2.5, 3.0, 4.0)  # multiples of the MRR paced for 1 s each, up to the peak
 
 
 def one_round(ctx: Any, mode: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -64,6 +69,17 @@ def one_round(ctx: Any, mode: str, args: argparse.Namespace) -> dict[str, Any]:
         f = flood(ctx, args.flood)
     mrr = float(f["forwarded_pps"])
     peak = float(tb.send("max", 0.5).achieved_rate_pps or 0.0)
+    ladder = []
+    for k in LADDER:
+        if k * mrr > peak:
+            break
+        g = tb.send(round(k * mrr, -3), 1.0)
+        ladder.append({"x_mrr": k, "rate_pps": round(k * mrr, -3),
+                       "achieved_pps": g.achieved_rate_pps, "rate_error": g.rate_error,
+                       "lateness_p99_ns": g.lateness_p99_ns,
+                       "lateness_max_ns": g.lateness_max_ns,
+                       "kept": Q.rate_kind(round(k * mrr, -3), float(g.achieved_rate_pps or 0))
+                       != Q.GENERATOR_LIMIT})  # fmt: skip
     reach, res = lab.reach_probe(tb, peak)
     out: dict[str, Any] = {
         "mode": mode,
@@ -78,6 +94,8 @@ def one_round(ctx: Any, mode: str, args: argparse.Namespace) -> dict[str, Any]:
         "reach_lateness_p99_ns": res.lateness_p99_ns if res else None,
         "reach_lateness_max_ns": res.lateness_max_ns if res else None,
         "technique": res.technique if res else None,
+        "ladder": ladder,
+        "ladder_reach_x_mrr": max((r["x_mrr"] for r in ladder if r["kept"]), default=None),
     }
     acc = {}
     for rate in (50_000, 150_000):
@@ -154,6 +172,11 @@ def main() -> int:
                     f"{r['false_loss']['lost']} of {r['false_loss']['frames']}",
                     flush=True,
                 )
+                for step in r["ladder"]:
+                    print(f"    {step['x_mrr']:.1f}x MRR {step['rate_pps'] / 1e6:.3f} Mpps: "
+                          f"error {step['rate_error']:+.1e}, p99 lateness "
+                          f"{(step['lateness_p99_ns'] or 0) / 1e3:.1f} us"
+                          f"{'' if step['kept'] else ' (not kept)'}", flush=True)  # fmt: skip
     doc = {
         "bench": "reach",
         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

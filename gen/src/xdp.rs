@@ -459,10 +459,17 @@ pub fn paced_inner_batch(rate: u64) -> usize {
     ((rate as u128 * PACED_WINDOW_NS as u128 / 1_000_000_000) as usize).clamp(1, MAX_INNER_BATCH)
 }
 
+/// A rate with a fraction is paced inside the kernel at the nearest whole rate when that
+/// moves it by at most this share (from 50 kpps up): a reach probe or a search asks for
+/// rates such as 98% of what was achieved, which went through the one-test-run-per-frame
+/// path (about 0.1 Mpps) and read as a generator limit far below the kernel's reach.
+pub const MAX_ROUNDING: f64 = 1e-5;
+
 /// The whole rate to pace inside the kernel, if this run is paced that way.
 pub fn kernel_paced(rate: Option<f64>) -> Option<u64> {
-    rate.filter(|r| r.fract() == 0.0 && (MIN_KERNEL_PACED_PPS..1e10).contains(r))
-        .map(|r| r as u64)
+    rate.filter(|r| (MIN_KERNEL_PACED_PPS..1e10).contains(r))
+        .filter(|r| r.fract() == 0.0 || (r.round() - r).abs() <= MAX_ROUNDING * r)
+        .map(|r| r.round() as u64)
 }
 
 /// The permutation of `--flow-order random` as the program reads it: flow i's place
@@ -937,6 +944,10 @@ mod tests {
         assert_eq!(kernel_paced(Some(MIN_KERNEL_PACED_PPS)), Some(1000));
         assert_eq!(kernel_paced(Some(999.0)), None);
         assert_eq!(kernel_paced(Some(1500.5)), None);
+        // a fraction of a rate from 50 kpps is within MAX_ROUNDING of a whole one
+        assert_eq!(kernel_paced(Some(4_938_293.57)), Some(4_938_294));
+        assert_eq!(kernel_paced(Some(50_000.4)), Some(50_000));
+        assert_eq!(kernel_paced(Some(49_999.5)), None);
         assert_eq!(kernel_paced(None), None);
     }
 

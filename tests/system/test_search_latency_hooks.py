@@ -117,8 +117,8 @@ def test_hooks_run_in_the_sut_namespace_around_each_trial(tb_name, tmp_path, cli
     )  # fmt: skip
     rows = [json.loads(x) for x in cli("export", db2, "--format", "jsonl",
                                        check=True).stdout.splitlines()]  # fmt: skip
-    assert len(rows) == 1 and rows[0]["excluded"], res.stderr
+    assert len(rows) == 1 and rows[0]["excluded"] is True, res.stderr
     assert (
         "command fault: --hook-before 'sh -c 'echo the SUT is not ready >&2; exit 3'' exited 3: "
         "the SUT is not ready"
-    ) in rows[0]["excluded"]
+    ) in rows[0]["excluded_reason"]

@@ -26,7 +26,9 @@ how fast the generator can send through it, and then, into one store:
 9. ``netassay flood --sizes``: the kernel router's MRR at three of RFC 2544's frame
    sizes, and its table in Mpps and Gbit/s;
 10. ``netassay tcp`` (seed 003): reno over a 20 ms path (netassay-gen's delay line where
-   the kernel has no netem) with random loss 1e-3, beside the Mathis bound;
+   the kernel has no netem) with random loss 1e-3, beside the Mathis bound; on a host
+   that has never measured the delay line's forwarding limit, the cell measures it
+   first (about ten seconds) and keeps it;
 11. ``netassay latency``: one-way latency histograms at 0, 10, 50 and 90% of the PDR the
    search of step 4 found, on that capped router;
 12. ``netassay sweep --imix simple``: TRex's simple IMIX at two low loads, every frame

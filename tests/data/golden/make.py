@@ -11,10 +11,12 @@ router capped at 100 kpps, an rtt measurement, an acceptance test, three floods 
 router: its MRR; a soak of it at 120 kpps, above its cap; a quick doctor run; a TCP
 cell, reno over the 20 ms path with random loss 1e-3; a batching run with a 500 us
 flush timeout; back-to-back bursts through the kernel router; its recovery from 110% of
-a 100 kpps cap; a reconfiguration that adds an nft table under 50 kpps);
+a 100 kpps cap; a reconfiguration that adds an nft table under 50 kpps; a sweep with
+--latency of the capped router, each trial's one-way latency histogram kept);
 campaign.db a small sweep campaign over two caps. ``--add COMMAND`` measures the one
 experiment of that command into the store as it is (a method's experiment added
-later), leaving every other experiment as it was. The stores are committed and never
+later; ``--add latency``: the sweep labelled "golden latency"), leaving every other
+experiment as it was. The stores are committed and never
 remade unless their schema must change: the outputs are what netassay says of them.
 """
 
@@ -69,6 +71,9 @@ MEASURE = [
      "--trials", "2", "--wait", "0.2s", "--change", "nft add table inet goldc", "--undo",
      "nft delete table inet goldc", "--name", "goldg", "--label", "golden reconfig",
      "--db", "{db}"],
+    ["sweep", "--latency", "--rates", "30k,60k,90k", "--runs", "2", "--duration", "0.5s",
+     "--settle", "0.2s", "--sut-cap", "100k", "--name", "goldl", "--label", "golden latency",
+     "--db", "{db}"],
 ]  # fmt: skip
 CAMPAIGN_FILE = HERE / "campaign.toml"
 
@@ -97,10 +102,15 @@ def netassay(args: list[str], db: Path, ok: tuple[int, ...] = (0,)) -> bytes:
 
 
 def add(command: str) -> None:
-    """Measure the experiment of ``command`` (its MEASURE entry) into store.db as it is."""
-    args = next(a for a in MEASURE if a[0] == command)
+    """Measure the experiment of ``command`` (its MEASURE entry, or the one labelled
+    "golden COMMAND") into store.db as it is."""
+    args = next(a for a in MEASURE if a[0] == command or _label(a) == f"golden {command}")
     print("netassay", " ".join(args), flush=True)
     netassay(args, STORE)
+
+
+def _label(args: list[str]) -> str | None:
+    return args[args.index("--label") + 1] if "--label" in args else None
 
 
 def measure() -> None:
@@ -122,7 +132,7 @@ def kept(name: str) -> Path:
     return HERE / (name + ".gz" if name.startswith(BIG) else name)
 
 
-BIG = ("store-export",)  # outputs of a megabyte or more
+BIG = ("store-export", "campaign-export")  # outputs of a few hundred kilobytes or more
 
 
 def read_kept(name: str) -> bytes:
@@ -141,7 +151,8 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--outputs", action="store_true", help="only the outputs, from the stores")
     ap.add_argument(
-        "--add", metavar="COMMAND", choices=[a[0] for a in MEASURE if a[0] != "import"],
+        "--add", metavar="COMMAND",
+        choices=[*(a[0] for a in MEASURE if a[0] != "import"), "latency"],
         help="measure only this command's experiment into store.db, then the outputs",
     )  # fmt: skip
     opts = ap.parse_args()
