@@ -58,13 +58,12 @@ class Param:
 
     def canonical(self, given: Any) -> Any:
         """A campaign value in its canonical form (ValueError saying why not)."""
-        if self.check is not None:
-            return self.check(given)
-        if self.parse is None:
+        convert = self.check if self.check is not None else self.parse
+        if convert is None:
             return given
         try:
-            return self.parse(given)
-        except NetassayError as exc:
+            return convert(given)
+        except NetassayError as exc:  # a parser's refusal, said as the campaign file's
             raise ValueError(exc.why or exc.what) from exc
 
 
