@@ -98,7 +98,7 @@ def _sweep_store(path: Path, stalled: int | None = None) -> Path:
     through the store's API; ``stalled``: that trial left out as a generator stall, as a
     resumed run or a re-import that judged it so would store it."""
     with Store(GOLDEN_STORE, readonly=True) as src, Store(path) as dst:
-        (exp,) = src.experiments(kinds=("sweep",))
+        (exp,) = [e for e in src.experiments(kinds=("sweep",)) if e.label == "golden sweep"]
         bundle = src.experiment_rows(exp.id)
         if stalled is not None:
             row = bundle.rows["trials"][stalled]
