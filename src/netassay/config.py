@@ -237,7 +237,7 @@ class TestbedConfig:
         "size: 'simple' (TRex's imix: 7:4:1 of 64/594/1518 bytes with the FCS, sent as "
         "64/590/1514 without it) or SIZE:WEIGHT,... without the FCS as --size counts, e.g. "
         "64:7,590:4,1514:1.",
-        default=None, check=_imix_text, testbed=True,
+        default=None, check=_imix_text, testbed=True, metavar="MIX",
     )  # fmt: skip
     flows: int = param(
         "--flows",

@@ -137,15 +137,15 @@ def test_export_csv_and_jsonl(pastrami_files, tmp_path, cli):
     db = tmp_path / "r.db"
     cli("import", "pastrami", pastrami_files / "ns", "--db", db, check=True)
     out = tmp_path / "t.csv"
-    assert "45 row(s) of trials" in cli("export", db, "--out", out, check=True).stdout
+    assert "45 row(s) of trials" in cli("export", "--db", db, "--out", out, check=True).stdout
     with open(out) as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 45 and rows[0]["rate_pps"] == "300000.0"
     assert rows[0]["lost_sut_nic_rx_ring"] == "0" and rows[0]["excluded"] == "false"
-    lines = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
+    lines = cli("export", "--db", db, "--format", "jsonl", check=True).stdout.splitlines()
     assert len(lines) == 45 and json.loads(lines[-1])["load_index"] == 8
     assert json.loads(lines[0])["loss_location"] == {"sut_nic_rx_ring": 0}
-    assert cli("export", db, "--format", "xls").returncode == 2
+    assert cli("export", "--db", db, "--format", "xls").returncode == 2
     assert json.loads(lines[0])["cpu"] == {}  # PASTRAMI's files have no CPU use per trial
     assert not any(c.startswith("busy_") for c in rows[0])
 
@@ -166,11 +166,11 @@ def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
         )
         st.add_trial(exp, TrialRecord(0, 0, 1000.0, 1.0, 1000, 1000, "netassay-testbed", cpu=cpu))
     out = tmp_path / "t.csv"
-    cli("export", db, "--out", out, check=True)
+    cli("export", "--db", db, "--out", out, check=True)
     with open(out) as fh:
         (row,) = list(csv.DictReader(fh))
     assert row["busy_cpu0"] == "0.77" and "cpu" not in row  # CSV: the busy share per core
-    (line,) = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
+    (line,) = cli("export", "--db", db, "--format", "jsonl", check=True).stdout.splitlines()
     assert json.loads(line)["cpu"] == cpu and json.loads(line)["busy_cpu0"] == 0.77
 
 

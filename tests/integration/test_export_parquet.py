@@ -221,7 +221,7 @@ def test_every_methods_rows_read_back_equal(name, tmp_path):
 @pytest.mark.parametrize("db", [GOLDEN_STORE, CAMPAIGN_STORE], ids=["store", "campaign"])
 def test_a_whole_store_reads_back_equal(db, tmp_path, cli):
     out = tmp_path / "out"
-    said = cli("export", db, "--format", "parquet", "--out", out, check=True).stdout
+    said = cli("export", "--db", db, "--format", "parquet", "--out", out, check=True).stdout
     tables = check_tables(db, out)
     check_trials(db, out)
     n = len(list(out.iterdir()))
@@ -302,7 +302,7 @@ def test_an_empty_store_exports_an_empty_folder(tmp_path, cli):
     db = tmp_path / "e.db"
     Store(db).close()
     out = tmp_path / "out"
-    said = cli("export", db, "--format", "parquet", "--out", out, check=True).stdout
+    said = cli("export", "--db", db, "--format", "parquet", "--out", out, check=True).stdout
     assert said.strip() == f"{out}: 0 Parquet file(s): no rows"
     assert out.is_dir() and not list(out.iterdir())
 
@@ -321,7 +321,7 @@ def test_the_folders_it_refuses_in_one_line(tmp_path, cli):
         (("--out", tmp_path / "again"), 3, "an export into it was stopped"),
     ]
     for args, code, why in cases:
-        cp = cli("export", GOLDEN_STORE, "--format", "parquet", *args)
+        cp = cli("export", "--db", GOLDEN_STORE, "--format", "parquet", *args)
         assert cp.returncode == code and why in cp.stderr, cp.stderr
         assert len(cp.stderr.strip().splitlines()) == 1 and "Traceback" not in cp.stderr
     assert file.read_text() == "mine" and [p.name for p in full.iterdir()] == ["keep"]
@@ -329,7 +329,7 @@ def test_the_folders_it_refuses_in_one_line(tmp_path, cli):
     empty = tmp_path / "empty"
     empty.mkdir()  # an empty folder is filled, and stays the same folder ('--out .' too)
     inode = empty.stat().st_ino
-    cli("export", GOLDEN_STORE, "--format", "parquet", "--out", ".", check=True, cwd=empty)
+    cli("export", "--db", GOLDEN_STORE, "--format", "parquet", "--out", ".", check=True, cwd=empty)
     assert (empty / "trials.parquet").is_file() and empty.stat().st_ino == inode
     assert not (tmp_path / "empty.part").exists()
 
@@ -348,7 +348,7 @@ def test_nothing_is_left_of_an_export_that_fails(tmp_path, cli):
         )
     conn.close()
     out = tmp_path / "out"
-    cp = cli("export", db, "--format", "parquet", "--out", out)
+    cp = cli("export", "--db", db, "--format", "parquet", "--out", out)
     assert cp.returncode == 4 and "the store cannot be read" in cp.stderr, cp.stderr
     assert len(cp.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
@@ -367,7 +367,7 @@ def test_nothing_is_left_of_an_interrupted_export(tmp_path, sig, code):
             for i in range(20) for r in range(1500)
         ])  # fmt: skip
     out = tmp_path / "out"
-    argv = netassay_argv("export", db, "--format", "parquet", "--out", out)
+    argv = netassay_argv("export", "--db", db, "--format", "parquet", "--out", out)
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not out.with_name("out.part").exists() and time.monotonic() < deadline:

@@ -122,7 +122,7 @@ def test_a_bidirectional_campaign_cell(tb_name, tmp_path, cli, netns_of):
     hit = high.counters["bidirectional"]
     assert hit["forward"]["lost"] == 0
     assert hit["reverse"]["lost"] == hit["reverse"]["loss_location"]["sut_egress"] > 0
-    out = cli("compare", db, "--by", "bidirectional", "--json")
+    out = cli("compare", "--db", db, "--by", "bidirectional", "--json")
     assert out.returncode == 0, out.stderr
     exps_out = json.loads(out.stdout)["experiments"]
     pdr = {e["factors"]["bidirectional"]: e["pdr_pps"] for e in exps_out}

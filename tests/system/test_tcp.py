@@ -205,7 +205,7 @@ def test_bbr_keeps_its_rate_under_random_loss_where_cubic_collapses(tb_name, tmp
     spec.write_text(CAMPAIGN)
     res = run_cli("campaign", "run", spec, "--db", db, "--name", tb_name, timeout=400)
     assert res.returncode == 0, res.stderr
-    cmp = run_cli("compare", db, "--by", "cc", "--by", "loss", "--json")
+    cmp = run_cli("compare", "--db", db, "--by", "cc", "--by", "loss", "--json")
     assert cmp.returncode == 0, cmp.stderr
     rows = json.loads(cmp.stdout)["experiments"]
     tput = {(r["factors"]["cc"], float(r["factors"]["loss"])): r["throughput_bps"] for r in rows}
@@ -213,7 +213,7 @@ def test_bbr_keeps_its_rate_under_random_loss_where_cubic_collapses(tb_name, tmp
     assert kept["bbr"] > 0.5, kept  # bbr: insensitive to random loss
     assert kept["cubic"] < 0.2, kept  # cubic: bound by loss (Mathis: ~3.5 Mbit/s at 1e-2)
     assert tput[("bbr", 1e-2)] > 5 * tput[("cubic", 1e-2)]
-    text = run_cli("compare", db, "--by", "cc").stdout
+    text = run_cli("compare", "--db", db, "--by", "cc").stdout
     assert "cc" in text and "throughput" in text
     out = tmp_path / "r"
     rep = run_cli("report", db, "--out", out)

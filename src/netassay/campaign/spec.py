@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 
 from netassay import methods as registry
 from netassay import tomlfile
-from netassay.errors import InputError, UsageError
+from netassay.errors import Deprecated, InputError, UsageError
 from netassay.loads import units_of
 from netassay.methods.base import Method, RunOptions, an, request_from
 from netassay.methods.base import defaults as base_defaults
@@ -325,7 +326,24 @@ class _Checker:
         if not isinstance(values, dict):
             self.bad(table, None, f"[{table}] is not a table", f"write it as [{table}]", idx)
             return {}
+        values = self._renamed(table, values, method, idx)
         return {k: v for k, v in values.items() if self._value(table, k, v, method, idx)}
+
+    def _renamed(self, table: str, values: dict[str, Any], method: str, idx: int = 0) -> Any:
+        """``values`` with a key of a flag's older spelling (``Param.old``: 'rate' of
+        rtt's --rate) as today's ('probe_rate'), each said deprecated once."""
+        if method not in registry.REGISTRY:
+            return values
+        olds = {o: p for p in params(method).values() for o in p.old_names}
+        out = {}
+        for key, value in values.items():
+            p = olds.get(key) if key not in params(method) else None
+            if p is not None:
+                where = f"in {self.origin}:{self.lines.line(table, key, idx)} ({an(method)} cell)"
+                warnings.warn(p.deprecated(key, where), Deprecated, stacklevel=2)
+                key = p.name
+            out[key] = value
+        return out
 
     def _factors(self, method: str) -> dict[str, tuple[Any, ...]]:
         raw = self.data.get("factors", {})
@@ -333,7 +351,7 @@ class _Checker:
             self.bad("factors", None, "[factors] is not a table", "write it as [factors]")
             return {}
         out: dict[str, tuple[Any, ...]] = {}
-        for key, levels in raw.items():
+        for key, levels in self._renamed("factors", raw, method).items():
             if not isinstance(levels, list) or not levels:
                 self.bad(
                     "factors",

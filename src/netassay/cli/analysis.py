@@ -11,7 +11,16 @@ from typing import Annotated
 import typer
 
 from netassay import methods as registry
-from netassay.cli.common import DbArg, FailOn, Json, check_fail_on, config_path, gate
+from netassay.cli.common import (
+    DbOpt,
+    FailOn,
+    Json,
+    OldDbArg,
+    check_fail_on,
+    config_path,
+    gate,
+    store_given,
+)
 from netassay.config import AnalysisConfig, load_config
 from netassay.errors import InputError, StoreError, UsageError
 from netassay.report.inputs import as_stores
@@ -24,14 +33,21 @@ Mode = Annotated[
     str | None,
     typer.Option(
         "--mode",
+        metavar="described|published",
         help="described (default: enter < entry*eta, stay < eta) or "
         "published (the authors' notebook exactly; GOOD/BAD only).",
     ),
 ]
-Pdr = Annotated[float | None, typer.Option("--pdr", help="PDR loss fraction [0.005].")]
-Eta = Annotated[float | None, typer.Option("--eta", help="TIR threshold to stay saturated [0.1].")]
+Pdr = Annotated[
+    float | None, typer.Option("--pdr", metavar="RATIO", help="PDR loss fraction [0.005].")
+]
+Eta = Annotated[
+    float | None,
+    typer.Option("--eta", metavar="NUMBER", help="TIR threshold to stay saturated [0.1]."),
+]
 Entry = Annotated[
-    float | None, typer.Option("--entry-factor", help="Enter saturation below this * eta [3].")
+    float | None,
+    typer.Option("--entry-factor", metavar="NUMBER", help="Enter saturation below this * eta [3]."),
 ]
 Inputs = Annotated[list[Path], typer.Argument(help="PASTRAMI files, folders, or a .db.")]
 
@@ -86,9 +102,9 @@ def report(
     inputs: Annotated[
         list[Path], typer.Argument(help="Stores (.db), PASTRAMI files or folders, like assess.")
     ],
-    out: Annotated[Path, typer.Option("--out", help="Folder for figures and index.html.")] = Path(
-        "report"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Folder for figures and index.html.")
+    ] = Path("report"),
     mode: Mode = None,
     pdr: Pdr = None,
     eta: Eta = None,
@@ -107,8 +123,9 @@ def report(
     typer.echo(f"report written: {index}")
 
 
-def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) -> None:
+def db_check(ctx: typer.Context, old_db: OldDbArg = None, db: DbOpt = None) -> None:
     """Integrity check of a store: SQLite's own, schema version, netassay invariants."""
+    db = store_given(ctx, db, old_db)
     try:
         with Store(db, readonly=True, check=False) as store:
             problems = store.integrity_problems()
@@ -129,13 +146,16 @@ def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) ->
             f"{len(problems)} problem(s): " + "; ".join(problems[:3]),
             "restore from a copy; do not write to this file",
         )
-    said = ", ".join(f"{n} {what}" for what, n in counts.items())
+    said = ", ".join(
+        f"{n} {what if n != 1 else what.removesuffix('s')}" for what, n in counts.items()
+    )
     typer.echo(f"{db}: ok (schema {version}, {said})")
 
 
-def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]) -> None:
+def db_migrate(ctx: typer.Context, old_db: OldDbArg = None, db: DbOpt = None) -> None:
     """Bring a store written by an older netassay to this release's schema (its data is
     kept; a damaged store is refused)."""
+    db = store_given(ctx, db, old_db)
     try:
         with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
             row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -152,7 +172,9 @@ def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]
 
 
 def export(
-    db: DbArg,
+    ctx: typer.Context,
+    old_db: OldDbArg = None,
+    db: DbOpt = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -176,7 +198,7 @@ def export(
         Path | None,
         typer.Option(
             "--out",
-            metavar="PATH",
+            metavar="FILE|DIR",
             help="A folder (a file per kind), or a .csv/.jsonl file (one kind); hdr: a "
             "file; default: standard output.",
         ),
@@ -187,6 +209,7 @@ def export(
     lines or Parquet, a file per kind in a folder, or one kind to a file or standard
     output; or each trial's latency histogram (sweep --latency, search --max-latency)
     as an HdrHistogram log."""
+    db = store_given(ctx, db, old_db)
     from netassay.store import export as E
 
     if fmt not in (*E.FORMATS, "parquet", "hdr"):

@@ -146,7 +146,7 @@ def _soak(db: Path, cap: float) -> int:
     print("\n== demo 7: soak at 90% of the PDR found, read every second")
     return _cli(
         "soak", "--name", NAME, "--backlog", str(DEEP_BACKLOG), "--sut-cap", str(cap),
-        "--rate", "90%pdr", "--duration", "20s", "--segment", "5s", "--no-peak-check",
+        "--rate", "90%pdr", "--duration", "20s", "--segment-length", "5s", "--no-peak-check",
         "--db", str(db), "--label", f"demo 7: soak of the router capped at {fmt_rate(cap)}",
     )  # fmt: skip
 
@@ -157,10 +157,10 @@ def _rtt(db: Path) -> int:
     rc = 0
     for path in ("bridge", "macvlan"):
         rc |= _cli(
-            "rtt", "--name", NAME, "--path", path, "--rate", "1k", "--count", "1000",
+            "rtt", "--name", NAME, "--path", path, "--probe-rate", "1k", "--count", "1000",
             "--runs", "5", "--db", str(db), "--label", f"demo 5: rtt over {path}",
         )  # fmt: skip
-    return rc | _cli("compare", str(db), "--by", "path")
+    return rc | _cli("compare", "--db", str(db), "--by", "path")
 
 
 def _accept(db: Path) -> int:

@@ -62,9 +62,19 @@ class RunOptions:
     (``Method.run_options``)."""
 
     name: str | None = param(  # the testbed (None: the method's default)
-        "--name", "Testbed name (1-8 a-z0-9).", default=None, campaign=False
+        "--name",
+        "Testbed name (1-8 a-z0-9).",
+        default=None,
+        campaign=False,
+        metavar="NAME",
     )
-    db: str | None = param("--db", "Results store (SQLite).", default=None, campaign=False)
+    db: str | None = param(
+        "--db",
+        "Results store (SQLite), created if new.",
+        default=None,
+        campaign=False,
+        metavar="FILE",
+    )
     label: str = param("--label", "Experiment label.", default="", campaign=False)
     retries: int | None = param(  # None: the method's default
         "--retries", "Repeat a trial that is a measurement fault.", default=None, cli=int,
@@ -80,26 +90,26 @@ class RunOptions:
     )  # fmt: skip
     experiment: int | None = param(  # with resume: the experiment to continue
         "--experiment", "With --resume: the experiment id to continue.", default=None,
-        cli=int, campaign=False,
+        cli=int, campaign=False, metavar="ID",
     )  # fmt: skip
     testbed: str | None = param(  # --testbed: a testbed that exists, used as it is
         "--testbed",
         "Run on this testbed as it is registered or up (e.g. one from 'testbed external'); "
         "it must exist.",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="NAME",
     )  # fmt: skip
     hook_before: str | None = param(
         "--hook-before",
         "A command run in the SUT's namespace before each trial (split into words, no "
         "shell; the load, run and trial id in its NETASSAY_* variables); its output is "
         "stored with the trial and a failure makes the trial a measurement fault.",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="COMMAND",
     )  # fmt: skip
     hook_after: str | None = param(
         "--hook-after",
         "A command run in the SUT's namespace after each trial closed (as --hook-before, "
         "with NETASSAY_SENT and NETASSAY_RECEIVED).",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="COMMAND",
     )  # fmt: skip
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)

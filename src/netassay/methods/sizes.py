@@ -54,7 +54,7 @@ class SizesFlag:
         "A frame-size series, one result per size: 'rfc2544' (64, 128, 256, 512, 1024, "
         "1280, 1518 with the FCS, as RFC 2544 counts) or sizes without the FCS as --size "
         "counts, e.g. 64,512,1514; its table ends the run.",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="SIZES",
     )  # fmt: skip
 
 
