@@ -368,4 +368,6 @@ def metavar_of(f: dataclasses.Field[Any], p: Param) -> str:
         return tag
     if unit:
         return unit
+    if str(f.type).split(" | ")[0] == "int":  # a count written as text (1k, 1M)
+        return "N"
     return {int: "N", float: "NUMBER", list: "VALUE"}.get(p.cli, "TEXT")

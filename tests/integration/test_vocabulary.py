@@ -204,3 +204,10 @@ def test_wrong_words_are_refused_in_one_line(cli, args, words):
     res = cli(*args)
     assert res.returncode == 2 and words in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == "", res.stderr
+
+
+def test_a_count_written_as_text_shows_n(cli):
+    """--flows, --routes, --nft-rules, --conntrack-max take 1k or 1M: an N, not TEXT."""
+    text = _help(cli, "sweep")
+    for flag in ("--flows", "--routes", "--nft-rules", "--conntrack-max"):
+        assert re.search(rf" {flag} +N ", text), flag

@@ -54,7 +54,10 @@ Layer = Annotated[
     typer.Option("--layer", help="Layer the contract is counted at: payload | ip | ethernet | l1."),
 ]
 Db = Annotated[Path, typer.Option("--db", help="SQLite store to write (created if new).")]
-Label = Annotated[str, typer.Option("--label", help="Experiment label (default: the test's name).")]
+Label = Annotated[
+    str,
+    typer.Option("--label", metavar="TEXT", help="Experiment label (default: the test's name)."),
+]
 
 
 @with_params(

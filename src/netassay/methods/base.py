@@ -75,7 +75,7 @@ class RunOptions:
         campaign=False,
         metavar="FILE",
     )
-    label: str = param("--label", "Experiment label.", default="", campaign=False)
+    label: str = param("--label", "Experiment label.", default="", campaign=False, metavar="TEXT")
     retries: int | None = param(  # None: the method's default
         "--retries", "Repeat a trial that is a measurement fault.", default=None, cli=int,
         check=whole(0, 10), ordinal=True,
