@@ -179,8 +179,16 @@ def test_every_declared_default_is_shown(cli):
     text = _help(cli, "sweep")
     shown = (("--runs", "10"), ("--duration", "2s"), ("--settle", "0.5s"), ("--flows", "1"),
              ("--pinning", "auto"), ("--db", "netassay.db"))  # fmt: skip
+    lines = text.splitlines()
     for flag, default in shown:
-        row = next(line for line in text.splitlines() if f" {flag} " in line)
+        # the option's row and the rows its help wraps onto, up to the next option
+        i = next(i for i, line in enumerate(lines) if f" {flag} " in line)
+        block = []
+        for r in lines[i + 1 :]:
+            if re.match(r"^│ +-", r) or not r.startswith("│"):
+                break
+            block.append(r)
+        row = " ".join(x.strip("│ ") for x in [lines[i], *block])
         assert f"[default: {default}]" in row, row
     rtt = _help(cli, "rtt")
     assert re.search(r"--probe-rate +RATE .*\[default: 1k\]", rtt)
