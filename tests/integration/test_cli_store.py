@@ -30,7 +30,7 @@ def test_import_twice_adds_nothing_and_check_passes(pastrami_files, tmp_path, cl
         f"ok (schema {SCHEMA_VERSION}, 6 experiments, 252 trials, 0 rtt runs, "
         "0 acceptance runs, 0 campaigns)"
     )
-    assert want in cli("db", "check", db).stdout
+    assert want in cli("db", "check", "--db", db).stdout
 
 
 def test_trials_are_append_only(pastrami_files, tmp_path, cli):
@@ -68,7 +68,7 @@ def test_bad_input_is_one_line_and_the_store_keeps_everything(pastrami_files, tm
         assert len(lines) == 1 and lines[0].startswith("netassay: ") and str(bad) in lines[0]
         assert "Traceback" not in cp.stderr
     assert _counts(db) == before
-    assert cli("db", "check", db).returncode == 0
+    assert cli("db", "check", "--db", db).returncode == 0
 
 
 def test_folder_without_results(tmp_path, cli):
@@ -85,7 +85,7 @@ def test_corrupted_db_is_refused_and_left_as_is(pastrami_files, tmp_path, cli):
     db.write_bytes(bytes(raw))
     for args in (
         ("assess", db),
-        ("db", "check", db),
+        ("db", "check", "--db", db),
         ("report", db, "--out", tmp_path / "o"),
         ("import", "pastrami", pastrami_files / "ns", "--db", db),
     ):
@@ -102,7 +102,7 @@ def test_damaged_pages_fail_the_integrity_check(pastrami_files, tmp_path, cli):
     mid = len(raw) // 2
     raw[mid : mid + 4096] = b"\xff" * 4096  # smash pages in the middle, keep the header
     db.write_bytes(bytes(raw))
-    cp = cli("db", "check", db)
+    cp = cli("db", "check", "--db", db)
     assert cp.returncode == 4, cp.stdout + cp.stderr
     assert len(cp.stderr.strip().splitlines()) == 1
 

@@ -51,7 +51,7 @@ def exported(tmp_path_factory) -> dict[str, Path]:
     out = {}
     for fmt in SUFFIX:
         out[fmt] = d / fmt
-        argv = netassay_argv("export", db, "--format", fmt, "--out", out[fmt])
+        argv = netassay_argv("export", "--db", db, "--format", fmt, "--out", out[fmt])
         cp = subprocess.run(argv, capture_output=True, text=True, timeout=300)
         assert cp.returncode == 0, cp.stderr
         name = {"csv": "CSV", "jsonl": "JSON lines", "parquet": "Parquet"}[fmt]
@@ -226,15 +226,15 @@ def test_an_rtt_runs_probes_give_its_segments(exported):
 
 
 def test_one_kind_to_a_file_or_standard_output(tmp_path, cli):
-    lines = cli("export", GOLDEN_STORE, "--format", "jsonl", "--kind", "floods",
+    lines = cli("export", "--db", GOLDEN_STORE, "--format", "jsonl", "--kind", "floods",
                 check=True).stdout.splitlines()  # fmt: skip
     assert len(lines) == 3 and json.loads(lines[0])["saturated"] is True
     out = tmp_path / "hist.csv"
-    said = cli("export", GOLDEN_STORE, "--kind", "latency", "--out", out, check=True).stdout
+    said = cli("export", "--db", GOLDEN_STORE, "--kind", "latency", "--out", out, check=True).stdout
     n = len(_csv(out))
     assert said.strip() == f"{out}: {n} row(s) of latency" and n > 6
     folder = tmp_path / "one"
-    cli("export", GOLDEN_STORE, "--format", "parquet", "--kind", "tcp_runs", "--out", folder,
+    cli("export", "--db", GOLDEN_STORE, "--format", "parquet", "--kind", "tcp_runs", "--out", folder,
         check=True)  # fmt: skip
     assert [p.name for p in folder.iterdir()] == ["tcp_runs.parquet"]
 
@@ -246,9 +246,9 @@ def test_what_export_refuses_in_one_line(tmp_path, cli):
         (("--format", "jsonl", "--out", tmp_path / "x.csv"), 2, "give --format csv"),
     ]
     for args, code, why in cases:
-        cp = cli("export", GOLDEN_STORE, *args)
+        cp = cli("export", "--db", GOLDEN_STORE, *args)
         assert cp.returncode == code and why in cp.stderr, cp.stderr
         assert len(cp.stderr.strip().splitlines()) == 1 and "Traceback" not in cp.stderr
-    cp = cli("export", GOLDEN_STORE, "--kind", "nope")
+    cp = cli("export", "--db", GOLDEN_STORE, "--kind", "nope")
     assert "soak_seconds" in cp.stderr and "latency" in cp.stderr  # the kinds it has
     assert list(tmp_path.iterdir()) == []

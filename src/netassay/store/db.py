@@ -145,7 +145,7 @@ class Store:
             return damaged(
                 f"{self.path}: cannot open the database",
                 str(exc),
-                "it is not a netassay store or it is damaged: 'netassay db check "
+                "it is not a netassay store or it is damaged: 'netassay db check --db "
                 f"{self.path}' says which; nothing was written to it",
             )
         return faults.cause(

@@ -81,13 +81,13 @@ CAMPAIGN_FILE = HERE / "campaign.toml"
 OUTPUTS = [
     (STORE, ["assess", "{db}", "--json"], "store-assess.jsonl"),
     (STORE, ["assess", "{db}", "--json", "--mode", "published"], "store-assess-published.jsonl"),
-    (STORE, ["compare", "{db}", "--json"], "store-compare.json"),
-    (STORE, ["export", "{db}", "--format", "csv"], "store-export.csv"),
-    (STORE, ["export", "{db}", "--format", "jsonl"], "store-export.jsonl"),
+    (STORE, ["compare", "--db", "{db}", "--json"], "store-compare.json"),
+    (STORE, ["export", "--db", "{db}", "--format", "csv"], "store-export.csv"),
+    (STORE, ["export", "--db", "{db}", "--format", "jsonl"], "store-export.jsonl"),
     (CAMPAIGN, ["assess", "{db}", "--json"], "campaign-assess.jsonl"),
-    (CAMPAIGN, ["compare", "{db}", "--json"], "campaign-compare.json"),
-    (CAMPAIGN, ["compare", "{db}", "--json", "--by", "sut_cap"], "campaign-compare-by.json"),
-    (CAMPAIGN, ["export", "{db}", "--format", "jsonl"], "campaign-export.jsonl"),
+    (CAMPAIGN, ["compare", "--db", "{db}", "--json"], "campaign-compare.json"),
+    (CAMPAIGN, ["compare", "--db", "{db}", "--json", "--by", "sut_cap"], "campaign-compare-by.json"),
+    (CAMPAIGN, ["export", "--db", "{db}", "--format", "jsonl"], "campaign-export.jsonl"),
 ]
 
 
