@@ -234,8 +234,8 @@ def test_one_kind_to_a_file_or_standard_output(tmp_path, cli):
     n = len(_csv(out))
     assert said.strip() == f"{out}: {n} row(s) of latency" and n > 6
     folder = tmp_path / "one"
-    cli("export", "--db", GOLDEN_STORE, "--format", "parquet", "--kind", "tcp_runs", "--out", folder,
-        check=True)  # fmt: skip
+    cli("export", "--db", GOLDEN_STORE, "--format", "parquet", "--kind", "tcp_runs",
+        "--out", folder, check=True)  # fmt: skip
     assert [p.name for p in folder.iterdir()] == ["tcp_runs.parquet"]
 
 

@@ -86,7 +86,11 @@ OUTPUTS = [
     (STORE, ["export", "--db", "{db}", "--format", "jsonl"], "store-export.jsonl"),
     (CAMPAIGN, ["assess", "{db}", "--json"], "campaign-assess.jsonl"),
     (CAMPAIGN, ["compare", "--db", "{db}", "--json"], "campaign-compare.json"),
-    (CAMPAIGN, ["compare", "--db", "{db}", "--json", "--by", "sut_cap"], "campaign-compare-by.json"),
+    (
+        CAMPAIGN,
+        ["compare", "--db", "{db}", "--json", "--by", "sut_cap"],
+        "campaign-compare-by.json",
+    ),
     (CAMPAIGN, ["export", "--db", "{db}", "--format", "jsonl"], "campaign-export.jsonl"),
 ]
 
