@@ -1,4 +1,4 @@
-"""How a load is written, before any frame size is known (issue 22): frames/s (``200k``),
+"""How a load is written, before any frame size is known: frames/s (``200k``),
 bit/s (``500Mbps``, ``1Gbit``, ``2.5Gbit/s``) or a share of the line rate (``50%``), one
 token at a time, a list ``a,b,c`` or a range ``START:STOP:STEP`` in one unit.
 

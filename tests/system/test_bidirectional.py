@@ -1,4 +1,4 @@
-"""--bidirectional (issue 22, item 3): both directions at once, a generator and an XDP
+"""--bidirectional: both directions at once, a generator and an XDP
 sink at each end. Its ground truth: a cap on one direction's egress shows up in that
 direction only. On the kernel router a cap on the reverse direction (``--sut-cap-reverse``,
 a policer on the SUT's egress towards the generator), on the bridge a cap on the forward

@@ -1,4 +1,4 @@
-"""netassay tcp on the embedded path, whose delay, loss and rate are known (issue 23).
+"""netassay tcp on the embedded path, whose delay, loss and rate are known.
 
 - The delay line: ping across the path shows a round trip of 2 x the one-way delay
   within 50 us, at 1 ms and at 20 ms, beyond the same path's own round trip with no
