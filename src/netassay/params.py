@@ -18,11 +18,12 @@ import dataclasses
 import difflib
 import math
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.errors import NetassayError, UsageError
+from netassay.errors import Deprecated, NetassayError, UsageError
 from netassay.units import parse_count, parse_duration, parse_pause, parse_rate, parse_rates
 
 # what a load (``Param.load``) is written in, said when one is refused
@@ -100,6 +101,23 @@ class Param:
             return convert(given)
         except NetassayError as exc:  # a parser's refusal, said as the campaign file's
             raise ValueError(exc.why or exc.what) from exc
+
+
+def renamed_keys(
+    values: dict[str, Any], params: dict[str, Param], where: Callable[[str], str]
+) -> dict[str, Any]:
+    """A file's keys (a config section, a campaign table) with each older spelling of a
+    parameter's key ('rate' of rtt's --rate) as today's ('probe_rate'), each said
+    deprecated once, ``where(key)`` naming the file and line."""
+    olds = {o: p for p in params.values() for o in p.old_names}
+    out = {}
+    for key, value in values.items():
+        p = olds.get(key) if key not in params else None
+        if p is not None:
+            warnings.warn(p.deprecated(key, where(key)), Deprecated, stacklevel=3)
+            key = p.name
+        out[key] = value
+    return out
 
 
 def param(flag: str, help: str, *, default: Any = dataclasses.MISSING, **kw: Any) -> Any:

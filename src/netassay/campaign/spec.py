@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import warnings
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass
 from pathlib import Path
@@ -31,12 +30,20 @@ from typing import Any
 
 from netassay import methods as registry
 from netassay import tomlfile
-from netassay.errors import Deprecated, InputError, UsageError
+from netassay.errors import InputError, UsageError
 from netassay.loads import units_of
 from netassay.methods.base import Method, RunOptions, an, request_from
 from netassay.methods.base import defaults as base_defaults
 from netassay.methods.rates import LoadError, in_frames, load_params
-from netassay.params import Param, choice, declared, default_of, spelling_hint, whole
+from netassay.params import (
+    Param,
+    choice,
+    declared,
+    default_of,
+    renamed_keys,
+    spelling_hint,
+    whole,
+)
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 CAMPAIGN_KEYS = ("name", "method", "repetitions", "seed", "description")
@@ -334,16 +341,10 @@ class _Checker:
         rtt's --rate) as today's ('probe_rate'), each said deprecated once."""
         if method not in registry.REGISTRY:
             return values
-        olds = {o: p for p in params(method).values() for o in p.old_names}
-        out = {}
-        for key, value in values.items():
-            p = olds.get(key) if key not in params(method) else None
-            if p is not None:
-                where = f"in {self.origin}:{self.lines.line(table, key, idx)} ({an(method)} cell)"
-                warnings.warn(p.deprecated(key, where), Deprecated, stacklevel=2)
-                key = p.name
-            out[key] = value
-        return out
+        return renamed_keys(
+            values, params(method),
+            lambda key: f"in {self.origin}:{self.lines.line(table, key, idx)} ({an(method)} cell)",
+        )  # fmt: skip
 
     def _factors(self, method: str) -> dict[str, tuple[Any, ...]]:
         raw = self.data.get("factors", {})

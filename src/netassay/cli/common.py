@@ -14,7 +14,6 @@ import dataclasses
 import functools
 import inspect
 import sys
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,10 +22,17 @@ import typer
 
 from netassay import methods as registry
 from netassay.config import Config, TestbedConfig, load_config
-from netassay.errors import Deprecated, InputError, UsageError, VerdictRefused
+from netassay.errors import InputError, UsageError, VerdictRefused
 from netassay.methods.base import RunOptions, request_from
 from netassay.methods.lab import DEFAULT_DB
-from netassay.params import Param, declared, default_of, metavar_of, spelling_hint
+from netassay.params import (
+    Param,
+    declared,
+    default_of,
+    metavar_of,
+    renamed_keys,
+    spelling_hint,
+)
 from netassay.store.preflight import check_store
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
@@ -299,16 +305,7 @@ def config(ctx: typer.Context, given: Given | None = None) -> Config:
 def _renamed_keys(cfg: Config, name: str, values: dict[str, Any], ps: dict[str, Param]) -> Any:
     """A config file's [method] section with a key of a flag's older spelling (rtt's
     'rate') as today's ('probe_rate'), each said deprecated once."""
-    olds = {o: p for p in ps.values() for o in p.old_names}
-    out = {}
-    for key, value in values.items():
-        p = olds.get(key) if key not in ps else None
-        if p is not None:
-            where = f"in {cfg.where(name, key)} ([{name}])"
-            warnings.warn(p.deprecated(key, where), Deprecated, stacklevel=2)
-            key = p.name
-        out[key] = value
-    return out
+    return renamed_keys(values, ps, lambda key: f"in {cfg.where(name, key)} ([{name}])")
 
 
 def file_params(method: str) -> dict[str, Param]:
