@@ -299,3 +299,19 @@ def run_store(db: str, stored: Callable[[], bool]) -> Iterator[Store]:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
         raise
+
+
+def consecutive_runs(
+    experiments: list[Any], key: Callable[[Any], Any], value: Callable[[Any], Any]
+) -> Iterator[list[Any]]:
+    """The runs of a series (frame sizes, a scale knob): consecutive experiments with
+    one ``key`` and distinct ``value``s; a new run where the key changes or a value
+    repeats."""
+    run: list[Any] = []
+    for exp in experiments:
+        if run and (key(exp) != key(run[0]) or value(exp) in {value(e) for e in run}):
+            yield run
+            run = []
+        run.append(exp)
+    if run:
+        yield run

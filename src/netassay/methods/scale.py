@@ -20,7 +20,7 @@ from typing import Any
 from netassay import methods as registry
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.methods.base import Section
+from netassay.methods.base import Section, consecutive_runs
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
@@ -101,15 +101,7 @@ def _key(exp: Experiment, knob: str) -> str:
 
 
 def _runs(experiments: list[Experiment], knob: str) -> Iterator[list[Experiment]]:
-    run: list[Experiment] = []
-    for exp in experiments:
-        seen = {_value(e, knob) for e in run}
-        if run and (_key(exp, knob) != _key(run[0], knob) or _value(exp, knob) in seen):
-            yield run
-            run = []
-        run.append(exp)
-    if run:
-        yield run
+    return consecutive_runs(experiments, lambda e: _key(e, knob), lambda e: _value(e, knob))
 
 
 def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[ScaleSeries]:
