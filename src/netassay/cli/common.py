@@ -22,7 +22,7 @@ import typer
 
 from netassay import methods as registry
 from netassay.config import Config, TestbedConfig, load_config
-from netassay.errors import InputError, UsageError, VerdictRefused
+from netassay.errors import InputError, NetassayError, UsageError, VerdictRefused
 from netassay.methods.base import RunOptions, request_from
 from netassay.methods.lab import DEFAULT_DB
 from netassay.params import (
@@ -33,6 +33,7 @@ from netassay.params import (
     renamed_keys,
     spelling_hint,
 )
+from netassay.store.db import Store
 from netassay.store.preflight import check_store
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
@@ -412,3 +413,12 @@ def bar(total: int) -> Callable[[str], None]:
         sys.stderr.flush()
 
     return show
+
+
+def newest_experiment(db: str) -> int:
+    """The newest experiment's id in ``db`` (0: none yet, or no store)."""
+    try:
+        with Store(db, readonly=True) as st:
+            return max((e.id for e in st.experiments()), default=0)
+    except NetassayError:
+        return 0

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from netassay.cli.common import Given, err, prepared
+from netassay.cli.common import Given, err, newest_experiment, prepared
 from netassay.config import Config
 from netassay.errors import Interrupted, NetassayError, UsageError
 from netassay.methods import lab
@@ -47,7 +47,7 @@ def per_scale(command: Callable[..., None], ctx: typer.Context, given: Given, me
     cfg = options.config or Config()
     db = options.db or lab.DEFAULT_DB
     dry = bool(kv.get("dry_run"))
-    since = 0 if dry else _newest(db)
+    since = 0 if dry else newest_experiment(db)
     failed: NetassayError | None = None
     for i, value in enumerate(values, 1):
         err(f"{flag} {value:,} ({i}/{len(values)} of the series)")
@@ -66,12 +66,3 @@ def per_scale(command: Callable[..., None], ctx: typer.Context, given: Given, me
     if failed is not None:
         raise failed
     return True
-
-
-def _newest(db: str) -> int:
-    """The newest experiment's id in ``db`` (0: none yet, or no store)."""
-    try:
-        with Store(db, readonly=True) as st:
-            return max((e.id for e in st.experiments()), default=0)
-    except NetassayError:
-        return 0

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from netassay import names as N
-from netassay.cli.common import Given, err, prepared
+from netassay.cli.common import Given, err, newest_experiment, prepared
 from netassay.cli.scale import per_scale
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import Interrupted, NetassayError, UsageError
@@ -37,7 +37,7 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
     _refuse_up(options.name or N.DEFAULT_NAME, sizes, given.get("name") is not None)
     db = lab.store_path(options.db)
     dry = bool(kv.get("dry_run"))
-    since = 0 if dry else _newest(db)
+    since = 0 if dry else newest_experiment(db)
     failed: NetassayError | None = None
     for i, size in enumerate(sizes, 1):
         err(f"frame size {size} B ({i}/{len(sizes)} of the series)")
@@ -107,15 +107,6 @@ def _refuse_up(name: str, sizes: list[int], named: bool) -> None:
         "a testbed that 'testbed up' left for you",
         f"{todo}, or bring it down first ('netassay testbed down --name {name}')",
     )
-
-
-def _newest(db: str) -> int:
-    """The newest experiment's id in ``db`` (0: none yet, or no store)."""
-    try:
-        with Store(db, readonly=True) as st:
-            return max((e.id for e in st.experiments()), default=0)
-    except NetassayError:
-        return 0
 
 
 def _table(db: str, since: int, cfg: AnalysisConfig, as_json: bool) -> None:
