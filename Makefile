@@ -109,6 +109,29 @@ $(RTT_SHARE)/%.o: $(RTT_BUILD)/%.o | venv
 $(BIN)/netassay-probe: $(RTT_BUILD)/netassay-probe | venv
 	install -m 0755 $< $@
 
+# netassay-noise: who holds each CPU, one run at a time (a sched_switch tracer; the
+# doctor's CPU check and each pinned trial's note on other threads use it)
+NOISE_SRC := bpf/noise
+NOISE_BUILD := $(NOISE_SRC)/build
+.PHONY: noise
+setup: noise
+
+noise: $(VENV)/share/netassay/noise/noise.bpf.o $(BIN)/netassay-noise
+
+$(NOISE_BUILD)/noise.bpf.o: $(NOISE_SRC)/noise.bpf.c | apt
+	@mkdir -p $(@D)
+	clang $(RTT_BPF_CFLAGS) -c $< -o $@
+
+$(NOISE_BUILD)/netassay-noise: $(NOISE_SRC)/noise.c | apt
+	@mkdir -p $(@D)
+	cc -O2 -Wall -Wextra -Werror -o $@ $< -lbpf
+
+$(VENV)/share/netassay/noise/noise.bpf.o: $(NOISE_BUILD)/noise.bpf.o | venv
+	install -D -m 0644 $< $@
+
+$(BIN)/netassay-noise: $(NOISE_BUILD)/netassay-noise | venv
+	install -m 0755 $< $@
+
 gen: venv
 	@if [ -f gen/Cargo.toml ]; then \
 	  cargo build --release --quiet --manifest-path gen/Cargo.toml && \

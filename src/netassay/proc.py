@@ -133,18 +133,19 @@ def call_in_netns(netns: str | None, fn: Callable[[], Any]) -> Any:
     return box["value"]
 
 
-def artifact(name: str) -> Path:
-    """A built RTT artifact (capture object, netassay-probe): installed in the venv by
-    ``make setup``, else the repository's build directory."""
+def artifact(name: str, part: str = "rtt") -> Path:
+    """A built artifact of one of netassay's C parts (``part``: rtt's capture objects and
+    netassay-probe, noise's tracer): installed in the venv by ``make setup``, else the
+    repository's build directory."""
     for d in (
-        Path(sys.prefix) / "share" / "netassay" / "rtt",
+        Path(sys.prefix) / "share" / "netassay" / part,
         Path(sys.prefix) / "bin",
-        Path(__file__).resolve().parents[2] / "bpf" / "rtt" / "build",
+        Path(__file__).resolve().parents[2] / "bpf" / part / "build",
     ):
         if (d / name).is_file():
             return d / name
     raise ToolError(
         f"cannot find {name}",
-        f"it is not in {sys.prefix}/share/netassay/rtt or bpf/rtt/build",
-        "run 'make setup' (it builds netassay's BPF programs and netassay-probe)",
+        f"it is not in {sys.prefix}/share/netassay/{part} or bpf/{part}/build",
+        "run 'make setup' (it builds netassay's BPF programs and their loaders)",
     )

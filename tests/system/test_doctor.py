@@ -2,7 +2,8 @@
 truths met (a cap found at cap x duration + its bucket, a drop within its binomial
 interval, each where it is set), the trusted range the stall rule's, and a sweep after
 it on the same settings says on what host it was measured; then again while
-stress-ng holds CPU 1 (the SUT's) at 60%: the stalls are reported, and where the
+stress-ng holds CPU 1 (the SUT's) at 60%: the stalls are reported, stress-ng is named
+as what took CPU 1 (its share of it measured), and where the
 machine shows longer stalls than without the load, the trusted range is lower. A
 machine that shows no longer stall under the load is said to, never counted a pass. A
 run cut short (SIGINT) keeps the checks it judged and removes its testbed. --fail-on
@@ -110,6 +111,12 @@ def test_a_busy_sut_cpu_shows_as_stalls_and_a_lower_trusted_range(tb_name, tmp_p
     with cpu_hog(1, 60, max_s=120):
         busy = _by(_doctor(cli, tb_name, tmp_path / "busy.db"))
     cpu1 = busy["cpu stalls"]["value"]["per_cpu"]["1"]
+    # the known tenant is named as what held CPU 1, a user's thread, with runs long
+    # enough to be named (its share is small: the probe runs at nice -20, it at 0)
+    hog = [t for t in cpu1["takers"] if t["comm"].startswith("stress-ng")]
+    assert hog and not hog[0]["kernel"] and hog[0]["runs"] >= 1, cpu1["takers"]
+    assert hog[0]["max_ms"] >= 0.02 and hog[0]["share"] > 0
+    assert "stress-ng" in busy["cpu stalls"]["figure"]
     was = base["pacing"]["value"]["stall_q90_ns"]
     now = busy["pacing"]["value"]["stall_q90_ns"]
     print(f"CPU 1 under load: {cpu1}; stalls {was / 1e6:.2f} ms -> {now / 1e6:.2f} ms")

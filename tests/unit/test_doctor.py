@@ -107,6 +107,23 @@ def test_stalls_count_the_probes_a_cpu_was_taken_away_in():
     assert C.stalls(probes[:2], 0.25).status == C.PASS
 
 
+def test_stalls_name_the_threads_that_took_each_cpu():
+    probes = [{"cpu": 1, "lateness_max_ns": 1_100_000, "rate_error": 0.0}]
+    kd = {"comm": "kdamond.0", "tid": 77, "kernel": True, "runs": 8, "run_ms": 17.4,
+          "max_ms": 3.08, "over_100us": 8, "over_1ms": 7, "share": 0.0087}  # fmt: skip
+    s = C.stalls(probes, 0.25, {1: [kd]})
+    assert "(held by kdamond.0 (7 runs of 1 ms or more, longest 3.08 ms))" in s.figure
+    assert s.status == C.WARN and "kdamond.0" in s.fix and "rcu_nocbs" in s.fix
+    assert s.value["per_cpu"]["1"]["takers"] == [kd]
+    # a user thread's long runs are named in the figure, not blamed on the kernel
+    agent = {**kd, "comm": "agent", "kernel": False}
+    s = C.stalls(probes, 0.25, {1: [agent]})
+    assert "held by agent (7 runs" in s.figure and "kernel threads" not in s.fix
+    # a kernel thread whose runs are all short is named, not blamed
+    short = {**kd, "max_ms": 0.2, "over_1ms": 0}
+    assert "kernel threads" not in C.stalls(probes, 0.25, {1: [short]}).fix
+
+
 def test_the_stall_rule_bounds_the_trusted_rate_by_the_queue():
     # 20 runs; the worst tenth (2 runs at 20 ms) is spared, the 18th largest (5 ms) bounds
     sends = [{"rate_error": 0.0, "lateness_max_ns": 5_000_000}] * 18 + [

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netassay.counters.threads import said as threads_said
 from netassay.loads import AUTO_TOP
 from netassay.quality import RATE_TOLERANCE
 from netassay.units import fmt_rate
@@ -170,10 +171,15 @@ def false_loss(rate_pps: float, trials: Sequence[dict[str, Any]], wanted: int) -
     return Check("false loss", PASS, fig, value=value)
 
 
-def stalls(probes: Sequence[dict[str, Any]], probe_s: float) -> Check:
+def stalls(
+    probes: Sequence[dict[str, Any]],
+    probe_s: float,
+    takers: dict[int, list[dict[str, Any]]] | None = None,
+) -> Check:
     """How often each CPU is taken away from a paced sender (pacing alone, one series of
     probes per CPU): probes with a send ``STALL_NS`` late or more, the largest lateness,
-    the achieved-rate error."""
+    the achieved-rate error; and who took each CPU meanwhile (``takers``: per CPU, the
+    threads that ran on it, most time first, as ``counters.threads`` tells them)."""
     per: dict[int, dict[str, Any]] = {}
     for p in probes:
         row = per.setdefault(p["cpu"], {"probes": 0, "stalled": 0, "lateness_max_ns": 0,
@@ -182,17 +188,34 @@ def stalls(probes: Sequence[dict[str, Any]], probe_s: float) -> Check:
         row["stalled"] += (p["lateness_max_ns"] or 0) >= STALL_NS
         row["lateness_max_ns"] = max(row["lateness_max_ns"], p["lateness_max_ns"] or 0)
         row["rate_error_max"] = max(row["rate_error_max"], abs(p["rate_error"] or 0.0))
-    for row in per.values():
+    for c, row in per.items():
         row["stalls_per_s"] = row["stalled"] / (row["probes"] * probe_s)
+        row["takers"] = (takers or {}).get(c, [])
     fig = "; ".join(
         f"cpu{c} {r['stalled']}/{r['probes']} probes stalled, max "
-        f"{r['lateness_max_ns'] / 1e6:.2f} ms" for c, r in sorted(per.items())
+        f"{r['lateness_max_ns'] / 1e6:.2f} ms" + _taken_by(r["takers"])
+        for c, r in sorted(per.items())
     )  # fmt: skip
     value = {"per_cpu": {str(c): r for c, r in per.items()}, "probe_s": probe_s}
-    if any(r["stalled"] for r in per.values()):
-        fix = "keep other work off these CPUs (isolcpus), or use a host with dedicated vCPUs"
-        return Check("cpu stalls", WARN, fig, fix, value)
-    return Check("cpu stalls", PASS, fig, value=value)
+    if not any(r["stalled"] for r in per.values()):
+        return Check("cpu stalls", PASS, fig, value=value)
+    kernel = sorted({t["comm"] for r in per.values() if r["stalled"] for t in r["takers"]
+                     if t["kernel"] and t["max_ms"] * 1e6 >= STALL_NS})  # fmt: skip
+    fix = "keep other work off these CPUs (isolcpus), or use a host with dedicated vCPUs"
+    if kernel:
+        fix = (
+            f"kernel threads run here for up to milliseconds at a time ({', '.join(kernel)}): "
+            "on a host with CPUs to spare, bind them away from the testbed's (their "
+            "affinity, rcu_nocbs=, isolcpus=); here a load is trusted only where the "
+            "'pacing' check says"
+        )
+    return Check("cpu stalls", WARN, fig, fix, value)
+
+
+def _taken_by(rows: Sequence[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    return " (held by " + threads_said(rows) + ")"
 
 
 def quantile_max(lates: Sequence[int]) -> int:

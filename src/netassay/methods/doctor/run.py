@@ -10,6 +10,7 @@ it judged. A finished run is this host's newest doctor result (``reference``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 from netassay import names as N
 from netassay import quality
 from netassay.config import TestbedConfig
-from netassay.counters import cpu
+from netassay.counters import cpu, threads
 from netassay.counters import hostcheck as HC
 from netassay.methods import lab
 from netassay.methods.doctor import checks as C
@@ -30,6 +31,7 @@ from netassay.store.db import Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, require_root
 from netassay.testbed.environment import capture as capture_environment
+from netassay.traffic.generator import BINARY as GEN_BINARY
 from netassay.traffic.generator import GenResult, run_generator
 from netassay.trial.engine import TrialContext, measure, trials_on
 from netassay.trial.flood import flood, flood_path
@@ -146,18 +148,28 @@ def pacing_only(tb: Testbed, cpu_no: int, rate_pps: float) -> GenResult:
                          timeout_s=PROBE_S + 30)  # fmt: skip
 
 
+def _measuring(r: threads.Runs) -> bool:
+    """The doctor itself, its probe and the tracer: not what takes a CPU away."""
+    return r.tgid == os.getpid() or r.comm in (GEN_BINARY, threads.BINARY)
+
+
 def probe_cpus(doc: Doctor, store: Store, tb: Testbed) -> None:
     """How often each CPU the testbed runs on is taken away (pacing alone; unpinned:
-    the first MAX_PROBED_CPUS), then the generator's own sends on its CPU through the
-    router (kept for the pacing check)."""
+    the first MAX_PROBED_CPUS) and by which threads, then the generator's own sends on
+    its CPU through the router (kept for the pacing check)."""
     rate, n = doc.req.low_load_pps, doc.effort.probes
     cpus = testbed_cpus(tb) or HC.read_host()["cpus"][:MAX_PROBED_CPUS]
     doc.progress(
         f"probing how often CPU {','.join(map(str, cpus))} is taken away "
         f"({n} x {PROBE_S:g} s each) ..."
     )
-    probes = [{"cpu": c, **_send_of(pacing_only(tb, c, rate))} for c in cpus for _ in range(n)]
-    judged(doc, store, C.stalls(probes, PROBE_S))
+    probes: list[dict[str, Any]] = []
+    took: dict[int, list[dict[str, Any]]] = {}
+    for c in cpus:
+        with threads.Tracer() as tracer:
+            probes += [{"cpu": c, **_send_of(pacing_only(tb, c, rate))} for _ in range(n)]
+            took[c] = threads.takers(tracer.stop(), c, skip=_measuring)
+    judged(doc, store, C.stalls(probes, PROBE_S, took))
     sut = tb.state.get("sut_cpu")
     doc.sut_lates = [p["lateness_max_ns"] or 0 for p in probes if p["cpu"] == sut]
     doc.progress(f"pacing {fmt_rate(rate)} through the router ({n} x {PROBE_S:g} s) ...")
