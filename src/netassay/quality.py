@@ -40,6 +40,10 @@ LONG_STALL_SHARE = 0.1
 
 # A warning that names loss the SUT did not cause but that leaves the trial usable.
 SINK_DROPS = "sink drops"
+# Another thread held the SUT's CPU long enough to fill its ingress queue at the trial's
+# load, and frames were lost there: a note (the SUT's host is part of what is measured),
+# the trial used (trial.noise).
+HOST_NOISE = "host noise"
 # A stall that cannot have caused the trial's loss: a note, the trial used.
 STALL_HARMLESS = "stall without harm"
 # Where a stall's catch-up burst can overflow a queue (counters.loss locations): a

@@ -66,6 +66,7 @@ from netassay.traffic.generator import RECORDED_KEYS, GeneratorLost, GenResult
 from netassay.trial import bidirectional as B
 from netassay.trial import integrity as I
 from netassay.trial.hooks import Hooks, trial_env
+from netassay.trial.noise import Noise, noise_warning
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, utc_now
 
@@ -299,16 +300,22 @@ def measure(
     if ctx.reverse is not None:
         ctx.reverse.take_latency()
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
+    noise = Noise.of(tb.state)
+    noise.start()
     lap("counters_before")
     lost: list[str] = []  # the generator ended without a report: why (its fault)
-    if ctx.reverse is not None:
-        pair = tuple(real_span(r) for r in B.send_both(tb, rate_pps, duration_s))
-        res = B.combined(*pair)
-    else:
-        pair, (res, lost) = None, _send(ctx, rate_pps, duration_s, before, count)
-    lap("generator")
-    cpu_use = cpu.use(cpu_before, cpu.read())
-    t_stop = time.monotonic()
+    try:
+        if ctx.reverse is not None:
+            pair = tuple(real_span(r) for r in B.send_both(tb, rate_pps, duration_s))
+            res = B.combined(*pair)
+        else:
+            pair, (res, lost) = None, _send(ctx, rate_pps, duration_s, before, count)
+        lap("generator")
+        cpu_use = cpu.use(cpu_before, cpu.read())
+        t_stop = time.monotonic()
+        takers = noise.stop()
+    finally:
+        noise.close()
     fb = flatten(before)
     key = received_key(ctx.sink.kind)
     after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
@@ -322,6 +329,10 @@ def measure(
         ctx, pair or (res,), rate_pps, (fb, fa, d), key, counter_warnings, received, loss,
         settled, (lost, testbed),
     )  # fmt: skip
+    noisy = noise_warning(takers, rate_pps, (ctx.queues or {}).get("sut_ingress"),
+                          loss.get("sut_ingress", 0), noise.sut_cpu)  # fmt: skip
+    if noisy:
+        warnings.append(noisy)
     extra = _extra(ctx, (before, after), res, pair, d, rate_pps, latency, warnings)
     hooked.trial.update(sent=res.sent, received=received)
     hooked.run("after")
@@ -338,6 +349,8 @@ def measure(
         "run_id": ctx.run_id,
         "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
         "settle_wait_s": round(settle_wait_s, 3),
+        **({"cpu_takers": takers} if takers else {}),
+        **({"cpu_takers_error": noise.error} if noise.error else {}),
         **extra,
     }
     rec = TrialRecord(
