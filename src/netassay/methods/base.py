@@ -34,7 +34,8 @@ from typing import Any, Protocol
 
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
-from netassay.methods.render import FigureJob
+from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.params import declared, default_of, flag, nested, param, whole
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
@@ -283,6 +284,59 @@ def from_stores(
         with open_store(p) as store:
             found = list(read(p, store))
         yield from found
+
+
+class OneFigureMethod:
+    """What a method shares whose every run is one stored experiment it measures and
+    judges nothing of, shown in the report as one section with one figure (burst,
+    recovery, reconfig): its job is made and run by its ``runner`` module
+    (``prepare(request, options, config)``, ``run(job)``), shown by its ``views`` module
+    (``text``, ``as_json``, ``lines``), drawn by ``figure`` ('module:function') from
+    ``figure_args``; ``stored`` lists its results in a store. The rest of the protocol
+    (plan, comparison, cells) is each method's own."""
+
+    name: str
+    runner: Any
+    views: Any
+    figure: str
+
+    def stored(self, store: Store) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
+        """What ``figure`` is drawn from (and its key made of): its trials and summary."""
+        return (store.trials(result.experiment.id), result.summary)
+
+    def prepare(self, request: Any, options: RunOptions) -> Any:
+        return self.runner.prepare(request, options, options.config or Config())
+
+    def run(self, request: Any, options: RunOptions, progress: Progress) -> Any:
+        job = self.prepare(request, options)
+        job.progress = job.note = progress
+        return self.runner.run(job)
+
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]:
+        return from_stores(inputs, lambda _, store: self.stored(store))
+
+    def judged(self, result: Any) -> tuple[str, str | None]:
+        return result.experiment.label, None  # it measures; it judges nothing
+
+    def view(self, result: Any, as_json: bool) -> str:
+        return self.views.as_json(result) if as_json else self.views.text(result)
+
+    def sections(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
+    ) -> list[Section]:
+        """One section per stored run: the run in words, its figure."""
+        sections = []
+        for r in self.stored(store):
+            label = r.experiment.label
+            stem = out / "figures" / f"{self.name}_{slugify(label, used)}"
+            args = self.figure_args(store, r)
+            job = FigureJob(self.figure, args, stem, data_of(*args), kwargs={"title": label})
+            text = "\n".join(self.views.lines(r))
+            sections.append(Section.drawn(f"{self.name}: {label}", text, job, out))
+        return sections
 
 
 @contextmanager

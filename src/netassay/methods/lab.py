@@ -13,6 +13,7 @@ from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from netassay import names as N
 from netassay import quality as Q
 from netassay.analysis.caps import Cap
 from netassay.config import TestbedConfig
@@ -499,6 +500,22 @@ def restart_experiment(
         if progress:
             progress(f"note: {msg}")
     return replace(ctx, run_id=store.add_run(experiment_id, env, resumed=True)), notes
+
+
+def new_run(
+    options: Any, cfg: TestbedConfig, retries: int, what: str, validate: Callable[[], None]
+) -> tuple[str, str, Any, int]:
+    """What a new run of a method that does not resume (burst, recovery, reconfig) takes
+    from its options, checked before anything is touched: the request's checks
+    (``validate``) after the options', then its testbed name, store, knobs (validated)
+    and retries (``retries`` unless --retries)."""
+    tries = retries if options.retries is None else options.retries
+    check_request(options.name, tries, None, False, what)
+    validate()
+    name = options.name or N.DEFAULT_NAME
+    testbed = running_config(name, cfg, options.testbed_flags)
+    T.validate(testbed)
+    return name, options.db or DEFAULT_DB, testbed, tries
 
 
 def running_config(name: str, cfg: TestbedConfig, flags: dict[str, Any]) -> Any:

@@ -4,18 +4,19 @@ export and campaigns read it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
+from netassay.config import AnalysisConfig, TestbedConfig
+from netassay.methods.base import (
+    Comparison,
+    OneFigureMethod,
+    Plan,
+    span,
+)
 from netassay.methods.burst import run as R
 from netassay.methods.burst import store as BS
 from netassay.methods.burst import view as V
 from netassay.methods.burst.request import RUN_OPTIONS, BurstRequest
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
 
 STEPS = 15  # bursts a test takes, about (log2 of the longest over the resolution)
@@ -31,8 +32,10 @@ def _ms(x: Any) -> str:
     return "-" if x is None else f"{x * 1e3:.3g} ms"
 
 
-class BurstMethod:
+class BurstMethod(OneFigureMethod):
     name = "burst"
+    runner, views = R, V
+    figure = "netassay.methods.burst.figures:plot_bursts"
     kinds: tuple[str, ...] = (BS.KIND,)
     request = BurstRequest
     campaign = True
@@ -73,38 +76,8 @@ class BurstMethod:
         first = SEARCH_S if request.throughput == "search" else 0.0
         return Plan(None, first + request.tests * STEPS * per, ())
 
-    def prepare(self, request: BurstRequest, options: RunOptions) -> R.BurstJob:
-        return R.prepare(request, options, options.config or Config())
-
-    def run(self, request: BurstRequest, options: RunOptions, progress: Progress) -> Any:
-        job = self.prepare(request, options)
-        job.progress = job.note = progress
-        return R.run(job)
-
-    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[BS.StoredBurst]:
-        return from_stores(inputs, lambda _, store: BS.stored_bursts(store))
-
-    def judged(self, result: Any) -> tuple[str, str | None]:
-        return result.experiment.label, None  # it measures; it judges nothing
-
-    def view(self, result: Any, as_json: bool) -> str:
-        return V.as_json(result) if as_json else V.text(result)
-
-    def sections(
-        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
-    ) -> list[Section]:
-        """One section per stored test: the benchmark in words, the bursts drawn."""
-        sections = []
-        for r in BS.stored_bursts(store):
-            stem = out / "figures" / f"burst_{slugify(r.experiment.label, used)}"
-            trials = store.trials(r.experiment.id)
-            job = FigureJob(
-                "netassay.methods.burst.figures:plot_bursts", (trials, r.summary), stem,
-                data_of(trials, r.summary), kwargs={"title": r.experiment.label},
-            )  # fmt: skip
-            text = "\n".join(V.lines(r))
-            sections.append(Section.drawn(f"burst: {r.experiment.label}", text, job, out))
-        return sections
+    def stored(self, store: Store) -> list[BS.StoredBurst]:
+        return BS.stored_bursts(store)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = BS.summary(store, experiment)

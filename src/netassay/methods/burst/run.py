@@ -24,7 +24,6 @@ from netassay.methods.base import Progress, RunOptions
 from netassay.methods.burst import store as BS
 from netassay.methods.burst.request import MAX_BURST_S, RETRIES, BurstRequest
 from netassay.store.db import Store
-from netassay.testbed import topology as T
 from netassay.testbed.bed import require_root
 from netassay.trial.engine import TrialContext, measure, trials_on
 from netassay.trial.record import TrialRecord
@@ -62,13 +61,9 @@ class BurstJob:
 
 def prepare(req: BurstRequest, options: RunOptions, cfg: Config) -> BurstJob:
     """The test to run, checked before anything is built (a stored PDR looked up now)."""
-    retries = RETRIES if options.retries is None else options.retries
-    lab.check_request(options.name, retries, None, False, "burst test")
-    req.validate()
-    name = options.name or N.DEFAULT_NAME
-    db = options.db or lab.DEFAULT_DB
-    testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
-    T.validate(testbed)
+    name, db, testbed, retries = lab.new_run(
+        options, cfg.testbed, RETRIES, "burst test", req.validate
+    )
     job = BurstJob(req, testbed, db, name, options.label, options.check_peak, retries)
     if req.throughput is not None:
         job.throughput_pps, job.throughput_from = TP.resolve(req.throughput, db, "--throughput")

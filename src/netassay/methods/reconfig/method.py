@@ -5,25 +5,27 @@ time (kind ``reconfig``); assess, report and export read it. Not a campaign's me
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
-from netassay.methods.plots import slugify
+from netassay.config import AnalysisConfig, TestbedConfig
+from netassay.methods.base import (
+    Comparison,
+    OneFigureMethod,
+    Plan,
+)
 from netassay.methods.reconfig import run as R
 from netassay.methods.reconfig import store as CS
 from netassay.methods.reconfig import view as V
 from netassay.methods.reconfig.request import RUN_OPTIONS, ReconfigRequest
-from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
 
 TRIAL_OVERHEAD_S = 0.5
 
 
-class ReconfigMethod:
+class ReconfigMethod(OneFigureMethod):
     name = "reconfig"
+    runner, views = R, V
+    figure = "netassay.methods.reconfig.figures:plot_blocked"
     kinds: tuple[str, ...] = (CS.KIND,)
     request = ReconfigRequest
     campaign = False
@@ -44,36 +46,11 @@ class ReconfigMethod:
         per = request.duration_s + request.wait_s + TRIAL_OVERHEAD_S
         return Plan(request.trials, request.trials * per, ())
 
-    def prepare(self, request: ReconfigRequest, options: RunOptions) -> R.ReconfigJob:
-        return R.prepare(request, options, options.config or Config())
+    def stored(self, store: Store) -> list[CS.StoredReconfig]:
+        return CS.stored_reconfigs(store)
 
-    def run(self, request: ReconfigRequest, options: RunOptions, progress: Progress) -> Any:
-        job = self.prepare(request, options)
-        job.progress = job.note = progress
-        return R.run(job)
-
-    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[CS.StoredReconfig]:
-        return from_stores(inputs, lambda _, store: CS.stored_reconfigs(store))
-
-    def judged(self, result: Any) -> tuple[str, str | None]:
-        return result.experiment.label, None
-
-    def view(self, result: Any, as_json: bool) -> str:
-        return V.as_json(result) if as_json else V.text(result)
-
-    def sections(
-        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
-    ) -> list[Section]:
-        sections = []
-        for r in CS.stored_reconfigs(store):
-            stem = out / "figures" / f"reconfig_{slugify(r.experiment.label, used)}"
-            job = FigureJob(
-                "netassay.methods.reconfig.figures:plot_blocked", (r.summary,), stem,
-                data_of(r.summary), kwargs={"title": r.experiment.label},
-            )  # fmt: skip
-            text = "\n".join(V.lines(r))
-            sections.append(Section.drawn(f"reconfig: {r.experiment.label}", text, job, out))
-        return sections
+    def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
+        return (result.summary,)  # the blocked time per trial is in its summary
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = CS.summary(store, experiment)

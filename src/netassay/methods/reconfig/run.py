@@ -25,7 +25,6 @@ from netassay.methods.base import Progress, RunOptions
 from netassay.methods.reconfig import store as CS
 from netassay.methods.reconfig.request import RETRIES, ReconfigRequest
 from netassay.store.db import Store
-from netassay.testbed import topology as T
 from netassay.testbed.bed import require_root
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import TrialContext, frames_counted, measure, trials_on
@@ -55,13 +54,9 @@ class ReconfigJob:
 
 
 def prepare(req: ReconfigRequest, options: RunOptions, cfg: Config) -> ReconfigJob:
-    retries = RETRIES if options.retries is None else options.retries
-    lab.check_request(options.name, retries, None, False, "reconfiguration test")
-    req.validate()
-    name = options.name or N.DEFAULT_NAME
-    db = options.db or lab.DEFAULT_DB
-    testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
-    T.validate(testbed)
+    name, db, testbed, retries = lab.new_run(
+        options, cfg.testbed, RETRIES, "reconfiguration test", req.validate
+    )
     rate, src = TP.resolve(req.rate, db, "--rate")
     return ReconfigJob(req, testbed, db, rate, src, name, options.label, options.check_peak,
                        retries)  # fmt: skip

@@ -4,18 +4,19 @@ and campaigns read it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
-from netassay.methods.plots import slugify
+from netassay.config import AnalysisConfig, TestbedConfig
+from netassay.methods.base import (
+    Comparison,
+    OneFigureMethod,
+    Plan,
+    span,
+)
 from netassay.methods.recovery import run as R
 from netassay.methods.recovery import store as RS
 from netassay.methods.recovery import view as V
 from netassay.methods.recovery.request import RUN_OPTIONS, RecoveryRequest
-from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
 
 TRIAL_OVERHEAD_S = 0.5  # per trial: counters read before and after, the sink settling
@@ -26,8 +27,10 @@ def _ms(x: Any) -> str:
     return "-" if x is None else f"{x * 1e3:.1f} ms"
 
 
-class RecoveryMethod:
+class RecoveryMethod(OneFigureMethod):
     name = "recovery"
+    runner, views = R, V
+    figure = "netassay.methods.recovery.figures:plot_recovery"
     kinds: tuple[str, ...] = (RS.KIND,)
     request = RecoveryRequest
     campaign = True
@@ -58,37 +61,8 @@ class RecoveryMethod:
         first = SEARCH_S if request.throughput == "search" else 0.0
         return Plan(request.trials, first + request.trials * per, ())
 
-    def prepare(self, request: RecoveryRequest, options: RunOptions) -> R.RecoveryJob:
-        return R.prepare(request, options, options.config or Config())
-
-    def run(self, request: RecoveryRequest, options: RunOptions, progress: Progress) -> Any:
-        job = self.prepare(request, options)
-        job.progress = job.note = progress
-        return R.run(job)
-
-    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[RS.StoredRecovery]:
-        return from_stores(inputs, lambda _, store: RS.stored_recoveries(store))
-
-    def judged(self, result: Any) -> tuple[str, str | None]:
-        return result.experiment.label, None
-
-    def view(self, result: Any, as_json: bool) -> str:
-        return V.as_json(result) if as_json else V.text(result)
-
-    def sections(
-        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
-    ) -> list[Section]:
-        sections = []
-        for r in RS.stored_recoveries(store):
-            stem = out / "figures" / f"recovery_{slugify(r.experiment.label, used)}"
-            trials = store.trials(r.experiment.id)
-            job = FigureJob(
-                "netassay.methods.recovery.figures:plot_recovery", (trials, r.summary), stem,
-                data_of(trials, r.summary), kwargs={"title": r.experiment.label},
-            )  # fmt: skip
-            text = "\n".join(V.lines(r))
-            sections.append(Section.drawn(f"recovery: {r.experiment.label}", text, job, out))
-        return sections
+    def stored(self, store: Store) -> list[RS.StoredRecovery]:
+        return RS.stored_recoveries(store)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = RS.summary(store, experiment)

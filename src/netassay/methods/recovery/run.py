@@ -29,7 +29,6 @@ from netassay.methods.base import Progress, RunOptions
 from netassay.methods.recovery import store as RS
 from netassay.methods.recovery.request import RETRIES, RecoveryRequest
 from netassay.store.db import Store
-from netassay.testbed import topology as T
 from netassay.testbed.bed import require_root
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import TrialContext, frames_counted, measure, trials_on
@@ -58,13 +57,9 @@ class RecoveryJob:
 
 
 def prepare(req: RecoveryRequest, options: RunOptions, cfg: Config) -> RecoveryJob:
-    retries = RETRIES if options.retries is None else options.retries
-    lab.check_request(options.name, retries, None, False, "recovery test")
-    req.validate()
-    name = options.name or N.DEFAULT_NAME
-    db = options.db or lab.DEFAULT_DB
-    testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
-    T.validate(testbed)
+    name, db, testbed, retries = lab.new_run(
+        options, cfg.testbed, RETRIES, "recovery test", req.validate
+    )
     if testbed.sink == "nft":
         raise UsageError("recovery needs the XDP sink", "it reads the sink's count every "
                          "interval", "use --sink xdp (the default) or xdp+nft")  # fmt: skip
