@@ -3,6 +3,9 @@
 //! This file only parses the command line and runs the mode it asks for; an error
 //! ends the process with one line on stderr and its exit code (see `error`).
 
+// Every unsafe block says why it is sound (`// SAFETY:`); clippy holds it.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod args;
 mod bpf;
 mod cmd;

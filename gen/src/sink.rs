@@ -11,12 +11,13 @@
 //! time (bpf_ktime_get_ns), so that the arrival rate can be computed without a
 //! receiver.
 
-use crate::bpf::{self, Fd};
+use crate::bpf;
 use crate::json::J;
 use crate::latency;
 use crate::mix::Mix;
 use crate::packet::{ETH_LEN, IPV4_LEN, IPV6_LEN, MAGIC, PAYLOAD_LEN, UDP_LEN};
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 const PASS: usize = 0;
 const COUNT: usize = 1;
@@ -171,10 +172,10 @@ pub fn program_with(
 }
 
 pub struct Sink {
-    map: Fd,
-    latency: Option<Fd>,
-    _prog: Fd,
-    _link: Fd,
+    map: OwnedFd,
+    latency: Option<OwnedFd>,
+    _prog: OwnedFd,
+    _link: OwnedFd,
     cpus: usize,
     size: usize,
     /// With --imix: the sizes counted, each in its own slot.
@@ -197,7 +198,12 @@ impl Sink {
         };
         let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, sizes.len() as u32)?;
         let lat = if latency { Some(latency::map()?) } else { None };
-        let p = program_with(map.0, &sizes, action, lat.as_ref().map(|m| m.0));
+        let p = program_with(
+            map.as_raw_fd(),
+            &sizes,
+            action,
+            lat.as_ref().map(|m| m.as_raw_fd()),
+        );
         let prog = bpf::prog_load_xdp(&p, "netassay_sink")?;
         let link = bpf::xdp_link(&prog, ifindex, 0)?;
         Ok(Sink {
@@ -289,6 +295,8 @@ pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
     // The signals are blocked before the first line tells the caller the sink is
     // attached: a SIGUSR1 sent right after that line (a read) must wait for
     // sigtimedwait, not end the process by its default action.
+    // SAFETY: sigset_t is plain C data, initialised by sigemptyset before use;
+    // sigprocmask reads the live local set and changes only this thread's mask.
     let set = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
@@ -303,6 +311,8 @@ pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
         s.read()?
             .json(t0, vec![("attached", J::S(dev.into())), action()])
     );
+    // SAFETY: sigtimedwait reads the live `set` and `ts` and is given no siginfo to
+    // write; nothing else in the loop is unsafe.
     unsafe {
         let end = duration_ns.map(|d| t0 + d);
         loop {

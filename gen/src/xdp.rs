@@ -48,6 +48,7 @@ use crate::pace::Hist;
 use crate::packet::Template;
 use crate::tx::{LoopCfg, LoopOut, Stop, Tx};
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 /// Frames per inner batch (the kernel allows up to 256): each batch is flushed into
@@ -351,9 +352,9 @@ pub fn kernel_paced(rate: Option<f64>) -> Option<u64> {
 }
 
 pub struct Xdp {
-    prog: Fd,
-    _park: Option<Fd>,
-    map: Fd,
+    prog: OwnedFd,
+    _park: Option<OwnedFd>,
+    map: OwnedFd,
     frame: Vec<u8>,
     /// struct xdp_md handed to each run: data 0, data_end = frame length and the
     /// ingress interface, so that XDP_TX leaves through it.
@@ -368,7 +369,7 @@ pub struct Xdp {
 impl Xdp {
     pub fn open(t: &Template, flows: u64, ifindex: u32, dev: &str) -> io::Result<Xdp> {
         let map = bpf::map_create(BPF_MAP_TYPE_ARRAY, (VALUE_WORDS * 8) as u32, 1)?;
-        let (code, cb) = program(t, map.0, flows, ifindex);
+        let (code, cb) = program(t, map.as_raw_fd(), flows, ifindex);
         let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
         let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs)?;
         // Park the program on this namespace's loopback (generic XDP; it passes
@@ -395,7 +396,7 @@ impl Xdp {
     /// One test run of `n` frames, flushed to the interface every `inner` frames.
     fn run_batched(&mut self, n: usize, inner: usize) -> io::Result<()> {
         let mut a = [0u8; 80];
-        put32(&mut a, 0, self.prog.0 as u32);
+        put32(&mut a, 0, self.prog.as_raw_fd() as u32);
         put32(&mut a, 8, self.frame.len() as u32);
         put64(&mut a, 16, self.frame.as_ptr() as u64);
         put32(&mut a, 32, n as u32);
