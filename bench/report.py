@@ -208,7 +208,7 @@ def store_for(src: Path, db: Path, copy: Path, folder: Path) -> str:
     its own import of ``folder``; which of the two."""
     shutil.copy(db, copy)
     env = {**os.environ, "PYTHONPATH": str(src)}
-    argv = [sys.executable, "-m", "netassay", "db", "check", str(copy)]
+    argv = [sys.executable, "-m", "netassay", "db", "check", "--db", str(copy)]
     if subprocess.run(argv, env=env, capture_output=True, timeout=600).returncode == 0:
         return "copy"
     copy.unlink()

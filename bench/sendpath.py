@@ -12,10 +12,10 @@ mode (``testbed.receive``), and splits the samples by what the symbol does:
 - ``napi``: XDP live frames paced inside the kernel into the SUT's NAPI ring.
 
 Per mode and rate: the frames sent, the CPU time the run used, and per category the
-nanoseconds per frame (the category's share of the non-idle samples of the run times
-the CPU's busy time, over the frames). Waiting for the next frame's time is a category
-of its own (the pacing loop's spin, in user space or inside the kernel), so what a frame
-costs is the sum of the others.
+nanoseconds per frame (the category's share of the CPU's samples taken in netassay-gen,
+times the time sampled, over the frames; another process on the CPU is left out).
+Waiting for the next frame's time is a category of its own (the pacing loop's spin, in
+user space or inside the kernel), so what a frame costs is the sum of the others.
 
 Writes bench/results/sendpath.json (and a timestamped copy), prints a table.
 
@@ -100,7 +100,10 @@ CATEGORIES = (
     ("locks", r"(spin_lock|spin_unlock|queued_spin|_raw_spin)"),
     ("netassay-gen's own loop", r"(netassay_gen|tx::|stamp|Template)"),
 )
-_LINE = re.compile(r"^\s*([\d.]+)%\s+\S+\s+\[([k.])\]\s+(.+?)\s*$")
+# The generator's process as perf names it: netassay-gen, or the name of what exec'd it
+# (ip netns exec, nice): perf keeps the first name it saw for a task started before it.
+GEN_COMMS = "netassay-gen,nice,ip"
+_LINE = re.compile(r"^\s*([\d.]+)%\s+(?:\S+\s+)?\[([k.])\]\s+(.+?)\s*$")
 
 
 def classify(symbol: str) -> str:
@@ -111,10 +114,12 @@ def classify(symbol: str) -> str:
 
 
 def perf_shares(data: Path) -> dict[str, float]:
-    """The share (of all samples on the CPU) of each category."""
+    """The share (of all samples on the CPU) of each category, of netassay-gen's own
+    samples only (perf's absolute percentages): another process on the CPU (a busy
+    host) neither counts as the generator's work nor changes the shares' base."""
     out = subprocess.run(
         ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "comm,sym",
-         "-g", "none", "--percent-limit", "0"],
+         "--comms", GEN_COMMS, "-g", "none", "--percent-limit", "0"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     shares: dict[str, float] = {}
@@ -145,7 +150,7 @@ def one(tb: Testbed, rate: float | str, duration: float, workdir: Path) -> dict[
     perf.wait()
     res = holder["res"]
     shares = perf_shares(data)
-    busy = 1.0 - shares.get("idle", 0.0)
+    busy = sum(v for k, v in shares.items() if k != "idle")  # the generator's share
     wall = duration + 1.5  # what perf sampled
     frames = max(res.sent, 1)
     per_frame = {k: round(v * wall * 1e9 / frames, 1) for k, v in shares.items() if k != "idle"}
@@ -157,7 +162,7 @@ def one(tb: Testbed, rate: float | str, duration: float, workdir: Path) -> dict[
         "achieved_rate_pps": res.achieved_rate_pps,
         "rate_error": res.rate_error,
         "lateness_p99_ns": res.lateness_p99_ns,
-        "cpu_busy_share": round(busy, 3),
+        "generator_cpu_share": round(busy, 3),
         "cpu_use": use.get(f"cpu{GEN_CPU}"),
         "ns_per_frame": dict(sorted(per_frame.items(), key=lambda kv: -kv[1])),
         "work_ns_per_frame": round(work, 1),

@@ -37,6 +37,10 @@ pub struct Send {
     /// The frames' sizes in their order (one size unless --imix).
     pub mix: Mix,
     pub flows: u64,
+    /// Destinations the flows are spread over (`--dsts`), `--dst-step` apart.
+    pub dsts: u64,
+    pub dst_step: u32,
+    pub flow_order: crate::flows::Order,
     pub src_port: u16,
     pub dst_port: u16,
     pub burst: usize,
@@ -64,6 +68,8 @@ pub struct Recv {
     pub ring_mb: u32,
     pub schedule_rate: Option<f64>,
     pub interval_ns: Option<u64>,
+    /// Check every test frame's IPv4 header and UDP checksums.
+    pub verify: bool,
     pub json: bool,
     pub cpu: Option<usize>,
 }
@@ -79,6 +85,9 @@ pub struct SinkArgs {
     pub pass: bool,
     /// Keep the one-way latency histogram of the counted frames.
     pub latency: bool,
+    /// --count-flows: count every flow's frames, each checked against the destination
+    /// its flow aims at (--dst, --dsts, --dst-step, as the sender was given them).
+    pub flows: Option<crate::flows::Plan>,
 }
 
 #[derive(Debug)]
@@ -148,13 +157,23 @@ fn duration(flag: &'static str, v: &Option<String>) -> Result<Option<u64>, FlagE
     v.as_deref().map(|v| parse_duration(flag, v)).transpose()
 }
 
-/// The XDP sink's options: --size (or --imix) and --duration, no other flag with
-/// a value but --dev (the first other one, in the line's order, is named).
+/// The XDP sink's options: --size (or --imix), --duration and --count-flows (with
+/// --dst, --dsts, --dst-step), no other flag with a value but --dev (the first other
+/// one, in the line's order, is named).
 fn sink(a: &Line, valued: &[String], dev: String) -> Result<SinkArgs, UsageError> {
-    if let Some(k) = valued
-        .iter()
-        .find(|k| !["--dev", "--size", "--imix", "--duration"].contains(&k.as_str()))
-    {
+    if let Some(k) = valued.iter().find(|k| {
+        ![
+            "--dev",
+            "--size",
+            "--imix",
+            "--duration",
+            "--count-flows",
+            "--dsts",
+            "--dst-step",
+            "--dst",
+        ]
+        .contains(&k.as_str())
+    }) {
         return Err(ModeError::NotForSink(k.clone()).into());
     }
     let size = number_or("--size", &a.size, 64usize)?;
@@ -172,7 +191,38 @@ fn sink(a: &Line, valued: &[String], dev: String) -> Result<SinkArgs, UsageError
         duration_ns: duration("--duration", &a.duration)?,
         pass: a.pass,
         latency: a.latency,
+        flows: sink_flows(a)?,
     })
+}
+
+/// The XDP sink's --count-flows (with the destinations its flows aim at).
+fn sink_flows(a: &Line) -> Result<Option<crate::flows::Plan>, UsageError> {
+    let Some(flows) = number::<u64>("--count-flows", &a.count_flows)? else {
+        let given = [
+            ("--dsts", &a.dsts),
+            ("--dst-step", &a.dst_step),
+            ("--dst", &a.dst),
+        ];
+        if let Some((k, _)) = given.into_iter().find(|(_, v)| v.is_some()) {
+            return Err(ModeError::NeedsCountFlows(k).into());
+        }
+        return Ok(None);
+    };
+    let given = need("--dst", &a.dst)?;
+    let dst: IpAddr = given.parse().map_err(|_| FlagError::NotAnAddress {
+        flag: "--dst",
+        value: given.into(),
+    })?;
+    let plan = crate::flows::Plan::new(
+        flows,
+        number_or("--dsts", &a.dsts, 1u64)?,
+        number_or("--dst-step", &a.dst_step, 1u32)?,
+        10000,
+        &dst,
+        &dst,
+        crate::flows::Order::Incremental,
+    )?;
+    Ok(Some(plan))
 }
 
 /// The receiver's options; a send option is refused.
@@ -203,6 +253,7 @@ fn receive(a: &Line, dev: String, cpu: Option<usize>) -> Result<Recv, UsageError
         ring_mb,
         schedule_rate: schedule_rate(a)?,
         interval_ns: duration("--interval", &a.interval)?.filter(|&n| n > 0),
+        verify: a.verify,
         json: a.json,
         cpu,
     })
@@ -311,6 +362,10 @@ mod tests {
             "--size",
             "--imix",
             "--flows",
+            "--flow-order",
+            "--flow-seed",
+            "--dsts",
+            "--dst-step",
             "--src-port",
             "--dst-port",
             "--burst",
@@ -326,12 +381,14 @@ mod tests {
             "--xdp-sink",
             "--pass",
             "--latency",
+            "--count-flows",
             "--receive",
             "--idle-timeout",
             "--expect",
             "--ring-mb",
             "--schedule-rate",
             "--interval",
+            "--verify",
             "--json",
             "--help",
             "--version",
@@ -408,6 +465,56 @@ mod tests {
     }
 
     #[test]
+    fn the_sink_counts_flows_aimed_at_their_destinations() {
+        let k = match parse(&v(
+            "--xdp-sink --dev a --count-flows 1000 --dst 198.18.0.3 --dsts 10 --dst-step 4",
+        ))
+        .unwrap()
+        {
+            Cmd::Sink(k) => k,
+            _ => panic!(),
+        };
+        let plan = k.flows.expect("--count-flows");
+        assert_eq!((plan.flows, plan.dsts, plan.dst_step), (1000, 10, 4));
+        assert!(matches!(
+            parse(&v("--xdp-sink --dev a")).unwrap(),
+            Cmd::Sink(SinkArgs { flows: None, .. })
+        ));
+        let e = |s: &str| parse(&v(&format!("--xdp-sink --dev a {s}"))).unwrap_err();
+        // the destinations without --count-flows, named in a fixed order
+        assert_eq!(
+            e("--dst 198.18.0.3 --dst-step 2"),
+            ModeError::NeedsCountFlows("--dst-step").into()
+        );
+        assert_eq!(e("--count-flows 4"), FlagError::Required("--dst").into());
+        assert_eq!(
+            e("--count-flows 4 --dst x"),
+            FlagError::NotAnAddress {
+                flag: "--dst",
+                value: "x".into()
+            }
+            .into()
+        );
+        assert_eq!(
+            e("--count-flows 1000001 --dst 198.18.0.3"),
+            SendUsage::Flows(1_000_001).into()
+        );
+        assert_eq!(
+            e("--count-flows 4 --dst 198.18.0.3 --dsts 0"),
+            SendUsage::Dsts(0, 1).into()
+        );
+        assert_eq!(
+            e("--count-flows 4 --dst 255.255.255.250 --dsts 5 --dst-step 100"),
+            SendUsage::AddressesPastEnd.into()
+        );
+        // the sender's flow flags are not the sink's
+        assert_eq!(
+            e("--count-flows 4 --dst 198.18.0.3 --flow-order random"),
+            ModeError::NotForSink("--flow-order".into()).into()
+        );
+    }
+
+    #[test]
     fn receive_options() {
         let r = match parse(&v(
             "--receive --dev b --expect 100 --flows 4 --ring-mb 8 --schedule-rate 1M \
@@ -423,6 +530,11 @@ mod tests {
         assert_eq!(r.interval_ns, Some(1_000_000_000));
         assert_eq!(r.duration_ns, Some(5_000_000_000));
         assert_eq!((r.cpu, r.json, r.idle_ns), (Some(1), true, None));
+        assert!(!r.verify);
+        match parse(&v("--receive --dev b --verify")).unwrap() {
+            Cmd::Recv(r) => assert!(r.verify),
+            _ => panic!(),
+        }
         let e = |s: &str| parse(&v(&format!("--receive --dev b {s}"))).unwrap_err();
         // send options are named in a fixed order, not the line's
         assert_eq!(

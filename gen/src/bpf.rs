@@ -3,6 +3,8 @@
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 pub const BPF_MAP_CREATE: i64 = 0;
 pub const BPF_MAP_LOOKUP_ELEM: i64 = 1;
@@ -134,6 +136,76 @@ pub fn map_create(kind: u32, value_size: u32, entries: u32) -> io::Result<OwnedF
     put32(&mut a, 8, value_size);
     put32(&mut a, 12, entries);
     new_fd(BPF_MAP_CREATE, &mut a)
+}
+
+/// BPF_F_MMAPABLE: an array map whose values the process maps into its memory.
+const BPF_F_MMAPABLE: u32 = 1 << 10;
+
+/// An array map of `entries` values of `value_size` bytes that this process reads and
+/// writes through shared memory (a program's atomic adds are seen at once, and millions of
+/// values are read without a system call each). Needs Linux >= 5.5.
+pub struct Shared {
+    pub fd: OwnedFd,
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl Shared {
+    pub fn create(value_size: u32, entries: u32) -> io::Result<Shared> {
+        let mut a = [0u8; 128];
+        put32(&mut a, 0, BPF_MAP_TYPE_ARRAY);
+        put32(&mut a, 4, 4);
+        put32(&mut a, 8, value_size);
+        put32(&mut a, 12, entries);
+        put32(&mut a, 16, BPF_F_MMAPABLE);
+        let fd = new_fd(BPF_MAP_CREATE, &mut a)?;
+        let page = 4096usize;
+        let len = (value_size as usize * entries as usize).div_ceil(page) * page;
+        // SAFETY: a new mapping at an address the kernel picks (no hint), of the map's
+        // values rounded up to a page, which is what an mmapable array map lets a process
+        // map; `fd` is the live map just created. Nothing else in this process aliases
+        // the memory returned.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(ptr as *mut u8).ok_or_else(|| io::Error::other("mmap gave 0"))?;
+        Ok(Shared { fd, ptr, len })
+    }
+
+    /// The first `n` values as u64s (an array map's values are 8 bytes apart whatever
+    /// their size: give it 8-byte values). They are atomics, as a program may add to
+    /// them at any time; loads and stores of one value need no more than Relaxed.
+    pub fn u64s(&self, n: usize) -> &[AtomicU64] {
+        assert!(n * 8 <= self.len);
+        // SAFETY: the mapping is `len` bytes from a page boundary (so 8-aligned) and lives
+        // as long as `self`, which the slice borrows; n * 8 <= len was checked. AtomicU64
+        // has u64's size and layout, every bit pattern is a valid u64, and the only other
+        // writers (BPF programs, through the kernel) write these values atomically too.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr() as *const AtomicU64, n) }
+    }
+
+    /// The first `n` values as they are now (a program may add to them meanwhile).
+    pub fn read(&self, n: usize) -> Vec<u64> {
+        self.u64s(n).iter().map(|v| v.load(Relaxed)).collect()
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` and `len` are the mapping `create` made, unmapped once, here; no
+        // slice of it outlives `self` (`u64s` borrows it).
+        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len) };
+    }
 }
 
 /// Look `key` up; `value` must be as large as the kernel's value (per-CPU maps:

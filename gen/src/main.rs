@@ -11,6 +11,7 @@ mod bpf;
 mod cmd;
 mod delay;
 mod error;
+mod flows;
 mod json;
 mod latency;
 mod mix;

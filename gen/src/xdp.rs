@@ -44,8 +44,9 @@
 //! the path wrote into it in place (see `restore_headers`).
 
 use crate::bpf::{self, *};
+use crate::flows::Plan;
 use crate::pace::Hist;
-use crate::packet::Template;
+use crate::packet::{Template, SEQ_BITS};
 use crate::tx::{LoopCfg, LoopOut, Stop, Tx};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -120,8 +121,19 @@ fn word(w: usize) -> i16 {
 /// test run carries thousands of frames, each leaving on its own time, instead of one
 /// call (and one page pool) per burst. How late each frame was built is counted in
 /// the map (largest, and a histogram).
+/// Each frame's flow is k % flows (through the permutation map `perm_fd` with
+/// `--flow-order random`), its sequence k / flows; where flows have addresses of their
+/// own the program also writes the flow's addresses and source port and fixes the
+/// IPv4 header checksum (`stamp_tuple`'s arithmetic, `flows::Plan::tuple`).
 /// Returns the instructions and where the callback starts.
-fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, usize) {
+fn program(
+    t: &Template,
+    map_fd: i32,
+    plan: &Plan,
+    perm_fd: Option<i32>,
+    ifindex: u32,
+) -> (Vec<Insn>, usize) {
+    let flows = plan.flows;
     const DROP: usize = 0;
     const UNPACED: usize = 1;
     const STAMP: usize = 2;
@@ -213,36 +225,58 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
     a.jmp(0x55, 7, 0, 0, NOT_FIRST); // if k != 0 goto not_first
     a.push(ins(0x7b, 8, 9, word(W_FIRST), 0));
     a.label(NOT_FIRST);
+    a.push(ins(0x7b, 8, 9, word(W_LAST), 0)); // the last frame's build time
+    if let Some(fd) = perm_fd {
+        // the flow from the permutation, before the frame's pointers are loaded (the
+        // helper call clobbers r1-r5)
+        a.extend([
+            mov_x(8, 7),                      //
+            ins(0x97, 8, 0, 0, flows as i32), // r8 = k % flows
+            ins(0x37, 7, 0, 0, flows as i32), // r7 = k / flows : sequence
+            ins(0x63, 10, 8, -32, 0),         // *(u32 *)(r10 - 32) = r8
+        ]);
+        a.extend(ld_map(1, fd));
+        a.extend([mov_x(2, 10), add_k(2, -32), call(1)]);
+        a.jmp(0x15, 0, 0, 0, DROP); // no such slot
+        a.push(ins(0x61, 8, 0, 0, 0)); // r8 = perm[k % flows] : flow
+    }
     a.extend([
-        ins(0x7b, 8, 9, word(W_LAST), 0), // the last frame's build time
-        ins(0x61, 2, 6, 0, 0),            // r2 = ctx->data
-        ins(0x61, 3, 6, 4, 0),            // r3 = ctx->data_end
-        mov_x(4, 2),                      //
-        add_k(4, size),                   //
+        ins(0x61, 2, 6, 0, 0), // r2 = ctx->data
+        ins(0x61, 3, 6, 4, 0), // r3 = ctx->data_end
+        mov_x(4, 2),           //
+        add_k(4, size),        //
     ]);
     a.jmp(0x2d, 4, 3, 0, DROP); // if data + size > data_end goto drop
     a.extend(restore_headers(t));
-    a.extend([
-        mov_x(8, 7),                      //
-        ins(0x97, 8, 0, 0, flows as i32), // r8 = k % flows : flow
-        ins(0x37, 7, 0, 0, flows as i32), // r7 = k / flows : sequence
-        mov_x(4, 8),
-        be(4, 16),
-        ins(0x6b, 2, 4, l.flow() as i16, 0), // flow id
-        mov_x(4, 8),
-        add_k(4, t.sport as i32),
-        be(4, 16),
-        ins(0x6b, 2, 4, l.sport() as i16, 0), // UDP source port
-        mov_x(4, 7),
-        be(4, 64),
-        ins(0x7b, 2, 4, l.seq() as i16, 0), // sequence
-        mov_x(4, 9),
-        be(4, 64),
-        ins(0x7b, 2, 4, l.ts() as i16, 0), // transmit time
-        mov_k(1, (t.base_sum + t.sport as u32) as i32),
-        add_x(1, 8),
-        add_x(1, 8),
-    ]);
+    if perm_fd.is_none() {
+        a.extend([
+            mov_x(8, 7),                      //
+            ins(0x97, 8, 0, 0, flows as i32), // r8 = k % flows : flow
+            ins(0x37, 7, 0, 0, flows as i32), // r7 = k / flows : sequence
+        ]);
+    }
+    if plan.fixed_addresses() {
+        a.extend([
+            mov_x(4, 8),
+            be(4, 16),
+            ins(0x6b, 2, 4, l.flow() as i16, 0), // flow id
+            mov_x(4, 8),
+            add_k(4, t.sport as i32),
+            be(4, 16),
+            ins(0x6b, 2, 4, l.sport() as i16, 0), // UDP source port
+            mov_x(4, 7),
+            be(4, 64),
+            ins(0x7b, 2, 4, l.seq() as i16, 0), // sequence
+            mov_x(4, 9),
+            be(4, 64),
+            ins(0x7b, 2, 4, l.ts() as i16, 0), // transmit time
+            mov_k(1, (t.base_sum + t.sport as u32) as i32),
+            add_x(1, 8),
+            add_x(1, 8),
+        ]);
+    } else {
+        a.extend(stamp_tuple(t, plan));
+    }
     let mut p = std::mem::take(&mut a.p);
     for r in [7u8, 9] {
         for sh in [0, 16, 32, 48] {
@@ -288,6 +322,94 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
     let mut p = a.finish();
     p[cb_ref].3 = (cb - cb_ref - 1) as i32;
     (p, cb)
+}
+
+/// r3 = the two 16-bit words of r`r` added to r1 (and r6 for IPv4's header).
+fn add_words(r: u8, v4: bool) -> Vec<Insn> {
+    let mut p = vec![mov_x(3, r), rsh_k(3, 16), add_x(1, 3)];
+    if v4 {
+        p.push(add_x(6, 3));
+    }
+    p.extend([mov_x(3, r), and_k(3, 0xffff), add_x(1, 3)]);
+    if v4 {
+        p.push(add_x(6, 3));
+    }
+    p
+}
+
+/// Fold r`r` to 16 bits (twice, r3 a scratch register).
+fn fold_reg(r: u8) -> Vec<Insn> {
+    let mut p = Vec::new();
+    for _ in 0..2 {
+        p.extend([mov_x(3, r), rsh_k(3, 16), and_k(r, 0xffff), add_x(r, 3)]);
+    }
+    p
+}
+
+/// Flow r8's tuple (`flows::Plan::tuple`) written into the frame at r2, its IPv4 header
+/// checksum fixed, its flow id and sequence field (r7, the flow's high bits added)
+/// and the time (r9) stamped; r1 left holding the UDP checksum's sum but for the
+/// sequence field and the time, which the caller adds.
+fn stamp_tuple(t: &Template, plan: &Plan) -> Vec<Insn> {
+    let l = t.layout;
+    let v4 = !l.v6;
+    let (slots, dsts) = (plan.slots() as i32, plan.dsts as i32);
+    let mut p = vec![
+        mov_k(1, t.tuple_sum as i32), // the UDP checksum's fixed part
+        mov_k(6, t.ip_sum as i32),    // the IPv4 header's
+        mov_x(4, 8),
+        ins(0x97, 4, 0, 0, slots), // r4 = f % slots
+        mov_x(5, 8),
+        ins(0x37, 5, 0, 0, slots), // r5 = f / slots
+    ];
+    if slots != dsts {
+        p.extend([ins(0x27, 4, 0, 0, dsts), ins(0x37, 4, 0, 0, slots)]); // r4 * dsts / slots
+    }
+    p.extend([
+        ins(0x24, 4, 0, 0, plan.dst_step as i32), // w4 *= step
+        ins(0x04, 4, 0, 0, plan.dst_low as i32),  // w4 += the first destination
+    ]);
+    p.extend(add_words(4, v4));
+    p.extend([be(4, 32), ins(0x63, 2, 4, l.dst_low() as i16, 0)]);
+    let ports = plan.ports() as i32;
+    p.extend([
+        mov_x(4, 5),
+        ins(0x97, 4, 0, 0, ports), // r4 = q % ports
+        ins(0x37, 5, 0, 0, ports), // r5 = q / ports
+        add_k(4, plan.src_port as i32),
+        add_x(1, 4),
+        be(4, 16),
+        ins(0x6b, 2, 4, l.sport() as i16, 0), // UDP source port
+        ins(0x04, 5, 0, 0, plan.src_low as i32), // w5 += the first source
+    ]);
+    p.extend(add_words(5, v4));
+    p.extend([be(5, 32), ins(0x63, 2, 5, l.src_low() as i16, 0)]);
+    if v4 {
+        p.extend(fold_reg(6));
+        p.extend([
+            ins(0xa7, 6, 0, 0, 0xffff),
+            be(6, 16),
+            ins(0x6b, 2, 6, l.ip_csum() as i16, 0), // IPv4 header checksum
+        ]);
+    }
+    p.extend([
+        mov_x(4, 8),
+        and_k(4, 0xffff),
+        add_x(1, 4),
+        be(4, 16),
+        ins(0x6b, 2, 4, l.flow() as i16, 0), // flow id, low 16 bits
+        mov_x(4, 8),
+        rsh_k(4, 16),
+        ins(0x67, 4, 0, 0, SEQ_BITS as i32),
+        ins(0x4f, 7, 4, 0, 0), // r7 |= its high 16 bits: the sequence field
+        mov_x(4, 7),
+        be(4, 64),
+        ins(0x7b, 2, 4, l.seq() as i16, 0),
+        mov_x(4, 9),
+        be(4, 64),
+        ins(0x7b, 2, 4, l.ts() as i16, 0), // transmit time
+    ]);
+    p
 }
 
 /// How many leading bytes of the frame `restore_headers` writes back: every header and
@@ -351,10 +473,22 @@ pub fn kernel_paced(rate: Option<f64>) -> Option<u64> {
         .map(|r| r.round() as u64)
 }
 
+/// The permutation of `--flow-order random` as the program reads it: flow i's place
+/// in the order at key i (8-byte values, the low 4 bytes read).
+fn perm_map(order: &[u32]) -> io::Result<bpf::Shared> {
+    let m = bpf::Shared::create(8, order.len() as u32)?;
+    for (slot, &f) in m.u64s(order.len()).iter().zip(order) {
+        slot.store(f as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(m)
+}
+
 pub struct Xdp {
     prog: OwnedFd,
     _park: Option<OwnedFd>,
     map: OwnedFd,
+    /// `--flow-order random`: the permutation the program reads.
+    _perm: Option<bpf::Shared>,
     frame: Vec<u8>,
     /// struct xdp_md handed to each run: data 0, data_end = frame length and the
     /// ingress interface, so that XDP_TX leaves through it.
@@ -367,9 +501,14 @@ pub struct Xdp {
 }
 
 impl Xdp {
-    pub fn open(t: &Template, flows: u64, ifindex: u32, dev: &str) -> io::Result<Xdp> {
+    pub fn open(t: &Template, plan: &Plan, ifindex: u32, dev: &str) -> io::Result<Xdp> {
         let map = bpf::map_create(BPF_MAP_TYPE_ARRAY, (VALUE_WORDS * 8) as u32, 1)?;
-        let (code, cb) = program(t, map.as_raw_fd(), flows, ifindex);
+        let perm = match plan.permutation() {
+            Some(order) => Some(perm_map(order)?),
+            None => None,
+        };
+        let perm_fd = perm.as_ref().map(|m| m.fd.as_raw_fd());
+        let (code, cb) = program(t, map.as_raw_fd(), plan, perm_fd, ifindex);
         let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
         let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs)?;
         // Park the program on this namespace's loopback (generic XDP; it passes
@@ -380,6 +519,7 @@ impl Xdp {
             prog,
             _park: park,
             map,
+            _perm: perm,
             frame: t.frame.clone(),
             ctx: [0, t.frame.len() as u32, 0, ifindex, 0, 0],
             dummy: vec![0u8; t.frame.len()],
@@ -625,7 +765,18 @@ mod tests {
     #[test]
     fn program_shape() {
         let t = Template::new(&spec4()).unwrap();
-        let (p, cb) = program(&t, 3, 4, 7);
+        let s = spec4();
+        let plan = Plan::new(
+            4,
+            1,
+            1,
+            s.sport,
+            &s.src,
+            &s.dst,
+            crate::flows::Order::Incremental,
+        )
+        .unwrap();
+        let (p, cb) = program(&t, 3, &plan, None, 7);
         let drop = p.iter().position(|x| *x == mov_k(0, XDP_DROP)).unwrap();
         // a frame from another interface passes untouched
         assert_eq!((p[2].0, p[2].2, p[2].3), (0x15, 2, 7));
@@ -648,6 +799,147 @@ mod tests {
         assert_eq!(f + 1 + p[f].3 as usize, cb);
         assert_eq!(p[f + 5], call(BPF_FUNC_LOOP));
         assert_eq!(p.last().unwrap().0, 0x95);
+    }
+
+    /// One test run (not live: the frame comes back) of `prog` on `frame`, as if it
+    /// arrived on interface `ifindex`; the return code and the frame it left.
+    fn test_run(prog: &OwnedFd, frame: &[u8], ifindex: u32) -> (u32, Vec<u8>) {
+        let ctx: [u32; 6] = [0, frame.len() as u32, 0, ifindex, 0, 0];
+        let mut out = vec![0u8; frame.len() + 256];
+        let mut a = [0u8; 80];
+        put32(&mut a, 0, prog.as_raw_fd() as u32);
+        put32(&mut a, 8, frame.len() as u32);
+        put32(&mut a, 12, out.len() as u32);
+        put64(&mut a, 16, frame.as_ptr() as u64);
+        put64(&mut a, 24, out.as_mut_ptr() as u64);
+        put32(&mut a, 32, 1);
+        put32(&mut a, 40, std::mem::size_of_val(&ctx) as u32);
+        put64(&mut a, 48, ctx.as_ptr() as u64);
+        bpf::sys(BPF_PROG_TEST_RUN, &mut a).expect("test run");
+        let len = u32::from_ne_bytes(a[12..16].try_into().unwrap()) as usize;
+        out.truncate(len);
+        (u32::from_ne_bytes(a[4..8].try_into().unwrap()), out)
+    }
+
+    /// The kernel runs the assembled program (not parked anywhere: ifindex 1 is the
+    /// loopback of the namespace the test runs in, and nothing is sent), and every
+    /// frame it builds is the one `tx`'s stamping builds: flows in order and drawn,
+    /// with the run's addresses or their own, IPv4 and IPv6. Needs root (skipped
+    /// without it).
+    #[test]
+    fn the_kernel_stamps_each_frame_as_the_socket_techniques_do() {
+        use crate::flows::Order;
+        use crate::packet::Spec;
+        // SAFETY: geteuid takes nothing and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: loading a BPF program needs root");
+            return;
+        }
+        let cases = [
+            (
+                "198.18.0.2",
+                "198.19.0.2",
+                64usize,
+                1u64,
+                1u64,
+                1u32,
+                Order::Incremental,
+            ),
+            ("198.18.0.2", "198.19.0.2", 64, 16, 1, 1, Order::Random(4)),
+            (
+                "198.18.0.2",
+                "198.19.1.1",
+                64,
+                1_000_000,
+                65_000,
+                1,
+                Order::Random(9),
+            ),
+            (
+                "198.18.0.2",
+                "198.19.1.1",
+                128,
+                1_000_000,
+                1,
+                1,
+                Order::Incremental,
+            ),
+            (
+                "198.18.0.2",
+                "198.19.1.1",
+                64,
+                500,
+                1000,
+                64,
+                Order::Incremental,
+            ),
+            (
+                "2001:2:0:1::2",
+                "2001:2:0:8000::1",
+                84,
+                1_000_000,
+                1_000_000,
+                4096,
+                Order::Random(2),
+            ),
+        ];
+        for (src, dst, size, flows, dsts, step, order) in cases {
+            let spec = Spec {
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                size,
+                ..spec4()
+            };
+            let t = Template::new(&spec).unwrap();
+            let plan =
+                Plan::new(flows, dsts, step, spec.sport, &spec.src, &spec.dst, order).unwrap();
+            let map = bpf::map_create(BPF_MAP_TYPE_ARRAY, (VALUE_WORDS * 8) as u32, 1).unwrap();
+            let perm = plan.permutation().map(|order| perm_map(order).unwrap());
+            let perm_fd = perm.as_ref().map(|m| m.fd.as_raw_fd());
+            let (code, cb) = program(&t, map.as_raw_fd(), &plan, perm_fd, 1);
+            let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
+            let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs).unwrap();
+            let ks = [
+                0u64,
+                1,
+                2,
+                65_535,
+                65_536,
+                65_537,
+                flows - 1,
+                flows,
+                3 * flows + 7,
+                123_456_789,
+            ];
+            for k in ks {
+                let mut w = [0u64; VALUE_WORDS];
+                w[W_K] = k;
+                let mut v = [0u8; VALUE_WORDS * 8];
+                for (i, x) in w.iter().enumerate() {
+                    put64(&mut v, i * 8, *x);
+                }
+                bpf::map_update(&map, 0, &v).unwrap();
+                // a frame as the kernel recycles it: whatever the path wrote in it
+                let mut dirty = t.frame.clone();
+                dirty[14..54].iter_mut().for_each(|b| *b ^= 0x5a);
+                let (ret, out) = test_run(&prog, &dirty, 1);
+                assert_eq!(ret, XDP_TX as u32, "{src} {flows} flows k {k}");
+                let l = t.layout;
+                let ts = u64::from_be_bytes(out[l.ts()..l.ts() + 8].try_into().unwrap());
+                let mut want = t.frame.clone();
+                let f = plan.flow_of(k);
+                if plan.fixed_addresses() {
+                    t.stamp(&mut want, f as u16, k / flows, ts);
+                } else {
+                    t.stamp_tuple(&mut want, f, &plan.tuple(f), k / flows, ts);
+                }
+                assert_eq!(out, want, "{src} {flows} flows {dsts} dsts k {k}");
+                assert_eq!(crate::packet::checksums_ok(&out), Some(true));
+                // a frame from another interface passes untouched
+                let (ret, out) = test_run(&prog, &dirty, 2);
+                assert_eq!((ret, out), (XDP_PASS as u32, dirty.clone()));
+            }
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-"""How a load is written, before any frame size is known (issue 22): frames/s (``200k``),
+"""How a load is written, before any frame size is known: frames/s (``200k``),
 bit/s (``500Mbps``, ``1Gbit``, ``2.5Gbit/s``) or a share of the line rate (``50%``), one
 token at a time, a list ``a,b,c`` or a range ``START:STOP:STEP`` in one unit.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.errors import NetassayError, UsageError
-from netassay.params import param
+from netassay.params import param, tagged
 from netassay.units import _SI, parse_rate, parse_rates
 
 _BIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgG]?)\s*(bps|bit/s|bit)\s*$")
@@ -64,12 +64,18 @@ def _layer_text(v: Any) -> str:
     return f"l{parse_layer(v)}"
 
 
+tagged(_layer_text, "l1|l2")
+
+
 def _line_rate_text(v: Any) -> str:
     """A line rate as written ('10G', '10Gbps'), checked."""
     if isinstance(v, bool):
         raise UsageError(f"bad --line-rate {v!r}", "expected a bit rate", "give e.g. 10G")
     parse_line_rate(v)
     return str(v).strip()
+
+
+tagged(_line_rate_text, "RATE")
 
 
 def share(text: str, what: str) -> float | None:
@@ -190,7 +196,7 @@ def _check(what: str, one: bool) -> Any:
             return loads[0][1]
         return tuple((k, x) for k, x, _ in loads)
 
-    return check
+    return tagged(check, "RATE" if one else "RATES")
 
 
 def check_load(what: str) -> Any:

@@ -34,7 +34,7 @@ def test_each_method_has_the_shape(name):
 def test_assess_report_export_reach_the_method(name, tmp_path, cli):
     m = method(name)
     db = store_with(tmp_path / f"{name}.db", *m.kinds)
-    export = cli("export", db, "--format", "jsonl", check=True)
+    export = cli("export", "--db", db, "--format", "jsonl", check=True)
     rows = [json.loads(line) for line in export.stdout.splitlines()]
     assert {r["experiment_kind"] for r in rows} <= set(m.kinds)
     if m.comparison.progress_rows == "trials":  # export holds trials (not accept's runs)

@@ -98,7 +98,7 @@ def _sweep_store(path: Path, stalled: int | None = None) -> Path:
     through the store's API; ``stalled``: that trial left out as a generator stall, as a
     resumed run or a re-import that judged it so would store it."""
     with Store(GOLDEN_STORE, readonly=True) as src, Store(path) as dst:
-        (exp,) = src.experiments(kinds=("sweep",))
+        (exp,) = [e for e in src.experiments(kinds=("sweep",)) if e.label == "golden sweep"]
         bundle = src.experiment_rows(exp.id)
         if stalled is not None:
             row = bundle.rows["trials"][stalled]
@@ -149,3 +149,57 @@ def test_a_warm_report_of_every_method_and_a_size_series_imports_no_matplotlib(t
     imported = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines()}
     assert "netassay.report.build" in imported
     assert not {m for m in imported if m.split(".")[0] == "matplotlib"}
+
+
+def _routes_series(path: Path, top_share: float = 1.0) -> Path:
+    """A scale series as 'sweep --routes 1,1k,100k' stores it: one sweep per FIB size,
+    each at 100k and 200k frames/s, 200k carried at the first size and only
+    ``top_share`` of it at the others (the loss 1k routes cost)."""
+    from netassay.trial.record import TrialRecord
+
+    with Store(path) as st:
+        for j, routes in enumerate((1, 1000, 100_000)):
+            tb = {"size_bytes": 60, "ip_version": 4, "sut": "router", "routes": routes}
+            config = {"rates_pps": [100e3, 200e3], "runs": 1, "duration_s": 1.0,
+                      "settle_s": 0.5, "testbed": tb, "testbed_name": "t"}  # fmt: skip
+            exp, _ = st.add_experiment(key=f"r{routes}", kind="sweep", source="netassay-testbed",
+                                       label=f"router {routes} routes", config=config,
+                                       metadata={})  # fmt: skip
+            got = 200_000 if j == 0 else round(200_000 * top_share)
+            st.add_trials(exp, [
+                TrialRecord(0, 0, 100e3, 1.0, 100_000, 100_000, "netassay-testbed"),
+                TrialRecord(1, 0, 200e3, 1.0, 200_000, got, "netassay-testbed"),
+            ])  # fmt: skip
+    return path
+
+
+def test_a_scale_series_curve_is_a_job_kept_under_its_data(tmp_path):
+    """A scale series' curve is drawn in the report's pool like every other figure: an
+    unchanged re-run draws nothing and imports no plotting code; a series whose rates
+    changed draws its curve (and the sweeps that changed) again."""
+    import subprocess
+    import sys
+
+    same = _routes_series(tmp_path / "a.db")
+    out = tmp_path / "r"
+    first = run_cli("report", same, "--out", out, check=True)
+    (curve,) = [f for f in stamps(out) if f.startswith("figures/scale_") and f.endswith(".png")]
+    n, total, kept = counted(first.stderr)
+    assert n == total and kept == 0
+    assert "Scale: FIB routes, sweep" in (out / "index.html").read_text()
+    was = stamps(out)
+    again = run_cli("report", same, "--out", out, check=True)
+    assert counted(again.stderr) == (total, total, total) and stamps(out) == was
+    argv = netassay_argv("report", same, "--out", out)
+    res = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv[1:]], capture_output=True, text=True,
+        timeout=300, check=True,
+    )  # fmt: skip
+    imported = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines()}
+    assert "netassay.methods.scale" in imported
+    assert not {m for m in imported if m.split(".")[0] == "matplotlib"}
+    lossy = _routes_series(tmp_path / "b.db", top_share=0.9)  # the PDR falls past 1 route
+    run_cli("report", lossy, "--out", out, check=True)
+    now = stamps(out)
+    assert now[curve] != was[curve]
+    assert now[curve.replace(".png", ".key")] != was[curve.replace(".png", ".key")]

@@ -188,7 +188,7 @@ def _host_clean(name: str, netns_of, backlog, original: str) -> None:
 
 
 def _store_ok(db: Path) -> None:
-    res = run_cli("db", "check", str(db))
+    res = run_cli("db", "check", "--db", str(db))
     assert res.returncode == 0 and ": ok (" in res.stdout, res.stdout + res.stderr
 
 

@@ -71,7 +71,7 @@ def test_the_longest_burst_is_the_queue_the_bucket_and_what_the_rate_drains(tb_n
     assert out["implied_buffer_s"] == pytest.approx(out["mean_frames"] / R_B)
     text = cli("assess", db, check=True).stdout
     assert "corrected buffer time" in text and "longest burst without loss" in text
-    trials = [json.loads(x) for x in cli("export", db, "--format", "jsonl",
+    trials = [json.loads(x) for x in cli("export", "--db", db, "--format", "jsonl",
                                          check=True).stdout.splitlines()]  # fmt: skip
     lossy = [t for t in trials if t["loss_location"].get("sut_egress")]
     assert lossy, "a burst too long is lost at the tbf, on the SUT's egress"

@@ -64,7 +64,7 @@ def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name
     assert "which bound held" in res.stdout
 
     hlog = tmp_path / "lat.hlog"
-    cli("export", db, "--format", "hdr", "--out", hlog, check=True)
+    cli("export", "--db", db, "--format", "hdr", "--out", hlog, check=True)
     reader = HistogramLogReader(str(hlog), HdrHistogram(1, 3_600_000_000_000, 3))
     counts = []
     while (h := reader.get_next_interval_histogram()) is not None:
@@ -94,7 +94,7 @@ def test_hooks_run_in_the_sut_namespace_around_each_trial(tb_name, tmp_path, cli
         "--hook-after", after,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    rows = [json.loads(x) for x in cli("export", db, "--format", "jsonl",
+    rows = [json.loads(x) for x in cli("export", "--db", db, "--format", "jsonl",
                                        check=True).stdout.splitlines()]  # fmt: skip
     from netassay.store.db import Store
 
@@ -115,10 +115,10 @@ def test_hooks_run_in_the_sut_namespace_around_each_trial(tb_name, tmp_path, cli
         "--duration", "0.3s", "--no-peak-check", "--retries", "0", "--db", db2,
         "--hook-before", "sh -c 'echo the SUT is not ready >&2; exit 3'",
     )  # fmt: skip
-    rows = [json.loads(x) for x in cli("export", db2, "--format", "jsonl",
+    rows = [json.loads(x) for x in cli("export", "--db", db2, "--format", "jsonl",
                                        check=True).stdout.splitlines()]  # fmt: skip
-    assert len(rows) == 1 and rows[0]["excluded"], res.stderr
+    assert len(rows) == 1 and rows[0]["excluded"] is True, res.stderr
     assert (
         "command fault: --hook-before 'sh -c 'echo the SUT is not ready >&2; exit 3'' exited 3: "
         "the SUT is not ready"
-    ) in rows[0]["excluded"]
+    ) in rows[0]["excluded_reason"]

@@ -27,7 +27,8 @@ const TEMPLATE: &str = "{about-with-newline}\n{usage-heading}\n{usage}\n\n{all-a
   receive:    ip netns exec NS netassay-gen --receive --dev IFACE [--duration DUR]
                 [--idle-timeout DUR] [--expect N] [--flows N] [--json]
   XDP sink:   ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64 | --imix MIX]
-                [--pass] [--latency] [--duration DUR]
+                [--pass] [--latency] [--count-flows N --dst IP [--dsts N --dst-step N]]
+                [--duration DUR]
   delay line: ip netns exec NS netassay-gen delay --a DEV --b DEV --delay DUR
                 [--delay-back DUR] [--stats FILE] [--queue FRAMES] [--cpu N]",
     verbatim_doc_comment
@@ -46,9 +47,16 @@ const TEMPLATE: &str = "{about-with-newline}\n{usage-heading}\n{usage}\n\n{all-a
 /// XDP live frames, whose calls cost more). Every frame carries valid IPv4 header and
 /// UDP checksums and a 22-byte payload after the UDP
 /// header (big-endian): magic 0x6e614731 (u32), flow id (u16), per-flow sequence
-/// number (u64, from 0), transmit time (u64, CLOCK_MONOTONIC ns). Global packet k goes
-/// to flow k % flows with sequence k / flows; flow f uses UDP source port
-/// --src-port + f.
+/// number (u64, from 0), transmit time (u64, CLOCK_MONOTONIC ns); a flow id above
+/// 65535 keeps its high 16 bits in the sequence field's top 16 bits (a sequence
+/// number has 48). Global packet k goes to flow order(k % flows) with sequence
+/// k / flows (order: incremental, or a permutation drawn from --flow-seed). Flow f
+/// aims at destination slot d = f % D, D = min(flows, dsts): the destination
+/// --dst + r * --dst-step with r = d (r = d * dsts / D when there are fewer flows
+/// than destinations); then q = f / D gives its UDP source port --src-port + q % P
+/// (P = 65536 - --src-port) and its source address --src + q / P. Only an address's
+/// last 32 bits change. With one destination and at most P flows that is source
+/// port --src-port + f from --src to --dst, as it always was.
 pub struct Line {
     /// interface to send on (required); with --receive or --xdp-sink, the one to count on
     #[arg(
@@ -159,9 +167,11 @@ pub struct Line {
     )]
     pub imix: Option<String>,
 
-    /// number of flows, by UDP source port (default 1, max 65536);
-    /// with --receive: the flows the sender used (to report silent
-    /// flows as lost)
+    /// number of flows, distinct 5-tuples (default 1, max 1000000):
+    /// source ports first, then source addresses (see above);
+    /// every destination and source stays in the benchmarking
+    /// ranges unless --allow-any-dst. With --receive: the flows
+    /// the sender used (to report silent flows as lost)
     #[arg(
         long,
         value_name = "N",
@@ -170,6 +180,46 @@ pub struct Line {
         verbatim_doc_comment
     )]
     pub flows: Option<String>,
+
+    /// incremental (default) | random: the flows in an order drawn
+    /// from --flow-seed (Fisher-Yates), the same in every technique
+    #[arg(
+        long,
+        value_name = "O",
+        allow_hyphen_values = true,
+        help_heading = "Send options",
+        verbatim_doc_comment
+    )]
+    pub flow_order: Option<String>,
+
+    /// the random order's seed (default 1; reported as flow_seed)
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Send options"
+    )]
+    pub flow_seed: Option<String>,
+
+    /// destinations the flows are spread over (default 1, max
+    /// 1000000), --dst-step apart from --dst (routes of a FIB)
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Send options",
+        verbatim_doc_comment
+    )]
+    pub dsts: Option<String>,
+
+    /// addresses between two destinations (default 1)
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Send options"
+    )]
+    pub dst_step: Option<String>,
 
     /// first UDP source port (default 10000)
     #[arg(
@@ -312,7 +362,8 @@ pub struct Line {
     /// too. --size 64..9000 (default 64); --imix MIX counts each
     /// size of the mix on its own (per_size in every line; weights
     /// unused). It takes --dev, --size, --imix and --duration (and
-    /// --pass, --latency). Prints a JSON line with
+    /// --pass, --latency, --count-flows with --dst, --dsts and
+    /// --dst-step). Prints a JSON line with
     /// keys packets, t_ns and action when attached, one more on
     /// each SIGUSR1, and a final one (packets since attach, action)
     /// on SIGINT/SIGTERM or after --duration; the program is
@@ -338,6 +389,23 @@ pub struct Line {
         verbatim_doc_comment
     )]
     pub pass: bool,
+
+    /// with --xdp-sink: also count every flow's test frames (N
+    /// flows, as the sender's --flows), each only when its
+    /// destination is the one its flow aims at (--dst, --dsts,
+    /// --dst-step as the sender had them); every line carries
+    /// flows: flows, seen, min, max, counted (per flow, since the
+    /// last SIGUSR2, which marks them and prints a line),
+    /// misdirected (a frame whose destination is not its flow's)
+    /// and unknown_flow (a flow id past N)
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "XDP sink",
+        verbatim_doc_comment
+    )]
+    pub count_flows: Option<String>,
 
     /// with --xdp-sink: also add each test frame's one-way latency
     /// (arrival minus its transmit stamp, both CLOCK_MONOTONIC) to
@@ -421,6 +489,16 @@ pub struct Line {
         verbatim_doc_comment
     )]
     pub interval: Option<String>,
+
+    /// also check every test frame's IPv4 header and UDP checksums
+    /// (checksum_errors of checksums_checked: frames captured whole)
+    #[arg(
+        long,
+        overrides_with = "verify",
+        help_heading = "Receive options",
+        verbatim_doc_comment
+    )]
+    pub verify: bool,
 
     /// one JSON object on stdout (else a readable summary)
     #[arg(long, overrides_with = "json", help_heading = "Output")]

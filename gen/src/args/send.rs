@@ -6,6 +6,7 @@ use super::line::Line;
 use super::values::parse_rate;
 use super::{duration, need, number, number_or, Rate, Send};
 use crate::error::{FlagError, ModeError, SendUsage, UsageError};
+use crate::flows::{Order, MAX_DSTS, MAX_FLOWS};
 use crate::mix::Mix;
 use std::net::IpAddr;
 
@@ -37,6 +38,9 @@ pub(super) fn send(a: &Line, dev: String, cpu: Option<usize>) -> Result<Send, Us
         size: mix.largest(),
         mix,
         flows: f.flows,
+        dsts: f.dsts,
+        dst_step: f.dst_step,
+        flow_order: f.order,
         src_port: f.src_port,
         dst_port: fr.dst_port,
         burst: f.burst,
@@ -81,10 +85,13 @@ fn length(a: &Line) -> Result<Length, UsageError> {
     })
 }
 
-/// How packets are spread over flows (UDP source ports) and send calls.
+/// How packets are spread over flows (their tuples: `flows`) and send calls.
 #[derive(Debug, PartialEq)]
 struct Flows {
     flows: u64,
+    dsts: u64,
+    dst_step: u32,
+    order: Order,
     burst: usize,
     batch: Option<usize>,
     src_port: u16,
@@ -92,9 +99,20 @@ struct Flows {
 
 fn flows(a: &Line) -> Result<Flows, UsageError> {
     let flows = number_or("--flows", &a.flows, 1u64)?;
-    if !(1..=65536).contains(&flows) {
+    if !(1..=MAX_FLOWS).contains(&flows) {
         return Err(SendUsage::Flows(flows).into());
     }
+    let dsts = number_or("--dsts", &a.dsts, 1u64)?;
+    let dst_step = number_or("--dst-step", &a.dst_step, 1u32)?;
+    if !(1..=MAX_DSTS).contains(&dsts) || dst_step == 0 {
+        return Err(SendUsage::Dsts(dsts, dst_step).into());
+    }
+    let seed = number_or("--flow-seed", &a.flow_seed, 1u64)?;
+    let order = match a.flow_order.as_deref().unwrap_or("incremental") {
+        "incremental" => Order::Incremental,
+        "random" => Order::Random(seed),
+        other => return Err(SendUsage::FlowOrder(other.into()).into()),
+    };
     let burst = number_or("--burst", &a.burst, 64usize)?;
     if !(1..=1024).contains(&burst) {
         return Err(SendUsage::Burst(burst).into());
@@ -106,11 +124,11 @@ fn flows(a: &Line) -> Result<Flows, UsageError> {
         }
     }
     let src_port = number_or("--src-port", &a.src_port, 10000u16)?;
-    if src_port as u64 + flows - 1 > 65535 {
-        return Err(SendUsage::PortsPastEnd.into());
-    }
     Ok(Flows {
         flows,
+        dsts,
+        dst_step,
+        order,
         burst,
         batch,
         src_port,
@@ -270,21 +288,33 @@ pub(super) mod tests {
             (f.flows, f.burst, f.batch, f.src_port),
             (1, 64, None, 10000)
         );
+        assert_eq!((f.dsts, f.dst_step, f.order), (1, 1, Order::Incremental));
+        let f = flows(&given(
+            "--flows 1000000 --dsts 1000 --dst-step 64 --flow-order random \
+                              --flow-seed 9",
+        ))
+        .unwrap();
+        assert_eq!(
+            (f.flows, f.dsts, f.dst_step, f.order),
+            (1_000_000, 1000, 64, Order::Random(9))
+        );
         let f = flows(&given("--flows 16 --burst 8 --batch 8 --src-port 65520")).unwrap();
         assert_eq!(
             (f.flows, f.burst, f.batch, f.src_port),
             (16, 8, Some(8), 65520)
         );
         let e = |s: &str| flows(&given(s)).unwrap_err();
-        assert_eq!(e("--flows 65537"), SendUsage::Flows(65537).into());
+        assert_eq!(e("--flows 1000001"), SendUsage::Flows(1_000_001).into());
+        assert_eq!(e("--dsts 0"), SendUsage::Dsts(0, 1).into());
+        assert_eq!(e("--dst-step 0"), SendUsage::Dsts(1, 0).into());
+        assert_eq!(
+            e("--flow-order shuffled"),
+            SendUsage::FlowOrder("shuffled".into()).into()
+        );
         assert_eq!(e("--burst 0"), SendUsage::Burst(0).into());
         assert_eq!(
             e("--burst 8 --batch 9"),
             SendUsage::Batch { batch: 9, burst: 8 }.into()
-        );
-        assert_eq!(
-            e("--flows 17 --src-port 65520"),
-            SendUsage::PortsPastEnd.into()
         );
         // checked in order: the flows before the ports
         assert_eq!(e("--src-port 70000 --flows 0"), SendUsage::Flows(0).into());

@@ -153,6 +153,16 @@ fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -
         ("size_bytes", J::U(s.size as u64)),
         ("sent_per_size", s.mix.json(&s.mix.sent(r.sent))),
         ("flows", J::U(s.flows)),
+        ("flow_order", J::S(s.flow_order.name().into())),
+        (
+            "flow_seed",
+            match s.flow_order {
+                crate::flows::Order::Random(seed) => J::U(seed),
+                crate::flows::Order::Incremental => J::Null,
+            },
+        ),
+        ("dsts", J::U(s.dsts)),
+        ("dst_step", J::U(s.dst_step as u64)),
         ("dev", J::S(s.dev.clone())),
         ("src", J::S(s.src.to_string())),
         ("dst", J::S(s.dst.to_string())),

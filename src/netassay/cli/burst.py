@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from netassay import names as N
-from netassay.cli.common import Given, Json, prepared, progress_line, request, with_params
+from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
 from netassay.methods.burst.method import METHOD
@@ -14,7 +14,7 @@ from netassay.methods.burst.request import RETRIES, RUN_OPTIONS, BurstRequest
 
 @with_params(
     BurstRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
+    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def burst(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Find the longest burst the SUT forwards without loss (RFC 2544 back-to-back

@@ -26,7 +26,9 @@ how fast the generator can send through it, and then, into one store:
 9. ``netassay flood --sizes``: the kernel router's MRR at three of RFC 2544's frame
    sizes, and its table in Mpps and Gbit/s;
 10. ``netassay tcp`` (seed 003): reno over a 20 ms path (netassay-gen's delay line where
-   the kernel has no netem) with random loss 1e-3, beside the Mathis bound;
+   the kernel has no netem) with random loss 1e-3, beside the Mathis bound; on a host
+   that has never measured the delay line's forwarding limit, the cell measures it
+   first (about ten seconds) and keeps it;
 11. ``netassay latency``: one-way latency histograms at 0, 10, 50 and 90% of the PDR the
    search of step 4 found, on that capped router;
 12. ``netassay sweep --imix simple``: TRex's simple IMIX at two low loads, every frame
@@ -144,7 +146,7 @@ def _soak(db: Path, cap: float) -> int:
     print("\n== demo 7: soak at 90% of the PDR found, read every second")
     return _cli(
         "soak", "--name", NAME, "--backlog", str(DEEP_BACKLOG), "--sut-cap", str(cap),
-        "--rate", "90%pdr", "--duration", "20s", "--segment", "5s", "--no-peak-check",
+        "--rate", "90%pdr", "--duration", "20s", "--segment-length", "5s", "--no-peak-check",
         "--db", str(db), "--label", f"demo 7: soak of the router capped at {fmt_rate(cap)}",
     )  # fmt: skip
 
@@ -155,10 +157,10 @@ def _rtt(db: Path) -> int:
     rc = 0
     for path in ("bridge", "macvlan"):
         rc |= _cli(
-            "rtt", "--name", NAME, "--path", path, "--rate", "1k", "--count", "1000",
+            "rtt", "--name", NAME, "--path", path, "--probe-rate", "1k", "--count", "1000",
             "--runs", "5", "--db", str(db), "--label", f"demo 5: rtt over {path}",
         )  # fmt: skip
-    return rc | _cli("compare", str(db), "--by", "path")
+    return rc | _cli("compare", "--db", str(db), "--by", "path")
 
 
 def _accept(db: Path) -> int:

@@ -7,7 +7,8 @@ counters before and after every run):
 - ``gen_egress``: dropped on the generator's veth transmit, not explained by the SUT;
 - ``sut_ingress``: the SUT's receive side (veth rx_dropped: per-CPU backlog overflow;
   for the XDP router, its receive ring: the head-drop queue on the wire in front of it);
-- ``sut_forward``: the SUT's IP layer (IP MIB discards, no route), nft drop counters and
+- ``sut_forward``: the SUT's IP layer (IP MIB discards, no route), nft drop counters (the
+  ground truth's, a scale rule that matched), conntrack's drops (its table, a clash) and
   the XDP router's own drops (malformed, redirect refused, ground-truth drop);
 - ``sut_egress``: the SUT's egress (qdisc drops, nft egress cap, the XDP router's cap,
   veth tx drops);
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from netassay.counters.sutstate import CT_DROPS
 from netassay.counters.xdp_router import DROP_LOCATIONS
 
 LOCATIONS = (
@@ -123,6 +125,8 @@ def flatten(snap: dict[str, Any]) -> dict[str, int]:
             flat[f"{role}/nft/{name}/packets"] = packets
         for reason, packets in ns.get("xdp_router", {}).items():
             flat[f"{role}/xdp/{reason}/packets"] = packets
+        for name, n in (ns.get("conntrack") or {}).get("stats", {}).items():
+            flat[f"{role}/conntrack/{name}"] = n  # its entries, a gauge, are not here
     if "packets" in snap.get("sink_xdp", {}):
         flat["sink/xdp/packets"] = snap["sink_xdp"]["packets"]
     for size, packets in snap.get("sink_xdp", {}).get("per_size", {}).items():
@@ -175,7 +179,11 @@ def locate_loss(
         "unsent": max(0, planned - sent),
         "gen_egress": max(0, g("tg/link/tg0/tx_dropped") - sut_in_rx) + wire - ring,
         "sut_ingress": sut_in_rx + ring,
-        "sut_forward": mib + g("sut/nft/na_drop/packets") + xdp.get("sut_forward", 0),
+        "sut_forward": mib
+        + g("sut/nft/na_drop/packets")
+        + g("sut/nft/na_blocked/packets")  # --nft-rules: a rule the test frames matched
+        + sum(g(f"sut/conntrack/{k}") for k in CT_DROPS)  # --conntrack: its drops
+        + xdp.get("sut_forward", 0),
         "sut_egress": g("sut/qdisc/sut1/drops")
         + g("sut/nft/na_cap/packets")
         + xdp.get("sut_egress", 0),

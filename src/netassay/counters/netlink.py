@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from netassay.counters import xdp_router
+from netassay.counters import sutstate, xdp_router
 from netassay.counters.snapshot import (
     LINK_FIELDS,
     LINK_STATE,
@@ -158,8 +158,10 @@ class NsCounters:
     """One namespace's counters, read by a thread that joined it once and lives as long
     as this reader (everything it opens is bound to that namespace)."""
 
-    def __init__(self, netns: str) -> None:
+    def __init__(self, netns: str, conntrack: bool = False) -> None:
+        """``conntrack``: also read the namespace's conntrack table and statistics."""
         self.netns = netns
+        self.conntrack = conntrack
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"counters-{netns}")
         self._prog_names: dict[int, str] = {}  # XDP program id -> its name
         self._stats_maps: dict[int, int] = {}  # the XDP router's id -> its stats map's
@@ -208,6 +210,8 @@ class NsCounters:
             "nft": parse_nft_counters(self.nft("list counters")),
             LINK_STATE: {m.get_attr("IFLA_IFNAME"): link_state(m) for m in links},
         }
+        if self.conntrack:  # opened here, in the namespace this thread joined
+            snap["conntrack"] = sutstate.read_conntrack("/proc/thread-self")
         for m in links:
             pid = xdp_prog_id(m)
             if pid is not None and self._prog_name(pid) == xdp_router.PROG_NAME:
@@ -250,11 +254,13 @@ class Snapshots:
     ``counters.snapshot.snapshot`` takes them, read by one ``NsCounters`` per namespace
     held open across trials. A context manager; ``close`` ends the threads."""
 
-    def __init__(self, namespaces: dict[str, str]) -> None:
+    def __init__(self, namespaces: dict[str, str], conntrack: str | None = None) -> None:
+        """``conntrack``: the role whose conntrack table is read too (the SUT's, when
+        it tracks connections)."""
         self.readers: dict[str, NsCounters] = {}
         try:
             for role, ns in namespaces.items():
-                self.readers[role] = NsCounters(ns)
+                self.readers[role] = NsCounters(ns, conntrack=role == conntrack)
         except BaseException:
             self.close()
             raise

@@ -12,6 +12,7 @@ methods of a store's kinds (a report), imports only those.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,19 +21,25 @@ from netassay.errors import UsageError
 from netassay.store.paths import store_paths
 
 if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
+    import netassay.methods.accept.export
     import netassay.methods.accept.method
     import netassay.methods.batching.method
     import netassay.methods.burst.method
     import netassay.methods.doctor.method
+    import netassay.methods.flood.export
     import netassay.methods.flood.method
     import netassay.methods.reconfig.method
     import netassay.methods.recovery.method
+    import netassay.methods.rtt.export
     import netassay.methods.rtt.method
     import netassay.methods.search.method
+    import netassay.methods.soak.export
     import netassay.methods.soak.method
     import netassay.methods.sweep.method
     import netassay.methods.tcp.method  # noqa: F401
     from netassay.methods.base import Method
+    from netassay.store.db import Store
+    from netassay.store.export import Kind
 
 # name -> the module whose METHOD it is, in the order results are shown
 REGISTRY = {
@@ -90,6 +97,19 @@ def analysing(inputs: Sequence[Path]) -> list[Method]:
     if next(store_paths(inputs), None) is not None:
         return methods()
     return [method(name) for name in REGISTRY if name in READS_FILES]
+
+
+def exports(store: Store) -> list[Kind]:
+    """The kinds of row the methods derive from what they stored, for ``export`` beside
+    the store's own (a soak's seconds, an rtt run's probes): ``kinds(store)`` of each
+    method's ``export`` module, where it has one (only those modules are imported: an
+    export does not pay for the methods' own imports)."""
+    out: list[Kind] = []
+    for module in REGISTRY.values():
+        name = module.rsplit(".", 1)[0] + ".export"
+        if importlib.util.find_spec(name) is not None:
+            out += importlib.import_module(name).kinds(store)
+    return out
 
 
 def of_kind(kind: str) -> Method | None:

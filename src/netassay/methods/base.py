@@ -62,10 +62,20 @@ class RunOptions:
     (``Method.run_options``)."""
 
     name: str | None = param(  # the testbed (None: the method's default)
-        "--name", "Testbed name (1-8 a-z0-9).", default=None, campaign=False
+        "--name",
+        "Testbed name (1-8 a-z0-9).",
+        default=None,
+        campaign=False,
+        metavar="NAME",
     )
-    db: str | None = param("--db", "Results store (SQLite).", default=None, campaign=False)
-    label: str = param("--label", "Experiment label.", default="", campaign=False)
+    db: str | None = param(
+        "--db",
+        "Results store (SQLite), created if new.",
+        default=None,
+        campaign=False,
+        metavar="FILE",
+    )
+    label: str = param("--label", "Experiment label.", default="", campaign=False, metavar="TEXT")
     retries: int | None = param(  # None: the method's default
         "--retries", "Repeat a trial that is a measurement fault.", default=None, cli=int,
         check=whole(0, 10), ordinal=True,
@@ -80,26 +90,26 @@ class RunOptions:
     )  # fmt: skip
     experiment: int | None = param(  # with resume: the experiment to continue
         "--experiment", "With --resume: the experiment id to continue.", default=None,
-        cli=int, campaign=False,
+        cli=int, campaign=False, metavar="ID",
     )  # fmt: skip
     testbed: str | None = param(  # --testbed: a testbed that exists, used as it is
         "--testbed",
         "Run on this testbed as it is registered or up (e.g. one from 'testbed external'); "
         "it must exist.",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="NAME",
     )  # fmt: skip
     hook_before: str | None = param(
         "--hook-before",
         "A command run in the SUT's namespace before each trial (split into words, no "
         "shell; the load, run and trial id in its NETASSAY_* variables); its output is "
         "stored with the trial and a failure makes the trial a measurement fault.",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="COMMAND",
     )  # fmt: skip
     hook_after: str | None = param(
         "--hook-after",
         "A command run in the SUT's namespace after each trial closed (as --hook-before, "
         "with NETASSAY_SENT and NETASSAY_RECEIVED).",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="COMMAND",
     )  # fmt: skip
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
@@ -289,3 +299,19 @@ def run_store(db: str, stored: Callable[[], bool]) -> Iterator[Store]:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
         raise
+
+
+def consecutive_runs(
+    experiments: list[Any], key: Callable[[Any], Any], value: Callable[[Any], Any]
+) -> Iterator[list[Any]]:
+    """The runs of a series (frame sizes, a scale knob): consecutive experiments with
+    one ``key`` and distinct ``value``s; a new run where the key changes or a value
+    repeats."""
+    run: list[Any] = []
+    for exp in experiments:
+        if run and (key(exp) != key(run[0]) or value(exp) in {value(e) for e in run}):
+            yield run
+            run = []
+        run.append(exp)
+    if run:
+        yield run

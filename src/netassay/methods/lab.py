@@ -310,12 +310,56 @@ def default_label(cfg: Any, name: str) -> str:
         truths += f" reverse cap {fmt_rate(cfg.sut_cap_reverse_pps)}"
     if cfg.sut_drop:
         truths += f" drop {cfg.sut_drop:g}"
+    truths += scale_label(cfg)
     rx = cfg.resolved().rx_affinity
     rx = f" rx-{rx}" if rx == "balanced" else ""  # bound or none: as the pinning says
     if cfg.rx_mode == "napi":  # backlog, the default, unsaid
         rx += " rx-napi"
     frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
     return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
+
+
+def _count(n: int) -> str:
+    """1000 as 1k, 1000000 as 1M (what a scale label says)."""
+    for unit, size in (("M", 1_000_000), ("k", 1000)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def scale_label(cfg: TestbedConfig) -> str:
+    """The scale knobs set, as a label says them (" 100k flows random 1k routes")."""
+    out = ""
+    if cfg.flows > 1 or cfg.flow_order != "incremental":
+        out += f" {_count(cfg.flows)} flows" + (" random" if cfg.flow_order == "random" else "")
+    if cfg.routes:
+        out += f" {_count(cfg.routes)} routes"
+    if cfg.nft_rules:
+        out += f" {_count(cfg.nft_rules)} rules" + (" as a set" if cfg.nft_set else "")
+    if cfg.conntrack == "on":
+        out += " conntrack"
+    if cfg.nat != "off":
+        out += f" {cfg.nat}"
+    return out
+
+
+def scale_metadata(cfg: TestbedConfig) -> dict[str, Any]:
+    """The scale knobs an experiment's metadata records (those set: an experiment
+    without them had none)."""
+    out: dict[str, Any] = {}
+    if cfg.flow_order != "incremental":
+        out.update(flow_order=cfg.flow_order, flow_seed=cfg.flow_seed)
+    if cfg.count_flows:
+        out["count_flows"] = True
+    if cfg.routes:
+        out["routes"] = cfg.routes
+    if cfg.nft_rules:
+        out.update(nft_rules=cfg.nft_rules, nft_set=cfg.nft_set)
+    if cfg.conntrack != "off":
+        out["conntrack"] = cfg.conntrack
+    if cfg.nat != "off":
+        out["nat"] = cfg.nat
+    return out
 
 
 def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
@@ -340,6 +384,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         **_bucket("sut_cap_reverse", cfg.sut_cap_reverse_pps, with_rate=True),
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
+        **scale_metadata(cfg),
     }
 
 
@@ -422,10 +467,16 @@ def start_experiment(
         source=SOURCE,
         label=label,
         config=config,
-        metadata={**testbed_metadata(ctx.tb.cfg, env), **metadata},
+        metadata={**testbed_metadata(ctx.tb.cfg, env), **_built(ctx.tb.state), **metadata},
         environment=env,
     )
     return exp_id, replace(ctx, run_id=store.add_run(exp_id, env, resumed=False))
+
+
+def _built(state: dict[str, Any]) -> dict[str, Any]:
+    """What the scale knobs built (testbed.scale): the FIB's layout, the rules, the
+    conntrack table's limit, each load's time; {} when none was set."""
+    return {"scale": state["scale"]} if state.get("scale") else {}
 
 
 def restart_experiment(

@@ -10,7 +10,7 @@ from typing import Any
 
 from netassay import methods as registry
 from netassay.errors import NetassayError, UsageError
-from netassay.params import as_text
+from netassay.params import as_text, tagged
 from netassay.units import parse_rate
 
 MEASURE = "search"  # a short search run first, on the same testbed
@@ -49,7 +49,7 @@ def checker(flag: str) -> Any:
         except NetassayError as exc:
             raise ValueError(exc.why or exc.what) from exc
 
-    return check
+    return tagged(check, "RATE")
 
 
 def share(text: str) -> float | None:

@@ -20,6 +20,7 @@ from netassay.errors import InputError
 from netassay.methods.base import Section
 from netassay.methods.plots import png_size
 from netassay.methods.render import render
+from netassay.methods.scale import sections as scale_sections
 from netassay.methods.sizes import sections as size_sections
 from netassay.methods.sweep.entries import Entry
 from netassay.methods.sweep.view import metadata_line
@@ -73,6 +74,7 @@ def build_report(
             for m in registry.storing({e.kind for e in store.experiments()}):
                 sections.extend(m.sections(store, out, cfg, used, suffix))
             sections.extend(size_sections(store, out, cfg, used))
+            sections.extend(scale_sections(store, out, cfg, used))
             sections.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
             sections.extend(trend_sections(store, out, cfg, used, suffix))
     jobs = [j for x in [*entries, *sections] for j in x.jobs]

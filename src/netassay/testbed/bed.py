@@ -20,6 +20,7 @@ from netassay import names as N
 from netassay.config import RX_MODE_BEFORE, TestbedConfig, with_frame_size
 from netassay.errors import PrivilegeError, Terminated, TestbedError
 from netassay.testbed import receive as R
+from netassay.testbed import scale as SC
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.reverse import reverse_target
@@ -212,6 +213,8 @@ class Testbed:
         is built."""
         t = reverse_target(self.state) if reverse else self.target
         share = ["--share-cpu"] if share_cpu else []
+        if isinstance(self.cfg, TestbedConfig) and not reverse:  # the flows' tuples
+            share += SC.flow_flags(self.cfg, self.state)
         return run_generator(
             t["netns"],
             t["dev"],

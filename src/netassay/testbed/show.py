@@ -9,6 +9,7 @@ from typing import Any
 from netassay import names as N
 from netassay.testbed import linerate as LR
 from netassay.testbed import receive as R
+from netassay.testbed import scale as SC
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
@@ -56,6 +57,7 @@ def render(info: dict[str, Any]) -> str:
         f"  sysctls set: {info.get('sysctls') or 'none'}",
         f"  receive: {R.describe(info)}",
         *_xdp_lines(info.get("xdp_router")),
+        *SC.describe(info),
     ]
     env = info["environment"]
     lines.append(

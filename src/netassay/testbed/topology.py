@@ -22,6 +22,7 @@ from netassay.counters.sink import validate_sink
 from netassay.errors import NetassayError, TestbedError, UsageError
 from netassay.proc import run
 from netassay.testbed import receive as R
+from netassay.testbed import scale as SC
 from netassay.testbed import state as S
 from netassay.testbed import xdp_router as XR
 
@@ -36,6 +37,7 @@ WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen (backlog mode's 
 # stall rule, 2-10 ms stalls of this machine lost up to 1% below the cap, measured).
 CAP_BUCKET_S = 0.02
 XDP_ROUTER = "xdp-router"
+FLOW_SET = 65536  # the nft sink's per-flow set: more flows are counted by the XDP sink
 
 
 # -- topology kinds ---------------------------------------------------------------------
@@ -100,8 +102,8 @@ def validate_frames(ip_version: int, size_bytes: int | None, flows: int) -> None
             f"IPv{ip_version} UDP frames are {min_size}..1518 bytes here",
             f"give --size {min_size} or more, or leave it out (the smallest is the default)",
         )
-    if not 1 <= flows <= 65535:
-        raise UsageError(f"bad flow count {flows}", "1..65535 flows", "e.g. 1 or 16")
+    if not 1 <= flows <= SC.MAX_FLOWS:
+        raise UsageError(f"bad flow count {flows:,}", f"1..{SC.MAX_FLOWS:,} flows", "e.g. 1 or 16")
 
 
 def validate_mix(cfg: TestbedConfig) -> None:
@@ -146,6 +148,7 @@ def validate(cfg: TestbedConfig) -> None:
     validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
     validate_mix(cfg)
     validate_sink(cfg.sink)
+    SC.validate(cfg)
     if cfg.sut == XDP_ROUTER and cfg.sut_cap_reverse_pps:
         raise UsageError(
             "--sut-cap-reverse with --sut xdp-router",
@@ -357,20 +360,23 @@ def _bridge_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
 
 
 def _sink_rules(cfg: TestbedConfig) -> str:
-    """Count test packets (only) at the sink's ingress, per flow too, then drop them."""
+    """Count test packets (only) at the sink's ingress, per flow too (up to the flow
+    set's 65536: the XDP sink's --count-flows counts more), then drop them."""
     a = N.addressing(cfg.sut, cfg.ip_version)
+    daddr = SC.sink_daddr(cfg, a.sink)  # with --routes, the routes' destinations too
     if cfg.ip_version == 4:
-        match = f"ip saddr {N.BENCH_V4} ip daddr {a.sink} meta l4proto udp"
+        match = f"ip saddr {N.BENCH_V4} ip daddr {daddr} meta l4proto udp"
         key, elem = "ipv4_addr . inet_service . inet_service", "ip saddr . udp sport . udp dport"
     else:
-        match = f"ip6 saddr {N.BENCH_V6} ip6 daddr {a.sink} meta l4proto udp"
+        match = f"ip6 saddr {N.BENCH_V6} ip6 daddr {daddr} meta l4proto udp"
         key, elem = "ipv6_addr . inet_service . inet_service", "ip6 saddr . udp sport . udp dport"
     match += f" @th,64,32 {MAGIC:#x}"  # netassay-gen's payload magic
+    per_flow = f" add @na_flows {{ {elem} }}" if cfg.flows <= FLOW_SET else ""
     return f"""table netdev na_sink {{
   counter na_rx {{ }}
-  set na_flows {{ type {key}; flags dynamic; counter; size 65536; }}
+  set na_flows {{ type {key}; flags dynamic; counter; size {FLOW_SET}; }}
   chain na_in {{ type filter hook ingress device "{N.SINK_DEV}" priority -10; policy accept;
-    {match} counter name "na_rx" add @na_flows {{ {elem} }} drop
+    {match} counter name "na_rx"{per_flow} drop
   }}
 }}
 """
@@ -480,6 +486,9 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
             S.write_state(name, state)
     receive = _napi(name, cfg) if R.napi(cfg) and not xdp else None
     a = N.addressing(cfg.sut, cfg.ip_version)
+    # routes, rules, conntrack, NAT as the knobs say (after the host-wide sysctls: the
+    # conntrack table's limit it records is the one set)
+    scale = SC.setup(cfg, mine[1], a)
     state.update(
         macs=macs,
         addressing=asdict(a),
@@ -489,12 +498,13 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         sut_cpus=list(cfg.rx_cpus()),
         **({"xdp_router": xdp} if xdp else {}),
         **({"receive": receive} if receive else {}),
+        **({"scale": scale} if scale else {}),
         target={
             "netns": mine[0],
             "dev": N.TG_DEV,
             "dst_mac": macs[N.SINK_DEV] if cfg.sut == "bridge" else macs[N.SUT_IN],
             "src": a.tg,
-            "dst": a.sink,
+            "dst": SC.first_dst(cfg, a.sink),  # with --routes, the first route's
         },
     )
     S.write_state(name, state)

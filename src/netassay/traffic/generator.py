@@ -423,6 +423,11 @@ class XdpSink:
     def count(self) -> int:
         return int(self.read()["packets"])
 
+    def mark(self) -> dict[str, Any]:
+        """Count each flow from here on (``--count-flows``; SIGUSR2), and the totals."""
+        self.proc.send_signal(signal.SIGUSR2)
+        return self._line("count")
+
     def stop(self) -> dict[str, Any]:
         """Detach (SIGINT) and return the final totals."""
         if self._result is None:

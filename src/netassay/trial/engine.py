@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from netassay import quality as Q
 from netassay.config import TestbedConfig
-from netassay.counters import cpu
+from netassay.counters import cpu, sutstate
 from netassay.counters.loss import (
     REVERSE_KEY,
     SINK_LOCATIONS,
@@ -58,6 +58,7 @@ from netassay.errors import GeneratorError, TestbedError, UsageError
 from netassay.hist import SinkHist
 from netassay.names import SINK_DEV
 from netassay.quality import rate_warning, stall_warning
+from netassay.testbed import scale as SC
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_path, reverse_sink
@@ -172,11 +173,17 @@ def trials_on(
             yield TrialContext(tb, sink, None, run_id, path=path, reverse=reverse)
         return
     imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
+    flows = SC.sink_flow_flags(tb.cfg, tb.state) if isinstance(tb.cfg, TestbedConfig) else None
     with (
         SinkCounter(
-            tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
+            tb.ns("sink"),
+            tb.cfg.sink,
+            tb.cfg.size_bytes,
+            latency=latency,
+            imix=imix,
+            flows=flows,
         ) as sink,
-        Snapshots(tb.state["namespaces"]) as counters,
+        Snapshots(tb.state["namespaces"], conntrack=conntrack_role(tb)) as counters,
         _reverse_sink(tb, bidirectional, latency) as reverse,
     ):
         queues = T.path_queues(tb)
@@ -199,6 +206,19 @@ def _reverse_sink(
     netns, dev = reverse_sink(tb.state)
     with SinkCounter(netns, "xdp", tb.cfg.size_bytes, dev=dev, latency=latency) as reverse:
         yield reverse
+
+
+def conntrack_role(tb: Testbed) -> str | None:
+    """The namespace whose conntrack table a trial reads: the SUT's when it tracks
+    connections (``testbed.scale``)."""
+    return "sut" if "conntrack" in tb.state.get("scale", {}) else None
+
+
+def sut_summary(tb: Testbed, before: dict[str, Any], after: dict[str, Any],
+                d: dict[str, int]) -> dict[str, Any]:  # fmt: skip
+    """The SUT's own counts over one trial (``counters.sutstate``; {} when none)."""
+    limit = tb.state.get("scale", {}).get("conntrack", {}).get("max")
+    return sutstate.summary(before, after, d, limit)
 
 
 def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -273,6 +293,7 @@ def measure(
     hooked = _Hooked(ctx.hooks, trial_env(load_index, repetition, rate_pps, duration_s, ctx.run_id))
     hooked.run("before")
     lap("sink_ensure")
+    ctx.sink.mark_flows()  # --count-flows: each flow's count from here
     before = _ready(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
     if ctx.reverse is not None:
@@ -364,6 +385,12 @@ def _extra(
     their warnings are added to ``warnings``."""
     extra, extra_warnings = ctx.path.trial_counters(*snaps) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
+    own = sut_summary(ctx.tb, *snaps, d) if ctx.path is None else {}
+    if own:  # the SUT's own counts at scale (conntrack, the scale rules' counters)
+        extra["sut"] = own
+    flows = snaps[1].get("sink_xdp", {}).get("flows")
+    if flows is not None:  # --count-flows: the flows' counts over the trial
+        extra["flows"] = flows
     if ctx.sink.imix:
         extra["imix"] = per_size(ctx.sink.imix, res, d)
     if pair is not None:
@@ -515,7 +542,7 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
     elif ctx.counters:
         snap = ctx.counters.snapshot(ctx.sink)
     else:
-        snap = snapshot(ctx.tb.state["namespaces"], ctx.sink)
+        snap = snapshot(ctx.tb.state["namespaces"], ctx.sink, conntrack_role(ctx.tb))
     if ctx.reverse is not None:  # --bidirectional: the reverse direction's count
         xdp = ctx.reverse.read()
         if xdp:
@@ -692,6 +719,7 @@ def _ready(ctx: TrialContext) -> dict[str, Any]:
         again = T.restore_paths(ctx.tb.name, ctx.tb.cfg, ctx.tb.state)
     if ctx.sink.uses_xdp and watch.known and not I.sink_attached(before, _sink_link(ctx)):
         ctx.sink.restart()
+        ctx.sink.mark_flows()  # --count-flows: the new program's flows from here too
         again = True
     if again:
         before = _snapshot(ctx)

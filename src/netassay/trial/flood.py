@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+from netassay.config import TestbedConfig
 from netassay.counters import cpu
 from netassay.counters.loss import (
     REVERSE_KEY,
@@ -40,11 +41,12 @@ from netassay.counters.sink import XDP_KEY
 from netassay.counters.snapshot import snapshot, wait_quiet
 from netassay.errors import GeneratorError
 from netassay.proc import run
+from netassay.testbed import scale as SC
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_target
 from netassay.traffic.generator import GenResult, run_generator
 from netassay.trial import bidirectional as B
-from netassay.trial.engine import TrialContext
+from netassay.trial.engine import TrialContext, conntrack_role, sut_summary
 
 FORWARDED_BY_PROGRAM = "sut/xdp/forwarded/packets"
 
@@ -80,6 +82,8 @@ def flood_path(tb: Testbed, both: bool = False) -> Iterator[dict[str, Any]]:
 def _send(tb: Testbed, t: dict[str, str], duration_s: float) -> GenResult:
     """One generator's flood from ``t`` (the testbed's target, or its reverse one)."""
     pin = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
+    if t is tb.target and isinstance(tb.cfg, TestbedConfig):  # the flows' tuples
+        pin += SC.flow_flags(tb.cfg, tb.state)
     res = run_generator(t["netns"], t["dev"], t["dst_mac"], t["src"], t["dst"], "max",
                         duration_s, size_bytes=tb.cfg.size_bytes, flows=tb.cfg.flows,
                         best_effort=True, extra=["--technique", "xdp", *pin],
@@ -94,7 +98,7 @@ def _send(tb: Testbed, t: dict[str, str], duration_s: float) -> GenResult:
 
 
 def _snapshot(ctx: TrialContext) -> dict[str, Any]:
-    snap = snapshot(ctx.tb.state["namespaces"], ctx.sink)
+    snap = snapshot(ctx.tb.state["namespaces"], ctx.sink, conntrack_role(ctx.tb))
     if ctx.reverse is not None:  # --bidirectional: the reverse direction's count
         snap["reverse_xdp"] = ctx.reverse.read()
     return snap
@@ -139,6 +143,7 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
     ctx.sink.ensure()
     if ctx.reverse is not None:
         ctx.reverse.ensure()
+    ctx.sink.mark_flows()  # --count-flows: each flow's count from here
     before = _snapshot(ctx)
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     if ctx.reverse is None:
@@ -173,6 +178,8 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
             both[name] = _direction(g, n, lc)
     secs = res.duration_s or duration_s
     sut_lost = sum(loss.get(k, 0) for k in SUT_LOCATIONS)
+    own = sut_summary(tb, before, after, d)  # the SUT's own counts at scale
+    flows = after.get("sink_xdp", {}).get("flows")  # --count-flows: each flow's
     return {
         # the SUT lost frames: what it forwarded is its maximum; else (the generator's
         # CPU, which also receives the kernel router's frames, came first) a lower bound
@@ -187,4 +194,6 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
         "cpu": cpu_use,  # per core over the flood (counters.cpu.use)
         "deltas": {k: v for k, v in d.items() if v},  # every counter that moved
         **({"bidirectional": both} if both is not None else {}),
+        **({"sut": own} if own else {}),
+        **({"flows": flows} if flows is not None else {}),
     }

@@ -63,7 +63,7 @@ class BatchingMethod:
         group_text=V.group_text,
     )
     knobs = None
-    cell_defaults: tuple[str, ...] = ("runs", "rate")
+    cell_defaults: tuple[str, ...] = ("runs", "probe_rate")
     cell_flags: tuple[str, ...] = ()
     cell_setup_s = SETUP_S
     legend = ""
@@ -127,7 +127,7 @@ class BatchingMethod:
     def cell_brief(self, settings: dict[str, Any]) -> str:
         s = settings
         busy = f", busy-poll {s['busy_poll']} us" if s.get("busy_poll") else ""
-        return f"{s['runs']} runs x {s.get('count', 2000)} probes at {s['rate']}/s{busy}"
+        return f"{s['runs']} runs x {s.get('count', 2000)} probes at {s['probe_rate']}/s{busy}"
 
 
 METHOD = BatchingMethod()

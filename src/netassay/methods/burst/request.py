@@ -52,7 +52,7 @@ class BurstRequest:
         "(100k), pdr / N%pdr of the newest search in --db, or search: a short search "
         "first, stored beside (none: the implied time "
         "only).", default=None, parse=TP.parser("--throughput"),
-        check=TP.checker("--throughput"),
+        check=TP.checker("--throughput"), metavar="RATE",
     )  # fmt: skip
 
     def validate(self) -> None:

@@ -8,6 +8,7 @@ import statistics
 from typing import Any
 
 from netassay.analysis.acceptance import fmt_pct
+from netassay.counters import sutstate
 from netassay.methods.flood.run import FloodResult
 from netassay.store.db import Experiment
 from netassay.units import fmt_rate
@@ -20,6 +21,10 @@ def flood_line(i: int, f: dict[str, Any]) -> str:
         f"{f['forwarded_pps'] / 1e6:.3f} Mpps ({f['forwarded']:,} of {f['sent']:,}); "
         f"lost at {where}" + ("" if f["saturated"] else " (not saturated)")
     )
+    if f.get("sut"):  # the SUT's own counts at scale, beside where it lost frames
+        line += f"; SUT: {sutstate.text(f['sut'])}"
+    if f.get("flows"):
+        line += f"; {sutstate.flows_text(f['flows'])}"
     both = f.get("bidirectional")
     if both is None:
         return line

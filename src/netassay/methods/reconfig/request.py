@@ -25,17 +25,18 @@ class ReconfigRequest:
         "--change", "The reconfiguration, run in the SUT's namespace while the load runs "
         "(split into words, no shell: e.g. \"nft -f rules.nft\", \"ip -batch routes\", "
         "\"sh change.sh\").", default=None, parse=lambda v: parse_command(v, "--change"),
-        campaign=False,
+        campaign=False, metavar="COMMAND",
     )  # fmt: skip
     undo: str | None = param(
         "--undo", "A command run in the SUT's namespace after each trial, untimed, that "
         "puts the SUT back as it was before the change (e.g. the old ruleset).",
         default=None, parse=lambda v: parse_command(v, "--undo"), campaign=False,
+        metavar="COMMAND",
     )  # fmt: skip
     rate: str = param(
         "--rate", "The load, below the SUT's throughput: a rate (100k), or N%pdr of the "
         "newest search in --db.", default="90%pdr", parse=TP.parser("--rate"),
-        check=TP.checker("--rate"),
+        check=TP.checker("--rate"), metavar="RATE",
     )  # fmt: skip
     duration_s: float = param(
         "--duration", "Each trial's traffic; the change must end within it.", default=5.0,

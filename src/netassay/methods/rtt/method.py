@@ -68,7 +68,7 @@ class RttMethod:
     )
     cell_flags: tuple[str, ...] = ()
     knobs = None
-    cell_defaults: tuple[str, ...] = ("runs", "rate")
+    cell_defaults: tuple[str, ...] = ("runs", "probe_rate")
     cell_setup_s = CELL_SETUP_S
     legend = ""
 

@@ -4,7 +4,6 @@ Each field is declared once (``params``): its flag, help, parser and range."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +16,18 @@ from netassay.methods.search.spec import (
     parse_max_latency,
     parse_ratio,
 )
-from netassay.params import DURATION, PAUSE, as_text, flag, fraction, param, whole
+from netassay.params import (
+    DURATION,
+    GOAL_SYNTAX,
+    PAUSE,
+    as_text,
+    flag,
+    fraction,
+    goal_check,
+    param,
+    tagged,
+    whole,
+)
 from netassay.units import parse_duration, parse_pause, parse_rate
 
 _RATE = as_text(parse_rate)
@@ -25,14 +35,16 @@ _DUR = as_text(parse_duration)
 
 
 def _goals(v: Any) -> tuple[str, ...]:
-    """A campaign file's goal or goals (ndr, pdr, pdr:RATIO)."""
+    """A campaign file's goal or goals (ndr, pdr, pdr:R), each checked as --goal is."""
     items = [v] if isinstance(v, str) else v
     if not isinstance(items, list) or not items or not all(isinstance(g, str) for g in items):
-        raise ValueError("expected a goal or a list of goals: ndr, pdr, pdr:RATIO")
+        raise ValueError(f"expected a goal or a list of goals: {GOAL_SYNTAX}")
     for g in items:
-        if not re.fullmatch(r"ndr|pdr(:[0-9.]+%?)?", g):
-            raise ValueError(f"unknown goal '{g}' (ndr, pdr, pdr:RATIO)")
+        goal_check()(g)
     return tuple(items)
+
+
+tagged(_goals, "GOAL")
 
 
 def _latency_text(v: Any) -> str:
@@ -73,7 +85,8 @@ class SearchRequest:
     search derives, e.g. the max load from the generator's peak)."""
 
     goals: tuple[str, ...] = param(
-        "--goal", "ndr | pdr | pdr:RATIO (repeat; default: ndr and pdr:0.005).", default=(),
+        "--goal", f"A goal: {GOAL_SYNTAX}; repeat for several (the same syntax as soak's "
+        "--goal). Without it: ndr and pdr:0.005.", default=(),
         cli=list, parse=_goal_list, check=_goals, key="goals",
     )  # fmt: skip
     min_load_pps: float | None = param(
@@ -147,7 +160,7 @@ class SearchRequest:
         "percentile of one-way latency (the XDP sink's histogram) is at or below BOUND as "
         "well as its loss (a trial above it counts as failing every goal); the output says "
         "which bound held at each load.",
-        default=None, parse=_latency_text, check=_latency_bound,
+        default=None, parse=_latency_text, check=_latency_bound, metavar="pP:BOUND",
     )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})

@@ -18,6 +18,7 @@ from typing import Any
 from netassay import names as N
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
+from netassay.counters.sutstate import beside
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
@@ -490,7 +491,8 @@ def progress_line(ev: E.TrialEvent, names: dict[str, str]) -> str:
     bounds = "; ".join(
         f"{names.get(key, key)} [{_k(lo)}, {_k(hi)}]" for key, (lo, hi) in ev.bounds.items()
     )
-    return f"{head} | {bounds} | {info['elapsed_s']:.0f} s"
+    at_scale = beside(rec.counters, rec.loss_location)
+    return f"{head} | {bounds} | {info['elapsed_s']:.0f} s{at_scale}"
 
 
 def _k(pps: float | None) -> str:

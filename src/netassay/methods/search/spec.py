@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from netassay.errors import UsageError
 from netassay.hist import SinkHist
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
+from netassay.params import goal_ratio
 from netassay.units import fmt_rate
 
 if TYPE_CHECKING:
@@ -231,23 +232,9 @@ def parse_ratio(text: str, what: str) -> float:
 
 
 def parse_goal(text: str) -> float:
-    """'ndr' -> 0.0; 'pdr' -> 0.005; 'pdr:0.01' or 'pdr:1%' -> 0.01 (the loss ratio)."""
-    t = str(text).strip().lower()
-    if t == "ndr":
-        return 0.0
-    if t == "pdr":
-        return 0.005
-    kind, _, ratio = t.partition(":")
-    if kind not in ("pdr", "ndr") or not ratio:
-        raise UsageError(
-            f"bad --goal '{text}'", "a goal is ndr, pdr or pdr:RATIO", "e.g. --goal pdr:0.005"
-        )
-    value = parse_ratio(ratio, "goal loss ratio")
-    if kind == "ndr" and value != 0:
-        raise UsageError(f"bad --goal '{text}'", "NDR is zero loss", "write pdr:RATIO instead")
-    if not 0 <= value < 1:
-        raise UsageError(f"bad goal loss ratio '{ratio}'", "it must be in [0, 1)", "e.g. 0.005")
-    return value
+    """'ndr' -> 0.0; 'pdr' -> 0.005; 'pdr:0.01' or 'pdr:1%' -> 0.01 (the loss ratio):
+    ``params.goal_ratio``, soak's parser too."""
+    return goal_ratio(text)
 
 
 @dataclass(frozen=True)

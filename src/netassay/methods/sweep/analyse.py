@@ -15,6 +15,7 @@ from netassay.analysis.caps import above_cap
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
 from netassay.methods import lab
+from netassay.methods.sweep.latency import latency_rows
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
 from netassay.store.loads import build_loads
@@ -103,6 +104,8 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
         excluded_trials=cols.excluded_trials,
         loads=cols.loads,
     )
+    if exp.config.get("latency"):  # sweep --latency: its percentiles per load
+        a = replace(a, latency=tuple(latency_rows(store, exp.id)))
     return with_caps(a, exp)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
+from netassay.hist import SinkHist
 from netassay.methods.plots import slugify
 from netassay.methods.rates import rates_lines
 from netassay.methods.render import FigureJob
@@ -120,8 +121,14 @@ def _latency_job(store: Store, a: Assessment, stem: Path) -> FigureJob | None:
     rows = latency_rows(store, exp_id)
     if not rows:
         return None
-    data = json.dumps([a.to_json(), [asdict(r) for r in rows]], sort_keys=True, default=str)
+    data = json.dumps([a.to_json(), [asdict(r) for r in rows]], sort_keys=True, default=_held)
     return FigureJob(draw_latency, (a, rows), stem, data, (".png",))
+
+
+def _held(v: Any) -> Any:
+    """A value of a latency row for the figure's key: a histogram by what it holds (its
+    repr names its address, new in every process: the figure was drawn at every run)."""
+    return v.to_json() if isinstance(v, SinkHist) else str(v)
 
 
 def draw_latency(a: Assessment, rows: list[Any], stem: Path) -> None:

@@ -99,11 +99,11 @@ class SweepRequest:
     at: tuple[float, ...] | None = param(
         "--at", "With --latency: the loads as shares of a stored search's PDR, e.g. "
         "0,10%,50%,90% (0: 1 kpps); replaces --rates.", default=None,
-        parse=as_text(parse_shares), campaign=False,
+        parse=as_text(parse_shares), campaign=False, metavar="SHARES",
     )  # fmt: skip
     of_pdr: str | None = param(
         "--of-pdr", "With --at: the store whose newest search's PDR it takes [--db].",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="FILE",
     )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})

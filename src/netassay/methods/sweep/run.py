@@ -15,6 +15,7 @@ from netassay import methods as registry
 from netassay import names as N
 from netassay import quality
 from netassay.config import Config, TestbedConfig
+from netassay.counters.sutstate import beside
 from netassay.errors import TestbedError, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
@@ -340,5 +341,5 @@ def progress_line(sw: Sweep, rec: TrialRecord, n: int, left_s: float) -> str:
         f"[{n}/{sw.plan.count()}] load {rec.load_index + 1}/{sw.plan.loads} "
         f"{fmt_rate(rec.rate_pps)} run {rec.repetition + 1}/{sw.plan.runs}: sent {rec.sent} "
         f"lost {lost} (PLR {lost / max(rec.sent, 1):.2e}){flag}; "
-        f"ETA {fmt_duration(left_s)}"
+        f"ETA {fmt_duration(left_s)}" + beside(rec.counters, rec.loss_location)
     )

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from netassay.analysis.assess import Assessment
+from netassay.analysis.latency import lines as latency_lines
 from netassay.methods.doctor.reference import line as doctor_line
 from netassay.units import fmt_rate
 
@@ -76,6 +77,9 @@ def render(a: Assessment, console: Console) -> None:
     verdict = Text(f"  verdict: {a.verdict}", style=VERDICT_STYLE.get(a.verdict, ""))
     console.print(verdict, Text(f"- {s.reason}"))
     console.print(f"  {bounds_line(a)}")
+    if a.latency:  # sweep --latency
+        for line in latency_lines(list(a.latency)):
+            console.print(f"  {line}", highlight=False)
     for w in [*s.warnings, *a.flags]:
         console.print(f"  [yellow]note:[/yellow] {w}", highlight=False)
     console.print()
