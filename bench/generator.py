@@ -36,7 +36,8 @@ on failure.
 
 * versus a baseline (``--baseline PATH``, another build of netassay-gen, say main's):
   only netassay-gen, this build and the baseline run after run (peaks of auto, sendmmsg
-  and txring into the XDP sink; then paced runs at 10%, 50% and 90% of this build's
+  and txring into the XDP sink, and of auto and sendmmsg with 1,000,000 flows in a
+  random order; then paced runs at 10%, 50% and 90% of this build's
   auto peak, the sink's rate error and the generator's p99 lateness), each figure's
   median per build and the ratio this / baseline. Writes
   bench/results/generator-versus.json.
@@ -462,6 +463,19 @@ def targets(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# The peaks --baseline compares: (technique, extra flags) by name. A million flows in a
+# random order (each a 5-tuple of its own) as well as one: both builds must take --flows
+# up to 1M.
+_MANY = ["--flows", "1000000", "--flow-order", "random"]
+VERSUS_PEAKS: dict[str, tuple[str, list[str] | None]] = {
+    "auto": ("auto", None),
+    "sendmmsg": ("sendmmsg", None),
+    "txring": ("txring", None),
+    "auto, 1M random flows": ("auto", _MANY),
+    "sendmmsg, 1M random flows": ("sendmmsg", _MANY),
+}
+
+
 def versus(baseline: str, reps: int, warm: float, span: float, duration: float) -> dict:
     """This build's netassay-gen against ``baseline``, interleaved run by run so that the
     machine's drift hits both alike; medians per build and the ratio this / baseline."""
@@ -485,8 +499,8 @@ def versus(baseline: str, reps: int, warm: float, span: float, duration: float) 
             for b, path in builds.items():
                 pick_cpus()
                 t.binary = path
-                for tech in ("auto", "sendmmsg", "txring"):
-                    peaks[b].setdefault(tech, []).append(t.peak_netassay(tech))
+                for name, (tech, extra) in VERSUS_PEAKS.items():
+                    peaks[b].setdefault(name, []).append(t.peak_netassay(tech, extra))
         sink.stop()
         sink = None
         auto = statistics.median(peaks["this"]["auto"])
@@ -507,11 +521,11 @@ def versus(baseline: str, reps: int, warm: float, span: float, duration: float) 
         return statistics.median(vals) if vals else None
 
     out: dict[str, Any] = {"builds": builds, "reps": reps, "peak_pps": {}, "accuracy": {}}
-    for tech in ("auto", "sendmmsg", "txring"):
-        this, base = (statistics.median(peaks[b][tech]) for b in ("this", "baseline"))
-        out["peak_pps"][tech] = {
+    for name in VERSUS_PEAKS:
+        this, base = (statistics.median(peaks[b][name]) for b in ("this", "baseline"))
+        out["peak_pps"][name] = {
             "this": this, "baseline": base, "ratio": this / base if base else None,
-            "runs": {b: peaks[b][tech] for b in builds},
+            "runs": {b: peaks[b][name] for b in builds},
         }  # fmt: skip
     for frac in ("0.1", "0.5", "0.9"):
         row: dict[str, Any] = {"requested_pps": acc["this"][frac][0]["requested_pps"]}
