@@ -30,7 +30,7 @@ BPF_INCLUDES := -I/usr/include/$(shell $(CC) -dumpmachine 2>/dev/null || echo x8
 # 'make constraints' to regenerate the file, run the tests, and commit it.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup root apt venv gen bpf constraints test test-unit test-integration test-system \
+.PHONY: setup root apt venv gen rust-tools bpf constraints test test-unit test-integration test-system \
         lint docs reference demo bench clean
 
 setup: apt venv gen bpf  ## install everything (idempotent); CLI at .venv/bin/netassay
@@ -132,7 +132,18 @@ $(VENV)/share/netassay/noise/noise.bpf.o: $(NOISE_BUILD)/noise.bpf.o | venv
 $(BIN)/netassay-noise: $(NOISE_BUILD)/netassay-noise | venv
 	install -m 0755 $< $@
 
-gen: venv
+# The generator's linters (make lint): clippy and rustfmt, added to the Rust toolchain
+# when it lacks them (offline, nothing is fetched once they are there).
+rust-tools:
+	@for c in clippy fmt; do \
+	  cargo $$c --version >/dev/null 2>&1 && continue; \
+	  command -v rustup >/dev/null 2>&1 || { \
+	    echo "netassay: 'cargo $$c' is missing and rustup is not installed: install the Rust toolchain's $$c" >&2; \
+	    exit 1; }; \
+	  rustup component add $$( [ $$c = fmt ] && echo rustfmt || echo clippy ); \
+	done
+
+gen: venv rust-tools
 	@if [ -f gen/Cargo.toml ]; then \
 	  cargo build --release --quiet --manifest-path gen/Cargo.toml && \
 	  install -m 0755 $(GEN_BIN) $(BIN)/netassay-gen; \
@@ -150,7 +161,9 @@ bpf: venv $(BPF_OBJ) $(PASS_OBJ)
 	install -D -m 0644 $(BPF_OBJ) $(VENV)/share/netassay/xdp_router.o
 	install -D -m 0644 $(PASS_OBJ) $(VENV)/share/netassay/xdp_pass.o
 
-lint: venv
+lint: venv rust-tools
+	cargo fmt --manifest-path gen/Cargo.toml --check
+	cargo clippy --quiet --manifest-path gen/Cargo.toml --all-targets -- -D warnings
 	$(BIN)/ruff check src tests bench docs
 	$(BIN)/ruff format --check src tests bench docs
 	$(BIN)/lint-imports

@@ -34,7 +34,15 @@ on failure.
   1,000,000 flows in a random order, each flow a 5-tuple of its own (source ports, then
   addresses), the rounds interleaved: what a million tuples cost the generator.
 
-Run: ``sudo .venv/bin/python bench/generator.py [--quick]``
+* versus a baseline (``--baseline PATH``, another build of netassay-gen, say main's):
+  only netassay-gen, this build and the baseline run after run (peaks of auto, sendmmsg
+  and txring into the XDP sink, and of auto and sendmmsg with 1,000,000 flows in a
+  random order; then paced runs at 10%, 50% and 90% of this build's
+  auto peak, the sink's rate error and the generator's p99 lateness), each figure's
+  median per build and the ratio this / baseline. Writes
+  bench/results/generator-versus.json.
+
+Run: ``sudo .venv/bin/python bench/generator.py [--quick] [--baseline PATH]``
 """
 
 from __future__ import annotations
@@ -177,11 +185,13 @@ class Tools:
         self.total = warm + span + 1.0
         self.count: Callable[[], int] = lambda: nft_count(sk)
         self.last: dict[str, Any] = {}
+        self.binary: str | None = None  # netassay-gen to measure (None: this build's)
 
     def gen_argv(self, rate: str, duration: float, extra: list[str] | None = None) -> list[str]:
         return pinned(
             self.tg,
-            [gen.find_generator(), "--dev", "tg0", "--dst-mac", self.mac, "--src", SRC4]
+            [self.binary or gen.find_generator(), "--dev", "tg0", "--dst-mac", self.mac]
+            + ["--src", SRC4]
             + ["--dst", DST4, "--rate", rate, "--duration", f"{duration}s", "--json"]
             + (extra or []),
         )
@@ -453,14 +463,103 @@ def targets(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# The peaks --baseline compares: (technique, extra flags) by name. A million flows in a
+# random order (each a 5-tuple of its own) as well as one: both builds must take --flows
+# up to 1M.
+_MANY = ["--flows", "1000000", "--flow-order", "random"]
+VERSUS_PEAKS: dict[str, tuple[str, list[str] | None]] = {
+    "auto": ("auto", None),
+    "sendmmsg": ("sendmmsg", None),
+    "txring": ("txring", None),
+    "auto, 1M random flows": ("auto", _MANY),
+    "sendmmsg, 1M random flows": ("sendmmsg", _MANY),
+}
+
+
+def versus(baseline: str, reps: int, warm: float, span: float, duration: float) -> dict:
+    """This build's netassay-gen against ``baseline``, interleaved run by run so that the
+    machine's drift hits both alike; medians per build and the ratio this / baseline."""
+    bid = secrets.token_hex(2)
+    tg, sk = f"na-b{bid}-tg", f"na-b{bid}-sk"
+    builds = {"this": gen.find_generator(), "baseline": baseline}
+    peaks: dict[str, dict[str, list[float]]] = {b: {} for b in builds}
+    acc: dict[str, dict[str, list[dict[str, Any]]]] = {b: {} for b in builds}
+    sink: gen.XdpSink | None = None
+    try:
+        make_ns(tg, sk)
+        add_veth(tg, "tg0", sk, "sk0")
+        sh("ip", "addr", "add", f"{SRC4}/30", "dev", "tg0", netns=tg)
+        sh("ip", "addr", "add", f"{DST4}/30", "dev", "sk0", netns=sk)
+        sink_mac = link_mac(sk, "sk0")
+        sh("ip", "neigh", "replace", DST4, "lladdr", sink_mac, "dev", "tg0", netns=tg)
+        t = Tools(tg, sk, sink_mac, Path("/dev/null"), warm, span)
+        sink = gen.start_xdp_sink(sk, "sk0")
+        t.count = sink.count
+        for _ in range(reps):
+            for b, path in builds.items():
+                pick_cpus()
+                t.binary = path
+                for name, (tech, extra) in VERSUS_PEAKS.items():
+                    peaks[b].setdefault(name, []).append(t.peak_netassay(tech, extra))
+        sink.stop()
+        sink = None
+        auto = statistics.median(peaks["this"]["auto"])
+        for _ in range(reps):
+            for frac in (0.1, 0.5, 0.9):
+                for b, path in builds.items():
+                    pick_cpus()
+                    t.binary = path
+                    row = accuracy_point(t, "netassay-gen", round(auto * frac, -2), duration)
+                    acc[b].setdefault(str(frac), []).append(row)
+    finally:
+        if sink is not None:
+            sink.close()
+        del_ns([tg, sk])
+
+    def med(rows: list[dict[str, Any]], key: str) -> float | None:
+        vals = [abs(r[key]) for r in rows if r.get(key) is not None]
+        return statistics.median(vals) if vals else None
+
+    out: dict[str, Any] = {"builds": builds, "reps": reps, "peak_pps": {}, "accuracy": {}}
+    for name in VERSUS_PEAKS:
+        this, base = (statistics.median(peaks[b][name]) for b in ("this", "baseline"))
+        out["peak_pps"][name] = {
+            "this": this, "baseline": base, "ratio": this / base if base else None,
+            "runs": {b: peaks[b][name] for b in builds},
+        }  # fmt: skip
+    for frac in ("0.1", "0.5", "0.9"):
+        row: dict[str, Any] = {"requested_pps": acc["this"][frac][0]["requested_pps"]}
+        for key in ("sink_rate_error", "own_rate_error", "own_lateness_p99_ns"):
+            this, base = med(acc["this"][frac], key), med(acc["baseline"][frac], key)
+            row[key] = {"this": this, "baseline": base}
+        out["accuracy"][frac] = row
+    out["accuracy_runs"] = acc
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1 repetition, short windows")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--baseline", metavar="PATH", help="compare with this netassay-gen only")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("bench/generator.py: needs root (network namespaces); run with sudo")
         return 6
+    if args.baseline:
+        if not os.access(args.baseline, os.X_OK):
+            print(f"bench/generator.py: --baseline {args.baseline} is not an executable file")
+            return 2
+        warm, span = (0.5, 1.0) if args.quick else (1.0, 2.0)
+        # two rounds even when quick: one pair of runs says little on a shared machine
+        res = versus(args.baseline, 2 if args.quick else args.reps, warm, span,
+                     1.0 if args.quick else 2.0)  # fmt: skip
+        res["environment"] = environment()
+        path = OUT.with_name("generator-versus.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(res, indent=2) + "\n")
+        print(json.dumps({k: res[k] for k in ("builds", "peak_pps", "accuracy")}, indent=2))
+        return 0
     stalls = pick_cpus(0.5)
     reps = 1 if args.quick else args.reps
     warm, span = (0.5, 1.0) if args.quick else (1.0, 2.0)

@@ -1,18 +1,19 @@
-//! Command-line parsing (hand-written: one binary, few flags, fast build), by
-//! option group: the words of the line first (`Given::scan`), then the flags
-//! every mode takes, then the mode's own: the XDP sink's and the receiver's here,
-//! the sender's in `send`.
+//! The command line, by option group: clap reads the words of the line
+//! (`line::scan`, the flags declared in `line`), then the flags every mode takes
+//! are checked, then the mode's own: the XDP sink's and the receiver's here, the
+//! sender's in `send`, the delay line's in `delay`.
 
 mod delay;
-mod help;
+mod line;
 mod send;
 mod values;
 
 pub use delay::DelayArgs;
-pub use help::HELP;
+pub use line::help;
 
 use crate::error::{FlagError, ModeError, SendUsage, UsageError};
 use crate::mix::Mix;
+use line::{scan, Line};
 use std::net::IpAddr;
 use values::{num, parse_duration, parse_rate};
 
@@ -99,167 +100,68 @@ pub enum Cmd {
     Delay(DelayArgs),
 }
 
-const VALUED: &[&str] = &[
-    "--dev",
-    "--dst-mac",
-    "--src-mac",
-    "--src",
-    "--dst",
-    "--rate",
-    "--duration",
-    "--count",
-    "--size",
-    "--imix",
-    "--flows",
-    "--flow-order",
-    "--flow-seed",
-    "--dsts",
-    "--dst-step",
-    "--count-flows",
-    "--src-port",
-    "--dst-port",
-    "--burst",
-    "--batch",
-    "--catch-up",
-    "--technique",
-    "--idle-timeout",
-    "--expect",
-    "--ring-mb",
-    "--schedule-rate",
-    "--interval",
-    "--cpu",
-];
-const SWITCHES: &[&str] = &[
-    "--json",
-    "--best-effort",
-    "--qdisc",
-    "--share-cpu",
-    "--allow-any-dst",
-    "--allow-host-netns",
-    "--receive",
-    "--xdp-sink",
-    "--pass",
-    "--latency",
-    "--verify",
-    "--help",
-    "-h",
-    "--version",
-    "-V",
-];
-
-/// The command line as given: flags with their values (in order) and switches.
-struct Given {
-    kv: Vec<(String, String)>,
-    sw: Vec<String>,
-}
-
-impl Given {
-    /// Split the line into flags with values (`--flag V` or `--flag=V`) and
-    /// switches; refuse unknown words, missing values and flags given twice.
-    fn scan(argv: &[String]) -> Result<Given, FlagError> {
-        Given::scan_in(argv, VALUED, SWITCHES)
-    }
-
-    /// `scan` for a mode with flags of its own (`delay`).
-    fn scan_in(argv: &[String], valued: &[&str], switches: &[&str]) -> Result<Given, FlagError> {
-        let mut g = Given {
-            kv: Vec::new(),
-            sw: Vec::new(),
-        };
-        let mut i = 0;
-        while i < argv.len() {
-            let a = &argv[i];
-            let (k, inline) = match a.split_once('=') {
-                Some((k, v)) if k.starts_with("--") => (k.to_string(), Some(v.to_string())),
-                _ => (a.clone(), None),
-            };
-            if switches.contains(&k.as_str()) && inline.is_none() {
-                g.sw.push(k);
-            } else if valued.contains(&k.as_str()) {
-                let v = match inline {
-                    Some(v) => v,
-                    None => {
-                        i += 1;
-                        argv.get(i)
-                            .cloned()
-                            .ok_or(FlagError::NeedsValue(k.clone()))?
-                    }
-                };
-                if g.kv.iter().any(|(kk, _)| *kk == k) {
-                    return Err(FlagError::GivenTwice(k));
-                }
-                g.kv.push((k, v));
-            } else {
-                return Err(FlagError::Unknown(a.clone()));
-            }
-            i += 1;
-        }
-        Ok(g)
-    }
-
-    fn has(&self, s: &str) -> bool {
-        self.sw.iter().any(|x| x == s)
-    }
-
-    fn get(&self, k: &str) -> Option<&str> {
-        self.kv
-            .iter()
-            .find(|(kk, _)| kk == k)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn need(&self, k: &'static str) -> Result<&str, FlagError> {
-        self.get(k).ok_or(FlagError::Required(k))
-    }
-
-    /// The number given with `k`, if it was.
-    fn num<T: std::str::FromStr>(&self, k: &'static str) -> Result<Option<T>, FlagError> {
-        self.get(k).map(|v| num(k, v)).transpose()
-    }
-
-    /// The number given with `k`, else `default`.
-    fn num_or<T: std::str::FromStr>(&self, k: &'static str, default: T) -> Result<T, FlagError> {
-        self.get(k).map_or(Ok(default), |v| num(k, v))
-    }
-
-    /// The duration given with `k` (ns), if it was.
-    fn duration(&self, k: &'static str) -> Result<Option<u64>, FlagError> {
-        self.get(k).map(|v| parse_duration(k, v)).transpose()
-    }
-}
-
 /// The command the line asks for: help, the version, or a mode with its options.
 pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
     if argv.first().is_some_and(|w| w == "delay") {
         return delay::parse(&argv[1..]);
     }
-    let a = Given::scan(argv)?;
-    if a.has("--help") || a.has("-h") {
+    let line = scan::<Line>(argv)?;
+    let a = &line.flags;
+    if a.help {
         return Ok(Cmd::Help);
     }
-    if a.has("--version") || a.has("-V") {
+    if a.version {
         return Ok(Cmd::Version);
     }
-    let dev = a.need("--dev")?.to_string();
-    let cpu = a.num::<usize>("--cpu")?;
-    if a.has("--xdp-sink") {
-        return sink(&a, dev).map(Cmd::Sink);
+    let dev = need("--dev", &a.dev)?.to_string();
+    let cpu = number::<usize>("--cpu", &a.cpu)?;
+    if a.xdp_sink {
+        return sink(a, &line.valued, dev).map(Cmd::Sink);
     }
-    if a.has("--pass") {
+    if a.pass {
         return Err(ModeError::PassWithoutSink.into());
     }
-    if a.has("--latency") {
+    if a.latency {
         return Err(ModeError::LatencyWithoutSink.into());
     }
-    if a.has("--receive") {
-        return receive(&a, dev, cpu).map(Cmd::Recv);
+    if a.receive {
+        return receive(a, dev, cpu).map(Cmd::Recv);
     }
-    send::send(&a, dev, cpu).map(|s| Cmd::Send(Box::new(s)))
+    send::send(a, dev, cpu).map(|s| Cmd::Send(Box::new(s)))
 }
 
-/// The XDP sink's options: --size and --duration, nothing else but --dev.
-fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
-    if let Some((k, _)) = a.kv.iter().find(|(k, _)| {
+/// The value of a required flag.
+fn need<'a>(flag: &'static str, v: &'a Option<String>) -> Result<&'a str, FlagError> {
+    v.as_deref().ok_or(FlagError::Required(flag))
+}
+
+/// The number given with `flag`, if it was.
+fn number<T: std::str::FromStr>(
+    flag: &'static str,
+    v: &Option<String>,
+) -> Result<Option<T>, FlagError> {
+    v.as_deref().map(|v| num(flag, v)).transpose()
+}
+
+/// The number given with `flag`, else `default`.
+fn number_or<T: std::str::FromStr>(
+    flag: &'static str,
+    v: &Option<String>,
+    default: T,
+) -> Result<T, FlagError> {
+    v.as_deref().map_or(Ok(default), |v| num(flag, v))
+}
+
+/// The duration given with `flag` (ns), if it was.
+fn duration(flag: &'static str, v: &Option<String>) -> Result<Option<u64>, FlagError> {
+    v.as_deref().map(|v| parse_duration(flag, v)).transpose()
+}
+
+/// The XDP sink's options: --size (or --imix), --duration and --count-flows (with
+/// --dst, --dsts, --dst-step), no other flag with a value but --dev (the first other
+/// one, in the line's order, is named).
+fn sink(a: &Line, valued: &[String], dev: String) -> Result<SinkArgs, UsageError> {
+    if let Some(k) = valued.iter().find(|k| {
         ![
             "--dev",
             "--size",
@@ -274,47 +176,47 @@ fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
     }) {
         return Err(ModeError::NotForSink(k.clone()).into());
     }
-    let size = a.num_or("--size", 64usize)?;
+    let size = number_or("--size", &a.size, 64usize)?;
     if !(64..=9000).contains(&size) {
         return Err(ModeError::SinkSize(size).into());
     }
-    let mix = a.get("--imix").map(Mix::parse).transpose()?;
-    if mix.is_some() && a.get("--size").is_some() {
+    let mix = a.imix.as_deref().map(Mix::parse).transpose()?;
+    if mix.is_some() && a.size.is_some() {
         return Err(SendUsage::ImixAndSize.into());
     }
     Ok(SinkArgs {
         dev,
         size: mix.as_ref().map_or(size, Mix::largest),
         mix,
-        duration_ns: a.duration("--duration")?,
-        pass: a.has("--pass"),
-        latency: a.has("--latency"),
+        duration_ns: duration("--duration", &a.duration)?,
+        pass: a.pass,
+        latency: a.latency,
         flows: sink_flows(a)?,
     })
 }
 
 /// The XDP sink's --count-flows (with the destinations its flows aim at).
-fn sink_flows(a: &Given) -> Result<Option<crate::flows::Plan>, UsageError> {
-    let Some(flows) = a.num::<u64>("--count-flows")? else {
-        if let Some(k) = ["--dsts", "--dst-step", "--dst"]
-            .into_iter()
-            .find(|k| a.get(k).is_some())
-        {
+fn sink_flows(a: &Line) -> Result<Option<crate::flows::Plan>, UsageError> {
+    let Some(flows) = number::<u64>("--count-flows", &a.count_flows)? else {
+        let given = [
+            ("--dsts", &a.dsts),
+            ("--dst-step", &a.dst_step),
+            ("--dst", &a.dst),
+        ];
+        if let Some((k, _)) = given.into_iter().find(|(_, v)| v.is_some()) {
             return Err(ModeError::NeedsCountFlows(k).into());
         }
         return Ok(None);
     };
-    let dst: IpAddr = a
-        .need("--dst")?
-        .parse()
-        .map_err(|_| FlagError::NotAnAddress {
-            flag: "--dst",
-            value: a.get("--dst").unwrap_or("").into(),
-        })?;
+    let given = need("--dst", &a.dst)?;
+    let dst: IpAddr = given.parse().map_err(|_| FlagError::NotAnAddress {
+        flag: "--dst",
+        value: given.into(),
+    })?;
     let plan = crate::flows::Plan::new(
         flows,
-        a.num_or("--dsts", 1u64)?,
-        a.num_or("--dst-step", 1u32)?,
+        number_or("--dsts", &a.dsts, 1u64)?,
+        number_or("--dst-step", &a.dst_step, 1u32)?,
         10000,
         &dst,
         &dst,
@@ -323,44 +225,43 @@ fn sink_flows(a: &Given) -> Result<Option<crate::flows::Plan>, UsageError> {
     Ok(Some(plan))
 }
 
-/// Send options the receiver refuses, in the order it names them.
-const SEND_ONLY: [&str; 7] = [
-    "--dst-mac",
-    "--src",
-    "--dst",
-    "--rate",
-    "--count",
-    "--size",
-    "--batch",
-];
-
 /// The receiver's options; a send option is refused.
-fn receive(a: &Given, dev: String, cpu: Option<usize>) -> Result<Recv, UsageError> {
-    if let Some(k) = SEND_ONLY.into_iter().find(|k| a.get(k).is_some()) {
+fn receive(a: &Line, dev: String, cpu: Option<usize>) -> Result<Recv, UsageError> {
+    // the send options it refuses, in the order it names them
+    let send_only = [
+        ("--dst-mac", &a.dst_mac),
+        ("--src", &a.src),
+        ("--dst", &a.dst),
+        ("--rate", &a.rate),
+        ("--count", &a.count),
+        ("--size", &a.size),
+        ("--batch", &a.batch),
+    ];
+    if let Some((k, _)) = send_only.into_iter().find(|(_, v)| v.is_some()) {
         return Err(ModeError::SendOptionWithReceive(k).into());
     }
-    let ring_mb = a.num_or("--ring-mb", 64u32)?;
+    let ring_mb = number_or("--ring-mb", &a.ring_mb, 64u32)?;
     if !(1..=1024).contains(&ring_mb) {
         return Err(ModeError::RingMb.into());
     }
     Ok(Recv {
         dev,
-        duration_ns: a.duration("--duration")?,
-        idle_ns: a.duration("--idle-timeout")?,
-        expect: a.num("--expect")?,
-        flows: a.num("--flows")?,
+        duration_ns: duration("--duration", &a.duration)?,
+        idle_ns: duration("--idle-timeout", &a.idle_timeout)?,
+        expect: number("--expect", &a.expect)?,
+        flows: number("--flows", &a.flows)?,
         ring_mb,
         schedule_rate: schedule_rate(a)?,
-        interval_ns: a.duration("--interval")?.filter(|&n| n > 0),
-        verify: a.has("--verify"),
-        json: a.has("--json"),
+        interval_ns: duration("--interval", &a.interval)?.filter(|&n| n > 0),
+        verify: a.verify,
+        json: a.json,
         cpu,
     })
 }
 
 /// --schedule-rate: a number of packets per second ('max' is refused).
-fn schedule_rate(a: &Given) -> Result<Option<f64>, UsageError> {
-    match a.get("--schedule-rate").map(parse_rate).transpose()? {
+fn schedule_rate(a: &Line) -> Result<Option<f64>, UsageError> {
+    match a.schedule_rate.as_deref().map(parse_rate).transpose()? {
         Some(Rate::Pps(r)) => Ok(Some(r)),
         Some(Rate::Max) => Err(ModeError::ScheduleRateMax.into()),
         None => Ok(None),
@@ -412,12 +313,17 @@ mod tests {
 
     #[test]
     fn the_line_is_scanned_word_by_word() {
-        let g = Given::scan(&v("--dev=a --json --rate 1k --count=5")).unwrap();
-        assert_eq!(g.get("--dev"), Some("a"));
-        assert_eq!(g.get("--rate"), Some("1k"));
-        assert_eq!(g.num::<u64>("--count"), Ok(Some(5)));
-        assert!(g.has("--json") && !g.has("--qdisc"));
-        let e = |s: &str| Given::scan(&v(s)).err();
+        let g = scan::<Line>(&v("--dev=a --json --rate 1k --count=5 --json")).unwrap();
+        assert_eq!(g.flags.dev.as_deref(), Some("a"));
+        assert_eq!(g.flags.rate.as_deref(), Some("1k"));
+        assert_eq!(number::<u64>("--count", &g.flags.count), Ok(Some(5)));
+        assert!(g.flags.json && !g.flags.qdisc);
+        assert_eq!(g.valued, ["--dev", "--rate", "--count"]);
+        // a value may start with a dash; it is checked later
+        let g = scan::<Line>(&v("--dev --json --rate -1")).unwrap();
+        assert_eq!(g.flags.dev.as_deref(), Some("--json"));
+        assert_eq!(g.flags.rate.as_deref(), Some("-1"));
+        let e = |s: &str| scan::<Line>(&v(s)).err();
         assert_eq!(e("--dev"), Some(FlagError::NeedsValue("--dev".into())));
         assert_eq!(
             e("--dev a --dev=b"),
@@ -426,6 +332,78 @@ mod tests {
         // a switch with a value is no switch
         assert_eq!(e("--json=1"), Some(FlagError::Unknown("--json=1".into())));
         assert_eq!(e("-x"), Some(FlagError::Unknown("-x".into())));
+        assert_eq!(e("--bogus=3"), Some(FlagError::Unknown("--bogus=3".into())));
+        // the first word at fault, in the line's order
+        assert_eq!(
+            e("--dev a -h=1 --dev b"),
+            Some(FlagError::Unknown("-h=1".into()))
+        );
+        // a bare `--` ends the flags, as clap has it
+        assert_eq!(e("-- --dev a"), Some(FlagError::Unknown("--dev".into())));
+        assert!(scan::<Line>(&v("--json --")).is_ok());
+        // but a value may be `--`, or a word of short flags
+        let g = scan::<Line>(&v("--dev -- --src -hV")).unwrap();
+        assert_eq!(g.flags.dev.as_deref(), Some("--"));
+        assert_eq!(g.flags.src.as_deref(), Some("-hV"));
+    }
+
+    #[test]
+    fn help_lists_every_flag_and_the_exit_codes() {
+        let h = help();
+        for flag in [
+            "--dev",
+            "--dst-mac",
+            "--src-mac",
+            "--src",
+            "--dst",
+            "--rate",
+            "--duration",
+            "--count",
+            "--size",
+            "--imix",
+            "--flows",
+            "--flow-order",
+            "--flow-seed",
+            "--dsts",
+            "--dst-step",
+            "--src-port",
+            "--dst-port",
+            "--burst",
+            "--batch",
+            "--catch-up",
+            "--technique",
+            "--best-effort",
+            "--qdisc",
+            "--share-cpu",
+            "--allow-any-dst",
+            "--allow-host-netns",
+            "--cpu",
+            "--xdp-sink",
+            "--pass",
+            "--latency",
+            "--count-flows",
+            "--receive",
+            "--idle-timeout",
+            "--expect",
+            "--ring-mb",
+            "--schedule-rate",
+            "--interval",
+            "--verify",
+            "--json",
+            "--help",
+            "--version",
+            "--a <DEV>",
+            "--b <DEV>",
+            "--delay <DUR>",
+            "--delay-back",
+            "--stats",
+            "--queue",
+        ] {
+            assert!(h.contains(flag), "{flag}");
+        }
+        assert!(h.contains("WITHOUT the 4-byte FCS"));
+        assert!(h.contains("3  the rate was not kept"));
+        assert!(!h.contains("stray"));
     }
 
     #[test]
@@ -487,6 +465,56 @@ mod tests {
     }
 
     #[test]
+    fn the_sink_counts_flows_aimed_at_their_destinations() {
+        let k = match parse(&v(
+            "--xdp-sink --dev a --count-flows 1000 --dst 198.18.0.3 --dsts 10 --dst-step 4",
+        ))
+        .unwrap()
+        {
+            Cmd::Sink(k) => k,
+            _ => panic!(),
+        };
+        let plan = k.flows.expect("--count-flows");
+        assert_eq!((plan.flows, plan.dsts, plan.dst_step), (1000, 10, 4));
+        assert!(matches!(
+            parse(&v("--xdp-sink --dev a")).unwrap(),
+            Cmd::Sink(SinkArgs { flows: None, .. })
+        ));
+        let e = |s: &str| parse(&v(&format!("--xdp-sink --dev a {s}"))).unwrap_err();
+        // the destinations without --count-flows, named in a fixed order
+        assert_eq!(
+            e("--dst 198.18.0.3 --dst-step 2"),
+            ModeError::NeedsCountFlows("--dst-step").into()
+        );
+        assert_eq!(e("--count-flows 4"), FlagError::Required("--dst").into());
+        assert_eq!(
+            e("--count-flows 4 --dst x"),
+            FlagError::NotAnAddress {
+                flag: "--dst",
+                value: "x".into()
+            }
+            .into()
+        );
+        assert_eq!(
+            e("--count-flows 1000001 --dst 198.18.0.3"),
+            SendUsage::Flows(1_000_001).into()
+        );
+        assert_eq!(
+            e("--count-flows 4 --dst 198.18.0.3 --dsts 0"),
+            SendUsage::Dsts(0, 1).into()
+        );
+        assert_eq!(
+            e("--count-flows 4 --dst 255.255.255.250 --dsts 5 --dst-step 100"),
+            SendUsage::AddressesPastEnd.into()
+        );
+        // the sender's flow flags are not the sink's
+        assert_eq!(
+            e("--count-flows 4 --dst 198.18.0.3 --flow-order random"),
+            ModeError::NotForSink("--flow-order".into()).into()
+        );
+    }
+
+    #[test]
     fn receive_options() {
         let r = match parse(&v(
             "--receive --dev b --expect 100 --flows 4 --ring-mb 8 --schedule-rate 1M \
@@ -502,6 +530,11 @@ mod tests {
         assert_eq!(r.interval_ns, Some(1_000_000_000));
         assert_eq!(r.duration_ns, Some(5_000_000_000));
         assert_eq!((r.cpu, r.json, r.idle_ns), (Some(1), true, None));
+        assert!(!r.verify);
+        match parse(&v("--receive --dev b --verify")).unwrap() {
+            Cmd::Recv(r) => assert!(r.verify),
+            _ => panic!(),
+        }
         let e = |s: &str| parse(&v(&format!("--receive --dev b {s}"))).unwrap_err();
         // send options are named in a fixed order, not the line's
         assert_eq!(

@@ -2,6 +2,9 @@
 //! links) and a tiny assembler for the hand-written programs (no clang needed).
 
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 pub const BPF_MAP_CREATE: i64 = 0;
 pub const BPF_MAP_LOOKUP_ELEM: i64 = 1;
@@ -96,7 +99,13 @@ impl Asm {
     }
 }
 
+/// bpf(2) with the attributes in `attr`. The caller fills `attr` as `cmd` wants it:
+/// every pointer it holds must point at memory that lives, and is as large as the
+/// size beside it says, until the call returns.
 pub fn sys(cmd: i64, attr: &mut [u8]) -> io::Result<i64> {
+    // SAFETY: the kernel reads and writes at most `attr.len()` bytes of `attr`, a live,
+    // exclusively borrowed buffer; the pointers inside it are the caller's to keep
+    // valid (see above), which every caller here does with locals that outlive the call.
     let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), attr.len()) };
     if r < 0 {
         Err(io::Error::last_os_error())
@@ -112,22 +121,21 @@ pub fn put64(a: &mut [u8], off: usize, v: u64) {
     a[off..off + 8].copy_from_slice(&v.to_ne_bytes());
 }
 
-/// A file descriptor closed on drop.
-pub struct Fd(pub i32);
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        unsafe { libc::close(self.0) };
-    }
+/// The new descriptor a bpf(2) command returned, owned (closed on drop).
+fn new_fd(cmd: i64, attr: &mut [u8]) -> io::Result<OwnedFd> {
+    let fd = sys(cmd, attr)?;
+    // SAFETY: the commands that create an object return a new descriptor that this
+    // process owns and nothing else holds; `sys` turned a negative return into Err.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-pub fn map_create(kind: u32, value_size: u32, entries: u32) -> io::Result<Fd> {
+pub fn map_create(kind: u32, value_size: u32, entries: u32) -> io::Result<OwnedFd> {
     let mut a = [0u8; 128];
     put32(&mut a, 0, kind);
     put32(&mut a, 4, 4);
     put32(&mut a, 8, value_size);
     put32(&mut a, 12, entries);
-    Ok(Fd(sys(BPF_MAP_CREATE, &mut a)? as i32))
+    new_fd(BPF_MAP_CREATE, &mut a)
 }
 
 /// BPF_F_MMAPABLE: an array map whose values the process maps into its memory.
@@ -137,8 +145,8 @@ const BPF_F_MMAPABLE: u32 = 1 << 10;
 /// writes through shared memory (a program's atomic adds are seen at once, and millions of
 /// values are read without a system call each). Needs Linux >= 5.5.
 pub struct Shared {
-    pub fd: Fd,
-    ptr: *mut u8,
+    pub fd: OwnedFd,
+    ptr: NonNull<u8>,
     len: usize,
 }
 
@@ -150,54 +158,61 @@ impl Shared {
         put32(&mut a, 8, value_size);
         put32(&mut a, 12, entries);
         put32(&mut a, 16, BPF_F_MMAPABLE);
-        let fd = Fd(sys(BPF_MAP_CREATE, &mut a)? as i32);
+        let fd = new_fd(BPF_MAP_CREATE, &mut a)?;
         let page = 4096usize;
         let len = (value_size as usize * entries as usize).div_ceil(page) * page;
+        // SAFETY: a new mapping at an address the kernel picks (no hint), of the map's
+        // values rounded up to a page, which is what an mmapable array map lets a process
+        // map; `fd` is the live map just created. Nothing else in this process aliases
+        // the memory returned.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED,
-                fd.0,
+                fd.as_raw_fd(),
                 0,
             )
         };
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Shared {
-            fd,
-            ptr: ptr as *mut u8,
-            len,
-        })
+        let ptr = NonNull::new(ptr as *mut u8).ok_or_else(|| io::Error::other("mmap gave 0"))?;
+        Ok(Shared { fd, ptr, len })
     }
 
-    /// The values as u64s, to write (an array map's values are 8 bytes apart
-    /// whatever their size: give it 8-byte values).
-    pub fn u64s_mut(&mut self, n: usize) -> &mut [u64] {
+    /// The first `n` values as u64s (an array map's values are 8 bytes apart whatever
+    /// their size: give it 8-byte values). They are atomics, as a program may add to
+    /// them at any time; loads and stores of one value need no more than Relaxed.
+    pub fn u64s(&self, n: usize) -> &[AtomicU64] {
         assert!(n * 8 <= self.len);
-        unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut u64, n) }
+        // SAFETY: the mapping is `len` bytes from a page boundary (so 8-aligned) and lives
+        // as long as `self`, which the slice borrows; n * 8 <= len was checked. AtomicU64
+        // has u64's size and layout, every bit pattern is a valid u64, and the only other
+        // writers (BPF programs, through the kernel) write these values atomically too.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr() as *const AtomicU64, n) }
     }
 
-    /// The values as u64s, read as they are now (a program may add to them meanwhile).
-    pub fn u64s(&self, n: usize) -> &[u64] {
-        assert!(n * 8 <= self.len);
-        unsafe { std::slice::from_raw_parts(self.ptr as *const u64, n) }
+    /// The first `n` values as they are now (a program may add to them meanwhile).
+    pub fn read(&self, n: usize) -> Vec<u64> {
+        self.u64s(n).iter().map(|v| v.load(Relaxed)).collect()
     }
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+        // SAFETY: `ptr` and `len` are the mapping `create` made, unmapped once, here; no
+        // slice of it outlives `self` (`u64s` borrows it).
+        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len) };
     }
 }
 
 /// Look `key` up; `value` must be as large as the kernel's value (per-CPU maps:
 /// value size rounded to 8, times the possible CPUs).
-pub fn map_lookup(fd: &Fd, key: u32, value: &mut [u8]) -> io::Result<()> {
+pub fn map_lookup(map: impl AsFd, key: u32, value: &mut [u8]) -> io::Result<()> {
     let mut a = [0u8; 32];
-    put32(&mut a, 0, fd.0 as u32);
+    put32(&mut a, 0, map.as_fd().as_raw_fd() as u32);
     put64(&mut a, 8, &key as *const u32 as u64);
     put64(&mut a, 16, value.as_mut_ptr() as u64);
     sys(BPF_MAP_LOOKUP_ELEM, &mut a)?;
@@ -205,9 +220,9 @@ pub fn map_lookup(fd: &Fd, key: u32, value: &mut [u8]) -> io::Result<()> {
 }
 
 /// Write `value` at `key` (BPF_ANY).
-pub fn map_update(fd: &Fd, key: u32, value: &[u8]) -> io::Result<()> {
+pub fn map_update(map: impl AsFd, key: u32, value: &[u8]) -> io::Result<()> {
     let mut a = [0u8; 32];
-    put32(&mut a, 0, fd.0 as u32);
+    put32(&mut a, 0, map.as_fd().as_raw_fd() as u32);
     put64(&mut a, 8, &key as *const u32 as u64);
     put64(&mut a, 16, value.as_ptr() as u64);
     sys(BPF_MAP_UPDATE_ELEM, &mut a)?;
@@ -246,22 +261,26 @@ pub(crate) fn funcs_btf(names: &[&str]) -> Vec<u8> {
     b
 }
 
-fn btf_load(btf: &[u8]) -> io::Result<Fd> {
+fn btf_load(btf: &[u8]) -> io::Result<OwnedFd> {
     let mut a = [0u8; 32];
     put64(&mut a, 0, btf.as_ptr() as u64);
     put32(&mut a, 16, btf.len() as u32);
-    Ok(Fd(sys(BPF_BTF_LOAD, &mut a)? as i32))
+    new_fd(BPF_BTF_LOAD, &mut a)
 }
 
 /// Load an XDP program; on failure the verifier's last line is in the error.
-pub fn prog_load_xdp(prog: &[Insn], name: &str) -> io::Result<Fd> {
+pub fn prog_load_xdp(prog: &[Insn], name: &str) -> io::Result<OwnedFd> {
     prog_load_xdp_funcs(prog, name, &[])
 }
 
 /// Load an XDP program whose functions (a callback of bpf_loop, say) start at the
 /// given instructions: `funcs` names each with its first instruction, the main one
 /// (at 0) first; empty for a program of one function.
-pub fn prog_load_xdp_funcs(prog: &[Insn], name: &str, funcs: &[(u32, &str)]) -> io::Result<Fd> {
+pub fn prog_load_xdp_funcs(
+    prog: &[Insn],
+    name: &str,
+    funcs: &[(u32, &str)],
+) -> io::Result<OwnedFd> {
     let mut code: Vec<u8> = Vec::with_capacity(prog.len() * 8);
     for Insn(c, r, o, i) in prog {
         code.push(*c);
@@ -293,13 +312,13 @@ pub fn prog_load_xdp_funcs(prog: &[Insn], name: &str, funcs: &[(u32, &str)]) -> 
         .flat_map(|(i, f)| [f.0, 3 + i as u32])
         .collect();
     if let Some(b) = &btf {
-        put32(&mut a, 72, b.0 as u32); // prog_btf_fd
+        put32(&mut a, 72, b.as_raw_fd() as u32); // prog_btf_fd
         put32(&mut a, 76, 8); // func_info_rec_size
         put64(&mut a, 80, info.as_ptr() as u64);
         put32(&mut a, 88, funcs.len() as u32);
     }
-    match sys(BPF_PROG_LOAD, &mut a) {
-        Ok(fd) => Ok(Fd(fd as i32)),
+    match new_fd(BPF_PROG_LOAD, &mut a) {
+        Ok(fd) => Ok(fd),
         Err(e) => {
             let end = log.iter().position(|&b| b == 0).unwrap_or(0);
             let msg = String::from_utf8_lossy(&log[..end]);
@@ -316,13 +335,13 @@ pub fn prog_load_xdp_funcs(prog: &[Insn], name: &str, funcs: &[(u32, &str)]) -> 
 /// Attach an XDP program to `ifindex` (native mode) through a BPF link: it stays
 /// attached while the returned fd is open, so it goes away when the process ends.
 /// `flags`: 0 (native where the driver has it) or XDP_FLAGS_SKB_MODE.
-pub fn xdp_link(prog: &Fd, ifindex: u32, flags: u32) -> io::Result<Fd> {
+pub fn xdp_link(prog: impl AsFd, ifindex: u32, flags: u32) -> io::Result<OwnedFd> {
     let mut a = [0u8; 64];
-    put32(&mut a, 0, prog.0 as u32);
+    put32(&mut a, 0, prog.as_fd().as_raw_fd() as u32);
     put32(&mut a, 4, ifindex);
     put32(&mut a, 8, BPF_XDP);
     put32(&mut a, 12, flags);
-    Ok(Fd(sys(BPF_LINK_CREATE, &mut a)? as i32))
+    new_fd(BPF_LINK_CREATE, &mut a)
 }
 
 /// Number of possible CPUs (sizes per-CPU map values).

@@ -12,6 +12,7 @@ use crate::pace;
 use crate::sys;
 use std::collections::VecDeque;
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A timer wakes a thread some 50 us late on a VM: a sparse train sleeps until this
@@ -214,59 +215,49 @@ impl Counters {
     }
 
     /// Add the kernel's drop count on `fd` (reading it resets it).
-    pub fn add_socket_drops(&self, fd: i32) {
+    pub fn add_socket_drops(&self, fd: BorrowedFd<'_>) {
         self.drop_socket.fetch_add(sys::packet_drops(fd), Relaxed);
     }
 }
 
 /// The socket a direction receives on: every frame of `ifindex` (ETH_P_ALL) but
 /// those sent from this host, stamped, with a 32 MB buffer, the device promiscuous.
-pub fn rx_socket(ifindex: u32) -> io::Result<i32> {
-    let fd = sys::packet_socket(0)?;
+pub fn rx_socket(ifindex: u32) -> io::Result<OwnedFd> {
+    let sock = sys::packet_socket(0)?;
+    let fd = sock.as_fd();
     let set = |level, name, val| sys::setsockopt_int(fd, level, name, val);
-    let r = (|| {
-        set(libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, 1)?;
-        set(libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
-        set(libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
-        set(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, RCVBUF)
-            .or_else(|_| set(libc::SOL_SOCKET, libc::SO_RCVBUF, RCVBUF))?;
-        sys::bind_packet(fd, ifindex, libc::ETH_P_ALL as u16)?;
-        promisc(fd, ifindex)
-    })();
-    match r {
-        Ok(()) => Ok(fd),
-        Err(e) => {
-            unsafe { libc::close(fd) };
-            Err(e)
-        }
-    }
+    set(libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, 1)?;
+    set(libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
+    set(libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
+    set(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, RCVBUF)
+        .or_else(|_| set(libc::SOL_SOCKET, libc::SO_RCVBUF, RCVBUF))?;
+    sys::bind_packet(fd, ifindex, libc::ETH_P_ALL as u16)?;
+    promisc(fd, ifindex)?;
+    Ok(sock)
 }
 
 /// The socket a direction sends by: bound to `ifindex`, receiving nothing, through
 /// the device's qdisc (so a shaping qdisc there applies).
-pub fn tx_socket(ifindex: u32) -> io::Result<i32> {
-    let fd = sys::packet_socket(0)?;
-    let r = sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, RCVBUF)
-        .or_else(|_| sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, RCVBUF))
-        .and_then(|_| sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VNET_HDR, 1))
-        .and_then(|_| sys::bind_packet(fd, ifindex, 0));
-    match r {
-        Ok(()) => Ok(fd),
-        Err(e) => {
-            unsafe { libc::close(fd) };
-            Err(e)
-        }
-    }
+pub fn tx_socket(ifindex: u32) -> io::Result<OwnedFd> {
+    let sock = sys::packet_socket(0)?;
+    let fd = sock.as_fd();
+    sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, RCVBUF)
+        .or_else(|_| sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, RCVBUF))?;
+    sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
+    sys::bind_packet(fd, ifindex, 0)?;
+    Ok(sock)
 }
 
 /// Make `ifindex` promiscuous while `fd` is open (PACKET_MR_PROMISC).
-fn promisc(fd: i32, ifindex: u32) -> io::Result<()> {
+fn promisc(fd: BorrowedFd<'_>, ifindex: u32) -> io::Result<()> {
+    // SAFETY: packet_mreq is plain C data; all zeroes is a valid value.
     let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
     mr.mr_ifindex = ifindex as i32;
     mr.mr_type = PACKET_MR_PROMISC;
+    // SAFETY: the request is the live local `mr`, of the length given.
     let r = unsafe {
         libc::setsockopt(
-            fd,
+            fd.as_raw_fd(),
             libc::SOL_PACKET,
             PACKET_ADD_MEMBERSHIP,
             &mr as *const libc::packet_mreq as *const libc::c_void,
@@ -282,6 +273,7 @@ fn promisc(fd: i32, ifindex: u32) -> io::Result<()> {
 
 /// Wake-ups for this thread to the nanosecond (the default slack is 50 us).
 pub fn precise_timers() {
+    // SAFETY: PR_SET_TIMERSLACK takes a number, no pointer, and sets this thread's slack.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
@@ -292,8 +284,8 @@ fn realtime() -> u64 {
 
 /// One direction: frames in on `rx_fd`, out by `tx_fd` `delay_ns` later.
 pub struct Direction<'a> {
-    pub rx_fd: i32,
-    pub tx_fd: i32,
+    pub rx_fd: BorrowedFd<'a>,
+    pub tx_fd: BorrowedFd<'a>,
     pub delay_ns: u64,
     pub queue: usize,
     pub counters: &'a Counters,
@@ -313,11 +305,15 @@ impl RxBatch {
         let mut b = Box::new(RxBatch {
             bufs: vec![0; BATCH * SLOT],
             iov: Vec::with_capacity(BATCH),
+            // SAFETY: sockaddr_ll is plain C data; all zeroes is a valid value.
             names: vec![unsafe { std::mem::zeroed() }; BATCH],
             ctl: vec![[0; 8]; BATCH],
+            // SAFETY: mmsghdr is plain C data (null pointers, zero lengths when zeroed);
+            // `recv` points it at the batch's buffers before each call.
             msgs: vec![unsafe { std::mem::zeroed() }; BATCH],
         });
         for i in 0..BATCH {
+            // SAFETY: `bufs` holds BATCH * SLOT bytes and i < BATCH: slot i is inside it.
             let base = unsafe { b.bufs.as_mut_ptr().add(i * SLOT) };
             b.iov.push(libc::iovec {
                 iov_base: base as *mut libc::c_void,
@@ -328,7 +324,7 @@ impl RxBatch {
     }
 
     /// Take up to BATCH waiting frames without blocking; how many came.
-    fn recv(&mut self, fd: i32) -> usize {
+    fn recv(&mut self, fd: BorrowedFd<'_>) -> usize {
         for i in 0..BATCH {
             let h = &mut self.msgs[i].msg_hdr;
             h.msg_name = &mut self.names[i] as *mut libc::sockaddr_ll as *mut libc::c_void;
@@ -340,9 +336,12 @@ impl RxBatch {
             h.msg_flags = 0;
             self.msgs[i].msg_len = 0;
         }
+        // SAFETY: every header points at this batch's own name, iovec (SLOT bytes of
+        // `bufs`) and control buffer, all sized as the header says and alive (the
+        // batch is boxed and borrowed mutably) across the call; BATCH headers.
         let r = unsafe {
             libc::recvmmsg(
-                fd,
+                fd.as_raw_fd(),
                 self.msgs.as_mut_ptr(),
                 BATCH as u32,
                 libc::MSG_DONTWAIT | libc::MSG_TRUNC,
@@ -359,6 +358,8 @@ impl RxBatch {
         let m = &self.msgs[i];
         let len = (m.msg_len as usize).max(VNET_HDR);
         let outgoing = self.names[i].sll_pkttype == PACKET_OUTGOING;
+        // SAFETY: recvmmsg filled this header; its control buffer is this batch's
+        // `ctl[i]` with the length the kernel set.
         let stamp = unsafe { rx_stamp(&m.msg_hdr) };
         if len > SLOT || m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
             return (Err(len - VNET_HDR), stamp, outgoing);
@@ -370,6 +371,10 @@ impl RxBatch {
 }
 
 /// The SO_TIMESTAMPNS stamp of a received message (CLOCK_REALTIME ns).
+///
+/// # Safety
+/// `h.msg_control` must point at a live buffer of `h.msg_controllen` bytes holding
+/// the control messages the kernel wrote (or none).
 unsafe fn rx_stamp(h: &libc::msghdr) -> Option<u64> {
     let mut c = libc::CMSG_FIRSTHDR(h);
     while !c.is_null() {
@@ -386,14 +391,15 @@ unsafe fn rx_stamp(h: &libc::msghdr) -> Option<u64> {
 /// any thread ready to run on it.
 fn spin_until(t: u64) {
     while realtime() < t && !pace::stopped() {
+        // SAFETY: sched_yield takes nothing and cannot fail.
         unsafe { libc::sched_yield() };
     }
 }
 
 /// Wait until `fd` has frames or `timeout_ns` passed; true when it has frames.
-fn wait_readable(fd: i32, timeout_ns: u64) -> bool {
+fn wait_readable(fd: BorrowedFd<'_>, timeout_ns: u64) -> bool {
     let mut p = libc::pollfd {
-        fd,
+        fd: fd.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     };
@@ -401,6 +407,8 @@ fn wait_readable(fd: i32, timeout_ns: u64) -> bool {
         tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
     };
+    // SAFETY: one live local pollfd and timeout, read (and revents written) by the
+    // kernel; no signal mask.
     let r = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
     r > 0 // POLLIN, or an error for recvmmsg to take
 }
@@ -414,6 +422,8 @@ impl Direction<'_> {
         let mut held = Held::new(8 << 20, self.queue);
         let mut rx = RxBatch::new();
         let mut iov: Vec<libc::iovec> = Vec::with_capacity(BATCH);
+        // SAFETY: mmsghdr is plain C data (null pointers, zero lengths when zeroed);
+        // `send_due` points each at an iovec before a call.
         let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
         let mut late: Vec<u64> = Vec::with_capacity(BATCH);
         let mut more = false;
@@ -504,8 +514,10 @@ impl Direction<'_> {
         let (mut sent, mut sent_bytes, mut dropped) = (0, 0, 0);
         let mut i = 0;
         while i < n {
-            let r =
-                unsafe { libc::sendmmsg(self.tx_fd, msgs[i..].as_mut_ptr(), (n - i) as u32, 0) };
+            let fd = self.tx_fd.as_raw_fd();
+            // SAFETY: headers i..n point at `iov`'s entries, each at a held frame's
+            // bytes, all alive (and not moved: `iov` is not pushed to) across the call.
+            let r = unsafe { libc::sendmmsg(fd, msgs[i..].as_mut_ptr(), (n - i) as u32, 0) };
             if r > 0 {
                 let r = r as usize;
                 sent += r as u64;

@@ -83,6 +83,12 @@ impl From<NotKept> for Error {
     }
 }
 
+impl From<FlagError> for Error {
+    fn from(e: FlagError) -> Error {
+        Error::Usage(e.into())
+    }
+}
+
 impl From<SendUsage> for Error {
     fn from(e: SendUsage) -> Error {
         Error::Usage(e.into())

@@ -14,9 +14,10 @@
 //! the buckets. User space sums the CPUs and clears the map at each read, so a line
 //! carries the latencies since the previous one.
 
-use crate::bpf::{self, Asm, Fd};
+use crate::bpf::{self, Asm};
 use crate::json::J;
 use std::io;
+use std::os::fd::OwnedFd;
 
 /// Buckets: 256 of one microsecond, 12 octaves of 128, the overflow.
 pub const BUCKETS: usize = 256 + 12 * 128 + 1;
@@ -125,7 +126,7 @@ pub fn emit(a: &mut Asm, map_fd: i32, l: usize, done: usize) {
 }
 
 /// The latency map: a per-CPU array of one value.
-pub fn map() -> io::Result<Fd> {
+pub fn map() -> io::Result<OwnedFd> {
     bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, VALUE_SIZE as u32, 1)
 }
 
@@ -169,7 +170,7 @@ impl Hist {
     }
 
     /// Read the map and clear it: the latencies since the previous read.
-    pub fn take(map: &Fd, cpus: usize) -> io::Result<Hist> {
+    pub fn take(map: &OwnedFd, cpus: usize) -> io::Result<Hist> {
         let mut raw = vec![0u8; VALUE_SIZE * cpus];
         bpf::map_lookup(map, 0, &mut raw)?;
         bpf::map_update(map, 0, &vec![0u8; VALUE_SIZE * cpus])?;

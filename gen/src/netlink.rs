@@ -4,6 +4,7 @@
 //! dropping frames at the generator's egress while it finds out.
 
 use std::io;
+use std::os::fd::AsRawFd;
 
 const RTM_GETLINK: u16 = 18;
 const RTM_NEWLINK: u16 = 16;
@@ -17,17 +18,8 @@ const IFLA_XDP_DRV_PROG_ID: u16 = 5;
 
 /// Attributes of one link: (type, payload), top level.
 fn get_link(ifindex: u32, netnsid: Option<i32>) -> io::Result<Vec<(u16, Vec<u8>)>> {
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_NETLINK,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            libc::NETLINK_ROUTE,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let _close = crate::bpf::Fd(fd);
+    let sock = crate::sys::socket(libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_ROUTE)?;
+    let fd = sock.as_raw_fd();
     let mut m: Vec<u8> = vec![0; 32];
     m[4..6].copy_from_slice(&RTM_GETLINK.to_ne_bytes());
     m[6..8].copy_from_slice(&NLM_F_REQUEST.to_ne_bytes());
@@ -40,10 +32,12 @@ fn get_link(ifindex: u32, netnsid: Option<i32>) -> io::Result<Vec<(u16, Vec<u8>)
     }
     let len = m.len() as u32;
     m[0..4].copy_from_slice(&len.to_ne_bytes());
+    // SAFETY: the kernel reads `m.len()` bytes of the live `m`.
     if unsafe { libc::send(fd, m.as_ptr() as *const libc::c_void, m.len(), 0) } < 0 {
         return Err(io::Error::last_os_error());
     }
     let mut buf = vec![0u8; 1 << 16];
+    // SAFETY: the kernel writes at most `buf.len()` bytes into the live `buf`.
     let n = unsafe { libc::recv(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0) };
     if n < 16 {
         return Err(io::Error::last_os_error());

@@ -13,6 +13,8 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// SIGINT/SIGTERM set STOP; no SA_RESTART, so sleeps and poll return early.
 pub fn install_signals() {
+    // SAFETY: sigaction is plain C data (zeroed: no flags, empty mask); the handler
+    // only stores to an atomic, which is async-signal-safe; sigaction copies `sa`.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = on_signal as *const () as usize;
@@ -41,6 +43,7 @@ pub fn clock_ns(clock: libc::clockid_t) -> u64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
+    // SAFETY: the kernel writes one timespec into the live local `ts`.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
@@ -56,6 +59,7 @@ pub fn sleep_until(t: u64) {
         tv_sec: (t / 1_000_000_000) as libc::time_t,
         tv_nsec: (t % 1_000_000_000) as libc::c_long,
     };
+    // SAFETY: `ts` is a live local the kernel only reads; no remainder is asked for.
     unsafe {
         libc::clock_nanosleep(
             libc::CLOCK_MONOTONIC,
@@ -87,6 +91,7 @@ pub fn wait_until(t: u64) -> u64 {
             return n;
         }
         if SHARE_CPU.load(Ordering::Relaxed) {
+            // SAFETY: sched_yield takes nothing and cannot fail.
             unsafe { libc::sched_yield() };
         } else {
             std::hint::spin_loop();

@@ -6,6 +6,7 @@ use crate::pace::{self, Hist};
 use crate::packet;
 use crate::sys;
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 const PACKET_RX_RING: i32 = 5;
 const PACKET_VERSION: i32 = 10;
@@ -404,7 +405,7 @@ pub struct RxOut {
 }
 
 /// Tiny classic BPF filter: accept every frame but copy only its first 128 bytes.
-fn set_snap_filter(fd: i32) -> io::Result<()> {
+fn set_snap_filter(fd: BorrowedFd<'_>) -> io::Result<()> {
     let ins = [libc::sock_filter {
         code: 0x06, // BPF_RET | BPF_K
         jt: 0,
@@ -415,9 +416,11 @@ fn set_snap_filter(fd: i32) -> io::Result<()> {
         len: 1,
         filter: ins.as_ptr() as *mut libc::sock_filter,
     };
+    // SAFETY: `prog` and the filter it points at are live locals; the kernel copies
+    // the one instruction `len` names.
     let r = unsafe {
         libc::setsockopt(
-            fd,
+            fd.as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_ATTACH_FILTER,
             &prog as *const libc::sock_fprog as *const libc::c_void,
@@ -430,12 +433,19 @@ fn set_snap_filter(fd: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// # Safety
+/// `p + off .. p + off + 4` must be readable (alignment is not needed).
 #[inline(always)]
 unsafe fn rd32(p: *const u8, off: usize) -> u32 {
     std::ptr::read_unaligned(p.add(off) as *const u32)
 }
 
 /// Walk one retired block; returns the number of frames in it.
+///
+/// # Safety
+/// `b` must be the start of a block of the receive ring that the kernel has handed
+/// to user space (TP_STATUS_USER): its header's frame count and offsets, and each
+/// frame header's lengths, are the kernel's and stay inside the block.
 unsafe fn walk_block(b: *const u8, rt_off: i64, c: &mut Counts) -> u32 {
     let n = rd32(b, 12);
     let mut p = b.add(rd32(b, 16) as usize);
@@ -476,8 +486,9 @@ unsafe fn walk_block(b: *const u8, rt_off: i64, c: &mut Counts) -> u32 {
     n
 }
 
-pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
-    let fd = sys::packet_socket(0)?;
+pub fn open(cfg: &RxCfg) -> io::Result<(OwnedFd, *mut u8, usize)> {
+    let sock = sys::packet_socket(0)?;
+    let fd = sock.as_fd();
     sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VERSION, TPACKET_V3)?;
     let _ = sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, 1);
     set_snap_filter(fd)?;
@@ -490,9 +501,10 @@ pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
         sizeof_priv: 0,
         feature_req_word: 0,
     };
+    // SAFETY: the ring request is the live local `req`, of the length given.
     let r = unsafe {
         libc::setsockopt(
-            fd,
+            fd.as_raw_fd(),
             libc::SOL_PACKET,
             PACKET_RX_RING,
             &req as *const Req3 as *const libc::c_void,
@@ -508,10 +520,10 @@ pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
         .or_else(|_| sys::mmap_shared(fd, len, libc::MAP_POPULATE))?;
     sys::bind_packet(fd, cfg.ifindex, libc::ETH_P_ALL as u16)?;
     let _ = sys::packet_drops(fd); // reset the counters
-    Ok((fd, map, len))
+    Ok((sock, map, len))
 }
 
-pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
+pub fn run(cfg: &RxCfg, fd: BorrowedFd<'_>, map: *mut u8) -> RxOut {
     let mut c = Counts::new();
     c.verify = cfg.verify;
     if let Some(w) = cfg.interval_ns {
@@ -540,14 +552,22 @@ pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
     loop {
         let mut got = 0u32;
         loop {
+            // SAFETY: `map` is the ring `open` mapped, block_nr blocks of block_size
+            // bytes, and cur < block_nr: `b` is the start of a block inside it.
             let b = unsafe { map.add(cur * cfg.block_size as usize) };
+            // SAFETY: the block's status word (tpacket_hdr_v1.block_status, 4-aligned
+            // at offset 8) is inside the block; the kernel writes it, hence volatile.
             let st = unsafe { std::ptr::read_volatile(b.add(8) as *const u32) };
             if st & TP_STATUS_USER == 0 {
                 break;
             }
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            // SAFETY: the kernel handed the block to user space (TP_STATUS_USER, read
+            // before the acquire fence) and does not touch it until it is given back.
             got += unsafe { walk_block(b, rt_off, &mut c) };
             std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            // SAFETY: the same status word, handed back to the kernel after the
+            // release fence (the block is not read again until it says USER).
             unsafe { std::ptr::write_volatile(b.add(8) as *mut u32, TP_STATUS_KERNEL) };
             cur = (cur + 1) % cfg.block_nr as usize;
         }
@@ -577,11 +597,12 @@ pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
         }
         if got == 0 {
             let mut pfd = libc::pollfd {
-                fd,
+                fd: fd.as_raw_fd(),
                 events: libc::POLLIN | libc::POLLERR,
                 revents: 0,
             };
             let wait = if draining != 0 { 5 } else { 50 };
+            // SAFETY: one live local pollfd, as the count says.
             let r = unsafe { libc::poll(&mut pfd, 1, wait) };
             // A TPACKET_V3 ring reports readable while its current block is still
             // filling: without a pause the loop would spin on a busy link. The ring

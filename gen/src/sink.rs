@@ -11,13 +11,14 @@
 //! time (bpf_ktime_get_ns), so that the arrival rate can be computed without a
 //! receiver.
 
-use crate::bpf::{self, Fd};
+use crate::bpf;
 use crate::flows::Plan;
 use crate::json::J;
 use crate::latency;
 use crate::mix::Mix;
 use crate::packet::{ETH_LEN, IPV4_LEN, IPV6_LEN, MAGIC, PAYLOAD_LEN, UDP_LEN};
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 const PASS: usize = 0;
 const COUNT: usize = 1;
@@ -259,10 +260,10 @@ pub fn program_with(
 }
 
 pub struct Sink {
-    map: Fd,
-    latency: Option<Fd>,
-    _prog: Fd,
-    _link: Fd,
+    map: OwnedFd,
+    latency: Option<OwnedFd>,
+    _prog: OwnedFd,
+    _link: OwnedFd,
     cpus: usize,
     size: usize,
     /// With --imix: the sizes counted, each in its own slot.
@@ -312,11 +313,11 @@ impl FlowCounts {
     }
 
     fn read(&self) -> FlowStats {
-        FlowCounts::stats(self.map.u64s(self.n + 2), &self.mark, self.n)
+        FlowCounts::stats(&self.map.read(self.n + 2), &self.mark, self.n)
     }
 
     fn set_mark(&mut self) {
-        self.mark = self.map.u64s(self.n + 2).to_vec();
+        self.mark = self.map.read(self.n + 2);
     }
 }
 
@@ -364,14 +365,14 @@ impl Sink {
             None => None,
         };
         let pf = flows.zip(counts.as_ref()).map(|(plan, c)| PerFlow {
-            fd: c.map.fd.0,
+            fd: c.map.fd.as_raw_fd(),
             plan,
         });
         let p = program_with(
-            map.0,
+            map.as_raw_fd(),
             &sizes,
             action,
-            lat.as_ref().map(|m| m.0),
+            lat.as_ref().map(|m| m.as_raw_fd()),
             pf.as_ref(),
         );
         let prog = bpf::prog_load_xdp(&p, "netassay_sink")?;
@@ -481,6 +482,8 @@ pub fn run(s: &mut Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> 
     // The signals are blocked before the first line tells the caller the sink is
     // attached: a SIGUSR1 sent right after that line (a read) must wait for
     // sigtimedwait, not end the process by its default action.
+    // SAFETY: sigset_t is plain C data, initialised by sigemptyset before use;
+    // sigprocmask reads the live local set and changes only this thread's mask.
     let set = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
@@ -495,6 +498,8 @@ pub fn run(s: &mut Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> 
         s.read()?
             .json(t0, vec![("attached", J::S(dev.into())), action()])
     );
+    // SAFETY: sigtimedwait reads the live `set` and `ts` and is given no siginfo to
+    // write; nothing else in the loop is unsafe.
     unsafe {
         let end = duration_ns.map(|d| t0 + d);
         loop {
@@ -697,6 +702,7 @@ mod tests {
     #[test]
     fn the_kernel_counts_each_flow_and_checks_its_destination() {
         use crate::flows::Order;
+        // SAFETY: geteuid takes nothing and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: loading a BPF program needs root");
             return;
@@ -740,14 +746,20 @@ mod tests {
             let counts = bpf::Shared::create(8, flows as u32 + 2).unwrap();
             let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, 1).unwrap();
             let pf = PerFlow {
-                fd: counts.fd.0,
+                fd: counts.fd.as_raw_fd(),
                 plan: &plan,
             };
-            let p = program_with(map.0, &[size as i32], Action::Drop, None, Some(&pf));
+            let p = program_with(
+                map.as_raw_fd(),
+                &[size as i32],
+                Action::Drop,
+                None,
+                Some(&pf),
+            );
             let prog = bpf::prog_load_xdp(&p, "netassay_sink").unwrap();
             let run = |f: &[u8]| {
                 let mut a = [0u8; 80];
-                bpf::put32(&mut a, 0, prog.0 as u32);
+                bpf::put32(&mut a, 0, prog.as_raw_fd() as u32);
                 bpf::put32(&mut a, 8, f.len() as u32);
                 bpf::put64(&mut a, 16, f.as_ptr() as u64);
                 bpf::put32(&mut a, 32, 1);
@@ -770,8 +782,8 @@ mod tests {
             t.stamp_tuple(&mut fr, flows as u32 + 5, &plan.tuple(0), 0, 0);
             assert_eq!(run(&fr), XDP_DROP);
             let n = flows as usize;
-            let now = counts.u64s(n + 2);
-            let st = FlowCounts::stats(now, &vec![0; n + 2], n);
+            let now = counts.read(n + 2);
+            let st = FlowCounts::stats(&now, &vec![0; n + 2], n);
             let expect = |f: u32| sent.iter().filter(|&&x| x == f).count() as u64;
             for &f in &sent {
                 assert_eq!(now[f as usize], expect(f), "{src} flow {f}");

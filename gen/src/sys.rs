@@ -2,6 +2,7 @@
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 
 pub const PACKET_QDISC_BYPASS: libc::c_int = 20;
@@ -9,6 +10,8 @@ pub const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 
 pub fn ifindex(dev: &str) -> Option<u32> {
     let c = CString::new(dev).ok()?;
+    // SAFETY: `c` is a NUL-terminated string that lives across the call, which only
+    // reads it.
     let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if i == 0 {
         None
@@ -44,6 +47,9 @@ pub fn own_sched_group() -> Option<i32> {
 
 /// Pin the calling thread to CPU `c` (sched_setaffinity).
 pub fn pin_to_cpu(c: usize) -> io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bit array for which all zeroes is the empty set;
+    // CPU_SET indexes it within its size (it ignores a CPU beyond it) and
+    // sched_setaffinity reads exactly size_of::<cpu_set_t>() bytes of the live `set`.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(c, &mut set);
@@ -56,20 +62,21 @@ pub fn pin_to_cpu(c: usize) -> io::Result<()> {
 
 /// The interface's hardware address (SIOCGIFHWADDR).
 pub fn iface_mac(dev: &str) -> io::Result<[u8; 6]> {
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd = socket(libc::AF_INET, libc::SOCK_DGRAM, 0)?;
+    // SAFETY: ifreq is plain C data (a name and a union of plain fields); all zeroes
+    // is a valid value and an empty name.
     let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
     for (i, b) in dev.bytes().take(libc::IFNAMSIZ - 1).enumerate() {
         ifr.ifr_name[i] = b as libc::c_char;
     }
-    let r = unsafe { libc::ioctl(fd, libc::SIOCGIFHWADDR, &mut ifr) };
-    let err = io::Error::last_os_error();
-    unsafe { libc::close(fd) };
+    // SAFETY: SIOCGIFHWADDR reads the NUL-terminated name (at most IFNAMSIZ - 1 bytes
+    // were written into the zeroed array) and writes a sockaddr into the live `ifr`.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFHWADDR, &mut ifr) };
     if r < 0 {
-        return Err(err);
+        return Err(io::Error::last_os_error());
     }
+    // SAFETY: after SIOCGIFHWADDR succeeded the union holds ifru_hwaddr (and any bit
+    // pattern is a valid sockaddr in any case).
     let sa = unsafe { ifr.ifr_ifru.ifru_hwaddr };
     let mut m = [0u8; 6];
     for (i, b) in m.iter_mut().enumerate() {
@@ -98,10 +105,22 @@ pub fn in_host_netns() -> io::Result<bool> {
     Ok(me.ino() == init.ino() && me.dev() == init.dev())
 }
 
-pub fn setsockopt_int(fd: i32, level: i32, name: i32, val: i32) -> io::Result<()> {
+/// A new socket (close-on-exec), owned.
+pub fn socket(domain: i32, kind: i32, proto: i32) -> io::Result<OwnedFd> {
+    // SAFETY: socket(2) takes no pointers.
+    let fd = unsafe { libc::socket(domain, kind | libc::SOCK_CLOEXEC, proto) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor socket(2) just returned is open and owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+pub fn setsockopt_int(fd: BorrowedFd<'_>, level: i32, name: i32, val: i32) -> io::Result<()> {
+    // SAFETY: the option value is the live local `val`, of the length given.
     let r = unsafe {
         libc::setsockopt(
-            fd,
+            fd.as_raw_fd(),
             level,
             name,
             &val as *const i32 as *const libc::c_void,
@@ -117,14 +136,16 @@ pub fn setsockopt_int(fd: i32, level: i32, name: i32, val: i32) -> io::Result<()
 
 /// Map `len` bytes of `fd` (a packet ring) shared, for reading and writing, with
 /// `flags` (MAP_POPULATE, MAP_LOCKED) added.
-pub fn mmap_shared(fd: i32, len: usize, flags: libc::c_int) -> io::Result<*mut u8> {
+pub fn mmap_shared(fd: BorrowedFd<'_>, len: usize, flags: libc::c_int) -> io::Result<*mut u8> {
+    // SAFETY: a new mapping at an address the kernel picks replaces nothing of this
+    // process's; the caller owns the returned region (and unmaps it).
     let map = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED | flags,
-            fd,
+            fd.as_raw_fd(),
             0,
         )
     };
@@ -136,28 +157,20 @@ pub fn mmap_shared(fd: i32, len: usize, flags: libc::c_int) -> io::Result<*mut u
 }
 
 /// An AF_PACKET raw socket for protocol `proto` (host order); bind it separately.
-pub fn packet_socket(proto: u16) -> io::Result<i32> {
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_PACKET,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            (proto.to_be()) as i32,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(fd)
+pub fn packet_socket(proto: u16) -> io::Result<OwnedFd> {
+    socket(libc::AF_PACKET, libc::SOCK_RAW, proto.to_be() as i32)
 }
 
-pub fn bind_packet(fd: i32, ifindex: u32, proto: u16) -> io::Result<()> {
+pub fn bind_packet(fd: BorrowedFd<'_>, ifindex: u32, proto: u16) -> io::Result<()> {
+    // SAFETY: sockaddr_ll is plain C data; all zeroes is a valid (unbound) address.
     let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
     sll.sll_family = libc::AF_PACKET as u16;
     sll.sll_protocol = proto.to_be();
     sll.sll_ifindex = ifindex as i32;
+    // SAFETY: the address is the live local `sll`, of the length given.
     let r = unsafe {
         libc::bind(
-            fd,
+            fd.as_raw_fd(),
             &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
             std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
         )
@@ -173,13 +186,15 @@ pub fn bind_packet(fd: i32, ifindex: u32, proto: u16) -> io::Result<()> {
 /// reading resets the kernel's count); 0 when it cannot be read. The buffer holds
 /// tpacket_stats_v3 (packets, drops, freeze_q_cnt) for a v3 ring; other sockets get
 /// tpacket_stats, its first two fields.
-pub fn packet_drops(fd: i32) -> u64 {
+pub fn packet_drops(fd: BorrowedFd<'_>) -> u64 {
     const PACKET_STATISTICS: libc::c_int = 6;
     let mut st = [0u32; 3];
     let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes (the size of the live `st`) and
+    // the length it wrote into `len`.
     let r = unsafe {
         libc::getsockopt(
-            fd,
+            fd.as_raw_fd(),
             libc::SOL_PACKET,
             PACKET_STATISTICS,
             st.as_mut_ptr() as *mut libc::c_void,

@@ -5,6 +5,7 @@ use crate::pace::{self, Hist};
 use crate::packet::Template;
 use crate::sys;
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 /// A way to hand frames to the kernel. Slots 0..batch hold template copies; the loop
 /// stamps them and asks for `n` of them (from `from`) to be sent.
@@ -33,7 +34,7 @@ pub trait Tx {
 
 /// AF_PACKET raw socket, sendmmsg batches, PACKET_QDISC_BYPASS unless `qdisc`.
 pub struct Mmsg {
-    fd: i32,
+    fd: OwnedFd,
     bufs: Vec<Vec<u8>>,
     iov: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
@@ -41,13 +42,13 @@ pub struct Mmsg {
 
 impl Mmsg {
     pub fn open(ifindex: u32, t: &Template, batch: usize, qdisc: bool) -> io::Result<Mmsg> {
-        let fd = sys::packet_socket(0)?;
         let mut m = Mmsg {
-            fd,
+            fd: sys::packet_socket(0)?,
             bufs: (0..batch).map(|_| t.frame.clone()).collect(),
             iov: Vec::with_capacity(batch),
             msgs: Vec::with_capacity(batch),
         };
+        let fd = m.fd.as_fd();
         // Bypass the qdisc unless asked: the frame goes straight to the driver's xmit.
         if !qdisc {
             sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1)?;
@@ -61,18 +62,13 @@ impl Mmsg {
             });
         }
         for i in 0..batch {
+            // SAFETY: mmsghdr is plain C data (null pointers, zero lengths when zeroed).
             let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
             h.msg_hdr.msg_iov = &mut m.iov[i] as *mut libc::iovec;
             h.msg_hdr.msg_iovlen = 1;
             m.msgs.push(h);
         }
         Ok(m)
-    }
-}
-
-impl Drop for Mmsg {
-    fn drop(&mut self) {
-        unsafe { libc::close(self.fd) };
     }
 }
 
@@ -90,7 +86,11 @@ impl Tx for Mmsg {
         s
     }
     fn send(&mut self, from: usize, n: usize) -> io::Result<usize> {
-        let r = unsafe { libc::sendmmsg(self.fd, self.msgs.as_mut_ptr().add(from), n as u32, 0) };
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: the caller sends slots it filled, from + n <= the batch (the Tx
+        // contract); each header points at its own iovec and buffer, owned by `self`
+        // and never reallocated after `open`.
+        let r = unsafe { libc::sendmmsg(fd, self.msgs.as_mut_ptr().add(from), n as u32, 0) };
         if r < 0 {
             Err(io::Error::last_os_error())
         } else {
@@ -146,7 +146,7 @@ const TX_FRAMES: usize = 2048;
 /// shared ring (the template once, then only the stamped fields) and flushed with one
 /// send() per batch. A frame the kernel refused stays SEND_REQUEST and is retried.
 pub struct TxRing {
-    fd: i32,
+    fd: OwnedFd,
     map: *mut u8,
     len: usize,
     head: usize,
@@ -155,15 +155,11 @@ pub struct TxRing {
 
 impl TxRing {
     pub fn open(ifindex: u32, t: &Template, qdisc: bool) -> io::Result<TxRing> {
-        let fd = sys::packet_socket(0)?;
-        let close = |e: io::Error| {
-            unsafe { libc::close(fd) };
-            e
-        };
-        sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VERSION, TPACKET_V2).map_err(close)?;
+        let sock = sys::packet_socket(0)?;
+        let fd = sock.as_fd();
+        sys::setsockopt_int(fd, libc::SOL_PACKET, PACKET_VERSION, TPACKET_V2)?;
         if !qdisc {
-            sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1)
-                .map_err(close)?;
+            sys::setsockopt_int(fd, libc::SOL_PACKET, sys::PACKET_QDISC_BYPASS, 1)?;
         }
         let block = 1usize << 16;
         let req: [u32; 4] = [
@@ -172,9 +168,10 @@ impl TxRing {
             TX_FRAME as u32,
             TX_FRAMES as u32,
         ];
+        // SAFETY: the ring request is the live local `req`, 16 bytes as given.
         let r = unsafe {
             libc::setsockopt(
-                fd,
+                fd.as_raw_fd(),
                 libc::SOL_PACKET,
                 PACKET_TX_RING,
                 req.as_ptr() as *const libc::c_void,
@@ -182,17 +179,19 @@ impl TxRing {
             )
         };
         if r < 0 {
-            return Err(close(io::Error::last_os_error()));
+            return Err(io::Error::last_os_error());
         }
         let len = TX_FRAMES * TX_FRAME;
-        let map = sys::mmap_shared(fd, len, libc::MAP_POPULATE).map_err(close)?;
+        let map = sys::mmap_shared(fd, len, libc::MAP_POPULATE)?;
         for i in 0..TX_FRAMES {
+            // SAFETY: frame i of the TX_FRAMES * TX_FRAME bytes just mapped; no frame is
+            // queued yet, so the kernel does not read it while it is written.
             let f = unsafe { std::slice::from_raw_parts_mut(map.add(i * TX_FRAME), TX_FRAME) };
             f[TX_DATA_OFF..TX_DATA_OFF + t.frame.len()].copy_from_slice(&t.frame);
         }
-        sys::bind_packet(fd, ifindex, 0).map_err(close)?;
+        sys::bind_packet(fd, ifindex, 0)?;
         Ok(TxRing {
-            fd,
+            fd: sock,
             map,
             len,
             head: 0,
@@ -202,21 +201,24 @@ impl TxRing {
 
     #[inline(always)]
     fn hdr(&self, i: usize) -> *mut u32 {
+        // SAFETY: the index is taken modulo TX_FRAMES: the start of a frame inside the
+        // mapping, 4-aligned (the mapping is page-aligned, TX_FRAME a multiple of 4).
         unsafe { self.map.add(((self.head + i) % TX_FRAMES) * TX_FRAME) as *mut u32 }
     }
 
     #[inline(always)]
     fn status(&self, i: usize) -> u32 {
+        // SAFETY: tp_status, the first word of a frame inside the mapping (see `hdr`),
+        // written by the kernel, hence volatile.
         unsafe { std::ptr::read_volatile(self.hdr(i)) }
     }
 }
 
 impl Drop for TxRing {
     fn drop(&mut self) {
-        unsafe {
-            libc::munmap(self.map as *mut libc::c_void, self.len);
-            libc::close(self.fd);
-        }
+        // SAFETY: the region `open` mapped, `len` bytes, unmapped once; no slice into it
+        // outlives `self` (they borrow it).
+        unsafe { libc::munmap(self.map as *mut libc::c_void, self.len) };
     }
 }
 
@@ -230,10 +232,11 @@ impl Tx for TxRing {
         while self.status(i) & !TP_STATUS_WRONG_FORMAT != TP_STATUS_AVAILABLE {
             if pace::now() - t0 > 100_000 {
                 let mut pfd = libc::pollfd {
-                    fd: self.fd,
+                    fd: self.fd.as_raw_fd(),
                     events: libc::POLLOUT,
                     revents: 0,
                 };
+                // SAFETY: one live local pollfd, as the count says.
                 unsafe { libc::poll(&mut pfd, 1, 1) };
             }
             if pace::stopped() {
@@ -241,20 +244,27 @@ impl Tx for TxRing {
             }
         }
         let p = self.hdr(i) as *mut u8;
+        // SAFETY: the frame's data, TX_DATA_OFF + frame_len <= TX_FRAME bytes into a
+        // frame of the mapping; the kernel is done with it (AVAILABLE) and the slice
+        // borrows `self` mutably, so no other slice of it is alive.
         unsafe { std::slice::from_raw_parts_mut(p.add(TX_DATA_OFF), self.frame_len as usize) }
     }
     fn send(&mut self, from: usize, n: usize) -> io::Result<usize> {
         for i in from..from + n {
             let h = self.hdr(i);
+            // SAFETY: tp_len and tp_status, the first two words of a frame inside the
+            // mapping (see `hdr`); the release fence orders the frame's bytes and its
+            // length before the status that hands it to the kernel.
             unsafe {
                 std::ptr::write_volatile(h.add(1), self.frame_len); // tp_len
                 std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
                 std::ptr::write_volatile(h, TP_STATUS_SEND_REQUEST);
             }
         }
+        // SAFETY: no buffer and no address: the call only flushes the ring.
         let r = unsafe {
             libc::sendto(
-                self.fd,
+                self.fd.as_raw_fd(),
                 std::ptr::null(),
                 0,
                 libc::MSG_DONTWAIT,

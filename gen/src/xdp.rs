@@ -49,6 +49,7 @@ use crate::pace::Hist;
 use crate::packet::{Template, SEQ_BITS};
 use crate::tx::{LoopCfg, LoopOut, Stop, Tx};
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 /// Frames per inner batch (the kernel allows up to 256): each batch is flushed into
@@ -475,17 +476,17 @@ pub fn kernel_paced(rate: Option<f64>) -> Option<u64> {
 /// The permutation of `--flow-order random` as the program reads it: flow i's place
 /// in the order at key i (8-byte values, the low 4 bytes read).
 fn perm_map(order: &[u32]) -> io::Result<bpf::Shared> {
-    let mut m = bpf::Shared::create(8, order.len() as u32)?;
-    for (slot, &f) in m.u64s_mut(order.len()).iter_mut().zip(order) {
-        *slot = f as u64;
+    let m = bpf::Shared::create(8, order.len() as u32)?;
+    for (slot, &f) in m.u64s(order.len()).iter().zip(order) {
+        slot.store(f as u64, std::sync::atomic::Ordering::Relaxed);
     }
     Ok(m)
 }
 
 pub struct Xdp {
-    prog: Fd,
-    _park: Option<Fd>,
-    map: Fd,
+    prog: OwnedFd,
+    _park: Option<OwnedFd>,
+    map: OwnedFd,
     /// `--flow-order random`: the permutation the program reads.
     _perm: Option<bpf::Shared>,
     frame: Vec<u8>,
@@ -506,7 +507,8 @@ impl Xdp {
             Some(order) => Some(perm_map(order)?),
             None => None,
         };
-        let (code, cb) = program(t, map.0, plan, perm.as_ref().map(|m| m.fd.0), ifindex);
+        let perm_fd = perm.as_ref().map(|m| m.fd.as_raw_fd());
+        let (code, cb) = program(t, map.as_raw_fd(), plan, perm_fd, ifindex);
         let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
         let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs)?;
         // Park the program on this namespace's loopback (generic XDP; it passes
@@ -534,7 +536,7 @@ impl Xdp {
     /// One test run of `n` frames, flushed to the interface every `inner` frames.
     fn run_batched(&mut self, n: usize, inner: usize) -> io::Result<()> {
         let mut a = [0u8; 80];
-        put32(&mut a, 0, self.prog.0 as u32);
+        put32(&mut a, 0, self.prog.as_raw_fd() as u32);
         put32(&mut a, 8, self.frame.len() as u32);
         put64(&mut a, 16, self.frame.as_ptr() as u64);
         put32(&mut a, 32, n as u32);
@@ -801,11 +803,11 @@ mod tests {
 
     /// One test run (not live: the frame comes back) of `prog` on `frame`, as if it
     /// arrived on interface `ifindex`; the return code and the frame it left.
-    fn test_run(prog: &Fd, frame: &[u8], ifindex: u32) -> (u32, Vec<u8>) {
+    fn test_run(prog: &OwnedFd, frame: &[u8], ifindex: u32) -> (u32, Vec<u8>) {
         let ctx: [u32; 6] = [0, frame.len() as u32, 0, ifindex, 0, 0];
         let mut out = vec![0u8; frame.len() + 256];
         let mut a = [0u8; 80];
-        put32(&mut a, 0, prog.0 as u32);
+        put32(&mut a, 0, prog.as_raw_fd() as u32);
         put32(&mut a, 8, frame.len() as u32);
         put32(&mut a, 12, out.len() as u32);
         put64(&mut a, 16, frame.as_ptr() as u64);
@@ -828,6 +830,7 @@ mod tests {
     fn the_kernel_stamps_each_frame_as_the_socket_techniques_do() {
         use crate::flows::Order;
         use crate::packet::Spec;
+        // SAFETY: geteuid takes nothing and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: loading a BPF program needs root");
             return;
@@ -892,7 +895,8 @@ mod tests {
                 Plan::new(flows, dsts, step, spec.sport, &spec.src, &spec.dst, order).unwrap();
             let map = bpf::map_create(BPF_MAP_TYPE_ARRAY, (VALUE_WORDS * 8) as u32, 1).unwrap();
             let perm = plan.permutation().map(|order| perm_map(order).unwrap());
-            let (code, cb) = program(&t, map.0, &plan, perm.as_ref().map(|m| m.fd.0), 1);
+            let perm_fd = perm.as_ref().map(|m| m.fd.as_raw_fd());
+            let (code, cb) = program(&t, map.as_raw_fd(), &plan, perm_fd, 1);
             let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
             let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs).unwrap();
             let ks = [

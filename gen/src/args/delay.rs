@@ -1,8 +1,9 @@
 //! The delay line's command line: `netassay-gen delay --a DEV --b DEV --delay DUR
 //! [--delay-back DUR] [--stats FILE] [--queue FRAMES] [--cpu N]`.
 
+use super::line::{scan, DelayLine};
 use super::values::parse_duration;
-use super::{Cmd, Given};
+use super::{need, number, number_or, Cmd};
 use crate::error::{FlagError, ModeError, UsageError};
 
 /// The longest delay either way: 10 s.
@@ -11,17 +12,6 @@ pub const MAX_DELAY_NS: u64 = 10_000_000_000;
 pub const DEFAULT_QUEUE: usize = 200_000;
 /// The most --queue takes.
 pub const MAX_QUEUE: usize = 10_000_000;
-
-const VALUED: &[&str] = &[
-    "--a",
-    "--b",
-    "--delay",
-    "--delay-back",
-    "--stats",
-    "--queue",
-    "--cpu",
-];
-const SWITCHES: &[&str] = &["--help", "-h"];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DelayArgs {
@@ -42,18 +32,18 @@ pub struct DelayArgs {
 
 /// The words after `delay`: help, or the line's options.
 pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
-    let a = Given::scan_in(argv, VALUED, SWITCHES)?;
-    if a.has("--help") || a.has("-h") {
+    let a = scan::<DelayLine>(argv)?.flags;
+    if a.help {
         return Ok(Cmd::Help);
     }
-    let dev_a = a.need("--a")?.to_string();
-    let dev_b = a.need("--b")?.to_string();
+    let dev_a = need("--a", &a.a)?.to_string();
+    let dev_b = need("--b", &a.b)?.to_string();
     if dev_a == dev_b {
         return Err(ModeError::DelaySameDevice(dev_a).into());
     }
-    let delay_ns = delay(&a, "--delay")?.ok_or(FlagError::Required("--delay"))?;
-    let delay_back_ns = delay(&a, "--delay-back")?.unwrap_or(delay_ns);
-    let queue = a.num_or("--queue", DEFAULT_QUEUE)?;
+    let delay_ns = delay("--delay", &a.delay)?.ok_or(FlagError::Required("--delay"))?;
+    let delay_back_ns = delay("--delay-back", &a.delay_back)?.unwrap_or(delay_ns);
+    let queue = number_or("--queue", &a.queue, DEFAULT_QUEUE)?;
     if !(1..=MAX_QUEUE).contains(&queue) {
         return Err(ModeError::DelayQueue(queue).into());
     }
@@ -62,16 +52,16 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
         b: dev_b,
         delay_ns,
         delay_back_ns,
-        stats: a.get("--stats").map(String::from),
+        stats: a.stats,
         queue,
-        cpu: a.num("--cpu")?,
+        cpu: number("--cpu", &a.cpu)?,
     }))
 }
 
 /// A delay flag's value in ns: a duration as elsewhere (20ms, 500us, 1s, 2), or
 /// zero, up to 10 s.
-fn delay(a: &Given, flag: &'static str) -> Result<Option<u64>, UsageError> {
-    let Some(v) = a.get(flag) else {
+fn delay(flag: &'static str, v: &Option<String>) -> Result<Option<u64>, UsageError> {
+    let Some(v) = v.as_deref() else {
         return Ok(None);
     };
     let range = || ModeError::DelayRange {

@@ -2,18 +2,19 @@
 //! duration or count), its flows and send calls, the technique, then the frame
 //! (addresses, size, destination port).
 
+use super::line::Line;
 use super::values::parse_rate;
-use super::{Given, Rate, Send};
+use super::{duration, need, number, number_or, Rate, Send};
 use crate::error::{FlagError, ModeError, SendUsage, UsageError};
 use crate::flows::{Order, MAX_DSTS, MAX_FLOWS};
 use crate::mix::Mix;
 use std::net::IpAddr;
 
 /// The sender's options; a receive option is refused.
-pub(super) fn send(a: &Given, dev: String, cpu: Option<usize>) -> Result<Send, UsageError> {
-    if ["--idle-timeout", "--expect", "--interval"]
+pub(super) fn send(a: &Line, dev: String, cpu: Option<usize>) -> Result<Send, UsageError> {
+    if [&a.idle_timeout, &a.expect, &a.interval]
         .iter()
-        .any(|k| a.get(k).is_some())
+        .any(|v| v.is_some())
     {
         return Err(ModeError::ReceiveOptionsWithoutReceive.into());
     }
@@ -46,12 +47,12 @@ pub(super) fn send(a: &Given, dev: String, cpu: Option<usize>) -> Result<Send, U
         batch: f.batch,
         catch_up: catch_up(a)?,
         technique,
-        best_effort: a.has("--best-effort"),
-        qdisc: a.has("--qdisc"),
-        share_cpu: a.has("--share-cpu"),
-        allow_any_dst: a.has("--allow-any-dst"),
-        allow_host_netns: a.has("--allow-host-netns"),
-        json: a.has("--json"),
+        best_effort: a.best_effort,
+        qdisc: a.qdisc,
+        share_cpu: a.share_cpu,
+        allow_any_dst: a.allow_any_dst,
+        allow_host_netns: a.allow_host_netns,
+        json: a.json,
         cpu,
     })
 }
@@ -64,10 +65,10 @@ struct Length {
     count: Option<u64>,
 }
 
-fn length(a: &Given) -> Result<Length, UsageError> {
-    let rate = parse_rate(a.need("--rate")?)?;
-    let duration_ns = a.duration("--duration")?;
-    let count = a.num::<u64>("--count")?;
+fn length(a: &Line) -> Result<Length, UsageError> {
+    let rate = parse_rate(need("--rate", &a.rate)?)?;
+    let duration_ns = duration("--duration", &a.duration)?;
+    let count = number::<u64>("--count", &a.count)?;
     match (&rate, duration_ns, count) {
         (_, Some(_), Some(_)) => return Err(SendUsage::DurationAndCount.into()),
         (_, None, None) => return Err(SendUsage::NoDurationOrCount.into()),
@@ -96,33 +97,33 @@ struct Flows {
     src_port: u16,
 }
 
-fn flows(a: &Given) -> Result<Flows, UsageError> {
-    let flows = a.num_or("--flows", 1u64)?;
+fn flows(a: &Line) -> Result<Flows, UsageError> {
+    let flows = number_or("--flows", &a.flows, 1u64)?;
     if !(1..=MAX_FLOWS).contains(&flows) {
         return Err(SendUsage::Flows(flows).into());
     }
-    let dsts = a.num_or("--dsts", 1u64)?;
-    let dst_step = a.num_or("--dst-step", 1u32)?;
+    let dsts = number_or("--dsts", &a.dsts, 1u64)?;
+    let dst_step = number_or("--dst-step", &a.dst_step, 1u32)?;
     if !(1..=MAX_DSTS).contains(&dsts) || dst_step == 0 {
         return Err(SendUsage::Dsts(dsts, dst_step).into());
     }
-    let seed = a.num_or("--flow-seed", 1u64)?;
-    let order = match a.get("--flow-order").unwrap_or("incremental") {
+    let seed = number_or("--flow-seed", &a.flow_seed, 1u64)?;
+    let order = match a.flow_order.as_deref().unwrap_or("incremental") {
         "incremental" => Order::Incremental,
         "random" => Order::Random(seed),
         other => return Err(SendUsage::FlowOrder(other.into()).into()),
     };
-    let burst = a.num_or("--burst", 64usize)?;
+    let burst = number_or("--burst", &a.burst, 64usize)?;
     if !(1..=1024).contains(&burst) {
         return Err(SendUsage::Burst(burst).into());
     }
-    let batch = a.num::<usize>("--batch")?;
+    let batch = number::<usize>("--batch", &a.batch)?;
     if let Some(b) = batch {
         if b == 0 || b > burst {
             return Err(SendUsage::Batch { batch: b, burst }.into());
         }
     }
-    let src_port = a.num_or("--src-port", 10000u16)?;
+    let src_port = number_or("--src-port", &a.src_port, 10000u16)?;
     Ok(Flows {
         flows,
         dsts,
@@ -137,8 +138,8 @@ fn flows(a: &Given) -> Result<Flows, UsageError> {
 /// The catch-up bound of paced XDP live frames (`--catch-up F`, default 2; `off`: none).
 pub const CATCH_UP_DEFAULT: f64 = 2.0;
 
-fn catch_up(a: &Given) -> Result<Option<f64>, UsageError> {
-    match a.get("--catch-up") {
+fn catch_up(a: &Line) -> Result<Option<f64>, UsageError> {
+    match a.catch_up.as_deref() {
         None => Ok(Some(CATCH_UP_DEFAULT)),
         Some("off") => Ok(None),
         Some(v) => match v.parse::<f64>() {
@@ -151,12 +152,12 @@ fn catch_up(a: &Given) -> Result<Option<f64>, UsageError> {
 const TECHNIQUES: [&str; 5] = ["auto", "sendmmsg", "txring", "xdp", "none"];
 
 /// --technique, and --qdisc where it means something.
-fn technique(a: &Given) -> Result<String, UsageError> {
-    let technique = a.get("--technique").unwrap_or("auto").to_string();
+fn technique(a: &Line) -> Result<String, UsageError> {
+    let technique = a.technique.as_deref().unwrap_or("auto").to_string();
     if !TECHNIQUES.contains(&technique.as_str()) {
         return Err(SendUsage::UnknownTechnique(technique).into());
     }
-    if a.has("--qdisc") {
+    if a.qdisc {
         check_qdisc(&technique)?;
     }
     Ok(technique)
@@ -188,38 +189,39 @@ struct Frame {
 }
 
 /// The frames' sizes: --imix, or the one --size.
-fn mix(a: &Given, size: usize) -> Result<Mix, SendUsage> {
-    match (a.get("--imix"), a.get("--size")) {
+fn mix(a: &Line, size: usize) -> Result<Mix, SendUsage> {
+    match (a.imix.as_deref(), a.size.as_deref()) {
         (Some(_), Some(_)) => Err(SendUsage::ImixAndSize),
         (Some(text), None) => Mix::parse(text),
         (None, _) => Ok(Mix::one(size)),
     }
 }
 
-fn frame(a: &Given) -> Result<Frame, FlagError> {
+fn frame(a: &Line) -> Result<Frame, FlagError> {
     Ok(Frame {
-        dst_mac: mac(a, "--dst-mac")?,
+        dst_mac: mac("--dst-mac", &a.dst_mac)?,
         src_mac: a
-            .get("--src-mac")
-            .map(|_| mac(a, "--src-mac"))
+            .src_mac
+            .as_ref()
+            .map(|_| mac("--src-mac", &a.src_mac))
             .transpose()?,
-        src: ip(a, "--src")?,
-        dst: ip(a, "--dst")?,
-        size: a.num_or("--size", 64usize)?,
-        dst_port: a.num_or("--dst-port", 9u16)?,
+        src: ip("--src", &a.src)?,
+        dst: ip("--dst", &a.dst)?,
+        size: number_or("--size", &a.size, 64usize)?,
+        dst_port: number_or("--dst-port", &a.dst_port, 9u16)?,
     })
 }
 
-fn mac(a: &Given, k: &'static str) -> Result<[u8; 6], FlagError> {
-    let v = a.need(k)?;
+fn mac(k: &'static str, v: &Option<String>) -> Result<[u8; 6], FlagError> {
+    let v = need(k, v)?;
     crate::packet::parse_mac(v).ok_or_else(|| FlagError::NotAMac {
         flag: k,
         value: v.into(),
     })
 }
 
-fn ip(a: &Given, k: &'static str) -> Result<IpAddr, FlagError> {
-    let v = a.need(k)?;
+fn ip(k: &'static str, v: &Option<String>) -> Result<IpAddr, FlagError> {
+    let v = need(k, v)?;
     v.parse().map_err(|_| FlagError::NotAnAddress {
         flag: k,
         value: v.into(),
@@ -235,8 +237,8 @@ pub(super) mod tests {
     pub const SEND: &str = "--dev a --dst-mac 02:00:00:00:00:01 --src 198.18.0.2 \
                             --dst 198.19.0.2 --rate 1k --duration 1";
 
-    fn given(s: &str) -> Given {
-        Given::scan(&v(s)).unwrap()
+    fn given(s: &str) -> Line {
+        super::super::scan::<Line>(&v(s)).unwrap().flags
     }
 
     #[test]

@@ -9,24 +9,7 @@ use crate::error::{Error, SystemError};
 use crate::json::J;
 use crate::pace;
 use std::io::Write;
-
-/// The line's sockets: a receiving and a sending one on each device.
-struct Sockets {
-    rx_a: i32,
-    rx_b: i32,
-    tx_a: i32,
-    tx_b: i32,
-}
-
-impl Drop for Sockets {
-    fn drop(&mut self) {
-        for fd in [self.rx_a, self.rx_b, self.tx_a, self.tx_b] {
-            if fd >= 0 {
-                unsafe { libc::close(fd) };
-            }
-        }
-    }
-}
+use std::os::fd::AsFd;
 
 pub fn run(d: &DelayArgs) -> Result<(), Error> {
     let ia = interface(&d.a)?;
@@ -34,26 +17,21 @@ pub fn run(d: &DelayArgs) -> Result<(), Error> {
     pin(d.cpu)?; // the threads started below inherit it
     delay::precise_timers();
     pace::install_signals();
-    let mut s = Sockets {
-        rx_a: -1,
-        rx_b: -1,
-        tx_a: -1,
-        tx_b: -1,
-    };
     let af = |dev: &str| {
         let dev = dev.to_string();
         move |err| SystemError::AfPacket { dev, err }
     };
-    s.tx_a = delay::tx_socket(ia).map_err(af(&d.a))?;
-    s.tx_b = delay::tx_socket(ib).map_err(af(&d.b))?;
-    s.rx_a = delay::rx_socket(ia).map_err(af(&d.a))?;
-    s.rx_b = delay::rx_socket(ib).map_err(af(&d.b))?;
+    // a receiving and a sending socket on each device, closed when the line ends
+    let tx_a = delay::tx_socket(ia).map_err(af(&d.a))?;
+    let tx_b = delay::tx_socket(ib).map_err(af(&d.b))?;
+    let rx_a = delay::rx_socket(ia).map_err(af(&d.a))?;
+    let rx_b = delay::rx_socket(ib).map_err(af(&d.b))?;
     let ab = Counters::default();
     let ba = Counters::default();
     let start = pace::now();
     let stats = || -> Result<(), Error> {
-        ab.add_socket_drops(s.rx_a);
-        ba.add_socket_drops(s.rx_b);
+        ab.add_socket_drops(rx_a.as_fd());
+        ba.add_socket_drops(rx_b.as_fd());
         let uptime = (pace::now() - start) as f64 / 1e9;
         let j = J::obj(vec![
             ("delay_ns", J::U(d.delay_ns)),
@@ -77,15 +55,15 @@ pub fn run(d: &DelayArgs) -> Result<(), Error> {
     std::thread::scope(|scope| -> Result<(), Error> {
         let dirs = [
             Direction {
-                rx_fd: s.rx_a,
-                tx_fd: s.tx_b,
+                rx_fd: rx_a.as_fd(),
+                tx_fd: tx_b.as_fd(),
                 delay_ns: d.delay_ns,
                 queue: d.queue,
                 counters: &ab,
             },
             Direction {
-                rx_fd: s.rx_b,
-                tx_fd: s.tx_a,
+                rx_fd: rx_b.as_fd(),
+                tx_fd: tx_a.as_fd(),
                 delay_ns: d.delay_back_ns,
                 queue: d.queue,
                 counters: &ba,
@@ -158,6 +136,8 @@ fn write_atomically(path: &str, text: &str) -> std::io::Result<()> {
 /// Block SIGINT and SIGTERM in this thread (and the threads it starts); the old
 /// mask, to restore.
 fn block_stop_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain C data, initialised by sigemptyset (`set`) or written
+    // by pthread_sigmask (`old`) before it is read; only this thread's mask changes.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
@@ -170,5 +150,6 @@ fn block_stop_signals() -> libc::sigset_t {
 }
 
 fn restore_signals(old: &libc::sigset_t) {
+    // SAFETY: `old` is a mask pthread_sigmask wrote; this thread's mask is set to it.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
 }

@@ -6,6 +6,7 @@ use crate::args::Recv;
 use crate::error::{Error, SystemError};
 use crate::json::J;
 use crate::{pace, rx};
+use std::os::fd::AsFd;
 
 pub fn run(r: &Recv) -> Result<(), Error> {
     let ifindex = interface(&r.dev)?;
@@ -27,7 +28,7 @@ pub fn run(r: &Recv) -> Result<(), Error> {
         err,
     })?;
     eprintln!("netassay-gen: receiving on {}", r.dev);
-    let out = rx::run(&cfg, fd, map);
+    let out = rx::run(&cfg, fd.as_fd(), map);
     print_result(r, &out);
     Ok(())
 }

@@ -74,6 +74,8 @@ pub enum FlagError {
         flag: &'static str,
         value: String,
     },
+    /// A word of the line that is not UTF-8 (shown with U+FFFD for its bad bytes).
+    NotUtf8(String),
 }
 
 impl fmt::Display for FlagError {
@@ -102,6 +104,10 @@ impl fmt::Display for FlagError {
             NotAnAddress { flag, value } => {
                 write!(f, "{flag} '{value}' is not an IPv4 or IPv6 address")
             }
+            NotUtf8(w) => write!(
+                f,
+                "argument '{w}' is not UTF-8: give every flag and value in UTF-8"
+            ),
         }
     }
 }
@@ -340,6 +346,7 @@ mod tests {
     fn every_usage_error_is_one_line() {
         let all: Vec<UsageError> = vec![
             FlagError::Required("--dev").into(),
+            FlagError::NotUtf8("\u{fffd}".into()).into(),
             ModeError::SinkSize(10).into(),
             ModeError::PassWithoutSink.into(),
             ModeError::LatencyWithoutSink.into(),
