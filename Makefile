@@ -109,6 +109,30 @@ $(RTT_SHARE)/%.o: $(RTT_BUILD)/%.o | venv
 $(BIN)/netassay-probe: $(RTT_BUILD)/netassay-probe | venv
 	install -m 0755 $< $@
 
+# The data planes of --sut ovs, testpmd and l3fwd (docs/dataplanes.md): Debian's Open
+# vSwitch (its userspace datapath: no kernel module, no service: netassay starts its
+# daemons per testbed) and DPDK 22.11 with its AF_XDP driver; l3fwd is built from the
+# dpdk-doc example sources with one patch (the receive offloads masked to what af_xdp and
+# af_packet ports offer) into dpdk/build/ and installed in the venv as netassay-l3fwd.
+APT_PKGS += openvswitch-switch dpdk dpdk-dev librte-net-af-xdp23 dpdk-doc patch
+DPDK_EXAMPLES := /usr/share/dpdk/examples
+L3FWD_BUILD := dpdk/build
+L3FWD_BIN := $(L3FWD_BUILD)/netassay-l3fwd
+.PHONY: dpdk
+setup: dpdk
+
+dpdk: $(BIN)/netassay-l3fwd
+
+$(L3FWD_BIN): dpdk/l3fwd-af-xdp.patch | apt
+	rm -rf $(L3FWD_BUILD)/src && mkdir -p $(L3FWD_BUILD)/src
+	cp -r $(DPDK_EXAMPLES)/l3fwd $(DPDK_EXAMPLES)/common $(L3FWD_BUILD)/src/
+	patch --quiet -d $(L3FWD_BUILD)/src/l3fwd -p1 < dpdk/l3fwd-af-xdp.patch
+	$(MAKE) --no-print-directory -s -C $(L3FWD_BUILD)/src/l3fwd shared
+	install -m 0755 $(L3FWD_BUILD)/src/l3fwd/build/l3fwd-shared $@
+
+$(BIN)/netassay-l3fwd: $(L3FWD_BIN) | venv
+	install -m 0755 $< $@
+
 gen: venv
 	@if [ -f gen/Cargo.toml ]; then \
 	  cargo build --release --quiet --manifest-path gen/Cargo.toml && \
@@ -169,4 +193,4 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/busy.py
 
 clean:
-	rm -rf $(VENV) gen/target bpf/build report demo-out
+	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out

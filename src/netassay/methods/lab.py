@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from netassay import quality as Q
-from netassay.config import TestbedConfig
+from netassay.config import DATAPLANE_KNOBS, TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
 from netassay.methods.doctor import reference as doctor
@@ -211,14 +211,17 @@ def default_label(cfg: Any, name: str) -> str:
     rx = cfg.resolved().rx_affinity
     rx = f" rx-{rx}" if rx == "balanced" else ""  # bound or none: as the pinning says
     frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
-    return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
+    own = [k for k in DATAPLANE_KNOBS.get(cfg.sut, {}) if k != "sut_setup"]
+    knobs = [getattr(cfg.resolved(), k) for k in own]
+    sut = f"{cfg.sut}({','.join(map(str, knobs))})" if knobs else cfg.sut
+    return f"{sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
 
 
 def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
     if T.is_external(cfg):
         return external_metadata(cfg, env)
     return {
-        "class": {"router": "routing", "xdp-router": "ebpf"}.get(cfg.sut, "bridging"),
+        "class": SUT_CLASS.get(cfg.sut, "bridging"),
         "sut": cfg.sut,
         "pinning": cfg.pinning,
         "rx_affinity": cfg.resolved().rx_affinity,
@@ -233,6 +236,33 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         **({"sut_cap_reverse_pps": cfg.sut_cap_reverse_pps} if cfg.sut_cap_reverse_pps else {}),
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
+        **dataplane_metadata(cfg, env),
+    }
+
+
+# PASTRAMI's SUT classes, and the data planes' (testbed.dataplane)
+SUT_CLASS = {"router": "routing", "xdp-router": "ebpf", "l3fwd": "dpdk", "testpmd": "dpdk",
+             "ovs": "ovs", "exec": "user"}  # fmt: skip
+
+
+def dataplane_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
+    """A data plane's knobs, its version, the checksum offload it set and where its
+    forwarding thread ran ({} for the kernel's SUTs)."""
+    dp = env.get("dataplane")
+    if not dp:
+        return {}
+    knobs = {k: getattr(cfg, k) for k in DATAPLANE_KNOBS.get(cfg.sut, {})}
+    own = dp.get("exec") or {}
+    return {
+        "dataplane": {
+            **knobs,
+            **({"sut_setup_sha256": own["sha256"]} if own.get("sha256") else {}),
+            "version": dp.get("version"),
+            "cpu": dp.get("cpu"),
+            "offloads": dp.get("offloads"),
+            "wire": dp.get("wire_qdisc") or "pfifo",
+            **({"cap": dp["cap"]} if dp.get("cap") else {}),
+        }
     }
 
 

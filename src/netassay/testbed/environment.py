@@ -10,6 +10,7 @@ from typing import Any
 from netassay import __version__
 from netassay import names as N
 from netassay.counters import environment as E
+from netassay.testbed import dataplane as D
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
@@ -54,4 +55,5 @@ def capture(tb: Testbed) -> dict[str, Any]:
         },
     }
     env.update(T.kind_environment(tb))  # a testbed kind's own record (external: its NICs)
+    env.update(D.environment(tb.state))  # a data plane's (Open vSwitch, DPDK, the user's)
     return env

@@ -7,6 +7,7 @@ import platform
 from typing import Any
 
 from netassay import names as N
+from netassay.testbed import dataplane as D
 from netassay.testbed import linerate as LR
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
@@ -37,6 +38,10 @@ def render(info: dict[str, Any]) -> str:
     sut = {
         "router": f"kernel IPv{cfg['ip_version']} router",
         "xdp-router": f"XDP IPv{cfg['ip_version']} router",
+        "ovs": "Open vSwitch, userspace datapath",
+        "testpmd": "DPDK testpmd",
+        "l3fwd": f"DPDK l3fwd, IPv{cfg['ip_version']} LPM",
+        "exec": "the data plane --sut-setup starts",
     }.get(cfg["sut"], "Linux bridge")
     lines = [
         f"testbed '{info['name']}' ({sut})",
@@ -54,6 +59,7 @@ def render(info: dict[str, Any]) -> str:
         *_balanced(info),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
         *_xdp_lines(info.get("xdp_router")),
+        *D.describe(info),
     ]
     env = info["environment"]
     lines.append(
@@ -87,6 +93,11 @@ def _balanced(info: dict[str, Any]) -> list[str]:
 
 
 def _wire(info: dict[str, Any]) -> str:
+    dp = info.get("dataplane") or {}
+    if dp.get("cap"):
+        return f"{dp['cap']['qdisc']} over {dp['cap']['child']}"
+    if dp.get("wire_qdisc"):
+        return f"{dp['wire_qdisc']} limit {dp['ring_pkts'] - XR.VETH_RING}"
     x = info.get("xdp_router")
     return (
         f"{x['wire_qdisc']} limit {x['ring_pkts'] - XR.VETH_RING}" if x else " ".join(T.WIRE_QDISC)

@@ -44,6 +44,7 @@ from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
 from netassay.errors import UsageError
 from netassay.hist import SinkHist
 from netassay.quality import rate_warning, stall_warning
+from netassay.testbed import dataplane as D
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_path, reverse_sink
@@ -101,6 +102,8 @@ class TrialContext:
     counters: Snapshots | None = None
     # --bidirectional: the XDP sink at the generator's end, counting the reverse direction
     reverse: SinkCounter | None = None
+    # a data plane's own counters (testbed.dataplane), read with the namespaces'
+    dataplane: Callable[[], dict[str, Any]] | None = None
 
 
 @contextmanager
@@ -115,6 +118,12 @@ def trials_on(
     reverse path set up (``testbed.reverse``; an external testbed's checked by its
     ``reverse_path`` hook) before either sink is attached."""
     own = T.kind_hook(tb.state, "data_path")
+    if bidirectional and D.is_dataplane(tb.state):
+        raise UsageError(
+            f"--bidirectional with --sut {tb.state['config']['sut']}",
+            "a data plane of its own is measured one direction at a time here",
+            "drop --bidirectional, or use --sut router, bridge or an external testbed",
+        )  # fmt: skip
     if bidirectional:  # before any sink is attached (an external testbed probes its path)
         setup = T.kind_hook(tb.state, "reverse_path")
         if own is not None and setup is None:
@@ -142,11 +151,12 @@ def trials_on(
         ) as sink,
         Snapshots(tb.state["namespaces"]) as counters,
         _reverse_sink(tb, bidirectional, latency) as reverse,
+        D.counters(tb.state) as dataplane,
     ):
         queues = T.path_queues(tb)
         yield TrialContext(
             tb, sink, min(queues.values()), run_id, queues=queues, counters=counters,
-            reverse=reverse,
+            reverse=reverse, dataplane=dataplane,
         )  # fmt: skip
 
 
@@ -443,6 +453,8 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
         xdp = ctx.reverse.read()
         if xdp:
             snap["reverse_xdp"] = xdp
+    if ctx.dataplane is not None:  # the data plane's own counters (testbed.dataplane)
+        snap["dataplane"] = ctx.dataplane()
     return snap
 
 

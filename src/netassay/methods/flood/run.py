@@ -49,6 +49,7 @@ from netassay.methods.flood.request import MAX_RUNS, FloodRequest
 from netassay.names import validate_name
 from netassay.proc import run
 from netassay.store.db import Store
+from netassay.testbed import dataplane as D
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
@@ -107,6 +108,8 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
     snap = snapshot(ctx.tb.state["namespaces"], ctx.sink)
     if ctx.reverse is not None:  # --bidirectional: the reverse direction's count
         snap["reverse_xdp"] = ctx.reverse.read()
+    if ctx.dataplane is not None:  # a data plane's own counters (testbed.dataplane)
+        snap["dataplane"] = ctx.dataplane()
     return snap
 
 
@@ -200,7 +203,10 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
     }
 
 
-FLOOD_SUTS = ("router", "xdp-router")
+# the SUTs whose ingress takes the generator's XDP frames: the routers (the kernel's with
+# GRO on while it floods), and the data planes whose ports are AF_XDP sockets (an XDP
+# program on sut0 hands the frames over)
+FLOOD_SUTS = ("router", "xdp-router", "ovs", "testpmd", "l3fwd")
 
 
 @dataclass(frozen=True)
@@ -243,11 +249,13 @@ def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> Testbed
             "a flood is sent as XDP live frames, all of one size",
             "drop --imix (a sweep or a search sends a mix)",
         )
-    if cfg.sut not in FLOOD_SUTS:
+    if cfg.sut not in FLOOD_SUTS or (D.is_dataplane(cfg) and not D.af_xdp(cfg)):
         raise UsageError(
-            f"a flood needs a router SUT, not '{cfg.sut}'",
-            "only a router's ingress takes the generator's XDP frames here",
-            "use --sut router or --sut xdp-router",
+            f"a flood needs a SUT whose ingress takes XDP frames, not '{cfg.sut}'"
+            + (" over packet sockets" if cfg.sut in FLOOD_SUTS else ""),
+            "only the routers' and the AF_XDP data planes' ingress take the generator's XDP "
+            "frames here",
+            "use --sut router or xdp-router, or ovs, testpmd or l3fwd with their AF_XDP ports",
         )
     if cfg.sink == "nft":
         raise UsageError(

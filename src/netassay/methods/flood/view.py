@@ -8,7 +8,9 @@ import statistics
 from typing import Any
 
 from netassay.analysis.acceptance import fmt_pct
+from netassay.counters.loss import dataplane_counters
 from netassay.methods.flood.run import FloodResult
+from netassay.methods.sweep.dataplane import counters_text
 from netassay.store.db import Experiment
 from netassay.units import fmt_rate
 
@@ -20,6 +22,9 @@ def flood_line(i: int, f: dict[str, Any]) -> str:
         f"{f['forwarded_pps'] / 1e6:.3f} Mpps ({f['forwarded']:,} of {f['sent']:,}); "
         f"lost at {where}" + ("" if f["saturated"] else " (not saturated)")
     )
+    own = dataplane_counters(f.get("deltas") or {})
+    if own:  # a data plane's own counters over the flood, beside the loss location
+        line += f"\n  the SUT's own counters: {counters_text(own)}"
     both = f.get("bidirectional")
     if both is None:
         return line

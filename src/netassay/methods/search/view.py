@@ -16,6 +16,7 @@ from netassay.methods.rates import rates_json, rates_lines
 from netassay.methods.search import engine as E
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.methods.sweep import dataplane as DP
 from netassay.methods.sweep.directions import (
     DIRECTIONS,
     SIDE_HEADER,
@@ -101,8 +102,10 @@ def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
 def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> dict[str, Any]:
     """What a search stored beside its bounds: its frame mix with sent and received per
     size at each load it tried (``imix``), its loads as written in bit/s or as shares
-    (``rates``), and with --bidirectional each direction's counts at each goal's lower
-    bound (``bidirectional``); empty when it has none (or no store holds it)."""
+    (``rates``), with --bidirectional each direction's counts at each goal's lower
+    bound (``bidirectional``), and a data plane's own counters beside the loss location
+    at each load it tried (``dataplane``); empty when it has none (or no store holds
+    it)."""
     if experiment_id is None or not Path(db).is_file():
         return {}
     with Store(db, readonly=True) as st:
@@ -110,8 +113,10 @@ def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> d
         exp = st.experiment(experiment_id)
         rates = exp.metadata.get("rates")
         both = at_bounds(st, experiment_id, out) if exp.config.get("bidirectional") else None
+        own = DP.stored(st, experiment_id)
     return {
         **({"imix": mix} if mix else {}),
+        **({"dataplane": own} if own else {}),
         **({"rates": rates_json(rates)} if rates else {}),
         **({"bidirectional": both} if both is not None else {}),
     }
@@ -121,6 +126,7 @@ def extras_lines(extras: dict[str, Any]) -> list[str]:
     """``stored_extras`` in words."""
     out = rates_lines(extras["rates"]) if "rates" in extras else []
     out += both_lines(extras["bidirectional"]) if "bidirectional" in extras else []
+    out += DP.json_lines(extras["dataplane"]) if "dataplane" in extras else []
     return out + (json_lines(extras["imix"]) if "imix" in extras else [])
 
 
