@@ -111,11 +111,18 @@ def test_the_offload_state_is_read_from_ethtool():
     assert D.parse_offload(text, "scatter-gather") == "unknown"
 
 
-def test_the_wire_cap_is_a_tbf_of_the_rate_in_bits_above_a_queue_of_its_bucket():
-    tbf, child = D.cap_qdisc(20_000, 64, 400)
-    assert tbf[:3] == ["tbf", "rate", f"{20_000 * 64 * 8}bit"]
-    assert tbf[tbf.index("burst") + 1] == str(400 * 64)
-    assert child == ["pfifo_head_drop", "limit", "400"]
+def test_the_cap_is_a_policer_at_the_sinks_ingress_ahead_of_the_nft_sink():
+    rules = D.cap_rules(30_000, 600)
+    assert 'hook ingress device "sink0" priority -20' in rules  # the nft sink's is -10
+    assert "limit rate over 30000/second burst 600 packets" in rules
+    assert 'counter name "na_cap" drop' in rules
+    d = {"sink/nft/na_cap/packets": 7, "sink/nft/na_rx/packets": 93}
+    assert locate_loss(100, 100, 93, d)["sut_egress"] == 7  # the SUT's, not the sink's
+
+
+def test_the_cap_of_a_data_plane_at_the_sink_needs_the_nft_sink():
+    with pytest.raises(UsageError, match="add --sink nft"):
+        D.validate(TestbedConfig(sut="testpmd", sut_cap_pps=30_000, sink="xdp"))
 
 
 # -- Open vSwitch -----------------------------------------------------------------------------

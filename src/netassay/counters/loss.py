@@ -187,6 +187,7 @@ def locate_loss(
         "sut_forward": mib + g("sut/nft/na_drop/packets") + xdp.get("sut_forward", 0),
         "sut_egress": g("sut/qdisc/sut1/drops")
         + g("sut/nft/na_cap/packets")
+        + g("sink/nft/na_cap/packets")  # a data plane's cap, at the sink's ingress
         + xdp.get("sut_egress", 0),
         "sink_ingress": sink_ingress_drops(d),
         "sink_socket": g("sink/snmp/Udp/RcvbufErrors"),

@@ -53,7 +53,7 @@ from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.errors import TestbedError
 from netassay.proc import run
-from netassay.testbed.dataplane import Site, need_program
+from netassay.testbed.dataplane import PRIORITY, Site, need_program
 
 TESTPMD = "dpdk-testpmd"
 L3FWD = "netassay-l3fwd"
@@ -67,6 +67,7 @@ LOG = "dpdk.log"
 PIDFILE = "dpdk.pid"
 INSTALL = "run 'make setup' (it installs Debian's dpdk and builds l3fwd)"
 _KERNEL_COPY = "na_dpdk"  # the nft table dropping the kernel's copy under af_packet
+_STARTED: dict[int, subprocess.Popen[bytes]] = {}  # as this process started them
 
 
 def prefix(name: str) -> str:
@@ -225,7 +226,7 @@ def _spawn(argv: list[str], netns: str, rd: Path) -> int:
     try:
         with open(rd / LOG, "wb") as log:
             p = subprocess.Popen(  # its output line by line (stdbuf), as it comes
-                ["ip", "netns", "exec", netns, "stdbuf", "-oL", *argv],
+                ["ip", "netns", "exec", netns, *PRIORITY, "stdbuf", "-oL", *argv],
                 stdin=rfd, stdout=log, stderr=subprocess.STDOUT, pass_fds=(wfd,),
                 start_new_session=True, close_fds=True,
             )  # fmt: skip
@@ -233,6 +234,7 @@ def _spawn(argv: list[str], netns: str, rd: Path) -> int:
         os.close(rfd)
         os.close(wfd)
     (rd / PIDFILE).write_text(f"{p.pid}\n")
+    _STARTED[p.pid] = p
     return p.pid
 
 
@@ -247,21 +249,25 @@ def _log_tail(rd: Path, lines: int = 3) -> str:
 
 def _wait_ready(pid: int, name: str, rd: Path) -> None:
     """Until the application's telemetry lists both ports (the path check then waits
-    until it forwards)."""
+    until it forwards); one line if it exits first."""
+    p = _STARTED[pid]
     deadline = time.monotonic() + START_S
     while time.monotonic() < deadline:
-        if not _ours(pid, name):
+        code = p.poll()  # its exit, as its parent sees it (/proc is not, while it execs)
+        if code is not None:
             raise TestbedError(
-                "the DPDK application exited while starting",
+                f"the DPDK application exited while starting (status {code})",
                 _log_tail(rd),
-                f"see {rd / LOG}",
+                "see what it said above; --dpdk-vdev af_packet is the other way to the veths",
             )
         with contextlib.suppress(OSError, ValueError), Telemetry(name) as t:
             if t.query("/ethdev/list") == [0, 1]:
                 return
         time.sleep(0.1)
     raise TestbedError(
-        f"the DPDK application did not start within {START_S:g} s", _log_tail(rd), f"see {rd / LOG}"
+        f"the DPDK application did not start within {START_S:g} s",
+        _log_tail(rd),
+        "see what it said above",
     )
 
 
@@ -303,6 +309,10 @@ def stop(dp: dict[str, Any], state: dict[str, Any]) -> None:
     clear_runtime(name)
 
 
+def log_tail(dp: dict[str, Any]) -> str:
+    return _log_tail(Path(dp["run_dir"])) if dp.get("run_dir") else "no log"
+
+
 def alive(dp: dict[str, Any], name: str) -> list[str]:
     """The application, when it is not running any more."""
     d = dp["dpdk"]
@@ -310,6 +320,14 @@ def alive(dp: dict[str, Any], name: str) -> list[str]:
 
 
 def startup_failure(dp: dict[str, Any], name: str) -> str | None:
+    """The application exited (while this process, which started it, waits for the
+    path)."""
+    p = _STARTED.get(int(dp["dpdk"]["pid"]))
+    if p is not None:
+        code = p.poll()
+        if code is None:
+            return None
+        return f"{dp['dpdk']['app']} exited (status {code}): {_log_tail(Path(dp['run_dir']))}"
     gone = alive(dp, name)
     return f"{gone[0]} exited: {_log_tail(Path(dp['run_dir']))}" if gone else None
 

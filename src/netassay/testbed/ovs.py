@@ -41,7 +41,7 @@ from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.errors import TestbedError
 from netassay.proc import run
-from netassay.testbed.dataplane import Site, need_program
+from netassay.testbed.dataplane import PRIORITY, Site, need_program
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 BRIDGE = "br0"
@@ -130,7 +130,7 @@ def start(site: Site) -> dict[str, Any]:
         raise TestbedError(
             f"Open vSwitch could not add {bad[0]} as a port of type {cfg.ovs_port}",
             why or "its ofport is -1",
-            f"see {rd / 'ovs-vswitchd.log'}; try another --ovs-port",
+            f"try another --ovs-port; ovs-vswitchd's log says: {_errors(rd)}",
         )
     meter = _meter(ovs, cfg.sut_cap_pps, site.cap_burst) if cfg.sut_cap_pps else None
     flows = forwarding_rules(str(cfg.ovs_flows), meter is not None)
@@ -176,7 +176,7 @@ def _daemons(ovs: Ovs, netns: str, cpus: str | None) -> dict[str, int]:
     db.unlink(missing_ok=True)
     run(["ovsdb-tool", "create", str(db), str(SCHEMA)])
     dirs = [f"OVS_{d}DIR={rd}" for d in ("RUN", "LOG", "DB", "SYSCONF")]  # nothing in /etc, /var
-    pin = ["env", *dirs, *(["taskset", "-c", cpus] if cpus is not None else [])]
+    pin = ["env", *dirs, *PRIORITY, *(["taskset", "-c", cpus] if cpus is not None else [])]
     common = ["--detach", "--no-chdir", "--verbose=err", "--verbose=file:info"]
     run([*pin, "ovsdb-server", str(db), f"--remote=punix:{rd / 'db.sock'}",
          f"--pidfile={rd / 'ovsdb-server.pid'}", f"--unixctl={ovs.ctl('ovsdb-server')}",
@@ -302,7 +302,21 @@ def alive(dp: dict[str, Any], name: str) -> list[str]:
 
 def startup_failure(dp: dict[str, Any], name: str) -> str | None:
     gone = alive(dp, name)
-    return f"{', '.join(gone)} exited (see {dp['ovs']['dir']})" if gone else None
+    return f"{', '.join(gone)} exited: {log_tail(dp)}" if gone else None
+
+
+def _errors(rd: Path, lines: int = 3) -> str:
+    """The last warnings and errors ovs-vswitchd logged."""
+    try:
+        text = (rd / "ovs-vswitchd.log").read_text(errors="replace").splitlines()
+    except OSError:
+        return "no log"
+    bad = [ln.split("|", 4)[-1] for ln in text if "|ERR|" in ln or "|WARN|" in ln]
+    return " | ".join(bad[-lines:]) or "no warning or error"
+
+
+def log_tail(dp: dict[str, Any]) -> str:
+    return _errors(Path(dp["ovs"]["dir"])) if dp.get("ovs") else "no log"
 
 
 # -- its counters ---------------------------------------------------------------------------

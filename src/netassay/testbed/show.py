@@ -94,8 +94,6 @@ def _balanced(info: dict[str, Any]) -> list[str]:
 
 def _wire(info: dict[str, Any]) -> str:
     dp = info.get("dataplane") or {}
-    if dp.get("cap"):
-        return f"{dp['cap']['qdisc']} over {dp['cap']['child']}"
     if dp.get("wire_qdisc"):
         return f"{dp['wire_qdisc']} limit {dp['ring_pkts'] - XR.VETH_RING}"
     x = info.get("xdp_router")

@@ -4,8 +4,8 @@
 netassay builds the forwarding testbed as for a router (the SUT's two veths ``sut0``
 and ``sut1`` with the router's addresses, static neighbours both ways, kernel
 forwarding left off) and runs FILE in the SUT's namespace, in a process group of its
-own, pinned to the SUT's CPU (its children inherit it), its output in the run directory
-(``exec.log``). Its environment says where it is:
+own, pinned to the SUT's CPU at nice -20 (its children inherit both), its output in the
+run directory (``exec.log``). Its environment says where it is:
 
     NETASSAY_TESTBED, NETASSAY_NETNS      the testbed's name, the SUT's namespace
     NETASSAY_IN_DEV, NETASSAY_OUT_DEV     sut0 (from the generator), sut1 (to the sink)
@@ -41,7 +41,7 @@ from typing import Any
 from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.errors import UsageError
-from netassay.testbed.dataplane import Site
+from netassay.testbed.dataplane import PRIORITY, Site
 
 LOG = "exec.log"
 PIDFILE = "exec.pid"
@@ -105,7 +105,7 @@ def start(site: Site) -> dict[str, Any]:
     pin = ["taskset", "-c", str(site.sut_cpu)] if site.sut_cpu is not None else []
     with open(site.run_dir / LOG, "wb") as log:
         p = subprocess.Popen(
-            ["ip", "netns", "exec", site.ns["sut"], *pin, str(script)],
+            ["ip", "netns", "exec", site.ns["sut"], *PRIORITY, *pin, str(script)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             env={**os.environ, **env}, cwd=env["NETASSAY_DIR"], start_new_session=True,
         )  # fmt: skip
@@ -194,6 +194,8 @@ def startup_failure(dp: dict[str, Any], name: str) -> str | None:
 
 
 def log_tail(dp: dict[str, Any], lines: int = 3) -> str:
+    if not dp.get("exec"):
+        return "no log"
     try:
         text = Path(dp["exec"]["log"]).read_text(errors="replace").strip().splitlines()
     except OSError:

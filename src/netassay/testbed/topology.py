@@ -502,7 +502,6 @@ def _dataplane(name: str, cfg: TestbedConfig, state: dict[str, Any]) -> None:
     S.write_state(name, state)
     try:
         D.check_path(state, dataplane_gen_flags(state))
-        D.thread_napi(state)
     finally:
         S.write_state(name, state)
 
@@ -673,10 +672,7 @@ def path_queues(tb: Any) -> dict[str, int]:
     dp = tb.state.get("dataplane") or {}
     ring = dp.get("ring_pkts")  # a data plane's AF_XDP ring behind the head-drop wire
     out = {"sut_ingress": int(ring or S.read_sysctl("net.core.netdev_max_backlog"))}
-    if dp.get("cap"):  # the tbf's queue in front of the data plane: its ring while capped
-        out["sut_ingress"] = min(out["sut_ingress"], int(dp["cap"]["queue_pkts"]))
-    if dp and tb.cfg.sut != "ovs":  # no cap of its own after the SUT's ingress
-        return out
+    # the cap's bucket: the nft policer's (a data plane's: at the sink; Open vSwitch's meter)
     caps = (tb.cfg.sut_cap_pps, getattr(tb.cfg, "sut_cap_reverse_pps", None))  # external: none
     buckets = [_bucket(p) for p in caps if p]
     if buckets:
