@@ -15,9 +15,9 @@ Its OpenFlow table (``fail_mode=secure``: only netassay's rules) forwards by
 FDB entries so nothing floods) or ``ports`` (one ``in_port -> output`` rule per
 direction). ``--ovs-rules N`` adds N rules above them that test frames never match (UDP
 to 16 addresses x 65536 ports apart from the sink's), to grow the flow table.
-``--sut-cap`` is an OpenFlow meter of that many packets/s (``pktps``, a bucket of
-``topology.CAP_BUCKET_S`` of traffic) on the forward direction's rule: its band's drops
-are the SUT's egress loss.
+``--sut-cap`` is an OpenFlow meter of that many packets/s (``pktps``, the bucket of
+``dataplane.cap_bucket``) on the forward direction's rule: its band's drops are the
+SUT's egress loss.
 
 Before and after every trial netassay reads its port statistics (``ovs-ofctl
 dump-ports``, live from ovs-vswitchd, and AF_XDP's own counters) and the meter's
@@ -39,7 +39,7 @@ from typing import Any
 
 from netassay import names as N
 from netassay.config import TestbedConfig
-from netassay.errors import TestbedError
+from netassay.errors import TestbedError, ToolError
 from netassay.proc import run
 from netassay.testbed.dataplane import PRIORITY, Site, need_program
 
@@ -395,11 +395,17 @@ class Reader:
         self.metered = "meter" in o
 
     def read(self) -> dict[str, Any]:
-        c = parse_dump_ports(
-            run(["ovs-ofctl", "-O", "OpenFlow14", "dump-ports", self.ovs.mgmt]).stdout, self.names
-        )
-        if self.metered:
-            c.update(parse_meter_stats(self.ovs.ofctl("meter-stats", self.ovs.mgmt)))
+        try:
+            text = run(["ovs-ofctl", "-O", "OpenFlow14", "dump-ports", self.ovs.mgmt]).stdout
+            c = parse_dump_ports(text, self.names)
+            if self.metered:
+                c.update(parse_meter_stats(self.ovs.ofctl("meter-stats", self.ovs.mgmt)))
+        except ToolError as exc:
+            raise TestbedError(
+                "cannot read Open vSwitch's counters", exc.why,
+                "is ovs-vswitchd still running? ('netassay testbed show'; bring the testbed "
+                "down and up again if it is not)",
+            ) from exc  # fmt: skip
         return {"counters": c, "drops": drops(c, self.metered)}
 
     def close(self) -> None:

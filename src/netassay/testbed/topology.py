@@ -496,7 +496,7 @@ def _dataplane(name: str, cfg: TestbedConfig, state: dict[str, Any]) -> None:
     site = D.Site(
         name=name, cfg=cfg, ns=dict(state["namespaces"]), macs=state["macs"],
         addressing=N.addressing(cfg.sut, cfg.ip_version), sut_cpu=PIN_CPUS[cfg.pinning][1],
-        run_dir=D.run_dir(name), cap_burst=cap_bucket_pkts(cfg),
+        run_dir=D.run_dir(name), cap_burst=D.cap_bucket(cfg.sut_cap_pps, cap_bucket_pkts(cfg)),
     )  # fmt: skip
     state["dataplane"] = D.start(site)
     S.write_state(name, state)
@@ -672,7 +672,9 @@ def path_queues(tb: Any) -> dict[str, int]:
     dp = tb.state.get("dataplane") or {}
     ring = dp.get("ring_pkts")  # a data plane's AF_XDP ring behind the head-drop wire
     out = {"sut_ingress": int(ring or S.read_sysctl("net.core.netdev_max_backlog"))}
-    # the cap's bucket: the nft policer's (a data plane's: at the sink; Open vSwitch's meter)
+    if dp.get("cap_burst_pkts"):  # a data plane's cap: its own bucket (dataplane.cap_bucket)
+        out["sut_egress"] = int(dp["cap_burst_pkts"])
+        return out
     caps = (tb.cfg.sut_cap_pps, getattr(tb.cfg, "sut_cap_reverse_pps", None))  # external: none
     buckets = [_bucket(p) for p in caps if p]
     if buckets:
