@@ -31,7 +31,7 @@ BPF_INCLUDES := -I/usr/include/$(shell $(CC) -dumpmachine 2>/dev/null || echo x8
 CONSTRAINTS := constraints.txt
 
 .PHONY: setup root apt venv gen bpf constraints test test-unit test-integration test-system \
-        lint demo bench clean
+        lint docs reference demo bench clean
 
 setup: apt venv gen bpf  ## install everything (idempotent); CLI at .venv/bin/netassay
 
@@ -62,7 +62,7 @@ $(BIN)/python:
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c $(CONSTRAINTS) -e '.[test,scale]'
+	$(BIN)/pip install -q -c $(CONSTRAINTS) -e '.[test,scale,docs]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -152,9 +152,19 @@ bpf: venv $(BPF_OBJ) $(PASS_OBJ)
 	install -D -m 0644 $(PASS_OBJ) $(VENV)/share/netassay/xdp_pass.o
 
 lint: venv
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench docs
+	$(BIN)/ruff format --check src tests bench docs
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site  # the manual: a broken link fails
+
+# The manual (docs/, mkdocs.yml) as a site in site/: open site/index.html.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# docs/reference.md, the command-line reference, written from the commands' own
+# declarations (what --help shows); tests/unit/test_docs.py fails when it is stale.
+reference: venv
+	$(BIN)/python docs/reference.py
 
 test: root setup lint
 	@if [ -f gen/Cargo.toml ]; then cargo test --release --quiet --manifest-path gen/Cargo.toml; fi
@@ -193,4 +203,4 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/busy.py
 
 clean:
-	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out
+	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site

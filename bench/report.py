@@ -1,6 +1,7 @@
 """Benchmark: ``netassay report`` of a store of 114 PASTRAMI experiments, cold and warm.
 
-The store: the 8 public PASTRAMI files of ``../shared/data/pastrami`` replicated to
+The store: the 8 public PASTRAMI files (``$NETASSAY_DATA/pastrami``, the tests' one
+setting for the real data; without it the six curves of ``tests/data/pastrami``) replicated to
 ``--experiments`` files (114 by default, the authors' study). The importer skips a file
 whose content is already stored, so each copy differs: the copy's index is folded into
 its file name (hence its label) and one trial of its first load received one frame
@@ -45,7 +46,15 @@ import numpy as np
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "pastrami"
+sys.path.insert(0, str(ROOT))
+from tests.conftest import DATA as REAL  # noqa: E402  # NETASSAY_DATA
+from tests.conftest import FIXTURES  # noqa: E402
+
+DATA = (
+    REAL / "pastrami"
+    if REAL is not None and (REAL / "pastrami").is_dir()
+    else FIXTURES / "pastrami"
+)
 OUT = ROOT / "bench" / "results" / "report.json"
 
 
@@ -190,6 +199,7 @@ def main() -> None:
         "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
         "import_s": import_s,
         "baseline": str(args.baseline),
+        "files": str(DATA),
         "png_pixels_vs_plain": same,
         **{name: median(runs) for name, runs in modes.items()},
     }

@@ -1,5 +1,6 @@
-"""Shared test fixtures: where the real PASTRAMI data lives, a CLI runner, and a real
-headless Chromium for the HTML reports."""
+"""Shared test fixtures: the PASTRAMI and MonIPE files (the ones shipped in tests/data,
+and the real ones others measured, where they are), a CLI runner, and a real headless
+Chromium for the HTML reports."""
 
 from __future__ import annotations
 
@@ -15,20 +16,78 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("NETASSAY_SHARED", ROOT.parent / "shared"))
-PASTRAMI = SHARED / "data" / "pastrami"
+FIXTURES = ROOT / "tests" / "data"  # small files netassay's tests make or ship themselves
+
+# The real measurements others published, for the few tests that check netassay against
+# them: one setting, NETASSAY_DATA, a folder holding pastrami/ and monipe/ (the layout
+# in docs/development.md). Unset, the project's own machines keep them beside the
+# checkout; a clone with nothing beside it skips those tests, each with one line.
+_BESIDE = ROOT.parent / "shared" / "data"
+DATA: Path | None = (
+    Path(os.environ["NETASSAY_DATA"])
+    if os.environ.get("NETASSAY_DATA")
+    else (_BESIDE if _BESIDE.is_dir() else None)
+)
+PUBLIC = {
+    "pastrami": "PASTRAMI's raw result files, published with the paper in "
+    "github.com/netgroup/pastrami (misure.zip)",
+    "monipe": "a MonIPE round, published in github.com/jpmsb/teste-automatizado-rnp "
+    "(resultados-exemplo/)",
+}
+
+
+def real_data(name: str) -> Path:
+    """NETASSAY_DATA/<name>, or skip the test with one line saying where the data lives."""
+    where = None if DATA is None else DATA / name
+    if where is None or not where.is_dir():
+        pytest.skip(
+            f"the real {name} data is not here: set NETASSAY_DATA to a folder holding "
+            f"{name}/ ({PUBLIC[name]}; docs/development.md lists the files)"
+        )
+    return where
+
+
+@pytest.fixture(scope="session")
+def pastrami_real() -> Path:
+    """The eight real PASTRAMI files (skipped without them)."""
+    return real_data("pastrami")
+
+
+@pytest.fixture(scope="session")
+def monipe_real() -> Path:
+    """The real MonIPE round (skipped without it)."""
+    return real_data("monipe")
+
+
+@pytest.fixture(scope="session")
+def pastrami_files() -> Path:
+    """Six PASTRAMI-format curves made by hand (tests/data/pastrami/README.md)."""
+    return FIXTURES / "pastrami"
+
+
+@pytest.fixture(scope="session")
+def monipe_files() -> Path:
+    """A MonIPE round written by hand (tests/data/monipe/README.md)."""
+    return FIXTURES / "monipe"
+
+
+@pytest.fixture(scope="session")
+def pastrami_dir() -> Path:
+    """The real PASTRAMI files where they are (114 experiments: imports long enough to
+    overlap), else the ones shipped in tests/data (a clone runs these tests too)."""
+    real = DATA / "pastrami" if DATA is not None else None
+    return real if real is not None and real.is_dir() else FIXTURES / "pastrami"
+
+
+def pastrami_third(pastrami_dir: Path) -> Path:
+    """A subset of the files neither 'vm' nor 'bare-metal'."""
+    return pastrami_dir / ("mazinga" if (pastrami_dir / "mazinga").is_dir() else "ns")
+
 
 # The commands the tests start see Ctrl-C as a terminal's user would: a suite started in
 # the background of a non-interactive shell inherits SIGINT ignored, and an ignored
 # signal stays ignored across exec (a handled one is reset to its default there).
 signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-@pytest.fixture(scope="session")
-def pastrami_dir() -> Path:
-    if not PASTRAMI.is_dir():
-        pytest.fail(f"the real PASTRAMI data is missing at {PASTRAMI} (set NETASSAY_SHARED)")
-    return PASTRAMI
 
 
 def netassay_argv(*args: object, user: int | None = None) -> list[str]:

@@ -42,13 +42,20 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// One line: a control character in what the line gave (a value with a newline)
+    /// is shown as a space, so that the error never spans two lines.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Usage(e) => e.fmt(f),
-            Error::Refused(e) => e.fmt(f),
-            Error::System(e) => e.fmt(f),
-            Error::Rate(e) => e.fmt(f),
-        }
+        let text = match self {
+            Error::Usage(e) => e.to_string(),
+            Error::Refused(e) => e.to_string(),
+            Error::System(e) => e.to_string(),
+            Error::Rate(e) => e.to_string(),
+        };
+        let line: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        f.write_str(&line)
     }
 }
 

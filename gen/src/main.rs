@@ -14,6 +14,8 @@ mod mix;
 mod netlink;
 mod pace;
 mod packet;
+#[cfg(test)]
+mod proptests;
 mod rx;
 mod sink;
 mod sys;

@@ -56,7 +56,8 @@ impl Mix {
             sizes.push(size);
             weights.push(weight);
         }
-        if sizes.len() > MAX_SIZES || weights.iter().sum::<u64>() > MAX_CYCLE {
+        let total = weights.iter().fold(0u64, |t, w| t.saturating_add(*w)); // 2^64 saturates
+        if sizes.len() > MAX_SIZES || total > MAX_CYCLE {
             return Err(bad(format!(
                 "at most {MAX_SIZES} sizes and {MAX_CYCLE} frames in a cycle"
             )));

@@ -254,7 +254,8 @@ pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
     }
     let mut m = [0u8; 6];
     for (i, p) in parts.iter().enumerate() {
-        if p.is_empty() || p.len() > 2 {
+        // hex digits only: from_str_radix also takes a sign ("+1")
+        if p.is_empty() || p.len() > 2 || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
             return None;
         }
         m[i] = u8::from_str_radix(p, 16).ok()?;
@@ -449,6 +450,11 @@ mod tests {
         assert_eq!(parse_mac("02:00:0a:ff:00:01"), Some([2, 0, 10, 255, 0, 1]));
         assert_eq!(parse_mac("02:00:0a:ff:00"), None);
         assert_eq!(parse_mac("02:00:0a:ff:00:zz"), None);
+        assert_eq!(
+            parse_mac("+0:a:a:A:0:A"),
+            None,
+            "found by the mac property test"
+        );
         assert_eq!(fmt_mac(&[2, 0, 10, 255, 0, 1]), "02:00:0a:ff:00:01");
         assert_eq!(min_size(false), 64);
         assert_eq!(min_size(true), 84);

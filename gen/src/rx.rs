@@ -69,7 +69,7 @@ impl Flow {
     pub fn lost(&self, expected: Option<u64>) -> u64 {
         let span = match (self.max_seq, expected) {
             (_, Some(e)) => e,
-            (Some(m), None) => m + 1,
+            (Some(m), None) => m.saturating_add(1),
             (None, None) => 0,
         };
         span.saturating_sub(self.unique)
@@ -126,7 +126,9 @@ impl Bins {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let lost = b.span_end as i64 - prev as i64 - b.unique as i64;
+                let lost = (i128::from(b.span_end) - i128::from(prev) - i128::from(b.unique))
+                    .clamp(i128::from(i64::MIN), i128::from(i64::MAX))
+                    as i64;
                 prev = b.span_end;
                 let end = if i + 1 == n {
                     (last_since_first as f64 / 1e9).max(i as f64 * w)
@@ -147,7 +149,7 @@ impl Bins {
 }
 
 /// UDP payload bytes of an IPv4 or IPv6 UDP frame (from the UDP length field).
-fn udp_payload_len(f: &[u8]) -> u64 {
+pub(crate) fn udp_payload_len(f: &[u8]) -> u64 {
     let mut off = 12;
     if f.len() > 14 && u16::from_be_bytes([f[12], f[13]]) == 0x8100 {
         off += 4;
@@ -186,7 +188,7 @@ const MAX_ARRIVALS: usize = 100_000_000;
 
 /// True for an untagged IPv4 or IPv6 UDP frame.
 #[inline]
-fn is_udp(f: &[u8]) -> bool {
+pub(crate) fn is_udp(f: &[u8]) -> bool {
     f.len() > 24
         && match u16::from_be_bytes([f[12], f[13]]) {
             0x0800 => f[23] == 17,
@@ -242,7 +244,8 @@ impl Counts {
         if f >= self.flows.len() {
             self.flows.resize(f + 1, Flow::default());
         }
-        let before = self.flows[f].max_seq.map_or(0, |m| m + 1);
+        // a sequence number near 2^64 (a foreign frame with the magic) saturates
+        let before = self.flows[f].max_seq.map_or(0, |m| m.saturating_add(1));
         let unique = self.flows[f].add(p.seq);
         if unique {
             if rx_mono >= p.ts {
@@ -251,7 +254,8 @@ impl Counts {
                 self.latency_negative += 1;
             }
         }
-        self.span += self.flows[f].max_seq.map_or(0, |m| m + 1) - before;
+        let after = self.flows[f].max_seq.map_or(0, |m| m.saturating_add(1));
+        self.span = self.span.saturating_add(after - before);
         if self.first_ns == 0 {
             self.first_ns = rx_mono;
         }
@@ -275,7 +279,7 @@ impl Counts {
             let e = expect.map(|n| n / nf + u64::from(i < n % nf));
             let l = f.lost(e);
             rec += f.received;
-            lost += l;
+            lost = lost.saturating_add(l); // gaps up to a sequence near 2^64 saturate
             dup += f.duplicated;
             reo += f.reordered;
             flows.push(J::obj(vec![

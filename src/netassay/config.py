@@ -10,7 +10,9 @@ clear line naming the file's line. ``netassay config show`` prints what is in fo
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import os
+import re
 import warnings
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -482,6 +484,14 @@ def _analysis_section(cfg: Config, values: dict[str, Any]) -> AnalysisConfig:
         if key not in known:
             raise _unknown(cfg, "analysis", key, list(known))
         changes[key] = _analysis_value(cfg, key, known[key], value)
+        try:  # the value in its range, said of the file's line
+            replace(AnalysisConfig(), **{key: changes[key]}).validate()
+        except UsageError as exc:
+            raise InputError(
+                f"{cfg.where('analysis', key)}: [analysis] {key} = {value!r}",
+                exc.why,
+                "fix the value or remove the key to use the default",
+            ) from exc
     return replace(cfg.analysis, **changes)
 
 
@@ -545,14 +555,41 @@ def load_config(
     return cfg.resolved() if resolve else cfg
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: quotes, backslashes and control characters
+    escaped, the rest as it is."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def toml_key(key: str) -> str:
+    """A key as TOML writes it: bare when it can be, else quoted."""
+    return key if _BARE_KEY.fullmatch(key) else toml_string(key)
+
+
 def toml_value(value: Any) -> str:
-    """A value as a TOML file writes it."""
+    """A value as a TOML file writes it (what ``tomllib`` reads back as the same)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f'"{value}"'
+        return toml_string(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{toml_key(str(k))} = {toml_value(v)}" for k, v in value.items())
+        return "{" + inner + "}"
+    if isinstance(value, datetime.date | datetime.time):  # a TOML date, time or both
+        return value.isoformat()
     return repr(value)
 
 
@@ -572,10 +609,12 @@ def to_toml(cfg: Config, methods: dict[str, dict[str, Any]] | None = None) -> st
     lines: list[str] = []
     for section, values in sections.items():
         lines.append(f"[{section}]")
+        written = cfg.section(section) if section in METHOD_SECTIONS else {}
         for key, value in values.items():
-            if value is None or (isinstance(value, list | tuple) and not value):
-                lines.append(f"# {key} = (unset)")
+            unset = value is None or (isinstance(value, list | tuple) and not value)
+            if unset and key not in written:  # a default of nothing; the file's [] is shown
+                lines.append(f"# {toml_key(key)} = (unset)")
             else:
-                lines.append(f"{key} = {toml_value(value)}")
+                lines.append(f"{toml_key(key)} = {toml_value(value)}")
         lines.append("")
     return "\n".join(lines)

@@ -44,6 +44,42 @@ class StoreError(NetassayError):
     """The SQLite store is missing, corrupted, locked or of an unknown schema."""
 
     exit_code = 4
+    # where a write failed: the store, and the experiment a run was storing with its
+    # kind (the command line names that method's --resume for it); None: not known
+    path: str | None = None
+    experiment: int | None = None
+    kind: str | None = None
+
+
+class StoreDamaged(StoreError):
+    """SQLite found the store's file damaged (malformed, or not a database at all): the
+    one store error whose advice is 'netassay db check' and a copy."""
+
+
+class StoreFull(StoreError):
+    """No space left on the device holding the store. What it held is intact (the write
+    in progress was undone as a whole); the same command, run again with space, goes on."""
+
+
+class StoreLocked(StoreError):
+    """Another process holds the store's write lock and does not let go (``pid``: which,
+    when it can be known)."""
+
+    pid: int | None = None
+
+
+class AlreadyStored(StoreError):
+    """An experiment's key is stored already: another netassay stored it after this one
+    looked. An import skips it; anything else that meets it says so (nothing written)."""
+
+    def __init__(self, path: str, key: str, experiment_id: int) -> None:
+        self.key = key
+        self.experiment_id = experiment_id
+        super().__init__(
+            f"{path}: experiment {experiment_id} is stored under the same key already",
+            f"another netassay stored '{key}' meanwhile; nothing of this one was written",
+            "run the same command again (it skips what is stored)",
+        )
 
 
 class TestbedError(NetassayError):
@@ -94,6 +130,11 @@ class Interrupted(NetassayError):
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: a run ends the same way
     (what ended is stored, the testbed removed), and netassay exits 143 (128 + 15)."""
+
+
+class StoreWaiting(UserWarning):
+    """A writer waits for the store's write lock another process holds: said once, on
+    stderr, when the wait is longer than a few seconds."""
 
 
 class StoreWarning(UserWarning):

@@ -50,10 +50,10 @@ def parse_imix(text: str, ip_version: int) -> Mix:
         return tuple((max(size, smallest), w) for size, w in SIMPLE)
     out: list[tuple[int, int]] = []
     for part in (p.strip() for p in text.split(",")):
-        size_text, _, weight_text = part.partition(":")
-        if not size_text.strip().isdigit() or not weight_text.strip().isdigit():
+        size_text, _, weight_text = (t.strip() for t in part.partition(":"))
+        if not all(t.isascii() and t.isdigit() for t in (size_text, weight_text)):
             raise _bad(text, f"'{part}' is not SIZE:WEIGHT (whole numbers)")
-        size, weight = int(size_text), int(weight_text)
+        size, weight = int(size_text), int(weight_text)  # stripped: int() strips less
         if not smallest <= size <= MAX_SIZE:
             raise _bad(
                 text, f"{size} bytes cannot be sent over IPv{ip_version} ({smallest}..{MAX_SIZE})"

@@ -10,6 +10,7 @@ parts in one unit). ``methods/rates.py`` converts to frames/s with the testbed's
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -132,10 +133,15 @@ def tokens(text: str, what: str) -> list[tuple[str, float, str]]:
         if stop < start:
             raise UsageError(f"bad {what} '{text}'", "STOP is below START",
                              "swap them or fix the range")  # fmt: skip
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > MAX_LOADS:
-            raise UsageError(f"bad {what} '{text}'", f"{n} loads", "use a larger STEP")
-        return [(k0, start + i * step, text) for i in range(n)]
+        span = (stop - start) / step  # inf for a step near the smallest float
+        if not span < MAX_LOADS:
+            raise UsageError(f"bad {what} '{text}'", f"{span + 1:.0f} loads", "use a larger STEP")
+        n = math.floor(span + 1e-9) + 1
+        out = [start + i * step for i in range(n)]
+        if any(b <= a for a, b in itertools.pairwise(out)):
+            raise UsageError(f"bad {what} '{text}'", "STEP is below what START can be told from",
+                             "use a larger STEP")  # fmt: skip
+        return [(k0, x, text) for x in out]
     out = [(*value(t, what), t) for t in (p.strip() for p in text.split(",")) if t]
     if not out:
         raise UsageError(f"empty {what}", "no load was given", "write e.g. 1Gbps,2Gbps")

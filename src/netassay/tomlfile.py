@@ -44,6 +44,11 @@ def parse(text: str, origin: str) -> tuple[dict[str, Any], Lines]:
         return tomllib.loads(text), Lines(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{origin}: not valid TOML", str(exc), "fix the syntax") from exc
+    except RecursionError as exc:  # arrays or tables nested thousands deep
+        raise InputError(
+            f"{origin}: not a file netassay reads", "its values are nested too deep",
+            "fix the syntax",
+        ) from exc  # fmt: skip
 
 
 def read(path: str | Path, what: str) -> tuple[dict[str, Any], Lines]:

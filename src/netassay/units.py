@@ -49,6 +49,8 @@ def parse_duration(text: str) -> float:
     value = float(m.group(1)) * _DUR_UNIT[m.group(2)]
     if value <= 0:
         raise UsageError(f"bad duration '{text}'", "a duration must be positive", "give e.g. 2s")
+    if not math.isfinite(value):
+        raise UsageError(f"bad duration '{text}'", "not a finite number", "give e.g. 2s")
     return value
 
 
@@ -68,10 +70,19 @@ def parse_rates(text: str) -> list[float]:
             raise UsageError(
                 f"bad rate list '{text}'", "STOP is below START", "swap them or fix the range"
             )
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > 10_000:
-            raise UsageError(f"bad rate list '{text}'", f"{n} loads", "use a larger STEP")
-        return [start + i * step for i in range(n)]
+        span = (stop - start) / step  # inf for a step near the smallest float
+        if not span < 10_000:
+            raise UsageError(
+                f"bad rate list '{text}'", f"{span + 1:.0f} loads", "use a larger STEP"
+            )
+        n = math.floor(span + 1e-9) + 1
+        out = [start + i * step for i in range(n)]
+        if any(b <= a for a, b in itertools.pairwise(out)):
+            raise UsageError(
+                f"bad rate list '{text}'", "STEP is below what START can be told from",
+                "use a larger STEP",
+            )  # fmt: skip
+        return out
     rates = [parse_rate(p) for p in text.split(",") if p.strip()]
     if not rates:
         raise UsageError("empty rate list", "no load was given", "write e.g. 100k,200k,300k")

@@ -1,6 +1,6 @@
-"""The acceptance importers against real outputs: MonIPE's fixture round (the figures
-its CSVs hold, computed here from the CSVs) and iperf3 3.12 -J outputs made on this
-machine over loopback (tests/data/iperf3)."""
+"""The acceptance importers against real outputs: MonIPE's published round (the figures
+its CSVs hold, computed here from the CSVs; NETASSAY_DATA), the round written by hand in
+tests/data/monipe, and iperf3 3.12 -J outputs made over loopback (tests/data/iperf3)."""
 
 import csv
 import json
@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES
 
 from netassay.analysis.acceptance import FAIL, judge
 from netassay.errors import InputError
@@ -16,28 +16,20 @@ from netassay.methods.accept import import_iperf3 as I3
 from netassay.methods.accept import import_monipe as M
 from netassay.methods.accept.view import summary
 
-MONIPE = SHARED / "data" / "monipe"
-ROUND = MONIPE / "teste_1" / "rodada_1"
-IPERF3 = Path(__file__).resolve().parents[1] / "data" / "iperf3"
+IPERF3 = FIXTURES / "iperf3"
+ROUND = Path("teste_1") / "rodada_1"  # the one round of either folder
 
 
-@pytest.fixture(scope="module")
-def monipe_dir() -> Path:
-    if not ROUND.is_dir():
-        pytest.fail(f"the MonIPE fixture round is missing at {ROUND} (set NETASSAY_SHARED)")
-    return MONIPE
-
-
-def _csv(name: str) -> list[dict[str, str]]:
-    with open(next(ROUND.glob(f"*{name}"))) as fh:
+def _csv(folder: Path, name: str) -> list[dict[str, str]]:
+    with open(next((folder / ROUND).glob(f"*{name}"))) as fh:
         return list(csv.DictReader(fh))
 
 
-def test_monipe_round_imports_to_the_figures_its_csvs_hold(monipe_dir):
-    [test] = M.read_tests(monipe_dir, 10e9, "payload")
+def test_monipe_round_imports_to_the_figures_its_csvs_hold(monipe_real):
+    [test] = M.read_tests(monipe_real, 10e9, "payload")
     assert test.name == "teste_1" and len(test.runs) == 1
     run = test.runs[0]
-    server = _csv("iperf3_server.csv")
+    server = _csv(monipe_real, "iperf3_server.csv")
     nbytes = [float(r["total_bytes_transferidos"]) for r in server]
     rates = [float(r["taxa_de_bits_por_segundo"]) for r in server]
     lost = [int(r["total_pacotes_perdidos"]) for r in server]
@@ -51,7 +43,7 @@ def test_monipe_round_imports_to_the_figures_its_csvs_hold(monipe_dir):
     full = [r for b, r in zip(nbytes, rates, strict=True) if b * 8 / r > 0.5]
     assert run.payload_bps() == pytest.approx(sum(full) / len(full), rel=1e-3)
     # loss: the receiver's rows add up to the sender's summary (its last row)
-    client = _csv("iperf3_client.csv")
+    client = _csv(monipe_real, "iperf3_client.csv")
     assert run.lost_packets == sum(lost) == int(client[-1]["pacotes_perdidos"]) == 27636
     assert run.loss_ratio() == pytest.approx(
         float(client[-1]["%_pacotes_perdidos"]) / 100, rel=1e-6
@@ -63,7 +55,7 @@ def test_monipe_round_imports_to_the_figures_its_csvs_hold(monipe_dir):
         )
     assert run.datagram_bytes == 8948  # 9000-byte MTU, iperf3's default length
     # CPU per core: the mean of each mpstat column
-    mp = _csv("mpstat.csv")
+    mp = _csv(monipe_real, "mpstat.csv")
     s = summary(test)
     for col in mp[0]:
         core = f"cpu{col.split('_')[1]}"
@@ -75,11 +67,24 @@ def test_monipe_round_imports_to_the_figures_its_csvs_hold(monipe_dir):
     assert v.throughput_bps == pytest.approx(run.payload_bps())
 
 
-def test_monipe_test_folder_alone_and_missing_columns(monipe_dir, tmp_path):
-    [a] = M.read_tests(monipe_dir / "teste_1", None, "payload")
+def test_the_hand_written_round_imports_to_its_figures(monipe_files):
+    """The round of tests/data/monipe (its README gives the figures it was written with)."""
+    [test] = M.read_tests(monipe_files, 900e6, "payload")
+    [run] = test.runs
+    assert len(run.intervals) == 6 and run.datagram_bytes == 1448
+    assert run.lost_packets == 820 and run.loss_ratio() == pytest.approx(0.002)
+    assert [iv.loss_ratio for iv in run.intervals] == [0, 0, 0.01, 0, 0, 0]
+    assert summary(test)["cpu_busy_pct"] == {"cpu0": 10.6, "cpu1": 52.4}
+    v = judge(test)
+    assert v.verdict == FAIL and "loss 0.2%" in v.reason
+    assert [f["interval"] for f in v.failed_seconds] == [2]
+
+
+def test_monipe_test_folder_alone_and_missing_columns(monipe_files, tmp_path):
+    [a] = M.read_tests(monipe_files / "teste_1", None, "payload")
     assert a.name == "teste_1" and a.contract_bps is None
     bad = tmp_path / "teste_9" / "rodada_1"
-    shutil.copytree(ROUND, bad)
+    shutil.copytree(monipe_files / ROUND, bad)
     f = next(bad.glob("*iperf3_server.csv"))
     rows = f.read_text().splitlines()
     f.write_text("\n".join(",".join(c.split(",")[:3]) for c in rows) + "\n")
@@ -91,15 +96,15 @@ def test_monipe_test_folder_alone_and_missing_columns(monipe_dir, tmp_path):
         M.read_tests(empty, None, "payload")
 
 
-def test_monipe_reads_iperf3_json_beside_the_csvs(monipe_dir, tmp_path):
+def test_monipe_reads_iperf3_json_beside_the_csvs(monipe_files, tmp_path):
     d = tmp_path / "teste_2" / "rodada_1"
-    shutil.copytree(ROUND, d)
+    shutil.copytree(monipe_files / ROUND, d)
     shutil.copy(IPERF3 / "udp-50M-server.json", d / "rodada_1-teste_2-iperf3_server.json")
     [test] = M.read_tests(tmp_path, None, "payload")
     run = test.runs[0]
     doc = json.loads((IPERF3 / "udp-50M-server.json").read_text())
     assert run.payload_bps() == pytest.approx(doc["end"]["sum_received"]["bits_per_second"])
-    assert run.tool_version == "3.12" and len(run.cpu) == 7
+    assert run.tool_version == "3.12" and len(run.cpu) == 5  # the mpstat CSV's rows
 
 
 def _doc(name: str) -> dict:

@@ -3,19 +3,17 @@ in a real headless Chromium: its verdict table and every figure decode."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from tests.conftest import SHARED, run_cli
+from tests.conftest import FIXTURES, run_cli
 
-IPERF3 = Path(__file__).resolve().parents[1] / "data" / "iperf3"
+IPERF3 = FIXTURES / "iperf3"
 
 
 @pytest.fixture(scope="module")
 def accept_report(tmp_path_factory):
     d = tmp_path_factory.mktemp("acc")
     db = d / "acc.db"
-    run_cli("import", "monipe", SHARED / "data" / "monipe", "--db", db, "--contract", "10G",
+    run_cli("import", "monipe", FIXTURES / "monipe", "--db", db, "--contract", "900M",
             "--layer", "payload", check=True)  # fmt: skip
     run_cli("import", "iperf3", IPERF3 / "udp-50M-server.json", IPERF3 / "udp-50M-client.json",
             "--db", db, "--contract", "50M", "--layer", "ethernet", check=True)  # fmt: skip
@@ -48,8 +46,8 @@ def test_accept_page_in_headless_chromium(accept_report, browser):
     assert len(rows) == 2
     by_name = {r[0]: r for r in rows}
     monipe = by_name["teste_1"]
-    assert monipe[2] == "10 Gbit/s" and monipe[3] == "payload"
-    assert monipe[6] == "1.99%" and monipe[8] == "FAIL" and "loss" in monipe[9]
+    assert monipe[2] == "900 Mbit/s" and monipe[3] == "payload"
+    assert monipe[6] == "0.2%" and monipe[8] == "FAIL" and "loss" in monipe[9]
     iperf3 = next(r for r in rows if r[0].startswith("iperf3 UDP"))
     assert iperf3[3] == "ethernet" and iperf3[8] in ("PASS", "FAIL", "INCONCLUSIVE")
     sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")

@@ -19,23 +19,23 @@ def _counts(db):
         con.close()
 
 
-def test_import_twice_adds_nothing_and_check_passes(pastrami_dir, tmp_path, cli):
+def test_import_twice_adds_nothing_and_check_passes(pastrami_files, tmp_path, cli):
     db = tmp_path / "r.db"
-    first = cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
-    assert "imported 8 experiment(s), 3630 trial(s)" in first.stdout
-    second = cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    first = cli("import", "pastrami", pastrami_files, "--db", db, check=True)
+    assert "imported 6 experiment(s), 252 trial(s)" in first.stdout
+    second = cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
     assert "imported 0 experiment(s)" in second.stdout and "2 already stored" in second.stdout
-    assert _counts(db) == (8, 3630)
+    assert _counts(db) == (6, 252)
     want = (
-        f"ok (schema {SCHEMA_VERSION}, 8 experiments, 3630 trials, 0 rtt runs, "
+        f"ok (schema {SCHEMA_VERSION}, 6 experiments, 252 trials, 0 rtt runs, "
         "0 acceptance runs, 0 campaigns)"
     )
     assert want in cli("db", "check", db).stdout
 
 
-def test_trials_are_append_only(pastrami_dir, tmp_path, cli):
+def test_trials_are_append_only(pastrami_files, tmp_path, cli):
     db = tmp_path / "r.db"
-    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
     con = sqlite3.connect(db)
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         con.execute("update trials set received = 0")
@@ -52,9 +52,9 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_FILES))
-def test_bad_input_is_one_line_and_the_store_keeps_everything(pastrami_dir, tmp_path, cli, kind):
+def test_bad_input_is_one_line_and_the_store_keeps_everything(pastrami_files, tmp_path, cli, kind):
     db = tmp_path / "r.db"
-    cli("import", "pastrami", pastrami_dir / "mazinga", "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files / "ns", "--db", db, check=True)
     before = _counts(db)
     bad = tmp_path / "in" / f"{kind}_raw_1.txt"
     bad.parent.mkdir()
@@ -77,9 +77,9 @@ def test_folder_without_results(tmp_path, cli):
     assert cp.returncode == 3 and "no result files" in cp.stderr
 
 
-def test_corrupted_db_is_refused_and_left_as_is(pastrami_dir, tmp_path, cli):
+def test_corrupted_db_is_refused_and_left_as_is(pastrami_files, tmp_path, cli):
     db = tmp_path / "r.db"
-    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
     raw = bytearray(db.read_bytes())
     raw[0:16] = b"garbage garbage!"
     db.write_bytes(bytes(raw))
@@ -87,7 +87,7 @@ def test_corrupted_db_is_refused_and_left_as_is(pastrami_dir, tmp_path, cli):
         ("assess", db),
         ("db", "check", db),
         ("report", db, "--out", tmp_path / "o"),
-        ("import", "pastrami", pastrami_dir / "mazinga", "--db", db),
+        ("import", "pastrami", pastrami_files / "ns", "--db", db),
     ):
         cp = cli(*args)
         assert cp.returncode in (2, 4), (args, cp.stderr)
@@ -95,9 +95,9 @@ def test_corrupted_db_is_refused_and_left_as_is(pastrami_dir, tmp_path, cli):
     assert db.read_bytes() == bytes(raw)
 
 
-def test_damaged_pages_fail_the_integrity_check(pastrami_dir, tmp_path, cli):
+def test_damaged_pages_fail_the_integrity_check(pastrami_files, tmp_path, cli):
     db = tmp_path / "r.db"
-    cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files, "--db", db, check=True)
     raw = bytearray(db.read_bytes())
     mid = len(raw) // 2
     raw[mid : mid + 4096] = b"\xff" * 4096  # smash pages in the middle, keep the header
@@ -114,10 +114,10 @@ def test_missing_db_and_bad_flags(tmp_path, cli):
     assert cp.returncode == 2 and "unknown mode" in cp.stderr
 
 
-def test_mode_from_the_config_file_and_flags_over_it(pastrami_dir, cli, tmp_path):
+def test_mode_from_the_config_file_and_flags_over_it(pastrami_files, cli, tmp_path):
     f = tmp_path / "c.toml"
     f.write_text('[analysis]\nmode = "published"\n')
-    vm = pastrami_dir / "vm" / "clab_raw_50_k5.15_intel_vm_as-is.txt"
+    vm = pastrami_files / "vm" / "synth_raw_5_exp_t_1_k5.15_intel_vm_as-is.txt"
     assert '"verdict": "GOOD"' in cli("--config", f, "assess", vm, "--json", check=True).stdout
     out = cli("--config", f, "assess", vm, "--json", "--mode", "described", check=True).stdout
     assert '"verdict": "BAD"' in out
@@ -130,20 +130,20 @@ def test_config_show(cli, tmp_path):
     assert "eta = 0.2" in out and "[sweep]" in out
 
 
-def test_export_csv_and_jsonl(pastrami_dir, tmp_path, cli):
+def test_export_csv_and_jsonl(pastrami_files, tmp_path, cli):
     import csv
     import json
 
     db = tmp_path / "r.db"
-    cli("import", "pastrami", pastrami_dir / "mazinga", "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files / "ns", "--db", db, check=True)
     out = tmp_path / "t.csv"
-    assert "450 trial(s)" in cli("export", db, "--out", out, check=True).stdout
+    assert "45 trial(s)" in cli("export", db, "--out", out, check=True).stdout
     with open(out) as fh:
         rows = list(csv.DictReader(fh))
-    assert len(rows) == 450 and rows[0]["rate_pps"] == "300000.0"
+    assert len(rows) == 45 and rows[0]["rate_pps"] == "300000.0"
     assert json.loads(rows[0]["loss_location"]) == {"sut_nic_rx_ring": 0}
     lines = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
-    assert len(lines) == 450 and json.loads(lines[-1])["load_index"] == 8
+    assert len(lines) == 45 and json.loads(lines[-1])["load_index"] == 8
     assert cli("export", db, "--format", "xls").returncode == 2
     assert json.loads(rows[0]["cpu"]) == {}  # PASTRAMI's files have no CPU use per trial
 
@@ -173,7 +173,7 @@ def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
 
 
 @pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
-def test_a_signal_during_a_report_exits_128_plus_it(pastrami_dir, tmp_path, cli, sig, code):
+def test_a_signal_during_a_report_exits_128_plus_it(pastrami_files, tmp_path, cli, sig, code):
     """Ctrl-C exits 130 and SIGTERM 143, each with one line, as shells and supervisors
     expect (128 + the signal's number)."""
     import signal
@@ -181,7 +181,7 @@ def test_a_signal_during_a_report_exits_128_plus_it(pastrami_dir, tmp_path, cli,
     import time
 
     db = tmp_path / "r.db"
-    cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files, "--db", db, check=True)
     out = tmp_path / "rep"
     p = subprocess.Popen(
         [*netassay_argv(), "report", db, "--out", out],
@@ -203,11 +203,11 @@ def test_a_signal_during_a_report_exits_128_plus_it(pastrami_dir, tmp_path, cli,
     [(None, False, 0), ("bad", False, 11), ("fail", False, 11), ("inconclusive", False, 11),
      ("bad", True, 0), ("inconclusive", True, 0)],
 )  # fmt: skip
-def test_fail_on_gates_assess(pastrami_dir, cli, fail_on, good_file, code):
+def test_fail_on_gates_assess(pastrami_files, cli, fail_on, good_file, code):
     """Without --fail-on, verdicts never change the exit code; with it, a BAD (or an
     INCONCLUSIVE, for 'inconclusive') exits 11 after every result was shown."""
-    bad = pastrami_dir / "bare-metal" / "clab_raw_50_k5.15_intel_bare-metal_as-is.txt"
-    good = pastrami_dir / "bare-metal" / "clab_raw_50_k6.8_intel_bare-metal_as-is.txt"
+    bad = pastrami_files / "bare-metal" / "synth_raw_5_exp_t_1_k5.15_intel_bare-metal_as-is.txt"
+    good = pastrami_files / "bare-metal" / "synth_raw_5_exp_t_1_k6.8_intel_bare-metal_as-is.txt"
     res = cli("assess", good if good_file else bad, *(["--fail-on", fail_on] if fail_on else []))
     assert res.returncode == code, res.stderr
     assert "verdict: GOOD" in res.stdout if good_file else "verdict: BAD" in res.stdout
@@ -215,16 +215,16 @@ def test_fail_on_gates_assess(pastrami_dir, cli, fail_on, good_file, code):
         assert f"--fail-on {fail_on}: 1 verdict(s) refused" in res.stderr
 
 
-def test_fail_on_unknown_is_a_usage_error(pastrami_dir, cli):
-    res = cli("assess", pastrami_dir, "--fail-on", "maybe")
+def test_fail_on_unknown_is_a_usage_error(pastrami_files, cli):
+    res = cli("assess", pastrami_files, "--fail-on", "maybe")
     assert res.returncode == 2 and "unknown --fail-on 'maybe'" in res.stderr
     assert res.stdout == ""
 
 
-def test_piped_text_never_cuts_a_line_and_says_the_marks_once(pastrami_dir, cli):
+def test_piped_text_never_cuts_a_line_and_says_the_marks_once(pastrami_files, cli):
     """Piped (not a terminal), a verdict's reason is one line (grep finds it whole); the
     table's marks are explained once per command, not once per experiment."""
-    out = cli("assess", pastrami_dir, check=True).stdout
+    out = cli("assess", pastrami_files, check=True).stdout
     lines = out.splitlines()
     reason = [ln for ln in lines if ln.startswith("  verdict: BAD - saturation is entered only")]
     assert reason and all(ln.rstrip().endswith("beyond PDR@0.5%") for ln in reason), reason

@@ -1,4 +1,4 @@
-"""The eight real PASTRAMI files: the labels in data/pastrami/README.md, both modes."""
+"""The eight real PASTRAMI files (NETASSAY_DATA): the authors' labels, both modes."""
 
 import json
 
@@ -43,17 +43,17 @@ EXPECTED = [
 
 
 @pytest.mark.parametrize(("name", "k", "n", "published", "described", "pot"), EXPECTED)
-def test_labels_in_both_modes(pastrami_dir, name, k, n, published, described, pot):
+def test_labels_in_both_modes(pastrami_real, name, k, n, published, described, pot):
     for mode, want in (("published", published), ("described", described)):
-        [a] = list(iter_assessments([pastrami_dir / name], AnalysisConfig(mode=mode)))
+        [a] = list(iter_assessments([pastrami_real / name], AnalysisConfig(mode=mode)))
         assert a.verdict == want, (mode, a.saturation.reason)
         assert a.saturation.potential_saturation_index == pot
         assert a.k_values == [k] and len(a.table) == n
 
 
-def test_assess_json_from_a_store_matches_the_readme(pastrami_dir, tmp_path, cli):
+def test_assess_json_from_a_store_matches_the_authors_labels(pastrami_real, tmp_path, cli):
     db = tmp_path / "results.db"
-    cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    cli("import", "pastrami", pastrami_real, "--db", db, check=True)
     for mode, col in (("published", 3), ("described", 4)):
         out = cli("assess", db, "--mode", mode, "--json", check=True).stdout.splitlines()
         rows = {json.loads(line)["label"]: json.loads(line) for line in out}
@@ -77,21 +77,21 @@ def test_assess_json_from_a_store_matches_the_readme(pastrami_dir, tmp_path, cli
             assert len(r["loads"]) == exp[2]
 
 
-def test_k56_reason_says_widen_the_range(pastrami_dir):
+def test_k56_reason_says_widen_the_range(pastrami_real):
     name = "bare-metal/confronto_clab/clab_tb3_raw_50_exp_t_10_k5.6_intel_bare-metal_as-is.txt"
-    [a] = list(iter_assessments([pastrami_dir / name], AnalysisConfig()))
+    [a] = list(iter_assessments([pastrami_real / name], AnalysisConfig()))
     assert "widen" in a.saturation.reason
     # PDR is the highest load tested; loss below it is flagged, never hidden
     assert a.pdr.rate_pps == a.table.rate_pps[-2]
     assert any("non-negligible" in f for f in a.flags)
 
 
-def test_k68_hand_checked_values(pastrami_dir):
+def test_k68_hand_checked_values(pastrami_real):
     # first load of the k6.8 file: 50 runs of tx 2999998 / rx 3000004..3000005: the port
     # counted 6-7 foreign frames (2.3 ppm): every run is used, with no loss (never < 0)
     [a] = list(
         iter_assessments(
-            [pastrami_dir / "bare-metal/clab_raw_50_k6.8_intel_bare-metal_as-is.txt"],
+            [pastrami_real / "bare-metal/clab_raw_50_k6.8_intel_bare-metal_as-is.txt"],
             AnalysisConfig(),
         )
     )

@@ -9,10 +9,10 @@ from tests.conftest import netassay_argv, run_cli
 
 
 @pytest.fixture(scope="module")
-def report_dir(tmp_path_factory, pastrami_dir):
+def report_dir(tmp_path_factory, pastrami_files):
     d = tmp_path_factory.mktemp("rep")
     db = d / "results.db"
-    run_cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    run_cli("import", "pastrami", pastrami_files, "--db", db, check=True)
     out = d / "report"
     cp = run_cli("report", db, "--out", out, check=True)
     assert "report written" in cp.stdout
@@ -21,11 +21,11 @@ def report_dir(tmp_path_factory, pastrami_dir):
 
 def test_files_written(report_dir):
     figs = sorted(p.name for p in (report_dir / "figures").iterdir() if p.suffix != ".key")
-    assert len([f for f in figs if f.endswith(".png")]) == 8
-    assert len([f for f in figs if f.endswith(".svg")]) == 8
+    assert len([f for f in figs if f.endswith(".png")]) == 6
+    assert len([f for f in figs if f.endswith(".svg")]) == 6
     assert all((report_dir / "figures" / f).stat().st_size > 10_000 for f in figs)
     tex = (report_dir / "latex-include.tex").read_text()
-    assert tex.count("\\begin{figure}") == 8 and tex.count("\\end{figure}") == 8
+    assert tex.count("\\begin{figure}") == 6 and tex.count("\\end{figure}") == 6
     assert "k5.15\\_intel" in tex and "verdict \\textbf{INCONCLUSIVE}" in tex
     for inc in re.findall(r"\\includegraphics\[[^]]*\]\{([^}]*)\}", tex):
         assert (report_dir / f"{inc}.png").exists()
@@ -40,7 +40,7 @@ def test_html_works_offline_with_its_figures_beside_it(report_dir):
     html = (report_dir / "index.html").read_text()
     assert "http://" not in html and "https://" not in html
     srcs = figures_of(html)
-    assert len(srcs) == 8 and all(s.startswith("figures/") for s in srcs)
+    assert len(srcs) == 6 and all(s.startswith("figures/") for s in srcs)
     assert all((report_dir / s).stat().st_size > 10_000 for s in srcs)
     assert "data:image" not in html
     assert html.index('id="summary"') < html.index("<img ")  # the table first
@@ -51,13 +51,13 @@ def test_progress_on_stderr_and_an_unchanged_rerun_draws_nothing(report_dir):
     figs = report_dir / "figures"
     stamps = {p.name: p.stat().st_mtime_ns for p in figs.iterdir()}
     cp = run_cli("report", db, "--out", report_dir, check=True)
-    assert "figures 8/8 (8 kept)" in cp.stderr
+    assert "figures 6/6 (6 kept)" in cp.stderr
     assert {p.name: p.stat().st_mtime_ns for p in figs.iterdir()} == stamps
     # a figure whose key no longer matches (other data, style or version) is drawn again
     key = next(figs.glob("*.key"))
     key.write_text("0" * 64)
     cp = run_cli("report", db, "--out", report_dir, check=True)
-    assert "figures 8/8 (7 kept)" in cp.stderr
+    assert "figures 6/6 (5 kept)" in cp.stderr
     png = key.with_suffix(".png")
     assert png.stat().st_mtime_ns > stamps[png.name] and key.read_text() != "0" * 64
 
@@ -67,12 +67,12 @@ def test_html_in_headless_chromium(report_dir, browser):
     page = browser.new_page()
     page.goto((report_dir / "index.html").as_uri())
     rows = page.locator("#summary tbody tr")
-    assert rows.count() == 8
+    assert rows.count() == 6
     # figures load as they are scrolled to: the last is not there before, each is after
     loaded = "i => i.complete && i.naturalWidth"
     imgs = page.locator("img.fig")
-    assert imgs.count() == 8 and not imgs.nth(7).evaluate(loaded)
-    for n in range(8):
+    assert imgs.count() == 6 and not imgs.nth(5).evaluate(loaded)
+    for n in range(6):
         imgs.nth(n).scroll_into_view_if_needed()
         page.wait_for_function(f"() => document.images[{n}].naturalWidth > 500")
     page.evaluate("() => window.scrollTo(0, 0)")
@@ -99,7 +99,7 @@ def test_html_in_headless_chromium(report_dir, browser):
     assert visible.count() == 1 and "k5.6" in visible.inner_text()
 
 
-def test_report_takes_what_assess_takes(tmp_path, pastrami_dir):
+def test_report_takes_what_assess_takes(tmp_path, pastrami_files):
     """Files and folders are imported into a temporary store that is removed afterwards."""
     import os
     import subprocess
@@ -107,8 +107,8 @@ def test_report_takes_what_assess_takes(tmp_path, pastrami_dir):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
-    one = pastrami_dir / "vm" / "clab_raw_50_k5.15_intel_vm_as-is.txt"
-    for inputs, n in (([pastrami_dir], 8), ([one], 1)):
+    one = pastrami_files / "vm" / "synth_raw_5_exp_t_1_k5.15_intel_vm_as-is.txt"
+    for inputs, n in (([pastrami_files], 6), ([one], 1)):
         out = tmp_path / f"rep{n}"
         cp = subprocess.run(
             [*netassay_argv(), "report", *map(str, inputs), "--out", str(out)],

@@ -177,12 +177,12 @@ def test_resume_dry_run_names_the_search_and_its_testbed(cli, tmp_path):
      ("bad", "k6.8", False), ("inconclusive", "k6.8", False)],
 )  # fmt: skip
 def test_fail_on_gates_a_search_on_its_verify_sweeps_verdict(
-    cli, tmp_path, pastrami_dir, capsys, fail_on, verify_file, refused
+    cli, tmp_path, pastrami_files, capsys, fail_on, verify_file, refused
 ):
     """What the search command does once its verify sweep is judged: the verdict comes
-    from the search's own assessment of a real PASTRAMI sweep (a BAD one, k5.15, and a
-    GOOD one, k6.8); --fail-on refuses the BAD after the result is printed (exit 11) and
-    lets the GOOD pass; without --fail-on nothing is refused."""
+    from the search's own assessment of a PASTRAMI sweep (a BAD one, k5.15, and a GOOD
+    one, k6.8, of tests/data/pastrami); --fail-on refuses the BAD after the result is
+    printed (exit 11) and lets the GOOD pass; without --fail-on nothing is refused."""
     from netassay.cli.search import _ended
     from netassay.errors import VerdictRefused
     from netassay.methods.search.run import SearchReport, VerifyResult, _assess
@@ -191,7 +191,11 @@ def test_fail_on_gates_a_search_on_its_verify_sweeps_verdict(
     out = E.run_search(
         SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000), SyntheticSut(cliff(60_000))
     )
-    src = pastrami_dir / "bare-metal" / f"clab_raw_50_{verify_file}_intel_bare-metal_as-is.txt"
+    src = (
+        pastrami_files
+        / "bare-metal"
+        / f"synth_raw_5_exp_t_1_{verify_file}_intel_bare-metal_as-is.txt"
+    )
     cli("import", "pastrami", src, "--db", db, check=True)
     with Store(db) as st:
         a = _assess(st, 1, Goal(0.005))

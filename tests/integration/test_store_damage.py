@@ -35,19 +35,19 @@ def damage(db: Path) -> bytes:
 
 
 @pytest.fixture
-def damaged(pastrami_dir, tmp_path, cli) -> tuple[Path, bytes]:
+def damaged(pastrami_files, tmp_path, cli) -> tuple[Path, bytes]:
     db = tmp_path / "d.db"
-    cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files, "--db", db, check=True)
     raw = damage(db)
     problems = sqlite3.connect(db).execute("PRAGMA quick_check").fetchall()
     assert problems != [("ok",)], "the damage must be one SQLite's quick check finds"
     return db, raw
 
 
-def test_a_damaged_store_is_never_written_to(damaged, pastrami_dir, tmp_path, cli):
+def test_a_damaged_store_is_never_written_to(damaged, pastrami_files, tmp_path, cli):
     db, raw = damaged
     for args in (
-        ("import", "pastrami", pastrami_dir / "mazinga", "--db", db),
+        ("import", "pastrami", pastrami_files / "ns", "--db", db),
         ("import", "iperf3", IPERF3, "--db", db, "--contract", "50M"),
     ):
         cp = cli(*args)
@@ -77,11 +77,11 @@ def test_db_check_of_a_malformed_store_says_to_restore_a_copy(damaged, cli):
     assert "db check" not in line.split("failed", 1)[1]  # no advice to run itself
 
 
-def test_quick_check_cost_is_paid_once_per_open(pastrami_dir, tmp_path, cli):
+def test_quick_check_cost_is_paid_once_per_open(pastrami_files, tmp_path, cli):
     """A healthy store is written to and read with no warning."""
     db = tmp_path / "h.db"
-    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
-    cp = cli("import", "pastrami", pastrami_dir / "mazinga", "--db", db)
+    cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
+    cp = cli("import", "pastrami", pastrami_files / "ns", "--db", db)
     assert cp.returncode == 0 and not cp.stderr, cp.stderr
     cp = cli("assess", db)
     assert cp.returncode == 0 and "warning" not in cp.stderr
@@ -95,19 +95,19 @@ def _set_version(db: Path, version: int) -> None:
     conn.close()
 
 
-def test_a_newer_store_says_upgrade_and_is_left_alone(pastrami_dir, tmp_path, cli):
+def test_a_newer_store_says_upgrade_and_is_left_alone(pastrami_files, tmp_path, cli):
     db = tmp_path / "n.db"
-    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
     _set_version(db, SCHEMA_VERSION + 1)
     before = db.read_bytes()
-    for args in (("assess", db), ("import", "pastrami", pastrami_dir / "mazinga", "--db", db)):
+    for args in (("assess", db), ("import", "pastrami", pastrami_files / "ns", "--db", db)):
         cp = cli(*args)
         assert cp.returncode == 4 and "upgrade netassay" in cp.stderr, cp.stderr
         assert "netassay import" not in cp.stderr
     assert db.read_bytes() == before
 
 
-def test_an_older_store_says_db_migrate_and_that_works(pastrami_dir, tmp_path, cli, old_store):
+def test_an_older_store_says_db_migrate_and_that_works(pastrami_files, tmp_path, cli, old_store):
     db = tmp_path / "o.db"
     old_store(db, {1, 2, 3, 4, 5}).close()
     cp = cli("assess", db)
@@ -159,11 +159,11 @@ def _run_as_user(*args: object) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120, env=env)  # fmt: skip
 
 
-def test_a_store_in_a_read_only_folder_is_read_by_another_user(pastrami_dir, open_dir, cli):
+def test_a_store_in_a_read_only_folder_is_read_by_another_user(pastrami_files, open_dir, cli):
     ro = open_dir / "ro"
     ro.mkdir()
     db = ro / "x.db"
-    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
     ro.chmod(0o555)
     db.chmod(0o444)
     assert stat.S_IMODE(ro.stat().st_mode) == 0o555
@@ -176,12 +176,12 @@ def test_a_store_in_a_read_only_folder_is_read_by_another_user(pastrami_dir, ope
 
 
 def test_a_read_only_file_in_a_writable_folder_leaves_nothing_beside_it(
-    pastrami_dir, open_dir, cli
+    pastrami_files, open_dir, cli
 ):
     mine = open_dir / "mine"
     mine.mkdir()
     db = mine / "x.db"
-    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
     if os.geteuid() == 0:
         os.chown(mine, 65534, 65534)
         os.chown(db, 65534, 65534)
@@ -193,18 +193,18 @@ def test_a_read_only_file_in_a_writable_folder_leaves_nothing_beside_it(
         assert sorted(p.name for p in mine.iterdir()) == ["x.db"], mode
 
 
-def test_ordinary_mistakes_with_output_paths_are_one_line(pastrami_dir, open_dir, tmp_path, cli):
+def test_ordinary_mistakes_with_output_paths_are_one_line(pastrami_files, open_dir, tmp_path, cli):
     """A report into a folder the user may not write, an export into a folder that does
     not exist or onto a folder: one line, exit 3, nothing half-written."""
     ro = open_dir / "ro"
     ro.mkdir()
     ro.chmod(0o555)
-    cp = _run_as_user("report", pastrami_dir / "vm", "--out", ro / "r")
+    cp = _run_as_user("report", pastrami_files / "vm", "--out", ro / "r")
     assert cp.returncode == 3, cp.stderr
     [line] = cp.stderr.strip().splitlines()
     assert f"cannot write the report to {ro / 'r'}" in line and "internal error" not in line
     db = tmp_path / "x.db"
-    cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
+    cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
     for out, words in ((tmp_path / "nodir" / "x.csv", "its folder does not exist"),
                        (tmp_path, "is a folder")):  # fmt: skip
         cp = cli("export", db, "--out", out)

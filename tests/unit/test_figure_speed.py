@@ -1,7 +1,7 @@
 """What makes a report's figures cheap changes none of their pixels: the text caches
 shared across figures (``methods/textcache.py``) and the log axis's minor tick marks
 drawn as one line (``sweep/figures.py``), against matplotlib's own way, drawn in a
-process of its own, on real PASTRAMI files."""
+process of its own, on PASTRAMI-format files (tests/data/pastrami)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from netassay.methods.sweep import figures
 from netassay.methods.sweep.analyse import iter_assessments
 
 FILES = [  # a BAD, a GOOD (other tick labels on the twin axis), a VM's
-    "bare-metal/clab_raw_50_k5.15_intel_bare-metal_as-is.txt",
-    "bare-metal/clab_raw_50_k6.8_intel_bare-metal_as-is.txt",
-    "vm/clab_raw_50_k5.15_intel_vm_as-is.txt",
+    "bare-metal/synth_raw_5_exp_t_1_k5.15_intel_bare-metal_as-is.txt",
+    "bare-metal/synth_raw_5_exp_t_1_k6.8_intel_bare-metal_as-is.txt",
+    "vm/synth_raw_5_exp_t_1_k5.15_intel_vm_as-is.txt",
 ]
 
 AS_MATPLOTLIB_DRAWS = textwrap.dedent(
@@ -43,8 +43,8 @@ def pixels(path: Path) -> np.ndarray:
     return np.asarray(Image.open(path))
 
 
-def test_cheap_figures_are_the_same_to_the_pixel(pastrami_dir, tmp_path):
-    files = [str(pastrami_dir / f) for f in FILES]
+def test_cheap_figures_are_the_same_to_the_pixel(pastrami_files, tmp_path):
+    files = [str(pastrami_files / f) for f in FILES]
     plain, cheap = tmp_path / "plain", tmp_path / "cheap"
     plain.mkdir()
     cheap.mkdir()
@@ -63,9 +63,9 @@ def test_cheap_figures_are_the_same_to_the_pixel(pastrami_dir, tmp_path):
     assert not svg  # only what was asked
 
 
-def test_the_shared_caches_are_used_across_figures(pastrami_dir, tmp_path):
+def test_the_shared_caches_are_used_across_figures(pastrami_files, tmp_path):
     textcache.share()
-    [a] = iter_assessments([pastrami_dir / FILES[0]], AnalysisConfig())
+    [a] = iter_assessments([pastrami_files / FILES[0]], AnalysisConfig())
     figures.plot_assessment(a, tmp_path / "first")
     measured = {k: len(v) for k, v in textcache._METRICS.items()}
     assert measured and all(measured.values())  # both kinds: the PNG's and the SVG's

@@ -283,7 +283,7 @@ class _Checker:
     @staticmethod
     def _misplaced(key: str, method: Any) -> str:
         """A method's setting written in [campaign]: where it goes instead ("" if not)."""
-        name = method if method in registry.REGISTRY else "sweep"
+        name = method if isinstance(method, str) and method in registry.REGISTRY else "sweep"
         if key.replace("-", "_") not in params(name):
             return ""
         return f"'{key}' is a setting of {an(name)}: put it in [fixed] (or vary it in [factors])"
@@ -353,7 +353,8 @@ class _Checker:
                     )
                     continue
                 out[key] = tuple(levels)
-        for key in set(out) & set(self.data.get("fixed", {}) or {}):
+        fixed = self.data.get("fixed")  # not a table: said once, by _settings
+        for key in set(out) & (set(fixed) if isinstance(fixed, dict) else set()):
             self.bad(
                 "factors",
                 key,

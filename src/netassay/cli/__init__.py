@@ -6,6 +6,7 @@ user-facing error, a distinct exit code. The commands live in one module per sta
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import inspect
 import logging
@@ -23,9 +24,17 @@ from netassay import methods as registry
 from netassay.cli import analysis, campaign, cluster, compare, testbed, trend
 from netassay.cli.common import config_path
 from netassay.config import METHOD_SECTIONS, ConfigWarning, load_config, to_toml
-from netassay.errors import Interrupted, NetassayError, StoreError, StoreWarning, Terminated
+from netassay.errors import (
+    Interrupted,
+    NetassayError,
+    StoreError,
+    StoreWaiting,
+    StoreWarning,
+    Terminated,
+)
 from netassay.methods import REGISTRY
 from netassay.methods.base import defaults as base_defaults
+from netassay.store import faults
 
 app = typer.Typer(
     name="netassay",
@@ -161,6 +170,9 @@ def _show_store_warnings() -> None:
     default = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        if issubclass(category, StoreWaiting):  # not a warning: what this command does now
+            typer.echo(f"netassay: {message}", err=True)
+            return None
         if not issubclass(category, StoreWarning | ConfigWarning):
             return default(message, category, filename, lineno, file, line)
         if str(message) not in shown:
@@ -170,6 +182,7 @@ def _show_store_warnings() -> None:
 
     warnings.showwarning = show
     warnings.simplefilter("always", StoreWarning)
+    warnings.simplefilter("always", StoreWaiting)
     warnings.simplefilter("always", ConfigWarning)
 
 
@@ -230,19 +243,35 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(rc)
 
 
+def _resumed(err: StoreError) -> StoreError:
+    """A store error met while a run stored an experiment its method can resume: what
+    to do names that method's --resume for it."""
+    m = registry.of_kind(err.kind) if err.kind and err.experiment is not None else None
+    if m is None or "resume" not in m.run_options or not err.path:
+        return err
+    resume = f"--db {err.path} --resume --experiment {err.experiment}"
+    cmd = f"continue with 'netassay {m.name} {resume}'"
+    again = "run the same command again"
+    todo = err.todo.replace(again, cmd) if again in err.todo else f"{err.todo}; {cmd}"
+    return StoreError(err.what, err.why, todo)
+
+
 def _said(exc: Exception) -> tuple[str, int]:
     """The one line an error is shown as (none: click showed its own) and its exit code."""
+    if isinstance(exc, StoreError):
+        return _resumed(exc).line(), exc.exit_code
     if isinstance(exc, NetassayError):
         return exc.line(), exc.exit_code
-    if isinstance(exc, sqlite3.DatabaseError):
-        err = StoreError(
-            "the store cannot be read", str(exc), "run 'netassay db check FILE'; restore a copy"
-        )
+    if isinstance(exc, sqlite3.DatabaseError):  # raised where no store was named
+        err = faults.cause(exc, faults.store_named())
         return err.line(), err.exit_code
     if is_click_error(exc):
         if exc.format_message():  # type: ignore[attr-defined]
             exc.show()  # type: ignore[attr-defined]  # click's own usage and message
         return "", exc.exit_code  # type: ignore[attr-defined]  # 2 for every usage error
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" holding {exc.filename}" if exc.filename is not None else ""
+        return f"no space left on the device{where}; free space and run the same command again", 3
     if isinstance(exc, OSError) and exc.filename is not None:  # a path, said as such
         return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 3
     return f"internal error: {type(exc).__name__}: {exc}; rerun with --debug and report it", 70

@@ -96,12 +96,22 @@ def _shown(res: Any, db: str | None, as_json: bool) -> str:
     return "\n".join(lines)
 
 
-def _import(read_tests: Callable[..., list], source: Any, db: Path, contract: str | None,
-            layer: str, label: str) -> None:  # fmt: skip
-    """Check the layer and the contract, read every test from ``source``, store them."""
+def _read(read_tests: Callable[..., list], source: Any, contract: str | None, layer: str,
+          label: str) -> list:  # fmt: skip
+    """Check the layer and the contract, read every test from ``source`` (nothing
+    written)."""
     check_layer(layer)
     rate = None if contract is None else parse_rate(contract)
-    tests = read_tests(source, rate, layer, label)
+    return read_tests(source, rate, layer, label)
+
+
+def _import(read_tests: Callable[..., list], source: Any, db: Path, contract: str | None,
+            layer: str, label: str) -> None:  # fmt: skip
+    """Read every test from ``source``, then store them."""
+    _store_tests(_read(read_tests, source, contract, layer, label), db)
+
+
+def _store_tests(tests: list, db: Path) -> None:
     with Store(db) as st:
         done = [(t, *store_accept_test(st, t)) for t in tests]
     new = [d for d in done if d[2]]
@@ -132,16 +142,19 @@ def import_iperf3_cmd(
     every = import_iperf3.json_files(files)
     tcp = [f for f in every if import_iperf3.protocol(f) == "TCP"]
     udp = [f for f in every if f not in tcp]
+    # every file read and checked before anything is written
+    cells = [tcp_import.read_cell(f, label) for f in tcp]
+    tests = _read(import_iperf3.read_tests, udp, contract, layer, label) if udp or not tcp else None
     if tcp:
-        done = tcp_import.import_files(tcp, db, label)
+        done = tcp_import.store_cells(cells, db)
         new = [d for d in done if d[2]]
         typer.echo(f"{db}: imported {len(new)} TCP cell(s), "
                    f"{sum(len(c['runs']) for c, _, _ in new)} run(s); "
                    f"{len(done) - len(new)} already stored, skipped")  # fmt: skip
         for c, exp_id, _ in done:
             typer.echo(f"  experiment {exp_id} {c['label']}")
-    if udp or not tcp:
-        _import(import_iperf3.read_tests, udp, db, contract, layer, label)
+    if tests is not None:
+        _store_tests(tests, db)
 
 
 def import_monipe_cmd(

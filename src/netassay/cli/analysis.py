@@ -15,9 +15,9 @@ from netassay.cli.common import DbArg, FailOn, Json, check_fail_on, config_path,
 from netassay.config import AnalysisConfig, load_config
 from netassay.errors import InputError, StoreError, UsageError
 from netassay.report.inputs import as_stores
-from netassay.store import Store
+from netassay.store import Store, faults
 from netassay.store.export import FORMATS, export_to_path
-from netassay.store.pastrami import import_files
+from netassay.store.pastrami import read_files, store_parsed
 from netassay.store.paths import open_store
 from netassay.store.schema import SCHEMA_VERSION
 
@@ -48,9 +48,10 @@ def import_pastrami(
     db: Annotated[Path, typer.Option("--db", help="SQLite store to write (created if new).")],
 ) -> None:
     """Import PASTRAMI raw result files into a store (importing twice adds nothing)."""
+    parsed = read_files(paths)  # every file checked before the store is opened
     with Store(db) as store:
-        added, skipped, trials = import_files(
-            store, paths, lambda note: typer.echo(f"netassay: warning: {note}", err=True)
+        added, skipped, trials = store_parsed(
+            store, parsed, lambda note: typer.echo(f"netassay: warning: {note}", err=True)
         )
     typer.echo(
         f"{db}: imported {added} experiment(s), {trials} trial(s); "
@@ -115,8 +116,10 @@ def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) ->
             counts = store.row_counts()
             version = store.schema_version()
     except (StoreError, sqlite3.DatabaseError) as exc:
-        if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.DatabaseError):
-            raise  # no such file, not SQLite, another schema: its own advice
+        if not faults.is_damage(exc):  # no such file, a permission, another schema...
+            if isinstance(exc, StoreError):
+                raise  # its own advice
+            raise faults.cause(exc, db, writing=False) from exc
         why = exc.why if isinstance(exc, StoreError) else str(exc)
         raise StoreError(
             f"{db}: integrity check failed", why, "restore from a copy; do not write to this file"

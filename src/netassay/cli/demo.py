@@ -36,7 +36,7 @@ then assesses the store and writes one report that holds or links them all. A tr
 the measurement itself spoiled (the generator could not keep the load or stalled long
 enough to overflow a queue, a counter fault) is stored and left out of the statistics,
 never taken as router loss; a load left with no usable trial is shown as a gap. What
-this VM gave is in the README; on another machine the numbers are its own. Then it
+this VM gave is in docs/benchmarks.md; on another machine the numbers are its own. Then it
 tears everything down and prints the wall time and where the report is.
 """
 

@@ -45,10 +45,11 @@ def import_ping(
     label: Annotated[str, typer.Option("--label", help="Experiment label.")] = "",
 ) -> None:
     """Import iputils ping output as rtt runs (probe ping), beside netassay's own."""
-    from netassay.methods.rtt.ping_import import import_files  # deferred: scipy (0.2 s)
+    from netassay.methods.rtt.ping_import import read_files, store_runs  # deferred: scipy
 
+    parsed = read_files([Path(f) for f in files])  # all checked before the store is opened
     with Store(db) as st:
-        done = import_files(st, [Path(f) for f in files], label)
+        done = store_runs(st, parsed, label)
     new = sum(1 for _, _, fresh in done if fresh)
     old = f"; {len(done) - new} already stored" if len(done) > new else ""
     typer.echo(f"imported {new} ping run(s) into {db}{old}")

@@ -62,7 +62,7 @@ def parse_sizes(text: str, ip_version: int) -> list[int]:
         return out
     sizes = []
     for part in (p.strip() for p in text.split(",")):
-        if not part.isdigit():
+        if not part.isascii() or not part.isdigit():  # '²' is a digit int() cannot read
             raise UsageError(
                 f"--sizes {text}: '{part}' is not a frame size",
                 "give 'rfc2544' or sizes in bytes, e.g. 64,512,1514",

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from netassay.errors import StoreError, StoreWarning
+from netassay.errors import StoreDamaged, StoreWarning
 from netassay.store.schema import SCHEMA_VERSION
 
 SHOWN = 10  # problems a check lists at most
@@ -39,7 +39,7 @@ def refuse_if_damaged(conn: sqlite3.Connection, path: Path) -> None:
     """Before a write: a damaged store is refused in one line (nothing is written)."""
     problems = quick_check(conn)
     if problems:
-        raise StoreError(
+        raise StoreDamaged(
             f"{path}: the store is damaged, nothing was written to it",
             f"SQLite's quick check: {summary(problems)}",
             f"restore a copy ('netassay db check {path}' lists the damage)",

@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from netassay import __version__
-from netassay.errors import StoreError
+from netassay.errors import AlreadyStored, StoreDamaged, StoreError, StoreFull
 from netassay.quality import exclusion_of_json
+from netassay.store import faults
 from netassay.store.check import (
     integrity_problems,
     refuse_if_damaged,
@@ -104,6 +106,7 @@ class Store:
                 f"{self.path}: is a directory", "a store is one SQLite file", "give a file path"
             )
         self._check_header()
+        faults.opened(self.path)
         existed = self.path.exists() and self.path.stat().st_size > 0
         try:
             self._open(readonly, check, existed)
@@ -124,17 +127,31 @@ class Store:
             self.conn = self._connect(str(self.path), uri=False)
             if check and existed:
                 refuse_if_damaged(self.conn, self.path)
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            faults.waiting(
+                self.conn, self.path, lambda: self.conn.execute("PRAGMA journal_mode=WAL")
+            )
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
+            raise self._unopened(exc, readonly) from exc
+
+    def _unopened(self, exc: sqlite3.DatabaseError, readonly: bool) -> StoreError:
+        """Why the store could not be opened, as what it means: not a store or damaged
+        only when SQLite says so (or a table of its own clashes with netassay's)."""
+        code = faults.primary(exc)
+        if code in (faults.CORRUPT, faults.NOTADB, faults.ERROR, None):
+            damaged = StoreDamaged if code in (faults.CORRUPT, faults.NOTADB) else StoreError
+            return damaged(
                 f"{self.path}: cannot open the database",
                 str(exc),
                 "it is not a netassay store or it is damaged: 'netassay db check "
                 f"{self.path}' says which; nothing was written to it",
-            ) from exc
+            )
+        return faults.cause(
+            exc, self.path, kept="nothing was written to it, what it holds is intact",
+            writing=not readonly,
+        )  # fmt: skip
 
     @staticmethod
     def _connect(target: str, uri: bool) -> sqlite3.Connection:
@@ -196,35 +213,42 @@ class Store:
             )
 
     def _migrate(self) -> None:
-        c = self.conn
-        c.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_utc TEXT NOT NULL)"
-        )
-        have = {row[0] for row in c.execute("SELECT version FROM schema_migrations")}
-        newest = max(have, default=0)
-        if newest > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path}: schema version {newest} is newer than this netassay knows "
-                f"({SCHEMA_VERSION})",
-                "the store was written by a newer release; nothing was written to it",
-                "upgrade netassay",
+        """Create the schema, or bring it to this release's: once, under the store's
+        write lock, the versions looked at again once it is held (another process may
+        have created or migrated the store meanwhile); all or nothing."""
+        if self._versions() == {v for v, _, _ in MIGRATIONS}:
+            return  # the usual open: nothing to do, no lock taken
+        with Transaction(self.conn, self.path, mapped=False):  # _unopened says what failed
+            c = self.conn
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+                " description TEXT NOT NULL, applied_utc TEXT NOT NULL)"
             )
-        for version, description, sql in MIGRATIONS:
-            if version in have:
-                continue
-            c.execute("BEGIN IMMEDIATE")
-            try:
+            have = self._versions()
+            newest = max(have, default=0)
+            if newest > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: schema version {newest} is newer than this netassay knows "
+                    f"({SCHEMA_VERSION})",
+                    "the store was written by a newer release; nothing was written to it",
+                    "upgrade netassay",
+                )
+            for version, description, sql in MIGRATIONS:
+                if version in have:
+                    continue
                 for stmt in split_sql(sql):
                     c.execute(stmt)
                 c.execute(
                     "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                     (version, description, utc_now()),
                 )
-                c.execute("COMMIT")
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
+
+    def _versions(self) -> set[int]:
+        """The schema versions the store records (none: a new store)."""
+        q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        if self.conn.execute(q).fetchone() is None:
+            return set()
+        return {int(r[0]) for r in self.conn.execute("SELECT version FROM schema_migrations")}
 
     def schema_version(self) -> int:
         row = self.conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -249,11 +273,14 @@ class Store:
         exp_id = self._experiment_id(key)
         if exp_id is not None:
             return exp_id, False
-        with self.transaction() as w:
-            exp_id = w.experiment(
-                key=key, kind=kind, source=source, label=label, config=config,
-                metadata=metadata, environment=environment,
-            )  # fmt: skip
+        try:
+            with self.transaction() as w:
+                exp_id = w.experiment(
+                    key=key, kind=kind, source=source, label=label, config=config,
+                    metadata=metadata, environment=environment,
+                )  # fmt: skip
+        except AlreadyStored as stored:  # by another process, after this one looked
+            return stored.experiment_id, False
         return exp_id, True
 
     def import_experiment(
@@ -284,18 +311,21 @@ class Store:
         if exp_id is not None:
             return exp_id, 0
         trials = list(trials)
-        with self.transaction() as w:
-            exp_id = w.experiment(
-                key=key, kind=kind, source=source, label=label, config=config,
-                metadata=metadata, environment=environment,
-            )  # fmt: skip
-            ids = {
-                r["id"]: w.run(exp_id, r["started_utc"], r["resumed"], r["environment"])
-                for r in runs
-            }
-            new = [w.trial(exp_id, t, ids) for t in trials]
-            if with_trials is not None:
-                with_trials(w, new)
+        try:
+            with self.transaction() as w:
+                exp_id = w.experiment(
+                    key=key, kind=kind, source=source, label=label, config=config,
+                    metadata=metadata, environment=environment,
+                )  # fmt: skip
+                ids = {
+                    r["id"]: w.run(exp_id, r["started_utc"], r["resumed"], r["environment"])
+                    for r in runs
+                }
+                new = [w.trial(exp_id, t, ids) for t in trials]
+                if with_trials is not None:
+                    with_trials(w, new)
+        except AlreadyStored as stored:  # by another process, after this one looked
+            return stored.experiment_id, 0
         return exp_id, len(trials)
 
     def experiment_rows(self, experiment_id: int) -> ExperimentRows:
@@ -311,8 +341,11 @@ class Store:
         exp_id = self._experiment_id(key)
         if exp_id is not None:
             return exp_id, {}
-        with self.transaction() as w:
-            return import_rows(w, bundle, key, label, metadata)
+        try:
+            with self.transaction() as w:
+                return import_rows(w, bundle, key, label, metadata)
+        except AlreadyStored as stored:  # by another process, after this one looked
+            return stored.experiment_id, {}
 
     def rows(
         self,
@@ -326,7 +359,7 @@ class Store:
 
     def ensure_tables(self, owner: str, version: int, ddl: str) -> bool:
         """A method's own tables, created once (``rows.ensure_tables``)."""
-        return ensure_tables(self.conn, owner, version, ddl)
+        return ensure_tables(self.conn, owner, version, ddl, self.path)
 
     def add_campaign(self, name: str, seed: int, spec: dict[str, Any]) -> int:
         """Record a campaign (its name, the seed of its run order, its file as resolved)."""
@@ -359,7 +392,7 @@ class Store:
         now = utc_now()
         rows = [trial_row(experiment_id, t, now) for t in trials]
         try:
-            with self.transaction():
+            with self._for(experiment_id), self.transaction():
                 self.conn.executemany(INSERT_TRIAL, rows)
         except sqlite3.IntegrityError as exc:
             raise StoreError(
@@ -372,12 +405,12 @@ class Store:
     def add_run(self, experiment_id: int, environment: dict[str, Any], *, resumed: bool) -> int:
         """Record one run of an experiment (its start or a resume) with the environment
         captured then; the trials it measures carry its id."""
-        with self.transaction() as w:
+        with self._for(experiment_id), self.transaction() as w:
             return w.run(experiment_id, utc_now(), resumed, environment)
 
     def update_config(self, experiment_id: int, config: dict[str, Any]) -> None:
         """Replace an experiment's stored config, committed at once."""
-        with self.transaction() as w:
+        with self._for(experiment_id), self.transaction() as w:
             w.config(experiment_id, config)
 
     def runs(self, experiment_id: int) -> list[dict[str, Any]]:
@@ -399,7 +432,33 @@ class Store:
 
     def transaction(self) -> Transaction:
         """``with store.transaction() as w``: the writes of one transaction (``Writer``)."""
-        return Transaction(self.conn)
+        return Transaction(self.conn, self.path)
+
+    @contextmanager
+    def _for(self, experiment_id: int) -> Iterator[None]:
+        """A write of one experiment's: a store error says which experiment and what it
+        holds (a full device: how many of its planned trials are stored)."""
+        try:
+            yield
+        except StoreError as err:
+            raise self._about(err, experiment_id) from err.__cause__
+
+    def _about(self, err: StoreError, experiment_id: int) -> StoreError:
+        try:
+            exp = self.experiment(experiment_id)
+            stored = self.count_trials(experiment_id)
+        except (StoreError, sqlite3.Error):
+            return err
+        if isinstance(err, StoreFull):
+            runs = exp.config.get("runs")
+            planned = len(planned_rates(exp.config)) * runs if isinstance(runs, int) else 0
+            of = f" of {planned}" if planned else ""
+            err = faults.full(
+                str(self.path),
+                f"{stored}{of} trials of experiment {experiment_id} stored, nothing lost",
+            )
+        err.path, err.experiment, err.kind = str(self.path), experiment_id, exp.kind
+        return err
 
     # -- reading ----------------------------------------------------------------
     def experiments(self, kinds: tuple[str, ...] | None = None) -> Iterator[Experiment]:

@@ -1,6 +1,6 @@
 """Importer for PASTRAMI raw result files (TRex measurements, one JSON array per load).
 
-Format (``../shared/data/pastrami/README.md``)::
+Format (docs/store.md, "PASTRAMI's raw files")::
 
     [[rate_pps, rx_discards_before], [tx_1, rx_1, rx_discards_after_1], ..., [tx_K, ...]]
 
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from netassay.errors import InputError
+from netassay.errors import InputError, StoreFull
 from netassay.quality import (
     FOREIGN_FRAMES_SHARE,
     RATE_TOLERANCE,
@@ -35,6 +35,7 @@ from netassay.quality import (
     received_over_sent,
 )
 from netassay.store.db import Store
+from netassay.store.faults import full
 from netassay.trial.record import TrialRecord
 
 KIND = "pastrami-import"
@@ -195,6 +196,8 @@ def _parse_line(path: Path, lineno: int, text: str) -> tuple[float, int, list[li
         row = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _bad(path, lineno, f"not a JSON array ({exc.msg}; truncated?)", fix) from exc
+    except RecursionError as exc:  # '[' thousands deep
+        raise _bad(path, lineno, "not a PASTRAMI line (nested too deep)", fix) from exc
     if not isinstance(row, list) or len(row) < 2:
         raise _bad(path, lineno, "expected a list of [rate, discards] and >= 1 run", fix)
     head, runs = row[0], row[1:]
@@ -276,6 +279,11 @@ def _parsed(
     path: Path, rates: np.ndarray, before: np.ndarray, k: np.ndarray, runs: np.ndarray
 ) -> ParsedColumns:
     meta = parse_name(path.name)
+    if not 0 < meta["duration_s"] < 1e9:  # the name's exp_t_0, or 400 nines
+        raise _bad(
+            path, None, f"the name says runs of {meta['duration_s']:g} s (exp_t_T)",
+            "give the file the name its runs' length: exp_t_10 for 10 s runs",
+        )  # fmt: skip
     ks = set(k.tolist())
     if "runs" in meta and meta["runs"] not in ks:
         meta["runs_mismatch"] = f"name says {meta['runs']} runs, file has {sorted(ks)}"
@@ -303,6 +311,7 @@ _SPACE = b" \t\r\n"
 _ALLOWED = b"0123456789[], \t\r\n"
 _SKELETON_DROP = b"0123456789 \t\r"
 _TO_COMMAS = bytes.maketrans(b"[]\n\t\r", b"  ,  ")
+_MISPLACED = re.compile(rb"\][0-9]|[0-9]\[")
 
 
 def _fast_columns(body: bytes) -> Columns | None:
@@ -311,6 +320,10 @@ def _fast_columns(body: bytes) -> Columns | None:
     which accepts or names the problem exactly. Loads are not checked for order here."""
     if not body or body.translate(None, _ALLOWED):
         return None
+    if body.count(b"\r") != body.count(b"\r\n"):
+        return None  # a lone CR ends a line for the line-by-line parse: it decides
+    if _MISPLACED.search(body.translate(None, b" \t\r")):
+        return None  # a number against a bracket ('[1,2,]3]'): the skeleton cannot tell
     skeleton = body.translate(None, _SKELETON_DROP)
     ks = [line.count(b",[") for line in skeleton.split(b"\n")]
     if min(ks) < 1 or skeleton != b"\n".join(map(_skeleton, ks)):
@@ -388,7 +401,11 @@ def _json_columns(path: Path, data: bytes) -> Columns:
 def parse_file(path: str | Path) -> ParsedExperiment:
     """Parse and validate one PASTRAMI raw file into trial records (for the importer)."""
     path = Path(path)
-    data = _read(path)
+    return parse_data(path, _read(path))
+
+
+def parse_data(path: Path, data: bytes) -> ParsedExperiment:
+    """``parse_file`` of the bytes ``data`` read from ``path``."""
     cols = parse_columns(path, data)
     return ParsedExperiment(
         key="sha256:" + hashlib.sha256(data).hexdigest(),
@@ -470,19 +487,39 @@ def import_files(
 
     Returns (experiments added, already stored and skipped, trials written).
     """
-    parsed = [parse_file(f) for f in find_result_files(paths)]
+    return store_parsed(store, read_files(paths), warn)
+
+
+def read_files(paths: Iterable[str | Path]) -> list[ParsedExperiment]:
+    """Every result file of ``paths``, read and checked (InputError for the first bad
+    one), before anything is written."""
+    return [parse_file(f) for f in find_result_files(paths)]
+
+
+def store_parsed(
+    store: Store, parsed: list[ParsedExperiment], warn: Callable[[str], None] | None = None
+) -> tuple[int, int, int]:
+    """Store each file read by ``read_files`` in its own transaction (see
+    ``import_files``)."""
     added = skipped = trials = 0
     for exp in parsed:
         for note in exp.metadata.get("assumed", []) if warn else ():
             warn(f"{exp.source}: {note}")
-        _, n = store.import_experiment(
-            key=exp.key,
-            kind=KIND,
-            source=exp.source,
-            label=exp.label,
-            config=exp.config,
-            metadata=exp.metadata,
-            trials=exp.trials,
-        )
+        try:
+            _, n = store.import_experiment(
+                key=exp.key,
+                kind=KIND,
+                source=exp.source,
+                label=exp.label,
+                config=exp.config,
+                metadata=exp.metadata,
+                trials=exp.trials,
+            )
+        except StoreFull as err:  # each file is one transaction: the stored ones are whole
+            raise full(
+                str(store.path),
+                f"{added + skipped} of {len(parsed)} experiments stored, nothing lost",
+                "free space and run the same command again (it resumes)",
+            ) from err
         added, skipped, trials = added + (n > 0), skipped + (n == 0), trials + n
     return added, skipped, trials

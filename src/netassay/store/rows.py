@@ -14,15 +14,19 @@ trials, without SQL of its own, and an experiment moved whole from one store to 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from netassay import __version__
+from netassay.errors import AlreadyStored
+from netassay.store import faults
 from netassay.trial.record import TrialRecord
 from netassay.units import utc_now
 
@@ -80,8 +84,9 @@ def trial_row(
 class Writer:
     """The writes of one transaction (``Store.transaction()``): all or nothing."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path | None = None) -> None:
         self.conn = conn
+        self.path = path
 
     def experiment(
         self,
@@ -94,6 +99,12 @@ class Writer:
         metadata: dict[str, Any] | None = None,
         environment: dict[str, Any] | None = None,
     ) -> int:
+        """A new experiment's id; ``AlreadyStored`` when its key is stored (another
+        process stored it after this one looked: the write lock is held here, so the
+        answer is final)."""
+        found = self.conn.execute("SELECT id FROM experiments WHERE key = ?", (key,)).fetchone()
+        if found is not None:
+            raise AlreadyStored(str(self.path or "the store"), key, int(found[0]))
         cur = self.conn.execute(
             "INSERT INTO experiments (key, kind, source, label, created_utc, tool_version,"
             " config_json, metadata_json, environment_json) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -138,17 +149,57 @@ class Writer:
 
 
 class Transaction:
-    """``with store.transaction() as w:`` — BEGIN IMMEDIATE, then COMMIT (or ROLLBACK)."""
+    """``with store.transaction() as w:`` — BEGIN IMMEDIATE (waiting for another
+    writer, ``faults.waiting``), then COMMIT, or ROLLBACK on any error. An error of the
+    store or its device comes out as what it means (``faults.cause``); a constraint a
+    row met comes out as it is, for the caller to judge."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, path: Path | None = None, *, mapped: bool = True
+    ) -> None:
         self.conn = conn
+        self.path = path or _path_of(conn)
+        self.mapped = mapped  # False: SQLite's errors come out as they are
 
     def __enter__(self) -> Writer:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return Writer(self.conn)
+        try:
+            faults.waiting(self.conn, self.path, lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        except sqlite3.DatabaseError as exc:
+            if not self.mapped:
+                raise
+            raise faults.cause(exc, self.path) from exc
+        return Writer(self.conn, self.path)
 
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+                return
+            except sqlite3.DatabaseError as err:
+                self._rollback()
+                if not self.mapped:
+                    raise
+                raise faults.cause(err, self.path) from err
+        self._rollback()
+        if (
+            self.mapped
+            and isinstance(exc, sqlite3.DatabaseError)
+            and not isinstance(exc, sqlite3.IntegrityError)
+        ):
+            raise faults.cause(exc, self.path) from exc
+
+    def _rollback(self) -> None:
+        """Undo what is left of the transaction (SQLite may have undone it already: a
+        full disk does)."""
+        if self.conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+
+
+def _path_of(conn: sqlite3.Connection) -> Path:
+    """The file of a connection's main database."""
+    row = next((r for r in conn.execute("PRAGMA database_list") if r[1] == "main"), None)
+    return Path(row[2]) if row and row[2] else Path("the store")
 
 
 def select(
@@ -179,27 +230,35 @@ def select(
     return [dict(zip(names, r, strict=True)) for r in cur]
 
 
-def ensure_tables(conn: sqlite3.Connection, owner: str, version: int, ddl: str) -> bool:
+def ensure_tables(
+    conn: sqlite3.Connection, owner: str, version: int, ddl: str, path: Path | None = None
+) -> bool:
     """Create a method's own tables (``ddl``: CREATE TABLE statements) once per
-    ``owner`` and ``version``, recorded in ``method_tables``; True when created now."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS method_tables (owner TEXT NOT NULL, version INTEGER NOT"
-        " NULL, applied_utc TEXT NOT NULL, PRIMARY KEY (owner, version))"
-    )
-    q = "SELECT 1 FROM method_tables WHERE owner = ? AND version = ?"
-    if conn.execute(q, (owner, version)).fetchone():
+    ``owner`` and ``version``, recorded in ``method_tables``; True when created now.
+    Under the store's write lock, looked at again once it is held: two processes that
+    both found the tables missing create them once."""
+    if _recorded(conn, owner, version):
         return False
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with Transaction(conn, path):
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS method_tables (owner TEXT NOT NULL, version INTEGER NOT"
+            " NULL, applied_utc TEXT NOT NULL, PRIMARY KEY (owner, version))"
+        )
+        if _recorded(conn, owner, version):  # another process made them meanwhile
+            return False
         for stmt in split_sql(ddl):
             if not _has_column(conn, stmt):
                 conn.execute(stmt)
         conn.execute("INSERT INTO method_tables VALUES (?, ?, ?)", (owner, version, utc_now()))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return True
+
+
+def _recorded(conn: sqlite3.Connection, owner: str, version: int) -> bool:
+    q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'method_tables'"
+    if conn.execute(q).fetchone() is None:
+        return False
+    q = "SELECT 1 FROM method_tables WHERE owner = ? AND version = ?"
+    return conn.execute(q, (owner, version)).fetchone() is not None
 
 
 _ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)", re.I)

@@ -27,12 +27,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-SHARED = ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(ROOT))
+from tests.conftest import DATA  # noqa: E402  # the real data's one setting, NETASSAY_DATA
+
+REAL = DATA or Path("NETASSAY_DATA-is-not-set")  # measure() refuses to run without it
 STORE, CAMPAIGN = HERE / "store.db", HERE / "campaign.db"
 
 MEASURE = [
-    ["import", "pastrami", str(SHARED / "pastrami"), "--db", "{db}"],
-    ["import", "monipe", str(SHARED / "monipe"), "--db", "{db}", "--contract", "10G",
+    ["import", "pastrami", str(REAL / "pastrami"), "--db", "{db}"],
+    ["import", "monipe", str(REAL / "monipe"), "--db", "{db}", "--contract", "10G",
      "--layer", "payload"],
     ["import", "iperf3", str(ROOT / "tests/data/iperf3/udp-50M-server.json"), "--db", "{db}",
      "--contract", "50M", "--layer", "payload"],
@@ -91,6 +94,8 @@ def add(command: str) -> None:
 
 
 def measure() -> None:
+    if DATA is None:
+        sys.exit("make.py: the store imports the real PASTRAMI and MonIPE data: set NETASSAY_DATA")
     for db in (STORE, CAMPAIGN):
         for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
             p.unlink(missing_ok=True)

@@ -27,6 +27,95 @@ from netassay.trial.accept import AcceptRun, AcceptTest, Interval
 
 SOURCE = "iperf3 import"
 
+# What a value of iperf3's JSON that an importer reads must be (``shape``).
+NUMBER, COUNT, TEXT, FLAG = "a number", "a count", "a string", "a flag"
+
+
+@dataclass(frozen=True)
+class Needed:
+    """A key an importer cannot do without (others may be missing or null)."""
+
+    shape: Any
+
+
+# The parts of a UDP test's JSON this importer reads.
+UDP_SHAPE = {
+    "start": Needed({
+        "connected": [{"remote_host": TEXT, "local_host": TEXT}],
+        "timestamp": {"timesecs": NUMBER, "time": TEXT},
+        "cookie": TEXT, "version": TEXT,
+        "test_start": {"protocol": TEXT, "num_streams": COUNT, "blksize": COUNT,
+                       "target_bitrate": NUMBER, "duration": NUMBER, "reverse": FLAG,
+                       "bidir": FLAG},
+    }),
+    "intervals": Needed([{"sum": Needed({
+        "start": Needed(NUMBER), "end": Needed(NUMBER), "bytes": Needed(COUNT),
+        "packets": COUNT, "lost_packets": COUNT, "omitted": FLAG,
+    })}]),
+    "end": Needed({
+        "sum_received": {"bytes": COUNT, "packets": COUNT, "lost_packets": COUNT,
+                         "seconds": NUMBER, "jitter_ms": NUMBER},
+        "sum_sent": {"bytes": COUNT, "packets": COUNT},
+    }),
+}  # fmt: skip
+
+
+def _kind(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 24 else text[:20] + "..."
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind == TEXT:
+        return isinstance(value, str)
+    if isinstance(value, bool):
+        return kind == FLAG
+    if kind == FLAG:
+        return isinstance(value, int)
+    if kind == COUNT:
+        return isinstance(value, int) and 0 <= value < 2**63
+    return isinstance(value, int | float) and 0 <= value < 1e300  # NUMBER: finite, >= 0
+
+
+def shape(value: Any, want: Any, path: str = "") -> str | None:
+    """Where ``value`` (a JSON document) is not what ``want`` describes: an object's
+    keys (a ``Needed`` one must be there; another may be missing or null), a list's
+    items, or a leaf's kind (NUMBER, COUNT, TEXT, FLAG); None when it is."""
+    if isinstance(want, Needed):
+        want = want.shape
+    here = path or "the document"
+    if isinstance(want, dict):
+        if not isinstance(value, dict):
+            return f"{here} is {_kind(value)}, not an object"
+        for key, sub in want.items():
+            if value.get(key) is None:
+                if isinstance(sub, Needed):
+                    return f"{path + '.' if path else ''}{key} is missing"
+                continue
+            found = shape(value[key], sub, f"{path}.{key}" if path else key)
+            if found:
+                return found
+        return None
+    if isinstance(want, list):
+        if not isinstance(value, list):
+            return f"{here} is {_kind(value)}, not a list"
+        for i, item in enumerate(value):
+            found = shape(item, want[0], f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    return None if _fits(value, want) else f"{here} is {_kind(value)}, not {want}"
+
+
+def check_shape(doc: dict[str, Any], want: Any, origin: str) -> None:
+    """InputError naming the first value of ``doc`` that is not of the ``want`` shape."""
+    found = shape(doc, want)
+    if found:
+        raise InputError(
+            f"{origin}: not the iperf3 JSON netassay reads", found,
+            "import the output of iperf3 -J as it wrote it",
+        )  # fmt: skip
+
 
 @dataclass
 class Iperf3Result:
@@ -74,6 +163,11 @@ def find_json(text: str, origin: str) -> list[tuple[str, dict[str, Any]]]:
                 f"{exc.msg} at line {exc.lineno} column {exc.colno}",
                 "import the whole output of iperf3 -J as it wrote it",
             ) from exc
+        except RecursionError as exc:  # objects or arrays thousands deep
+            raise InputError(
+                f"{origin}: not the iperf3 JSON netassay reads", "it is nested too deep",
+                "import the whole output of iperf3 -J as it wrote it",
+            ) from exc  # fmt: skip
         if not isinstance(doc, dict):
             raise InputError(f"{origin}: not an iperf3 JSON object", "", "give iperf3 -J output")
         out.append((text[pos:end], doc))
@@ -101,8 +195,9 @@ def parse_all(text: str, origin: str) -> list[Iperf3Result]:
 
 
 def _no_test(doc: dict[str, Any]) -> bool:
-    start = doc.get("start") or {}
-    return bool(doc.get("error")) and not doc.get("intervals") and "test_start" not in start
+    start = doc.get("start")
+    started = isinstance(start, dict) and "test_start" in start
+    return bool(doc.get("error")) and not doc.get("intervals") and not started
 
 
 def parse(text: str, origin: str) -> Iperf3Result:
@@ -121,18 +216,20 @@ def _check(body: str, doc: dict[str, Any], origin: str) -> Iperf3Result:
     for part in ("start", "intervals", "end"):
         if part not in doc:
             raise InputError(f"{origin}: no '{part}' in the iperf3 JSON", "", "is it iperf3 -J?")
-    ts = (doc["start"] or {}).get("test_start") or {}
+    check_shape(doc, {"start": Needed({"test_start": {}})}, origin)
+    ts = doc["start"].get("test_start") or {}
     if str(ts.get("protocol", "")).upper() != "UDP":
         raise InputError(
             f"{origin}: not a UDP test", f"protocol {ts.get('protocol')!r}",
             "an acceptance test is iperf3 -u",
         )  # fmt: skip
+    check_shape(doc, UDP_SHAPE, origin)
     if int(ts.get("num_streams") or 1) != 1:
         raise InputError(f"{origin}: {ts.get('num_streams')} streams", "one flow only", "-P 1")
     if ts.get("bidir"):
         raise InputError(f"{origin}: a --bidir test", "two flows, one each way", "one direction")
     received = (doc["end"] or {}).get("sum_received")
-    if not isinstance(received, dict) or "bytes" not in received:
+    if not isinstance(received, dict) or received.get("bytes") is None:
         raise InputError(
             f"{origin}: no end.sum_received in the iperf3 JSON",
             "the test ended before the receiver's totals were exchanged",
@@ -145,8 +242,8 @@ def _check(body: str, doc: dict[str, Any], origin: str) -> Iperf3Result:
 
 
 def _version(res: Iperf3Result) -> str | None:
-    v = str(res.start.get("version") or "")
-    return v.split()[-1] if v else None
+    words = str(res.start.get("version") or "").split()
+    return words[-1] if words else None
 
 
 def _ip_version(res: Iperf3Result) -> int:
@@ -193,14 +290,16 @@ def to_run(index: int, server: Iperf3Result | None, client: Iperf3Result | None)
         datagram_bytes=int(ts["blksize"]) if ts.get("blksize") else None,
         ip_version=_ip_version(main),
         duration_s=float(rec.get("seconds") or ts.get("duration") or 0),
-        sent_packets=int(sender["packets"]) if sender and "packets" in sender else expected,
+        sent_packets=int(sender["packets"])
+        if sender and sender.get("packets") is not None
+        else expected,
         received_packets=expected - lost,
         lost_packets=lost,
         intervals=_intervals(server) if server else _intervals(main),
         intervals_side="receiver" if server else "sender",
         received_bytes=int(rec["bytes"]),
         received_s=float(rec.get("seconds") or 0) or None,
-        sent_bytes=int(sender["bytes"]) if sender and "bytes" in sender else None,
+        sent_bytes=int(sender["bytes"]) if sender and sender.get("bytes") is not None else None,
         jitter_ms=rec.get("jitter_ms"),
         host_config={
             "iperf3_cpu_utilization_percent": end.get("cpu_utilization_percent"),
@@ -290,5 +389,6 @@ def protocol(path: Path) -> str:
     except OSError as exc:
         raise InputError(f"{path}: cannot read it", str(exc), "check the path") from exc
     doc = find_json(text, str(path))[0][1]
-    ts = (doc.get("start") or {}).get("test_start") or {}
-    return str(ts.get("protocol", "")).upper()
+    start = doc.get("start")
+    ts = start.get("test_start") if isinstance(start, dict) else None
+    return str(ts.get("protocol", "")).upper() if isinstance(ts, dict) else ""

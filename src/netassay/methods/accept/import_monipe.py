@@ -59,13 +59,23 @@ def _rows(path: Path, needed: tuple[str, ...]) -> tuple[str, list[dict[str, str]
     return text, rows
 
 
-def _num(path: Path, n: int, row: dict[str, str], col: str) -> float:
+def _num(path: Path, n: int, row: dict[str, str | None], col: str) -> float:
+    """Row ``n``'s value of ``col``: every column netassay reads (bytes, bit/s, packets,
+    shares, a CPU's busy %) is a finite number, 0 or more."""
+    text = (row.get(col) or "").strip()
     try:
-        return float(row[col])
-    except (KeyError, ValueError) as exc:
+        value = float(text)
+    except ValueError as exc:
         raise InputError(
-            f"{path}:{n + 2}: column {col} is {row.get(col)!r}", "not a number", ""
-        ) from exc
+            f"{path}:{n + 2}: column {col} is {text[:40]!r}", "not a number",
+            "give the CSVs as MonIPE's scripts wrote them",
+        ) from exc  # fmt: skip
+    if not 0 <= value < 1e300:
+        raise InputError(
+            f"{path}:{n + 2}: column {col} is {text[:40]!r}", "not a finite number, 0 or more",
+            "give the CSVs as MonIPE's scripts wrote them",
+        )  # fmt: skip
+    return value
 
 
 def _one(folder: Path, pattern: str) -> Path | None:
@@ -83,6 +93,11 @@ def server_intervals(path: Path) -> tuple[str, list[Interval], float | None]:
         lost = _num(path, n, r, "total_pacotes_perdidos")
         pct = _num(path, n, r, "porcentagem_pacotes_perdidos")
         secs = nbytes * 8 / rate if rate > 0 else 1.0
+        if not secs < 1e9:  # 31 years: a rate far too small for its bytes
+            raise InputError(
+                f"{path}:{n + 2}: {nbytes:g} bytes at {rate:g} bit/s", "no interval lasts that",
+                "give the CSVs as MonIPE's scripts wrote them",
+            )  # fmt: skip
         out.append(Interval(t, t + secs, int(nbytes), None, int(lost)))
         t += secs
         if lost > 0 and pct > 0:

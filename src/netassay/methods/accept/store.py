@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from netassay.analysis.acceptance import check_layer
-from netassay.errors import InputError
+from netassay.errors import AlreadyStored, InputError
 from netassay.store.db import Experiment, Store
 from netassay.store.rows import dumps
 from netassay.trial.accept import PHASES, SIDES, AcceptRun, AcceptTest, CpuSample, Interval
@@ -74,6 +74,13 @@ def store_accept_test(store: Store, test: AcceptTest) -> tuple[int, bool]:
     found = store.find_experiment(key)
     if found is not None:
         return found.id, False
+    try:
+        return _write(store, test, key), True
+    except AlreadyStored as stored:  # by another netassay, after this one looked
+        return stored.experiment_id, False
+
+
+def _write(store: Store, test: AcceptTest, key: str) -> int:
     now = utc_now()
     with store.transaction() as w:
         exp_id = w.experiment(
@@ -92,7 +99,7 @@ def store_accept_test(store: Store, test: AcceptTest) -> tuple[int, bool]:
                  "cores_json": json.dumps(c.cores, sort_keys=True)}
                 for i, c in enumerate(run.cpu)
             ))  # fmt: skip
-    return exp_id, True
+    return exp_id
 
 
 def _run_row(exp_id: int, run: AcceptRun, now: str) -> dict[str, Any]:

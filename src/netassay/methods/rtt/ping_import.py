@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from netassay.errors import InputError
+from netassay.errors import AlreadyStored, InputError
 from netassay.hist import Hist
 from netassay.methods.rtt import store as RS
 from netassay.store.db import Store
@@ -27,10 +27,13 @@ from netassay.trial.record import TrialRecord
 SOURCE = "ping import"
 _HEAD = re.compile(r"^PING (\S+) \(([0-9a-fA-F.:]+)\) (\d+)\((\d+)\) bytes of data\.")
 _REPLY = re.compile(
-    r"^(?:\[(\d+\.\d+)\] )?\d+ bytes from [^:]+: icmp_seq=(\d+) ttl=\d+ time=([0-9.]+) ms"
+    r"^(?:\[([0-9]+\.[0-9]+)\] )?[0-9]+ bytes from [^:]+: icmp_seq=([0-9]+) ttl=[0-9]+ "
+    r"time=([0-9]+(?:\.[0-9]+)?) ms"
     r"( \(DUP!\))?"
 )
 _TOTAL = re.compile(r"^(\d+) packets transmitted, (\d+) received(?:, \+(\d+) duplicates)?")
+MAX_RTT_MS = 1e9  # 11.6 days: far beyond any reply ping waits for
+MAX_STAMP = 1e11  # UNIX seconds (year 5138): a ping -D time stamp is below
 _OTHER = re.compile(r"^(?:\[\d+\.\d+\] )?(From |no answer yet|Request timeout)")
 
 
@@ -74,10 +77,18 @@ def parse(text: str, origin: str) -> PingRun:
             if m.group(4):
                 out.duplicates += 1
                 continue
-            out.rtts_ns.append(round(float(m.group(3)) * 1e6))
+            rtt, stamp = float(m.group(3)), float(m.group(1) or 0)
+            if not (rtt < MAX_RTT_MS and stamp < MAX_STAMP):
+                raise InputError(
+                    f"{origin}:{n}: a round trip of {m.group(3)[:20]} ms at "
+                    f"{(m.group(1) or '-')[:20]}",
+                    "beyond any ping's time or clock",
+                    "give the output of 'ping -D ...' as it printed it",
+                )
+            out.rtts_ns.append(round(rtt * 1e6))
             out.seqs.append(int(m.group(2)))
             if m.group(1):
-                out.stamps.append(float(m.group(1)))
+                out.stamps.append(stamp)
         elif m := _TOTAL.match(line):
             out.transmitted, out.received = int(m.group(1)), int(m.group(2))
         elif _OTHER.match(line):
@@ -102,6 +113,12 @@ def parse(text: str, origin: str) -> PingRun:
 def import_files(store: Store, paths: list[Path], label: str = "") -> list[tuple[Path, int, bool]]:
     """Parse every file first, then store each as one experiment; returns (path,
     experiment id, newly stored)."""
+    return store_runs(store, read_files(paths), label)
+
+
+def read_files(paths: list[Path]) -> list[tuple[Path, str, PingRun]]:
+    """Every file read and checked (InputError for the first bad one): (path, its
+    SHA-256, the run)."""
     parsed = []
     for p in paths:
         try:
@@ -111,6 +128,13 @@ def import_files(store: Store, paths: list[Path], label: str = "") -> list[tuple
         parsed.append(
             (p, hashlib.sha256(raw).hexdigest(), parse(raw.decode(errors="replace"), str(p)))
         )
+    return parsed
+
+
+def store_runs(
+    store: Store, parsed: list[tuple[Path, str, PingRun]], label: str = ""
+) -> list[tuple[Path, int, bool]]:
+    """Store each run ``read_files`` read as one experiment (see ``import_files``)."""
     out = []
     for p, digest, run in parsed:
         key = f"ping-import-{digest}"
@@ -118,11 +142,26 @@ def import_files(store: Store, paths: list[Path], label: str = "") -> list[tuple
         if found is not None:
             out.append((p, found.id, False))
             continue
-        out.append((p, _store(store, key, p, run, label), True))
+        try:
+            out.append((p, _store(store, key, p, run, label), True))
+        except AlreadyStored as stored:  # by another netassay, after this one looked
+            out.append((p, stored.experiment_id, False))
     return out
 
 
-def _store(store: Store, key: str, path: Path, run: PingRun, label: str) -> int:
+@dataclass(frozen=True)
+class PingRecord:
+    """What an imported ping run stores: the experiment's config, the run's summary,
+    its trial and the round trips' histogram."""
+
+    config: dict[str, Any]
+    summary: dict[str, Any]
+    trial: TrialRecord
+    hist: Hist
+
+
+def record_of(run: PingRun, path: Path) -> PingRecord:
+    """The rows a ping run is stored as (nothing is written)."""
     hist = Hist()
     hist.add(np.asarray(run.rtts_ns, dtype=np.int64))
     sent = run.transmitted if run.transmitted is not None else len(run.rtts_ns)
@@ -142,8 +181,13 @@ def _store(store: Store, key: str, path: Path, run: PingRun, label: str) -> int:
     trial = TrialRecord(load_index=0, repetition=0, rate_pps=rate or 0.0,
                         duration_s=max(duration, 1e-9), sent=sent, received=len(run.rtts_ns),
                         source=SOURCE)  # fmt: skip
+    return PingRecord(config, summary, trial, hist)
+
+
+def _store(store: Store, key: str, path: Path, run: PingRun, label: str) -> int:
+    rec = record_of(run, path)
     return RS.add_experiment_with_run(
         store, key=key, source=SOURCE, label=label or f"ping {run.dst} ({path.name})",
-        config=config, metadata={"file": str(path)}, trial=trial, summary=summary,
-        hists={"latency_sent": hist},
+        config=rec.config, metadata={"file": str(path)}, trial=rec.trial, summary=rec.summary,
+        hists={"latency_sent": rec.hist},
     )  # fmt: skip

@@ -15,14 +15,39 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.tcp import bounds
-from netassay.errors import InputError
-from netassay.methods.accept.import_iperf3 import find_json
+from netassay.errors import AlreadyStored, InputError
+from netassay.methods.accept.import_iperf3 import (
+    COUNT,
+    FLAG,
+    NUMBER,
+    TEXT,
+    Needed,
+    check_shape,
+    find_json,
+)  # fmt: skip
 from netassay.methods.tcp import store as TS
 from netassay.methods.tcp.run import parse_client
 from netassay.store.db import Store
 
 SOURCE = "iperf3 import"
 US = 1e-6
+# The parts of a TCP client's JSON this importer reads.
+TCP_SHAPE = {
+    "start": Needed({
+        "connecting_to": {"host": TEXT}, "version": TEXT, "sock_bufsize": COUNT,
+        "tcp_mss_default": COUNT, "sndbuf_actual": COUNT, "rcvbuf_actual": COUNT,
+        "test_start": {"duration": NUMBER, "omit": NUMBER, "reverse": FLAG, "bidir": FLAG,
+                       "num_streams": COUNT},
+    }),
+    "intervals": Needed([{"streams": [{"pmtu": COUNT}]}]),
+    "end": Needed({
+        "streams": [{"sender": {"mean_rtt": NUMBER, "min_rtt": NUMBER, "max_snd_wnd": COUNT,
+                                "max_snd_cwnd": COUNT}}],
+        "sum_received": {"bits_per_second": NUMBER},
+        "sum_sent": {"bytes": COUNT, "retransmits": COUNT},
+        "sender_tcp_congestion": TEXT,
+    }),
+}  # fmt: skip
 
 
 def _check(doc: dict[str, Any], origin: str) -> None:
@@ -32,7 +57,8 @@ def _check(doc: dict[str, Any], origin: str) -> None:
     for part in ("start", "intervals", "end"):
         if part not in doc:
             raise InputError(f"{origin}: no '{part}' in the iperf3 JSON", "", "is it iperf3 -J?")
-    start = doc["start"] or {}
+    check_shape(doc, TCP_SHAPE, origin)
+    start = doc["start"]
     ts = start.get("test_start") or {}
     if "connecting_to" not in start:
         raise InputError(f"{origin}: a TCP server's output", "the sender's view is the client's",
@@ -59,7 +85,7 @@ def read_cell(path: Path, label: str = "") -> dict[str, Any]:
         ts = raw["start"].get("test_start") or {}
         window = raw["start"].get("sock_bufsize") or None
         rtt = out["rtt_min_s"] or 0.0
-        pmtu = next((s.get("pmtu") for iv in raw["intervals"] for s in iv.get("streams", [])
+        pmtu = next((s.get("pmtu") for iv in raw["intervals"] for s in iv.get("streams") or []
                      if s.get("pmtu")), 1500)  # fmt: skip
         b = bounds(mss=out["mss_bytes"] or 0, rtt_s=rtt, loss=0.0,
                    window=out["snd_wnd_max_bytes"] if window else None, bottleneck=None,
@@ -74,7 +100,7 @@ def read_cell(path: Path, label: str = "") -> dict[str, Any]:
             "cpu": {}, "ss": {}, "line": {}, "iperf3": raw,
         })  # fmt: skip
     first = docs[0]
-    host = (first["start"].get("connecting_to") or {}).get("host", "")
+    host = (first["start"].get("connecting_to") or {}).get("host") or ""  # null: unknown
     rtts = [r["rtt_path_s"] for r in runs if r["rtt_path_s"]]
     config = {
         "cc": runs[0]["cc"], "window": float(runs[0]["window_bytes"] or 0), "delay_s": None,
@@ -97,14 +123,20 @@ def store_cell(store: Store, cell: dict[str, Any]) -> tuple[int, bool]:
     found = store.find_experiment(cell["key"])
     if found is not None:
         return found.id, False
-    exp_id = TS.start(store, cell["key"], cell["label"], cell["config"], {}, source=SOURCE)
-    for r in cell["runs"]:
-        TS.record(store, exp_id, r)
+    try:
+        exp_id = TS.imported(store, cell["key"], cell["label"], cell["config"], cell["runs"],
+                             SOURCE)  # fmt: skip
+    except AlreadyStored as stored:  # by another netassay, after this one looked
+        return stored.experiment_id, False
     return exp_id, True
 
 
 def import_files(files: list[Path], db: Path, label: str = "") -> list[tuple[dict, int, bool]]:
     """Read every TCP file (all checked first), then store each as a cell."""
-    cells = [read_cell(f, label) for f in files]
+    return store_cells([read_cell(f, label) for f in files], db)
+
+
+def store_cells(cells: list[dict[str, Any]], db: Path) -> list[tuple[dict, int, bool]]:
+    """Store cells ``read_cell`` read: (cell, experiment id, newly stored) each."""
     with Store(db) as st:
         return [(c, *store_cell(st, c)) for c in cells]

@@ -175,13 +175,13 @@ def parse_client(stdout: str, returncode: int, stderr: str) -> dict[str, Any]:
     """What a transfer is in iperf3's client JSON (``error`` set when it failed)."""
     try:
         d = json.loads(stdout) if stdout.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested thousands deep
         d = {}
     err = d.get("error") or (None if returncode == 0 else (stderr.strip()[-200:] or "failed"))
-    end, start = d.get("end", {}), d.get("start", {})
-    sender = next((s.get("sender", {}) for s in end.get("streams", [])), {})
-    recv = end.get("sum_received", {})
-    sent = end.get("sum_sent", {})
+    end, start = d.get("end") or {}, d.get("start") or {}  # null: as missing
+    sender = next((s.get("sender") or {} for s in end.get("streams") or []), {})
+    recv = end.get("sum_received") or {}
+    sent = end.get("sum_sent") or {}
     us = 1e-6
     return {
         "error": f"iperf3: {err}" if err else None,
@@ -189,8 +189,8 @@ def parse_client(stdout: str, returncode: int, stderr: str) -> dict[str, Any]:
         "sent_bytes": sent.get("bytes"),
         "retransmits": sent.get("retransmits"),
         "mss_bytes": start.get("tcp_mss_default"),
-        "rtt_mean_s": sender["mean_rtt"] * us if "mean_rtt" in sender else None,
-        "rtt_min_s": sender["min_rtt"] * us if "min_rtt" in sender else None,
+        "rtt_mean_s": sender["mean_rtt"] * us if sender.get("mean_rtt") is not None else None,
+        "rtt_min_s": sender["min_rtt"] * us if sender.get("min_rtt") is not None else None,
         "snd_wnd_max_bytes": sender.get("max_snd_wnd"),
         "cwnd_max_bytes": sender.get("max_snd_cwnd"),
         "sndbuf_bytes": start.get("sndbuf_actual"),

@@ -100,10 +100,27 @@ def start(store: Store, key: str, label: str, config: dict[str, Any],
 
 def record(store: Store, experiment_id: int, run: dict[str, Any]) -> None:
     """One transfer, committed now."""
+    with store.transaction() as w:
+        w.row(TABLE, _row(experiment_id, run))
+
+
+def imported(store: Store, key: str, label: str, config: dict[str, Any],
+             runs: list[dict[str, Any]], source: str) -> int:  # fmt: skip
+    """An imported cell with all its transfers, in one transaction (a full disk leaves
+    none of it, so the same import run again stores it whole); its id. ``AlreadyStored``
+    when another netassay stored it after this one looked."""
+    ensure(store)
+    with store.transaction() as w:
+        exp_id = w.experiment(key=key, kind=KIND, source=source, label=label, config=config)
+        for run in runs:
+            w.row(TABLE, _row(exp_id, run))
+    return exp_id
+
+
+def _row(experiment_id: int, run: dict[str, Any]) -> dict[str, Any]:
     row = {("idx" if k == "index" else k): v for k, v in run.items() if k not in JSON_COLUMNS}
     row.update({f"{k}_json": dumps(run.get(k) or {}) for k in JSON_COLUMNS})
-    with store.transaction() as w:
-        w.row(TABLE, {"experiment_id": experiment_id, **row, "utc": utc_now()})
+    return {"experiment_id": experiment_id, **row, "utc": utc_now()}
 
 
 def stored_runs(store: Store, experiment_id: int) -> list[dict[str, Any]]:

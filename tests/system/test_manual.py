@@ -1,0 +1,28 @@
+"""The manual's commands that need root and traffic (blocks marked '<!-- run: system
+-->'), run in order, one fresh folder per page; their examples are short by design.
+Every namespace they build is removed, also when one fails."""
+
+import subprocess
+import sys
+from collections import defaultdict
+
+import pytest
+from tests.manual import blocks, check, workdir
+
+pytestmark = pytest.mark.system
+
+PAGES = defaultdict(list)
+for _b in blocks():
+    if _b.tier == "system":
+        PAGES[_b.page].append(_b)
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_the_pages_commands_run_as_shown(page, tmp_path):
+    cwd = workdir(tmp_path / "manual")
+    try:
+        for block in PAGES[page]:
+            check(block, cwd)
+    finally:
+        subprocess.run([sys.executable, "-m", "netassay", "testbed", "cleanup"], cwd=cwd,
+                       capture_output=True, timeout=120)  # fmt: skip
