@@ -113,8 +113,10 @@ $(BIN)/netassay-probe: $(RTT_BUILD)/netassay-probe | venv
 # vSwitch (its userspace datapath: no kernel module, no service: netassay starts its
 # daemons per testbed) and DPDK 22.11 with its AF_XDP driver; l3fwd is built from the
 # dpdk-doc example sources with one patch (the receive offloads masked to what af_xdp and
-# af_packet ports offer) into dpdk/build/ and installed in the venv as netassay-l3fwd.
-APT_PKGS += openvswitch-switch dpdk dpdk-dev librte-net-af-xdp23 dpdk-doc patch
+# af_packet ports offer) into dpdk/build/ and installed in the venv as netassay-l3fwd
+# (with gcc: a fresh Debian has no C compiler). Packages already installed are left as they are.
+APT_PKGS += openvswitch-switch dpdk dpdk-dev librte-net-af-xdp23 librte-net-af-packet23 dpdk-doc \
+            patch gcc libc6-dev make
 DPDK_EXAMPLES := /usr/share/dpdk/examples
 L3FWD_BUILD := dpdk/build
 L3FWD_BIN := $(L3FWD_BUILD)/netassay-l3fwd

@@ -4,6 +4,7 @@ file carry them; the config file knows their keys."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,49 @@ def test_a_config_file_takes_the_data_planes_keys(cli, tmp_path):
     conf.write_text('[testbed]\novs_port = "dpdk"\n')
     res = cli("--config", str(conf), "config", "show")
     assert res.returncode == 3 and "ovs_port" in res.stderr, res.stderr
+
+
+def _path_without(tmp_path: Path, *programs: str) -> str:
+    """A PATH holding every program of this host's PATH but ``programs``: as on a host
+    where their package is not installed."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for d in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(d):
+            continue
+        for p in Path(d).iterdir():
+            link = bin_dir / p.name
+            if p.name not in programs and not link.exists() and os.access(p, os.X_OK):
+                link.symlink_to(p)
+    return str(bin_dir)
+
+
+@pytest.mark.parametrize(
+    ("sut", "programs", "line"),
+    [
+        ("ovs", ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl",
+                 "ovs-appctl"),
+         "netassay: Open vSwitch (ovsdb-tool) is not installed: no ovsdb-tool on PATH; "
+         "install Debian's openvswitch-switch (apt-get install openvswitch-switch) or run "
+         "'make setup'"),
+        ("testpmd", ("dpdk-testpmd",),
+         "netassay: DPDK's testpmd is not installed: no dpdk-testpmd on PATH; install "
+         "Debian's dpdk-dev (apt-get install dpdk-dev) or run 'make setup'"),
+    ],
+)  # fmt: skip
+def test_a_data_plane_whose_package_is_missing_is_refused_in_one_line_naming_it(
+    cli, tmp_path, sut, programs, line
+):
+    """Its programs absent from PATH (as without the Debian package): testbed up and a
+    sweep refuse in one line, exit 8 (a tool is missing), what to install, before
+    anything is built."""
+    env = {"PATH": _path_without(tmp_path, *programs), "NETASSAY_RUN_DIR": str(tmp_path / "run")}
+    db = tmp_path / "s.db"
+    up = ("testbed", "up", "--name", "dpmiss", "--sut", sut)
+    sweep = ("sweep", "--sut", sut, "--rates", "10k", "--db", str(db))
+    for args in (up, sweep):
+        res = cli(*args, env_extra=env)
+        assert res.returncode == 8, (args, res.returncode, res.stderr)
+        assert res.stderr.strip() == line, res.stderr
+        assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+    assert not db.exists()

@@ -36,6 +36,7 @@ KINDS = {
     "exec": {"sut": "exec", "sut_setup": str(ROUTER_SCRIPT), "backlog": 10_000},
 }
 RATE = 50_000  # a low load: a fifth of the slowest's maximum forwarding rate here
+FRAMES = 300_000  # 6 s at RATE
 PROGRAMS = ("ovs-vswitchd", "ovsdb-server", "dpdk-testpmd", "netassay-l3fwd")
 
 
@@ -92,8 +93,8 @@ def _unspoiled(ctx, rate: float, secs: float):
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_forwards_a_million_frames_and_its_own_counters_agree(tb_name, kind):
-    """1,000,000 frames at 50 kpps (a quarter of the slowest's maximum forwarding rate
+def test_forwards_at_a_low_load_without_loss_and_its_own_counters_agree(tb_name, kind):
+    """300,000 frames at 50 kpps (a quarter of the slowest's maximum forwarding rate
     here; its AF_XDP ring holds 40 ms of them, for a moment its CPU is taken on a busy
     host): none lost, the data plane's own counters equal to what netassay sent and
     the sink counted; then the testbed goes down and nothing of it is left."""
@@ -106,8 +107,8 @@ def test_forwards_a_million_frames_and_its_own_counters_agree(tb_name, kind):
             f"na-{tb_name}-tg:tg0": "off", f"na-{tb_name}-sink:sink0": "off",
         }  # fmt: skip
         assert running(tb_name) or kind == "exec"  # exec's program is a shell, then sleep
-        rec = _unspoiled(ctx, RATE, 1_000_000 / RATE)
-    assert rec.sent == 1_000_000, rec.warnings
+        rec = _unspoiled(ctx, RATE, FRAMES / RATE)
+    assert rec.sent == FRAMES, rec.warnings
     assert rec.received == rec.sent, (rec.loss_location, rec.warnings)
     assert {k: v for k, v in rec.loss_location.items() if v} == {}
     own, d = dataplane_counters(rec.counters["deltas"]), rec.counters["deltas"]
@@ -191,3 +192,26 @@ def test_search_finds_the_known_cap_within_two_percent(tb_name, tmp_path, cli, k
         if kind == "ovs":  # the meter counted each frame it dropped
             assert ld["sut_counters"]["meter1/band0_dropped"] == ld["loss_location"][where]
     assert running(tb_name) == []
+
+
+@pytest.mark.parametrize("kind", ["ovs", "testpmd", "l3fwd"])
+def test_a_data_plane_that_died_is_said_and_its_testbed_still_goes_down(tb_name, cli, kind):
+    """A testbed left up whose data plane is killed (SIGKILL, as a crash): the next run
+    on it is refused in one line naming what ended, exit 5, nothing measured; testbed
+    down then leaves nothing of it (no process, no namespace, no run files)."""
+    _available(TestbedConfig(sut=kind))
+    up = cli("testbed", "up", "--name", tb_name, "--sut", kind, timeout=120)
+    assert up.returncode == 0, up.stderr
+    state = json.loads(cli("testbed", "show", "--name", tb_name, "--json").stdout)
+    main = "ovs-vswitchd" if kind == "ovs" else dpdk.TESTPMD if kind == "testpmd" else dpdk.L3FWD
+    victims = [p for p in running(tb_name)
+               if main.encode() in Path(f"/proc/{p}/cmdline").read_bytes()]  # fmt: skip
+    assert len(victims) == 1, victims
+    os.kill(victims[0], 9)
+    res = cli("flood", "--name", tb_name, "--runs", "1", "--duration", "1s", timeout=120)
+    assert res.returncode == 5, (res.returncode, res.stderr)
+    assert f"testbed '{tb_name}' is broken: its " in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    down = cli("testbed", "down", tb_name, timeout=120)
+    assert down.returncode == 0, down.stderr
+    _gone(tb_name, state)

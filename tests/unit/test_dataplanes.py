@@ -306,3 +306,27 @@ def test_the_per_load_summary_sums_netassays_counts_and_the_data_planes():
     assert lines[0].startswith("Open vSwitch's own counters")
     assert "sut_ingress 10" in lines[2] and "sut0/rx_pkts 40,000" in lines[2]
     assert "rx_bytes" not in lines[2]  # bytes are left to the JSON
+
+
+def test_an_unbuilt_l3fwd_or_a_missing_dpdk_driver_says_what_to_install(tmp_path, monkeypatch):
+    """l3fwd not built (no netassay-l3fwd where make setup puts it): one line naming
+    make setup; a vdev's driver absent (its Debian package not installed): one line
+    naming that package. Both exit as a missing tool."""
+    from netassay.errors import ToolError
+
+    monkeypatch.setattr(dpdk, "l3fwd_candidates", lambda: [tmp_path / "bin" / dpdk.L3FWD])
+    with pytest.raises(ToolError) as exc:
+        dpdk.validate(TestbedConfig(sut="l3fwd"))
+    assert exc.value.exit_code == 8
+    assert exc.value.line() == (
+        f"l3fwd is not built: no netassay-l3fwd in {tmp_path / 'bin'}; run 'make setup' "
+        "(it builds l3fwd from dpdk-doc's examples with dpdk-dev)"
+    )
+    monkeypatch.setattr(dpdk, "PMDS", tmp_path / "lib" / "dpdk")  # no driver there
+    for vdev, pkg in (("af_xdp", "librte-net-af-xdp23"), ("af_packet", "librte-net-af-packet23")):
+        with pytest.raises(ToolError) as exc:
+            dpdk.validate(TestbedConfig(sut="testpmd", dpdk_vdev=vdev))
+        assert exc.value.line().endswith(
+            f"install Debian's {pkg} (apt-get install {pkg}) or run 'make setup'"
+        )
+        assert f"DPDK's net_{vdev} driver is not installed" in exc.value.line()

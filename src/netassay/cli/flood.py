@@ -17,7 +17,8 @@ from netassay.methods.sizes import SizesFlag
 @with_params(
     FloodRequest, RunOptions, TestbedConfig, SizesFlag, only=METHOD.run_options,
     shown={"name": N.DEFAULT_NAME},
-    helps={"sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding): a router."},
+    helps={"sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding) | ovs | testpmd | "
+                  "l3fwd (their AF_XDP ports): an ingress that takes XDP frames."},
 )  # fmt: skip
 def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Offer the SUT far more than it can forward (XDP live frames at the generator's

@@ -72,7 +72,7 @@ from netassay.config import (
     TESTPMD_FWD,
     TestbedConfig,
 )
-from netassay.errors import NetassayError, TestbedError, UsageError
+from netassay.errors import NetassayError, TestbedError, ToolError, UsageError
 from netassay.proc import run
 from netassay.testbed import pathcheck as PC
 from netassay.testbed import state as S
@@ -237,7 +237,7 @@ def need_program(path: str | None, what: str, todo: str) -> str:
     """The full path of a program a data plane runs, or one line saying how to get it."""
     found = shutil.which(path) if path else None
     if found is None:
-        raise TestbedError(f"{what} is not installed", f"no {path} on PATH", todo)
+        raise ToolError(f"{what} is not installed", f"no {path} on PATH", todo)
     return found
 
 

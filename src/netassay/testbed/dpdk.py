@@ -51,7 +51,7 @@ from typing import Any
 
 from netassay import names as N
 from netassay.config import TestbedConfig
-from netassay.errors import TestbedError
+from netassay.errors import TestbedError, ToolError
 from netassay.proc import run
 from netassay.testbed.dataplane import PRIORITY, Site, need_program
 
@@ -65,7 +65,9 @@ MBUFS = 16384
 START_S = 30.0
 LOG = "dpdk.log"
 PIDFILE = "dpdk.pid"
-INSTALL = "run 'make setup' (it installs Debian's dpdk and builds l3fwd)"
+INSTALL = "install Debian's dpdk-dev (apt-get install dpdk-dev) or run 'make setup'"
+BUILD = "run 'make setup' (it builds l3fwd from dpdk-doc's examples with dpdk-dev)"
+DRIVERS = {"af_xdp": "librte-net-af-xdp23", "af_packet": "librte-net-af-packet23"}
 _KERNEL_COPY = "na_dpdk"  # the nft table dropping the kernel's copy under af_packet
 _STARTED: dict[int, subprocess.Popen[bytes]] = {}  # as this process started them
 
@@ -86,10 +88,10 @@ def l3fwd_path() -> Path:
     for p in l3fwd_candidates():
         if p.is_file() and os.access(p, os.X_OK):
             return p
-    raise TestbedError(
+    raise ToolError(
         "l3fwd is not built",
         f"no {L3FWD} in {', '.join(str(p.parent) for p in l3fwd_candidates())}",
-        INSTALL,
+        BUILD,
     )
 
 
@@ -106,7 +108,11 @@ def validate(cfg: TestbedConfig) -> None:
     vdev = cfg.dpdk_vdev or "af_xdp"
     lib = "librte_net_af_xdp.so" if vdev == "af_xdp" else "librte_net_af_packet.so"
     if not any(PMDS.glob(f"pmds-*/{lib}*")) and not any(PMDS.parent.glob(f"{lib}*")):
-        raise TestbedError(f"DPDK's {_driver(vdev)} driver is not installed", f"no {lib}", INSTALL)
+        pkg = DRIVERS[vdev]
+        raise ToolError(
+            f"DPDK's {_driver(vdev)} driver is not installed", f"no {lib}",
+            f"install Debian's {pkg} (apt-get install {pkg}) or run 'make setup'",
+        )  # fmt: skip
 
 
 def uses_af_xdp(cfg: TestbedConfig) -> bool:

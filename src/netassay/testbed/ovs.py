@@ -53,7 +53,9 @@ METER = 1
 RULE_PRIORITY = 20  # --ovs-rules: above the forwarding rules (priority 1, 0)
 RULES_PER_ADDRESS = 65536
 SUBDIR = "ovs"
-INSTALL = "run 'make setup' (it installs Debian's openvswitch-switch)"
+INSTALL = (
+    "install Debian's openvswitch-switch (apt-get install openvswitch-switch) or run 'make setup'"
+)
 
 
 def validate(cfg: TestbedConfig) -> None:
@@ -61,7 +63,7 @@ def validate(cfg: TestbedConfig) -> None:
     for prog in PROGRAMS:
         need_program(prog, f"Open vSwitch ({prog})", INSTALL)
     if not SCHEMA.is_file():
-        raise TestbedError("Open vSwitch's database schema is missing", f"no {SCHEMA}", INSTALL)
+        raise ToolError("Open vSwitch's database schema is missing", f"no {SCHEMA}", INSTALL)
 
 
 def uses_af_xdp(cfg: TestbedConfig) -> bool:
