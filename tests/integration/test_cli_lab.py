@@ -102,7 +102,7 @@ def test_dry_run_prints_plan_and_duration(tmp_path, run_dir):
     assert not db.exists()
 
 
-def test_no_root_is_one_line_and_exit_6(run_dir):
+def test_no_root_is_one_line_and_exit_6(run_dir, tmp_path):
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root (to drop to an unprivileged user) and setpriv")
     probe = subprocess.run(
@@ -112,8 +112,11 @@ def test_no_root_is_one_line_and_exit_6(run_dir):
     if probe.returncode != 0:
         pytest.skip("the unprivileged user cannot run this Python")
     before = netns_names()
+    here = tmp_path / "here"  # a folder the user may write: sweep's store (netassay.db) is fine
+    here.mkdir(mode=0o777)
+    here.chmod(0o777)
     for args in (["testbed", "up", "--name", "nr"], ["testbed", "cleanup"], ["sweep"]):
-        line = one_line_error(cli(*args, user=65534), 6)
+        line = one_line_error(cli(*args, user=65534, cwd=here), 6)
         assert "needs root" in line and "sudo" in line
     assert netns_names() == before
 

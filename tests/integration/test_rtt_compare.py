@@ -104,11 +104,13 @@ def test_compare_bad_input(cli, rtt_db, args, words):
     assert res.returncode == 2 and words in res.stderr and len(res.stderr.splitlines()) == 1
 
 
-def test_compare_without_rtt_runs(cli, tmp_path):
+def test_compare_of_an_empty_store_says_what_compare_takes(cli, tmp_path):
     db = tmp_path / "empty.db"
     Store(db).close()
     res = cli("compare", db)
-    assert res.returncode == 2 and "no rtt experiment" in res.stderr
+    assert res.returncode == 2 and "nothing to compare" in res.stderr
+    assert "rtt runs, floods, or two or more sweeps" in res.stderr
+    assert "the store holds no experiment" in res.stderr
 
 
 def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path, browser):

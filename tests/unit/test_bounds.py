@@ -58,3 +58,21 @@ def test_a_bound_stops_below_a_load_not_measured():
 
 def test_all_meet():
     assert measured_bound(R, np.zeros(5), 0.005).index == 4
+
+
+def test_a_bound_at_the_top_of_the_tested_range_is_only_at_least_that():
+    # no load lost more than the goal: the bound is the highest load tested, not where
+    # the SUT's ends; said '>=' wherever it is shown
+    b = measured_bound(R, np.zeros(5), 0.005)
+    assert b.at_least and b.top
+    assert b.short() == ">= 500 kpps"
+    assert b.describe("NDR").startswith("NDR >= 500 kpps (the highest load tested")
+    # a load above it lost more than the goal: a bound found, said as it is
+    found = measured_bound(R, np.array([0, 0, 0, 0.3, 0.3]), 0.005)
+    assert not found.at_least and found.short() == "300 kpps"
+    assert found.describe("NDR") == "NDR = 300 kpps"
+    # the load above it was not measured: at least that, not more is known
+    gap = measured_bound(R, np.array([0, 0.001, np.nan, 0.003, 0.3]), 0.005)
+    assert gap.at_least and gap.describe("PDR").startswith("PDR >= 200 kpps (stops below")
+    # none meets the goal: no bound at all, nothing to call 'at least'
+    assert not measured_bound(R, np.full(5, 0.3), 0.005).at_least

@@ -330,3 +330,18 @@ def test_an_unbuilt_l3fwd_or_a_missing_dpdk_driver_says_what_to_install(tmp_path
             f"install Debian's {pkg} (apt-get install {pkg}) or run 'make setup'"
         )
         assert f"DPDK's net_{vdev} driver is not installed" in exc.value.line()
+
+
+def test_an_experiment_records_a_data_planes_cap_with_its_own_bucket():
+    """The bucket a cap's bound is judged with (``lab.installed_caps``) is the one the
+    data plane's cap has: the AF_XDP ring's 2048 frames at 30 kpps, not the kernel
+    policer's 600; the router's stays 20 ms of its cap."""
+    from netassay.methods import lab
+
+    ovs_md = lab.testbed_metadata(TestbedConfig(sut="ovs", sut_cap_pps=30_000), {})
+    assert ovs_md["sut_cap_bucket_pkts"] == D.XSK_RING == 2048
+    assert [c.bucket_pkts for c in lab.installed_caps(ovs_md, False)] == [2048]
+    big = lab.testbed_metadata(TestbedConfig(sut="testpmd", sink="nft", sut_cap_pps=200_000), {})
+    assert big["sut_cap_bucket_pkts"] == 4000  # 20 ms of the cap, more than the ring
+    router = lab.testbed_metadata(TestbedConfig(sut="router", sut_cap_pps=30_000), {})
+    assert router["sut_cap_bucket_pkts"] == 600

@@ -74,3 +74,45 @@ def test_the_table_has_a_row_per_size_in_each_unit():
     obj = s.as_json()
     assert [p["frame_bytes"] for p in obj["sizes"]] == [68, 1518]
     assert obj["sizes"][1]["mrr_gbps_l2"] == pytest.approx(0.1e6 * 1518 * 8 / 1e9)
+
+
+def test_an_inconclusive_size_is_marked_and_a_bound_at_the_top_says_at_least():
+    """Every size of the series carried its highest load: its sweep is INCONCLUSIVE and
+    its bounds only at least that load; the table (text and JSON) never states them as
+    found. A size whose sweep found its bound shows it plainly."""
+    s = S.SizeSeries("sweep", "", 4)
+    top = {"verdict": "INCONCLUSIVE", "ndr_pps": 2e5, "pdr_pps": 2e5,
+           "ndr_at_least": True, "pdr_at_least": True}  # fmt: skip
+    found = {"verdict": "GOOD", "ndr_pps": 5e4, "pdr_pps": 1e5,
+             "ndr_at_least": False, "pdr_at_least": False}  # fmt: skip
+    s.points.append(S.point(_exp(1, 64, kind="sweep"), 64, top))
+    s.points.append(S.point(_exp(2, 1514, kind="sweep"), 1514, found))
+    lines = S.table_text(s).splitlines()
+    assert lines[1].split()[-1] == "verdict"
+    at_least = [">=0.2000", ">=0.109", ">=0.141"]  # NDR, then PDR: Mpps, L2, L1
+    assert lines[2].split() == ["68", "64", *at_least, *at_least, "INCONCLUSIVE"]
+    assert lines[3].split() == ["1518", "1514", "0.0500", "0.607", "0.615",
+                                "0.1000", "1.214", "1.230", "GOOD"]  # fmt: skip
+    notes = "\n".join(lines[4:])
+    assert ">= : at least this rate: the highest load tested met the goal" in notes
+    assert "INCONCLUSIVE: 1 of 2 sizes (68 B)" in notes and "not established" in notes
+    sizes = s.as_json()["sizes"]
+    assert [p["verdict"] for p in sizes] == ["INCONCLUSIVE", "GOOD"]
+    assert [(p["ndr_at_least"], p["pdr_at_least"]) for p in sizes] == [(True, True), (False, False)]
+
+
+def test_the_series_figure_says_at_least_and_inconclusive(tmp_path):
+    import matplotlib
+
+    from netassay.methods.size_figures import plot_series
+
+    s = S.SizeSeries("sweep", "", 4)
+    figures = {"verdict": "INCONCLUSIVE", "pdr_pps": 2e5, "pdr_at_least": True}
+    for i, size in enumerate((64, 1514), 1):
+        s.points.append(S.point(_exp(i, size, kind="sweep"), size, figures))
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # its words kept as text
+        png, svg = plot_series(s, tmp_path / "series")
+    text = svg.read_text()
+    assert "at least (top load met it)" in text
+    assert "2 of 2 sizes INCONCLUSIVE: bounds not established" in text
+    assert png.stat().st_size > 1000

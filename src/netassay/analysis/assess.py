@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from netassay.analysis.bounds import Bound, measured_bound
+from netassay.analysis.caps import CapExcess
 from netassay.analysis.saturation import Saturation, detect_saturation
 from netassay.analysis.stats import LoadTable, load_table, tir, trial_plr
 from netassay.config import AnalysisConfig
@@ -33,6 +34,7 @@ class Assessment:
     flags: list[str] = field(default_factory=list)  # measurement-quality notes
     trial_warnings: int = 0
     excluded_trials: int = 0
+    above_cap: tuple[CapExcess, ...] = ()  # bounds above a cap netassay set, and why
 
     @property
     def verdict(self) -> str:
@@ -95,6 +97,7 @@ class Assessment:
             "trial_warnings": self.trial_warnings,
             "excluded_trials": self.excluded_trials,
             "loads": loads,
+            **({"above_cap": [x.to_json() for x in self.above_cap]} if self.above_cap else {}),
         }
 
 

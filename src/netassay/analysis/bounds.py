@@ -24,14 +24,23 @@ class Bound:
     met_again: tuple[float, ...]  # higher loads that meet the target again after a failure
     gap_rate_pps: float | None = None  # the unmeasured load the bound stops below, if any
 
+    top: bool = False  # the bound is the highest load tested: nothing above it was measured
+
     @property
     def below_range(self) -> bool:
         return self.index is None and self.gap_rate_pps is None
 
+    @property
+    def at_least(self) -> bool:
+        """No measured load above the bound missed the goal: it is the highest load tested,
+        or it stops below a load not measured. The true bound is at least this rate."""
+        return self.index is not None and (self.top or self.gap_rate_pps is not None)
+
     def short(self) -> str:
-        """The bound for a table cell: a rate, 'below range' or 'unknown'."""
+        """The bound for a table cell: a rate ('>= rate' when it is only at least that),
+        'below range' or 'unknown'."""
         if self.index is not None:
-            return fmt_rate(self.rate_pps)
+            return (">= " if self.at_least else "") + fmt_rate(self.rate_pps)
         return "unknown (lowest load not measured)" if self.gap_rate_pps else "below range"
 
     def describe(self, name: str) -> str:
@@ -41,9 +50,11 @@ class Bound:
         elif self.index is None:
             text = f"{name}: below the tested range (the lowest load misses the goal)"
         else:
-            text = f"{name} = {fmt_rate(self.rate_pps)}"
+            text = f"{name} {'>=' if self.at_least else '='} {fmt_rate(self.rate_pps)}"
             if self.gap_rate_pps is not None:
                 text += f" (stops below {fmt_rate(self.gap_rate_pps)}, not measured)"
+            elif self.top:
+                text += " (the highest load tested: no load above it was)"
         if self.met_again:
             again = ", ".join(fmt_rate(r) for r in self.met_again)
             text += f" (met again at {again})"
@@ -67,4 +78,4 @@ def measured_bound(rate_pps: np.ndarray, loss: np.ndarray, target: float) -> Bou
     gap = None
     if first_fail < len(rates) and math.isnan(losses[first_fail]):
         gap = rates[first_fail]
-    return Bound(target, index, rate, again, gap)
+    return Bound(target, index, rate, again, gap, top=first_fail == len(rates))

@@ -11,6 +11,7 @@ import typer
 
 from netassay.cli.common import Insecure, TlsDir, tls_dir
 from netassay.errors import UsageError
+from netassay.store.preflight import check_store
 
 Opt = typer.Option
 campaign_app = typer.Typer(
@@ -76,6 +77,7 @@ def run(
 
     if insecure and scheduler is None:
         raise UsageError("--insecure needs --scheduler", "", "drop it, or name the scheduler")
+    check_store(db)  # a store it cannot open or write: refused before any cell is built
     a = C.access(scheduler, tls_dir(ctx, tls), insecure, "client") if scheduler else None
     c = SP.load(file)
     result = X.run_campaign(c, db, resume=resume, scheduler=a, testbed=name)

@@ -25,6 +25,7 @@ from netassay.config import Config, TestbedConfig, load_config
 from netassay.errors import InputError, UsageError, VerdictRefused
 from netassay.methods.base import RunOptions, request_from
 from netassay.params import Param, declared, default_of, spelling_hint
+from netassay.store.preflight import check_store
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
 # the run options a config file's method section may set (not a run's own: label, resume)
@@ -207,7 +208,8 @@ def file_params(method: str) -> dict[str, Param]:
 def prepared(ctx: typer.Context, given: Given, method: str) -> tuple[Given, RunOptions]:
     """What a method's command runs with: the flags given over the config file's
     [method] section (``given`` with the file's values where no flag was given), and
-    its RunOptions (the testbed knobs given, the config in force)."""
+    its RunOptions (the testbed knobs given, the config in force). A store (--db) that
+    cannot be opened or written is refused here, before anything is built."""
     cfg = config(ctx, given)
     ps = file_params(method)
     from_file = {k: _as_given(ps[k], v) for k, v in cfg.section(method).items()}
@@ -219,6 +221,8 @@ def prepared(ctx: typer.Context, given: Given, method: str) -> tuple[Given, RunO
         f.name: merged[p.name] for f, p in declared(RunOptions) if merged.get(p.name) is not None
     }
     options = RunOptions(**{**base, "testbed_flags": knobs(given), "config": cfg})
+    if options.db is not None:  # refused now, before anything is built (--dry-run too)
+        check_store(options.db)
     return merged, options
 
 

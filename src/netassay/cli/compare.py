@@ -4,6 +4,7 @@ campaign, or the one ``--campaign`` names), with tests and effect sizes."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -43,13 +44,17 @@ CampaignOpt = Annotated[
 
 
 def compare(
-    db: Annotated[str, typer.Argument(help="A store with 'netassay rtt' runs or a campaign.")],
+    db: Annotated[
+        str,
+        typer.Argument(help="A store with a campaign, 'netassay rtt' runs, floods or sweeps."),
+    ],
     by: By = None, segment: Segments = None, stat: Stat = "p50", paired: Paired = False,
     out: Out = None, campaign: CampaignOpt = None, as_json: Json = False,
 ) -> None:  # fmt: skip
     """Compare rtt configurations, or a campaign's cells (PDR by factor): tests, effects;
-    a store's floods side by side by their MRR. A store with several campaigns has each
-    compared in turn (one JSON object each)."""
+    a store's floods side by side by their MRR, its sweeps by their PDR, verdicts and loss
+    per load. A store with several campaigns has each compared in turn (one JSON object
+    each)."""
     with Store(db, readonly=True) as st:
         results, text, page = _compared(st, by or [], segment, stat, paired, out, campaign)
     if as_json:
@@ -65,7 +70,7 @@ def _compared(
     out: str | None, campaign: str | None,
 ) -> tuple[list[dict[str, Any]], list[str], Path | None]:  # fmt: skip
     """(each comparison, their text, a page when asked): the store's campaigns (each, or
-    the one named), else its rtt configurations."""
+    the one named), else its rtt configurations, its floods and its sweeps."""
     from netassay.campaign import results as CR  # deferred: scipy (0.2 s)
     from netassay.methods.flood import view as FV
     from netassay.methods.rtt import compare as C
@@ -85,14 +90,33 @@ def _compared(
         return results, text[:-1], None
     if stat not in C.STATS:
         raise UsageError(f"unknown --stat '{stat}'", f"known: {', '.join(C.STATS)}", "e.g. p50")
-    floods = registry.method("flood").compared(st)  # the store's floods (None: it has none)
-    if floods is not None and next(iter(RS.rtt_experiments(st)), None) is None:
-        return [floods], FV.compare_text(floods), None
+    # the store's floods and its sweeps outside a campaign (None: it has none, or one sweep)
+    sweep = registry.method("sweep")
+    pairs = ((registry.method("flood").compared(st), FV.compare_text),
+             (sweep.compared(st), sweep.compare_text))  # fmt: skip
+    found = [(r, text) for r, text in pairs if r is not None]
+    others = [r for r, _ in found]
+    beside = [line for r, text in found for line in ("", *text(r))]
+    if next(iter(RS.rtt_experiments(st)), None) is None:
+        if not found:
+            _nothing(st)
+        return others, beside[1:], None
     configs, segments, result = C.comparison(st, by, segment, stat, paired=paired)
     page = registry.method("rtt").page(configs, segments, stat, result, Path(out)) if out else None
-    if floods is None:
-        return [result], V.compare_text(result, segments), page
-    return [result, floods], [*V.compare_text(result, segments), "", *FV.compare_text(floods)], page
+    return [result, *others], [*V.compare_text(result, segments), *beside], page
+
+
+def _nothing(st: Store) -> None:
+    """Nothing compare takes: one line saying what it takes and what the store holds."""
+    kinds = Counter(e.kind for e in st.experiments())
+    held = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common()) or "no experiment"
+    raise UsageError(
+        f"{st.path}: nothing to compare",
+        f"compare takes a campaign's cells, rtt runs, floods, or two or more sweeps; "
+        f"the store holds {held}",
+        f"'netassay assess {st.path}' shows what it holds" if kinds else
+        "measure into it with --db first",
+    )  # fmt: skip
 
 
 def _chosen(st: Store, names: list[str], campaign: str | None) -> list[str]:

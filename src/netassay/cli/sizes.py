@@ -9,12 +9,14 @@ from typing import Any
 
 import typer
 
+from netassay import names as N
 from netassay.cli.common import Given, err, prepared
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import Interrupted, NetassayError, UsageError
 from netassay.methods import lab
 from netassay.methods.sizes import parse_sizes, series_in, table_text
 from netassay.store.db import Store
+from netassay.testbed import state as S
 
 
 def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, method: str,
@@ -30,7 +32,8 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
     cfg = options.config or Config()
     ip = options.testbed_flags.get("ip_version") or cfg.testbed.ip_version
     sizes = parse_sizes(given["sizes"], int(ip))
-    db = options.db or lab.DEFAULT_DB
+    _refuse_up(options.name or N.DEFAULT_NAME, sizes, given.get("name") is not None)
+    db = lab.store_path(options.db)
     dry = bool(kv.get("dry_run"))
     since = 0 if dry else _newest(db)
     failed: NetassayError | None = None
@@ -65,6 +68,37 @@ def _refuse_with_sizes(given: Given) -> None:
                 "a series runs each of its sizes on a testbed it builds for that size",
                 f"drop {flag} (or --sizes)",
             )
+
+
+def _refuse_up(name: str, sizes: list[int], named: bool) -> None:
+    """A series on a testbed that is up (``testbed up``) is refused before its first
+    size: the testbed's frame size is its own, and a series needs a testbed per size,
+    which a run builds and removes itself; it never takes down one it did not build.
+    ``named``: the name came from --name (else the config file or the default)."""
+    st = S.read_state(name)
+    if st is None:
+        return
+    have = (st.get("config") or {}).get("size_bytes")
+    if set(sizes) <= {have}:
+        return  # a series of the testbed's own size alone runs on it as it is
+    if st.get("persistent") is not True:  # a run's own testbed, being built or used
+        raise UsageError(
+            f"--sizes on testbed '{name}', which another netassay run is using",
+            "a series builds a testbed of its name for each size",
+            "wait for that run to end, or give --name of another testbed",
+        )
+    todo = (
+        "leave --name off (the series builds a testbed for each size and removes it)"
+        if named else
+        "give --name of a testbed that is not up (the series builds it for each size and "
+        "removes it)"
+    )  # fmt: skip
+    raise UsageError(
+        f"--sizes on testbed '{name}', which is up with {have}-byte frames",
+        "a series needs a testbed for each of its sizes, and netassay does not take down "
+        "a testbed that 'testbed up' left for you",
+        f"{todo}, or bring it down first ('netassay testbed down --name {name}')",
+    )
 
 
 def _newest(db: str) -> int:

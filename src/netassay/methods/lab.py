@@ -14,12 +14,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from netassay import quality as Q
+from netassay.analysis.caps import Cap
 from netassay.config import DATAPLANE_KNOBS, TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
 from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
 from netassay.store.db import Store
+from netassay.store.preflight import check_store
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state
@@ -51,6 +53,16 @@ def check_request(
 
 
 DEFAULT_DB = "netassay.db"  # a run's store when neither --db nor the config file names one
+
+
+def store_path(db: str | None) -> str:
+    """The store a run writes: ``db`` (the command checked it with its flags), else
+    ``DEFAULT_DB`` in the working folder, checked now: a store that cannot be opened or
+    written is refused before anything is built."""
+    if db is not None:
+        return db
+    check_store(DEFAULT_DB)
+    return DEFAULT_DB
 
 
 def resume_store(db: str | None, testbed_flags: Any, what: str) -> str:
@@ -233,7 +245,8 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "flows": cfg.flows,
         "sut_drop": cfg.sut_drop,
         "sut_cap_pps": cfg.sut_cap_pps,
-        **({"sut_cap_reverse_pps": cfg.sut_cap_reverse_pps} if cfg.sut_cap_reverse_pps else {}),
+        **_bucket("sut_cap", cfg.sut_cap_pps, with_rate=False, pkts=T.cap_bucket_pkts(cfg)),
+        **_bucket("sut_cap_reverse", cfg.sut_cap_reverse_pps, with_rate=True),
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
         **dataplane_metadata(cfg, env),
@@ -266,6 +279,16 @@ def dataplane_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any
     }
 
 
+def _bucket(key: str, pps: float | None, with_rate: bool, pkts: int | None = None) -> dict:
+    """A cap's policer bucket in frames as the experiment records it (``pkts``, else as
+    netassay sizes the kernel's policer; and its rate, ``with_rate``); nothing without
+    the cap."""
+    if not pps:
+        return {}
+    rate = {f"{key}_pps": pps} if with_rate else {}
+    return {**rate, f"{key}_bucket_pkts": pkts or T.cap_bucket_of(pps)}
+
+
 def external_metadata(cfg: Any, env: dict[str, Any]) -> dict[str, Any]:
     """An external testbed's experiment: the SUT is whatever sits between its ports."""
     ext = env.get("external", {})
@@ -286,6 +309,23 @@ def external_metadata(cfg: Any, env: dict[str, Any]) -> dict[str, Any]:
         "ports": f"{cfg.tx} -> {cfg.rx}",
         "line_rate_pps": (ext.get("line_rate") or {}).get("pps"),
     }
+
+
+def installed_caps(metadata: dict[str, Any], bidirectional: bool) -> list[Cap]:
+    """The caps netassay installed on an experiment's SUT (its metadata) as they bind its
+    bounds: one direction, the forward cap; both at once (loads the aggregate), each
+    direction's cap twice. Each with its policer's bucket (as recorded; a store from
+    before it was recorded: as netassay sizes it)."""
+    caps = []
+    for key, flag, both_only in (
+        ("sut_cap", "--sut-cap", False), ("sut_cap_reverse", "--sut-cap-reverse", True),
+    ):  # fmt: skip
+        pps = metadata.get(f"{key}_pps")
+        if not pps or (both_only and not bidirectional):
+            continue
+        bucket = metadata.get(f"{key}_bucket_pkts") or T.cap_bucket_of(float(pps))
+        caps.append(Cap(flag, float(pps), int(bucket), 2 if bidirectional else 1))
+    return caps
 
 
 def signalled(rec: TrialRecord) -> bool:

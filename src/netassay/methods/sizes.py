@@ -34,6 +34,11 @@ RFC2544_FRAMES = (64, 128, 256, 512, 1024, 1280, 1518)  # with the FCS, as the R
 MAX_SIZE = 1518  # netassay's --size, without the FCS
 L1_EXTRA = PREAMBLE_SFD_BYTES + IFG_BYTES
 METRICS = ("ndr_pps", "pdr_pps", "mrr_pps")  # what a series' table shows, when measured
+# a size's verdict that leaves its bounds unsettled, and what it means for them
+UNSETTLED = {
+    "INCONCLUSIVE": "the curve could not be judged: their bounds are not established",
+    "BAD": "the curve's PDR is not to be trusted (PASTRAMI's verdict)",
+}
 
 
 @dataclass(frozen=True)
@@ -111,15 +116,19 @@ class SizeSeries:
 
 
 def point(exp: Experiment, size: int, figures: dict[str, Any]) -> dict[str, Any]:
-    """One size of a series: its experiment, the frame with and without its FCS, and
-    each measured rate in frames/s, Mpps and Gbit/s at L2 and L1."""
+    """One size of a series: its experiment, the frame with and without its FCS, its
+    verdict (None: its method judges none), and each measured rate in frames/s, Mpps and
+    Gbit/s at L2 and L1, with ``<name>_at_least``: True when the rate is only a lower
+    bound (the highest load tested met the goal; where the SUT's ends was not found)."""
     out: dict[str, Any] = {
         "experiment_id": exp.id, "size_bytes": size, "frame_bytes": size + FCS_BYTES,
+        "verdict": figures.get("verdict"),
     }  # fmt: skip
     for m in METRICS:
         if m in figures:
             name = m.removesuffix("_pps")
             out[m] = figures[m]
+            out[f"{name}_at_least"] = bool(figures.get(f"{name}_at_least"))
             out.update({f"{name}_{k}": v for k, v in layer_rates(figures[m], size).items()})
     return out
 
@@ -171,32 +180,71 @@ def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[Size
     return found
 
 
-def _fmt(x: float | None, digits: int) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
+def _fmt(x: float | None, digits: int, at_least: bool = False) -> str:
+    if x is None:
+        return "-"
+    return f"{'>=' if at_least else ''}{x:.{digits}f}"
+
+
+def unsettled(s: SizeSeries) -> list[dict[str, Any]]:
+    """The sizes whose verdict is not a pass: their bounds were not established."""
+    return [p for p in s.points if p.get("verdict") in UNSETTLED]
 
 
 def table_text(s: SizeSeries) -> str:
     """The RFC 2544 table of one series: a row per frame size, each measured rate in
-    Mpps and in Gbit/s at L2 and L1."""
+    Mpps and in Gbit/s at L2 and L1 ('>=' before a rate that is only at least that),
+    and each size's verdict; notes under it say what the marks mean."""
     metrics = [m.removesuffix("_pps") for m in METRICS if any(m in p for p in s.points)]
-    head = f"{'frame':>7} {'size':>6}" + "".join(
-        f" {n.upper() + ' Mpps':>10} {'Gb/s L2':>8} {'Gb/s L1':>8}" for n in metrics
+    judged = any(p.get("verdict") is not None for p in s.points)
+    head = (
+        f"{'frame':>7} {'size':>6}"
+        + "".join(f" {n.upper() + ' Mpps':>10} {'Gb/s L2':>9} {'Gb/s L1':>9}" for n in metrics)
+        + ("  verdict" if judged else "")
     )
     lines = [
         f"frame-size series ({s.kind}{', ' + s.label if s.label else ''}, IPv{s.ip_version}):"
         " frame with its FCS as RFC 2544 counts, size without it as --size counts",
         head,
     ]
-    smallest = min_frame_bytes(s.ip_version)
     for p in s.points:
         row = f"{p['frame_bytes']:>7} {p['size_bytes']:>6}"
         for n in metrics:
-            row += f" {_fmt(p.get(f'{n}_mpps'), 4):>10} {_fmt(p.get(f'{n}_gbps_l2'), 3):>8}"
-            row += f" {_fmt(p.get(f'{n}_gbps_l1'), 3):>8}"
+            least = bool(p.get(f"{n}_at_least"))
+            row += f" {_fmt(p.get(f'{n}_mpps'), 4, least):>10}"
+            row += f" {_fmt(p.get(f'{n}_gbps_l2'), 3, least):>9}"
+            row += f" {_fmt(p.get(f'{n}_gbps_l1'), 3, least):>9}"
+        if judged:
+            row += f"  {p.get('verdict') or '-'}"
         lines.append(row)
-    if s.points and s.points[0]["size_bytes"] == smallest and s.points[0]["frame_bytes"] > 64:
-        lines.append(
+    lines += notes(s, metrics)
+    return "\n".join(lines)
+
+
+def notes(s: SizeSeries, metrics: list[str]) -> list[str]:
+    """What the table's marks mean, said under it when they appear."""
+    out = []
+    if (
+        s.points
+        and s.points[0]["size_bytes"] == min_frame_bytes(s.ip_version)
+        and (s.points[0]["frame_bytes"] > 64)
+    ):
+        out.append(
             f"  {s.points[0]['frame_bytes']} B: RFC 2544's 64-byte frame is too small for"
             f" netassay's stamp over IPv{s.ip_version}; its smallest frame stands in"
         )
-    return "\n".join(lines)
+    if any(p.get(f"{n}_at_least") for p in s.points for n in metrics):
+        out.append(
+            "  >= : at least this rate: the highest load tested met the goal, no load above it"
+            " was tested (or the next one was not measured); the SUT's own bound was not"
+            " found: widen the loads"
+        )
+    for verdict, meaning in UNSETTLED.items():
+        these = [p for p in s.points if p.get("verdict") == verdict]
+        if these:
+            sizes = ", ".join(f"{p['frame_bytes']} B" for p in these)
+            out.append(
+                f"  {verdict}: {len(these)} of {len(s.points)} sizes ({sizes}): {meaning}"
+                " ('netassay assess' says why for each)"
+            )
+    return out

@@ -255,6 +255,8 @@ def _tex(text: str) -> str:
         "}": r"\}",
         "~": r"\textasciitilde{}",
         "^": r"\^{}",
+        ">": r"\textgreater{}",
+        "<": r"\textless{}",
     }
     return "".join(repl.get(c, c) for c in text)
 

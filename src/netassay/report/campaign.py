@@ -18,12 +18,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
+from matplotlib.ticker import FuncFormatter
 
 from netassay import methods as registry
 from netassay.campaign import results as CR
 from netassay.methods.base import Column
 from netassay.methods.plots import data_uri, save
-from netassay.methods.sweep.loss_figure import COLORS, LABELS, LOCATIONS, loss_shares
+from netassay.methods.sweep.loss_figure import COLORS, LABELS, LOCATIONS, loss_shares, pct
 from netassay.store.db import Store
 from netassay.units import fmt_rate
 
@@ -123,7 +124,8 @@ def plot_cpu_per_load(
 
 def loss_panels(store: Store, rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """Per cell experiment: (its row, its loads, the mean share of the sent packets lost
-    at each location per load, over every trial at that load: ``loss_shares``)."""
+    at each location per load, over the trials at that load the statistics keep:
+    ``loss_shares``)."""
     panels = []
     for r in rows:
         trials = [t for t in store.trials(r["experiment_id"]) if t.get("rate_pps")]
@@ -165,6 +167,7 @@ def plot_loss_per_cell(
         ax.set_xlabel("offered load (kpps)", fontsize=7)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("packets lost (% of sent)")
+    axes[0][0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: pct(v)))  # shared: all
     axes[0][0].legend(fontsize=6, loc="upper left", frameon=False)
     return save_pair(fig, stem)
 

@@ -658,10 +658,18 @@ def _bucket(pps: float) -> int:
 
 
 def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
-    """The ground-truth cap's policer bucket in packets (None without a cap)."""
+    """The ground-truth cap's policer bucket in packets (None without a cap); a data
+    plane's is at least its AF_XDP ring (``dataplane.cap_bucket``)."""
     if not cfg.sut_cap_pps:
         return None
+    if D.is_dataplane(cfg):
+        return D.cap_bucket(cfg.sut_cap_pps, _bucket(cfg.sut_cap_pps))
     return _bucket(cfg.sut_cap_pps)
+
+
+def cap_bucket_of(pps: float) -> int:
+    """The policer bucket in packets of a ground-truth cap of ``pps`` (either direction)."""
+    return _bucket(pps)
 
 
 def path_queues(tb: Any) -> dict[str, int]:

@@ -71,7 +71,7 @@ class BatchingMethod:
 
     def prepare(self, request: BatchingRequest, options: RunOptions) -> R.Batching:
         """The measurement, its request checked before anything is built."""
-        b = R.Batching(request, options.db or lab.DEFAULT_DB, options.name or NAME,
+        b = R.Batching(request, lab.store_path(options.db), options.name or NAME,
                        options.label)  # fmt: skip
         request.validate(b.db, b.name)
         return b

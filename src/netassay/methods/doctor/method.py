@@ -59,7 +59,7 @@ class DoctorMethod:
         cfg = replace(
             cfg, sut="router", sink="xdp", sut_cap_pps=None, sut_cap_reverse_pps=None, sut_drop=0.0
         )
-        return R.Doctor(request, cfg, options.db or lab.DEFAULT_DB, name, options.label)
+        return R.Doctor(request, cfg, lab.store_path(options.db), name, options.label)
 
     def run(self, request: DoctorRequest, options: RunOptions, progress: Progress) -> Any:
         doc = self.prepare(request, options)

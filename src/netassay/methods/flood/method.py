@@ -148,6 +148,7 @@ class FloodMethod:
             "mrr_ci95_pps": s["mrr_ci95_pps"],
             "loss_ratio": s["loss_ratio"],
             "unsaturated": s["unsaturated"],
+            "mrr_at_least": bool(s["unsaturated"]),  # the SUT lost nothing: it carries more
         }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:

@@ -119,7 +119,10 @@ class SearchMethod:
             found.append(
                 Section(
                     title=f"search: {exp.label}",
-                    text="\n".join(V.outcome_lines(o, f"experiment {exp.id}")),
+                    text="\n".join(
+                        V.outcome_lines(o, f"experiment {exp.id}")
+                        + V.cap_lines(V.over_caps(store, exp, o))
+                    ),
                     figure=f"figures/{png.name}",
                     figure_svg=f"figures/{svg.name}",
                 )
@@ -131,14 +134,19 @@ class SearchMethod:
         (the cell's second experiment)."""
         o = V.stored_outcome(store, experiment)
         bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
-        pdr = [v for k, v in sorted(bound.items()) if k > 0]
+        # no upper bound: the max load met the goal, the SUT's bound is at least the lower
+        open_ = {g.goal.loss_ratio: g.lower_pps is not None and g.upper_pps is None
+                 for g in o.goals}  # fmt: skip
+        pdr = [k for k in sorted(bound) if k > 0]
         verify = store.find_experiment(f"{experiment.key}-2")
         checked = assess_experiment(store, verify, cfg) if verify else None
         return {
             "verdict": checked.verdict if checked else None,
-            "pdr_pps": pdr[0] if pdr else None,
+            "pdr_pps": bound[pdr[0]] if pdr else None,
             "ndr_pps": bound.get(0.0),
             "worst_delta_ucl95_below_pdr": None,
+            "pdr_at_least": open_[pdr[0]] if pdr else False,
+            "ndr_at_least": open_.get(0.0, False),
         }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:

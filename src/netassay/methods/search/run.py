@@ -159,7 +159,7 @@ def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     # the range and the time cap, checked now (the peak is only a default for the max)
     SearchSpec(goals, lo or 1.0, hi or max(2.0, (lo or 1.0) * 2), cap).validate()
     job = SearchJob(
-        goals, lo, hi, cap, testbed, options.db or lab.DEFAULT_DB, name, options.label,
+        goals, lo, hi, cap, testbed, lab.store_path(options.db), name, options.label,
         options.check_peak, retries, req.settle_s,
     )  # fmt: skip
     job.verify = _verify_plan(req, goals, required=True)

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from netassay.analysis.caps import Cap, CapExcess, above_cap
+from netassay.methods import lab
 from netassay.methods.rates import rates_json, rates_lines
 from netassay.methods.search import engine as E
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
@@ -114,17 +116,54 @@ def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> d
         rates = exp.metadata.get("rates")
         both = at_bounds(st, experiment_id, out) if exp.config.get("bidirectional") else None
         own = DP.stored(st, experiment_id)
+        capped = over_caps(st, exp, out)
     return {
         **({"imix": mix} if mix else {}),
         **({"dataplane": own} if own else {}),
         **({"rates": rates_json(rates)} if rates else {}),
         **({"bidirectional": both} if both is not None else {}),
+        **({"above_cap": [x.to_json() for x in capped]} if capped else {}),
     }
+
+
+def over_caps(store: Store, exp: Experiment, out: E.SearchOutcome) -> list[CapExcess]:
+    """Each goal's lower bound that lies above a cap netassay set on the SUT, by how much
+    and why (``analysis.caps``): judged on the longest trial at that load (the one whose
+    bucket adds the least), else the goal's full trial length."""
+    caps = lab.installed_caps(exp.metadata, bool(exp.config.get("bidirectional")))
+    if not caps:
+        return []
+    longest: dict[float, float] = {}
+    for t in store.trial_records(exp.id):
+        longest[t.rate_pps] = max(longest.get(t.rate_pps, 0.0), t.duration_s)
+    found = []
+    for o in out.goals:
+        lo = o.lower_pps
+        near = [d for r, d in longest.items() if lo and abs(r - lo) <= 1e-6 * lo]
+        duration = max(near, default=o.goal.final_trial_duration_s)
+        x = above_cap(o.goal.label, lo, caps, duration, exp.metadata.get("rates"),
+                      o.goal.loss_ratio)  # fmt: skip
+        if x is not None:
+            found.append(x)
+    return found
+
+
+def cap_lines(found: list[CapExcess]) -> list[str]:
+    """``over_caps`` in words."""
+    return [f"  note: {x.line()}" for x in found]
+
+
+def _cap_of(d: dict[str, Any]) -> CapExcess:
+    cap = Cap(d["cap_flag"], d["cap_pps"], d["bucket_pkts"], d["directions"])
+    bits = d["excess_bps"] / d["excess_pps"] if d.get("excess_bps") else None
+    return CapExcess(d["bound"], d["bound_pps"], cap, d["trial_duration_s"], bits,
+                     d.get("layer", ""), d.get("goal_loss_ratio", 0.0))  # fmt: skip
 
 
 def extras_lines(extras: dict[str, Any]) -> list[str]:
     """``stored_extras`` in words."""
-    out = rates_lines(extras["rates"]) if "rates" in extras else []
+    out = cap_lines([_cap_of(d) for d in extras.get("above_cap", [])])
+    out += rates_lines(extras["rates"]) if "rates" in extras else []
     out += both_lines(extras["bidirectional"]) if "bidirectional" in extras else []
     out += DP.json_lines(extras["dataplane"]) if "dataplane" in extras else []
     return out + (json_lines(extras["imix"]) if "imix" in extras else [])

@@ -98,7 +98,7 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
             req.segment_s,
             req.goal,
             testbed,
-            options.db or lab.DEFAULT_DB,
+            lab.store_path(options.db),
             name,
             options.label,
             options.check_peak,

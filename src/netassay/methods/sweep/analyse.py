@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from netassay.analysis.assess import Assessment, assess_trials
+from netassay.analysis.caps import above_cap
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
+from netassay.methods import lab
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
 from netassay.store.loads import build_loads
@@ -82,7 +85,7 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
     cols = store.trial_arrays(exp.id)
     if len(cols.loads) == 0:
         return None
-    return assess_trials(
+    a = assess_trials(
         cols.load_index,
         cols.rate_pps,
         cols.sent,
@@ -96,6 +99,24 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
         excluded_trials=cols.excluded_trials,
         loads=cols.loads,
     )
+    return with_caps(a, exp)
+
+
+def with_caps(a: Assessment, exp: Any) -> Assessment:
+    """``a`` with its bounds that lie above a cap netassay installed on the SUT said, by
+    how much and why (``analysis.caps``): a note, and ``above_cap`` in its JSON."""
+    caps = lab.installed_caps(exp.metadata, bool(exp.config.get("bidirectional")))
+    pdr_name = f"PDR@{a.params['pdr'] * 100:g}%"
+    rates = exp.metadata.get("rates")  # loads written in bit/s: the excess said so too
+    found = tuple(
+        x for x in (above_cap(pdr_name, a.pdr.rate_pps, caps, a.duration_s, rates,
+                              a.params["pdr"]),
+                    above_cap("NDR", a.ndr.rate_pps, caps, a.duration_s, rates))
+        if x is not None
+    )  # fmt: skip
+    if not found:
+        return a
+    return replace(a, above_cap=found, flags=[*a.flags, *(x.line() for x in found)])
 
 
 def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterator[Assessment]:

@@ -12,6 +12,7 @@ from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, request_from
 from netassay.methods.sweep import analyse as A
+from netassay.methods.sweep import compare as SC
 from netassay.methods.sweep import plan as P
 from netassay.methods.sweep import run as R
 from netassay.methods.sweep.entries import Entry, entries
@@ -84,6 +85,15 @@ class SweepMethod:
     ) -> list[Section]:
         return []  # the report's main table is the sweeps' (report.build)
 
+    def compared(self, store: Store, cfg: AnalysisConfig | None = None) -> dict[str, Any] | None:
+        """The store's sweeps outside a campaign side by side, ranked by PDR (None: fewer
+        than two): what ``compare`` shows of a store's sweeps."""
+        return SC.compared(store, cfg or AnalysisConfig())
+
+    def compare_text(self, result: dict[str, Any]) -> list[str]:
+        """``compared``'s result in words."""
+        return SC.compare_text(result)
+
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         a = A.assess_experiment(store, experiment, cfg)
         return {
@@ -91,6 +101,10 @@ class SweepMethod:
             "pdr_pps": a.pdr.rate_pps if a else None,
             "ndr_pps": a.ndr.rate_pps if a else None,
             "worst_delta_ucl95_below_pdr": a.worst_delta_below_pdr() if a else None,
+            # the bound is the highest load tested (or stops below one not measured):
+            # the SUT's is at least that, no load above it showed where it ends
+            "pdr_at_least": a.pdr.at_least if a else False,
+            "ndr_at_least": a.ndr.at_least if a else False,
         }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:

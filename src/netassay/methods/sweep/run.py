@@ -89,7 +89,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         sw = resume_sweep(db, options.name, options.experiment)
     else:
         name = options.name or N.DEFAULT_NAME
-        db = options.db or lab.DEFAULT_DB
+        db = lab.store_path(options.db)
         if req.bidirectional and req.at is not None:
             raise UsageError(
                 "--bidirectional with --at (the latency command's loads unless --rates)",

@@ -88,9 +88,10 @@ def bounds_line(a: Assessment) -> str:
 
 
 def end_lines(a: Assessment) -> list[str]:
-    """What a sweep says when it ends: its verdict and why, its bounds ('assess' shows
-    the rest)."""
-    return [f"verdict: {a.verdict} - {a.saturation.reason}", bounds_line(a)]
+    """What a sweep says when it ends: its verdict and why, its bounds and any above a
+    cap netassay set ('assess' shows the rest)."""
+    caps = [f"note: {x.line()}" for x in a.above_cap]  # a bound above a cap netassay set
+    return [f"verdict: {a.verdict} - {a.saturation.reason}", bounds_line(a), *caps]
 
 
 def make_console() -> Console:
