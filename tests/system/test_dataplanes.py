@@ -1,5 +1,5 @@
 """The data planes of their own (--sut ovs, testpmd, l3fwd, exec) on a real kernel:
-each forwards a million frames at a low load with no loss and its own counters agree
+each forwards 200,000 frames at a low load with no loss and its own counters agree
 with netassay's to the frame; the known cap on each (an OpenFlow meter in Open vSwitch,
 a tbf on the wire in front of testpmd and l3fwd) is found by search within 2%; and
 nothing of a data plane outlives its testbed (no ovs-vswitchd, no testpmd, no l3fwd, no
@@ -35,8 +35,11 @@ KINDS = {
     # the kernel router its program turns on: a receive backlog of 200 ms of this load
     "exec": {"sut": "exec", "sut_setup": str(ROUTER_SCRIPT), "backlog": 10_000},
 }
-RATE = 50_000  # a low load: a fifth of the slowest's maximum forwarding rate here
-FRAMES = 300_000  # 6 s at RATE
+# a low load: a third of the slowest's maximum forwarding rate on this host while busy
+# (60-120 kpps); the AF_XDP ring's 2048 frames hold 100 ms of it (at 50 kpps, 40 ms: a
+# busy host's stalls of the data plane's CPU lost 1-3% of 300,000 frames at its ingress)
+RATE = 20_000
+FRAMES = 200_000  # 10 s at RATE
 PROGRAMS = ("ovs-vswitchd", "ovsdb-server", "dpdk-testpmd", "netassay-l3fwd")
 
 
@@ -94,8 +97,8 @@ def _unspoiled(ctx, rate: float, secs: float):
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_forwards_at_a_low_load_without_loss_and_its_own_counters_agree(tb_name, kind):
-    """300,000 frames at 50 kpps (a quarter of the slowest's maximum forwarding rate
-    here; its AF_XDP ring holds 40 ms of them, for a moment its CPU is taken on a busy
+    """200,000 frames at 20 kpps (a third of the slowest's maximum forwarding rate
+    here; its AF_XDP ring holds 100 ms of them, for a moment its CPU is taken on a busy
     host): none lost, the data plane's own counters equal to what netassay sent and
     the sink counted; then the testbed goes down and nothing of it is left."""
     cfg = TestbedConfig(**KINDS[kind])
@@ -108,6 +111,7 @@ def test_forwards_at_a_low_load_without_loss_and_its_own_counters_agree(tb_name,
         }  # fmt: skip
         assert running(tb_name) or kind == "exec"  # exec's program is a shell, then sleep
         rec = _unspoiled(ctx, RATE, FRAMES / RATE)
+    assert rec.excluded is None, f"the host spoiled all {TRIES} trials: {rec.excluded}"
     assert rec.sent == FRAMES, rec.warnings
     assert rec.received == rec.sent, (rec.loss_location, rec.warnings)
     assert {k: v for k, v in rec.loss_location.items() if v} == {}
@@ -173,7 +177,7 @@ def test_search_finds_the_known_cap_within_two_percent(tb_name, tmp_path, cli, k
     res = cli(
         "search", "--name", tb_name, "--sut", kind, "--sut-cap", f"{CAP}", *sink,
         "--max-load", f"{2 * CAP}", "--final-duration", "2s", "--duration-sum", "4s",
-        "--goal", "pdr:0.005", "--db", str(db), "--json", timeout=400,
+        "--goal", "pdr:0.005", "--retries", "10", "--db", str(db), "--json", timeout=400,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
