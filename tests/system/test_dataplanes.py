@@ -1,7 +1,7 @@
 """The data planes of their own (--sut ovs, testpmd, l3fwd, exec) on a real kernel:
 each forwards 200,000 frames at a low load with no loss and its own counters agree
 with netassay's to the frame; the known cap on each (an OpenFlow meter in Open vSwitch,
-a tbf on the wire in front of testpmd and l3fwd) is found by search within 2%; and
+an nft policer at the sink behind testpmd and l3fwd) is found by search within 2%; and
 nothing of a data plane outlives its testbed (no ovs-vswitchd, no testpmd, no l3fwd, no
 setup program, no namespace, no run files).
 
