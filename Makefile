@@ -203,6 +203,7 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/accept.py
 	$(SUDO) $(BIN)/python bench/campaign.py
 	$(SUDO) $(BIN)/python bench/busy.py
+	$(SUDO) $(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site

@@ -1,5 +1,5 @@
 """Benchmark: the highest contract an acceptance test can PASS with iperf3 and with
-netassay-gen, side by side on the same clean embedded link (issue 13).
+netassay-gen, side by side on the same clean embedded link.
 
 The link has no cap and no loss (``--embedded`` with no ground truth): everything a
 test loses there is the test host's. Each tool runs one flow of 1472-byte datagrams

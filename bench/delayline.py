@@ -1,7 +1,10 @@
 """Benchmark the TCP path's delay line (``netassay-gen delay``) beside the kernel bridge
 that stands in for it when no delay is asked: how many full-size frames per second it
 carries on time, and keep that as this host's limit (``testbed.linelimit``), which every
-``netassay tcp`` run over the line then stores beside what it offered.
+``netassay tcp`` run over the line then stores beside what it offered. No user needs to
+run it: the first ``netassay tcp`` cell over the line on a host measures the limit itself
+(``linelimit.measure``: the same trials, half a second each, at the cell's delay only);
+this bench measures longer, at two delays, beside the bridge.
 
 Three TCP paths at once (``testbed.tcppath``: client, path, server): the kernel bridge
 (delay 0, the peer), the line at 1 ms and at 20 ms. At each rate, each path in turn
@@ -12,8 +15,9 @@ sink's clock: the same host), ``--reps`` times. Per trial: sent, counted, lost, 
 line's frames, drops and frames over 1 ms late, and the sink's added latency (p50,
 p99, max minus the delay asked, in us).
 
-A trial carried its rate when the generator sent it (99% of its frames), nothing was
-lost and at most 1% of the frames were over 1 ms late: by the line's own counters for
+A trial carried its rate (``linelimit.carried``) when the generator sent it (99% of its
+frames), nothing was lost and at most 1% of the frames were over 1 ms late: by the
+line's own counters for
 a line (the rule a TCP run's line counters are judged by, ``methods.tcp.run``), by the
 sink's p99 for the bridge (it counts nothing of its own). The sink's latency is shown
 beside them, not judged: it also holds the generator's own lag behind its schedule and
@@ -54,81 +58,24 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay.hist import SinkHist  # noqa: E402
-from netassay.methods.tcp.run import LATE_SHARE  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed import linelimit as LL  # noqa: E402
 from netassay.testbed import tcppath as P  # noqa: E402
-from netassay.traffic.generator import run_generator, start_xdp_sink  # noqa: E402
+from netassay.traffic.generator import start_xdp_sink  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "delayline.json"
 SIZE = LL.FRAME_BYTES
 VARIANTS = {"kernel bridge": 0.0, "line 1 ms": 0.001, "line 20 ms": 0.020}
-LATE_S = 0.001
-SENT_SHARE = 0.99
-RATES = [1e4, 2e4, 3e4, 5e4, 7.5e4, 1e5, 1.5e5, 2e5, 3e5]
+RATES = list(LL.RATES)
 QUICK_RATES = [1e4, 2e4, 5e4, 1e5]
 
 
-def _sum(stats: dict[str, Any] | None, key: str) -> int:
-    return int((stats or {}).get("ab", {}).get(key, 0))
-
-
 def one(tb: Testbed, rate: float, duration_s: float, delay_s: float) -> dict[str, Any]:
-    """One rate through one path: what was sent, counted, lost, and how late."""
-    st, t = tb.state, tb.state["target"]
-    before = P.line_stats(st)
+    """One rate through one path into a sink of its own (its latency histogram this
+    trial's): ``linelimit.trial``."""
+    t = tb.state["target"]
     with start_xdp_sink(t["server_netns"], t["server_dev"], SIZE, extra=["--latency"]) as sink:
-        gen = run_generator(t["netns"], t["dev"], st["macs"]["s0"], t["src"], t["dst"], rate,
-                            duration_s, size_bytes=SIZE, best_effort=True)  # fmt: skip
-        time.sleep(delay_s + 0.3)  # the frames still held arrive
-        c = sink.read()
-    P.wait_line_counters(st, time.time())
-    after = P.line_stats(st)
-    lat = SinkHist(c["latency"]).summary() if c.get("latency") else {}
-    added = {k.replace("_ns", "_us"): (round(lat[k] / 1e3 - delay_s * 1e6, 1)
-                                       if lat.get(k) is not None else None)
-             for k in ("p50_ns", "p99_ns", "max_ns")}  # fmt: skip
-    r: dict[str, Any] = {
-        "rate_pps": rate,
-        "mbps_l1": round(LL.l1_bps(rate) / 1e6, 1),
-        "sent": gen.sent,
-        "counted": int(c["packets"]),
-        "lost": gen.sent - int(c["packets"]),
-        "added_latency_us": added,
-    }
-    if after is not None:
-        frames = _sum(after, "tx_frames") - _sum(before, "tx_frames")
-        late = _sum(after, "late_over_1ms") - _sum(before, "late_over_1ms")
-        r.update(line_frames=frames, line_dropped=P.line_drops(after) - P.line_drops(before),
-                 line_late_over_1ms=late, line_late_share=round(late / frames, 5) if frames
-                 else None)  # fmt: skip
-    r["carried"] = carried(r, duration_s)
-    return r
-
-
-def carried(r: dict[str, Any], duration_s: float) -> bool:
-    """The rate offered (the generator sent SENT_SHARE of its frames: on a busy machine
-    it can fall behind, and a rate not offered is not carried), nothing lost, and at
-    most LATE_SHARE of the frames over 1 ms late."""
-    if r["sent"] < SENT_SHARE * r["rate_pps"] * duration_s or r["lost"] > 0:
-        return False
-    if "line_frames" in r:
-        return r["line_dropped"] == 0 and (r["line_late_share"] or 0) <= LATE_SHARE
-    p99 = r["added_latency_us"]["p99_us"]
-    return p99 is not None and p99 < LATE_S * 1e6
-
-
-def limit(rows: list[dict[str, Any]], rates: list[float]) -> tuple[float | None, bool]:
-    """The highest rate carried in every trial with every lower rate, and whether it
-    is the highest tried (the path may carry more)."""
-    best = None
-    for rate in rates:
-        at = [r for r in rows if r["rate_pps"] == rate]
-        if not at or not all(r["carried"] for r in at):
-            return best, False
-        best = rate
-    return best, True
+        return LL.trial(tb, sink, rate, duration_s, delay_s)
 
 
 def main() -> int:
@@ -160,11 +107,9 @@ def main() -> int:
             failed |= {v for v, rows in per.items() if not all(x["carried"] for x in rows)}
             if len(failed) == len(VARIANTS):
                 break
-    limits = {v: limit(rows, rates) for v, rows in per.items()}
+    limits = {v: LL.highest(rows, rates) for v, rows in per.items()}
     utc = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    setup = (f"TCP path (client, path, server), netassay-gen {SIZE}-byte frames, {reps} x "
-             f"{duration:g} s per rate into the XDP sink; carried: nothing lost, at most "
-             f"{LATE_SHARE:.0%} of the frames over {LATE_S * 1e3:g} ms late")  # fmt: skip
+    setup = f"{LL.SETUP}; {reps} x {duration:g} s per rate"
     res = {
         "utc": utc,
         "machine": LL.host(),

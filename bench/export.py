@@ -40,7 +40,7 @@ def once(db: Path, fmt: str, out: Path) -> tuple[float, float, int]:
     """One export: (wall seconds, peak resident MB, bytes written)."""
     if out.is_dir():
         shutil.rmtree(out)
-    argv = [sys.executable, "-m", "netassay", "export", str(db), "--format", fmt]
+    argv = [sys.executable, "-m", "netassay", "export", "--db", str(db), "--format", fmt]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     t0 = time.perf_counter()
     p = subprocess.Popen([*argv, "--out", str(out)], env=env, stdout=subprocess.DEVNULL)

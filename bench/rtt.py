@@ -294,7 +294,7 @@ def ground_truth(repetitions: int, runs: int, count: int) -> dict[str, Any]:
             "within_target": f"{within}/{sum(len(v) for v in by_hold.values())}",
         }  # fmt: skip
     return {
-        "command": "netassay rtt --path veth --probe udp --rate 400 --count"
+        "command": "netassay rtt --path veth --probe udp --probe-rate 400 --count"
         f" {count} --runs {runs} --responder-delay 0,200us,1ms",
         "repetitions": reps, "target_ns": TRUTH_TARGET_NS, **summary,
         "target_met": summary["paired"]["worst_abs_response_error_ns"] <= TRUTH_TARGET_NS,

@@ -23,7 +23,7 @@ found and its error, and where the overhead goes (``overhead_breakdown_s``: the 
 per trial of each phase of ``trial.engine.measure``, the generator's beyond its sending
 time, the store's write and what is left between trials). Headlines: the search's trial
 time over the linear sweep's (target <= 1/3), the search's median overhead per trial
-(target <= 0.05 s, issue 25).
+(target <= 0.05 s).
 
 Run: ``sudo .venv/bin/python bench/search.py [--runs 3] [--quick]``; writes
 bench/results/search.json (and a timestamped copy) and prints it. ``--quick``: K = 1

@@ -61,10 +61,10 @@ sys.path.insert(0, str(ROOT / "src"))
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.counters import cpu as CPU  # noqa: E402
 from netassay.counters.loss import LOCATIONS  # noqa: E402
-from netassay.methods.flood.run import flood, flood_path  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed import state as S  # noqa: E402
 from netassay.trial.engine import measure, trials_on  # noqa: E402
+from netassay.trial.flood import flood, flood_path  # noqa: E402
 from netassay.units import parse_rates  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "sut.json"

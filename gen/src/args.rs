@@ -36,10 +36,17 @@ pub struct Send {
     /// The frames' sizes in their order (one size unless --imix).
     pub mix: Mix,
     pub flows: u64,
+    /// Destinations the flows are spread over (`--dsts`), `--dst-step` apart.
+    pub dsts: u64,
+    pub dst_step: u32,
+    pub flow_order: crate::flows::Order,
     pub src_port: u16,
     pub dst_port: u16,
     pub burst: usize,
     pub batch: Option<usize>,
+    /// Paced XDP live frames: after a stall, frames catch up at most this many times
+    /// the rate (None: as fast as they can be built).
+    pub catch_up: Option<f64>,
     pub technique: String,
     pub best_effort: bool,
     pub qdisc: bool,
@@ -60,6 +67,8 @@ pub struct Recv {
     pub ring_mb: u32,
     pub schedule_rate: Option<f64>,
     pub interval_ns: Option<u64>,
+    /// Check every test frame's IPv4 header and UDP checksums.
+    pub verify: bool,
     pub json: bool,
     pub cpu: Option<usize>,
 }
@@ -75,6 +84,9 @@ pub struct SinkArgs {
     pub pass: bool,
     /// Keep the one-way latency histogram of the counted frames.
     pub latency: bool,
+    /// --count-flows: count every flow's frames, each checked against the destination
+    /// its flow aims at (--dst, --dsts, --dst-step, as the sender was given them).
+    pub flows: Option<crate::flows::Plan>,
 }
 
 #[derive(Debug)]
@@ -99,10 +111,16 @@ const VALUED: &[&str] = &[
     "--size",
     "--imix",
     "--flows",
+    "--flow-order",
+    "--flow-seed",
+    "--dsts",
+    "--dst-step",
+    "--count-flows",
     "--src-port",
     "--dst-port",
     "--burst",
     "--batch",
+    "--catch-up",
     "--technique",
     "--idle-timeout",
     "--expect",
@@ -122,6 +140,7 @@ const SWITCHES: &[&str] = &[
     "--xdp-sink",
     "--pass",
     "--latency",
+    "--verify",
     "--help",
     "-h",
     "--version",
@@ -240,10 +259,19 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
 
 /// The XDP sink's options: --size and --duration, nothing else but --dev.
 fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
-    if let Some((k, _)) =
-        a.kv.iter()
-            .find(|(k, _)| !["--dev", "--size", "--imix", "--duration"].contains(&k.as_str()))
-    {
+    if let Some((k, _)) = a.kv.iter().find(|(k, _)| {
+        ![
+            "--dev",
+            "--size",
+            "--imix",
+            "--duration",
+            "--count-flows",
+            "--dsts",
+            "--dst-step",
+            "--dst",
+        ]
+        .contains(&k.as_str())
+    }) {
         return Err(ModeError::NotForSink(k.clone()).into());
     }
     let size = a.num_or("--size", 64usize)?;
@@ -261,7 +289,38 @@ fn sink(a: &Given, dev: String) -> Result<SinkArgs, UsageError> {
         duration_ns: a.duration("--duration")?,
         pass: a.has("--pass"),
         latency: a.has("--latency"),
+        flows: sink_flows(a)?,
     })
+}
+
+/// The XDP sink's --count-flows (with the destinations its flows aim at).
+fn sink_flows(a: &Given) -> Result<Option<crate::flows::Plan>, UsageError> {
+    let Some(flows) = a.num::<u64>("--count-flows")? else {
+        if let Some(k) = ["--dsts", "--dst-step", "--dst"]
+            .into_iter()
+            .find(|k| a.get(k).is_some())
+        {
+            return Err(ModeError::NeedsCountFlows(k).into());
+        }
+        return Ok(None);
+    };
+    let dst: IpAddr = a
+        .need("--dst")?
+        .parse()
+        .map_err(|_| FlagError::NotAnAddress {
+            flag: "--dst",
+            value: a.get("--dst").unwrap_or("").into(),
+        })?;
+    let plan = crate::flows::Plan::new(
+        flows,
+        a.num_or("--dsts", 1u64)?,
+        a.num_or("--dst-step", 1u32)?,
+        10000,
+        &dst,
+        &dst,
+        crate::flows::Order::Incremental,
+    )?;
+    Ok(Some(plan))
 }
 
 /// Send options the receiver refuses, in the order it names them.
@@ -293,6 +352,7 @@ fn receive(a: &Given, dev: String, cpu: Option<usize>) -> Result<Recv, UsageErro
         ring_mb,
         schedule_rate: schedule_rate(a)?,
         interval_ns: a.duration("--interval")?.filter(|&n| n > 0),
+        verify: a.has("--verify"),
         json: a.has("--json"),
         cpu,
     })

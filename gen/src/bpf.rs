@@ -130,6 +130,69 @@ pub fn map_create(kind: u32, value_size: u32, entries: u32) -> io::Result<Fd> {
     Ok(Fd(sys(BPF_MAP_CREATE, &mut a)? as i32))
 }
 
+/// BPF_F_MMAPABLE: an array map whose values the process maps into its memory.
+const BPF_F_MMAPABLE: u32 = 1 << 10;
+
+/// An array map of `entries` values of `value_size` bytes that this process reads and
+/// writes through shared memory (a program's atomic adds are seen at once, and millions of
+/// values are read without a system call each). Needs Linux >= 5.5.
+pub struct Shared {
+    pub fd: Fd,
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Shared {
+    pub fn create(value_size: u32, entries: u32) -> io::Result<Shared> {
+        let mut a = [0u8; 128];
+        put32(&mut a, 0, BPF_MAP_TYPE_ARRAY);
+        put32(&mut a, 4, 4);
+        put32(&mut a, 8, value_size);
+        put32(&mut a, 12, entries);
+        put32(&mut a, 16, BPF_F_MMAPABLE);
+        let fd = Fd(sys(BPF_MAP_CREATE, &mut a)? as i32);
+        let page = 4096usize;
+        let len = (value_size as usize * entries as usize).div_ceil(page) * page;
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.0,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Shared {
+            fd,
+            ptr: ptr as *mut u8,
+            len,
+        })
+    }
+
+    /// The values as u64s, to write (an array map's values are 8 bytes apart
+    /// whatever their size: give it 8-byte values).
+    pub fn u64s_mut(&mut self, n: usize) -> &mut [u64] {
+        assert!(n * 8 <= self.len);
+        unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut u64, n) }
+    }
+
+    /// The values as u64s, read as they are now (a program may add to them meanwhile).
+    pub fn u64s(&self, n: usize) -> &[u64] {
+        assert!(n * 8 <= self.len);
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u64, n) }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
 /// Look `key` up; `value` must be as large as the kernel's value (per-CPU maps:
 /// value size rounded to 8, times the possible CPUs).
 pub fn map_lookup(fd: &Fd, key: u32, value: &mut [u8]) -> io::Result<()> {

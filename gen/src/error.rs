@@ -98,6 +98,8 @@ pub enum Refusal {
     Cpu { cpu: usize, err: io::Error },
     /// A destination outside the benchmarking ranges, without --allow-any-dst.
     Destination(IpAddr),
+    /// A flow's source outside the benchmarking ranges, without --allow-any-dst.
+    Source(IpAddr),
     /// Sending on this interface from the host's own network namespace.
     HostNetns(String),
     /// Whether this is the host's network namespace could not be told.
@@ -120,6 +122,12 @@ impl fmt::Display for Refusal {
                 "refusing --dst {dst}: it is outside the benchmarking ranges 198.18.0.0/15 and \
                  2001:2::/48, so test traffic could flood a real network; use an address \
                  in those ranges or add --allow-any-dst"
+            ),
+            Refusal::Source(src) => write!(
+                f,
+                "refusing the flows' source {src}: it is outside the benchmarking ranges \
+                 198.18.0.0/15 and 2001:2::/48 (the flows' sources count up from --src); \
+                 lower --flows or --src, or add --allow-any-dst"
             ),
             Refusal::HostNetns(dev) => write!(
                 f,

@@ -8,6 +8,7 @@ mod bpf;
 mod cmd;
 mod delay;
 mod error;
+mod flows;
 mod json;
 mod latency;
 mod mix;

@@ -2,7 +2,10 @@
 //!
 //! Payload (big-endian, right after the UDP header), 22 bytes:
 //!   magic u32 | flow id u16 | sequence u64 | transmit time u64 (CLOCK_MONOTONIC ns)
-//! then zero padding up to the frame size. `size` counts the Ethernet frame without
+//! then zero padding up to the frame size. A flow id above 65535 keeps its low 16 bits
+//! in the flow id field and its high 16 bits in the sequence field's top 16 bits (the
+//! sequence number itself has 48 bits): with fewer than 65536 flows the payload is
+//! byte for byte what it always was. `size` counts the Ethernet frame without
 //! the FCS, like trafgen: 64 means 64 bytes handed to the interface.
 
 use crate::error::SendUsage;
@@ -15,15 +18,36 @@ pub const IPV6_LEN: usize = 40;
 pub const UDP_LEN: usize = 8;
 pub const PAYLOAD_LEN: usize = 22;
 pub const MAX_FRAME: usize = 1518;
+/// The sequence number's bits in the sequence field (the rest: the flow id's high bits).
+pub const SEQ_BITS: u32 = 48;
+pub const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+/// The sequence field of flow `flow`'s packet `seq`.
+#[inline(always)]
+pub fn seq_field(flow: u32, seq: u64) -> u64 {
+    ((flow >> 16) as u64) << SEQ_BITS | (seq & SEQ_MASK)
+}
 
 /// Where the per-packet fields sit inside a frame.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
     pub l4: usize,
     pub payload: usize,
+    pub v6: bool,
 }
 
 impl Layout {
+    /// The last 32 bits of the source and destination address.
+    pub fn src_low(&self) -> usize {
+        ETH_LEN + if self.v6 { 8 + 12 } else { 12 }
+    }
+    pub fn dst_low(&self) -> usize {
+        ETH_LEN + if self.v6 { 24 + 12 } else { 16 }
+    }
+    /// The IPv4 header checksum.
+    pub fn ip_csum(&self) -> usize {
+        ETH_LEN + 10
+    }
     pub fn sport(&self) -> usize {
         self.l4
     }
@@ -96,6 +120,17 @@ pub struct Template {
     /// (pseudo header, UDP header without source port and checksum, magic, padding).
     pub base_sum: u32,
     pub sport: u16,
+    /// Flows with addresses of their own (`stamp_tuple`): the UDP checksum's fixed sum
+    /// without the source port and the addresses' last 32 bits, and the IPv4 header's
+    /// without its checksum and the addresses' last 32 bits (0 for IPv6).
+    pub tuple_sum: u32,
+    pub ip_sum: u32,
+}
+
+/// The sum of a u32's two 16-bit words.
+#[inline(always)]
+pub fn sum_u32(v: u32) -> u32 {
+    (v >> 16) + (v & 0xffff)
 }
 
 impl Template {
@@ -139,6 +174,7 @@ impl Template {
         let layout = Layout {
             l4,
             payload: l4 + UDP_LEN,
+            v6,
         };
         f[l4 + 2..l4 + 4].copy_from_slice(&spec.dport.to_be_bytes());
         f[l4 + 4..l4 + 6].copy_from_slice(&udp_len.to_be_bytes());
@@ -146,11 +182,23 @@ impl Template {
         // Everything but source port, checksum, flow, sequence and time is fixed; those
         // are zero in `f` right now, so summing the whole UDP part gives the fixed sum.
         pseudo += sum16(&f[l4..]);
+        let src_low = crate::flows::low32(&spec.src);
+        let dst_low = crate::flows::low32(&spec.dst);
+        let ip_sum = if v6 {
+            0
+        } else {
+            let mut h = f[ETH_LEN..l4].to_vec();
+            h[10..12].fill(0);
+            h[12..20].fill(0);
+            sum16(&h)
+        };
         let mut t = Template {
             frame: f,
             layout,
             base_sum: pseudo,
             sport: spec.sport,
+            tuple_sum: pseudo - sum_u32(src_low) - sum_u32(dst_low),
+            ip_sum,
         };
         let mut frame = std::mem::take(&mut t.frame);
         t.stamp(&mut frame, 0, 0, 0);
@@ -178,6 +226,44 @@ impl Template {
         Ok(v6)
     }
 
+    /// Write a flow's addresses and source port (`tuple`), its id, the sequence and
+    /// transmit time into `buf` (a copy of the template), and fix the IPv4 header
+    /// checksum and the UDP checksum incrementally.
+    #[inline(always)]
+    pub fn stamp_tuple(
+        &self,
+        buf: &mut [u8],
+        flow: u32,
+        t: &crate::flows::Tuple,
+        seq: u64,
+        ts: u64,
+    ) {
+        let l = &self.layout;
+        buf[l.src_low()..l.src_low() + 4].copy_from_slice(&t.src_low.to_be_bytes());
+        buf[l.dst_low()..l.dst_low() + 4].copy_from_slice(&t.dst_low.to_be_bytes());
+        let addrs = sum_u32(t.src_low) + sum_u32(t.dst_low);
+        if !l.v6 {
+            let c = fold(self.ip_sum + addrs);
+            buf[l.ip_csum()..l.ip_csum() + 2].copy_from_slice(&c.to_be_bytes());
+        }
+        let field = seq_field(flow, seq);
+        buf[l.sport()..l.sport() + 2].copy_from_slice(&t.sport.to_be_bytes());
+        buf[l.flow()..l.flow() + 2].copy_from_slice(&(flow as u16).to_be_bytes());
+        buf[l.seq()..l.seq() + 8].copy_from_slice(&field.to_be_bytes());
+        buf[l.ts()..l.ts() + 8].copy_from_slice(&ts.to_be_bytes());
+        let s = self.tuple_sum
+            + addrs
+            + t.sport as u32
+            + (flow & 0xffff)
+            + sum_u64(field)
+            + sum_u64(ts);
+        let mut c = fold(s);
+        if c == 0 {
+            c = 0xffff;
+        }
+        buf[l.csum()..l.csum() + 2].copy_from_slice(&c.to_be_bytes());
+    }
+
     /// Write flow, sequence and transmit time into `buf` (a copy of the template)
     /// and fix the UDP checksum incrementally.
     #[inline(always)]
@@ -200,7 +286,7 @@ impl Template {
 /// A netassay payload found in a received frame.
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 pub struct Parsed {
-    pub flow: u16,
+    pub flow: u32,
     pub seq: u64,
     pub ts: u64,
 }
@@ -240,11 +326,39 @@ pub fn parse(f: &[u8]) -> Option<Parsed> {
     if u32::from_be_bytes([b[0], b[1], b[2], b[3]]) != MAGIC {
         return None;
     }
+    let field = u64::from_be_bytes(b[6..14].try_into().unwrap());
     Some(Parsed {
-        flow: u16::from_be_bytes([b[4], b[5]]),
-        seq: u64::from_be_bytes(b[6..14].try_into().unwrap()),
+        flow: u16::from_be_bytes([b[4], b[5]]) as u32 | ((field >> SEQ_BITS) as u32) << 16,
+        seq: field & SEQ_MASK,
         ts: u64::from_be_bytes(b[14..22].try_into().unwrap()),
     })
+}
+
+/// Whether an untagged IPv4 (no options) or IPv6 UDP frame's checksums verify: the
+/// IPv4 header's and the UDP checksum over the pseudo header and the datagram. None
+/// when the frame is not such a frame or was not captured whole (a snap length).
+pub fn checksums_ok(f: &[u8]) -> Option<bool> {
+    if f.len() < ETH_LEN + IPV4_LEN + UDP_LEN {
+        return None;
+    }
+    let (l4, pseudo, ip_ok) = match u16::from_be_bytes([f[12], f[13]]) {
+        0x0800 if f[14] == 0x45 && f[23] == 17 => (
+            ETH_LEN + IPV4_LEN,
+            sum16(&f[26..34]),
+            fold(sum16(&f[14..34])) == 0,
+        ),
+        0x86dd if f.len() >= ETH_LEN + IPV6_LEN + UDP_LEN && f[20] == 17 => {
+            (ETH_LEN + IPV6_LEN, sum16(&f[22..54]), true)
+        }
+        _ => return None,
+    };
+    let udp_len = u16::from_be_bytes([f[l4 + 4], f[l4 + 5]]) as usize;
+    if udp_len < UDP_LEN || f.len() < l4 + udp_len {
+        return None;
+    }
+    let udp = &f[l4..l4 + udp_len];
+    let udp_ok = fold(pseudo + 17 + udp_len as u32 + sum16(udp)) == 0;
+    Some(ip_ok && udp_ok)
 }
 
 pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
@@ -370,7 +484,7 @@ mod tests {
         s.size = 84;
         let t = Template::new(&s).unwrap();
         let mut f = t.frame.clone();
-        t.stamp(&mut f, 3, 0x0102_0304_0506_0708, 0xdead_beef_0000_0001);
+        t.stamp(&mut f, 3, 0x0304_0506_0708, 0xdead_beef_0000_0001);
         assert_eq!(&f[12..14], &[0x86, 0xdd]);
         assert_eq!(&f[14..22], &[0x60, 0, 0, 0, 0, 30, 17, 64]);
         assert_eq!(u16::from_be_bytes([f[54], f[55]]), 10003);
@@ -380,7 +494,7 @@ mod tests {
             p,
             Parsed {
                 flow: 3,
-                seq: 0x0102_0304_0506_0708,
+                seq: 0x0304_0506_0708,
                 ts: 0xdead_beef_0000_0001
             }
         );
@@ -398,11 +512,99 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                t.stamp(&mut f, (i % 300) as u16, x, x.rotate_left(17) ^ i);
+                let seq = x & SEQ_MASK; // a sequence number has 48 bits
+                t.stamp(&mut f, (i % 300) as u16, seq, x.rotate_left(17) ^ i);
                 assert!(full_udp_ok(&f, false), "size {size} i {i}");
-                assert_eq!(parse(&f).unwrap().seq, x);
+                assert_eq!(parse(&f).unwrap().seq, seq);
             }
         }
+    }
+
+    /// The IPv4 header checksum verifies (sums to 0xffff with itself).
+    fn ip_ok(f: &[u8]) -> bool {
+        fold(sum16(&f[14..34])) == 0
+    }
+
+    #[test]
+    fn a_flows_tuple_is_stamped_with_both_checksums_right() {
+        use crate::flows::{Order, Plan};
+        for (src, dst, size) in [
+            ("198.18.0.2", "198.19.1.1", 64usize),
+            ("198.18.0.2", "198.19.1.1", 1518),
+            ("2001:2:0:1::2", "2001:2:0:8000::1", 84),
+            ("2001:2:0:1::2", "2001:2:0:8000::1", 333),
+        ] {
+            let v6 = src.contains(':');
+            let s = Spec {
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                size,
+                ..spec4()
+            };
+            let t = Template::new(&s).unwrap();
+            let plan =
+                Plan::new(1_000_000, 65000, 1, 10000, &s.src, &s.dst, Order::Random(5)).unwrap();
+            let mut f = t.frame.clone();
+            let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+            for k in (0..1_000_000u64).step_by(997) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let flow = plan.flow_of(k);
+                let tu = plan.tuple(flow);
+                t.stamp_tuple(&mut f, flow, &tu, k / 1_000_000 + (x >> 20), x);
+                assert!(full_udp_ok(&f, v6), "{src} size {size} k {k}");
+                assert!(v6 || ip_ok(&f), "{src} k {k}");
+                let p = parse(&f).unwrap();
+                assert_eq!(
+                    (p.flow, p.seq, p.ts),
+                    (flow, (k / 1_000_000 + (x >> 20)) & SEQ_MASK, x)
+                );
+                let at = t.layout.dst_low();
+                assert_eq!(
+                    u32::from_be_bytes(f[at..at + 4].try_into().unwrap()),
+                    tu.dst_low
+                );
+                let at = t.layout.sport();
+                assert_eq!(u16::from_be_bytes([f[at], f[at + 1]]), tu.sport);
+            }
+        }
+    }
+
+    #[test]
+    fn checksums_are_checked_on_whole_frames() {
+        let t = Template::new(&spec4()).unwrap();
+        let mut f = t.frame.clone();
+        t.stamp(&mut f, 1, 2, 3);
+        assert_eq!(checksums_ok(&f), Some(true));
+        assert_eq!(checksums_ok(&f[..50]), None); // not captured whole
+        let mut bad = f.clone();
+        bad[63] ^= 1; // the payload
+        assert_eq!(checksums_ok(&bad), Some(false));
+        let mut bad = f.clone();
+        bad[22] -= 1; // the TTL: the IPv4 header's checksum
+        assert_eq!(checksums_ok(&bad), Some(false));
+    }
+
+    #[test]
+    fn fewer_than_65536_flows_leave_the_payload_as_it_was() {
+        let t = Template::new(&spec4()).unwrap();
+        let (mut a, mut b) = (t.frame.clone(), t.frame.clone());
+        let plan = crate::flows::Plan::one(10000, &spec4().src, &spec4().dst);
+        t.stamp(&mut a, 7, 12345, 99);
+        t.stamp_tuple(
+            &mut b,
+            7,
+            &crate::flows::Tuple {
+                sport: 10007,
+                ..plan.tuple(0)
+            },
+            12345,
+            99,
+        );
+        assert_eq!(a, b);
+        assert_eq!(seq_field(65535, 3), 3);
+        assert_eq!(seq_field(65536, 3), (1 << 48) | 3);
     }
 
     #[test]

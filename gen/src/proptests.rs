@@ -28,6 +28,13 @@ const FLAGS: &[&str] = &[
     "--size",
     "--imix",
     "--flows",
+    "--flow-order",
+    "--flow-seed",
+    "--dsts",
+    "--dst-step",
+    "--count-flows",
+    "--catch-up",
+    "--verify",
     "--src-port",
     "--dst-port",
     "--burst",
@@ -107,6 +114,9 @@ const VALUES: &[&str] = &[
     "::1",
     "64:7,590:4,1514:1",
     "simple",
+    "random",
+    "incremental",
+    "1048576",
     "64:0",
     "64:1,64:1",
     "64:18446744073709551615,65:1",
@@ -312,15 +322,28 @@ proptest! {
 
     #[test]
     fn a_stamped_frame_reads_back_what_was_stamped(
-        spec in frame_spec(), flow in any::<u16>(), seq in any::<u64>(), ts in any::<u64>(),
-        vlan in any::<bool>(), cut in 0usize..8,
+        spec in frame_spec(), flow in any::<u32>(), seq in 0..=packet::SEQ_MASK,
+        ts in any::<u64>(), vlan in any::<bool>(), cut in 0usize..8,
+        tuple in proptest::option::of((any::<u32>(), any::<u32>(), any::<u16>())),
     ) {
         let t = match Template::new(&spec) {
             Ok(t) => t,
             Err(e) => return one_line(UsageError::from(e)),
         };
         let mut f = t.frame.clone();
-        t.stamp(&mut f, flow, seq, ts);
+        // a flow's id and sequence share the sequence field: the id's high 16 bits over
+        // the sequence's 48 (the 16-bit stamp of a run without a flow plan: its low 16)
+        let flow = match tuple {
+            Some((src_low, dst_low, sport)) => {
+                let tu = crate::flows::Tuple { src_low, dst_low, sport };
+                t.stamp_tuple(&mut f, flow, &tu, seq, ts);
+                flow
+            }
+            None => {
+                t.stamp(&mut f, flow as u16, seq, ts);
+                u32::from(flow as u16)
+            }
+        };
         if vlan {  // an 802.1Q tag after the MACs
             f.splice(12..12, [0x81, 0x00, 0x00, 0x01]);
         }
@@ -335,7 +358,7 @@ proptest! {
 
     #[test]
     fn any_sequence_of_payloads_is_counted_without_a_panic(
-        ps in prop::collection::vec((0u16..4, any::<u64>(), any::<u64>(), any::<u64>()), 0..40),
+        ps in prop::collection::vec((0u32..4, any::<u64>(), any::<u64>(), any::<u64>()), 0..40),
         expect in proptest::option::of(any::<u64>()),
     ) {
         let mut c = Counts::new();

@@ -45,7 +45,8 @@ impl Flow {
         if seq < MAX_TRACKED_SEQ {
             let w = (seq >> 6) as usize;
             if w >= self.bits.len() {
-                let n = (w + 1).max(self.bits.len() * 2).max(1024);
+                // small to start with: a million flows of few packets each stay small
+                let n = (w + 1).max(self.bits.len() * 2).max(4);
                 self.bits.resize(n, 0);
             }
             let m = 1u64 << (seq & 63);
@@ -175,6 +176,12 @@ pub struct Counts {
     pub span: u64,
     pub flows: Vec<Flow>,
     pub other: u64,
+    /// Test frames whose IPv4 header or UDP checksum does not verify, and the frames
+    /// whose checksums could be checked (captured whole).
+    pub checksum_errors: u64,
+    pub checksums_checked: u64,
+    /// Check every test frame's checksums (`--verify`).
+    pub verify: bool,
     pub latency: Hist,
     pub latency_negative: u64,
     pub first_ns: u64,
@@ -267,14 +274,17 @@ impl Counts {
     }
 
     /// The JSON result. `expect`: total packets the sender planned (for tail loss).
+    /// Each flow has a row up to `MAX_LISTED_FLOWS` flows; `flow_summary` sums them up.
     pub fn to_json(&self, expect: Option<u64>, nflows: Option<u64>, extra: Vec<(&str, J)>) -> J {
         let nf = nflows
             .unwrap_or(self.flows.len() as u64)
             .max(self.flows.len() as u64);
+        let listed = nf <= MAX_LISTED_FLOWS;
         let mut flows = Vec::new();
         let (mut rec, mut lost, mut dup, mut reo) = (0u64, 0u64, 0u64, 0u64);
+        let mut sum = FlowSummary::default();
+        let empty = Flow::default();
         for i in 0..nf {
-            let empty = Flow::default();
             let f = self.flows.get(i as usize).unwrap_or(&empty);
             let e = expect.map(|n| n / nf + u64::from(i < n % nf));
             let l = f.lost(e);
@@ -282,6 +292,10 @@ impl Counts {
             lost = lost.saturating_add(l); // gaps up to a sequence near 2^64 saturate
             dup += f.duplicated;
             reo += f.reordered;
+            sum.add(f, l);
+            if !listed {
+                continue;
+            }
             flows.push(J::obj(vec![
                 ("flow", J::U(i)),
                 ("received", J::U(f.received)),
@@ -315,11 +329,15 @@ impl Counts {
             ("duplicated", J::U(dup)),
             ("expected", expect.map_or(J::Null, J::U)),
             ("other_frames", J::U(self.other)),
+            ("checksum_errors", J::U(self.checksum_errors)),
+            ("checksums_checked", J::U(self.checksums_checked)),
             ("first_rx_ns", J::U(self.first_ns)),
             ("last_rx_ns", J::U(self.last_ns)),
             ("latency_ns", latency),
             ("latency_negative", J::U(self.latency_negative)),
             ("flows", J::Arr(flows)),
+            ("flows_listed", J::B(listed)),
+            ("flow_summary", sum.json(nf)),
         ];
         if let Some(b) = &self.bins {
             v.push((
@@ -332,6 +350,41 @@ impl Counts {
     }
 }
 
+/// Flows listed one by one in the result; above, `flow_summary` alone.
+const MAX_LISTED_FLOWS: u64 = 65536;
+
+/// What the flows received, summed up: how many had any packet, lost one, were
+/// reordered, and the fewest and most packets a flow received.
+#[derive(Default)]
+struct FlowSummary {
+    seen: u64,
+    lossy: u64,
+    reordered: u64,
+    min: Option<u64>,
+    max: u64,
+}
+
+impl FlowSummary {
+    fn add(&mut self, f: &Flow, lost: u64) {
+        self.seen += u64::from(f.received > 0);
+        self.lossy += u64::from(lost > 0);
+        self.reordered += u64::from(f.reordered > 0);
+        self.min = Some(self.min.map_or(f.received, |m| m.min(f.received)));
+        self.max = self.max.max(f.received);
+    }
+
+    fn json(&self, flows: u64) -> J {
+        J::obj(vec![
+            ("flows", J::U(flows)),
+            ("seen", J::U(self.seen)),
+            ("with_loss", J::U(self.lossy)),
+            ("reordered", J::U(self.reordered)),
+            ("min_received", J::U(self.min.unwrap_or(0))),
+            ("max_received", J::U(self.max)),
+        ])
+    }
+}
+
 pub struct RxCfg {
     pub ifindex: u32,
     pub schedule_rate: Option<f64>,
@@ -340,6 +393,7 @@ pub struct RxCfg {
     pub block_size: u32,
     pub block_nr: u32,
     pub interval_ns: Option<u64>,
+    pub verify: bool,
 }
 
 pub struct RxOut {
@@ -395,6 +449,12 @@ unsafe fn walk_block(b: *const u8, rt_off: i64, c: &mut Counts) -> u32 {
         if pkttype != PACKET_OUTGOING {
             match packet::parse(frame) {
                 Some(pp) => {
+                    if c.verify {
+                        if let Some(ok) = packet::checksums_ok(frame) {
+                            c.checksums_checked += 1;
+                            c.checksum_errors += u64::from(!ok);
+                        }
+                    }
                     let rx = (sec * 1_000_000_000 + nsec - rt_off).max(0) as u64;
                     let bytes = if c.bins.is_some() {
                         udp_payload_len(frame)
@@ -453,6 +513,7 @@ pub fn open(cfg: &RxCfg) -> io::Result<(i32, *mut u8, usize)> {
 
 pub fn run(cfg: &RxCfg, fd: i32, map: *mut u8) -> RxOut {
     let mut c = Counts::new();
+    c.verify = cfg.verify;
     if let Some(w) = cfg.interval_ns {
         c.bins = Some(Bins {
             width_ns: w,
@@ -628,7 +689,7 @@ mod tests {
         // 10 packets over 3 flows: flows get 4, 3, 3; drop global packet 9 (flow 0 seq 3).
         for p in 0..9u64 {
             let pp = packet::Parsed {
-                flow: (p % 3) as u16,
+                flow: (p % 3) as u32,
                 seq: p / 3,
                 ts: 100,
             };

@@ -12,6 +12,7 @@
 //! receiver.
 
 use crate::bpf::{self, Fd};
+use crate::flows::Plan;
 use crate::json::J;
 use crate::latency;
 use crate::mix::Mix;
@@ -70,24 +71,95 @@ fn check_magic(a: &mut bpf::Asm, at: usize) {
 /// a family whose magic would end past them has no test frame of this size.
 #[cfg(test)]
 pub fn program(map_fd: i32, size: i32, action: Action) -> Vec<bpf::Insn> {
-    program_with(map_fd, &[size], action, None)
+    program_with(map_fd, &[size], action, None, None)
+}
+
+/// Counting every flow's frames (`--count-flows`): the counts map (one u64 per flow,
+/// then the frames whose destination is not their flow's, then those whose flow id
+/// is past the flows) and the flows' plan, whose destinations the frames are checked
+/// against.
+pub struct PerFlow<'a> {
+    pub fd: i32,
+    pub plan: &'a Plan,
+}
+
+/// The flow id (low 16 bits after the magic, high 16 at the top of the sequence
+/// field) and the destination address's last 32 bits of the frame at r2, kept at
+/// fp-16 and fp-24 for the per-flow block; `at` is where the magic sits.
+fn keep_flow(a: &mut bpf::Asm, at: usize, dst_low: usize) {
+    use bpf::*;
+    a.extend([
+        ins(0x69, 5, 2, (at + 4) as i16, 0), // r5 = the flow id's low 16 bits
+        be(5, 16),
+        ins(0x69, 0, 2, (at + 6) as i16, 0), // r0 = its high 16 bits
+        be(0, 16),
+        ins(0x67, 0, 0, 0, 16),
+        ins(0x4f, 5, 0, 0, 0),
+        ins(0x7b, 10, 5, -16, 0),
+        ins(0x61, 5, 2, dst_low as i16, 0), // the destination's last 32 bits
+        be(5, 32),
+        ins(0x7b, 10, 5, -24, 0),
+    ]);
+}
+
+/// The per-flow block: the frame's flow counted in its slot when its destination is
+/// the one its flow aims at (`flows::Plan::tuple`), else in the slot after the flows
+/// (misdirected), or the one after that (a flow id past the flows); an atomic add on
+/// the shared map. Ends by falling through to what follows it.
+fn count_flow(a: &mut bpf::Asm, pf: &PerFlow, add: usize, done: usize) {
+    use bpf::*;
+    let plan = pf.plan;
+    let flows = plan.flows as i32;
+    let (slots, dsts) = (plan.slots() as i32, plan.dsts as i32);
+    a.extend([
+        ins(0x79, 6, 10, -16, 0), // r6 = the flow id
+        ins(0x79, 7, 10, -24, 0), // r7 = the destination
+        mov_k(1, flows + 1),
+    ]);
+    a.jmp(0x35, 6, 0, flows, add); // a flow id past the flows
+    a.extend([mov_x(4, 6), ins(0x97, 4, 0, 0, slots)]);
+    if slots != dsts {
+        a.extend([ins(0x27, 4, 0, 0, dsts), ins(0x37, 4, 0, 0, slots)]);
+    }
+    a.extend([
+        ins(0x24, 4, 0, 0, plan.dst_step as i32),
+        ins(0x04, 4, 0, 0, plan.dst_low as i32), // w4 = the flow's destination
+        mov_k(1, flows),
+    ]);
+    a.jmp(0x5d, 4, 7, 0, add); // not the frame's: misdirected
+    a.push(mov_x(1, 6));
+    a.label(add);
+    a.push(ins(0x63, 10, 1, -4, 0)); // key = r1
+    a.extend(ld_map(1, pf.fd));
+    a.extend([mov_x(2, 10), add_k(2, -4), call(1)]);
+    a.jmp(0x15, 0, 0, 0, done);
+    a.extend([mov_k(1, 1), ins(0xdb, 0, 1, 0, 0)]); // lock *(u64 *)r0 += 1
 }
 
 /// The program, and with `latency` (the latency map's fd) each counted frame's
 /// one-way latency added to its histogram (see `latency`): a family then needs the
 /// whole payload (up to the stamp) inside the `size` bytes. With several `sizes`, a
 /// frame of the i-th counts in slot i, and the families are those of the smallest.
+/// With `per_flow`, each frame's flow is counted too (`count_flow`); a family then
+/// needs the flow id (8 bytes after the magic's start) inside the `size` bytes.
 pub fn program_with(
     map_fd: i32,
     sizes: &[i32],
     action: Action,
     latency: Option<i32>,
+    per_flow: Option<&PerFlow>,
 ) -> Vec<bpf::Insn> {
     use bpf::*;
     let size = *sizes.iter().min().expect("a size");
     let eth_ip4 = u16::from_ne_bytes([0x08, 0x00]) as i32;
     let eth_ip6 = u16::from_ne_bytes([0x86, 0xdd]) as i32;
-    let need = if latency.is_some() { PAYLOAD_LEN } else { 4 };
+    let need = if latency.is_some() {
+        PAYLOAD_LEN
+    } else if per_flow.is_some() {
+        8
+    } else {
+        4
+    };
     let fits = |at: usize| at + need <= size as usize;
     // r9 = the frame's stamp in host order (latency only)
     let stamp = |a: &mut Asm, at: usize| {
@@ -96,7 +168,13 @@ pub fn program_with(
         }
     };
     let header = 5 + latency::LABELS; // then one label per size: the next size's check
-    let mut a = Asm::new(header + 1 + sizes.len());
+    let (per_flow_at, add) = (header + 1 + sizes.len(), header + 2 + sizes.len());
+    let done = if per_flow.is_some() {
+        per_flow_at
+    } else {
+        DONE
+    };
+    let mut a = Asm::new(header + 3 + sizes.len());
     a.extend([
         ins(0x61, 2, 1, 0, 0), // r2 = ctx->data
         ins(0x61, 3, 1, 4, 0), // r3 = ctx->data_end
@@ -126,6 +204,9 @@ pub fn program_with(
         a.push(ins(0x71, 5, 2, 23, 0)); // r5 = IPv4 protocol
         a.jmp(0x55, 5, 0, 17, PASS);
         check_magic(&mut a, MAGIC_AT_V4);
+        if per_flow.is_some() {
+            keep_flow(&mut a, MAGIC_AT_V4, ETH_LEN + 16);
+        }
         stamp(&mut a, MAGIC_AT_V4);
         a.jmp(0x05, 0, 0, 0, COUNT);
     } else {
@@ -137,6 +218,9 @@ pub fn program_with(
         a.push(ins(0x71, 5, 2, 20, 0)); // r5 = IPv6 next header
         a.jmp(0x55, 5, 0, 17, PASS);
         check_magic(&mut a, MAGIC_AT_V6);
+        if per_flow.is_some() {
+            keep_flow(&mut a, MAGIC_AT_V6, ETH_LEN + 36);
+        }
         stamp(&mut a, MAGIC_AT_V6);
     } else {
         a.jmp(0x05, 0, 0, 0, PASS);
@@ -154,14 +238,18 @@ pub fn program_with(
         call(5),                // r0 = bpf_ktime_get_ns()
         ins(0x7b, 6, 0, 16, 0), // last arrival
     ]);
-    let first_done = if latency.is_some() { LATENCY } else { DONE };
+    let first_done = if latency.is_some() { LATENCY } else { done };
     a.jmp(0x55, 7, 0, 1, first_done);
     a.push(ins(0x7b, 6, 0, 8, 0)); // first arrival (this CPU's first frame)
     if let Some(fd) = latency {
         a.label(LATENCY);
         a.push(ins(0x62, 10, 0, -4, 0)); // key = 0: the histogram's one slot
         a.push(mov_x(8, 0)); // r8 = now
-        latency::emit(&mut a, fd, LATENCY + 1, DONE);
+        latency::emit(&mut a, fd, LATENCY + 1, done);
+    }
+    if let Some(pf) = per_flow {
+        a.label(per_flow_at);
+        count_flow(&mut a, pf, add, DONE);
     }
     a.label(DONE);
     a.extend([mov_k(0, action.code()), exit()]);
@@ -180,16 +268,82 @@ pub struct Sink {
     /// With --imix: the sizes counted, each in its own slot.
     mix: Option<Mix>,
     action: Action,
+    /// With --count-flows: each flow's count, and the counts at the last mark.
+    flows: Option<FlowCounts>,
+}
+
+/// The per-flow counts (`PerFlow`'s map) and what they were at the last mark.
+struct FlowCounts {
+    map: bpf::Shared,
+    n: usize,
+    mark: Vec<u64>,
+}
+
+/// The flows' counts since the last mark, summed up.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowStats {
+    pub flows: u64,
+    pub seen: u64,
+    pub min: u64,
+    pub max: u64,
+    pub counted: u64,
+    pub misdirected: u64,
+    pub unknown: u64,
+}
+
+impl FlowCounts {
+    /// `now` against `mark` (both `n` flows and the two slots after them).
+    fn stats(now: &[u64], mark: &[u64], n: usize) -> FlowStats {
+        let mut st = FlowStats {
+            flows: n as u64,
+            min: u64::MAX,
+            ..Default::default()
+        };
+        for i in 0..n {
+            let d = now[i].wrapping_sub(mark[i]);
+            st.seen += u64::from(d > 0);
+            st.min = st.min.min(d);
+            st.max = st.max.max(d);
+            st.counted += d;
+        }
+        st.misdirected = now[n].wrapping_sub(mark[n]);
+        st.unknown = now[n + 1].wrapping_sub(mark[n + 1]);
+        st
+    }
+
+    fn read(&self) -> FlowStats {
+        FlowCounts::stats(self.map.u64s(self.n + 2), &self.mark, self.n)
+    }
+
+    fn set_mark(&mut self) {
+        self.mark = self.map.u64s(self.n + 2).to_vec();
+    }
+}
+
+impl FlowStats {
+    fn json(&self) -> J {
+        J::obj(vec![
+            ("flows", J::U(self.flows)),
+            ("seen", J::U(self.seen)),
+            ("min", J::U(self.min)),
+            ("max", J::U(self.max)),
+            ("counted", J::U(self.counted)),
+            ("misdirected", J::U(self.misdirected)),
+            ("unknown_flow", J::U(self.unknown)),
+        ])
+    }
 }
 
 impl Sink {
     /// Attach the sink; with `latency`, its one-way latency histogram too.
+    /// With `flows`, every flow's frames are counted too (`--count-flows`).
     pub fn attach(
         ifindex: u32,
         size: usize,
         mix: Option<Mix>,
         action: Action,
         latency: bool,
+        flows: Option<&Plan>,
     ) -> io::Result<Sink> {
         let sizes: Vec<i32> = match &mix {
             Some(m) => m.sizes.iter().map(|&n| n as i32).collect(),
@@ -197,7 +351,29 @@ impl Sink {
         };
         let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, sizes.len() as u32)?;
         let lat = if latency { Some(latency::map()?) } else { None };
-        let p = program_with(map.0, &sizes, action, lat.as_ref().map(|m| m.0));
+        let counts = match flows {
+            Some(plan) => {
+                let n = plan.flows as usize;
+                let m = bpf::Shared::create(8, n as u32 + 2)?;
+                Some(FlowCounts {
+                    mark: vec![0; n + 2],
+                    map: m,
+                    n,
+                })
+            }
+            None => None,
+        };
+        let pf = flows.zip(counts.as_ref()).map(|(plan, c)| PerFlow {
+            fd: c.map.fd.0,
+            plan,
+        });
+        let p = program_with(
+            map.0,
+            &sizes,
+            action,
+            lat.as_ref().map(|m| m.0),
+            pf.as_ref(),
+        );
         let prog = bpf::prog_load_xdp(&p, "netassay_sink")?;
         let link = bpf::xdp_link(&prog, ifindex, 0)?;
         Ok(Sink {
@@ -209,7 +385,15 @@ impl Sink {
             size,
             mix,
             action,
+            flows: counts,
         })
+    }
+
+    /// Count the flows from here on (the next lines' `flows` are since now).
+    pub fn mark_flows(&mut self) {
+        if let Some(f) = self.flows.as_mut() {
+            f.set_mark();
+        }
     }
 
     /// Frames counted so far (all CPUs), the first and the last arrival time
@@ -244,6 +428,7 @@ impl Sink {
         if let Some(m) = &self.latency {
             c.latency = Some(latency::Hist::take(m, self.cpus)?);
         }
+        c.flows = self.flows.as_ref().map(FlowCounts::read);
         Ok(c)
     }
 }
@@ -256,6 +441,8 @@ pub struct Counts {
     pub first_ns: u64,
     pub last_ns: u64,
     pub latency: Option<latency::Hist>,
+    /// With --count-flows: the flows' counts since the last mark.
+    pub flows: Option<FlowStats>,
 }
 
 impl Counts {
@@ -273,26 +460,31 @@ impl Counts {
         if let Some(h) = &self.latency {
             kv.push(("latency", h.json()));
         }
+        if let Some(f) = &self.flows {
+            kv.push(("flows", f.json()));
+        }
         kv.extend(extra);
         J::obj(kv).to_string()
     }
 }
 
-/// Attach, print a line now, one per SIGUSR1, and a final one on SIGINT/SIGTERM or
-/// after `duration_ns`; the program goes away with the process. Every line carries
+/// Attach, print a line now, one per SIGUSR1 (and per SIGUSR2, which first marks the
+/// per-flow counts: the next lines' `flows` count from there), and a final one on
+/// SIGINT/SIGTERM or after `duration_ns`; the program goes away with the process. Every line carries
 /// the totals since attach (packets, first and last arrival), and with the
 /// histogram its `latency` since the previous line; the first and the final one
 /// also the action (drop or pass).
-pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
+pub fn run(s: &mut Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
     let t0 = crate::pace::now();
-    let action = || ("action", J::S(s.action.name().into()));
+    let name = s.action.name();
+    let action = || ("action", J::S(name.into()));
     // The signals are blocked before the first line tells the caller the sink is
     // attached: a SIGUSR1 sent right after that line (a read) must wait for
     // sigtimedwait, not end the process by its default action.
     let set = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for sig in [libc::SIGUSR1, libc::SIGINT, libc::SIGTERM] {
+        for sig in [libc::SIGUSR1, libc::SIGUSR2, libc::SIGINT, libc::SIGTERM] {
             libc::sigaddset(&mut set, sig);
         }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -318,7 +510,10 @@ pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
                 tv_nsec: (left % 1_000_000_000) as libc::c_long,
             };
             let sig = libc::sigtimedwait(&set, std::ptr::null_mut(), &ts);
-            if sig == libc::SIGUSR1 {
+            if sig == libc::SIGUSR2 {
+                s.mark_flows();
+            }
+            if sig == libc::SIGUSR1 || sig == libc::SIGUSR2 {
                 println!("{}", s.read()?.json(crate::pace::now(), vec![]));
             } else if sig == libc::SIGINT || sig == libc::SIGTERM {
                 break;
@@ -342,6 +537,7 @@ pub fn run(s: &Sink, dev: &str, duration_ns: Option<u64>) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::bpf::{Insn, XDP_DROP, XDP_PASS};
+    use crate::flows::Plan;
     use crate::packet::{spec4, Spec, Template};
 
     /// Pointers as region << 40 | offset, so that pointer arithmetic and
@@ -495,6 +691,96 @@ mod tests {
         move |f: &[u8]| (exec(&p, f, &mut v), v[0])
     }
 
+    /// The kernel runs the sink with --count-flows on frames of many flows: each is
+    /// counted in its flow's slot, a frame whose destination is not its flow's in the
+    /// slot after the flows, one whose flow id is past them in the next. Needs root.
+    #[test]
+    fn the_kernel_counts_each_flow_and_checks_its_destination() {
+        use crate::flows::Order;
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: loading a BPF program needs root");
+            return;
+        }
+        for (src, dst, size, flows, dsts, step) in [
+            (
+                "198.18.0.2",
+                "198.19.1.1",
+                64usize,
+                200_000u64,
+                1000u64,
+                64u32,
+            ),
+            ("198.18.0.2", "198.19.0.2", 64, 70_000, 1, 1),
+            (
+                "2001:2:0:1::2",
+                "2001:2:0:8000::1",
+                84,
+                1_000_000,
+                1_000_000,
+                4096,
+            ),
+        ] {
+            let spec = Spec {
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                size,
+                ..spec4()
+            };
+            let t = Template::new(&spec).unwrap();
+            let plan = Plan::new(
+                flows,
+                dsts,
+                step,
+                10000,
+                &spec.src,
+                &spec.dst,
+                Order::Incremental,
+            )
+            .unwrap();
+            let counts = bpf::Shared::create(8, flows as u32 + 2).unwrap();
+            let map = bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 24, 1).unwrap();
+            let pf = PerFlow {
+                fd: counts.fd.0,
+                plan: &plan,
+            };
+            let p = program_with(map.0, &[size as i32], Action::Drop, None, Some(&pf));
+            let prog = bpf::prog_load_xdp(&p, "netassay_sink").unwrap();
+            let run = |f: &[u8]| {
+                let mut a = [0u8; 80];
+                bpf::put32(&mut a, 0, prog.0 as u32);
+                bpf::put32(&mut a, 8, f.len() as u32);
+                bpf::put64(&mut a, 16, f.as_ptr() as u64);
+                bpf::put32(&mut a, 32, 1);
+                bpf::sys(bpf::BPF_PROG_TEST_RUN, &mut a).unwrap();
+                u32::from_ne_bytes(a[4..8].try_into().unwrap()) as i32
+            };
+            let sent = [0u32, 1, 65_535, 65_536, (flows - 1) as u32, 65_536];
+            for &f in &sent {
+                let mut fr = t.frame.clone();
+                t.stamp_tuple(&mut fr, f, &plan.tuple(f), 5, 6);
+                assert_eq!(run(&fr), XDP_DROP);
+            }
+            // a frame aimed elsewhere than its flow's destination, and a flow id past them
+            let mut fr = t.frame.clone();
+            let mut wrong = plan.tuple(3);
+            wrong.dst_low += step.max(1) * 7;
+            t.stamp_tuple(&mut fr, 3, &wrong, 0, 0);
+            assert_eq!(run(&fr), XDP_DROP);
+            let mut fr = t.frame.clone();
+            t.stamp_tuple(&mut fr, flows as u32 + 5, &plan.tuple(0), 0, 0);
+            assert_eq!(run(&fr), XDP_DROP);
+            let n = flows as usize;
+            let now = counts.u64s(n + 2);
+            let st = FlowCounts::stats(now, &vec![0; n + 2], n);
+            let expect = |f: u32| sent.iter().filter(|&&x| x == f).count() as u64;
+            for &f in &sent {
+                assert_eq!(now[f as usize], expect(f), "{src} flow {f}");
+            }
+            assert_eq!((st.seen, st.counted, st.max, st.min), (5, 6, 2, 0), "{src}");
+            assert_eq!((st.misdirected, st.unknown), (1, 1), "{src}");
+        }
+    }
+
     #[test]
     fn counts_test_frames_and_drops_them() {
         for (v6, size) in [(false, 64), (false, 1518), (true, 84), (true, 200)] {
@@ -511,7 +797,7 @@ mod tests {
 
     #[test]
     fn a_mix_counts_each_size_in_its_slot_and_passes_other_sizes() {
-        let p = program_with(3, &[64, 594, 1518], Action::Drop, None);
+        let p = program_with(3, &[64, 594, 1518], Action::Drop, None, None);
         let mut v = [0u64; 9];
         for (size, times) in [(64, 7), (594, 4), (1518, 1)] {
             for _ in 0..times {
@@ -523,7 +809,7 @@ mod tests {
         }
         assert_eq!(v, [7, NOW, NOW, 4, NOW, NOW, 1, NOW, NOW]);
         // IPv6 frames of a mix whose smallest is 84 count too
-        let p = program_with(3, &[84, 1500], Action::Drop, None);
+        let p = program_with(3, &[84, 1500], Action::Drop, None, None);
         let mut v = [0u64; 6];
         exec(&p, &test_frame(true, 1500), &mut v);
         assert_eq!(v[..4], [0, 0, 0, 1]);
@@ -641,14 +927,14 @@ mod tests {
         .unwrap();
         let mut f = t.frame.clone();
         t.stamp(&mut f, 1, 42, ts);
-        let p = program_with(3, &[size as i32], Action::Drop, Some(4));
+        let p = program_with(3, &[size as i32], Action::Drop, Some(4), None);
         let mut v = [0u64; 3];
         (exec_at(&p, &f, &mut v, lat, now), v[0])
     }
 
     #[test]
     fn every_size_of_a_mix_lands_in_the_one_histogram() {
-        let p = program_with(3, &[64, 590, 1514], Action::Drop, Some(4));
+        let p = program_with(3, &[64, 590, 1514], Action::Drop, Some(4), None);
         let mut v = [0u64; 9];
         let mut lat = vec![0u64; latency::VALUE_SIZE / 8];
         for (i, size) in [64, 590, 1514, 590].into_iter().enumerate() {
@@ -721,9 +1007,9 @@ mod tests {
         for size in [64, 84, 1518] {
             assert_eq!(
                 program(3, size, Action::Drop),
-                program_with(3, &[size], Action::Drop, None)
+                program_with(3, &[size], Action::Drop, None, None)
             );
-            let with = program_with(3, &[size], Action::Drop, Some(4));
+            let with = program_with(3, &[size], Action::Drop, Some(4), None);
             assert!(with.len() > program(3, size, Action::Drop).len() + 40);
         }
     }
@@ -732,7 +1018,7 @@ mod tests {
     fn latency_loads_stay_inside_the_checked_size() {
         // an IPv6 frame of 66..83 bytes could hold the magic but not the stamp
         for size in [64, 66, 83, 84, 1518] {
-            let p = program_with(3, &[size], Action::Drop, Some(4));
+            let p = program_with(3, &[size], Action::Drop, Some(4), None);
             for (i, x) in p.iter().enumerate() {
                 if x.0 == 0x79 && x.1 >> 4 == 2 {
                     assert!(x.2 as i32 + 8 <= size, "stamp load at {i} past {size}");
@@ -742,7 +1028,7 @@ mod tests {
         let mut lat = vec![0u64; latency::VALUE_SIZE / 8];
         let mut f = test_frame(true, 84);
         f.truncate(83);
-        let p = program_with(3, &[83], Action::Drop, Some(4));
+        let p = program_with(3, &[83], Action::Drop, Some(4), None);
         assert_eq!(exec_at(&p, &f, &mut [0; 3], &mut lat, 9), XDP_PASS);
     }
 }

@@ -17,6 +17,31 @@ pub fn ifindex(dev: &str) -> Option<u32> {
     }
 }
 
+/// Keep the priority the caller gave this process (`nice -n -20 netassay-gen`) against
+/// every other task on its CPU. With autogroups (`kernel.sched_autogroup_enabled`, on by
+/// default in many kernels) nice ranks only the tasks of one session: a task of another
+/// session (a shell's, a service's) shares the CPU with this one's whole session, half
+/// and half, whatever their nice. A process started at a negative nice therefore makes
+/// a session of its own, whose group gets that nice. Returns the nice set on the group
+/// (None: not at a negative nice, not allowed, or no autogroups).
+pub fn own_sched_group() -> Option<i32> {
+    // SAFETY: getpriority reads this process's nice; errno is cleared first because -1
+    // is a valid nice and the only way to tell it from an error.
+    let nice = unsafe {
+        *libc::__errno_location() = 0;
+        libc::getpriority(libc::PRIO_PROCESS, 0)
+    };
+    if nice >= 0 || std::fs::metadata("/proc/self/autogroup").is_err() {
+        return None;
+    }
+    // SAFETY: setsid has no memory effects; it fails (harmlessly) for a group leader.
+    if unsafe { libc::setsid() } < 0 {
+        return None;
+    }
+    std::fs::write("/proc/self/autogroup", format!("{nice}\n")).ok()?;
+    Some(nice)
+}
+
 /// Pin the calling thread to CPU `c` (sched_setaffinity).
 pub fn pin_to_cpu(c: usize) -> io::Result<()> {
     unsafe {

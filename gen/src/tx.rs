@@ -1,5 +1,6 @@
 //! Transmit techniques and the paced send loop.
 
+use crate::flows::Plan;
 use crate::pace::{self, Hist};
 use crate::packet::Template;
 use crate::sys;
@@ -289,10 +290,12 @@ pub struct LoopCfg {
     /// No send call starts this long after the schedule's start or later (None: no
     /// deadline, the run sends every planned packet).
     pub deadline_ns: Option<u64>,
-    pub flows: u64,
     pub batch: usize,
     /// Most packets per send call (slots available), also when catching up.
     pub burst: usize,
+    /// Paced XDP live frames: frames left late catch up at most this many times the
+    /// rate (None: unbounded).
+    pub catch_up: Option<f64>,
 }
 
 /// Why a send loop ended.
@@ -326,6 +329,13 @@ pub struct LoopOut {
     pub retries: u64,
     pub stop: Stop,
     pub lateness: Hist,
+    /// The clock when the loop ended (CLOCK_MONOTONIC ns; 0: not known).
+    pub end: u64,
+    /// A paced run's longest stall: the longest time no frame left while one was due
+    /// (the process stopped, or without a CPU), as (its length, when it began); the
+    /// stall a deadline or a signal ended the run in counts to the loop's end. None
+    /// where the loop does not measure it (unpaced, the kernel-paced XDP run).
+    pub stall: Option<(u64, u64)>,
 }
 
 /// How long a send may be refused without any progress before giving up.
@@ -430,14 +440,34 @@ impl Schedule {
 }
 
 /// Write flow, sequence and time into slots 0..b for packets k.. (unless the
-/// technique stamps its frames itself).
-fn stamp(tx: &mut dyn Tx, t: &Template, k: u64, b: usize, flows: u64, ts: u64) {
+/// technique stamps its frames itself): with the run's two addresses and flows in
+/// order, flow and source port only, as always; else each flow's whole tuple.
+fn stamp(tx: &mut dyn Tx, t: &Template, plan: &Plan, k: u64, b: usize, ts: u64) {
     if tx.stamps_itself() {
+        return;
+    }
+    let flows = plan.flows;
+    if plan.permutation().is_none() && plan.fixed_addresses() {
+        for i in 0..b {
+            let p = k + i as u64;
+            t.stamp(tx.slot(i), (p % flows) as u16, p / flows, ts);
+        }
         return;
     }
     for i in 0..b {
         let p = k + i as u64;
-        t.stamp(tx.slot(i), (p % flows) as u16, p / flows, ts);
+        stamp_one(t, tx.slot(i), plan, p, ts);
+    }
+}
+
+/// Packet p's flow, tuple, sequence and time into `buf`.
+#[inline(always)]
+fn stamp_one(t: &Template, buf: &mut [u8], plan: &Plan, p: u64, ts: u64) {
+    let f = plan.flow_of(p);
+    if plan.fixed_addresses() {
+        t.stamp(buf, f as u16, p / plan.flows, ts);
+    } else {
+        t.stamp_tuple(buf, f, &plan.tuple(f), p / plan.flows, ts);
     }
 }
 
@@ -448,12 +478,12 @@ pub struct Mixed<'a> {
 }
 
 /// Copy into slots 0..b the frames of packets k.. (`cycle[k % len]`) and stamp them.
-fn stamp_mixed(tx: &mut dyn Tx, m: &Mixed, k: u64, b: usize, flows: u64, ts: u64) {
+fn stamp_mixed(tx: &mut dyn Tx, m: &Mixed, plan: &Plan, k: u64, b: usize, ts: u64) {
     let len = m.cycle.len() as u64;
     for i in 0..b {
         let p = k + i as u64;
         let t = &m.templates[m.cycle[(p % len) as usize] as usize];
-        t.stamp(tx.load(i, &t.frame), (p % flows) as u16, p / flows, ts);
+        stamp_one(t, tx.load(i, &t.frame), plan, p, ts);
     }
 }
 
@@ -494,6 +524,17 @@ fn send_all(tx: &mut dyn Tx, b: usize, retries: &mut u64) -> io::Result<usize> {
 }
 
 impl LoopOut {
+    /// A send call (or the loop's end) at `ts`: the time since the later of the last
+    /// call and the next frame's due time passed with nothing sent while a frame was
+    /// due; the longest such time is the run's stall.
+    fn stalled(&mut self, s: &Schedule, ts: u64) {
+        let from = self.last_tx.max(s.due(self.sent));
+        let idle = ts.saturating_sub(from);
+        if self.stall.is_none_or(|(longest, _)| idle > longest) {
+            self.stall = Some((idle, from));
+        }
+    }
+
     /// The first call: did its frames really leave? It also anchors the rate.
     fn first_call(&mut self, tx: &mut dyn Tx, done: usize, ts: u64) -> io::Result<()> {
         if !tx.delivered(done) {
@@ -509,6 +550,9 @@ impl LoopOut {
 
     /// Count `done` packets sent at `ts` and how late each was.
     fn record(&mut self, s: &Schedule, done: usize, ts: u64) {
+        if s.paced && self.sent > 0 {
+            self.stalled(s, ts);
+        }
         self.last_tx = ts;
         if s.paced {
             for i in 0..done {
@@ -522,21 +566,29 @@ impl LoopOut {
 
 /// Send on the schedule until every planned packet went, the deadline passed or a
 /// signal came. On error, also says how many packets had been sent.
-pub fn run(tx: &mut dyn Tx, t: &Template, cfg: &LoopCfg) -> Result<LoopOut, (io::Error, u64)> {
-    run_with(tx, cfg, |tx, k, b, flows, ts| stamp(tx, t, k, b, flows, ts))
+pub fn run(
+    tx: &mut dyn Tx,
+    t: &Template,
+    plan: &Plan,
+    cfg: &LoopCfg,
+) -> Result<LoopOut, (io::Error, u64)> {
+    run_with(tx, cfg, |tx, k, b, ts| stamp(tx, t, plan, k, b, ts))
 }
 
 /// `run` with the frames of a mix, in its cycle's order.
-pub fn run_mixed(tx: &mut dyn Tx, m: &Mixed, cfg: &LoopCfg) -> Result<LoopOut, (io::Error, u64)> {
-    run_with(tx, cfg, |tx, k, b, flows, ts| {
-        stamp_mixed(tx, m, k, b, flows, ts)
-    })
+pub fn run_mixed(
+    tx: &mut dyn Tx,
+    m: &Mixed,
+    plan: &Plan,
+    cfg: &LoopCfg,
+) -> Result<LoopOut, (io::Error, u64)> {
+    run_with(tx, cfg, |tx, k, b, ts| stamp_mixed(tx, m, plan, k, b, ts))
 }
 
 fn run_with(
     tx: &mut dyn Tx,
     cfg: &LoopCfg,
-    mut stamp: impl FnMut(&mut dyn Tx, u64, usize, u64, u64),
+    mut stamp: impl FnMut(&mut dyn Tx, u64, usize, u64),
 ) -> Result<LoopOut, (io::Error, u64)> {
     // Start a little in the future so that the first deadline is not already late.
     let mut s = Schedule::new(cfg, pace::now() + 200_000);
@@ -544,7 +596,9 @@ fn run_with(
         lateness: Hist::new(),
         ..Default::default()
     };
-    let flows = cfg.flows.max(1);
+    if s.paced {
+        out.stall = Some((0, 0));
+    }
     while out.sent < cfg.planned {
         let (ts, b) = match s.next_call(out.sent) {
             Ok(call) => call,
@@ -553,7 +607,7 @@ fn run_with(
                 break;
             }
         };
-        stamp(tx, out.sent, b, flows, ts);
+        stamp(tx, out.sent, b, ts);
         let done = send_all(tx, b, &mut out.retries).map_err(|e| (e, out.sent))?;
         if out.sent == 0 {
             out.first_call(tx, done, ts).map_err(|e| (e, 0))?;
@@ -563,6 +617,11 @@ fn run_with(
             out.stop = Stop::Signal;
             break;
         }
+    }
+    out.end = pace::now();
+    if s.paced && out.sent > 0 && out.sent < cfg.planned {
+        // ended before every frame went (deadline, signal): a stall it ended in counts
+        out.stalled(&s, out.end);
     }
     Ok(out)
 }
@@ -589,9 +648,9 @@ mod tests {
             rate,
             planned,
             deadline_ns,
-            flows: 2,
             batch: 4,
             burst: 16,
+            catch_up: None,
         }
     }
 
@@ -616,6 +675,20 @@ mod tests {
 
     fn template() -> Template {
         Template::new(&crate::packet::spec4()).unwrap()
+    }
+
+    fn flows(n: u64) -> Plan {
+        let s = crate::packet::spec4();
+        Plan::new(
+            n,
+            1,
+            1,
+            s.sport,
+            &s.src,
+            &s.dst,
+            crate::flows::Order::Incremental,
+        )
+        .unwrap()
     }
 
     /// A technique that takes `per_call_ns` for every send call, whatever its size.
@@ -656,6 +729,7 @@ mod tests {
         let out = run(
             &mut tx,
             &template(),
+            &flows(2),
             &cfg(Some(1e6), 20_000, Some(20_000_000)),
         )
         .unwrap();
@@ -676,7 +750,13 @@ mod tests {
     #[test]
     fn a_count_run_sends_every_packet_however_late() {
         let mut tx = slow(100_000);
-        let out = run(&mut tx, &template(), &cfg(Some(1e6), 2_000, None)).unwrap();
+        let out = run(
+            &mut tx,
+            &template(),
+            &flows(2),
+            &cfg(Some(1e6), 2_000, None),
+        )
+        .unwrap();
         assert_eq!((out.stop, out.sent), (Stop::Complete, 2_000));
         assert!(out.lateness.max > 1_000_000); // 2000 packets took > 12 ms, not 2
     }
@@ -700,7 +780,7 @@ mod tests {
             cycle: &m.cycle,
         };
         let mut tx = Dry::new(&tpls[1], 16);
-        stamp_mixed(&mut tx, &mixed, 4, 5, 1, 9);
+        stamp_mixed(&mut tx, &mixed, &flows(1), 4, 5, 9);
         // packets 4..9 of 64 128 64 | 64 128 64 | ...: 128 64 64 128 64
         let lens: Vec<usize> = (0..5).map(|i| tx.slot(i).len()).collect();
         assert_eq!(lens, [128; 5]); // the slots stay the largest frame's
@@ -712,14 +792,120 @@ mod tests {
             })
             .collect();
         assert_eq!(sent, [(128, 4), (64, 5), (64, 6), (128, 7), (64, 8)]);
-        let out = run_mixed(&mut tx, &mixed, &cfg(Some(1e6), 301, None)).unwrap();
+        let out = run_mixed(&mut tx, &mixed, &flows(1), &cfg(Some(1e6), 301, None)).unwrap();
         assert_eq!((out.sent, m.sent(out.sent)), (301, vec![201, 100]));
+    }
+
+    /// A technique whose first send call `after_ns` or more after its first one takes
+    /// `pause_ns`: the process stopped (SIGSTOP) or without a CPU for that long.
+    struct Pausing {
+        dry: Dry,
+        after_ns: u64,
+        at: Option<u64>,
+        pause_ns: u64,
+        paused: bool,
+    }
+
+    impl Tx for Pausing {
+        fn name(&self) -> &'static str {
+            "pausing"
+        }
+        fn slot(&mut self, i: usize) -> &mut [u8] {
+            self.dry.slot(i)
+        }
+        fn send(&mut self, from: usize, n: usize) -> io::Result<usize> {
+            let at = *self.at.get_or_insert(pace::now() + self.after_ns);
+            if !self.paused && pace::now() >= at {
+                self.paused = true;
+                pace::sleep_until(pace::now() + self.pause_ns);
+            }
+            self.dry.send(from, n)
+        }
+    }
+
+    fn pausing(after_ns: u64, pause_ns: u64) -> Pausing {
+        Pausing {
+            dry: Dry::new(&template(), 16),
+            after_ns,
+            at: None,
+            pause_ns,
+            paused: false,
+        }
+    }
+
+    #[test]
+    fn a_stall_mid_run_is_its_length_and_when_it_began() {
+        // 10 kpps, 1000 packets (no deadline: a busy machine's CPUs cannot cut it
+        // short): the first call 20 ms in stalls 40 ms
+        let mut tx = pausing(20_000_000, 40_000_000);
+        let out = run(
+            &mut tx,
+            &template(),
+            &flows(2),
+            &cfg(Some(1e4), 1_000, None),
+        )
+        .unwrap();
+        assert_eq!((out.stop, out.sent), (Stop::Complete, 1_000)); // caught up
+        let (len, from) = out.stall.unwrap();
+        assert!(len >= 39_000_000, "{len}"); // from the next frame's due time, 0.1 ms on
+        assert!(len <= out.lateness.max, "{len} {}", out.lateness.max);
+        assert!(from - out.first_tx >= 19_000_000, "{}", from - out.first_tx); // ~20 ms in
+        assert!(out.end >= out.last_tx);
+    }
+
+    #[test]
+    fn a_stall_the_deadline_came_in_counts_to_the_end() {
+        // 10 kpps for 50 ms: the first call 20 ms in stalls 60 ms, past the deadline
+        let mut tx = pausing(20_000_000, 60_000_000);
+        let out = run(
+            &mut tx,
+            &template(),
+            &flows(2),
+            &cfg(Some(1e4), 500, Some(50_050_000)),
+        )
+        .unwrap();
+        assert_eq!(out.stop, Stop::Deadline);
+        assert!(out.sent < 500);
+        let (len, from) = out.stall.unwrap();
+        assert_eq!(out.end - from, len); // it lasted to the loop's end
+        assert!(from >= out.last_tx); // from the stalled call, or the next frame's due time
+        assert!(len >= 30_000_000, "{len}"); // 20 ms in, to past the 50 ms deadline
+        assert!(out.end - out.first_tx >= 80_000_000); // the run really lasted that long
+    }
+
+    #[test]
+    fn a_stall_is_never_longer_than_the_lateness_it_left() {
+        let mut tx = Dry::new(&template(), 16);
+        let out = run(
+            &mut tx,
+            &template(),
+            &flows(2),
+            &cfg(Some(1e5), 2_000, None),
+        )
+        .unwrap();
+        assert_eq!(out.stop, Stop::Complete);
+        let (len, _) = out.stall.unwrap();
+        assert!(len <= out.lateness.max, "{len} {}", out.lateness.max);
+        let unpaced = run(
+            &mut tx,
+            &template(),
+            &flows(2),
+            &cfg(None, u64::MAX, Some(1_000_000)),
+        )
+        .unwrap();
+        assert!(unpaced.stall.is_none());
     }
 
     #[test]
     fn unpaced_runs_end_at_the_deadline_and_count_no_lateness() {
         let mut tx = slow(50_000);
-        let out = run(&mut tx, &template(), &cfg(None, u64::MAX, Some(5_000_000))).unwrap();
+        let out = run(
+            &mut tx,
+            &template(),
+            &flows(2),
+            &cfg(None, u64::MAX, Some(5_000_000)),
+        )
+        .unwrap();
         assert_eq!(out.stop, Stop::Deadline);
         assert_eq!(out.sent, tx.calls * 4);
         assert_eq!(out.lateness.n, 0);

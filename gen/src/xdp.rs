@@ -44,8 +44,9 @@
 //! the path wrote into it in place (see `restore_headers`).
 
 use crate::bpf::{self, *};
+use crate::flows::Plan;
 use crate::pace::Hist;
-use crate::packet::Template;
+use crate::packet::{Template, SEQ_BITS};
 use crate::tx::{LoopCfg, LoopOut, Stop, Tx};
 use std::io;
 
@@ -58,6 +59,8 @@ const MAX_INNER_BATCH: usize = 64;
 /// Paced: the schedule one test run covers (signals and the deadline are checked
 /// between runs), and the schedule one inner batch covers (a batch leaves together).
 const CHUNK_NS: u64 = 100_000_000;
+/// How often a send of live frames looks whether its device is still up.
+const UP_CHECK_NS: u64 = 10_000_000;
 const PACED_WINDOW_NS: u64 = 8_000;
 
 /// The one slot of the program's array map, in u64 words: the packet number k, the
@@ -93,7 +96,10 @@ const LATE_THRESHOLDS_NS: [u64; 19] = [
     500_000_000,
     1_000_000_000,
 ];
-const VALUE_WORDS: usize = W_LATE + LATE_THRESHOLDS_NS.len();
+/// The least time between two frames' builds (ns; 0: none), so that frames left late by
+/// a stall catch up at a bounded rate (`--catch-up`), not in one burst.
+const W_GAP: usize = W_LATE + LATE_THRESHOLDS_NS.len();
+const VALUE_WORDS: usize = W_GAP + 1;
 /// bpf_loop's limit (BPF_MAX_LOOPS): the longest wait for one frame's time is this many
 /// clock reads (~25-50 ns each), a fraction of a second: paced live frames are for
 /// high rates (see `MIN_PACED_PPS`).
@@ -114,8 +120,19 @@ fn word(w: usize) -> i16 {
 /// test run carries thousands of frames, each leaving on its own time, instead of one
 /// call (and one page pool) per burst. How late each frame was built is counted in
 /// the map (largest, and a histogram).
+/// Each frame's flow is k % flows (through the permutation map `perm_fd` with
+/// `--flow-order random`), its sequence k / flows; where flows have addresses of their
+/// own the program also writes the flow's addresses and source port and fixes the
+/// IPv4 header checksum (`stamp_tuple`'s arithmetic, `flows::Plan::tuple`).
 /// Returns the instructions and where the callback starts.
-fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, usize) {
+fn program(
+    t: &Template,
+    map_fd: i32,
+    plan: &Plan,
+    perm_fd: Option<i32>,
+    ifindex: u32,
+) -> (Vec<Insn>, usize) {
+    let flows = plan.flows;
     const DROP: usize = 0;
     const UNPACED: usize = 1;
     const STAMP: usize = 2;
@@ -123,9 +140,10 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
     const LATE_DONE: usize = 4;
     const NOT_FIRST: usize = 5;
     const CB_BREAK: usize = 6;
+    const WAIT_SET: usize = 7;
     let l = t.layout;
     let size = t.frame.len() as i32;
-    let mut a = Asm::new(7);
+    let mut a = Asm::new(8);
     a.extend([
         mov_x(6, 1),                        // r6 = ctx
         ins(0x61, 2, 6, 12, 0),             // r2 = ctx->ingress_ifindex
@@ -159,8 +177,21 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
         ins(0x3f, 2, 1, 0, 0),             // r2 /= rate
         ins(0x79, 3, 8, word(W_START), 0), //
         add_x(2, 3),                       // r2 = due
-        ins(0x7b, 10, 2, -16, 0),          // *(u64 *)(r10 - 16) = due
-        mov_k(1, SPIN_LOOPS),              // bpf_loop(n,
+        ins(0x7b, 10, 2, -24, 0),          // *(u64 *)(r10 - 24) = due (its lateness)
+        ins(0x79, 3, 8, word(W_GAP), 0),   // r3 = the least gap between builds
+    ]);
+    a.jmp(0x15, 3, 0, 0, WAIT_SET); // no gap: wait for the frame's time
+    a.jmp(0x15, 7, 0, 0, WAIT_SET); // the first frame: nothing built before it
+    a.extend([
+        ins(0x79, 4, 8, word(W_LAST), 0), // r4 = the last frame's build time
+        add_x(4, 3),                      // + the gap: the earliest this one may be built
+    ]);
+    a.jmp(0x3d, 2, 4, 0, WAIT_SET); // due at or after it: wait for the frame's time
+    a.push(mov_x(2, 4)); // else (catching up after a stall): wait for last + gap
+    a.label(WAIT_SET);
+    a.extend([
+        ins(0x7b, 10, 2, -16, 0), // *(u64 *)(r10 - 16) = the time to wait for
+        mov_k(1, SPIN_LOOPS),     // bpf_loop(n,
     ]);
     let cb_ref = a.p.len();
     a.extend([
@@ -173,7 +204,7 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
         call(BPF_FUNC_KTIME_GET_NS),         //
         mov_x(9, 0),                         // r9 = now: the build time
         mov_x(3, 9),                         //
-        ins(0x79, 4, 10, -16, 0),            //
+        ins(0x79, 4, 10, -24, 0),            //
         ins(0x1f, 3, 4, 0, 0),               // r3 = now - due: lateness
         ins(0x79, 4, 8, word(W_LATE_MAX), 0), //
     ]);
@@ -193,36 +224,58 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
     a.jmp(0x55, 7, 0, 0, NOT_FIRST); // if k != 0 goto not_first
     a.push(ins(0x7b, 8, 9, word(W_FIRST), 0));
     a.label(NOT_FIRST);
+    a.push(ins(0x7b, 8, 9, word(W_LAST), 0)); // the last frame's build time
+    if let Some(fd) = perm_fd {
+        // the flow from the permutation, before the frame's pointers are loaded (the
+        // helper call clobbers r1-r5)
+        a.extend([
+            mov_x(8, 7),                      //
+            ins(0x97, 8, 0, 0, flows as i32), // r8 = k % flows
+            ins(0x37, 7, 0, 0, flows as i32), // r7 = k / flows : sequence
+            ins(0x63, 10, 8, -32, 0),         // *(u32 *)(r10 - 32) = r8
+        ]);
+        a.extend(ld_map(1, fd));
+        a.extend([mov_x(2, 10), add_k(2, -32), call(1)]);
+        a.jmp(0x15, 0, 0, 0, DROP); // no such slot
+        a.push(ins(0x61, 8, 0, 0, 0)); // r8 = perm[k % flows] : flow
+    }
     a.extend([
-        ins(0x7b, 8, 9, word(W_LAST), 0), // the last frame's build time
-        ins(0x61, 2, 6, 0, 0),            // r2 = ctx->data
-        ins(0x61, 3, 6, 4, 0),            // r3 = ctx->data_end
-        mov_x(4, 2),                      //
-        add_k(4, size),                   //
+        ins(0x61, 2, 6, 0, 0), // r2 = ctx->data
+        ins(0x61, 3, 6, 4, 0), // r3 = ctx->data_end
+        mov_x(4, 2),           //
+        add_k(4, size),        //
     ]);
     a.jmp(0x2d, 4, 3, 0, DROP); // if data + size > data_end goto drop
     a.extend(restore_headers(t));
-    a.extend([
-        mov_x(8, 7),                      //
-        ins(0x97, 8, 0, 0, flows as i32), // r8 = k % flows : flow
-        ins(0x37, 7, 0, 0, flows as i32), // r7 = k / flows : sequence
-        mov_x(4, 8),
-        be(4, 16),
-        ins(0x6b, 2, 4, l.flow() as i16, 0), // flow id
-        mov_x(4, 8),
-        add_k(4, t.sport as i32),
-        be(4, 16),
-        ins(0x6b, 2, 4, l.sport() as i16, 0), // UDP source port
-        mov_x(4, 7),
-        be(4, 64),
-        ins(0x7b, 2, 4, l.seq() as i16, 0), // sequence
-        mov_x(4, 9),
-        be(4, 64),
-        ins(0x7b, 2, 4, l.ts() as i16, 0), // transmit time
-        mov_k(1, (t.base_sum + t.sport as u32) as i32),
-        add_x(1, 8),
-        add_x(1, 8),
-    ]);
+    if perm_fd.is_none() {
+        a.extend([
+            mov_x(8, 7),                      //
+            ins(0x97, 8, 0, 0, flows as i32), // r8 = k % flows : flow
+            ins(0x37, 7, 0, 0, flows as i32), // r7 = k / flows : sequence
+        ]);
+    }
+    if plan.fixed_addresses() {
+        a.extend([
+            mov_x(4, 8),
+            be(4, 16),
+            ins(0x6b, 2, 4, l.flow() as i16, 0), // flow id
+            mov_x(4, 8),
+            add_k(4, t.sport as i32),
+            be(4, 16),
+            ins(0x6b, 2, 4, l.sport() as i16, 0), // UDP source port
+            mov_x(4, 7),
+            be(4, 64),
+            ins(0x7b, 2, 4, l.seq() as i16, 0), // sequence
+            mov_x(4, 9),
+            be(4, 64),
+            ins(0x7b, 2, 4, l.ts() as i16, 0), // transmit time
+            mov_k(1, (t.base_sum + t.sport as u32) as i32),
+            add_x(1, 8),
+            add_x(1, 8),
+        ]);
+    } else {
+        a.extend(stamp_tuple(t, plan));
+    }
     let mut p = std::mem::take(&mut a.p);
     for r in [7u8, 9] {
         for sh in [0, 16, 32, 48] {
@@ -270,6 +323,94 @@ fn program(t: &Template, map_fd: i32, flows: u64, ifindex: u32) -> (Vec<Insn>, u
     (p, cb)
 }
 
+/// r3 = the two 16-bit words of r`r` added to r1 (and r6 for IPv4's header).
+fn add_words(r: u8, v4: bool) -> Vec<Insn> {
+    let mut p = vec![mov_x(3, r), rsh_k(3, 16), add_x(1, 3)];
+    if v4 {
+        p.push(add_x(6, 3));
+    }
+    p.extend([mov_x(3, r), and_k(3, 0xffff), add_x(1, 3)]);
+    if v4 {
+        p.push(add_x(6, 3));
+    }
+    p
+}
+
+/// Fold r`r` to 16 bits (twice, r3 a scratch register).
+fn fold_reg(r: u8) -> Vec<Insn> {
+    let mut p = Vec::new();
+    for _ in 0..2 {
+        p.extend([mov_x(3, r), rsh_k(3, 16), and_k(r, 0xffff), add_x(r, 3)]);
+    }
+    p
+}
+
+/// Flow r8's tuple (`flows::Plan::tuple`) written into the frame at r2, its IPv4 header
+/// checksum fixed, its flow id and sequence field (r7, the flow's high bits added)
+/// and the time (r9) stamped; r1 left holding the UDP checksum's sum but for the
+/// sequence field and the time, which the caller adds.
+fn stamp_tuple(t: &Template, plan: &Plan) -> Vec<Insn> {
+    let l = t.layout;
+    let v4 = !l.v6;
+    let (slots, dsts) = (plan.slots() as i32, plan.dsts as i32);
+    let mut p = vec![
+        mov_k(1, t.tuple_sum as i32), // the UDP checksum's fixed part
+        mov_k(6, t.ip_sum as i32),    // the IPv4 header's
+        mov_x(4, 8),
+        ins(0x97, 4, 0, 0, slots), // r4 = f % slots
+        mov_x(5, 8),
+        ins(0x37, 5, 0, 0, slots), // r5 = f / slots
+    ];
+    if slots != dsts {
+        p.extend([ins(0x27, 4, 0, 0, dsts), ins(0x37, 4, 0, 0, slots)]); // r4 * dsts / slots
+    }
+    p.extend([
+        ins(0x24, 4, 0, 0, plan.dst_step as i32), // w4 *= step
+        ins(0x04, 4, 0, 0, plan.dst_low as i32),  // w4 += the first destination
+    ]);
+    p.extend(add_words(4, v4));
+    p.extend([be(4, 32), ins(0x63, 2, 4, l.dst_low() as i16, 0)]);
+    let ports = plan.ports() as i32;
+    p.extend([
+        mov_x(4, 5),
+        ins(0x97, 4, 0, 0, ports), // r4 = q % ports
+        ins(0x37, 5, 0, 0, ports), // r5 = q / ports
+        add_k(4, plan.src_port as i32),
+        add_x(1, 4),
+        be(4, 16),
+        ins(0x6b, 2, 4, l.sport() as i16, 0), // UDP source port
+        ins(0x04, 5, 0, 0, plan.src_low as i32), // w5 += the first source
+    ]);
+    p.extend(add_words(5, v4));
+    p.extend([be(5, 32), ins(0x63, 2, 5, l.src_low() as i16, 0)]);
+    if v4 {
+        p.extend(fold_reg(6));
+        p.extend([
+            ins(0xa7, 6, 0, 0, 0xffff),
+            be(6, 16),
+            ins(0x6b, 2, 6, l.ip_csum() as i16, 0), // IPv4 header checksum
+        ]);
+    }
+    p.extend([
+        mov_x(4, 8),
+        and_k(4, 0xffff),
+        add_x(1, 4),
+        be(4, 16),
+        ins(0x6b, 2, 4, l.flow() as i16, 0), // flow id, low 16 bits
+        mov_x(4, 8),
+        rsh_k(4, 16),
+        ins(0x67, 4, 0, 0, SEQ_BITS as i32),
+        ins(0x4f, 7, 4, 0, 0), // r7 |= its high 16 bits: the sequence field
+        mov_x(4, 7),
+        be(4, 64),
+        ins(0x7b, 2, 4, l.seq() as i16, 0),
+        mov_x(4, 9),
+        be(4, 64),
+        ins(0x7b, 2, 4, l.ts() as i16, 0), // transmit time
+    ]);
+    p
+}
+
 /// How many leading bytes of the frame `restore_headers` writes back: every header and
 /// the payload's stamped fields (magic, flags, flow, sequence, time), in whole words.
 fn restored_len(t: &Template) -> usize {
@@ -299,6 +440,15 @@ fn restore_headers(t: &Template) -> Vec<Insn> {
     p
 }
 
+/// The least time between two frames' builds when frames left late by a stall catch up
+/// at most `factor` times `rate` (0: no bound).
+pub fn catch_up_gap_ns(rate: u64, factor: Option<f64>) -> u64 {
+    match factor {
+        Some(f) if f > 1.0 && rate > 0 => (1e9 / (f * rate as f64)).floor() as u64,
+        _ => 0,
+    }
+}
+
 /// Paced live frames wait for their time inside the kernel from this rate up (a whole
 /// number of pps); below it, one test run per frame's time costs little.
 pub const MIN_KERNEL_PACED_PPS: f64 = 1000.0;
@@ -309,16 +459,35 @@ pub fn paced_inner_batch(rate: u64) -> usize {
     ((rate as u128 * PACED_WINDOW_NS as u128 / 1_000_000_000) as usize).clamp(1, MAX_INNER_BATCH)
 }
 
+/// A rate with a fraction is paced inside the kernel at the nearest whole rate when that
+/// moves it by at most this share (from 50 kpps up): a reach probe or a search asks for
+/// rates such as 98% of what was achieved, which went through the one-test-run-per-frame
+/// path (about 0.1 Mpps) and read as a generator limit far below the kernel's reach.
+pub const MAX_ROUNDING: f64 = 1e-5;
+
 /// The whole rate to pace inside the kernel, if this run is paced that way.
 pub fn kernel_paced(rate: Option<f64>) -> Option<u64> {
-    rate.filter(|r| r.fract() == 0.0 && (MIN_KERNEL_PACED_PPS..1e10).contains(r))
-        .map(|r| r as u64)
+    rate.filter(|r| (MIN_KERNEL_PACED_PPS..1e10).contains(r))
+        .filter(|r| r.fract() == 0.0 || (r.round() - r).abs() <= MAX_ROUNDING * r)
+        .map(|r| r.round() as u64)
+}
+
+/// The permutation of `--flow-order random` as the program reads it: flow i's place
+/// in the order at key i (8-byte values, the low 4 bytes read).
+fn perm_map(order: &[u32]) -> io::Result<bpf::Shared> {
+    let mut m = bpf::Shared::create(8, order.len() as u32)?;
+    for (slot, &f) in m.u64s_mut(order.len()).iter_mut().zip(order) {
+        *slot = f as u64;
+    }
+    Ok(m)
 }
 
 pub struct Xdp {
     prog: Fd,
     _park: Option<Fd>,
     map: Fd,
+    /// `--flow-order random`: the permutation the program reads.
+    _perm: Option<bpf::Shared>,
     frame: Vec<u8>,
     /// struct xdp_md handed to each run: data 0, data_end = frame length and the
     /// ingress interface, so that XDP_TX leaves through it.
@@ -326,12 +495,18 @@ pub struct Xdp {
     dummy: Vec<u8>,
     dev: String,
     tx0: u64,
+    /// When `send` last looked whether the device is still up (CLOCK_MONOTONIC ns).
+    up_checked: u64,
 }
 
 impl Xdp {
-    pub fn open(t: &Template, flows: u64, ifindex: u32, dev: &str) -> io::Result<Xdp> {
+    pub fn open(t: &Template, plan: &Plan, ifindex: u32, dev: &str) -> io::Result<Xdp> {
         let map = bpf::map_create(BPF_MAP_TYPE_ARRAY, (VALUE_WORDS * 8) as u32, 1)?;
-        let (code, cb) = program(t, map.0, flows, ifindex);
+        let perm = match plan.permutation() {
+            Some(order) => Some(perm_map(order)?),
+            None => None,
+        };
+        let (code, cb) = program(t, map.0, plan, perm.as_ref().map(|m| m.fd.0), ifindex);
         let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
         let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs)?;
         // Park the program on this namespace's loopback (generic XDP; it passes
@@ -342,11 +517,13 @@ impl Xdp {
             prog,
             _park: park,
             map,
+            _perm: perm,
             frame: t.frame.clone(),
             ctx: [0, t.frame.len() as u32, 0, ifindex, 0, 0],
             dummy: vec![0u8; t.frame.len()],
             dev: dev.to_string(),
             tx0: dev_stat(dev, "tx_packets").unwrap_or(0),
+            up_checked: 0,
         })
     }
 
@@ -387,11 +564,13 @@ impl Xdp {
         bpf::map_update(&self.map, 0, &v)
     }
 
-    /// A new run: no frame yet, the schedule from `start` at `rate`.
-    fn set_schedule(&self, start: u64, rate: u64) -> io::Result<()> {
+    /// A new run: no frame yet, the schedule from `start` at `rate`, frames built at
+    /// least `gap_ns` apart (0: no bound on a catch-up).
+    fn set_schedule(&self, start: u64, rate: u64, gap_ns: u64) -> io::Result<()> {
         let mut w = [0u64; VALUE_WORDS];
         w[W_START] = start;
         w[W_RATE] = rate;
+        w[W_GAP] = gap_ns;
         self.set_words(&w)
     }
 
@@ -413,8 +592,12 @@ impl Xdp {
         // poll); the schedule is then set anew from the next frame on, so that the
         // check's wait is not a stall the next frames would catch up in one burst. The
         // achieved rate is measured from there, as for the other techniques.
-        self.set_schedule(crate::pace::now() + 200_000, rate)
-            .map_err(|e| (e, 0))?;
+        self.set_schedule(
+            crate::pace::now() + 200_000,
+            rate,
+            catch_up_gap_ns(rate, cfg.catch_up),
+        )
+        .map_err(|e| (e, 0))?;
         let probe = (inner as u64).min(cfg.planned);
         match self.run_batched(probe as usize, inner) {
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
@@ -435,47 +618,74 @@ impl Xdp {
         let mut w = self.slot_words().map_err(|e| (e, sent))?;
         w[W_START] = start;
         self.set_words(&w).map_err(|e| (e, sent))?;
-        out.first_batch = sent;
-        out.first_tx = start + off(sent);
+        // The span is measured as the other techniques measure theirs: from the first
+        // frame's time (frame 0, on the schedule as restarted) to the last frame's, and
+        // the frames after the first over it (one for frame 0 itself). Measured from
+        // frame `sent` instead, a short run's rate came out high by one frame's share.
+        out.first_batch = 1;
+        out.first_tx = start;
         let last_k = match cfg.deadline_ns {
             // the frames due before the deadline
             Some(d) => ((d as u128 * rate as u128) / 1_000_000_000) as u64,
             None => cfg.planned,
         }
         .min(cfg.planned);
+        // A stall: the time between two test runs (from the later of the last frame's
+        // build, in the kernel, and the next frame's due time) in which frames were due
+        // and none could leave: the process stopped (it stops on its way out of a test
+        // run and goes on with the next after SIGCONT) or without a CPU in user space.
+        // Waits inside a test run are the frames' lateness.
+        out.stall = Some((0, 0));
+        let mut returned = start;
+        let stalled = |out: &mut LoopOut, sent: u64, ts: u64, built: u64| {
+            let from = built.max(start + off(sent));
+            let idle = ts.saturating_sub(from);
+            if out.stall.is_none_or(|(longest, _)| idle > longest) {
+                out.stall = Some((idle, from));
+            }
+        };
         while sent < last_k {
             if crate::pace::stopped() {
                 out.stop = Stop::Signal;
                 break;
             }
-            if cfg
-                .deadline_ns
-                .is_some_and(|d| crate::pace::now() >= start + d)
-            {
+            let ts = crate::pace::now();
+            if cfg.deadline_ns.is_some_and(|d| ts >= start + d) {
                 out.stop = Stop::Deadline;
                 break;
             }
+            stalled(&mut out, sent, ts, returned);
+            if !dev_up(&self.dev) {
+                // as a socket's send fails on a link set down (a test run would go on
+                // and its frames would vanish)
+                return Err((io::Error::from_raw_os_error(libc::ENETDOWN), sent));
+            }
             let r = self.run_batched(chunk.min(last_k - sent) as usize, inner);
-            sent = self.slot_words().map_err(|e| (e, sent))?[W_K];
+            let w = self.slot_words().map_err(|e| (e, sent))?;
+            (sent, returned) = (w[W_K], w[W_LAST].max(start));
             match r {
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
-                    out.stop = Stop::Signal;
-                    break;
-                }
+                // a signal: a stop's (SIGSTOP, then SIGCONT) goes on, netassay's own ends
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => return Err((e, sent)),
                 Ok(()) => {}
             }
         }
+        out.end = crate::pace::now();
         if crate::pace::stopped() {
             out.stop = Stop::Signal;
         } else if out.stop == Stop::Complete && sent < cfg.planned {
             out.stop = Stop::Deadline;
         }
+        if sent < cfg.planned {
+            // ended before every frame went (deadline, signal): a stall it ended in counts
+            let end = out.end;
+            stalled(&mut out, sent, end, returned);
+        }
         let w = self.slot_words().map_err(|e| (e, sent))?;
         out.sent = w[W_K];
         out.last_tx = w[W_LAST];
         let max = w[W_LATE_MAX];
-        let counts = &w[W_LATE..];
+        let counts = &w[W_LATE..W_GAP];
         let mut below = out.sent;
         for (i, c) in counts.iter().enumerate() {
             // frames late by [thr[i-1], thr[i]) count as thr[i] (or the max)
@@ -485,6 +695,7 @@ impl Xdp {
         }
         out.lateness.add_n(max, below);
         out.lateness.max = max;
+        out.end = crate::pace::now();
         Ok(out)
     }
 }
@@ -512,9 +723,27 @@ impl Tx for Xdp {
         &mut self.dummy
     }
     fn send(&mut self, _from: usize, n: usize) -> io::Result<usize> {
+        let now = crate::pace::now();
+        if now.saturating_sub(self.up_checked) >= UP_CHECK_NS {
+            // a test run on a device set down goes on and its frames vanish: fail as
+            // a socket's send does (at most every UP_CHECK_NS)
+            self.up_checked = now;
+            if !dev_up(&self.dev) {
+                return Err(io::Error::from_raw_os_error(libc::ENETDOWN));
+            }
+        }
         self.run(n)?;
         Ok(n)
     }
+}
+
+/// Whether `dev` is set up (IFF_UP in its sysfs flags); a device that cannot be read
+/// counts as up (its sends fail on their own).
+pub fn dev_up(dev: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{dev}/flags"))
+        .ok()
+        .and_then(|f| u64::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
+        .is_none_or(|flags| flags & libc::IFF_UP as u64 != 0)
 }
 
 /// Read a `statistics/` counter of `dev` (in this namespace's /sys).
@@ -534,7 +763,18 @@ mod tests {
     #[test]
     fn program_shape() {
         let t = Template::new(&spec4()).unwrap();
-        let (p, cb) = program(&t, 3, 4, 7);
+        let s = spec4();
+        let plan = Plan::new(
+            4,
+            1,
+            1,
+            s.sport,
+            &s.src,
+            &s.dst,
+            crate::flows::Order::Incremental,
+        )
+        .unwrap();
+        let (p, cb) = program(&t, 3, &plan, None, 7);
         let drop = p.iter().position(|x| *x == mov_k(0, XDP_DROP)).unwrap();
         // a frame from another interface passes untouched
         assert_eq!((p[2].0, p[2].2, p[2].3), (0x15, 2, 7));
@@ -559,12 +799,155 @@ mod tests {
         assert_eq!(p.last().unwrap().0, 0x95);
     }
 
+    /// One test run (not live: the frame comes back) of `prog` on `frame`, as if it
+    /// arrived on interface `ifindex`; the return code and the frame it left.
+    fn test_run(prog: &Fd, frame: &[u8], ifindex: u32) -> (u32, Vec<u8>) {
+        let ctx: [u32; 6] = [0, frame.len() as u32, 0, ifindex, 0, 0];
+        let mut out = vec![0u8; frame.len() + 256];
+        let mut a = [0u8; 80];
+        put32(&mut a, 0, prog.0 as u32);
+        put32(&mut a, 8, frame.len() as u32);
+        put32(&mut a, 12, out.len() as u32);
+        put64(&mut a, 16, frame.as_ptr() as u64);
+        put64(&mut a, 24, out.as_mut_ptr() as u64);
+        put32(&mut a, 32, 1);
+        put32(&mut a, 40, std::mem::size_of_val(&ctx) as u32);
+        put64(&mut a, 48, ctx.as_ptr() as u64);
+        bpf::sys(BPF_PROG_TEST_RUN, &mut a).expect("test run");
+        let len = u32::from_ne_bytes(a[12..16].try_into().unwrap()) as usize;
+        out.truncate(len);
+        (u32::from_ne_bytes(a[4..8].try_into().unwrap()), out)
+    }
+
+    /// The kernel runs the assembled program (not parked anywhere: ifindex 1 is the
+    /// loopback of the namespace the test runs in, and nothing is sent), and every
+    /// frame it builds is the one `tx`'s stamping builds: flows in order and drawn,
+    /// with the run's addresses or their own, IPv4 and IPv6. Needs root (skipped
+    /// without it).
+    #[test]
+    fn the_kernel_stamps_each_frame_as_the_socket_techniques_do() {
+        use crate::flows::Order;
+        use crate::packet::Spec;
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: loading a BPF program needs root");
+            return;
+        }
+        let cases = [
+            (
+                "198.18.0.2",
+                "198.19.0.2",
+                64usize,
+                1u64,
+                1u64,
+                1u32,
+                Order::Incremental,
+            ),
+            ("198.18.0.2", "198.19.0.2", 64, 16, 1, 1, Order::Random(4)),
+            (
+                "198.18.0.2",
+                "198.19.1.1",
+                64,
+                1_000_000,
+                65_000,
+                1,
+                Order::Random(9),
+            ),
+            (
+                "198.18.0.2",
+                "198.19.1.1",
+                128,
+                1_000_000,
+                1,
+                1,
+                Order::Incremental,
+            ),
+            (
+                "198.18.0.2",
+                "198.19.1.1",
+                64,
+                500,
+                1000,
+                64,
+                Order::Incremental,
+            ),
+            (
+                "2001:2:0:1::2",
+                "2001:2:0:8000::1",
+                84,
+                1_000_000,
+                1_000_000,
+                4096,
+                Order::Random(2),
+            ),
+        ];
+        for (src, dst, size, flows, dsts, step, order) in cases {
+            let spec = Spec {
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                size,
+                ..spec4()
+            };
+            let t = Template::new(&spec).unwrap();
+            let plan =
+                Plan::new(flows, dsts, step, spec.sport, &spec.src, &spec.dst, order).unwrap();
+            let map = bpf::map_create(BPF_MAP_TYPE_ARRAY, (VALUE_WORDS * 8) as u32, 1).unwrap();
+            let perm = plan.permutation().map(|order| perm_map(order).unwrap());
+            let (code, cb) = program(&t, map.0, &plan, perm.as_ref().map(|m| m.fd.0), 1);
+            let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
+            let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs).unwrap();
+            let ks = [
+                0u64,
+                1,
+                2,
+                65_535,
+                65_536,
+                65_537,
+                flows - 1,
+                flows,
+                3 * flows + 7,
+                123_456_789,
+            ];
+            for k in ks {
+                let mut w = [0u64; VALUE_WORDS];
+                w[W_K] = k;
+                let mut v = [0u8; VALUE_WORDS * 8];
+                for (i, x) in w.iter().enumerate() {
+                    put64(&mut v, i * 8, *x);
+                }
+                bpf::map_update(&map, 0, &v).unwrap();
+                // a frame as the kernel recycles it: whatever the path wrote in it
+                let mut dirty = t.frame.clone();
+                dirty[14..54].iter_mut().for_each(|b| *b ^= 0x5a);
+                let (ret, out) = test_run(&prog, &dirty, 1);
+                assert_eq!(ret, XDP_TX as u32, "{src} {flows} flows k {k}");
+                let l = t.layout;
+                let ts = u64::from_be_bytes(out[l.ts()..l.ts() + 8].try_into().unwrap());
+                let mut want = t.frame.clone();
+                let f = plan.flow_of(k);
+                if plan.fixed_addresses() {
+                    t.stamp(&mut want, f as u16, k / flows, ts);
+                } else {
+                    t.stamp_tuple(&mut want, f, &plan.tuple(f), k / flows, ts);
+                }
+                assert_eq!(out, want, "{src} {flows} flows {dsts} dsts k {k}");
+                assert_eq!(crate::packet::checksums_ok(&out), Some(true));
+                // a frame from another interface passes untouched
+                let (ret, out) = test_run(&prog, &dirty, 2);
+                assert_eq!((ret, out), (XDP_PASS as u32, dirty.clone()));
+            }
+        }
+    }
+
     #[test]
     fn kernel_pacing_is_for_whole_rates_from_the_minimum() {
         assert_eq!(kernel_paced(Some(2e6)), Some(2_000_000));
         assert_eq!(kernel_paced(Some(MIN_KERNEL_PACED_PPS)), Some(1000));
         assert_eq!(kernel_paced(Some(999.0)), None);
         assert_eq!(kernel_paced(Some(1500.5)), None);
+        // a fraction of a rate from 50 kpps is within MAX_ROUNDING of a whole one
+        assert_eq!(kernel_paced(Some(4_938_293.57)), Some(4_938_294));
+        assert_eq!(kernel_paced(Some(50_000.4)), Some(50_000));
+        assert_eq!(kernel_paced(Some(49_999.5)), None);
         assert_eq!(kernel_paced(None), None);
     }
 

@@ -32,7 +32,7 @@ from netassay.params import (
     spelling_hint,
     whole,
 )
-from netassay.units import parse_rate
+from netassay.units import parse_rate, parse_whole
 
 MODES = ("described", "published")
 AUTO = "auto"
@@ -53,7 +53,17 @@ DATAPLANE_KNOBS: dict[str, dict[str, Any]] = {
     "l3fwd": {"dpdk_vdev": "af_xdp"},
     "exec": {"sut_setup": None},
 }
+# the scale knobs' ranges (testbed.scale: where the routes and rules go)
+MAX_FLOWS = 1_000_000
+MAX_ROUTES = 1_000_000  # IPv6's; IPv4 has room for 65,280
+MAX_RULES = 1_000_000
 SINKS = ("xdp", "nft", "xdp+nft")
+# How the SUT's ingress veth receives (testbed.receive): napi, as a NIC's driver (polled
+# in batches on the SUT's CPU, the generator hands it XDP live frames), or backlog
+# (each frame handed to the stack by netif_rx on the sender's CPU, netassay's only way
+# until 0.2; stored experiments without the knob were measured so)
+RX_MODES = ("napi", "backlog")
+RX_MODE_BEFORE = "backlog"
 # where the SUT's receive work runs (seed 003, section 3.2: interrupt affinity)
 RX_AFFINITIES = (AUTO, "bound", "balanced", "none")
 # the CPU each pinning gives the generator and the SUT's receive work (None: not pinned)
@@ -171,6 +181,37 @@ class AnalysisConfig:
             )
 
 
+def count_in(lo: int, hi: int, what: str) -> Any:
+    """A whole number written plainly or as 1k, 100k, 1M (k = 1000), in lo..hi: the
+    parser of a scale knob (a campaign file's number or text alike)."""
+
+    def parse(v: Any) -> int:
+        n = parse_whole(v, what)
+        if not lo <= n <= hi:
+            raise UsageError(f"bad {what} {n:,}", f"expected {lo:,}..{hi:,}", f"e.g. {lo} or 1k")
+        return n
+
+    return parse
+
+
+def _count_check(lo: int, hi: int, what: str) -> Any:
+    parse = count_in(lo, hi, what)
+
+    def check(v: Any) -> int:
+        try:
+            return int(parse(v))
+        except UsageError as exc:
+            raise ValueError(exc.why or exc.what) from exc
+
+    return check
+
+
+def _flag(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError("expected true or false")
+    return v
+
+
 def _imix_text(v: Any) -> str:
     """A campaign's ``imix``: a mix that parses (its sizes are checked against the cell's
     IP version when the cell runs)."""
@@ -213,11 +254,72 @@ class TestbedConfig:
         "size: 'simple' (TRex's imix: 7:4:1 of 64/594/1518 bytes with the FCS, sent as "
         "64/590/1514 without it) or SIZE:WEIGHT,... without the FCS as --size counts, e.g. "
         "64:7,590:4,1514:1.",
-        default=None, check=_imix_text, testbed=True,
+        default=None, check=_imix_text, testbed=True, metavar="MIX",
     )  # fmt: skip
     flows: int = param(
-        "--flows", "Number of UDP flows.", default=1, cli=int, check=whole(1, 65535),
-        ordinal=True, testbed=True,
+        "--flows",
+        "Number of UDP flows, distinct 5-tuples (1..1M; 1k, 1M: k = 1000): over the "
+        "--routes' destinations first, then source ports, then source addresses, all in "
+        "the benchmarking ranges. A list (1,1k,100k,1M) runs a sweep, search or flood "
+        "once per count (a scale series).",
+        default=1, parse=count_in(1, MAX_FLOWS, "flow count"),
+        check=_count_check(1, MAX_FLOWS, "flow count"), ordinal=True, testbed=True,
+    )  # fmt: skip
+    flow_order: str = param(
+        "--flow-order",
+        "The order the flows are sent in: incremental (default) | random (a permutation "
+        "drawn from --flow-seed, the same for every technique).",
+        default="incremental", check=choice("incremental", "random"), testbed=True,
+    )  # fmt: skip
+    flow_seed: int = param(
+        "--flow-seed", "The seed of --flow-order random's permutation (recorded).",
+        default=1, cli=int, check=whole(0, 2**63 - 1), testbed=True,
+    )  # fmt: skip
+    count_flows: bool = param(
+        "--count-flows",
+        "The XDP sink counts every flow's frames, each checked against the destination "
+        "its flow aims at (a frame that came another way is misdirected).",
+        default=False, cli=bool, check=_flag, testbed=True,
+    )  # fmt: skip
+    routes: int | None = param(
+        "--routes",
+        "Router and XDP router: a FIB of N routes in the SUT (ip -batch), each a prefix "
+        "of its own in the benchmarking range, the flows' destinations spread over them "
+        "(IPv4: up to 65,280; IPv6: up to 1M). A list (1,1k,100k,1M) runs a scale series.",
+        default=None, parse=count_in(1, MAX_ROUTES, "route count"),
+        check=_count_check(1, MAX_ROUTES, "route count"), ordinal=True, testbed=True,
+    )  # fmt: skip
+    nft_rules: int | None = param(
+        "--nft-rules",
+        "Router: N nft rules in the SUT's forward hook that the test frames pass without "
+        "matching, ahead of an accept (linear, about 30 ns a rule per frame; --nft-set: "
+        "one set lookup). A list (10,1k,10k) runs a scale series.",
+        default=None, parse=count_in(1, MAX_RULES, "rule count"),
+        check=_count_check(1, MAX_RULES, "rule count"), ordinal=True, testbed=True,
+    )  # fmt: skip
+    nft_set: bool = param(
+        "--nft-set", "With --nft-rules: the N keys as one set a single rule looks up.",
+        default=False, cli=bool, check=_flag, testbed=True,
+    )  # fmt: skip
+    conntrack: str = param(
+        "--conntrack",
+        "Router: connection tracking in the SUT: off (default) | on (its table's entries "
+        "and drops read before and after every trial).",
+        default="off", check=choice("off", "on"), testbed=True,
+    )  # fmt: skip
+    conntrack_max: int | None = param(  # net.netfilter.nf_conntrack_max while it is up
+        "--conntrack-max",
+        "With --conntrack on: the conntrack table's limit, host-wide, while the testbed is "
+        "up (net.netfilter.nf_conntrack_max, restored after; a new connection past it "
+        "evicts an unreplied one, or is dropped).",
+        default=None, parse=count_in(1, 16_000_000, "conntrack table limit"),
+        check=_count_check(1, 16_000_000, "conntrack table limit"), ordinal=True,
+        testbed=True,
+    )  # fmt: skip
+    nat: str = param(
+        "--nat", "Router: off (default) | snat (source NAT to the SUT's address towards "
+        "the sink; needs --conntrack on).",
+        default="off", check=choice("off", "snat"), testbed=True,
     )  # fmt: skip
     backlog: int | None = param(  # net.core.netdev_max_backlog while the testbed is up
         "--backlog", "net.core.netdev_max_backlog (restored after).", default=None, cli=int,
@@ -251,6 +353,16 @@ class TestbedConfig:
         "not with pin-1cpu nor the XDP router) | none (not steered: veth's sender's CPU; "
         "only with unpinned).",
         default=AUTO, check=choice(*RX_AFFINITIES), testbed=True,
+    )  # fmt: skip
+    rx_mode: str = param(  # how the SUT's ingress veth receives (testbed.receive)
+        "--rx-mode",
+        "How the SUT's ingress veth receives: backlog (default: each frame handed to the "
+        "stack by netif_rx on the generator's CPU and steered by RPS; sent with AF_PACKET "
+        "sendmmsg, whose reach on a small host is below the kernel router's MRR) | napi "
+        "(polled in batches by NAPI on the SUT's CPU, as a NIC's driver is, from a "
+        "256-frame ring; the generator sends XDP live frames paced in the kernel; see "
+        "the manual's page on the generator for what it does on a shared host).",
+        default="backlog", check=choice(*RX_MODES), testbed=True,
     )  # fmt: skip
     sink: str = param(  # how the sink counts test frames: xdp | nft | xdp+nft (cross-check)
         "--sink",
@@ -295,7 +407,7 @@ class TestbedConfig:
         "--sut exec: a program run in the SUT's namespace with the two interfaces' names "
         "and addresses in its environment (NETASSAY_*); it starts the data plane (and may "
         "keep running: its process group is ended when the testbed goes down).",
-        default=None, testbed=True,
+        default=None, testbed=True, metavar="FILE",
     )  # fmt: skip
 
     def mix(self) -> Mix | None:
@@ -309,9 +421,12 @@ class TestbedConfig:
 
     def global_sysctls(self) -> dict[str, str]:
         """The host-wide sysctls this testbed sets while it is up (key -> value)."""
-        if self.backlog is None:
-            return {}
-        return {"net.core.netdev_max_backlog": str(self.backlog)}
+        out = {}
+        if self.backlog is not None:
+            out["net.core.netdev_max_backlog"] = str(self.backlog)
+        if self.conntrack_max is not None:
+            out["net.netfilter.nf_conntrack_max"] = str(self.conntrack_max)
+        return out
 
     def pinning_choice(self, cpus: int | None = None) -> tuple[str, str]:
         """The pinning used on this machine and why (see resolve_pinning)."""

@@ -137,6 +137,11 @@ class StoreWaiting(UserWarning):
     stderr, when the wait is longer than a few seconds."""
 
 
+class Deprecated(UserWarning):
+    """An old spelling (a flag, a file's key) that still works for one release: one line
+    on stderr naming the new one; the command goes on as the new spelling would."""
+
+
 class StoreWarning(UserWarning):
     """A store can be read but is damaged: what is read from it may be wrong. The CLI
     shows it as one line on stderr; the command goes on (a write is refused instead)."""

@@ -1,4 +1,4 @@
-"""IMIX (issue 22): a frame mix sent in one fixed repeating order, the sink counting every
+"""IMIX: a frame mix sent in one fixed repeating order, the sink counting every
 size of it.
 
 A mix is frame sizes with whole weights, ``64:7,590:4,1514:1``. Sizes count the frame

@@ -1,4 +1,4 @@
-"""How a load is written, before any frame size is known (issue 22): frames/s (``200k``),
+"""How a load is written, before any frame size is known: frames/s (``200k``),
 bit/s (``500Mbps``, ``1Gbit``, ``2.5Gbit/s``) or a share of the line rate (``50%``), one
 token at a time, a list ``a,b,c`` or a range ``START:STOP:STEP`` in one unit.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.errors import NetassayError, UsageError
-from netassay.params import param
+from netassay.params import param, tagged
 from netassay.units import _SI, parse_rate, parse_rates
 
 _BIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgG]?)\s*(bps|bit/s|bit)\s*$")
@@ -64,12 +64,18 @@ def _layer_text(v: Any) -> str:
     return f"l{parse_layer(v)}"
 
 
+tagged(_layer_text, "l1|l2")
+
+
 def _line_rate_text(v: Any) -> str:
     """A line rate as written ('10G', '10Gbps'), checked."""
     if isinstance(v, bool):
         raise UsageError(f"bad --line-rate {v!r}", "expected a bit rate", "give e.g. 10G")
     parse_line_rate(v)
     return str(v).strip()
+
+
+tagged(_line_rate_text, "RATE")
 
 
 def share(text: str, what: str) -> float | None:
@@ -176,6 +182,8 @@ def _check(what: str, one: bool) -> Any:
         text = _text(v)
         if text is None:
             raise ValueError("expected a load like 200k, 500Mbps or 50%")
+        if not one and text.strip() == AUTO:
+            return ()  # loads chosen past the SUT's MRR (AUTO_LOADS)
         try:
             if not written(text):
                 return parse_rate(text) if one else tuple(parse_rates(text))
@@ -188,7 +196,7 @@ def _check(what: str, one: bool) -> Any:
             return loads[0][1]
         return tuple((k, x) for k, x, _ in loads)
 
-    return check
+    return tagged(check, "RATE" if one else "RATES")
 
 
 def check_load(what: str) -> Any:
@@ -208,3 +216,25 @@ def units_of(levels: Any) -> set[str]:
         t = _text(v)
         out |= {kind_of(p) for p in re.split(r"[,:]", t or "") if p.strip()}
     return out
+
+
+# A sweep given no loads chooses them on the testbed (``methods.lab.auto_loads``): this
+# many, evenly up to AUTO_TOP times the SUT's MRR (a short flood measures it first), or
+# to the generator's paced reach where that is lower.
+AUTO = "auto"  # --rates auto (and no --rates): the loads chosen so
+AUTO_LOADS = 12
+AUTO_TOP = 1.3
+
+
+def auto_rates(mrr_pps: float, reach_pps: float | None = None) -> tuple[float, ...]:
+    """The loads of a sweep given none: AUTO_LOADS evenly from the top's 1/AUTO_LOADS up
+    to the top, AUTO_TOP x ``mrr_pps`` or ``reach_pps`` where lower; each rounded to
+    100 pps (1 kpps from 100 kpps up), none below 1 kpps."""
+    top = AUTO_TOP * mrr_pps
+    if reach_pps is not None:
+        top = min(top, reach_pps)
+    out = []
+    for i in range(1, AUTO_LOADS + 1):
+        r = top * i / AUTO_LOADS
+        out.append(max(1000.0, round(r, -3 if r >= 100_000 else -2)))
+    return tuple(sorted(set(out)))

@@ -16,13 +16,22 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.errors import NetassayError, UsageError
+from netassay.errors import Deprecated, NetassayError, UsageError
 from netassay.units import parse_count, parse_duration, parse_pause, parse_rate, parse_rates
+
+# what a load (``Param.load``) is written in, said when one is refused
+LOAD_UNITS = (
+    "a load is frames/s (200k, 1.5M), bit/s (500Mbps, 1Gbit/s; bps, bit/s or bit, never "
+    "bytes) or a share of the line rate (50%)"
+)
+LOAD_TODO = "write it like 200k, 500Mbps or 50%"
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,10 @@ class Param:
     show: str = ""  # the default as a campaign file writes it ("" : the value itself)
     example: str = ""  # a value to suggest when one is missing
     load: str = ""  # a load that may be written in bit/s or as a share: "one" or "list"
+    old: tuple[str, ...] = ()  # older spellings of the flag, taken for one release with a warning
+    what: str = ""  # the concept in a few words, said with a deprecation ("probes per second")
+    metavar: str = ""  # what to write ("" : derived, ``metavar_of``)
+    hidden: bool = False  # taken but not listed in a command's help
 
     @property
     def name(self) -> str:
@@ -52,20 +65,59 @@ class Param:
         name = self.flag.removeprefix("--")
         return (name.removeprefix("no-") if self.negate else name).replace("-", "_")
 
-    def value(self, given: Any) -> Any:
-        """A user's value as the field takes it (UsageError when it cannot be)."""
-        return self.parse(given) if self.parse is not None else given
+    @property
+    def old_names(self) -> tuple[str, ...]:
+        """The keys of the older spellings ('--segment' -> 'segment')."""
+        return tuple(o.removeprefix("--").replace("-", "_") for o in self.old)
 
-    def canonical(self, given: Any) -> Any:
-        """A campaign value in its canonical form (ValueError saying why not)."""
-        if self.check is not None:
-            return self.check(given)
+    def deprecated(self, old: str, where: str) -> str:
+        """The one line said when ``old`` (a flag or a file's key) is used ``where``
+        ("for 'netassay rtt'")."""
+        new = self.flag if old.startswith("--") else self.name
+        what = f" ({self.what})" if self.what else ""
+        return (
+            f"{old} is deprecated {where}: use {new}{what}; the old spelling goes in the "
+            "next release"
+        )
+
+    def value(self, given: Any) -> Any:
+        """A user's value as the field takes it (UsageError when it cannot be); a load
+        refused says every unit a load is written in."""
         if self.parse is None:
             return given
         try:
             return self.parse(given)
-        except NetassayError as exc:
+        except UsageError as exc:
+            if not self.load or "k/M/G suffix" not in exc.why:  # not a matter of units
+                raise
+            raise UsageError(f"{exc.what} for {self.flag}", LOAD_UNITS, LOAD_TODO) from exc
+
+    def canonical(self, given: Any) -> Any:
+        """A campaign value in its canonical form (ValueError saying why not)."""
+        convert = self.check if self.check is not None else self.parse
+        if convert is None:
+            return given
+        try:
+            return convert(given)
+        except NetassayError as exc:  # a parser's refusal, said as the campaign file's
             raise ValueError(exc.why or exc.what) from exc
+
+
+def renamed_keys(
+    values: dict[str, Any], params: dict[str, Param], where: Callable[[str], str]
+) -> dict[str, Any]:
+    """A file's keys (a config section, a campaign table) with each older spelling of a
+    parameter's key ('rate' of rtt's --rate) as today's ('probe_rate'), each said
+    deprecated once, ``where(key)`` naming the file and line."""
+    olds = {o: p for p in params.values() for o in p.old_names}
+    out = {}
+    for key, value in values.items():
+        p = olds.get(key) if key not in params else None
+        if p is not None:
+            warnings.warn(p.deprecated(key, where(key)), Deprecated, stacklevel=3)
+            key = p.name
+        out[key] = value
+    return out
 
 
 def param(flag: str, help: str, *, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
@@ -114,13 +166,19 @@ def spelling_hint(key: str, known: Iterator[str] | list[str] | tuple[str, ...]) 
     return f"did you mean '{near[0]}'? " if near else ""
 
 
+def tagged(fn: Any, metavar: str) -> Any:
+    """``fn`` marked with the metavar a value it takes is written as (``metavar_of``)."""
+    fn.metavar = metavar
+    return fn
+
+
 def choice(*options: Any) -> Callable[[Any], Any]:
     def check(v: Any) -> Any:
         if v not in options:
             raise ValueError(f"expected one of {', '.join(map(str, options))}")
         return v
 
-    return check
+    return tagged(check, "|".join(map(str, options)))
 
 
 def whole(lo: int, hi: int | None = None) -> Callable[[Any], int]:
@@ -131,7 +189,7 @@ def whole(lo: int, hi: int | None = None) -> Callable[[Any], int]:
             raise ValueError(f"expected {lo}..{hi}" if hi is not None else f"expected >= {lo}")
         return v
 
-    return check
+    return tagged(check, "N")
 
 
 def fraction(lo: float, hi: float, closed_hi: bool = False) -> Callable[[Any], float]:
@@ -149,11 +207,12 @@ def fraction(lo: float, hi: float, closed_hi: bool = False) -> Callable[[Any], f
             raise ValueError(f"expected a value in [{lo:g}, {hi:g}{']' if closed_hi else ')'}")
         return x
 
-    return check
+    return tagged(check, "RATIO")
 
 
 def units(parse: Callable[[str], float]) -> Callable[[Any], float]:
     """A rate or a duration: '100k', '1s', or a bare number (pps, seconds)."""
+    metavar = _PARSED.get(parse, "")
 
     def check(v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, int | float | str):
@@ -163,13 +222,16 @@ def units(parse: Callable[[str], float]) -> Callable[[Any], float]:
         except NetassayError as exc:
             raise ValueError(exc.why or exc.what) from exc
 
-    return check
+    return tagged(check, metavar)
 
 
 def flag(v: Any) -> bool:
     if not isinstance(v, bool):
         raise ValueError("expected true or false")
     return v
+
+
+tagged(flag, "")
 
 
 def rate_list(v: Any) -> tuple[float, ...]:
@@ -181,6 +243,9 @@ def rate_list(v: Any) -> tuple[float, ...]:
         return tuple(parse_rates(v))
     except NetassayError as exc:
         raise ValueError(exc.why or exc.what) from exc
+
+
+tagged(rate_list, "RATES")
 
 
 def hold_ns(v: Any) -> float:
@@ -199,11 +264,17 @@ def hold_ns(v: Any) -> float:
     return x * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, None: 1e9}[m.group(2)]
 
 
+tagged(hold_ns, "DURATION")
+
+
 def cpu(v: Any) -> Any:
     """A CPU number, or "none" (the scheduler's choice)."""
     if v == "none":
         return -1
     return whole(0, 4095)(v)
+
+
+tagged(cpu, "N|none")
 
 
 def buffer_bytes(v: Any) -> float:
@@ -221,6 +292,62 @@ def buffer_bytes(v: Any) -> float:
     return n
 
 
+tagged(buffer_bytes, "SIZE|default")
+
+
+# what a value each parser of ``units`` takes is written as
+_PARSED: dict[Callable[..., Any], str] = {
+    parse_rate: "RATE", parse_rates: "RATES", parse_duration: "DURATION",
+    parse_pause: "DURATION", parse_count: "N",
+}  # fmt: skip
+GOAL_SYNTAX = "ndr, pdr (0.005) or pdr:R, R a ratio or a percent (pdr:0.005, pdr:0.5%)"
+
+
+def goal_ratio(text: Any, bare: bool = False) -> float:
+    """A goal's loss ratio, as ``--goal`` is written in search and soak alike: 'ndr' (0),
+    'pdr' (0.005), 'pdr:R' with R a ratio or a percent ('pdr:0.01', 'pdr:1%'); ``bare``:
+    R alone too ('0.005', '0.5%': soak's goal is one ratio). UsageError when not."""
+    t = str(text).strip().lower()
+    if isinstance(text, bool):
+        t = ""
+    if t in ("ndr", "pdr"):
+        return 0.0 if t == "ndr" else 0.005
+    kind, sep, ratio = t.partition(":")
+    if not sep and bare:
+        kind, ratio = "pdr", t
+    shapes = f"{GOAL_SYNTAX}{', or R alone' if bare else ''}"
+    if kind not in ("pdr", "ndr") or not ratio:
+        raise UsageError(f"bad --goal '{text}'", f"a goal is {shapes}", "e.g. --goal pdr:0.005")
+    try:
+        value = float(ratio[:-1]) / 100 if ratio.endswith("%") else float(ratio)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value):
+        raise UsageError(f"bad --goal '{text}'", f"'{ratio}' is not a number",
+                         "write R as e.g. 0.005 or 0.5%")  # fmt: skip
+    if kind == "ndr" and value != 0:
+        raise UsageError(f"bad --goal '{text}'", "NDR is zero loss", "write pdr:R instead")
+    if not 0 <= value < 1:
+        raise UsageError(f"bad --goal '{text}'", "a goal loss ratio is in [0, 1) (0% to 100%)",
+                         "e.g. pdr:0.005 or pdr:0.5%")  # fmt: skip
+    return value
+
+
+def goal_check(bare: bool = False) -> Callable[[Any], Any]:
+    """A campaign or config file's goal: checked as ``goal_ratio``, kept as written."""
+
+    def check(v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, int | float | str):
+            raise ValueError(f"expected a goal: {GOAL_SYNTAX}")
+        try:
+            goal_ratio(v, bare)
+        except NetassayError as exc:
+            raise ValueError(exc.why) from exc
+        return v
+
+    return tagged(check, "GOAL")
+
+
 RATE = units(parse_rate)
 DURATION = units(parse_duration)
 PAUSE = units(parse_pause)
@@ -234,4 +361,31 @@ def as_text(parse: Callable[[str], Any]) -> Callable[[Any], Any]:
             raise UsageError(f"bad value {v!r}", "expected a number or text", "")
         return parse(str(v))
 
-    return run
+    return tagged(run, getattr(parse, "metavar", "") or _PARSED.get(parse, ""))
+
+
+# a field's name ending (its unit) -> what its value is written as, when neither the
+# parameter nor its parser says
+_SUFFIXES = (("_pps", "RATE"), ("_bps", "RATE"), ("_s", "DURATION"), ("_ns", "DURATION"),
+             ("_bytes", "SIZE"))  # fmt: skip
+
+
+def metavar_of(f: dataclasses.Field[Any], p: Param) -> str:
+    """What a command's help shows a parameter's value as: RATE, RATES, DURATION, N,
+    RATIO, SIZE, FILE, NAME, its choices joined by '|' ('4|6')... The parameter's own
+    (``metavar``), else its parser's or check's (``tagged``), else its field's unit (a
+    name ending ``_pps`` is a RATE, a tuple of them RATES), else its type's."""
+    if p.metavar or p.cli is bool:
+        return p.metavar
+    tags = [getattr(fn, "metavar", None) for fn in (p.parse, p.check) if fn is not None]
+    tag = next((t for t in tags if t), "")
+    unit = next((m for end, m in _SUFFIXES if f.name.endswith(end)), "")
+    if unit and "tuple" in str(f.type):
+        unit += "S" if unit == "RATE" else ""
+    if tag and not (tag == "N" and unit == "SIZE"):
+        return tag
+    if unit:
+        return unit
+    if str(f.type).split(" | ")[0] == "int":  # a count written as text (1k, 1M)
+        return "N"
+    return {int: "N", float: "NUMBER", list: "VALUE"}.get(p.cli, "TEXT")

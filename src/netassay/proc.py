@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
 import shutil
 import signal
 import subprocess
@@ -55,8 +56,10 @@ def run(
     check: bool = True,
     netns: str | None = None,
     input_text: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> Result:
-    """Run ``argv`` (never through a shell) and return its output.
+    """Run ``argv`` (never through a shell) and return its output; ``env``: variables
+    added to netassay's own environment.
 
     Raises ToolError when the program is missing, times out, or (with ``check``)
     exits non-zero.
@@ -77,6 +80,7 @@ def run(
             timeout=timeout,
             input=input_text,
             check=False,
+            env=None if env is None else {**os.environ, **env},
         )
     except subprocess.TimeoutExpired as exc:
         raise ToolError(

@@ -24,9 +24,19 @@ GENERATOR_STALL = "generator stall"
 COUNTER_FAULT = "counter fault"
 TRUNCATED = "truncated trial"
 SINK_FAULT = "sink fault"
+# a command the user named (a hook around a trial, a reconfiguration) failed: the SUT was
+# not in the state the trial was to measure
+COMMAND_FAULT = "command fault"
+# the testbed changed under the trial: a namespace deleted, a link down (trial.integrity)
+TESTBED_FAULT = "testbed fault"
 
 GENERATOR_WARNINGS = (GENERATOR_LIMIT, RATE_OVERSHOOT, GENERATOR_STALL)
-FAULTS = (*GENERATOR_WARNINGS, COUNTER_FAULT, TRUNCATED, SINK_FAULT)
+FAULTS = (*GENERATOR_WARNINGS, COUNTER_FAULT, TRUNCATED, SINK_FAULT, TESTBED_FAULT, COMMAND_FAULT)
+# A stall this share of the trial's duration or longer (the generator sent nothing while
+# frames were due: it was stopped, or had no CPU) is what made the trial's rate: it is
+# said with that rate, and never as a generator limit (the generator's reach is not in
+# question). Whether it is a fault is the stall rule's (stall_warning, stall_is_harmless).
+LONG_STALL_SHARE = 0.1
 
 # A warning that names loss the SUT did not cause but that leaves the trial usable.
 SINK_DROPS = "sink drops"

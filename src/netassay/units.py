@@ -6,6 +6,7 @@ import itertools
 import math
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 from netassay.errors import UsageError
 
@@ -28,6 +29,18 @@ def parse_count(text: str, what: str = "value") -> float:
     if not math.isfinite(value):
         raise UsageError(f"bad {what} '{text}'", "not a finite number", "give a finite value")
     return value
+
+
+def parse_whole(text: Any, what: str = "count") -> int:
+    """'1k', '100k', '1M', 250000 as a whole number (k = 1000); UsageError if not."""
+    if isinstance(text, bool):
+        raise UsageError(f"bad {what} {text!r}", "expected a whole number", "e.g. 1k or 100000")
+    if isinstance(text, int):
+        return text
+    value = parse_count(str(text).strip(), what)
+    if value != int(value):
+        raise UsageError(f"bad {what} '{text}'", "not a whole number", "e.g. 1k or 100000")
+    return int(value)
 
 
 def parse_rate(text: str) -> float:

@@ -10,8 +10,8 @@ from tests.conftest import refused_cleanly
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("--rate", "0"), "bad rate '0'"),
-        (("--rate", "1M"), "bad --rate 1e+06"),
+        (("--probe-rate", "0"), "bad rate '0'"),
+        (("--probe-rate", "1M"), "bad --probe-rate 1e+06"),
         (("--path", "macvlan"), "bad --path 'macvlan'"),
         (("--gro", "maybe"), "bad --gro 'maybe'"),
         (("--flush", "200us"), "--flush, --defer and --threaded need --gro on or --xdp on"),
@@ -20,7 +20,7 @@ from tests.conftest import refused_cleanly
         (("--gro", "on", "--flush", "soon"), "bad duration 'soon'"),
         (("--gro", "on", "--flush", "1s"), "bad --flush"),
         (("--burst-gap", "200us"), "bad --burst-gap 200 us"),
-        (("--count", "1000000", "--rate", "1k"), "would send for over 60 s"),
+        (("--count", "1000000", "--probe-rate", "1k"), "would send for over 60 s"),
         (("--runs", "0"), "bad --runs 0"),
         (("--size", "63"), "bad --size 63"),
         (("--gro", "on", "--defer", "-1"), "bad --defer -1"),
@@ -42,6 +42,6 @@ def test_bad_input_is_one_line_and_builds_nothing(cli, args, needle, tmp_path, m
 def test_help_names_the_knobs(cli):
     res = cli("batching", "--help")
     assert res.returncode == 0
-    for flag in ("--gro", "--xdp", "--flush", "--defer", "--threaded", "--burst-gap", "--rate",
-                 "--probe", "--busy-poll"):  # fmt: skip
+    for flag in ("--gro", "--xdp", "--flush", "--defer", "--threaded", "--burst-gap",
+                 "--probe-rate", "--probe", "--busy-poll"):  # fmt: skip
         assert flag in res.stdout

@@ -108,7 +108,7 @@ def test_cells_are_stored_once_tagged_with_their_levels(store_path):
 
 
 def test_compare_serves_a_campaign_store(store_path, cli):
-    res = cli("compare", str(store_path), "--by", "cap", "--json")
+    res = cli("compare", "--db", str(store_path), "--by", "cap", "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert [g["levels"]["sut_cap"] for g in out["groups"]] == ["100k", "180k"]
@@ -116,9 +116,9 @@ def test_compare_serves_a_campaign_store(store_path, cli):
     c = out["effects"][0]["comparisons"][0]
     assert c["test"] == "Wilcoxon signed-rank" and c["n_pairs"] == 4  # paired by block
     assert c["cliffs_delta"] == 1.0 and c["hodges_lehmann_pps"] > 70_000
-    text = cli("compare", str(store_path), "--by", "pinning")
+    text = cli("compare", "--db", str(store_path), "--by", "pinning")
     assert text.returncode == 0 and "effect of pinning on PDR" in text.stdout
-    bad = cli("compare", str(store_path), "--by", "nope")
+    bad = cli("compare", "--db", str(store_path), "--by", "nope")
     assert bad.returncode == 2 and "unknown factor 'nope'" in bad.stderr
 
 
@@ -196,17 +196,17 @@ def two_campaigns(store_path, tmp_path_factory):
 
 
 def test_compare_each_campaign_of_a_store_or_the_one_named(two_campaigns, cli):
-    text = cli("compare", two_campaigns, "--by", "cap", check=True).stdout
+    text = cli("compare", "--db", two_campaigns, "--by", "cap", check=True).stdout
     assert text.startswith("2 campaigns in ") and "caps, caps2 (--campaign NAME for one)" in text
     assert "campaign caps: 8 experiments" in text and "campaign caps2: 8 experiments" in text
-    out = cli("compare", two_campaigns, "--json", check=True).stdout
+    out = cli("compare", "--db", two_campaigns, "--json", check=True).stdout
     dec, objs, at = json.JSONDecoder(), [], 0
     while at < len(out.strip()):
         obj, at = dec.raw_decode(out, at)
         objs.append(obj)
         at += len(out[at:]) - len(out[at:].lstrip())
     assert [o["campaign"] for o in objs] == ["caps", "caps2"]
-    one = json.loads(cli("compare", two_campaigns, "--campaign", "caps2", "--json").stdout)
+    one = json.loads(cli("compare", "--db", two_campaigns, "--campaign", "caps2", "--json").stdout)
     assert one["campaign"] == "caps2" and len(one["experiments"]) == 8
-    bad = cli("compare", two_campaigns, "--campaign", "nope")
+    bad = cli("compare", "--db", two_campaigns, "--campaign", "nope")
     assert bad.returncode == 2 and "its campaigns: caps, caps2" in bad.stderr

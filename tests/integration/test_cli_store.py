@@ -30,7 +30,7 @@ def test_import_twice_adds_nothing_and_check_passes(pastrami_files, tmp_path, cl
         f"ok (schema {SCHEMA_VERSION}, 6 experiments, 252 trials, 0 rtt runs, "
         "0 acceptance runs, 0 campaigns)"
     )
-    assert want in cli("db", "check", db).stdout
+    assert want in cli("db", "check", "--db", db).stdout
 
 
 def test_trials_are_append_only(pastrami_files, tmp_path, cli):
@@ -68,7 +68,7 @@ def test_bad_input_is_one_line_and_the_store_keeps_everything(pastrami_files, tm
         assert len(lines) == 1 and lines[0].startswith("netassay: ") and str(bad) in lines[0]
         assert "Traceback" not in cp.stderr
     assert _counts(db) == before
-    assert cli("db", "check", db).returncode == 0
+    assert cli("db", "check", "--db", db).returncode == 0
 
 
 def test_folder_without_results(tmp_path, cli):
@@ -85,7 +85,7 @@ def test_corrupted_db_is_refused_and_left_as_is(pastrami_files, tmp_path, cli):
     db.write_bytes(bytes(raw))
     for args in (
         ("assess", db),
-        ("db", "check", db),
+        ("db", "check", "--db", db),
         ("report", db, "--out", tmp_path / "o"),
         ("import", "pastrami", pastrami_files / "ns", "--db", db),
     ):
@@ -102,7 +102,7 @@ def test_damaged_pages_fail_the_integrity_check(pastrami_files, tmp_path, cli):
     mid = len(raw) // 2
     raw[mid : mid + 4096] = b"\xff" * 4096  # smash pages in the middle, keep the header
     db.write_bytes(bytes(raw))
-    cp = cli("db", "check", db)
+    cp = cli("db", "check", "--db", db)
     assert cp.returncode == 4, cp.stdout + cp.stderr
     assert len(cp.stderr.strip().splitlines()) == 1
 
@@ -137,15 +137,17 @@ def test_export_csv_and_jsonl(pastrami_files, tmp_path, cli):
     db = tmp_path / "r.db"
     cli("import", "pastrami", pastrami_files / "ns", "--db", db, check=True)
     out = tmp_path / "t.csv"
-    assert "45 trial(s)" in cli("export", db, "--out", out, check=True).stdout
+    assert "45 row(s) of trials" in cli("export", "--db", db, "--out", out, check=True).stdout
     with open(out) as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 45 and rows[0]["rate_pps"] == "300000.0"
-    assert json.loads(rows[0]["loss_location"]) == {"sut_nic_rx_ring": 0}
-    lines = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
+    assert rows[0]["lost_sut_nic_rx_ring"] == "0" and rows[0]["excluded"] == "false"
+    lines = cli("export", "--db", db, "--format", "jsonl", check=True).stdout.splitlines()
     assert len(lines) == 45 and json.loads(lines[-1])["load_index"] == 8
-    assert cli("export", db, "--format", "xls").returncode == 2
-    assert json.loads(rows[0]["cpu"]) == {}  # PASTRAMI's files have no CPU use per trial
+    assert json.loads(lines[0])["loss_location"] == {"sut_nic_rx_ring": 0}
+    assert cli("export", "--db", db, "--format", "xls").returncode == 2
+    assert json.loads(lines[0])["cpu"] == {}  # PASTRAMI's files have no CPU use per trial
+    assert not any(c.startswith("busy_") for c in rows[0])
 
 
 def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
@@ -164,12 +166,12 @@ def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
         )
         st.add_trial(exp, TrialRecord(0, 0, 1000.0, 1.0, 1000, 1000, "netassay-testbed", cpu=cpu))
     out = tmp_path / "t.csv"
-    cli("export", db, "--out", out, check=True)
+    cli("export", "--db", db, "--out", out, check=True)
     with open(out) as fh:
         (row,) = list(csv.DictReader(fh))
-    assert json.loads(row["cpu"]) == cpu
-    (line,) = cli("export", db, "--format", "jsonl", check=True).stdout.splitlines()
-    assert json.loads(line)["cpu"] == cpu
+    assert row["busy_cpu0"] == "0.77" and "cpu" not in row  # CSV: the busy share per core
+    (line,) = cli("export", "--db", db, "--format", "jsonl", check=True).stdout.splitlines()
+    assert json.loads(line)["cpu"] == cpu and json.loads(line)["busy_cpu0"] == 0.77
 
 
 @pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])

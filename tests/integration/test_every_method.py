@@ -10,7 +10,7 @@ import re
 import pytest
 from tests.builders import store_with
 
-from netassay.methods import REGISTRY, method, of_kind
+from netassay.methods import KINDS, REGISTRY, method, of_kind
 from netassay.methods.base import Method
 
 STORED = [name for name in REGISTRY if method(name).kinds]
@@ -25,6 +25,7 @@ def test_each_method_has_the_shape(name):
     missing = [k for k in SHAPE if not hasattr(m, k)]
     assert not missing, f"{name} lacks {missing}"
     assert m.name == name
+    assert KINDS[name] == m.kinds  # the registry knows them without importing the method
     for kind in m.kinds:
         assert of_kind(kind) is m
 
@@ -33,7 +34,7 @@ def test_each_method_has_the_shape(name):
 def test_assess_report_export_reach_the_method(name, tmp_path, cli):
     m = method(name)
     db = store_with(tmp_path / f"{name}.db", *m.kinds)
-    export = cli("export", db, "--format", "jsonl", check=True)
+    export = cli("export", "--db", db, "--format", "jsonl", check=True)
     rows = [json.loads(line) for line in export.stdout.splitlines()]
     assert {r["experiment_kind"] for r in rows} <= set(m.kinds)
     if m.comparison.progress_rows == "trials":  # export holds trials (not accept's runs)

@@ -1,7 +1,8 @@
-"""``netassay export --format parquet``: every kind of row of a real store (the golden
-store's measured and imported experiments) read back with pyarrow and compared, row for
-row, with what SQLite holds; a method's own table found without being named; an empty
-store; the folders it refuses; nothing left of an export that fails."""
+"""``netassay export --format parquet``: every table of a real store (the golden store's
+measured and imported experiments) read back with pyarrow and compared, row for row,
+with what SQLite holds, and the trials flattened; a method's own table found without
+being named; an empty store; the folders it refuses; nothing left of an export that
+fails. (The kinds a method derives, and the text formats: test_export_kinds.py.)"""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ from tests.builders import GOLDEN_STORE, store_with
 from tests.conftest import netassay_argv
 
 from netassay import __version__
-from netassay.methods import REGISTRY, method
+from netassay.hist import SinkHist
+from netassay.methods import REGISTRY, exports, method
+from netassay.store import export as E
 from netassay.store.db import Store
-from netassay.store.export import COLUMNS, export
 from netassay.store.parquet import export_parquet
 from netassay.store.schema import SCHEMA_VERSION
 from netassay.trial.record import TrialRecord
@@ -81,7 +83,10 @@ def _same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:
 
 def _export(db: Path, out: Path) -> dict[str, int]:
     with Store(db, readonly=True) as store:
-        return export_parquet(store, out)
+        return export_parquet(store, out, [*E.kinds(store), *exports(store)])
+
+
+DERIVED = {"latency", "rtt_segments", "rtt_probes", "floods", "soak_seconds", "accept_cpu_cores"}
 
 
 def check_tables(db: Path, out: Path) -> set[str]:
@@ -105,60 +110,89 @@ def check_tables(db: Path, out: Path) -> set[str]:
                 if v is not None and types[c] in (TIMESTAMP, pa.bool_()):
                     row[c] = _utc(v) if types[c] == TIMESTAMP else bool(v)
         _same(got.to_pylist(), want)
-    assert {p.stem for p in out.iterdir()} == set(tables)
+    assert {p.stem for p in out.iterdir()} - DERIVED == set(tables)
     return set(tables)
 
 
-def check_trials(db: Path, out: Path) -> set[str]:
-    """trials.parquet: every trial with its experiment's label and kind, typed, its JSON
-    text what the store holds; the CSV's rows, value for value; the kinds it holds."""
-    got = pq.read_table(out / "trials.parquet")
-    types = {f.name: f.type for f in got.schema}
-    assert types["sent"] == pa.int64() and types["rate_pps"] == pa.float64()
-    assert types["utc"] == TIMESTAMP and types["counters"] == pa.string()
+def expected_trials(db: Path) -> list[dict[str, Any]]:
+    """The flattened trials as the store holds them, worked out here from SQL and JSON."""
     stored = _sql(
         db,
         "SELECT t.*, e.label, e.kind FROM trials t JOIN experiments e ON e.id = t.experiment_id"
         " ORDER BY t.experiment_id, t.load_index, t.repetition",
     )
-    rows = got.to_pylist()
+    places = {k for t in stored for k in json.loads(t["loss_location_json"])}
+    places_in_order = [p for p in E.ALL_LOCATIONS if p in places]
+    places_in_order += sorted(places - set(E.ALL_LOCATIONS))
+    cores = sorted(
+        {k for t in stored for k in json.loads(t["cpu_json"])}, key=lambda c: (len(c), c)
+    )
     want = []
     for t in stored:
         plr = 1.0 - (t["received"] + t["sink_dropped"]) / t["sent"] if t["sent"] else None
+        loss, cpu = json.loads(t["loss_location_json"]), json.loads(t["cpu_json"])
+        hist = json.loads(t["counters_json"]).get("latency")
+        s = SinkHist(hist).summary() if hist is not None else {}
         want.append({
             "experiment_id": t["experiment_id"], "experiment_label": t["label"],
-            "experiment_kind": t["kind"], "load_index": t["load_index"],
-            "repetition": t["repetition"], "rate_pps": t["rate_pps"],
-            "duration_s": t["duration_s"], "sent": t["sent"], "received": t["received"],
-            "sink_dropped": t["sink_dropped"], "plr": plr,
+            "experiment_kind": t["kind"], "trial_id": t["id"], "run_id": t["run_id"],
+            "load_index": t["load_index"], "repetition": t["repetition"],
+            "rate_pps": t["rate_pps"], "duration_s": t["duration_s"], "sent": t["sent"],
+            "received": t["received"], "sink_dropped": t["sink_dropped"], "plr": plr,
             "achieved_rate_pps": t["achieved_rate_pps"],
-            **{c: t[f"{c}_json"] for c in ("loss_location", "cpu", "warnings")},
-            "excluded": t["excluded"], "source": t["source"], "utc": _utc(t["utc"]),
-            "tool_version": t["tool_version"], "trial_id": t["id"], "run_id": t["run_id"],
-            "counters": t["counters_json"],
+            "excluded": t["excluded"] is not None, "excluded_reason": t["excluded"],
+            **{f"lost_{p}": loss.get(p) for p in places_in_order},
+            **{f"busy_{c}": (cpu.get(c) or {}).get("busy") for c in cores},
+            "latency_frames": s.get("n"), "latency_min_ns": s.get("min_ns"),
+            "latency_p50_ns": s.get("p50_ns"), "latency_p90_ns": s.get("p90_ns"),
+            "latency_p99_ns": s.get("p99_ns"), "latency_p999_ns": s.get("p999_ns"),
+            "latency_max_ns": s.get("max_ns"), "latency_mean_ns": s.get("mean_ns"),
+            "source": t["source"], "utc": _utc(t["utc"]), "tool_version": t["tool_version"],
+            **{c: t[f"{c}_json"] for c in ("loss_location", "cpu", "warnings", "counters")},
         })  # fmt: skip
-    _same(rows, want)
+    return want
+
+
+def check_trials(db: Path, out: Path) -> set[str]:
+    """trials.parquet: every trial with its experiment's label and kind, typed, its loss
+    by place, CPU use per core and latency percentiles as columns, its JSON text what the
+    store holds; the CSV's rows, value for value; the kinds it holds."""
+    got = pq.read_table(out / "trials.parquet")
+    types = {f.name: f.type for f in got.schema}
+    assert types["sent"] == pa.int64() and types["rate_pps"] == pa.float64()
+    assert types["utc"] == TIMESTAMP and types["counters"] == pa.string()
+    assert types["excluded"] == pa.bool_() and types["latency_p999_ns"] == pa.float64()
+    rows = got.to_pylist()
+    _same(rows, expected_trials(db))
     text = io.StringIO()
     with Store(db, readonly=True) as store:
-        export(store, "csv", text)
+        (trials,) = E.pick(E.kinds(store), "trials")
+        E.write_text(trials, "csv", text)
     as_csv = list(csv.DictReader(io.StringIO(text.getvalue())))
     assert len(as_csv) == len(rows)
     for r, line in zip(rows, as_csv, strict=True):
-        for c in COLUMNS:
-            if c in ("loss_location", "cpu", "warnings"):
-                assert json.loads(r[c]) == json.loads(line[c]), c
+        assert list(line) == [c for c in r if c not in ("loss_location", "cpu", "warnings",
+                                                        "counters")]  # fmt: skip
+        for c in line:
+            if c == "utc":
+                assert r[c] == _utc(line[c])
+            elif c == "excluded":
+                assert line[c] == ("true" if r[c] else "false")
             else:
-                assert r[c] == _utc(line[c]) if c == "utc" else _csv(r[c]) == line[c], c
+                assert _csv(r[c]) == line[c], c
     return {r["experiment_kind"] for r in rows}
 
 
 KINDS = [
-    ("sweep", {"experiments", "trials", "runs"}),
+    ("sweep", {"experiments", "trials", "runs", "latency"}),
     ("search", {"experiments", "trials", "runs"}),
-    ("mrr", {"experiments", "trials", "runs"}),
-    ("soak", {"experiments", "trials", "runs"}),
-    ("rtt", {"experiments", "trials", "rtt_runs"}),
-    ("accept", {"experiments", "accept_runs", "accept_intervals", "accept_cpu"}),
+    ("mrr", {"experiments", "trials", "runs", "floods"}),
+    ("soak", {"experiments", "trials", "runs", "soak_seconds"}),
+    ("rtt", {"experiments", "trials", "rtt_runs", "rtt_segments", "rtt_probes"}),
+    (
+        "accept",
+        {"experiments", "accept_runs", "accept_intervals", "accept_cpu", "accept_cpu_cores"},
+    ),
     ("pastrami-import", {"experiments", "trials"}),
 ]
 
@@ -167,7 +201,8 @@ KINDS = [
 def test_each_kind_of_row_reads_back_equal_to_the_store(kind, files, tmp_path):
     db = store_with(tmp_path / "s.db", kind)
     counts = _export(db, tmp_path / "out")
-    assert set(counts) == files == check_tables(db, tmp_path / "out")
+    assert set(counts) == files
+    assert files - DERIVED == check_tables(db, tmp_path / "out")
     if "trials" in files:
         assert check_trials(db, tmp_path / "out") == {kind}
 
@@ -178,7 +213,7 @@ def test_every_methods_rows_read_back_equal(name, tmp_path):
     added here (its experiments in the golden store, its tables declared in the store)."""
     db = store_with(tmp_path / "s.db", *method(name).kinds)
     counts = _export(db, tmp_path / "out")
-    assert set(counts) == check_tables(db, tmp_path / "out")
+    assert set(counts) - DERIVED == check_tables(db, tmp_path / "out")
     if "trials" in counts:
         assert check_trials(db, tmp_path / "out") <= set(method(name).kinds)
 
@@ -186,10 +221,11 @@ def test_every_methods_rows_read_back_equal(name, tmp_path):
 @pytest.mark.parametrize("db", [GOLDEN_STORE, CAMPAIGN_STORE], ids=["store", "campaign"])
 def test_a_whole_store_reads_back_equal(db, tmp_path, cli):
     out = tmp_path / "out"
-    said = cli("export", db, "--format", "parquet", "--out", out, check=True).stdout
+    said = cli("export", "--db", db, "--format", "parquet", "--out", out, check=True).stdout
     tables = check_tables(db, out)
     check_trials(db, out)
-    assert said.startswith(f"{out}: {len(tables)} Parquet file(s): experiments ")
+    n = len(list(out.iterdir()))
+    assert said.startswith(f"{out}: {n} Parquet file(s): experiments ")
     assert "campaigns" in tables or db == GOLDEN_STORE
     assert not out.with_name("out.part").exists()
 
@@ -206,7 +242,15 @@ def test_the_schema_says_what_the_columns_hold(tmp_path):
                 note = field.metadata[b"description"].decode()
                 assert meta["columns"][field.name] == note, (f.stem, field.name)
     trials = json.loads(pq.read_schema(tmp_path / "out" / "trials.parquet").metadata[b"netassay"])
-    assert {"loss_location", "cpu", "warnings", "counters", "plr"} <= set(trials["columns"])
+    assert {
+        "loss_location",
+        "cpu",
+        "warnings",
+        "counters",
+        "plr",
+        "excluded",
+        "latency_frames",
+    } <= set(trials["columns"])
     assert "soak" in trials["columns"]["counters"]
 
 
@@ -258,7 +302,7 @@ def test_an_empty_store_exports_an_empty_folder(tmp_path, cli):
     db = tmp_path / "e.db"
     Store(db).close()
     out = tmp_path / "out"
-    said = cli("export", db, "--format", "parquet", "--out", out, check=True).stdout
+    said = cli("export", "--db", db, "--format", "parquet", "--out", out, check=True).stdout
     assert said.strip() == f"{out}: 0 Parquet file(s): no rows"
     assert out.is_dir() and not list(out.iterdir())
 
@@ -277,7 +321,7 @@ def test_the_folders_it_refuses_in_one_line(tmp_path, cli):
         (("--out", tmp_path / "again"), 3, "an export into it was stopped"),
     ]
     for args, code, why in cases:
-        cp = cli("export", GOLDEN_STORE, "--format", "parquet", *args)
+        cp = cli("export", "--db", GOLDEN_STORE, "--format", "parquet", *args)
         assert cp.returncode == code and why in cp.stderr, cp.stderr
         assert len(cp.stderr.strip().splitlines()) == 1 and "Traceback" not in cp.stderr
     assert file.read_text() == "mine" and [p.name for p in full.iterdir()] == ["keep"]
@@ -285,7 +329,7 @@ def test_the_folders_it_refuses_in_one_line(tmp_path, cli):
     empty = tmp_path / "empty"
     empty.mkdir()  # an empty folder is filled, and stays the same folder ('--out .' too)
     inode = empty.stat().st_ino
-    cli("export", GOLDEN_STORE, "--format", "parquet", "--out", ".", check=True, cwd=empty)
+    cli("export", "--db", GOLDEN_STORE, "--format", "parquet", "--out", ".", check=True, cwd=empty)
     assert (empty / "trials.parquet").is_file() and empty.stat().st_ino == inode
     assert not (tmp_path / "empty.part").exists()
 
@@ -304,7 +348,7 @@ def test_nothing_is_left_of_an_export_that_fails(tmp_path, cli):
         )
     conn.close()
     out = tmp_path / "out"
-    cp = cli("export", db, "--format", "parquet", "--out", out)
+    cp = cli("export", "--db", db, "--format", "parquet", "--out", out)
     assert cp.returncode == 4 and "the store cannot be read" in cp.stderr, cp.stderr
     assert len(cp.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
@@ -323,7 +367,7 @@ def test_nothing_is_left_of_an_interrupted_export(tmp_path, sig, code):
             for i in range(20) for r in range(1500)
         ])  # fmt: skip
     out = tmp_path / "out"
-    argv = netassay_argv("export", db, "--format", "parquet", "--out", out)
+    argv = netassay_argv("export", "--db", db, "--format", "parquet", "--out", out)
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not out.with_name("out.part").exists() and time.monotonic() < deadline:

@@ -12,7 +12,7 @@ import pytest
         (("--runs", "101"), "--runs 101 is out of range"),
         (("--duration", "0s"), "bad duration '0s'"),
         (("--duration", "soon"), "bad duration 'soon'"),
-        (("--sut", "bridge"), "a flood needs a SUT whose ingress takes XDP frames, not 'bridge'"),
+        (("--sut", "bridge", "--rx-mode", "backlog"), "a flood of a bridge needs --rx-mode napi"),
         (("--sink", "nft"), "a flood needs the XDP sink"),
         (("--name", "BAD!"), "bad testbed name 'BAD!'"),
     ],

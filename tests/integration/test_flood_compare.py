@@ -29,7 +29,7 @@ def _slower(db) -> int:
 def test_compare_ranks_a_stores_floods_by_mrr(tmp_path, cli):
     db = store_with(tmp_path / "f.db", FS.KIND)
     slow = _slower(db)
-    out = cli("compare", db, "--json", check=True)
+    out = cli("compare", "--db", db, "--json", check=True)
     (result,) = [json.loads(out.stdout)]
     rows = {r["label"]: r for r in result["experiments"]}
     assert set(rows) == {"golden flood", "slow"}
@@ -38,7 +38,7 @@ def test_compare_ranks_a_stores_floods_by_mrr(tmp_path, cli):
     gold = rows["golden flood"]
     assert abs(gold["mrr_pps"] - 100_000) <= 0.05 * 100_000, gold  # the cap
     assert gold["sut_cap_pps"] == 100_000 and gold["runs"] == 3
-    text = cli("compare", db, check=True).stdout
+    text = cli("compare", "--db", db, check=True).stdout
     assert "#1 golden flood" in text and "#2 slow" in text and "51 kpps" in text
 
 

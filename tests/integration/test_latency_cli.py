@@ -93,3 +93,35 @@ def test_the_latency_command_without_a_search_is_one_line(cli, tmp_path):
     (line,) = res.stderr.strip().splitlines()
     assert "--at needs a stored search's PDR" in line and "--rates" in line
     assert _namespaces("ltcmd") == set() and not db.exists()
+
+
+def test_assess_shows_a_stored_sweeps_latency_per_load(cli, tmp_path):
+    """The golden sweep run with --latency (a router capped at 100 kpps, 30, 60 and 90
+    kpps, two runs each): assess shows its percentiles per load under its verdict, text
+    and --json, as the sweep's own view computes them (the mean of each run's); a sweep
+    that kept none shows none."""
+    import json
+
+    from netassay.methods.sweep.latency import latency_rows
+    from netassay.store.db import Store
+
+    db = store_with(tmp_path / "s.db", "sweep")
+    objs = [
+        json.loads(line) for line in cli("assess", db, "--json", check=True).stdout.splitlines()
+    ]
+    lat, plain = sorted(objs, key=lambda o: o["label"])  # golden latency, golden sweep
+    assert plain["label"] == "golden sweep" and "latency" not in plain
+    assert lat["label"] == "golden latency"
+    with Store(db, readonly=True) as st:
+        exp = next(e for e in st.experiments() if e.label == "golden latency")
+        want = [r.to_json() for r in latency_rows(st, exp.id)]
+    assert lat["latency"] == json.loads(json.dumps(want))
+    assert [r["rate_pps"] for r in lat["latency"]] == [30_000, 60_000, 90_000]
+    for r in lat["latency"]:
+        assert r["runs"] == 2 and 0 < r["p50_ns"] <= r["p90_ns"] <= r["p99_ns"] <= r["max_ns"]
+    text = cli("assess", db, check=True).stdout
+    block = text.split("golden latency")[1]
+    assert "one-way latency (us; mean over the runs, +- its 95% CI):" in block
+    assert text.split("golden latency")[0].count("one-way latency") == 0
+    p50 = f"{lat['latency'][0]['p50_ns'] / 1e3:.1f}"
+    assert p50 in block.split("one-way latency")[1].splitlines()[2]

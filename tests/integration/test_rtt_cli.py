@@ -9,7 +9,7 @@ import pytest
 def test_rtt_is_a_command(cli):
     res = cli("rtt", "--help")
     assert res.returncode == 0
-    for opt in ("--path", "--probe", "--rate", "--count", "--duration", "--runs", "--load",
+    for opt in ("--path", "--probe", "--probe-rate", "--count", "--duration", "--runs", "--load",
                 "--responder-delay", "--no-capture", "--json", "--db"):  # fmt: skip
         assert opt in res.stdout, opt
 
@@ -19,8 +19,8 @@ def test_rtt_is_a_command(cli):
     [
         (["--path", "sriov"], "unknown data path"),
         (["--probe", "tcp"], "unknown probe"),
-        (["--rate", "fast"], "bad rate"),
-        (["--rate", "20M"], "bad probe rate"),
+        (["--probe-rate", "fast"], "bad rate"),
+        (["--probe-rate", "20M"], "bad probe rate"),
         (["--count", "0"], "bad --count"),
         (["--count", "10", "--duration", "1s"], "--count or --duration"),
         (["--size", "40"], "bad probe size"),

@@ -1,4 +1,4 @@
-"""netassay compare on rtt runs (a store written with synthetic runs; no root needed):
+"""netassay compare --db on rtt runs (a store written with synthetic runs; no root needed):
 configurations, tests and effect sizes, the trend against the load count, the report."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def rtt_db(tmp_path_factory):
 
 
 def test_compare_by_path_and_load(cli, rtt_db):
-    res = cli("compare", rtt_db, "--by", "path", "--by", "load", "--json")
+    res = cli("compare", "--db", rtt_db, "--by", "path", "--by", "load", "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     labels = [c["configuration"] for c in out["configurations"]]
@@ -72,7 +72,7 @@ def test_compare_by_path_and_load(cli, rtt_db):
 def test_sender_side_against_responder_side_paired_by_run(cli, rtt_db):
     """Overhead is 0.2 x RTT and response 0.3 x RTT in every synthetic run: the
     sender side is smaller in all 6 runs, so Wilcoxon's exact two-sided p is 2 / 2**6."""
-    res = cli("compare", rtt_db, "--by", "path", "--by", "load", "--json")
+    res = cli("compare", "--db", rtt_db, "--by", "path", "--by", "load", "--json")
     assert res.returncode == 0, res.stderr
     sides = {t["configuration"]: t for t in json.loads(res.stdout)["sides"]}
     t = sides["path=bridge load=none"]
@@ -80,13 +80,13 @@ def test_sender_side_against_responder_side_paired_by_run(cli, rtt_db):
     assert t["p"] == pytest.approx(2 / 2**6)
     assert abs(t["median_difference"] - (-0.1 * 60_000)) < 500
     assert abs(sides["path=bridge load=cpu:32@sender"]["median_difference"] + 15_000) < 500
-    text = cli("compare", rtt_db, "--by", "path")
+    text = cli("compare", "--db", rtt_db, "--by", "path")
     assert "sender side - responder side (overhead - response), path=bridge:" in text.stdout
     assert "paired by run p=" in text.stdout
 
 
 def test_compare_paired_and_text(cli, rtt_db):
-    res = cli("compare", rtt_db, "--by", "path", "--paired", "--segment", "rtt")
+    res = cli("compare", "--db", rtt_db, "--by", "path", "--paired", "--segment", "rtt")
     assert res.returncode == 0, res.stderr
     assert "Wilcoxon signed-rank" in res.stdout and "#2 path=macvlan" in res.stdout
 
@@ -100,14 +100,14 @@ def test_compare_paired_and_text(cli, rtt_db):
     ],
 )
 def test_compare_bad_input(cli, rtt_db, args, words):
-    res = cli("compare", rtt_db, *args)
+    res = cli("compare", "--db", rtt_db, *args)
     assert res.returncode == 2 and words in res.stderr and len(res.stderr.splitlines()) == 1
 
 
 def test_compare_of_an_empty_store_says_what_compare_takes(cli, tmp_path):
     db = tmp_path / "empty.db"
     Store(db).close()
-    res = cli("compare", db)
+    res = cli("compare", "--db", db)
     assert res.returncode == 2 and "nothing to compare" in res.stderr
     assert "rtt runs, floods, or two or more sweeps" in res.stderr
     assert "the store holds no experiment" in res.stderr
@@ -115,7 +115,7 @@ def test_compare_of_an_empty_store_says_what_compare_takes(cli, tmp_path):
 
 def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path, browser):
     out = tmp_path / "r"
-    res = cli("compare", rtt_db, "--by", "path", "--by", "load", "--out", out)
+    res = cli("compare", "--db", rtt_db, "--by", "path", "--by", "load", "--out", out)
     assert res.returncode == 0, res.stderr
     page = (out / "index.html").read_text()
     assert "http://" not in page and "https://" not in page

@@ -15,8 +15,8 @@ def test_import_ping_twice_and_compare(cli, tmp_path):
     assert first.returncode == 0 and "imported 1 ping run(s)" in first.stdout, first.stderr
     again = cli("import", "ping", str(f), "--db", str(db))
     assert "imported 0 ping run(s)" in again.stdout and "1 already stored" in again.stdout
-    assert cli("db", "check", str(db)).returncode == 0
-    res = cli("compare", str(db), "--json")
+    assert cli("db", "check", "--db", str(db)).returncode == 0
+    res = cli("compare", "--db", str(db), "--json")
     assert res.returncode == 0, res.stderr
     (row,) = json.loads(res.stdout)["configurations"]
     assert row["runs"] == 1 and abs(row["latency_sent"]["median"] - 446_000) <= 446  # 0.1%

@@ -94,7 +94,7 @@ def test_assess_export_and_report_see_a_stored_search(cli, tmp_path):
     for key in ("relevant_lower_bound_pps", "relevant_upper_bound_pps", "trials",
                 "trial_time_s", "wall_time_s", "loss_ratio", "exceed_ratio"):  # fmt: skip
         assert key in pdr
-    exp = cli("export", str(db), "--format", "jsonl")
+    exp = cli("export", "--db", str(db), "--format", "jsonl")
     assert exp.returncode == 0, exp.stderr
     rows = [json.loads(line) for line in exp.stdout.splitlines()]
     assert len(rows) == out.trials and {r["experiment_kind"] for r in rows} == {"search"}

@@ -22,8 +22,11 @@ from netassay.errors import UsageError
         (("--rate", "500%pdr"), "bad --rate '500%pdr'"),
         (("--rate", "90%pdr"), "--rate 90%pdr needs a stored search"),
         (("--rate", "100k", "--duration", "soon"), "bad duration 'soon'"),
-        (("--rate", "100k", "--duration", "5s", "--segment", "10s"), "longer than --duration"),
-        (("--rate", "100k", "--segment", "500ms"), "--segment 0.5s is too short"),
+        (
+            ("--rate", "100k", "--duration", "5s", "--segment-length", "10s"),
+            "longer than --duration",
+        ),
+        (("--rate", "100k", "--segment-length", "500ms"), "--segment-length 0.5s is too short"),
         (("--rate", "100k", "--goal", "2"), "bad --goal '2'"),
         (("--rate", "100k", "--fail-on", "never"), "unknown --fail-on 'never'"),
         (("--rate", "100k", "--name", "BAD!"), "bad testbed name 'BAD!'"),

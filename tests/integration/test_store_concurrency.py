@@ -75,7 +75,7 @@ def _writers(pastrami_dir: Path, db: Path) -> list[tuple[object, ...]]:
         (*imp, pastrami_dir, "--db", db),
         (*imp, pastrami_dir / "bare-metal", pastrami_dir / "vm", "--db", db),
         ("import", "iperf3", IPERF3, "--db", db, "--contract", "50M"),
-        ("db", "migrate", db),
+        ("db", "migrate", "--db", db),
     ]
 
 
@@ -105,7 +105,7 @@ def test_writers_at_once_all_succeed_and_leave_what_a_serial_run_does(
     assert _counts(together) == _counts(serial)
     assert _counts(together)["migrations"] == list(range(1, SCHEMA_VERSION + 1))
     assert _counts(together)["trial pairs twice"] == 0
-    assert ": ok (" in cli("db", "check", together, check=True).stdout
+    assert ": ok (" in cli("db", "check", "--db", together, check=True).stdout
 
 
 HOLD = """

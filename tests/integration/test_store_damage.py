@@ -54,7 +54,7 @@ def test_a_damaged_store_is_never_written_to(damaged, pastrami_files, tmp_path, 
         assert cp.returncode == 4, (args, cp.stdout, cp.stderr)
         [line] = cp.stderr.strip().splitlines()
         assert "the store is damaged, nothing was written to it" in line
-        assert f"netassay db check {db}" in line
+        assert f"netassay db check --db {db}" in line
         assert db.read_bytes() == raw
         assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
 
@@ -70,7 +70,7 @@ def test_reading_a_damaged_store_warns(damaged, cli):
 
 def test_db_check_of_a_malformed_store_says_to_restore_a_copy(damaged, cli):
     db, _ = damaged
-    cp = cli("db", "check", db)
+    cp = cli("db", "check", "--db", db)
     assert cp.returncode == 4
     [line] = cp.stderr.strip().splitlines()
     assert "integrity check failed" in line and "restore from a copy" in line
@@ -111,11 +111,11 @@ def test_an_older_store_says_db_migrate_and_that_works(pastrami_files, tmp_path,
     db = tmp_path / "o.db"
     old_store(db, {1, 2, 3, 4, 5}).close()
     cp = cli("assess", db)
-    assert cp.returncode == 4 and f"netassay db migrate {db}" in cp.stderr, cp.stderr
-    cp = cli("db", "migrate", db)
+    assert cp.returncode == 4 and f"netassay db migrate --db {db}" in cp.stderr, cp.stderr
+    cp = cli("db", "migrate", "--db", db)
     assert cp.returncode == 0 and f"migrated from schema 5 to {SCHEMA_VERSION}" in cp.stdout
-    assert cli("db", "check", db).returncode == 0
-    cp = cli("db", "migrate", db)
+    assert cli("db", "check", "--db", db).returncode == 0
+    cp = cli("db", "migrate", "--db", db)
     assert cp.returncode == 0 and "already" in cp.stdout
 
 
@@ -170,7 +170,7 @@ def test_a_store_in_a_read_only_folder_is_read_by_another_user(pastrami_files, o
     cp = _run_as_user("assess", db, "--json")
     assert cp.returncode == 0, cp.stderr
     assert len(cp.stdout.splitlines()) == 2 and json.loads(cp.stdout.splitlines()[0])["verdict"]
-    cp = _run_as_user("db", "check", db)
+    cp = _run_as_user("db", "check", "--db", db)
     assert cp.returncode == 0 and ": ok (" in cp.stdout, cp.stderr
     assert sorted(p.name for p in ro.iterdir()) == ["x.db"]
 
@@ -187,7 +187,7 @@ def test_a_read_only_file_in_a_writable_folder_leaves_nothing_beside_it(
         os.chown(db, 65534, 65534)
     for mode in (0o444, 0o644):  # read-only, then writable: a reader writes neither way
         db.chmod(mode)
-        for args in (("assess", db), ("export", db, "--format", "jsonl")):
+        for args in (("assess", db), ("export", "--db", db, "--format", "jsonl")):
             cp = _run_as_user(*args)
             assert cp.returncode == 0, (mode, args, cp.stderr)
         assert sorted(p.name for p in mine.iterdir()) == ["x.db"], mode
@@ -207,7 +207,7 @@ def test_ordinary_mistakes_with_output_paths_are_one_line(pastrami_files, open_d
     cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
     for out, words in ((tmp_path / "nodir" / "x.csv", "its folder does not exist"),
                        (tmp_path, "is a folder")):  # fmt: skip
-        cp = cli("export", db, "--out", out)
+        cp = cli("export", "--db", db, "--out", out)
         assert cp.returncode == 3 and words in cp.stderr, cp.stderr
         assert len(cp.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.db"]

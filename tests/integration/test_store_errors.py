@@ -69,7 +69,7 @@ def test_only_a_file_sqlite_calls_damaged_is_said_to_be_damaged(tmp_path):
     assert faults.primary(caught.value) in (faults.CORRUPT, faults.NOTADB)
     err = faults.cause(caught.value, bad)
     assert isinstance(err, StoreDamaged) and faults.is_damage(err)
-    assert f"'netassay db check {bad}' lists the damage; restore a copy" in err.line()
+    assert f"'netassay db check --db {bad}' lists the damage; restore a copy" in err.line()
     assert not faults.is_damage(faults.cause(_full_error(tmp_path), bad))
 
 

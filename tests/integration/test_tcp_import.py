@@ -31,7 +31,7 @@ def test_tcp_and_udp_files_go_each_to_their_method(cli, tmp_path):
     cli("report", db, "--out", out, check=True)
     assert "TCP over a lossy long path" in (out / "index.html").read_text()
     pq = tmp_path / "pq"
-    said = cli("export", db, "--format", "parquet", "--out", pq, check=True).stdout
+    said = cli("export", "--db", db, "--format", "parquet", "--out", pq, check=True).stdout
     assert "tcp_runs 1" in said
 
     import pyarrow.parquet as pq_

@@ -112,7 +112,7 @@ def test_the_view_and_the_report_show_the_limit_beside_the_cell(tmp_path, cli):
     html = (out / "index.html").read_text()
     assert "line limit: 20.0 kpps" in html and "line limit: not known" in html
     pq = tmp_path / "pq"
-    cli("export", db, "--format", "parquet", "--out", pq, check=True)
+    cli("export", "--db", db, "--format", "parquet", "--out", pq, check=True)
     import pyarrow.parquet as pq_
 
     t = pq_.read_table(pq / "tcp_runs.parquet")

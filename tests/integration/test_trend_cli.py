@@ -1,4 +1,4 @@
-"""netassay trend on stores: the real CLI, SQLite and Chromium.
+"""netassay trend --db on stores: the real CLI, SQLite and Chromium.
 
 A store with many results of one configuration is made from the golden store's flood
 (measured once on the embedded testbed, kernel router capped at 100 kpps): it is copied
@@ -58,7 +58,7 @@ def _mrr(db):
 
 
 def test_the_step_is_found_at_its_run_with_its_size(stepped, cli):
-    res = cli("trend", stepped, "--json")
+    res = cli("trend", "--db", stepped, "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     (s,) = out["series"]
@@ -77,18 +77,20 @@ def test_the_step_is_found_at_its_run_with_its_size(stepped, cli):
         {"series": s["id"], "label": "flood copy 10", "method": "flood", "metric": "mrr_pps",
          "relative": change["relative"], "worse_by": s["worse_by"]}
     ]  # fmt: skip
-    text = cli("trend", stepped).stdout
+    text = cli("trend", "--db", stepped).stdout
     assert f"series {s['id']}: flood MRR of 'flood copy 10', by time" in text
     assert re.search(r"group 2: points 7-10 .*; regression -\d+\.\d% at point 7", text), text
     assert "newest group: regression" in text and "(beyond the 5.0% threshold)" in text
 
 
 def test_fail_on_regression_exits_1_beyond_the_threshold_only(stepped, cli):
-    gate = cli("trend", stepped, "--fail-on-regression")
+    gate = cli("trend", "--db", stepped, "--fail-on-regression")
     assert gate.returncode == 1 and "newest group: regression" in gate.stdout
     (line,) = gate.stderr.splitlines()
     assert line.startswith("netassay: --fail-on-regression: 1 series regressed beyond 5.0%")
-    assert cli("trend", stepped, "--fail-on-regression", "--threshold", "20%").returncode == 0
+    assert (
+        cli("trend", "--db", stepped, "--fail-on-regression", "--threshold", "20%").returncode == 0
+    )
 
 
 def test_by_kernel_orders_by_version_not_time(tmp_path):
@@ -124,14 +126,14 @@ def test_bad_results_are_marked_and_judged_only_with_all():
     ],
 )
 def test_bad_input_is_one_line(stepped, cli, args, code, said):
-    res = cli("trend", stepped, *args)
+    res = cli("trend", "--db", stepped, *args)
     assert res.returncode == code and res.stdout == ""
     (line,) = res.stderr.splitlines()
     assert said in line, line
 
 
 def test_a_missing_store_is_one_line(tmp_path, cli):
-    res = cli("trend", tmp_path / "none.db")
+    res = cli("trend", "--db", tmp_path / "none.db")
     assert res.returncode == 4 and len(res.stderr.splitlines()) == 1, res.stderr
 
 

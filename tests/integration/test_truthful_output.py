@@ -128,14 +128,14 @@ def test_compare_of_plain_sweeps_ranks_them_by_pdr_with_their_loss_per_load(tmp_
     with Store(db) as st:
         _sweep(st, "a", 64, rates, {3: 0.2, 4: 0.4}, runs=2)  # PDR 150 kpps
         _sweep(st, "b", 64, rates, {2: 0.1, 3: 0.3, 4: 0.5}, runs=2)  # PDR 100 kpps
-    res = cli("compare", db, "--json")
+    res = cli("compare", "--db", db, "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["kind"] == "sweep" and doc["shared_loads_pps"] == rates
     ranked = sorted(doc["experiments"], key=lambda r: r["rank"])
     assert [(r["experiment_id"], r["pdr_pps"]) for r in ranked] == [(1, 150e3), (2, 100e3)]
     assert [ld["plr"] for ld in ranked[1]["loads"]] == pytest.approx([0, 0, 0.1, 0.3, 0.5])
-    text = cli("compare", db)
+    text = cli("compare", "--db", db)
     assert text.returncode == 0, text.stderr
     assert "sweeps in" in text.stdout and "#1 router 64B (experiment 1): PDR@0.5% 150 kpps" in (
         text.stdout
@@ -147,7 +147,7 @@ def test_compare_of_one_sweep_says_what_compare_takes(tmp_path):
     db = tmp_path / "one.db"
     with Store(db) as st:
         _sweep(st, "a", 64, [50e3, 100e3], {})
-    res = cli("compare", db)
+    res = cli("compare", "--db", db)
     assert res.returncode == 2
     [line] = res.stderr.splitlines()
     assert line.startswith(f"netassay: {db}: nothing to compare")

@@ -36,13 +36,17 @@ def _why_skip() -> str | None:
 
 @pytest.fixture(scope="session")
 def lab_env(tmp_path_factory) -> Iterator[dict[str, str]]:
-    """A private NETASSAY_RUN_DIR for this session (inherited by CLI subprocesses)."""
+    """A private NETASSAY_RUN_DIR for this session, and a private NETASSAY_STATE_DIR: what
+    netassay keeps of the host (the delay line's limit, which the session's first tcp
+    cell measures) is the session's, never the host's (both inherited by CLI
+    subprocesses)."""
     why = _why_skip()
     if why:
         pytest.skip(why)
-    run_dir = tmp_path_factory.mktemp("netassay-run")
-    old = os.environ.get("NETASSAY_RUN_DIR")
-    os.environ["NETASSAY_RUN_DIR"] = str(run_dir)
+    mine = {"NETASSAY_RUN_DIR": tmp_path_factory.mktemp("netassay-run"),
+            "NETASSAY_STATE_DIR": tmp_path_factory.mktemp("netassay-state")}  # fmt: skip
+    old = {k: os.environ.get(k) for k in mine}
+    os.environ.update({k: str(v) for k, v in mine.items()})
     try:
         yield {**os.environ}
     finally:
@@ -50,10 +54,11 @@ def lab_env(tmp_path_factory) -> Iterator[dict[str, str]]:
 
         ours = {ns.split("-")[1] for ns in T.list_netns() if ns.startswith(f"na-{OURS}")}
         T.cleanup(ours or {"-"})
-        if old is None:
-            os.environ.pop("NETASSAY_RUN_DIR", None)
-        else:
-            os.environ["NETASSAY_RUN_DIR"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @pytest.fixture

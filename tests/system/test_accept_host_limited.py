@@ -1,4 +1,4 @@
-"""Loss in the test host is never a FAIL of the link (issue 13, part 3), on real cases.
+"""Loss in the test host is never a FAIL of the link, on real cases.
 
 - iperf3 3.12 at 1 Gbit/s of payload over a clean veth link (no cap, no loss): its
   server's socket overflows (measured when the issue was written: 0.63% lost, all

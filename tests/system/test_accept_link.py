@@ -1,4 +1,4 @@
-"""netassay accept on the embedded link, whose capacity and loss are known (issue 13).
+"""netassay accept on the embedded link, whose capacity and loss are known.
 
 The sender offers the contract, 200 Mbit/s counted at the Ethernet layer (1472-byte
 datagrams: 193.9 Mbit/s of payload, 16,469 datagrams/s), a rate this 2-CPU machine

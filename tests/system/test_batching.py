@@ -24,7 +24,7 @@ COUNT, RUNS = "2000", "3"
 
 
 def _batching(cli, name, db, *args):
-    res = cli("batching", "--name", name, "--db", db, "--json", "--rate", RATE,
+    res = cli("batching", "--name", name, "--db", db, "--json", "--probe-rate", RATE,
               "--count", COUNT, "--runs", RUNS, *args, timeout=120)  # fmt: skip
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
@@ -159,7 +159,7 @@ seed = 3
 [fixed]
 gro = "on"
 defer = 100
-rate = "10k"
+probe_rate = "10k"
 count = 1000
 runs = 2
 [factors]
@@ -181,7 +181,7 @@ def test_a_batching_campaign_ranks_the_shorter_flush_first(tb_name, tmp_path, cl
     with Store(db, readonly=True) as st:
         exps = list(st.experiments(kinds=(BS.KIND,)))
         assert len(exps) == 2 and all(len(BS.runs(st, e.id)) == 2 for e in exps)
-    out = cli("compare", str(db), "--json")
+    out = cli("compare", "--db", str(db), "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert {g["levels"]["flush"]: g["rank"] for g in result["groups"]} == {"200us": 1, "500us": 2}

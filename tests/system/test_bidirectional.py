@@ -1,4 +1,4 @@
-"""--bidirectional (issue 22, item 3): both directions at once, a generator and an XDP
+"""--bidirectional: both directions at once, a generator and an XDP
 sink at each end. Its ground truth: a cap on one direction's egress shows up in that
 direction only. On the kernel router a cap on the reverse direction (``--sut-cap-reverse``,
 a policer on the SUT's egress towards the generator), on the bridge a cap on the forward
@@ -122,7 +122,7 @@ def test_a_bidirectional_campaign_cell(tb_name, tmp_path, cli, netns_of):
     hit = high.counters["bidirectional"]
     assert hit["forward"]["lost"] == 0
     assert hit["reverse"]["lost"] == hit["reverse"]["loss_location"]["sut_egress"] > 0
-    out = cli("compare", db, "--by", "bidirectional", "--json")
+    out = cli("compare", "--db", db, "--by", "bidirectional", "--json")
     assert out.returncode == 0, out.stderr
     exps_out = json.loads(out.stdout)["experiments"]
     pdr = {e["factors"]["bidirectional"]: e["pdr_pps"] for e in exps_out}

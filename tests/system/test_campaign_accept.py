@@ -55,7 +55,7 @@ def test_an_accept_campaign_passes_and_fails_the_known_links(tb_name, tmp_path, 
         assert len(t.runs) == 1 and len(t.ramp) == 4 and t.runs[0].intervals
         assert t.metadata["campaign"]["campaign"] == "links" and t.link["cap_bps"] > 0
 
-    out = cli("compare", str(db), "--by", "cap", "--json")
+    out = cli("compare", "--db", str(db), "--by", "cap", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     verdicts = {e["factors"]["link_cap"]: e["verdict"] for e in result["experiments"]}
@@ -64,5 +64,5 @@ def test_an_accept_campaign_passes_and_fails_the_known_links(tb_name, tmp_path, 
     assert ranks == {"110M": 1, "90M": 2}
     for e in result["experiments"]:
         assert e["throughput_bps"] > 0 and set(e["cpu_busy"]) >= {"cpu0", "cpu1"}, e
-    text = cli("compare", str(db), "--by", "cap").stdout
+    text = cli("compare", "--db", str(db), "--by", "cap").stdout
     assert "#1 link_cap=110M: n=1 throughput" in text and "effect of link_cap on throughput" in text

@@ -41,7 +41,7 @@ def test_two_caps_by_two_pinnings(tb_name, tmp_path, cli, netns_of):
     assert re.search(r"; dashboard http://127\.0\.0\.1:\d+/status", res.stderr), res.stderr
     assert netns_of(tb_name) == []  # every cell removed its testbed
 
-    out = cli("compare", str(db), "--by", "cap", "--json")
+    out = cli("compare", "--db", str(db), "--by", "cap", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     exps = result["experiments"]
@@ -58,7 +58,7 @@ def test_two_caps_by_two_pinnings(tb_name, tmp_path, cli, netns_of):
         for e in st.experiments():
             assert e.metadata["campaign"]["campaign"] == "gt"
             assert all(t["cpu"] for t in st.trials(e.id))  # CPU use with every trial
-    text = cli("compare", str(db), "--by", "cap")
+    text = cli("compare", "--db", str(db), "--by", "cap")
     assert "#1 sut_cap=80k" in text.stdout and "Mann-Whitney U" in text.stdout
 
 
@@ -77,7 +77,7 @@ def test_a_search_cell_finds_its_cap(tb_name, tmp_path, cli):
     db = tmp_path / "s.db"
     res = cli("campaign", "run", str(spec), "--db", str(db), "--name", tb_name, timeout=600)
     assert res.returncode == 0, res.stderr
-    out = json.loads(cli("compare", str(db), "--json").stdout)
+    out = json.loads(cli("compare", "--db", str(db), "--json").stdout)
     (e,) = out["experiments"]
     truth = 60_000 * (1 + CAP_BUCKET_S / 1.0)
     assert e["kind"] == "search" and abs(e["pdr_pps"] - truth) <= 0.05 * truth, e

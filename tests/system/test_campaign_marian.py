@@ -52,6 +52,6 @@ def test_marian_campaign_bound_vs_balanced(tb_name, tmp_path, cli, netns_of):
                 loss = dict(t["loss_location"])
                 assert loss.pop("unsent") >= 0  # the generator's shortfall, never SUT loss
                 assert sum(loss.values()) == t["sent"] - t["received"], t
-    out = cli("compare", str(db), "--by", "rx_affinity")
+    out = cli("compare", "--db", str(db), "--by", "rx_affinity")
     assert out.returncode == 0, out.stderr
     assert "rx_affinity=bound" in out.stdout and "rx_affinity=balanced" in out.stdout

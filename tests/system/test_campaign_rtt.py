@@ -38,7 +38,7 @@ def test_an_rtt_campaign_measures_its_ground_truth_hold(tb_name, tmp_path, cli, 
         exps = list(RS.rtt_experiments(st))
         assert len(exps) == 2 and all(len(RS.runs(st, e.id)) == 3 for e in exps)
         assert st.conn.execute("SELECT count(*) FROM rtt_runs").fetchone()[0] == 6
-    out = cli("compare", str(db), "--json")
+    out = cli("compare", "--db", str(db), "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     ranks = {g["levels"]["responder_delay"]: g["rank"] for g in result["groups"]}

@@ -29,6 +29,20 @@ def _same(tb, ctx, reader) -> dict[str, int]:
     moved = {k for k in old if old[k] != old2[k]}
     assert {k: new[k] for k in new if k not in moved} == {k: old[k] for k in old if k not in moved}
     assert s["sink_flows"] == snapshot(tb.state["namespaces"], None)["sink_flows"]
+    # each link's state: up, and its XDP program (the sink's; the XDP router's); only the
+    # in-process read has its carrier changes
+    progs = {}
+    for role, ns in s["ns"].items():
+        theirs = snapshot(tb.state["namespaces"], None)["ns"][role]["link_state"]
+        for dev, st in ns["link_state"].items():
+            assert {k: st[k] for k in ("up", "admin_up", "xdp_prog")} == {
+                k: theirs[dev][k] for k in ("up", "admin_up", "xdp_prog")
+            }, (role, dev)
+            assert isinstance(st["carrier_changes"], int) and theirs[dev]["carrier_changes"] is None
+            if dev != "lo":
+                assert st["up"], (role, dev)
+            progs[(role, dev)] = st["xdp_prog"]
+    assert progs[("sink", "sink0")] is not None  # the XDP sink's
     return new
 
 

@@ -440,8 +440,9 @@ def test_soak_on_an_external_testbed(router, tb_name, tmp_path, cli):
     db = tmp_path / "soak.db"
 
     def soak(rate: str, code: int, *extra: str) -> dict:
-        r = cli("soak", "--testbed", tb_name, "--rate", rate, "--duration", "4s", "--segment",
-                "2s", "--db", str(db), "--json", "--fail-on", "fail", *extra)  # fmt: skip
+        r = cli("soak", "--testbed", tb_name, "--rate", rate, "--duration", "4s",
+                "--segment-length", "2s", "--db", str(db), "--json", "--fail-on", "fail",
+                *extra)  # fmt: skip
         assert r.returncode == code, r.stderr
         return json.loads(r.stdout)
 

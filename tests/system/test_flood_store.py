@@ -46,9 +46,9 @@ def test_a_stored_flood_finds_the_cap(tb_name, tmp_path, cli, netns_of):
     assert _near(a["mrr_pps"], CAP_PPS), a
     assert all(_near(v, CAP_PPS) for v in a["mrr_per_run_pps"]), a
     assert a["lower_bound"] is False and a["loss_location"].get("sut_egress", 0) > 0, a
-    compared = json.loads(cli("compare", db, "--json").stdout)
+    compared = json.loads(cli("compare", "--db", db, "--json").stdout)
     assert compared["experiments"][0]["mrr_pps"] == a["mrr_pps"]
-    rows = cli("export", db, "--format", "jsonl").stdout.splitlines()
+    rows = cli("export", "--db", db, "--format", "jsonl").stdout.splitlines()
     assert [json.loads(r)["experiment_kind"] for r in rows] == ["mrr"] * 3
     rep = cli("report", db, "--out", tmp_path / "rep")
     assert rep.returncode == 0, rep.stderr
@@ -67,7 +67,7 @@ def test_a_flood_campaign_ranks_two_caps(tb_name, tmp_path, cli, netns_of):
     assert res.returncode == 0, res.stderr
     assert "2 of 2 cells stored" in res.stdout, res.stdout
     assert netns_of(tb_name) == []
-    result = json.loads(cli("compare", db, "--json").stdout)
+    result = json.loads(cli("compare", "--db", db, "--json").stdout)
     assert result["method"] == "flood"
     for e in result["experiments"]:
         cap = {"30k": 30_000, "50k": 50_000}[e["factors"]["sut_cap"]]
@@ -75,7 +75,7 @@ def test_a_flood_campaign_ranks_two_caps(tb_name, tmp_path, cli, netns_of):
         assert e["kind"] == "mrr" and e["runs"] == 2 and _near(e["mrr_pps"], cap), e
     ranks = {g["levels"]["sut_cap"]: g["rank"] for g in result["groups"]}
     assert ranks == {"50k": 1, "30k": 2}
-    text = cli("compare", db).stdout
+    text = cli("compare", "--db", db).stdout
     assert "#1 sut_cap=50k" in text and "effect of sut_cap on MRR" in text, text
     rep = cli("report", db, "--out", tmp_path / "rep")
     assert rep.returncode == 0, rep.stderr

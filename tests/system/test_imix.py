@@ -1,4 +1,4 @@
-"""IMIX (issue 22): a sweep of ``--imix simple`` at low load on the kernel router, its
+"""IMIX: a sweep of ``--imix simple`` at low load on the kernel router, its
 ground truth the mix itself. The router drops nothing at these loads, so every frame of
 every size the generator sent must reach the XDP sink, which counts each size on its
 own: received per size equals sent per size exactly in every trial, and what was sent

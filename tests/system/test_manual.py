@@ -1,6 +1,7 @@
 """The manual's commands that need root and traffic (blocks marked '<!-- run: system
 -->'), run in order, one fresh folder per page; their examples are short by design.
-Every namespace they build is removed, also when one fails."""
+Every namespace they build is removed, also when one fails; what they keep of the host
+(the delay line's limit) goes to the session's state folder (``lab_env``)."""
 
 import subprocess
 import sys
@@ -18,7 +19,7 @@ for _b in blocks():
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
-def test_the_pages_commands_run_as_shown(page, tmp_path):
+def test_the_pages_commands_run_as_shown(page, tmp_path, lab_env):
     cwd = workdir(tmp_path / "manual")
     try:
         for block in PAGES[page]:

@@ -1,4 +1,4 @@
-"""Rates in bit/s and as shares of the line rate (issue 22) on the embedded router, and
+"""Rates in bit/s and as shares of the line rate on the embedded router, and
 the per-size counts of a mix where a soak stores them.
 
 The ground truth is arithmetic: a load written in bit/s at L1 is stored as the frames/s

@@ -97,7 +97,7 @@ def test_the_wire_of_a_plain_veth_is_a_few_microseconds(cli, tb_name):
 def test_responder_delay_ground_truth(cli, tb_name, tmp_path):
     """Replies held D = 200 us and 1 ms: response grows by D, and so does the RTT."""
     db = tmp_path / "truth.db"
-    runs = _rtt(cli, tb_name, "--path", "veth", "--probe", "udp", "--rate", "400",
+    runs = _rtt(cli, tb_name, "--path", "veth", "--probe", "udp", "--probe-rate", "400",
                 "--count", str(COUNT), "--runs", str(RUNS), "--responder-delay", "0,200us,1ms",
                 db=db)  # fmt: skip
     holds = (0, 200_000, 1_000_000)
@@ -147,7 +147,7 @@ def test_bad_input_is_one_line_and_builds_nothing(
 
 def test_a_rate_above_what_the_path_carries_is_refused(cli, tb_name, netns_of, tmp_path):
     db = tmp_path / "fast.db"
-    res = cli("rtt", "--name", tb_name, "--rate", "3M", "--count", "100000", "--db", str(db),
+    res = cli("rtt", "--name", tb_name, "--probe-rate", "3M", "--count", "100000", "--db", str(db),
               timeout=240)  # fmt: skip
     assert res.returncode == 2, res.stderr
     assert "above what path 'bridge' carries" in res.stderr

@@ -43,7 +43,7 @@ def test_ping_and_irtt_beside_netassay(cli, tb_name, netns_of, tmp_path):
         assert sorted(e.config["probe"] for e in exps) == ["icmp", "irtt", "ping"]
         for e in exps:
             assert [r.repetition for r in RS.runs(st, e.id)] == [0, 1], e.config["probe"]
-    cmp = cli("compare", str(db), "--by", "probe", "--segment", "latency_sent", "--json")
+    cmp = cli("compare", "--db", str(db), "--by", "probe", "--segment", "latency_sent", "--json")
     assert cmp.returncode == 0, cmp.stderr
     assert len(json.loads(cmp.stdout)["configurations"]) == 3
     assert netns_of(tb_name) == []

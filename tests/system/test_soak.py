@@ -63,11 +63,13 @@ def test_a_soak_below_the_cap_passes_and_above_it_fails(tb_name, tmp_path, cli, 
     assert [v["verdict"] for v in verdicts] == ["PASS", "FAIL"]
     failed = cli("assess", db, "--fail-on", "fail")
     assert failed.returncode == 11, failed.stderr
-    rows = cli("export", db, "--format", "jsonl").stdout.splitlines()
+    rows = cli("export", "--db", db, "--format", "jsonl").stdout.splitlines()
     assert [json.loads(r)["experiment_kind"] for r in rows] == ["soak"] * 6
     rep = cli("report", db, "--out", tmp_path / "rep")
     assert rep.returncode == 0, rep.stderr
-    figures = sorted(p.name for p in (tmp_path / "rep" / "figures").glob("soak_*"))
-    assert len(figures) == 4, figures  # two soaks, PNG and SVG each
+    figures = sorted(
+        p.name for p in (tmp_path / "rep" / "figures").glob("soak_*") if p.suffix != ".key"
+    )
+    assert len(figures) == 4, figures  # two soaks, PNG and SVG each (and each one's key)
     page = (tmp_path / "rep" / "index.html").read_text()
     assert "soak: soak 120 kpps" in page or "soak: soak 120" in page, page[:2000]

@@ -80,7 +80,7 @@ def test_a_full_disk_during_an_import_loses_nothing_and_the_same_import_finishes
     assert m, line
     stored = int(m.group(1))
     assert 0 < stored < total and _counts(db)["experiments"] == stored  # as said
-    assert ": ok (" in cli("db", "check", db, check=True).stdout  # what is stored is sound
+    assert ": ok (" in cli("db", "check", "--db", db, check=True).stdout  # what is stored is sound
     ballast.unlink()  # space freed
     cp = cli("import", "pastrami", pastrami_dir, "--db", db, check=True)
     assert (
@@ -88,7 +88,7 @@ def test_a_full_disk_during_an_import_loses_nothing_and_the_same_import_finishes
         and f"{stored} already stored, skipped" in cp.stdout
     ), cp.stdout
     assert _counts(db) == _counts(serial)  # every experiment and trial exactly once
-    assert ": ok (" in cli("db", "check", db, check=True).stdout
+    assert ": ok (" in cli("db", "check", "--db", db, check=True).stdout
 
 
 RATES, RUNS = "20k,25k,30k,35k,40k,45k,50k,55k,60k,65k", 2
@@ -116,7 +116,7 @@ def test_a_full_disk_during_a_sweep_loses_nothing_and_its_resume_finishes_once(
     assert m, said[0]
     stored = int(m.group(1))
     assert 0 < stored < PLANNED and _counts(db)["trials"] == stored  # as said
-    assert ": ok (" in cli("db", "check", db, check=True).stdout
+    assert ": ok (" in cli("db", "check", "--db", db, check=True).stdout
     assert netns_of(tb_name) == [] and backlog() == before  # the testbed is gone
     ballast.unlink()
     cp = cli("sweep", "--db", db, "--resume", "--experiment", "1", timeout=300)
@@ -125,7 +125,7 @@ def test_a_full_disk_during_a_sweep_loses_nothing_and_its_resume_finishes_once(
     counts = _counts(db)
     assert counts["trials"] == PLANNED and counts["trial pairs twice"] == 0  # exactly once
     assert counts["experiments"] == 1 and counts["runs"] == 2  # its start and its resume
-    assert ": ok (" in cli("db", "check", db, check=True).stdout
+    assert ": ok (" in cli("db", "check", "--db", db, check=True).stdout
     assert netns_of(tb_name) == [] and backlog() == before
 
 
@@ -143,7 +143,7 @@ def _ten(pastrami_dir: Path, db: Path, sweeps: tuple[str, str], doctor: str) -> 
         ("sweep", "--name", sweeps[0], *short),
         ("sweep", "--name", sweeps[1], *short),
         ("doctor", "--quick", "--runs", "1", "--name", doctor, "--db", db),
-        ("db", "migrate", db),
+        ("db", "migrate", "--db", db),
     ]
 
 
@@ -180,4 +180,4 @@ def test_ten_writers_of_mixed_kinds_at_once_leave_what_a_serial_run_does(
             w in ln for w in STORE_TROUBLE)], (args, err)  # fmt: skip
     print(f"{waited} of {len(commands)} writers said they waited")
     assert _counts(together) == _counts(serial)
-    assert ": ok (" in cli("db", "check", together, check=True).stdout
+    assert ": ok (" in cli("db", "check", "--db", together, check=True).stdout

@@ -1,4 +1,4 @@
-"""netassay trend finds a regression of the data plane where it happened: a kernel
+"""netassay trend --db finds a regression of the data plane where it happened: a kernel
 router capped at 200 kpps is flooded four times (each flood, 3 runs of 1 s, stored as an
 experiment whose MRR is their median), then its cap is lowered to 150 kpps on the live
 testbed with nft in the SUT's namespace (outside netassay's own settings, as a
@@ -55,7 +55,7 @@ def test_trend_finds_a_lowered_cap(tb_name, tmp_path, cli, browser):
         res = cli("flood", "--name", tb_name, "--runs", "3", "--duration", "1s", "--db", db,
                   "--label", f"flood {n + 1}", "--json")  # fmt: skip
         assert res.returncode == 0, res.stderr
-    res = cli("trend", db, "--json")
+    res = cli("trend", "--db", db, "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     (s,) = out["series"]
@@ -67,14 +67,14 @@ def test_trend_finds_a_lowered_cap(tb_name, tmp_path, cli, browser):
     print(f"change at point {change['at'] + 1}: {change['change']} {change['relative']:+.1%}")
     assert change["change"] == "regression" and change["at"] == 4, s["groups"]
     assert -0.30 < change["relative"] < -0.20, change
-    text = cli("trend", db).stdout
+    text = cli("trend", "--db", db).stdout
     assert "regression -2" in text and "at point 5" in text, text
-    gate = cli("trend", db, "--fail-on-regression")
+    gate = cli("trend", "--db", db, "--fail-on-regression")
     assert gate.returncode == (1 if out["regressions"] else 0), gate.stderr
     if s["groups"][-1]["first"] == 4:  # the step is the newest group: the gate refuses it
         assert out["regressions"][0]["series"] == s["id"] and gate.returncode == 1
         assert "regressed beyond 5.0%" in gate.stderr, gate.stderr
-    assert cli("trend", db, "--fail-on-regression", "--threshold", "30%").returncode == 0
+    assert cli("trend", "--db", db, "--fail-on-regression", "--threshold", "30%").returncode == 0
     assert cli("report", db, "--out", tmp_path / "r").returncode == 0
     page = browser.new_page()
     page.goto((tmp_path / "r" / "index.html").as_uri())

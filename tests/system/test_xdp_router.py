@@ -19,10 +19,10 @@ import pytest
 from netassay.config import TestbedConfig
 from netassay.counters import xdp_router as XC
 from netassay.errors import TestbedError
-from netassay.methods.flood.run import flood, flood_path, gro_on
 from netassay.testbed import Testbed
 from netassay.testbed import xdp_router as XR
 from netassay.trial.engine import measure, trials_on
+from netassay.trial.flood import flood, flood_path, gro_on
 
 pytestmark = pytest.mark.system
 FWD = "sut/xdp/forwarded/packets"

@@ -146,7 +146,7 @@ def test_probes_without_a_socket_stamp_are_left_out_of_the_socket_figures():
         ({"threaded": "on", "xdp": "off"}, "need --gro on or --xdp on"),
         ({"xdp": "maybe"}, "bad --xdp"),
         ({"gro": "on", "gap_ns": 200 * US}, "bad --burst-gap"),
-        ({"rate_pps": 1e6}, "bad --rate"),
+        ({"rate_pps": 1e6}, "bad --probe-rate"),
         ({"path": "macvlan"}, "bad --path"),
         ({"probe": "tcp"}, "bad --probe"),
         ({"count": 10_000_000, "rate_pps": 1000.0}, "would send for over"),
@@ -184,7 +184,7 @@ def test_a_cells_own_tables_go_with_it_to_the_campaign_store():
 def test_a_cell_brief_names_its_busy_polling():
     from netassay.methods.batching.method import METHOD
 
-    s = {"runs": 3, "rate": "10k", "count": 1000}
+    s = {"runs": 3, "probe_rate": "10k", "count": 1000}
     assert METHOD.cell_brief(s) == "3 runs x 1000 probes at 10k/s"
     assert METHOD.cell_brief({**s, "busy_poll": 50}).endswith("at 10k/s, busy-poll 50 us")
 

@@ -63,4 +63,4 @@ def test_search_cells_are_estimated_at_their_worst_case():
     )
     assert O.cell_trials(c, 0) is None
     assert O.cell_estimate_s(c, 0) > registry.method("sweep").cell_setup_s + 3
-    assert "searches" in O.describe(c, 1, "x")
+    assert "whose trials are decided as they go" in O.describe(c, 1, "x")

@@ -37,7 +37,6 @@ def test_remaining_skips_done_and_keeps_order():
 @pytest.mark.parametrize(
     "kw",
     [
-        {"rates_pps": (), "runs": 1, "duration_s": 1.0},
         {"rates_pps": (-1.0,), "runs": 1, "duration_s": 1.0},
         {"rates_pps": (math.nan,), "runs": 1, "duration_s": 1.0},
         {"rates_pps": (1.0,), "runs": 0, "duration_s": 1.0},
@@ -115,7 +114,7 @@ def test_one_exclusion_rule_for_every_fault():
     assert exclusion([plain, cut]) == cut
 
 
-def test_demo_rates_stay_below_the_peak():
+def test_demo_rates_are_shares_of_the_mrr():
     rates = demo_rates(400_000)
     assert len(rates) == 10
     assert rates == sorted(rates)

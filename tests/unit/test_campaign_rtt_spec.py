@@ -15,7 +15,7 @@ method = "rtt"
 [fixed]
 runs = 3
 count = 500
-rate = "1k"
+probe_rate = "1k"
 capture = false
 [factors]
 path = ["bridge", "veth"]

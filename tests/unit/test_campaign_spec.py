@@ -198,3 +198,12 @@ def test_a_bidirectional_cell_gives_its_command_the_flag():
     one, both = (SP.cell_args(c.method, c.settings(i)) for i in range(2))
     assert "--bidirectional" not in one and "--bidirectional" in both
     assert both[both.index("--sut-cap-reverse") + 1] == "60k"
+
+
+def test_a_value_its_parser_refuses_names_its_line_even_where_the_key_has_a_check():
+    """burst_rate's check parses the text (a rate): a negative one was a UsageError that
+    escaped the file's checker (a traceback) instead of the line naming it."""
+    text = '[campaign]\nname = "b"\nmethod = "burst"\n\n[fixed]\nburst_rate = -1\n'
+    with pytest.raises(SP.CampaignFileError) as ei:
+        SP.parse(text, "x.toml")
+    assert "x.toml:6: [fixed] burst_rate = -1: expected a number" in str(ei.value)

@@ -18,6 +18,7 @@ from netassay.methods.sweep import dataplane as DP
 from netassay.testbed import dataplane as D
 from netassay.testbed import dpdk, ovs, sutexec
 from netassay.testbed import pathcheck as PC
+from netassay.testbed import scale as SC
 
 MACS = {N.TG_DEV: "02:00:00:00:00:01", N.SUT_IN: "02:00:00:00:00:02",
         N.SUT_OUT: "02:00:00:00:00:03", N.SINK_DEV: "02:00:00:00:00:04"}  # fmt: skip
@@ -58,11 +59,26 @@ def test_a_relative_setup_program_is_recorded_where_it_is(tmp_path, monkeypatch)
         (TestbedConfig(sut="ovs", pinning="unpinned"), "--sut ovs with --pinning unpinned"),
         (TestbedConfig(sut="l3fwd", pinning="pin-1cpu"), "--sut l3fwd with --pinning pin-1cpu"),
         (TestbedConfig(sut="exec"), "--sut exec without --sut-setup"),
+        (TestbedConfig(sut="testpmd", rx_mode="napi"), "--rx-mode napi with --sut testpmd"),
     ],
 )
 def test_what_a_data_plane_cannot_take_is_refused_in_one_line(cfg, needle):
     with pytest.raises(UsageError) as exc:
         D.validate(cfg)
+    assert needle in exc.value.line(), exc.value.line()
+
+
+@pytest.mark.parametrize(
+    ("cfg", "needle"),
+    [
+        (TestbedConfig(sut="l3fwd", routes=100), "routes of its own, not the kernel's FIB"),
+        (TestbedConfig(sut="ovs", nft_rules=10), "--nft-rules with --sut ovs"),
+        (TestbedConfig(sut="exec", sut_setup="x.sh", conntrack="on"), "--conntrack on with"),
+    ],
+)
+def test_the_kernel_routers_scale_knobs_are_refused_to_a_data_plane(cfg, needle):
+    with pytest.raises(UsageError) as exc:
+        SC.validate(cfg)
     assert needle in exc.value.line(), exc.value.line()
     assert "\n" not in exc.value.line()
 

@@ -1,4 +1,4 @@
-"""IMIX (issue 22): a mix's parsing, its cycle's order and counts (the same as
+"""IMIX: a mix's parsing, its cycle's order and counts (the same as
 netassay-gen's, ``gen/src/mix.rs``), its rates at each layer, the testbed knob's checks,
 and a mix's counts per size from the sink's counters to the sweep's view."""
 

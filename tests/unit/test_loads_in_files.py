@@ -1,5 +1,5 @@
 """Loads in bit/s and as shares of the line rate in a config file's and a campaign
-file's keys (issue 22): the same words as the flags, checked before anything runs, and
+file's keys: the same words as the flags, checked before anything runs, and
 a campaign cell converted with its own frame size, layer and line rate; what cannot be
 converted names the file's line."""
 

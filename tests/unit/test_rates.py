@@ -1,4 +1,4 @@
-"""Loads in bit/s at a layer and as shares of the line rate (issue 22): the conversion's
+"""Loads in bit/s at a layer and as shares of the line rate: the conversion's
 exact numbers, what is refused, what frames/s inputs keep meaning, and the record a
 run stores and its views show."""
 

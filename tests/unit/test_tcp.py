@@ -180,7 +180,8 @@ def test_the_hosts_line_limit_is_read_for_the_runs_path(tmp_path, monkeypatch):
     line = P.LINE
     never = LL.for_path(0.02, line)
     assert never["pps"] is None and "never measured on this host" in never["from"]
-    assert "bench/delayline.py" in never["from"] and str(tmp_path) in never["from"]
+    assert "bench/" not in never["from"] and str(tmp_path) in never["from"]
+    assert LL.to_measure(never)  # the cell measures it
     assert "no delay line on this path (netem)" in LL.for_path(0.02, "netem")["from"]
     assert LL.for_path(0.0, P.NO_DELAY)["pps"] is None
 
@@ -196,10 +197,51 @@ def test_the_hosts_line_limit_is_read_for_the_runs_path(tmp_path, monkeypatch):
     assert body is not None and body["frame_bytes"] == 1514
     moved = {**body, "kernel": "5.10.0-other", "cpus": 64}
     elsewhere = LL.for_path(0.02, line, body=moved)
-    assert elsewhere["pps"] is None and "measured on kernel 5.10.0-other with 64 CPUs" in \
-        elsewhere["from"]  # fmt: skip
+    assert elsewhere["pps"] is None and "kernel 5.10.0-other with 64 CPUs" in \
+        elsewhere["from"] and LL.to_measure(elsewhere)  # fmt: skip
     LL.record({0.001: None}, "2026-11-26T05:00:00Z", "bench")
     none = LL.for_path(0.001, line)
     assert none["pps"] is None and "carried none of the rates tried at 1 ms" in none["from"]
+    assert not LL.to_measure(none)  # measured: it carried nothing (not measured again)
+    assert not LL.to_measure(at20) and not LL.to_measure(LL.for_path(0.02, "netem"))
     (tmp_path / "delayline.json").write_text("{not json")
     assert "never measured" in LL.for_path(0.001, line)["from"]
+
+
+def _trial(rate, sent, lost=0, late=0.0, dropped=0):
+    return {"rate_pps": rate, "sent": sent, "lost": lost, "line_frames": sent - lost,
+            "line_dropped": dropped, "line_late_share": late}  # fmt: skip
+
+
+def test_a_rate_is_carried_when_offered_whole_and_on_time():
+    from netassay.testbed import linelimit as LL
+
+    assert LL.carried(_trial(10_000, 5_000), 0.5)
+    assert not LL.carried(_trial(10_000, 4_900), 0.5)  # 98% sent: the rate was not offered
+    assert LL.carried(_trial(10_000, 4_950), 0.5)  # 99% sent
+    assert not LL.carried(_trial(10_000, 5_000, lost=1), 0.5)
+    assert not LL.carried(_trial(10_000, 5_000, dropped=1), 0.5)
+    assert LL.carried(_trial(10_000, 5_000, late=0.01), 0.5)  # 1% late: carried
+    assert not LL.carried(_trial(10_000, 5_000, late=0.0101), 0.5)
+    bridge = {"rate_pps": 1e4, "sent": 5_000, "lost": 0, "added_latency_us": {"p99_us": 200.0}}
+    assert LL.carried(bridge, 0.5)  # no line: the sink's p99 judges
+    assert not LL.carried({**bridge, "added_latency_us": {"p99_us": 1000.0}}, 0.5)
+
+
+def test_the_limit_is_the_highest_rate_carried_with_every_lower_one():
+    from netassay.testbed import linelimit as LL
+
+    rates = (1e4, 2e4, 3e4, 5e4)
+    ok, bad = {"carried": True}, {"carried": False}
+    rows = [{**ok, "rate_pps": 1e4}, {**ok, "rate_pps": 2e4}, {**bad, "rate_pps": 3e4},
+            {**bad, "rate_pps": 3e4}]  # fmt: skip
+    assert LL.highest(rows, rates, tries=2) == (2e4, False)
+    # one bad half second, then carried: the rate is carried with two tries
+    again = [*rows[:3], {**ok, "rate_pps": 3e4}, {**bad, "rate_pps": 5e4}, {**bad, "rate_pps": 5e4}]
+    assert LL.highest(again, rates, tries=2) == (3e4, False)
+    assert LL.highest(again, rates, tries=1) == (2e4, False)  # the bench's: every trial
+    assert LL.highest([{**bad, "rate_pps": 1e4}] * 2, rates, tries=2) == (None, False)
+    every = [{**ok, "rate_pps": r} for r in rates]
+    assert LL.highest(every, rates, tries=2) == (5e4, True)  # the highest tried: at least
+    # a rate above one that failed is never taken, even if a trial there passed
+    assert LL.highest([*rows, {**ok, "rate_pps": 5e4}], rates, tries=2) == (2e4, False)

@@ -35,7 +35,7 @@ def test_other_errors_are_not_parser_errors(exc):
     ("argv", "needle"),
     [
         (["serch"], "No such command"),
-        (["assess", "--bogus-flag", "x"], "No such option"),
+        (["assess", "--bogus-flag", "x"], "unknown flag --bogus-flag"),
         (["assess"], "Missing argument"),
         (["sweep", "--runs", "abc", "--dry-run"], "Invalid value"),
         (["sweep", "--runs"], "requires an argument"),

@@ -11,7 +11,7 @@ USAGE (receive):
       [--idle-timeout DUR] [--expect N] [--flows N] [--json]
 USAGE (XDP sink):
   ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64 | --imix MIX] [--pass]
-      [--latency] [--duration DUR]
+      [--latency] [--count-flows N --dst IP [--dsts N --dst-step N]] [--duration DUR]
 USAGE (delay line):
   ip netns exec NS netassay-gen delay --a DEV --b DEV --delay DUR [--delay-back DUR]
       [--stats FILE] [--queue FRAMES] [--cpu N]
@@ -28,9 +28,16 @@ in batches sized to the rate (about 8 us of schedule per send call, 32 us with
 XDP live frames, whose calls cost more). Every frame carries valid IPv4 header and
 UDP checksums and a 22-byte payload after the UDP
 header (big-endian): magic 0x6e614731 (u32), flow id (u16), per-flow sequence
-number (u64, from 0), transmit time (u64, CLOCK_MONOTONIC ns). Global packet k goes
-to flow k % flows with sequence k / flows; flow f uses UDP source port
---src-port + f.
+number (u64, from 0), transmit time (u64, CLOCK_MONOTONIC ns); a flow id above
+65535 keeps its high 16 bits in the sequence field's top 16 bits (a sequence
+number has 48). Global packet k goes to flow order(k % flows) with sequence
+k / flows (order: incremental, or a permutation drawn from --flow-seed). Flow f
+aims at destination slot d = f % D, D = min(flows, dsts): the destination
+--dst + r * --dst-step with r = d (r = d * dsts / D when there are fewer flows
+than destinations); then q = f / D gives its UDP source port --src-port + q % P
+(P = 65536 - --src-port) and its source address --src + q / P. Only an address's
+last 32 bits change. With one destination and at most P flows that is source
+port --src-port + f from --src to --dst, as it always was.
 
 SEND OPTIONS
   --dev IFACE          interface to send on (required)
@@ -57,12 +64,25 @@ SEND OPTIONS
                        590 64 1514 64 590 64 590 64); --rate counts frames of all
                        sizes; the result adds sent_per_size. sendmmsg only (auto
                        picks it; not xdp or txring)
-  --flows N            number of flows, by UDP source port (default 1, max 65536)
+  --flows N            number of flows, distinct 5-tuples (default 1, max 1000000):
+                       source ports first, then source addresses (see above);
+                       every destination and source stays in the benchmarking
+                       ranges unless --allow-any-dst
+  --flow-order O       incremental (default) | random: the flows in an order drawn
+                       from --flow-seed (Fisher-Yates), the same in every technique
+  --flow-seed N        the random order's seed (default 1; reported as flow_seed)
+  --dsts N             destinations the flows are spread over (default 1, max
+                       1000000), --dst-step apart from --dst (routes of a FIB)
+  --dst-step N         addresses between two destinations (default 1)
   --src-port P         first UDP source port (default 10000)
   --dst-port P         UDP destination port (default 9, discard)
   --burst N            most packets per send call, also when catching up after
                        falling behind (default 64, max 1024)
   --batch N            packets per send call (default: sized to the rate, <= burst)
+  --catch-up F         paced XDP live frames: after a stall (the CPU taken away), the
+                       frames that fell due go out at most F times the rate until
+                       the schedule is caught up, so that the receiver's ring sees
+                       a bounded burst (default 2; 'off': as fast as they are built)
   --technique T        auto | xdp | sendmmsg | txring | none (default auto). xdp: XDP
                        live frames through BPF_PROG_RUN, stamped by an XDP program
                        and sent with XDP_TX (needs kernel >= 5.18 and an XDP
@@ -114,6 +134,14 @@ XDP SINK
                        (XDP_PASS) instead of dropping them, so that the stack
                        behind (an nft counter, a receiver) can count them too;
                        the first and the final line say action pass (else drop)
+  --count-flows N      with --xdp-sink: also count every flow's test frames (N
+                       flows, as the sender's --flows), each only when its
+                       destination is the one its flow aims at (--dst, --dsts,
+                       --dst-step as the sender had them); every line carries
+                       flows: flows, seen, min, max, counted (per flow, since the
+                       last SIGUSR2, which marks them and prints a line),
+                       misdirected (a frame whose destination is not its flow's)
+                       and unknown_flow (a flow id past N)
   --latency            with --xdp-sink: also add each test frame's one-way latency
                        (arrival minus its transmit stamp, both CLOCK_MONOTONIC) to
                        a histogram in the kernel: 1 us buckets below 256 us, then
@@ -141,6 +169,8 @@ RECEIVE OPTIONS
   --interval DUR       also count per interval of DUR from the first arrival
                        (key 'intervals': start_s, end_s, packets, bytes of UDP
                        payload, lost by sequence gaps as iperf3 counts them)
+  --verify             also check every test frame's IPv4 header and UDP checksums
+                       (checksum_errors of checksums_checked: frames captured whole)
   --cpu N              pin the receiver to CPU N
 
 DELAY LINE

@@ -5,6 +5,7 @@
 use super::values::parse_rate;
 use super::{Given, Rate, Send};
 use crate::error::{FlagError, ModeError, SendUsage, UsageError};
+use crate::flows::{Order, MAX_DSTS, MAX_FLOWS};
 use crate::mix::Mix;
 use std::net::IpAddr;
 
@@ -36,10 +37,14 @@ pub(super) fn send(a: &Given, dev: String, cpu: Option<usize>) -> Result<Send, U
         size: mix.largest(),
         mix,
         flows: f.flows,
+        dsts: f.dsts,
+        dst_step: f.dst_step,
+        flow_order: f.order,
         src_port: f.src_port,
         dst_port: fr.dst_port,
         burst: f.burst,
         batch: f.batch,
+        catch_up: catch_up(a)?,
         technique,
         best_effort: a.has("--best-effort"),
         qdisc: a.has("--qdisc"),
@@ -79,10 +84,13 @@ fn length(a: &Given) -> Result<Length, UsageError> {
     })
 }
 
-/// How packets are spread over flows (UDP source ports) and send calls.
+/// How packets are spread over flows (their tuples: `flows`) and send calls.
 #[derive(Debug, PartialEq)]
 struct Flows {
     flows: u64,
+    dsts: u64,
+    dst_step: u32,
+    order: Order,
     burst: usize,
     batch: Option<usize>,
     src_port: u16,
@@ -90,9 +98,20 @@ struct Flows {
 
 fn flows(a: &Given) -> Result<Flows, UsageError> {
     let flows = a.num_or("--flows", 1u64)?;
-    if !(1..=65536).contains(&flows) {
+    if !(1..=MAX_FLOWS).contains(&flows) {
         return Err(SendUsage::Flows(flows).into());
     }
+    let dsts = a.num_or("--dsts", 1u64)?;
+    let dst_step = a.num_or("--dst-step", 1u32)?;
+    if !(1..=MAX_DSTS).contains(&dsts) || dst_step == 0 {
+        return Err(SendUsage::Dsts(dsts, dst_step).into());
+    }
+    let seed = a.num_or("--flow-seed", 1u64)?;
+    let order = match a.get("--flow-order").unwrap_or("incremental") {
+        "incremental" => Order::Incremental,
+        "random" => Order::Random(seed),
+        other => return Err(SendUsage::FlowOrder(other.into()).into()),
+    };
     let burst = a.num_or("--burst", 64usize)?;
     if !(1..=1024).contains(&burst) {
         return Err(SendUsage::Burst(burst).into());
@@ -104,15 +123,29 @@ fn flows(a: &Given) -> Result<Flows, UsageError> {
         }
     }
     let src_port = a.num_or("--src-port", 10000u16)?;
-    if src_port as u64 + flows - 1 > 65535 {
-        return Err(SendUsage::PortsPastEnd.into());
-    }
     Ok(Flows {
         flows,
+        dsts,
+        dst_step,
+        order,
         burst,
         batch,
         src_port,
     })
+}
+
+/// The catch-up bound of paced XDP live frames (`--catch-up F`, default 2; `off`: none).
+pub const CATCH_UP_DEFAULT: f64 = 2.0;
+
+fn catch_up(a: &Given) -> Result<Option<f64>, UsageError> {
+    match a.get("--catch-up") {
+        None => Ok(Some(CATCH_UP_DEFAULT)),
+        Some("off") => Ok(None),
+        Some(v) => match v.parse::<f64>() {
+            Ok(f) if f.is_finite() && (1.1..=1000.0).contains(&f) => Ok(Some(f)),
+            _ => Err(SendUsage::CatchUp(v.to_string()).into()),
+        },
+    }
 }
 
 const TECHNIQUES: [&str; 5] = ["auto", "sendmmsg", "txring", "xdp", "none"];
@@ -253,21 +286,33 @@ pub(super) mod tests {
             (f.flows, f.burst, f.batch, f.src_port),
             (1, 64, None, 10000)
         );
+        assert_eq!((f.dsts, f.dst_step, f.order), (1, 1, Order::Incremental));
+        let f = flows(&given(
+            "--flows 1000000 --dsts 1000 --dst-step 64 --flow-order random \
+                              --flow-seed 9",
+        ))
+        .unwrap();
+        assert_eq!(
+            (f.flows, f.dsts, f.dst_step, f.order),
+            (1_000_000, 1000, 64, Order::Random(9))
+        );
         let f = flows(&given("--flows 16 --burst 8 --batch 8 --src-port 65520")).unwrap();
         assert_eq!(
             (f.flows, f.burst, f.batch, f.src_port),
             (16, 8, Some(8), 65520)
         );
         let e = |s: &str| flows(&given(s)).unwrap_err();
-        assert_eq!(e("--flows 65537"), SendUsage::Flows(65537).into());
+        assert_eq!(e("--flows 1000001"), SendUsage::Flows(1_000_001).into());
+        assert_eq!(e("--dsts 0"), SendUsage::Dsts(0, 1).into());
+        assert_eq!(e("--dst-step 0"), SendUsage::Dsts(1, 0).into());
+        assert_eq!(
+            e("--flow-order shuffled"),
+            SendUsage::FlowOrder("shuffled".into()).into()
+        );
         assert_eq!(e("--burst 0"), SendUsage::Burst(0).into());
         assert_eq!(
             e("--burst 8 --batch 9"),
             SendUsage::Batch { batch: 9, burst: 8 }.into()
-        );
-        assert_eq!(
-            e("--flows 17 --src-port 65520"),
-            SendUsage::PortsPastEnd.into()
         );
         // checked in order: the flows before the ports
         assert_eq!(e("--src-port 70000 --flows 0"), SendUsage::Flows(0).into());

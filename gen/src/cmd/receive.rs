@@ -19,6 +19,7 @@ pub fn run(r: &Recv) -> Result<(), Error> {
         block_size,
         block_nr: r.ring_mb,
         interval_ns: r.interval_ns,
+        verify: r.verify,
     };
     pace::install_signals();
     let (fd, map, _len) = rx::open(&cfg).map_err(|err| SystemError::ReceiveRing {

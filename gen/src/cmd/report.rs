@@ -15,6 +15,8 @@ pub struct Ran {
     pub why: String,
     pub fallback: String,
     pub batch: usize,
+    /// The bound on a catch-up after a stall, as a factor of the rate (None: unbounded).
+    pub catch_up: Option<f64>,
     pub out: tx::LoopOut,
 }
 
@@ -122,6 +124,9 @@ fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -
         ("stop_reason", J::S(o.stop.name().into())),
         ("first_tx_ns", J::U(o.first_tx)),
         ("last_tx_ns", J::U(o.last_tx)),
+        ("end_ns", if o.end == 0 { J::Null } else { J::U(o.end) }),
+        ("stall_max_ns", o.stall.map_or(J::Null, |(n, _)| J::U(n))),
+        ("stall_start_ns", o.stall.map_or(J::Null, |(_, t)| J::U(t))),
         ("duration_s", J::F(r.duration_s)),
         ("rate_pps", plan.rate.map_or(J::Null, J::F)),
         ("achieved_rate_pps", J::F(r.achieved)),
@@ -130,6 +135,7 @@ fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -
         ("lateness_max_ns", late(1.0)),
         ("lateness_p99_ns", late(0.99)),
         ("lateness_p50_ns", late(0.5)),
+        ("lateness_p999_ns", late(0.999)),
         ("lateness_mean_ns", J::F(h.mean())),
         ("retries", J::U(o.retries)),
         ("egress_drops", J::U(egress_drops)),
@@ -137,10 +143,26 @@ fn send_json(s: &Send, plan: &Plan, ran: &Ran, r: &Outcome, egress_drops: u64) -
         ("ok", J::B(r.verdict == Verdict::Kept)),
         ("best_effort", J::B(s.best_effort)),
         ("batch", J::U(ran.batch as u64)),
+        (
+            "spacing_ns",
+            plan.rate
+                .map_or(J::Null, |rate| J::F((1e9 / rate * 10.0).round() / 10.0)),
+        ),
+        ("catch_up", ran.catch_up.map_or(J::Null, J::F)),
         ("burst", J::U(s.burst as u64)),
         ("size_bytes", J::U(s.size as u64)),
         ("sent_per_size", s.mix.json(&s.mix.sent(r.sent))),
         ("flows", J::U(s.flows)),
+        ("flow_order", J::S(s.flow_order.name().into())),
+        (
+            "flow_seed",
+            match s.flow_order {
+                crate::flows::Order::Random(seed) => J::U(seed),
+                crate::flows::Order::Incremental => J::Null,
+            },
+        ),
+        ("dsts", J::U(s.dsts)),
+        ("dst_step", J::U(s.dst_step as u64)),
         ("dev", J::S(s.dev.clone())),
         ("src", J::S(s.src.to_string())),
         ("dst", J::S(s.dst.to_string())),

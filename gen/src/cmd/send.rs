@@ -6,6 +6,7 @@ use super::report::{self, Ran};
 use super::{interface, pin, technique};
 use crate::args::Send;
 use crate::error::{Error, Refusal, SystemError};
+use crate::flows::{self, with_low32};
 use crate::{pace, packet, sys, tx, xdp};
 
 /// Schedule covered by one send call when the batch is sized to the rate.
@@ -17,32 +18,57 @@ const XDP_MAX_BATCH: usize = 16384;
 const XDP_BATCH_WINDOW_NS: u64 = 32_000;
 
 pub fn run(s: &Send) -> Result<(), Error> {
-    check_safety(s)?;
+    let flows = flow_plan(s)?;
+    check_safety(s, &flows)?;
     let ifindex = interface(&s.dev)?;
     let tpls = templates(s)?;
     let tpl = &tpls[s.mix.sizes.iter().position(|&n| n == s.size).unwrap_or(0)];
     let plan = plan::plan(&s.rate, s.duration_ns, s.count)?;
     pin(s.cpu)?;
+    sys::own_sched_group();
     pace::install_signals();
     pace::share_cpu(s.share_cpu);
     let cfg = loop_cfg(s, &plan);
     let (try_xdp, why) = technique::choose(s, ifindex, plan.rate);
     let drop0 = xdp::dev_stat(&s.dev, "tx_dropped").unwrap_or(0);
     let ran = if try_xdp {
-        send_xdp(s, ifindex, tpl, &cfg, why)?
+        send_xdp(s, ifindex, tpl, &flows, &cfg, why)?
     } else {
-        send_af_packet(s, ifindex, &tpls, &cfg, why, String::new())?
+        send_af_packet(s, ifindex, &tpls, &flows, &cfg, why, String::new())?
     };
     let drops = egress_drops(&s.dev, drop0);
     report::report(s, &plan, &ran, drops)?;
     Ok(())
 }
 
+/// The flows' tuples (`flows`).
+pub fn flow_plan(s: &Send) -> Result<flows::Plan, Error> {
+    Ok(flows::Plan::new(
+        s.flows,
+        s.dsts,
+        s.dst_step,
+        s.src_port,
+        &s.src,
+        &s.dst,
+        s.flow_order,
+    )?)
+}
+
 /// Test traffic goes to the benchmarking ranges, from a namespace of its own,
-/// unless allowed otherwise.
-fn check_safety(s: &Send) -> Result<(), Refusal> {
-    if !s.allow_any_dst && !packet::is_bench_addr(&s.dst) {
-        return Err(Refusal::Destination(s.dst));
+/// unless allowed otherwise: every flow's destination, and its source where the
+/// flows have sources of their own.
+fn check_safety(s: &Send, flows: &flows::Plan) -> Result<(), Refusal> {
+    let last = flows.last();
+    if !s.allow_any_dst {
+        for dst in [s.dst, with_low32(&s.dst, last.dst_low)] {
+            if !packet::is_bench_addr(&dst) {
+                return Err(Refusal::Destination(dst));
+            }
+        }
+        let src = with_low32(&s.src, last.src_low);
+        if flows.sources() > 1 && !packet::is_bench_addr(&src) {
+            return Err(Refusal::Source(src));
+        }
     }
     match sys::in_host_netns() {
         Ok(true) if !s.allow_host_netns => Err(Refusal::HostNetns(s.dev.clone())),
@@ -83,9 +109,9 @@ fn loop_cfg(s: &Send, p: &Plan) -> tx::LoopCfg {
         rate: p.rate,
         planned: p.planned,
         deadline_ns: p.deadline_ns,
-        flows: s.flows,
         batch,
         burst: s.burst,
+        catch_up: s.catch_up,
     }
 }
 
@@ -94,6 +120,7 @@ fn send_xdp(
     s: &Send,
     ifindex: u32,
     tpl: &packet::Template,
+    flows: &flows::Plan,
     cfg: &tx::LoopCfg,
     why: String,
 ) -> Result<Ran, Error> {
@@ -105,11 +132,11 @@ fn send_xdp(
         (Some(r), None) => xcfg.batch = pace::batch_for_rate(r, XDP_BATCH_WINDOW_NS, s.burst),
         _ => {}
     }
-    let r = xdp::Xdp::open(tpl, s.flows, ifindex, &s.dev)
+    let r = xdp::Xdp::open(tpl, flows, ifindex, &s.dev)
         .map_err(|e| (e, 0))
         .and_then(|mut x| match xdp::kernel_paced(cfg.rate) {
             Some(rate) => x.run_paced(&xcfg, rate),
-            None => tx::run(&mut x, tpl, &xcfg),
+            None => tx::run(&mut x, tpl, flows, &xcfg),
         });
     match r {
         Ok(out) => Ok(Ran {
@@ -117,6 +144,7 @@ fn send_xdp(
             why,
             fallback: String::new(),
             batch: xdp::kernel_paced(cfg.rate).map_or(xcfg.batch, xdp::paced_inner_batch),
+            catch_up: xdp::kernel_paced(cfg.rate).and(cfg.catch_up),
             out,
         }),
         Err((err, sent)) if sent > 0 || pace::stopped() => Err(SystemError::Xdp {
@@ -128,7 +156,15 @@ fn send_xdp(
         Err((e, _)) => {
             let why = "XDP live frames failed, so AF_PACKET sendmmsg (fallback)".into();
             let fallback = format!("xdp_live_frames unavailable: {e}");
-            send_af_packet(s, ifindex, std::slice::from_ref(tpl), cfg, why, fallback)
+            send_af_packet(
+                s,
+                ifindex,
+                std::slice::from_ref(tpl),
+                flows,
+                cfg,
+                why,
+                fallback,
+            )
         }
     }
 }
@@ -139,6 +175,7 @@ fn send_af_packet(
     s: &Send,
     ifindex: u32,
     tpls: &[packet::Template],
+    flows: &flows::Plan,
     cfg: &tx::LoopCfg,
     why: String,
     fallback: String,
@@ -150,9 +187,9 @@ fn send_af_packet(
             templates: tpls,
             cycle: &s.mix.cycle,
         };
-        tx::run_mixed(txr.as_mut(), &m, cfg)
+        tx::run_mixed(txr.as_mut(), &m, flows, cfg)
     } else {
-        tx::run(txr.as_mut(), &tpls[0], cfg)
+        tx::run(txr.as_mut(), &tpls[0], flows, cfg)
     };
     let out = ran.map_err(|(err, sent)| SystemError::Send {
         dev: s.dev.clone(),
@@ -166,6 +203,7 @@ fn send_af_packet(
         why,
         fallback,
         batch: cfg.batch,
+        catch_up: None,
         out,
     })
 }
@@ -211,9 +249,31 @@ mod tests {
     fn a_foreign_destination_is_refused_first() {
         let mut s = send();
         s.dst = "10.0.0.2".parse().unwrap();
-        assert!(matches!(check_safety(&s), Err(Refusal::Destination(_))));
+        let plan = flow_plan(&s).unwrap();
+        assert!(matches!(
+            check_safety(&s, &plan),
+            Err(Refusal::Destination(_))
+        ));
         s.allow_any_dst = true;
-        assert!(check_safety(&s).is_ok());
+        assert!(check_safety(&s, &plan).is_ok());
+    }
+
+    #[test]
+    fn every_flow_stays_in_the_benchmarking_ranges() {
+        // 198.19.255.0 + 300 destinations runs past 198.19.255.255 into 198.20.0.0/16
+        let mut s = send();
+        s.dst = "198.19.255.0".parse().unwrap();
+        s.dsts = 300;
+        s.flows = 300;
+        let plan = flow_plan(&s).unwrap();
+        let e = check_safety(&s, &plan).unwrap_err();
+        assert!(matches!(e, Refusal::Destination(d) if d.to_string() == "198.20.0.43"));
+        // sources of their own: 2M flows' worth of ports from 198.19.255.250
+        let mut s = send();
+        s.src = "198.19.255.250".parse().unwrap();
+        s.flows = 1_000_000;
+        let plan = flow_plan(&s).unwrap();
+        assert!(matches!(check_safety(&s, &plan), Err(Refusal::Source(_))));
     }
 
     #[test]

@@ -14,14 +14,19 @@ pub fn run(k: &SinkArgs) -> Result<(), Error> {
     } else {
         sink::Action::Drop
     };
-    let s =
-        sink::Sink::attach(ifindex, k.size, k.mix.clone(), action, k.latency).map_err(|err| {
-            SystemError::SinkAttach {
-                dev: k.dev.clone(),
-                err,
-            }
-        })?;
-    sink::run(&s, &k.dev, k.duration_ns).map_err(|err| SystemError::SinkRead {
+    let mut s = sink::Sink::attach(
+        ifindex,
+        k.size,
+        k.mix.clone(),
+        action,
+        k.latency,
+        k.flows.as_ref(),
+    )
+    .map_err(|err| SystemError::SinkAttach {
+        dev: k.dev.clone(),
+        err,
+    })?;
+    sink::run(&mut s, &k.dev, k.duration_ns).map_err(|err| SystemError::SinkRead {
         dev: k.dev.clone(),
         err,
     })?;

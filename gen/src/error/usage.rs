@@ -115,6 +115,8 @@ pub enum ModeError {
     SinkSize(usize),
     PassWithoutSink,
     LatencyWithoutSink,
+    /// --dsts, --dst-step or --dst with --xdp-sink but no --count-flows.
+    NeedsCountFlows(&'static str),
     SendOptionWithReceive(&'static str),
     RingMb,
     ScheduleRateMax,
@@ -147,6 +149,11 @@ impl fmt::Display for ModeError {
             LatencyWithoutSink => {
                 f.write_str("--latency is an --xdp-sink option: add --xdp-sink or drop --latency")
             }
+            NeedsCountFlows(k) => write!(
+                f,
+                "{k} with --xdp-sink says where --count-flows' flows go: add --count-flows N \
+                 or drop {k}"
+            ),
             SendOptionWithReceive(k) => write!(f, "{k} is a send option: drop it with --receive"),
             RingMb => f.write_str("--ring-mb must be 1..1024"),
             ScheduleRateMax => f.write_str("--schedule-rate needs a number"),
@@ -176,7 +183,14 @@ pub enum SendUsage {
         batch: usize,
         burst: usize,
     },
-    PortsPastEnd,
+    /// --dsts outside 1..1000000, or a --dst-step of 0.
+    Dsts(u64, u32),
+    /// A flow's address would carry out of the address's last 32 bits.
+    AddressesPastEnd,
+    /// --flow-order that is neither incremental nor random.
+    FlowOrder(String),
+    /// --catch-up that is neither `off` nor a factor in 1.1..1000.
+    CatchUp(String),
     UnknownTechnique(String),
     QdiscBypassed {
         technique: &'static str,
@@ -209,12 +223,26 @@ impl fmt::Display for SendUsage {
                 f.write_str("--rate max needs --duration (it sends for that long)")
             }
             ZeroCount => f.write_str("--count must be at least 1"),
-            Flows(n) => write!(f, "--flows {n} is out of range: use 1..65536"),
+            Flows(n) => write!(f, "--flows {n} is out of range: use 1..1000000"),
             Burst(n) => write!(f, "--burst {n} is out of range: use 1..1024"),
             Batch { batch, burst } => write!(f, "--batch {batch} must be 1..--burst ({burst})"),
-            PortsPastEnd => {
-                f.write_str("--src-port + --flows - 1 exceeds 65535: lower one of them")
-            }
+            Dsts(n, step) => write!(
+                f,
+                "--dsts {n} --dst-step {step} is out of range: use 1..1000000 destinations, \
+                 a step of 1 or more"
+            ),
+            AddressesPastEnd => f.write_str(
+                "the flows' addresses would run past the last 32 bits of --src or --dst: \
+                 lower --flows, --dsts or --dst-step",
+            ),
+            FlowOrder(v) => write!(
+                f,
+                "--flow-order '{v}' is unknown: use incremental or random"
+            ),
+            CatchUp(v) => write!(
+                f,
+                "--catch-up '{v}' is not a factor of the rate: use 1.1..1000 (e.g. 2), or off"
+            ),
             UnknownTechnique(t) => write!(
                 f,
                 "--technique '{t}' is unknown: use auto, sendmmsg, txring, xdp or none"
@@ -315,6 +343,7 @@ mod tests {
             ModeError::SinkSize(10).into(),
             ModeError::PassWithoutSink.into(),
             ModeError::LatencyWithoutSink.into(),
+            ModeError::NeedsCountFlows("--dsts").into(),
             ModeError::SendOptionWithReceive("--rate").into(),
             ModeError::ScheduleRateMax.into(),
             ModeError::ReceiveOptionsWithoutReceive.into(),
@@ -324,7 +353,9 @@ mod tests {
             SendUsage::ZeroCount.into(),
             SendUsage::Flows(0).into(),
             SendUsage::Burst(0).into(),
-            SendUsage::PortsPastEnd.into(),
+            SendUsage::Dsts(0, 1).into(),
+            SendUsage::AddressesPastEnd.into(),
+            SendUsage::FlowOrder("x".into()).into(),
             SendUsage::UnknownTechnique("afxdp".into()).into(),
             SendUsage::QdiscBypassed {
                 technique: "none",

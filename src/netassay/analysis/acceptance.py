@@ -1,4 +1,4 @@
-"""The acceptance verdict (issue 13, parts 1 and 3; seed 004's rule).
+"""The acceptance verdict (seed 004's rule).
 
 A run PASSes when its loss is below ``max_loss`` (0.1%) and its mean receiver rate,
 counted at the stated layer, is at least ``min_share`` (95%) of the contract. When a

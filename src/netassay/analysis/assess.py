@@ -10,6 +10,7 @@ import numpy as np
 
 from netassay.analysis.bounds import Bound, measured_bound
 from netassay.analysis.caps import CapExcess
+from netassay.analysis.latency import LatencyAtLoad
 from netassay.analysis.saturation import Saturation, detect_saturation
 from netassay.analysis.stats import LoadTable, load_table, tir, trial_plr
 from netassay.config import AnalysisConfig
@@ -34,6 +35,8 @@ class Assessment:
     flags: list[str] = field(default_factory=list)  # measurement-quality notes
     trial_warnings: int = 0
     excluded_trials: int = 0
+    # a sweep run with --latency: the one-way latency per load over the runs
+    latency: tuple[LatencyAtLoad, ...] = ()
     above_cap: tuple[CapExcess, ...] = ()  # bounds above a cap netassay set, and why
 
     @property
@@ -97,6 +100,7 @@ class Assessment:
             "trial_warnings": self.trial_warnings,
             "excluded_trials": self.excluded_trials,
             "loads": loads,
+            **({"latency": [r.to_json() for r in self.latency]} if self.latency else {}),
             **({"above_cap": [x.to_json() for x in self.above_cap]} if self.above_cap else {}),
         }
 
@@ -179,7 +183,8 @@ def assess_table(
     if excluded_trials:
         flags.append(
             f"{excluded_trials} trial(s) left out of the statistics: measurement faults "
-            "(generator limit, overshoot or stall, counter or sink fault, truncated trial), "
+            "(generator limit, overshoot or stall, counter or sink fault, truncated trial, "
+            "testbed fault), "
             "not SUT loss; kept in the store, and each load says how many and why"
         )
     if trial_warnings > excluded_trials:

@@ -96,8 +96,8 @@ def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
         brief = registry.method(c.method).cell_brief(s)
         if brief:
             what += f"  [{brief}]"
-        n = "search" if trials[i] is None else str(trials[i])
-        lines.append(f"{i + 1:>4}  {what:<48}{n:>6}  {fmt_duration(est[i])}")
+        n = "varies" if trials[i] is None else str(trials[i])
+        lines.append(f"{i + 1:>4}  {what:<47} {n:>6}  {fmt_duration(est[i])}")
     lines += ["", "run order (block: cells):"]
     for b in range(c.repetitions):
         lines.append(f"  {b + 1}: " + " ".join(str(s.cell + 1) for s in slots if s.block == b))
@@ -109,11 +109,11 @@ def describe(c: Campaign, seed: int, seed_origin: str, workers: int = 1) -> str:
         + (
             " planned"
             if None not in planned
-            else " planned (plus the searches', decided as they go)"
+            else " planned (plus those of the cells whose trials are decided as they go)"
         ),
         f"estimated time: {fmt_duration(total_s / max(1, workers))}"
         + (f" on {workers} testbeds" if workers > 1 else " on one testbed")
-        + (" (searches: as simulated; their time caps bound them)" if None in planned else ""),
+        + (" (those cells: as estimated by their method)" if None in planned else ""),
     ]
     return "\n".join(lines)
 

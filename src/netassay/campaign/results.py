@@ -241,6 +241,10 @@ def shift_text(metric: str, c: dict[str, Any]) -> str:
         return sign + _ratio(abs(v))
     if metric.endswith("_ns"):
         return sign + fmt_us(abs(v))
+    if metric.endswith("_s"):  # a time (recovery, buffer, blocked)
+        return f"{sign}{abs(v) * 1e3:.3g} ms"
+    if metric.endswith("_frames"):  # a count of frames (a burst)
+        return f"{sign}{abs(v):,.0f} frames"
     return _signed_pps(v)
 
 

@@ -35,7 +35,15 @@ from netassay.loads import units_of
 from netassay.methods.base import Method, RunOptions, an, request_from
 from netassay.methods.base import defaults as base_defaults
 from netassay.methods.rates import LoadError, in_frames, load_params
-from netassay.params import Param, choice, declared, default_of, spelling_hint, whole
+from netassay.params import (
+    Param,
+    choice,
+    declared,
+    default_of,
+    renamed_keys,
+    spelling_hint,
+    whole,
+)
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 CAMPAIGN_KEYS = ("name", "method", "repetitions", "seed", "description")
@@ -325,7 +333,18 @@ class _Checker:
         if not isinstance(values, dict):
             self.bad(table, None, f"[{table}] is not a table", f"write it as [{table}]", idx)
             return {}
+        values = self._renamed(table, values, method, idx)
         return {k: v for k, v in values.items() if self._value(table, k, v, method, idx)}
+
+    def _renamed(self, table: str, values: dict[str, Any], method: str, idx: int = 0) -> Any:
+        """``values`` with a key of a flag's older spelling (``Param.old``: 'rate' of
+        rtt's --rate) as today's ('probe_rate'), each said deprecated once."""
+        if method not in registry.REGISTRY:
+            return values
+        return renamed_keys(
+            values, params(method),
+            lambda key: f"in {self.origin}:{self.lines.line(table, key, idx)} ({an(method)} cell)",
+        )  # fmt: skip
 
     def _factors(self, method: str) -> dict[str, tuple[Any, ...]]:
         raw = self.data.get("factors", {})
@@ -333,7 +352,7 @@ class _Checker:
             self.bad("factors", None, "[factors] is not a table", "write it as [factors]")
             return {}
         out: dict[str, tuple[Any, ...]] = {}
-        for key, levels in raw.items():
+        for key, levels in self._renamed("factors", raw, method).items():
             if not isinstance(levels, list) or not levels:
                 self.bad(
                     "factors",

@@ -6,6 +6,7 @@ user-facing error, a distinct exit code. The commands live in one module per sta
 from __future__ import annotations
 
 import contextlib
+import difflib
 import errno
 import importlib
 import inspect
@@ -22,9 +23,10 @@ import typer
 from netassay import __version__
 from netassay import methods as registry
 from netassay.cli import analysis, campaign, cluster, compare, testbed, trend
-from netassay.cli.common import config_path
+from netassay.cli.common import command_named, config_path
 from netassay.config import METHOD_SECTIONS, ConfigWarning, load_config, to_toml
 from netassay.errors import (
+    Deprecated,
     Interrupted,
     NetassayError,
     StoreError,
@@ -65,7 +67,8 @@ def _root(
         bool, typer.Option("--debug", help="Log every step; tracebacks.", metavar="")
     ] = False,
     config: Annotated[
-        Path | None, typer.Option("--config", help="TOML file (after defaults, before flags).")
+        Path | None,
+        typer.Option("--config", metavar="FILE", help="TOML file (after defaults, before flags)."),
     ] = None,
     version: Annotated[
         bool,
@@ -170,7 +173,10 @@ def _show_store_warnings() -> None:
     default = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
-        if issubclass(category, StoreWaiting):  # not a warning: what this command does now
+        if issubclass(category, StoreWaiting | Deprecated):  # said as it is, once
+            if issubclass(category, Deprecated) and str(message) in shown:
+                return None
+            shown.add(str(message))
             typer.echo(f"netassay: {message}", err=True)
             return None
         if not issubclass(category, StoreWarning | ConfigWarning):
@@ -183,6 +189,7 @@ def _show_store_warnings() -> None:
     warnings.showwarning = show
     warnings.simplefilter("always", StoreWarning)
     warnings.simplefilter("always", StoreWaiting)
+    warnings.simplefilter("always", Deprecated)
     warnings.simplefilter("always", ConfigWarning)
 
 
@@ -204,8 +211,28 @@ def _flag_help(command: Any, parent: Any = None) -> None:
     option = command.get_help_option(ctx)
     if option is not None:
         option.metavar = ""
+    for param in getattr(command, "params", []):  # an old spelling: not in the usage line
+        if param.param_type_name == "argument" and getattr(param, "hidden", False):
+            param.get_usage_pieces = lambda ctx: []
+        if param.metavar is None and not getattr(param, "is_flag", False):
+            param.metavar = _metavar(param) + ("..." if param.nargs != 1 else "")
+        if param.param_type_name == "argument":  # its name column says it: no <path> type
+            param.display_type_rich = lambda ctx: None
     for sub in getattr(command, "commands", {}).values():
         _flag_help(sub, ctx)
+
+
+def _metavar(param: Any) -> str:
+    """What a value of an option or argument not declared through ``params`` is written
+    as, from its type and name (a path is a FILE, a folder's a DIR; never <str>)."""
+    name = (param.name or "").lower()
+    typed = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    kind = str(typed if typed is not None else getattr(param, "type", ""))
+    if "Path" in kind or "path" in kind or name in ("folder", "file", "files", "paths"):
+        return "DIR" if "dir" in name or "folder" in name else "FILE"
+    if "int" in kind:
+        return "N"
+    return "NUMBER" if "float" in kind else name.upper() or "TEXT"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -256,6 +283,23 @@ def _resumed(err: StoreError) -> StoreError:
     return StoreError(err.what, err.why, todo)
 
 
+def _parser_line(exc: Any) -> str:
+    """A usage error of the command-line parser as netassay's one line: what, why, what
+    to do; a mistyped flag names the closest flag the command takes."""
+    ctx = getattr(exc, "ctx", None)
+    where = command_named(ctx) if ctx is not None else "netassay"
+    help_ = f"see '{where} --help'"
+    name = getattr(exc, "option_name", None)
+    if type(exc).__name__ == "NoSuchOption" and name and ctx is not None:
+        flags = [o for p in ctx.command.params if not getattr(p, "hidden", False)
+                 for o in p.opts if o.startswith("--")]  # fmt: skip
+        near = difflib.get_close_matches(name, flags, n=1, cutoff=0.5)
+        hint = f"did you mean {near[0]}?" if near else "no flag of it is near that"
+        return f"unknown flag {name} for '{where}': {hint}; {help_}"
+    said = " ".join(str(exc.format_message()).split()).rstrip(".")
+    return f"{said} ('{where}'); {help_}" if said else ""
+
+
 def _said(exc: Exception) -> tuple[str, int]:
     """The one line an error is shown as (none: click showed its own) and its exit code."""
     if isinstance(exc, StoreError):
@@ -265,10 +309,8 @@ def _said(exc: Exception) -> tuple[str, int]:
     if isinstance(exc, sqlite3.DatabaseError):  # raised where no store was named
         err = faults.cause(exc, faults.store_named())
         return err.line(), err.exit_code
-    if is_click_error(exc):
-        if exc.format_message():  # type: ignore[attr-defined]
-            exc.show()  # type: ignore[attr-defined]  # click's own usage and message
-        return "", exc.exit_code  # type: ignore[attr-defined]  # 2 for every usage error
+    if is_click_error(exc):  # 2 for every usage error
+        return _parser_line(exc), exc.exit_code  # type: ignore[attr-defined]
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" holding {exc.filename}" if exc.filename is not None else ""
         return f"no space left on the device{where}; free space and run the same command again", 3

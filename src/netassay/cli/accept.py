@@ -13,6 +13,7 @@ import typer
 from netassay import names as N
 from netassay.analysis.acceptance import check_layer, judge
 from netassay.cli.common import (
+    NOT_STORED,
     FailOn,
     Given,
     Json,
@@ -35,7 +36,9 @@ from netassay.units import parse_rate
 Scenarios = Annotated[
     str | None,
     typer.Option(
-        "--scenarios", help="A TOML scenario matrix (CPU, rxN/txN, buffers, MTU), run in order."
+        "--scenarios",
+        metavar="FILE",
+        help="A TOML scenario matrix (CPU, rxN/txN, buffers, MTU), run in order.",
     ),
 ]
 Contract = Annotated[
@@ -51,10 +54,15 @@ Layer = Annotated[
     typer.Option("--layer", help="Layer the contract is counted at: payload | ip | ethernet | l1."),
 ]
 Db = Annotated[Path, typer.Option("--db", help="SQLite store to write (created if new).")]
-Label = Annotated[str, typer.Option("--label", help="Experiment label (default: the test's name).")]
+Label = Annotated[
+    str,
+    typer.Option("--label", metavar="TEXT", help="Experiment label (default: the test's name)."),
+]
 
 
-@with_params(AcceptRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.ACCEPT_NAME})
+@with_params(
+    AcceptRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.ACCEPT_NAME}, helps=NOT_STORED
+)
 def accept(
     ctx: typer.Context, given: Given, scenario_file: Scenarios = None, as_json: Json = False,
     fail_on: FailOn = None,

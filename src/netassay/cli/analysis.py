@@ -11,12 +11,20 @@ from typing import Annotated
 import typer
 
 from netassay import methods as registry
-from netassay.cli.common import DbArg, FailOn, Json, check_fail_on, config_path, gate
+from netassay.cli.common import (
+    DbOpt,
+    FailOn,
+    Json,
+    OldDbArg,
+    check_fail_on,
+    config_path,
+    gate,
+    store_given,
+)
 from netassay.config import AnalysisConfig, load_config
 from netassay.errors import InputError, StoreError, UsageError
 from netassay.report.inputs import as_stores
 from netassay.store import Store, faults
-from netassay.store.export import FORMATS, export_to_path
 from netassay.store.pastrami import read_files, store_parsed
 from netassay.store.paths import open_store
 from netassay.store.schema import SCHEMA_VERSION
@@ -25,14 +33,21 @@ Mode = Annotated[
     str | None,
     typer.Option(
         "--mode",
+        metavar="described|published",
         help="described (default: enter < entry*eta, stay < eta) or "
         "published (the authors' notebook exactly; GOOD/BAD only).",
     ),
 ]
-Pdr = Annotated[float | None, typer.Option("--pdr", help="PDR loss fraction [0.005].")]
-Eta = Annotated[float | None, typer.Option("--eta", help="TIR threshold to stay saturated [0.1].")]
+Pdr = Annotated[
+    float | None, typer.Option("--pdr", metavar="RATIO", help="PDR loss fraction [0.005].")
+]
+Eta = Annotated[
+    float | None,
+    typer.Option("--eta", metavar="NUMBER", help="TIR threshold to stay saturated [0.1]."),
+]
 Entry = Annotated[
-    float | None, typer.Option("--entry-factor", help="Enter saturation below this * eta [3].")
+    float | None,
+    typer.Option("--entry-factor", metavar="NUMBER", help="Enter saturation below this * eta [3]."),
 ]
 Inputs = Annotated[list[Path], typer.Argument(help="PASTRAMI files, folders, or a .db.")]
 
@@ -87,9 +102,9 @@ def report(
     inputs: Annotated[
         list[Path], typer.Argument(help="Stores (.db), PASTRAMI files or folders, like assess.")
     ],
-    out: Annotated[Path, typer.Option("--out", help="Folder for figures and index.html.")] = Path(
-        "report"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Folder for figures and index.html.")
+    ] = Path("report"),
     mode: Mode = None,
     pdr: Pdr = None,
     eta: Eta = None,
@@ -100,7 +115,7 @@ def report(
     Takes what assess takes; files and folders are imported into a temporary store,
     removed afterwards (import them with 'netassay import pastrami' to keep one).
     """
-    from netassay.report.build import build_report  # deferred: matplotlib (0.3 s)
+    from netassay.report.build import build_report  # deferred: scipy, jinja2 (0.2 s)
 
     cfg = _analysis(ctx, mode, pdr, eta, entry_factor)
     with as_stores(inputs) as stores:
@@ -108,8 +123,9 @@ def report(
     typer.echo(f"report written: {index}")
 
 
-def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) -> None:
+def db_check(ctx: typer.Context, old_db: OldDbArg = None, db: DbOpt = None) -> None:
     """Integrity check of a store: SQLite's own, schema version, netassay invariants."""
+    db = store_given(ctx, db, old_db)
     try:
         with Store(db, readonly=True, check=False) as store:
             problems = store.integrity_problems()
@@ -130,13 +146,16 @@ def db_check(db: Annotated[Path, typer.Argument(help="The store to check.")]) ->
             f"{len(problems)} problem(s): " + "; ".join(problems[:3]),
             "restore from a copy; do not write to this file",
         )
-    said = ", ".join(f"{n} {what}" for what, n in counts.items())
+    said = ", ".join(
+        f"{n} {what if n != 1 else what.removesuffix('s')}" for what, n in counts.items()
+    )
     typer.echo(f"{db}: ok (schema {version}, {said})")
 
 
-def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]) -> None:
+def db_migrate(ctx: typer.Context, old_db: OldDbArg = None, db: DbOpt = None) -> None:
     """Bring a store written by an older netassay to this release's schema (its data is
     kept; a damaged store is refused)."""
+    db = store_given(ctx, db, old_db)
     try:
         with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
             row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -153,38 +172,92 @@ def db_migrate(db: Annotated[Path, typer.Argument(help="The store to migrate.")]
 
 
 def export(
-    db: DbArg,
+    ctx: typer.Context,
+    old_db: OldDbArg = None,
+    db: DbOpt = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="csv, jsonl, or parquet (a folder: needs --out).")
+        str,
+        typer.Option(
+            "--format",
+            metavar="csv|jsonl|parquet|hdr",
+            help="csv, jsonl, parquet, or hdr (each trial's one-way latency histogram in "
+            "HdrHistogram's log format, one file).",
+        ),
     ] = "csv",
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            metavar="KIND",
+            help="One kind of row (trials, latency, a table, soak_seconds, ...); "
+            "default: every kind into a folder, trials to standard output or a "
+            ".csv/.jsonl file.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="File to write (default: standard output); parquet: a folder."),
+        typer.Option(
+            "--out",
+            metavar="FILE|DIR",
+            help="A folder (a file per kind), or a .csv/.jsonl file (one kind); hdr: a "
+            "file; default: standard output.",
+        ),
     ] = None,
 ) -> None:
-    """Export every trial (one row each) as CSV or JSON lines, or every kind of row the
-    store holds as a folder of Parquet files."""
-    if fmt not in (*FORMATS, "parquet"):
-        known = ", ".join((*FORMATS, "parquet"))
-        raise UsageError(f"unknown format '{fmt}'", f"known: {known}", "pick one")
-    if fmt == "parquet":
-        if out is None:
-            raise UsageError(
-                "--format parquet needs --out",
-                "it writes a folder of binary files, one per kind of row",
-                "give --out FOLDER (new or empty)",
-            )
-        from netassay.store.parquet import export_parquet  # deferred: pyarrow
+    """Export what the store holds: every kind of row (trials with their latency
+    percentiles, latency histograms, each table, each method's own rows) as CSV, JSON
+    lines or Parquet, a file per kind in a folder, or one kind to a file or standard
+    output; or each trial's latency histogram (sweep --latency, search --max-latency)
+    as an HdrHistogram log."""
+    db = store_given(ctx, db, old_db)
+    from netassay.store import export as E
 
+    if fmt not in (*E.FORMATS, "parquet", "hdr"):
+        known = ", ".join((*E.FORMATS, "parquet", "hdr"))
+        raise UsageError(f"unknown format '{fmt}'", f"known: {known}", "pick one")
+    if fmt == "hdr":
+        if kind not in (None, E.LATENCY):
+            raise UsageError(
+                f"--format hdr writes only the latency histograms, not --kind {kind}",
+                "HdrHistogram's log holds histograms",
+                "leave --kind out, or give --format csv, jsonl or parquet",
+            )
         with open_store(db) as store:
-            counts = export_parquet(store, out)
-        rows = ", ".join(f"{table} {n}" for table, n in counts.items()) or "no rows"
-        typer.echo(f"{out}: {len(counts)} Parquet file(s): {rows}")
+            n = E.write_hdr(store, out, sys.stdout)
+        if out is not None:
+            typer.echo(f"{out}: {n} trial(s)")
         return
+    if fmt == "parquet" and out is None:
+        raise UsageError(
+            "--format parquet needs --out",
+            "it writes a folder of binary files, one per kind of row",
+            "give --out FOLDER (new or empty)",
+        )
+    one_file = fmt in E.FORMATS and (out is None or out.suffix in (".csv", ".jsonl"))
+    if one_file and out is not None and out.suffix != f".{fmt}":
+        raise UsageError(
+            f"--out {out} names a {out.suffix} file", f"--format is {fmt}",
+            f"name it {out.with_suffix('.' + fmt).name}, or give --format {out.suffix[1:]}",
+        )  # fmt: skip
     with open_store(db) as store:
-        n = export_to_path(store, fmt, out, sys.stdout)
-    if out is not None:
-        typer.echo(f"{out}: {n} trial(s)")
+        available = [*E.kinds(store), *registry.exports(store)]
+        if one_file:
+            (chosen,) = E.pick(available, kind or E.TRIALS)
+            n = E.write_file(chosen, fmt, out, sys.stdout)
+            if out is not None:
+                typer.echo(f"{out}: {n} row(s) of {chosen.name}")
+            return
+        assert out is not None
+        if fmt == "parquet":
+            from netassay.store.parquet import export_parquet  # deferred: pyarrow
+
+            counts = export_parquet(store, out, E.pick(available, kind))
+        else:
+            counts = E.export_folder(store, out, E.pick(available, kind), f".{fmt}",
+                                     E.text_writer(fmt))  # fmt: skip
+    rows = ", ".join(f"{name} {n}" for name, n in counts.items()) or "no rows"
+    what = {"csv": "CSV", "jsonl": "JSON lines", "parquet": "Parquet"}[fmt]
+    typer.echo(f"{out}: {len(counts)} {what} file(s): {rows}")
 
 
 def register(app: typer.Typer, db_app: typer.Typer, import_app: typer.Typer) -> None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from netassay.cli.common import Given, Json, prepared, progress_line, request, with_params
+from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
 from netassay.errors import Interrupted
 from netassay.methods.base import RunOptions
 from netassay.methods.batching.method import METHOD
 from netassay.methods.batching.request import NAME, RUN_OPTIONS, BatchingRequest
 
 
-@with_params(BatchingRequest, RunOptions, only=RUN_OPTIONS, shown={"name": NAME})
+@with_params(BatchingRequest, RunOptions, only=RUN_OPTIONS, shown={"name": NAME, "db": STORE})
 def batching(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Packet batching at the receiver (seed 003, 3.4): paced ICMP probes over the rtt
     testbed, stamped at the sender's egress and the receiver's ingress (tc BPF); per run

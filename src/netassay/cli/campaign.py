@@ -25,9 +25,14 @@ FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML).")]
 def plan(
     file: FileArg,
     db: Annotated[
-        str | None, Opt("--db", help="A store: show the seed recorded there for this campaign.")
+        str | None,
+        Opt(
+            "--db", metavar="FILE", help="A store: show the seed recorded there for this campaign."
+        ),
     ] = None,
-    workers: Annotated[int, Opt("--workers", help="Testbeds that run cells side by side.")] = 1,
+    workers: Annotated[
+        int, Opt("--workers", metavar="N", help="Testbeds that run cells side by side.")
+    ] = 1,
     as_json: Annotated[
         bool, Opt("--json", help="Print the plan as one JSON object.", metavar="")
     ] = False,
@@ -49,7 +54,10 @@ def plan(
 def run(
     ctx: typer.Context,
     file: FileArg,
-    db: Annotated[str, Opt("--db", help="Results store (SQLite); only this process writes it.")],
+    db: Annotated[
+        str,
+        Opt("--db", metavar="FILE", help="Results store (SQLite); only this process writes it."),
+    ],
     resume: Annotated[
         bool,
         Opt(
@@ -67,7 +75,8 @@ def run(
     tls: TlsDir = None,
     insecure: Insecure = False,
     name: Annotated[
-        str, Opt("--name", help="Testbed name of the in-process worker (1-8 a-z0-9).")
+        str,
+        Opt("--name", metavar="NAME", help="Testbed name of the in-process worker (1-8 a-z0-9)."),
     ] = "camp",
 ) -> None:
     """Run every cell of the campaign; each cell is one experiment in --db."""
@@ -93,7 +102,9 @@ def worker(
         str,
         Opt("--scheduler", help="The scheduler: tls://HOST:8786 ('netassay cluster scheduler')."),
     ],
-    name: Annotated[str, Opt("--name", help="The testbed this worker owns (1-8 a-z0-9).")] = "lab",
+    name: Annotated[
+        str, Opt("--name", metavar="NAME", help="The testbed this worker owns (1-8 a-z0-9).")
+    ] = "lab",
     tls: TlsDir = None,
     insecure: Insecure = False,
 ) -> None:

@@ -25,11 +25,14 @@ def certs(
         list[str] | None,
         Opt(
             "--host",
+            metavar="HOST",
             help="A host name or IP address the certificates name (repeat it).",
             show_default="localhost, 127.0.0.1",
         ),
     ] = None,
-    days: Annotated[int, Opt("--days", help="Days the certificates are valid.")] = K.DEFAULT_DAYS,
+    days: Annotated[
+        int, Opt("--days", metavar="N", help="Days the certificates are valid.")
+    ] = K.DEFAULT_DAYS,
     force: Annotated[
         bool, Opt("--force", help="Replace the certificates already in DIR.", metavar="")
     ] = False,
@@ -48,6 +51,7 @@ def scheduler(
         str,
         Opt(
             "--listen",
+            metavar="ADDRESS",
             help="Where it listens: loopback by default; give an address of another "
             "interface (tls://10.0.0.1:8786, tls://0.0.0.0:8786) to serve other hosts.",
         ),
@@ -56,7 +60,11 @@ def scheduler(
     insecure: Insecure = False,
     dashboard: Annotated[
         str,
-        Opt("--dashboard", help="HOST:PORT of Dask's dashboard (no authentication: loopback)."),
+        Opt(
+            "--dashboard",
+            metavar="HOST:PORT",
+            help="HOST:PORT of Dask's dashboard (no authentication: loopback).",
+        ),
     ] = C.DEFAULT_DASHBOARD,
 ) -> None:
     """A Dask scheduler for 'netassay worker' and 'campaign run' with mutual TLS, until

@@ -22,9 +22,18 @@ import typer
 
 from netassay import methods as registry
 from netassay.config import Config, TestbedConfig, load_config
-from netassay.errors import InputError, UsageError, VerdictRefused
+from netassay.errors import InputError, NetassayError, UsageError, VerdictRefused
 from netassay.methods.base import RunOptions, request_from
-from netassay.params import Param, declared, default_of, spelling_hint
+from netassay.methods.lab import DEFAULT_DB
+from netassay.params import (
+    Param,
+    declared,
+    default_of,
+    metavar_of,
+    renamed_keys,
+    spelling_hint,
+)
+from netassay.store.db import Store
 from netassay.store.preflight import check_store
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
@@ -33,11 +42,19 @@ FILE_RUN_OPTIONS = ("name", "db", "retries", "check_peak")
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON.", metavar="")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.", metavar="")]
-DbArg = Annotated[Path, typer.Argument(help="The store (SQLite).")]
+# the store a command reads: --db FILE (the positional of older releases still taken)
+DbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", help="The store (SQLite). \\[required]", metavar="FILE", show_default=False
+    ),
+]
+OldDbArg = Annotated[Path | None, typer.Argument(hidden=True, show_default=False, metavar="")]
 FailOn = Annotated[
     str | None,
     typer.Option(
         "--fail-on",
+        metavar="fail|bad|inconclusive",
         help="Exit 11 when a verdict is FAIL or BAD ('fail' or 'bad'), or is not a pass "
         "('inconclusive': INCONCLUSIVE and doctor's WARN too). Without it a run that "
         "measured exits 0, whatever its verdict.",
@@ -48,6 +65,7 @@ TlsDir = Annotated[
     Path | None,
     typer.Option(
         "--tls-dir",
+        metavar="DIR",
         help="The certificates 'netassay cluster certs DIR' made (mutual TLS with the "
         "scheduler); default: tls_dir in the config file's \\[cluster].",
         show_default=False,
@@ -62,6 +80,10 @@ Insecure = Annotated[
         metavar="",
     ),
 ]
+# --db where a run without it stores in the working folder (methods.lab.store_path)
+STORE = DEFAULT_DB
+# --db where a run without it stores nothing
+NOT_STORED = {"db": "Results store (SQLite), created if new; without it nothing is stored."}
 # what each --fail-on refuses
 FAIL_ON = {
     "fail": ("FAIL", "BAD"),
@@ -70,62 +92,120 @@ FAIL_ON = {
 }
 
 
-def _shown(f: Any, p: Param, shown: dict[str, str], hidden: bool) -> str:
+def _shown(f: Any, p: Param, shown: dict[str, str]) -> str:
     """The default a command's help shows: the field's as a campaign file writes it, or
-    the command's own (``shown``); none for a flag, where the method decides, or where a
-    config file can set it (``hidden``)."""
+    the command's own (``shown``); none for a flag (off unless given) nor where there is
+    none (None: the help says what happens without it)."""
     if p.name in shown:
         return shown[p.name]
     d = default_of(f)
-    if hidden or p.cli is bool or d is dataclasses.MISSING or d in (None, "", ()):
+    if p.cli is bool or d is dataclasses.MISSING or d in (None, "", ()):
         return ""
     return p.show or str(d)
 
 
-def _annotation(p: Param, default_text: str, required: bool, help: str) -> tuple[Any, Any]:
+def _annotation(
+    p: Param, default_text: str, required: bool, help: str, metavar: str, hidden: bool
+) -> tuple[Any, Any]:
     """(annotation, default) of a declared parameter's typer option. Its default is None
-    (not given): the config file's value, then the field's, applies; the help says it."""
+    (not given): the config file's value, then the field's, applies; the help shows the
+    field's (``default_text``)."""
     text = help + (f" \\[default: {default_text}]" if default_text else "")
     text += " \\[required]" if required else ""
-    flag_only = {"metavar": ""} if p.cli is bool else {}  # a flag takes no value: no <bool>
-    option = typer.Option(p.flag, help=text, show_default=False, **flag_only)
-    if p.cli is bool:  # None: not given (a config file's value, else the default, holds)
-        return Annotated[bool | None, option], None
+    option = typer.Option(p.flag, help=text, show_default=False, metavar=metavar, hidden=hidden)
+    return _typed(p, option), None
+
+
+def _typed(p: Param, option: Any) -> Any:
+    """The annotation of an option of ``p`` (None: not given; a config file's value,
+    else the field's default, holds)."""
+    if p.cli is bool:
+        return Annotated[bool | None, option]
     if p.cli is list:
-        return Annotated[list[str] | None, option], None
-    return Annotated[p.cli | None, option], None  # type: ignore[operator]
+        return Annotated[list[str] | None, option]
+    return Annotated[p.cli | None, option]  # type: ignore[operator]
+
+
+def _old_options(p: Param) -> list[inspect.Parameter]:
+    """Hidden options of a parameter's older spellings (``Param.old``), each named
+    ``old<i>_<key>``: taken for one release, each use said on stderr."""
+    out = []
+    for i, old in enumerate(p.old):
+        option = typer.Option(old, hidden=True, show_default=False)
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        out.append(inspect.Parameter(f"old{i}_{p.name}", kind, default=None,
+                                     annotation=_typed(p, option)))  # fmt: skip
+    return out
+
+
+def command_named(ctx: Any) -> str:
+    """'netassay rtt' for a command's context (whatever the program was called)."""
+    names = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(["netassay", *reversed(names)])
+
+
+def deprecated(line: str) -> None:
+    """An old spelling used: its one line on stderr (the command goes on as the new one)."""
+    typer.echo(f"netassay: {line}", err=True)
+
+
+def _renewed(p: Param, kv: dict[str, Any], where: str) -> Any:
+    """The value given to ``p`` by its new flag or, said as deprecated, an old one."""
+    value = kv.pop(f"opt_{p.name}")
+    for i, old in enumerate(p.old):
+        was = kv.pop(f"old{i}_{p.name}")
+        if was is None:
+            continue
+        if value is not None:
+            raise UsageError(
+                f"both {old} and {p.flag} given",
+                f"{old} is the old spelling of {p.flag}",
+                f"give {p.flag} alone",
+            )
+        deprecated(p.deprecated(old, where))
+        value = was
+    return value
 
 
 def with_params(
     *classes: type,
     only: Sequence[str] | None = None,
     shown: dict[str, str] | None = None,
-    config_set: tuple[type, ...] = (TestbedConfig,),
     helps: dict[str, str] | None = None,
+    hide: Iterable[str] = (),
+    metavars: dict[str, str] | None = None,
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give a command the options declared on ``classes`` in place of its ``given``
-    parameter (``only``: the RunOptions fields it takes). The help shows each default
-    but those of ``config_set`` (a config file sets them) and as ``shown`` overrides
-    (a default the method decides, e.g. its testbed's name); ``helps`` says a parameter
-    as this command takes it (a flood takes routers only)."""
+    parameter (``only``: the RunOptions fields it takes). The help shows each default,
+    as ``shown`` overrides (a default the method decides, e.g. its testbed's name);
+    ``helps`` says a parameter as this command takes it (a flood takes routers only);
+    ``hide``: keys taken but left out of the help (what the command does not use);
+    ``metavars``: what this command's value of a parameter is (a flood: routers only).
+    A parameter's older spellings (``Param.old``) are taken too, each said deprecated."""
     declared_ = [
-        (f, p, _shown(f, p, shown or {}, cls in config_set), (helps or {}).get(p.name, p.help))
+        (f, p, _shown(f, p, shown or {}), (helps or {}).get(p.name, p.help))
         for cls in classes
         for f, p in declared(cls)
         if p.flag and (cls is not RunOptions or only is None or f.name in only)
     ]
+    hidden = set(hide)
+    own = metavars or {}
 
     def wrap(command: Callable[..., None]) -> Callable[..., None]:
         sig = inspect.signature(command, eval_str=True)
         params: list[inspect.Parameter] = []
         for prm in sig.parameters.values():
-            params.extend(_options(declared_) if prm.name == "given" else [prm])
+            params.extend(_options(declared_, hidden, own) if prm.name == "given" else [prm])
 
         @functools.wraps(command)
         def run(**kv: Any) -> None:
             given: Given = {}
+            where = f"for '{command_named(kv.get('ctx'))}'"
             for _, p, _, _ in declared_:
-                v = kv.pop(f"opt_{p.name}")
+                v = _renewed(p, kv, where)
                 given[p.name] = (not v if p.negate else v) if p.cli is bool and v is not None else v
             command(given=given, **kv)
 
@@ -136,15 +216,44 @@ def with_params(
     return wrap
 
 
-def _options(declared_: list[tuple[Any, Param, str, str]]) -> list[inspect.Parameter]:
-    """The typer options of declared parameters, each named ``opt_<key>``."""
+def _options(
+    declared_: list[tuple[Any, Param, str, str]], hidden: set[str], own: dict[str, str]
+) -> list[inspect.Parameter]:
+    """The typer options of declared parameters, each named ``opt_<key>``, and their
+    older spellings' hidden ones."""
     out = []
     for f, p, text, help in declared_:
         required = default_of(f) is dataclasses.MISSING
-        annotation, default = _annotation(p, text, required, help)
+        hide = p.hidden or p.name in hidden
+        metavar = own.get(p.name) or metavar_of(f, p)
+        annotation, default = _annotation(p, text, required, help, metavar, hide)
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         out.append(inspect.Parameter(f"opt_{p.name}", kind, default=default, annotation=annotation))
+        out.extend(_old_options(p))
     return out
+
+
+def store_given(ctx: typer.Context, db: Path | None, old: Path | None) -> Path:
+    """The store a command reads: its --db, or (said deprecated) the positional older
+    releases took; one of them is required."""
+    if old is not None:
+        if db is not None:
+            raise UsageError(
+                f"both --db {db} and a store ({old}) given",
+                "the positional store is the old spelling of --db",
+                "give --db FILE alone",
+            )
+        deprecated(
+            f"the store as a positional argument ({old}) is deprecated for "
+            f"'{command_named(ctx)}': use --db FILE (the store); the old spelling goes in "
+            "the next release"
+        )
+        return old
+    if db is None:
+        raise UsageError(
+            f"'{command_named(ctx)}' needs a store", "none was given", "give --db FILE"
+        )
+    return db
 
 
 def config_path(ctx: typer.Context) -> Path | None:
@@ -174,8 +283,9 @@ def config(ctx: typer.Context, given: Given | None = None) -> Config:
     """Defaults < the config file < the testbed flags given; every method's section of
     the file checked against its parameters (a bad key or value names its line)."""
     cfg = load_config(config_path(ctx), overrides={"testbed": knobs(given or {})})
-    for name, values in cfg.methods.items():
+    for name, values in list(cfg.methods.items()):
         ps = file_params(name)
+        values = cfg.methods[name] = _renamed_keys(cfg, name, values, ps)
         for key, value in values.items():
             if key not in ps:
                 raise InputError(
@@ -191,6 +301,12 @@ def config(ctx: typer.Context, given: Given | None = None) -> Config:
                     "fix the value or remove the key to use the default",
                 ) from exc  # fmt: skip
     return cfg
+
+
+def _renamed_keys(cfg: Config, name: str, values: dict[str, Any], ps: dict[str, Param]) -> Any:
+    """A config file's [method] section with a key of a flag's older spelling (rtt's
+    'rate') as today's ('probe_rate'), each said deprecated once."""
+    return renamed_keys(values, ps, lambda key: f"in {cfg.where(name, key)} ([{name}])")
 
 
 def file_params(method: str) -> dict[str, Param]:
@@ -297,3 +413,12 @@ def bar(total: int) -> Callable[[str], None]:
         sys.stderr.flush()
 
     return show
+
+
+def newest_experiment(db: str) -> int:
+    """The newest experiment's id in ``db`` (0: none yet, or no store)."""
+    try:
+        with Store(db, readonly=True) as st:
+            return max((e.id for e in st.experiments()), default=0)
+    except NetassayError:
+        return 0

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from netassay import methods as registry
-from netassay.cli.common import Json
+from netassay.cli.common import Json, OldDbArg, store_given
 from netassay.errors import UsageError
 from netassay.store.db import Store
 
@@ -19,42 +19,59 @@ By = Annotated[
     list[str] | None,
     typer.Option(
         "--by",
+        metavar="FACTOR",
         help="Group by this factor (repeat): an rtt store's path, probe, rate, size, load, "
         "load-type, load-count, load-location, responder, delay, capture; a campaign's own "
         "factors (those its file varies).",
     ),
 ]
 Segments = Annotated[
-    list[str] | None, typer.Option("--segment", help="Segments (repeat) [rtt overhead ...].")
+    list[str] | None,
+    typer.Option("--segment", metavar="SEGMENT", help="Segments (repeat) [rtt overhead ...]."),
 ]
 Stat = Annotated[
-    str, typer.Option("--stat", help="Per-run statistic: p50 p90 p99 p999 mean min max.")
+    str,
+    typer.Option(
+        "--stat",
+        metavar="p50|p90|p99|p999|mean|min|max",
+        help="Per-run statistic: p50 p90 p99 p999 mean min max.",
+    ),
 ]
 Paired = Annotated[
     bool,
     typer.Option("--paired", help="Runs paired by position: Wilcoxon signed-rank.", metavar=""),
 ]
 Out = Annotated[
-    str | None, typer.Option("--out", help="Write figures and index.html to this folder.")
+    str | None,
+    typer.Option("--out", metavar="DIR", help="Write figures and index.html to this folder."),
 ]
 CampaignOpt = Annotated[
     str | None,
-    typer.Option("--campaign", help="The campaign to compare (default: each in the store)."),
+    typer.Option(
+        "--campaign", metavar="NAME", help="The campaign to compare (default: each in the store)."
+    ),
 ]
 
 
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", metavar="FILE", show_default=False,
+        help="A store with a campaign, 'netassay rtt' runs, floods or sweeps. \\[required]",
+    ),
+]  # fmt: skip
+
+
 def compare(
-    db: Annotated[
-        str,
-        typer.Argument(help="A store with a campaign, 'netassay rtt' runs, floods or sweeps."),
-    ],
-    by: By = None, segment: Segments = None, stat: Stat = "p50", paired: Paired = False,
+    ctx: typer.Context, old_db: OldDbArg = None, db: StoreOpt = None, by: By = None,
+    segment: Segments = None, stat: Stat = "p50", paired: Paired = False,
     out: Out = None, campaign: CampaignOpt = None, as_json: Json = False,
 ) -> None:  # fmt: skip
     """Compare rtt configurations, or a campaign's cells (PDR by factor): tests, effects;
     a store's floods side by side by their MRR, its sweeps by their PDR, verdicts and loss
     per load. A store with several campaigns has each compared in turn (one JSON object
     each)."""
+    db = store_given(ctx, db, old_db)
     with Store(db, readonly=True) as st:
         results, text, page = _compared(st, by or [], segment, stat, paired, out, campaign)
     if as_json:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from netassay.cli.common import (
+    STORE,
     FailOn,
     Given,
     Json,
@@ -20,12 +21,13 @@ from netassay.methods.base import RunOptions
 from netassay.methods.doctor.method import METHOD
 from netassay.methods.doctor.request import NAME, OWN_KNOBS, RUN_OPTIONS, DoctorRequest
 
-NOT_TAKEN = "Not taken: the doctor builds its own router, cap and drop testbeds."
+# taken, not listed: the doctor builds its own router, cap and drop testbeds
+NOT_TAKEN = (*OWN_KNOBS, "sut_cap", "sut_cap_reverse")
 
 
 @with_params(
-    DoctorRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS, shown={"name": NAME},
-    helps={k: NOT_TAKEN for k in (*OWN_KNOBS, "sut_cap", "sut_cap_reverse")},
+    DoctorRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS, shown={"name": NAME, "db": STORE},
+    hide=NOT_TAKEN,
 )  # fmt: skip
 def doctor(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
     """Check whether this host can measure, and up to what load: its settings (CPU

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from netassay import names as N
-from netassay.cli.common import Given, Json, prepared, request, with_params
+from netassay.cli.common import NOT_STORED, Given, Json, prepared, request, with_params
 from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
@@ -17,8 +17,10 @@ from netassay.methods.sizes import SizesFlag
 @with_params(
     FloodRequest, RunOptions, TestbedConfig, SizesFlag, only=METHOD.run_options,
     shown={"name": N.DEFAULT_NAME},
-    helps={"sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding) | ovs | testpmd | "
+    helps={**NOT_STORED,
+           "sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding) | ovs | testpmd | "
                   "l3fwd (their AF_XDP ports): an ingress that takes XDP frames."},
+    metavars={"sut": "router|xdp-router|ovs|testpmd|l3fwd"},
 )  # fmt: skip
 def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Offer the SUT far more than it can forward (XDP live frames at the generator's

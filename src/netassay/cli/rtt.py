@@ -9,14 +9,14 @@ import typer
 
 from netassay import methods as registry
 from netassay import names as N
-from netassay.cli.common import Given, Json, prepared, request, stored_what, with_params
+from netassay.cli.common import NOT_STORED, Given, Json, prepared, request, stored_what, with_params
 from netassay.errors import Interrupted
 from netassay.methods.base import RunOptions
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
 from netassay.store.db import Store
 
 
-@with_params(RttRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.RTT_NAME})
+@with_params(RttRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.RTT_NAME}, helps=NOT_STORED)
 def rtt(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
     from netassay.methods.rtt import view as V  # deferred: scipy (0.2 s)

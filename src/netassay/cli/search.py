@@ -11,6 +11,7 @@ import typer
 from netassay import methods as registry
 from netassay import names as N
 from netassay.cli.common import (
+    STORE,
     DryRun,
     FailOn,
     Given,
@@ -34,7 +35,7 @@ from netassay.methods.sizes import SizesFlag
 
 @with_params(
     SearchRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
+    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def search(
     ctx: typer.Context, given: Given, as_json: Json = False, dry_run: DryRun = False,

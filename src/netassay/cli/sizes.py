@@ -10,10 +10,12 @@ from typing import Any
 import typer
 
 from netassay import names as N
-from netassay.cli.common import Given, err, prepared
+from netassay.cli.common import Given, err, newest_experiment, prepared
+from netassay.cli.scale import per_scale
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import Interrupted, NetassayError, UsageError
 from netassay.methods import lab
+from netassay.methods.scale import KNOBS, is_list
 from netassay.methods.sizes import parse_sizes, series_in, table_text
 from netassay.store.db import Store
 from netassay.testbed import state as S
@@ -25,8 +27,8 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
     ``--sizes`` with everything else as given, each size's result stored and shown as
     it ends, then the series' table; False when no ``--sizes`` was given. A size that
     fails is said and the series goes on; its error ends the command after the table."""
-    if not given.get("sizes"):
-        return False
+    if not given.get("sizes"):  # a scale knob's list, if one was given (cli.scale)
+        return per_scale(command, ctx, given, method, as_json, **kv)
     _refuse_with_sizes(given)
     _, options = prepared(ctx, dict(given), method)
     cfg = options.config or Config()
@@ -35,7 +37,7 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
     _refuse_up(options.name or N.DEFAULT_NAME, sizes, given.get("name") is not None)
     db = lab.store_path(options.db)
     dry = bool(kv.get("dry_run"))
-    since = 0 if dry else _newest(db)
+    since = 0 if dry else newest_experiment(db)
     failed: NetassayError | None = None
     for i, size in enumerate(sizes, 1):
         err(f"frame size {size} B ({i}/{len(sizes)} of the series)")
@@ -55,6 +57,12 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
 
 
 def _refuse_with_sizes(given: Given) -> None:
+    for knob, (flag, _) in KNOBS.items():
+        if is_list(given.get(knob)):
+            raise UsageError(
+                f"--sizes with a {flag} list", "a series varies one thing",
+                f"drop --sizes or give {flag} one value",
+            )  # fmt: skip
     keys = (
         ("size", "--size"),
         ("imix", "--imix"),
@@ -99,15 +107,6 @@ def _refuse_up(name: str, sizes: list[int], named: bool) -> None:
         "a testbed that 'testbed up' left for you",
         f"{todo}, or bring it down first ('netassay testbed down --name {name}')",
     )
-
-
-def _newest(db: str) -> int:
-    """The newest experiment's id in ``db`` (0: none yet, or no store)."""
-    try:
-        with Store(db, readonly=True) as st:
-            return max((e.id for e in st.experiments()), default=0)
-    except NetassayError:
-        return 0
 
 
 def _table(db: str, since: int, cfg: AnalysisConfig, as_json: bool) -> None:

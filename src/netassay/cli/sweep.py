@@ -11,6 +11,7 @@ from netassay import methods as registry
 from netassay import names as N
 from netassay.analysis.latency import lines as latency_lines
 from netassay.cli.common import (
+    STORE,
     DryRun,
     FailOn,
     Given,
@@ -49,8 +50,7 @@ from netassay.store.db import Store
 
 @with_params(
     SweepRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME},
-    config_set=(SweepRequest, TestbedConfig),
+    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def sweep(
     ctx: typer.Context, given: Given, dry_run: DryRun = False, as_json: Json = False,
@@ -78,7 +78,7 @@ def sweep(
         typer.echo(_dry_run(sw, options.resume))
         return
     check_fail_on(fail_on)
-    sw.progress, sw.note = bar(len(sw.plan.trials())), progress_line
+    sw.progress, sw.note = bar(sw.plan.count()), progress_line
     try:
         method.execute(sw)
     except KeyboardInterrupt as exc:  # the testbed is already down when we get here
@@ -121,6 +121,9 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
     if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
         doc["rates"] = rates_json(rates)
         lines += rates_lines(rates)
+    if sw.auto is not None:  # no loads given: where they came from (JSON: ``auto_loads``)
+        doc["auto_loads"] = sw.auto
+        lines.append(lab.auto_line(sw.auto))
     if mix is not None:  # --imix: the counts per size (JSON: ``imix``)
         doc["imix"] = mix_json(mix, loads)
         lines += mix_lines(mix, loads)
@@ -162,18 +165,20 @@ CSIT_SHARES = "0,10%,50%,90%"  # of the PDR: the loads CSIT reports latency at
 
 @with_params(
     SweepRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "at": CSIT_SHARES},
-    config_set=(SweepRequest, TestbedConfig),
+    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE, "at": CSIT_SHARES},
     helps={"latency": "Always on here: each trial keeps its one-way latency histogram."},
 )  # fmt: skip
 def latency(
     ctx: typer.Context, given: Given, dry_run: DryRun = False, as_json: Json = False,
     fail_on: FailOn = None,
 ) -> None:  # fmt: skip
-    """Measure one-way latency under load as FD.io CSIT reports it: histograms at 0%,
-    10%, 50% and 90% of the PDR the newest search in --db found (--at, --of-pdr), or at
-    --rates; percentiles per load over the runs. A sweep with --latency, stored (kind
-    sweep), assessed and reported like one."""
+    """Short for 'sweep --latency' with CSIT's defaults: --at 0,10%,50%,90% of the PDR
+    of the newest search in --db.
+
+    One-way latency under load as FD.io CSIT reports it: histograms at 0%, 10%, 50% and
+    90% of the PDR the newest search in --db found (--at, --of-pdr), or at --rates;
+    percentiles per load over the runs. A sweep with --latency, stored (kind sweep),
+    assessed and reported like one."""
     shares = {"at": CSIT_SHARES} if given.get("at") is None and given.get("rates") is None else {}
     given = {**given, **shares, "latency": True, "sizes": None}
     run_sweep = sweep.__wrapped__  # type: ignore[attr-defined]

@@ -19,7 +19,8 @@ from netassay.testbed.bed import Testbed, require_root
 lab_app = typer.Typer(help="Build, inspect and remove the embedded testbed.", no_args_is_help=True)
 
 NameOpt = Annotated[
-    str, typer.Option("--name", help="Testbed name: 1-8 lower-case letters or digits.")
+    str,
+    typer.Option("--name", metavar="NAME", help="Testbed name: 1-8 lower-case letters or digits."),
 ]
 TbArg = Annotated[
     str | None, typer.Argument(help="Testbed name (the same as --name).", show_default=False)
@@ -59,7 +60,8 @@ def testbed_down(tb: TbArg = None, name: NameOpt = "lab") -> None:
 @lab_app.command("cleanup")
 def testbed_cleanup(
     name: Annotated[
-        str | None, typer.Option("--name", help="Only this testbed (default: every na-*).")
+        str | None,
+        typer.Option("--name", metavar="NAME", help="Only this testbed (default: every na-*)."),
     ] = None,
 ) -> None:
     """Remove every na-* namespace and testbed state left behind; restore sysctls."""

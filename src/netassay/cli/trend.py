@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from netassay.analysis.trend import THRESHOLD
-from netassay.cli.common import DbArg, Json, config_path
+from netassay.cli.common import DbOpt, Json, OldDbArg, config_path, store_given
 from netassay.config import load_config
 from netassay.errors import RegressionFound, UsageError
 from netassay.report import series as S
@@ -20,6 +20,7 @@ Metric = Annotated[
     str | None,
     typer.Option(
         "--metric",
+        metavar="NAME",
         help="The figure to follow: pdr, ndr (sweep, search), mrr (flood), rtt_p50, rtt_p99 "
         "(rtt), throughput, loss (accept); by default each method's first (PDR, MRR, RTT p50).",
     ),
@@ -28,6 +29,7 @@ By = Annotated[
     str,
     typer.Option(
         "--by",
+        metavar="NAME",
         help="Order each series by this instead of time: kernel, version (netassay's), or a "
         "recorded setting or campaign factor; it is then not part of a configuration.",
     ),
@@ -41,7 +43,11 @@ All = Annotated[
 ]  # fmt: skip
 Threshold = Annotated[
     str,
-    typer.Option("--threshold", help="A regression this large or more fails the gate: 5% or 0.05."),
+    typer.Option(
+        "--threshold",
+        metavar="RATIO",
+        help="A regression this large or more fails the gate: 5% or 0.05.",
+    ),
 ]
 FailOnRegression = Annotated[
     bool,
@@ -53,7 +59,8 @@ FailOnRegression = Annotated[
 
 
 def trend(
-    ctx: typer.Context, db: DbArg, metric: Metric = None, by: By = S.TIME, all_: All = False,
+    ctx: typer.Context, old_db: OldDbArg = None, db: DbOpt = None, metric: Metric = None,
+    by: By = S.TIME, all_: All = False,
     threshold: Threshold = f"{THRESHOLD:.0%}", fail_on_regression: FailOnRegression = False,
     as_json: Json = False,
 ) -> None:  # fmt: skip
@@ -62,6 +69,7 @@ def trend(
     trustworthy results are judged: faulty trials never, BAD or INCONCLUSIVE sweeps only
     with --all. Exit 1 with --fail-on-regression when a newest group is a regression of
     --threshold (default 5%) or more."""
+    db = store_given(ctx, db, old_db)
     share = parse_threshold(threshold)
     cfg = load_config(config_path(ctx)).analysis
     with open_store(db) as st:

@@ -1,4 +1,4 @@
-"""The test host, checked during every acceptance run (issue 13, part 3).
+"""The test host, checked during every acceptance run.
 
 Before and after each run, in each namespace of the test host (the sender's, the
 receiver's; the host's own for a remote server): ``Udp:`` counters of that namespace

@@ -7,7 +7,8 @@ counters before and after every run):
 - ``gen_egress``: dropped on the generator's veth transmit, not explained by the SUT;
 - ``sut_ingress``: the SUT's receive side (veth rx_dropped: per-CPU backlog overflow;
   for the XDP router, its receive ring: the head-drop queue on the wire in front of it);
-- ``sut_forward``: the SUT's IP layer (IP MIB discards, no route), nft drop counters and
+- ``sut_forward``: the SUT's IP layer (IP MIB discards, no route), nft drop counters (the
+  ground truth's, a scale rule that matched), conntrack's drops (its table, a clash) and
   the XDP router's own drops (malformed, redirect refused, ground-truth drop);
 - ``sut_egress``: the SUT's egress (qdisc drops, nft egress cap, the XDP router's cap,
   veth tx drops);
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from netassay.counters.sutstate import CT_DROPS
 from netassay.counters.xdp_router import DROP_LOCATIONS
 
 LOCATIONS = (
@@ -127,6 +129,8 @@ def flatten(snap: dict[str, Any]) -> dict[str, int]:
             flat[f"{role}/nft/{name}/packets"] = packets
         for reason, packets in ns.get("xdp_router", {}).items():
             flat[f"{role}/xdp/{reason}/packets"] = packets
+        for name, n in (ns.get("conntrack") or {}).get("stats", {}).items():
+            flat[f"{role}/conntrack/{name}"] = n  # its entries, a gauge, are not here
     if "packets" in snap.get("sink_xdp", {}):
         flat["sink/xdp/packets"] = snap["sink_xdp"]["packets"]
     for size, packets in snap.get("sink_xdp", {}).get("per_size", {}).items():
@@ -153,12 +157,16 @@ def locate_loss(
     d: dict[str, int],
     ip_version: int = 4,
     retries: int = 0,
+    ring_wire: bool = False,
 ) -> dict[str, int]:
     """Split the lost test packets by location from counter deltas ``d`` (flat keys).
 
     The split always sums to ``sent - received`` (``unaccounted`` closes it); it is
     balanced when ``unaccounted`` is 0. A send the generator retried after the wire's
     qdisc refused it is not lost: ``retries`` of the qdisc's drops are not counted.
+    ``ring_wire``: the wire is a head-drop queue in front of the SUT's NAPI ring (napi
+    mode, ``testbed.receive``; the XDP router's is known by its counters): its drops
+    are the SUT's receive ring overflowing.
     A frame the SUT handed to the sink's veth and the sink refused shows both as the
     SUT egress veth's tx_dropped and (sink backlog full) as the sink's rx_dropped, or
     (an XDP sink's ring full) only as the former: it is located at the sink either way.
@@ -175,8 +183,9 @@ def locate_loss(
     wire = max(0, g("tg/qdisc/tg0/drops") - retries)
     xdp = xdp_router_drops(d)
     dp = dataplane_drops(d)
-    # the XDP router's receive ring overflowed, or a data plane's (its head-drop wire)
-    ring = wire if xdp is not None or dp is not None else 0
+    # the SUT's receive ring overflowed: the XDP router's, a data plane's (its head-drop
+    # wire) or a NAPI veth's
+    ring = wire if xdp is not None or dp is not None or ring_wire else 0
     xdp = xdp or {}
     for where, n in (dp or {}).items():  # what only the data plane saw, where it saw it
         xdp[where] = xdp.get(where, 0) + n
@@ -184,7 +193,11 @@ def locate_loss(
         "unsent": max(0, planned - sent),
         "gen_egress": max(0, g("tg/link/tg0/tx_dropped") - sut_in_rx) + wire - ring,
         "sut_ingress": sut_in_rx + ring + xdp.get("sut_ingress", 0),
-        "sut_forward": mib + g("sut/nft/na_drop/packets") + xdp.get("sut_forward", 0),
+        "sut_forward": mib
+        + g("sut/nft/na_drop/packets")
+        + g("sut/nft/na_blocked/packets")  # --nft-rules: a rule the test frames matched
+        + sum(g(f"sut/conntrack/{k}") for k in CT_DROPS)  # --conntrack: its drops
+        + xdp.get("sut_forward", 0),
         "sut_egress": g("sut/qdisc/sut1/drops")
         + g("sut/nft/na_cap/packets")
         + g("sink/nft/na_cap/packets")  # a data plane's cap, at the sink's ingress
@@ -279,7 +292,7 @@ def direction_deltas(d: dict[str, int]) -> tuple[dict[str, int], dict[str, int],
 
 def locate_both(
     fwd: tuple[int, int, int, int], rev: tuple[int, int, int, int], d: dict[str, int],
-    ip_version: int = 4,
+    ip_version: int = 4, ring_wire: bool = False,
 ) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
     """``locate_loss`` for each direction of a ``--bidirectional`` trial; ``fwd`` and
     ``rev`` are each (planned, sent, received, retries). The SUT's IP MIB drops are one
@@ -288,8 +301,8 @@ def locate_both(
     ``sut_forward`` (its ``unaccounted`` then goes negative: more drops counted than
     frames lost). The two splits sum to the trial's in aggregate."""
     df, dr, mib = direction_deltas(d)
-    loc_f = locate_loss(fwd[0], fwd[1], fwd[2], df, ip_version, fwd[3])
-    loc_r = locate_loss(rev[0], rev[1], rev[2], dr, ip_version, rev[3])
+    loc_f = locate_loss(fwd[0], fwd[1], fwd[2], df, ip_version, fwd[3], ring_wire)
+    loc_r = locate_loss(rev[0], rev[1], rev[2], dr, ip_version, rev[3], ring_wire)
     for loc in (loc_f, loc_r):
         share = min(mib, max(0, loc["unaccounted"]))
         loc["sut_forward"] += share

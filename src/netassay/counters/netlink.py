@@ -28,9 +28,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from netassay.counters import xdp_router
+from netassay.counters import sutstate, xdp_router
 from netassay.counters.snapshot import (
     LINK_FIELDS,
+    LINK_STATE,
     parse_nft_counters,
     parse_nft_set,
     parse_snmp,
@@ -81,6 +82,22 @@ def qdisc_drops(msgs: list[Any], names: dict[int, str]) -> dict[str, int]:
             drops = int(old["drop"]) if old is not None else 0
         out[dev] = out.get(dev, 0) + drops
     return out
+
+
+IFF_UP = 0x1
+
+
+def link_state(msg: Any) -> dict[str, Any]:
+    """A link's state beside its counters (``snapshot.LINK_STATE``): set up, up (set up
+    and with a carrier), how often its carrier went on or off since it was made, and
+    the XDP program on it."""
+    admin = bool(int(msg["flags"]) & IFF_UP)
+    return {
+        "admin_up": admin,
+        "up": admin and msg.get_attr("IFLA_CARRIER") == 1,
+        "carrier_changes": msg.get_attr("IFLA_CARRIER_CHANGES"),
+        "xdp_prog": xdp_prog_id(msg),
+    }
 
 
 def xdp_prog_id(msg: Any) -> int | None:
@@ -148,8 +165,10 @@ class NsCounters:
     """One namespace's counters, read by a thread that joined it once and lives as long
     as this reader (everything it opens is bound to that namespace)."""
 
-    def __init__(self, netns: str) -> None:
+    def __init__(self, netns: str, conntrack: bool = False) -> None:
+        """``conntrack``: also read the namespace's conntrack table and statistics."""
         self.netns = netns
+        self.conntrack = conntrack
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"counters-{netns}")
         self._prog_names: dict[int, str] = {}  # XDP program id -> its name
         self._stats_maps: dict[int, int] = {}  # the XDP router's id -> its stats map's
@@ -196,7 +215,10 @@ class NsCounters:
             "snmp": parse_snmp(snmp),
             "qdisc_drops": qdisc_drops(qdiscs, names),
             "nft": parse_nft_counters(self.nft("list counters")),
+            LINK_STATE: {m.get_attr("IFLA_IFNAME"): link_state(m) for m in links},
         }
+        if self.conntrack:  # opened here, in the namespace this thread joined
+            snap["conntrack"] = sutstate.read_conntrack("/proc/thread-self")
         for m in links:
             pid = xdp_prog_id(m)
             if pid is not None and self._prog_name(pid) == xdp_router.PROG_NAME:
@@ -239,11 +261,13 @@ class Snapshots:
     ``counters.snapshot.snapshot`` takes them, read by one ``NsCounters`` per namespace
     held open across trials. A context manager; ``close`` ends the threads."""
 
-    def __init__(self, namespaces: dict[str, str]) -> None:
+    def __init__(self, namespaces: dict[str, str], conntrack: str | None = None) -> None:
+        """``conntrack``: the role whose conntrack table is read too (the SUT's, when
+        it tracks connections)."""
         self.readers: dict[str, NsCounters] = {}
         try:
             for role, ns in namespaces.items():
-                self.readers[role] = NsCounters(ns)
+                self.readers[role] = NsCounters(ns, conntrack=role == conntrack)
         except BaseException:
             self.close()
             raise

@@ -103,12 +103,14 @@ class SinkCounter:
 
     def __init__(
         self, sink_ns: str | None, kind: str, size_bytes: int | None, dev: str | None = None,
-        latency: bool = False, imix: str | None = None,
+        latency: bool = False, imix: str | None = None, flows: list[str] | None = None,
     ) -> None:  # fmt: skip
         """``dev``: the interface it counts on (default: the embedded testbed's sink0);
         ``sink_ns`` None: the host's namespace (an external testbed's rx port);
         ``latency``: the XDP program also keeps each frame's one-way latency; ``imix``
-        (``netassay.imix.spec``): it counts each size of that mix instead of one size."""
+        (``netassay.imix.spec``): it counts each size of that mix instead of one size;
+        ``flows``: netassay-gen's ``--count-flows`` flags (``testbed.scale``), and each
+        read also sums up every flow's count since ``mark_flows``."""
         self.ns = sink_ns
         self.kind = validate_sink(kind)
         if latency and not self.uses_xdp:
@@ -118,6 +120,12 @@ class SinkCounter:
             )  # fmt: skip
         self.size_bytes = size_bytes
         self.imix = imix
+        self.flows = flows
+        if flows and not self.uses_xdp:
+            raise UsageError(
+                "--count-flows needs the XDP sink", f"--sink {kind} counts no flow",
+                "use --sink xdp or xdp+nft",
+            )  # fmt: skip
         self.dev = dev
         self.latency = latency
         self._xdp: Any = None
@@ -135,9 +143,18 @@ class SinkCounter:
         stop_stale_sinks(self.ns, self.dev)
         extra = ["--pass"] if self.kind == "xdp+nft" else []
         extra += ["--latency"] if self.latency else []
+        extra += self.flows or []
         self._xdp = start_xdp_sink(
             self.ns, self.dev or SINK_DEV, self.size_bytes or 64, extra=extra, imix=self.imix
         )
+
+    def restart(self) -> None:
+        """Attach the XDP program again: another process detached it from the link while
+        its own process lives on (``ensure`` sees that process alive and keeps it)."""
+        dev = self.dev or SINK_DEV
+        log.warning("the sink's XDP program is not on %s any more: attaching it again", dev)
+        self.close()
+        self.ensure()
 
     def read(self) -> dict[str, Any]:
         """``{"packets": n}`` counted by the XDP program since it attached (with a mix,
@@ -149,14 +166,26 @@ class SinkCounter:
             line = self._xdp.read()
             if self.latency:  # each line holds the latencies since the one before
                 self._hist.merge(SinkHist(line["latency"]))
+            out: dict[str, Any] = {"packets": int(line["packets"])}
             if self.imix:
-                per_size = {k: int(v) for k, v in line["per_size"].items()}
-                return {"packets": int(line["packets"]), "per_size": per_size}
-            return {"packets": int(line["packets"])}
+                out["per_size"] = {k: int(v) for k, v in line["per_size"].items()}
+            if self.flows:  # each flow's count since the mark, summed up
+                out["flows"] = dict(line["flows"])
+            return out
         except (GeneratorError, OSError, ValueError, KeyError) as exc:
             log.warning("the sink's XDP count cannot be read: %s", exc)
             self.close()
             return {}
+
+    def mark_flows(self) -> None:
+        """With ``flows``: count each flow from here on (the next reads' ``flows``)."""
+        if not self.flows or self._xdp is None:
+            return
+        try:
+            self._xdp.mark()
+        except (GeneratorError, OSError, ValueError) as exc:
+            log.warning("the sink's flows cannot be marked: %s", exc)
+            self.close()
 
     def take_latency(self) -> SinkHist | None:
         """The latencies the reads since the last take saw (None without ``latency``);

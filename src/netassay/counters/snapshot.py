@@ -3,10 +3,15 @@
 A snapshot is a plain dict (stored raw with each trial):
 ``{"utc", "softnet": [[processed, dropped, squeezed] per CPU], "ns": {role: {"links",
 "snmp", "qdisc_drops", "nft"[, "xdp_router"]}}, "sink_flows": {"src|sport|dport": packets},
-"sink_xdp": {"packets": n}}`` (``sink_xdp`` when the sink counts with XDP and the count
-could be read: its absence after a trial is a counter fault). ``xdp_router`` (reason ->
-packets, see ``counters.xdp_router.REASONS``) is there for a namespace running the XDP
-router.
+"sink_xdp": {"packets": n}}`` (a namespace whose conntrack table is read also has
+"conntrack": {"count", "stats"}, ``counters.sutstate``; ``sink_xdp`` when the sink
+counts with XDP and the count could be read: its absence after a trial is a counter
+fault). ``xdp_router`` (reason -> packets, see ``counters.xdp_router.REASONS``) is there
+for a namespace running the XDP router. Each namespace's ``link_state``
+(``LINK_STATE``) is not a counter: per link, whether it is set up (``admin_up``) and up
+(set up, with a carrier: ``up``), its carrier changes since it was made (None where they
+cannot be read) and the id of the XDP program on it (None: none); the trial engine reads
+it to tell a testbed that changed under a trial (``trial.integrity``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from netassay.counters import xdp_router
+from netassay.counters import sutstate, xdp_router
 from netassay.proc import run
 from netassay.units import utc_now
 
@@ -26,6 +31,7 @@ if TYPE_CHECKING:
     from netassay.counters.sink import SinkCounter
 
 LINK_FIELDS = ("packets", "dropped", "errors")
+LINK_STATE = "link_state"  # per link: up, carrier_changes, xdp_prog (not flattened)
 
 
 def parse_softnet(text: str) -> list[list[int]]:
@@ -72,6 +78,21 @@ def parse_links(data: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
+def parse_link_state(data: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``ip -j link``'s links as ``LINK_STATE`` holds them (it shows no carrier changes)."""
+    out = {}
+    for link in data:
+        flags = link.get("flags", [])
+        prog = (link.get("xdp") or {}).get("prog") or {}
+        out[link["ifname"]] = {
+            "admin_up": "UP" in flags,
+            "up": "UP" in flags and "LOWER_UP" in flags,
+            "carrier_changes": None,
+            "xdp_prog": int(prog["id"]) if "id" in prog else None,
+        }
+    return out
+
+
 def parse_qdisc_drops(data: list[dict[str, Any]]) -> dict[str, int]:
     """Drops per device summed over its top qdiscs (a child's drops are its parent's
     too: ``netlink.qdisc_drops``)."""
@@ -103,7 +124,7 @@ def parse_nft_set(doc: dict[str, Any]) -> dict[str, int]:
     return flows
 
 
-def _ns_snapshot(ns: str) -> dict[str, Any]:
+def _ns_snapshot(ns: str, conntrack: bool = False) -> dict[str, Any]:
     links = json.loads(run(["ip", "-n", ns, "-j", "-s", "link", "show"]).stdout or "[]")
     qdiscs = json.loads(run(["tc", "-n", ns, "-j", "-s", "qdisc", "show"]).stdout or "[]")
     nft = json.loads(run(["nft", "-j", "list", "counters"], netns=ns).stdout or "{}")
@@ -113,10 +134,15 @@ def _ns_snapshot(ns: str) -> dict[str, Any]:
         "snmp": parse_snmp(snmp),
         "qdisc_drops": parse_qdisc_drops(qdiscs),
         "nft": parse_nft_counters(nft),
+        LINK_STATE: parse_link_state(links),
     }
     xdp = xdp_router_counters(links)
     if xdp is not None:
         snap["xdp_router"] = xdp
+    if conntrack:
+        text = run(["cat", sutstate.CT_COUNT, f"/proc/{sutstate.CT_STAT}"], netns=ns).stdout
+        count, _, stats = text.partition("\n")
+        snap["conntrack"] = sutstate.parse_conntrack(count, stats)
     return snap
 
 
@@ -145,12 +171,18 @@ def sink_received(sink_ns: str) -> int:
     return parse_nft_counters(doc)["na_rx"]
 
 
-def snapshot(namespaces: dict[str, str], sink: SinkCounter | None = None) -> dict[str, Any]:
+def snapshot(
+    namespaces: dict[str, str], sink: SinkCounter | None = None, conntrack: str | None = None
+) -> dict[str, Any]:
     """Counters of every namespace (``role -> netns``), the host's softnet_stat and,
-    when given, the sink's XDP count."""
+    when given, the sink's XDP count; ``conntrack``: the role whose conntrack table is
+    read too."""
     # the namespaces are read side by side: each read is a few processes that mostly wait
     with ThreadPoolExecutor(max_workers=len(namespaces) + 1) as pool:
-        reads = {role: pool.submit(_ns_snapshot, ns) for role, ns in namespaces.items()}
+        reads = {
+            role: pool.submit(_ns_snapshot, ns, role == conntrack)
+            for role, ns in namespaces.items()
+        }
         flows = pool.submit(sink_flows, namespaces["sink"]) if "sink" in namespaces else None
         snap: dict[str, Any] = {
             "utc": utc_now(),

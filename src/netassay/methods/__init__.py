@@ -3,13 +3,17 @@ this registry. Everything outside a method's package finds it here, by its name 
 the kind of experiment it stored; adding a method is a package and one line below.
 
 A method's module is imported when it is first asked for: a command that runs one
-method does not pay for the others' imports (MLRsearch, scipy).
+method does not pay for the others' imports (MLRsearch, scipy). The kinds each method
+stores are written here too (``KINDS``, checked against each ``METHOD.kinds`` by
+tests/integration/test_every_method.py), so that finding a kind's method, or the
+methods of a store's kinds (a report), imports only those.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+import importlib.util
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,16 +21,25 @@ from netassay.errors import UsageError
 from netassay.store.paths import store_paths
 
 if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
+    import netassay.methods.accept.export
     import netassay.methods.accept.method
     import netassay.methods.batching.method
+    import netassay.methods.burst.method
     import netassay.methods.doctor.method
+    import netassay.methods.flood.export
     import netassay.methods.flood.method
+    import netassay.methods.reconfig.method
+    import netassay.methods.recovery.method
+    import netassay.methods.rtt.export
     import netassay.methods.rtt.method
     import netassay.methods.search.method
+    import netassay.methods.soak.export
     import netassay.methods.soak.method
     import netassay.methods.sweep.method
     import netassay.methods.tcp.method  # noqa: F401
     from netassay.methods.base import Method
+    from netassay.store.db import Store
+    from netassay.store.export import Kind
 
 # name -> the module whose METHOD it is, in the order results are shown
 REGISTRY = {
@@ -39,8 +52,27 @@ REGISTRY = {
     "batching": "netassay.methods.batching.method",
     "doctor": "netassay.methods.doctor.method",
     "tcp": "netassay.methods.tcp.method",
+    "burst": "netassay.methods.burst.method",
+    "recovery": "netassay.methods.recovery.method",
+    "reconfig": "netassay.methods.reconfig.method",
 }
 
+
+# name -> the experiment kinds it stores (its METHOD.kinds), known without importing it
+KINDS = {
+    "sweep": ("sweep", "pastrami-import"),
+    "search": ("search",),
+    "rtt": ("rtt",),
+    "accept": ("accept",),
+    "flood": ("mrr",),
+    "soak": ("soak",),
+    "batching": ("batching",),
+    "doctor": ("doctor",),
+    "tcp": ("tcp",),
+    "burst": ("burst",),
+    "recovery": ("recovery",),
+    "reconfig": ("reconfig",),
+}
 
 # the methods whose ``analyse`` reads inputs other than stores (PASTRAMI raw files)
 READS_FILES = ("sweep",)
@@ -67,14 +99,37 @@ def analysing(inputs: Sequence[Path]) -> list[Method]:
     return [method(name) for name in REGISTRY if name in READS_FILES]
 
 
+def exports(store: Store) -> list[Kind]:
+    """The kinds of row the methods derive from what they stored, for ``export`` beside
+    the store's own (a soak's seconds, an rtt run's probes): ``kinds(store)`` of each
+    method's ``export`` module, where it has one (only those modules are imported: an
+    export does not pay for the methods' own imports)."""
+    out: list[Kind] = []
+    for module in REGISTRY.values():
+        name = module.rsplit(".", 1)[0] + ".export"
+        if importlib.util.find_spec(name) is not None:
+            out += importlib.import_module(name).kinds(store)
+    return out
+
+
 def of_kind(kind: str) -> Method | None:
-    """The method that stores experiments of ``kind`` (None: no method's)."""
-    return next((m for m in methods() if kind in m.kinds), None)
+    """The method that stores experiments of ``kind`` (None: no method's); only its
+    module is imported."""
+    return next((method(name) for name in REGISTRY if kind in KINDS[name]), None)
+
+
+def storing(kinds: Iterable[str]) -> list[Method]:
+    """The methods that store experiments of any of ``kinds``, in the order of
+    ``methods()``; the others are not imported."""
+    kinds = set(kinds)
+    return [method(name) for name in REGISTRY if kinds & set(KINDS[name])]
 
 
 def metric(name: str) -> tuple[str, float, str]:
-    """A compared metric's (name in words, scale, axis label), as its method says."""
-    for m in methods():
+    """A compared metric's (name in words, scale, axis label), as its method says (the
+    methods asked in order, imported as they are asked)."""
+    for n in REGISTRY:
+        m = method(n)
         if name in m.comparison.names:
             return m.comparison.names[name]
     return (name, 1.0, name)

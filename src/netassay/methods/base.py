@@ -16,8 +16,9 @@ campaign runner look the method up in the registry and call these.
   one JSON line.
 - ``judged(result)``: what a result is called and its verdict (None for a method that
   judges nothing): what ``--fail-on`` gates on.
-- ``sections(store, out, cfg, used, suffix)``: the method's part of a report (figures,
-  pages; ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
+- ``sections(store, out, cfg, used, suffix)``: the method's part of a report (figure
+  jobs the report draws, pages written once they are drawn;
+  ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
 - ``cell(store, experiment, cfg)``: a campaign cell's figures, which ``comparison``
   says how to rank, test and show.
 """
@@ -33,6 +34,7 @@ from typing import Any, Protocol
 
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
+from netassay.methods.render import FigureJob
 from netassay.params import declared, default_of, flag, nested, param, whole
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
@@ -60,10 +62,20 @@ class RunOptions:
     (``Method.run_options``)."""
 
     name: str | None = param(  # the testbed (None: the method's default)
-        "--name", "Testbed name (1-8 a-z0-9).", default=None, campaign=False
+        "--name",
+        "Testbed name (1-8 a-z0-9).",
+        default=None,
+        campaign=False,
+        metavar="NAME",
     )
-    db: str | None = param("--db", "Results store (SQLite).", default=None, campaign=False)
-    label: str = param("--label", "Experiment label.", default="", campaign=False)
+    db: str | None = param(
+        "--db",
+        "Results store (SQLite), created if new.",
+        default=None,
+        campaign=False,
+        metavar="FILE",
+    )
+    label: str = param("--label", "Experiment label.", default="", campaign=False, metavar="TEXT")
     retries: int | None = param(  # None: the method's default
         "--retries", "Repeat a trial that is a measurement fault.", default=None, cli=int,
         check=whole(0, 10), ordinal=True,
@@ -78,13 +90,26 @@ class RunOptions:
     )  # fmt: skip
     experiment: int | None = param(  # with resume: the experiment to continue
         "--experiment", "With --resume: the experiment id to continue.", default=None,
-        cli=int, campaign=False,
+        cli=int, campaign=False, metavar="ID",
     )  # fmt: skip
     testbed: str | None = param(  # --testbed: a testbed that exists, used as it is
         "--testbed",
         "Run on this testbed as it is registered or up (e.g. one from 'testbed external'); "
         "it must exist.",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="NAME",
+    )  # fmt: skip
+    hook_before: str | None = param(
+        "--hook-before",
+        "A command run in the SUT's namespace before each trial (split into words, no "
+        "shell; the load, run and trial id in its NETASSAY_* variables); its output is "
+        "stored with the trial and a failure makes the trial a measurement fault.",
+        default=None, campaign=False, metavar="COMMAND",
+    )  # fmt: skip
+    hook_after: str | None = param(
+        "--hook-after",
+        "A command run in the SUT's namespace after each trial closed (as --hook-before, "
+        "with NETASSAY_SENT and NETASSAY_RECEIVED).",
+        default=None, campaign=False, metavar="COMMAND",
     )  # fmt: skip
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
@@ -94,16 +119,30 @@ class RunOptions:
 @dataclass(frozen=True)
 class Section:
     """A method's part of a report's index: a title, its text, a figure (with its SVG
-    beside it) or a link to a page of its own."""
+    beside it) or a link to a page of its own. Its figures are jobs (``methods/render.py``)
+    that the report draws, all sections' in one pool, only those whose data changed;
+    a page of its own (which may hold its figures inline) is written by ``page`` once
+    they are drawn."""
 
     title: str
     text: str = ""
     figure: str | None = None  # a PNG's path in the report folder (figures/...)
     figure_svg: str | None = None
     link: str | None = None
+    jobs: tuple[FigureJob, ...] = ()  # every figure it shows, its page's too
+    page: Callable[[], None] | None = None  # writes its page (after its figures)
+
+    @staticmethod
+    def drawn(title: str, text: str, job: FigureJob, out: Path) -> Section:
+        """A section showing one figure job's PNG, its SVG linked (``out``: the report)."""
+        rel = job.stem.relative_to(out).as_posix()
+        return Section(title, text, f"{rel}.png", f"{rel}.svg", jobs=(job,))
 
     def as_dict(self) -> dict[str, str]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        return {
+            k: v for k, v in self.__dict__.items()
+            if v is not None and k not in ("jobs", "page")
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -187,6 +226,20 @@ def request_from(cls: Any, given: dict[str, Any], base: dict[str, Any] | None = 
     return cls(**values)
 
 
+def check_ranges(req: Any) -> None:
+    """Every parameter of a request given on the command line held to the range its
+    declaration checks a file's value against (``Param.check``): one line naming the
+    flag when one is out of it."""
+    for f, p in declared(type(req)):
+        value = getattr(req, f.name, None)
+        if value is None or p.check is None:
+            continue
+        try:
+            p.check(value)
+        except ValueError as exc:
+            raise UsageError(f"bad {p.flag} {value}", str(exc), f"give {p.flag} within it") from exc
+
+
 def defaults(cls: Any) -> dict[str, Any]:
     """Each parameter's default by key, as a campaign file would write it (none for a
     parameter without one)."""
@@ -246,3 +299,19 @@ def run_store(db: str, stored: Callable[[], bool]) -> Iterator[Store]:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
         raise
+
+
+def consecutive_runs(
+    experiments: list[Any], key: Callable[[Any], Any], value: Callable[[Any], Any]
+) -> Iterator[list[Any]]:
+    """The runs of a series (frame sizes, a scale knob): consecutive experiments with
+    one ``key`` and distinct ``value``s; a new run where the key changes or a value
+    repeats."""
+    run: list[Any] = []
+    for exp in experiments:
+        if run and (key(exp) != key(run[0]) or value(exp) in {value(e) for e in run}):
+            yield run
+            run = []
+        run.append(exp)
+    if run:
+        yield run

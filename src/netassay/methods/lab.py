@@ -18,10 +18,12 @@ from netassay.analysis.caps import Cap
 from netassay.config import DATAPLANE_KNOBS, TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
+from netassay.loads import AUTO_TOP, auto_rates
 from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
 from netassay.store.db import Store
 from netassay.store.preflight import check_store
+from netassay.testbed import receive as R
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state
@@ -29,6 +31,8 @@ from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import SOURCE, TrialContext
+from netassay.trial.flood import flood, flood_path
+from netassay.trial.hooks import Hooks, parse_command
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
@@ -147,6 +151,7 @@ def open_testbed(name: str, cfg: TestbedConfig, what: str, note: Note = _quiet) 
     ``cfg``, else build one (removed at the end); ``what`` runs on it (for the error)."""
     st = S.read_state(name)
     if st is None:
+        S.check_run_dir()  # its state and lock: refused before a word of building it
         note(f"building testbed '{name}' ({getattr(cfg, 'sut', 'external')}) ...")
         return Testbed(name, cfg)
     have = config_from_state(st)
@@ -199,14 +204,99 @@ def paced_reach(
     ``REACH_MARGIN`` of what it achieved, at most ``REACH_TRIES`` times. ``send``: how
     a load is sent (a search's --bidirectional: both generators, half each), else
     ``tb.send``."""
+    return reach_probe(tb, rate_pps, note, send)[0]
+
+
+def reach_probe(
+    tb: Testbed, rate_pps: float, note: Note = _quiet,
+    send: Callable[[float, float], GenResult] | None = None,
+) -> tuple[float, GenResult | None]:  # fmt: skip
+    """``paced_reach`` and the generator's run at the load it settled on (None: the last
+    try was not kept either), whose lateness says how tightly it was paced."""
     rate = float(rate_pps)
-    for _ in range(REACH_TRIES):
-        achieved = float((send or tb.send)(rate, REACH_PROBE_S).achieved_rate_pps or 0.0)
+    for i in range(REACH_TRIES):
+        res = (send or tb.send)(rate, REACH_PROBE_S)
+        achieved = float(res.achieved_rate_pps or 0.0)
         if Q.rate_kind(rate, achieved) != Q.GENERATOR_LIMIT:
-            return rate
-        note(f"the generator paced {fmt_rate(achieved)} of {fmt_rate(rate)} on this host now")
-        rate = REACH_MARGIN * achieved
-    return rate
+            return rate, res
+        again = REACH_MARGIN * achieved
+        then = f"; trying {fmt_rate(again)}" if i + 1 < REACH_TRIES else ""
+        note(f"the generator paced {fmt_rate(achieved)} of {fmt_rate(rate)} on this host now{then}")
+        rate = again
+    return rate, None
+
+
+AUTO_FLOOD_S = 1.0  # the flood that measures the MRR a sweep with no loads goes past
+
+
+def refuse_auto_loads(cfg: Any, bidirectional: bool) -> None:
+    """A sweep with no --rates chooses its loads with a flood: refused, in one line,
+    where no flood can run (an external testbed, a frame mix, the nft sink, a bridge
+    in backlog mode) or where its load would be another (per direction)."""
+    why = None
+    if T.is_external(cfg):
+        why = "an external testbed", "netassay floods only the testbeds it builds"
+    elif bidirectional:
+        why = "--bidirectional", "the loads are per direction, a flood's MRR is both's"
+    elif cfg.imix is not None:
+        why = "--imix", "a flood sends frames of one size"
+    elif cfg.sink == "nft":
+        why = "--sink nft", "a flood needs the XDP sink"
+    elif cfg.sut == "bridge" and cfg.rx_mode == "backlog":
+        why = "a bridge in backlog mode", "its ingress takes no XDP frames to flood it with"
+    if why is not None:
+        raise UsageError(
+            f"a sweep with no --rates on {why[0]}",
+            f"no loads given means loads chosen past the SUT's MRR, which a flood measures; "
+            f"{why[1]}",
+            "give the loads with --rates",
+        )
+
+
+def auto_loads(ctx: TrialContext, note: Note = _quiet) -> tuple[tuple[float, ...], dict[str, Any]]:
+    """The loads of a sweep given none (``sweep.plan.auto_rates``): a flood of
+    AUTO_FLOOD_S measures the SUT's maximum receive rate, the generator's paced reach is
+    probed at ``AUTO_TOP`` x it, and the loads go evenly up to the lower of the two;
+    said as they are chosen, and what was measured (kept in the sweep's config)."""
+    note(f"choosing the loads: a {AUTO_FLOOD_S:g} s flood measures the SUT's MRR ...")
+    with flood_path(ctx.tb):
+        f = flood(ctx, AUTO_FLOOD_S)
+    mrr = float(f["forwarded_pps"])
+    if mrr <= 0:
+        raise GeneratorError(
+            "the flood that measures the SUT's MRR forwarded nothing",
+            f"{f['sent']} frames sent, lost at {f['loss_location'] or 'no known place'}",
+            "check the testbed ('netassay testbed show') or give the loads with --rates",
+        )
+    top = AUTO_TOP * mrr
+    bound = (
+        "" if f["saturated"] else " (a lower bound: the SUT lost nothing, the generator came first)"
+    )
+    note(f"MRR {fmt_rate(mrr)}{bound}; probing the generator's paced reach at {fmt_rate(top)} ...")
+    reach = paced_reach(ctx.tb, top, note)
+    info = {"mrr_pps": mrr, "saturated": bool(f["saturated"]), "offered_pps": f["offered_pps"],
+            "top_factor": AUTO_TOP, "reach_pps": reach, "top_pps": min(top, reach)}  # fmt: skip
+    rates = auto_rates(mrr, reach)
+    if reach < top:
+        info["generator_bound"] = True
+        note(
+            f"the generator paces up to {fmt_rate(reach)} here now, below {AUTO_TOP:g}x the "
+            f"MRR ({fmt_rate(top)}): the loads stop there; what lies above is not measured"
+        )
+    note(f"loads: {len(rates)} from {fmt_rate(rates[0])} to {fmt_rate(rates[-1])}")
+    return rates, info
+
+
+def auto_line(info: dict[str, Any]) -> str:
+    """Where a sweep given no loads took them from (``auto_loads``'s record), in words."""
+    mrr = fmt_rate(info["mrr_pps"]) + ("" if info.get("saturated") else " (a lower bound)")
+    line = f"loads chosen here: up to {fmt_rate(info['top_pps'])}, the SUT's MRR {mrr}"
+    if info.get("generator_bound"):
+        return (
+            f"{line}; the generator paces only up to {fmt_rate(info['reach_pps'])} here, "
+            f"below {info['top_factor']:g}x the MRR, so the loads stop there"
+        )
+    return f"{line} x {info['top_factor']:g} (the generator paces that far here)"
 
 
 def default_label(cfg: Any, name: str) -> str:
@@ -220,13 +310,59 @@ def default_label(cfg: Any, name: str) -> str:
         truths += f" reverse cap {fmt_rate(cfg.sut_cap_reverse_pps)}"
     if cfg.sut_drop:
         truths += f" drop {cfg.sut_drop:g}"
+    truths += scale_label(cfg)
     rx = cfg.resolved().rx_affinity
     rx = f" rx-{rx}" if rx == "balanced" else ""  # bound or none: as the pinning says
+    if cfg.rx_mode == "napi":  # backlog, the default, unsaid
+        rx += " rx-napi"
     frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
     own = [k for k in DATAPLANE_KNOBS.get(cfg.sut, {}) if k != "sut_setup"]
     knobs = [getattr(cfg.resolved(), k) for k in own]
     sut = f"{cfg.sut}({','.join(map(str, knobs))})" if knobs else cfg.sut
     return f"{sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
+
+
+def _count(n: int) -> str:
+    """1000 as 1k, 1000000 as 1M (what a scale label says)."""
+    for unit, size in (("M", 1_000_000), ("k", 1000)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def scale_label(cfg: TestbedConfig) -> str:
+    """The scale knobs set, as a label says them (" 100k flows random 1k routes")."""
+    out = ""
+    if cfg.flows > 1 or cfg.flow_order != "incremental":
+        out += f" {_count(cfg.flows)} flows" + (" random" if cfg.flow_order == "random" else "")
+    if cfg.routes:
+        out += f" {_count(cfg.routes)} routes"
+    if cfg.nft_rules:
+        out += f" {_count(cfg.nft_rules)} rules" + (" as a set" if cfg.nft_set else "")
+    if cfg.conntrack == "on":
+        out += " conntrack"
+    if cfg.nat != "off":
+        out += f" {cfg.nat}"
+    return out
+
+
+def scale_metadata(cfg: TestbedConfig) -> dict[str, Any]:
+    """The scale knobs an experiment's metadata records (those set: an experiment
+    without them had none)."""
+    out: dict[str, Any] = {}
+    if cfg.flow_order != "incremental":
+        out.update(flow_order=cfg.flow_order, flow_seed=cfg.flow_seed)
+    if cfg.count_flows:
+        out["count_flows"] = True
+    if cfg.routes:
+        out["routes"] = cfg.routes
+    if cfg.nft_rules:
+        out.update(nft_rules=cfg.nft_rules, nft_set=cfg.nft_set)
+    if cfg.conntrack != "off":
+        out["conntrack"] = cfg.conntrack
+    if cfg.nat != "off":
+        out["nat"] = cfg.nat
+    return out
 
 
 def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
@@ -237,6 +373,8 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "sut": cfg.sut,
         "pinning": cfg.pinning,
         "rx_affinity": cfg.resolved().rx_affinity,
+        "rx_mode": "napi" if cfg.sut == "xdp-router" else cfg.rx_mode,
+        "sender": R.technique(cfg),
         "environment": "netns",
         "kernel": env.get("kernel", ""),
         "ring": cfg.backlog if cfg.backlog is not None else env.get("netdev_max_backlog"),
@@ -250,6 +388,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
         **dataplane_metadata(cfg, env),
+        **scale_metadata(cfg),
     }
 
 
@@ -359,10 +498,16 @@ def start_experiment(
         source=SOURCE,
         label=label,
         config=config,
-        metadata={**testbed_metadata(ctx.tb.cfg, env), **metadata},
+        metadata={**testbed_metadata(ctx.tb.cfg, env), **_built(ctx.tb.state), **metadata},
         environment=env,
     )
     return exp_id, replace(ctx, run_id=store.add_run(exp_id, env, resumed=False))
+
+
+def _built(state: dict[str, Any]) -> dict[str, Any]:
+    """What the scale knobs built (testbed.scale): the FIB's layout, the rules, the
+    conntrack table's limit, each load's time; {} when none was set."""
+    return {"scale": state["scale"]} if state.get("scale") else {}
 
 
 def restart_experiment(
@@ -394,3 +539,27 @@ def running_config(name: str, cfg: TestbedConfig, flags: dict[str, Any]) -> Any:
     if st is not None and not flags:
         return config_from_state(st)
     return cfg
+
+
+HOOK_OPTIONS = ("hook_before", "hook_after")  # the run options of a method with hooks
+
+
+def hooks_of(options: Any) -> Hooks | None:
+    """The hooks a run was given (``--hook-before``, ``--hook-after``), checked; None
+    without any. Their namespace is the testbed's, set when it is open (``with_hooks``)."""
+    before, after = options.hook_before, options.hook_after
+    if not before and not after:
+        return None
+    return Hooks(
+        parse_command(before, "--hook-before") if before else None,
+        parse_command(after, "--hook-after") if after else None,
+    )
+
+
+def with_hooks(ctx: TrialContext, hooks: Hooks | None) -> TrialContext:
+    """``ctx`` whose trials run ``hooks`` in the testbed's SUT namespace (a testbed
+    without one, an external testbed: netassay's own)."""
+    if not hooks:
+        return ctx
+    netns = ctx.tb.state.get("namespaces", {}).get("sut")
+    return replace(ctx, hooks=replace(hooks, netns=netns, testbed=ctx.tb.name))

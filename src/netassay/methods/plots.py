@@ -20,7 +20,7 @@ def save(fig: Any, stem: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
     for fmt in formats:
-        path = stem.with_suffix(f".{fmt}")
+        path = stem.with_name(f"{stem.name}.{fmt}")  # a label's dots kept in the name
         fig.savefig(path, dpi=110, bbox_inches="tight")
         out.append(path)
     plt.close(fig)

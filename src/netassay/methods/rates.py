@@ -1,4 +1,4 @@
-"""Loads written in bit/s at a stated layer, or as shares of the path's line rate (issue 22).
+"""Loads written in bit/s at a stated layer, or as shares of the path's line rate.
 
 A load is written three ways, each token on its own:
 

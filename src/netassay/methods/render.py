@@ -6,40 +6,69 @@ version; a ``<stem>.key`` file beside the figure holds the key it was drawn unde
 that a report run again over unchanged data draws nothing, and a campaign that grew
 draws only its new figures. The missing ones are drawn by a pool of processes (forked:
 matplotlib is not thread-safe), one per CPU.
+
+The function may be named as ``"module:function"``: its module (and matplotlib with it)
+is then imported only when one of its figures is drawn, so that a report whose figures
+are all kept imports no plotting code. ``data_of`` writes a figure's inputs as the text
+its key hashes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import importlib
+import json
 import multiprocessing
 import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from netassay import __version__
 
-STYLE = 1  # raise when a figure's look changes: every kept figure is drawn again
+STYLE = 2  # raise when a figure's look changes: every kept figure is drawn again
+# 2: the loss charts in percent over the kept trials, the frame-size marks (at least, INCONCLUSIVE)
 
 
 @dataclass(frozen=True)
 class FigureJob:
-    """One figure to draw: ``draw(*args, stem)`` writes ``stem`` + each suffix."""
+    """One figure to draw: ``draw(*args, stem, **kwargs)`` writes ``stem`` + each suffix."""
 
-    draw: Callable[..., Any]
+    draw: Callable[..., Any] | str  # the function, or "module:function" (imported to draw)
     args: tuple[Any, ...]
     stem: Path
-    data: str  # what the figure shows, as text (its key's input)
+    data: str  # what the figure shows, as text (its key's input): ``data_of(...)``
     suffixes: tuple[str, ...] = (".png", ".svg")
+    kwargs: dict[str, Any] = field(default_factory=dict)  # draw(*args, stem, **kwargs)
+
+    def name(self) -> str:
+        """The drawing function's dotted name."""
+        if isinstance(self.draw, str):
+            return self.draw.replace(":", ".")
+        return f"{self.draw.__module__}.{self.draw.__qualname__}"
+
+    def function(self) -> Callable[..., Any]:
+        """The drawing function (its module imported when named as text)."""
+        if not isinstance(self.draw, str):
+            return self.draw
+        module, _, name = self.draw.partition(":")
+        return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
     def key(self) -> str:
-        name = f"{self.draw.__module__}.{self.draw.__qualname__}"
-        h = hashlib.sha256(f"{name}\n{STYLE}\n{__version__}\n".encode())
+        h = hashlib.sha256(f"{self.name()}\n{STYLE}\n{__version__}\n".encode())
         h.update(self.data.encode())
+        if self.kwargs:
+            h.update(data_of(self.kwargs).encode())
         return h.hexdigest()
+
+    def png(self) -> str:
+        """Its PNG's file name."""
+        return f"{self.stem.name}.png"
 
     def files(self) -> list[Path]:
         return [self.stem.with_name(self.stem.name + s) for s in self.suffixes]
@@ -56,13 +85,39 @@ class FigureJob:
         return kept == self.key() and all(f.exists() for f in self.files())
 
 
+def data_of(*parts: Any) -> str:
+    """What a figure is drawn from, as text for its key: JSON with sorted keys, a
+    dataclass as its fields, an array as its values, a set sorted; a type it cannot
+    write is a TypeError (a key must never miss what the figure shows)."""
+    return json.dumps(parts, sort_keys=True, default=_plain, allow_nan=True)
+
+
+def _plain(o: Any) -> Any:
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        fields = {f.name: getattr(o, f.name) for f in dataclasses.fields(o)}
+        return {"": type(o).__qualname__, **fields}
+    if hasattr(o, "tolist"):  # numpy's arrays and scalars
+        return o.tolist()
+    if isinstance(o, set | frozenset):
+        return sorted(o, key=repr)
+    if isinstance(o, bytes):  # a stored blob: its digest
+        return {"sha256": hashlib.sha256(o).hexdigest()}
+    if isinstance(o, Path):
+        return str(o)
+    if isinstance(o, datetime | date):
+        return o.isoformat()
+    raise TypeError(f"a figure's data: cannot write {type(o).__qualname__} for its key")
+
+
 _JOBS: list[FigureJob] = []  # the jobs a forked worker draws, by index (nothing pickled)
+_DRAW: list[Callable[..., Any]] = []  # their functions, imported before the fork
 
 
 def _draw(i: int) -> int:
     job = _JOBS[i]
     job.key_file().unlink(missing_ok=True)  # no key beside a figure half written
-    job.draw(*job.args, job.stem)
+    job.stem.parent.mkdir(parents=True, exist_ok=True)
+    _DRAW[i](*job.args, job.stem, **job.kwargs)
     job.key_file().write_text(job.key())
     return i
 
@@ -89,6 +144,7 @@ def render(
     """Draw the jobs whose figures are missing or stale; return how many were drawn.
     ``progress``: a stream told ``figures n/total`` as they end."""
     todo = [j for j in jobs if not j.fresh()]
+    _DRAW[:] = [j.function() for j in todo]  # imported once, in this process
     if todo and "matplotlib" in sys.modules:  # figures: their text measured once
         from netassay.methods.textcache import share
 
@@ -107,6 +163,7 @@ def render(
                     shown.step()
     finally:
         _JOBS.clear()
+        _DRAW.clear()
         shown.close()
     return len(todo)
 

@@ -1,5 +1,6 @@
 """A frame-size series drawn as RFC 2544 reports it (``methods.sizes``): each measured
-rate against the frame size, in Mpps and in Gbit/s at layer 1, and its report section."""
+rate against the frame size, in Mpps and in Gbit/s at layer 1 (its report section is
+``sizes.sections``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from netassay.config import AnalysisConfig
-from netassay.methods.base import Section
-from netassay.methods.plots import save, slugify
-from netassay.methods.sizes import METRICS, SizeSeries, series_in, table_text, unsettled
-from netassay.store.db import Store
+from netassay.methods.plots import save
+from netassay.methods.sizes import METRICS, SizeSeries, unsettled
 
 
 def plot_series(s: SizeSeries, stem: Path) -> list[Path]:
@@ -62,20 +60,3 @@ def plot_series(s: SizeSeries, stem: Path) -> list[Path]:
         title += f" ({len(marks)} of {len(frames)} sizes {verdicts}: bounds not established)"
     fig.suptitle(title, fontsize=10)
     return save(fig, stem)
-
-
-def sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Section]:
-    """One section per frame-size series of the store: its table and its figure."""
-    found = []
-    for s in series_in(store, cfg):
-        stem = out / "figures" / f"sizes_{slugify(f'{s.kind} {s.label}', used)}"
-        png, svg = plot_series(s, stem)
-        found.append(
-            Section(
-                title=f"RFC 2544 frame sizes: {s.kind}{', ' + s.label if s.label else ''}",
-                text=table_text(s),
-                figure=f"figures/{png.name}",
-                figure_svg=f"figures/{svg.name}",
-            )
-        )
-    return found

@@ -20,11 +20,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from netassay import methods as registry
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
+from netassay.methods.base import Section, consecutive_runs
+from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.names import min_frame_bytes
 from netassay.params import param
 from netassay.store.db import Experiment, Store
@@ -50,7 +54,7 @@ class SizesFlag:
         "A frame-size series, one result per size: 'rfc2544' (64, 128, 256, 512, 1024, "
         "1280, 1518 with the FCS, as RFC 2544 counts) or sizes without the FCS as --size "
         "counts, e.g. 64,512,1514; its table ends the run.",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="SIZES",
     )  # fmt: skip
 
 
@@ -150,14 +154,7 @@ def _key(exp: Experiment) -> str:
 def _runs(experiments: list[Experiment]) -> Iterator[list[Experiment]]:
     """Consecutive experiments with one key and distinct sizes; a new run where the
     key changes or a size repeats."""
-    run: list[Experiment] = []
-    for exp in experiments:
-        if run and (_key(exp) != _key(run[0]) or _size_of(exp) in {_size_of(e) for e in run}):
-            yield run
-            run = []
-        run.append(exp)
-    if run:
-        yield run
+    return consecutive_runs(experiments, _key, _size_of)
 
 
 def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[SizeSeries]:
@@ -248,3 +245,15 @@ def notes(s: SizeSeries, metrics: list[str]) -> list[str]:
                 " ('netassay assess' says why for each)"
             )
     return out
+
+
+def sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Section]:
+    """One section per frame-size series of the store: its table and its figure (a job
+    of ``size_figures.plot_series``)."""
+    found = []
+    for s in series_in(store, cfg):
+        stem = out / "figures" / f"sizes_{slugify(f'{s.kind} {s.label}', used)}"
+        job = FigureJob("netassay.methods.size_figures:plot_series", (s,), stem, data_of(s))
+        title = f"RFC 2544 frame sizes: {s.kind}{', ' + s.label if s.label else ''}"
+        found.append(Section.drawn(title, table_text(s), job, out))
+    return found

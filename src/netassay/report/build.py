@@ -4,6 +4,7 @@ loaded as they are scrolled to), latex-include.tex."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,8 +17,11 @@ from netassay import methods as registry
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
+from netassay.methods.base import Section
 from netassay.methods.plots import png_size
-from netassay.methods.size_figures import sections as size_sections
+from netassay.methods.render import render
+from netassay.methods.scale import sections as scale_sections
+from netassay.methods.sizes import sections as size_sections
 from netassay.methods.sweep.entries import Entry
 from netassay.methods.sweep.view import metadata_line
 from netassay.report.campaign import campaign_pages
@@ -60,18 +64,25 @@ def build_report(
             "choose an --out folder you may write to",
         ) from exc  # fmt: skip
     entries: list[Entry] = []
-    others: list[dict[str, str]] = []
+    sections: list[Section] = []
     used: set[str] = set()
     curves = registry.method("sweep")  # the index's table: PASTRAMI's curves
     for i, db in enumerate(stores):
         suffix = f"-{i + 1}" if len(stores) > 1 else ""  # each store's pages apart
         with open_store(db) as store:
-            entries.extend(curves.entries(store, out, cfg, used, progress))
-            for m in registry.methods():
-                others.extend(s.as_dict() for s in m.sections(store, out, cfg, used, suffix))
-            others.extend(s.as_dict() for s in size_sections(store, out, cfg, used))
-            others.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
-            others.extend(s.as_dict() for s in trend_sections(store, out, cfg, used, suffix))
+            entries.extend(curves.entries(store, out, cfg, used))
+            for m in registry.storing({e.kind for e in store.experiments()}):
+                sections.extend(m.sections(store, out, cfg, used, suffix))
+            sections.extend(size_sections(store, out, cfg, used))
+            sections.extend(scale_sections(store, out, cfg, used))
+            sections.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
+            sections.extend(trend_sections(store, out, cfg, used, suffix))
+    jobs = [j for x in [*entries, *sections] for j in x.jobs]
+    render(jobs, progress=sys.stderr if progress else None)  # only what changed is drawn
+    for s in sections:
+        if s.page is not None:
+            s.page()
+    others = [s.as_dict() for s in sections]
     index = out / "index.html"
     source = inputs if inputs is not None else ", ".join(map(str, stores))
     index.write_text(render_html(entries, out, source, cfg, others))

@@ -3,123 +3,45 @@ verdict, PDR, NDR, CPU, a link to its PASTRAMI figure), PDR per factor level wit
 spread, the comparison (groups and each factor's test and effect sizes), CPU use per
 core per load, and a sweep's loss by location per load for each cell side by side (where
 the loss moves from one level of a factor to another: seed 003's Fig. 5). Figures inline
-(the page works offline), SVGs beside them."""
+(the page works offline), SVGs beside them. The figures are jobs (``methods/render.py``)
+drawn from what the store holds, read here: kept while it is the same."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
-from matplotlib.ticker import FuncFormatter
 
 from netassay import methods as registry
 from netassay.campaign import results as CR
-from netassay.methods.base import Column
-from netassay.methods.plots import data_uri, save
-from netassay.methods.sweep.loss_figure import COLORS, LABELS, LOCATIONS, loss_shares, pct
+from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
+from netassay.methods.base import Column, Section
+from netassay.methods.plots import data_uri
+from netassay.methods.render import FigureJob, data_of, render
+from netassay.methods.sweep.located import loss_shares
 from netassay.store.db import Store
 from netassay.units import fmt_rate
 
-
-def plot_pdr_by_factor(
-    result: dict[str, Any], stem: Path, metric: str = "pdr_pps"
-) -> tuple[Path, Path]:
-    """One panel per factor: each experiment's PDR (or ``metric``: an acceptance test's
-    throughput, an rtt cell's RTT p50) at its level, the median and range."""
-    effects = [e for e in result["effects"] if e.get("metric", "pdr_pps") == metric]
-    _, scale, ylabel = registry.metric(metric)
-    fig, axes = plt.subplots(
-        1, max(1, len(effects)), figsize=(3.2 * max(1, len(effects)), 3.2), squeeze=False
-    )
-    rng = np.random.default_rng(0)
-    for ax, e in zip(axes[0], effects, strict=False):
-        f = e["factor"]
-        for x, lv in enumerate(e["levels"]):
-            ys = [
-                r[metric] / scale
-                for r in result["experiments"]
-                if r["factors"].get(f) == lv["level"] and r[metric] is not None
-            ]
-            ax.scatter(x + rng.uniform(-0.08, 0.08, len(ys)), ys, s=14, color="#0969da")
-            if ys:
-                ax.plot([x, x], [min(ys), max(ys)], color="#57606a", lw=1)
-                ax.plot([x - 0.2, x + 0.2], [np.median(ys)] * 2, color="#cf222e", lw=2)
-        ax.set_xticks(range(len(e["levels"])), [str(lv["level"]) for lv in e["levels"]])
-        ax.set_xlim(-0.5, len(e["levels"]) - 0.5)
-        ax.set_xlabel(f)
-        ax.set_title(e["test"] or "", fontsize=8)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel(ylabel)
-    return save_pair(fig, stem)
+CpuPerLoad = dict[str, dict[float, list[tuple[float, float]]]]  # core -> load -> (busy, steal)
+FIGURES = "netassay.report.campaign_figures"  # imported to draw (matplotlib)
 
 
-def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, Path]:
-    """Acceptance (or rtt) cells: each core's busy share (acceptance: the mean over the
-    sustained runs) per cell."""
-    cores = sorted({c for r in rows for c in r["cpu_busy"]}, key=lambda c: (len(c), c))
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(rows) + 2), 3.0))
-    width = 0.8 / max(1, len(cores))
-    for i, core in enumerate(cores):
-        x = np.arange(len(rows)) + (i - (len(cores) - 1) / 2) * width
-        ax.bar(x, [r["cpu_busy"].get(core, 0.0) for r in rows], width, label=core)
-    ax.set_xticks(
-        range(len(rows)),
-        [" ".join(f"{v}" for v in r["factors"].values()) + f" b{r['block']}" for r in rows],
-        fontsize=7,
-        rotation=30,
-        ha="right",
-    )
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("busy share")
-    ax.grid(axis="y", alpha=0.3)
-    if cores:
-        ax.legend(fontsize=6)
-    return save_pair(fig, stem)
-
-
-def plot_cpu_per_load(
-    store: Store, rows: Sequence[dict[str, Any]], stem: Path
-) -> tuple[Path, Path]:
-    """One panel per cell experiment: each core's busy share (and steal) per offered load."""
-    n = max(1, len(rows))
-    cols = min(4, n)
-    nrows = math.ceil(n / cols)
-    fig, axes = plt.subplots(
-        nrows, cols, figsize=(3.0 * cols, 2.4 * nrows), squeeze=False, sharey=True
-    )
-    for ax, r in zip(axes.ravel(), rows, strict=False):
-        per: dict[str, dict[float, list[tuple[float, float]]]] = {}
+def cpu_per_load(store: Store, rows: Sequence[dict[str, Any]]) -> list[CpuPerLoad]:
+    """Per cell experiment: each core's busy and steal shares of each trial, per load."""
+    out = []
+    for r in rows:
+        per: CpuPerLoad = {}
         for t in store.trials(r["experiment_id"]):
             for core, c in (t.get("cpu") or {}).items():
                 per.setdefault(core, {}).setdefault(t["rate_pps"], []).append(
                     (c.get("busy", 0.0), c.get("steal", 0.0))
                 )
-        for i, (core, loads) in enumerate(sorted(per.items())):
-            x = sorted(loads)
-            busy = [np.mean([b for b, _ in loads[v]]) for v in x]
-            steal = [np.mean([s for _, s in loads[v]]) for v in x]
-            color = f"C{i}"
-            ax.plot(np.array(x) / 1e3, busy, marker="o", ms=3, color=color, label=core)
-            ax.plot(np.array(x) / 1e3, steal, ls="--", color=color, lw=1)
-        ax.set_title(
-            " ".join(f"{k}={v}" for k, v in r["factors"].items()) + f" b{r['block']}", fontsize=7
-        )
-        ax.set_ylim(0, 1.05)
-        ax.grid(alpha=0.3)
-        ax.set_xlabel("offered load (kpps)", fontsize=7)
-    for ax in axes.ravel()[len(rows) :]:
-        ax.axis("off")
-    axes[0][0].set_ylabel("busy share")
-    axes[0][0].legend(fontsize=6)
-    return save_pair(fig, stem)
+        out.append(per)
+    return out
 
 
 def loss_panels(store: Store, rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -136,40 +58,9 @@ def loss_panels(store: Store, rows: Sequence[dict[str, Any]]) -> list[tuple[Any,
     return panels
 
 
-def plot_loss_per_cell(
-    store: Store, rows: Sequence[dict[str, Any]], stem: Path
-) -> tuple[Path, Path] | None:
-    """One panel per cell experiment, side by side on one scale: the packets lost at each
-    location per offered load, stacked (``loss_panels``; ``unsent`` hatched, never SUT
-    loss). None when no cell lost a packet anywhere."""
-    panels = loss_panels(store, rows)
-    if not any(s[loc].any() for _, _, s in panels for loc in LOCATIONS):
-        return None
-    used = [loc for loc in LOCATIONS if any(s[loc].any() for _, _, s in panels)]
-    cols = min(4, len(panels))
-    nrows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(
-        nrows, cols, figsize=(3.6 * cols, 3.2 * nrows), squeeze=False, sharey=True
-    )
-    for ax in axes.ravel()[len(panels) :]:
-        ax.axis("off")
-    for ax, (r, rates, shares) in zip(axes.ravel(), panels, strict=False):
-        x, bottom = np.arange(len(rates)), np.zeros(len(rates))
-        for loc in used:
-            ax.bar(x, shares[loc] * 100, bottom=bottom, color=COLORS[loc], label=LABELS[loc],
-                   hatch="//" if loc == "unsent" else None, linewidth=0.5,
-                   edgecolor="#666666" if loc == "unsent" else "white")  # fmt: skip
-            bottom += shares[loc] * 100
-        ax.set_xticks(x, [f"{v / 1e3:.4g}" for v in rates], fontsize=7, rotation=45)
-        ax.set_title(
-            " ".join(f"{k}={v}" for k, v in r["factors"].items()) + f" b{r['block']}", fontsize=8
-        )
-        ax.set_xlabel("offered load (kpps)", fontsize=7)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("packets lost (% of sent)")
-    axes[0][0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: pct(v)))  # shared: all
-    axes[0][0].legend(fontsize=6, loc="upper left", frameon=False)
-    return save_pair(fig, stem)
+def any_loss(panels: list[tuple[Any, ...]]) -> bool:
+    """Whether a cell of ``loss_panels`` lost a packet anywhere (else: no figure)."""
+    return any(s[loc].any() for _, _, s in panels for loc in LOCATIONS)
 
 
 def _pps(v: float | None) -> str:
@@ -226,75 +117,137 @@ def _tests(result: dict[str, Any]) -> list[list[str]]:
 def render_page(
     store: Store, name: str, out_dir: Path, figures: dict[tuple[int, str], str], index: str
 ) -> dict[str, Any]:
-    """Write ``out_dir/index.html`` for campaign ``name``; return what the index shows."""
+    """Draw the figures of campaign ``name`` and write ``out_dir/index.html``; return what
+    the index shows."""
+    section = page_section(store, name, out_dir, figures, index)
+    render(section.jobs, processes=1)
+    assert section.page is not None
+    section.page()
+    return section.as_dict()
+
+
+def page_section(
+    store: Store, name: str, out_dir: Path, figures: dict[tuple[int, str], str], index: str
+) -> Section:
+    """The index's entry of campaign ``name``: its figures as jobs, and its page in
+    ``out_dir/index.html``, written once they are drawn."""
     result = CR.comparison(store, [], name)
     spec = (store.campaign(name) or {}).get("spec", {})
     comp = registry.method(result["method"]).comparison
     own = bool(comp.columns)  # a method with a page of its own (acceptance, rtt)
+    figs = out_dir / "figures"
     loss = None
     if own:
-        (pdr_png, pdr_svg), (cpu_png, cpu_svg), rows, groups = _own_tables(
-            result, comp, out_dir / "figures"
-        )
+        (by_factor, cpu), rows, groups = _own_tables(result, comp, figs)
     else:
-        (pdr_png, pdr_svg), (cpu_png, cpu_svg), rows, groups = _sweep_tables(
-            store, result, out_dir / "figures", figures
+        (by_factor, cpu), rows, groups = _sweep_tables(store, result, figs, figures)
+        panels = loss_panels(store, result["experiments"])
+        if any_loss(panels):
+            loss = FigureJob(
+                f"{FIGURES}:plot_loss_per_cell", (panels,), figs / "loss", data_of(panels)
+            )
+    fields = {
+        "name": name,
+        "figure_name": registry.metric(comp.figures[0])[0] if own else "PDR",
+        "cols": [h for h, _ in comp.columns] if own else None,
+        "gcols": [h for h, _ in comp.group_columns] if own else None,
+        "method": spec.get("method", "sweep"),
+        "cells": len(spec.get("cells", [])),
+        "repetitions": spec.get("repetitions", 1),
+        "seed": (store.campaign(name) or {}).get("seed", "-"),
+        "rows": rows,
+        "factors": result["factors"],
+        "by": result["by"],
+        "groups": groups,
+        "tests": _tests(result),
+        "text": "\n".join(CR.text(result)),
+        "index": index,
+    }
+    jobs = tuple(j for j in (by_factor, cpu, loss) if j is not None)
+    return Section(
+        title=f"campaign: {name}",
+        text=_index_text(rows, groups, spec, result),
+        link=f"{out_dir.name}/index.html",
+        jobs=jobs,
+        page=_writer(out_dir, fields, by_factor, cpu, loss),
+    )
+
+
+def _writer(
+    out_dir: Path, fields: dict[str, Any], pdr: FigureJob, cpu: FigureJob, loss: FigureJob | None
+) -> Callable[[], None]:
+    """Writes a campaign's page once its figures are drawn (inline: it works offline)."""
+
+    def write() -> None:
+        page = (
+            _environment()
+            .get_template("campaign.html.j2")
+            .render(
+                **fields,
+                pdr_png=data_uri(pdr.files()[0]),
+                pdr_svg=f"figures/{pdr.files()[1].name}",
+                cpu_png=data_uri(cpu.files()[0]),
+                cpu_svg=f"figures/{cpu.files()[1].name}",
+                loss_png=data_uri(loss.files()[0]) if loss else None,
+                loss_svg=f"figures/{loss.files()[1].name}" if loss else None,
+            )
         )
-        loss = plot_loss_per_cell(store, result["experiments"], out_dir / "figures" / "loss")
-    env = Environment(
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "index.html").write_text(page)
+
+    return write
+
+
+@cache
+def _environment() -> Environment:
+    """The report's templates, compiled once per process."""
+    return Environment(
         loader=PackageLoader("netassay.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
     )
-    page = env.get_template("campaign.html.j2").render(
-        name=name,
-        figure_name=registry.metric(comp.figures[0])[0] if own else "PDR",
-        cols=[h for h, _ in comp.columns] if own else None,
-        gcols=[h for h, _ in comp.group_columns] if own else None,
-        method=spec.get("method", "sweep"),
-        cells=len(spec.get("cells", [])),
-        repetitions=spec.get("repetitions", 1),
-        seed=(store.campaign(name) or {}).get("seed", "-"),
-        rows=rows,
-        factors=result["factors"],
-        by=result["by"],
-        groups=groups,
-        tests=_tests(result),
-        text="\n".join(CR.text(result)),
-        pdr_png=data_uri(pdr_png),
-        pdr_svg=f"figures/{pdr_svg.name}",
-        cpu_png=data_uri(cpu_png),
-        cpu_svg=f"figures/{cpu_svg.name}",
-        loss_png=data_uri(loss[0]) if loss else None,
-        loss_svg=f"figures/{loss[1].name}" if loss else None,
-        index=index,
-    )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "index.html").write_text(page)
-    return {
-        "title": f"campaign: {name}",
-        "text": _index_text(rows, groups, spec, result),
-        "link": f"{out_dir.name}/index.html",
-    }
 
 
 def _own_tables(result: dict[str, Any], comp: Any, figs: Path) -> tuple:
-    """Figures and table rows of a method that names its own columns (acceptance, rtt)."""
+    """Figure jobs and table rows of a method that names its own columns (acceptance,
+    rtt)."""
     metric = comp.figures[0]
-    by_factor = plot_pdr_by_factor(result, figs / f"{metric}_by_factor", metric)
-    cpu = plot_accept_cpu(result["experiments"], figs / "cpu_per_cell")
+    effects = _effects(result, metric)
+    by_factor = FigureJob(
+        f"{FIGURES}:plot_pdr_by_factor",
+        (result, metric),
+        figs / f"{metric}_by_factor",
+        data_of(effects),
+    )
+    rows = result["experiments"]
+    cpu = FigureJob(f"{FIGURES}:plot_accept_cpu", (rows,), figs / "cpu_per_cell", data_of(rows))
     rows = [_cells(r, list(comp.columns)) for r in result["experiments"]]
     groups = [
         {**_cells(g, list(comp.group_columns)), "n": g["experiments"]} for g in result["groups"]
     ]
-    return by_factor, cpu, rows, groups
+    return (by_factor, cpu), rows, groups
+
+
+def _effects(result: dict[str, Any], metric: str) -> list[Any]:
+    """What ``plot_pdr_by_factor`` draws of ``result``: the metric's effects and each
+    experiment's factors and figure."""
+    experiments = [(r["factors"], r[metric]) for r in result["experiments"]]
+    effects = [e for e in result["effects"] if e.get("metric", "pdr_pps") == metric]
+    return [metric, effects, experiments]
 
 
 def _sweep_tables(
     store: Store, result: dict[str, Any], figs: Path, figures: dict[tuple[int, str], str]
 ) -> tuple:
-    """Figures and table rows of a sweep or search campaign: PDR, NDR, ΔUCL95, CPU."""
-    by_factor = plot_pdr_by_factor(result, figs / "pdr_by_factor")
-    cpu = plot_cpu_per_load(store, result["experiments"], figs / "cpu_per_load")
+    """Figure jobs and table rows of a sweep or search campaign: PDR, NDR, ΔUCL95, CPU."""
+    by_factor = FigureJob(
+        f"{FIGURES}:plot_pdr_by_factor", (result, "pdr_pps"), figs / "pdr_by_factor",
+        data_of(_effects(result, "pdr_pps")),
+    )  # fmt: skip
+    cells = result["experiments"]
+    per_load = cpu_per_load(store, cells)
+    titles = [(r["factors"], r["block"]) for r in cells]
+    draw = f"{FIGURES}:plot_cpu_per_load"
+    cpu = FigureJob(draw, (cells, per_load), figs / "cpu_per_load", data_of(titles, per_load))
     rows = [
         {
             **r,
@@ -320,7 +273,7 @@ def _sweep_tables(
             "cpu": _cpu(g["cpu_busy"]),
             "headline": f"PDR {_pps(pdr['median'])} ({_pps(pdr['min'])} .. {_pps(pdr['max'])})",
         })  # fmt: skip
-    return by_factor, cpu, rows, groups
+    return (by_factor, cpu), rows, groups
 
 
 def _index_text(
@@ -356,9 +309,12 @@ def _cells(r: dict[str, Any], columns: list[Column]) -> dict[str, Any]:
     return {**r, "cells": cells, "headline": headline}
 
 
-def campaign_pages(store: Store, out: Path, entries: Sequence[Any], suffix: str = "") -> list[dict]:
+def campaign_pages(
+    store: Store, out: Path, entries: Sequence[Any], suffix: str = ""
+) -> list[Section]:
     """One page per campaign of ``store`` in ``out/campaign-NAME{suffix}``, each cell
-    linked to its PASTRAMI figure among ``entries`` (the index's experiments)."""
+    linked to its PASTRAMI figure among ``entries`` (the index's experiments): the
+    index's entries, their figures to draw and pages to write."""
     if not CR.has_campaigns(store):
         return []
     figures = {
@@ -372,11 +328,6 @@ def campaign_pages(store: Store, out: Path, entries: Sequence[Any], suffix: str 
         )
     )
     return [
-        render_page(store, n, out / f"campaign-{n}{suffix}", figures, "../index.html")
+        page_section(store, n, out / f"campaign-{n}{suffix}", figures, "../index.html")
         for n in names
     ]
-
-
-def save_pair(fig: Any, stem: Path) -> tuple[Path, Path]:
-    png, svg = save(fig, stem)
-    return png, svg

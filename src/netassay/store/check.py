@@ -42,7 +42,7 @@ def refuse_if_damaged(conn: sqlite3.Connection, path: Path) -> None:
         raise StoreDamaged(
             f"{path}: the store is damaged, nothing was written to it",
             f"SQLite's quick check: {summary(problems)}",
-            f"restore a copy ('netassay db check {path}' lists the damage)",
+            f"restore a copy ('netassay db check --db {path}' lists the damage)",
         )
 
 
@@ -53,7 +53,7 @@ def warn_if_damaged(conn: sqlite3.Connection, path: Path) -> list[str]:
         warnings.warn(
             StoreWarning(
                 f"{path} is damaged ({summary(problems)}): what is read from it "
-                f"may be wrong; 'netassay db check {path}' lists the damage"
+                f"may be wrong; 'netassay db check --db {path}' lists the damage"
             ),
             stacklevel=4,
         )

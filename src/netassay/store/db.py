@@ -145,7 +145,7 @@ class Store:
             return damaged(
                 f"{self.path}: cannot open the database",
                 str(exc),
-                "it is not a netassay store or it is damaged: 'netassay db check "
+                "it is not a netassay store or it is damaged: 'netassay db check --db "
                 f"{self.path}' says which; nothing was written to it",
             )
         return faults.cause(
@@ -209,7 +209,7 @@ class Store:
             raise StoreError(
                 f"{self.path}: schema version {version}, this netassay reads {SCHEMA_VERSION}",
                 "the store was written by an older release",
-                f"migrate it once with 'netassay db migrate {self.path}' (its data is kept)",
+                f"migrate it once with 'netassay db migrate --db {self.path}' (its data is kept)",
             )
 
     def _migrate(self) -> None:

@@ -244,7 +244,7 @@ def cause(
         return StoreError(
             f"{name}: the device holding it reported an input/output error",
             f"{exc}; the write in progress was undone",
-            f"check the device (dmesg), then 'netassay db check {name}'",
+            f"check the device (dmesg), then 'netassay db check --db {name}'",
         )
     if isinstance(exc, OSError):
         return StoreError(f"{name}: {exc.strerror or exc}", "", "check the path")
@@ -252,7 +252,7 @@ def cause(
     return StoreError(
         f"{name}: the store cannot be read",
         f"{exc}" + (f" ({said})" if said else ""),
-        f"'netassay db check {name}' says whether the store is sound",
+        f"'netassay db check --db {name}' says whether the store is sound",
     )
 
 
@@ -270,7 +270,7 @@ def damaged(name: str, exc: BaseException) -> StoreDamaged:
     return StoreDamaged(
         f"{name}: the store is damaged",
         str(exc),
-        f"'netassay db check {name}' lists the damage; restore a copy",
+        f"'netassay db check --db {name}' lists the damage; restore a copy",
     )
 
 

@@ -115,14 +115,14 @@ def _check_content(path: Path) -> None:
                 path,
                 "the store is damaged",
                 f"SQLite's quick check: {summary(problems)}",
-                f"'netassay db check {path}' lists the damage; restore a copy",
+                f"'netassay db check --db {path}' lists the damage; restore a copy",
             )
     except sqlite3.DatabaseError as exc:
         raise _refuse(
             path,
             "cannot be opened",
             str(exc),
-            f"'netassay db check {path}' says why; give another store",
+            f"'netassay db check --db {path}' says why; give another store",
         ) from exc
     finally:
         conn.close()

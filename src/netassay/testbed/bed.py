@@ -17,9 +17,11 @@ from types import FrameType
 from typing import Any
 
 from netassay import names as N
-from netassay.config import TestbedConfig, with_frame_size
+from netassay.config import RX_MODE_BEFORE, TestbedConfig, with_frame_size
 from netassay.errors import PrivilegeError, Terminated, TestbedError
 from netassay.testbed import dataplane as D
+from netassay.testbed import receive as R
+from netassay.testbed import scale as SC
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.reverse import reverse_target
@@ -44,7 +46,9 @@ def config_from_state(state: dict[str, Any]) -> Any:
     if kind != T.FORWARDING:
         return T.kind_module(kind).config_from_state(state)
     known = {f.name for f in fields(TestbedConfig)}
-    return TestbedConfig(**{k: v for k, v in state["config"].items() if k in known})
+    # a testbed or an experiment from before --rx-mode received by netif_rx
+    given = {"rx_mode": RX_MODE_BEFORE, **state["config"]}
+    return TestbedConfig(**{k: v for k, v in given.items() if k in known})
 
 
 def orphaned(state: dict[str, Any]) -> bool:
@@ -121,6 +125,7 @@ class Testbed:
     # -- context manager ----------------------------------------------------------
     def __enter__(self) -> Testbed:
         require_root()
+        S.check_run_dir()  # its state and lock go there: one line before anything is built
         self._lock.acquire()
         self._sigterm.install()
         building = False
@@ -193,24 +198,30 @@ class Testbed:
     def gen_cpu(self) -> int | None:
         return self.state.get("gen_cpu")
 
-    def gen_flags(self) -> list[str]:
-        """netassay-gen flags this testbed needs: its wire (qdisc) and the pinned CPU."""
+    def gen_flags(self, shared: bool = False) -> list[str]:
+        """netassay-gen flags this testbed needs: how it sends into the SUT's receive
+        mode (``testbed.receive``) and the pinned CPU; ``shared``: two generators share
+        that CPU (--bidirectional)."""
         cpu = [] if self.gen_cpu is None else ["--cpu", str(self.gen_cpu)]
         if "gen_flags" in self.state:  # a kind with a wire of its own (external)
             return [*self.state["gen_flags"], *cpu]
-        return [*T.GEN_FLAGS, *cpu]
+        return [*R.gen_flags(self.cfg, shared), *cpu]
 
     def send(
         self, rate_pps: float | str, duration_s: float, reverse: bool = False,
-        share_cpu: bool = False,
+        share_cpu: bool = False, count: int | None = None,
     ) -> GenResult:  # fmt: skip
         """Run netassay-gen in the generator namespace (its wire and CPU as the testbed
         says); ``rate_pps`` may be ``"max"``; ``reverse``: in the sink's namespace, back
         towards the generator (``--bidirectional``, ``testbed.reverse``); ``share_cpu``:
-        it waits by yielding its CPU to another generator pinned there. The one place a
-        trial's generator call is built."""
+        it waits by yielding its CPU to another generator pinned there; ``count``:
+        exactly that many frames at ``rate_pps`` (a burst; ``duration_s`` is then its
+        length at that rate, for the timeout). The one place a trial's generator call
+        is built."""
         t = reverse_target(self.state) if reverse else self.target
         share = ["--share-cpu"] if share_cpu else []
+        if isinstance(self.cfg, TestbedConfig) and not reverse:  # the flows' tuples
+            share += SC.flow_flags(self.cfg, self.state)
         return run_generator(
             t["netns"],
             t["dev"],
@@ -222,9 +233,10 @@ class Testbed:
             size_bytes=self.cfg.size_bytes or 64,
             flows=self.cfg.flows,
             best_effort=True,
-            extra=[*self.gen_flags(), *share],
+            extra=[*self.gen_flags(share_cpu), *share],
             timeout_s=duration_s + 30,
             imix=self.cfg.imix_spec() if isinstance(self.cfg, TestbedConfig) else None,
+            count=count,
         )
 
     def probe_peak(self, probes: int = 3) -> float:

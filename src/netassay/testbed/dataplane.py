@@ -190,6 +190,13 @@ def validate(cfg: TestbedConfig) -> None:
             "data plane does not take",
             "drop --sut-drop (--sut-cap is its ground truth)",
         )
+    if cfg.rx_mode == "napi":
+        raise UsageError(
+            f"--rx-mode napi with --sut {cfg.sut}",
+            "its ingress is the data plane's own port (an AF_XDP socket's program on sut0, "
+            "or a packet socket), not veth's NAPI ring behind a pass program",
+            "drop --rx-mode (backlog: the generator sends through a head-drop wire)",
+        )
     if cfg.sut_cap_reverse_pps:
         raise UsageError(
             f"--sut-cap-reverse with --sut {cfg.sut}",

@@ -9,8 +9,10 @@ from typing import Any
 
 from netassay import __version__
 from netassay import names as N
+from netassay.config import TestbedConfig
 from netassay.counters import environment as E
 from netassay.testbed import dataplane as D
+from netassay.testbed import receive as R
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
@@ -42,7 +44,9 @@ def capture(tb: Testbed) -> dict[str, Any]:
             "sut_cpu": tb.state.get("sut_cpu"),
             "sut_cpus": tb.state.get("sut_cpus"),  # where --rx-affinity steered its receive
             "rps": tb.state.get("rps"),
-            "wire": f"{N.TG_DEV} (qdisc {' '.join(T.WIRE_QDISC)}) -> {N.SUT_IN} (veth)",
+            "wire": _wire(tb.state),
+            "receive": R.describe(tb.state),  # the SUT's receive mode (--rx-mode)
+            "sender": R.technique(tb.cfg) if isinstance(tb.cfg, TestbedConfig) else None,
         },
         "namespaces": {role: E.ns_details(ns) for role, ns in tb.state["namespaces"].items()},
         "versions": {
@@ -57,3 +61,11 @@ def capture(tb: Testbed) -> dict[str, Any]:
     env.update(T.kind_environment(tb))  # a testbed kind's own record (external: its NICs)
     env.update(D.environment(tb.state))  # a data plane's (Open vSwitch, DPDK, the user's)
     return env
+
+
+def _wire(state: dict[str, Any]) -> str:
+    """The generator's wire into the SUT: the qdisc on its veth, for socket buffers (XDP
+    live frames go past it, into the SUT's NAPI ring)."""
+    rx = state.get("receive") or state.get("xdp_router")
+    qdisc = f"{rx['wire_qdisc']}" if rx else " ".join(T.WIRE_QDISC)
+    return f"{N.TG_DEV} (qdisc {qdisc}) -> {N.SUT_IN} (veth)"

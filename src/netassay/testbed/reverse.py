@@ -15,6 +15,7 @@ from typing import Any
 
 from netassay import names as N
 from netassay.proc import run
+from netassay.testbed import receive as R
 from netassay.testbed.topology import WIRE_QDISC
 
 
@@ -45,11 +46,17 @@ def reverse_sink(state: dict[str, Any]) -> tuple[str | None, str]:
 def reverse_path(state: dict[str, Any]) -> None:
     """The reverse direction set up as the forward one: the reverse generator's wire,
     the same queueing qdisc (``WIRE_QDISC``) on the sink's veth, so that a frame the SUT
-    refuses is lost on the link; and the SUT's receive work on its other veth steered
-    to the CPUs the forward direction's is (the RPS mask ``topology._pinning`` wrote),
-    not left on the reverse generator's CPU. Idempotent; removed with the namespaces."""
+    refuses is lost on the link (in napi mode the SUT's other veth polled by NAPI on
+    the same CPU and the sink's wire a head-drop queue, ``receive.reverse_napi``); and
+    the SUT's receive work on its other veth steered to the CPUs the forward
+    direction's is (the RPS mask ``topology._pinning`` wrote), not left on the reverse
+    generator's CPU. Idempotent; removed with the namespaces."""
     sink, sut = state["namespaces"]["sink"], state["namespaces"]["sut"]
-    run(["tc", "-n", sink, "qdisc", "replace", "dev", N.SINK_DEV, "root", *WIRE_QDISC])
+    rx = state.get("receive")
+    if rx is not None:  # napi mode: sut1 polled as sut0 is, the sink's wire as tg0's
+        R.reverse_napi(sink, sut, rx)
+    else:
+        run(["tc", "-n", sink, "qdisc", "replace", "dev", N.SINK_DEV, "root", *WIRE_QDISC])
     for mask in state.get("rps", {}).values():
         path = f"/sys/class/net/{N.SUT_OUT}/queues/rx-0/rps_cpus"
         run(["tee", path], netns=sut, input_text=f"{mask}\n")

@@ -9,6 +9,8 @@ from typing import Any
 from netassay import names as N
 from netassay.testbed import dataplane as D
 from netassay.testbed import linerate as LR
+from netassay.testbed import receive as R
+from netassay.testbed import scale as SC
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
@@ -58,8 +60,10 @@ def render(info: dict[str, Any]) -> str:
         *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
         *_balanced(info),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
+        f"  receive: {R.describe(info)}",
         *_xdp_lines(info.get("xdp_router")),
         *D.describe(info),
+        *SC.describe(info),
     ]
     env = info["environment"]
     lines.append(
@@ -97,9 +101,10 @@ def _wire(info: dict[str, Any]) -> str:
     if dp.get("wire_qdisc"):
         return f"{dp['wire_qdisc']} limit {dp['ring_pkts'] - XR.VETH_RING}"
     x = info.get("xdp_router")
-    return (
-        f"{x['wire_qdisc']} limit {x['ring_pkts'] - XR.VETH_RING}" if x else " ".join(T.WIRE_QDISC)
-    )
+    if x:
+        return f"{x['wire_qdisc']} limit {x['ring_pkts'] - XR.VETH_RING}"
+    rx = info.get("receive")
+    return f"{rx['wire_qdisc']} limit {rx['wire_pkts']}" if rx else " ".join(T.WIRE_QDISC)
 
 
 def _xdp_lines(x: dict[str, Any] | None) -> list[str]:

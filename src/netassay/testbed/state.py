@@ -38,6 +38,36 @@ def run_dir() -> Path:
     return Path(os.environ.get("NETASSAY_RUN_DIR", "/run/netassay"))
 
 
+def run_dir_error(exc: OSError) -> TestbedError:
+    """One line for a run directory that cannot hold testbed state and locks."""
+    d = run_dir()
+    if isinstance(exc, FileExistsError | NotADirectoryError) or exc.errno == errno.ENOTDIR:
+        # the run directory, or a folder above it, is a file
+        file = next((p for p in (d, *d.parents) if p.exists() and not p.is_dir()), d)
+        why = f"{file} is not a directory"
+    else:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+    return TestbedError(
+        f"the run directory {d} cannot hold testbed state and locks", why,
+        "make it a writable directory, or point NETASSAY_RUN_DIR at one",
+    )  # fmt: skip
+
+
+def check_run_dir() -> Path:
+    """The run directory, made if missing and written to once (a file made and removed):
+    one line (``run_dir_error``) before anything is built when it cannot be (read-only,
+    not a directory, no permission, full)."""
+    d = run_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".write-check.")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise run_dir_error(exc) from exc
+    return d
+
+
 def state_path(name: str) -> Path:
     return run_dir() / f"{validate_name(name)}.json"
 
@@ -87,6 +117,8 @@ def read_state(name: str) -> dict[str, Any] | None:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return None
+    except NotADirectoryError as exc:  # the run directory itself is a file
+        raise run_dir_error(exc) from exc
     except PermissionError as exc:
         raise PrivilegeError(
             f"reading testbed state {path} needs root", "permission denied", "run it with sudo"
@@ -142,8 +174,11 @@ class Lock:
         self.fd: int | None = None
 
     def acquire(self) -> Lock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only or missing run directory, a file in its place
+            raise run_dir_error(exc) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

@@ -22,15 +22,15 @@ from netassay.counters.sink import validate_sink
 from netassay.errors import NetassayError, TestbedError, UsageError
 from netassay.proc import run
 from netassay.testbed import dataplane as D
+from netassay.testbed import receive as R
+from netassay.testbed import scale as SC
 from netassay.testbed import state as S
 from netassay.testbed import xdp_router as XR
 
 log = logging.getLogger("netassay.testbed")
 
 MAGIC = 0x6E614731  # netassay-gen payload magic ("naG1"), right after the UDP header
-WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen
-# netassay-gen's flags for this wire: send through the qdisc above
-GEN_FLAGS = ("--qdisc",)
+WIRE_QDISC = ("pfifo",)  # its limit is the device's txqueuelen (backlog mode's wire)
 # The cap's bucket holds this much traffic. It is a queue on the path like the SUT's
 # backlog: a generator stall's catch-up burst larger than it is flagged and the trial
 # left out of the statistics (path_queue_pkts, quality.stall_warning), so that a
@@ -38,6 +38,7 @@ GEN_FLAGS = ("--qdisc",)
 # stall rule, 2-10 ms stalls of this machine lost up to 1% below the cap, measured).
 CAP_BUCKET_S = 0.02
 XDP_ROUTER = "xdp-router"
+FLOW_SET = 65536  # the nft sink's per-flow set: more flows are counted by the XDP sink
 
 
 # -- topology kinds ---------------------------------------------------------------------
@@ -102,8 +103,8 @@ def validate_frames(ip_version: int, size_bytes: int | None, flows: int) -> None
             f"IPv{ip_version} UDP frames are {min_size}..1518 bytes here",
             f"give --size {min_size} or more, or leave it out (the smallest is the default)",
         )
-    if not 1 <= flows <= 65535:
-        raise UsageError(f"bad flow count {flows}", "1..65535 flows", "e.g. 1 or 16")
+    if not 1 <= flows <= SC.MAX_FLOWS:
+        raise UsageError(f"bad flow count {flows:,}", f"1..{SC.MAX_FLOWS:,} flows", "e.g. 1 or 16")
 
 
 def validate_mix(cfg: TestbedConfig) -> None:
@@ -144,9 +145,12 @@ def validate(cfg: TestbedConfig) -> None:
     D.validate(cfg)  # a data plane's knobs, and what it cannot do (testbed.dataplane)
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
+    elif R.napi(cfg):
+        XR.object_path(obj=XR.PASS_OBJECT)
     validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
     validate_mix(cfg)
     validate_sink(cfg.sink)
+    SC.validate(cfg)
     if cfg.sut == XDP_ROUTER and cfg.sut_cap_reverse_pps:
         raise UsageError(
             "--sut-cap-reverse with --sut xdp-router",
@@ -231,8 +235,8 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
 
 
 def _addr(ns: str, dev: str, addr: str, plen: int, v6: bool) -> None:
-    extra = ["nodad"] if v6 else []
-    run(["ip", "-n", ns, "addr", "add", f"{addr}/{plen}", "dev", dev, *extra])
+    extra = ["nodad"] if v6 else []  # replace: set again as it is (restore_paths)
+    run(["ip", "-n", ns, "addr", "replace", f"{addr}/{plen}", "dev", dev, *extra])
 
 
 def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
@@ -244,34 +248,55 @@ def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
 
 
 def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
-    """The router's addresses, routes and static neighbours; the kernel forwards (not
-    under a data plane of its own: l3fwd, the user's)."""
+    sut = N.netns(name, "sut")
+    if cfg.sut in D.MODULES:
+        pass  # the data plane forwards (the kernel's forwarding stays off): l3fwd, exec
+    elif cfg.ip_version == 6:
+        _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
+    else:
+        _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
+    _router_paths(name, cfg, macs)
+    if cfg.sut == XDP_ROUTER:
+        return _xdp(name, cfg)
+    return None
+
+
+def _router_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    """The router's addresses, static routes and neighbours (set again by
+    ``restore_paths``: a link down loses its IPv6 addresses, and its routes and
+    neighbours in both versions)."""
     tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
     a = N.addressing("router", cfg.ip_version)
     v6 = cfg.ip_version == 6
-    fam = ["-6"] if v6 else ["-4"]
     _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
     _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
     _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
     _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
-    bench = str(N.BENCH_V6 if v6 else N.BENCH_V4)
-    run(["ip", "-n", tg, *fam, "route", "add", bench, "via", str(a.sut_in)])
-    run(["ip", "-n", sink, *fam, "route", "add", bench, "via", str(a.sut_out)])
-    if cfg.sut in D.MODULES:
-        pass  # the data plane forwards (the kernel's forwarding stays off)
-    elif v6:
-        _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
-    else:
-        _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
+    fam = ["-6"] if v6 else ["-4"]
+    bench = str(N.BENCH_V6 if cfg.ip_version == 6 else N.BENCH_V4)
+    run(["ip", "-n", tg, *fam, "route", "replace", bench, "via", str(a.sut_in)])
+    run(["ip", "-n", sink, *fam, "route", "replace", bench, "via", str(a.sut_out)])
     _static_neighbours(
         (sut, N.SUT_OUT, a.sink, macs[N.SINK_DEV]),
         (sut, N.SUT_IN, a.tg, macs[N.TG_DEV]),
         (tg, N.TG_DEV, str(a.sut_in), macs[N.SUT_IN]),
         (sink, N.SINK_DEV, str(a.sut_out), macs[N.SUT_OUT]),
     )
-    if cfg.sut == XDP_ROUTER:
-        return _xdp(name, cfg)
-    return None
+
+
+def restore_paths(name: str, cfg: Any, state: dict[str, Any]) -> bool:
+    """Set the embedded testbed's static routes, neighbours and bridge entries again,
+    as ``build`` set them: a link taken down (and up again) by another process lost
+    those on it. False for a kind that has none (every other kind)."""
+    if kind_of(state) != FORWARDING or "macs" not in state:
+        return False
+    if cfg.sut == "bridge":
+        _bridge_paths(name, cfg, state["macs"])
+    elif cfg.sut in N.SWITCHED_SUTS:  # a data plane that switches: only its ends
+        _switched_ends(name, cfg, state["macs"])
+    else:
+        _router_paths(name, cfg, state["macs"])
+    return True
 
 
 def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
@@ -317,8 +342,20 @@ def _sut(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] 
     return _router(name, cfg, macs)
 
 
+def _napi(name: str, cfg: TestbedConfig) -> dict[str, Any]:
+    """The SUT's ingress veth polled by NAPI (``--rx-mode napi``, see testbed.receive):
+    its poll on the SUT's CPU where the pinning gives it one of its own."""
+    gen_cpu, sut_cpu = PIN_CPUS[cfg.pinning]
+    return R.setup_napi(
+        {r: N.netns(name, r) for r in N.ROLES},
+        {"tg": N.TG_DEV, "sut_in": N.SUT_IN, "sink": N.SINK_DEV},
+        ring=cfg.backlog or int(S.read_sysctl("net.core.netdev_max_backlog")),
+        sut_cpu=sut_cpu if sut_cpu != gen_cpu else None,
+    )
+
+
 def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
-    _, sut, _ = (N.netns(name, r) for r in N.ROLES)
+    sut = N.netns(name, "sut")
     run(
         [
             "ip",
@@ -338,26 +375,36 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     for dev in (N.SUT_IN, N.SUT_OUT):
         run(["ip", "-n", sut, "link", "set", dev, "master", N.BRIDGE])
     run(["ip", "-n", sut, "link", "set", N.BRIDGE, "up"])
+    _bridge_paths(name, cfg, macs)
+
+
+def _bridge_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    """The bridge's static entries and the ends' addresses and neighbours
+    (``restore_paths``)."""
+    sut = N.netns(name, "sut")
     for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
         run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
     _switched_ends(name, cfg, macs)
 
 
 def _sink_rules(cfg: TestbedConfig) -> str:
-    """Count test packets (only) at the sink's ingress, per flow too, then drop them."""
+    """Count test packets (only) at the sink's ingress, per flow too (up to the flow
+    set's 65536: the XDP sink's --count-flows counts more), then drop them."""
     a = N.addressing(cfg.sut, cfg.ip_version)
+    daddr = SC.sink_daddr(cfg, a.sink)  # with --routes, the routes' destinations too
     if cfg.ip_version == 4:
-        match = f"ip saddr {N.BENCH_V4} ip daddr {a.sink} meta l4proto udp"
+        match = f"ip saddr {N.BENCH_V4} ip daddr {daddr} meta l4proto udp"
         key, elem = "ipv4_addr . inet_service . inet_service", "ip saddr . udp sport . udp dport"
     else:
-        match = f"ip6 saddr {N.BENCH_V6} ip6 daddr {a.sink} meta l4proto udp"
+        match = f"ip6 saddr {N.BENCH_V6} ip6 daddr {daddr} meta l4proto udp"
         key, elem = "ipv6_addr . inet_service . inet_service", "ip6 saddr . udp sport . udp dport"
     match += f" @th,64,32 {MAGIC:#x}"  # netassay-gen's payload magic
+    per_flow = f" add @na_flows {{ {elem} }}" if cfg.flows <= FLOW_SET else ""
     return f"""table netdev na_sink {{
   counter na_rx {{ }}
-  set na_flows {{ type {key}; flags dynamic; counter; size 65536; }}
+  set na_flows {{ type {key}; flags dynamic; counter; size {FLOW_SET}; }}
   chain na_in {{ type filter hook ingress device "{N.SINK_DEV}" priority -10; policy accept;
-    {match} counter name "na_rx" add @na_flows {{ {elem} }} drop
+    {match} counter name "na_rx"{per_flow} drop
   }}
 }}
 """
@@ -466,7 +513,11 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
                 S.set_global_sysctl(key, value)
                 state["sysctls"][key] = value
             S.write_state(name, state)
+    receive = _napi(name, cfg) if R.napi(cfg) and not xdp else None
     a = N.addressing(cfg.sut, cfg.ip_version)
+    # routes, rules, conntrack, NAT as the knobs say (after the host-wide sysctls: the
+    # conntrack table's limit it records is the one set)
+    scale = SC.setup(cfg, mine[1], a)
     state.update(
         macs=macs,
         addressing=asdict(a),
@@ -475,12 +526,14 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         sut_cpu=PIN_CPUS[cfg.pinning][1] if cfg.rx_affinity == "bound" else None,
         sut_cpus=list(cfg.rx_cpus()),
         **({"xdp_router": xdp} if xdp else {}),
+        **({"receive": receive} if receive else {}),
+        **({"scale": scale} if scale else {}),
         target={
             "netns": mine[0],
             "dev": N.TG_DEV,
             "dst_mac": macs[N.SINK_DEV] if cfg.sut in N.SWITCHED_SUTS else macs[N.SUT_IN],
             "src": a.tg,
-            "dst": a.sink,
+            "dst": SC.first_dst(cfg, a.sink),  # with --routes, the first route's
         },
     )
     S.write_state(name, state)
@@ -509,7 +562,7 @@ def _dataplane(name: str, cfg: TestbedConfig, state: dict[str, Any]) -> None:
 def dataplane_gen_flags(state: dict[str, Any]) -> list[str]:
     """netassay-gen's flags for a path check: the wire and the generator's CPU."""
     cpu = state.get("gen_cpu")
-    return [*GEN_FLAGS, *([] if cpu is None else ["--cpu", str(cpu)])]
+    return [*R.THROUGH_QDISC, *([] if cpu is None else ["--cpu", str(cpu)])]
 
 
 def teardown(name: str) -> list[str]:
@@ -675,11 +728,19 @@ def cap_bucket_of(pps: float) -> int:
 def path_queues(tb: Any) -> dict[str, int]:
     """The queues on the path that can lose a burst from the generator, by the loss
     location they drop at (``counters.loss``): the SUT's receive backlog
-    (net.core.netdev_max_backlog, as it is now) and the ground-truth cap's bucket. The
-    wire's qdisc is not one: a send it refuses is retried by the generator, never lost."""
+    (net.core.netdev_max_backlog, as it is now), or in napi mode the veth's NAPI ring
+    that XDP live frames meet first (``testbed.receive``), or a data plane's AF_XDP
+    socket's ring behind its head-drop wire, and the ground-truth cap's bucket. The
+    wire's pfifo in backlog mode is not one: a send it refuses is retried by the
+    generator, never lost."""
     dp = tb.state.get("dataplane") or {}
     ring = dp.get("ring_pkts")  # a data plane's AF_XDP ring behind the head-drop wire
-    out = {"sut_ingress": int(ring or S.read_sysctl("net.core.netdev_max_backlog"))}
+    if ring:
+        out = {"sut_ingress": int(ring)}
+    else:
+        backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
+        live = isinstance(tb.cfg, TestbedConfig) and R.gen_flags(tb.cfg) == list(R.LIVE_FRAMES)
+        out = {"sut_ingress": min(backlog, R.RING_PKTS) if live else backlog}
     if dp.get("cap_burst_pkts"):  # a data plane's cap: its own bucket (dataplane.cap_bucket)
         out["sut_egress"] = int(dp["cap_burst_pkts"])
         return out

@@ -23,21 +23,21 @@ redirect hands each frame to the sink's veth, whose NAPI then runs on that CPU t
 the kernel router's transmit does). At ``unpinned`` and ``pin-1cpu`` the program runs
 on the generator's CPU, inside its send call.
 
-The wire in front of it. veth's XDP receive ring holds 256 frames, and when it is full
-veth stops the sender's queue instead of dropping (backpressure): through the other
-SUTs' pfifo every frame the router cannot take would be refused to the generator and
-retried, never lost (measured: the sends are refused and the generator falls behind).
-A NIC's receive ring overruns instead. The XDP router's wire is therefore a
-``pfifo_head_drop`` queue on ``tg0`` (its limit the testbed's backlog: ``--backlog`` is
-its ring size, as for the kernel router) in front of veth's ring: it never refuses a
-send, and when both are full it drops the oldest frame, counted as the SUT's ingress
-loss (``counters.loss``). The generator is the kernel router's (sendmmsg through the
-qdisc). XDP live frames (``netassay-gen --technique xdp``), which veth drops at a full
-ring by itself, are not used for paced trials: paced inside the kernel they keep the
-rate (to 3 Mpps here), but this VM takes the generator's vCPU away for 0.3-1.7 ms a few
-times a second, and the catch-up burst overflows the 256-frame ring (the stall rule
-makes such a trial a measurement fault). They do serve a flood (``methods.flood``),
-where the ring overflowing is the point.
+The wire in front of it. veth's XDP receive ring holds 256 frames. By default the
+generator sends socket buffers through a head-drop wire in front of it (as described
+below); with ``--rx-mode napi`` it sends XDP live frames (``netassay-gen --technique
+xdp``, paced inside the kernel, as into every SUT in napi receive mode,
+``testbed.receive``): veth drops a live frame its full ring
+cannot take, counted as the SUT's ingress loss (a NIC's ring overrunning). After a stall
+of the generator's CPU (this VM takes a vCPU away for 0.3-1.7 ms a few times a second)
+the frames that fell due catch up at most twice the rate (``--catch-up``), not in one
+burst that would overflow the ring. Socket buffers (a frame mix, or two generators on
+one CPU under --bidirectional) cannot be dropped that way: when the ring is full veth
+stops the sender's queue (backpressure), and through a plain pfifo every frame the
+router cannot take would be refused to the generator and retried, never lost. Their
+wire is therefore a ``pfifo_head_drop`` queue on ``tg0`` (its limit the testbed's
+backlog: ``--backlog`` is its size) in front of veth's ring: it never refuses a send,
+and when both are full it drops the oldest frame, counted as the SUT's ingress loss.
 
 Ground truths live in the program, since redirected frames bypass nft's forward hook
 and sut1's egress hook and qdisc (checked: the netdev egress hook sees none of them):

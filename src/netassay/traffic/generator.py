@@ -5,6 +5,9 @@
 
 * the binary is missing, the arguments are refused (exit 2), the kernel fails
   (exit 1), it times out, or its output is not one JSON object -> ``GeneratorError``;
+  when it ended without a word of its run (killed by a signal it cannot catch, or
+  killed by netassay after its timeout) -> ``GeneratorLost``, a ``GeneratorError``
+  that the trial engine turns into a measurement fault;
 * the rate was not kept within 0.1% (exit 3) -> the result is *returned* with
   ``ok == False``, so that the caller can store the trial with a warning; it is
   never silently used as a good trial.
@@ -63,7 +66,26 @@ _REQUIRED_KEYS = (
 )
 # What a trial keeps of the generator's result: the fields above and these (newer
 # generators report them; an older one leaves them null).
-RECORDED_KEYS = (*_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason")
+# The schedule it kept: frames per send call or per flush of live frames (``batch``), the
+# gap between two frames' times (``spacing_ns``), the bound on a catch-up after a stall
+# as a factor of the rate (``catch_up``; None: none), and the lateness's middle and tail;
+# when its loop ended and its longest stall (``end_ns``, ``stall_max_ns``,
+# ``stall_start_ns``).
+RECORDED_KEYS = (
+    *_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason", "batch",
+    "spacing_ns", "catch_up", "lateness_p50_ns", "lateness_p999_ns", "egress_drops",
+    "end_ns", "stall_max_ns", "stall_start_ns",
+)  # fmt: skip
+
+
+class GeneratorLost(GeneratorError):
+    """The generator ended without reporting its run: killed by a signal it cannot
+    catch (SIGKILL: the OOM killer, a user), or by netassay when it outlived its
+    timeout (stopped, hung). What it sent is known only from the counters."""
+
+    def __init__(self, what: str, why: str, todo: str, how: str) -> None:
+        super().__init__(what, why, todo)
+        self.how = how  # 'killed by SIGKILL', 'ended by netassay after 33 s'
 
 
 def find_generator() -> str:
@@ -129,10 +151,12 @@ def build_args(
     best_effort: bool = False,
     extra: list[str] | None = None,
     imix: str | None = None,
+    count: int | None = None,
 ) -> list[str]:
     """The generator's arguments (without the binary), checked for obvious mistakes.
     ``rate_pps`` is packets/s or ``"max"`` (as fast as it can, for the duration);
-    ``imix`` a frame mix (``netassay.imix.spec``) sent instead of ``size_bytes``."""
+    ``imix`` a frame mix (``netassay.imix.spec``) sent instead of ``size_bytes``;
+    ``count``: exactly that many frames at ``rate_pps`` (a burst), not a duration's."""
     if rate_pps != "max" and (isinstance(rate_pps, str) or rate_pps <= 0):
         raise UsageError(
             f"rate_pps {rate_pps} is not positive", todo="give a rate above 0 packets/s"
@@ -143,6 +167,13 @@ def build_args(
         )
     if flows < 1:
         raise UsageError(f"flows {flows} is below 1", todo="use at least one flow")
+    if count is not None and (count < 1 or rate_pps == "max"):
+        raise UsageError(
+            f"count {count} at rate {rate_pps}", todo="give a count above 0 at a paced rate"
+        )
+    length = (
+        ["--count", str(count)] if count is not None else ["--duration", f"{arg_num(duration_s)}s"]
+    )
     argv = [
         "--dev",
         dev,
@@ -154,8 +185,7 @@ def build_args(
         dst,
         "--rate",
         "max" if rate_pps == "max" else arg_num(float(rate_pps)),
-        "--duration",
-        f"{arg_num(duration_s)}s",
+        *length,
         *(["--imix", imix] if imix else ["--size", str(size_bytes)]),
         "--flows",
         str(flows),
@@ -174,6 +204,12 @@ def parse_output(stdout: str, stderr: str, returncode: int) -> GenResult:
     """
     last = (stderr or "").strip().splitlines()
     why = last[-1] if last else f"exit code {returncode}"
+    if returncode < 0:  # a signal it does not catch (it reports SIGINT and SIGTERM)
+        how = f"killed by {_signal_name(-returncode)}"
+        raise GeneratorLost(
+            f"{BINARY} was {how}", "it reported nothing of its run",
+            "see who ended it (the OOM killer: dmesg); what was stored is kept", how,
+        )  # fmt: skip
     if returncode not in (EXIT_OK, EXIT_RATE):
         what = f"{BINARY} refused its arguments" if returncode == EXIT_USAGE else None
         raise GeneratorError(
@@ -199,6 +235,13 @@ def parse_output(stdout: str, stderr: str, returncode: int) -> GenResult:
     return res
 
 
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
 def run_generator(
     netns: str,
     dev: str,
@@ -213,26 +256,32 @@ def run_generator(
     extra: list[str] | None = None,
     timeout_s: float | None = None,
     imix: str | None = None,
+    count: int | None = None,
 ) -> GenResult:
-    """Send ``rate_pps * duration_s`` packets from ``dev`` in namespace ``netns``.
+    """Send ``rate_pps * duration_s`` packets from ``dev`` in namespace ``netns``
+    (``count``: exactly that many, at ``rate_pps``).
 
     Returns the result; ``result.ok`` is False when the rate was missed (exit 3) and
     ``best_effort`` was not set. Raises GeneratorError on any other failure, and
     UsageError for arguments that cannot be right.
     """
     argv = build_args(
-        dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra, imix
-    )
+        dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra, imix,
+        count,
+    )  # fmt: skip
     timeout = timeout_s if timeout_s is not None else duration_s * 1.5 + 10.0
     try:
         prio = PRIORITY if os.geteuid() == 0 else []
         res = run([*prio, find_generator(), *argv], netns=netns, timeout=timeout, check=False)
     except ToolError as exc:
-        raise GeneratorError(
-            f"{BINARY} in {netns} did not finish",
-            exc.why or f"timed out after {timeout:g} s",
-            "check the system load or raise timeout_s",
-        ) from exc
+        what = f"{BINARY} in {netns} did not finish"
+        why = exc.why or f"timed out after {timeout:g} s"
+        todo = "check the system load or raise timeout_s"
+        if not why.startswith("timed out"):  # nothing ran (a tool is missing)
+            raise GeneratorError(what, why, todo) from exc
+        # it outlived its timeout (stopped, hung) and was killed: nothing reported
+        how = f"ended by netassay after {timeout:g} s (it had not finished)"
+        raise GeneratorLost(what, why, todo, how) from exc
     return parse_output(res.stdout, res.stderr, res.returncode)
 
 
@@ -373,6 +422,11 @@ class XdpSink:
 
     def count(self) -> int:
         return int(self.read()["packets"])
+
+    def mark(self) -> dict[str, Any]:
+        """Count each flow from here on (``--count-flows``; SIGUSR2), and the totals."""
+        self.proc.send_signal(signal.SIGUSR2)
+        return self._line("count")
 
     def stop(self) -> dict[str, Any]:
         """Detach (SIGINT) and return the final totals."""

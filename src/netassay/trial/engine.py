@@ -14,6 +14,17 @@ ingress refused was forwarded (it counts as delivered and the trial says how man
 not pace it or stalled long enough to overflow a queue, it was cut short, a counter was
 lost or reset, the sink's counts are not exact) is a measurement fault: stored, named,
 left out of the statistics (``quality.exclusion``).
+
+A run is not alone on its host (``trial.integrity``). Before each trial the engine
+checks that the testbed is still the one built: every namespace there and every link
+up (it waits ``LINK_WAIT_S`` for a link to come back, then stops with one line), the
+routes and neighbours a link lost when it went down and up again set again, the sink's
+XDP program attached again when another process detached it. A testbed that changed
+during a trial (a namespace deleted, a link down, the sink's program detached) or a
+generator killed by a signal it cannot catch makes that trial a measurement fault,
+said as such. A generator stopped (SIGSTOP) or without a CPU is a stall said with how
+long it sent nothing and from when, judged by the stall rule; a trial its end came in
+during a stall has the duration and rate it really had.
 """
 
 from __future__ import annotations
@@ -21,18 +32,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol
 
 from netassay import quality as Q
 from netassay.config import TestbedConfig
-from netassay.counters import cpu
+from netassay.counters import cpu, sutstate
 from netassay.counters.loss import (
     REVERSE_KEY,
     SINK_LOCATIONS,
     accounted_for,
     flat_deltas,
     flatten,
+    locate_both,
     locate_loss,
     sink_counts_disagree,
     summed,
@@ -41,19 +54,24 @@ from netassay.counters.loss import (
 from netassay.counters.netlink import Snapshots
 from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
 from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
-from netassay.errors import UsageError
+from netassay.errors import GeneratorError, TestbedError, UsageError
 from netassay.hist import SinkHist
+from netassay.names import SINK_DEV
 from netassay.quality import rate_warning, stall_warning
 from netassay.testbed import dataplane as D
+from netassay.testbed import scale as SC
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_path, reverse_sink
-from netassay.traffic.generator import RECORDED_KEYS, GenResult
+from netassay.traffic.generator import RECORDED_KEYS, GeneratorLost, GenResult
 from netassay.trial import bidirectional as B
+from netassay.trial import integrity as I
+from netassay.trial.hooks import Hooks, trial_env
 from netassay.trial.record import TrialRecord
-from netassay.units import utc_now
+from netassay.units import fmt_rate, utc_now
 
 SOURCE = "netassay-testbed"
+LINK_WAIT_S = 5.0  # before a trial: how long a link that is down may take to come back
 
 
 class PathCounters(Protocol):
@@ -104,6 +122,25 @@ class TrialContext:
     reverse: SinkCounter | None = None
     # a data plane's own counters (testbed.dataplane), read with the namespaces'
     dataplane: Callable[[], dict[str, Any]] | None = None
+    # commands run in the SUT's namespace before and after each trial (trial.hooks)
+    hooks: Hooks | None = None
+    # the testbed's links as the last trial left them (trial.integrity)
+    watch: I.Watch = field(default_factory=I.Watch)
+    # the wire is a head-drop queue in front of the SUT's NAPI ring (napi mode): its
+    # drops are the SUT's ingress loss (``counters.loss.locate_loss``)
+    ring_wire: bool = False
+
+    def locate_loss(self) -> Callable[..., dict[str, int]]:
+        """How this testbed splits a trial's loss by location."""
+        if self.path is not None:
+            return self.path.locate_loss
+        return partial(locate_loss, ring_wire=self.ring_wire)
+
+    def locate_both(self) -> Any:
+        """The same for each direction of a --bidirectional trial."""
+        if self.path is not None:
+            return self.path.locate_both
+        return partial(locate_both, ring_wire=self.ring_wire)
 
 
 @contextmanager
@@ -145,18 +182,24 @@ def trials_on(
             yield TrialContext(tb, sink, None, run_id, path=path, reverse=reverse)
         return
     imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
+    flows = SC.sink_flow_flags(tb.cfg, tb.state) if isinstance(tb.cfg, TestbedConfig) else None
     with (
         SinkCounter(
-            tb.ns("sink"), tb.cfg.sink, tb.cfg.size_bytes, latency=latency, imix=imix
+            tb.ns("sink"),
+            tb.cfg.sink,
+            tb.cfg.size_bytes,
+            latency=latency,
+            imix=imix,
+            flows=flows,
         ) as sink,
-        Snapshots(tb.state["namespaces"]) as counters,
+        Snapshots(tb.state["namespaces"], conntrack=conntrack_role(tb)) as counters,
         _reverse_sink(tb, bidirectional, latency) as reverse,
         D.counters(tb.state) as dataplane,
     ):
         queues = T.path_queues(tb)
         yield TrialContext(
             tb, sink, min(queues.values()), run_id, queues=queues, counters=counters,
-            reverse=reverse, dataplane=dataplane,
+            reverse=reverse, dataplane=dataplane, ring_wire="receive" in tb.state,
         )  # fmt: skip
 
 
@@ -173,6 +216,19 @@ def _reverse_sink(
     netns, dev = reverse_sink(tb.state)
     with SinkCounter(netns, "xdp", tb.cfg.size_bytes, dev=dev, latency=latency) as reverse:
         yield reverse
+
+
+def conntrack_role(tb: Testbed) -> str | None:
+    """The namespace whose conntrack table a trial reads: the SUT's when it tracks
+    connections (``testbed.scale``)."""
+    return "sut" if "conntrack" in tb.state.get("scale", {}) else None
+
+
+def sut_summary(tb: Testbed, before: dict[str, Any], after: dict[str, Any],
+                d: dict[str, int]) -> dict[str, Any]:  # fmt: skip
+    """The SUT's own counts over one trial (``counters.sutstate``; {} when none)."""
+    limit = tb.state.get("scale", {}).get("conntrack", {}).get("max")
+    return sutstate.summary(before, after, d, limit)
 
 
 def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -231,25 +287,35 @@ class Phases:
 
 def measure(
     ctx: TrialContext, load_index: int, repetition: int, rate_pps: float, duration_s: float,
-    phases: dict[str, float] | None = None,
+    phases: dict[str, float] | None = None, count: int | None = None,
 ) -> TrialRecord:  # fmt: skip
     """Run one trial on the testbed and return the record to store; ``phases``, when
-    given, receives each phase's wall time in seconds (see ``Phases``)."""
+    given, receives each phase's wall time in seconds (see ``Phases``); ``count``: the
+    trial is a burst of exactly that many frames at ``rate_pps`` (``duration_s`` its
+    length). The context's hooks run before the counters are read and after the trial
+    closed, their output and faults kept with it."""
     tb = ctx.tb
     lap = Phases(phases).lap
     ctx.sink.ensure()
     if ctx.reverse is not None:
         ctx.reverse.ensure()
     utc = utc_now()
+    hooked = _Hooked(ctx.hooks, trial_env(load_index, repetition, rate_pps, duration_s, ctx.run_id))
+    hooked.run("before")
     lap("sink_ensure")
-    before = _snapshot(ctx)
+    ctx.sink.mark_flows()  # --count-flows: each flow's count from here
+    before = _ready(ctx)
     ctx.sink.take_latency()  # what arrived before this trial is not its own
     if ctx.reverse is not None:
         ctx.reverse.take_latency()
     cpu_before = cpu.read()  # one kernel: every namespace's host view of /proc/stat
     lap("counters_before")
-    pair = B.send_both(tb, rate_pps, duration_s) if ctx.reverse is not None else None
-    res = B.combined(*pair) if pair is not None else tb.send(rate_pps, duration_s)
+    lost: list[str] = []  # the generator ended without a report: why (its fault)
+    if ctx.reverse is not None:
+        pair = tuple(real_span(r) for r in B.send_both(tb, rate_pps, duration_s))
+        res = B.combined(*pair)
+    else:
+        pair, (res, lost) = None, _send(ctx, rate_pps, duration_s, before, count)
     lap("generator")
     cpu_use = cpu.use(cpu_before, cpu.read())
     t_stop = time.monotonic()
@@ -261,11 +327,15 @@ def measure(
     if ctx.reverse is not None:  # --bidirectional: each direction's own histogram
         latency = B.Latencies(latency, ctx.reverse.take_latency())
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
+    testbed = _testbed_faults(ctx, before, after, d)
     warnings = _trial_warnings(
         ctx, pair or (res,), rate_pps, (fb, fa, d), key, counter_warnings, received, loss,
-        settled,
+        settled, (lost, testbed),
     )  # fmt: skip
     extra = _extra(ctx, (before, after), res, pair, d, rate_pps, latency, warnings)
+    hooked.trial.update(sent=res.sent, received=received)
+    hooked.run("after")
+    extra |= hooked.kept(warnings)
     if pair is not None:
         rate_pps *= 2  # the trial's load: both directions' (CSIT's aggregate)
     counters = {
@@ -290,6 +360,30 @@ def measure(
     return rec
 
 
+class _Hooked:
+    """One trial's hooks (none: nothing runs): what each did, and their faults."""
+
+    def __init__(self, hooks: Hooks | None, trial: dict[str, Any]) -> None:
+        self.hooks, self.trial = hooks, trial
+        self.done: dict[str, Any] = {}
+        self.faults: list[str] = []
+
+    def run(self, phase: str) -> None:
+        if not self.hooks:
+            return
+        out, fault = self.hooks.run(phase, self.trial)
+        if out is not None:
+            self.done[phase] = out
+        if fault:
+            self.faults.append(fault)
+
+    def kept(self, warnings: list[str]) -> dict[str, Any]:
+        """What the trial stores of its hooks (``counters["hooks"]``); their faults are
+        added to ``warnings``."""
+        warnings.extend(self.faults)
+        return {"hooks": self.done} if self.done else {}
+
+
 def _extra(
     ctx: TrialContext, snaps: tuple[dict[str, Any], dict[str, Any]], res: GenResult,
     pair: tuple[GenResult, GenResult] | None, d: dict[str, int], rate_pps: float,
@@ -301,11 +395,17 @@ def _extra(
     their warnings are added to ``warnings``."""
     extra, extra_warnings = ctx.path.trial_counters(*snaps) if ctx.path else ({}, [])
     warnings.extend(extra_warnings)
+    own = sut_summary(ctx.tb, *snaps, d) if ctx.path is None else {}
+    if own:  # the SUT's own counts at scale (conntrack, the scale rules' counters)
+        extra["sut"] = own
+    flows = snaps[1].get("sink_xdp", {}).get("flows")
+    if flows is not None:  # --count-flows: the flows' counts over the trial
+        extra["flows"] = flows
     if ctx.sink.imix:
         extra["imix"] = per_size(ctx.sink.imix, res, d)
     if pair is not None:
         key = received_key(ctx.sink.kind)
-        both = ctx.path.locate_both if ctx.path else None
+        both = ctx.locate_both()
         extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both)
     if isinstance(latency, B.Latencies):  # each direction's, checked against its sink
         warnings.extend(B.latency_warnings(latency, d, _latency_warnings))
@@ -351,18 +451,22 @@ def _trial_warnings(
     ctx: TrialContext, gens: tuple[GenResult, ...], rate_pps: float,
     flat: tuple[Any, Any, Any], key: str, counter_warnings: list[str], received: int,
     loss: dict[str, int], settled: bool,
+    faults: tuple[list[str], list[str]] = ([], []),
 ) -> list[str]:  # fmt: skip
     """What a trial is warned of: its counters, the generator (each direction's, with
-    --bidirectional: ``gens``), the loss, the sinks' disagreement; a stall judged
-    against the queues its burst could overflow."""
+    --bidirectional: ``gens``; ``faults[0]``, when it ended without a report), the
+    testbed changed under it (``faults[1]``), the loss, the sinks' disagreement; a
+    stall judged against the queues its burst could overflow."""
     fb, fa, d = flat
+    lost, testbed = faults
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     res = B.combined(*gens) if len(gens) == 2 else gens[0]
     warnings = [
+        *testbed,  # first: the cause of what follows, and the fault the trial is known by
         *counter_warnings,
         *_sink_faults(fb, fa, d, key, ctx.sink.kind, ctx.reverse.kind if ctx.reverse else None),
-        *_each_generator(gens, rate_pps, ctx.queue_pkts),
-        *_loss_warnings(res.sent, received, sink_dropped, loss, settled),
+        *(lost or _each_generator(gens, rate_pps, ctx.queue_pkts)),
+        *_loss_warnings(res.sent, received, sink_dropped, loss, settled, _passed(ctx, d)),
     ]
     disagree = sink_disagreement(d)
     if disagree:
@@ -407,11 +511,11 @@ def _split(
     fa = flatten(after)
     d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
     if pair is not None:
-        both = ctx.path.locate_both if ctx.path else None
+        both = ctx.locate_both()
         (rx_f, rx_r), (loc_f, loc_r) = B.split(pair, d, key, ctx.tb.cfg.ip_version, both)
         return fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r)
     received = int(d.get(key, 0))
-    locate = ctx.path.locate_loss if ctx.path else locate_loss
+    locate = ctx.locate_loss()
     loss = locate(res.planned, res.sent, received, d, ctx.tb.cfg.ip_version, res.retries)
     return fa, d, warnings, received, loss
 
@@ -448,7 +552,7 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
     elif ctx.counters:
         snap = ctx.counters.snapshot(ctx.sink)
     else:
-        snap = snapshot(ctx.tb.state["namespaces"], ctx.sink)
+        snap = snapshot(ctx.tb.state["namespaces"], ctx.sink, conntrack_role(ctx.tb))
     if ctx.reverse is not None:  # --bidirectional: the reverse direction's count
         xdp = ctx.reverse.read()
         if xdp:
@@ -501,17 +605,26 @@ def _latency_warnings(h: SinkHist, counted: int) -> list[str]:
 
 
 def _generator_warnings(res: GenResult, rate_pps: float, queue_pkts: int | None) -> list[str]:
-    out = [
-        w
-        for w in (
-            rate_warning(rate_pps, res.achieved_rate_pps),
-            stall_warning(res.lateness_max_ns, rate_pps, queue_pkts),
-        )
-        if w
-    ]
+    stall = _stall(res)
+    cut = stall is not None and _ended_in_stall(res)
+    if stall is not None and cut:
+        out = _stall_cut_short(res, rate_pps, *stall)
+    elif stall is not None and _long_stall(res):  # its rate is the stall's doing
+        out = [_long_stall_words(res, rate_pps, stall, queue_pkts)]
+    else:
+        out = [
+            w
+            for w in (
+                rate_warning(rate_pps, res.achieved_rate_pps),
+                _said_stall(stall_warning(res.lateness_max_ns, rate_pps, queue_pkts), stall),
+            )
+            if w
+        ]
     short = res.planned - res.sent
     if res.stopped_by_signal:
         out.append(f"{Q.TRUNCATED}: the generator was stopped by a signal")
+    elif cut:
+        pass  # the frames its stall left unsent are said with it
     elif short > Q.RATE_TOLERANCE * res.planned:
         out.append(
             f"{Q.TRUNCATED}: the generator sent {short} packet(s) fewer than the "
@@ -540,8 +653,11 @@ def _judged_stall(
 
 
 def _loss_warnings(
-    sent: int, received: int, sink_dropped: int, loss: dict[str, int], settled: bool
-) -> list[str]:
+    sent: int, received: int, sink_dropped: int, loss: dict[str, int], settled: bool,
+    passed: int = 0,
+) -> list[str]:  # fmt: skip
+    """The loss's warnings; ``passed``: test frames that went past the XDP sink
+    uncounted (its sink fault says so): not among those no counter explains."""
     out = []
     if not settled:
         out.append(
@@ -562,8 +678,9 @@ def _loss_warnings(
             f"{Q.GENERATOR_LIMIT}: {loss['gen_egress']} test frame(s) dropped at the "
             "generator's own egress, before the SUT"
         )
-    if loss.get("unaccounted", 0) > 0:
-        out.append(f"{loss['unaccounted']} lost packet(s) not explained by any kernel counter")
+    if loss.get("unaccounted", 0) - passed > 0:
+        n = loss["unaccounted"] - passed
+        out.append(f"{n} lost packet(s) not explained by any kernel counter")
     elif loss.get("unaccounted", 0) < 0:
         out.append(
             f"{Q.COUNTER_FAULT}: the kernel counters explain {-loss['unaccounted']} "
@@ -580,3 +697,245 @@ def sink_disagreement(d: dict[str, int]) -> str | None:
             "different drop counts; the sink's drops are not known exactly"
         )
     return None
+
+
+# -- the testbed under a trial, the generator's stalls and its end (trial.integrity) ----
+
+
+def _roles(ctx: TrialContext) -> dict[str, str]:
+    return dict(ctx.tb.state.get("namespaces", {}))
+
+
+def _sink_link(ctx: TrialContext) -> I.Link:
+    return ("sink", ctx.sink.dev or SINK_DEV)
+
+
+def _ready(ctx: TrialContext) -> dict[str, Any]:
+    """The counters before a trial, on the testbed as it was built: one line
+    (``TestbedError``) when a namespace was deleted or a link stays down
+    ``LINK_WAIT_S``; the static routes and neighbours set again after a link went down
+    and up; the sink's XDP program attached again when another process detached it."""
+    before = _snapshot(ctx)
+    if ctx.path is not None or ctx.counters is None:  # a kind with a data path of its own
+        return before
+    roles, watch = _roles(ctx), ctx.watch
+    deadline = time.monotonic() + LINK_WAIT_S
+    while (problem := watch.problem(before, roles)) is not None:
+        # a namespace deleted does not come back; a link set up again may
+        if I.missing_namespaces(roles.values()) or time.monotonic() > deadline:
+            raise broken(ctx, problem)
+        time.sleep(0.1)
+        before = _snapshot(ctx)
+    again = False
+    if watch.flapped(before):  # a link went down and up: it lost its routes, neighbours
+        again = T.restore_paths(ctx.tb.name, ctx.tb.cfg, ctx.tb.state)
+    if ctx.sink.uses_xdp and watch.known and not I.sink_attached(before, _sink_link(ctx)):
+        ctx.sink.restart()
+        ctx.sink.mark_flows()  # --count-flows: the new program's flows from here too
+        again = True
+    if again:
+        before = _snapshot(ctx)
+    watch.settle(before)
+    return before
+
+
+def broken(ctx: TrialContext, problem: str) -> TestbedError:
+    """The one line of a testbed another process took apart under a run."""
+    tb = ctx.tb
+    todo = ""  # one this run built: removed on the way out
+    if tb.attached and not tb.owned:  # left up by 'testbed up': not removed on exit
+        todo = (
+            f"bring it down and up again ('netassay testbed down --name {tb.name}', then "
+            "'netassay testbed up')"
+        )
+    return TestbedError(f"testbed '{tb.name}' broke under the run", problem, todo)
+
+
+def testbed_problem(ctx: TrialContext) -> str | None:
+    """Why the testbed cannot take another trial now (a namespace deleted, a link gone
+    or down), or None; a caller asks before it repeats a faulty trial."""
+    if ctx.path is not None or ctx.counters is None:
+        return None
+    return ctx.watch.problem(_snapshot(ctx), _roles(ctx))
+
+
+def _testbed_faults(
+    ctx: TrialContext, before: dict[str, Any], after: dict[str, Any], d: dict[str, int]
+) -> list[str]:
+    """What changed in the testbed during the trial (``trial.integrity``)."""
+    if ctx.path is not None or ctx.counters is None:
+        return []
+    roles = _roles(ctx)
+    out = [
+        f"{Q.TESTBED_FAULT}: namespace {ns} was deleted during the trial (by another "
+        "process); the testbed is gone"
+        for ns in I.missing_namespaces(roles.values())
+    ]
+    out += I.link_faults(before, after, roles)
+    passed = _passed(ctx, d)
+    out += I.sink_faults(before, after, _sink_link(ctx), ctx.sink.kind, passed, roles)
+    return out
+
+
+def _passed(ctx: TrialContext, d: dict[str, int]) -> int:
+    """Test frames that went past the XDP sink uncounted: the nft counter behind it
+    counted them (with the ``xdp`` sink it never sees one while the program is on)."""
+    if ctx.sink.kind != "xdp" or ctx.path is not None or ctx.counters is None:
+        return 0
+    return int(d.get(NFT_KEY, 0))
+
+
+def _send(
+    ctx: TrialContext, rate_pps: float, duration_s: float, before: dict[str, Any],
+    count: int | None = None,
+) -> tuple[GenResult, list[str]]:  # fmt: skip
+    """The generator's run (``count``: a burst of exactly that many frames), and
+    nothing or why its report is missing: killed by a signal it cannot catch, ended
+    after its timeout, or failing because the testbed changed under it (a link down);
+    its stand-in then counts what its port sent. Any other failure of the generator is
+    raised."""
+    t0 = time.monotonic_ns()
+    try:
+        if count is not None:
+            return real_span(ctx.tb.send(rate_pps, duration_s, count=count)), []
+        return real_span(ctx.tb.send(rate_pps, duration_s)), []
+    except GeneratorError as exc:
+        t1 = time.monotonic_ns()
+        mid = _snapshot(ctx)
+        testbed = _testbed_faults(ctx, before, mid, flat_deltas(flatten(before), flatten(mid))[0])
+        if not isinstance(exc, GeneratorLost) and not testbed:
+            raise
+        port = ("tx" if ctx.path is not None else "tg", ctx.tb.target["dev"])
+        res = stand_in(rate_pps, duration_s, before, mid, t0, t1, port)
+        if isinstance(exc, GeneratorLost):
+            how, why = exc.how, "it reported nothing"
+        else:  # e.g. 'sending on 'tg0' failed after 10880 packets: Network is down'
+            how, why = "stopped by the testbed's fault", exc.why or exc.what
+        return res, [
+            f"{Q.TRUNCATED}: the generator was {how} {(t1 - t0) / 1e9:.2f} s into the "
+            f"{duration_s:g} s trial ({why}): it sent {res.sent:,} of the {res.planned:,} "
+            "planned frames (its port's count); not SUT loss"
+        ]
+
+
+def stand_in(
+    rate_pps: float, duration_s: float, before: dict[str, Any], mid: dict[str, Any],
+    t0_ns: int, t1_ns: int, port: tuple[str, str] = ("tg", "tg0"),
+) -> GenResult:  # fmt: skip
+    """The run of a generator that reported nothing: what its ``port`` (role, device:
+    the embedded testbed's tg0, an external testbed's tx port) took from it between two
+    snapshots, over the time it ran."""
+    d, _ = flat_deltas(flatten(before), flatten(mid))
+    role, dev = port
+    keys = (f"{role}/link/{dev}/tx_packets", f"{role}/link/{dev}/tx_dropped",
+            f"{role}/qdisc/{dev}/drops")  # fmt: skip
+    sent = sum(int(d.get(k, 0)) for k in keys)
+    span = max(t1_ns - t0_ns, 1)
+    achieved = sent / (span / 1e9)
+    raw: dict[str, Any] = {"reported": False, "stop_reason": "lost"}
+    fields: dict[str, Any] = {
+        "technique": "unknown",
+        "planned": round(rate_pps * duration_s),
+        "sent": sent,
+        "first_tx_ns": t0_ns,
+        "last_tx_ns": t1_ns,
+        "duration_s": span / 1e9,
+        "rate_pps": float(rate_pps),
+        "achieved_rate_pps": achieved,
+        "rate_error": achieved / rate_pps - 1.0,
+        "lateness_max_ns": None,
+        "lateness_p99_ns": None,
+        "retries": 0,
+        "stopped_by_signal": False,
+        "ok": False,
+    }
+    return GenResult(**fields, raw={**fields, **raw})
+
+
+def _stall(res: GenResult) -> tuple[float, float] | None:
+    """The generator's longest stall, when it reported one of STALL_NS or more: (its
+    length, when it began after the first send), in seconds."""
+    n, t = res.raw.get("stall_max_ns"), res.raw.get("stall_start_ns")
+    if n is None or t is None or n < Q.STALL_NS:
+        return None
+    return n / 1e9, max(0, t - res.first_tx_ns) / 1e9
+
+
+# A stall that ends this close to the run's end ran into it: the loop's last look at the
+# clock and its end are microseconds apart (paced live frames measure a stall between
+# two test runs, the last one at the loop's top).
+END_SLACK_NS = 1_000_000
+
+
+def _ended_in_stall(res: GenResult) -> bool:
+    """The run ended (its deadline came, or a signal) while the generator was stalled
+    and frames were still to send: it did not last as long as it says, it lasted to its
+    end (``end_ns``)."""
+    n, t, end = (res.raw.get(k) for k in ("stall_max_ns", "stall_start_ns", "end_ns"))
+    return (
+        None not in (n, t, end)
+        and n >= Q.STALL_NS
+        and abs(t + n - end) <= END_SLACK_NS
+        and res.sent < res.planned
+    )
+
+
+def real_span(res: GenResult) -> GenResult:
+    """A run a stall ended (``_ended_in_stall``): its duration from its first send to
+    its end, stall included, and its rate over that time; any other run as reported."""
+    if not _ended_in_stall(res):
+        return res
+    span = (int(res.raw["end_ns"]) - res.first_tx_ns) / 1e9
+    achieved = res.sent / span if span > 0 else 0.0
+    rate_error = achieved / res.rate_pps - 1.0 if res.rate_pps else None
+    return replace(res, duration_s=span, achieved_rate_pps=achieved, rate_error=rate_error)
+
+
+def _long_stall(res: GenResult) -> bool:
+    """A stall of LONG_STALL_SHARE of the trial's duration or more."""
+    stall = _stall(res)
+    return stall is not None and stall[0] >= Q.LONG_STALL_SHARE * max(res.duration_s, 1e-9)
+
+
+def _stalled(stall: tuple[float, float]) -> str:
+    return (
+        f"the generator sent nothing for {stall[0]:.3f} s from {stall[1]:.3f} s into the "
+        "trial while frames were due: it was stopped, or had no CPU"
+    )
+
+
+def _said_stall(warning: str | None, stall: tuple[float, float] | None) -> str | None:
+    """A stall warning with how long the generator sent nothing, when it said."""
+    if warning is None or stall is None:
+        return warning
+    return f"{warning}; {_stalled(stall)}"
+
+
+def _long_stall_words(
+    res: GenResult, rate_pps: float, stall: tuple[float, float], queue_pkts: int | None
+) -> str:
+    """A stall of LONG_STALL_SHARE of the trial or more, said with the rate the trial
+    had, never as a generator limit: the generator's reach is not in question. A fault
+    (to be judged by the loss, as every stall) when its catch-up could overflow a queue
+    (``quality.stall_warning``); a note when it fits every queue."""
+    due = round(rate_pps * stall[0])
+    words = (
+        f"{_stalled(stall)}; then it sent the ~{due:,} frames due as fast as it could: "
+        f"{res.sent:,} frames in {res.duration_s:.2f} s ({fmt_rate(res.achieved_rate_pps)} "
+        f"of the {fmt_rate(rate_pps)} offered), not offered evenly as planned"
+    )
+    over = stall_warning(res.lateness_max_ns, rate_pps, queue_pkts)
+    if over is None:
+        return f"{words}; its catch-up fits every queue on the path"
+    return f"{Q.GENERATOR_STALL}: {words}; {over.split('; ', 1)[-1]}"
+
+
+def _stall_cut_short(res: GenResult, rate_pps: float, length_s: float, from_s: float) -> list[str]:
+    """A run that ended while the generator was stalled: the stall, and the frames
+    it left unsent, with the duration and rate the trial really had (``real_span``)."""
+    return [
+        f"{Q.GENERATOR_STALL}: {_stalled((length_s, from_s))}; its run ended during it",
+        f"{Q.TRUNCATED}: {res.sent:,} of the {res.planned:,} planned frames sent, in "
+        f"{res.duration_s:.2f} s ({fmt_rate(res.achieved_rate_pps)} of the "
+        f"{fmt_rate(rate_pps)} offered): the stall left the rest unsent; not SUT loss",
+    ]

@@ -10,10 +10,13 @@ experiment of each method measured on the embedded testbed (a sweep and a search
 router capped at 100 kpps, an rtt measurement, an acceptance test, three floods of that
 router: its MRR; a soak of it at 120 kpps, above its cap; a quick doctor run; a TCP
 cell, reno over the 20 ms path with random loss 1e-3; a batching run with a 500 us
-flush timeout);
+flush timeout; back-to-back bursts through the kernel router; its recovery from 110% of
+a 100 kpps cap; a reconfiguration that adds an nft table under 50 kpps; a sweep with
+--latency of the capped router, each trial's one-way latency histogram kept);
 campaign.db a small sweep campaign over two caps. ``--add COMMAND`` measures the one
 experiment of that command into the store as it is (a method's experiment added
-later), leaving every other experiment as it was. The stores are committed and never
+later; ``--add latency``: the sweep labelled "golden latency"), leaving every other
+experiment as it was. The stores are committed and never
 remade unless their schema must change: the outputs are what netassay says of them.
 """
 
@@ -45,19 +48,31 @@ MEASURE = [
     ["search", "--max-load", "150k", "--min-load", "20k", "--sut-cap", "100k",
      "--initial-duration", "0.5s", "--final-duration", "0.5s", "--duration-sum", "1s",
      "--width", "5%", "--name", "gold", "--label", "golden search", "--db", "{db}"],
-    ["rtt", "--path", "bridge", "--rate", "1k", "--count", "300", "--runs", "3",
+    ["rtt", "--path", "bridge", "--probe-rate", "1k", "--count", "300", "--runs", "3",
      "--name", "goldr", "--label", "golden rtt", "--db", "{db}"],
     ["accept", "--contract", "100M", "--embedded", "--runs", "2", "--duration", "2s",
      "--no-ramp", "--name", "golda", "--label", "golden accept", "--db", "{db}"],
     ["flood", "--sut", "router", "--sut-cap", "100k", "--duration", "1s", "--runs", "3",
      "--name", "goldf", "--label", "golden flood", "--db", "{db}"],
     ["soak", "--sut", "router", "--sut-cap", "100k", "--rate", "120k", "--duration", "4s",
-     "--segment", "2s", "--name", "golds", "--label", "golden soak", "--db", "{db}"],
+     "--segment-length", "2s", "--name", "golds", "--label", "golden soak", "--db", "{db}"],
     ["doctor", "--quick", "--name", "goldd", "--label", "golden doctor", "--db", "{db}"],
     ["tcp", "--cc", "reno", "--delay", "20ms", "--loss", "1e-3", "--runs", "2", "--duration",
      "2s", "--name", "goldt", "--label", "golden tcp", "--db", "{db}"],
-    ["batching", "--gro", "on", "--flush", "500us", "--defer", "100", "--rate", "10k",
+    ["batching", "--gro", "on", "--flush", "500us", "--defer", "100", "--probe-rate", "10k",
      "--count", "1000", "--runs", "2", "--name", "goldb", "--label", "golden batching",
+     "--db", "{db}"],
+    ["burst", "--sut", "router", "--tests", "2", "--max-burst", "20000", "--wait", "0.2s",
+     "--throughput", "100k", "--name", "goldk", "--label", "golden burst", "--db", "{db}"],
+    ["recovery", "--sut", "router", "--sut-cap", "100k", "--throughput", "100k",
+     "--overload-time", "1s", "--recover-time", "0.5s", "--trials", "2", "--wait", "0.2s",
+     "--name", "goldv", "--label", "golden recovery", "--db", "{db}"],
+    ["reconfig", "--sut", "router", "--rate", "50k", "--duration", "1s", "--at", "0.3s",
+     "--trials", "2", "--wait", "0.2s", "--change", "nft add table inet goldc", "--undo",
+     "nft delete table inet goldc", "--name", "goldg", "--label", "golden reconfig",
+     "--db", "{db}"],
+    ["sweep", "--latency", "--rates", "30k,60k,90k", "--runs", "2", "--duration", "0.5s",
+     "--settle", "0.2s", "--sut-cap", "100k", "--name", "goldl", "--label", "golden latency",
      "--db", "{db}"],
 ]  # fmt: skip
 CAMPAIGN_FILE = HERE / "campaign.toml"
@@ -66,13 +81,17 @@ CAMPAIGN_FILE = HERE / "campaign.toml"
 OUTPUTS = [
     (STORE, ["assess", "{db}", "--json"], "store-assess.jsonl"),
     (STORE, ["assess", "{db}", "--json", "--mode", "published"], "store-assess-published.jsonl"),
-    (STORE, ["compare", "{db}", "--json"], "store-compare.json"),
-    (STORE, ["export", "{db}", "--format", "csv"], "store-export.csv"),
-    (STORE, ["export", "{db}", "--format", "jsonl"], "store-export.jsonl"),
+    (STORE, ["compare", "--db", "{db}", "--json"], "store-compare.json"),
+    (STORE, ["export", "--db", "{db}", "--format", "csv"], "store-export.csv"),
+    (STORE, ["export", "--db", "{db}", "--format", "jsonl"], "store-export.jsonl"),
     (CAMPAIGN, ["assess", "{db}", "--json"], "campaign-assess.jsonl"),
-    (CAMPAIGN, ["compare", "{db}", "--json"], "campaign-compare.json"),
-    (CAMPAIGN, ["compare", "{db}", "--json", "--by", "sut_cap"], "campaign-compare-by.json"),
-    (CAMPAIGN, ["export", "{db}", "--format", "jsonl"], "campaign-export.jsonl"),
+    (CAMPAIGN, ["compare", "--db", "{db}", "--json"], "campaign-compare.json"),
+    (
+        CAMPAIGN,
+        ["compare", "--db", "{db}", "--json", "--by", "sut_cap"],
+        "campaign-compare-by.json",
+    ),
+    (CAMPAIGN, ["export", "--db", "{db}", "--format", "jsonl"], "campaign-export.jsonl"),
 ]
 
 
@@ -87,10 +106,15 @@ def netassay(args: list[str], db: Path, ok: tuple[int, ...] = (0,)) -> bytes:
 
 
 def add(command: str) -> None:
-    """Measure the experiment of ``command`` (its MEASURE entry) into store.db as it is."""
-    args = next(a for a in MEASURE if a[0] == command)
+    """Measure the experiment of ``command`` (its MEASURE entry, or the one labelled
+    "golden COMMAND") into store.db as it is."""
+    args = next(a for a in MEASURE if a[0] == command or _label(a) == f"golden {command}")
     print("netassay", " ".join(args), flush=True)
     netassay(args, STORE)
+
+
+def _label(args: list[str]) -> str | None:
+    return args[args.index("--label") + 1] if "--label" in args else None
 
 
 def measure() -> None:
@@ -112,7 +136,7 @@ def kept(name: str) -> Path:
     return HERE / (name + ".gz" if name.startswith(BIG) else name)
 
 
-BIG = ("store-export",)  # outputs of a megabyte or more
+BIG = ("store-export", "campaign-export")  # outputs of a few hundred kilobytes or more
 
 
 def read_kept(name: str) -> bytes:
@@ -131,7 +155,8 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--outputs", action="store_true", help="only the outputs, from the stores")
     ap.add_argument(
-        "--add", metavar="COMMAND", choices=[a[0] for a in MEASURE if a[0] != "import"],
+        "--add", metavar="COMMAND",
+        choices=[*(a[0] for a in MEASURE if a[0] != "import"), "latency"],
         help="measure only this command's experiment into store.db, then the outputs",
     )  # fmt: skip
     opts = ap.parse_args()

@@ -1,27 +1,21 @@
 """Figures and the page of acceptance tests (seed 004's): a verdict table; per test
 (scenario) bars of throughput, loss and CPU busy per core with their spread over runs;
-per-second series of throughput, loss and CPU per core. PNG and SVG; ``index.html``
-holds the PNGs inline (it works offline) and links the SVGs."""
+per-second series of throughput, loss and CPU per core. PNG and SVG (the page that
+holds them is ``accept/page.py``)."""
 
 from __future__ import annotations
 
-import base64
-import html
-import json
 from pathlib import Path
 from typing import Any
 
 import matplotlib
 
-from netassay.methods.accept.store import load_accept_tests
-
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from netassay.analysis.acceptance import fmt_bps, fmt_pct, judge, to_layer_bps
-from netassay.methods.accept.view import summary
-from netassay.methods.plots import save, slugify
+from netassay.analysis.acceptance import to_layer_bps
+from netassay.methods.plots import save
 from netassay.trial.accept import AcceptTest
 
 COLOURS = {"PASS": "#2a7", "FAIL": "#c33", "INCONCLUSIVE": "#d90"}
@@ -160,79 +154,3 @@ def series(test: AcceptTest, s: dict[str, Any], stem: Path) -> list[Path]:
     axes[0].set_title(f"{s['label']}: {s['verdict']} (per second)")
     fig.tight_layout()
     return save(fig, stem)
-
-
-def _per_second(test: AcceptTest) -> bool:
-    """Whether a test has anything to draw per second: a receiver's intervals or CPU."""
-    return any((r.intervals_side == "receiver" and r.intervals) or r.cpu for r in test.runs)
-
-
-def render(tests: list[AcceptTest], out: Path) -> Path:
-    """Write the figures, summary.json and index.html into ``out``; return the page."""
-    figs = out / "figures"
-    figs.mkdir(parents=True, exist_ok=True)
-    verdicts = [judge(t) for t in tests]
-    summaries = [summary(t, v) for t, v in zip(tests, verdicts, strict=True)]
-    made: list[tuple[str, list[Path]]] = []
-    if tests:
-        made.append(("throughput, loss and CPU per test", bars(tests, summaries, figs / "bars")))
-    used: set[str] = set()
-    for t, s in zip(tests, summaries, strict=True):
-        if not _per_second(t):  # a client-only import: no receiver's seconds, no CPU
-            continue
-        slug = slugify(s["label"], used)
-        made.append((f"{s['label']}: per second", series(t, s, figs / f"series-{slug}")))
-    (out / "summary.json").write_text(json.dumps(summaries, indent=2, default=str))
-    (out / "index.html").write_text(_html(summaries, made, out))
-    return out / "index.html"
-
-
-def _html(summaries: list[dict[str, Any]], made: list[tuple[str, list[Path]]], out: Path) -> str:
-    e = html.escape
-    rows = []
-    for s in summaries:
-        contract = "none given" if s["contract_bps"] is None else fmt_bps(s["contract_bps"])
-        ci = s["throughput_ci95_bps"]
-        thr = fmt_bps(s["throughput_bps"]) + (
-            f" [{fmt_bps(ci[0])}, {fmt_bps(ci[1])}]" if ci else ""
-        )
-        rows.append(
-            f'<tr class="{e(s["verdict"].lower())}"><td>{e(s["label"])}</td>'
-            f"<td>{e(s['source'])}</td><td>{e(contract)}</td><td>{e(s['layer'])}</td>"
-            f"<td>{s['runs']}</td><td>{e(thr)}</td><td>{e(fmt_pct(s['loss_ratio']))}</td>"
-            f"<td>{len(s['failed_seconds'])} of {s['graded_seconds']}</td>"
-            f"<td><b>{e(s['verdict'])}</b></td><td>{e(s['reason'])}</td></tr>"
-        )
-    imgs = []
-    for caption, paths in made:
-        png = next(p for p in paths if p.suffix == ".png")
-        svg = next(p for p in paths if p.suffix == ".svg")
-        data = base64.b64encode(png.read_bytes()).decode()
-        imgs.append(
-            f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{data}">'
-            f'<figcaption>{e(caption)} (<a href="{e(svg.relative_to(out).as_posix())}">SVG</a>)'
-            "</figcaption></figure>"
-        )
-    return f"""<!doctype html><html><head><meta charset="utf-8">
-<title>netassay acceptance tests</title>
-<style>body{{font-family:sans-serif;margin:1em}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}img{{max-width:100%}}
-tr.pass td:nth-child(9){{color:#2a7}}tr.fail td:nth-child(9){{color:#c33}}
-tr.inconclusive td:nth-child(9){{color:#d90}}</style>
-</head><body><h1>netassay acceptance tests: {len(summaries)}</h1>
-<p>A test PASSes when its loss is below 0.1% and its mean receiver rate, counted at the
-stated layer, is at least 95% of the contract, in every run. A miss located in the test
-host (its drop counters, a saturated core, a sender that could not offer the rate) is
-INCONCLUSIVE: host-limited, not a FAIL of the link. Seconds are graded by the same rules.</p>
-<table id="verdicts"><thead><tr><th>test</th><th>source</th><th>contract</th><th>layer</th>
-<th>runs</th><th>throughput [95% CI]</th><th>loss</th><th>seconds failed</th><th>verdict</th>
-<th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table>
-<h2>Figures</h2>{"".join(imgs)}</body></html>
-"""
-
-
-def render_store(store: Any, out: Path) -> tuple[Path, list[dict[str, Any]]]:
-    """The page of every acceptance test of a store; (page, the assess objects)."""
-    tests = list(load_accept_tests(store))
-    page = render(tests, out)
-    return page, [summary(t) for t in tests]

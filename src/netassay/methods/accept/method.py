@@ -11,6 +11,7 @@ from typing import Any
 
 from netassay.analysis.acceptance import fmt_bps, fmt_pct
 from netassay.config import AnalysisConfig
+from netassay.methods.accept import page as P
 from netassay.methods.accept import store as AS
 from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
 from netassay.methods.accept.run import measure
@@ -114,12 +115,11 @@ class AcceptMethod:
         """The page of the store's acceptance tests in ``out/accept{suffix}``."""
         if next(iter(AS.accept_experiments(store)), None) is None:
             return []
-        from netassay.methods.accept.figures import render_store  # deferred: matplotlib
-
         place = f"accept{suffix}"
-        _, tests = render_store(store, out / place)
+        tests, jobs, write = P.of_store(store, out / place)
         text = "\n".join(f"{s['label']}: {s['verdict']} ({s['reason']})" for s in tests)
-        return [Section(title="acceptance tests (accept)", text=text, link=f"{place}/index.html")]
+        return [Section(title="acceptance tests (accept)", text=text, link=f"{place}/index.html",
+                        jobs=tuple(jobs), page=write)]  # fmt: skip
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """An acceptance cell: its verdict and figures as ``assess`` gives them, CPU busy

@@ -119,7 +119,7 @@ class AcceptRequest:
     )  # fmt: skip
     server: str | None = param(
         "--server", "A remote iperf3 server (iperf3 -s there) to test toward.", default=None,
-        campaign=False,
+        campaign=False, metavar="HOST",
     )  # fmt: skip
     allow_any_server: bool = param(
         "--allow-any-server",

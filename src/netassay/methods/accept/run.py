@@ -1,4 +1,4 @@
-"""``netassay accept``: a link's acceptance test, measured (issue 13, parts 1-5).
+"""``netassay accept``: a link's acceptance test, measured.
 
 A Y.1564-style configuration test first (a ramp: 25, 50, 75 and 100% of the contract,
 short steps), then the performance test: K sustained runs at the contract. The contract

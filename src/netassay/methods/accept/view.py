@@ -24,7 +24,7 @@ def cpu_busy_pct(test: AcceptTest) -> dict[str, float]:
 
 
 def summary(test: AcceptTest, verdict: Verdict | None = None) -> dict[str, Any]:
-    """The assess object of one acceptance test (issue 13, part 7)."""
+    """The assess object of one acceptance test."""
     v = verdict or judge(test)
     return {
         "kind": "accept",

@@ -25,7 +25,10 @@ from netassay.methods.batching import store as BS
 from netassay.methods.batching import view as V
 from netassay.methods.batching.request import NAME, RUN_OPTIONS, BatchingRequest
 from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
+
+FIGURES = "netassay.methods.batching.figures"  # imported to draw (matplotlib)
 
 RUN_OVERHEAD_S = 0.3  # per run: the prober started, the capture points read, stored
 SETUP_S = 1.5  # the testbed built, the knobs set, the warm-up train
@@ -60,7 +63,7 @@ class BatchingMethod:
         group_text=V.group_text,
     )
     knobs = None
-    cell_defaults: tuple[str, ...] = ("runs", "rate")
+    cell_defaults: tuple[str, ...] = ("runs", "probe_rate")
     cell_flags: tuple[str, ...] = ()
     cell_setup_s = SETUP_S
     legend = ""
@@ -101,23 +104,19 @@ class BatchingMethod:
         found = list(BS.stored_batchings(store))
         if not found:
             return []
-        from netassay.methods.batching.figures import plot_bursts, plot_gaps  # deferred
-
         sections = []
         for r in found:
             s, label = r.summary, r.experiment.label
             stem = out / "figures" / f"batching_{slugify(label, used)}"
-            png, svg = plot_gaps(r.runs, s["spacing_ns"], s["gap_ns"], stem, label)
-            sections.append(Section(
-                title=f"batching: {label}", text="\n".join(V.lines(r)),
-                figure=f"figures/{png.name}", figure_svg=f"figures/{svg.name}",
-            ))  # fmt: skip
+            args = (r.runs, s["spacing_ns"], s["gap_ns"])
+            gaps = FigureJob(f"{FIGURES}:plot_gaps", args, stem, data_of(*args),
+                             kwargs={"title": label})  # fmt: skip
+            sections.append(Section.drawn(f"batching: {label}", "\n".join(V.lines(r)), gaps, out))
             stem = out / "figures" / f"batching_bursts_{slugify(label, used)}"
-            png, svg = plot_bursts(s["burst_lengths"], stem, f"{label}: burst lengths")
-            sections.append(Section(
-                title=f"batching: {label}: burst lengths",
-                figure=f"figures/{png.name}", figure_svg=f"figures/{svg.name}",
-            ))  # fmt: skip
+            lengths = s["burst_lengths"]
+            bursts = FigureJob(f"{FIGURES}:plot_bursts", (lengths,), stem, data_of(lengths),
+                               kwargs={"title": f"{label}: burst lengths"})  # fmt: skip
+            sections.append(Section.drawn(f"batching: {label}: burst lengths", "", bursts, out))
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
@@ -128,7 +127,7 @@ class BatchingMethod:
     def cell_brief(self, settings: dict[str, Any]) -> str:
         s = settings
         busy = f", busy-poll {s['busy_poll']} us" if s.get("busy_poll") else ""
-        return f"{s['runs']} runs x {s.get('count', 2000)} probes at {s['rate']}/s{busy}"
+        return f"{s['runs']} runs x {s.get('count', 2000)} probes at {s['probe_rate']}/s{busy}"
 
 
 METHOD = BatchingMethod()

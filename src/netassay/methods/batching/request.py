@@ -42,8 +42,9 @@ class BatchingRequest:
         " returned it.", default="icmp", check=choice("icmp", "udp"),
     )  # fmt: skip
     rate_pps: float = param(
-        "--rate", "Probes per second (the sent spacing is its inverse), e.g. 10k.",
+        "--probe-rate", "Probes per second (the sent spacing is its inverse), e.g. 10k.",
         default=10_000.0, parse=as_text(parse_rate), check=RATE, ordinal=True, show="10k",
+        old=("--rate",), what="probes per second",
     )  # fmt: skip
     count: int = param(
         "--count", "Probes per run.", default=2000, cli=int, check=whole(10, 10_000_000),
@@ -122,14 +123,14 @@ class BatchingRequest:
                 raise UsageError(f"bad {flag} {value}", f"{lo}..{hi}", "see --help")
         if not 1 <= self.rate_pps <= MAX_RATE:
             raise UsageError(
-                f"bad --rate {self.rate_pps:g}",
+                f"bad --probe-rate {self.rate_pps:g}",
                 f"1 to {MAX_RATE:g} probes/s (the probe keeps its spacing up to about that)",
                 "e.g. 10k or 20k",
             )
         if self.count / self.rate_pps > MAX_SEND_S:
             raise UsageError(
                 f"a run of {self.count} probes at {self.rate_pps:g}/s would send for over"
-                f" {MAX_SEND_S:g} s", "", "give a smaller --count or a higher --rate",
+                f" {MAX_SEND_S:g} s", "", "give a smaller --count or a higher --probe-rate",
             )  # fmt: skip
         if self.gro == self.xdp == "off" and (self.flush_ns or self.defer or self.threaded == "on"):
             raise UsageError(

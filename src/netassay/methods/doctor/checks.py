@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netassay.loads import AUTO_TOP
 from netassay.quality import RATE_TOLERANCE
 from netassay.units import fmt_rate
 
@@ -239,14 +240,29 @@ def stall_bound(lateness_max_ns: float, queue_pkts: int | None) -> float | None:
     return queue_pkts / (lateness_max_ns / 1e9)
 
 
-def reach(peak_pps: float, reach_pps: float, mrr_pps: float | None) -> Check:
-    """The generator's peak and the highest load it paces now; it must reach past the
-    router's MRR for a sweep to see saturation."""
-    fig = f"peak {fmt_rate(peak_pps)}, paces up to {fmt_rate(reach_pps)}"
-    value = {"peak_pps": peak_pps, "reach_pps": reach_pps}
-    if mrr_pps and reach_pps < mrr_pps:
+def reach(
+    peak_pps: float, reach_pps: float, mrr_pps: float | None, p99_ns: float | None = None
+) -> Check:
+    """The generator's peak and the highest load it paces now (``p99_ns``: how late its
+    frames were at that load, p99); it must reach past the router's MRR, by AUTO_TOP
+    (the top of a sweep given no loads), for a sweep to see saturation and what follows."""
+    late = f" (p99 lateness {p99_ns / 1e3:.3g} us)" if p99_ns is not None else ""
+    fig = f"peak {fmt_rate(peak_pps)}, paces up to {fmt_rate(reach_pps)}{late}"
+    value = {"peak_pps": peak_pps, "reach_pps": reach_pps, "lateness_p99_ns": p99_ns}
+    if not mrr_pps:
+        return Check("generator reach", PASS, fig, value=value)
+    ratio = reach_pps / mrr_pps
+    value["reach_over_mrr"] = ratio
+    if reach_pps < mrr_pps:
         fix = "a paced sweep cannot pass the router's MRR here: use flood, or a faster host"
         return Check("generator reach", WARN, fig + f" < MRR {fmt_rate(mrr_pps)}", fix, value)
+    fig += f" = {ratio:.2f}x the MRR"
+    if ratio < AUTO_TOP:
+        fix = (
+            f"a sweep passes the MRR but not {AUTO_TOP:g}x it: its loads above "
+            f"{fmt_rate(reach_pps)} are not measured here"
+        )
+        return Check("generator reach", WARN, fig, fix, value)
     return Check("generator reach", PASS, fig, value=value)
 
 

@@ -17,6 +17,7 @@ from netassay.methods.doctor import store as DS
 from netassay.methods.doctor import view as V
 from netassay.methods.doctor.request import NAME, RUN_OPTIONS, DoctorRequest, refuse_own_knobs
 from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.names import validate_name
 from netassay.params import declared
 from netassay.store.db import Experiment, Store
@@ -82,20 +83,14 @@ class DoctorMethod:
         found = list(DS.stored_doctors(store))
         if not found:
             return []
-        from netassay.methods.doctor.figures import plot_range  # deferred: matplotlib
-
         sections = []
         for r in found:
             stem = out / "figures" / f"doctor_{slugify(r.experiment.label, used)}"
-            png, svg = plot_range(r.checks, stem, f"{r.experiment.label}: {r.summary['verdict']}")
-            sections.append(
-                Section(
-                    title=f"doctor: {r.experiment.label}",
-                    text="\n".join(V.lines(r)),
-                    figure=f"figures/{png.name}",
-                    figure_svg=f"figures/{svg.name}",
-                )
-            )
+            title = f"{r.experiment.label}: {r.summary['verdict']}"
+            job = FigureJob("netassay.methods.doctor.figures:plot_range", (r.checks,), stem,
+                            data_of(r.checks), kwargs={"title": title})  # fmt: skip
+            text = "\n".join(V.lines(r))
+            sections.append(Section.drawn(f"doctor: {r.experiment.label}", text, job, out))
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

@@ -26,13 +26,13 @@ from netassay.methods.doctor import reference
 from netassay.methods.doctor import store as DS
 from netassay.methods.doctor.request import DoctorRequest
 from netassay.methods.flood import store as FS
-from netassay.methods.flood.run import flood, flood_path
 from netassay.store.db import Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, require_root
 from netassay.testbed.environment import capture as capture_environment
 from netassay.traffic.generator import GenResult, run_generator
 from netassay.trial.engine import TrialContext, measure, trials_on
+from netassay.trial.flood import flood, flood_path
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
@@ -208,7 +208,8 @@ def reach_and_mrr(doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext) -> 
     doc.progress(f"probing the generator's peak ({e.peak_probes} x 0.5 s at max) ...")
     peak = tb.probe_peak(e.peak_probes)
     doc.progress(f"probing the highest load it paces, from {fmt_rate(peak)} ...")
-    reach = lab.paced_reach(tb, peak, doc.progress)
+    reach, probe = lab.reach_probe(tb, peak, doc.progress)
+    late = probe.lateness_p99_ns if probe is not None else None
     floods = []
     assert doc.experiment_id is not None
     with flood_path(tb):
@@ -218,7 +219,7 @@ def reach_and_mrr(doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext) -> 
             rec = FS.trial_of(i, floods[-1], ctx.run_id)
             store.add_trial(doc.experiment_id, replace(rec, load_index=DS.TRIAL_OF["router mrr"]))
     mrr = judged(doc, store, C.mrr(floods))
-    judged(doc, store, C.reach(peak, reach, mrr.value["mrr_pps"]))
+    judged(doc, store, C.reach(peak, reach, mrr.value["mrr_pps"], late))
     return mrr
 
 

@@ -17,6 +17,7 @@ from netassay.methods.flood import store as FS
 from netassay.methods.flood import view as V
 from netassay.methods.flood.request import RUN_OPTIONS, FloodRequest
 from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
@@ -105,21 +106,15 @@ class FloodMethod:
         found = list(FS.stored_floods(store))
         if not found:
             return []
-        from netassay.methods.flood.figures import plot_mrr  # deferred: matplotlib
-
         sections = []
         for exp, s in found:
             stem = out / "figures" / f"mrr_{slugify(exp.label, used)}"
             cap = exp.metadata.get("sut_cap_pps")
-            png, svg = plot_mrr(store.trials(exp.id), cap, stem, exp.label)
-            sections.append(
-                Section(
-                    title=f"flood (MRR): {exp.label}",
-                    text="\n".join(V.stored_lines(exp, s)),
-                    figure=f"figures/{png.name}",
-                    figure_svg=f"figures/{svg.name}",
-                )
-            )
+            trials = store.trials(exp.id)
+            job = FigureJob("netassay.methods.flood.figures:plot_mrr", (trials, cap), stem,
+                            data_of(trials, cap), kwargs={"title": exp.label})  # fmt: skip
+            text = "\n".join(V.stored_lines(exp, s))
+            sections.append(Section.drawn(f"flood (MRR): {exp.label}", text, job, out))
         return sections
 
     def compared(self, store: Store) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ import statistics
 from typing import Any
 
 from netassay.analysis.acceptance import fmt_pct
+from netassay.counters import sutstate
 from netassay.counters.loss import dataplane_counters
 from netassay.methods.flood.run import FloodResult
 from netassay.methods.sweep.dataplane import counters_text
@@ -22,6 +23,10 @@ def flood_line(i: int, f: dict[str, Any]) -> str:
         f"{f['forwarded_pps'] / 1e6:.3f} Mpps ({f['forwarded']:,} of {f['sent']:,}); "
         f"lost at {where}" + ("" if f["saturated"] else " (not saturated)")
     )
+    if f.get("sut"):  # the SUT's own counts at scale, beside where it lost frames
+        line += f"; SUT: {sutstate.text(f['sut'])}"
+    if f.get("flows"):
+        line += f"; {sutstate.flows_text(f['flows'])}"
     own = dataplane_counters(f.get("deltas") or {})
     if own:  # a data plane's own counters over the flood, beside the loss location
         line += f"\n  the SUT's own counters: {counters_text(own)}"

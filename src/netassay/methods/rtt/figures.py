@@ -1,13 +1,10 @@
 """Figures of RTT configurations (seed 002's): CDFs and box plots of each segment by
-configuration, CPU use per core, and a self-contained index.html with the comparison."""
+configuration, CPU use per core (the page that holds them is ``rtt/page.py``)."""
 
 from __future__ import annotations
 
-import html
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -15,9 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from netassay.analysis.effects import over_runs
 from netassay.hist import bin_mid
-from netassay.methods.plots import data_uri, save
+from netassay.methods.plots import save
 from netassay.methods.rtt.compare import Config
 
 CPU_PARTS = ("user", "system", "softirq", "irq", "steal")
@@ -84,74 +80,3 @@ def _mean_cpu(c: Config, core: str, part: str) -> float:
     v = [r.summary.get("cpu", {}).get(core, {}).get(part) for r in c.runs]
     v = [x for x in v if x is not None]
     return float(np.mean(v)) if v else 0.0
-
-
-def render(
-    configs: Sequence[Config],
-    segments: Sequence[str],
-    stat: str,
-    comparison: dict[str, Any],
-    out: Path,
-) -> Path:
-    """Write the figures and index.html (figures inline, works offline) into ``out``."""
-    figs = out / "figures"
-    figs.mkdir(parents=True, exist_ok=True)
-    made = [cdf(configs, seg, figs / f"cdf-{seg}") for seg in segments]
-    made.append(boxes(configs, segments, stat, figs / "box"))
-    made.append(cpu(configs, figs / "cpu"))
-    (out / "comparison.json").write_text(json.dumps(comparison, indent=2, sort_keys=True))
-    pngs = [p for paths in made for p in paths if p.suffix == ".png"]
-    page = _html(configs, segments, stat, comparison, pngs)
-    (out / "index.html").write_text(page)
-    return out / "index.html"
-
-
-def _html(configs, segments, stat, comparison, pngs) -> str:  # type: ignore[no-untyped-def]
-    e = html.escape
-    head = "".join(f"<th>{e(s)} {e(stat)} (us)</th>" for s in segments)
-    rows = []
-    for i, c in enumerate(configs):
-        cells = []
-        for seg in segments:
-            s = over_runs(c.values(seg, stat))
-            ci = s["ci95"]
-            txt = "-" if s["median"] is None else f"{s['median'] / 1e3:.1f}"
-            if ci:
-                txt += f" [{ci[0] / 1e3:.1f}, {ci[1] / 1e3:.1f}]"
-            cells.append(f"<td>{txt}</td>")
-        rows.append(f"<tr><td>#{i + 1}</td><td>{e(c.label)}</td><td>{len(c.runs)}</td>"
-                    f"<td>{c.excluded}</td>{''.join(cells)}</tr>")  # fmt: skip
-    tests = []
-    for t in comparison.get("pairwise", []) + comparison.get("trends", []):
-        tests.append(
-            "<tr>" + "".join(f"<td>{e(_cell(t.get(k)))}</td>" for k in _TEST_COLS) + "</tr>"
-        )
-    imgs = "".join(
-        f'<figure><img alt="{e(p.stem)}" src="{data_uri(p)}">'
-        f"<figcaption>{e(p.stem)}</figcaption></figure>"
-        for p in pngs
-    )
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>netassay rtt</title>
-<style>body{{font-family:sans-serif;margin:1em}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}img{{max-width:100%}}</style>
-</head><body><h1>netassay rtt: {len(configs)} configuration(s)</h1>
-<p>Runs are the unit: each cell is the median over runs of the runs' {e(stat)}, with a bootstrap
-95% confidence interval. Tests compare each configuration with #1.</p>
-<table id="configs"><thead><tr><th>#</th><th>configuration</th><th>runs</th><th>excluded</th>
-{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
-<h2>Comparisons</h2><table id="tests"><thead><tr>{"".join(f"<th>{c}</th>" for c in _TEST_COLS)}
-</tr></thead><tbody>{"".join(tests)}</tbody></table>
-<h2>Figures</h2>{imgs}</body></html>
-"""
-
-
-_TEST_COLS = ("segment", "test", "a", "b", "load", "n_a", "n_b", "n", "p", "cliffs_delta",
-              "effect", "hodges_lehmann", "median_difference", "tau_b")  # fmt: skip
-
-
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)

@@ -15,6 +15,7 @@ from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
 from netassay.methods.rtt import compare as C
+from netassay.methods.rtt import page as P
 from netassay.methods.rtt import run as R
 from netassay.methods.rtt import store as RS
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
@@ -67,7 +68,7 @@ class RttMethod:
     )
     cell_flags: tuple[str, ...] = ()
     knobs = None
-    cell_defaults: tuple[str, ...] = ("runs", "rate")
+    cell_defaults: tuple[str, ...] = ("runs", "probe_rate")
     cell_setup_s = CELL_SETUP_S
     legend = ""
 
@@ -89,9 +90,7 @@ class RttMethod:
         self, configs: list[Any], segments: list[str], stat: str, result: dict[str, Any], out: Path
     ) -> Path:
         """The comparison's figures and page in ``out``; the page."""
-        from netassay.methods.rtt import figures  # deferred: matplotlib
-
-        return figures.render(configs, segments, stat, result, out)
+        return P.write_page(configs, segments, stat, result, out)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredRtt]:
         for p in store_paths(inputs):
@@ -117,11 +116,10 @@ class RttMethod:
         (``-N`` with several stores), linked from the index."""
         if next(iter(RS.rtt_experiments(store)), None) is None:
             return []
-        from netassay.methods.rtt import figures  # deferred: matplotlib
-
         place = f"rtt{suffix}"
         configs, segments, result = C.comparison(store, [], None)
-        figures.render(configs, segments, "p50", result, out / place)
+        jobs = P.figures(configs, segments, "p50", out / place)
+        write = P.writer(configs, segments, "p50", result, out / place, jobs)
         lines = [
             f"{row['configuration']}: runs {row['runs']}; "
             + ", ".join(
@@ -131,11 +129,8 @@ class RttMethod:
             )
             for row in result["configurations"]
         ]
-        return [
-            Section(
-                title="round-trip time (rtt)", text="\n".join(lines), link=f"{place}/index.html"
-            )
-        ]
+        return [Section(title="round-trip time (rtt)", text="\n".join(lines),
+                        link=f"{place}/index.html", jobs=tuple(jobs), page=write)]  # fmt: skip
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """An rtt cell: the median over its runs (measurement faults left out) of each

@@ -66,8 +66,8 @@ class RttRequest:
         check=choice("icmp", "udp"),
     )  # fmt: skip
     rate_pps: float = param(
-        "--rate", "Probes per second, e.g. 1k.", default=1000.0, parse=_RATE, check=RATE,
-        ordinal=True, show="1k",
+        "--probe-rate", "Probes per second, e.g. 1k.", default=1000.0, parse=_RATE,
+        check=RATE, ordinal=True, show="1k", old=("--rate",), what="probes per second",
     )  # fmt: skip
     count: int | None = param(
         "--count", "Probes per run (or --duration).", default=None, cli=int,
@@ -91,7 +91,7 @@ class RttRequest:
     )  # fmt: skip
     load: str | None = param(
         "--load", "Background load TYPE:N@WHERE, e.g. cpu:32@sender.", default=None,
-        check=_load,
+        check=_load, metavar="TYPE:N@WHERE",
     )  # fmt: skip
     load_rate_pps: float = param(
         "--load-rate", "net load: packets/s per background endpoint.", default=10_000.0,
@@ -116,7 +116,7 @@ class RttRequest:
         cli=bool, negate=True, check=flag,
     )  # fmt: skip
     rate_check: bool = param(
-        "--no-rate-check", "Skip the check that the path carries the rate.", default=True,
+        "--no-rate-check", "Skip the check that the path carries the probe rate.", default=True,
         cli=bool, negate=True, check=flag,
     )  # fmt: skip
     cpus: str = param(

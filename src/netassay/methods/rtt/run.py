@@ -204,7 +204,7 @@ def check_path(tb: Testbed, req: RttSetup, capture: Capture | None) -> dict[str,
             f"probe rate {req.spec.rate_pps:g}/s is above what path '{req.path}' carries here",
             f"a {spec.count}-probe check lost {lost:.1%}, sent at {rate:.0f}/s and the"
             f" median probe left {behind / 1e6:.1f} ms late",
-            "lower --rate (or skip the check with --no-rate-check); nothing was stored",
+            "lower --probe-rate (or skip the check with --no-rate-check); nothing was stored",
         )
     return {"probes": sent, "received": got, "lost_share": round(lost, 6), "sent_pps": rate,
             "median_send_delay_ns": behind}  # fmt: skip

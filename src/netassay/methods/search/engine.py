@@ -139,20 +139,47 @@ def _class(estimates: tuple[bool, bool]) -> str:
     return LOWER if optimistic else UPPER
 
 
-def _result(rec: TrialRecord, duration_s: float, load_pps: float) -> MeasurementResult:
+def _result(
+    rec: TrialRecord, duration_s: float, load_pps: float, spec: SearchSpec | None = None
+) -> MeasurementResult:
     """The SUT's loss on what was sent: offered = sent, forwarded = what the SUT
     delivered (the sink's own drops included). Durations are the intended ones, so that
-    a trial of 0.9995 s does not leave a duration sum short."""
+    a trial of 0.9995 s does not leave a duration sum short. A trial that missed the
+    spec's latency bound is given to MLRsearch as one that forwarded nothing: it fails
+    every goal (MLRsearch counts a missing trial the same way), whatever its loss."""
+    missed = latency_missed(rec, spec)
     return MeasurementResult(
         intended_duration=duration_s,
         intended_load=load_pps,
         offered_count=int(rec.sent),
-        forwarding_count=int(rec.forwarded),
+        forwarding_count=0 if missed else int(rec.forwarded),
     )
 
 
 def loss_ratio(rec: TrialRecord) -> float:
     return (rec.sent - rec.forwarded) / rec.sent if rec.sent else 0.0
+
+
+def latency_of(rec: TrialRecord, spec: SearchSpec | None) -> dict[str, Any] | None:
+    """The trial against the spec's latency bound (None without one): the percentile's
+    value (None: no frame arrived to have one), the bound, and whether it held."""
+    bound = spec.max_latency if spec is not None else None
+    if bound is None:
+        return None
+    value = bound.of(rec.counters.get("latency"))
+    held = value is not None and value <= bound.bound_ns
+    return {"percentile": bound.percentile, "bound_ns": bound.bound_ns, "value_ns": value,
+            "held": held}  # fmt: skip
+
+
+def latency_missed(rec: TrialRecord, spec: SearchSpec | None) -> bool:
+    lat = latency_of(rec, spec)
+    return lat is not None and not lat["held"]
+
+
+def judged_loss_ratio(rec: TrialRecord, spec: SearchSpec | None) -> float:
+    """The loss ratio a goal is judged on: 1 for a trial that missed the latency bound."""
+    return 1.0 if latency_missed(rec, spec) else loss_ratio(rec)
 
 
 @dataclass
@@ -201,7 +228,7 @@ class _Measurer(AbstractMeasurer):
             self.replayed += 1
             self._took(rec, intended_load, intended_duration)
             self.pending = (rec, True)
-            return _result(rec, intended_duration, intended_load)
+            return _result(rec, intended_duration, intended_load, self.spec)
         if not self.live or self.trial_fn is None:
             raise _Halt(Stop(STORED_END, f"the stored trials end after trial {self.n}"))
         if self._time_left() < intended_duration:
@@ -209,12 +236,12 @@ class _Measurer(AbstractMeasurer):
         rec = self._run(intended_load, intended_duration)
         self._took(rec, intended_load, intended_duration)
         self.pending = (rec, False)
-        return _result(rec, intended_duration, intended_load)
+        return _result(rec, intended_duration, intended_load, self.spec)
 
     def _took(self, rec: TrialRecord, load: float, duration: float) -> None:
         """A usable trial MLRsearch is given: counted at its load, kept as measured."""
         self.at_load[load] = self.at_load.get(load, 0) + 1
-        self.measured.setdefault(load, []).append((duration, loss_ratio(rec)))
+        self.measured.setdefault(load, []).append((duration, judged_loss_ratio(rec, self.spec)))
 
     # -- live trials -----------------------------------------------------------------
     def _time_left(self) -> float:
@@ -255,6 +282,7 @@ class _Measurer(AbstractMeasurer):
             "intended_load_pps": load,
             "intended_duration_s": duration,
             "loss_ratio": loss_ratio(rec),
+            **({"latency": lat} if (lat := latency_of(rec, self.spec)) else {}),
             "attempts": len(discarded) + 1,
             "attempt_time_s": round(self.trial_time_s - time0, 6),
             "elapsed_s": round(self.clock() - self.t0, 3),
@@ -317,10 +345,19 @@ class _Measurer(AbstractMeasurer):
         if not replayed:
             stats = self.mlr.database[load]
             lr = loss_ratio(rec)
+            held = not latency_missed(rec, self.spec)
             rec.counters["search"]["goals"] = {
                 g.key: {
-                    "trial": "good" if lr <= g.loss_ratio else "bad",
+                    "trial": "good" if lr <= g.loss_ratio and held else "bad",
                     "load": _class(stats.estimates(self._target(g))),
+                    **(
+                        {
+                            "loss": "held" if lr <= g.loss_ratio else "missed",
+                            "latency": "held" if held else "missed",
+                        }
+                        if self.spec.max_latency
+                        else {}
+                    ),
                 }
                 for g in self.spec.goals
             }

@@ -110,7 +110,7 @@ def plot_search(
     ax.legend(fontsize=8, loc="best")
     out = []
     for fmt in FORMATS:
-        path = stem.with_suffix(f".{fmt}")
+        path = stem.with_name(f"{stem.name}.{fmt}")  # a label's dots kept in the name
         fig.savefig(path, dpi=110)
         out.append(path)
     plt.close(fig)
@@ -152,3 +152,10 @@ def _draw(ax: Any, pts: Sequence[dict[str, Any]], outcome: E.SearchOutcome, div:
                 ls="--",
                 label=f"{o.goal.label}: bounds and conditional throughput",
             )
+
+
+def plot_stored(
+    trials: Iterable[dict[str, Any]], outcome: E.SearchOutcome, stem: Path, title: str = ""
+) -> list[Path]:
+    """``plot_search`` of a search's stored trials (``points``)."""
+    return plot_search(points(trials), outcome, stem, title)

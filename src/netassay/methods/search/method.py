@@ -20,6 +20,7 @@ from netassay.methods.base import (
     request_from,
 )
 from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.methods.search import engine as E
 from netassay.methods.search import pdr as P
 from netassay.methods.search import run as R
@@ -53,6 +54,7 @@ class SearchMethod:
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
     pdr_rate = staticmethod(P.pdr_rate)  # a share of the newest stored PDR (search.pdr)
+    measure_pdr = staticmethod(R.measure_pdr)  # a short search now, on an open testbed
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = CELL_SETUP_S
     legend = ""
@@ -103,30 +105,22 @@ class SearchMethod:
             }  # fmt: skip
             return json.dumps(obj, allow_nan=False)
         lines = V.outcome_lines(out, f"{exp.label}, experiment {exp.id}")
-        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id, out)))
+        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id, out), out.spec))
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """One section per search: its result in words, its load-time figure (PNG inline,
         SVG linked)."""
-        from netassay.methods.search.figures import plot_search, points  # deferred: matplotlib
-
         found = []
         for exp, o in V.stored_searches(store):
             stem = out / "figures" / f"search_{slugify(exp.label, used)}"
-            png, svg = plot_search(points(store.trials(exp.id)), o, stem, exp.label)
-            found.append(
-                Section(
-                    title=f"search: {exp.label}",
-                    text="\n".join(
-                        V.outcome_lines(o, f"experiment {exp.id}")
-                        + V.cap_lines(V.over_caps(store, exp, o))
-                    ),
-                    figure=f"figures/{png.name}",
-                    figure_svg=f"figures/{svg.name}",
-                )
-            )
+            trials = store.trials(exp.id)
+            job = FigureJob("netassay.methods.search.figures:plot_stored", (trials, o), stem,
+                            data_of(trials, o), kwargs={"title": exp.label})  # fmt: skip
+            lines = V.outcome_lines(o, f"experiment {exp.id}")
+            text = "\n".join(lines + V.cap_lines(V.over_caps(store, exp, o)))
+            found.append(Section.drawn(f"search: {exp.label}", text, job, out))
         return found
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

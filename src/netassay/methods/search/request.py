@@ -4,18 +4,30 @@ Each field is declared once (``params``): its flag, help, parser and range."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from netassay.errors import UsageError
 from netassay.loads import RateFlags, check_load
 from netassay.methods.search.spec import (
     Goal,
     GoalOptions,
     make_goals,
+    parse_max_latency,
     parse_ratio,
 )
-from netassay.params import DURATION, PAUSE, as_text, flag, fraction, param, whole
+from netassay.params import (
+    DURATION,
+    GOAL_SYNTAX,
+    PAUSE,
+    as_text,
+    flag,
+    fraction,
+    goal_check,
+    param,
+    tagged,
+    whole,
+)
 from netassay.units import parse_duration, parse_pause, parse_rate
 
 _RATE = as_text(parse_rate)
@@ -23,14 +35,31 @@ _DUR = as_text(parse_duration)
 
 
 def _goals(v: Any) -> tuple[str, ...]:
-    """A campaign file's goal or goals (ndr, pdr, pdr:RATIO)."""
+    """A campaign file's goal or goals (ndr, pdr, pdr:R), each checked as --goal is."""
     items = [v] if isinstance(v, str) else v
     if not isinstance(items, list) or not items or not all(isinstance(g, str) for g in items):
-        raise ValueError("expected a goal or a list of goals: ndr, pdr, pdr:RATIO")
+        raise ValueError(f"expected a goal or a list of goals: {GOAL_SYNTAX}")
     for g in items:
-        if not re.fullmatch(r"ndr|pdr(:[0-9.]+%?)?", g):
-            raise ValueError(f"unknown goal '{g}' (ndr, pdr, pdr:RATIO)")
+        goal_check()(g)
     return tuple(items)
+
+
+tagged(_goals, "GOAL")
+
+
+def _latency_text(v: Any) -> str:
+    """--max-latency as given, checked (its bound is parsed when the search starts)."""
+    parse_max_latency(v)
+    return str(v).strip().lower()
+
+
+def _latency_bound(v: Any) -> str:
+    """A file's --max-latency, checked and kept as written."""
+    try:
+        parse_max_latency(v)
+    except UsageError as exc:
+        raise ValueError(exc.why) from exc
+    return str(v)
 
 
 def _goal_list(v: Any) -> tuple[str, ...]:
@@ -44,7 +73,10 @@ BOTH = (
     "--bidirectional: each load, bound and count is both directions' sum (FD.io CSIT's "
     "aggregate), the load per direction half of it"
 )
-RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
+RUN_OPTIONS = (
+    "db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed",
+    "hook_before", "hook_after",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -53,7 +85,8 @@ class SearchRequest:
     search derives, e.g. the max load from the generator's peak)."""
 
     goals: tuple[str, ...] = param(
-        "--goal", "ndr | pdr | pdr:RATIO (repeat; default: ndr and pdr:0.005).", default=(),
+        "--goal", f"A goal: {GOAL_SYNTAX}; repeat for several (the same syntax as soak's "
+        "--goal). Without it: ndr and pdr:0.005.", default=(),
         cli=list, parse=_goal_list, check=_goals, key="goals",
     )  # fmt: skip
     min_load_pps: float | None = param(
@@ -121,6 +154,14 @@ class SearchRequest:
         "found are both directions' sum (FD.io CSIT's aggregate), each direction half.",
         default=False, cli=bool, check=flag,
     )  # fmt: skip
+    max_latency: str | None = param(
+        "--max-latency",
+        "pP:BOUND, e.g. p99:100us: a load meets a goal only when each trial's P-th "
+        "percentile of one-way latency (the XDP sink's histogram) is at or below BOUND as "
+        "well as its loss (a trial above it counts as failing every goal); the output says "
+        "which bound held at each load.",
+        default=None, parse=_latency_text, check=_latency_bound, metavar="pP:BOUND",
+    )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
 
@@ -141,5 +182,6 @@ class SearchRequest:
             ("--final-duration", self.final_duration_s),
             ("--duration-sum", self.duration_sum_s), ("--min-load", self.min_load_pps),
             ("--max-load", self.max_load_pps), ("--bidirectional", self.bidirectional),
+            ("--max-latency", self.max_latency),
         )  # fmt: skip
         return [flag_ for flag_, value in set_ if value]

@@ -18,6 +18,7 @@ from typing import Any
 from netassay import names as N
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
+from netassay.counters.sutstate import beside
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
@@ -27,7 +28,9 @@ from netassay.methods.search.spec import (
     MIN_LOAD_FRACTION,
     TIME_CAP_S,
     Goal,
+    LatencyBound,
     SearchSpec,
+    parse_max_latency,
     verify_goal,
 )
 from netassay.methods.sweep import run as SW
@@ -39,7 +42,8 @@ from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed, config_from_state, require_root
 from netassay.traffic.generator import GenResult
 from netassay.trial import bidirectional as B
-from netassay.trial.engine import TrialContext, measure, trials_on
+from netassay.trial.engine import TrialContext, measure, testbed_problem, trials_on
+from netassay.trial.hooks import Hooks
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
@@ -100,10 +104,13 @@ class SearchJob:
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
     # both directions at once (trial.bidirectional): every load is both directions' sum
     bidirectional: bool = False
+    hooks: Hooks | None = None  # commands run around each trial (trial.hooks)
+    max_latency: LatencyBound | None = None  # --max-latency: a bound beside the loss
 
     def spec(self, max_load_pps: float, reach_pps: float | None = None) -> SearchSpec:
         lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
-        spec = SearchSpec(self.goals, lo, max_load_pps, self.time_cap_s, reach_pps=reach_pps)
+        spec = SearchSpec(self.goals, lo, max_load_pps, self.time_cap_s, reach_pps=reach_pps,
+                          max_latency=self.max_latency)  # fmt: skip
         spec.validate()
         return spec
 
@@ -138,6 +145,12 @@ class SearchReport:
 
 def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     """Validate everything a search needs before anything is touched."""
+    job = _prepare(req, options, cfg)
+    job.hooks = lab.hooks_of(options)
+    return job
+
+
+def _prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     retries = RETRIES if options.retries is None else options.retries
     lab.check_request(options.name, retries, options.experiment, options.resume, "search")
     if options.resume:
@@ -164,6 +177,12 @@ def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     )  # fmt: skip
     job.verify = _verify_plan(req, goals, required=True)
     job.rates, job.bidirectional = options.rates, req.bidirectional
+    job.max_latency = parse_max_latency(req.max_latency) if req.max_latency else None
+    if job.max_latency is not None and testbed.sink == "nft":
+        raise UsageError(
+            "--max-latency needs the XDP sink", "--sink nft keeps no latency histogram",
+            "use --sink xdp (the default) or xdp+nft",
+        )  # fmt: skip
     return job
 
 
@@ -196,7 +215,8 @@ def run(job: SearchJob) -> SearchReport:
     note = job.note or (lambda line: None)
     with lab.open_testbed(job.name, job.testbed, "a search", note) as tb:
         peak, max_load = (None, 0.0) if job.resumed is not None else _max_load(tb, job, note)
-        with trials_on(tb, bidirectional=job.bidirectional) as ctx:
+        bound = job.resumed.max_latency if job.resumed is not None else job.max_latency
+        with trials_on(tb, latency=bound is not None, bidirectional=job.bidirectional) as ctx:
             if job.resumed is not None:
                 spec = job.resumed
             else:  # the max load paced once as the trials send it (--bidirectional: both)
@@ -223,8 +243,17 @@ def _measured(
         ctx, _ = lab.restart_experiment(store, ctx, job.experiment_id, "search", note)
     else:
         ctx = _start(job, spec, ctx, store, peak)
+    ctx = lab.with_hooks(ctx, job.hooks)
     setup_s = time.monotonic() - t_start
-    spec, outcome = _search(job, spec, ctx, store, stored, note)
+    try:
+        spec, outcome = _search(job, spec, ctx, store, stored, note)
+    except TestbedError as exc:  # taken apart under the search: what is stored stays
+        then = f"{exc.todo}, then " if exc.todo else ""
+        raise TestbedError(
+            exc.what, exc.why,
+            f"{job.stored} trial(s) of this run are stored in {job.db}; {then}continue "
+            f"with 'netassay search --db {job.db} --resume'",
+        ) from exc  # fmt: skip
     report = SearchReport(job.experiment_id, job.db, outcome, peak, setup_s)
     if job.verify is not None and outcome.stop is None:
         v = _verify(job, spec, outcome, ctx, store, peak)
@@ -246,7 +275,8 @@ def _search(
     for _ in range(REACH_RESTARTS + 1):
         outcome = E.run_search(
             spec, _trial_fn(job, ctx), on_trial=_on_trial(job, store), stored=stored,
-            retries=job.retries, retry_ok=lambda rec: not lab.signalled(rec),
+            retries=job.retries,
+            retry_ok=lambda rec: not lab.signalled(rec) and testbed_problem(ctx) is None,
             elapsed_before_s=elapsed,
         )  # fmt: skip
         stop = outcome.stop
@@ -461,7 +491,8 @@ def progress_line(ev: E.TrialEvent, names: dict[str, str]) -> str:
     bounds = "; ".join(
         f"{names.get(key, key)} [{_k(lo)}, {_k(hi)}]" for key, (lo, hi) in ev.bounds.items()
     )
-    return f"{head} | {bounds} | {info['elapsed_s']:.0f} s"
+    at_scale = beside(rec.counters, rec.loss_location)
+    return f"{head} | {bounds} | {info['elapsed_s']:.0f} s{at_scale}"
 
 
 def _k(pps: float | None) -> str:
@@ -545,3 +576,42 @@ def check(report: SearchReport) -> None:
         f"the bounds shown are what it found; {where}",
         "give a longer --time-cap, or coarser goals (--width, --duration-sum)",
     )
+
+
+# -- the throughput another method measures first (burst, recovery: --throughput search)
+MEASURE_GOAL = Goal(0.005, initial_trial_duration_s=0.5, final_trial_duration_s=1.0,
+                    duration_sum_s=2.0, relative_width=0.02)  # fmt: skip
+MEASURE_CAP_S = 180.0
+
+
+def measure_pdr(
+    tb: Testbed, ctx: TrialContext, store: Store, testbed: TestbedConfig, label: str,
+    note: lab.Note,
+) -> tuple[float, dict[str, Any]]:  # fmt: skip
+    """A short search for the PDR@0.5% on an open testbed, its trials stored as a search
+    experiment of their own (after the caller's): its conditional throughput (else its
+    lower bound), and where it came from. Refused when it found none."""
+    job = SearchJob((MEASURE_GOAL,), None, None, MEASURE_CAP_S, testbed, str(store.path),
+                    tb.name, label, True, RETRIES)  # fmt: skip
+    note(f"measuring the throughput first: {label}")
+    peak, max_load = _max_load(tb, job, note)
+    spec = job.spec(*_reach(ctx, max_load, job, note))
+    run_ctx = _start(job, spec, ctx, store, peak)
+    spec, outcome = _search(job, spec, run_ctx, store, [], note)
+    found = outcome.goals[0]
+    pdr = found.conditional_pps or found.lower_pps
+    if outcome.stop is not None:
+        raise TestbedError(
+            f"the search for the throughput stopped: {outcome.stop.message}",
+            f"search experiment {job.experiment_id}; a fault is never counted as SUT loss",
+            "give --throughput as a rate, or measure on a quieter host",
+        )  # fmt: skip
+    if pdr is None:
+        raise TestbedError(
+            "the search for the throughput found no PDR",
+            f"search experiment {job.experiment_id}: loss above 0.5% at its lowest load",
+            "give --throughput as a rate",
+        )  # fmt: skip
+    note(f"throughput: PDR@0.5% {fmt_rate(pdr)} (search experiment {job.experiment_id})")
+    return pdr, {"search_experiment": job.experiment_id, "goal": MEASURE_GOAL.key,
+                 "pdr_pps": pdr, "measured": True}  # fmt: skip

@@ -10,11 +10,14 @@ width 0.5%, exceed ratio 0.5.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from netassay.errors import UsageError
+from netassay.hist import SinkHist
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
+from netassay.params import goal_ratio
 from netassay.units import fmt_rate
 
 if TYPE_CHECKING:
@@ -93,6 +96,50 @@ class Goal:
 
 
 @dataclass(frozen=True)
+class LatencyBound:
+    """``--max-latency pP:BOUND``: percentile ``percentile`` of a trial's one-way latency
+    (the XDP sink's histogram) at or below ``bound_ns``."""
+
+    percentile: float
+    bound_ns: float
+
+    @property
+    def label(self) -> str:
+        return f"p{self.percentile:g} <= {fmt_latency(self.bound_ns)}"
+
+    def of(self, latency: dict[str, Any] | None) -> float | None:
+        """The trial's value of the percentile (None: it holds no latency)."""
+        if not latency:
+            return None
+        return SinkHist(latency).percentile(self.percentile)
+
+
+def fmt_latency(ns: float) -> str:
+    return f"{ns / 1e3:g} us" if ns < 1e6 else f"{ns / 1e6:g} ms"
+
+
+def parse_max_latency(text: Any) -> LatencyBound:
+    """'p99:100us' -> LatencyBound(99, 100000); 'p50:2ms', 'p99.9:1ms'."""
+    t = str(text).strip().lower()
+    m = re.fullmatch(r"p([0-9]+(?:\.[0-9]+)?):(.+)", t)
+    if m is None:
+        raise UsageError(f"bad --max-latency '{text}'", "it is pP:BOUND",
+                         "give e.g. p99:100us")  # fmt: skip
+    p = float(m.group(1))
+    if not 0 < p <= 100:
+        raise UsageError(f"bad --max-latency '{text}'", "a percentile in (0, 100]",
+                         "give e.g. p99:100us")  # fmt: skip
+    b = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)", m.group(2).strip())
+    if b is None or float(b.group(1)) <= 0:
+        raise UsageError(f"bad --max-latency '{text}'", "a bound above 0 in ns, us, ms or s",
+                         "give e.g. p99:100us")  # fmt: skip
+    return LatencyBound(p, float(b.group(1)) * _NS[b.group(2)])
+
+
+_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+@dataclass(frozen=True)
 class SearchSpec:
     goals: tuple[Goal, ...]
     min_load_pps: float
@@ -102,6 +149,9 @@ class SearchSpec:
     # (``run``): how many times, and the reach (None: the max load as given or probed)
     epoch: int = 0
     reach_pps: float | None = None
+    # --max-latency: a load meets a goal only when this percentile of each trial's
+    # one-way latency is at or below the bound too (None: loss alone)
+    max_latency: LatencyBound | None = None
 
     def validate(self) -> None:
         if not self.goals:
@@ -151,6 +201,7 @@ class SearchSpec:
             "mlrsearch": MLRSEARCH_VERSION,
             **({"epoch": self.epoch} if self.epoch else {}),
             **({"generator_reach_pps": self.reach_pps} if self.reach_pps else {}),
+            **({"max_latency": asdict(self.max_latency)} if self.max_latency else {}),
         }
 
     @staticmethod
@@ -162,6 +213,7 @@ class SearchSpec:
             float(d.get("time_cap_s", TIME_CAP_S)),
             int(d.get("epoch", 0)),
             d.get("generator_reach_pps"),
+            LatencyBound(**d["max_latency"]) if d.get("max_latency") else None,
         )
 
 
@@ -180,23 +232,9 @@ def parse_ratio(text: str, what: str) -> float:
 
 
 def parse_goal(text: str) -> float:
-    """'ndr' -> 0.0; 'pdr' -> 0.005; 'pdr:0.01' or 'pdr:1%' -> 0.01 (the loss ratio)."""
-    t = str(text).strip().lower()
-    if t == "ndr":
-        return 0.0
-    if t == "pdr":
-        return 0.005
-    kind, _, ratio = t.partition(":")
-    if kind not in ("pdr", "ndr") or not ratio:
-        raise UsageError(
-            f"bad --goal '{text}'", "a goal is ndr, pdr or pdr:RATIO", "e.g. --goal pdr:0.005"
-        )
-    value = parse_ratio(ratio, "goal loss ratio")
-    if kind == "ndr" and value != 0:
-        raise UsageError(f"bad --goal '{text}'", "NDR is zero loss", "write pdr:RATIO instead")
-    if not 0 <= value < 1:
-        raise UsageError(f"bad goal loss ratio '{ratio}'", "it must be in [0, 1)", "e.g. 0.005")
-    return value
+    """'ndr' -> 0.0; 'pdr' -> 0.005; 'pdr:0.01' or 'pdr:1%' -> 0.01 (the loss ratio):
+    ``params.goal_ratio``, soak's parser too."""
+    return goal_ratio(text)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 from netassay.analysis.caps import Cap, CapExcess, above_cap
 from netassay.methods import lab
 from netassay.methods.rates import rates_json, rates_lines
+from netassay.methods.search import bounds_held as BH
 from netassay.methods.search import engine as E
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
@@ -116,8 +117,10 @@ def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> d
         rates = exp.metadata.get("rates")
         both = at_bounds(st, experiment_id, out) if exp.config.get("bidirectional") else None
         own = DP.stored(st, experiment_id)
+        bound = BH.by_load(st, experiment_id, out.spec) if out.spec.max_latency else None
         capped = over_caps(st, exp, out)
     return {
+        **({"latency_bound": bound} if bound is not None else {}),
         **({"imix": mix} if mix else {}),
         **({"dataplane": own} if own else {}),
         **({"rates": rates_json(rates)} if rates else {}),
@@ -160,10 +163,12 @@ def _cap_of(d: dict[str, Any]) -> CapExcess:
                      d.get("layer", ""), d.get("goal_loss_ratio", 0.0))  # fmt: skip
 
 
-def extras_lines(extras: dict[str, Any]) -> list[str]:
+def extras_lines(extras: dict[str, Any], spec: SearchSpec | None = None) -> list[str]:
     """``stored_extras`` in words."""
     out = cap_lines([_cap_of(d) for d in extras.get("above_cap", [])])
     out += rates_lines(extras["rates"]) if "rates" in extras else []
+    if "latency_bound" in extras and spec is not None:
+        out += BH.lines(extras["latency_bound"], spec)
     out += both_lines(extras["bidirectional"]) if "bidirectional" in extras else []
     out += DP.json_lines(extras["dataplane"]) if "dataplane" in extras else []
     return out + (json_lines(extras["imix"]) if "imix" in extras else [])
@@ -298,7 +303,7 @@ def report_lines(r: SearchReport) -> list[str]:
     if r.generator_peak_pps is not None:
         where += f", generator peak {fmt_rate(r.generator_peak_pps)}"
     skipped = [f"verify: no PASTRAMI sweep: {r.verify_skipped}"] if r.verify_skipped else []
-    extras = extras_lines(stored_extras(r.db, r.experiment_id, r.outcome))
+    extras = extras_lines(stored_extras(r.db, r.experiment_id, r.outcome), r.outcome.spec)
     return outcome_lines(r.outcome, where) + extras + verify_lines(r.verify, r.outcome) + skipped
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
 from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.methods.soak import run as R
 from netassay.methods.soak import series as SE
 from netassay.methods.soak import store as SS
@@ -71,8 +72,6 @@ class SoakMethod:
         found = list(SS.stored_soaks(store))
         if not found:
             return []
-        from netassay.methods.soak.figures import plot_timeline  # deferred: matplotlib
-
         sections = []
         for r in found:
             trials = store.trials(r.experiment.id)
@@ -82,15 +81,11 @@ class SoakMethod:
             title = f"{r.experiment.label}: {r.summary['verdict']}"
             # the seconds are both directions' sum with --bidirectional: so is the offer
             offered = float(r.summary["rate_pps"]) * (2 if "bidirectional" in r.summary else 1)
-            png, svg = plot_timeline(seconds, starts, r.summary["events"], offered, stem, title)
-            sections.append(
-                Section(
-                    title=f"soak: {r.experiment.label}",
-                    text="\n".join([*V.lines(r), V.CAVEAT]),
-                    figure=f"figures/{png.name}",
-                    figure_svg=f"figures/{svg.name}",
-                )
-            )
+            args = (seconds, starts, r.summary["events"], offered)
+            job = FigureJob("netassay.methods.soak.figures:plot_timeline", args, stem,
+                            data_of(*args), kwargs={"title": title})  # fmt: skip
+            text = "\n".join([*V.lines(r), V.CAVEAT])
+            sections.append(Section.drawn(f"soak: {r.experiment.label}", text, job, out))
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

@@ -10,7 +10,16 @@ from typing import Any
 
 from netassay.errors import NetassayError, UsageError
 from netassay.loads import RateFlags, check_load, written
-from netassay.params import DURATION, as_text, flag, fraction, param
+from netassay.params import (
+    DURATION,
+    GOAL_SYNTAX,
+    as_text,
+    flag,
+    goal_check,
+    goal_ratio,
+    param,
+    tagged,
+)
 from netassay.units import parse_duration, parse_rate
 
 RETRIES = 2  # a faulty segment is repeated as a sweep's trial is
@@ -18,7 +27,10 @@ MAX_DURATION_S = 7 * 24 * 3600.0
 MIN_SEGMENT_S = 1.0  # a segment is read every second: at least one
 MAX_SEGMENTS = 100_000
 PDR_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)%pdr")
-RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
+RUN_OPTIONS = (
+    "db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed",
+    "hook_before", "hook_after",
+)  # fmt: skip
 
 
 def parse_load(text: Any) -> str:
@@ -56,15 +68,18 @@ def pdr_share(load: str) -> float | None:
 
 
 def parse_goal(text: Any) -> float:
-    """``--goal``: 'ndr' (0), 'pdr' (0.005), a ratio (0.005) or a percentage (0.5%)."""
-    t = str(text).strip().lower()
-    named = {"ndr": 0.0, "pdr": 0.005}
-    if t in named:
-        return named[t]
-    try:
-        return fraction(0.0, 1.0)(t)
-    except ValueError as exc:
-        raise UsageError(f"bad --goal '{text}'", str(exc), "give e.g. 0.005, 0.5%, ndr") from exc
+    """``--goal``: search's goal syntax ('ndr', 'pdr', 'pdr:0.5%'), or the ratio alone
+    ('0.005', '0.5%'): ``params.goal_ratio``."""
+    return goal_ratio(text, bare=True)
+
+
+def _goal_value(v: Any) -> float:
+    """A config file's goal as its ratio (ValueError saying why not)."""
+    goal_check(bare=True)(v)
+    return goal_ratio(v, bare=True)
+
+
+tagged(_goal_value, "GOAL")
 
 
 @dataclass(frozen=True)
@@ -76,19 +91,22 @@ class SoakRequest:
         "--rate", "Load: a rate (200k, or 500Mbps at --layer, or 50% of the line rate) or a "
         "share of the newest stored search's PDR (90%pdr, from --db).", default=None,
         parse=as_text(parse_load), check=_check_rate, campaign=False, load="one",
+        metavar="RATE",
     )  # fmt: skip
     duration_s: float = param(
         "--duration", "Length of the whole soak, e.g. 30m.", default=60.0,
         parse=as_text(parse_duration), check=DURATION, ordinal=True, show="60s",
     )  # fmt: skip
     segment_s: float = param(
-        "--segment", "Length of each stored segment (the last one is shorter when the "
-        "duration is not a multiple).", default=10.0, parse=as_text(parse_duration),
-        check=DURATION, ordinal=True, show="10s",
+        "--segment-length", "Length of each stored segment (the last one is shorter when "
+        "the duration is not a multiple).", default=10.0, parse=as_text(parse_duration),
+        check=DURATION, ordinal=True, show="10s", old=("--segment",),
+        what="the length of each stored segment",
     )  # fmt: skip
     goal: float = param(
-        "--goal", "Goal loss ratio over the whole soak: 0.005, 0.5%, ndr (0), pdr (0.005).",
-        default=0.005, parse=parse_goal, check=fraction(0.0, 1.0), show="0.005",
+        "--goal", f"Goal loss ratio over the whole soak, written as search's --goal: "
+        f"{GOAL_SYNTAX}; or R alone (0.005, 0.5%), the same goal as pdr:R.",
+        default=0.005, parse=parse_goal, check=_goal_value, show="0.005",
     )  # fmt: skip
     bidirectional: bool = param(
         "--bidirectional",
@@ -110,12 +128,12 @@ class SoakRequest:
             raise UsageError(f"--duration {self.duration_s:g}s is too long", "at most 7 days",
                              "give a shorter --duration")  # fmt: skip
         if self.segment_s < MIN_SEGMENT_S:
-            raise UsageError(f"--segment {self.segment_s:g}s is too short",
+            raise UsageError(f"--segment-length {self.segment_s:g}s is too short",
                              "a segment is read every second", "give at least 1s")  # fmt: skip
         if self.segment_s > self.duration_s:
-            raise UsageError(f"--segment {self.segment_s:g}s is longer than --duration "
+            raise UsageError(f"--segment-length {self.segment_s:g}s is longer than --duration "
                              f"{self.duration_s:g}s", "a soak is one or more segments",
-                             "give a shorter --segment")  # fmt: skip
+                             "give a shorter --segment-length")  # fmt: skip
         if self.duration_s / self.segment_s > MAX_SEGMENTS:
             raise UsageError("too many segments", f"at most {MAX_SEGMENTS}",
-                             "give a longer --segment")  # fmt: skip
+                             "give a longer --segment-length")  # fmt: skip

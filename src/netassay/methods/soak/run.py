@@ -32,6 +32,7 @@ from netassay.store.db import Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
 from netassay.trial.engine import TrialContext, frames_counted, measure, trials_on
+from netassay.trial.hooks import Hooks
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, parse_rate
 
@@ -65,6 +66,7 @@ class Soak:
     experiment_id: int | None = None
     stored: int = 0
     seconds: list[dict[str, Any]] = field(default_factory=list)  # the soak's so far
+    hooks: Hooks | None = None  # commands run around each segment (trial.hooks)
 
     @property
     def lengths(self) -> list[float]:
@@ -107,6 +109,7 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
             bidirectional=req.bidirectional,
         )
     soak.retries = retries
+    soak.hooks = lab.hooks_of(options)
     T.validate(soak.testbed)
     if soak.bidirectional:
         refuse_bidirectional(soak.testbed)
@@ -173,7 +176,7 @@ def run(soak: Soak) -> SS.StoredSoak:
         new = soak.check_peak and soak.experiment_id is None
         peak = lab.check_peak(tb, [soak.rate_pps], soak.note) if new else None
         with Store(soak.db) as store, trials_on(tb, bidirectional=soak.bidirectional) as ctx:
-            ctx = start(soak, ctx, store, peak)
+            ctx = lab.with_hooks(start(soak, ctx, store, peak), soak.hooks)
             loop(soak, ctx, store)
     with Store(soak.db, readonly=True) as store:
         assert soak.experiment_id is not None

@@ -15,6 +15,7 @@ from netassay.analysis.caps import above_cap
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
 from netassay.methods import lab
+from netassay.methods.sweep.latency import latency_rows
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
 from netassay.store import Store
 from netassay.store.loads import build_loads
@@ -93,13 +94,56 @@ def assess_experiment(store: Store, exp: Any, cfg: AnalysisConfig) -> Assessment
         cfg,
         source=exp.source,
         label=exp.label,
-        metadata={**exp.metadata, "experiment_id": exp.id},
+        metadata={
+            **exp.metadata,
+            "experiment_id": exp.id,
+            **({"schedule": sched} if (sched := _schedule(store, exp)) else {}),
+        },
         duration_s=exp.config.get("duration_s"),
         trial_warnings=cols.warning_trials,
         excluded_trials=cols.excluded_trials,
         loads=cols.loads,
     )
+    if exp.config.get("latency"):  # sweep --latency: its percentiles per load
+        a = replace(a, latency=tuple(latency_rows(store, exp.id)))
     return with_caps(a, exp)
+
+
+def _schedule(store: Store, exp: Any) -> str | None:
+    """The frame schedule netassay-gen kept in a measured sweep's trials (imports have
+    none): ``schedule_line`` of their generator counters."""
+    if exp.kind != "sweep":
+        return None
+    return schedule_line([(t.get("counters") or {}).get("generator") or {}
+                          for t in store.trials(exp.id)])  # fmt: skip
+
+
+def _span(values: list[float], fmt: Any) -> str:
+    lo, hi = min(values), max(values)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}-{fmt(hi)}"
+
+
+def schedule_line(gens: list[dict[str, Any]]) -> str | None:
+    """What the generator's trials actually sent, over the trials (a range where they
+    differ): frames per send call or flush of live frames, the gap between two frames'
+    times, the bound on a catch-up after a stall, and the worst p99.9 lateness. None when
+    no trial recorded it (an older generator). Pure."""
+    kept = [g for g in gens if g.get("batch") and g.get("spacing_ns")]
+    if not kept:
+        return None
+    techniques = sorted({str(g.get("technique")) for g in kept if g.get("technique")})
+    batch = _span([float(g["batch"]) for g in kept], lambda v: f"{v:.0f}")
+    gap = _span([float(g["spacing_ns"]) / 1e3 for g in kept], lambda v: f"{v:.3g}")
+    out = f"{'/'.join(techniques) or 'sent'}: batches of {batch} frame(s), {gap} us apart"
+    ups = {g.get("catch_up") for g in kept if g.get("catch_up")}
+    if ups:
+        out += f", catch-up at most {_span([float(u) for u in ups], lambda v: f'{v:g}')}x"
+    late = [float(g["lateness_p999_ns"]) for g in kept if g.get("lateness_p999_ns") is not None]
+    if late:
+        worst = max(late)
+        said = f"{worst / 1e6:.3g} ms" if worst >= 1e6 else f"{worst / 1e3:.3g} us"
+        out += f"; p99.9 lateness up to {said}"
+    return out
 
 
 def with_caps(a: Assessment, exp: Any) -> Assessment:

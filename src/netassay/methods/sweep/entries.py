@@ -4,20 +4,21 @@ its PASTRAMI figure and, for netassay's own trials, where packets were lost."""
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
+from netassay.hist import SinkHist
 from netassay.methods.plots import slugify
 from netassay.methods.rates import rates_lines
-from netassay.methods.render import FigureJob, render
+from netassay.methods.render import FigureJob
 from netassay.methods.sweep.analyse import assess_store
 from netassay.methods.sweep.directions import DIRECTIONS, direction_rows, directions_json
 from netassay.methods.sweep.imix import stored_mix
 from netassay.methods.sweep.latency import direction_latency_rows, latency_rows
+from netassay.methods.sweep.located import left_out
 from netassay.store.db import Store
 from netassay.trial.engine import SOURCE
 
@@ -36,31 +37,31 @@ class Entry:
     imix: dict[str, Any] | None = None  # a sweep of a mix: ``imix.mix_json``
     rates: list[str] | None = None  # its loads as written in bit/s or as shares
     directions: dict[str, Any] | None = None  # --bidirectional: ``both_ways``
+    jobs: tuple[FigureJob, ...] = field(default=(), repr=False)  # its figures, to draw
 
 
-def entries(
-    store: Store, out: Path, cfg: AnalysisConfig, used: set[str], progress: bool
-) -> list[Entry]:
-    """Every curve of ``store``, its figures in ``out/figures``: drawn on the host's
-    cores, those already there from the same data kept (``methods/render.py``)."""
-    from netassay.methods.sweep.figures import plot_assessment  # deferred: matplotlib
-
-    found, jobs = [], []
+def entries(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Entry]:
+    """Every curve of ``store``, its figures in ``out/figures`` as jobs: the report draws
+    them on the host's cores, those already there from the same data kept
+    (``methods/render.py``)."""
+    found = []
     for a in assess_store(store, cfg):
         slug = slugify(a.label, used)
         data = a.to_json()
         stem = out / "figures" / slug
-        jobs.append(FigureJob(plot_assessment, (a,), stem, json.dumps(data, sort_keys=True)))
+        curve = FigureJob(PLOT, (a,), stem, json.dumps(data, sort_keys=True))
         loss = _loss_job(store, a, out / "figures" / f"{slug}_loss")
         latency = _latency_job(store, a, out / "figures" / f"{slug}_latency")
-        jobs.extend(j for j in (loss, latency) if j is not None)
+        jobs = tuple(j for j in (curve, loss, latency) if j is not None)
         mix, rates = _beside(store, a)
         found.append(
             Entry(slug, a, f"figures/{slug}.png", f"figures/{slug}.svg", _png(loss), data,
-                  _png(latency), mix, rates, both_ways(store, a))
+                  _png(latency), mix, rates, both_ways(store, a), jobs)
         )  # fmt: skip
-    render(jobs, progress=sys.stderr if progress else None)
     return found
+
+
+PLOT = "netassay.methods.sweep.figures:plot_assessment"  # imported to draw (matplotlib)
 
 
 def _beside(store: Store, a: Assessment) -> tuple[dict[str, Any] | None, list[str] | None]:
@@ -99,7 +100,9 @@ def _loss_job(store: Store, a: Assessment, stem: Path) -> FigureJob | None:
     if not any(t.get("loss_location") for t in trials):
         return None
     rates = [float(r) for r in a.table.rate_pps]
-    data = json.dumps([trials, rates], sort_keys=True, default=str)
+    # its key: every trial (kept or left out, and why), the loads, and the note it writes
+    # under the bars naming the loads whose trials were left out (``located.left_out``)
+    data = json.dumps([trials, rates, left_out(trials, rates)], sort_keys=True, default=str)
     return FigureJob(draw_loss, (trials, rates), stem, data, (".png",))
 
 
@@ -118,8 +121,14 @@ def _latency_job(store: Store, a: Assessment, stem: Path) -> FigureJob | None:
     rows = latency_rows(store, exp_id)
     if not rows:
         return None
-    data = json.dumps([a.to_json(), [asdict(r) for r in rows]], sort_keys=True, default=str)
+    data = json.dumps([a.to_json(), [asdict(r) for r in rows]], sort_keys=True, default=_held)
     return FigureJob(draw_latency, (a, rows), stem, data, (".png",))
+
+
+def _held(v: Any) -> Any:
+    """A value of a latency row for the figure's key: a histogram by what it holds (its
+    repr names its address, new in every process: the figure was drawn at every run)."""
+    return v.to_json() if isinstance(v, SinkHist) else str(v)
 
 
 def draw_latency(a: Assessment, rows: list[Any], stem: Path) -> None:

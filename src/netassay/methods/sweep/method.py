@@ -39,7 +39,7 @@ class SweepMethod:
 
     def plan(self, request: SweepRequest) -> Plan:
         p = R.plan_of(request)
-        return Plan(len(p.trials()), P.estimate_s(p), tuple(P.describe(p).splitlines()))
+        return Plan(p.count(), P.estimate_s(p), tuple(P.describe(p).splitlines()))
 
     def prepare(self, request: SweepRequest, options: RunOptions) -> R.Sweep:
         return R.prepare(request, options, options.config or Config())
@@ -74,11 +74,9 @@ class SweepMethod:
             render(result, console)
         return cap.get().removesuffix("\n")  # the caller ends the line
 
-    def entries(
-        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], progress: bool
-    ) -> list[Entry]:
-        """The store's curves for the report's table, their figures written."""
-        return entries(store, out, cfg, used, progress)
+    def entries(self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Entry]:
+        """The store's curves for the report's table, their figures as jobs to draw."""
+        return entries(store, out, cfg, used)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
@@ -112,10 +110,12 @@ class SweepMethod:
         req = request_from(SweepRequest, settings)
         p = R.plan_of(req)
         both = " per direction, both at once" if req.bidirectional else ""
-        return (
-            f"{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}{both}, "
-            f"{len(p.rates_pps)} loads x {p.runs} runs x {p.duration_s:g} s"
+        loads = (
+            f"up to {P.AUTO_TOP:g}x the MRR (a flood measures it first)"
+            if p.auto
+            else f"{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}"
         )
+        return f"{loads}{both}, {p.loads} loads x {p.runs} runs x {p.duration_s:g} s"
 
 
 METHOD = SweepMethod()

@@ -6,21 +6,34 @@ import math
 from dataclasses import dataclass
 
 from netassay.errors import UsageError
+from netassay.loads import AUTO_LOADS, AUTO_TOP
 from netassay.units import fmt_duration, fmt_rate
 
 TRIAL_OVERHEAD_S = 0.8  # counter snapshots, settling, generator start (measured here)
+AUTO_PROBE_S = 6.0  # the flood, the paced probe of the top load and their set-up
 
 
 @dataclass(frozen=True)
 class Plan:
-    rates_pps: tuple[float, ...]
+    rates_pps: tuple[float, ...]  # empty: chosen on the testbed when the sweep starts
     runs: int
     duration_s: float
     settle_s: float = 0.5
 
+    @property
+    def auto(self) -> bool:
+        """The loads are chosen on the testbed (see AUTO_LOADS)."""
+        return not self.rates_pps
+
+    @property
+    def loads(self) -> int:
+        return len(self.rates_pps) or AUTO_LOADS
+
+    def count(self) -> int:
+        """Trials planned (with chosen loads: as many as they will be)."""
+        return self.loads * self.runs
+
     def __post_init__(self) -> None:
-        if not self.rates_pps:
-            raise UsageError("empty rate list", "a sweep needs at least one load", "give --rates")
         if any(not math.isfinite(r) or r <= 0 for r in self.rates_pps):
             raise UsageError("bad rate list", "every load must be positive", "fix --rates")
         if self.runs < 1:
@@ -48,8 +61,9 @@ def trial_time_s(duration_s: float, settle_s: float) -> float:
 
 
 def estimate_s(plan: Plan, n_trials: int | None = None) -> float:
-    n = len(plan.trials()) if n_trials is None else n_trials
-    return n * trial_time_s(plan.duration_s, plan.settle_s)
+    n = plan.count() if n_trials is None else n_trials
+    probe = AUTO_PROBE_S if plan.auto else 0.0
+    return probe + n * trial_time_s(plan.duration_s, plan.settle_s)
 
 
 def eta_s(elapsed_s: float, done: int, total: int, plan: Plan) -> float:
@@ -62,6 +76,16 @@ def eta_s(elapsed_s: float, done: int, total: int, plan: Plan) -> float:
 
 def describe(plan: Plan, done: set[tuple[int, int]] | None = None) -> str:
     """What a sweep will do (for --dry-run)."""
+    if plan.auto:
+        return "\n".join([
+            f"loads ({AUTO_LOADS}): chosen when it starts: a 1 s flood measures the SUT's "
+            f"maximum receive rate (MRR), then {AUTO_LOADS} loads evenly up to {AUTO_TOP:g}x "
+            "it (to the generator's paced reach where that is lower; said when it is)",
+            f"runs per load: {plan.runs}; trial: {plan.duration_s:g} s + settle "
+            f"{plan.settle_s:g} s",
+            f"trials: {plan.count()} planned",
+            f"estimated time: {fmt_duration(estimate_s(plan))}",
+        ])  # fmt: skip
     left = plan.remaining(done or set())
     rates = ", ".join(fmt_rate(r) for r in plan.rates_pps)
     lines = [

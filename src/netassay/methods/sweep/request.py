@@ -8,14 +8,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netassay.errors import UsageError
-from netassay.loads import RateFlags, check_loads
+from netassay.loads import AUTO, RateFlags, check_loads
 from netassay.params import DURATION, PAUSE, as_text, flag, param, whole
 from netassay.units import parse_duration, parse_pause, parse_rates
 
-DEFAULT_RATES = "50k:600k:50k"
+# No --rates: the loads are chosen on the testbed (methods.sweep.plan.AUTO_LOADS): a short
+# flood measures the SUT's MRR and the sweep goes past it, to 1.3x
+DEFAULT_RATES = AUTO
 
 
 def _rates(text: Any) -> tuple[float, ...]:
+    if isinstance(text, str) and text.strip() == AUTO:
+        return ()  # chosen past the SUT's MRR when the sweep starts (loads.AUTO_LOADS)
     return tuple(as_text(parse_rates)(",".join(map(str, text)) if isinstance(text, list) else text))
 
 
@@ -48,7 +52,10 @@ def parse_shares(text: str) -> tuple[float, ...]:
 
 # the run options its command takes (methods.base.RunOptions)
 RETRIES = 2  # repeat a trial the generator could not pace, at most this often
-RUN_OPTIONS = ("db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed")
+RUN_OPTIONS = (
+    "db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed",
+    "hook_before", "hook_after",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,9 @@ class SweepRequest:
 
     rates_pps: tuple[float, ...] = param(
         "--rates", "START:STOP:STEP or a,b,c: frames/s (200k), bit/s at --layer (500Mbps) "
-        "or shares of the line rate (10%:100%:10%)", default=tuple(parse_rates(DEFAULT_RATES)),
+        "or shares of the line rate (10%:100%:10%); by default (auto) 12 loads up to 1.3x "
+        "the SUT's maximum receive rate, which a 1 s flood measures first (to the "
+        "generator's paced reach where that is lower)", default=(),
         parse=_rates, check=check_loads("--rates"), key="rates", show=DEFAULT_RATES,
         load="list",
     )  # fmt: skip
@@ -90,11 +99,11 @@ class SweepRequest:
     at: tuple[float, ...] | None = param(
         "--at", "With --latency: the loads as shares of a stored search's PDR, e.g. "
         "0,10%,50%,90% (0: 1 kpps); replaces --rates.", default=None,
-        parse=as_text(parse_shares), campaign=False,
+        parse=as_text(parse_shares), campaign=False, metavar="SHARES",
     )  # fmt: skip
     of_pdr: str | None = param(
         "--of-pdr", "With --at: the store whose newest search's PDR it takes [--db].",
-        default=None, campaign=False,
+        default=None, campaign=False, metavar="FILE",
     )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})

@@ -15,7 +15,8 @@ from netassay import methods as registry
 from netassay import names as N
 from netassay import quality
 from netassay.config import Config, TestbedConfig
-from netassay.errors import UsageError
+from netassay.counters.sutstate import beside
+from netassay.errors import TestbedError, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import Plan, eta_s
@@ -23,7 +24,8 @@ from netassay.methods.sweep.request import NO_LOAD_PPS, RETRIES, SweepRequest
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology as T
 from netassay.testbed.bed import config_from_state, require_root
-from netassay.trial.engine import SOURCE, TrialContext, measure, trials_on
+from netassay.trial.engine import SOURCE, TrialContext, measure, testbed_problem, trials_on
+from netassay.trial.hooks import Hooks
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_duration, fmt_rate
 
@@ -53,6 +55,8 @@ class Sweep:
     bidirectional: bool = False  # both directions at once (trial.bidirectional)
     at: dict[str, Any] | None = None  # --at: the PDR shares, the PDR and its search
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
+    hooks: Hooks | None = None  # commands run around each trial (trial.hooks)
+    auto: dict[str, Any] | None = None  # no loads given: the MRR and reach they came from
 
 
 def plan_of(req: SweepRequest) -> Plan:
@@ -102,6 +106,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         sw.latency, sw.at, sw.rates = req.latency, sw_at, options.rates
         sw.bidirectional = req.bidirectional
     sw.retries = retries
+    sw.hooks = lab.hooks_of(options)
     T.validate(sw.testbed)
     if sw.bidirectional:
         refuse_bidirectional(sw.testbed)
@@ -110,6 +115,8 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
             "--latency needs the XDP sink", "--sink nft keeps no latency histogram",
             "use --sink xdp (the default) or xdp+nft",
         )  # fmt: skip
+    if sw.plan.auto:
+        lab.refuse_auto_loads(sw.testbed, sw.bidirectional)
     return sw
 
 
@@ -139,6 +146,8 @@ def sweep_config(sw: Sweep) -> dict[str, object]:
         latency["at_pdr"] = sw.at
     if sw.bidirectional:  # absent: one direction, as before
         latency["bidirectional"] = True
+    if sw.auto is not None:  # absent: the loads were given
+        latency["auto_loads"] = sw.auto
     return {
         "rates_pps": list(sw.plan.rates_pps),
         "runs": sw.plan.runs,
@@ -217,14 +226,18 @@ def run(sw: Sweep) -> None:
     require_root("a sweep")
     note = sw.note or (lambda line: None)
     with lab.open_testbed(sw.name, sw.testbed, "a sweep", note) as tb:
-        lab.check_line_rate(tb.state, sw.plan.rates_pps)
-        new = sw.check_peak and sw.experiment_id is None
+        new = sw.check_peak and sw.experiment_id is None and not sw.plan.auto
+        if not sw.plan.auto:  # chosen loads are checked as they are chosen
+            lab.check_line_rate(tb.state, sw.plan.rates_pps)
         peak = lab.check_peak(tb, sw.plan.rates_pps, note) if new else None
         with (
             Store(sw.db) as store,
             trials_on(tb, latency=sw.latency, bidirectional=sw.bidirectional) as ctx,
         ):
-            ctx = start(sw, ctx, store, peak)
+            if sw.plan.auto:
+                rates, sw.auto = lab.auto_loads(ctx, note)
+                sw.plan = replace(sw.plan, rates_pps=rates)
+            ctx = lab.with_hooks(start(sw, ctx, store, peak), sw.hooks)
             note(LEGEND + (BOTH if sw.bidirectional else ""))
             loop(sw, ctx, store)
 
@@ -233,7 +246,7 @@ def start(sw: Sweep, ctx: TrialContext, store: Store, peak: float | None) -> Tri
     """Create the experiment (or take the one resumed) and record this run with the
     environment as it is now: a resume after a reboot or a change shows in the store."""
     if sw.experiment_id is not None:
-        done, total = len(store.done_trials(sw.experiment_id)), len(sw.plan.trials())
+        done, total = len(store.done_trials(sw.experiment_id)), sw.plan.count()
         if sw.note:
             sw.note(f"resuming sweep experiment {sw.experiment_id} ('{sw.label}') in {sw.db}: "
                     f"{done} of {total} trials stored, {total - done} to run")  # fmt: skip
@@ -270,6 +283,8 @@ def measure_with_retries(sw: Sweep, ctx: TrialContext, i: int, k: int, rate: flo
             break
         if not faults or attempt == sw.retries or lab.signalled(rec):
             break
+        if testbed_problem(ctx) is not None:  # gone: store this one, the next trial says so
+            break
         lost = rec.sent - rec.forwarded
         discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(faults)}")
     return replace(rec, warnings=[*rec.warnings, *discarded], run_id=ctx.run_id)
@@ -290,7 +305,15 @@ def loop(sw: Sweep, ctx: TrialContext, store: Store) -> None:
     for n, (i, k, rate) in enumerate(todo):
         if n and sw.plan.settle_s:
             time.sleep(sw.plan.settle_s)
-        rec = measure_with_retries(sw, ctx, i, k, rate)
+        try:
+            rec = measure_with_retries(sw, ctx, i, k, rate)
+        except TestbedError as exc:  # taken apart under the sweep: what is stored stays
+            then = f"{exc.todo}, then " if exc.todo else ""
+            raise TestbedError(
+                exc.what, exc.why,
+                f"{sw.stored} trial(s) of this run are stored in {sw.db}; {then}continue "
+                f"with 'netassay sweep --db {sw.db} --resume'",
+            ) from exc  # fmt: skip
         store.add_trial(sw.experiment_id, rec)  # committed now: a crash loses only the next
         sw.stored += 1
         if sw.progress:
@@ -315,8 +338,8 @@ def progress_line(sw: Sweep, rec: TrialRecord, n: int, left_s: float) -> str:
     lost = rec.sent - rec.forwarded
     flag = " excluded" if rec.excluded else (" !" if rec.warnings else "")
     return (
-        f"[{n}/{len(sw.plan.trials())}] load {rec.load_index + 1}/{len(sw.plan.rates_pps)} "
+        f"[{n}/{sw.plan.count()}] load {rec.load_index + 1}/{sw.plan.loads} "
         f"{fmt_rate(rec.rate_pps)} run {rec.repetition + 1}/{sw.plan.runs}: sent {rec.sent} "
         f"lost {lost} (PLR {lost / max(rec.sent, 1):.2e}){flag}; "
-        f"ETA {fmt_duration(left_s)}"
+        f"ETA {fmt_duration(left_s)}" + beside(rec.counters, rec.loss_location)
     )

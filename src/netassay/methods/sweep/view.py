@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from netassay.analysis.assess import Assessment
+from netassay.analysis.latency import lines as latency_lines
 from netassay.methods.doctor.reference import line as doctor_line
 from netassay.units import fmt_rate
 
@@ -20,10 +21,16 @@ def _g(x: float, fmt: str = ".3e") -> str:
 
 
 def metadata_line(a: Assessment) -> str:
-    keys = ("class", "environment", "kernel", "testbed", "pinning", "ring", "sut", "site")
+    keys = ("class", "environment", "kernel", "testbed", "pinning", "ring", "sut", "site",
+            "rx_mode")  # fmt: skip
     parts = [f"{k}={a.metadata[k]}" for k in keys if a.metadata.get(k) not in (None, "")]
     checked = doctor_line(a.metadata.get("doctor"))  # the host's newest doctor run, if any
-    return " ".join(parts) + (f"; {checked}" if checked else "")
+    sender = a.metadata.get("sender")  # how the generator sent (testbed.receive.technique)
+    return (
+        " ".join(parts)
+        + (f"; sender: {sender}" if sender else "")
+        + (f"; {checked}" if checked else "")
+    )
 
 
 def render(a: Assessment, console: Console) -> None:
@@ -65,9 +72,14 @@ def render(a: Assessment, console: Console) -> None:
     meta = metadata_line(a)
     if meta:
         console.print(f"  [dim]{meta}[/dim]")
+    if a.metadata.get("schedule"):  # what the generator's trials actually sent
+        console.print(f"  [dim]schedule: {a.metadata['schedule']}[/dim]", highlight=False)
     verdict = Text(f"  verdict: {a.verdict}", style=VERDICT_STYLE.get(a.verdict, ""))
     console.print(verdict, Text(f"- {s.reason}"))
     console.print(f"  {bounds_line(a)}")
+    if a.latency:  # sweep --latency
+        for line in latency_lines(list(a.latency)):
+            console.print(f"  {line}", highlight=False)
     for w in [*s.warnings, *a.flags]:
         console.print(f"  [yellow]note:[/yellow] {w}", highlight=False)
     console.print()

@@ -12,6 +12,7 @@ from typing import Any
 from netassay.config import AnalysisConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
 from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
 from netassay.methods.tcp import store as TS
 from netassay.methods.tcp import view as V
 from netassay.methods.tcp.request import RUN_OPTIONS, TcpRequest
@@ -82,12 +83,11 @@ class TcpMethod:
         title = "TCP over a lossy long path (tcp)"
         if not any(c.config.get("delay_s") is not None for c in cells):  # imported only
             return [Section(title=title, text=text)]
-        from netassay.methods.tcp.figures import plot_throughput_vs_loss  # deferred: matplotlib
-
         stem = out / "figures" / f"tcp_{slugify('throughput vs loss' + suffix, used)}"
-        png, svg = plot_throughput_vs_loss(cells, stem, "TCP throughput against random loss")
-        return [Section(title=title, text=text, figure=f"figures/{png.name}",
-                        figure_svg=f"figures/{svg.name}")]  # fmt: skip
+        draw = "netassay.methods.tcp.figures:plot_throughput_vs_loss"
+        kwargs = {"title": "TCP throughput against random loss"}
+        job = FigureJob(draw, (cells,), stem, data_of(cells), kwargs=kwargs)
+        return [Section.drawn(title, text, job, out)]
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         runs = TS.stored_runs(store, experiment.id)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from netassay import names as N
-from netassay.errors import UsageError
-from netassay.params import DURATION, RATE, as_text, choice, fraction, param, units, whole
+from netassay.errors import NetassayError, UsageError
+from netassay.params import DURATION, RATE, as_text, choice, fraction, param, tagged, whole
 from netassay.testbed import tcppath as P
 from netassay.units import parse_count, parse_duration, parse_pause, parse_rate
 
@@ -53,23 +54,47 @@ def socket_max() -> int:
     return min(vals)
 
 
+def _delay(text: Any) -> float:
+    """``--delay``: a duration with its unit ('20ms', '0.02s', or 0): milliseconds are
+    its scale, so a bare number (20, which would be 20 s) is refused."""
+    t = str(text).strip()
+    if not isinstance(text, bool) and t.replace(".", "", 1).isdigit() and float(t) != 0:
+        raise UsageError(
+            f"bad --delay '{text}'", "a delay needs its unit (a bare number would be seconds)",
+            f"write e.g. {t}ms or {t}s",
+        )  # fmt: skip
+    return as_text(parse_pause)(text)
+
+
+def _delay_check(v: Any) -> float:
+    """A campaign file's delay, checked as --delay is."""
+    try:
+        return _delay(v)
+    except NetassayError as exc:
+        raise ValueError(exc.why) from exc
+
+
+tagged(_delay, "DURATION")
+
+
 @dataclass(frozen=True)
 class TcpRequest:
     """One TCP cell: ``runs`` transfers of ``duration_s`` with ``cc`` over the path."""
 
     cc: str = param(
         "--cc", "Congestion control (this kernel's: net.ipv4.tcp_available_congestion_control"
-        ", e.g. reno, cubic, bbr).", default="cubic",
+        ", e.g. reno, cubic, bbr).", default="cubic", metavar="NAME",
     )  # fmt: skip
     window: float = param(
         "--window", "Socket buffers at both ends (iperf3 -w; k = 1000), e.g. 256k; the "
         "window the receiver advertises is read back and reported. 0: the kernel's "
         "autotuning.", default=0.0, parse=as_text(parse_window), ordinal=True, show="0",
+        metavar="SIZE",
     )  # fmt: skip
     delay_s: float = param(
         "--delay", "Path: one-way delay each direction (the round trip adds twice it), "
-        "e.g. 20ms.", default=0.001, parse=as_text(parse_pause),
-        check=units(parse_pause), ordinal=True, testbed=True, key="delay", show="1ms",
+        "e.g. 20ms; a number needs its unit (ms, s).", default=0.001, parse=_delay,
+        check=_delay_check, ordinal=True, testbed=True, key="delay", show="1ms",
     )  # fmt: skip
     loss: float = param(
         "--loss", "Path: random loss probability of the client's data segments, e.g. 1e-4.",

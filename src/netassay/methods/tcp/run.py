@@ -3,7 +3,8 @@ and rate as asked), the path's round trip measured by ping, then ``runs`` iperf3
 transfers, each stored the moment it ends with what bounds it (``analysis.tcp``), the
 window read back, the client's ``ss -tin`` near its end, the CPU per core and what the
 path's ground truths and its delay line counted, and the line's forwarding limit on
-this host (``testbed.linelimit``) beside what each transfer offered it."""
+this host (``testbed.linelimit``: measured by the first cell over the line on this host,
+kept for the later ones) beside what each transfer offered it."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from netassay.traffic import peers
 PING_COUNT = 40
 PING_RATE = 100.0  # per second: 0.4 s of pings, a few in flight on a 20 ms path
 SS_AT = 0.8  # the client's ss -tin is read at this share of the transfer
-LATE_SHARE = 0.01  # frames over 1 ms late beyond this share: the line fell behind
+LATE_SHARE = LL.LATE_SHARE  # frames over 1 ms late beyond this share: the line fell behind
 _SS_PAIR = re.compile(r"([a-z_]+):(\S+)")
 TCP_SYSCTLS = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max",
                "net.core.wmem_max", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps")  # fmt: skip
@@ -58,6 +59,11 @@ def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None
     st = tb.state
     rtt_s = path_rtt(st)
     limit = LL.for_path(req.delay_s, st["path"]["delay_kind"])
+    if LL.to_measure(limit):  # the first cell over the line on this host measures it
+        progress(f"delay line: {limit['from']}: measuring its limit at {req.delay_s * 1e3:g} "
+                 "ms on a path of its own (once per host, about 10 s)")  # fmt: skip
+        LL.measure_and_keep(req.delay_s, progress)
+        limit = LL.for_path(req.delay_s, st["path"]["delay_kind"])
     config = {**asdict(req), "path": st["path"], "rtt_path_s": rtt_s,
               "iperf3": I3.version(), "line_limit": limit}  # fmt: skip
     progress(f"path: round trip {rtt_s * 1e3:.3f} ms by ping ({st['path']['delay_kind']})")

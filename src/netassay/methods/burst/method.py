@@ -1,0 +1,119 @@
+"""Back-to-back frames as a method (``methods.base.Method``): the longest burst at the
+top rate the SUT forwards whole, in repeated tests (kind ``burst``); assess, report,
+export and campaigns read it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from netassay.config import AnalysisConfig, Config, TestbedConfig
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
+from netassay.methods.burst import run as R
+from netassay.methods.burst import store as BS
+from netassay.methods.burst import view as V
+from netassay.methods.burst.request import RUN_OPTIONS, BurstRequest
+from netassay.methods.plots import slugify
+from netassay.methods.render import FigureJob, data_of
+from netassay.store.db import Experiment, Store
+
+STEPS = 15  # bursts a test takes, about (log2 of the longest over the resolution)
+BURST_OVERHEAD_S = 0.3  # per burst: counters read before and after, the sink settling
+SEARCH_S = 60.0  # --throughput search: the short search first, about
+
+
+def _frames(x: Any) -> str:
+    return "-" if x is None else f"{x:,.0f}"
+
+
+def _ms(x: Any) -> str:
+    return "-" if x is None else f"{x * 1e3:.3g} ms"
+
+
+class BurstMethod:
+    name = "burst"
+    kinds: tuple[str, ...] = (BS.KIND,)
+    request = BurstRequest
+    campaign = True
+    run_options = RUN_OPTIONS
+    comparison = Comparison(
+        metrics=("mean_frames",),
+        figures=("mean_frames", "implied_buffer_s"),
+        names={
+            "mean_frames": ("longest lossless burst", 1.0, "burst (frames)"),
+            "implied_buffer_s": ("implied buffer time", 1e-3, "buffer time (ms)"),
+        },
+        columns=(
+            ("burst rate", lambda r: f"{r['rate_pps'] / 1e3:,.1f} kpps"),
+            ("mean burst (frames)", lambda r: _frames(r["mean_frames"])),
+            (
+                "95% CI",
+                lambda r: "-" if r["ci95_frames"] is None else f"+- {r['ci95_frames']:,.1f}",
+            ),
+            ("implied buffer", lambda r: _ms(r["implied_buffer_s"])),
+            ("corrected buffer", lambda r: _ms(r["corrected_buffer_s"])),
+            ("tests", lambda r: str(r["tests"])),
+            ("at the limit", lambda r: str(r["at_limit"])),
+        ),
+        group_columns=(("mean burst median (range)", lambda g: span(_frames, g["mean_frames"])),),
+        group_text=lambda g: (
+            f"longest lossless burst {span(_frames, g['mean_frames'])} frames; implied buffer "
+            f"{span(_ms, g['implied_buffer_s'])}"
+        ),
+    )
+    knobs = TestbedConfig
+    cell_defaults: tuple[str, ...] = ("tests", "wait", "resolution")
+    cell_flags: tuple[str, ...] = ()
+    cell_setup_s = 6.0
+    legend = ""
+
+    def plan(self, request: BurstRequest) -> Plan:
+        per = request.wait_s + BURST_OVERHEAD_S
+        first = SEARCH_S if request.throughput == "search" else 0.0
+        return Plan(None, first + request.tests * STEPS * per, ())
+
+    def prepare(self, request: BurstRequest, options: RunOptions) -> R.BurstJob:
+        return R.prepare(request, options, options.config or Config())
+
+    def run(self, request: BurstRequest, options: RunOptions, progress: Progress) -> Any:
+        job = self.prepare(request, options)
+        job.progress = job.note = progress
+        return R.run(job)
+
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[BS.StoredBurst]:
+        return from_stores(inputs, lambda _, store: BS.stored_bursts(store))
+
+    def judged(self, result: Any) -> tuple[str, str | None]:
+        return result.experiment.label, None  # it measures; it judges nothing
+
+    def view(self, result: Any, as_json: bool) -> str:
+        return V.as_json(result) if as_json else V.text(result)
+
+    def sections(
+        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
+    ) -> list[Section]:
+        """One section per stored test: the benchmark in words, the bursts drawn."""
+        sections = []
+        for r in BS.stored_bursts(store):
+            stem = out / "figures" / f"burst_{slugify(r.experiment.label, used)}"
+            trials = store.trials(r.experiment.id)
+            job = FigureJob(
+                "netassay.methods.burst.figures:plot_bursts", (trials, r.summary), stem,
+                data_of(trials, r.summary), kwargs={"title": r.experiment.label},
+            )  # fmt: skip
+            text = "\n".join(V.lines(r))
+            sections.append(Section.drawn(f"burst: {r.experiment.label}", text, job, out))
+        return sections
+
+    def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
+        s = BS.summary(store, experiment)
+        keys = ("rate_pps", "mean_frames", "ci95_frames", "implied_buffer_s",
+                "corrected_buffer_s", "tests", "at_limit")  # fmt: skip
+        return {"verdict": None, **{k: s[k] for k in keys}}
+
+    def cell_brief(self, settings: dict[str, Any]) -> str:
+        return f"{settings['tests']} tests, {settings['wait']} idle after each burst"
+
+
+METHOD = BurstMethod()
