@@ -115,6 +115,13 @@ def is_dataplane(cfg_or_state: Any) -> bool:
     return getattr(cfg_or_state, "sut", None) in DATAPLANES
 
 
+def own_links(state: dict[str, Any]) -> dict[str, tuple[str, ...]] | None:
+    """The SUT namespace's links that are the testbed's under a data plane: its two
+    veths (the trial engine watches only these there; the data plane's own devices,
+    Open vSwitch's bridge port, are up or down as it keeps them). None: every link."""
+    return {"sut": (N.SUT_IN, N.SUT_OUT)} if is_dataplane(state) else None
+
+
 def af_xdp(cfg: TestbedConfig) -> bool:
     """A data plane whose ports are AF_XDP sockets (an XDP program on sut0)."""
     return cfg.sut in MODULES and bool(module(cfg.sut).uses_af_xdp(cfg.resolved()))

@@ -200,6 +200,7 @@ def trials_on(
         yield TrialContext(
             tb, sink, min(queues.values()), run_id, queues=queues, counters=counters,
             reverse=reverse, dataplane=dataplane, ring_wire="receive" in tb.state,
+            watch=I.Watch(only=D.own_links(tb.state)),
         )  # fmt: skip
 
 
@@ -771,7 +772,7 @@ def _testbed_faults(
         "process); the testbed is gone"
         for ns in I.missing_namespaces(roles.values())
     ]
-    out += I.link_faults(before, after, roles)
+    out += I.link_faults(before, after, roles, ctx.watch.only)
     passed = _passed(ctx, d)
     out += I.sink_faults(before, after, _sink_link(ctx), ctx.sink.kind, passed, roles)
     return out
