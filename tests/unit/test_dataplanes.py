@@ -245,6 +245,11 @@ def test_l3fwd_is_given_its_routes_and_static_next_hops(tmp_path, monkeypatch):
     assert argv[0] == str(built)
     assert "--rule_ipv4=/r4" in argv and "--rule_ipv6=/r6" in argv
     assert f"--eth-dest=1,{MACS[N.SINK_DEV]}" in argv and "--config=(0,0,0),(1,0,0)" in argv
+    # its AF_XDP rings the socket's default, as testpmd's and as the testbed records them
+    ring = argv.index("--rx-queue-size")
+    assert argv[ring + 1] == str(D.XSK_RING) == "2048" and "--tx-queue-size" in argv
+    packet = TestbedConfig(sut="l3fwd", dpdk_vdev="af_packet").resolved()
+    assert "--rx-queue-size" not in dpdk.l3fwd_argv("t1", packet, 1, MACS, files)
 
 
 def test_dpdk_port_statistics_and_the_drops_only_it_sees():

@@ -53,7 +53,7 @@ from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.errors import TestbedError, ToolError
 from netassay.proc import run
-from netassay.testbed.dataplane import PRIORITY, Site, need_program
+from netassay.testbed.dataplane import PRIORITY, XSK_RING, Site, need_program
 
 TESTPMD = "dpdk-testpmd"
 L3FWD = "netassay-l3fwd"
@@ -170,12 +170,19 @@ def routes(a: N.Addressing) -> tuple[str, str]:
 def l3fwd_argv(
     name: str, cfg: TestbedConfig, cpu: int | None, macs: dict[str, str], files: tuple[Path, Path]
 ) -> list[str]:
-    """l3fwd: one lcore forwarding both ports by LPM, static next hops."""
+    """l3fwd: one lcore forwarding both ports by LPM, static next hops. Over af_xdp its
+    queues are the AF_XDP socket's default ring (``dataplane.XSK_RING``, what testpmd
+    gets from the driver): l3fwd's own default of 1024 descriptors would make its
+    receive ring half the one the testbed records, and a stall of its CPU half as long
+    would overflow it."""
+    vdev = str(cfg.dpdk_vdev or "af_xdp")
+    ring = str(XSK_RING)
+    sizes = ["--rx-queue-size", ring, "--tx-queue-size", ring] if vdev == "af_xdp" else []
     return [
-        str(l3fwd_path()), *eal_args(name, cpu, str(cfg.dpdk_vdev or "af_xdp"), 1), "--",
+        str(l3fwd_path()), *eal_args(name, cpu, vdev, 1), "--",
         "-p", "0x3", "--config=(0,0,0),(1,0,0)", "--parse-ptype", "--lookup=lpm",
         f"--rule_ipv4={files[0]}", f"--rule_ipv6={files[1]}",
-        f"--eth-dest=0,{macs[N.TG_DEV]}", f"--eth-dest=1,{macs[N.SINK_DEV]}",
+        f"--eth-dest=0,{macs[N.TG_DEV]}", f"--eth-dest=1,{macs[N.SINK_DEV]}", *sizes,
     ]  # fmt: skip
 
 
