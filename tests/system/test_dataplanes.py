@@ -1,7 +1,8 @@
 """The data planes of their own (--sut ovs, testpmd, l3fwd, exec) on a real kernel:
 each forwards 200,000 frames at a low load with no loss and its own counters agree
 with netassay's to the frame; the known cap on each (an OpenFlow meter in Open vSwitch,
-an nft policer at the sink behind testpmd and l3fwd) is found by search within 2%; and
+an nft policer at the sink behind testpmd and l3fwd) bounds what each trial forwards and is
+found by search between its rate and its rate with its bucket; and
 nothing of a data plane outlives its testbed (no ovs-vswitchd, no testpmd, no l3fwd, no
 setup program, no namespace, no run files).
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -39,6 +41,11 @@ KINDS = {
 # (60-120 kpps); the AF_XDP ring's 2048 frames hold 100 ms of it (at 50 kpps, 40 ms: a
 # busy host's stalls of the data plane's CPU lost 1-3% of 300,000 frames at its ingress)
 RATE = 20_000
+# the longest a CPU was seen taken from its thread on this host by kernel threads
+# (perf sched timehist: rcu_preempt ~3 ms about every second, now and then 8-12 ms;
+# kdamond.0 0.85 ms every 512 ms on CPU 1; kcompactd0 ~4 ms): at RATE such a stall must
+# fit the smallest ring in front of the data plane, so that any loss is the data plane's
+HOST_STALL_S = 0.012
 FRAMES = 200_000  # 10 s at RATE
 PROGRAMS = ("ovs-vswitchd", "ovsdb-server", "dpdk-testpmd", "netassay-l3fwd")
 
@@ -83,24 +90,94 @@ def _gone(name: str, state: dict) -> None:
 
 
 TRIES = 3
+GEN_KEYS = ("lateness_max_ns", "lateness_p999_ns", "stall_max_ns", "stall_start_ns", "retries")
 
 
-def _unspoiled(ctx, rate: float, secs: float):
-    """A trial the measurement did not spoil (a generator stall whose burst could
-    overflow a queue is a fault of this busy host, not of the SUT): up to TRIES."""
+def _why(rec, waited: float) -> str:
+    """What a trial's loss is judged by when a test fails: where it was lost, the
+    generator's lateness and longest stall, both CPUs, the data plane's own counters."""
+    gen = rec.counters.get("generator") or {}
+    d = rec.counters["deltas"]
+    why = {
+        "loss_location": {k: v for k, v in rec.loss_location.items() if v},
+        "warnings": rec.warnings,
+        "generator": {k: gen.get(k) for k in GEN_KEYS},
+        "cpu": {c: v.get("busy") for c, v in (rec.cpu or {}).items()},
+        "data_plane_waited_s": round(waited, 4),
+        "own": dataplane_counters(d),
+        "drops": {k: v for k, v in d.items() if "drop" in k or "qdisc" in k},
+    }
+    return json.dumps(why, default=str)
+
+
+def schedstat(pids: list[int]) -> dict[int, tuple[float, float]]:
+    """Each thread of ``pids``: how long it has run and how long it has waited on a run
+    queue, runnable but not running (``/proc/<pid>/task/<tid>/schedstat``), in s."""
+    out = {}
+    for pid in pids:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for t in tasks:
+            try:
+                ran, waited = (t / "schedstat").read_text().split()[:2]
+            except (OSError, ValueError):
+                continue
+            out[int(t.name)] = (int(ran) / 1e9, int(waited) / 1e9)
+    return out
+
+
+def poller_waited(before: dict, after: dict) -> float:
+    """How long the data plane's forwarding thread (the one that ran most in between:
+    its busy-polling one) waited for its CPU between two ``schedstat`` reads."""
+    common = [t for t in after if t in before]
+    if not common:
+        return 0.0
+    busiest = max(common, key=lambda t: after[t][0] - before[t][0])
+    return after[busiest][1] - before[busiest][1]
+
+
+def _host_took_the_cpu(rec, waited: float, ring: int) -> bool:
+    """The host, not the data plane, can explain the trial's loss at the SUT's ingress:
+    the data plane's forwarding thread waited for its CPU, in all, long enough
+    for the frames due meanwhile to fill its ring (``waited`` s at the trial's rate
+    >= ``ring``). A total wait below that cannot have overflowed it, however it was
+    split: then the loss is the data plane's own."""
+    return rec.loss_location.get("sut_ingress", 0) > 0 and waited * rec.rate_pps >= ring
+
+
+def _unspoiled(ctx, rate: float, secs: float, name: str):
+    """A trial the measurement did not spoil, up to TRIES: not one with a generator
+    stall whose burst could overflow a queue (a fault of this busy host, not of the
+    SUT), nor one whose ingress loss the data plane's wait for its CPU explains.
+    Returns the trial and how long the data plane's forwarding thread waited."""
     for _ in range(TRIES):
+        pids = running(name)
+        before = schedstat(pids)
         rec = measure(ctx, 0, 0, rate, secs)
-        if rec.excluded is None:
-            return rec
-    return rec
+        waited = poller_waited(before, schedstat(pids))
+        lost = {k: v for k, v in rec.loss_location.items() if v}
+        print(f"trial: lost {lost}, forwarding thread waited {waited:.4f} s, {rec.excluded}")
+        if rec.excluded is None and not _host_took_the_cpu(rec, waited, ctx.queue_pkts):
+            return rec, waited
+    return rec, waited
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_forwards_at_a_low_load_without_loss_and_its_own_counters_agree(tb_name, kind):
     """200,000 frames at 20 kpps (a third of the slowest's maximum forwarding rate
-    here; its AF_XDP ring holds 100 ms of them, for a moment its CPU is taken on a busy
-    host): none lost, the data plane's own counters equal to what netassay sent and
-    the sink counted; then the testbed goes down and nothing of it is left."""
+    here; its AF_XDP ring holds 100 ms of them, far more than this host's kernel threads
+    take a CPU for): none lost, the data plane's own counters equal to what netassay
+    sent and the sink counted; then the testbed goes down and nothing of it is left.
+
+    A trial is tried again (up to TRIES) only when the host can explain its loss: a
+    generator stall whose burst could overflow a queue, or ingress loss while the data
+    plane's forwarding thread waited for its CPU, in all, as long as its ring lasts at
+    the rate (before this judgement, on this busy host: OVS lost 62 frames at its
+    AF_XDP socket after a 49 ms generator stall, and 1,207, testpmd 237, with the
+    generator at most 4 ms late, in 3 of 15 trials); below that wait any loss is the
+    data plane's and fails the test."""
     cfg = TestbedConfig(**KINDS[kind])
     _available(cfg)
     with Testbed(tb_name, cfg) as tb, trials_on(tb) as ctx:
@@ -110,10 +187,14 @@ def test_forwards_at_a_low_load_without_loss_and_its_own_counters_agree(tb_name,
             f"na-{tb_name}-tg:tg0": "off", f"na-{tb_name}-sink:sink0": "off",
         }  # fmt: skip
         assert running(tb_name) or kind == "exec"  # exec's program is a shell, then sleep
-        rec = _unspoiled(ctx, RATE, FRAMES / RATE)
+        assert ctx.queue_pkts > RATE * HOST_STALL_S, ctx.queues
+        rec, waited = _unspoiled(ctx, RATE, FRAMES / RATE, tb_name)
+        ring = ctx.queue_pkts
     assert rec.excluded is None, f"the host spoiled all {TRIES} trials: {rec.excluded}"
-    assert rec.sent == FRAMES, rec.warnings
-    assert rec.received == rec.sent, (rec.loss_location, rec.warnings)
+    took = _host_took_the_cpu(rec, waited, ring)
+    assert not took, f"the host took the data plane's CPU {waited:.3f} s in each of {TRIES} trials"
+    assert rec.sent == FRAMES, _why(rec, waited)
+    assert rec.received == rec.sent, _why(rec, waited)
     assert {k: v for k, v in rec.loss_location.items() if v} == {}
     own, d = dataplane_counters(rec.counters["deltas"]), rec.counters["deltas"]
     if kind == "ovs":
@@ -162,15 +243,36 @@ def test_the_setup_programs_group_is_ended_and_a_path_that_does_not_forward_refu
 CAP = 30_000
 
 
+def _trials(db: Path) -> list[dict]:
+    """The search's trials as stored: load, duration, counts, loss location, exclusion."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        rows = con.execute(
+            "SELECT rate_pps, duration_s, sent, received, loss_location_json, excluded "
+            "FROM trials ORDER BY id"
+        ).fetchall()
+    keys = ("rate_pps", "duration_s", "sent", "received", "loss_location", "excluded")
+    return [dict(zip(keys, (*r[:4], json.loads(r[4]), r[5]), strict=True)) for r in rows]
+
+
 @pytest.mark.parametrize("kind", ["ovs", "testpmd", "l3fwd"])
-def test_search_finds_the_known_cap_within_two_percent(tb_name, tmp_path, cli, kind):
+def test_search_finds_the_known_cap(tb_name, tmp_path, cli, kind):
     """--sut-cap C: an OpenFlow meter of C packets/s in Open vSwitch, an nft policer of
     C at the sink's ingress behind testpmd and l3fwd (with the nft sink), each with a
-    bucket of the AF_XDP ring's 2048 frames (``dataplane.cap_bucket``): a trial of T s
-    that starts with a full bucket passes C * T + bucket frames. The search's
-    conditional throughput at PDR@0.5% within 2% of C + bucket / T for its 2 s
-    trials (1 s ones hold the bucket's share at 7%, and a busy host's stalls make the
-    data plane use less of it)."""
+    bucket B of the AF_XDP ring's 2048 frames (``dataplane.cap_bucket``).
+
+    What the cap passes in a trial of T s that overloads it: at most C * T + B (a full
+    bucket at its start, then its rate), and as little as C * T when frames reach it in
+    bursts: after a stall of the generator's CPU or the data plane's (this host's
+    kernel threads take one for 1-12 ms now and then) the bucket, at its brim while the
+    load is just above C, overflows and loses those tokens. Measured here at 31-32 kpps
+    over 2 s: C * T + 1,200 to 1,900 (testpmd and l3fwd alike), never + 2,048. So:
+
+    - each trial that brought twice the cap to it (the bucket empties within 70 ms and stays
+      empty, so no stall wastes it) forwards C * T + B within 1% of C * T (the frames
+      of the trial's end can reach the cap a few ms after the generator stopped);
+    - no trial forwards more than C * T + B (+1% for the same reason);
+    - the search's conditional throughput at PDR@0.5% is inside [C, C + B / T] for its
+      2 s trials, within 2% (its bounds' width and the trials' own spread)."""
     _available(TestbedConfig(sut=kind))
     db = tmp_path / "cap.db"
     sink = [] if kind == "ovs" else ["--sink", "nft"]
@@ -181,13 +283,28 @@ def test_search_finds_the_known_cap_within_two_percent(tb_name, tmp_path, cli, k
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    truth = CAP + D.cap_bucket(CAP, _bucket(CAP)) / 2.0
-    assert _bucket(CAP) == round(CAP * CAP_BUCKET_S)
+    bucket = D.cap_bucket(CAP, _bucket(CAP))
+    assert _bucket(CAP) == round(CAP * CAP_BUCKET_S) and bucket == D.XSK_RING
+    trials = [t for t in _trials(db) if t["excluded"] is None]
+    for t in trials:  # the cap's own bound, whatever the host did
+        most = CAP * t["duration_s"] + bucket
+        assert t["received"] <= most + 0.01 * CAP * t["duration_s"], (t, most)
+    # twice the cap reached it (what it forwarded and what it dropped: a data plane that
+    # lost frames before it, at its ingress on a busy host, may not have offered it that)
+    strong = [t for t in trials
+              if t["received"] + t["loss_location"].get("sut_egress", 0)
+              >= 1.9 * CAP * t["duration_s"]]  # fmt: skip
+    assert strong, trials
+    for t in strong:
+        passes = CAP * t["duration_s"] + bucket
+        assert abs(t["received"] - passes) <= 0.01 * CAP * t["duration_s"], (t, passes)
     (pdr,) = out["goals"]
     assert out["complete"] and pdr["reached"], out
-    assert abs(pdr["conditional_throughput_pps"] - truth) <= 0.02 * truth, (pdr, truth)
+    low, high = CAP, CAP + bucket / 2.0
+    got = pdr["conditional_throughput_pps"]
+    assert 0.98 * low <= got <= 1.02 * high, (pdr, low, high)
     own = out["dataplane"]["loads"]
-    over = [ld for ld in own if ld["rate_pps"] > 1.1 * truth]
+    over = [ld for ld in own if ld["rate_pps"] > 1.1 * high]
     assert over, own
     for ld in over:  # above the cap the loss is the cap's: the SUT's egress
         lost = ld["sent"] - ld["received"]
