@@ -176,7 +176,7 @@ def test_forwards_at_a_low_load_without_loss_and_its_own_counters_agree(tb_name,
     plane's forwarding thread waited for its CPU, in all, as long as its ring lasts at
     the rate (before this judgement, on this busy host: OVS lost 62 frames at its
     AF_XDP socket after a 49 ms generator stall, and 1,207, testpmd 237, with the
-    generator at most 4 ms late, in 3 of 15 trials); below that wait any loss is the
+    generator at most 4 ms late, in 3 of 20 trials); below that wait any loss is the
     data plane's and fails the test."""
     cfg = TestbedConfig(**KINDS[kind])
     _available(cfg)
