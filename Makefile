@@ -132,6 +132,33 @@ $(VENV)/share/netassay/noise/noise.bpf.o: $(NOISE_BUILD)/noise.bpf.o | venv
 $(BIN)/netassay-noise: $(NOISE_BUILD)/netassay-noise | venv
 	install -m 0755 $< $@
 
+# The data planes of --sut ovs, testpmd and l3fwd (docs/dataplanes.md): Debian's Open
+# vSwitch (its userspace datapath: no kernel module, no service: netassay starts its
+# daemons per testbed) and DPDK 22.11 with its AF_XDP driver; l3fwd is built from the
+# dpdk-doc example sources with one patch (the receive offloads masked to what af_xdp and
+# af_packet ports offer) into dpdk/build/ and installed in the venv as netassay-l3fwd
+# (with gcc: a fresh Debian has no C compiler). Packages already installed are left as they are.
+APT_PKGS += openvswitch-switch dpdk dpdk-dev librte-net-af-xdp23 librte-net-af-packet23 dpdk-doc \
+            patch gcc libc6-dev make
+DPDK_EXAMPLES := /usr/share/dpdk/examples
+L3FWD_BUILD := dpdk/build
+L3FWD_BIN := $(L3FWD_BUILD)/netassay-l3fwd
+.PHONY: dpdk
+setup: dpdk
+
+dpdk: $(BIN)/netassay-l3fwd
+
+$(L3FWD_BIN): dpdk/l3fwd-af-xdp.patch | apt
+	rm -rf $(L3FWD_BUILD)/src && mkdir -p $(L3FWD_BUILD)/src
+	cp -r $(DPDK_EXAMPLES)/l3fwd $(DPDK_EXAMPLES)/common $(L3FWD_BUILD)/src/
+	patch --quiet -d $(L3FWD_BUILD)/src/l3fwd -p1 < dpdk/l3fwd-af-xdp.patch
+	$(MAKE) --no-print-directory -s -C $(L3FWD_BUILD)/src/l3fwd shared
+	install -m 0755 $(L3FWD_BUILD)/src/l3fwd/build/l3fwd-shared $@
+
+$(BIN)/netassay-l3fwd: $(L3FWD_BIN) | venv
+	install -m 0755 $< $@
+
+
 # The generator's linters (make lint): clippy and rustfmt, added to the Rust toolchain
 # when it lacks them (offline, nothing is fetched once they are there).
 rust-tools:
@@ -216,4 +243,4 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/scale.py
 
 clean:
-	rm -rf $(VENV) gen/target bpf/build report demo-out site
+	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site

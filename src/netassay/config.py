@@ -37,7 +37,22 @@ from netassay.units import parse_rate, parse_whole
 MODES = ("described", "published")
 AUTO = "auto"
 PINNINGS = (AUTO, "unpinned", "pin-1cpu", "pin-2cpu")
-SUTS = ("router", "bridge", "xdp-router")
+SUTS = ("router", "bridge", "xdp-router", "ovs", "testpmd", "l3fwd", "exec")
+# the SUTs a program of their own forwards (testbed.dataplane): Open vSwitch's userspace
+# datapath, DPDK's testpmd and l3fwd, and whatever the user's --sut-setup script starts
+DATAPLANES = ("ovs", "testpmd", "l3fwd", "exec")
+OVS_PORTS = ("afxdp", "afxdp-nonpmd", "system")
+OVS_FLOWS = ("normal", "ports")
+TESTPMD_FWD = ("io", "mac")
+DPDK_VDEVS = ("af_xdp", "af_packet")
+# each data plane's knobs and their defaults (what ``TestbedConfig.resolved`` fills in);
+# afxdp: the fastest port type of the three on this testbed (docs/dataplanes.md)
+DATAPLANE_KNOBS: dict[str, dict[str, Any]] = {
+    "ovs": {"ovs_port": "afxdp", "ovs_flows": "normal", "ovs_rules": 0},
+    "testpmd": {"testpmd_fwd": "io", "dpdk_vdev": "af_xdp"},
+    "l3fwd": {"dpdk_vdev": "af_xdp"},
+    "exec": {"sut_setup": None},
+}
 # the scale knobs' ranges (testbed.scale: where the routes and rules go)
 MAX_FLOWS = 1_000_000
 MAX_ROUTES = 1_000_000  # IPv6's; IPv4 has room for 65,280
@@ -215,7 +230,9 @@ class TestbedConfig:
 
     __test__ = False  # not a pytest test class
     sut: str = param(
-        "--sut", "router (kernel IP forwarding) | bridge | xdp-router (XDP forwarding)",
+        "--sut", "router (kernel IP forwarding) | bridge | xdp-router (XDP forwarding) | ovs "
+        "(Open vSwitch's userspace datapath) | testpmd | l3fwd (DPDK) | exec (the data plane "
+        "--sut-setup starts)",
         default="router", check=choice(*SUTS), testbed=True,
     )  # fmt: skip
     pinning: str = param(
@@ -354,6 +371,45 @@ class TestbedConfig:
         default="xdp", check=choice(*SINKS), testbed=True,
     )  # fmt: skip
 
+    ovs_port: str | None = param(  # --sut ovs: the type of its two ports (None: afxdp)
+        "--ovs-port",
+        "--sut ovs: its ports' type: afxdp (default: a PMD thread busy-polls both on the "
+        "SUT's CPU) | afxdp-nonpmd (polled by ovs-vswitchd's main thread) | system (packet "
+        "sockets).",
+        default=None, check=choice(*OVS_PORTS), testbed=True,
+    )  # fmt: skip
+    ovs_flows: str | None = param(  # --sut ovs: its OpenFlow rules (None: normal)
+        "--ovs-flows",
+        "--sut ovs: normal (default: one rule, action NORMAL: MAC learning) | ports (one "
+        "in_port -> output rule per direction).",
+        default=None, check=choice(*OVS_FLOWS), testbed=True,
+    )  # fmt: skip
+    ovs_rules: int | None = param(  # --sut ovs: rules added that test frames never match
+        "--ovs-rules",
+        "--sut ovs: grow the flow table by N rules that test frames never match (UDP to "
+        "other addresses and ports), above the forwarding rules.",
+        default=None, cli=int, check=whole(0, 1_000_000), ordinal=True, testbed=True,
+    )  # fmt: skip
+    testpmd_fwd: str | None = param(  # --sut testpmd: its forwarding mode (None: io)
+        "--testpmd-fwd",
+        "--sut testpmd: io (default: frames sent on as they came) | mac (their MACs "
+        "rewritten to the next hop's).",
+        default=None, check=choice(*TESTPMD_FWD), testbed=True,
+    )  # fmt: skip
+    dpdk_vdev: str | None = param(  # --sut testpmd/l3fwd: the ports' PMD (None: af_xdp)
+        "--dpdk-vdev",
+        "--sut testpmd or l3fwd: how DPDK reaches the SUT's veths: af_xdp (default) | "
+        "af_packet.",
+        default=None, check=choice(*DPDK_VDEVS), testbed=True,
+    )  # fmt: skip
+    sut_setup: str | None = param(  # --sut exec: the user's script, run in the SUT's netns
+        "--sut-setup",
+        "--sut exec: a program run in the SUT's namespace with the two interfaces' names "
+        "and addresses in its environment (NETASSAY_*); it starts the data plane (and may "
+        "keep running: its process group is ended when the testbed goes down).",
+        default=None, testbed=True, metavar="FILE",
+    )  # fmt: skip
+
     def mix(self) -> Mix | None:
         """The frame mix of ``--imix`` for this IP version (None: one size)."""
         return None if self.imix is None else parse_imix(self.imix, self.ip_version)
@@ -384,7 +440,11 @@ class TestbedConfig:
             out = replace(out, pinning=out.pinning_choice(cpus)[0])
         if out.rx_affinity == AUTO and out.pinning != AUTO:
             out = replace(out, rx_affinity=resolve_rx_affinity(AUTO, out.pinning))
-        return out
+        defaults = DATAPLANE_KNOBS.get(out.sut, {})  # a data plane's knobs left unset
+        unset = {k: v for k, v in defaults.items() if getattr(out, k) is None}
+        if out.sut_setup and not os.path.isabs(out.sut_setup):  # --sut-setup: where it is
+            unset["sut_setup"] = os.path.abspath(out.sut_setup)
+        return replace(out, **unset) if unset else out
 
     def rx_cpus(self, cpus: int | None = None) -> tuple[int, ...]:
         """The CPUs the SUT's receive work is steered to (an empty tuple: not steered),

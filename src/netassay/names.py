@@ -76,6 +76,12 @@ def name_of(ns: str) -> str | None:
     return ns.split("-")[1] if is_testbed_netns(ns) else None
 
 
+# the SUTs addressed as a router (the generator sends to sut0's MAC) and as a bridge (to
+# the sink's MAC, across the SUT)
+ROUTED_SUTS = ("router", "xdp-router", "l3fwd", "exec")
+SWITCHED_SUTS = ("bridge", "ovs", "testpmd")
+
+
 @dataclass(frozen=True)
 class Addressing:
     """Addresses of one testbed: generator source, sink destination, SUT interfaces."""
@@ -92,21 +98,25 @@ def addressing(sut: str, ip_version: int) -> Addressing:
     """The fixed addresses of a router or bridge testbed, all in the benchmarking ranges."""
     if ip_version not in (4, 6):
         raise UsageError(f"bad IP version {ip_version}", "netassay speaks IPv4 and IPv6", "4 or 6")
-    if sut in ("router", "xdp-router"):  # the XDP router forwards on the router's routes
+    # the XDP router and l3fwd forward on the router's routes; the user's data plane
+    # (exec) is given them (its frames come to sut0's MAC, as to a router's)
+    if sut in ROUTED_SUTS:
         if ip_version == 4:
             a = Addressing(4, 24, "198.18.0.2", "198.19.0.2", "198.18.0.1", "198.19.0.1")
         else:
             a = Addressing(
                 6, 64, "2001:2:0:1::2", "2001:2:0:2::2", "2001:2:0:1::1", "2001:2:0:2::1"
             )
-    elif sut == "bridge":
+    elif sut in SWITCHED_SUTS:  # Open vSwitch and testpmd forward by MAC, as a bridge
         if ip_version == 4:
             a = Addressing(4, 15, "198.18.0.2", "198.19.0.2", None, None)
         else:
             a = Addressing(6, 48, "2001:2::2", "2001:2::3", None, None)
     else:
         raise UsageError(
-            f"unknown SUT '{sut}'", "known SUTs: router, bridge, xdp-router", "pick one"
+            f"unknown SUT '{sut}'",
+            f"known SUTs: {', '.join((*ROUTED_SUTS, *SWITCHED_SUTS))}",
+            "pick one",
         )
     check_benchmark_addresses(a)
     return a

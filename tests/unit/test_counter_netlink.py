@@ -64,3 +64,23 @@ def test_qdisc_drops_are_summed_per_device_from_either_stats_attribute():
     got = qdisc_drops([new, old, other], {3: "sut1", 4: "lo"})
     tc_json = [{"dev": "sut1", "drops": 7}, {"dev": "sut1", "drops": 5}, {"dev": "lo"}]
     assert got == parse_qdisc_drops(tc_json) == {"sut1": 12, "lo": 0}
+
+
+def test_a_child_qdiscs_drops_are_its_parents_and_counted_once():
+    """A tbf over a head-drop queue (a data plane's capped wire): the tbf reports what
+    its queue dropped; summing both would count each drop twice."""
+    root = wire(tcmsg, 3, [
+        ("TCA_KIND", "tbf"),
+        ("TCA_STATS2", {"attrs": [("TCA_STATS_QUEUE", {**QUEUE, "drops": 9})]}),
+    ])  # fmt: skip
+    root["parent"] = 0xFFFFFFFF
+    child = wire(tcmsg, 3, [
+        ("TCA_KIND", "pfifo_head_drop"),
+        ("TCA_STATS2", {"attrs": [("TCA_STATS_QUEUE", {**QUEUE, "drops": 9})]}),
+    ])  # fmt: skip
+    child["parent"] = 0x00010001  # class 1:1 of the tbf
+    tc_json = [
+        {"dev": "tg0", "root": True, "drops": 9},
+        {"dev": "tg0", "parent": "1:1", "drops": 9},
+    ]
+    assert qdisc_drops([root, child], {3: "tg0"}) == parse_qdisc_drops(tc_json) == {"tg0": 9}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from netassay.quality import exclusion
+from netassay.testbed import dataplane as D
 from netassay.traffic import generator as G
 from netassay.traffic.generator import GeneratorLost, GenResult
 from netassay.trial import engine as TR
@@ -100,6 +101,28 @@ def test_the_watch_says_why_no_trial_can_run(tmp_path, monkeypatch):
     assert w.problem(gone, NS) == "link sink0 in na-x-sink was deleted (by another process)"
     (tmp_path / "na-x-sut").unlink()
     assert w.problem(_bed(), NS) == "namespace(s) na-x-sut were deleted (by another process)"
+
+
+def test_a_data_planes_own_links_are_left_to_it_and_its_veths_still_watched(tmp_path, monkeypatch):
+    """Under a data plane (Open vSwitch's bridge port br0 is down: it keeps it so) only
+    the SUT's two veths are the testbed's; one of them down is still said."""
+    monkeypatch.setattr(I, "NETNS_DIR", tmp_path)
+    for ns in NS.values():
+        (tmp_path / ns).touch()
+    own = D.own_links({"config": {"sut": "ovs"}})
+    assert own == {"sut": ("sut0", "sut1")}
+    assert D.own_links({"config": {"sut": "router"}}) is None
+    bed = _bed(sut__br0=_link(up=False, changes=1))
+    assert (
+        I.Watch().problem(bed, NS) == "link br0 in na-x-sut is down (set down by another process)"
+    )
+    w = I.Watch(only=own)
+    assert w.problem(bed, NS) is None
+    w.settle(bed)
+    assert I.link_faults(bed, bed, NS, own) == []
+    down = _bed(sut__br0=_link(up=False, changes=1), sut__sut1=_link(up=False, changes=3))
+    assert w.problem(down, NS) == "link sut1 in na-x-sut is down (set down by another process)"
+    assert len(I.link_faults(bed, down, NS, own)) == 1
 
 
 def test_the_watch_sees_a_flap_between_trials_once():

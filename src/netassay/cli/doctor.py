@@ -16,13 +16,17 @@ from netassay.cli.common import (
     request,
     with_params,
 )
-from netassay.config import TestbedConfig
+from netassay.config import DATAPLANE_KNOBS, TestbedConfig
 from netassay.methods.base import RunOptions
 from netassay.methods.doctor.method import METHOD
 from netassay.methods.doctor.request import NAME, OWN_KNOBS, RUN_OPTIONS, DoctorRequest
 
-# taken, not listed: the doctor builds its own router, cap and drop testbeds
-NOT_TAKEN = (*OWN_KNOBS, "sut_cap", "sut_cap_reverse")
+# taken, not listed: the doctor builds its own router, cap and drop testbeds (a data
+# plane's knobs given to it are refused as given to a router, testbed.dataplane)
+NOT_TAKEN = (
+    *OWN_KNOBS, "sut_cap", "sut_cap_reverse",
+    *sorted({k for knobs in DATAPLANE_KNOBS.values() for k in knobs}),
+)  # fmt: skip
 
 
 @with_params(

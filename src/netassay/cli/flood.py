@@ -18,8 +18,9 @@ from netassay.methods.sizes import SizesFlag
     FloodRequest, RunOptions, TestbedConfig, SizesFlag, only=METHOD.run_options,
     shown={"name": N.DEFAULT_NAME},
     helps={**NOT_STORED,
-           "sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding): a router."},
-    metavars={"sut": "router|xdp-router"},
+           "sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding) | ovs | testpmd | "
+                  "l3fwd (their AF_XDP ports): an ingress that takes XDP frames."},
+    metavars={"sut": "router|xdp-router|ovs|testpmd|l3fwd"},
 )  # fmt: skip
 def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Offer the SUT far more than it can forward (XDP live frames at the generator's

@@ -32,6 +32,7 @@ from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.rates import rates_json, rates_lines, resolved
 from netassay.methods.sizes import SizesFlag
+from netassay.methods.sweep import dataplane as DP
 from netassay.methods.sweep.directions import (
     DIRECTIONS,
     direction_rows,
@@ -116,6 +117,7 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
             d: direction_latency_rows(store, sw.experiment_id, d) for d in DIRECTIONS
         } if both and sw.latency else {}  # fmt: skip
         rates = store.experiment(sw.experiment_id).metadata.get("rates")
+        own = DP.stored(store, sw.experiment_id)  # a data plane's own counters, per load
     if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
         doc["rates"] = rates_json(rates)
         lines += rates_lines(rates)
@@ -133,6 +135,9 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
                                                for d, rows in each_way.items()}  # fmt: skip
             for d, rows in each_way.items():
                 lines += [f"{d} direction (loads per direction):", *latency_lines(rows)]
+    if own is not None:  # --sut ovs, testpmd, l3fwd (JSON: ``dataplane``)
+        doc["dataplane"] = own
+        lines += DP.json_lines(own)
     text = view if doc.keys() == {*json.loads(view)} else json.dumps(doc)
     typer.echo(text if as_json else "\n".join(lines))
     gate(fail_on, [method.judged(a)])

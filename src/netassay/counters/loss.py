@@ -46,6 +46,10 @@ ALL_LOCATIONS = (*LOCATIONS[:5], "between_ports", *LOCATIONS[5:])
 SUT_LOCATIONS = ("sut_ingress", "sut_forward", "sut_egress", "between_ports")
 SINK_LOCATIONS = ("sink_ingress", "sink_socket")
 
+# a data plane's own counters (``sut/dp/<port>/<field>``: Open vSwitch's, DPDK's) and
+# the drops only it sees, by location (``sut/dpdrop/<location>``, in ``locate_loss``)
+DATAPLANE = "sut/dp"
+DATAPLANE_DROPS = "sut/dpdrop"
 # --bidirectional: the XDP sink on the generator's veth counts the reverse direction
 REVERSE_KEY = "tg/xdp_sink/packets"
 # The reverse direction's counters, each as the forward counter in the same place on its
@@ -133,6 +137,11 @@ def flatten(snap: dict[str, Any]) -> dict[str, int]:
         flat[f"sink/xdp/size{size}/packets"] = packets  # a frame mix's (--imix)
     if "packets" in snap.get("reverse_xdp", {}):  # --bidirectional: the generator's end
         flat[REVERSE_KEY] = snap["reverse_xdp"]["packets"]
+    dp = snap.get("dataplane") or {}  # a data plane's own counters (testbed.dataplane)
+    for name, value in (dp.get("counters") or {}).items():
+        flat[f"{DATAPLANE}/{name}"] = value
+    for location, value in (dp.get("drops") or {}).items():
+        flat[f"{DATAPLANE_DROPS}/{location}"] = value
     return flat
 
 
@@ -173,12 +182,17 @@ def locate_loss(
         mib = sum(g(f"sut/snmp/Ip/{k}") for k in IP4_DROPS)
     wire = max(0, g("tg/qdisc/tg0/drops") - retries)
     xdp = xdp_router_drops(d)
-    ring = wire if xdp is not None or ring_wire else 0  # the SUT's receive ring overflowed
+    dp = dataplane_drops(d)
+    # the SUT's receive ring overflowed: the XDP router's, a data plane's (its head-drop
+    # wire) or a NAPI veth's
+    ring = wire if xdp is not None or dp is not None or ring_wire else 0
     xdp = xdp or {}
+    for where, n in (dp or {}).items():  # what only the data plane saw, where it saw it
+        xdp[where] = xdp.get(where, 0) + n
     loc = {
         "unsent": max(0, planned - sent),
         "gen_egress": max(0, g("tg/link/tg0/tx_dropped") - sut_in_rx) + wire - ring,
-        "sut_ingress": sut_in_rx + ring,
+        "sut_ingress": sut_in_rx + ring + xdp.get("sut_ingress", 0),
         "sut_forward": mib
         + g("sut/nft/na_drop/packets")
         + g("sut/nft/na_blocked/packets")  # --nft-rules: a rule the test frames matched
@@ -186,6 +200,7 @@ def locate_loss(
         + xdp.get("sut_forward", 0),
         "sut_egress": g("sut/qdisc/sut1/drops")
         + g("sut/nft/na_cap/packets")
+        + g("sink/nft/na_cap/packets")  # a data plane's cap, at the sink's ingress
         + xdp.get("sut_egress", 0),
         "sink_ingress": sink_ingress_drops(d),
         "sink_socket": g("sink/snmp/Udp/RcvbufErrors"),
@@ -217,6 +232,20 @@ def xdp_router_drops(d: dict[str, int]) -> dict[str, int] | None:
     for reason, location in DROP_LOCATIONS.items():
         out[location] = out.get(location, 0) + int(d.get(f"sut/xdp/{reason}/packets", 0))
     return out
+
+
+def dataplane_drops(d: dict[str, int]) -> dict[str, int] | None:
+    """The drops a data plane of its own counted that no kernel counter sees, by loss
+    location (None: the SUT has none; ``testbed.dataplane``)."""
+    prefix = f"{DATAPLANE_DROPS}/"
+    found = {k.removeprefix(prefix): int(v) for k, v in d.items() if k.startswith(prefix)}
+    return found if found else None
+
+
+def dataplane_counters(d: dict[str, int]) -> dict[str, int]:
+    """A data plane's own counter deltas (``<port>/<field>`` -> n), beside the loss."""
+    prefix = f"{DATAPLANE}/"
+    return {k.removeprefix(prefix): int(v) for k, v in d.items() if k.startswith(prefix)}
 
 
 def sink_ingress_drops(d: dict[str, int]) -> int:

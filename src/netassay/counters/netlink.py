@@ -60,11 +60,18 @@ def link_row(msg: Any) -> dict[str, int]:
     }
 
 
+TC_H_ROOT, TC_H_INGRESS = 0xFFFFFFFF, 0xFFFFFFF1
+
+
 def qdisc_drops(msgs: list[Any], names: dict[int, str]) -> dict[str, int]:
-    """Drops per device summed over its qdiscs, as ``snapshot.parse_qdisc_drops`` sums
-    ``tc -j -s qdisc``'s: ``TCA_STATS2``'s queue drops, else the old ``TCA_STATS``'s."""
+    """Drops per device summed over its top qdiscs (root, ingress), as
+    ``snapshot.parse_qdisc_drops`` sums ``tc -j -s qdisc``'s: ``TCA_STATS2``'s queue
+    drops, else the old ``TCA_STATS``'s. A child qdisc's drops are its parent's too (a
+    tbf counts what its queue drops): children are left out."""
     out: dict[str, int] = {}
     for q in msgs:
+        if int(q.get("parent") or 0) not in (0, TC_H_ROOT, TC_H_INGRESS):
+            continue
         dev = names.get(int(q["index"]), str(q["index"]))
         stats2 = q.get_attr("TCA_STATS2")
         queue = stats2.get_attr("TCA_STATS_QUEUE") if stats2 is not None else None

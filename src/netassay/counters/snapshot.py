@@ -94,8 +94,12 @@ def parse_link_state(data: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def parse_qdisc_drops(data: list[dict[str, Any]]) -> dict[str, int]:
+    """Drops per device summed over its top qdiscs (a child's drops are its parent's
+    too: ``netlink.qdisc_drops``)."""
     out: dict[str, int] = {}
     for q in data:
+        if q.get("parent") not in (None, "ffff:fff1"):
+            continue
         out[q["dev"]] = out.get(q["dev"], 0) + int(q.get("drops", 0))
     return out
 

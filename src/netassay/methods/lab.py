@@ -16,7 +16,7 @@ from typing import Any
 from netassay import names as N
 from netassay import quality as Q
 from netassay.analysis.caps import Cap
-from netassay.config import TestbedConfig
+from netassay.config import DATAPLANE_KNOBS, TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
 from netassay.loads import AUTO_TOP, auto_rates
@@ -317,7 +317,10 @@ def default_label(cfg: Any, name: str) -> str:
     if cfg.rx_mode == "napi":  # backlog, the default, unsaid
         rx += " rx-napi"
     frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
-    return f"{cfg.sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
+    own = [k for k in DATAPLANE_KNOBS.get(cfg.sut, {}) if k != "sut_setup"]
+    knobs = [getattr(cfg.resolved(), k) for k in own]
+    sut = f"{cfg.sut}({','.join(map(str, knobs))})" if knobs else cfg.sut
+    return f"{sut} {cfg.pinning}{rx} IPv{cfg.ip_version} {frames} netns{truths}"
 
 
 def _count(n: int) -> str:
@@ -367,7 +370,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
     if T.is_external(cfg):
         return external_metadata(cfg, env)
     return {
-        "class": {"router": "routing", "xdp-router": "ebpf"}.get(cfg.sut, "bridging"),
+        "class": SUT_CLASS.get(cfg.sut, "bridging"),
         "sut": cfg.sut,
         "pinning": cfg.pinning,
         "rx_affinity": cfg.resolved().rx_affinity,
@@ -381,21 +384,49 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "flows": cfg.flows,
         "sut_drop": cfg.sut_drop,
         "sut_cap_pps": cfg.sut_cap_pps,
-        **_bucket("sut_cap", cfg.sut_cap_pps, with_rate=False),
+        **_bucket("sut_cap", cfg.sut_cap_pps, with_rate=False, pkts=T.cap_bucket_pkts(cfg)),
         **_bucket("sut_cap_reverse", cfg.sut_cap_reverse_pps, with_rate=True),
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
+        **dataplane_metadata(cfg, env),
         **scale_metadata(cfg),
     }
 
 
-def _bucket(key: str, pps: float | None, with_rate: bool) -> dict[str, Any]:
-    """A cap's policer bucket in frames as the experiment records it (and its rate,
-    ``with_rate``); nothing without the cap."""
+# PASTRAMI's SUT classes, and the data planes' (testbed.dataplane)
+SUT_CLASS = {"router": "routing", "xdp-router": "ebpf", "l3fwd": "dpdk", "testpmd": "dpdk",
+             "ovs": "ovs", "exec": "user"}  # fmt: skip
+
+
+def dataplane_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
+    """A data plane's knobs, its version, the checksum offload it set and where its
+    forwarding thread ran ({} for the kernel's SUTs)."""
+    dp = env.get("dataplane")
+    if not dp:
+        return {}
+    knobs = {k: getattr(cfg, k) for k in DATAPLANE_KNOBS.get(cfg.sut, {})}
+    own = dp.get("exec") or {}
+    return {
+        "dataplane": {
+            **knobs,
+            **({"sut_setup_sha256": own["sha256"]} if own.get("sha256") else {}),
+            "version": dp.get("version"),
+            "cpu": dp.get("cpu"),
+            "offloads": dp.get("offloads"),
+            "wire": dp.get("wire_qdisc") or "pfifo",
+            **({"cap": dp["cap"]} if dp.get("cap") else {}),
+        }
+    }
+
+
+def _bucket(key: str, pps: float | None, with_rate: bool, pkts: int | None = None) -> dict:
+    """A cap's policer bucket in frames as the experiment records it (``pkts``, else as
+    netassay sizes the kernel's policer; and its rate, ``with_rate``); nothing without
+    the cap."""
     if not pps:
         return {}
     rate = {f"{key}_pps": pps} if with_rate else {}
-    return {**rate, f"{key}_bucket_pkts": T.cap_bucket_of(pps)}
+    return {**rate, f"{key}_bucket_pkts": pkts or T.cap_bucket_of(pps)}
 
 
 def external_metadata(cfg: Any, env: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any
 from netassay import names as N
 from netassay.config import RX_MODE_BEFORE, TestbedConfig, with_frame_size
 from netassay.errors import PrivilegeError, Terminated, TestbedError
+from netassay.testbed import dataplane as D
 from netassay.testbed import receive as R
 from netassay.testbed import scale as SC
 from netassay.testbed import state as S
@@ -178,6 +179,12 @@ class Testbed:
                 f"namespace(s) {', '.join(missing)} are gone",
                 "run 'netassay testbed cleanup' and bring it up again",
             )
+        if D.is_dataplane(self.state):  # its data plane still runs, and still forwards
+            D.alive(self.state)
+            try:
+                D.check_path(self.state, T.dataplane_gen_flags(self.state), wait_s=0)
+            finally:
+                S.write_state(self.name, self.state)
 
     # -- what the trial engine needs ---------------------------------------------
     def ns(self, role: str) -> str:

@@ -11,6 +11,7 @@ from netassay import __version__
 from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.counters import environment as E
+from netassay.testbed import dataplane as D
 from netassay.testbed import receive as R
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
@@ -58,6 +59,7 @@ def capture(tb: Testbed) -> dict[str, Any]:
         },
     }
     env.update(T.kind_environment(tb))  # a testbed kind's own record (external: its NICs)
+    env.update(D.environment(tb.state))  # a data plane's (Open vSwitch, DPDK, the user's)
     return env
 
 

@@ -84,10 +84,13 @@ def _most(values: list[Any]) -> tuple[Any, int]:
 
 
 def judge(
-    frames: list[dict[str, Any]], sent: int, expect_mac: str, dst: str, rx: str, v6: bool
-) -> dict[str, Any]:
+    frames: list[dict[str, Any]], sent: int, expect_mac: str, dst: str, rx: str, v6: bool,
+    routed: bool = True,
+) -> dict[str, Any]:  # fmt: skip
     """The check's verdict on the frames that arrived at ``rx`` after ``sent`` probes:
-    a record to store, with ``ok`` and, when not ok, ``problem`` (one sentence)."""
+    a record to store, with ``ok`` and, when not ok, ``problem`` (one sentence).
+    ``routed``: the TTL must have been lowered (a router's path); False: a path that
+    may switch them (an embedded data plane's: Open vSwitch, testpmd, the user's own)."""
     ttl_name = "hop limit" if v6 else "TTL"
     probes = [f for f in frames if f.get("probe")]
     others = [f for f in frames if not f.get("probe")]
@@ -122,7 +125,7 @@ def judge(
             )
         elif addr != dst:
             problem = f"the probes came back at {rx} addressed to {addr}, not {dst} (rewritten)"
-        elif not isinstance(ttl, int) or ttl >= SENT_TTL:
+        elif routed and (not isinstance(ttl, int) or ttl >= SENT_TTL):
             problem = (
                 f"the probes came back at {rx} with {ttl_name} {ttl}, as sent ({SENT_TTL}): "
                 "nothing routed them (a cable, a bridge or a switch between the ports?)"
@@ -218,10 +221,11 @@ def probe(
     expect_mac: str,
     dst: str,
     v6: bool,
+    routed: bool = True,
 ) -> dict[str, Any]:
     """Send the burst (``send(rate_pps, duration_s)`` returns the frames sent) and judge
-    what came back at ``rx``."""
+    what came back at ``rx`` (``routed``: see ``judge``)."""
     with capture(rx, netns) as sock:
         sent = send(PROBE_RATE_PPS, PROBE_FRAMES / PROBE_RATE_PPS)
         frames = collect(sock, time.monotonic() + WAIT_S, lambda n: n >= sent)
-    return judge(frames, sent, expect_mac, dst, rx, v6)
+    return judge(frames, sent, expect_mac, dst, rx, v6, routed)

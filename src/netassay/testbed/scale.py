@@ -181,7 +181,9 @@ def validate(cfg: Any) -> None:
     if routes:
         if cfg.sut not in ("router", "xdp-router"):
             raise UsageError(
-                f"--routes with --sut {cfg.sut}", "a bridge forwards by MAC, not by route",
+                f"--routes with --sut {cfg.sut}",
+                "a bridge forwards by MAC, not by route" if cfg.sut == "bridge"
+                else "its data plane keeps routes of its own, not the kernel's FIB",
                 "use --sut router or xdp-router",
             )  # fmt: skip
         fib(cfg.ip_version, routes)

@@ -7,6 +7,7 @@ import platform
 from typing import Any
 
 from netassay import names as N
+from netassay.testbed import dataplane as D
 from netassay.testbed import linerate as LR
 from netassay.testbed import receive as R
 from netassay.testbed import scale as SC
@@ -39,6 +40,10 @@ def render(info: dict[str, Any]) -> str:
     sut = {
         "router": f"kernel IPv{cfg['ip_version']} router",
         "xdp-router": f"XDP IPv{cfg['ip_version']} router",
+        "ovs": "Open vSwitch, userspace datapath",
+        "testpmd": "DPDK testpmd",
+        "l3fwd": f"DPDK l3fwd, IPv{cfg['ip_version']} LPM",
+        "exec": "the data plane --sut-setup starts",
     }.get(cfg["sut"], "Linux bridge")
     lines = [
         f"testbed '{info['name']}' ({sut})",
@@ -57,6 +62,7 @@ def render(info: dict[str, Any]) -> str:
         f"  sysctls set: {info.get('sysctls') or 'none'}",
         f"  receive: {R.describe(info)}",
         *_xdp_lines(info.get("xdp_router")),
+        *D.describe(info),
         *SC.describe(info),
     ]
     env = info["environment"]
@@ -91,6 +97,9 @@ def _balanced(info: dict[str, Any]) -> list[str]:
 
 
 def _wire(info: dict[str, Any]) -> str:
+    dp = info.get("dataplane") or {}
+    if dp.get("wire_qdisc"):
+        return f"{dp['wire_qdisc']} limit {dp['ring_pkts'] - XR.VETH_RING}"
     x = info.get("xdp_router")
     if x:
         return f"{x['wire_qdisc']} limit {x['ring_pkts'] - XR.VETH_RING}"

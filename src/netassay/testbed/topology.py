@@ -21,6 +21,7 @@ from netassay.config import PIN_CPUS, PINNINGS, SUTS, TestbedConfig, cpu_mask
 from netassay.counters.sink import validate_sink
 from netassay.errors import NetassayError, TestbedError, UsageError
 from netassay.proc import run
+from netassay.testbed import dataplane as D
 from netassay.testbed import receive as R
 from netassay.testbed import scale as SC
 from netassay.testbed import state as S
@@ -141,6 +142,7 @@ def validate(cfg: TestbedConfig) -> None:
         )
     cfg.rx_cpus()  # --rx-affinity against the pinning, this machine and the SUT
     N.addressing(cfg.sut, cfg.ip_version)
+    D.validate(cfg)  # a data plane's knobs, and what it cannot do (testbed.dataplane)
     if cfg.sut == XDP_ROUTER:
         XR.object_path()  # built by 'make setup', else one line saying so
     elif R.napi(cfg):
@@ -247,7 +249,9 @@ def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
 
 def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
     sut = N.netns(name, "sut")
-    if cfg.ip_version == 6:
+    if cfg.sut in D.MODULES:
+        pass  # the data plane forwards (the kernel's forwarding stays off): l3fwd, exec
+    elif cfg.ip_version == 6:
         _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
     else:
         _ns_sysctl(sut, "net.ipv4.ip_forward", "1")
@@ -286,7 +290,12 @@ def restore_paths(name: str, cfg: Any, state: dict[str, Any]) -> bool:
     those on it. False for a kind that has none (every other kind)."""
     if kind_of(state) != FORWARDING or "macs" not in state:
         return False
-    (_bridge_paths if cfg.sut == "bridge" else _router_paths)(name, cfg, state["macs"])
+    if cfg.sut == "bridge":
+        _bridge_paths(name, cfg, state["macs"])
+    elif cfg.sut in N.SWITCHED_SUTS:  # a data plane that switches: only its ends
+        _switched_ends(name, cfg, state["macs"])
+    else:
+        _router_paths(name, cfg, state["macs"])
     return True
 
 
@@ -305,6 +314,32 @@ def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         cap_pps=cfg.sut_cap_pps,
         cap_burst=cap_bucket_pkts(cfg),
     )
+
+
+def _switched_ends(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
+    """A switched SUT's ends: the generator's and the sink's addresses and each other's
+    MAC (static neighbours); the SUT between them has no address."""
+    tg, _, sink = (N.netns(name, r) for r in N.ROLES)
+    a = N.addressing("bridge", cfg.ip_version)
+    v6 = cfg.ip_version == 6
+    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
+    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    _static_neighbours(
+        (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
+        (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),
+    )
+
+
+def _sut(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
+    """The SUT's kernel side: a bridge, a router (and the XDP router on it), or the
+    ends of a data plane of its own (started later, ``testbed.dataplane``)."""
+    if cfg.sut == "bridge":
+        _bridge(name, cfg, macs)
+        return None
+    if cfg.sut in N.SWITCHED_SUTS:
+        _switched_ends(name, cfg, macs)
+        return None
+    return _router(name, cfg, macs)
 
 
 def _napi(name: str, cfg: TestbedConfig) -> dict[str, Any]:
@@ -344,19 +379,12 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
 
 
 def _bridge_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
-    """The ends' addresses and neighbours and the bridge's static entries
+    """The bridge's static entries and the ends' addresses and neighbours
     (``restore_paths``)."""
-    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
-    a = N.addressing("bridge", cfg.ip_version)
-    v6 = cfg.ip_version == 6
-    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
-    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    sut = N.netns(name, "sut")
     for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
         run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
-    _static_neighbours(
-        (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
-        (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),
-    )
+    _switched_ends(name, cfg, macs)
 
 
 def _sink_rules(cfg: TestbedConfig) -> str:
@@ -471,9 +499,10 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     }
     S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
     macs = _links(name, cfg)
-    xdp = (_bridge if cfg.sut == "bridge" else _router)(name, cfg, macs)
+    xdp = _sut(name, cfg, macs)
     run(["nft", "-f", "-"], netns=mine[2], input_text=_sink_rules(cfg))
-    rules = None if xdp else _sut_rules(cfg)  # the XDP router holds its ground truths
+    # the XDP router and the data planes hold their ground truths themselves
+    rules = None if xdp or cfg.sut in D.MODULES else _sut_rules(cfg)
     if rules:
         run(["nft", "-f", "-"], netns=mine[1], input_text=rules)
     wanted = cfg.global_sysctls()
@@ -502,19 +531,45 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         target={
             "netns": mine[0],
             "dev": N.TG_DEV,
-            "dst_mac": macs[N.SINK_DEV] if cfg.sut == "bridge" else macs[N.SUT_IN],
+            "dst_mac": macs[N.SINK_DEV] if cfg.sut in N.SWITCHED_SUTS else macs[N.SUT_IN],
             "src": a.tg,
             "dst": SC.first_dst(cfg, a.sink),  # with --routes, the first route's
         },
     )
     S.write_state(name, state)
+    if cfg.sut in D.MODULES:
+        _dataplane(name, cfg, state)
     return state
+
+
+def _dataplane(name: str, cfg: TestbedConfig, state: dict[str, Any]) -> None:
+    """Start the SUT's data plane (``testbed.dataplane``) and check that it forwards;
+    its record is written to the state as soon as it exists, so that a failed check
+    leaves it to the teardown."""
+    site = D.Site(
+        name=name, cfg=cfg, ns=dict(state["namespaces"]), macs=state["macs"],
+        addressing=N.addressing(cfg.sut, cfg.ip_version), sut_cpu=PIN_CPUS[cfg.pinning][1],
+        run_dir=D.run_dir(name), cap_burst=D.cap_bucket(cfg.sut_cap_pps, cap_bucket_pkts(cfg)),
+    )  # fmt: skip
+    state["dataplane"] = D.start(site)
+    S.write_state(name, state)
+    try:
+        D.check_path(state, dataplane_gen_flags(state))
+    finally:
+        S.write_state(name, state)
+
+
+def dataplane_gen_flags(state: dict[str, Any]) -> list[str]:
+    """netassay-gen's flags for a path check: the wire and the generator's CPU."""
+    cpu = state.get("gen_cpu")
+    return [*R.THROUGH_QDISC, *([] if cpu is None else ["--cpu", str(cpu)])]
 
 
 def teardown(name: str) -> list[str]:
     """Remove one testbed's namespaces and state; restore sysctls if it was the last."""
     N.validate_name(name)
     forget_kind(name)
+    stop_dataplane(name)
     removed = namespaces_of(name, list_netns())
     end_processes(removed)
     for ns in removed:
@@ -541,12 +596,15 @@ def cleanup(only: set[str] | None = None) -> list[str]:
             log.warning("testbed %s is in use; left alone", tb)
             continue
         removed.append(ns)
+    for tb in sorted({N.name_of(ns) for ns in removed} - {None}):
+        stop_dataplane(str(tb))
     end_processes(removed)
     for ns in removed:
         run(["ip", "netns", "del", ns], check=False)
     for tb in S.known_testbeds():
         if (only is None or tb in only) and tb not in busy:
             forget_kind(tb)
+            stop_dataplane(tb)
             S.remove_state(tb)
     S.restore_if_last()
     return removed
@@ -574,6 +632,20 @@ def forget_kind(name: str) -> None:
             hook(state)
         except NetassayError as exc:  # a cleanup goes on: its state is removed all the same
             log.warning("testbed %s: %s", name, exc.line())
+
+
+def stop_dataplane(name: str) -> None:
+    """End a testbed's data plane (``testbed.dataplane``) before its namespaces go, and
+    remove its run files; a testbed without one, or whose state is gone, loses only
+    the files (its processes are ended with its namespaces)."""
+    try:
+        state = S.read_state(name)
+    except (TestbedError, UsageError, OSError) as exc:
+        log.warning("testbed %s: %s", name, exc)
+        state = None
+    if isinstance(state, dict) and kind_of(state) == FORWARDING and D.is_dataplane(state):
+        D.stop(state)
+    D.stop_leftovers(name)
 
 
 def kind_environment(tb: Any) -> dict[str, Any]:
@@ -639,9 +711,12 @@ def _bucket(pps: float) -> int:
 
 
 def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
-    """The ground-truth cap's policer bucket in packets (None without a cap)."""
+    """The ground-truth cap's policer bucket in packets (None without a cap); a data
+    plane's is at least its AF_XDP ring (``dataplane.cap_bucket``)."""
     if not cfg.sut_cap_pps:
         return None
+    if D.is_dataplane(cfg):
+        return D.cap_bucket(cfg.sut_cap_pps, _bucket(cfg.sut_cap_pps))
     return _bucket(cfg.sut_cap_pps)
 
 
@@ -654,12 +729,21 @@ def path_queues(tb: Any) -> dict[str, int]:
     """The queues on the path that can lose a burst from the generator, by the loss
     location they drop at (``counters.loss``): the SUT's receive backlog
     (net.core.netdev_max_backlog, as it is now), or in napi mode the veth's NAPI ring
-    that XDP live frames meet first (``testbed.receive``), and the ground-truth cap's
-    bucket. The wire's pfifo in backlog mode is not one: a send it refuses is retried
-    by the generator, never lost."""
-    backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
-    live = isinstance(tb.cfg, TestbedConfig) and R.gen_flags(tb.cfg) == list(R.LIVE_FRAMES)
-    out = {"sut_ingress": min(backlog, R.RING_PKTS) if live else backlog}
+    that XDP live frames meet first (``testbed.receive``), or a data plane's AF_XDP
+    socket's ring behind its head-drop wire, and the ground-truth cap's bucket. The
+    wire's pfifo in backlog mode is not one: a send it refuses is retried by the
+    generator, never lost."""
+    dp = tb.state.get("dataplane") or {}
+    ring = dp.get("ring_pkts")  # a data plane's AF_XDP ring behind the head-drop wire
+    if ring:
+        out = {"sut_ingress": int(ring)}
+    else:
+        backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
+        live = isinstance(tb.cfg, TestbedConfig) and R.gen_flags(tb.cfg) == list(R.LIVE_FRAMES)
+        out = {"sut_ingress": min(backlog, R.RING_PKTS) if live else backlog}
+    if dp.get("cap_burst_pkts"):  # a data plane's cap: its own bucket (dataplane.cap_bucket)
+        out["sut_egress"] = int(dp["cap_burst_pkts"])
+        return out
     caps = (tb.cfg.sut_cap_pps, getattr(tb.cfg, "sut_cap_reverse_pps", None))  # external: none
     buckets = [_bucket(p) for p in caps if p]
     if buckets:

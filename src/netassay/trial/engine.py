@@ -58,6 +58,7 @@ from netassay.errors import GeneratorError, TestbedError, UsageError
 from netassay.hist import SinkHist
 from netassay.names import SINK_DEV
 from netassay.quality import rate_warning, stall_warning
+from netassay.testbed import dataplane as D
 from netassay.testbed import scale as SC
 from netassay.testbed import topology as T
 from netassay.testbed.bed import Testbed
@@ -120,6 +121,8 @@ class TrialContext:
     counters: Snapshots | None = None
     # --bidirectional: the XDP sink at the generator's end, counting the reverse direction
     reverse: SinkCounter | None = None
+    # a data plane's own counters (testbed.dataplane), read with the namespaces'
+    dataplane: Callable[[], dict[str, Any]] | None = None
     # commands run in the SUT's namespace before and after each trial (trial.hooks)
     hooks: Hooks | None = None
     # the testbed's links as the last trial left them (trial.integrity)
@@ -153,6 +156,12 @@ def trials_on(
     reverse path set up (``testbed.reverse``; an external testbed's checked by its
     ``reverse_path`` hook) before either sink is attached."""
     own = T.kind_hook(tb.state, "data_path")
+    if bidirectional and D.is_dataplane(tb.state):
+        raise UsageError(
+            f"--bidirectional with --sut {tb.state['config']['sut']}",
+            "a data plane of its own is measured one direction at a time here",
+            "drop --bidirectional, or use --sut router, bridge or an external testbed",
+        )  # fmt: skip
     if bidirectional:  # before any sink is attached (an external testbed probes its path)
         setup = T.kind_hook(tb.state, "reverse_path")
         if own is not None and setup is None:
@@ -186,11 +195,13 @@ def trials_on(
         ) as sink,
         Snapshots(tb.state["namespaces"], conntrack=conntrack_role(tb)) as counters,
         _reverse_sink(tb, bidirectional, latency) as reverse,
+        D.counters(tb.state) as dataplane,
     ):
         queues = T.path_queues(tb)
         yield TrialContext(
             tb, sink, min(queues.values()), run_id, queues=queues, counters=counters,
-            reverse=reverse, ring_wire="receive" in tb.state,
+            reverse=reverse, dataplane=dataplane, ring_wire="receive" in tb.state,
+            watch=I.Watch(only=D.own_links(tb.state)),
         )  # fmt: skip
 
 
@@ -560,6 +571,8 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
         xdp = ctx.reverse.read()
         if xdp:
             snap["reverse_xdp"] = xdp
+    if ctx.dataplane is not None:  # the data plane's own counters (testbed.dataplane)
+        snap["dataplane"] = ctx.dataplane()
     return snap
 
 
@@ -772,7 +785,7 @@ def _testbed_faults(
         "process); the testbed is gone"
         for ns in I.missing_namespaces(roles.values())
     ]
-    out += I.link_faults(before, after, roles)
+    out += I.link_faults(before, after, roles, ctx.watch.only)
     passed = _passed(ctx, d)
     out += I.sink_faults(before, after, _sink_link(ctx), ctx.sink.kind, passed, roles)
     return out

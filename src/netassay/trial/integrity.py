@@ -40,12 +40,18 @@ def missing_namespaces(namespaces: Iterable[str]) -> list[str]:
     return [ns for ns in namespaces if not (NETNS_DIR / ns).exists()]
 
 
-def links(snap: dict[str, Any]) -> dict[Link, dict[str, Any]]:
-    """Every link of a snapshot but loopback: (role, device) -> its ``link_state``."""
+def links(
+    snap: dict[str, Any], only: dict[str, tuple[str, ...]] | None = None
+) -> dict[Link, dict[str, Any]]:
+    """Every link of a snapshot but loopback: (role, device) -> its ``link_state``.
+    ``only``: the devices of a role that are the testbed's (role -> devices); the other
+    links of that namespace are left alone (a data plane's own, e.g. Open vSwitch's
+    bridge port, up or down as the data plane keeps it)."""
     out = {}
     for role, ns in snap.get("ns", {}).items():
+        mine = (only or {}).get(role)
         for dev, state in ns.get(LINK_STATE, {}).items():
-            if dev != "lo":
+            if dev != "lo" and (mine is None or dev in mine):
                 out[(role, dev)] = state
     return out
 
@@ -56,11 +62,12 @@ def _where(link: Link, namespaces: dict[str, str]) -> str:
 
 
 def link_faults(
-    before: dict[str, Any], after: dict[str, Any], namespaces: dict[str, str]
-) -> list[str]:
+    before: dict[str, Any], after: dict[str, Any], namespaces: dict[str, str],
+    only: dict[str, tuple[str, ...]] | None = None,
+) -> list[str]:  # fmt: skip
     """The testbed's links that changed during a trial: gone, down, or down and up
-    again (their carrier changed)."""
-    was, now = links(before), links(after)
+    again (their carrier changed); ``only`` as ``links`` takes it."""
+    was, now = links(before, only), links(after, only)
     out = []
     for link, state in sorted(was.items()):
         where = _where(link, namespaces)
@@ -136,6 +143,8 @@ class Watch:
 
     carriers: dict[Link, int | None] = field(default_factory=dict)
     known: bool = False
+    # the devices of a role that are the testbed's (``links``); None: every one
+    only: dict[str, tuple[str, ...]] | None = None
 
     def problem(self, snap: dict[str, Any], namespaces: dict[str, str]) -> str | None:
         """Why no trial can run on the testbed as ``snap`` shows it (None: it can): a
@@ -143,7 +152,7 @@ class Watch:
         gone = missing_namespaces(namespaces.values())
         if gone:
             return f"namespace(s) {', '.join(gone)} were deleted (by another process)"
-        now = links(snap)
+        now = links(snap, self.only)
         expected = set(self.carriers) if self.known else set(now)
         lost = sorted(expected - set(now))
         if lost:
@@ -160,7 +169,7 @@ class Watch:
         """The links whose carrier changed since ``settle`` last saw them."""
         if not self.known:
             return []
-        now = links(snap)
+        now = links(snap, self.only)
         return sorted(
             k for k, n in self.carriers.items()
             if k in now and n is not None and _changes(now[k]) not in (None, n)
@@ -168,5 +177,5 @@ class Watch:
 
     def settle(self, snap: dict[str, Any]) -> None:
         """The testbed as ``snap`` shows it is the one to compare the next trial with."""
-        self.carriers = {k: _changes(v) for k, v in links(snap).items()}
+        self.carriers = {k: _changes(v) for k, v in links(snap, self.only).items()}
         self.known = True

@@ -16,6 +16,7 @@ from netassay.methods.flood import store as FS
 from netassay.methods.flood.request import MAX_RUNS, FloodRequest
 from netassay.names import validate_name
 from netassay.store.db import Store
+from netassay.testbed import dataplane as D
 from netassay.testbed import receive as R
 from netassay.testbed import state as S
 from netassay.testbed import topology as T
@@ -23,7 +24,10 @@ from netassay.testbed.bed import config_from_state, require_root
 from netassay.trial.engine import trials_on
 from netassay.trial.flood import flood, flood_path
 
-FLOOD_SUTS = ("router", "xdp-router")
+# the SUTs whose ingress takes the generator's XDP frames: the routers (the kernel's with
+# GRO on while it floods), and the data planes whose ports are AF_XDP sockets (an XDP
+# program on sut0 hands the frames over)
+FLOOD_SUTS = ("router", "xdp-router", "ovs", "testpmd", "l3fwd")
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,14 @@ def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> Testbed
             "a flood is sent as XDP live frames, all of one size",
             "drop --imix (a sweep or a search sends a mix)",
         )
-    if cfg.sut not in FLOOD_SUTS and not R.napi(cfg):
+    if D.is_dataplane(cfg) and not D.af_xdp(cfg):
+        raise UsageError(
+            f"a flood of --sut {cfg.sut}" + ("" if cfg.sut == "exec" else " over packet sockets"),
+            "of the data planes only those whose ports are AF_XDP sockets take the "
+            "generator's XDP frames here",
+            "use ovs, testpmd or l3fwd with their AF_XDP ports (their default)",
+        )
+    if not D.is_dataplane(cfg) and cfg.sut not in FLOOD_SUTS and not R.napi(cfg):
         raise UsageError(
             f"a flood of a {cfg.sut} needs --rx-mode napi",
             "in backlog mode only a router's ingress takes the generator's XDP frames here",

@@ -9,7 +9,9 @@ from typing import Any
 
 from netassay.analysis.acceptance import fmt_pct
 from netassay.counters import sutstate
+from netassay.counters.loss import dataplane_counters
 from netassay.methods.flood.run import FloodResult
+from netassay.methods.sweep.dataplane import counters_text
 from netassay.store.db import Experiment
 from netassay.units import fmt_rate
 
@@ -25,6 +27,9 @@ def flood_line(i: int, f: dict[str, Any]) -> str:
         line += f"; SUT: {sutstate.text(f['sut'])}"
     if f.get("flows"):
         line += f"; {sutstate.flows_text(f['flows'])}"
+    own = dataplane_counters(f.get("deltas") or {})
+    if own:  # a data plane's own counters over the flood, beside the loss location
+        line += f"\n  the SUT's own counters: {counters_text(own)}"
     both = f.get("bidirectional")
     if both is None:
         return line

@@ -19,6 +19,7 @@ from netassay.methods.search import bounds_held as BH
 from netassay.methods.search import engine as E
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.methods.sweep import dataplane as DP
 from netassay.methods.sweep.directions import (
     DIRECTIONS,
     SIDE_HEADER,
@@ -104,8 +105,10 @@ def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
 def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> dict[str, Any]:
     """What a search stored beside its bounds: its frame mix with sent and received per
     size at each load it tried (``imix``), its loads as written in bit/s or as shares
-    (``rates``), and with --bidirectional each direction's counts at each goal's lower
-    bound (``bidirectional``); empty when it has none (or no store holds it)."""
+    (``rates``), with --bidirectional each direction's counts at each goal's lower
+    bound (``bidirectional``), and a data plane's own counters beside the loss location
+    at each load it tried (``dataplane``); empty when it has none (or no store holds
+    it)."""
     if experiment_id is None or not Path(db).is_file():
         return {}
     with Store(db, readonly=True) as st:
@@ -113,11 +116,13 @@ def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> d
         exp = st.experiment(experiment_id)
         rates = exp.metadata.get("rates")
         both = at_bounds(st, experiment_id, out) if exp.config.get("bidirectional") else None
+        own = DP.stored(st, experiment_id)
         bound = BH.by_load(st, experiment_id, out.spec) if out.spec.max_latency else None
         capped = over_caps(st, exp, out)
     return {
         **({"latency_bound": bound} if bound is not None else {}),
         **({"imix": mix} if mix else {}),
+        **({"dataplane": own} if own else {}),
         **({"rates": rates_json(rates)} if rates else {}),
         **({"bidirectional": both} if both is not None else {}),
         **({"above_cap": [x.to_json() for x in capped]} if capped else {}),
@@ -165,6 +170,7 @@ def extras_lines(extras: dict[str, Any], spec: SearchSpec | None = None) -> list
     if "latency_bound" in extras and spec is not None:
         out += BH.lines(extras["latency_bound"], spec)
     out += both_lines(extras["bidirectional"]) if "bidirectional" in extras else []
+    out += DP.json_lines(extras["dataplane"]) if "dataplane" in extras else []
     return out + (json_lines(extras["imix"]) if "imix" in extras else [])
 
 
