@@ -104,17 +104,20 @@ class Param:
 
 
 def renamed_keys(
-    values: dict[str, Any], params: dict[str, Param], where: Callable[[str], str]
+    values: dict[str, Any], params: dict[str, Param], where: Callable[[str], tuple[str, str]]
 ) -> dict[str, Any]:
     """A file's keys (a config section, a campaign table) with each older spelling of a
     parameter's key ('rate' of rtt's --rate) as today's ('probe_rate'), each said
-    deprecated once, ``where(key)`` naming the file and line."""
+    deprecated once, as the file's other problems are said: ``where(key)`` gives its
+    place ('c.toml:5') and what holds it ('an rtt cell')."""
     olds = {o: p for p in params.values() for o in p.old_names}
     out = {}
     for key, value in values.items():
         p = olds.get(key) if key not in params else None
         if p is not None:
-            warnings.warn(p.deprecated(key, where(key)), Deprecated, stacklevel=3)
+            place, holder = where(key)
+            said = f"{place}: {p.deprecated(key, f'({holder})')}"
+            warnings.warn(said, Deprecated, stacklevel=3)
             key = p.name
         out[key] = value
     return out

@@ -117,7 +117,7 @@ def test_an_old_campaign_key_is_read_as_the_new_one_and_said():
     assert old.settings(0) == new.settings(0) and old.settings(0)["probe_rate"] == "2k"
     (w,) = [w for w in seen if issubclass(w.category, Deprecated)]
     assert str(w.message) == (
-        "rate is deprecated in o.toml:5 (an rtt cell): use probe_rate (probes per second); " + LINE
+        "o.toml:5: rate is deprecated (an rtt cell): use probe_rate (probes per second); " + LINE
     )
 
 
@@ -127,7 +127,7 @@ def test_an_old_config_key_is_read_as_the_new_one_and_said(cli, tmp_path):
     res = cli("--config", conf, "soak", "--rate", "100k")
     first, second = res.stderr.splitlines()
     assert first == (
-        f"netassay: segment is deprecated in {conf}:2 ([soak]): use segment_length (the "
+        f"netassay: {conf}:2: segment is deprecated ([soak]): use segment_length (the "
         f"length of each stored segment); {LINE}"
     )
     assert "--segment-length 0.5s is too short" in second

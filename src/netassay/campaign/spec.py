@@ -343,7 +343,7 @@ class _Checker:
             return values
         return renamed_keys(
             values, params(method),
-            lambda key: f"in {self.origin}:{self.lines.line(table, key, idx)} ({an(method)} cell)",
+            lambda key: (f"{self.origin}:{self.lines.line(table, key, idx)}", f"{an(method)} cell"),
         )  # fmt: skip
 
     def _factors(self, method: str) -> dict[str, tuple[Any, ...]]:

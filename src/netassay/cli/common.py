@@ -306,7 +306,7 @@ def config(ctx: typer.Context, given: Given | None = None) -> Config:
 def _renamed_keys(cfg: Config, name: str, values: dict[str, Any], ps: dict[str, Param]) -> Any:
     """A config file's [method] section with a key of a flag's older spelling (rtt's
     'rate') as today's ('probe_rate'), each said deprecated once."""
-    return renamed_keys(values, ps, lambda key: f"in {cfg.where(name, key)} ([{name}])")
+    return renamed_keys(values, ps, lambda key: (cfg.where(name, key), f"[{name}]"))
 
 
 def file_params(method: str) -> dict[str, Param]:
