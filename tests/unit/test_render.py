@@ -50,3 +50,33 @@ def test_a_missing_file_is_drawn_again(tmp_path):
     (tmp_path / "f1.txt").unlink()
     assert [j.fresh() for j in js] == [True, False]
     assert render.render(js, processes=1) == 1
+
+
+_SEEN = Path("/tmp")  # set by the test: where each worker says what it found
+
+
+def _say_sigterm() -> None:
+    import signal
+
+    seen = "default" if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else "handler"
+    (_SEEN / str(os.getpid())).write_text(seen)
+
+
+def test_the_pools_workers_are_forked_with_sigterms_default_action(tmp_path):
+    """What a worker finds when it first runs is what it was forked with: a worker that
+    hangs before that point ends on SIGTERM only with the default action."""
+    import signal
+
+    global _SEEN
+    from netassay.methods.render import forked_pool
+
+    _SEEN = tmp_path
+    before = signal.signal(signal.SIGTERM, lambda *_: None)  # a handler, as the CLI has
+    try:
+        with forked_pool(2, _say_sigterm) as pool:
+            pool.map(abs, range(4))  # the workers have started
+        seen = [f.read_text() for f in tmp_path.iterdir()]
+        assert seen == ["default", "default"], seen
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # restored here
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -130,6 +131,25 @@ def _quiet_worker() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def forked_pool(n: int, initializer: Callable[[], None] | None = None) -> Any:
+    """A pool of ``n`` forked workers, forked with SIGTERM's default action. A worker
+    forked while another thread of this process held a lock can hang on that lock
+    before it runs a line of Python (seen once in a test run: the report's pool waited
+    on it for 16 minutes); the SIGTERM that ends the pool would then wait for Python's
+    handler, inherited from this process, which never runs: with the default action
+    the kernel ends it. Only the main thread can change a handler; elsewhere the
+    workers are forked as before. ``initializer``: what each runs first (the report's
+    ``_quiet_worker``)."""
+    fork, start = multiprocessing.get_context("fork"), initializer or _quiet_worker
+    if threading.current_thread() is not threading.main_thread():
+        return fork.Pool(n, start)
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        return fork.Pool(n, start)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def workers() -> int:
     """The CPUs this process may run on."""
     try:
@@ -158,7 +178,7 @@ def render(
                 _draw(i)
                 shown.step()
         else:
-            with multiprocessing.get_context("fork").Pool(n, _quiet_worker) as pool:
+            with forked_pool(n) as pool:
                 for _ in pool.imap_unordered(_draw, range(len(todo))):
                     shown.step()
     finally:
