@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -157,7 +158,7 @@ def test_a_writer_that_waits_says_so_once_and_then_writes(pastrami_dir, tmp_path
     assert line.startswith(f"netassay: waiting for another process writing {db} (pid {other.pid},")
     assert "this one goes on when it is done" in line and waited >= 5
     assert err == ""  # said once
-    assert "imported 1 experiment(s), 450 trial(s)" in out
+    assert re.search(r"imported 1 experiment\(s\), \d+ trial\(s\)", out), out
 
 
 def test_a_lock_not_let_go_is_named_with_its_pid(pastrami_dir, tmp_path, cli, holder):
@@ -195,7 +196,12 @@ def test_readers_beside_a_writer_read_what_is_stored(pastrami_dir, tmp_path, cli
     for text in cli("assess", db, "--json", check=True).stdout.splitlines():
         obj = json.loads(text)
         final[obj["source"]] = obj
-    assert len(final) == 8
+    # every experiment of the folder, as an import alone stores them (the shipped
+    # files, or the real ones where NETASSAY_DATA has them)
+    alone = tmp_path / "alone.db"
+    cli("import", "pastrami", pastrami_dir, "--db", alone, check=True)
+    expected = {json.loads(t)["source"] for t in cli("assess", alone, "--json").stdout.splitlines()}
+    assert set(final) == expected and len(expected) >= 6
     for rc, out, err in read:
         assert rc == 0 and err == "", err
         seen = [json.loads(text) for text in out.splitlines()]

@@ -172,9 +172,16 @@ def waiting(conn: sqlite3.Connection, path: Path, action: Callable[[], T]) -> T:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
 
 
+def holder_kind(cmd: str) -> str:
+    """'another netassay' or 'another process', by the holder's command line as
+    ``command_of`` writes it (netassay's start 'netassay ...'; a path that holds the
+    word, a checkout in .../netassay/, makes no process netassay's)."""
+    return "another netassay" if not cmd or cmd.startswith("netassay") else "another process"
+
+
 def _say_waiting(path: Path, limit: float) -> None:
     pid, cmd = holder(path)
-    other = "another netassay" if not cmd or "netassay" in cmd else "another process"
+    other = holder_kind(cmd)
     who = "" if pid is None else f" (pid {pid}" + (f", {cmd})" if cmd else ")")
     warnings.warn(
         StoreWaiting(
