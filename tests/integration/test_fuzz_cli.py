@@ -144,6 +144,8 @@ def test_config_show(text: str):
 # an old key's deprecation said first, then the file's problems: each line starts with
 # the file's place, as every other line of a file's problems does
 @example(text='[campaign]\nmethod = "rtt"\n\n[factors]\nrate = []\n')
+# a value with a carriage return, which a parser's refusal quotes: still one line
+@example(text='[[cells]]\ninterval = false\nimix = "0\\r0"\n')
 def test_campaign_plan(text: str):
     with tempfile.TemporaryDirectory(prefix="na-fuzz-") as d:
         f = Path(d) / "c.toml"

@@ -141,14 +141,22 @@ def parse(text: str, origin: str = "<campaign>") -> Campaign:
     return _Checker(data, lines, origin).campaign()
 
 
+def _one_line(text: str) -> str:
+    """``text`` with every control character as its escape ('\\r' for a carriage
+    return): a problem's line never breaks."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 class _Checker:
     def __init__(self, data: dict[str, Any], lines: tomlfile.Lines, origin: str) -> None:
         self.data, self.lines, self.origin = data, lines, origin
         self.problems: list[tuple[int, str]] = []
 
     def bad(self, table: str, key: str | None, what: str, todo: str, idx: int = 0) -> None:
+        """One problem of the file, one line: a value's control characters (a carriage
+        return in a string, as a parser's refusal may quote it) written as escapes."""
         n = self.lines.line(table, key, idx)
-        self.problems.append((n, f"{self.origin}:{n}: {what}; {todo}"))
+        self.problems.append((n, _one_line(f"{self.origin}:{n}: {what}; {todo}")))
 
     def campaign(self) -> Campaign:
         for name in self.data:
