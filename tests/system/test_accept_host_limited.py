@@ -53,6 +53,9 @@ def test_busy_receiver_is_host_limited(tb_name):
                         duration_s=3, ramp=False, name=tb_name, scenario=scenario)  # fmt: skip
     res = measure(req)
     v, run = res.verdict, res.test.runs[0]
+    if v.verdict == "PASS":  # the premise, a run that misses, did not happen
+        pytest.skip(f"this host carried the contract beside the busy receiver ({v.reason}): "
+                    "no miss to attribute to the host")  # fmt: skip
     assert v.verdict == "INCONCLUSIVE" and "host-limited" in v.reason, v.reason
     assert "receiver cpu1" in v.reason  # the receiver's core, saturated by stress-ng
     assert max(run.cpu_busy().values()) >= 0.95
