@@ -9,7 +9,8 @@
  * stdout: the window's length, the bounds, and one row per thread and CPU it ran on
  * (cpu, tid, tgid, comm, runs, total_ns, max_ns, over: the runs that reached each bound).
  * Detaching on exit (the kernel does it when the link's descriptor closes) leaves
- * nothing behind. Exit 0 on success, 2 on a usage error, 1 when the program cannot be
+ * nothing behind; so does the end of the process that started it (it gets SIGTERM).
+ * Exit 0 on success, 2 on a usage error, 1 when the program cannot be
  * loaded or attached (the reason on stderr: root and a kernel with BPF are needed).
  */
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -98,6 +100,11 @@ int main(int argc, char **argv)
 			return usage("unknown or incomplete argument");
 		}
 	}
+	/* Ended with the process that started it (SIGTERM: it detaches and prints as on
+	 * SIGINT): a netassay killed outright leaves no tracer running. */
+	pid_t parent = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+		return 1;
 	libbpf_set_print(NULL);
 	struct bpf_object *obj = bpf_object__open_file(argv[1], NULL);
 	if (!obj || libbpf_get_error(obj)) {
