@@ -114,6 +114,18 @@ def make_ns(*names: str) -> None:
         sh("ip", "link", "set", "lo", "up", netns=ns)
 
 
+def pair(tg: str, sk: str) -> str:
+    """The generator's and the sink's namespaces, joined by a veth pair (tg0, sk0) with
+    their addresses and the sink's MAC as the generator's neighbour; the sink's MAC."""
+    make_ns(tg, sk)
+    add_veth(tg, "tg0", sk, "sk0")
+    sh("ip", "addr", "add", f"{SRC4}/30", "dev", "tg0", netns=tg)
+    sh("ip", "addr", "add", f"{DST4}/30", "dev", "sk0", netns=sk)
+    sink_mac = link_mac(sk, "sk0")
+    sh("ip", "neigh", "replace", DST4, "lladdr", sink_mac, "dev", "tg0", netns=tg)
+    return sink_mac
+
+
 def del_ns(names: list[str]) -> None:
     for ns in names:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
@@ -486,12 +498,7 @@ def versus(baseline: str, reps: int, warm: float, span: float, duration: float) 
     acc: dict[str, dict[str, list[dict[str, Any]]]] = {b: {} for b in builds}
     sink: gen.XdpSink | None = None
     try:
-        make_ns(tg, sk)
-        add_veth(tg, "tg0", sk, "sk0")
-        sh("ip", "addr", "add", f"{SRC4}/30", "dev", "tg0", netns=tg)
-        sh("ip", "addr", "add", f"{DST4}/30", "dev", "sk0", netns=sk)
-        sink_mac = link_mac(sk, "sk0")
-        sh("ip", "neigh", "replace", DST4, "lladdr", sink_mac, "dev", "tg0", netns=tg)
+        sink_mac = pair(tg, sk)
         t = Tools(tg, sk, sink_mac, Path("/dev/null"), warm, span)
         sink = gen.start_xdp_sink(sk, "sk0")
         t.count = sink.count
@@ -570,12 +577,7 @@ def main() -> int:
     cfg = Path(f"/tmp/na-b{bid}-trafgen.cfg")
     sink: gen.XdpSink | None = None
     try:
-        make_ns(tg, sk)
-        add_veth(tg, "tg0", sk, "sk0")
-        sh("ip", "addr", "add", f"{SRC4}/30", "dev", "tg0", netns=tg)
-        sh("ip", "addr", "add", f"{DST4}/30", "dev", "sk0", netns=sk)
-        sink_mac = link_mac(sk, "sk0")
-        sh("ip", "neigh", "replace", DST4, "lladdr", sink_mac, "dev", "tg0", netns=tg)
+        sink_mac = pair(tg, sk)
         trafgen_cfg(cfg, sink_mac)
         t = Tools(tg, sk, sink_mac, cfg, warm, span)
         sink = gen.start_xdp_sink(sk, "sk0")
