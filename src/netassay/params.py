@@ -21,7 +21,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from netassay.errors import Deprecated, NetassayError, UsageError
 from netassay.units import parse_count, parse_duration, parse_pause, parse_rate, parse_rates
@@ -32,6 +32,8 @@ LOAD_UNITS = (
     "bytes) or a share of the line rate (50%)"
 )
 LOAD_TODO = "write it like 200k, 500Mbps or 50%"
+# a parser (a callable) that ``tagged`` marks with its metavar
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -169,9 +171,9 @@ def spelling_hint(key: str, known: Iterator[str] | list[str] | tuple[str, ...]) 
     return f"did you mean '{near[0]}'? " if near else ""
 
 
-def tagged(fn: Any, metavar: str) -> Any:
+def tagged(fn: F, metavar: str) -> F:
     """``fn`` marked with the metavar a value it takes is written as (``metavar_of``)."""
-    fn.metavar = metavar
+    fn.__dict__["metavar"] = metavar
     return fn
 
 

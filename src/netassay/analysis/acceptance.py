@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from netassay.errors import UsageError
 from netassay.trial.accept import AcceptRun, AcceptTest
@@ -234,6 +234,12 @@ class _Rules:
     min_share: float
     cpu_saturated: float
 
+    @overload
+    def at_layer(self, run: AcceptRun, payload_bps: float) -> float: ...
+
+    @overload
+    def at_layer(self, run: AcceptRun, payload_bps: float | None) -> float | None: ...
+
     def at_layer(self, run: AcceptRun, payload_bps: float | None) -> float | None:
         if payload_bps is None:
             return None
@@ -344,11 +350,11 @@ class _Rules:
             packets > 0
             and (link_lost / packets < self.max_loss or (bool(receiving) and uncounted_possible))
         )
-        rate_in_host = rate_ok or target is None
-        if not rate_in_host:
-            rate_in_host = self.rate_in_host(
-                run, out, target, host_total, bool(saturated), wheres, hows
-            )
+        rate_in_host = (
+            rate_ok
+            or target is None
+            or self.rate_in_host(run, out, target, host_total, bool(saturated), wheres, hows)
+        )
         if loss_ok and rate_in_host and not wheres:
             return None
         if loss_in_host and rate_in_host and wheres:

@@ -113,7 +113,6 @@ def detect_saturation(
     notes = [f"not measured: {gap_text}; TIR and the bounds stop there"] if gaps else []
     over = np.flatnonzero(plr > pdr)
     past = int(over[0]) if over.size else None
-    pot = past + 1 if past is not None else None
     pct = f"{pdr * 100:g}%"
     if len(gaps) == n:
         reason = "no load was measured" + (f": {gap_text}" if n else "")
@@ -125,6 +124,7 @@ def detect_saturation(
                 f"{reason}; the loss at {gap_text} is unknown"
             )
         return Saturation(undecided, reason, None, None, None, gaps=gaps, warnings=tuple(notes))
+    pot = past + 1
     if pot >= n:
         reason = (
             f"the loss exceeds {pct} only at the last load ({_fmt(rate_pps[past])}): "

@@ -54,7 +54,8 @@ class LoadTable:
 def trial_plr(sent: np.ndarray, received: np.ndarray) -> np.ndarray:
     """Per-trial loss ratio 1 - received/sent (negative when received > sent)."""
     sent = np.asarray(sent, dtype=np.float64)
-    return 1.0 - np.asarray(received, dtype=np.float64) / sent
+    plr: np.ndarray = 1.0 - np.asarray(received, dtype=np.float64) / sent
+    return plr
 
 
 @functools.lru_cache(maxsize=4096)

@@ -286,6 +286,24 @@ def from_stores(
         yield from found
 
 
+class Runner(Protocol):
+    """A one-figure method's ``runner`` module: its job made, then run."""
+
+    def prepare(self, request: Any, options: RunOptions, config: Config, /) -> Any: ...
+
+    def run(self, job: Any, /) -> Any: ...
+
+
+class Views(Protocol):
+    """A one-figure method's ``views`` module: a result in words, as JSON, as lines."""
+
+    def text(self, result: Any, /) -> str: ...
+
+    def as_json(self, result: Any, /) -> str: ...
+
+    def lines(self, result: Any, /) -> list[str]: ...
+
+
 class OneFigureMethod:
     """What a method shares whose every run is one stored experiment it measures and
     judges nothing of, shown in the report as one section with one figure (burst,
@@ -296,8 +314,8 @@ class OneFigureMethod:
     (plan, comparison, cells) is each method's own."""
 
     name: str
-    runner: Any
-    views: Any
+    runner: Runner
+    views: Views
     figure: str
 
     def stored(self, store: Store) -> Iterable[Any]:

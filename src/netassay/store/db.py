@@ -28,6 +28,7 @@ from netassay.store.rows import (
     INSERT_TRIAL,
     ExperimentRows,
     Transaction,
+    Writer,
     dumps,
     ensure_tables,
     experiment_rows,
@@ -295,7 +296,7 @@ class Store:
         trials: Iterable[TrialRecord],
         environment: dict[str, Any] | None = None,
         runs: Iterable[dict[str, Any]] = (),
-        with_trials: Callable[[sqlite3.Connection, list[int]], None] | None = None,
+        with_trials: Callable[[Writer, list[int]], None] | None = None,
     ) -> tuple[int, int]:
         """Store an experiment and all its trials in one transaction.
 
@@ -463,7 +464,8 @@ class Store:
     # -- reading ----------------------------------------------------------------
     def experiments(self, kinds: tuple[str, ...] | None = None) -> Iterator[Experiment]:
         """Every experiment, oldest first (only those of ``kinds`` when given)."""
-        where, args = "", ()
+        where = ""
+        args: tuple[str, ...] = ()
         if kinds is not None:
             where = f" WHERE kind IN ({','.join('?' * len(kinds))})"
             args = tuple(kinds)

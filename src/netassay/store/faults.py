@@ -88,12 +88,12 @@ def lock_holders(path: Path, locks: str | None = None) -> list[int]:
     a WAL writer's lock on its ``-shm`` file, or a rollback journal's write locks on the
     file itself, as ``/proc/locks`` lists them ([] where it cannot be known)."""
     files: dict[tuple[int, int, int], str] = {}
-    for f, kind in ((path, "db"), (Path(f"{path}-shm"), "shm")):
+    for f, file_kind in ((path, "db"), (Path(f"{path}-shm"), "shm")):
         try:
             st = os.stat(f)
         except OSError:
             continue
-        files[(os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)] = kind
+        files[(os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)] = file_kind
     if locks is None:
         try:
             locks = Path("/proc/locks").read_text()

@@ -32,7 +32,7 @@ COMPRESSION_COOKIE = 0x1C849304 | 0x10
 VERSION = "1.3"
 
 # the bucket layout of HdrHistogram(LOWEST, HIGHEST, DIGITS)
-_SUB_MAG = (2 * 10**DIGITS - 1).bit_length()  # 11: 2048 sub-buckets
+_SUB_MAG: int = (2 * 10**DIGITS - 1).bit_length()  # 11: 2048 sub-buckets
 _HALF_MAG = _SUB_MAG - 1
 _HALF = 1 << _HALF_MAG
 _MASK = (1 << _SUB_MAG) - 1

@@ -106,7 +106,7 @@ def _check_index(i: int) -> None:
         )
 
 
-def planned_rates(config: dict) -> list[float]:
+def planned_rates(config: object) -> list[float]:
     """The offered loads an experiment planned (config ``rates_pps``), or [] if it names none."""
     rates = config.get("rates_pps") if isinstance(config, dict) else None
     if not isinstance(rates, list):

@@ -109,7 +109,8 @@ class ParsedColumns:
             prev[1:] = self.discards_after[:-1]
             first = np.cumsum(self.k) - self.k  # each load's first run
             prev[first] = self.discards_before
-        return self.discards_after - prev
+        deltas: np.ndarray = self.discards_after - prev
+        return deltas
 
     def rate_faults(self) -> tuple[np.ndarray, np.ndarray]:
         """Per trial: (generator limit, rate overshoot), as ``quality.rate_kind`` says for
@@ -121,17 +122,22 @@ class ParsedColumns:
 
     def count_faults(self) -> np.ndarray:
         """Per trial: received more than sent by more than foreign frames explain."""
-        return (self.received - self.sent) > self.sent * FOREIGN_FRAMES_SHARE
+        over: np.ndarray = (self.received - self.sent) > self.sent * FOREIGN_FRAMES_SHARE
+        return over
 
     def delivered(self) -> np.ndarray:
         """Per trial: what the SUT delivered, foreign frames taken out (received is at
         most sent: no negative loss)."""
-        return np.minimum(self.received, self.sent)
+        delivered: np.ndarray = np.minimum(self.received, self.sent)
+        return delivered
 
     def warned(self, faults: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """Per trial: does the importer attach any warning to it."""
         limit, over = self.rate_faults() if faults is None else faults
-        return (self.received > self.sent) | limit | over | (self.discard_deltas() < 0)
+        warned: np.ndarray = (
+            (self.received > self.sent) | limit | over | (self.discard_deltas() < 0)
+        )
+        return warned
 
 
 def parse_name(name: str) -> dict[str, Any]:
@@ -251,9 +257,9 @@ def parse_many(paths: Iterable[str | Path], chunk: int = 64) -> Iterator[ParsedC
     """``parse_columns`` of each file, in order, reading ``chunk`` files at a time and
     parsing each chunk in one bulk pass (the per-call cost of numpy is paid once per
     chunk, not per file); a chunk with anything unusual is parsed file by file."""
-    paths = [Path(p) for p in paths]
-    for start in range(0, len(paths), chunk):
-        part = paths[start : start + chunk]
+    files = [Path(p) for p in paths]
+    for start in range(0, len(files), chunk):
+        part = files[start : start + chunk]
         datas = [_read(p) for p in part]
         bodies = [d.rstrip(_SPACE) for d in datas]
         cols = _fast_columns(b"\n".join(bodies)) if all(bodies) else None
@@ -503,8 +509,9 @@ def store_parsed(
     ``import_files``)."""
     added = skipped = trials = 0
     for exp in parsed:
-        for note in exp.metadata.get("assumed", []) if warn else ():
-            warn(f"{exp.source}: {note}")
+        if warn is not None:
+            for note in exp.metadata.get("assumed", []):
+                warn(f"{exp.source}: {note}")
         try:
             _, n = store.import_experiment(
                 key=exp.key,

@@ -81,6 +81,13 @@ def trial_row(
     )
 
 
+def _rowid(cur: sqlite3.Cursor) -> int:
+    """The rowid of the row an INSERT just wrote (sqlite3 says None before any INSERT)."""
+    if cur.lastrowid is None:
+        raise TypeError("no row was inserted")
+    return cur.lastrowid
+
+
 class Writer:
     """The writes of one transaction (``Store.transaction()``): all or nothing."""
 
@@ -113,7 +120,7 @@ class Writer:
                 dumps(metadata or {}), dumps(environment or {}),
             ),
         )  # fmt: skip
-        return int(cur.lastrowid)
+        return _rowid(cur)
 
     def config(self, experiment_id: int, config: dict[str, Any]) -> None:
         """Replace an experiment's config (a method that changed its plan mid-run: a
@@ -126,7 +133,7 @@ class Writer:
         self, experiment_id: int, t: TrialRecord, run_ids: dict[int, int] | None = None
     ) -> int:
         cur = self.conn.execute(INSERT_TRIAL, trial_row(experiment_id, t, utc_now(), run_ids))
-        return int(cur.lastrowid)
+        return _rowid(cur)
 
     def run(self, experiment_id: int, started_utc: str, resumed: bool, env: dict[str, Any]) -> int:
         cur = self.conn.execute(
@@ -134,14 +141,14 @@ class Writer:
             " VALUES (?, ?, ?, ?)",
             (experiment_id, started_utc, int(resumed), dumps(env)),
         )
-        return int(cur.lastrowid)
+        return _rowid(cur)
 
     def row(self, table: str, values: dict[str, Any]) -> int:
         """One row of a method's table (JSON columns as text already); its rowid."""
         cols = [_ident(c) for c in values]
         marks = ", ".join("?" * len(cols))
         sql = f"INSERT INTO {_ident(table)} ({', '.join(cols)}) VALUES ({marks})"
-        return int(self.conn.execute(sql, tuple(values.values())).lastrowid)
+        return _rowid(self.conn.execute(sql, tuple(values.values())))
 
     def rows(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
         for values in rows:
@@ -211,7 +218,8 @@ def select(
 ) -> list[dict[str, Any]]:
     """The rows of ``table`` whose columns equal ``where``'s values (a list or tuple:
     any of them), ordered by ``order_by``; ``columns`` only (None: every column)."""
-    conds, args = [], []
+    conds: list[str] = []
+    args: list[Any] = []
     for col, value in where.items():
         if isinstance(value, list | tuple):
             conds.append(f"{_ident(col)} IN ({', '.join('?' * len(value))})" if value else "0")
