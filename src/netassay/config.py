@@ -103,7 +103,7 @@ def resolve_pinning(pinning: str, cpus: int | None = None) -> tuple[str, str]:
 def cpu_mask(cpus: tuple[int, ...] | list[int]) -> str:
     """A CPU set as an RPS mask is written: hex, in comma-separated 32-bit groups."""
     digits = format(sum(1 << c for c in set(cpus)), "x")
-    groups = []
+    groups: list[str] = []
     while digits:
         groups.insert(0, digits[-8:])
         digits = digits[:-8]
@@ -444,7 +444,8 @@ class TestbedConfig:
         unset = {k: v for k, v in defaults.items() if getattr(out, k) is None}
         if out.sut_setup and not os.path.isabs(out.sut_setup):  # --sut-setup: where it is
             unset["sut_setup"] = os.path.abspath(out.sut_setup)
-        return replace(out, **unset) if unset else out
+        resolved: TestbedConfig = replace(out, **unset) if unset else out
+        return resolved
 
     def rx_cpus(self, cpus: int | None = None) -> tuple[int, ...]:
         """The CPUs the SUT's receive work is steered to (an empty tuple: not steered),

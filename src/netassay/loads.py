@@ -143,11 +143,11 @@ def tokens(text: str, what: str) -> list[tuple[str, float, str]]:
         if not span < MAX_LOADS:
             raise UsageError(f"bad {what} '{text}'", f"{span + 1:.0f} loads", "use a larger STEP")
         n = math.floor(span + 1e-9) + 1
-        out = [start + i * step for i in range(n)]
-        if any(b <= a for a, b in itertools.pairwise(out)):
+        values = [start + i * step for i in range(n)]
+        if any(b <= a for a, b in itertools.pairwise(values)):
             raise UsageError(f"bad {what} '{text}'", "STEP is below what START can be told from",
                              "use a larger STEP")  # fmt: skip
-        return [(k0, x, text) for x in out]
+        return [(k0, x, text) for x in values]
     out = [(*value(t, what), t) for t in (p.strip() for p in text.split(",")) if t]
     if not out:
         raise UsageError(f"empty {what}", "no load was given", "write e.g. 1Gbps,2Gbps")

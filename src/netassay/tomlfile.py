@@ -3,6 +3,7 @@ error each, and where each table and key is, so that a problem names its line.""
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -51,7 +52,7 @@ def parse(text: str, origin: str) -> tuple[dict[str, Any], Lines]:
         ) from exc  # fmt: skip
 
 
-def read(path: str | Path, what: str) -> tuple[dict[str, Any], Lines]:
+def read(path: str | os.PathLike[str], what: str) -> tuple[dict[str, Any], Lines]:
     """Read ``path`` (a ``what``: 'config file', 'campaign file')."""
     p = Path(path)
     try:

@@ -14,9 +14,10 @@ from netassay.methods import KINDS, REGISTRY, method, of_kind
 from netassay.methods.base import Method
 
 STORED = [name for name in REGISTRY if method(name).kinds]
-SHAPE = [k for k in Method.__annotations__] + [
-    k for k, v in vars(Method).items() if callable(v) and not k.startswith("_")
-]
+SHAPE = [
+    k for k, v in vars(Method).items()
+    if (callable(v) or isinstance(v, property)) and not k.startswith("_")
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))

@@ -264,7 +264,7 @@ def irq_affinity(match: str | None = None) -> dict[str, str]:
     """IRQ number and name -> its CPU list, for the interrupts whose name contains
     ``match`` (a NIC's queues: 'virtio0-input', 'eth0-TxRx'); all network-looking
     ones when None."""
-    out = {}
+    out: dict[str, str] = {}
     try:
         lines = Path("/proc/interrupts").read_text().splitlines()[1:]
     except OSError:

@@ -108,7 +108,8 @@ def xdp_prog_id(msg: Any) -> int | None:
 
 
 def _read_all(fd: int) -> str:
-    chunks, off = [], 0
+    chunks: list[bytes] = []
+    off = 0
     while True:
         b = os.pread(fd, 65536, off)
         if not b:

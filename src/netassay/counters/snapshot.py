@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from netassay.counters import sutstate, xdp_router
 from netassay.proc import run
@@ -30,6 +30,7 @@ from netassay.units import utc_now
 if TYPE_CHECKING:
     from netassay.counters.sink import SinkCounter
 
+T = TypeVar("T")  # what a counter read gives (a count, or a pair of counts)
 LINK_FIELDS = ("packets", "dropped", "errors")
 LINK_STATE = "link_state"  # per link: up, carrier_changes, xdp_prog (not flattened)
 
@@ -199,12 +200,12 @@ def snapshot(
 
 
 def wait_quiet(
-    read: Callable[[], int | None],
+    read: Callable[[], T | None],
     *,
     interval_s: float = 0.02,
     stable_reads: int = 2,
     timeout_s: float = 5.0,
-) -> tuple[int | None, bool]:
+) -> tuple[T | None, bool]:
     """Poll the sink's test-packet count ``read()`` until it stops moving (packets in
     flight are not lost). Return (last value, settled); (None, False) as soon as the
     count cannot be read (``read()`` returned None).

@@ -16,7 +16,7 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,8 +55,11 @@ class Trace:
 def parse(text: str) -> Trace:
     """The tracer's JSON (``netassay-noise``'s stdout)."""
     d = json.loads(text)
-    keys = ("cpu", "tid", "tgid", "comm", "runs", "total_ns", "max_ns")
-    rows = tuple(Runs(*(r[k] for k in keys), over=tuple(r["over"])) for r in d["rows"])
+    rows = tuple(
+        Runs(cpu=r["cpu"], tid=r["tid"], tgid=r["tgid"], comm=r["comm"], runs=r["runs"],
+             total_ns=r["total_ns"], max_ns=r["max_ns"], over=tuple(r["over"]))
+        for r in d["rows"]
+    )  # fmt: skip
     return Trace(d["window_ns"] / 1e9, tuple(d["bounds_ns"]), rows)
 
 
@@ -107,7 +110,8 @@ def takers(
     def over(rs: list[Runs], ns: int) -> int | None:
         return sum(r.over[bounds[ns]] for r in rs) if ns in bounds else None
 
-    out, window_ns = [], trace.window_s * 1e9
+    out: list[dict[str, Any]] = []
+    window_ns = trace.window_s * 1e9
     for comm, rs in by.items():
         total = sum(r.total_ns for r in rs)
         top = max(rs, key=lambda r: r.max_ns)
@@ -121,7 +125,7 @@ def takers(
     return out[:SHOWN]
 
 
-def said(rows: list[dict[str, Any]]) -> str:
+def said(rows: Sequence[dict[str, Any]]) -> str:
     """The takers in words: 'kdamond.0 (7 runs of 1 ms or more, longest 3.08 ms)',
     'rcu_preempt (longest run 0.31 ms)', 'python3 (3 threads, ...)'."""
     out = []

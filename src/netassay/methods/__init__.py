@@ -15,7 +15,7 @@ import importlib
 import importlib.util
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 from netassay.errors import UsageError
 from netassay.store.paths import store_paths
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the same modules, for the layer contract and type checkers
     import netassay.methods.soak.export
     import netassay.methods.soak.method
     import netassay.methods.sweep.method
-    import netassay.methods.tcp.method  # noqa: F401
+    import netassay.methods.tcp.method
     from netassay.methods.base import Method
     from netassay.store.db import Store
     from netassay.store.export import Kind
@@ -78,11 +78,53 @@ KINDS = {
 READS_FILES = ("sweep",)
 
 
+if TYPE_CHECKING:  # mypy holds every registered method to the protocol (never run)
+
+    def _every() -> tuple[Method, ...]:
+        return (
+            netassay.methods.sweep.method.METHOD,
+            netassay.methods.search.method.METHOD,
+            netassay.methods.rtt.method.METHOD,
+            netassay.methods.accept.method.METHOD,
+            netassay.methods.flood.method.METHOD,
+            netassay.methods.soak.method.METHOD,
+            netassay.methods.batching.method.METHOD,
+            netassay.methods.doctor.method.METHOD,
+            netassay.methods.tcp.method.METHOD,
+            netassay.methods.burst.method.METHOD,
+            netassay.methods.recovery.method.METHOD,
+            netassay.methods.reconfig.method.METHOD,
+        )
+
+
+# The methods whose members beyond the protocol are called from outside their package
+# (sweep's ``prepare``, search's ``pdr_rate``, ...), typed as what they are.
+@overload
+def method(name: Literal["sweep"]) -> netassay.methods.sweep.method.SweepMethod: ...
+
+
+@overload
+def method(name: Literal["search"]) -> netassay.methods.search.method.SearchMethod: ...
+
+
+@overload
+def method(name: Literal["rtt"]) -> netassay.methods.rtt.method.RttMethod: ...
+
+
+@overload
+def method(name: Literal["flood"]) -> netassay.methods.flood.method.FloodMethod: ...
+
+
+@overload
+def method(name: str) -> Method: ...
+
+
 def method(name: str) -> Method:
     """The method of that name (UsageError naming the known ones otherwise)."""
     if name not in REGISTRY:
         raise UsageError(f"unknown method '{name}'", f"known: {', '.join(REGISTRY)}", "pick one")
-    return importlib.import_module(REGISTRY[name]).METHOD  # type: ignore[no-any-return]
+    found: Method = importlib.import_module(REGISTRY[name]).METHOD
+    return found
 
 
 def methods() -> list[Method]:

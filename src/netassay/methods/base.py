@@ -131,7 +131,7 @@ class Section:
     figure_svg: str | None = None
     link: str | None = None
     jobs: tuple[FigureJob, ...] = ()  # every figure it shows, its page's too
-    page: Callable[[], None] | None = None  # writes its page (after its figures)
+    page: Callable[[], object] | None = None  # writes its page (after its figures)
 
     @staticmethod
     def drawn(title: str, text: str, job: FigureJob, out: Path) -> Section:
@@ -165,19 +165,45 @@ class Comparison:
 
 
 class Method(Protocol):
-    """One measurement method (see the module)."""
+    """One measurement method (see the module). Its data members are read-only
+    properties here, so that a method's class attribute of a narrower type (``kinds =
+    ("rtt",)``, ``knobs = None``) satisfies them."""
 
-    name: str  # its command, and a campaign's ``method``
-    kinds: tuple[str, ...]  # the experiment kinds it stores
-    request: type  # its Request
-    comparison: Comparison
-    campaign: bool  # it runs as a campaign's cells
-    run_options: tuple[str, ...]  # the RunOptions its command takes (db, name, ...)
-    knobs: type | None  # the testbed knobs it takes (TestbedConfig), or None
-    cell_defaults: tuple[str, ...]  # keys a campaign cell runs with by default
-    cell_flags: tuple[str, ...]  # flags its campaign cells always give (accept: --embedded)
-    cell_setup_s: float  # a campaign cell's time beside its runs (testbed, probes)
-    legend: str  # what its text view's marks mean, said once after them ("" : none)
+    @property
+    def name(self) -> str: ...  # its command, and a campaign's ``method``
+
+    @property
+    def kinds(self) -> tuple[str, ...]: ...  # the experiment kinds it stores
+
+    @property
+    def request(self) -> type: ...  # its Request
+
+    @property
+    def comparison(self) -> Comparison: ...
+
+    @property
+    def campaign(self) -> bool: ...  # it runs as a campaign's cells
+
+    # the RunOptions its command takes (db, name, ...)
+    @property
+    def run_options(self) -> tuple[str, ...]: ...
+
+    @property
+    def knobs(self) -> type | None: ...  # the testbed knobs it takes (TestbedConfig), or None
+
+    @property
+    def cell_defaults(self) -> tuple[str, ...]: ...  # keys a campaign cell runs with by default
+
+    # flags its campaign cells always give (accept: --embedded)
+    @property
+    def cell_flags(self) -> tuple[str, ...]: ...
+
+    @property
+    def cell_setup_s(self) -> float: ...  # a campaign cell's time beside its runs (testbed, probes)
+
+    # what its text view's marks mean, said once after them ("" : none)
+    @property
+    def legend(self) -> str: ...
 
     def plan(self, request: Any) -> Plan: ...
 

@@ -419,7 +419,9 @@ def dataplane_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any
     }
 
 
-def _bucket(key: str, pps: float | None, with_rate: bool, pkts: int | None = None) -> dict:
+def _bucket(
+    key: str, pps: float | None, with_rate: bool, pkts: int | None = None
+) -> dict[str, Any]:
     """A cap's policer bucket in frames as the experiment records it (``pkts``, else as
     netassay sizes the kernel's policer; and its rate, ``with_rate``); nothing without
     the cap."""

@@ -28,7 +28,8 @@ def share() -> None:
     import matplotlib.text as mtext
 
     _share_math(mathtext.MathTextParser)
-    mtext._get_text_metrics_function = _metrics_function
+    # matplotlib's private text-metrics function, which its stubs do not declare
+    mtext._get_text_metrics_function = _metrics_function  # type: ignore[attr-defined]
     _shared = True
 
 
@@ -42,7 +43,9 @@ def _share_math(parser_class: Any) -> None:
     def parsed(kind: str, s: str, dpi: float, prop: Any, antialiased: bool, flags: Any) -> Any:
         return parse(first[kind], s, dpi, prop, antialiased, flags)
 
-    def _parse_cached(self: Any, s: str, dpi: float, prop: Any, antialiased: bool, flags: Any):
+    def _parse_cached(
+        self: Any, s: str, dpi: float, prop: Any, antialiased: bool, flags: Any
+    ) -> Any:
         kind = self._output_type
         first.setdefault(kind, self)  # the parse depends on the kind, never the instance
         return parsed(kind, s, dpi, prop, antialiased, flags)

@@ -188,11 +188,13 @@ class Testbed:
 
     # -- what the trial engine needs ---------------------------------------------
     def ns(self, role: str) -> str:
-        return self.state["namespaces"][role]
+        ns: str = self.state["namespaces"][role]
+        return ns
 
     @property
     def target(self) -> dict[str, str]:
-        return self.state["target"]
+        target: dict[str, str] = self.state["target"]
+        return target
 
     @property
     def gen_cpu(self) -> int | None:

@@ -316,7 +316,7 @@ def truth_counters(state: dict[str, Any]) -> dict[str, int]:
     out: dict[str, int] = {}
     if state.get("link", {}).get("cap_bps"):
         q = json.loads(run(["tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", LINK_OUT]).stdout)
-        tbf = next((x for x in q if x.get("kind") == "tbf"), {})
+        tbf: dict[str, Any] = next((x for x in q if x.get("kind") == "tbf"), {})
         out["link.cap_dropped"] = int(tbf.get("drops", 0))
         out["link.cap_sent_packets"] = int(tbf.get("packets", 0))
     if state.get("link", {}).get("drop"):

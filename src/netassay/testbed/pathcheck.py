@@ -196,7 +196,9 @@ def capture(dev: str, netns: str | None) -> Iterator[socket.socket]:
         sock.close()
 
 
-def collect(sock: socket.socket, until: float, enough: Callable[[int], bool]) -> list[dict]:
+def collect(
+    sock: socket.socket, until: float, enough: Callable[[int], bool]
+) -> list[dict[str, Any]]:
     """Frames arriving until ``until`` (monotonic) or until ``enough(probes seen)``."""
     frames: list[dict[str, Any]] = []
     probes = 0

@@ -91,6 +91,7 @@ def fib(ip_version: int, routes: int) -> Fib:
             + (" (198.19.1.0-198.19.255.255)" if ip_version == 4 else " (2001:2:0:8000::/96)"),
             f"give at most {most:,}{more}",
         )
+    first: ipaddress.IPv4Address | ipaddress.IPv6Address
     if ip_version == 4:
         step, room, first, bits = V4_WIDEST, V4_ROOM, V4_FIRST, 32
     else:

@@ -114,7 +114,8 @@ def begin_state(
 def read_state(name: str) -> dict[str, Any] | None:
     path = state_path(name)
     try:
-        return json.loads(path.read_text())
+        state: dict[str, Any] = json.loads(path.read_text())
+        return state
     except FileNotFoundError:
         return None
     except NotADirectoryError as exc:  # the run directory itself is a file

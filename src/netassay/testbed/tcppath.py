@@ -282,7 +282,8 @@ def line_stats(state: dict[str, Any]) -> dict[str, Any] | None:
     if not line:
         return None
     try:
-        return json.loads(Path(line["stats"]).read_text())
+        stats: dict[str, Any] = json.loads(Path(line["stats"]).read_text())
+        return stats
     except (OSError, ValueError):
         return None
 

@@ -181,7 +181,10 @@ def _write_sys(ns: str, path: str, value: str) -> None:
 
 def link_mac(ns: str, dev: str) -> str:
     """The MAC address of ``dev`` in namespace ``ns``."""
-    return json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)[0]["address"]
+    mac: str = json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)[0][
+        "address"
+    ]
+    return mac
 
 
 def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
@@ -482,7 +485,8 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     """Create the testbed; return its state (also written to the run directory)."""
     kind = kind_of(cfg)
     if kind != FORWARDING:
-        return kind_module(kind).build(name, cfg)  # type: ignore[no-any-return]
+        built: dict[str, Any] = kind_module(kind).build(name, cfg)
+        return built
     validate(cfg)
     refuse_existing(name)
     _, pinning_reason = cfg.pinning_choice()
@@ -596,7 +600,7 @@ def cleanup(only: set[str] | None = None) -> list[str]:
             log.warning("testbed %s is in use; left alone", tb)
             continue
         removed.append(ns)
-    for tb in sorted({N.name_of(ns) for ns in removed} - {None}):
+    for tb in sorted({name for ns in removed if (name := N.name_of(ns)) is not None}):
         stop_dataplane(str(tb))
     end_processes(removed)
     for ns in removed:

@@ -63,7 +63,9 @@ def bars(tests: list[AcceptTest], summaries: list[dict[str, Any]], stem: Path) -
     return save(fig, stem)
 
 
-def _sustained(summaries: list[dict[str, Any]], key: str, scale: float) -> list[tuple]:
+def _sustained(
+    summaries: list[dict[str, Any]], key: str, scale: float
+) -> list[tuple[float, float, float]]:
     """Per test, the spread of one figure over its sustained runs, scaled."""
     return [
         _spread([
@@ -75,7 +77,7 @@ def _sustained(summaries: list[dict[str, Any]], key: str, scale: float) -> list[
     ]  # fmt: skip
 
 
-def _whiskers(data: list[tuple]) -> np.ndarray:
+def _whiskers(data: list[tuple[float, float, float]]) -> np.ndarray:
     return np.array([[d[1] for d in data], [d[2] for d in data]])
 
 

@@ -190,7 +190,10 @@ def parse_all(text: str, origin: str) -> list[Iperf3Result]:
     found = find_json(text, origin)
     if len(found) > 1:  # a server stopped by a signal ends with an error about no test
         found = [(b, d) for b, d in found if not _no_test(d)] or found
-    where = (lambda i: origin) if len(found) == 1 else (lambda i: f"{origin} (test {i + 1})")
+
+    def where(i: int) -> str:
+        return origin if len(found) == 1 else f"{origin} (test {i + 1})"
+
     return [_check(body, doc, where(i)) for i, (body, doc) in enumerate(found)]
 
 

@@ -21,6 +21,7 @@ import io
 import json
 import re
 import statistics
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ def _rows(path: Path, needed: tuple[str, ...]) -> tuple[str, list[dict[str, str]
     return text, rows
 
 
-def _num(path: Path, n: int, row: dict[str, str | None], col: str) -> float:
+def _num(path: Path, n: int, row: Mapping[str, str | None], col: str) -> float:
     """Row ``n``'s value of ``col``: every column netassay reads (bytes, bit/s, packets,
     shares, a CPU's busy %) is a finite number, 0 or more."""
     text = (row.get(col) or "").strip()

@@ -115,12 +115,12 @@ class BatchingRequest:
         ):  # fmt: skip
             if value not in known:
                 raise UsageError(f"bad {flag} '{value}'", f"known: {', '.join(known)}", "pick one")
-        for flag, value, lo, hi in (
+        for flag, number, lo, hi in (
             ("--runs", self.runs, 1, 1000), ("--count", self.count, 10, 10_000_000),
             ("--size", self.size_bytes, 64, 1514), ("--defer", self.defer, 0, MAX_DEFER),
         ):  # fmt: skip
-            if not lo <= value <= hi:
-                raise UsageError(f"bad {flag} {value}", f"{lo}..{hi}", "see --help")
+            if not lo <= number <= hi:
+                raise UsageError(f"bad {flag} {number}", f"{lo}..{hi}", "see --help")
         if not 1 <= self.rate_pps <= MAX_RATE:
             raise UsageError(
                 f"bad --probe-rate {self.rate_pps:g}",

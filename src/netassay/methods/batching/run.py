@@ -325,4 +325,5 @@ def measure(b: Batching) -> BS.StoredBatching:
                 f" {found['burst_len_mean']:.1f}, wait p50 {(found['wait_p50_ns'] or 0) / 1e3:.1f}"
                 " us" + _socket_progress(found)
             )
+        assert b.experiment_id is not None  # stored by the first run (runs >= 1)
         return BS.stored(store, store.experiment(b.experiment_id))

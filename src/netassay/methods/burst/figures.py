@@ -29,12 +29,12 @@ def plot_bursts(
             if not t["excluded"] and t["counters"]["burst"].get("lossless") is lossless
         ]
         if pts:
-            ax.scatter(*zip(*pts, strict=True), marker=mark, color=color, s=14, label=name,
-                       alpha=0.6)  # fmt: skip
+            xs, ys = zip(*pts, strict=True)
+            ax.scatter(xs, ys, marker=mark, color=color, s=14, label=name, alpha=0.6)
     found = [(i + 1, x) for i, x in enumerate(s["per_test"]) if x is not None]
     if found:
-        ax.scatter(*zip(*found, strict=True), marker="_", color="k", s=200,
-                   label="longest without loss")  # fmt: skip
+        xs, ys = zip(*found, strict=True)
+        ax.scatter(xs, ys, marker="_", color="k", s=200, label="longest without loss")
     if s["mean_frames"] is not None:
         ax.axhline(s["mean_frames"], color="C0", lw=1, label="mean")
         if s["ci95_frames"]:

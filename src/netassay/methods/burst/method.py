@@ -4,6 +4,7 @@ export and campaigns read it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from netassay.config import AnalysisConfig, TestbedConfig
@@ -76,7 +77,7 @@ class BurstMethod(OneFigureMethod):
         first = SEARCH_S if request.throughput == "search" else 0.0
         return Plan(None, first + request.tests * STEPS * per, ())
 
-    def stored(self, store: Store) -> list[BS.StoredBurst]:
+    def stored(self, store: Store) -> Iterator[BS.StoredBurst]:
         return BS.stored_bursts(store)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

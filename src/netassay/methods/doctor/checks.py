@@ -152,7 +152,7 @@ def false_loss(rate_pps: float, trials: Sequence[dict[str, Any]], wanted: int) -
     used = [t for t in trials if not t["excluded"]]
     sent = sum(t["sent"] for t in used)
     lost = sum(t["lost"] for t in used)
-    where = {}
+    where: dict[str, int] = {}
     for t in used:
         for k, v in t.get("loss_location", {}).items():
             if v:

@@ -25,9 +25,9 @@ NOT_SETTINGS = ("sut", "sut_drop", "sut_cap_pps", "sut_cap_reverse_pps", "sink")
 def settings(cfg: Any) -> dict[str, Any] | None:
     """The testbed settings a doctor result holds for (None: a testbed kind it does not
     check, such as an external one)."""
-    if not is_dataclass(cfg) or not hasattr(cfg, "sut_cap_pps"):
+    if not is_dataclass(cfg) or isinstance(cfg, type) or not hasattr(cfg, "sut_cap_pps"):
         return None
-    return {k: v for k, v in asdict(cfg).items() if k not in NOT_SETTINGS}  # type: ignore[call-overload]
+    return {k: v for k, v in asdict(cfg).items() if k not in NOT_SETTINGS}
 
 
 def _boot() -> str:

@@ -44,7 +44,8 @@ class FloodResult:
 
     @property
     def max_forwarding_rate_pps(self) -> float:
-        return statistics.median(f["forwarded_pps"] for f in self.floods)
+        median: float = statistics.median(f["forwarded_pps"] for f in self.floods)
+        return median
 
     @property
     def unsaturated(self) -> int:
@@ -122,7 +123,7 @@ def measure(
     req: FloodRequest,
     name: str,
     cfg: TestbedConfig,
-    on_flood: Callable[[int, dict], None],
+    on_flood: Callable[[int, dict[str, Any]], None],
     db: str | None = None,
     label: str = "",
 ) -> FloodResult:

@@ -23,8 +23,8 @@ def plot_blocked(s: dict[str, Any], stem: Path, title: str = "") -> list[Path]:
            label="effective blocked time (lost / rate)")  # fmt: skip
     took = [(t["trial"] + 1, t["change_s"] * 1e3) for t in rows if t["change_s"] is not None]
     if took:
-        ax.scatter(*zip(*took, strict=True), marker="D", color="C0", s=18,
-                   label="the change's run time")  # fmt: skip
+        xs, ys = zip(*took, strict=True)
+        ax.scatter(xs, ys, marker="D", color="C0", s=18, label="the change's run time")
     if s["mean_blocked_s"] is not None:
         ax.axhline(s["mean_blocked_s"] * 1e3, color="k", lw=0.8, label="mean")
     ax.set_xlabel("trial")

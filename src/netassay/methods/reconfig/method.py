@@ -5,6 +5,7 @@ time (kind ``reconfig``); assess, report and export read it. Not a campaign's me
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from netassay.config import AnalysisConfig, TestbedConfig
@@ -46,7 +47,7 @@ class ReconfigMethod(OneFigureMethod):
         per = request.duration_s + request.wait_s + TRIAL_OVERHEAD_S
         return Plan(request.trials, request.trials * per, ())
 
-    def stored(self, store: Store) -> list[CS.StoredReconfig]:
+    def stored(self, store: Store) -> Iterator[CS.StoredReconfig]:
         return CS.stored_reconfigs(store)
 
     def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:

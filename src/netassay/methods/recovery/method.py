@@ -4,6 +4,7 @@ and campaigns read it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from netassay.config import AnalysisConfig, TestbedConfig
@@ -61,7 +62,7 @@ class RecoveryMethod(OneFigureMethod):
         first = SEARCH_S if request.throughput == "search" else 0.0
         return Plan(request.trials, first + request.trials * per, ())
 
-    def stored(self, store: Store) -> list[RS.StoredRecovery]:
+    def stored(self, store: Store) -> Iterator[RS.StoredRecovery]:
         return RS.stored_recoveries(store)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

@@ -140,7 +140,9 @@ def _differing(exps: Sequence[Any]) -> list[str]:
     return keys
 
 
-def summary_table(configs: Sequence[Config], segments: Sequence[str], stat: str) -> list[dict]:
+def summary_table(
+    configs: Sequence[Config], segments: Sequence[str], stat: str
+) -> list[dict[str, Any]]:
     """Per configuration and segment: the per-run statistic over runs (median, CI)."""
     rows = []
     for c in configs:
@@ -181,7 +183,7 @@ def sides(configs: Sequence[Config], stat: str) -> list[dict[str, Any]]:
     return out
 
 
-def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> list[dict]:
+def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> list[dict[str, Any]]:
     """Kendall tau-b of a segment's per-run statistic against the number of background
     loads, over configurations equal in everything else (load 'none' counts as 0 of
     every type and location)."""
@@ -193,7 +195,7 @@ def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> lis
         families.setdefault(rest, []).append(c)
     out = []
     for rest, members in families.items():
-        kinds = {_kind(c) for c in members} - {None}
+        kinds = {kind for c in members if (kind := _kind(c)) is not None}
         for kind in sorted(kinds):
             fam = [c for c in members if _kind(c) in (kind, None)]
             for seg in segments:

@@ -62,7 +62,7 @@ def cpu(configs: Sequence[Config], stem: Path) -> list[Path]:
     width = 0.8 / max(1, len(cores))
     for j, core in enumerate(cores):
         bottom = np.zeros(len(configs))
-        for part, color in zip(CPU_PARTS, plt.cm.tab10.colors, strict=False):
+        for part, color in zip(CPU_PARTS, matplotlib.color_sequences["tab10"], strict=False):
             v = np.array([_mean_cpu(c, core, part) for c in configs])
             ax.bar(np.arange(len(configs)) + j * width, v, width, bottom=bottom, color=color,
                    label=part if j == 0 else None)  # fmt: skip

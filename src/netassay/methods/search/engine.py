@@ -277,7 +277,7 @@ class _Measurer(AbstractMeasurer):
             discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {rec.excluded}")
         rec = replace(rec, warnings=[*rec.warnings, *discarded])
         self.n += 1
-        meta = {
+        meta: dict[str, Any] = {
             "trial": self.n,
             "intended_load_pps": load,
             "intended_duration_s": duration,
@@ -602,9 +602,11 @@ def estimate(spec: SearchSpec, points: int = 7) -> Estimate:
     for cap in caps:
         for flaky in (False, True):
             clock = [0.0]
-            out = run_search(
-                spec, _synthetic(cap, flaky, clock), clock=lambda c=clock: c[0], retries=0
-            )
+
+            def now(c: list[float] = clock) -> float:
+                return c[0]
+
+            out = run_search(spec, _synthetic(cap, flaky, clock), clock=now, retries=0)
             capped |= out.stop is not None and out.stop.kind == TIME_CAP
             if out.trial_time_s > worst.trial_time_s:
                 worst = Estimate(out.trials, out.trial_time_s, clock[0], False)

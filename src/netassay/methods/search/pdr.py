@@ -60,6 +60,7 @@ def pdr_rate(
             "its PDR is one direction's, not what both directions at once forward",
             "run 'netassay search --bidirectional' into that store, or give a rate like 200k",
         )  # fmt: skip
+    assert g.conditional_pps  # every goal kept above has one
     pdr = float(g.conditional_pps)
     where = {"search_experiment": exp.id, "goal": g.goal.key, "pdr_pps": pdr}
     return share * pdr / (2 if both else 1), where

@@ -252,14 +252,14 @@ class GoalOptions:
 def make_goals(opt: GoalOptions) -> tuple[Goal, ...]:
     """The goals, each with the shared flags; validated."""
     base = Goal(0.0)
-    over = {
+    given = {
         "exceed_ratio": opt.exceed_ratio,
         "relative_width": opt.width,
         "initial_trial_duration_s": opt.initial_duration_s,
         "final_trial_duration_s": opt.final_duration_s,
         "duration_sum_s": opt.duration_sum_s,
     }
-    over = {k: v for k, v in over.items() if v is not None}
+    over: dict[str, float] = {k: v for k, v in given.items() if v is not None}
     if "final_trial_duration_s" in over and "initial_trial_duration_s" not in over:
         over["initial_trial_duration_s"] = min(1.0, over["final_trial_duration_s"])
     if "initial_trial_duration_s" in over and "final_trial_duration_s" not in over:

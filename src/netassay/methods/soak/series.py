@@ -143,7 +143,7 @@ def verdict(stored: int, excluded: int, sent: int, forwarded: int, goal: float) 
 def timeline(trials: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every stored segment's seconds in order (``Store.trials`` rows); an excluded
     segment's seconds are marked ``gap`` (they are not the SUT's)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for t in sorted(trials, key=lambda t: t["repetition"]):
         soak = (t.get("counters") or {}).get("soak", {})
         gap = bool(t.get("excluded"))

@@ -165,10 +165,10 @@ def with_caps(a: Assessment, exp: Any) -> Assessment:
 
 def iter_assessments(paths: Iterable[str | Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
     """Files and folders are parsed in memory; .db files are read from the store."""
-    paths = [Path(p) for p in paths]
-    if not paths:
+    files = [Path(p) for p in paths]
+    if not files:
         raise InputError("nothing to assess", "no file, folder or .db was given", "name one")
-    for p in paths:
+    for p in files:
         if p.is_file() and is_store(p):
             with open_store(p) as store:
                 yield from assess_store(store, cfg)

@@ -56,6 +56,7 @@ class SweepMethod:
 
     def assessed(self, sw: R.Sweep, cfg: AnalysisConfig) -> Assessment | None:
         """PASTRAMI's assessment of the experiment a sweep stored (None: no load)."""
+        assert sw.experiment_id is not None  # a sweep that ran has its experiment
         with Store(sw.db, readonly=True) as store:
             return A.assess_experiment(store, store.experiment(sw.experiment_id), cfg)
 

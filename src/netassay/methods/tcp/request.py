@@ -63,7 +63,8 @@ def _delay(text: Any) -> float:
             f"bad --delay '{text}'", "a delay needs its unit (a bare number would be seconds)",
             f"write e.g. {t}ms or {t}s",
         )  # fmt: skip
-    return as_text(parse_pause)(text)
+    delay_s: float = as_text(parse_pause)(text)
+    return delay_s
 
 
 def _delay_check(v: Any) -> float:
