@@ -194,6 +194,7 @@ lint: venv rust-tools
 	$(BIN)/ruff check src tests bench docs
 	$(BIN)/ruff format --check src tests bench docs
 	$(BIN)/lint-imports
+	$(BIN)/mypy  # the types: [tool.mypy] in pyproject.toml, its cache in .mypy_cache
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site  # the manual: a broken link fails
 
 # The manual (docs/, mkdocs.yml) as a site in site/: open site/index.html.
@@ -243,4 +244,4 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/scale.py
 
 clean:
-	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site
+	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site .mypy_cache

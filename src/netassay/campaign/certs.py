@@ -112,7 +112,8 @@ def _write(path: Path, data: bytes, mode: int) -> None:
 def _pem_key(key: Any) -> bytes:
     from cryptography.hazmat.primitives import serialization as ser  # deferred: cryptography
 
-    return key.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.PKCS8, ser.NoEncryption())
+    pem: bytes = key.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.PKCS8, ser.NoEncryption())
+    return pem
 
 
 def _builder(subject: str, issuer: str, key: Any, days: int) -> Any:

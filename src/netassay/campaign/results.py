@@ -4,7 +4,8 @@ CPU use), their comparison by factors (``analysis.compare``), and its text."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ def cpu_busy(trials: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 def rows(
     store: Store, campaign: str | None = None, cfg: AnalysisConfig | None = None
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """One row per cell experiment of ``campaign`` (the newest campaign when None): the
     cell's place and factor levels, and its figures as its method gives them."""
     exps = [e for e in store.experiments() if _tag(e)]
@@ -86,7 +87,8 @@ def rows(
 def _method(rs: list[dict[str, Any]], spec: dict[str, Any]) -> Method:
     """The method whose cells these are: the campaign file's, else their kind's."""
     if "method" in spec:
-        return registry.method(spec["method"])
+        name: str = spec["method"]
+        return registry.method(name)
     kinds = {r["kind"] for r in rs}
     found = registry.of_kind(next(iter(kinds))) if len(kinds) == 1 else None
     return found or registry.method("sweep")
@@ -98,12 +100,12 @@ def level_number(method: str, factor: str, value: Any) -> float:
     return float(v) if isinstance(v, int | float) else parse_count(str(v))
 
 
-def _orderer(spec: dict[str, Any], method: str) -> Any:
+def _orderer(spec: dict[str, Any], method: str) -> Callable[[str, Any], tuple[Any, ...]]:
     """Levels in order: numbers by value, others as the campaign file lists them."""
     listed = {f: [repr(v) for v in levels] for f, levels in spec.get("factors", {}).items()}
     ps = params(method)
 
-    def order(factor: str, value: Any) -> Any:
+    def order(factor: str, value: Any) -> tuple[Any, ...]:
         if factor in ps and ps[factor].ordinal:
             return (0, level_number(method, factor, value), "")
         names = listed.get(factor, [])
@@ -151,7 +153,7 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
     for f in chosen:
         levels = sorted(
             {repr(r["factors"][f]): r["factors"][f] for r in rs}.values(),
-            key=lambda v, f=f: level_order(f, v),
+            key=functools.partial(level_order, f),
         )
         ordinal = f in ps and ps[f].ordinal
         number = lambda v, f=f: level_number(m.name, f, v)  # noqa: E731

@@ -31,6 +31,7 @@ from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
 from netassay.methods.accept.store import store_accept_test
 from netassay.methods.base import RunOptions
 from netassay.store.db import Store
+from netassay.trial.accept import AcceptTest
 from netassay.units import parse_rate
 
 Scenarios = Annotated[
@@ -78,7 +79,7 @@ def accept(
     check_fail_on(fail_on)
     for req in requests:
         validate(req)  # every scenario checked before the first one runs
-    judged = []
+    judged: list[tuple[str, str | None]] = []
     for req in requests:
         try:
             res = measure(req, lambda line: typer.echo(f"accept: {line}", err=True))
@@ -104,8 +105,8 @@ def _shown(res: Any, db: str | None, as_json: bool) -> str:
     return "\n".join(lines)
 
 
-def _read(read_tests: Callable[..., list], source: Any, contract: str | None, layer: str,
-          label: str) -> list:  # fmt: skip
+def _read(read_tests: Callable[..., list[AcceptTest]], source: Any, contract: str | None,
+          layer: str, label: str) -> list[AcceptTest]:  # fmt: skip
     """Check the layer and the contract, read every test from ``source`` (nothing
     written)."""
     check_layer(layer)
@@ -113,13 +114,13 @@ def _read(read_tests: Callable[..., list], source: Any, contract: str | None, la
     return read_tests(source, rate, layer, label)
 
 
-def _import(read_tests: Callable[..., list], source: Any, db: Path, contract: str | None,
-            layer: str, label: str) -> None:  # fmt: skip
+def _import(read_tests: Callable[..., list[AcceptTest]], source: Any, db: Path,
+            contract: str | None, layer: str, label: str) -> None:  # fmt: skip
     """Read every test from ``source``, then store them."""
     _store_tests(_read(read_tests, source, contract, layer, label), db)
 
 
-def _store_tests(tests: list, db: Path) -> None:
+def _store_tests(tests: list[AcceptTest], db: Path) -> None:
     with Store(db) as st:
         done = [(t, *store_accept_test(st, t)) for t in tests]
     new = [d for d in done if d[2]]

@@ -123,7 +123,7 @@ def _typed(p: Param, option: Any) -> Any:
         return Annotated[bool | None, option]
     if p.cli is list:
         return Annotated[list[str] | None, option]
-    return Annotated[p.cli | None, option]  # type: ignore[operator]
+    return Annotated[p.cli | None, option]
 
 
 def _old_options(p: Param) -> list[inspect.Parameter]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import typer
 
 from netassay import names as N
@@ -28,7 +30,7 @@ def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     every frame it could not take located. A router SUT (kernel or XDP). With --db
     each flood is stored as it ends (kind mrr: its maximum receive rate), which assess,
     compare, export and report read."""
-    if per_size(flood.__wrapped__, ctx, given, "flood", as_json):
+    if per_size(inspect.unwrap(flood), ctx, given, "flood", as_json):
         return
     given, options = prepared(ctx, given, "flood")
     req = request(FloodRequest, given)

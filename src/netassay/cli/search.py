@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import asdict, replace
 from typing import Any
@@ -42,7 +43,7 @@ def search(
     fail_on: FailOn = None,
 ) -> None:  # fmt: skip
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
-    if per_size(search.__wrapped__, ctx, given, "search", as_json, dry_run=dry_run,
+    if per_size(inspect.unwrap(search), ctx, given, "search", as_json, dry_run=dry_run,
                 fail_on=fail_on):  # fmt: skip
         return
     method = registry.method("search")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import asdict
 
@@ -58,7 +59,7 @@ def sweep(
 ) -> None:  # fmt: skip
     """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
     as it ends."""
-    if per_size(sweep.__wrapped__, ctx, given, "sweep", as_json, dry_run=dry_run,
+    if per_size(inspect.unwrap(sweep), ctx, given, "sweep", as_json, dry_run=dry_run,
                 fail_on=fail_on):  # fmt: skip
         return
     if given.get("at") is not None and given.get("rates") is not None:
@@ -88,6 +89,7 @@ def sweep(
             f"continue with 'netassay sweep --db {sw.db} --resume'",
         ) from exc
     err("")
+    assert options.config is not None  # prepared() reads the config in force
     _ended(sw, options.config, as_json, fail_on)
 
 
@@ -181,7 +183,7 @@ def latency(
     assessed and reported like one."""
     shares = {"at": CSIT_SHARES} if given.get("at") is None and given.get("rates") is None else {}
     given = {**given, **shares, "latency": True, "sizes": None}
-    run_sweep = sweep.__wrapped__  # type: ignore[attr-defined]
+    run_sweep = inspect.unwrap(sweep)
     run_sweep(ctx, given, dry_run=dry_run, as_json=as_json, fail_on=fail_on)
 
 

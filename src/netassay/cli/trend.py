@@ -74,13 +74,18 @@ def trend(
     cfg = load_config(config_path(ctx)).analysis
     with open_store(db) as st:
         found = S.series(st, metric, by, all_, cfg)
-    failing = [s for s in found if s.trend.regression_beyond(share)]
+    # each series whose newest group regressed beyond ``share``, with that group
+    failing = [
+        (s, newest)
+        for s in found
+        if s.trend.regression_beyond(share) and (newest := s.trend.newest) is not None
+    ]
     if as_json:
         typer.echo(json.dumps(S.as_json(found, db, metric, by, share, all_), indent=2))
     else:
         typer.echo("\n".join(line for s in found for line in [*S.text(s, share), ""]).rstrip())
     if fail_on_regression and failing:
-        said = "; ".join(f"series {s.id} ('{s.label}') {s.trend.newest.size()}" for s in failing)
+        said = "; ".join(f"series {s.id} ('{s.label}') {g.size()}" for s, g in failing)
         raise RegressionFound(
             f"--fail-on-regression: {len(failing)} series regressed beyond {share:.1%}",
             said, "the trend is shown above",

@@ -70,7 +70,7 @@ def resolve(text: str, db: str | None, flag: str) -> tuple[float | None, dict[st
     if s is None:
         return parse_rate(text), None
     try:
-        return registry.method("search").pdr_rate(s, db)  # type: ignore[attr-defined,no-any-return]
+        return registry.method("search").pdr_rate(s, db)
     except UsageError as exc:
         raise UsageError(
             f"{flag} {text} needs a stored search's PDR", exc.why,
@@ -84,4 +84,4 @@ def measure(
     """``--throughput search``: a short search for the PDR@0.5% on the open testbed,
     stored as a search experiment of its own; (its PDR, where it came from)."""
     m = registry.method("search")
-    return m.measure_pdr(tb, ctx, store, testbed, label, note)  # type: ignore[attr-defined,no-any-return]
+    return m.measure_pdr(tb, ctx, store, testbed, label, note)

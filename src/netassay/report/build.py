@@ -77,7 +77,7 @@ def build_report(
             sections.extend(scale_sections(store, out, cfg, used))
             sections.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
             sections.extend(trend_sections(store, out, cfg, used, suffix))
-    jobs = [j for x in [*entries, *sections] for j in x.jobs]
+    jobs = [*(j for e in entries for j in e.jobs), *(j for s in sections for j in s.jobs)]
     render(jobs, progress=sys.stderr if progress else None)  # only what changed is drawn
     for s in sections:
         if s.page is not None:
@@ -120,9 +120,9 @@ def ground_truth(meta: dict[str, Any]) -> str:
     return ", ".join(said)
 
 
-def _loads(a: Assessment) -> list[dict[str, str]]:
+def _loads(a: Assessment) -> list[dict[str, str | bool]]:
     t, s = a.table, a.saturation
-    rows = []
+    rows: list[dict[str, str | bool]] = []
     for i in range(len(t)):
         marks = [
             name

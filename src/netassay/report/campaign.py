@@ -207,7 +207,11 @@ def _environment() -> Environment:
     )
 
 
-def _own_tables(result: dict[str, Any], comp: Any, figs: Path) -> tuple:
+# a campaign page's figure jobs, its cells' table rows and its groups' rows
+Tables = tuple[tuple[FigureJob, ...], list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def _own_tables(result: dict[str, Any], comp: Any, figs: Path) -> Tables:
     """Figure jobs and table rows of a method that names its own columns (acceptance,
     rtt)."""
     metric = comp.figures[0]
@@ -237,7 +241,7 @@ def _effects(result: dict[str, Any], metric: str) -> list[Any]:
 
 def _sweep_tables(
     store: Store, result: dict[str, Any], figs: Path, figures: dict[tuple[int, str], str]
-) -> tuple:
+) -> Tables:
     """Figure jobs and table rows of a sweep or search campaign: PDR, NDR, ΔUCL95, CPU."""
     by_factor = FigureJob(
         f"{FIGURES}:plot_pdr_by_factor", (result, "pdr_pps"), figs / "pdr_by_factor",
@@ -277,7 +281,10 @@ def _sweep_tables(
 
 
 def _index_text(
-    rows: list[dict[str, Any]], groups: list[dict[str, Any]], spec: dict, result: dict[str, Any]
+    rows: list[dict[str, Any]],
+    groups: list[dict[str, Any]],
+    spec: dict[str, Any],
+    result: dict[str, Any],
 ) -> str:
     """What the report's index says of a campaign: its size and its ranked groups."""
     if not result["groups"]:

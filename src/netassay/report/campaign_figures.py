@@ -16,8 +16,10 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 
 from netassay import methods as registry
+from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
 from netassay.methods.plots import save
-from netassay.methods.sweep.loss_figure import COLORS, LABELS, LOCATIONS, pct
+from netassay.methods.sweep.located import pct
+from netassay.methods.sweep.loss_figure import COLORS, LABELS
 
 CpuPerLoad = dict[str, dict[float, list[tuple[float, float]]]]  # core -> load -> (busy, steal)
 

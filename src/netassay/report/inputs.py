@@ -18,12 +18,12 @@ from netassay.store.paths import is_store
 def as_stores(paths: Iterable[str | Path]) -> Iterator[list[Path]]:
     """The inputs as stores, in order: a .db as it is; PASTRAMI files and folders imported
     into one temporary store (removed on exit), placed where the first of them was named."""
-    paths = [Path(p) for p in paths]
-    if not paths:
+    given = [Path(p) for p in paths]
+    if not given:
         raise InputError("nothing to report", "no file, folder or .db was given", "name one")
     stores: list[Path | None] = []
     files: list[Path] = []
-    for p in paths:
+    for p in given:
         if p.is_file() and is_store(p):
             stores.append(p)
         else:

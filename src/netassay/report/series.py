@@ -126,8 +126,8 @@ def series(
         if m is None or key is None:
             continue
         conf = configuration(exp, by)
-        sid = hashlib.sha256(json.dumps([m.name, conf], sort_keys=True, default=str).encode())
-        found.setdefault(sid.hexdigest()[:8], (m, key, conf, []))[3].append(exp)
+        digest = hashlib.sha256(json.dumps([m.name, conf], sort_keys=True, default=str).encode())
+        found.setdefault(digest.hexdigest()[:8], (m, key, conf, []))[3].append(exp)
     if not found:
         _nothing(st, metric)
     if by != TIME and all(factor(e, by) is None for *_, exps in found.values() for e in exps):

@@ -21,13 +21,16 @@ def plot_series(s: S.Series, stem: Path) -> tuple[Path, Path]:
     """The series drawn: points, groups as steps with their spread, changes marked."""
     t = s.trend
     fig, ax = plt.subplots(figsize=(max(5.0, 0.35 * len(t.points) + 2.5), 3.4))
-    used = [(i, p.value / s.scale) for i, p in enumerate(t.points) if p.used]
-    left = [(i, p) for i, p in enumerate(t.points) if not p.used and p.value is not None]
+    # a used point has a value (analysis.trend leaves a point without one out)
+    used = [
+        (i, v / s.scale) for i, p in enumerate(t.points) if p.used and (v := p.value) is not None
+    ]
+    left = [(i, p, v) for i, p in enumerate(t.points) if not p.used and (v := p.value) is not None]
     if used:
         ax.plot(*zip(*used, strict=True), "o", ms=5, color="#0969da", label="judged")
-    for i, p in left:
-        ax.plot(i, p.value / s.scale, "o", ms=6, mfc="none", mec="#9a6700")  # type: ignore[operator]
-        ax.annotate(p.mark, (i, p.value / s.scale), fontsize=6, color="#9a6700",  # type: ignore[operator]
+    for i, p, v in left:
+        ax.plot(i, v / s.scale, "o", ms=6, mfc="none", mec="#9a6700")
+        ax.annotate(p.mark, (i, v / s.scale), fontsize=6, color="#9a6700",
                     xytext=(0, 6), textcoords="offset points", ha="center")  # fmt: skip
     for g in t.groups:
         lo, hi = g.first - 0.4, g.last + 0.4

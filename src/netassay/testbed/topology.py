@@ -181,9 +181,8 @@ def _write_sys(ns: str, path: str, value: str) -> None:
 
 def link_mac(ns: str, dev: str) -> str:
     """The MAC address of ``dev`` in namespace ``ns``."""
-    mac: str = json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)[0][
-        "address"
-    ]
+    links = json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)
+    mac: str = links[0]["address"]
     return mac
 
 

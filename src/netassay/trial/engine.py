@@ -317,7 +317,8 @@ def measure(
     lost: list[str] = []  # the generator ended without a report: why (its fault)
     try:
         if ctx.reverse is not None:
-            pair = tuple(real_span(r) for r in B.send_both(tb, rate_pps, duration_s))
+            fwd, rev = B.send_both(tb, rate_pps, duration_s)
+            pair = (real_span(fwd), real_span(rev))
             res = B.combined(*pair)
         else:
             pair, (res, lost) = None, _send(ctx, rate_pps, duration_s, before, count)
@@ -331,9 +332,10 @@ def measure(
     key = received_key(ctx.sink.kind)
     after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
     fa, d, counter_warnings, received, loss = split
-    latency = ctx.sink.take_latency()
+    sink_hist = ctx.sink.take_latency()
+    latency: SinkHist | B.Latencies | None = sink_hist
     if ctx.reverse is not None:  # --bidirectional: each direction's own histogram
-        latency = B.Latencies(latency, ctx.reverse.take_latency())
+        latency = B.Latencies(sink_hist, ctx.reverse.take_latency())
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     testbed = _testbed_faults(ctx, before, after, d)
     warnings = _trial_warnings(
@@ -887,7 +889,9 @@ def _ended_in_stall(res: GenResult) -> bool:
     end (``end_ns``)."""
     n, t, end = (res.raw.get(k) for k in ("stall_max_ns", "stall_start_ns", "end_ns"))
     return (
-        None not in (n, t, end)
+        n is not None
+        and t is not None
+        and end is not None
         and n >= Q.STALL_NS
         and abs(t + n - end) <= END_SLACK_NS
         and res.sent < res.planned

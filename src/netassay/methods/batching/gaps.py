@@ -48,7 +48,8 @@ def burst_lengths(gaps: np.ndarray, gap_ns: float) -> np.ndarray:
     breaks = np.flatnonzero(np.asarray(gaps) >= gap_ns)  # gap k is between packets k, k+1
     ends = np.concatenate([breaks + 1, [len(gaps) + 1]])
     starts = np.concatenate([[0], breaks + 1])
-    return (ends - starts).astype(np.int64)
+    sizes: np.ndarray = (ends - starts).astype(np.int64)
+    return sizes
 
 
 def share_in_bursts(lengths: np.ndarray) -> float:

@@ -19,6 +19,7 @@ from netassay import names as N
 from netassay import quality as Q
 from netassay.analysis.reconfig import blocked_s
 from netassay.config import Config, TestbedConfig
+from netassay.errors import UsageError
 from netassay.methods import lab
 from netassay.methods import throughput as TP
 from netassay.methods.base import Progress, RunOptions
@@ -58,6 +59,12 @@ def prepare(req: ReconfigRequest, options: RunOptions, cfg: Config) -> ReconfigJ
         options, cfg.testbed, RETRIES, "reconfiguration test", req.validate
     )
     rate, src = TP.resolve(req.rate, db, "--rate")
+    if rate is None:  # --rate search: burst and recovery run one first; a reconfig does not
+        raise UsageError(
+            f"bad --rate '{req.rate}'",
+            "a reconfiguration test takes no search of its own",
+            "give a rate like 200k, or N%pdr of a search stored in --db",
+        )
     return ReconfigJob(req, testbed, db, rate, src, name, options.label, options.check_peak,
                        retries)  # fmt: skip
 

@@ -135,7 +135,7 @@ def schedule_line(gens: list[dict[str, Any]]) -> str | None:
     batch = _span([float(g["batch"]) for g in kept], lambda v: f"{v:.0f}")
     gap = _span([float(g["spacing_ns"]) / 1e3 for g in kept], lambda v: f"{v:.3g}")
     out = f"{'/'.join(techniques) or 'sent'}: batches of {batch} frame(s), {gap} us apart"
-    ups = {g.get("catch_up") for g in kept if g.get("catch_up")}
+    ups = {up for g in kept if (up := g.get("catch_up"))}
     if ups:
         out += f", catch-up at most {_span([float(u) for u in ups], lambda v: f'{v:g}')}x"
     late = [float(g["lateness_p999_ns"]) for g in kept if g.get("lateness_p999_ns") is not None]

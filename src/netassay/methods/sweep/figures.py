@@ -11,6 +11,8 @@ import matplotlib.lines as mlines
 import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from netassay.analysis.assess import Assessment
 
@@ -53,7 +55,7 @@ def plot_assessment(
     return out
 
 
-def _lay_out_once(fig: plt.Figure, dpi: float) -> None:
+def _lay_out_once(fig: Figure, dpi: float) -> None:
     """Run the constrained layout once, as the PNG's savefig would, then keep it: each
     savefig would otherwise lay the figure out again (half of a figure's cost). The PNG
     comes out identical to the pixel; the SVG's positions are the PNG's."""
@@ -67,7 +69,7 @@ def _lay_out_once(fig: plt.Figure, dpi: float) -> None:
     fig.set_dpi(before)
 
 
-def _loss_panel(ax: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
+def _loss_panel(ax: Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
     """Left: the load-loss curve on a log axis, its UCL95 band and ΔUCL95 on the right."""
     t, s, pdr = a.table, a.saturation, a.params["pdr"]
     floor = 1e-6
@@ -98,7 +100,7 @@ def _loss_panel(ax: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
     ax.set_title("load-loss curve", fontsize=10)
 
 
-def _minor_ticks_as_one_line(ax: plt.Axes) -> None:
+def _minor_ticks_as_one_line(ax: Axes) -> None:
     """The log axis's minor tick marks (some 50, unlabelled) drawn as one line of tick
     markers: as tick objects they cost a quarter of the figure (each is placed again at
     every layout pass and draw). Same marks, same pixels (``tests/unit/
@@ -118,7 +120,7 @@ def _minor_ticks_as_one_line(ax: plt.Axes) -> None:
     axis.set_minor_locator(mticker.NullLocator())
 
 
-def _delivery_panel(axd: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
+def _delivery_panel(axd: Axes, a: Assessment, x: np.ndarray, unit: str) -> None:
     """Right: the delivery ratio 1 - PLR against the PDR goal."""
     t, s, pdr = a.table, a.saturation, a.params["pdr"]
     measured = t.k > 0
@@ -136,14 +138,14 @@ def _delivery_panel(axd: plt.Axes, a: Assessment, x: np.ndarray, unit: str) -> N
     axd.set_title("load-delivery curve", fontsize=10)
 
 
-def _marks(ax: plt.Axes, x: np.ndarray, potential: int | None, saturation: int | None) -> None:
+def _marks(ax: Axes, x: np.ndarray, potential: int | None, saturation: int | None) -> None:
     if potential is not None and np.isfinite(x[potential]):
         ax.axvline(x[potential], color="#9a6700", ls="-.", lw=1, label="potential saturation")
     if saturation is not None and np.isfinite(x[saturation]):
         ax.axvline(x[saturation], color="#cf222e", ls="-", lw=1.2, alpha=0.7, label="saturation")
 
 
-def _gaps(ax: plt.Axes, x: np.ndarray, gap: np.ndarray, *, label: bool) -> None:
+def _gaps(ax: Axes, x: np.ndarray, gap: np.ndarray, *, label: bool) -> None:
     """A grey dotted line at each load without a usable trial (the curves break there)."""
     for n, xi in enumerate(x[gap & np.isfinite(x)]):
         ax.axvline(

@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
 
 from netassay.analysis.assess import Assessment
 from netassay.analysis.latency import STATS, LatencyAtLoad
@@ -57,7 +58,7 @@ def plot_latency(a: Assessment, rows: list[LatencyAtLoad], path: Path) -> Path:
     return path
 
 
-def _histogram(ax: plt.Axes, r: LatencyAtLoad) -> None:
+def _histogram(ax: Axes, r: LatencyAtLoad) -> None:
     """The load's non-empty buckets as stairs, zero across the empty ones between."""
     h = r.merged
     edges: list[float] = []

@@ -10,6 +10,7 @@ from typing import Any
 from netassay.analysis import compare as AC
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
+from netassay.loads import AUTO_TOP
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, request_from
 from netassay.methods.sweep import analyse as A
 from netassay.methods.sweep import compare as SC
@@ -112,7 +113,7 @@ class SweepMethod:
         p = R.plan_of(req)
         both = " per direction, both at once" if req.bidirectional else ""
         loads = (
-            f"up to {P.AUTO_TOP:g}x the MRR (a flood measures it first)"
+            f"up to {AUTO_TOP:g}x the MRR (a flood measures it first)"
             if p.auto
             else f"{fmt_rate(p.rates_pps[0])}..{fmt_rate(p.rates_pps[-1])}"
         )

@@ -131,12 +131,14 @@ def store_cell(store: Store, cell: dict[str, Any]) -> tuple[int, bool]:
     return exp_id, True
 
 
-def import_files(files: list[Path], db: Path, label: str = "") -> list[tuple[dict, int, bool]]:
+def import_files(
+    files: list[Path], db: Path, label: str = ""
+) -> list[tuple[dict[str, Any], int, bool]]:
     """Read every TCP file (all checked first), then store each as a cell."""
     return store_cells([read_cell(f, label) for f in files], db)
 
 
-def store_cells(cells: list[dict[str, Any]], db: Path) -> list[tuple[dict, int, bool]]:
+def store_cells(cells: list[dict[str, Any]], db: Path) -> list[tuple[dict[str, Any], int, bool]]:
     """Store cells ``read_cell`` read: (cell, experiment id, newly stored) each."""
     with Store(db) as st:
         return [(c, *store_cell(st, c)) for c in cells]

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from netassay.analysis.tcp import summary
 from netassay.config import AnalysisConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
 from netassay.methods.plots import slugify
@@ -91,7 +92,7 @@ class TcpMethod:
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         runs = TS.stored_runs(store, experiment.id)
-        s = TS.summary(runs)
+        s = summary(runs)
         return {
             "verdict": None,
             "throughput_bps": s["throughput_bps"],

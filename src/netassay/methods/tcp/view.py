@@ -27,7 +27,7 @@ def _window(c: dict[str, Any], runs: list[dict[str, Any]]) -> str:
 
 def limit_line(c: dict[str, Any], runs: list[dict[str, Any]]) -> str:
     """The delay line's limit the cell ran under and the most its runs offered it."""
-    limit = c.get("line_limit") or next(
+    limit: dict[str, Any] | None = c.get("line_limit") or next(
         ({"pps": x.get("line_limit_pps"), "l1_bps": x.get("line_limit_l1_bps"),
           "from": x.get("line_limit_from")} for x in runs if x.get("line_limit_from")),
         None,
