@@ -172,7 +172,8 @@ def trend(
     if len(used) < min_points:
         note = f"too short to judge: {len(used)} trustworthy point(s), {min_points} needed"
         return Trend(metric, better_high, pts, note=note)
-    values = [float(pts[i].value) for i in used]  # type: ignore[arg-type]
+    # a used point has a value (``marked`` leaves one without it out)
+    values = [float(v) for i in used if (v := pts[i].value) is not None]
     if max(values) <= 0:  # all zero (nothing lost): one group, which jumpavg cannot size
         flat = Group(used[0], used[-1], len(used), 0.0, 0.0, "first", None)
         return Trend(metric, better_high, pts, [flat])

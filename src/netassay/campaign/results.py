@@ -55,7 +55,9 @@ def rows(
     exps = [e for e in store.experiments() if _tag(e)]
     if not exps:
         return []
-    name = campaign or _tag(exps[-1])["campaign"]  # type: ignore[index]
+    newest = _tag(exps[-1])
+    assert newest is not None  # every experiment kept above has its tag
+    name = campaign or newest["campaign"]
     cfg = cfg or AnalysisConfig()
     out = []
     for e in exps:

@@ -16,7 +16,7 @@ import sqlite3
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 
@@ -172,7 +172,14 @@ def _show_store_warnings() -> None:
     shown: set[str] = set()
     default = warnings.showwarning
 
-    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
         if issubclass(category, StoreWaiting | Deprecated):  # said as it is, once
             if issubclass(category, Deprecated) and str(message) in shown:
                 return None
@@ -310,6 +317,7 @@ def _said(exc: Exception) -> tuple[str, int]:
         err = faults.cause(exc, faults.store_named())
         return err.line(), err.exit_code
     if is_click_error(exc):  # 2 for every usage error
+        # is_click_error saw an int exit_code: typer's and click's errors share no base
         return _parser_line(exc), exc.exit_code  # type: ignore[attr-defined]
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" holding {exc.filename}" if exc.filename is not None else ""

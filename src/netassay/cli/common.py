@@ -209,6 +209,7 @@ def with_params(
                 given[p.name] = (not v if p.negate else v) if p.cli is bool and v is not None else v
             command(given=given, **kv)
 
+        # what inspect.signature (so typer) reads; no declared attribute of a function
         run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
         run.__annotations__ = {p.name: p.annotation for p in params}
         return run

@@ -149,8 +149,9 @@ def _dry_run(sw: Sweep, resume: bool) -> str:
     knobs = ", ".join(f"{k}={v}" for k, v in asdict(sw.testbed).items() if v is not None)
     done: set[tuple[int, int]] = set()
     if resume:
+        assert sw.experiment_id is not None  # a resumed sweep has its experiment
         with Store(sw.db, create=False) as st:
-            done = st.done_trials(sw.experiment_id)  # type: ignore[arg-type]
+            done = st.done_trials(sw.experiment_id)
     where = f" (resuming experiment {sw.experiment_id})" if resume else ""
     both = (
         [f"--bidirectional: each load per direction, both at once ({2 * sw.plan.packets():,} "

@@ -58,7 +58,8 @@ class FigureJob:
         if not isinstance(self.draw, str):
             return self.draw
         module, _, name = self.draw.partition(":")
-        return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+        draw: Callable[..., Any] = getattr(importlib.import_module(module), name)
+        return draw
 
     def key(self) -> str:
         h = hashlib.sha256(f"{self.name()}\n{STYLE}\n{__version__}\n".encode())

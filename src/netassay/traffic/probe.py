@@ -10,6 +10,7 @@ any length is folded into histograms in bounded memory.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import select
@@ -131,10 +132,11 @@ class Sender:
     def batches(self, max_records: int = 1 << 15) -> Iterator[np.ndarray]:
         """Arrays of records (N x 4 uint64: seq, sched, tx, rx; N x 5 with the socket's
         time) as the sender emits them."""
-        assert self.proc.stdout is not None
+        stdout = self.proc.stdout
+        assert isinstance(stdout, io.BufferedReader)  # a pipe Popen opened buffered (bufsize -1)
         rest = b""
         while True:
-            chunk = self.proc.stdout.read1(max_records * self.record)  # type: ignore[attr-defined]
+            chunk = stdout.read1(max_records * self.record)
             if not chunk:
                 break
             data = rest + chunk

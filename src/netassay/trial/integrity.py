@@ -87,8 +87,7 @@ def link_faults(
                 f"{Q.TESTBED_FAULT}: link {where} {how} during the trial (and is still down); "
                 "the frames sent after it were lost to the testbed, not to the SUT"
             )
-        elif _changes(cur) != _changes(state) and None not in (_changes(cur), _changes(state)):
-            n = _changes(cur) - _changes(state)  # type: ignore[operator]
+        elif n := _carrier_changes(cur, state):
             out.append(
                 f"{Q.TESTBED_FAULT}: link {where} went down and up again during the trial "
                 f"({n} carrier change(s)); the frames sent meanwhile were lost to the "
@@ -100,6 +99,12 @@ def link_faults(
 def _changes(state: dict[str, Any]) -> int | None:
     v = state.get("carrier_changes")
     return None if v is None else int(v)
+
+
+def _carrier_changes(cur: dict[str, Any], before: dict[str, Any]) -> int:
+    """The link's carrier changes since ``before`` (0 where either count is unknown)."""
+    now, then = _changes(cur), _changes(before)
+    return 0 if now is None or then is None else now - then
 
 
 def sink_faults(

@@ -123,9 +123,9 @@ class PhasedBed:
         return getattr(self._tb, name)
 
     def _extra(self) -> GenResult:
-        res = self._tb.send(self.low, self.overload_s, False, True)
+        res: GenResult = self._tb.send(self.low, self.overload_s, False, True)
         self.sampler.take()  # right at the overload's end (A)
-        return res  # type: ignore[no-any-return]
+        return res
 
     def send(self, rate_pps: float | str, duration_s: float, *args: Any) -> GenResult:
         self.sampler.start()
@@ -236,6 +236,8 @@ def measure_trial(job: RecoveryJob, ctx: TrialContext, k: int, low: float) -> Tr
         sampler = Sampler(frames_counted(ctx.sink, None, ctx.tb.state["namespaces"].get("sink")),
                           req.interval_s)  # fmt: skip
         bed = PhasedBed(ctx.tb, low, req.overload_s, req.recover_s, sampler)
+        # PhasedBed stands in for the Testbed (it delegates all but send through
+        # __getattr__): no subclass of it
         rec = measure(replace(ctx, tb=bed), 0, k, low * (1 + req.overload_s / length), length)  # type: ignore[arg-type]
         if not rec.excluded or attempt == job.retries or lab.signalled(rec):
             break

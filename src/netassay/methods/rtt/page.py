@@ -69,7 +69,13 @@ def write_page(
     return writer(configs, segments, stat, comparison, out, jobs)()
 
 
-def _html(configs, segments, stat, comparison, pngs) -> str:  # type: ignore[no-untyped-def]
+def _html(
+    configs: Sequence[Config],
+    segments: Sequence[str],
+    stat: str,
+    comparison: dict[str, Any],
+    pngs: list[Path],
+) -> str:
     e = html.escape
     head = "".join(f"<th>{e(s)} {e(stat)} (us)</th>" for s in segments)
     rows = []

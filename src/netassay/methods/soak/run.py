@@ -230,6 +230,8 @@ def measure_segment(
     for attempt in range(soak.retries + 1):
         # an external testbed has no sink namespace: its sink is XDP on the rx port
         sampler = Sampler(frames_counted(sink, reverse, ctx.tb.state["namespaces"].get("sink")))
+        # SampledBed and LockedSink stand in for the Testbed and the sink counter (each
+        # delegates what it does not change through __getattr__): no subclass of either
         run_ctx = replace(ctx, tb=SampledBed(ctx.tb, sampler), sink=sink, reverse=reverse)  # type: ignore[arg-type]
         rec = measure(run_ctx, 0, index, soak.rate_pps, length_s)
         faults = quality.faults(rec.warnings)

@@ -29,7 +29,8 @@ class LockedSink:
 
     def read(self) -> dict[str, int]:
         with self._lock:
-            return self._sink.read()  # type: ignore[no-any-return]
+            counts: dict[str, int] = self._sink.read()
+            return counts
 
 
 Sample = tuple[float, int | None, dict[str, float]]  # s since start, count, busy per core
