@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from netassay import methods as registry
-from netassay.analysis import compare as AC
+from netassay.analysis import compare
 from netassay.analysis.acceptance import fmt_bps, fmt_pct
 from netassay.campaign.spec import params
 from netassay.config import AnalysisConfig
@@ -159,14 +159,14 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
         )
         ordinal = f in ps and ps[f].ordinal
         number = lambda v, f=f: level_number(m.name, f, v)  # noqa: E731
-        effects += [AC.effect(rs, f, levels, ordinal, number, x) for x in m.comparison.metrics]
+        effects += [compare.effect(rs, f, levels, ordinal, number, x) for x in m.comparison.metrics]
     return {
         "campaign": rs[0]["campaign"],
         "method": m.name,
         "factors": factors,
         "by": chosen,
         "experiments": sorted(rs, key=lambda r: r["position"]),
-        "groups": AC.groups(
+        "groups": compare.groups(
             rs, chosen, level_order, m.comparison.figures, lowest_first=m.comparison.lowest_first
         ),
         "effects": effects,
@@ -209,7 +209,7 @@ def text(result: dict[str, Any]) -> list[str]:
         )
     for e in result["effects"]:
         test = e["test"] or "one level: nothing to compare"
-        what = registry.metric(e.get("metric", AC.PDR))[0]
+        what = registry.metric(e.get("metric", compare.PDR))[0]
         lines += ["", f"effect of {e['factor']} on {what} ({test}; {e['experiments']} experiments)"]
         if "trend" in e and e["trend"]["tau_b"] is not None:
             t = e["trend"]
@@ -220,7 +220,7 @@ def text(result: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  {c['level']} vs {c['against']}: {c['test']} {p} ({n}); Cliff's delta "
                 f"{_num(c['cliffs_delta'], '+.2f')} ({c['effect']}); Hodges-Lehmann shift "
-                f"{shift_text(e.get('metric', AC.PDR), c)}"
+                f"{shift_text(e.get('metric', compare.PDR), c)}"
             )
     return lines
 
@@ -235,7 +235,7 @@ def _ratio(v: float | None) -> str:
 
 def shift_text(metric: str, c: dict[str, Any]) -> str:
     """A comparison's Hodges-Lehmann shift, signed, in its metric's unit."""
-    v = c.get(AC.shift_key(metric))
+    v = c.get(compare.shift_key(metric))
     if v is None:
         return "-"
     sign = "+" if v >= 0 else "-"

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from netassay import names as N
+from netassay import names
 from netassay.analysis.acceptance import check_layer, judge
 from netassay.cli.common import (
     NOT_STORED,
@@ -25,8 +25,7 @@ from netassay.cli.common import (
     with_params,
 )  # fmt: skip
 from netassay.errors import Interrupted
-from netassay.methods.accept import import_iperf3, import_monipe, scenarios
-from netassay.methods.accept import view as V
+from netassay.methods.accept import import_iperf3, import_monipe, scenarios, view
 from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
 from netassay.methods.accept.store import store_accept_test
 from netassay.methods.base import RunOptions
@@ -62,7 +61,7 @@ Label = Annotated[
 
 
 @with_params(
-    AcceptRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.ACCEPT_NAME}, helps=NOT_STORED
+    AcceptRequest, RunOptions, only=RUN_OPTIONS, shown={"name": names.ACCEPT_NAME}, helps=NOT_STORED
 )
 def accept(
     ctx: typer.Context, given: Given, scenario_file: Scenarios = None, as_json: Json = False,
@@ -94,12 +93,12 @@ def accept(
 
 def _shown(res: Any, db: str | None, as_json: bool) -> str:
     res.test.metadata["experiment_id"] = res.experiment_id
-    s = V.summary(res.test, res.verdict)
+    s = view.summary(res.test, res.verdict)
     runs = [*res.test.ramp, *res.test.runs]
     s["warnings"] = list(dict.fromkeys(w for r in runs for w in r.warnings))
     if as_json:
         return json.dumps(s, sort_keys=True, default=str)
-    lines = [*V.text_lines(s), *(f"  warning: {w}" for w in s["warnings"])]
+    lines = [*view.text_lines(s), *(f"  warning: {w}" for w in s["warnings"])]
     if db:
         lines.append(f"  stored in {db} (experiment {res.experiment_id})")
     return "\n".join(lines)

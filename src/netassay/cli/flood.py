@@ -6,7 +6,7 @@ import inspect
 
 import typer
 
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import NOT_STORED, Given, Json, prepared, request, with_params
 from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
@@ -18,7 +18,7 @@ from netassay.methods.sizes import SizesFlag
 
 @with_params(
     FloodRequest, RunOptions, TestbedConfig, SizesFlag, only=METHOD.run_options,
-    shown={"name": N.DEFAULT_NAME},
+    shown={"name": names.DEFAULT_NAME},
     helps={**NOT_STORED,
            "sut": "router (kernel IP forwarding) | xdp-router (XDP forwarding) | ovs | testpmd | "
                   "l3fwd (their AF_XDP ports): an ingress that takes XDP frames."},

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from netassay import methods as registry
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import (
     STORE,
     DryRun,
@@ -36,7 +36,7 @@ from netassay.methods.sizes import SizesFlag
 
 @with_params(
     SearchRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
+    shown={"retries": str(RETRIES), "name": names.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def search(
     ctx: typer.Context, given: Given, as_json: Json = False, dry_run: DryRun = False,
@@ -91,12 +91,11 @@ def _ended(report: Any, as_json: bool, fail_on: str | None) -> None:
 
 
 def _dry_run(job: Any, as_json: bool) -> str:
-    from netassay.methods.search import engine as E  # deferred: MLRsearch (0.3 s)
-    from netassay.methods.search import view
+    from netassay.methods.search import engine, view  # deferred: MLRsearch (0.3 s)
 
     nominal = job.max_load_pps or max(600_000.0, 2 * (job.min_load_pps or 0))
     spec = job.spec(nominal)
-    est = E.estimate(spec)
+    est = engine.estimate(spec)
     if as_json:
         obj = {
             "testbed": job.name, "db": job.db, "knobs": asdict(job.testbed),

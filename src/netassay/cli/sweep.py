@@ -9,7 +9,7 @@ from dataclasses import asdict
 import typer
 
 from netassay import methods as registry
-from netassay import names as N
+from netassay import names
 from netassay.analysis.latency import lines as latency_lines
 from netassay.cli.common import (
     STORE,
@@ -33,7 +33,7 @@ from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.rates import rates_json, rates_lines, resolved
 from netassay.methods.sizes import SizesFlag
-from netassay.methods.sweep import dataplane as DP
+from netassay.methods.sweep import dataplane
 from netassay.methods.sweep.directions import (
     DIRECTIONS,
     direction_rows,
@@ -51,7 +51,7 @@ from netassay.store.db import Store
 
 @with_params(
     SweepRequest, RunOptions, TestbedConfig, SizesFlag, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
+    shown={"retries": str(RETRIES), "name": names.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def sweep(
     ctx: typer.Context, given: Given, dry_run: DryRun = False, as_json: Json = False,
@@ -119,7 +119,7 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
             d: direction_latency_rows(store, sw.experiment_id, d) for d in DIRECTIONS
         } if both and sw.latency else {}  # fmt: skip
         rates = store.experiment(sw.experiment_id).metadata.get("rates")
-        own = DP.stored(store, sw.experiment_id)  # a data plane's own counters, per load
+        own = dataplane.stored(store, sw.experiment_id)  # a data plane's own counters, per load
     if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
         doc["rates"] = rates_json(rates)
         lines += rates_lines(rates)
@@ -139,7 +139,7 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
                 lines += [f"{d} direction (loads per direction):", *latency_lines(rows)]
     if own is not None:  # --sut ovs, testpmd, l3fwd (JSON: ``dataplane``)
         doc["dataplane"] = own
-        lines += DP.json_lines(own)
+        lines += dataplane.json_lines(own)
     text = view if doc.keys() == {*json.loads(view)} else json.dumps(doc)
     typer.echo(text if as_json else "\n".join(lines))
     gate(fail_on, [method.judged(a)])
@@ -168,7 +168,7 @@ CSIT_SHARES = "0,10%,50%,90%"  # of the PDR: the loads CSIT reports latency at
 
 @with_params(
     SweepRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE, "at": CSIT_SHARES},
+    shown={"retries": str(RETRIES), "name": names.DEFAULT_NAME, "db": STORE, "at": CSIT_SHARES},
     helps={"latency": "Always on here: each trial keeps its one-way latency histogram."},
 )  # fmt: skip
 def latency(

@@ -13,7 +13,7 @@ from netassay.analysis.trend import THRESHOLD
 from netassay.cli.common import DbOpt, Json, OldDbArg, config_path, store_given
 from netassay.config import load_config
 from netassay.errors import RegressionFound, UsageError
-from netassay.report import series as S
+from netassay.report import series
 from netassay.store.paths import open_store
 
 Metric = Annotated[
@@ -60,7 +60,7 @@ FailOnRegression = Annotated[
 
 def trend(
     ctx: typer.Context, old_db: OldDbArg = None, db: DbOpt = None, metric: Metric = None,
-    by: By = S.TIME, all_: All = False,
+    by: By = series.TIME, all_: All = False,
     threshold: Threshold = f"{THRESHOLD:.0%}", fail_on_regression: FailOnRegression = False,
     as_json: Json = False,
 ) -> None:  # fmt: skip
@@ -73,7 +73,7 @@ def trend(
     share = parse_threshold(threshold)
     cfg = load_config(config_path(ctx)).analysis
     with open_store(db) as st:
-        found = S.series(st, metric, by, all_, cfg)
+        found = series.series(st, metric, by, all_, cfg)
     # each series whose newest group regressed beyond ``share``, with that group
     failing = [
         (s, newest)
@@ -81,9 +81,9 @@ def trend(
         if s.trend.regression_beyond(share) and (newest := s.trend.newest) is not None
     ]
     if as_json:
-        typer.echo(json.dumps(S.as_json(found, db, metric, by, share, all_), indent=2))
+        typer.echo(json.dumps(series.as_json(found, db, metric, by, share, all_), indent=2))
     else:
-        typer.echo("\n".join(line for s in found for line in [*S.text(s, share), ""]).rstrip())
+        typer.echo("\n".join(line for s in found for line in [*series.text(s, share), ""]).rstrip())
     if fail_on_regression and failing:
         said = "; ".join(f"series {s.id} ('{s.label}') {g.size()}" for s, g in failing)
         raise RegressionFound(

@@ -31,7 +31,7 @@ from typing import Any
 
 from pyroute2 import IPRoute
 
-from netassay.counters import cpu as C
+from netassay.counters import cpu as counters_cpu
 from netassay.proc import call_in_netns, netns_error
 
 UDP_FIELDS = {
@@ -149,11 +149,11 @@ class CpuSampler:
 
     def _loop(self) -> None:
         t0 = time.monotonic()
-        prev = C.read()
+        prev = counters_cpu.read()
         k = 1
         while not self._stop.wait(max(0.0, t0 + k * self.period_s - time.monotonic())):
-            now = C.read()
-            self.samples.append((round(time.monotonic() - t0, 3), C.use(prev, now)))
+            now = counters_cpu.read()
+            self.samples.append((round(time.monotonic() - t0, 3), counters_cpu.use(prev, now)))
             prev, k = now, k + 1
 
     def start(self) -> CpuSampler:

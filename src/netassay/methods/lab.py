@@ -13,8 +13,7 @@ from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from netassay import names as N
-from netassay import quality as Q
+from netassay import names, quality
 from netassay.analysis.caps import Cap
 from netassay.config import DATAPLANE_KNOBS, TestbedConfig
 from netassay.counters import environment
@@ -24,9 +23,8 @@ from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
 from netassay.store.db import Store
 from netassay.store.preflight import check_store
-from netassay.testbed import receive as R
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import receive, topology
+from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import Testbed, config_from_state
 from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
@@ -111,15 +109,15 @@ def named_testbed(
     validate_name(testbed)
     if name is not None and name != testbed:
         raise UsageError(f"--name {name} and --testbed {testbed} differ", "", "give one of them")
-    st = S.require_state(testbed)
-    if "rx_affinity" in flags and T.is_external(st):
+    st = testbed_state.require_state(testbed)
+    if "rx_affinity" in flags and topology.is_external(st):
         raise UsageError(
             f"testbed '{testbed}' is external: --rx-affinity cannot be given here",
             "it steers the embedded testbed's veths; real NICs need their IRQs' affinity "
             "and irqbalance set, which netassay does not do",
             "set the ports' IRQ affinity yourself (the run records it), or drop --rx-affinity",
         )
-    if flags and T.is_external(st):
+    if flags and topology.is_external(st):
         raise UsageError(
             f"testbed '{testbed}' is external: {', '.join(sorted(flags))} cannot be given here",
             "its frame size, flows and sink were set when it was registered",
@@ -150,9 +148,9 @@ def _quiet(line: str) -> None:
 def open_testbed(name: str, cfg: TestbedConfig, what: str, note: Note = _quiet) -> Testbed:
     """Attach to the testbed ``name`` left up by ``testbed up`` when its knobs are
     ``cfg``, else build one (removed at the end); ``what`` runs on it (for the error)."""
-    st = S.read_state(name)
+    st = testbed_state.read_state(name)
     if st is None:
-        S.check_run_dir()  # its state and lock: refused before a word of building it
+        testbed_state.check_run_dir()  # its state and lock: refused before a word of building it
         note(f"building testbed '{name}' ({getattr(cfg, 'sut', 'external')}) ...")
         return Testbed(name, cfg)
     have = config_from_state(st)
@@ -218,7 +216,7 @@ def reach_probe(
     for i in range(REACH_TRIES):
         res = (send or tb.send)(rate, REACH_PROBE_S)
         achieved = float(res.achieved_rate_pps or 0.0)
-        if Q.rate_kind(rate, achieved) != Q.GENERATOR_LIMIT:
+        if quality.rate_kind(rate, achieved) != quality.GENERATOR_LIMIT:
             return rate, res
         again = REACH_MARGIN * achieved
         then = f"; trying {fmt_rate(again)}" if i + 1 < REACH_TRIES else ""
@@ -235,7 +233,7 @@ def refuse_auto_loads(cfg: Any, bidirectional: bool) -> None:
     where no flood can run (an external testbed, a frame mix, the nft sink, a bridge
     in backlog mode) or where its load would be another (per direction)."""
     why = None
-    if T.is_external(cfg):
+    if topology.is_external(cfg):
         why = "an external testbed", "netassay floods only the testbeds it builds"
     elif bidirectional:
         why = "--bidirectional", "the loads are per direction, a flood's MRR is both's"
@@ -302,7 +300,7 @@ def auto_line(info: dict[str, Any]) -> str:
 
 def default_label(cfg: Any, name: str) -> str:
     """An experiment's label when the user gave none: what was measured, on what."""
-    if T.is_external(cfg):
+    if topology.is_external(cfg):
         return f"external {name} IPv{cfg.ip_version} {cfg.size_bytes}B"
     truths = ""  # the ground truths set: a label that says what the SUT was made to do
     if cfg.sut_cap_pps:
@@ -367,7 +365,7 @@ def scale_metadata(cfg: TestbedConfig) -> dict[str, Any]:
 
 
 def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
-    if T.is_external(cfg):
+    if topology.is_external(cfg):
         return external_metadata(cfg, env)
     return {
         "class": SUT_CLASS.get(cfg.sut, "bridging"),
@@ -375,7 +373,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "pinning": cfg.pinning,
         "rx_affinity": cfg.resolved().rx_affinity,
         "rx_mode": "napi" if cfg.sut == "xdp-router" else cfg.rx_mode,
-        "sender": R.technique(cfg),
+        "sender": receive.technique(cfg),
         "environment": "netns",
         "kernel": env.get("kernel", ""),
         "ring": cfg.backlog if cfg.backlog is not None else env.get("netdev_max_backlog"),
@@ -384,7 +382,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         "flows": cfg.flows,
         "sut_drop": cfg.sut_drop,
         "sut_cap_pps": cfg.sut_cap_pps,
-        **_bucket("sut_cap", cfg.sut_cap_pps, with_rate=False, pkts=T.cap_bucket_pkts(cfg)),
+        **_bucket("sut_cap", cfg.sut_cap_pps, with_rate=False, pkts=topology.cap_bucket_pkts(cfg)),
         **_bucket("sut_cap_reverse", cfg.sut_cap_reverse_pps, with_rate=True),
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
@@ -428,7 +426,7 @@ def _bucket(
     if not pps:
         return {}
     rate = {f"{key}_pps": pps} if with_rate else {}
-    return {**rate, f"{key}_bucket_pkts": pkts or T.cap_bucket_of(pps)}
+    return {**rate, f"{key}_bucket_pkts": pkts or topology.cap_bucket_of(pps)}
 
 
 def external_metadata(cfg: Any, env: dict[str, Any]) -> dict[str, Any]:
@@ -465,7 +463,7 @@ def installed_caps(metadata: dict[str, Any], bidirectional: bool) -> list[Cap]:
         pps = metadata.get(f"{key}_pps")
         if not pps or (both_only and not bidirectional):
             continue
-        bucket = metadata.get(f"{key}_bucket_pkts") or T.cap_bucket_of(float(pps))
+        bucket = metadata.get(f"{key}_bucket_pkts") or topology.cap_bucket_of(float(pps))
         caps.append(Cap(flag, float(pps), int(bucket), 2 if bidirectional else 1))
     return caps
 
@@ -545,16 +543,16 @@ def new_run(
     tries = retries if options.retries is None else options.retries
     check_request(options.name, tries, None, False, what)
     validate()
-    name = options.name or N.DEFAULT_NAME
+    name = options.name or names.DEFAULT_NAME
     testbed = running_config(name, cfg, options.testbed_flags)
-    T.validate(testbed)
+    topology.validate(testbed)
     return name, options.db or DEFAULT_DB, testbed, tries
 
 
 def running_config(name: str, cfg: TestbedConfig, flags: dict[str, Any]) -> Any:
     """The knobs a run takes on testbed ``name``: those of the testbed of that name that
     is up when no testbed flag is given, else ``cfg`` (defaults < file < flags)."""
-    st = S.read_state(name)
+    st = testbed_state.read_state(name)
     if st is not None and not flags:
         return config_from_state(st)
     return cfg

@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from netassay import methods as registry
-from netassay.campaign import results as CR
+from netassay.campaign import results
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
 from netassay.methods.base import Column, Section
 from netassay.methods.plots import data_uri
@@ -96,7 +96,7 @@ def _tests(result: dict[str, Any]) -> list[list[str]]:
         metric = e.get("metric", "pdr_pps")
         for c in e["comparisons"]:
             n = f"{c['n_pairs']} pairs" if c["paired"] else f"{c['n_a']} + {c['n_b']}"
-            shift = CR.shift_text(metric, c)
+            shift = results.shift_text(metric, c)
             out.append(
                 [
                     e["factor"]
@@ -131,7 +131,7 @@ def page_section(
 ) -> Section:
     """The index's entry of campaign ``name``: its figures as jobs, and its page in
     ``out_dir/index.html``, written once they are drawn."""
-    result = CR.comparison(store, [], name)
+    result = results.comparison(store, [], name)
     spec = (store.campaign(name) or {}).get("spec", {})
     comp = registry.method(result["method"]).comparison
     own = bool(comp.columns)  # a method with a page of its own (acceptance, rtt)
@@ -160,7 +160,7 @@ def page_section(
         "by": result["by"],
         "groups": groups,
         "tests": _tests(result),
-        "text": "\n".join(CR.text(result)),
+        "text": "\n".join(results.text(result)),
         "index": index,
     }
     jobs = tuple(j for j in (by_factor, cpu, loss) if j is not None)
@@ -322,7 +322,7 @@ def campaign_pages(
     """One page per campaign of ``store`` in ``out/campaign-NAME{suffix}``, each cell
     linked to its PASTRAMI figure among ``entries`` (the index's experiments): the
     index's entries, their figures to draw and pages to write."""
-    if not CR.has_campaigns(store):
+    if not results.has_campaigns(store):
         return []
     figures = {
         (e.a.metadata.get("experiment_id"), e.a.label): f"../{e.figure_png}" for e in entries

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay import methods as registry
-from netassay.analysis import trend as T
+from netassay.analysis import trend as analysis_trend
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
 from netassay.store.db import Experiment, Store
@@ -44,7 +44,7 @@ class Series:
     name: str
     scale: float
     axis: str
-    trend: T.Trend
+    trend: analysis_trend.Trend
 
     def fmt(self, v: float | None) -> str:
         """A value of the figure in its unit (``203.9 kpps``, ``41.2 us``)."""
@@ -100,7 +100,7 @@ def metric_of(method: Any, metric: str | None) -> str | None:
     comp = method.comparison
     if metric is None:
         return str(comp.metrics[0])
-    return T.metric_key(metric, [*comp.names, *comp.figures])
+    return analysis_trend.metric_key(metric, [*comp.names, *comp.figures])
 
 
 def known_metrics(st: Store) -> list[str]:
@@ -109,13 +109,15 @@ def known_metrics(st: Store) -> list[str]:
     for kind in dict.fromkeys(e.kind for e in st.experiments()):
         m = registry.of_kind(kind)
         if m is not None:
-            names += [T.short_name(k) for k in [*m.comparison.names, *m.comparison.figures]]
+            names += [
+                analysis_trend.short_name(k) for k in [*m.comparison.names, *m.comparison.figures]
+            ]
     return list(dict.fromkeys(names))
 
 
 def series(
     st: Store, metric: str | None = None, by: str = TIME, include_all: bool = False,
-    cfg: AnalysisConfig | None = None, min_points: int = T.MIN_POINTS,
+    cfg: AnalysisConfig | None = None, min_points: int = analysis_trend.MIN_POINTS,
 ) -> list[Series]:  # fmt: skip
     """The store's series, each judged, in the order of their first experiment."""
     cfg = cfg or AnalysisConfig()
@@ -138,20 +140,22 @@ def series(
         )
     out = []
     for sid, (m, key, conf, exps) in found.items():
-        exps.sort(key=lambda e: (T.natural(factor(e, by)), e.created_utc, e.id))
+        exps.sort(key=lambda e: (analysis_trend.natural(factor(e, by)), e.created_utc, e.id))
         points = [_point(st, m, e, key, by, cfg) for e in exps]
         name, scale, axis = registry.metric(key)
-        judged = T.trend(points, key, include_all, min_points)
+        judged = analysis_trend.trend(points, key, include_all, min_points)
         out.append(Series(sid, m.name, exps[0].kind, conf, exps[-1].label, by, name, scale,
                           axis, judged))  # fmt: skip
     return out
 
 
-def _point(st: Store, m: Any, exp: Experiment, key: str, by: str, cfg: AnalysisConfig) -> T.Point:
+def _point(
+    st: Store, m: Any, exp: Experiment, key: str, by: str, cfg: AnalysisConfig
+) -> analysis_trend.Point:
     figures = m.cell(st, exp, cfg)
     value = figures.get(key)
     x = factor(exp, by)
-    return T.Point(
+    return analysis_trend.Point(
         x="-" if x is None else str(x), value=None if value is None else float(value),
         experiment_id=exp.id, label=exp.label, utc=exp.created_utc,
         verdict=figures.get("verdict"),
@@ -173,7 +177,7 @@ def _nothing(st: Store, metric: str | None) -> None:
 
 
 # -- in words ----------------------------------------------------------------------------
-def when(p: T.Point, by: str) -> str:
+def when(p: analysis_trend.Point, by: str) -> str:
     """Where a point sits: its time (to the second) or the factor's value."""
     return p.x[:19].replace("T", " ") if by == TIME else f"{by} {p.x}"
 
@@ -187,7 +191,7 @@ def settings_text(conf: dict[str, Any]) -> str:
     return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in said.items())
 
 
-def text(s: Series, threshold: float = T.THRESHOLD) -> list[str]:
+def text(s: Series, threshold: float = analysis_trend.THRESHOLD) -> list[str]:
     """A series for people: its configuration, points, groups (average and spread), each
     change with where it is and its size, and the newest group's state."""
     t = s.trend
@@ -219,7 +223,7 @@ def text(s: Series, threshold: float = T.THRESHOLD) -> list[str]:
     return [*lines, "  newest group: " + newest_text(t, threshold)]
 
 
-def newest_text(t: T.Trend, threshold: float) -> str:
+def newest_text(t: analysis_trend.Trend, threshold: float) -> str:
     g = t.newest
     if g is None:
         return t.note

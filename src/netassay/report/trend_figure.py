@@ -12,12 +12,12 @@ import matplotlib.pyplot as plt
 
 from netassay.analysis.trend import THRESHOLD
 from netassay.methods.plots import save
-from netassay.report import series as S
+from netassay.report import series
 
 COLORS = {"regression": "#cf222e", "progression": "#1a7f37"}
 
 
-def plot_series(s: S.Series, stem: Path) -> tuple[Path, Path]:
+def plot_series(s: series.Series, stem: Path) -> tuple[Path, Path]:
     """The series drawn: points, groups as steps with their spread, changes marked."""
     t = s.trend
     fig, ax = plt.subplots(figsize=(max(5.0, 0.35 * len(t.points) + 2.5), 3.4))
@@ -42,11 +42,11 @@ def plot_series(s: S.Series, stem: Path) -> tuple[Path, Path]:
                     color=COLORS[g.change], label=g.change)  # fmt: skip
             ax.annotate(g.size(), (g.first, avg), fontsize=8, color=COLORS[g.change],
                         xytext=(6, -12), textcoords="offset points")  # fmt: skip
-    ticks = [S.when(p, s.by)[5:19] if s.by == S.TIME else p.x for p in t.points]
+    ticks = [series.when(p, s.by)[5:19] if s.by == series.TIME else p.x for p in t.points]
     ax.set_xticks(range(len(t.points)), ticks, rotation=40, ha="right", fontsize=7)
     ax.set_xlim(-0.8, len(t.points) - 0.2)
     ax.set_ylabel(s.axis)
-    ax.set_xlabel("stored (UTC)" if s.by == S.TIME else s.by)
+    ax.set_xlabel("stored (UTC)" if s.by == series.TIME else s.by)
     ax.set_title(f"{s.method} {s.name}: {t.note or _state(s)}", fontsize=9)
     ax.grid(alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
@@ -56,5 +56,5 @@ def plot_series(s: S.Series, stem: Path) -> tuple[Path, Path]:
     return png, svg
 
 
-def _state(s: S.Series) -> str:
-    return "newest group: " + S.newest_text(s.trend, THRESHOLD).split(" (")[0]
+def _state(s: series.Series) -> str:
+    return "newest group: " + series.newest_text(s.trend, THRESHOLD).split(" (")[0]

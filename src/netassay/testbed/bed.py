@@ -16,14 +16,11 @@ from dataclasses import fields
 from types import FrameType
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.config import RX_MODE_BEFORE, TestbedConfig, with_frame_size
 from netassay.errors import PrivilegeError, Terminated, TestbedError
-from netassay.testbed import dataplane as D
-from netassay.testbed import receive as R
-from netassay.testbed import scale as SC
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import dataplane, receive, scale, topology
+from netassay.testbed import state as testbed_state
 from netassay.testbed.reverse import reverse_target
 from netassay.traffic.generator import GenResult, run_generator
 
@@ -42,9 +39,9 @@ def require_root(what: str = "the testbed") -> None:
 
 def config_from_state(state: dict[str, Any]) -> Any:
     """The config a testbed was built with, of its kind (see topology.KINDS)."""
-    kind = T.kind_of(state if "kind" in state else state.get("config", {}))
-    if kind != T.FORWARDING:
-        return T.kind_module(kind).config_from_state(state)
+    kind = topology.kind_of(state if "kind" in state else state.get("config", {}))
+    if kind != topology.FORWARDING:
+        return topology.kind_module(kind).config_from_state(state)
     known = {f.name for f in fields(TestbedConfig)}
     # a testbed or an experiment from before --rx-mode received by netif_rx
     given = {"rx_mode": RX_MODE_BEFORE, **state["config"]}
@@ -102,20 +99,20 @@ class Testbed:
     def __init__(self, name: str, cfg: Any = None, *, keep: bool = False):
         """``cfg``: a TestbedConfig (router, bridge) or the config of another testbed
         kind (see topology.KINDS); one lifecycle builds and removes them all."""
-        self.name = N.validate_name(name)
+        self.name = names.validate_name(name)
         # the frame size, when none was given, is the smallest of the IP version
         self.cfg = with_frame_size(cfg or TestbedConfig())
         self.keep = keep  # leave it up on a clean exit (``testbed up``)
         self.attached = False
         self.owned = True  # torn down on exit (unless ``keep`` and no error)
         self.state: dict[str, Any] = {}
-        self._lock = S.Lock(self.name)
+        self._lock = testbed_state.Lock(self.name)
         self._sigterm = _Sigterm()
 
     @classmethod
     def attach(cls, name: str) -> Testbed:
         """A testbed left up by ``netassay testbed up`` (it stays up afterwards)."""
-        st = S.require_state(N.validate_name(name))
+        st = testbed_state.require_state(names.validate_name(name))
         tb = cls(name, config_from_state(st))
         tb.attached = True
         tb.state = st
@@ -125,7 +122,8 @@ class Testbed:
     # -- context manager ----------------------------------------------------------
     def __enter__(self) -> Testbed:
         require_root()
-        S.check_run_dir()  # its state and lock go there: one line before anything is built
+        # its state and lock go there: one line before anything is built
+        testbed_state.check_run_dir()
         self._lock.acquire()
         self._sigterm.install()
         building = False
@@ -134,16 +132,18 @@ class Testbed:
                 self.owned = orphaned(self.state)  # decided under the lock
                 self._check_alive()
             else:
-                T.check(self.cfg)
-                T.refuse_existing(self.name)
+                topology.check(self.cfg)
+                topology.refuse_existing(self.name)
                 # a global sysctl another testbed holds at another value: refused before
                 # anything is built (build checks again, under a lock, when it sets it)
-                S.refuse_sysctl_conflicts(self.name, self.cfg.global_sysctls(), T.list_netns())
+                testbed_state.refuse_sysctl_conflicts(
+                    self.name, self.cfg.global_sysctls(), topology.list_netns()
+                )
                 building = True
-                self.state = T.build(self.name, self.cfg)  # written with persistent false
+                self.state = topology.build(self.name, self.cfg)  # written with persistent false
                 self.cfg = config_from_state(self.state)  # as built: 'auto' resolved
                 self.state["persistent"] = self.keep  # only now that it is fully up
-                S.write_state(self.name, self.state)
+                testbed_state.write_state(self.name, self.state)
         except BaseException:
             self._close(teardown=building)
             raise
@@ -159,7 +159,7 @@ class Testbed:
                 # ignore a second Ctrl-C while we clean up
                 old = signal.signal(signal.SIGINT, signal.SIG_IGN)
                 try:
-                    T.teardown(self.name)
+                    topology.teardown(self.name)
                 finally:
                     signal.signal(signal.SIGINT, old)
         finally:
@@ -167,11 +167,11 @@ class Testbed:
             self._lock.release()
 
     def _check_alive(self) -> None:
-        check_open = T.kind_hook(self.state, "check_open")
+        check_open = topology.kind_hook(self.state, "check_open")
         if check_open is not None:  # a kind with no namespaces of its own (external)
             check_open(self)
             return
-        have = set(T.list_netns())
+        have = set(topology.list_netns())
         missing = [ns for ns in self.state["namespaces"].values() if ns not in have]
         if missing:
             raise TestbedError(
@@ -179,12 +179,12 @@ class Testbed:
                 f"namespace(s) {', '.join(missing)} are gone",
                 "run 'netassay testbed cleanup' and bring it up again",
             )
-        if D.is_dataplane(self.state):  # its data plane still runs, and still forwards
-            D.alive(self.state)
+        if dataplane.is_dataplane(self.state):  # its data plane still runs, and still forwards
+            dataplane.alive(self.state)
             try:
-                D.check_path(self.state, T.dataplane_gen_flags(self.state), wait_s=0)
+                dataplane.check_path(self.state, topology.dataplane_gen_flags(self.state), wait_s=0)
             finally:
-                S.write_state(self.name, self.state)
+                testbed_state.write_state(self.name, self.state)
 
     # -- what the trial engine needs ---------------------------------------------
     def ns(self, role: str) -> str:
@@ -207,7 +207,7 @@ class Testbed:
         cpu = [] if self.gen_cpu is None else ["--cpu", str(self.gen_cpu)]
         if "gen_flags" in self.state:  # a kind with a wire of its own (external)
             return [*self.state["gen_flags"], *cpu]
-        return [*R.gen_flags(self.cfg, shared), *cpu]
+        return [*receive.gen_flags(self.cfg, shared), *cpu]
 
     def send(
         self, rate_pps: float | str, duration_s: float, reverse: bool = False,
@@ -223,7 +223,7 @@ class Testbed:
         t = reverse_target(self.state) if reverse else self.target
         share = ["--share-cpu"] if share_cpu else []
         if isinstance(self.cfg, TestbedConfig) and not reverse:  # the flows' tuples
-            share += SC.flow_flags(self.cfg, self.state)
+            share += scale.flow_flags(self.cfg, self.state)
         return run_generator(
             t["netns"],
             t["dev"],

@@ -35,10 +35,10 @@ import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.errors import UsageError
 from netassay.proc import run
-from netassay.testbed import state as S
+from netassay.testbed import state as testbed_state
 from netassay.testbed.topology import link_mac
 
 KIND = "accept"
@@ -94,7 +94,7 @@ def config_from_state(state: dict[str, Any]) -> AcceptTestbedConfig:
 
 def addresses(ip_version: int) -> dict[str, str]:
     a = _V4 if ip_version == 4 else _V6
-    net = N.BENCH_V4 if ip_version == 4 else N.BENCH_V6
+    net = names.BENCH_V4 if ip_version == 4 else names.BENCH_V6
     for addr in a.values():  # a guard against edits
         if ipaddress.ip_address(addr) not in net:
             raise UsageError(f"address {addr} is outside {net}", "", "fix link.py")
@@ -193,8 +193,8 @@ SERVER_RULES = """table inet na_srv {
 def build(name: str, cfg: AcceptTestbedConfig) -> dict[str, Any]:
     """Create the acceptance testbed; return its state (also written to the run dir)."""
     validate(cfg)
-    ns = {role: N.netns(name, role) for role in ROLES}
-    state = S.begin_state(name, KIND, asdict(cfg), ns)
+    ns = {role: names.netns(name, role) for role in ROLES}
+    state = testbed_state.begin_state(name, KIND, asdict(cfg), ns)
     v6 = cfg.ip_version == 6
     devs = _wire(ns, cfg.mtu, v6)
     macs = {dev: link_mac(n, dev) for n, dev in devs}
@@ -222,7 +222,7 @@ def build(name: str, cfg: AcceptTestbedConfig) -> dict[str, Any]:
             "server_dev": SRV_DEV,
         },
     )
-    S.write_state(name, state)
+    testbed_state.write_state(name, state)
     return state
 
 
@@ -282,7 +282,7 @@ def _route(ns: dict[str, str], addr: dict[str, str], macs: dict[str, str], v6: b
         (ns["srv"], SRV_DEV, addr["srv"]),
     ):
         run(["ip", "-n", n, "addr", "add", f"{a}/{plen}", "dev", dev, *nodad])
-    bench = str(N.BENCH_V6 if v6 else N.BENCH_V4)
+    bench = str(names.BENCH_V6 if v6 else names.BENCH_V4)
     run(["ip", "-n", ns["cli"], fam, "route", "add", bench, "via", addr["l0"]])
     run(["ip", "-n", ns["srv"], fam, "route", "add", bench, "via", addr["l1"]])
     _sysctl(ns["link"], "net.ipv6.conf.all.forwarding=1" if v6 else "net.ipv4.ip_forward=1")

@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.errors import UsageError
 from netassay.proc import run
 
@@ -164,7 +164,7 @@ def nat_text(ip_version: int, to: str) -> str:
     return (
         f"table {family} {NAT_TABLE} {{\n  counter na_snat {{ }}\n"
         "  chain na_post { type nat hook postrouting priority 100; policy accept;\n"
-        f'    oifname "{N.SUT_OUT}" counter name "na_snat" snat to {to}\n  }}\n}}\n'
+        f'    oifname "{names.SUT_OUT}" counter name "na_snat" snat to {to}\n  }}\n}}\n'
     )
 
 
@@ -231,7 +231,7 @@ def setup(cfg: Any, sut_ns: str, addressing: Any) -> dict[str, Any]:
     if cfg.routes:
         f = fib(cfg.ip_version, cfg.routes)
         t0 = time.monotonic()
-        lines = "\n".join(route_lines(f, addressing.sink, N.SUT_OUT)) + "\n"
+        lines = "\n".join(route_lines(f, addressing.sink, names.SUT_OUT)) + "\n"
         run(["ip", "-n", sut_ns, "-batch", "-"], input_text=lines, timeout=600)
         out["fib"] = {**asdict(f), "load_s": round(time.monotonic() - t0, 3)}
         log.info("%d routes loaded in %.2f s", cfg.routes, out["fib"]["load_s"])
@@ -347,5 +347,5 @@ def describe(state: dict[str, Any]) -> list[str]:
             " na_ct_invalid)"
         )
     if "nat" in sc:
-        lines.append(f"  NAT: source NAT to {sc['nat']['to']} on {N.SUT_OUT} (counter na_snat)")
+        lines.append(f"  NAT: source NAT to {sc['nat']['to']} on {names.SUT_OUT} (counter na_snat)")
     return lines

@@ -41,10 +41,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.errors import TestbedError, UsageError
 from netassay.proc import in_netns, run
-from netassay.testbed import state as S
+from netassay.testbed import state as testbed_state
 from netassay.testbed.link import shaper_argv
 from netassay.testbed.topology import link_mac
 from netassay.traffic.generator import find_generator
@@ -116,14 +116,14 @@ def validate(cfg: TcpPathConfig) -> None:
 
 def line_stats_path(name: str) -> Path:
     """Where the delay line of testbed ``name`` writes its counters (every second)."""
-    return S.run_dir() / "lines" / f"{N.validate_name(name)}.json"
+    return testbed_state.run_dir() / "lines" / f"{names.validate_name(name)}.json"
 
 
 def build(name: str, cfg: TcpPathConfig) -> dict[str, Any]:
     """Create the TCP path; return its state (also written to the run dir)."""
     validate(cfg)
-    ns = {role: N.netns(name, role) for role in N.TCP_ROLES}
-    state = S.begin_state(name, KIND, asdict(cfg), ns)
+    ns = {role: names.netns(name, role) for role in names.TCP_ROLES}
+    state = testbed_state.begin_state(name, KIND, asdict(cfg), ns)
     v6 = cfg.ip_version == 6
     _wire(ns, cfg.mtu, v6)
     macs = {CLI_DEV: link_mac(ns["cli"], CLI_DEV), SRV_DEV: link_mac(ns["srv"], SRV_DEV)}
@@ -155,7 +155,7 @@ def build(name: str, cfg: TcpPathConfig) -> dict[str, Any]:
         target={"netns": ns["cli"], "dev": CLI_DEV, "src": addr["cli"], "dst": addr["srv"],
                 "server_netns": ns["srv"], "server_dev": SRV_DEV},
     )  # fmt: skip
-    S.write_state(name, state)
+    testbed_state.write_state(name, state)
     return state
 
 

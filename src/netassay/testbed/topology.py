@@ -16,16 +16,15 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.config import PIN_CPUS, PINNINGS, SUTS, TestbedConfig, cpu_mask
 from netassay.counters.sink import validate_sink
 from netassay.errors import NetassayError, TestbedError, UsageError
 from netassay.proc import run
-from netassay.testbed import dataplane as D
-from netassay.testbed import receive as R
-from netassay.testbed import scale as SC
-from netassay.testbed import state as S
-from netassay.testbed import xdp_router as XR
+from netassay.testbed import dataplane, xdp_router
+from netassay.testbed import receive as testbed_receive
+from netassay.testbed import scale as testbed_scale
+from netassay.testbed import state as testbed_state
 
 log = logging.getLogger("netassay.testbed")
 
@@ -96,15 +95,17 @@ def check(cfg: Any) -> None:
 def validate_frames(ip_version: int, size_bytes: int | None, flows: int) -> None:
     """The frames netassay-gen can send on any testbed: their size (None: the smallest,
     which is valid) and flow count."""
-    min_size = N.min_frame_bytes(ip_version)
+    min_size = names.min_frame_bytes(ip_version)
     if size_bytes is not None and not min_size <= size_bytes <= 1518:
         raise UsageError(
             f"bad frame size {size_bytes}",
             f"IPv{ip_version} UDP frames are {min_size}..1518 bytes here",
             f"give --size {min_size} or more, or leave it out (the smallest is the default)",
         )
-    if not 1 <= flows <= SC.MAX_FLOWS:
-        raise UsageError(f"bad flow count {flows:,}", f"1..{SC.MAX_FLOWS:,} flows", "e.g. 1 or 16")
+    if not 1 <= flows <= testbed_scale.MAX_FLOWS:
+        raise UsageError(
+            f"bad flow count {flows:,}", f"1..{testbed_scale.MAX_FLOWS:,} flows", "e.g. 1 or 16"
+        )
 
 
 def validate_mix(cfg: TestbedConfig) -> None:
@@ -141,16 +142,16 @@ def validate(cfg: TestbedConfig) -> None:
             "use pin-1cpu or unpinned",
         )
     cfg.rx_cpus()  # --rx-affinity against the pinning, this machine and the SUT
-    N.addressing(cfg.sut, cfg.ip_version)
-    D.validate(cfg)  # a data plane's knobs, and what it cannot do (testbed.dataplane)
+    names.addressing(cfg.sut, cfg.ip_version)
+    dataplane.validate(cfg)  # a data plane's knobs, and what it cannot do (testbed.dataplane)
     if cfg.sut == XDP_ROUTER:
-        XR.object_path()  # built by 'make setup', else one line saying so
-    elif R.napi(cfg):
-        XR.object_path(obj=XR.PASS_OBJECT)
+        xdp_router.object_path()  # built by 'make setup', else one line saying so
+    elif testbed_receive.napi(cfg):
+        xdp_router.object_path(obj=xdp_router.PASS_OBJECT)
     validate_frames(cfg.ip_version, cfg.size_bytes, cfg.flows)
     validate_mix(cfg)
     validate_sink(cfg.sink)
-    SC.validate(cfg)
+    testbed_scale.validate(cfg)
     if cfg.sut == XDP_ROUTER and cfg.sut_cap_reverse_pps:
         raise UsageError(
             "--sut-cap-reverse with --sut xdp-router",
@@ -187,7 +188,7 @@ def link_mac(ns: str, dev: str) -> str:
 
 
 def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
-    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
+    tg, sut, sink = (names.netns(name, r) for r in names.ROLES)
     for ns in (tg, sut, sink):
         run(["ip", "netns", "add", ns])
         if cfg.ip_version == 4:  # no IPv6 ND/MLD chatter on a v4 testbed
@@ -198,8 +199,8 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
             _ns_sysctl(ns, "net.ipv6.conf.default.accept_ra", "0")
         run(["ip", "-n", ns, "link", "set", "lo", "up"])
     for a, ns_a, b, ns_b in (
-        (N.TG_DEV, tg, N.SUT_IN, sut),
-        (N.SUT_OUT, sut, N.SINK_DEV, sink),
+        (names.TG_DEV, tg, names.SUT_IN, sut),
+        (names.SUT_OUT, sut, names.SINK_DEV, sink),
     ):
         run(
             [
@@ -219,10 +220,10 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
             ]
         )
     devs = [
-        (tg, N.TG_DEV),
-        (sut, N.SUT_IN),
-        (sut, N.SUT_OUT),
-        (sink, N.SINK_DEV),
+        (tg, names.TG_DEV),
+        (sut, names.SUT_IN),
+        (sut, names.SUT_OUT),
+        (sink, names.SINK_DEV),
     ]
     for ns, dev in devs:
         if cfg.txqueuelen is not None:
@@ -232,7 +233,7 @@ def _links(name: str, cfg: TestbedConfig) -> dict[str, str]:
     # a frame the SUT's full backlog refuses is lost on the link, as at a NIC's full
     # receive ring, instead of refused to the sender's socket and retried. The qdisc
     # never fills (veth drains it at once, dropping what the peer cannot take).
-    run(["tc", "-n", tg, "qdisc", "replace", "dev", N.TG_DEV, "root", *WIRE_QDISC])
+    run(["tc", "-n", tg, "qdisc", "replace", "dev", names.TG_DEV, "root", *WIRE_QDISC])
     return {dev: link_mac(ns, dev) for ns, dev in devs}
 
 
@@ -250,8 +251,8 @@ def _static_neighbours(*entries: tuple[str, str, str, str]) -> None:
 
 
 def _router(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] | None:
-    sut = N.netns(name, "sut")
-    if cfg.sut in D.MODULES:
+    sut = names.netns(name, "sut")
+    if cfg.sut in dataplane.MODULES:
         pass  # the data plane forwards (the kernel's forwarding stays off): l3fwd, exec
     elif cfg.ip_version == 6:
         _ns_sysctl(sut, "net.ipv6.conf.all.forwarding", "1")
@@ -267,22 +268,22 @@ def _router_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     """The router's addresses, static routes and neighbours (set again by
     ``restore_paths``: a link down loses its IPv6 addresses, and its routes and
     neighbours in both versions)."""
-    tg, sut, sink = (N.netns(name, r) for r in N.ROLES)
-    a = N.addressing("router", cfg.ip_version)
+    tg, sut, sink = (names.netns(name, r) for r in names.ROLES)
+    a = names.addressing("router", cfg.ip_version)
     v6 = cfg.ip_version == 6
-    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
-    _addr(sut, N.SUT_IN, str(a.sut_in), a.prefix_len, v6)
-    _addr(sut, N.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
-    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    _addr(tg, names.TG_DEV, a.tg, a.prefix_len, v6)
+    _addr(sut, names.SUT_IN, str(a.sut_in), a.prefix_len, v6)
+    _addr(sut, names.SUT_OUT, str(a.sut_out), a.prefix_len, v6)
+    _addr(sink, names.SINK_DEV, a.sink, a.prefix_len, v6)
     fam = ["-6"] if v6 else ["-4"]
-    bench = str(N.BENCH_V6 if cfg.ip_version == 6 else N.BENCH_V4)
+    bench = str(names.BENCH_V6 if cfg.ip_version == 6 else names.BENCH_V4)
     run(["ip", "-n", tg, *fam, "route", "replace", bench, "via", str(a.sut_in)])
     run(["ip", "-n", sink, *fam, "route", "replace", bench, "via", str(a.sut_out)])
     _static_neighbours(
-        (sut, N.SUT_OUT, a.sink, macs[N.SINK_DEV]),
-        (sut, N.SUT_IN, a.tg, macs[N.TG_DEV]),
-        (tg, N.TG_DEV, str(a.sut_in), macs[N.SUT_IN]),
-        (sink, N.SINK_DEV, str(a.sut_out), macs[N.SUT_OUT]),
+        (sut, names.SUT_OUT, a.sink, macs[names.SINK_DEV]),
+        (sut, names.SUT_IN, a.tg, macs[names.TG_DEV]),
+        (tg, names.TG_DEV, str(a.sut_in), macs[names.SUT_IN]),
+        (sink, names.SINK_DEV, str(a.sut_out), macs[names.SUT_OUT]),
     )
 
 
@@ -294,7 +295,7 @@ def restore_paths(name: str, cfg: Any, state: dict[str, Any]) -> bool:
         return False
     if cfg.sut == "bridge":
         _bridge_paths(name, cfg, state["macs"])
-    elif cfg.sut in N.SWITCHED_SUTS:  # a data plane that switches: only its ends
+    elif cfg.sut in names.SWITCHED_SUTS:  # a data plane that switches: only its ends
         _switched_ends(name, cfg, state["macs"])
     else:
         _router_paths(name, cfg, state["macs"])
@@ -307,10 +308,10 @@ def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     backlog's length), its CPU, its ground truths (redirected frames bypass the nft
     rules of the other SUTs)."""
     gen_cpu, sut_cpu = PIN_CPUS[cfg.pinning]
-    return XR.setup(
-        {r: N.netns(name, r) for r in N.ROLES},
-        {"tg": N.TG_DEV, "sut_in": N.SUT_IN, "sink": N.SINK_DEV},
-        ring=cfg.backlog or int(S.read_sysctl("net.core.netdev_max_backlog")),
+    return xdp_router.setup(
+        {r: names.netns(name, r) for r in names.ROLES},
+        {"tg": names.TG_DEV, "sut_in": names.SUT_IN, "sink": names.SINK_DEV},
+        ring=cfg.backlog or int(testbed_state.read_sysctl("net.core.netdev_max_backlog")),
         sut_cpu=sut_cpu if sut_cpu != gen_cpu else None,
         drop=cfg.sut_drop,
         cap_pps=cfg.sut_cap_pps,
@@ -321,14 +322,14 @@ def _xdp(name: str, cfg: TestbedConfig) -> dict[str, Any]:
 def _switched_ends(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     """A switched SUT's ends: the generator's and the sink's addresses and each other's
     MAC (static neighbours); the SUT between them has no address."""
-    tg, _, sink = (N.netns(name, r) for r in N.ROLES)
-    a = N.addressing("bridge", cfg.ip_version)
+    tg, _, sink = (names.netns(name, r) for r in names.ROLES)
+    a = names.addressing("bridge", cfg.ip_version)
     v6 = cfg.ip_version == 6
-    _addr(tg, N.TG_DEV, a.tg, a.prefix_len, v6)
-    _addr(sink, N.SINK_DEV, a.sink, a.prefix_len, v6)
+    _addr(tg, names.TG_DEV, a.tg, a.prefix_len, v6)
+    _addr(sink, names.SINK_DEV, a.sink, a.prefix_len, v6)
     _static_neighbours(
-        (tg, N.TG_DEV, a.sink, macs[N.SINK_DEV]),
-        (sink, N.SINK_DEV, a.tg, macs[N.TG_DEV]),
+        (tg, names.TG_DEV, a.sink, macs[names.SINK_DEV]),
+        (sink, names.SINK_DEV, a.tg, macs[names.TG_DEV]),
     )
 
 
@@ -338,7 +339,7 @@ def _sut(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> dict[str, Any] 
     if cfg.sut == "bridge":
         _bridge(name, cfg, macs)
         return None
-    if cfg.sut in N.SWITCHED_SUTS:
+    if cfg.sut in names.SWITCHED_SUTS:
         _switched_ends(name, cfg, macs)
         return None
     return _router(name, cfg, macs)
@@ -348,16 +349,16 @@ def _napi(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     """The SUT's ingress veth polled by NAPI (``--rx-mode napi``, see testbed.receive):
     its poll on the SUT's CPU where the pinning gives it one of its own."""
     gen_cpu, sut_cpu = PIN_CPUS[cfg.pinning]
-    return R.setup_napi(
-        {r: N.netns(name, r) for r in N.ROLES},
-        {"tg": N.TG_DEV, "sut_in": N.SUT_IN, "sink": N.SINK_DEV},
-        ring=cfg.backlog or int(S.read_sysctl("net.core.netdev_max_backlog")),
+    return testbed_receive.setup_napi(
+        {r: names.netns(name, r) for r in names.ROLES},
+        {"tg": names.TG_DEV, "sut_in": names.SUT_IN, "sink": names.SINK_DEV},
+        ring=cfg.backlog or int(testbed_state.read_sysctl("net.core.netdev_max_backlog")),
         sut_cpu=sut_cpu if sut_cpu != gen_cpu else None,
     )
 
 
 def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
-    sut = N.netns(name, "sut")
+    sut = names.netns(name, "sut")
     run(
         [
             "ip",
@@ -365,7 +366,7 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
             sut,
             "link",
             "add",
-            N.BRIDGE,
+            names.BRIDGE,
             "type",
             "bridge",
             "stp_state",
@@ -374,17 +375,17 @@ def _bridge(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
             "0",
         ]
     )
-    for dev in (N.SUT_IN, N.SUT_OUT):
-        run(["ip", "-n", sut, "link", "set", dev, "master", N.BRIDGE])
-    run(["ip", "-n", sut, "link", "set", N.BRIDGE, "up"])
+    for dev in (names.SUT_IN, names.SUT_OUT):
+        run(["ip", "-n", sut, "link", "set", dev, "master", names.BRIDGE])
+    run(["ip", "-n", sut, "link", "set", names.BRIDGE, "up"])
     _bridge_paths(name, cfg, macs)
 
 
 def _bridge_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
     """The bridge's static entries and the ends' addresses and neighbours
     (``restore_paths``)."""
-    sut = N.netns(name, "sut")
-    for mac, dev in ((macs[N.SINK_DEV], N.SUT_OUT), (macs[N.TG_DEV], N.SUT_IN)):
+    sut = names.netns(name, "sut")
+    for mac, dev in ((macs[names.SINK_DEV], names.SUT_OUT), (macs[names.TG_DEV], names.SUT_IN)):
         run(["bridge", "-n", sut, "fdb", "replace", mac, "dev", dev, "master", "static"])
     _switched_ends(name, cfg, macs)
 
@@ -392,20 +393,20 @@ def _bridge_paths(name: str, cfg: TestbedConfig, macs: dict[str, str]) -> None:
 def _sink_rules(cfg: TestbedConfig) -> str:
     """Count test packets (only) at the sink's ingress, per flow too (up to the flow
     set's 65536: the XDP sink's --count-flows counts more), then drop them."""
-    a = N.addressing(cfg.sut, cfg.ip_version)
-    daddr = SC.sink_daddr(cfg, a.sink)  # with --routes, the routes' destinations too
+    a = names.addressing(cfg.sut, cfg.ip_version)
+    daddr = testbed_scale.sink_daddr(cfg, a.sink)  # with --routes, the routes' destinations too
     if cfg.ip_version == 4:
-        match = f"ip saddr {N.BENCH_V4} ip daddr {daddr} meta l4proto udp"
+        match = f"ip saddr {names.BENCH_V4} ip daddr {daddr} meta l4proto udp"
         key, elem = "ipv4_addr . inet_service . inet_service", "ip saddr . udp sport . udp dport"
     else:
-        match = f"ip6 saddr {N.BENCH_V6} ip6 daddr {daddr} meta l4proto udp"
+        match = f"ip6 saddr {names.BENCH_V6} ip6 daddr {daddr} meta l4proto udp"
         key, elem = "ipv6_addr . inet_service . inet_service", "ip6 saddr . udp sport . udp dport"
     match += f" @th,64,32 {MAGIC:#x}"  # netassay-gen's payload magic
     per_flow = f" add @na_flows {{ {elem} }}" if cfg.flows <= FLOW_SET else ""
     return f"""table netdev na_sink {{
   counter na_rx {{ }}
   set na_flows {{ type {key}; flags dynamic; counter; size {FLOW_SET}; }}
-  chain na_in {{ type filter hook ingress device "{N.SINK_DEV}" priority -10; policy accept;
+  chain na_in {{ type filter hook ingress device "{names.SINK_DEV}" priority -10; policy accept;
     {match} counter name "na_rx"{per_flow} drop
   }}
 }}
@@ -425,14 +426,14 @@ def _sut_rules(cfg: TestbedConfig) -> str | None:
   counter na_drop {{ }}
   counter na_drop_rev {{ }}
   chain na_forward {{ type filter hook forward priority 0; policy accept;
-    iifname "{N.SUT_IN}" {drop} "na_drop" drop
-    iifname "{N.SUT_OUT}" {drop} "na_drop_rev" drop
+    iifname "{names.SUT_IN}" {drop} "na_drop" drop
+    iifname "{names.SUT_OUT}" {drop} "na_drop_rev" drop
   }}
 }}
 """)
     for pps, table, dev, counter in (
-        (cfg.sut_cap_pps, "na_cap", N.SUT_OUT, "na_cap"),
-        (cfg.sut_cap_reverse_pps, "na_cap_rev", N.SUT_IN, "na_cap_rev"),
+        (cfg.sut_cap_pps, "na_cap", names.SUT_OUT, "na_cap"),
+        (cfg.sut_cap_reverse_pps, "na_cap_rev", names.SUT_IN, "na_cap_rev"),
     ):
         if pps:
             parts.append(_cap_rule(table, dev, counter, pps, _bucket(pps)))
@@ -458,21 +459,21 @@ def _pinning(name: str, cfg: TestbedConfig) -> dict[str, str]:
     cpus = cfg.rx_cpus()
     if not cpus:
         return {}
-    sut = N.netns(name, "sut")
+    sut = names.netns(name, "sut")
     mask = cpu_mask(cpus)
-    path = f"/sys/class/net/{N.SUT_IN}/queues/rx-0/rps_cpus"
+    path = f"/sys/class/net/{names.SUT_IN}/queues/rx-0/rps_cpus"
     _write_sys(sut, path, mask)
-    return {f"{sut}:{N.SUT_IN}": mask}
+    return {f"{sut}:{names.SUT_IN}": mask}
 
 
 def namespaces_of(name: str, present: list[str]) -> list[str]:
     """The namespaces of testbed ``name`` (of any kind) among ``present``."""
-    return [ns for ns in present if N.name_of(ns) == name]
+    return [ns for ns in present if names.name_of(ns) == name]
 
 
 def refuse_existing(name: str) -> None:
     """A testbed of that name (namespaces or state) must not exist yet."""
-    if namespaces_of(name, list_netns()) or S.read_state(name) is not None:
+    if namespaces_of(name, list_netns()) or testbed_state.read_state(name) is not None:
         raise TestbedError(
             f"testbed '{name}' already exists",
             "its namespaces or its state are present",
@@ -490,37 +491,37 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
     refuse_existing(name)
     _, pinning_reason = cfg.pinning_choice()
     cfg = cfg.resolved()  # the state records the pinning used, never 'auto'
-    mine = [N.netns(name, r) for r in N.ROLES]
+    mine = [names.netns(name, r) for r in names.ROLES]
     state: dict[str, Any] = {
         "name": name,
         "config": asdict(cfg),
-        "namespaces": dict(zip(N.ROLES, mine, strict=True)),
+        "namespaces": dict(zip(names.ROLES, mine, strict=True)),
         "pid": os.getpid(),
         "sysctls": {},
         "persistent": False,  # bed.Testbed marks it persistent once it is fully up
         "pinning_reason": pinning_reason,
     }
-    S.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
+    testbed_state.write_state(name, state)  # first, so that a crash mid-build can be cleaned up
     macs = _links(name, cfg)
     xdp = _sut(name, cfg, macs)
     run(["nft", "-f", "-"], netns=mine[2], input_text=_sink_rules(cfg))
     # the XDP router and the data planes hold their ground truths themselves
-    rules = None if xdp or cfg.sut in D.MODULES else _sut_rules(cfg)
+    rules = None if xdp or cfg.sut in dataplane.MODULES else _sut_rules(cfg)
     if rules:
         run(["nft", "-f", "-"], netns=mine[1], input_text=rules)
     wanted = cfg.global_sysctls()
     if wanted:  # checked, set and recorded under one lock: two builds cannot both pass
-        with S.sysctl_lock():
-            S.refuse_sysctl_conflicts(name, wanted, list_netns())
+        with testbed_state.sysctl_lock():
+            testbed_state.refuse_sysctl_conflicts(name, wanted, list_netns())
             for key, value in wanted.items():
-                S.set_global_sysctl(key, value)
+                testbed_state.set_global_sysctl(key, value)
                 state["sysctls"][key] = value
-            S.write_state(name, state)
-    receive = _napi(name, cfg) if R.napi(cfg) and not xdp else None
-    a = N.addressing(cfg.sut, cfg.ip_version)
+            testbed_state.write_state(name, state)
+    receive = _napi(name, cfg) if testbed_receive.napi(cfg) and not xdp else None
+    a = names.addressing(cfg.sut, cfg.ip_version)
     # routes, rules, conntrack, NAT as the knobs say (after the host-wide sysctls: the
     # conntrack table's limit it records is the one set)
-    scale = SC.setup(cfg, mine[1], a)
+    scale = testbed_scale.setup(cfg, mine[1], a)
     state.update(
         macs=macs,
         addressing=asdict(a),
@@ -533,14 +534,16 @@ def build(name: str, cfg: TestbedConfig) -> dict[str, Any]:
         **({"scale": scale} if scale else {}),
         target={
             "netns": mine[0],
-            "dev": N.TG_DEV,
-            "dst_mac": macs[N.SINK_DEV] if cfg.sut in N.SWITCHED_SUTS else macs[N.SUT_IN],
+            "dev": names.TG_DEV,
+            "dst_mac": macs[names.SINK_DEV]
+            if cfg.sut in names.SWITCHED_SUTS
+            else macs[names.SUT_IN],
             "src": a.tg,
-            "dst": SC.first_dst(cfg, a.sink),  # with --routes, the first route's
+            "dst": testbed_scale.first_dst(cfg, a.sink),  # with --routes, the first route's
         },
     )
-    S.write_state(name, state)
-    if cfg.sut in D.MODULES:
+    testbed_state.write_state(name, state)
+    if cfg.sut in dataplane.MODULES:
         _dataplane(name, cfg, state)
     return state
 
@@ -549,36 +552,37 @@ def _dataplane(name: str, cfg: TestbedConfig, state: dict[str, Any]) -> None:
     """Start the SUT's data plane (``testbed.dataplane``) and check that it forwards;
     its record is written to the state as soon as it exists, so that a failed check
     leaves it to the teardown."""
-    site = D.Site(
+    site = dataplane.Site(
         name=name, cfg=cfg, ns=dict(state["namespaces"]), macs=state["macs"],
-        addressing=N.addressing(cfg.sut, cfg.ip_version), sut_cpu=PIN_CPUS[cfg.pinning][1],
-        run_dir=D.run_dir(name), cap_burst=D.cap_bucket(cfg.sut_cap_pps, cap_bucket_pkts(cfg)),
+        addressing=names.addressing(cfg.sut, cfg.ip_version), sut_cpu=PIN_CPUS[cfg.pinning][1],
+        run_dir=dataplane.run_dir(name),
+        cap_burst=dataplane.cap_bucket(cfg.sut_cap_pps, cap_bucket_pkts(cfg)),
     )  # fmt: skip
-    state["dataplane"] = D.start(site)
-    S.write_state(name, state)
+    state["dataplane"] = dataplane.start(site)
+    testbed_state.write_state(name, state)
     try:
-        D.check_path(state, dataplane_gen_flags(state))
+        dataplane.check_path(state, dataplane_gen_flags(state))
     finally:
-        S.write_state(name, state)
+        testbed_state.write_state(name, state)
 
 
 def dataplane_gen_flags(state: dict[str, Any]) -> list[str]:
     """netassay-gen's flags for a path check: the wire and the generator's CPU."""
     cpu = state.get("gen_cpu")
-    return [*R.THROUGH_QDISC, *([] if cpu is None else ["--cpu", str(cpu)])]
+    return [*testbed_receive.THROUGH_QDISC, *([] if cpu is None else ["--cpu", str(cpu)])]
 
 
 def teardown(name: str) -> list[str]:
     """Remove one testbed's namespaces and state; restore sysctls if it was the last."""
-    N.validate_name(name)
+    names.validate_name(name)
     forget_kind(name)
     stop_dataplane(name)
     removed = namespaces_of(name, list_netns())
     end_processes(removed)
     for ns in removed:
         run(["ip", "netns", "del", ns], check=False)
-    S.remove_state(name)
-    S.restore_if_last()
+    testbed_state.remove_state(name)
+    testbed_state.restore_if_last()
     return removed
 
 
@@ -588,9 +592,9 @@ def cleanup(only: set[str] | None = None) -> list[str]:
     removed = []
     busy: set[str] = set()
     for ns in list_netns():
-        if not ns.startswith(N.PREFIX):
+        if not ns.startswith(names.PREFIX):
             continue
-        tb = N.name_of(ns)
+        tb = names.name_of(ns)
         if only is not None and tb not in only:
             continue
         if tb is not None and tb not in busy and _busy(tb):
@@ -599,17 +603,17 @@ def cleanup(only: set[str] | None = None) -> list[str]:
             log.warning("testbed %s is in use; left alone", tb)
             continue
         removed.append(ns)
-    for tb in sorted({name for ns in removed if (name := N.name_of(ns)) is not None}):
+    for tb in sorted({name for ns in removed if (name := names.name_of(ns)) is not None}):
         stop_dataplane(str(tb))
     end_processes(removed)
     for ns in removed:
         run(["ip", "netns", "del", ns], check=False)
-    for tb in S.known_testbeds():
+    for tb in testbed_state.known_testbeds():
         if (only is None or tb in only) and tb not in busy:
             forget_kind(tb)
             stop_dataplane(tb)
-            S.remove_state(tb)
-    S.restore_if_last()
+            testbed_state.remove_state(tb)
+    testbed_state.restore_if_last()
     return removed
 
 
@@ -625,7 +629,7 @@ def forget_kind(name: str) -> None:
     """Undo what a testbed kind attached outside its own namespaces (the external
     testbed's sink on a port it was given); a state that cannot be read is skipped."""
     try:
-        state = S.read_state(name)
+        state = testbed_state.read_state(name)
         hook = kind_hook(state, "forget")
     except (TestbedError, UsageError, OSError) as exc:
         log.warning("testbed %s: %s", name, exc)
@@ -642,13 +646,13 @@ def stop_dataplane(name: str) -> None:
     remove its run files; a testbed without one, or whose state is gone, loses only
     the files (its processes are ended with its namespaces)."""
     try:
-        state = S.read_state(name)
+        state = testbed_state.read_state(name)
     except (TestbedError, UsageError, OSError) as exc:
         log.warning("testbed %s: %s", name, exc)
         state = None
-    if isinstance(state, dict) and kind_of(state) == FORWARDING and D.is_dataplane(state):
-        D.stop(state)
-    D.stop_leftovers(name)
+    if isinstance(state, dict) and kind_of(state) == FORWARDING and dataplane.is_dataplane(state):
+        dataplane.stop(state)
+    dataplane.stop_leftovers(name)
 
 
 def kind_environment(tb: Any) -> dict[str, Any]:
@@ -703,7 +707,7 @@ def _alive(pid: int) -> bool:
 
 def _busy(name: str) -> bool:
     try:
-        S.Lock(name).acquire().release()
+        testbed_state.Lock(name).acquire().release()
     except TestbedError:
         return True
     return False
@@ -718,8 +722,8 @@ def cap_bucket_pkts(cfg: TestbedConfig) -> int | None:
     plane's is at least its AF_XDP ring (``dataplane.cap_bucket``)."""
     if not cfg.sut_cap_pps:
         return None
-    if D.is_dataplane(cfg):
-        return D.cap_bucket(cfg.sut_cap_pps, _bucket(cfg.sut_cap_pps))
+    if dataplane.is_dataplane(cfg):
+        return dataplane.cap_bucket(cfg.sut_cap_pps, _bucket(cfg.sut_cap_pps))
     return _bucket(cfg.sut_cap_pps)
 
 
@@ -741,9 +745,11 @@ def path_queues(tb: Any) -> dict[str, int]:
     if ring:
         out = {"sut_ingress": int(ring)}
     else:
-        backlog = int(S.read_sysctl("net.core.netdev_max_backlog"))
-        live = isinstance(tb.cfg, TestbedConfig) and R.gen_flags(tb.cfg) == list(R.LIVE_FRAMES)
-        out = {"sut_ingress": min(backlog, R.RING_PKTS) if live else backlog}
+        backlog = int(testbed_state.read_sysctl("net.core.netdev_max_backlog"))
+        live = isinstance(tb.cfg, TestbedConfig) and testbed_receive.gen_flags(tb.cfg) == list(
+            testbed_receive.LIVE_FRAMES
+        )
+        out = {"sut_ingress": min(backlog, testbed_receive.RING_PKTS) if live else backlog}
     if dp.get("cap_burst_pkts"):  # a data plane's cap: its own bucket (dataplane.cap_bucket)
         out["sut_egress"] = int(dp["cap_burst_pkts"])
         return out

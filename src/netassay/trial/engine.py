@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Protocol
 
-from netassay import quality as Q
+from netassay import quality
 from netassay.config import TestbedConfig
 from netassay.counters import cpu, sutstate
 from netassay.counters.loss import (
@@ -58,14 +58,13 @@ from netassay.errors import GeneratorError, TestbedError, UsageError
 from netassay.hist import SinkHist
 from netassay.names import SINK_DEV
 from netassay.quality import rate_warning, stall_warning
-from netassay.testbed import dataplane as D
-from netassay.testbed import scale as SC
-from netassay.testbed import topology as T
+from netassay.testbed import dataplane as testbed_dataplane
+from netassay.testbed import scale, topology
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_path, reverse_sink
 from netassay.traffic.generator import RECORDED_KEYS, GeneratorLost, GenResult
-from netassay.trial import bidirectional as B
-from netassay.trial import integrity as I
+from netassay.trial import bidirectional as trial_bidirectional
+from netassay.trial import integrity
 from netassay.trial.hooks import Hooks, trial_env
 from netassay.trial.noise import Noise, noise_warning
 from netassay.trial.record import TrialRecord
@@ -126,7 +125,7 @@ class TrialContext:
     # commands run in the SUT's namespace before and after each trial (trial.hooks)
     hooks: Hooks | None = None
     # the testbed's links as the last trial left them (trial.integrity)
-    watch: I.Watch = field(default_factory=I.Watch)
+    watch: integrity.Watch = field(default_factory=integrity.Watch)
     # the wire is a head-drop queue in front of the SUT's NAPI ring (napi mode): its
     # drops are the SUT's ingress loss (``counters.loss.locate_loss``)
     ring_wire: bool = False
@@ -155,15 +154,15 @@ def trials_on(
     generator's end (the generator's veth, an external testbed's tx port), and the
     reverse path set up (``testbed.reverse``; an external testbed's checked by its
     ``reverse_path`` hook) before either sink is attached."""
-    own = T.kind_hook(tb.state, "data_path")
-    if bidirectional and D.is_dataplane(tb.state):
+    own = topology.kind_hook(tb.state, "data_path")
+    if bidirectional and testbed_dataplane.is_dataplane(tb.state):
         raise UsageError(
             f"--bidirectional with --sut {tb.state['config']['sut']}",
             "a data plane of its own is measured one direction at a time here",
             "drop --bidirectional, or use --sut router, bridge or an external testbed",
         )  # fmt: skip
     if bidirectional:  # before any sink is attached (an external testbed probes its path)
-        setup = T.kind_hook(tb.state, "reverse_path")
+        setup = topology.kind_hook(tb.state, "reverse_path")
         if own is not None and setup is None:
             raise UsageError(
                 "--bidirectional is not available on this testbed kind",
@@ -183,7 +182,7 @@ def trials_on(
             yield TrialContext(tb, sink, None, run_id, path=path, reverse=reverse)
         return
     imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
-    flows = SC.sink_flow_flags(tb.cfg, tb.state) if isinstance(tb.cfg, TestbedConfig) else None
+    flows = scale.sink_flow_flags(tb.cfg, tb.state) if isinstance(tb.cfg, TestbedConfig) else None
     with (
         SinkCounter(
             tb.ns("sink"),
@@ -195,13 +194,13 @@ def trials_on(
         ) as sink,
         Snapshots(tb.state["namespaces"], conntrack=conntrack_role(tb)) as counters,
         _reverse_sink(tb, bidirectional, latency) as reverse,
-        D.counters(tb.state) as dataplane,
+        testbed_dataplane.counters(tb.state) as dataplane,
     ):
-        queues = T.path_queues(tb)
+        queues = topology.path_queues(tb)
         yield TrialContext(
             tb, sink, min(queues.values()), run_id, queues=queues, counters=counters,
             reverse=reverse, dataplane=dataplane, ring_wire="receive" in tb.state,
-            watch=I.Watch(only=D.own_links(tb.state)),
+            watch=integrity.Watch(only=testbed_dataplane.own_links(tb.state)),
         )  # fmt: skip
 
 
@@ -317,9 +316,9 @@ def measure(
     lost: list[str] = []  # the generator ended without a report: why (its fault)
     try:
         if ctx.reverse is not None:
-            fwd, rev = B.send_both(tb, rate_pps, duration_s)
+            fwd, rev = trial_bidirectional.send_both(tb, rate_pps, duration_s)
             pair = (real_span(fwd), real_span(rev))
-            res = B.combined(*pair)
+            res = trial_bidirectional.combined(*pair)
         else:
             pair, (res, lost) = None, _send(ctx, rate_pps, duration_s, before, count)
         lap("generator")
@@ -333,9 +332,9 @@ def measure(
     after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
     fa, d, counter_warnings, received, loss = split
     sink_hist = ctx.sink.take_latency()
-    latency: SinkHist | B.Latencies | None = sink_hist
+    latency: SinkHist | trial_bidirectional.Latencies | None = sink_hist
     if ctx.reverse is not None:  # --bidirectional: each direction's own histogram
-        latency = B.Latencies(sink_hist, ctx.reverse.take_latency())
+        latency = trial_bidirectional.Latencies(sink_hist, ctx.reverse.take_latency())
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     testbed = _testbed_faults(ctx, before, after, d)
     warnings = _trial_warnings(
@@ -403,7 +402,7 @@ class _Hooked:
 def _extra(
     ctx: TrialContext, snaps: tuple[dict[str, Any], dict[str, Any]], res: GenResult,
     pair: tuple[GenResult, GenResult] | None, d: dict[str, int], rate_pps: float,
-    latency: SinkHist | B.Latencies | None, warnings: list[str],
+    latency: SinkHist | trial_bidirectional.Latencies | None, warnings: list[str],
 ) -> dict[str, Any]:  # fmt: skip
     """What a trial stores in its counters beyond the deltas: the data path's own, a
     mix's counts per size, each direction's (``trial.bidirectional``), the latency
@@ -422,10 +421,14 @@ def _extra(
     if pair is not None:
         key = received_key(ctx.sink.kind)
         both = ctx.locate_both()
-        extra["bidirectional"] = B.record(rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both)
-    if isinstance(latency, B.Latencies):  # each direction's, checked against its sink
-        warnings.extend(B.latency_warnings(latency, d, _latency_warnings))
-        B.keep_latencies(extra["bidirectional"], latency)
+        extra["bidirectional"] = trial_bidirectional.record(
+            rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both
+        )
+    if isinstance(
+        latency, trial_bidirectional.Latencies
+    ):  # each direction's, checked against its sink
+        warnings.extend(trial_bidirectional.latency_warnings(latency, d, _latency_warnings))
+        trial_bidirectional.keep_latencies(extra["bidirectional"], latency)
         merged = latency.merged()
         if merged is not None:
             extra["latency"] = merged.to_json()
@@ -476,7 +479,7 @@ def _trial_warnings(
     fb, fa, d = flat
     lost, testbed = faults
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
-    res = B.combined(*gens) if len(gens) == 2 else gens[0]
+    res = trial_bidirectional.combined(*gens) if len(gens) == 2 else gens[0]
     warnings = [
         *testbed,  # first: the cause of what follows, and the fault the trial is known by
         *counter_warnings,
@@ -487,7 +490,7 @@ def _trial_warnings(
     disagree = sink_disagreement(d)
     if disagree:
         warnings.append(disagree)
-    burst = Q.stall_burst(res.lateness_max_ns, rate_pps)
+    burst = quality.stall_burst(res.lateness_max_ns, rate_pps)
     return _judged_stall(warnings, loss, res.sent - received - sink_dropped, burst, ctx.queues)
 
 
@@ -500,7 +503,7 @@ def _each_generator(
         return _generator_warnings(gens[0], rate_pps, queue_pkts)
     return [
         f"{w} ({name} direction)"
-        for name, res in zip(B.DIRECTIONS, gens, strict=True)
+        for name, res in zip(trial_bidirectional.DIRECTIONS, gens, strict=True)
         for w in _generator_warnings(res, rate_pps, queue_pkts)
     ]
 
@@ -528,7 +531,9 @@ def _split(
     d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
     if pair is not None:
         both = ctx.locate_both()
-        (rx_f, rx_r), (loc_f, loc_r) = B.split(pair, d, key, ctx.tb.cfg.ip_version, both)
+        (rx_f, rx_r), (loc_f, loc_r) = trial_bidirectional.split(
+            pair, d, key, ctx.tb.cfg.ip_version, both
+        )
         return fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r)
     received = int(d.get(key, 0))
     locate = ctx.locate_loss()
@@ -587,17 +592,17 @@ def _counter_faults(
     if key not in fb or key not in fa:
         when = "before" if key not in fb else "after"
         out.append(
-            f"{Q.COUNTER_FAULT}: the sink's count ({key}) could not be read {when} "
+            f"{quality.COUNTER_FAULT}: the sink's count ({key}) could not be read {when} "
             "the trial; what it received is unknown"
         )
     elif fa[key] < fb[key]:
         out.append(
-            f"{Q.COUNTER_FAULT}: the sink's count ({key}) went back from {fb[key]} "
+            f"{quality.COUNTER_FAULT}: the sink's count ({key}) went back from {fb[key]} "
             f"to {fa[key]} (reset); what it received is unknown"
         )
     if kind == "xdp+nft" and key in d and NFT_KEY in d and d[key] != d[NFT_KEY]:
         out.append(
-            f"{Q.COUNTER_FAULT}: the sink's XDP count ({d[key]}) and nft count "
+            f"{quality.COUNTER_FAULT}: the sink's XDP count ({d[key]}) and nft count "
             f"({d[NFT_KEY]}) disagree"
         )
     return out
@@ -638,12 +643,12 @@ def _generator_warnings(res: GenResult, rate_pps: float, queue_pkts: int | None)
         ]
     short = res.planned - res.sent
     if res.stopped_by_signal:
-        out.append(f"{Q.TRUNCATED}: the generator was stopped by a signal")
+        out.append(f"{quality.TRUNCATED}: the generator was stopped by a signal")
     elif cut:
         pass  # the frames its stall left unsent are said with it
-    elif short > Q.RATE_TOLERANCE * res.planned:
+    elif short > quality.RATE_TOLERANCE * res.planned:
         out.append(
-            f"{Q.TRUNCATED}: the generator sent {short} packet(s) fewer than the "
+            f"{quality.TRUNCATED}: the generator sent {short} packet(s) fewer than the "
             f"{res.planned} planned (its deadline came first)"
         )
     elif short > 0:  # within the rate tolerance: the trial is as good as its rate
@@ -662,10 +667,10 @@ def _judged_stall(
     located where no burst reaches (a drop rule, the forwarding path) or at a queue
     deeper than the burst (the cap's bucket, by the stall rule itself) is the SUT's
     anyway. Such a stall stays as a note and the trial is used."""
-    if not Q.only_stalled(warnings) or not Q.stall_is_harmless(loss, burst, queues):
+    if not quality.only_stalled(warnings) or not quality.stall_is_harmless(loss, burst, queues):
         return warnings
     why = "nothing lost" if lost <= 0 else "its loss is where no burst overflows a queue"
-    return Q.disarm_stall(warnings, why)
+    return quality.disarm_stall(warnings, why)
 
 
 def _loss_warnings(
@@ -677,21 +682,21 @@ def _loss_warnings(
     out = []
     if not settled:
         out.append(
-            f"{Q.COUNTER_FAULT}: the sink's count still moved 5 s after the generator stopped"
+            f"{quality.COUNTER_FAULT}: the sink's count still moved 5 s after the generator stopped"
         )
     if received > sent:
         out.append(
-            f"{Q.COUNTER_FAULT}: received {received} > sent {sent}: foreign packets "
+            f"{quality.COUNTER_FAULT}: received {received} > sent {sent}: foreign packets "
             "matched the counter"
         )
     if sink_dropped:
         out.append(
-            f"{Q.SINK_DROPS}: {sink_dropped} test frame(s) the SUT forwarded were "
+            f"{quality.SINK_DROPS}: {sink_dropped} test frame(s) the SUT forwarded were "
             "dropped by the sink itself (counted as forwarded, not as SUT loss)"
         )
     if loss.get("gen_egress", 0):
         out.append(
-            f"{Q.GENERATOR_LIMIT}: {loss['gen_egress']} test frame(s) dropped at the "
+            f"{quality.GENERATOR_LIMIT}: {loss['gen_egress']} test frame(s) dropped at the "
             "generator's own egress, before the SUT"
         )
     if loss.get("unaccounted", 0) - passed > 0:
@@ -699,7 +704,7 @@ def _loss_warnings(
         out.append(f"{n} lost packet(s) not explained by any kernel counter")
     elif loss.get("unaccounted", 0) < 0:
         out.append(
-            f"{Q.COUNTER_FAULT}: the kernel counters explain {-loss['unaccounted']} "
+            f"{quality.COUNTER_FAULT}: the kernel counters explain {-loss['unaccounted']} "
             "drop(s) more than test frames were lost"
         )
     return out
@@ -709,7 +714,7 @@ def sink_disagreement(d: dict[str, int]) -> str | None:
     """A sink fault when both sides of the sink's veth saw drops, but not the same number."""
     if sink_counts_disagree(d):
         return (
-            f"{Q.SINK_FAULT}: the SUT's egress veth and the sink's ingress report "
+            f"{quality.SINK_FAULT}: the SUT's egress veth and the sink's ingress report "
             "different drop counts; the sink's drops are not known exactly"
         )
     return None
@@ -722,7 +727,7 @@ def _roles(ctx: TrialContext) -> dict[str, str]:
     return dict(ctx.tb.state.get("namespaces", {}))
 
 
-def _sink_link(ctx: TrialContext) -> I.Link:
+def _sink_link(ctx: TrialContext) -> integrity.Link:
     return ("sink", ctx.sink.dev or SINK_DEV)
 
 
@@ -738,14 +743,14 @@ def _ready(ctx: TrialContext) -> dict[str, Any]:
     deadline = time.monotonic() + LINK_WAIT_S
     while (problem := watch.problem(before, roles)) is not None:
         # a namespace deleted does not come back; a link set up again may
-        if I.missing_namespaces(roles.values()) or time.monotonic() > deadline:
+        if integrity.missing_namespaces(roles.values()) or time.monotonic() > deadline:
             raise broken(ctx, problem)
         time.sleep(0.1)
         before = _snapshot(ctx)
     again = False
     if watch.flapped(before):  # a link went down and up: it lost its routes, neighbours
-        again = T.restore_paths(ctx.tb.name, ctx.tb.cfg, ctx.tb.state)
-    if ctx.sink.uses_xdp and watch.known and not I.sink_attached(before, _sink_link(ctx)):
+        again = topology.restore_paths(ctx.tb.name, ctx.tb.cfg, ctx.tb.state)
+    if ctx.sink.uses_xdp and watch.known and not integrity.sink_attached(before, _sink_link(ctx)):
         ctx.sink.restart()
         ctx.sink.mark_flows()  # --count-flows: the new program's flows from here too
         again = True
@@ -783,13 +788,13 @@ def _testbed_faults(
         return []
     roles = _roles(ctx)
     out = [
-        f"{Q.TESTBED_FAULT}: namespace {ns} was deleted during the trial (by another "
+        f"{quality.TESTBED_FAULT}: namespace {ns} was deleted during the trial (by another "
         "process); the testbed is gone"
-        for ns in I.missing_namespaces(roles.values())
+        for ns in integrity.missing_namespaces(roles.values())
     ]
-    out += I.link_faults(before, after, roles, ctx.watch.only)
+    out += integrity.link_faults(before, after, roles, ctx.watch.only)
     passed = _passed(ctx, d)
-    out += I.sink_faults(before, after, _sink_link(ctx), ctx.sink.kind, passed, roles)
+    out += integrity.sink_faults(before, after, _sink_link(ctx), ctx.sink.kind, passed, roles)
     return out
 
 
@@ -828,7 +833,7 @@ def _send(
         else:  # e.g. 'sending on 'tg0' failed after 10880 packets: Network is down'
             how, why = "stopped by the testbed's fault", exc.why or exc.what
         return res, [
-            f"{Q.TRUNCATED}: the generator was {how} {(t1 - t0) / 1e9:.2f} s into the "
+            f"{quality.TRUNCATED}: the generator was {how} {(t1 - t0) / 1e9:.2f} s into the "
             f"{duration_s:g} s trial ({why}): it sent {res.sent:,} of the {res.planned:,} "
             "planned frames (its port's count); not SUT loss"
         ]
@@ -872,7 +877,7 @@ def _stall(res: GenResult) -> tuple[float, float] | None:
     """The generator's longest stall, when it reported one of STALL_NS or more: (its
     length, when it began after the first send), in seconds."""
     n, t = res.raw.get("stall_max_ns"), res.raw.get("stall_start_ns")
-    if n is None or t is None or n < Q.STALL_NS:
+    if n is None or t is None or n < quality.STALL_NS:
         return None
     return n / 1e9, max(0, t - res.first_tx_ns) / 1e9
 
@@ -892,7 +897,7 @@ def _ended_in_stall(res: GenResult) -> bool:
         n is not None
         and t is not None
         and end is not None
-        and n >= Q.STALL_NS
+        and n >= quality.STALL_NS
         and abs(t + n - end) <= END_SLACK_NS
         and res.sent < res.planned
     )
@@ -912,7 +917,7 @@ def real_span(res: GenResult) -> GenResult:
 def _long_stall(res: GenResult) -> bool:
     """A stall of LONG_STALL_SHARE of the trial's duration or more."""
     stall = _stall(res)
-    return stall is not None and stall[0] >= Q.LONG_STALL_SHARE * max(res.duration_s, 1e-9)
+    return stall is not None and stall[0] >= quality.LONG_STALL_SHARE * max(res.duration_s, 1e-9)
 
 
 def _stalled(stall: tuple[float, float]) -> str:
@@ -945,15 +950,15 @@ def _long_stall_words(
     over = stall_warning(res.lateness_max_ns, rate_pps, queue_pkts)
     if over is None:
         return f"{words}; its catch-up fits every queue on the path"
-    return f"{Q.GENERATOR_STALL}: {words}; {over.split('; ', 1)[-1]}"
+    return f"{quality.GENERATOR_STALL}: {words}; {over.split('; ', 1)[-1]}"
 
 
 def _stall_cut_short(res: GenResult, rate_pps: float, length_s: float, from_s: float) -> list[str]:
     """A run that ended while the generator was stalled: the stall, and the frames
     it left unsent, with the duration and rate the trial really had (``real_span``)."""
     return [
-        f"{Q.GENERATOR_STALL}: {_stalled((length_s, from_s))}; its run ended during it",
-        f"{Q.TRUNCATED}: {res.sent:,} of the {res.planned:,} planned frames sent, in "
+        f"{quality.GENERATOR_STALL}: {_stalled((length_s, from_s))}; its run ended during it",
+        f"{quality.TRUNCATED}: {res.sent:,} of the {res.planned:,} planned frames sent, in "
         f"{res.duration_s:.2f} s ({fmt_rate(res.achieved_rate_pps)} of the "
         f"{fmt_rate(rate_pps)} offered): the stall left the rest unsent; not SUT loss",
     ]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netassay import quality as Q
+from netassay import quality
 from netassay.counters.snapshot import LINK_STATE
 
 NETNS_DIR = Path("/run/netns")
@@ -74,7 +74,7 @@ def link_faults(
         cur = now.get(link)
         if cur is None:
             out.append(
-                f"{Q.TESTBED_FAULT}: link {where} was deleted during the trial; the frames "
+                f"{quality.TESTBED_FAULT}: link {where} was deleted during the trial; the frames "
                 "sent after it were lost to the testbed, not to the SUT"
             )
         elif not cur.get("up"):
@@ -84,12 +84,12 @@ def link_faults(
                 else "lost its carrier (its peer went down)"
             )
             out.append(
-                f"{Q.TESTBED_FAULT}: link {where} {how} during the trial (and is still down); "
-                "the frames sent after it were lost to the testbed, not to the SUT"
+                f"{quality.TESTBED_FAULT}: link {where} {how} during the trial (and is still "
+                "down); the frames sent after it were lost to the testbed, not to the SUT"
             )
         elif n := _carrier_changes(cur, state):
             out.append(
-                f"{Q.TESTBED_FAULT}: link {where} went down and up again during the trial "
+                f"{quality.TESTBED_FAULT}: link {where} went down and up again during the trial "
                 f"({n} carrier change(s)); the frames sent meanwhile were lost to the "
                 "testbed, not to the SUT"
             )
@@ -123,13 +123,13 @@ def sink_faults(
     if was is not None and now != was:
         how = "detached from" if now is None else "replaced on"
         out.append(
-            f"{Q.SINK_FAULT}: the sink's XDP program was {how} {where} during the trial "
+            f"{quality.SINK_FAULT}: the sink's XDP program was {how} {where} during the trial "
             "(by another process); the frames that arrived after it were not counted, so "
             "what the SUT forwarded is not known"
         )
     if kind == "xdp" and passed > 0:
         out.append(
-            f"{Q.SINK_FAULT}: {passed} test frame(s) went past the sink's XDP program "
+            f"{quality.SINK_FAULT}: {passed} test frame(s) went past the sink's XDP program "
             "uncounted (its nft counter behind it saw them); they are not SUT loss"
         )
     return out

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import InputError
-from netassay.methods.accept import import_iperf3 as I3
+from netassay.methods.accept import import_iperf3
 from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample, Interval
 
 SOURCE = "monipe import"
@@ -170,9 +170,9 @@ def read_round(folder: Path, number: int, test_name: str) -> tuple[AcceptRun, li
     if mp is not None:
         texts[mp.name], cpu = mpstat(mp)
     if server_json is not None:
-        ends = [r for p in (server_json, client_json) if p for r in I3.read(p)]
-        pairs = I3.pair(ends)
-        run = I3.to_run(number, *pairs[0])
+        ends = [r for p in (server_json, client_json) if p for r in import_iperf3.read(p)]
+        pairs = import_iperf3.pair(ends)
+        run = import_iperf3.to_run(number, *pairs[0])
         run.cpu = cpu
         run.tool = "iperf3 (MonIPE)"
         return run, digests

@@ -46,15 +46,14 @@ from netassay import quality
 from netassay.counters.capture import Capture
 from netassay.errors import TestbedError
 from netassay.methods.base import Progress, run_store
-from netassay.methods.batching import gaps as G
-from netassay.methods.batching import store as BS
+from netassay.methods.batching import gaps
+from netassay.methods.batching import store as batching_store
 from netassay.methods.batching.request import BatchingRequest
 from netassay.methods.rtt.run import environment
 from netassay.methods.rtt.trial import achieved_rate
 from netassay.proc import run as run_cmd
 from netassay.store.db import Store
-from netassay.testbed import Testbed, require_root
-from netassay.testbed import xdp_router as XR
+from netassay.testbed import Testbed, require_root, xdp_router
 from netassay.testbed.rtt import EP_DEV, RttTestbedConfig, server_dev
 from netassay.traffic.probe import Echo, ProbeSpec, Sender
 from netassay.trial.record import TrialRecord
@@ -140,7 +139,7 @@ def set_knobs(tb: Testbed, req: BatchingRequest) -> dict[str, Any]:
     run_cmd(["ethtool", "-K", server_dev("rspep"), "tso", "off"], netns=srv)
     run_cmd(["ethtool", "-K", EP_DEV, "gro", req.gro], netns=rsp)
     if req.xdp == "on":  # (the testbed's veth has none before)
-        prog = XR.object_path(obj=XR.PASS_OBJECT)
+        prog = xdp_router.object_path(obj=xdp_router.PASS_OBJECT)
         run_cmd(["ip", "link", "set", "dev", EP_DEV, "xdpdrv", "obj", str(prog), "sec", "xdp"],
                 netns=rsp)  # fmt: skip
     for key in SYSFS:
@@ -264,10 +263,10 @@ def _experiment(store: Store, b: Batching, tb: Testbed) -> int:
         + (" xdp" if r.xdp == "on" else "")
         + (f" busy-poll {r.busy_poll_us}us" if r.busy_poll_us else "")
     )
-    BS.ensure(store)
+    batching_store.ensure(store)
     exp_id, _ = store.add_experiment(
-        key=f"batching-{b.name}-{stamp}-{secrets.token_hex(3)}", kind=BS.KIND,
-        source=BS.SOURCE, label=label, config=b.factors(),
+        key=f"batching-{b.name}-{stamp}-{secrets.token_hex(3)}", kind=batching_store.KIND,
+        source=batching_store.SOURCE, label=label, config=b.factors(),
         metadata={"knobs": b.knobs, "points": {"egress": EGRESS, "ingress": INGRESS,
                                                **({"socket": SOCKET} if r.probe == "udp" else {})},
                   "testbed": {"name": tb.name, "cpus": tb.state["cpus"]}},
@@ -285,7 +284,7 @@ def _socket_progress(found: dict[str, Any]) -> str:
     )
 
 
-def measure(b: Batching) -> BS.StoredBatching:
+def measure(b: Batching) -> batching_store.StoredBatching:
     """Run the whole measurement (see the module); each run is stored as it ends."""
     r = b.req
     r.validate(b.db, b.name)
@@ -303,8 +302,8 @@ def measure(b: Batching) -> BS.StoredBatching:
         napi_ids(echo)  # (the warm-up's)
         for i in range(r.runs):
             got = send(tb, cap, r, r.count)
-            found = G.analyse(got["egress"], got["ingress"], r.spacing_ns, r.threshold_ns,
-                              got[SOCKET])  # fmt: skip
+            found = gaps.analyse(got["egress"], got["ingress"], r.spacing_ns, r.threshold_ns,
+                                 got[SOCKET])  # fmt: skip
             if echo is not None:
                 found |= {"busy_poll_us": r.busy_poll_us, **napi_ids(echo)}
             p = got["prober"]
@@ -314,11 +313,11 @@ def measure(b: Batching) -> BS.StoredBatching:
                 load_index=0, repetition=i, rate_pps=r.rate_pps,
                 duration_s=max(float(p.get("duration_s", 0.0)), 1e-9),
                 sent=int(p.get("sent", 0)), received=int(p.get("received", 0)),
-                source=BS.SOURCE, achieved_rate_pps=achieved_rate(p),
+                source=batching_store.SOURCE, achieved_rate_pps=achieved_rate(p),
                 counters={"prober": p}, warnings=warnings(found, p),
                 utc=datetime.now(UTC).isoformat(timespec="microseconds"),
             )  # fmt: skip
-            BS.add_run(store, b.experiment_id, trial, found)
+            batching_store.add_run(store, b.experiment_id, trial, found)
             b.stored += 1
             b.progress(
                 f"run {i + 1}/{r.runs}: {found['share_in_bursts']:.0%} in bursts, mean burst"
@@ -326,4 +325,4 @@ def measure(b: Batching) -> BS.StoredBatching:
                 " us" + _socket_progress(found)
             )
         assert b.experiment_id is not None  # stored by the first run (runs >= 1)
-        return BS.stored(store, store.experiment(b.experiment_id))
+        return batching_store.stored(store, store.experiment(b.experiment_id))

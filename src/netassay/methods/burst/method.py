@@ -14,9 +14,8 @@ from netassay.methods.base import (
     Plan,
     span,
 )
-from netassay.methods.burst import run as R
-from netassay.methods.burst import store as BS
-from netassay.methods.burst import view as V
+from netassay.methods.burst import run, view
+from netassay.methods.burst import store as burst_store
 from netassay.methods.burst.request import RUN_OPTIONS, BurstRequest
 from netassay.store.db import Experiment, Store
 
@@ -35,9 +34,9 @@ def _ms(x: Any) -> str:
 
 class BurstMethod(OneFigureMethod):
     name = "burst"
-    runner, views = R, V
+    runner, views = run, view
     figure = "netassay.methods.burst.figures:plot_bursts"
-    kinds: tuple[str, ...] = (BS.KIND,)
+    kinds: tuple[str, ...] = (burst_store.KIND,)
     request = BurstRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -77,11 +76,11 @@ class BurstMethod(OneFigureMethod):
         first = SEARCH_S if request.throughput == "search" else 0.0
         return Plan(None, first + request.tests * STEPS * per, ())
 
-    def stored(self, store: Store) -> Iterator[BS.StoredBurst]:
-        return BS.stored_bursts(store)
+    def stored(self, store: Store) -> Iterator[burst_store.StoredBurst]:
+        return burst_store.stored_bursts(store)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        s = BS.summary(store, experiment)
+        s = burst_store.summary(store, experiment)
         keys = ("rate_pps", "mean_frames", "ci95_frames", "implied_buffer_s",
                 "corrected_buffer_s", "tests", "at_limit")  # fmt: skip
         return {"verdict": None, **{k: s[k] for k in keys}}

@@ -13,7 +13,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from netassay.counters.environment import read_text
-from netassay.testbed import state as S
+from netassay.testbed import state
 
 # in a folder of its own: a file beside the testbeds' states would be taken for one, and
 # the host's sysctls would never be restored while it is there
@@ -37,7 +37,7 @@ def _boot() -> str:
 def remember(reference: dict[str, Any], cfg: Any) -> None:
     """Keep ``reference`` (utc, verdict, trusted range, store, experiment) as this host's
     newest doctor result for the testbed settings of ``cfg``."""
-    path = S.run_dir() / RECORD
+    path = state.run_dir() / RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     body = {"boot_id": _boot(), "settings": settings(cfg), "reference": reference}
@@ -49,7 +49,7 @@ def newest(cfg: Any) -> dict[str, Any] | None:
     """This host's newest doctor result when it was taken on this boot with the testbed
     settings of ``cfg`` (None otherwise)."""
     try:
-        body = json.loads((S.run_dir() / RECORD).read_text())
+        body = json.loads((state.run_dir() / RECORD).read_text())
     except (OSError, ValueError):
         return None
     own = settings(cfg)

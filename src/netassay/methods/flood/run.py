@@ -12,14 +12,11 @@ from typing import Any
 from netassay.config import TestbedConfig
 from netassay.errors import UsageError
 from netassay.methods import lab
-from netassay.methods.flood import store as FS
+from netassay.methods.flood import store as flood_store
 from netassay.methods.flood.request import MAX_RUNS, FloodRequest
 from netassay.names import validate_name
 from netassay.store.db import Store
-from netassay.testbed import dataplane as D
-from netassay.testbed import receive as R
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import dataplane, receive, state, topology
 from netassay.testbed.bed import config_from_state, require_root
 from netassay.trial.engine import trials_on
 from netassay.trial.flood import flood, flood_path
@@ -56,29 +53,29 @@ def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> Testbed
     """The knobs a flood runs with on testbed ``name``: a router testbed netassay built
     (the one up under that name when no testbed flag is given), XDP-counted."""
     validate_name(name)
-    st = S.read_state(name)
-    if st is not None and T.kind_of(st) != T.FORWARDING:
+    st = state.read_state(name)
+    if st is not None and topology.kind_of(st) != topology.FORWARDING:
         raise UsageError(
-            f"testbed '{name}' is a {T.kind_of(st)} testbed",
+            f"testbed '{name}' is a {topology.kind_of(st)} testbed",
             "a flood runs on a router testbed netassay built",
             "give another --name, or bring that one down",
         )
     cfg = config_from_state(st) if st is not None and not flags else cfg
-    T.validate(cfg)
+    topology.validate(cfg)
     if cfg.imix is not None:
         raise UsageError(
             "a flood cannot send --imix",
             "a flood is sent as XDP live frames, all of one size",
             "drop --imix (a sweep or a search sends a mix)",
         )
-    if D.is_dataplane(cfg) and not D.af_xdp(cfg):
+    if dataplane.is_dataplane(cfg) and not dataplane.af_xdp(cfg):
         raise UsageError(
             f"a flood of --sut {cfg.sut}" + ("" if cfg.sut == "exec" else " over packet sockets"),
             "of the data planes only those whose ports are AF_XDP sockets take the "
             "generator's XDP frames here",
             "use ovs, testpmd or l3fwd with their AF_XDP ports (their default)",
         )
-    if not D.is_dataplane(cfg) and cfg.sut not in FLOOD_SUTS and not R.napi(cfg):
+    if not dataplane.is_dataplane(cfg) and cfg.sut not in FLOOD_SUTS and not receive.napi(cfg):
         raise UsageError(
             f"a flood of a {cfg.sut} needs --rx-mode napi",
             "in backlog mode only a router's ingress takes the generator's XDP frames here",
@@ -145,7 +142,7 @@ def measure(
     ):
         if store is not None:  # the environment as the floods find it (GRO on, if so)
             exp_id, ctx = lab.start_experiment(
-                store, ctx, kind=FS.KIND, name=name,
+                store, ctx, kind=flood_store.KIND, name=name,
                 label=label or lab.default_label(cfg, name) + (" bidirectional" if both else ""),
                 config=flood_config(req, cfg, name), metadata={"changed_while_flooding": changed},
                 peak=None,
@@ -153,6 +150,6 @@ def measure(
         for i in range(req.runs):
             floods.append(flood(ctx, req.duration_s))
             if store is not None and exp_id is not None:
-                FS.record(store, exp_id, i, floods[-1], ctx.run_id)
+                flood_store.record(store, exp_id, i, floods[-1], ctx.run_id)
             on_flood(i, floods[-1])
     return FloodResult(name, cfg, changed, floods, db, exp_id)

@@ -14,9 +14,8 @@ from netassay.methods.base import (
     OneFigureMethod,
     Plan,
 )
-from netassay.methods.reconfig import run as R
-from netassay.methods.reconfig import store as CS
-from netassay.methods.reconfig import view as V
+from netassay.methods.reconfig import run, view
+from netassay.methods.reconfig import store as reconfig_store
 from netassay.methods.reconfig.request import RUN_OPTIONS, ReconfigRequest
 from netassay.store.db import Experiment, Store
 
@@ -25,9 +24,9 @@ TRIAL_OVERHEAD_S = 0.5
 
 class ReconfigMethod(OneFigureMethod):
     name = "reconfig"
-    runner, views = R, V
+    runner, views = run, view
     figure = "netassay.methods.reconfig.figures:plot_blocked"
-    kinds: tuple[str, ...] = (CS.KIND,)
+    kinds: tuple[str, ...] = (reconfig_store.KIND,)
     request = ReconfigRequest
     campaign = False
     run_options = RUN_OPTIONS
@@ -47,14 +46,14 @@ class ReconfigMethod(OneFigureMethod):
         per = request.duration_s + request.wait_s + TRIAL_OVERHEAD_S
         return Plan(request.trials, request.trials * per, ())
 
-    def stored(self, store: Store) -> Iterator[CS.StoredReconfig]:
-        return CS.stored_reconfigs(store)
+    def stored(self, store: Store) -> Iterator[reconfig_store.StoredReconfig]:
+        return reconfig_store.stored_reconfigs(store)
 
     def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
         return (result.summary,)  # the blocked time per trial is in its summary
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        s = CS.summary(store, experiment)
+        s = reconfig_store.summary(store, experiment)
         return {"verdict": None, "mean_blocked_s": s["mean_blocked_s"], "lost": s["lost"]}
 
     def cell_brief(self, settings: dict[str, Any]) -> str:

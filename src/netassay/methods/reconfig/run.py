@@ -15,15 +15,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
-from netassay import quality as Q
+from netassay import names, quality
 from netassay.analysis.reconfig import blocked_s
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
-from netassay.methods import lab
-from netassay.methods import throughput as TP
+from netassay.methods import lab, throughput
 from netassay.methods.base import Progress, RunOptions
-from netassay.methods.reconfig import store as CS
+from netassay.methods.reconfig import store as reconfig_store
 from netassay.methods.reconfig.request import RETRIES, ReconfigRequest
 from netassay.store.db import Store
 from netassay.testbed.bed import require_root
@@ -45,7 +43,7 @@ class ReconfigJob:
     db: str
     rate_pps: float
     rate_from: dict[str, Any] | None
-    name: str = N.DEFAULT_NAME
+    name: str = names.DEFAULT_NAME
     label: str = ""
     check_peak: bool = True
     retries: int = RETRIES
@@ -58,7 +56,7 @@ def prepare(req: ReconfigRequest, options: RunOptions, cfg: Config) -> ReconfigJ
     name, db, testbed, retries = lab.new_run(
         options, cfg.testbed, RETRIES, "reconfiguration test", req.validate
     )
-    rate, src = TP.resolve(req.rate, db, "--rate")
+    rate, src = throughput.resolve(req.rate, db, "--rate")
     if rate is None:  # --rate search: burst and recovery run one first; a reconfig does not
         raise UsageError(
             f"bad --rate '{req.rate}'",
@@ -109,7 +107,7 @@ class ChangeBed:
             worker.join()
 
 
-def run(job: ReconfigJob) -> CS.StoredReconfig:
+def run(job: ReconfigJob) -> reconfig_store.StoredReconfig:
     require_root("a reconfiguration test")
     req = job.req
     with lab.open_testbed(job.name, job.testbed, "a reconfiguration test", job.note) as tb:
@@ -127,7 +125,7 @@ def run(job: ReconfigJob) -> CS.StoredReconfig:
     with Store(job.db, readonly=True) as store:
         assert job.experiment_id is not None
         exp = store.experiment(job.experiment_id)
-        return CS.StoredReconfig(Path(job.db), exp, CS.summary(store, exp))
+        return reconfig_store.StoredReconfig(Path(job.db), exp, reconfig_store.summary(store, exp))
 
 
 def _start(job: ReconfigJob, ctx: TrialContext, store: Store, peak: float | None) -> TrialContext:
@@ -142,7 +140,7 @@ def _start(job: ReconfigJob, ctx: TrialContext, store: Store, peak: float | None
         f"reconfig {fmt_rate(job.rate_pps)} {lab.default_label(job.testbed, job.name)}"
     )
     job.experiment_id, ctx = lab.start_experiment(
-        store, ctx, kind=CS.KIND, name=job.name, label=label, config=config,
+        store, ctx, kind=reconfig_store.KIND, name=job.name, label=label, config=config,
         metadata={"rate_pps": job.rate_pps, "change": req.change}, peak=peak,
     )  # fmt: skip
     return ctx
@@ -168,7 +166,7 @@ def _one(job: ReconfigJob, ctx: TrialContext, k: int) -> tuple[TrialRecord, dict
         own["end_before_traffic_end_s"] = round(last / 1e9 - done["end_s"], 6)
         if done["end_s"] > last / 1e9:
             problems.append(
-                f"{Q.COMMAND_FAULT}: --change '{req.change}' was still running when the "
+                f"{quality.COMMAND_FAULT}: --change '{req.change}' was still running when the "
                 "traffic ended: its loss is not all counted (give a longer --duration)"
             )
     if req.undo:

@@ -14,9 +14,8 @@ from netassay.methods.base import (
     Plan,
     span,
 )
-from netassay.methods.recovery import run as R
-from netassay.methods.recovery import store as RS
-from netassay.methods.recovery import view as V
+from netassay.methods.recovery import run, view
+from netassay.methods.recovery import store as recovery_store
 from netassay.methods.recovery.request import RUN_OPTIONS, RecoveryRequest
 from netassay.store.db import Experiment, Store
 
@@ -30,9 +29,9 @@ def _ms(x: Any) -> str:
 
 class RecoveryMethod(OneFigureMethod):
     name = "recovery"
-    runner, views = R, V
+    runner, views = run, view
     figure = "netassay.methods.recovery.figures:plot_recovery"
-    kinds: tuple[str, ...] = (RS.KIND,)
+    kinds: tuple[str, ...] = (recovery_store.KIND,)
     request = RecoveryRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -62,11 +61,11 @@ class RecoveryMethod(OneFigureMethod):
         first = SEARCH_S if request.throughput == "search" else 0.0
         return Plan(request.trials, first + request.trials * per, ())
 
-    def stored(self, store: Store) -> Iterator[RS.StoredRecovery]:
-        return RS.stored_recoveries(store)
+    def stored(self, store: Store) -> Iterator[recovery_store.StoredRecovery]:
+        return recovery_store.stored_recoveries(store)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        s = RS.summary(store, experiment)
+        s = recovery_store.summary(store, experiment)
         keys = ("throughput_pps", "overload_pps", "mean_s", "ci95_s", "recovered", "trials")
         return {"verdict": None, **{k: s[k] for k in keys}}
 

@@ -19,14 +19,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
-from netassay.analysis import recovery as AR
+from netassay import names
+from netassay.analysis import recovery
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
-from netassay.methods import lab
-from netassay.methods import throughput as TP
+from netassay.methods import lab, throughput
 from netassay.methods.base import Progress, RunOptions
-from netassay.methods.recovery import store as RS
+from netassay.methods.recovery import store as recovery_store
 from netassay.methods.recovery.request import RETRIES, RecoveryRequest
 from netassay.store.db import Store
 from netassay.testbed.bed import require_root
@@ -47,7 +46,7 @@ class RecoveryJob:
     db: str
     throughput_pps: float | None  # None: measured first (--throughput search)
     throughput_from: dict[str, Any] | None
-    name: str = N.DEFAULT_NAME
+    name: str = names.DEFAULT_NAME
     label: str = ""
     check_peak: bool = True
     retries: int = RETRIES
@@ -63,7 +62,7 @@ def prepare(req: RecoveryRequest, options: RunOptions, cfg: Config) -> RecoveryJ
     if testbed.sink == "nft":
         raise UsageError("recovery needs the XDP sink", "it reads the sink's count every "
                          "interval", "use --sink xdp (the default) or xdp+nft")  # fmt: skip
-    pps, src = TP.resolve(req.throughput, db, "--throughput")
+    pps, src = throughput.resolve(req.throughput, db, "--throughput")
     return RecoveryJob(req, testbed, db, pps, src, name, options.label, options.check_peak,
                        retries)  # fmt: skip
 
@@ -74,7 +73,7 @@ class Sampler:
 
     def __init__(self, count: Any, interval_s: float) -> None:
         self.count, self.interval_s = count, interval_s
-        self.samples: list[AR.Sample] = []
+        self.samples: list[recovery.Sample] = []
         self._lock, self._stop = threading.Lock(), threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -165,7 +164,7 @@ def phased(whole: GenResult, extra: GenResult) -> GenResult:
     )
 
 
-def run(job: RecoveryJob) -> RS.StoredRecovery:
+def run(job: RecoveryJob) -> recovery_store.StoredRecovery:
     require_root("a recovery test")
     req = job.req
     with lab.open_testbed(job.name, job.testbed, "a recovery test", job.note) as tb:
@@ -173,7 +172,7 @@ def run(job: RecoveryJob) -> RS.StoredRecovery:
         with Store(job.db) as store, trials_on(tb) as ctx:
             ctx = _start(job, ctx, store, peak)
             if job.throughput_pps is None:  # --throughput search: measured now
-                job.throughput_pps, job.throughput_from = TP.measure(
+                job.throughput_pps, job.throughput_from = throughput.measure(
                     tb, ctx, store, job.testbed, f"search for the throughput of {job.name}",
                     job.note,
                 )  # fmt: skip
@@ -187,7 +186,7 @@ def run(job: RecoveryJob) -> RS.StoredRecovery:
     with Store(job.db, readonly=True) as store:
         assert job.experiment_id is not None
         exp = store.experiment(job.experiment_id)
-        return RS.StoredRecovery(Path(job.db), exp, RS.summary(store, exp))
+        return recovery_store.StoredRecovery(Path(job.db), exp, recovery_store.summary(store, exp))
 
 
 def _overload(job: RecoveryJob, peak: float | None) -> tuple[float, bool]:
@@ -211,8 +210,8 @@ def _start(job: RecoveryJob, ctx: TrialContext, store: Store, peak: float | None
     }  # fmt: skip
     label = job.label or f"recovery {lab.default_label(job.testbed, job.name)}"
     job.experiment_id, ctx = lab.start_experiment(
-        store, ctx, kind=RS.KIND, name=job.name, label=label, config=config, metadata={},
-        peak=peak,
+        store, ctx, kind=recovery_store.KIND, name=job.name, label=label, config=config,
+        metadata={}, peak=peak,
     )  # fmt: skip
     return ctx
 
@@ -245,7 +244,7 @@ def measure_trial(job: RecoveryJob, ctx: TrialContext, k: int, low: float) -> Tr
         time.sleep(req.wait_s)
     a = bed.phases["overload"].last_tx_ns / 1e9
     t0 = bed.phases["whole"].first_tx_ns / 1e9
-    found = AR.recovery(sampler.samples, a, low)
+    found = recovery.recovery(sampler.samples, a, low)
     own = {
         "trial": k, "low_pps": low, "overload_pps": 2 * low, "t_drop_s": round(a - t0, 6),
         **found, "samples": [[round(t - t0, 6), c] for t, c in sampler.samples],

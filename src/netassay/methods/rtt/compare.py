@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from netassay.analysis import effects as R
+from netassay.analysis import effects
 from netassay.errors import UsageError
 from netassay.hist import Hist
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store as rtt_store
 from netassay.store.db import Store
 
 # factor name on the command line -> key in the experiment's config
@@ -43,7 +43,7 @@ class Config:
     key: tuple[Any, ...]
     factors: dict[str, Any]
     experiments: list[int] = field(default_factory=list)
-    runs: list[RS.StoredRun] = field(default_factory=list)
+    runs: list[rtt_store.StoredRun] = field(default_factory=list)
     excluded: int = 0
 
     @property
@@ -99,7 +99,7 @@ def factor_keys(by: Sequence[str]) -> list[str]:
 def configurations(store: Store, by: Sequence[str]) -> list[Config]:
     """The stored rtt runs grouped into configurations by the factors ``by`` (default:
     the factors whose values differ between experiments)."""
-    exps = list(RS.rtt_experiments(store))
+    exps = list(rtt_store.rtt_experiments(store))
     if not exps:
         raise UsageError(
             f"{store.path}: no rtt experiment", "the store holds no 'netassay rtt' runs",
@@ -111,7 +111,7 @@ def configurations(store: Store, by: Sequence[str]) -> list[Config]:
         values = tuple(exp.config.get(k) for k in keys)
         cfg = groups.setdefault(values, Config(values, dict(zip(keys, values, strict=True))))
         cfg.experiments.append(exp.id)
-        for run in RS.runs(store, exp.id):
+        for run in rtt_store.runs(store, exp.id):
             if run.excluded:
                 cfg.excluded += 1
             else:
@@ -149,7 +149,7 @@ def summary_table(
         row: dict[str, Any] = {"configuration": c.label, "factors": c.factors,
                                "runs": len(c.runs), "excluded": c.excluded}  # fmt: skip
         for seg in segments:
-            row[seg] = R.over_runs(c.values(seg, stat))
+            row[seg] = effects.over_runs(c.values(seg, stat))
         rows.append(row)
     return rows
 
@@ -164,7 +164,7 @@ def pairwise(
     for other in configs[1:]:
         for seg in segments:
             a, b = other.values(seg, stat), base.values(seg, stat)
-            test = R.wilcoxon_paired(a, b) if paired else R.mann_whitney(a, b)
+            test = effects.wilcoxon_paired(a, b) if paired else effects.mann_whitney(a, b)
             out.append({"segment": seg, "a": other.label, "b": base.label, **test})
     return out
 
@@ -179,7 +179,7 @@ def sides(configs: Sequence[Config], stat: str) -> list[dict[str, Any]]:
         a, b = c.pairs("overhead", "response", stat)
         if a:
             out.append({"configuration": c.label, "a": "overhead", "b": "response",
-                        **R.wilcoxon_paired(a, b)})  # fmt: skip
+                        **effects.wilcoxon_paired(a, b)})  # fmt: skip
     return out
 
 
@@ -204,7 +204,7 @@ def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> lis
                     for v in c.values(seg, stat):
                         xs.append(_count(c))
                         ys.append(v)
-                t = R.kendall_trend(xs, ys)
+                t = effects.kendall_trend(xs, ys)
                 if t["tau_b"] is not None:
                     out.append({"segment": seg, "load": kind, "with": dict(rest), **t})
     return out

@@ -35,7 +35,7 @@ from typing import Any
 
 from MLRsearch import AbstractMeasurer, GoalResult, MeasurementResult, MultipleLossRatioSearch
 
-from netassay import quality as Q
+from netassay import quality
 from netassay.methods.search.spec import Goal, SearchSpec
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.trial.record import TrialRecord
@@ -303,9 +303,9 @@ class _Measurer(AbstractMeasurer):
         this host now (near the max load: the peak at ``--rate max`` is more than a paced
         trial keeps; below it: the host got busier), not a fault to stop at: stored,
         then the search is restarted below it (``run``), unless that leaves no range."""
-        found = Q.faults(rec.warnings)
+        found = quality.faults(rec.warnings)
         achieved = float(rec.achieved_rate_pps or 0.0)
-        if not Q.generator_bound(found) or achieved <= self.spec.min_load_pps / REACH_FLOOR:
+        if not quality.generator_bound(found) or achieved <= self.spec.min_load_pps / REACH_FLOOR:
             return
         rec.counters["search"]["goals"] = {
             g.key: {"trial": UNUSABLE, "load": UNDECIDED} for g in self.spec.goals
@@ -401,16 +401,16 @@ def _stall_outweighed(rec: TrialRecord, spec: SearchSpec) -> TrialRecord:
     """A stalled trial whose loss, less its whole catch-up burst, still exceeds every
     goal's loss ratio fails every goal whatever the burst did: it is used, the stall a
     note (the trial engine already uses a stalled trial that lost nothing)."""
-    if not rec.excluded or not Q.only_stalled(rec.warnings) or not rec.sent:
+    if not rec.excluded or not quality.only_stalled(rec.warnings) or not rec.sent:
         return rec
     lateness = (rec.counters.get("generator") or {}).get("lateness_max_ns")
     if not lateness:  # a stall of unknown length: its burst is unbounded
         return rec
-    burst = Q.stall_burst(lateness, rec.rate_pps)
+    burst = quality.stall_burst(lateness, rec.rate_pps)
     if (rec.sent - rec.forwarded - burst) / rec.sent <= max(g.loss_ratio for g in spec.goals):
         return rec
     why = "its loss less the whole burst still exceeds every goal"
-    return replace(rec, warnings=Q.disarm_stall(rec.warnings, why))
+    return replace(rec, warnings=quality.disarm_stall(rec.warnings, why))
 
 
 def _epoch(rec: TrialRecord) -> int:

@@ -17,19 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from netassay import methods as registry
-from netassay import names as N
-from netassay import quality
+from netassay import names, quality
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.soak import series as SE
-from netassay.methods.soak import store as SS
+from netassay.methods.soak import series
+from netassay.methods.soak import store as soak_store
 from netassay.methods.soak.request import RETRIES, SoakRequest, pdr_share
 from netassay.methods.soak.sampler import LockedSink, SampledBed, Sampler
 from netassay.methods.sweep.run import refuse_bidirectional
 from netassay.store.db import Store
-from netassay.testbed import topology as T
+from netassay.testbed import topology
 from netassay.testbed.bed import config_from_state, require_root
 from netassay.trial.engine import TrialContext, frames_counted, measure, trials_on
 from netassay.trial.hooks import Hooks
@@ -54,7 +53,7 @@ class Soak:
     goal: float
     testbed: TestbedConfig
     db: str
-    name: str = N.DEFAULT_NAME
+    name: str = names.DEFAULT_NAME
     label: str = ""
     check_peak: bool = True
     retries: int = RETRIES
@@ -70,7 +69,7 @@ class Soak:
 
     @property
     def lengths(self) -> list[float]:
-        return SE.segment_lengths(self.duration_s, self.segment_s)
+        return series.segment_lengths(self.duration_s, self.segment_s)
 
 
 def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
@@ -91,7 +90,7 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
             rate, rate_from = registry.method("search").pdr_rate(
                 share, options.db, req.bidirectional
             )
-        name = options.name or N.DEFAULT_NAME
+        name = options.name or names.DEFAULT_NAME
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         soak = Soak(
             req.rate,
@@ -110,7 +109,7 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
         )
     soak.retries = retries
     soak.hooks = lab.hooks_of(options)
-    T.validate(soak.testbed)
+    topology.validate(soak.testbed)
     if soak.bidirectional:
         refuse_bidirectional(soak.testbed)
     return soak
@@ -133,16 +132,16 @@ def soak_config(s: Soak) -> dict[str, Any]:
 def resume_soak(db: str, name: str | None = None, experiment_id: int | None = None) -> Soak:
     """The Soak to resume from ``db``, on the testbed it ran on."""
     with Store(db, create=False) as store:
-        exp = SS.unfinished(store, experiment_id)
+        exp = soak_store.unfinished(store, experiment_id)
         if exp is None:
             raise UsageError(
                 f"nothing to resume in {db}",
                 "every soak in it is complete (or it has none)",
                 "start a new soak without --resume",
             )
-        seconds = SE.timeline(store.trials(exp.id))
+        seconds = series.timeline(store.trials(exp.id))
     c = exp.config
-    stored = c.get("testbed_name", N.DEFAULT_NAME)
+    stored = c.get("testbed_name", names.DEFAULT_NAME)
     if name is not None and name != stored:
         raise UsageError(
             f"--name {name} conflicts with the soak to resume",
@@ -167,9 +166,9 @@ def resume_soak(db: str, name: str | None = None, experiment_id: int | None = No
     return soak
 
 
-def run(soak: Soak) -> SS.StoredSoak:
+def run(soak: Soak) -> soak_store.StoredSoak:
     """Run (or resume) the soak, every segment stored as it ends; the stored soak."""
-    T.validate(soak.testbed)
+    topology.validate(soak.testbed)
     require_root("a soak")
     with lab.open_testbed(soak.name, soak.testbed, "a soak", soak.note) as tb:
         lab.check_line_rate(tb.state, [soak.rate_pps])
@@ -181,7 +180,7 @@ def run(soak: Soak) -> SS.StoredSoak:
     with Store(soak.db, readonly=True) as store:
         assert soak.experiment_id is not None
         exp = store.experiment(soak.experiment_id)
-        return SS.StoredSoak(Path(soak.db), exp, SS.soak_summary(store, exp))
+        return soak_store.StoredSoak(Path(soak.db), exp, soak_store.soak_summary(store, exp))
 
 
 def start(soak: Soak, ctx: TrialContext, store: Store, peak: float | None) -> TrialContext:
@@ -197,7 +196,7 @@ def start(soak: Soak, ctx: TrialContext, store: Store, peak: float | None) -> Tr
     soak.experiment_id, ctx = lab.start_experiment(
         store,
         ctx,
-        kind=SS.KIND,
+        kind=soak_store.KIND,
         name=soak.name,
         label=soak.label or _label(soak),
         config=soak_config(soak),
@@ -240,7 +239,7 @@ def measure_segment(
         lost = rec.sent - rec.forwarded
         discarded.append(f"attempt {attempt + 1} discarded ({lost} lost): {'; '.join(faults)}")
     start_s = index * soak.segment_s
-    seconds = SE.per_second(
+    seconds = series.per_second(
         sampler.samples, rec.sent, rec.received, rec.forwarded, rec.duration_s, start_s
     )
     own = {"segment": index, "start_s": start_s, "attempts": attempt + 1, "per_second": seconds}
@@ -276,7 +275,7 @@ def loop(soak: Soak, ctx: TrialContext, store: Store) -> None:
 def progress_line(soak: Soak, rec: TrialRecord, i: int) -> str:
     lost = rec.sent - rec.forwarded
     flag = " excluded" if rec.excluded else (" !" if rec.warnings else "")
-    n = len(SE.events(soak.seconds, soak.goal))
+    n = len(series.events(soak.seconds, soak.goal))
     return (
         f"[{i + 1}/{len(soak.lengths)}] {rec.duration_s:.3g} s at {fmt_rate(rec.rate_pps)}: "
         f"lost {lost} (PLR {lost / max(rec.sent, 1):.2e}){flag} | events so far {n}"

@@ -7,15 +7,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from netassay.analysis import compare as AC
+from netassay.analysis import compare as analysis_compare
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.loads import AUTO_TOP
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, request_from
-from netassay.methods.sweep import analyse as A
-from netassay.methods.sweep import compare as SC
-from netassay.methods.sweep import plan as P
-from netassay.methods.sweep import run as R
+from netassay.methods.sweep import analyse as sweep_analyse
+from netassay.methods.sweep import compare as sweep_compare
+from netassay.methods.sweep import plan as sweep_plan
+from netassay.methods.sweep import run as sweep_run
 from netassay.methods.sweep.entries import Entry, entries
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.view import LEGEND, make_console, render
@@ -27,11 +27,15 @@ CELL_SETUP_S = 4.0  # a cell's process, its testbed, the environment, the peak p
 
 class SweepMethod:
     name = "sweep"
-    kinds = A.KINDS
+    kinds = sweep_analyse.KINDS
     request = SweepRequest
     campaign = True
     run_options = RUN_OPTIONS
-    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES, names=AC.LAB_NAMES)
+    comparison = Comparison(
+        metrics=(analysis_compare.PDR,),
+        figures=analysis_compare.LAB_FIGURES,
+        names=analysis_compare.LAB_NAMES,
+    )
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
     cell_defaults: tuple[str, ...] = ("rates", "runs", "duration", "settle")
@@ -39,31 +43,33 @@ class SweepMethod:
     legend = LEGEND
 
     def plan(self, request: SweepRequest) -> Plan:
-        p = R.plan_of(request)
-        return Plan(p.count(), P.estimate_s(p), tuple(P.describe(p).splitlines()))
+        p = sweep_run.plan_of(request)
+        return Plan(p.count(), sweep_plan.estimate_s(p), tuple(sweep_plan.describe(p).splitlines()))
 
-    def prepare(self, request: SweepRequest, options: RunOptions) -> R.Sweep:
-        return R.prepare(request, options, options.config or Config())
+    def prepare(self, request: SweepRequest, options: RunOptions) -> sweep_run.Sweep:
+        return sweep_run.prepare(request, options, options.config or Config())
 
-    def run(self, request: SweepRequest, options: RunOptions, progress: Progress) -> R.Sweep:
+    def run(
+        self, request: SweepRequest, options: RunOptions, progress: Progress
+    ) -> sweep_run.Sweep:
         sw = self.prepare(request, options)
         sw.progress = progress
         return self.execute(sw)
 
-    def execute(self, sw: R.Sweep) -> R.Sweep:
+    def execute(self, sw: sweep_run.Sweep) -> sweep_run.Sweep:
         """Run (or resume) a prepared sweep; every trial is stored as it ends."""
-        R.run(sw)
+        sweep_run.run(sw)
         return sw
 
-    def assessed(self, sw: R.Sweep, cfg: AnalysisConfig) -> Assessment | None:
+    def assessed(self, sw: sweep_run.Sweep, cfg: AnalysisConfig) -> Assessment | None:
         """PASTRAMI's assessment of the experiment a sweep stored (None: no load)."""
         assert sw.experiment_id is not None  # a sweep that ran has its experiment
         with Store(sw.db, readonly=True) as store:
-            return A.assess_experiment(store, store.experiment(sw.experiment_id), cfg)
+            return sweep_analyse.assess_experiment(store, store.experiment(sw.experiment_id), cfg)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
         """Every curve of the inputs: PASTRAMI files and folders, and stores' sweeps."""
-        return A.iter_assessments(inputs, cfg)
+        return sweep_analyse.iter_assessments(inputs, cfg)
 
     def judged(self, result: Assessment) -> tuple[str, str | None]:
         return result.label, result.verdict
@@ -88,14 +94,14 @@ class SweepMethod:
     def compared(self, store: Store, cfg: AnalysisConfig | None = None) -> dict[str, Any] | None:
         """The store's sweeps outside a campaign side by side, ranked by PDR (None: fewer
         than two): what ``compare`` shows of a store's sweeps."""
-        return SC.compared(store, cfg or AnalysisConfig())
+        return sweep_compare.compared(store, cfg or AnalysisConfig())
 
     def compare_text(self, result: dict[str, Any]) -> list[str]:
         """``compared``'s result in words."""
-        return SC.compare_text(result)
+        return sweep_compare.compare_text(result)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        a = A.assess_experiment(store, experiment, cfg)
+        a = sweep_analyse.assess_experiment(store, experiment, cfg)
         return {
             "verdict": a.verdict if a else None,
             "pdr_pps": a.pdr.rate_pps if a else None,
@@ -110,7 +116,7 @@ class SweepMethod:
     def cell_brief(self, settings: dict[str, Any]) -> str:
         """A cell's plan in brief, for 'campaign plan'."""
         req = request_from(SweepRequest, settings)
-        p = R.plan_of(req)
+        p = sweep_run.plan_of(req)
         both = " per direction, both at once" if req.bidirectional else ""
         loads = (
             f"up to {AUTO_TOP:g}x the MRR (a flood measures it first)"

@@ -25,7 +25,7 @@ from netassay.methods.accept.import_iperf3 import (
     check_shape,
     find_json,
 )  # fmt: skip
-from netassay.methods.tcp import store as TS
+from netassay.methods.tcp import store as tcp_store
 from netassay.methods.tcp.run import parse_client
 from netassay.store.db import Store
 
@@ -124,8 +124,8 @@ def store_cell(store: Store, cell: dict[str, Any]) -> tuple[int, bool]:
     if found is not None:
         return found.id, False
     try:
-        exp_id = TS.imported(store, cell["key"], cell["label"], cell["config"], cell["runs"],
-                             SOURCE)  # fmt: skip
+        exp_id = tcp_store.imported(store, cell["key"], cell["label"], cell["config"],
+                                    cell["runs"], SOURCE)  # fmt: skip
     except AlreadyStored as stored:  # by another netassay, after this one looked
         return stored.experiment_id, False
     return exp_id, True

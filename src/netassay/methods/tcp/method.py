@@ -14,8 +14,8 @@ from netassay.config import AnalysisConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
-from netassay.methods.tcp import store as TS
-from netassay.methods.tcp import view as V
+from netassay.methods.tcp import store as tcp_store
+from netassay.methods.tcp import view as tcp_view
 from netassay.methods.tcp.request import RUN_OPTIONS, TcpRequest
 from netassay.store.db import Experiment, Store
 
@@ -25,7 +25,7 @@ CELL_SETUP_S = 2.5  # per cell: the path built (its delay line started), ping, t
 
 class TcpMethod:
     name = "tcp"
-    kinds = (TS.KIND,)
+    kinds = (tcp_store.KIND,)
     request = TcpRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -37,16 +37,18 @@ class TcpMethod:
             "retransmits": ("retransmits", 1.0, "retransmits per cell"),
         },
         columns=(
-            ("throughput", lambda r: V.mbps(r["throughput_bps"])),
+            ("throughput", lambda r: tcp_view.mbps(r["throughput_bps"])),
             ("95% CI", lambda r: _ci(r["throughput_ci95_bps"])),
-            ("bound", lambda r: V.mbps(r["bound_bps"])),
+            ("bound", lambda r: tcp_view.mbps(r["bound_bps"])),
             ("binds", lambda r: r["binds"] or "-"),
             ("retransmits", lambda r: str(r["retransmits"])),
             ("runs", lambda r: f"{r['used']} of {r['runs']}"),
         ),
-        group_columns=(("throughput median (range)", lambda g: span(V.mbps, g["throughput_bps"])),),
-        group_text=V.group_text,
-        progress_rows=TS.TABLE,
+        group_columns=(
+            ("throughput median (range)", lambda g: span(tcp_view.mbps, g["throughput_bps"])),
+        ),
+        group_text=tcp_view.group_text,
+        progress_rows=tcp_store.TABLE,
     )
     knobs = None
     cell_defaults: tuple[str, ...] = ("runs", "duration")
@@ -63,24 +65,24 @@ class TcpMethod:
 
         return measure(request, options, progress)
 
-    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[TS.StoredTcp]:
-        return from_stores(inputs, lambda _, store: TS.stored_cells(store))
+    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[tcp_store.StoredTcp]:
+        return from_stores(inputs, lambda _, store: tcp_store.stored_cells(store))
 
-    def judged(self, result: TS.StoredTcp) -> tuple[str, str | None]:
+    def judged(self, result: tcp_store.StoredTcp) -> tuple[str, str | None]:
         label = result.experiment.label if result.experiment else "tcp"
         return label, None
 
-    def view(self, result: TS.StoredTcp, as_json: bool) -> str:
-        return V.as_json(result) if as_json else V.text(result)
+    def view(self, result: tcp_store.StoredTcp, as_json: bool) -> str:
+        return tcp_view.as_json(result) if as_json else tcp_view.text(result)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """The paper's figure of the store's TCP cells, and each cell in words."""
-        cells = list(TS.stored_cells(store))
+        cells = list(tcp_store.stored_cells(store))
         if not cells:
             return []
-        text = "\n".join(line for c in cells for line in V.lines(c))
+        text = "\n".join(line for c in cells for line in tcp_view.lines(c))
         title = "TCP over a lossy long path (tcp)"
         if not any(c.config.get("delay_s") is not None for c in cells):  # imported only
             return [Section(title=title, text=text)]
@@ -91,7 +93,7 @@ class TcpMethod:
         return [Section.drawn(title, text, job, out)]
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        runs = TS.stored_runs(store, experiment.id)
+        runs = tcp_store.stored_runs(store, experiment.id)
         s = summary(runs)
         return {
             "verdict": None,
@@ -118,7 +120,7 @@ def _mean_cpu(per_run: list[dict[str, float]]) -> dict[str, float]:
 
 
 def _ci(ci: Any) -> str:
-    return f"{V.mbps(ci[0])} .. {V.mbps(ci[1])}" if ci else "-"
+    return f"{tcp_view.mbps(ci[0])} .. {tcp_view.mbps(ci[1])}" if ci else "-"
 
 
 METHOD = TcpMethod()

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.errors import NetassayError, UsageError
 from netassay.params import DURATION, RATE, as_text, choice, fraction, param, tagged, whole
-from netassay.testbed import tcppath as P
+from netassay.testbed import tcppath
 from netassay.units import parse_count, parse_duration, parse_pause, parse_rate
 
 RUN_OPTIONS = ("db", "name", "label")
@@ -140,13 +140,13 @@ class TcpRequest:
                 f"net.core.rmem_max/wmem_max allow {most} bytes",
                 f"give --window {most // 1000}k or less, or raise both with sysctl",
             )
-        P.validate(self.testbed())
+        tcppath.validate(self.testbed())
 
-    def testbed(self) -> P.TcpPathConfig:
-        return P.TcpPathConfig(
+    def testbed(self) -> tcppath.TcpPathConfig:
+        return tcppath.TcpPathConfig(
             ip_version=self.ip_version, mtu=self.mtu, delay_s=self.delay_s, loss=self.loss,
             bottleneck_bps=self.bottleneck_bps or None,
         )  # fmt: skip
 
 
-NAME = N.TCP_NAME
+NAME = names.TCP_NAME
