@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay import methods as registry
-from netassay.campaign import order as O
+from netassay.campaign import order
 from netassay.campaign.cluster import IN_PROCESS, Access
 from netassay.campaign.progress import Progress
 from netassay.campaign.spec import Campaign, cell_args, cell_scenario, describe_cell
@@ -73,7 +73,7 @@ def seed_for(c: Campaign, db: str | None) -> tuple[int, str]:
         if have is not None:
             return int(have["seed"]), f"recorded in {db}"
     return (
-        O.new_seed(),
+        order.new_seed(),
         "drawn now; 'campaign run' draws and records its own unless the file sets seed",
     )
 
@@ -94,7 +94,7 @@ def _start(store: Store, c: Campaign, resume: bool, db: str) -> tuple[int, int]:
                 "it was never started",
                 "run it without --resume",
             )
-        seed = c.seed if c.seed is not None else O.new_seed()
+        seed = c.seed if c.seed is not None else order.new_seed()
         return store.add_campaign(c.name, seed, c.to_json()), seed
     if not resume:
         raise UsageError(
@@ -112,7 +112,7 @@ def _start(store: Store, c: Campaign, resume: bool, db: str) -> tuple[int, int]:
     return int(have["id"]), int(have["seed"])
 
 
-def _jobs(c: Campaign, slots: list[O.Slot], testbed: str) -> list[CellJob]:
+def _jobs(c: Campaign, slots: list[order.Slot], testbed: str) -> list[CellJob]:
     return [
         CellJob(
             s.key(c.name),
@@ -171,7 +171,7 @@ def run_campaign(
         require_root("a campaign on this host's testbed")
     with Store(db) as store, _sole_writer(db):
         campaign_id, seed = _start(store, c, resume, db)
-        slots = O.run_order(len(c.cells), c.repetitions, seed)
+        slots = order.run_order(len(c.cells), c.repetitions, seed)
         have = {e.key for e in store.experiments()}
         todo = [s for s in slots if s.key(c.name) not in have]
         result = CampaignResult(c, seed, len(slots), len(slots) - len(todo))
@@ -226,10 +226,10 @@ def _sole_writer(db: str) -> Iterator[None]:
         os.close(fd)
 
 
-def _progress(c: Campaign, todo: list[O.Slot], beds: int) -> Progress:
+def _progress(c: Campaign, todo: list[order.Slot], beds: int) -> Progress:
     keys = [s.key(c.name) for s in todo]
-    est = {k: O.cell_estimate_s(c, s.cell) for k, s in zip(keys, todo, strict=True)}
-    trials = {k: O.cell_trials(c, s.cell) for k, s in zip(keys, todo, strict=True)}
+    est = {k: order.cell_estimate_s(c, s.cell) for k, s in zip(keys, todo, strict=True)}
+    trials = {k: order.cell_trials(c, s.cell) for k, s in zip(keys, todo, strict=True)}
     per = {
         k: (est[k] - registry.method(c.method).cell_setup_s) / max(1, trials[k] or 1)
         if trials[k]
@@ -245,7 +245,7 @@ def _run(
     store: Store,
     campaign_id: int,
     seed: int,
-    todo: list[O.Slot],
+    todo: list[order.Slot],
     jobs: list[CellJob],
     prog: Progress,
     result: CampaignResult,
@@ -304,7 +304,7 @@ def write_cell(
     c: Campaign,
     campaign_id: int,
     seed: int,
-    slot: O.Slot,
+    slot: order.Slot,
     cell: CellResult,
     transport: str | None = None,
 ) -> int:
@@ -346,7 +346,7 @@ def _with_transport(e: ExperimentRows, transport: str) -> ExperimentRows:
     return replace(e, experiment={**e.experiment, "environment_json": json.dumps(env)})
 
 
-def _label(c: Campaign, slot: O.Slot) -> str:
+def _label(c: Campaign, slot: order.Slot) -> str:
     return f"{c.name} {describe_cell(c.cells[slot.cell])} rep {slot.block + 1}"
 
 

@@ -35,8 +35,7 @@ from netassay.names import validate_name
 from netassay.proc import die_with_parent
 from netassay.store.db import Store
 from netassay.store.rows import ExperimentRows
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import state, topology
 from netassay.testbed.bed import orphaned, require_root
 
 TOPIC = "netassay-campaign"  # worker -> coordinator: trials stored so far in a cell
@@ -87,7 +86,7 @@ def _wait_for_testbed(name: str, wait_s: float = LOCK_WAIT_S) -> None:
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            S.Lock(name).acquire().release()
+            state.Lock(name).acquire().release()
             return
         except TestbedError:
             if time.monotonic() > deadline:
@@ -99,10 +98,10 @@ def _remove_orphan(name: str) -> bool:
     """Remove testbed ``name`` when a dead cell left it: built for one command (not by
     'testbed up') by a process that is gone, e.g. a cell killed with its coordinator
     while it built its testbed. True when something was removed."""
-    st = S.read_state(name)
+    st = state.read_state(name)
     if st is None or not orphaned(st):
         return False
-    T.cleanup({name})
+    topology.cleanup({name})
     return True
 
 

@@ -210,20 +210,20 @@ def export(
     output; or each trial's latency histogram (sweep --latency, search --max-latency)
     as an HdrHistogram log."""
     db = store_given(ctx, db, old_db)
-    from netassay.store import export as E
+    from netassay.store import export as store_export
 
-    if fmt not in (*E.FORMATS, "parquet", "hdr"):
-        known = ", ".join((*E.FORMATS, "parquet", "hdr"))
+    if fmt not in (*store_export.FORMATS, "parquet", "hdr"):
+        known = ", ".join((*store_export.FORMATS, "parquet", "hdr"))
         raise UsageError(f"unknown format '{fmt}'", f"known: {known}", "pick one")
     if fmt == "hdr":
-        if kind not in (None, E.LATENCY):
+        if kind not in (None, store_export.LATENCY):
             raise UsageError(
                 f"--format hdr writes only the latency histograms, not --kind {kind}",
                 "HdrHistogram's log holds histograms",
                 "leave --kind out, or give --format csv, jsonl or parquet",
             )
         with open_store(db) as store:
-            n = E.write_hdr(store, out, sys.stdout)
+            n = store_export.write_hdr(store, out, sys.stdout)
         if out is not None:
             typer.echo(f"{out}: {n} trial(s)")
         return
@@ -233,17 +233,17 @@ def export(
             "it writes a folder of binary files, one per kind of row",
             "give --out FOLDER (new or empty)",
         )
-    one_file = fmt in E.FORMATS and (out is None or out.suffix in (".csv", ".jsonl"))
+    one_file = fmt in store_export.FORMATS and (out is None or out.suffix in (".csv", ".jsonl"))
     if one_file and out is not None and out.suffix != f".{fmt}":
         raise UsageError(
             f"--out {out} names a {out.suffix} file", f"--format is {fmt}",
             f"name it {out.with_suffix('.' + fmt).name}, or give --format {out.suffix[1:]}",
         )  # fmt: skip
     with open_store(db) as store:
-        available = [*E.kinds(store), *registry.exports(store)]
+        available = [*store_export.kinds(store), *registry.exports(store)]
         if one_file:
-            (chosen,) = E.pick(available, kind or E.TRIALS)
-            n = E.write_file(chosen, fmt, out, sys.stdout)
+            (chosen,) = store_export.pick(available, kind or store_export.TRIALS)
+            n = store_export.write_file(chosen, fmt, out, sys.stdout)
             if out is not None:
                 typer.echo(f"{out}: {n} row(s) of {chosen.name}")
             return
@@ -251,10 +251,12 @@ def export(
         if fmt == "parquet":
             from netassay.store.parquet import export_parquet  # deferred: pyarrow
 
-            counts = export_parquet(store, out, E.pick(available, kind))
+            counts = export_parquet(store, out, store_export.pick(available, kind))
         else:
-            counts = E.export_folder(store, out, E.pick(available, kind), f".{fmt}",
-                                     E.text_writer(fmt))  # fmt: skip
+            counts = store_export.export_folder(
+                store, out, store_export.pick(available, kind), f".{fmt}",
+                store_export.text_writer(fmt),
+            )  # fmt: skip
     rows = ", ".join(f"{name} {n}" for name, n in counts.items()) or "no rows"
     what = {"csv": "CSV", "jsonl": "JSON lines", "parquet": "Parquet"}[fmt]
     typer.echo(f"{out}: {len(counts)} {what} file(s): {rows}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
@@ -14,7 +14,7 @@ from netassay.methods.burst.request import RETRIES, RUN_OPTIONS, BurstRequest
 
 @with_params(
     BurstRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
+    shown={"retries": str(RETRIES), "name": names.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def burst(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Find the longest burst the SUT forwards without loss (RFC 2544 back-to-back

@@ -38,16 +38,15 @@ def plan(
     ] = False,
 ) -> None:
     """Print the campaign resolved: settings, factors, cells, run order and the time."""
-    from netassay.campaign import execute as X  # deferred: the runner (asyncio), when used
-    from netassay.campaign import order as O
-    from netassay.campaign import spec as SP
+    # deferred: the runner (asyncio), when used
+    from netassay.campaign import execute, order, spec
 
-    c = SP.load(file)
-    seed, origin = X.seed_for(c, db)
+    c = spec.load(file)
+    seed, origin = execute.seed_for(c, db)
     if as_json:
-        sys.stdout.write(json.dumps(O.plan_json(c, seed, origin)) + "\n")
+        sys.stdout.write(json.dumps(order.plan_json(c, seed, origin)) + "\n")
     else:
-        typer.echo(O.describe(c, seed, origin, max(1, workers)))
+        typer.echo(order.describe(c, seed, origin, max(1, workers)))
 
 
 @campaign_app.command("run")
@@ -80,20 +79,19 @@ def run(
     ] = "camp",
 ) -> None:
     """Run every cell of the campaign; each cell is one experiment in --db."""
-    from netassay.campaign import cluster as C  # deferred: the runner (asyncio), when used
-    from netassay.campaign import execute as X
-    from netassay.campaign import spec as SP
+    # deferred: the runner (asyncio), when used
+    from netassay.campaign import cluster, execute, spec
 
     if insecure and scheduler is None:
         raise UsageError("--insecure needs --scheduler", "", "drop it, or name the scheduler")
     check_store(db)  # a store it cannot open or write: refused before any cell is built
-    a = C.access(scheduler, tls_dir(ctx, tls), insecure, "client") if scheduler else None
-    c = SP.load(file)
-    result = X.run_campaign(c, db, resume=resume, scheduler=a, testbed=name)
+    a = cluster.access(scheduler, tls_dir(ctx, tls), insecure, "client") if scheduler else None
+    c = spec.load(file)
+    result = execute.run_campaign(c, db, resume=resume, scheduler=a, testbed=name)
     if sys.stderr.isatty():
         sys.stderr.write("\n")  # end the progress line
-    typer.echo(X.summary(result))
-    X.check(result, db)
+    typer.echo(execute.summary(result))
+    execute.check(result, db)
 
 
 def worker(
@@ -111,10 +109,10 @@ def worker(
     """A Dask worker that owns one testbed on this host and runs campaign cells on it: as
     root, so it reaches the scheduler with mutual TLS only (certificates from 'netassay
     cluster certs DIR'); a tcp:// scheduler is refused (--insecure: loopback only)."""
-    from netassay.campaign import cluster as C  # deferred: the runner (asyncio), when used
-    from netassay.campaign import worker as W
+    from netassay.campaign import cluster  # deferred: the runner (asyncio), when used
+    from netassay.campaign import worker as campaign_worker
 
-    W.serve(C.access(scheduler, tls_dir(ctx, tls), insecure, "worker"), name)
+    campaign_worker.serve(cluster.access(scheduler, tls_dir(ctx, tls), insecure, "worker"), name)
 
 
 def register(app: typer.Typer) -> None:

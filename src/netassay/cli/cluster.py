@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from netassay.campaign import certs as K
-from netassay.campaign import cluster as C
+from netassay.campaign import certs as campaign_certs
+from netassay.campaign import cluster
 from netassay.cli.common import Insecure, TlsDir, tls_dir
 
 Opt = typer.Option
@@ -32,7 +32,7 @@ def certs(
     ] = None,
     days: Annotated[
         int, Opt("--days", metavar="N", help="Days the certificates are valid.")
-    ] = K.DEFAULT_DAYS,
+    ] = campaign_certs.DEFAULT_DAYS,
     force: Annotated[
         bool, Opt("--force", help="Replace the certificates already in DIR.", metavar="")
     ] = False,
@@ -41,7 +41,11 @@ def certs(
     keys 0600, the CA's key apart in DIR/ca/ (0700; nothing that runs needs it, copy DIR
     without ca/ to each testbed host); an existing DIR with certificates is refused
     without --force."""
-    typer.echo(K.describe(K.make(folder, tuple(host or K.DEFAULT_HOSTS), days, force)))
+    typer.echo(
+        campaign_certs.describe(
+            campaign_certs.make(folder, tuple(host or campaign_certs.DEFAULT_HOSTS), days, force)
+        )
+    )
 
 
 @cluster_app.command("scheduler")
@@ -55,7 +59,7 @@ def scheduler(
             help="Where it listens: loopback by default; give an address of another "
             "interface (tls://10.0.0.1:8786, tls://0.0.0.0:8786) to serve other hosts.",
         ),
-    ] = C.DEFAULT_LISTEN,
+    ] = cluster.DEFAULT_LISTEN,
     tls: TlsDir = None,
     insecure: Insecure = False,
     dashboard: Annotated[
@@ -65,13 +69,13 @@ def scheduler(
             metavar="HOST:PORT",
             help="HOST:PORT of Dask's dashboard (no authentication: loopback).",
         ),
-    ] = C.DEFAULT_DASHBOARD,
+    ] = cluster.DEFAULT_DASHBOARD,
 ) -> None:
     """A Dask scheduler for 'netassay worker' and 'campaign run' with mutual TLS, until
     stopped (Ctrl-C): on loopback unless --listen names another address; a tcp://
     address is refused (--insecure: loopback only)."""
-    a = C.access(listen, tls_dir(ctx, tls), insecure, "scheduler", "--listen")
-    C.serve_scheduler(a, dashboard)
+    a = cluster.access(listen, tls_dir(ctx, tls), insecure, "scheduler", "--listen")
+    cluster.serve_scheduler(a, dashboard)
 
 
 def register(app: typer.Typer) -> None:

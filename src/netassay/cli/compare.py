@@ -88,39 +88,41 @@ def _compared(
 ) -> tuple[list[dict[str, Any]], list[str], Path | None]:  # fmt: skip
     """(each comparison, their text, a page when asked): the store's campaigns (each, or
     the one named), else its rtt configurations, its floods and its sweeps."""
-    from netassay.campaign import results as CR  # deferred: scipy (0.2 s)
-    from netassay.methods.flood import view as FV
-    from netassay.methods.rtt import compare as C
-    from netassay.methods.rtt import store as RS
-    from netassay.methods.rtt import view as V
+    from netassay.campaign import results as campaign_results  # deferred: scipy (0.2 s)
+    from netassay.methods.flood import view as flood_view
+    from netassay.methods.rtt import compare as rtt_compare
+    from netassay.methods.rtt import store
+    from netassay.methods.rtt import view as rtt_view
 
-    names = CR.campaign_names(st)
+    names = campaign_results.campaign_names(st)
     if names or campaign is not None:
         chosen = _chosen(st, names, campaign)
-        results = [CR.comparison(st, by, name) for name in chosen]
+        results = [campaign_results.comparison(st, by, name) for name in chosen]
         text = []
         if len(chosen) > 1:
             heading = f"{len(chosen)} campaigns in {st.path}: {', '.join(chosen)}"
             text = [f"{heading} (--campaign NAME for one)", ""]
         for r in results:
-            text += [*CR.text(r), ""]
+            text += [*campaign_results.text(r), ""]
         return results, text[:-1], None
-    if stat not in C.STATS:
-        raise UsageError(f"unknown --stat '{stat}'", f"known: {', '.join(C.STATS)}", "e.g. p50")
+    if stat not in rtt_compare.STATS:
+        raise UsageError(
+            f"unknown --stat '{stat}'", f"known: {', '.join(rtt_compare.STATS)}", "e.g. p50"
+        )
     # the store's floods and its sweeps outside a campaign (None: it has none, or one sweep)
     sweep = registry.method("sweep")
-    pairs = ((registry.method("flood").compared(st), FV.compare_text),
+    pairs = ((registry.method("flood").compared(st), flood_view.compare_text),
              (sweep.compared(st), sweep.compare_text))  # fmt: skip
     found = [(r, text) for r, text in pairs if r is not None]
     others = [r for r, _ in found]
     beside = [line for r, text in found for line in ("", *text(r))]
-    if next(iter(RS.rtt_experiments(st)), None) is None:
+    if next(iter(store.rtt_experiments(st)), None) is None:
         if not found:
             _nothing(st)
         return others, beside[1:], None
-    configs, segments, result = C.comparison(st, by, segment, stat, paired=paired)
+    configs, segments, result = rtt_compare.comparison(st, by, segment, stat, paired=paired)
     page = registry.method("rtt").page(configs, segments, stat, result, Path(out)) if out else None
-    return [result, *others], [*V.compare_text(result, segments), *beside], page
+    return [result, *others], [*rtt_view.compare_text(result, segments), *beside], page
 
 
 def _nothing(st: Store) -> None:

@@ -56,10 +56,9 @@ from pathlib import Path
 from netassay.config import TestbedConfig
 from netassay.errors import NetassayError
 from netassay.methods.lab import auto_line
-from netassay.methods.sweep import run as SW
+from netassay.methods.sweep import run
 from netassay.methods.sweep.plan import Plan, describe
-from netassay.testbed import require_root
-from netassay.testbed import topology as T
+from netassay.testbed import require_root, topology
 from netassay.units import fmt_duration, fmt_rate
 
 NAME = "demo"
@@ -86,10 +85,10 @@ def _sweep(db: Path, cfg: TestbedConfig, rates: Sequence[float], label: str) -> 
     measures first); the MRR it measured, if it did."""
     plan = Plan(tuple(rates), RUNS, DURATION_S, SETTLE_S)
     print(f"\n== {label}\n{describe(plan)}", flush=True)
-    sw = SW.Sweep(plan, cfg, str(db), NAME, label, check_peak=False)
+    sw = run.Sweep(plan, cfg, str(db), NAME, label, check_peak=False)
     sw.progress = lambda line: print("  " + line, flush=True)
     sw.note = sw.progress
-    SW.run(sw)
+    run.run(sw)
     if sw.auto is not None:
         print(f"  {auto_line(sw.auto)}", flush=True)
     return float(sw.auto["mrr_pps"]) if sw.auto else None
@@ -231,7 +230,7 @@ def main() -> int:
     t0 = time.monotonic()
     try:
         require_root("the demo")
-        T.cleanup({NAME})
+        topology.cleanup({NAME})
         OUT.mkdir(parents=True, exist_ok=True)
         db = OUT / "demo.db"
         db.unlink(missing_ok=True)
@@ -245,7 +244,7 @@ def main() -> int:
         return 130
     finally:
         if os.geteuid() == 0:
-            T.cleanup({NAME})
+            topology.cleanup({NAME})
     index = (OUT / "report" / "index.html").resolve()
     wall = fmt_duration(time.monotonic() - t0)
     print(f"\ndemo finished in {wall}; testbed removed; report: {index}", flush=True)

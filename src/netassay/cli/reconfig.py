@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
@@ -14,7 +14,7 @@ from netassay.methods.reconfig.request import RETRIES, RUN_OPTIONS, ReconfigRequ
 
 @with_params(
     ReconfigRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
+    shown={"retries": str(RETRIES), "name": names.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def reconfig(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Measure the loss a reconfiguration causes (FD.io CSIT's reconfiguration test):

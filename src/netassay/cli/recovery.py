@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
@@ -14,7 +14,7 @@ from netassay.methods.recovery.request import RETRIES, RUN_OPTIONS, RecoveryRequ
 
 @with_params(
     RecoveryRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
+    shown={"retries": str(RETRIES), "name": names.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def recovery(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """How long the SUT takes to recover from an overload (RFC 2544 system recovery):

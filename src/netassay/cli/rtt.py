@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from netassay import methods as registry
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import NOT_STORED, Given, Json, prepared, request, stored_what, with_params
 from netassay.errors import Interrupted
 from netassay.methods.base import RunOptions
@@ -16,10 +16,12 @@ from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
 from netassay.store.db import Store
 
 
-@with_params(RttRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.RTT_NAME}, helps=NOT_STORED)
+@with_params(
+    RttRequest, RunOptions, only=RUN_OPTIONS, shown={"name": names.RTT_NAME}, helps=NOT_STORED
+)
 def rtt(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
-    from netassay.methods.rtt import view as V  # deferred: scipy (0.2 s)
+    from netassay.methods.rtt import view  # deferred: scipy (0.2 s)
     from netassay.methods.rtt.run import measure_all
 
     given, options = prepared(ctx, given, "rtt")
@@ -28,15 +30,15 @@ def rtt(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
 
     def show(m: Any, r: Any) -> None:
         ended.append(r)
-        typer.echo(V.json_line(m, r) if as_json else V.text_line(m, r))
+        typer.echo(view.json_line(m, r) if as_json else view.text_line(m, r))
 
-    peer = (lambda m, p: typer.echo(V.json_peer(m, p))) if as_json else None
+    peer = (lambda m, p: typer.echo(view.json_peer(m, p))) if as_json else None
     try:
         m = measure_all(setup, show, peer)
     except KeyboardInterrupt as exc:
         raise Interrupted("rtt interrupted", stored_what(len(ended), "run", setup.db)) from exc
     if not as_json:
-        typer.echo("\n".join(V.text_summary(m)))
+        typer.echo("\n".join(view.text_summary(m)))
 
 
 def import_ping(

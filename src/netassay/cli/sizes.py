@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import Given, err, newest_experiment, prepared
 from netassay.cli.scale import per_scale
 from netassay.config import AnalysisConfig, Config
@@ -18,7 +18,7 @@ from netassay.methods import lab
 from netassay.methods.scale import KNOBS, is_list
 from netassay.methods.sizes import parse_sizes, series_in, table_text
 from netassay.store.db import Store
-from netassay.testbed import state as S
+from netassay.testbed import state
 
 
 def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, method: str,
@@ -34,7 +34,7 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
     cfg = options.config or Config()
     ip = options.testbed_flags.get("ip_version") or cfg.testbed.ip_version
     sizes = parse_sizes(given["sizes"], int(ip))
-    _refuse_up(options.name or N.DEFAULT_NAME, sizes, given.get("name") is not None)
+    _refuse_up(options.name or names.DEFAULT_NAME, sizes, given.get("name") is not None)
     db = lab.store_path(options.db)
     dry = bool(kv.get("dry_run"))
     since = 0 if dry else newest_experiment(db)
@@ -83,7 +83,7 @@ def _refuse_up(name: str, sizes: list[int], named: bool) -> None:
     size: the testbed's frame size is its own, and a series needs a testbed per size,
     which a run builds and removes itself; it never takes down one it did not build.
     ``named``: the name came from --name (else the config file or the default)."""
-    st = S.read_state(name)
+    st = state.read_state(name)
     if st is None:
         return
     have = (st.get("config") or {}).get("size_bytes")

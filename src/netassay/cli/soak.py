@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import typer
 
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import (
     STORE,
     FailOn,
@@ -31,7 +31,7 @@ from netassay.params import declared
 
 @with_params(
     SoakRequest, RunOptions, TestbedConfig, only=RUN_OPTIONS,
-    shown={"retries": str(RETRIES), "name": N.DEFAULT_NAME, "db": STORE},
+    shown={"retries": str(RETRIES), "name": names.DEFAULT_NAME, "db": STORE},
 )  # fmt: skip
 def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailOn = None) -> None:
     """Hold one load for a long time, read every second, and judge its loss (a soak).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from netassay import names as N
+from netassay import names
 from netassay.cli.common import NOT_STORED, Given, Json, prepared, request, with_params
 from netassay.errors import Interrupted
 from netassay.methods.base import RunOptions
@@ -13,7 +13,9 @@ from netassay.methods.tcp.method import METHOD
 from netassay.methods.tcp.request import RUN_OPTIONS, TcpRequest
 
 
-@with_params(TcpRequest, RunOptions, only=RUN_OPTIONS, shown={"name": N.TCP_NAME}, helps=NOT_STORED)
+@with_params(
+    TcpRequest, RunOptions, only=RUN_OPTIONS, shown={"name": names.TCP_NAME}, helps=NOT_STORED
+)
 def tcp(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Measure TCP throughput (iperf3) over a path built here: client, path, server,
     with a known one-way --delay (netem where the kernel has it, else netassay-gen's

@@ -11,9 +11,8 @@ from netassay.cli.common import Given, config, with_params
 from netassay.config import TestbedConfig
 from netassay.names import validate_name
 from netassay.testbed import external as X
-from netassay.testbed import show
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import show, topology
+from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import Testbed, require_root
 
 lab_app = typer.Typer(help="Build, inspect and remove the embedded testbed.", no_args_is_help=True)
@@ -35,7 +34,7 @@ def testbed_up(ctx: typer.Context, given: Given, name: NameOpt = "lab") -> None:
     """Build a testbed that stays up (use it with 'sweep --name'); prints its name."""
     validate_name(name)
     cfg = config(ctx, given).testbed
-    T.validate(cfg)
+    topology.validate(cfg)
     with Testbed(name, cfg, keep=True):
         pass
     typer.echo(name)
@@ -48,9 +47,9 @@ def testbed_down(tb: TbArg = None, name: NameOpt = "lab") -> None:
     name = tb or name
     validate_name(name)
     require_root("removing a testbed")
-    with S.Lock(name):
-        external = T.kind_of(S.read_state(name) or {}) == "external"
-        removed = T.teardown(name)
+    with testbed_state.Lock(name):
+        external = topology.kind_of(testbed_state.read_state(name) or {}) == "external"
+        removed = topology.teardown(name)
     if external:
         typer.echo(f"forgot external testbed '{name}' (its ports are left as they were)")
         return
@@ -68,7 +67,7 @@ def testbed_cleanup(
     if name is not None:
         validate_name(name)
     require_root("cleanup")
-    removed = T.cleanup({name} if name else None)
+    removed = topology.cleanup({name} if name else None)
     typer.echo(
         f"removed {len(removed)} namespace(s)" + (f": {' '.join(removed)}" if removed else "")
     )

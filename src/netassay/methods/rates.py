@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.config import Config, TestbedConfig, with_frame_size
 from netassay.errors import InputError, UsageError
 from netassay.imix import mean_frame_bytes, parse_imix, spec
@@ -44,7 +44,7 @@ from netassay.loads import parse_layer, parse_line_rate, tokens, written
 from netassay.methods import lab
 from netassay.methods.base import RunOptions, request_from
 from netassay.params import Param, declared
-from netassay.testbed import state as S
+from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import config_from_state
 from netassay.testbed.linerate import FCS_BYTES, IFG_BYTES, PREAMBLE_SFD_BYTES
 from netassay.units import fmt_rate
@@ -123,8 +123,8 @@ def frames_of(options: RunOptions, layer: int, line_bps: float | None) -> Frames
     """The frame size and line rate of the testbed the run takes (``--testbed``'s state,
     a testbed of that name that is up, else the flags and the config file)."""
     cfg = options.config or Config()
-    name = options.testbed or options.name or N.DEFAULT_NAME
-    state = S.require_state(name) if options.testbed else S.read_state(name)
+    name = options.testbed or options.name or names.DEFAULT_NAME
+    state = testbed_state.require_state(name) if options.testbed else testbed_state.read_state(name)
     if options.testbed and state is not None:
         tb = config_from_state(state)
     else:

@@ -22,7 +22,7 @@ from netassay.errors import UsageError
 from netassay.methods.base import Section
 from netassay.methods.plots import data_uri, slugify
 from netassay.methods.render import FigureJob, data_of
-from netassay.report import series as S
+from netassay.report import series
 from netassay.store.db import Store
 
 PLOT = "netassay.report.trend_figure:plot_series"  # imported to draw (matplotlib)
@@ -34,7 +34,7 @@ def trend_sections(
     """A page per series of ``store`` with MIN_POINTS results or more, in
     ``out/trend{suffix}/``; the index's entry of each."""
     try:
-        found = [s for s in S.series(store, cfg=cfg) if len(s.trend.points) >= MIN_POINTS]
+        found = [s for s in series.series(store, cfg=cfg) if len(s.trend.points) >= MIN_POINTS]
     except UsageError:  # no experiment a method reads: no trend
         return []
     place = f"trend{suffix}"
@@ -45,13 +45,13 @@ def trend_sections(
         page = out / place / f"{slug}.html"
         sections.append(Section(
             title=f"trend: {s.method} {s.name} of '{s.label}'",
-            text="\n".join(S.text(s)[1:2] + S.text(s)[-1:]),
+            text="\n".join(series.text(s)[1:2] + series.text(s)[-1:]),
             link=f"{place}/{page.name}", jobs=(job,), page=_writer(s, job, page),
         ))  # fmt: skip
     return sections
 
 
-def _writer(s: S.Series, job: FigureJob, page: Path) -> Callable[[], None]:
+def _writer(s: series.Series, job: FigureJob, page: Path) -> Callable[[], None]:
     """Writes the page of ``s`` once its figure is drawn."""
 
     def write() -> None:
@@ -70,7 +70,7 @@ def _environment() -> Environment:
     )
 
 
-def render_page(s: S.Series, png: str, svg: str) -> str:
+def render_page(s: series.Series, png: str, svg: str) -> str:
     """The page of one series: its figure, groups, points and the text."""
     env = _environment()
     t = s.trend
@@ -83,15 +83,15 @@ def render_page(s: S.Series, png: str, svg: str) -> str:
         for n, g in enumerate(t.groups, 1)
     ]  # fmt: skip
     return env.get_template("trend.html.j2").render(
-        s=s, points=points, groups=groups, png=png, svg=svg, text="\n".join(S.text(s)),
-        configuration=S.settings_text(s.configuration),
+        s=s, points=points, groups=groups, png=png, svg=svg, text="\n".join(series.text(s)),
+        configuration=series.settings_text(s.configuration),
     )  # fmt: skip
 
 
-def _point(s: S.Series, i: int, p: Any, group: int | None) -> dict[str, Any]:
+def _point(s: series.Series, i: int, p: Any, group: int | None) -> dict[str, Any]:
     change = next((g.change for g in s.trend.changes if g.first == i), "")
     return {
-        "n": i + 1, "x": S.when(p, s.by), "experiment": p.experiment_id, "label": p.label,
+        "n": i + 1, "x": series.when(p, s.by), "experiment": p.experiment_id, "label": p.label,
         "value": s.fmt(p.value), "verdict": p.verdict or "-", "mark": p.mark,
         "group": group or "-", "change": change,
     }  # fmt: skip

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.config import (
     DATAPLANE_KNOBS,
     DATAPLANES,
@@ -74,9 +74,8 @@ from netassay.config import (
 )
 from netassay.errors import NetassayError, TestbedError, ToolError, UsageError
 from netassay.proc import run
-from netassay.testbed import pathcheck as PC
-from netassay.testbed import state as S
-from netassay.testbed import xdp_router as XR
+from netassay.testbed import pathcheck, xdp_router
+from netassay.testbed import state as testbed_state
 from netassay.traffic.generator import run_generator
 from netassay.units import utc_now
 
@@ -94,7 +93,7 @@ ROUTED = ("l3fwd",)
 START_S = {"exec": 30.0}  # how long the path may take to forward once it is started
 START_DEFAULT_S = 15.0
 # the generator's and the sink's veths: where sockets send (their checksums completed)
-SOCKET_ENDS = (("tg", N.TG_DEV), ("sink", N.SINK_DEV))
+SOCKET_ENDS = (("tg", names.TG_DEV), ("sink", names.SINK_DEV))
 OFFLOAD = "tx-checksumming"
 # an AF_XDP socket's receive ring (Open vSwitch's and DPDK's af_xdp default): the SUT's
 # receive ring; the head-drop wire in front of veth's ring (--backlog long) only holds
@@ -119,7 +118,7 @@ def own_links(state: dict[str, Any]) -> dict[str, tuple[str, ...]] | None:
     """The SUT namespace's links that are the testbed's under a data plane: its two
     veths (the trial engine watches only these there; the data plane's own devices,
     Open vSwitch's bridge port, are up or down as it keeps them). None: every link."""
-    return {"sut": (N.SUT_IN, N.SUT_OUT)} if is_dataplane(state) else None
+    return {"sut": (names.SUT_IN, names.SUT_OUT)} if is_dataplane(state) else None
 
 
 def af_xdp(cfg: TestbedConfig) -> bool:
@@ -140,7 +139,7 @@ class Site:
     cfg: TestbedConfig  # resolved
     ns: dict[str, str]  # role -> network namespace
     macs: dict[str, str]  # device -> MAC
-    addressing: N.Addressing
+    addressing: names.Addressing
     sut_cpu: int | None  # the CPU the data plane runs on (None: not pinned)
     run_dir: Path  # its own: its sockets, logs, pid files, route files
     cap_burst: int | None = None  # the cap's bucket in frames (``cap_bucket``)
@@ -149,7 +148,7 @@ class Site:
     def ring(self) -> int:
         """The SUT's receive ring in front of an AF_XDP port: the head-drop wire's length
         (the testbed's --backlog, else the host's netdev_max_backlog)."""
-        return self.cfg.backlog or int(S.read_sysctl("net.core.netdev_max_backlog"))
+        return self.cfg.backlog or int(testbed_state.read_sysctl("net.core.netdev_max_backlog"))
 
 
 def cap_bucket(pps: float | None, bucket_pkts: int | None) -> int | None:
@@ -163,7 +162,7 @@ def cap_bucket(pps: float | None, bucket_pkts: int | None) -> int | None:
 
 def run_dir(name: str) -> Path:
     """A data plane's own run directory (its daemons' sockets, logs and pid files)."""
-    return S.run_dir() / f"{N.validate_name(name)}.dp"
+    return testbed_state.run_dir() / f"{names.validate_name(name)}.dp"
 
 
 # -- validation (pure but for the programs looked up) -------------------------------------
@@ -267,8 +266,8 @@ def start(site: Site) -> dict[str, Any]:
     xsk = af_xdp(cfg)
     out["af_xdp"] = xsk
     if xsk:
-        XR.set_wire(site.ns["tg"], N.TG_DEV, site.ring)
-        out["wire_qdisc"] = XR.WIRE_QDISC
+        xdp_router.set_wire(site.ns["tg"], names.TG_DEV, site.ring)
+        out["wire_qdisc"] = xdp_router.WIRE_QDISC
         out["ring_pkts"] = XSK_RING  # the socket's ring: what a stalled data plane holds
     out["cpu"] = site.sut_cpu
     out["nice"] = NICE
@@ -289,7 +288,7 @@ def check_path(state: dict[str, Any], gen_flags: list[str], wait_s: float | None
     dp, cfg, t = state["dataplane"], state["config"], state["target"]
     sut = str(cfg["sut"])
     mod = module(sut)
-    size = int(cfg.get("size_bytes") or N.min_frame_bytes(int(cfg["ip_version"])))
+    size = int(cfg.get("size_bytes") or names.min_frame_bytes(int(cfg["ip_version"])))
 
     def send(rate: float, dur: float) -> int:
         res = run_generator(t["netns"], t["dev"], t["dst_mac"], t["src"], t["dst"], rate, dur,
@@ -300,9 +299,9 @@ def check_path(state: dict[str, Any], gen_flags: list[str], wait_s: float | None
     wait = START_S.get(sut, START_DEFAULT_S) if wait_s is None else wait_s
     deadline = time.monotonic() + wait
     while True:
-        rec = PC.probe(send, N.SINK_DEV, state["namespaces"]["sink"], state["macs"][N.SINK_DEV],
-                       t["dst"], int(cfg["ip_version"]) == 6,
-                       routed=sut in ROUTED and int(cfg["ip_version"]) == 4)  # fmt: skip
+        rec = pathcheck.probe(send, names.SINK_DEV, state["namespaces"]["sink"],
+                              state["macs"][names.SINK_DEV], t["dst"], int(cfg["ip_version"]) == 6,
+                              routed=sut in ROUTED and int(cfg["ip_version"]) == 4)  # fmt: skip
         rec["utc"] = utc_now()
         dp["path_check"] = rec
         failure = mod.startup_failure(dp, state["name"])
@@ -390,7 +389,7 @@ def cap_rules(pps: float, burst: int) -> str:
     limit = f"limit rate over {round(pps)}/second burst {burst} packets"
     return f"""table netdev {CAP_TABLE} {{
   counter {CAP_TABLE} {{ }}
-  chain na_in {{ type filter hook ingress device "{N.SINK_DEV}" priority -20; policy accept;
+  chain na_in {{ type filter hook ingress device "{names.SINK_DEV}" priority -20; policy accept;
     meta l4proto udp {limit} counter name "{CAP_TABLE}" drop
   }}
 }}
@@ -402,7 +401,7 @@ def sink_cap(site: Site, pps: float) -> dict[str, Any]:
     burst = int(site.cap_burst or XSK_RING)
     rules = cap_rules(pps, burst)
     run(["nft", "-f", "-"], netns=site.ns["sink"], input_text=rules)
-    return {"pps": pps, "burst_pkts": burst, "where": f"{site.ns['sink']}:{N.SINK_DEV} ingress",
+    return {"pps": pps, "burst_pkts": burst, "where": f"{site.ns['sink']}:{names.SINK_DEV} ingress",
             "rule": f"limit rate over {round(pps)}/second burst {burst} packets"}  # fmt: skip
 
 

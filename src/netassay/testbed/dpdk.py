@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.config import TestbedConfig
 from netassay.errors import TestbedError, ToolError
 from netassay.proc import run
@@ -74,7 +74,7 @@ _STARTED: dict[int, subprocess.Popen[bytes]] = {}  # as this process started the
 
 def prefix(name: str) -> str:
     """The testbed's DPDK file prefix (its runtime directory's name)."""
-    return f"netassay-{N.validate_name(name)}"
+    return f"netassay-{names.validate_name(name)}"
 
 
 def l3fwd_candidates() -> list[Path]:
@@ -123,7 +123,7 @@ def uses_af_xdp(cfg: TestbedConfig) -> bool:
 def vdev_args(vdev: str) -> list[str]:
     """The two ports as DPDK virtual devices on the SUT's veths."""
     out = []
-    for i, dev in enumerate((N.SUT_IN, N.SUT_OUT)):
+    for i, dev in enumerate((names.SUT_IN, names.SUT_OUT)):
         if vdev == "af_xdp":
             spec = f"net_af_xdp{i},iface={dev},start_queue=0,queue_count=1"
         else:
@@ -144,7 +144,7 @@ def eal_args(name: str, cpu: int | None, vdev: str, lcores: int) -> list[str]:
 def testpmd_argv(name: str, cfg: TestbedConfig, cpu: int | None, macs: dict[str, str]) -> list[str]:
     """testpmd: lcore 0 its main (waiting on its standard input), lcore 1 forwarding."""
     fwd = str(cfg.testpmd_fwd or "io")
-    peers = [f"--eth-peer=0,{macs[N.TG_DEV]}", f"--eth-peer=1,{macs[N.SINK_DEV]}"]
+    peers = [f"--eth-peer=0,{macs[names.TG_DEV]}", f"--eth-peer=1,{macs[names.SINK_DEV]}"]
     return [
         TESTPMD, *eal_args(name, cpu, str(cfg.dpdk_vdev or "af_xdp"), 2), "--",
         f"--forward-mode={fwd}", "--auto-start", f"--total-num-mbufs={MBUFS}",
@@ -152,13 +152,13 @@ def testpmd_argv(name: str, cfg: TestbedConfig, cpu: int | None, macs: dict[str,
     ]  # fmt: skip
 
 
-def routes(a: N.Addressing) -> tuple[str, str]:
+def routes(a: names.Addressing) -> tuple[str, str]:
     """l3fwd's route files (IPv4, IPv6): the generator's prefix to port 0, the sink's to
     port 1; the other family's file holds the same for the other addressing."""
-    v4 = N.addressing("router", 4)
-    v6 = N.addressing("router", 6)
+    v4 = names.addressing("router", 4)
+    v6 = names.addressing("router", 6)
 
-    def lines(x: N.Addressing) -> str:
+    def lines(x: names.Addressing) -> str:
         return "".join(
             f"R{ipaddress.ip_network(f'{addr}/{x.prefix_len}', strict=False)} {port}\n"
             for addr, port in ((x.tg, 0), (x.sink, 1))
@@ -182,7 +182,7 @@ def l3fwd_argv(
         str(l3fwd_path()), *eal_args(name, cpu, vdev, 1), "--",
         "-p", "0x3", "--config=(0,0,0),(1,0,0)", "--parse-ptype", "--lookup=lpm",
         f"--rule_ipv4={files[0]}", f"--rule_ipv6={files[1]}",
-        f"--eth-dest=0,{macs[N.TG_DEV]}", f"--eth-dest=1,{macs[N.SINK_DEV]}", *sizes,
+        f"--eth-dest=0,{macs[names.TG_DEV]}", f"--eth-dest=1,{macs[names.SINK_DEV]}", *sizes,
     ]  # fmt: skip
 
 
@@ -227,7 +227,7 @@ def _drop_kernel_copy(netns: str) -> None:
     ingress (after the sockets took theirs), so that it neither forwards nor counts it."""
     chains = "".join(
         f'  chain in_{dev} {{ type filter hook ingress device "{dev}" priority 0; policy drop; }}\n'
-        for dev in (N.SUT_IN, N.SUT_OUT)
+        for dev in (names.SUT_IN, names.SUT_OUT)
     )
     run(["nft", "-f", "-"], netns=netns, input_text=f"table netdev {_KERNEL_COPY} {{\n{chains}}}\n")
 
@@ -376,7 +376,7 @@ class Telemetry:
         self.close()
 
 
-PORTS = ((0, N.SUT_IN), (1, N.SUT_OUT))
+PORTS = ((0, names.SUT_IN), (1, names.SUT_OUT))
 
 
 def flatten_stats(per_port: dict[str, dict[str, Any]]) -> dict[str, int]:
@@ -392,9 +392,9 @@ def flatten_stats(per_port: dict[str, dict[str, Any]]) -> dict[str, int]:
 def drops(counters: dict[str, int], vdev: str) -> dict[str, int]:
     """The drops only DPDK sees, by loss location: what sut1's transmit ring could not
     take; over af_packet also what sut0's packet socket's ring could not."""
-    ingress = counters.get(f"{N.SUT_IN}/imissed", 0) if vdev == "af_packet" else 0
+    ingress = counters.get(f"{names.SUT_IN}/imissed", 0) if vdev == "af_packet" else 0
     return {"sut_ingress": ingress, "sut_forward": 0,
-            "sut_egress": counters.get(f"{N.SUT_OUT}/oerrors", 0)}  # fmt: skip
+            "sut_egress": counters.get(f"{names.SUT_OUT}/oerrors", 0)}  # fmt: skip
 
 
 class Reader:
@@ -421,7 +421,7 @@ def describe(dp: dict[str, Any]) -> list[str]:
     d = dp["dpdk"]
     what = f"testpmd, {d['fwd']} forwarding" if d["app"] == "testpmd" else "l3fwd, LPM routes"
     lines = [
-        f"  DPDK: {what}, ports {d['vdev']} on {N.SUT_IN} and {N.SUT_OUT}, lcores on CPU "
+        f"  DPDK: {what}, ports {d['vdev']} on {names.SUT_IN} and {names.SUT_OUT}, lcores on CPU "
         f"{d['cpu']} (pid {d['pid']}, file prefix {d['file_prefix']})",
         f"  log: {d['log']}",
     ]

@@ -36,14 +36,13 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from netassay import names as N
+from netassay import names
 from netassay.counters import ethtool, sutcmd
 from netassay.counters.sink import SinkCounter, stop_stale_sinks
 from netassay.errors import TestbedError, UsageError
 from netassay.proc import run
-from netassay.testbed import linerate as LR
-from netassay.testbed import pathcheck as PC
-from netassay.testbed import state as S
+from netassay.testbed import linerate, pathcheck
+from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import Testbed
 from netassay.testbed.topology import validate_frames
 from netassay.units import utc_now
@@ -103,7 +102,7 @@ def make_config(**flags: Any) -> ExternalConfig:
         kv["ip_version"] = ipaddress.ip_address(kv.get("src", "")).version
     except ValueError:
         kv["ip_version"] = 4  # validate says what is wrong with --src
-    kv.setdefault("size_bytes", N.min_frame_bytes(kv["ip_version"]))  # the smallest
+    kv.setdefault("size_bytes", names.min_frame_bytes(kv["ip_version"]))  # the smallest
     return ExternalConfig(**kv)
 
 
@@ -148,7 +147,7 @@ def _check_addresses(cfg: ExternalConfig) -> None:
             "a flow is IPv4 or IPv6",
             "give two of the same version",
         )
-    net = N.BENCH_V4 if dst.version == 4 else N.BENCH_V6
+    net = names.BENCH_V4 if dst.version == 4 else names.BENCH_V6
     if dst not in net and not cfg.allow_any_destination:
         raise _bad(
             f"refusing --dst {cfg.dst}: it is outside the benchmarking range {net}",
@@ -216,7 +215,7 @@ def read_port(dev: str, cfg: ExternalConfig) -> dict[str, Any]:
             "netassay does not change the interfaces it is given",
             f"bring it up first ('ip link set {dev} up')",
         )
-    reported = LR.parse_speed(ethtool.read_sys(f"/sys/class/net/{dev}/speed", cfg.netns))
+    reported = linerate.parse_speed(ethtool.read_sys(f"/sys/class/net/{dev}/speed", cfg.netns))
     virtual = ethtool.is_virtual(dev, cfg.netns)
     return {
         "dev": dev,
@@ -258,8 +257,8 @@ def read_ports(cfg: ExternalConfig, busy_rx_ok: bool = False) -> dict[str, dict[
     return ports
 
 
-def line_rate(cfg: ExternalConfig, ports: dict[str, dict[str, Any]]) -> LR.LineRate:
-    return LR.of_ports({p["dev"]: p["speed_mbps"] for p in ports.values()}, cfg.size_bytes)
+def line_rate(cfg: ExternalConfig, ports: dict[str, dict[str, Any]]) -> linerate.LineRate:
+    return linerate.of_ports({p["dev"]: p["speed_mbps"] for p in ports.values()}, cfg.size_bytes)
 
 
 def gen_flags(cfg: ExternalConfig) -> list[str]:
@@ -298,7 +297,7 @@ def build(name: str, cfg: ExternalConfig) -> dict[str, Any]:
             "dst": cfg.dst,
         },
     }
-    S.write_state(name, state)
+    testbed_state.write_state(name, state)
     return state
 
 
@@ -307,7 +306,7 @@ def check_path(tb: Testbed) -> dict[str, Any]:
     The result is kept in the testbed's state (``path_check``)."""
     cfg: ExternalConfig = tb.cfg
     expect = cfg.expect_mac or tb.state["ports"]["rx"]["mac"]
-    rec = PC.probe(
+    rec = pathcheck.probe(
         lambda rate, dur: tb.send(rate, dur).sent,
         cfg.rx,
         cfg.netns,
@@ -317,9 +316,9 @@ def check_path(tb: Testbed) -> dict[str, Any]:
     )
     rec["utc"] = utc_now()
     tb.state["path_check"] = rec
-    S.write_state(tb.name, tb.state)
+    testbed_state.write_state(tb.name, tb.state)
     if not rec["ok"]:
-        raise PC.failure(rec, cfg.src, cfg.dst)
+        raise pathcheck.failure(rec, cfg.src, cfg.dst)
     return rec
 
 
@@ -364,7 +363,7 @@ def sut_mac_on_rx(state: dict[str, Any]) -> str | None:
 def _refuse_reverse(cfg: ExternalConfig, ports: dict[str, dict[str, Any]]) -> None:
     """What the reverse direction needs of the ports and addresses, or one line."""
     src = ipaddress.ip_address(cfg.src)
-    net = N.BENCH_V4 if src.version == 4 else N.BENCH_V6
+    net = names.BENCH_V4 if src.version == 4 else names.BENCH_V6
     if src not in net and not cfg.allow_any_destination:
         raise _bad(
             f"refusing --bidirectional to --src {cfg.src}: it is outside the benchmarking "
@@ -409,13 +408,13 @@ def reverse_path(tb: Testbed) -> None:
                    "dst": cfg.src},
         "sink": {"netns": cfg.netns, "dev": cfg.tx},
     }  # fmt: skip
-    rec = PC.probe(
+    rec = pathcheck.probe(
         lambda rate, dur: tb.send(rate, dur, reverse=True).sent,
         cfg.tx, cfg.netns, ports["tx"]["mac"], cfg.src, cfg.ip_version == 6,
     )  # fmt: skip
     rec["utc"] = utc_now()
     tb.state["reverse_path_check"] = rec
-    S.write_state(tb.name, tb.state)
+    testbed_state.write_state(tb.name, tb.state)
     if not rec["ok"]:
         raise TestbedError(
             f"reverse path check failed: {rec['problem']}",
@@ -577,5 +576,5 @@ def register(name: str, cfg: ExternalConfig) -> dict[str, Any]:
             peak = tb.probe_peak()
         tb.state["generator_peak_pps"] = peak
         tb.state["generator_peak_utc"] = utc_now()
-        S.write_state(name, tb.state)
+        testbed_state.write_state(name, tb.state)
         return dict(tb.state)

@@ -38,8 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.hist import SinkHist
-from netassay.testbed import state as S
-from netassay.testbed import tcppath as P
+from netassay.testbed import state, tcppath
 from netassay.testbed.bed import Testbed
 from netassay.testbed.receive import THROUGH_QDISC
 from netassay.testbed.tcppath import LINE
@@ -96,7 +95,7 @@ def record(limits: dict[float, float | None], utc: str, setup: str) -> Path:
             for d, p in sorted(limits.items())
         ],
     }
-    S.write_json_atomic(path(), body)
+    state.write_json_atomic(path(), body)
     return path()
 
 
@@ -166,14 +165,14 @@ def trial(tb: Testbed, sink: XdpSink, rate: float, duration_s: float,
     """One rate through a TCP path into ``sink`` (attached at its server): what was
     sent, counted, lost, the line's frames, drops and late frames, the latency added."""
     st, t = tb.state, tb.state["target"]
-    before, counted0 = P.line_stats(st), int(sink.read()["packets"])
+    before, counted0 = tcppath.line_stats(st), int(sink.read()["packets"])
     gen = run_generator(t["netns"], t["dev"], st["macs"]["s0"], t["src"], t["dst"], rate,
                         duration_s, size_bytes=FRAME_BYTES, best_effort=True,
                         extra=list(THROUGH_QDISC))  # fmt: skip
     time.sleep(delay_s + 0.3)  # the frames still held arrive
     c = sink.read()
-    P.wait_line_counters(st, time.time())
-    after = P.line_stats(st)
+    tcppath.wait_line_counters(st, time.time())
+    after = tcppath.line_stats(st)
     counted = int(c["packets"]) - counted0
     r: dict[str, Any] = {
         "rate_pps": rate,
@@ -192,7 +191,8 @@ def trial(tb: Testbed, sink: XdpSink, rate: float, duration_s: float,
     if after is not None:
         frames = _sum(after, "tx_frames") - _sum(before, "tx_frames")
         late = _sum(after, "late_over_1ms") - _sum(before, "late_over_1ms")
-        r.update(line_frames=frames, line_dropped=P.line_drops(after) - P.line_drops(before),
+        r.update(line_frames=frames,
+                 line_dropped=tcppath.line_drops(after) - tcppath.line_drops(before),
                  line_late_over_1ms=late,
                  line_late_share=round(late / frames, 5) if frames else None)  # fmt: skip
     r["carried"] = carried(r, duration_s)
@@ -218,12 +218,12 @@ def highest(rows: list[dict[str, Any]], rates: tuple[float, ...] | list[float],
 
 
 def measure(delay_s: float, progress: Callable[[str], None] = lambda _: None,
-            cfg: P.TcpPathConfig | None = None, rates: tuple[float, ...] = RATES,
+            cfg: tcppath.TcpPathConfig | None = None, rates: tuple[float, ...] = RATES,
             duration_s: float = TRIAL_S) -> tuple[float | None, list[dict[str, Any]]]:  # fmt: skip
     """The line's limit at ``delay_s`` on this host, measured now on a TCP path of its
     own (``cfg``: another path, for a test's known cap) up the ladder ``rates``; and
     every trial made. None: the line carried none of the rates."""
-    cfg = cfg or P.TcpPathConfig(delay_s=delay_s)
+    cfg = cfg or tcppath.TcpPathConfig(delay_s=delay_s)
     rows: list[dict[str, Any]] = []
     with Testbed("l" + secrets.token_hex(3), cfg) as tb:
         t = tb.state["target"]

@@ -43,12 +43,12 @@ from typing import Any
 from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.proc import run
-from netassay.testbed import xdp_router as XR
+from netassay.testbed import xdp_router
 
 log = logging.getLogger("netassay.testbed")
 
 NAPI, BACKLOG = "napi", "backlog"
-RING_PKTS = XR.VETH_RING  # veth's NAPI ring, what a burst of live frames meets first
+RING_PKTS = xdp_router.VETH_RING  # veth's NAPI ring, what a burst of live frames meets first
 # netassay-gen's flags for each way of sending: live frames, or socket buffers through
 # the wire's qdisc (a frame mix in napi mode; every frame in backlog mode)
 LIVE_FRAMES = ("--technique", "xdp")
@@ -89,19 +89,19 @@ def setup_napi(
     on ``sut_cpu`` (None: the poll runs where frames are sent, inside the send call).
     ``names``: role -> netns; ``devs``: ``tg``, ``sut_in`` and ``sink``. Returns what
     the testbed's state records."""
-    obj = XR.object_path(obj=XR.PASS_OBJECT)
-    XR.set_wire(names["tg"], devs["tg"], ring)
+    obj = xdp_router.object_path(obj=xdp_router.PASS_OBJECT)
+    xdp_router.set_wire(names["tg"], devs["tg"], ring)
     run(["ip", "-n", names["sut"], "link", "set", "dev", devs["sut_in"], "xdpdrv", "obj",
          str(obj), "sec", "xdp"])  # fmt: skip
     where: dict[str, Any] = {"cpu": None, "napi_thread": None}
     if sut_cpu is not None:
-        where = XR.thread_napi(names["sut"], devs["sut_in"], sut_cpu)
+        where = xdp_router.thread_napi(names["sut"], devs["sut_in"], sut_cpu)
     log.info("%s polled by NAPI (%s), thread %s", devs["sut_in"], obj, where["napi_thread"])
     return {
         "mode": NAPI,
         "program": str(obj),
         "ring_pkts": RING_PKTS,
-        "wire_qdisc": XR.WIRE_QDISC,
+        "wire_qdisc": xdp_router.WIRE_QDISC,
         "wire_pkts": ring,
         **where,
     }
@@ -112,14 +112,14 @@ def reverse_napi(sink_ns: str, sut_ns: str, rx: dict[str, Any]) -> None:
     ingress) polled as its first is (``rx``: what ``setup_napi`` recorded), and the
     sink's veth, where the reverse generator sends, given the same head-drop wire.
     Idempotent: a veth that has its program already is left as it is."""
-    XR.set_wire(sink_ns, N.SINK_DEV, int(rx["wire_pkts"]))
+    xdp_router.set_wire(sink_ns, N.SINK_DEV, int(rx["wire_pkts"]))
     links = json.loads(run(["ip", "-n", sut_ns, "-j", "link", "show", "dev", N.SUT_OUT]).stdout)
     if any((link.get("xdp") or {}).get("prog") for link in links):
         return
     run(["ip", "-n", sut_ns, "link", "set", "dev", N.SUT_OUT, "xdpdrv", "obj", rx["program"],
          "sec", "xdp"])  # fmt: skip
     if rx.get("cpu") is not None:
-        XR.thread_napi(sut_ns, N.SUT_OUT, int(rx["cpu"]))
+        xdp_router.thread_napi(sut_ns, N.SUT_OUT, int(rx["cpu"]))
 
 
 def describe(state: dict[str, Any]) -> str:

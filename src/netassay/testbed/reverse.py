@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.proc import run
-from netassay.testbed import receive as R
+from netassay.testbed import receive
 from netassay.testbed.topology import WIRE_QDISC
 
 
@@ -28,8 +28,8 @@ def reverse_target(state: dict[str, Any]) -> dict[str, str]:
     bridge = state["config"].get("sut") == "bridge"
     return {
         "netns": state["namespaces"]["sink"],
-        "dev": N.SINK_DEV,
-        "dst_mac": macs[N.TG_DEV] if bridge else macs[N.SUT_OUT],
+        "dev": names.SINK_DEV,
+        "dst_mac": macs[names.TG_DEV] if bridge else macs[names.SUT_OUT],
         "src": a["sink"],
         "dst": a["tg"],
     }
@@ -40,7 +40,7 @@ def reverse_sink(state: dict[str, Any]) -> tuple[str | None, str]:
     generator's veth here, the tx port on an external testbed."""
     if "reverse" in state:
         return state["reverse"]["sink"]["netns"], state["reverse"]["sink"]["dev"]
-    return state["namespaces"]["tg"], N.TG_DEV
+    return state["namespaces"]["tg"], names.TG_DEV
 
 
 def reverse_path(state: dict[str, Any]) -> None:
@@ -54,9 +54,9 @@ def reverse_path(state: dict[str, Any]) -> None:
     sink, sut = state["namespaces"]["sink"], state["namespaces"]["sut"]
     rx = state.get("receive")
     if rx is not None:  # napi mode: sut1 polled as sut0 is, the sink's wire as tg0's
-        R.reverse_napi(sink, sut, rx)
+        receive.reverse_napi(sink, sut, rx)
     else:
-        run(["tc", "-n", sink, "qdisc", "replace", "dev", N.SINK_DEV, "root", *WIRE_QDISC])
+        run(["tc", "-n", sink, "qdisc", "replace", "dev", names.SINK_DEV, "root", *WIRE_QDISC])
     for mask in state.get("rps", {}).values():
-        path = f"/sys/class/net/{N.SUT_OUT}/queues/rx-0/rps_cpus"
+        path = f"/sys/class/net/{names.SUT_OUT}/queues/rx-0/rps_cpus"
         run(["tee", path], netns=sut, input_text=f"{mask}\n")

@@ -26,18 +26,18 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.errors import UsageError
 from netassay.proc import run
-from netassay.testbed import state as S
+from netassay.testbed import state as testbed_state
 from netassay.testbed.topology import link_mac
 
 log = logging.getLogger("netassay.methods.rtt")
 
 KIND = "rtt"
 SIDES = ("snd", "rsp")
-MAX_BACKGROUND = N.RTT_MAX_BACKGROUND
-UPLINK, EP_DEV, BRIDGE = N.RTT_UPLINK, N.RTT_EP_DEV, "br0"
+MAX_BACKGROUND = names.RTT_MAX_BACKGROUND
+UPLINK, EP_DEV, BRIDGE = names.RTT_UPLINK, names.RTT_EP_DEV, "br0"
 # Addresses (RFC 2544 range, away from the router testbed's 198.18.0.0/24 and
 # 198.19.0.0/24): sender side 198.18.100.0/24, responder side 198.18.101.0/24, one
 # /23 subnet on the L2 paths; the routed path's wire is 198.18.102.0/30.
@@ -89,8 +89,8 @@ def roles(cfg: RttTestbedConfig) -> list[str]:
 
 def address(side: str, host: int) -> str:
     addr = f"{SIDE_NET[side]}.{host}"
-    if ipaddress.ip_address(addr) not in N.BENCH_V4:  # a guard against edits
-        raise UsageError(f"address {addr} is outside {N.BENCH_V4}", "", "fix SIDE_NET")
+    if ipaddress.ip_address(addr) not in names.BENCH_V4:  # a guard against edits
+        raise UsageError(f"address {addr} is outside {names.BENCH_V4}", "", "fix SIDE_NET")
     return addr
 
 
@@ -261,8 +261,8 @@ def _rps(ns: str, dev: str, cpu: int | None) -> dict[str, str]:
 def build(name: str, cfg: RttTestbedConfig) -> dict[str, Any]:
     """Create the RTT testbed; return its state (also written to the run directory)."""
     validate(cfg)
-    ns = {role: N.netns(name, role) for role in roles(cfg)}
-    state = S.begin_state(name, KIND, asdict(cfg), ns)
+    ns = {role: names.netns(name, role) for role in roles(cfg)}
+    state = testbed_state.begin_state(name, KIND, asdict(cfg), ns)
     for n in ns.values():
         _namespace(n)
     path = PATHS[cfg.path]
@@ -297,7 +297,7 @@ def build(name: str, cfg: RttTestbedConfig) -> dict[str, Any]:
         rps=rps,
         peers=peers,
     )
-    S.write_state(name, state)
+    testbed_state.write_state(name, state)
     return state
 
 
@@ -326,7 +326,7 @@ def _addresses(
             run(["ip", "-n", srv, "route", "add", f"{address(side, host)}/32", "dev", dev])
             run(["ip", "-n", srv, "neigh", "replace", address(side, host), "lladdr",
                  macs[role], "dev", dev, "nud", "permanent"])  # fmt: skip
-            run(["ip", "-n", ns[role], "route", "add", str(N.BENCH_V4), "via", gw, "dev",
+            run(["ip", "-n", ns[role], "route", "add", str(names.BENCH_V4), "via", gw, "dev",
                  EP_DEV])  # fmt: skip
             lladdr = str(path.gateway_mac(srv, role))
             _neigh(ns[role], gw, lladdr)

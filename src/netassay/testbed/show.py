@@ -6,33 +6,27 @@ import os
 import platform
 from typing import Any
 
-from netassay import names as N
-from netassay.testbed import dataplane as D
-from netassay.testbed import linerate as LR
-from netassay.testbed import receive as R
-from netassay.testbed import scale as SC
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
-from netassay.testbed import xdp_router as XR
+from netassay import names
+from netassay.testbed import dataplane, linerate, receive, scale, state, topology, xdp_router
 from netassay.units import fmt_rate
 
 
 def describe(name: str) -> dict[str, Any]:
-    N.validate_name(name)
-    st = S.require_state(name)
-    present = set(T.list_netns())
+    names.validate_name(name)
+    st = state.require_state(name)
+    present = set(topology.list_netns())
     st["alive"] = {role: ns in present for role, ns in st["namespaces"].items()}
     st["environment"] = {
         "kernel": platform.release(),
         "cpu_count": os.cpu_count(),
-        "netdev_max_backlog": S.read_sysctl("net.core.netdev_max_backlog"),
-        "sysctls_original": S.saved_sysctls(),
+        "netdev_max_backlog": state.read_sysctl("net.core.netdev_max_backlog"),
+        "sysctls_original": state.saved_sysctls(),
     }
     return st
 
 
 def render(info: dict[str, Any]) -> str:
-    if T.kind_of(info) == "external":
+    if topology.kind_of(info) == "external":
         return render_external(info)
     ns = info["namespaces"]
     cfg = info["config"]
@@ -47,9 +41,9 @@ def render(info: dict[str, Any]) -> str:
     }.get(cfg["sut"], "Linux bridge")
     lines = [
         f"testbed '{info['name']}' ({sut})",
-        f"  {ns['tg']} [{N.TG_DEV}, qdisc {_wire(info)}]"
-        f" --veth--> {ns['sut']} [{N.SUT_IN} -> {N.SUT_OUT}]"
-        f" --veth--> {ns['sink']} [{N.SINK_DEV}]",
+        f"  {ns['tg']} [{names.TG_DEV}, qdisc {_wire(info)}]"
+        f" --veth--> {ns['sut']} [{names.SUT_IN} -> {names.SUT_OUT}]"
+        f" --veth--> {ns['sink']} [{names.SINK_DEV}]",
         f"  traffic: {t.get('src')} -> {t.get('dst')} via MAC {t.get('dst_mac')}"
         f" from {t.get('dev')} in {t.get('netns')}",
         "  namespaces alive: "
@@ -60,10 +54,10 @@ def render(info: dict[str, Any]) -> str:
         *([f"  pinning chosen: {info['pinning_reason']}"] if info.get("pinning_reason") else []),
         *_balanced(info),
         f"  sysctls set: {info.get('sysctls') or 'none'}",
-        f"  receive: {R.describe(info)}",
+        f"  receive: {receive.describe(info)}",
         *_xdp_lines(info.get("xdp_router")),
-        *D.describe(info),
-        *SC.describe(info),
+        *dataplane.describe(info),
+        *scale.describe(info),
     ]
     env = info["environment"]
     lines.append(
@@ -81,7 +75,7 @@ def _rx(info: dict[str, Any]) -> str:
     if cpus is None:  # a testbed built before --rx-affinity: its one SUT CPU
         cpus = [] if info.get("sut_cpu") is None else [info["sut_cpu"]]
     if not cpus:
-        return f"work not steered ({affinity}: on the CPU that sends into {N.SUT_IN})"
+        return f"work not steered ({affinity}: on the CPU that sends into {names.SUT_IN})"
     where = f"CPU {cpus[0]}" if len(cpus) == 1 else "CPUs " + ",".join(map(str, cpus))
     return f"{where} ({affinity})"
 
@@ -99,12 +93,12 @@ def _balanced(info: dict[str, Any]) -> list[str]:
 def _wire(info: dict[str, Any]) -> str:
     dp = info.get("dataplane") or {}
     if dp.get("wire_qdisc"):
-        return f"{dp['wire_qdisc']} limit {dp['ring_pkts'] - XR.VETH_RING}"
+        return f"{dp['wire_qdisc']} limit {dp['ring_pkts'] - xdp_router.VETH_RING}"
     x = info.get("xdp_router")
     if x:
-        return f"{x['wire_qdisc']} limit {x['ring_pkts'] - XR.VETH_RING}"
+        return f"{x['wire_qdisc']} limit {x['ring_pkts'] - xdp_router.VETH_RING}"
     rx = info.get("receive")
-    return f"{rx['wire_qdisc']} limit {rx['wire_pkts']}" if rx else " ".join(T.WIRE_QDISC)
+    return f"{rx['wire_qdisc']} limit {rx['wire_pkts']}" if rx else " ".join(topology.WIRE_QDISC)
 
 
 def _xdp_lines(x: dict[str, Any] | None) -> list[str]:
@@ -117,9 +111,9 @@ def _xdp_lines(x: dict[str, Any] | None) -> list[str]:
         else "on the generator's CPU, inside its send call"
     )
     return [
-        f"  XDP router: program {x['prog_id']} ({x['object']}) on {N.SUT_IN}, runs {where}",
-        f"  XDP router's receive ring: {x['ring_pkts']} frames ({x['wire_qdisc']} on {N.TG_DEV}"
-        f" in front of veth's {XR.VETH_RING}); its overflow is SUT ingress loss",
+        f"  XDP router: program {x['prog_id']} ({x['object']}) on {names.SUT_IN}, runs {where}",
+        f"  XDP router's receive ring: {x['ring_pkts']} frames ({x['wire_qdisc']} on {names.TG_DEV}"
+        f" in front of veth's {xdp_router.VETH_RING}); its overflow is SUT ingress loss",
     ]
 
 
@@ -127,7 +121,7 @@ def render_external(info: dict[str, Any]) -> str:
     """``testbed show`` of an external testbed (``testbed.external``)."""
     cfg = info["config"]
     line = info.get("line_rate") or {}
-    lr = LR.LineRate(
+    lr = linerate.LineRate(
         line.get("speed_mbps"), line.get("size_bytes", cfg["size_bytes"]), line.get("limited_by")
     )
     peak = info.get("generator_peak_pps")

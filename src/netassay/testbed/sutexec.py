@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.config import TestbedConfig
 from netassay.errors import UsageError
 from netassay.testbed.dataplane import PRIORITY, Site
@@ -79,17 +79,17 @@ def environment_of(site: Site) -> dict[str, str]:
     return {
         "NETASSAY_TESTBED": site.name,
         "NETASSAY_NETNS": site.ns["sut"],
-        "NETASSAY_IN_DEV": N.SUT_IN,
-        "NETASSAY_OUT_DEV": N.SUT_OUT,
+        "NETASSAY_IN_DEV": names.SUT_IN,
+        "NETASSAY_OUT_DEV": names.SUT_OUT,
         "NETASSAY_IN_ADDR": str(a.sut_in),
         "NETASSAY_OUT_ADDR": str(a.sut_out),
         "NETASSAY_PREFIX_LEN": str(a.prefix_len),
-        "NETASSAY_IN_MAC": m[N.SUT_IN],
-        "NETASSAY_OUT_MAC": m[N.SUT_OUT],
+        "NETASSAY_IN_MAC": m[names.SUT_IN],
+        "NETASSAY_OUT_MAC": m[names.SUT_OUT],
         "NETASSAY_TG_ADDR": a.tg,
-        "NETASSAY_TG_MAC": m[N.TG_DEV],
+        "NETASSAY_TG_MAC": m[names.TG_DEV],
         "NETASSAY_SINK_ADDR": a.sink,
-        "NETASSAY_SINK_MAC": m[N.SINK_DEV],
+        "NETASSAY_SINK_MAC": m[names.SINK_DEV],
         "NETASSAY_IP_VERSION": str(a.ip_version),
         "NETASSAY_CPU": "" if site.sut_cpu is None else str(site.sut_cpu),
         "NETASSAY_DIR": str(site.run_dir / WORKDIR),

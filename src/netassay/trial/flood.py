@@ -41,11 +41,11 @@ from netassay.counters.sink import XDP_KEY
 from netassay.counters.snapshot import snapshot, wait_quiet
 from netassay.errors import GeneratorError
 from netassay.proc import run
-from netassay.testbed import scale as SC
+from netassay.testbed import scale
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_target
 from netassay.traffic.generator import GenResult, run_generator
-from netassay.trial import bidirectional as B
+from netassay.trial import bidirectional
 from netassay.trial.engine import TrialContext, conntrack_role, sut_summary
 
 FORWARDED_BY_PROGRAM = "sut/xdp/forwarded/packets"
@@ -83,7 +83,7 @@ def _send(tb: Testbed, t: dict[str, str], duration_s: float) -> GenResult:
     """One generator's flood from ``t`` (the testbed's target, or its reverse one)."""
     pin = [] if tb.gen_cpu is None else ["--cpu", str(tb.gen_cpu)]
     if t is tb.target and isinstance(tb.cfg, TestbedConfig):  # the flows' tuples
-        pin += SC.flow_flags(tb.cfg, tb.state)
+        pin += scale.flow_flags(tb.cfg, tb.state)
     res = run_generator(t["netns"], t["dev"], t["dst_mac"], t["src"], t["dst"], "max",
                         duration_s, size_bytes=tb.cfg.size_bytes, flows=tb.cfg.flows,
                         best_effort=True, extra=["--technique", "xdp", *pin],
@@ -154,7 +154,7 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
             fwd = pool.submit(_send, tb, tb.target, duration_s)
             rev = pool.submit(_send, tb, reverse_target(tb.state), duration_s)
             pair = fwd.result(), rev.result()
-        res = B.combined(*pair)
+        res = bidirectional.combined(*pair)
     cpu_use = cpu.use(cpu_before, cpu.read())
     rev_sink = ctx.reverse
     wait_quiet(lambda: (ctx.sink.read().get("packets"),
@@ -173,8 +173,8 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
                              (r.planned, r.sent, rx[1], r.retries), d, ipv)  # fmt: skip
         locs = _ring(lf, f), _ring(lr, r)
         forwarded, loss = sum(rx), summed(*locs)
-        both = {"record": B.CONVENTION}
-        for name, g, n, lc in zip(B.DIRECTIONS, pair, rx, locs, strict=True):
+        both = {"record": bidirectional.CONVENTION}
+        for name, g, n, lc in zip(bidirectional.DIRECTIONS, pair, rx, locs, strict=True):
             both[name] = _direction(g, n, lc)
     secs = res.duration_s or duration_s
     sut_lost = sum(loss.get(k, 0) for k in SUT_LOCATIONS)

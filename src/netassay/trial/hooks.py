@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from netassay import quality as Q
+from netassay import quality
 from netassay.errors import NetassayError, UsageError
 from netassay.proc import run
 
@@ -74,7 +74,7 @@ def fault(flag: str, out: dict[str, Any]) -> str | None:
     if out.get("exit") == 0:
         return None
     why = out.get("error") or f"exited {out.get('exit')}: {last_line(out)}"
-    return f"{Q.COMMAND_FAULT}: {flag} '{out['command']}' {why}"
+    return f"{quality.COMMAND_FAULT}: {flag} '{out['command']}' {why}"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from netassay.counters import threads as TH
+from netassay.counters import threads
 from netassay.errors import ToolError
 from netassay.quality import HOST_NOISE
 
@@ -52,7 +52,7 @@ class Noise:
     sut_cpu: int | None
     gen_cpu: int | None
     own_netns: set[int]
-    tracer: TH.Tracer | None = None
+    tracer: threads.Tracer | None = None
     error: str = ""  # why the tracer could not run (the trial goes on without it)
 
     @classmethod
@@ -63,7 +63,7 @@ class Noise:
     def start(self) -> None:
         if self.sut_cpu is None:
             return
-        tracer = TH.Tracer()
+        tracer = threads.Tracer()
         try:
             tracer.start()
         except ToolError as exc:  # no BPF here, or not built: the trial needs it not
@@ -71,11 +71,11 @@ class Noise:
             return
         self.tracer = tracer
 
-    def own(self, r: TH.Runs) -> bool:
+    def own(self, r: threads.Runs) -> bool:
         """A thread that is the testbed's own or the measurement's: the SUT's receive
         work, a process in one of the testbed's namespaces (the generator, a SUT
         daemon), netassay itself and the tracer."""
-        if r.comm.startswith(SUT_KTHREADS) or r.comm == TH.BINARY or r.tgid == os.getpid():
+        if r.comm.startswith(SUT_KTHREADS) or r.comm == threads.BINARY or r.tgid == os.getpid():
             return True
         return _netns_inode(r.tgid) in self.own_netns
 
@@ -86,9 +86,9 @@ class Noise:
             return {}
         tracer, self.tracer = self.tracer, None
         trace = tracer.stop()
-        out = {"sut": TH.takers(trace, self.sut_cpu, skip=self.own)}
+        out = {"sut": threads.takers(trace, self.sut_cpu, skip=self.own)}
         if self.gen_cpu is not None and self.gen_cpu != self.sut_cpu:
-            out["generator"] = TH.takers(trace, self.gen_cpu, skip=self.own)
+            out["generator"] = threads.takers(trace, self.gen_cpu, skip=self.own)
         return out
 
     def close(self) -> None:
@@ -122,7 +122,7 @@ def noise_warning(
         return None
     worst = max(t["max_ms"] for t in long)
     return (
-        f"{HOST_NOISE}: CPU {sut_cpu} (the SUT's) was held by {TH.said(long)}; a run of "
+        f"{HOST_NOISE}: CPU {sut_cpu} (the SUT's) was held by {threads.said(long)}; a run of "
         f"{worst:.2g} ms at this load leaves ~{rate_pps * worst / 1e3:,.0f} frames to its "
         f"{ingress_pkts:,}-packet ingress queue: its {lost_at_ingress:,} lost there may be "
         "this host's, not the SUT's (see 'netassay doctor')"

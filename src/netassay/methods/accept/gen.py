@@ -17,7 +17,7 @@ from typing import Any
 
 from netassay.errors import UsageError
 from netassay.proc import run
-from netassay.traffic import generator as G
+from netassay.traffic import generator
 from netassay.trial.accept import AcceptRun, Interval
 
 TOOL = "netassay-gen"
@@ -29,7 +29,7 @@ STALL_WARN_S = 0.01  # a sender this late sends its backlog in one burst
 
 
 def version() -> str:
-    out = run([G.find_generator(), "--version"], timeout=10).stdout.split()
+    out = run([generator.find_generator(), "--version"], timeout=10).stdout.split()
     return out[-1] if out else "unknown"
 
 
@@ -70,10 +70,10 @@ def run_once(
     )
     tx_extra = ["--dst-port", "9", "--batch", str(batch(pps))]
     tx_extra += [] if cpus["client"] is None else ["--cpu", str(cpus["client"])]
-    with G.start_receiver(
+    with generator.start_receiver(
         target["server_netns"], target["server_dev"], flows=1, extra=rx_extra
     ) as rx:
-        tx = G.run_generator(
+        tx = generator.run_generator(
             target["netns"],
             target["dev"],
             target["dst_mac"],

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from netassay.errors import InputError, ToolError
-from netassay.methods.accept import import_iperf3 as I
+from netassay.methods.accept import import_iperf3
 from netassay.traffic.iperf3 import PORT, Side, exchange
 from netassay.trial.accept import AcceptRun
 
@@ -34,11 +34,15 @@ def run_once(
         socket_buffer=socket_buffer, port=port,
     )  # fmt: skip
     try:
-        cres = I.parse(cp.stdout, f"iperf3 toward {addr}")
-        sres = I.parse(server_text, "iperf3 server") if server_text else _remote_server(cres)
+        cres = import_iperf3.parse(cp.stdout, f"iperf3 toward {addr}")
+        sres = (
+            import_iperf3.parse(server_text, "iperf3 server")
+            if server_text
+            else _remote_server(cres)
+        )
     except InputError as exc:  # iperf3's own error, or no result at all: the tool failed
         raise ToolError(exc.what, exc.why or cp.stderr.strip()[-200:], exc.todo) from exc
-    out = I.to_run(index, sres, cres)
+    out = import_iperf3.to_run(index, sres, cres)
     out.phase = phase
     out.offered_bps = payload_bps
     if sres is None:
@@ -46,12 +50,12 @@ def run_once(
     return out
 
 
-def _remote_server(cres: I.Iperf3Result) -> I.Iperf3Result | None:
+def _remote_server(cres: import_iperf3.Iperf3Result) -> import_iperf3.Iperf3Result | None:
     """The receiver's JSON a remote server sent back (--get-server-output), if any."""
     doc: Any = cres.doc.get("server_output_json")
     if not isinstance(doc, dict):
         return None
     try:
-        return I.parse(json.dumps(doc), "iperf3 server (remote)")
+        return import_iperf3.parse(json.dumps(doc), "iperf3 server (remote)")
     except InputError:
         return None

@@ -11,8 +11,8 @@ from typing import Any
 
 from netassay.analysis.acceptance import fmt_bps, fmt_pct
 from netassay.config import AnalysisConfig
-from netassay.methods.accept import page as P
-from netassay.methods.accept import store as AS
+from netassay.methods.accept import page
+from netassay.methods.accept import store as accept_store
 from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
 from netassay.methods.accept.run import measure
 from netassay.methods.accept.view import (
@@ -47,7 +47,7 @@ def _ci(ci: Any) -> str:
 
 class AcceptMethod:
     name = "accept"
-    kinds = (AS.KIND,)
+    kinds = (accept_store.KIND,)
     request = AcceptRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -113,10 +113,10 @@ class AcceptMethod:
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """The page of the store's acceptance tests in ``out/accept{suffix}``."""
-        if next(iter(AS.accept_experiments(store)), None) is None:
+        if next(iter(accept_store.accept_experiments(store)), None) is None:
             return []
         place = f"accept{suffix}"
-        tests, jobs, write = P.of_store(store, out / place)
+        tests, jobs, write = page.of_store(store, out / place)
         text = "\n".join(f"{s['label']}: {s['verdict']} ({s['reason']})" for s in tests)
         return [Section(title="acceptance tests (accept)", text=text, link=f"{place}/index.html",
                         jobs=tuple(jobs), page=write)]  # fmt: skip
@@ -124,7 +124,7 @@ class AcceptMethod:
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """An acceptance cell: its verdict and figures as ``assess`` gives them, CPU busy
         per core as a share (like a sweep's)."""
-        s = summary(AS.load_accept_test(store, experiment))
+        s = summary(accept_store.load_accept_test(store, experiment))
         return {
             "verdict": s["verdict"],
             "reason": s["reason"],

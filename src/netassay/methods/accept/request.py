@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.analysis.acceptance import LAYERS, to_layer_bps
 from netassay.params import (
     DURATION,
@@ -24,7 +24,7 @@ from netassay.params import (
     param,
     whole,
 )
-from netassay.testbed import link as L
+from netassay.testbed import link
 from netassay.units import parse_duration, parse_rate
 
 SENDERS = ("iperf3", "netassay-gen")
@@ -136,7 +136,7 @@ class AcceptRequest:
     )  # fmt: skip
     scenario: Scenario = field(default_factory=Scenario, metadata={"nested": Scenario})
     db: str | None = None
-    name: str = N.ACCEPT_NAME
+    name: str = names.ACCEPT_NAME
     label: str = ""
 
     def datagram(self) -> int:
@@ -149,9 +149,9 @@ class AcceptRequest:
         per_payload = to_layer_bps(1.0, self.datagram(), self.ip_version, self.layer)
         return self.contract_bps * share / per_payload
 
-    def testbed(self) -> L.AcceptTestbedConfig:
+    def testbed(self) -> link.AcceptTestbedConfig:
         s = self.scenario
-        return L.AcceptTestbedConfig(
+        return link.AcceptTestbedConfig(
             ip_version=self.ip_version,
             mtu=s.mtu,
             link_cap_bps=self.link_cap_bps,

@@ -24,19 +24,19 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.analysis.acceptance import Verdict, check_layer, judge
-from netassay.counters import host as H
+from netassay.counters import host as counters_host
 from netassay.errors import UsageError
-from netassay.methods.accept import gen as GEN
-from netassay.methods.accept import iperf3 as IP
+from netassay.methods.accept import gen
+from netassay.methods.accept import iperf3 as accept_iperf3
 from netassay.methods.accept.request import SENDERS, AcceptRequest, Scenario
 from netassay.methods.accept.store import save_accept_test
 from netassay.proc import run
 from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root
-from netassay.testbed import link as L
-from netassay.traffic import iperf3 as TI
+from netassay.testbed import link as testbed_link
+from netassay.traffic import iperf3 as traffic_iperf3
 from netassay.trial.accept import AcceptRun, AcceptTest, CpuSample
 
 RAMP_PCTS = (25, 50, 75, 100)
@@ -82,14 +82,14 @@ def validate(req: AcceptRequest) -> None:
                 "use --sender iperf3, or --embedded",
             )
     if req.sender == "netassay-gen":
-        GEN.frame_size(req.datagram(), req.ip_version)
+        gen.frame_size(req.datagram(), req.ip_version)
         if req.scenario.socket_buffer:
             raise UsageError(
                 f"scenario '{req.scenario.label()}': socket_buffer is an iperf3 setting",
                 "netassay-gen's receiver reads a packet ring, not a socket",
                 "drop socket_buffer from the scenario, or use --sender iperf3",
             )
-    L.validate(req.testbed())
+    testbed_link.validate(req.testbed())
 
 
 def check_server(addr: str, allow_any: bool) -> None:
@@ -97,7 +97,7 @@ def check_server(addr: str, allow_any: bool) -> None:
         ip = ipaddress.ip_address(addr)
     except ValueError as exc:
         raise UsageError(f"bad --server '{addr}'", "not an IP address", "e.g. 198.18.5.2") from exc
-    if not allow_any and ip not in (N.BENCH_V4 if ip.version == 4 else N.BENCH_V6):
+    if not allow_any and ip not in (names.BENCH_V4 if ip.version == 4 else names.BENCH_V6):
         raise UsageError(
             f"--server {addr} is outside the benchmarking ranges",
             "a test floods its target at the contracted rate",
@@ -168,20 +168,27 @@ class _Place:
         s = req.scenario
         if state is not None:
             ns = state["namespaces"]
-            self.client = TI.Side(ns["cli"], s.client_cpu)
-            self.server: TI.Side | None = TI.Side(ns["srv"], s.server_cpu)
+            self.client = traffic_iperf3.Side(ns["cli"], s.client_cpu)
+            self.server: traffic_iperf3.Side | None = traffic_iperf3.Side(ns["srv"], s.server_cpu)
             self.addr = state["addresses"]["srv"]
             # on veth a backlog that refuses a frame is counted by the veth that sent it
             # (tx_dropped): the client's c0 for the link's ingress, the link's l1 for
             # the server's; both are this host's (the embedded link runs on its CPUs)
-            self.probe = H.HostProbe(
-                {"sender": (ns["cli"], None), "receiver": (ns["srv"], L.SRV_DEV)},
-                {"veth.c0": (ns["cli"], L.CLI_DEV), "veth.l1": (ns["link"], L.LINK_OUT)},
+            self.probe = counters_host.HostProbe(
+                {"sender": (ns["cli"], None), "receiver": (ns["srv"], testbed_link.SRV_DEV)},
+                {
+                    "veth.c0": (ns["cli"], testbed_link.CLI_DEV),
+                    "veth.l1": (ns["link"], testbed_link.LINK_OUT),
+                },
             )
             self.roles = _roles(s.client_cpu, s.server_cpu)
         else:
-            self.client, self.server, self.addr = TI.Side(None, s.client_cpu), None, req.server
-            self.probe = H.HostProbe({"sender": (None, _route_dev(str(req.server)))})
+            self.client, self.server, self.addr = (
+                traffic_iperf3.Side(None, s.client_cpu),
+                None,
+                req.server,
+            )
+            self.probe = counters_host.HostProbe({"sender": (None, _route_dev(str(req.server)))})
             self.roles = _roles(s.client_cpu, None)
         self.truth_total: dict[str, int] = {}
         try:
@@ -194,7 +201,7 @@ class _Place:
         req, s = self.req, self.req.scenario
         tool = {
             "sender": req.sender,
-            "version": TI.version() if req.sender == "iperf3" else GEN.version(),
+            "version": traffic_iperf3.version() if req.sender == "iperf3" else gen.version(),
             "socket_buffer_bytes": s.socket_buffer or "kernel default",
             "datagram_bytes": req.datagram(),
         }
@@ -206,7 +213,7 @@ class _Place:
             extra.update(
                 mtu=s.mtu,
                 steering=self.state.get("steering", {}),
-                masks=L.masks(self.state),
+                masks=testbed_link.masks(self.state),
                 rx_cpu=s.rx_cpu,
                 tx_cpu=s.tx_cpu,
                 busy_receiver=s.busy_receiver,
@@ -221,17 +228,17 @@ class _Place:
                 server=req.server,
                 note="the server's host is not checked from here",
             )
-        return H.host_config(extra)
+        return counters_host.host_config(extra)
 
     def one(self, index: int, phase: str, payload_bps: float, duration_s: float) -> AcceptRun:
         req = self.req
         time.sleep(PAUSE_S)
         truth0 = self.truths()
-        sampler = H.CpuSampler().start()
+        sampler = counters_host.CpuSampler().start()
         self.probe.start()
         try:
             if req.sender == "iperf3":
-                r = IP.run_once(
+                r = accept_iperf3.run_once(
                     self.client,
                     self.server,
                     str(self.addr),
@@ -244,7 +251,7 @@ class _Place:
                 )
             else:
                 assert self.state is not None
-                r = GEN.run_once(
+                r = gen.run_once(
                     self.state["target"],
                     {"client": req.scenario.client_cpu, "server": req.scenario.server_cpu},
                     payload_bps,
@@ -258,8 +265,8 @@ class _Place:
             samples = sampler.stop()
         host = self.probe.deltas()
         if req.sender == "netassay-gen":
-            host["receiver.packet_ring_dropped"] = GEN.ring_drops(r)
-            host["sender.lateness_max_us"] = GEN.lateness_max_us(r)
+            host["receiver.packet_ring_dropped"] = gen.ring_drops(r)
+            host["sender.lateness_max_us"] = gen.lateness_max_us(r)
         truth = {k: v - truth0.get(k, 0) for k, v in self.truths().items()}
         for k, v in truth.items():
             self.truth_total[k] = self.truth_total.get(k, 0) + v
@@ -272,7 +279,7 @@ class _Place:
         return r
 
     def truths(self) -> dict[str, int]:
-        return L.truth_counters(self.state) if self.state is not None else {}
+        return testbed_link.truth_counters(self.state) if self.state is not None else {}
 
     def link_summary(self) -> dict[str, Any]:
         if self.state is None:

@@ -20,9 +20,9 @@ from netassay.methods.base import (
     from_stores,
     span,
 )
-from netassay.methods.batching import run as R
-from netassay.methods.batching import store as BS
-from netassay.methods.batching import view as V
+from netassay.methods.batching import run as batching_run
+from netassay.methods.batching import store as batching_store
+from netassay.methods.batching import view as batching_view
 from netassay.methods.batching.request import NAME, RUN_OPTIONS, BatchingRequest
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
@@ -36,7 +36,7 @@ SETUP_S = 1.5  # the testbed built, the knobs set, the warm-up train
 
 class BatchingMethod:
     name = "batching"
-    kinds: tuple[str, ...] = (BS.KIND,)
+    kinds: tuple[str, ...] = (batching_store.KIND,)
     request = BatchingRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -50,17 +50,17 @@ class BatchingMethod:
             "burst_len_mean": ("mean burst length", 1.0, "mean burst length (packets)"),
         },
         columns=(
-            ("wait p50", lambda r: V.fmt_us(r["wait_p50_ns"])),
+            ("wait p50", lambda r: batching_view.fmt_us(r["wait_p50_ns"])),
             ("in bursts", lambda r: fmt_pct(r["share_in_bursts"])),
             ("mean burst", lambda r: f"{r['burst_len_mean']:.1f}"),
             ("runs", lambda r: str(r["runs"])),
         ),
         group_columns=(
-            ("wait p50 median (range)", lambda g: span(V.fmt_us, g["wait_p50_ns"])),
+            ("wait p50 median (range)", lambda g: span(batching_view.fmt_us, g["wait_p50_ns"])),
             ("in bursts median", lambda g: fmt_pct(g["share_in_bursts"]["median"])),
             ("mean burst median", lambda g: f"{g['burst_len_mean']['median']:.1f}"),
         ),
-        group_text=V.group_text,
+        group_text=batching_view.group_text,
     )
     knobs = None
     cell_defaults: tuple[str, ...] = ("runs", "probe_rate")
@@ -72,10 +72,10 @@ class BatchingMethod:
         send = request.count / request.rate_pps
         return Plan(request.runs, SETUP_S + request.runs * (send + RUN_OVERHEAD_S), ())
 
-    def prepare(self, request: BatchingRequest, options: RunOptions) -> R.Batching:
+    def prepare(self, request: BatchingRequest, options: RunOptions) -> batching_run.Batching:
         """The measurement, its request checked before anything is built."""
-        b = R.Batching(request, lab.store_path(options.db), options.name or NAME,
-                       options.label)  # fmt: skip
+        b = batching_run.Batching(request, lab.store_path(options.db), options.name or NAME,
+                                  options.label)  # fmt: skip
         request.validate(b.db, b.name)
         return b
 
@@ -84,24 +84,24 @@ class BatchingMethod:
         b.progress = progress
         return self.run_prepared(b)
 
-    def run_prepared(self, b: R.Batching) -> BS.StoredBatching:
-        return R.measure(b)
+    def run_prepared(self, b: batching_run.Batching) -> batching_store.StoredBatching:
+        return batching_run.measure(b)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]:
-        return from_stores(inputs, lambda _, store: BS.stored_batchings(store))
+        return from_stores(inputs, lambda _, store: batching_store.stored_batchings(store))
 
     def judged(self, result: Any) -> tuple[str, str | None]:
         return result.experiment.label, None  # it measures; it judges nothing
 
     def view(self, result: Any, as_json: bool) -> str:
-        return V.as_json(result) if as_json else V.text(result)
+        return batching_view.as_json(result) if as_json else batching_view.text(result)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """Two sections per stored experiment: its gaps against the sent spacing (with
         its figures in words), and its burst lengths."""
-        found = list(BS.stored_batchings(store))
+        found = list(batching_store.stored_batchings(store))
         if not found:
             return []
         sections = []
@@ -111,7 +111,9 @@ class BatchingMethod:
             args = (r.runs, s["spacing_ns"], s["gap_ns"])
             gaps = FigureJob(f"{FIGURES}:plot_gaps", args, stem, data_of(*args),
                              kwargs={"title": label})  # fmt: skip
-            sections.append(Section.drawn(f"batching: {label}", "\n".join(V.lines(r)), gaps, out))
+            sections.append(
+                Section.drawn(f"batching: {label}", "\n".join(batching_view.lines(r)), gaps, out)
+            )
             stem = out / "figures" / f"batching_bursts_{slugify(label, used)}"
             lengths = s["burst_lengths"]
             bursts = FigureJob(f"{FIGURES}:plot_bursts", (lengths,), stem, data_of(lengths),
@@ -120,7 +122,7 @@ class BatchingMethod:
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        s = BS.stored(store, experiment).summary
+        s = batching_store.stored(store, experiment).summary
         keys = ("wait_p50_ns", "share_in_bursts", "burst_len_mean")
         return {"verdict": None, "runs": s["runs_stored"], **{k: s[k] for k in keys}}
 

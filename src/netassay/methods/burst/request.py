@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netassay.errors import UsageError
-from netassay.methods import throughput as TP
+from netassay.methods import throughput as methods_throughput
 from netassay.methods.base import check_ranges
 from netassay.params import PAUSE, as_text, fraction, param, whole
 from netassay.units import parse_pause, parse_rate
@@ -51,8 +51,8 @@ class BurstRequest:
         "--throughput", "The SUT's throughput for the corrected buffer time: a rate "
         "(100k), pdr / N%pdr of the newest search in --db, or search: a short search "
         "first, stored beside (none: the implied time "
-        "only).", default=None, parse=TP.parser("--throughput"),
-        check=TP.checker("--throughput"), metavar="RATE",
+        "only).", default=None, parse=methods_throughput.parser("--throughput"),
+        check=methods_throughput.checker("--throughput"), metavar="RATE",
     )  # fmt: skip
 
     def validate(self) -> None:

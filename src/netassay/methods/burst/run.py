@@ -14,14 +14,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
-from netassay import quality as Q
+from netassay import names, quality
 from netassay.analysis.burst import LengthSearch
 from netassay.config import Config, TestbedConfig
-from netassay.methods import lab
-from netassay.methods import throughput as TP
+from netassay.methods import lab, throughput
 from netassay.methods.base import Progress, RunOptions
-from netassay.methods.burst import store as BS
+from netassay.methods.burst import store as burst_store
 from netassay.methods.burst.request import MAX_BURST_S, RETRIES, BurstRequest
 from netassay.store.db import Store
 from netassay.testbed.bed import require_root
@@ -47,7 +45,7 @@ class BurstJob:
     req: BurstRequest
     testbed: TestbedConfig
     db: str
-    name: str = N.DEFAULT_NAME
+    name: str = names.DEFAULT_NAME
     label: str = ""
     check_peak: bool = True
     retries: int = RETRIES
@@ -66,11 +64,13 @@ def prepare(req: BurstRequest, options: RunOptions, cfg: Config) -> BurstJob:
     )
     job = BurstJob(req, testbed, db, name, options.label, options.check_peak, retries)
     if req.throughput is not None:
-        job.throughput_pps, job.throughput_from = TP.resolve(req.throughput, db, "--throughput")
+        job.throughput_pps, job.throughput_from = throughput.resolve(
+            req.throughput, db, "--throughput"
+        )
     return job
 
 
-def run(job: BurstJob) -> BS.StoredBurst:
+def run(job: BurstJob) -> burst_store.StoredBurst:
     """Run every test, each burst stored as it ends; the stored result."""
     require_root("a burst test")
     with lab.open_testbed(job.name, job.testbed, "a burst test", job.note) as tb:
@@ -84,8 +84,8 @@ def run(job: BurstJob) -> BS.StoredBurst:
         most = job.req.max_frames or max(MIN_FRAMES, round(rate * MAX_BURST_S))
         with Store(job.db) as store, trials_on(tb) as ctx:
             ctx = _start(job, ctx, store, rate, most, peak)
-            if job.req.throughput == TP.MEASURE:  # a short search now, stored after
-                job.throughput_pps, job.throughput_from = TP.measure(
+            if job.req.throughput == throughput.MEASURE:  # a short search now, stored after
+                job.throughput_pps, job.throughput_from = throughput.measure(
                     tb, ctx, store, job.testbed, f"search for the throughput of {job.name}",
                     job.note,
                 )  # fmt: skip
@@ -96,7 +96,7 @@ def run(job: BurstJob) -> BS.StoredBurst:
     with Store(job.db, readonly=True) as store:
         assert job.experiment_id is not None
         exp = store.experiment(job.experiment_id)
-        return BS.StoredBurst(Path(job.db), exp, BS.summary(store, exp))
+        return burst_store.StoredBurst(Path(job.db), exp, burst_store.summary(store, exp))
 
 
 def _start(
@@ -112,7 +112,7 @@ def _start(
     }  # fmt: skip
     label = job.label or f"burst {fmt_rate(rate)} {lab.default_label(job.testbed, job.name)}"
     job.experiment_id, ctx = lab.start_experiment(
-        store, ctx, kind=BS.KIND, name=job.name, label=label, config=config,
+        store, ctx, kind=burst_store.KIND, name=job.name, label=label, config=config,
         metadata={"rate_pps": rate, "throughput_pps": job.throughput_pps}, peak=peak,
     )  # fmt: skip
     return ctx
@@ -171,11 +171,11 @@ def rate_judged(rec: TrialRecord, n: int, rate: float) -> TrialRecord:
     """A burst whose only faults are its achieved rate off the offered one, by no more
     than ``SPAN_JITTER_S`` of its span (or the engine's tolerance), is used: the fault
     becomes a note saying so."""
-    found = Q.faults(rec.warnings)
-    kinds = (Q.GENERATOR_LIMIT, Q.RATE_OVERSHOOT)
+    found = quality.faults(rec.warnings)
+    kinds = (quality.GENERATOR_LIMIT, quality.RATE_OVERSHOOT)
     if not found or not all(f.startswith(kinds) for f in found) or not rec.achieved_rate_pps:
         return rec
-    tolerance = max(Q.RATE_TOLERANCE, SPAN_JITTER_S * rate / n)
+    tolerance = max(quality.RATE_TOLERANCE, SPAN_JITTER_S * rate / n)
     err = rec.achieved_rate_pps / rate - 1
     if abs(err) > tolerance:
         return rec

@@ -12,9 +12,9 @@ from typing import Any
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods import lab
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
-from netassay.methods.doctor import run as R
-from netassay.methods.doctor import store as DS
-from netassay.methods.doctor import view as V
+from netassay.methods.doctor import run as doctor_run
+from netassay.methods.doctor import store as doctor_store
+from netassay.methods.doctor import view as doctor_view
 from netassay.methods.doctor.request import NAME, RUN_OPTIONS, DoctorRequest, refuse_own_knobs
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
@@ -27,7 +27,7 @@ SETUP_S = 6.0  # three testbeds built, the environment captured, probes started
 
 class DoctorMethod:
     name = "doctor"
-    kinds: tuple[str, ...] = (DS.KIND,)
+    kinds: tuple[str, ...] = (doctor_store.KIND,)
     request = DoctorRequest
     campaign = False
     run_options = RUN_OPTIONS
@@ -43,13 +43,13 @@ class DoctorMethod:
     legend = ""
 
     def plan(self, request: DoctorRequest) -> Plan:
-        e = R.QUICK if request.quick else R.FULL
+        e = doctor_run.QUICK if request.quick else doctor_run.FULL
         low = request.runs * request.frames_per_trial / request.low_load_pps
-        probes = 3 * e.probes * R.PROBE_S + e.peak_probes * 0.5 + 1.0
+        probes = 3 * e.probes * doctor_run.PROBE_S + e.peak_probes * 0.5 + 1.0
         secs = low + probes + e.floods * e.flood_s + e.cap_s + e.drop_s + SETUP_S
         return Plan(request.runs + e.floods + 2, secs, ())
 
-    def prepare(self, request: DoctorRequest, options: RunOptions) -> R.Doctor:
+    def prepare(self, request: DoctorRequest, options: RunOptions) -> doctor_run.Doctor:
         """The run, its request and knobs checked before anything is built."""
         request.validate()
         flags = {f.name: p.flag for f, p in declared(TestbedConfig)}
@@ -60,27 +60,29 @@ class DoctorMethod:
         cfg = replace(
             cfg, sut="router", sink="xdp", sut_cap_pps=None, sut_cap_reverse_pps=None, sut_drop=0.0
         )
-        return R.Doctor(request, cfg, lab.store_path(options.db), name, options.label)
+        return doctor_run.Doctor(request, cfg, lab.store_path(options.db), name, options.label)
 
     def run(self, request: DoctorRequest, options: RunOptions, progress: Progress) -> Any:
         doc = self.prepare(request, options)
         doc.progress = progress
-        return R.run(doc)
+        return doctor_run.run(doc)
 
-    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[DS.StoredDoctor]:
-        return from_stores(inputs, lambda _, store: DS.stored_doctors(store))
+    def analyse(
+        self, inputs: Sequence[Path], cfg: AnalysisConfig
+    ) -> Iterator[doctor_store.StoredDoctor]:
+        return from_stores(inputs, lambda _, store: doctor_store.stored_doctors(store))
 
     def judged(self, result: Any) -> tuple[str, str | None]:
         return result.experiment.label, result.summary["verdict"]
 
     def view(self, result: Any, as_json: bool) -> str:
-        return V.as_json(result) if as_json else V.text(result)
+        return doctor_view.as_json(result) if as_json else doctor_view.text(result)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """One section per stored doctor run: its checks in words, its rates drawn."""
-        found = list(DS.stored_doctors(store))
+        found = list(doctor_store.stored_doctors(store))
         if not found:
             return []
         sections = []
@@ -89,12 +91,12 @@ class DoctorMethod:
             title = f"{r.experiment.label}: {r.summary['verdict']}"
             job = FigureJob("netassay.methods.doctor.figures:plot_range", (r.checks,), stem,
                             data_of(r.checks), kwargs={"title": title})  # fmt: skip
-            text = "\n".join(V.lines(r))
+            text = "\n".join(doctor_view.lines(r))
             sections.append(Section.drawn(f"doctor: {r.experiment.label}", text, job, out))
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        s = DS.summary(DS.stored_checks(store, experiment.id))
+        s = doctor_store.summary(doctor_store.stored_checks(store, experiment.id))
         return {"verdict": s["verdict"], "trusted_pps": s["trusted_pps"]}
 
     def cell_brief(self, settings: dict[str, Any]) -> str:

@@ -16,19 +16,17 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
-from netassay import quality
+from netassay import names, quality
 from netassay.config import TestbedConfig
-from netassay.counters import cpu, threads
-from netassay.counters import hostcheck as HC
+from netassay.counters import cpu, hostcheck, threads
 from netassay.methods import lab
-from netassay.methods.doctor import checks as C
+from netassay.methods.doctor import checks as doctor_checks
 from netassay.methods.doctor import reference
-from netassay.methods.doctor import store as DS
+from netassay.methods.doctor import store as doctor_store
 from netassay.methods.doctor.request import DoctorRequest
-from netassay.methods.flood import store as FS
+from netassay.methods.flood import store as flood_store
 from netassay.store.db import Store
-from netassay.testbed import topology as T
+from netassay.testbed import topology
 from netassay.testbed.bed import Testbed, require_root
 from netassay.testbed.environment import capture as capture_environment
 from netassay.traffic.generator import BINARY as GEN_BINARY
@@ -78,7 +76,7 @@ class Doctor:
     label: str = ""
     progress: Line = _quiet
     experiment_id: int | None = None
-    checks: list[C.Check] = field(default_factory=list)
+    checks: list[doctor_checks.Check] = field(default_factory=list)
     sends: list[dict[str, Any]] = field(default_factory=list)
     sut_lates: list[int] = field(default_factory=list)  # probes on the SUT's CPU
 
@@ -87,12 +85,12 @@ class Doctor:
         return QUICK if self.req.quick else FULL
 
 
-def judged(doc: Doctor, store: Store, check: C.Check) -> C.Check:
+def judged(doc: Doctor, store: Store, check: doctor_checks.Check) -> doctor_checks.Check:
     """Store a judged check now and say it."""
     assert doc.experiment_id is not None
-    DS.record(store, doc.experiment_id, len(doc.checks), check)
+    doctor_store.record(store, doc.experiment_id, len(doc.checks), check)
     doc.checks.append(check)
-    fix = f"  ({check.fix})" if check.fix and check.status != C.PASS else ""
+    fix = f"  ({check.fix})" if check.fix and check.status != doctor_checks.PASS else ""
     doc.progress(f"  {check.status:4}  {check.name}: {check.figure}{fix}")
     return check
 
@@ -125,15 +123,17 @@ def host_checks(doc: Doctor, store: Store, tb: Testbed) -> None:
     from netassay.counters.host import mitigations  # deferred: pyroute2
 
     doc.progress("reading the host's settings ...")
-    h = HC.read_host()
+    h = hostcheck.read_host()
     used = testbed_cpus(tb)
     sut = tb.ns("sut")
-    napi = HC.read_napi({N.SUT_IN: sut, N.SUT_OUT: sut})
+    napi = hostcheck.read_napi({names.SUT_IN: sut, names.SUT_OUT: sut})
     for check in (
-        C.governor(h["governors"]), C.smt(h["smt"]), C.mitigations(mitigations()),
-        C.isolcpus(h["isolated"], used or h["cpus"]), C.irqbalance(h["irqbalance"]),
-        C.clocksource(h["clocksource"]), C.timer_slack(h["timer_slack_ns"]),
-        C.napi(h["sysctls"], napi),
+        doctor_checks.governor(h["governors"]), doctor_checks.smt(h["smt"]),
+        doctor_checks.mitigations(mitigations()),
+        doctor_checks.isolcpus(h["isolated"], used or h["cpus"]),
+        doctor_checks.irqbalance(h["irqbalance"]),
+        doctor_checks.clocksource(h["clocksource"]), doctor_checks.timer_slack(h["timer_slack_ns"]),
+        doctor_checks.napi(h["sysctls"], napi),
     ):  # fmt: skip
         judged(doc, store, check)
 
@@ -158,7 +158,7 @@ def probe_cpus(doc: Doctor, store: Store, tb: Testbed) -> None:
     the first MAX_PROBED_CPUS) and by which threads, then the generator's own sends on
     its CPU through the router (kept for the pacing check)."""
     rate, n = doc.req.low_load_pps, doc.effort.probes
-    cpus = testbed_cpus(tb) or HC.read_host()["cpus"][:MAX_PROBED_CPUS]
+    cpus = testbed_cpus(tb) or hostcheck.read_host()["cpus"][:MAX_PROBED_CPUS]
     doc.progress(
         f"probing how often CPU {','.join(map(str, cpus))} is taken away "
         f"({n} x {PROBE_S:g} s each) ..."
@@ -169,7 +169,7 @@ def probe_cpus(doc: Doctor, store: Store, tb: Testbed) -> None:
         with threads.Tracer() as tracer:
             probes += [{"cpu": c, **_send_of(pacing_only(tb, c, rate))} for _ in range(n)]
             took[c] = threads.takers(tracer.stop(), c, skip=_measuring)
-    judged(doc, store, C.stalls(probes, PROBE_S, took))
+    judged(doc, store, doctor_checks.stalls(probes, PROBE_S, took))
     sut = tb.state.get("sut_cpu")
     doc.sut_lates = [p["lateness_max_ns"] or 0 for p in probes if p["cpu"] == sut]
     doc.progress(f"pacing {fmt_rate(rate)} through the router ({n} x {PROBE_S:g} s) ...")
@@ -187,7 +187,7 @@ def false_loss(doc: Doctor, store: Store, ctx: TrialContext) -> None:
         rec = measured(doc, ctx, "false loss", i, rate, secs)
         store.add_trial(doc.experiment_id, rec)
         trials.append(_trial_of(rec))
-    judged(doc, store, C.false_loss(rate, trials, runs * doc.req.frames_per_trial))
+    judged(doc, store, doctor_checks.false_loss(rate, trials, runs * doc.req.frames_per_trial))
 
 
 def measured(
@@ -198,7 +198,7 @@ def measured(
     attempt's pacing is kept (its stalls happened)."""
     discarded: list[str] = []
     for attempt in range(RETRIES + 1):
-        rec = measure(ctx, DS.TRIAL_OF[check], rep, rate_pps, secs)
+        rec = measure(ctx, doctor_store.TRIAL_OF[check], rep, rate_pps, secs)
         doc.sends.append(_send_of_trial(rec))
         found = quality.faults(rec.warnings)
         if not found or attempt == RETRIES or lab.signalled(rec):
@@ -213,7 +213,7 @@ def _send_of_trial(rec: TrialRecord) -> dict[str, Any]:
     return {"rate_error": g.get("rate_error"), "lateness_max_ns": g.get("lateness_max_ns")}
 
 
-def reach_and_mrr(doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext) -> C.Check:
+def reach_and_mrr(doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext) -> doctor_checks.Check:
     """The generator's peak and paced reach; the kernel router's MRR (floods, each
     stored as it ends). The MRR check."""
     e = doc.effort
@@ -228,10 +228,12 @@ def reach_and_mrr(doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext) -> 
         for i in range(e.floods):
             doc.progress(f"flooding the router ({i + 1}/{e.floods}, {e.flood_s:g} s) ...")
             floods.append(flood(ctx, e.flood_s))
-            rec = FS.trial_of(i, floods[-1], ctx.run_id)
-            store.add_trial(doc.experiment_id, replace(rec, load_index=DS.TRIAL_OF["router mrr"]))
-    mrr = judged(doc, store, C.mrr(floods))
-    judged(doc, store, C.reach(peak, reach, mrr.value["mrr_pps"], late))
+            rec = flood_store.trial_of(i, floods[-1], ctx.run_id)
+            store.add_trial(
+                doc.experiment_id, replace(rec, load_index=doctor_store.TRIAL_OF["router mrr"])
+            )
+    mrr = judged(doc, store, doctor_checks.mrr(floods))
+    judged(doc, store, doctor_checks.reach(peak, reach, mrr.value["mrr_pps"], late))
     return mrr
 
 
@@ -253,30 +255,30 @@ def ground_truths(doc: Doctor, store: Store) -> None:
     r, e = doc.req, doc.effort
     cap_cfg = replace(doc.cfg, sut_cap_pps=r.cap_pps)
     rec, tb = truth_trial(doc, store, cap_cfg, "ground truth: cap", CAP_OVER * r.cap_pps, e.cap_s)
-    bucket = T.cap_bucket_pkts(tb.cfg) or 0
-    judged(doc, store, C.cap_truth(r.cap_pps, bucket, _trial_of(rec)))
+    bucket = topology.cap_bucket_pkts(tb.cfg) or 0
+    judged(doc, store, doctor_checks.cap_truth(r.cap_pps, bucket, _trial_of(rec)))
     drop_cfg = replace(doc.cfg, sut_drop=r.drop)
     rec, _ = truth_trial(doc, store, drop_cfg, "ground truth: drop", r.low_load_pps, e.drop_s)
-    judged(doc, store, C.drop_truth(r.drop, _trial_of(rec)))
+    judged(doc, store, doctor_checks.drop_truth(r.drop, _trial_of(rec)))
 
 
 def steal_of(before: dict[str, Any]) -> dict[str, float]:
     return {core: row["steal"] for core, row in cpu.use(before, cpu.read()).items()}
 
 
-def run(doc: Doctor) -> DS.StoredDoctor:
+def run(doc: Doctor) -> doctor_store.StoredDoctor:
     """Run every check, each stored as it is judged; the stored run."""
-    T.validate(doc.cfg)
+    topology.validate(doc.cfg)
     require_root("doctor")
     cpu_before = cpu.read()
     with Store(doc.db) as store:
-        DS.ensure(store)
+        doctor_store.ensure(store)
         with (
             lab.open_testbed(doc.name, doc.cfg, "doctor", doc.progress) as tb,
             trials_on(tb) as ctx,
         ):
             doc.experiment_id, ctx = lab.start_experiment(
-                store, ctx, kind=DS.KIND, name=doc.name,
+                store, ctx, kind=doctor_store.KIND, name=doc.name,
                 label=doc.label or f"doctor {lab.default_label(tb.cfg, doc.name)}",
                 config=doctor_config(doc), metadata={"quick": doc.req.quick}, peak=None,
             )  # fmt: skip
@@ -286,27 +288,27 @@ def run(doc: Doctor) -> DS.StoredDoctor:
             false_loss(doc, store, ctx)
             mrr = reach_and_mrr(doc, store, tb, ctx)
         ground_truths(doc, store)
-        judged(doc, store, C.steal(steal_of(cpu_before)))
-        pacing = judged(doc, store, C.pacing(doc.sends, queue, doc.sut_lates))
+        judged(doc, store, doctor_checks.steal(steal_of(cpu_before)))
+        pacing = judged(doc, store, doctor_checks.pacing(doc.sends, queue, doc.sut_lates))
         reach = next(c for c in doc.checks if c.name == "generator reach")
-        judged(doc, store, C.trusted(pacing.value["stall_bound_pps"],
-                                     reach.value["reach_pps"], mrr.value["mrr_pps"],
-                                     doc.req.low_load_pps))  # fmt: skip
+        judged(doc, store, doctor_checks.trusted(pacing.value["stall_bound_pps"],
+                                                 reach.value["reach_pps"], mrr.value["mrr_pps"],
+                                                 doc.req.low_load_pps))  # fmt: skip
     result = stored(doc.db, doc.experiment_id)
     reference.remember(reference_of(result), built)
     return result
 
 
-def reference_of(r: DS.StoredDoctor) -> dict[str, Any]:
+def reference_of(r: doctor_store.StoredDoctor) -> dict[str, Any]:
     """What later experiments on this host keep of a finished run (``reference``)."""
     return {"utc": r.experiment.created_utc, "verdict": r.summary["verdict"],
             "trusted_pps": r.summary["trusted_pps"], "experiment_id": r.experiment.id,
             "db": str(Path(r.db).resolve())}  # fmt: skip
 
 
-def stored(db: str, experiment_id: int | None) -> DS.StoredDoctor:
+def stored(db: str, experiment_id: int | None) -> doctor_store.StoredDoctor:
     with Store(db, readonly=True) as store:
         assert experiment_id is not None
         exp = store.experiment(experiment_id)
-        found = DS.stored_checks(store, exp.id)
-    return DS.StoredDoctor(Path(db), exp, found, DS.summary(found))
+        found = doctor_store.stored_checks(store, exp.id)
+    return doctor_store.StoredDoctor(Path(db), exp, found, doctor_store.summary(found))

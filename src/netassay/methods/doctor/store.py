@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netassay.methods.doctor import checks as C
+from netassay.methods.doctor import checks as doctor_checks
 from netassay.store.db import Experiment, Store
 from netassay.store.rows import dumps
 from netassay.units import utc_now
@@ -44,7 +44,7 @@ class StoredDoctor:
 
     db: Path
     experiment: Experiment
-    checks: list[C.Check]
+    checks: list[doctor_checks.Check]
     summary: dict[str, Any]
 
 
@@ -52,7 +52,7 @@ def ensure(store: Store) -> None:
     store.ensure_tables(KIND, 1, DDL)
 
 
-def record(store: Store, experiment_id: int, seq: int, check: C.Check) -> None:
+def record(store: Store, experiment_id: int, seq: int, check: doctor_checks.Check) -> None:
     """One judged check, committed now."""
     with store.transaction() as w:
         w.row(TABLE, {
@@ -62,25 +62,30 @@ def record(store: Store, experiment_id: int, seq: int, check: C.Check) -> None:
         })  # fmt: skip
 
 
-def stored_checks(store: Store, experiment_id: int) -> list[C.Check]:
+def stored_checks(store: Store, experiment_id: int) -> list[doctor_checks.Check]:
     rows = store.rows(TABLE, {"experiment_id": experiment_id}, ("seq",))
     return [
-        C.Check(r["name"], r["status"], r["figure"], r["fix"], json.loads(r["value_json"]))
+        doctor_checks.Check(
+            r["name"], r["status"], r["figure"], r["fix"], json.loads(r["value_json"])
+        )
         for r in rows
     ]
 
 
-def summary(checks: list[C.Check]) -> dict[str, Any]:
+def summary(checks: list[doctor_checks.Check]) -> dict[str, Any]:
     """A run's verdict over its checks, its trusted range, and whether it finished."""
     last = next((c for c in checks if c.name == LAST), None)
     value = last.value if last else {}
     return {
-        "verdict": C.verdict(checks),
+        "verdict": doctor_checks.verdict(checks),
         "finished": last is not None,
         "trusted_pps": value.get("trusted_pps"),
         "sweep_to_pps": value.get("sweep_to_pps"),
         "mrr_pps": value.get("mrr_pps"),
-        "counts": {s: sum(c.status == s for c in checks) for s in (C.PASS, C.WARN, C.FAIL)},
+        "counts": {
+            s: sum(c.status == s for c in checks)
+            for s in (doctor_checks.PASS, doctor_checks.WARN, doctor_checks.FAIL)
+        },
     }
 
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
-from netassay.methods.flood import run as R
-from netassay.methods.flood import store as FS
-from netassay.methods.flood import view as V
+from netassay.methods.flood import run as flood_run
+from netassay.methods.flood import store as flood_store
+from netassay.methods.flood import view as flood_view
 from netassay.methods.flood.request import RUN_OPTIONS, FloodRequest
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
@@ -39,7 +39,7 @@ def _ci(ci: Any) -> str:
 
 class FloodMethod:
     name = "flood"
-    kinds: tuple[str, ...] = (FS.KIND,)
+    kinds: tuple[str, ...] = (flood_store.KIND,)
     request = FloodRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -61,7 +61,7 @@ class FloodMethod:
             ("MRR median (range)", lambda g: span(fmt_rate, g["mrr_pps"])),
             ("lost median", lambda g: fmt_pct(g["loss_ratio"]["median"])),
         ),
-        group_text=V.flood_group_text,
+        group_text=flood_view.flood_group_text,
     )
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
@@ -74,15 +74,16 @@ class FloodMethod:
         return Plan(request.runs, request.runs * per, ())
 
     def run(self, request: FloodRequest, options: RunOptions, progress: Progress) -> Any:
-        name = options.name or N.DEFAULT_NAME
+        name = options.name or names.DEFAULT_NAME
         cfg = (options.config or Config()).testbed
-        cfg = R.testbed_for(name, options.testbed_flags, cfg)
-        show = lambda i, f: progress(V.flood_line(i, f))  # noqa: E731
-        return R.measure(request, name, cfg, show, options.db, options.label)
+        cfg = flood_run.testbed_for(name, options.testbed_flags, cfg)
+        show = lambda i, f: progress(flood_view.flood_line(i, f))  # noqa: E731
+        return flood_run.measure(request, name, cfg, show, options.db, options.label)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredFlood]:
         return from_stores(
-            inputs, lambda p, st: (StoredFlood(p, exp, s) for exp, s in FS.stored_floods(st))
+            inputs,
+            lambda p, st: (StoredFlood(p, exp, s) for exp, s in flood_store.stored_floods(st)),
         )
 
     def judged(self, result: Any) -> tuple[str, str | None]:
@@ -94,16 +95,16 @@ class FloodMethod:
         if isinstance(result, StoredFlood):
             exp, s = result.experiment, result.summary
             if as_json:
-                return V.stored_json(exp, s, str(result.db))
-            return "\n" + "\n".join(V.stored_lines(exp, s))
-        return V.as_json(result) if as_json else V.summary_line(result)
+                return flood_view.stored_json(exp, s, str(result.db))
+            return "\n" + "\n".join(flood_view.stored_lines(exp, s))
+        return flood_view.as_json(result) if as_json else flood_view.summary_line(result)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """One section per stored flood experiment: its MRR in words, run by run, and
         its figure (PNG inline, SVG linked)."""
-        found = list(FS.stored_floods(store))
+        found = list(flood_store.stored_floods(store))
         if not found:
             return []
         sections = []
@@ -113,14 +114,14 @@ class FloodMethod:
             trials = store.trials(exp.id)
             job = FigureJob("netassay.methods.flood.figures:plot_mrr", (trials, cap), stem,
                             data_of(trials, cap), kwargs={"title": exp.label})  # fmt: skip
-            text = "\n".join(V.stored_lines(exp, s))
+            text = "\n".join(flood_view.stored_lines(exp, s))
             sections.append(Section.drawn(f"flood (MRR): {exp.label}", text, job, out))
         return sections
 
     def compared(self, store: Store) -> dict[str, Any] | None:
         """The store's flood experiments side by side, ranked by their median MRR (None:
         it holds none): what ``compare`` shows of a store's floods."""
-        found = list(FS.stored_floods(store))
+        found = list(flood_store.stored_floods(store))
         if not found:
             return None
         rows = [
@@ -131,11 +132,11 @@ class FloodMethod:
         ranked = sorted(rows, key=lambda r: -(r["mrr_pps"] or 0.0))
         for rank, r in enumerate(ranked, 1):
             r["rank"] = rank
-        return {"kind": FS.KIND, "db": str(store.path), "experiments": rows}
+        return {"kind": flood_store.KIND, "db": str(store.path), "experiments": rows}
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """A flood cell: the median MRR over its runs, their 95% CI, the frames lost."""
-        s = FS.summary(store.trials(experiment.id))
+        s = flood_store.summary(store.trials(experiment.id))
         return {
             "verdict": None,
             "runs": s["runs"],

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netassay.errors import UsageError
-from netassay.methods import throughput as TP
+from netassay.methods import throughput
 from netassay.methods.base import check_ranges
 from netassay.params import DURATION, PAUSE, as_text, param, whole
 from netassay.trial.hooks import parse_command
@@ -35,8 +35,8 @@ class ReconfigRequest:
     )  # fmt: skip
     rate: str = param(
         "--rate", "The load, below the SUT's throughput: a rate (100k), or N%pdr of the "
-        "newest search in --db.", default="90%pdr", parse=TP.parser("--rate"),
-        check=TP.checker("--rate"), metavar="RATE",
+        "newest search in --db.", default="90%pdr", parse=throughput.parser("--rate"),
+        check=throughput.checker("--rate"), metavar="RATE",
     )  # fmt: skip
     duration_s: float = param(
         "--duration", "Each trial's traffic; the change must end within it.", default=5.0,

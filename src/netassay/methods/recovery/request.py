@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netassay.errors import UsageError
-from netassay.methods import throughput as TP
+from netassay.methods import throughput as methods_throughput
 from netassay.methods.base import check_ranges
 from netassay.params import DURATION, PAUSE, as_text, fraction, param, whole
 from netassay.units import parse_duration, parse_pause
@@ -26,7 +26,8 @@ class RecoveryRequest:
         "--throughput", "The SUT's throughput the overload is a share of: a rate (100k), "
         "pdr / N%pdr of the newest search in --db, or search: a short search first, "
         "stored beside.", default="pdr",
-        parse=TP.parser("--throughput"), check=TP.checker("--throughput"),
+        parse=methods_throughput.parser("--throughput"),
+        check=methods_throughput.checker("--throughput"),
     )  # fmt: skip
     overload: float = param(
         "--overload", "The overload as a multiple of the throughput (RFC 2544: 1.1; "

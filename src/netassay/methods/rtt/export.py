@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from netassay.counters.capture import POINT_NAMES
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store as rtt_store
 from netassay.methods.rtt.segments import ALL, compute
 from netassay.methods.rtt.trial import SAMPLE_COLUMNS
 from netassay.store.db import Experiment, Store
@@ -47,15 +47,15 @@ PROBE_COLUMNS = (
 def kinds(store: Store) -> list[Kind]:
     return [
         Kind("rtt_segments", "segment of an rtt run",
-             lambda: (SEGMENT_COLUMNS, per_experiment(store, (RS.KIND,), _segments(store)))),
+             lambda: (SEGMENT_COLUMNS, per_experiment(store, (rtt_store.KIND,), _segments(store)))),
         Kind("rtt_probes", "probe kept whole by an rtt run",
-             lambda: (PROBE_COLUMNS, per_experiment(store, (RS.KIND,), _probes(store)))),
+             lambda: (PROBE_COLUMNS, per_experiment(store, (rtt_store.KIND,), _probes(store)))),
     ]  # fmt: skip
 
 
 def _segments(store: Store) -> Any:
     def rows(exp: Experiment) -> Iterator[tuple[Any, ...]]:
-        for r in RS.runs(store, exp.id, blobs=False):
+        for r in rtt_store.runs(store, exp.id, blobs=False):
             run = (exp.id, r.trial_id, r.repetition, r.excluded is not None)
             for name, s in sorted((r.summary.get("segments") or {}).items()):
                 yield (*run, name, *(s.get(k) for k in STATS))
@@ -65,7 +65,7 @@ def _segments(store: Store) -> Any:
 
 def _probes(store: Store) -> Any:
     def rows(exp: Experiment) -> Iterator[tuple[Any, ...]]:
-        for r in RS.runs(store, exp.id):
+        for r in rtt_store.runs(store, exp.id):
             cols, arr = r.probes()
             if not len(arr):
                 continue

@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from netassay import names as N
+from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
-from netassay.methods.rtt import compare as C
-from netassay.methods.rtt import page as P
-from netassay.methods.rtt import run as R
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import compare
+from netassay.methods.rtt import page as rtt_page
+from netassay.methods.rtt import run as rtt_run
+from netassay.methods.rtt import store as rtt_store
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
 from netassay.methods.rtt.view import compare_text, fmt_us, rtt_group_text
 from netassay.store.db import Experiment, Store
@@ -40,7 +40,7 @@ class StoredRtt:
 
 class RttMethod:
     name = "rtt"
-    kinds = (RS.KIND,)
+    kinds = (rtt_store.KIND,)
     request = RttRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -80,24 +80,24 @@ class RttMethod:
         runs = request.runs
         return Plan(runs, settle + runs * (spec.send_time_s() + RUN_OVERHEAD_S), ())
 
-    def setup(self, request: RttRequest, options: RunOptions) -> R.RttSetup:
-        return R.setup_of(request, options.name or N.RTT_NAME, options.db, options.label)
+    def setup(self, request: RttRequest, options: RunOptions) -> rtt_run.RttSetup:
+        return rtt_run.setup_of(request, options.name or names.RTT_NAME, options.db, options.label)
 
     def run(self, request: RttRequest, options: RunOptions, progress: Progress) -> Any:
-        return R.measure_all(self.setup(request, options), lambda m, res: None)
+        return rtt_run.measure_all(self.setup(request, options), lambda m, res: None)
 
     def page(
         self, configs: list[Any], segments: list[str], stat: str, result: dict[str, Any], out: Path
     ) -> Path:
         """The comparison's figures and page in ``out``; the page."""
-        return P.write_page(configs, segments, stat, result, out)
+        return rtt_page.write_page(configs, segments, stat, result, out)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredRtt]:
         for p in store_paths(inputs):
             with open_store(p) as st:
-                if next(iter(RS.rtt_experiments(st)), None) is None:
+                if next(iter(rtt_store.rtt_experiments(st)), None) is None:
                     continue
-                _, segments, result = C.comparison(st, [], None)
+                _, segments, result = compare.comparison(st, [], None)
             yield StoredRtt(p, segments, result)
 
     def judged(self, result: StoredRtt) -> tuple[str, str | None]:
@@ -114,12 +114,12 @@ class RttMethod:
     ) -> list[Section]:
         """The store's rtt comparison: its figures and page in ``out/rtt{suffix}``
         (``-N`` with several stores), linked from the index."""
-        if next(iter(RS.rtt_experiments(store)), None) is None:
+        if next(iter(rtt_store.rtt_experiments(store)), None) is None:
             return []
         place = f"rtt{suffix}"
-        configs, segments, result = C.comparison(store, [], None)
-        jobs = P.figures(configs, segments, "p50", out / place)
-        write = P.writer(configs, segments, "p50", result, out / place, jobs)
+        configs, segments, result = compare.comparison(store, [], None)
+        jobs = rtt_page.figures(configs, segments, "p50", out / place)
+        write = rtt_page.writer(configs, segments, "p50", result, out / place, jobs)
         lines = [
             f"{row['configuration']}: runs {row['runs']}; "
             + ", ".join(
@@ -135,7 +135,7 @@ class RttMethod:
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """An rtt cell: the median over its runs (measurement faults left out) of each
         run's RTT p50 and p99, and the probes lost."""
-        runs = [r for r in RS.runs(store, experiment.id, blobs=False) if not r.excluded]
+        runs = [r for r in rtt_store.runs(store, experiment.id, blobs=False) if not r.excluded]
 
         def over_runs(stat: str) -> float | None:
             v = [r.summary.get("segments", {}).get("rtt", {}).get(stat) for r in runs]

@@ -20,7 +20,7 @@ import numpy as np
 
 from netassay.errors import AlreadyStored, InputError
 from netassay.hist import Hist
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store as rtt_store
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 
@@ -186,7 +186,7 @@ def record_of(run: PingRun, path: Path) -> PingRecord:
 
 def _store(store: Store, key: str, path: Path, run: PingRun, label: str) -> int:
     rec = record_of(run, path)
-    return RS.add_experiment_with_run(
+    return rtt_store.add_experiment_with_run(
         store, key=key, source=SOURCE, label=label or f"ping {run.dst} ({path.name})",
         config=rec.config, metadata={"file": str(path)}, trial=rec.trial, summary=rec.summary,
         hists={"latency_sent": rec.hist},

@@ -32,7 +32,7 @@ from netassay.counters.environment import read_text as read
 from netassay.counters.environment import tool_version as version
 from netassay.errors import StoreError, TestbedError, UsageError
 from netassay.methods.base import run_store
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store as rtt_store
 from netassay.methods.rtt.request import RttRequest
 from netassay.methods.rtt.trial import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
 from netassay.proc import run as run_cmd
@@ -40,7 +40,7 @@ from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root, validate_name
 from netassay.testbed.rtt import EP_DEV, PATHS, UPLINK, RttTestbedConfig
 from netassay.testbed.rtt import validate as validate_testbed
-from netassay.traffic import peers as P
+from netassay.traffic import peers as traffic_peers
 from netassay.traffic.load import Background, Load, NetLoad
 from netassay.traffic.probe import Echo, Link, ProbeSpec
 from netassay.trial.record import TrialRecord
@@ -262,7 +262,9 @@ def measure_all(
         with _held(tb, plans[0], interleaved):
             m.check = check_path(tb, plans[0], capture)
         per_run = req.spec.send_time_s() + req.spec.timeout_s + 5
-        blocks = len(plans) + (len(P.PEERS) if req.ping_too else 0)  # runs after each run
+        blocks = len(plans) + (
+            len(traffic_peers.PEERS) if req.ping_too else 0
+        )  # runs after each run
         bg_max_s = 60 + (req.runs * blocks + 2) * per_run + 70
         with Background(req.load, tb.state, req.net, bg_max_s) as bg, _store(req, m) as store:
             if req.load.count:
@@ -352,7 +354,9 @@ class _Peers:
 
     def __init__(self, tb: Testbed, m: Measurement, store: Store | None, env: dict[str, Any]):
         self.tb, self.m, self.store, self.env = tb, m, store, env
-        self.runs: dict[str, list[P.PeerRun]] = {name: [] for name in P.PEERS}
+        self.runs: dict[str, list[traffic_peers.PeerRun]] = {
+            name: [] for name in traffic_peers.PEERS
+        }
         self.experiment: dict[str, int] = {}
 
     def run(self, index: int) -> None:
@@ -364,17 +368,21 @@ class _Peers:
         ignore = "1" if req.responder_kind == "app" and s.probe == "icmp" else "0"
         run_cmd(["sysctl", "-q", "-w", "net.ipv4.icmp_echo_ignore_all=0"], netns=rsp)
         try:
-            for name in P.PEERS if index % 2 == 0 else tuple(reversed(P.PEERS)):
+            for name in (
+                traffic_peers.PEERS if index % 2 == 0 else tuple(reversed(traffic_peers.PEERS))
+            ):
                 if name == "ping":
-                    peer = P.ping(snd, dst, s.rate_pps, count, s.size_bytes, s.timeout_s)
+                    peer = traffic_peers.ping(
+                        snd, dst, s.rate_pps, count, s.size_bytes, s.timeout_s
+                    )
                 else:
-                    peer = P.irtt(snd, rsp, dst, s.rate_pps, count, s.size_bytes)
+                    peer = traffic_peers.irtt(snd, rsp, dst, s.rate_pps, count, s.size_bytes)
                 self.runs[name].append(peer)
                 self._store(peer, index)
         finally:
             run_cmd(["sysctl", "-q", "-w", f"net.ipv4.icmp_echo_ignore_all={ignore}"], netns=rsp)
 
-    def _store(self, peer: P.PeerRun, index: int) -> None:
+    def _store(self, peer: traffic_peers.PeerRun, index: int) -> None:
         if self.store is None:
             return
         req, m = self.m.req, self.m
@@ -383,7 +391,7 @@ class _Peers:
                        "responder": "kernel" if peer.peer == "ping" else "irtt server",
                        "responder_delay_ns": 0, "runs": req.runs}  # fmt: skip
             self.experiment[peer.peer], _ = self.store.add_experiment(
-                key=f"rtt-{req.name}-{peer.peer}-{secrets.token_hex(4)}", kind=RS.KIND,
+                key=f"rtt-{req.name}-{peer.peer}-{secrets.token_hex(4)}", kind=rtt_store.KIND,
                 source=peer.peer, label=f"{peer.peer} beside experiment {m.experiment_id}",
                 config=factors, metadata={"beside": m.experiment_id, "argv": peer.argv},
                 environment=self.env,
@@ -393,17 +401,17 @@ class _Peers:
             duration_s=max(peer.elapsed_s, 1e-9), sent=peer.sent, received=peer.received,
             source=peer.peer, utc=datetime.now(UTC).isoformat(timespec="microseconds"),
         )  # fmt: skip
-        RS.add_run(self.store, self.experiment[peer.peer], trial, peer.summary(),
-                   {"latency_sent": peer.hist}, None)  # fmt: skip
+        rtt_store.add_run(self.store, self.experiment[peer.peer], trial, peer.summary(),
+                          {"latency_sent": peer.hist}, None)  # fmt: skip
 
-    def pooled(self) -> list[P.PeerRun]:
+    def pooled(self) -> list[traffic_peers.PeerRun]:
         """Each tool's runs as one: counts summed, round trips in one histogram."""
         out = []
         for name, runs in self.runs.items():
             if not runs:
                 continue
-            pool = P.PeerRun(name, argv=runs[0].argv, version=runs[0].version,
-                             elapsed_s=sum(r.elapsed_s for r in runs))  # fmt: skip
+            pool = traffic_peers.PeerRun(name, argv=runs[0].argv, version=runs[0].version,
+                                         elapsed_s=sum(r.elapsed_s for r in runs))  # fmt: skip
             for r in runs:
                 pool.sent += r.sent
                 pool.received += r.received
@@ -434,20 +442,20 @@ def _save(
             + (f" delay {req.responder_delay_ns / 1e3:g}us" if req.responder_delay_ns else "")
         )
         m.experiments[req.responder_delay_ns], _ = store.add_experiment(
-            key=f"rtt-{req.name}-{stamp}-{secrets.token_hex(3)}", kind=RS.KIND,
-            source=RS.SOURCE, label=label, config=req.factors(),
+            key=f"rtt-{req.name}-{stamp}-{secrets.token_hex(3)}", kind=rtt_store.KIND,
+            source=rtt_store.SOURCE, label=label, config=req.factors(),
             metadata={"check": m.check, "points": cap.describe() if cap else [],
                       "testbed": m.testbed}, environment=env,
         )  # fmt: skip
     trial = TrialRecord(
         load_index=0, repetition=res.index, rate_pps=req.spec.rate_pps,
         duration_s=max(res.elapsed_s, 1e-9), sent=res.sent, received=res.received,
-        source=RS.SOURCE, achieved_rate_pps=achieved_rate(res.prober),
+        source=rtt_store.SOURCE, achieved_rate_pps=achieved_rate(res.prober),
         counters={"prober": res.prober}, warnings=res.warnings, utc=res.started_utc,
     )  # fmt: skip
     summary = res.summary()
-    RS.add_run(store, m.experiments[req.responder_delay_ns], trial, summary, res.hists,
-               RS.pack_probes(res.sample, SAMPLE_COLUMNS))  # fmt: skip
+    rtt_store.add_run(store, m.experiments[req.responder_delay_ns], trial, summary, res.hists,
+                      rtt_store.pack_probes(res.sample, SAMPLE_COLUMNS))  # fmt: skip
 
 
 __all__ = ["PATHS", "Measurement", "RttSetup", "measure_all", "validate"]

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from netassay.methods.search import engine as E
+from netassay.methods.search import engine
 from netassay.methods.sweep.figures import _scale
 
 FORMATS = ("png", "svg")
@@ -38,7 +38,7 @@ GOAL_COLOURS = ("#0969da", "#8250df", "#bc4c00", "#1b7c83")
 def trial_kind(goals: dict[str, dict[str, str]]) -> str:
     """How one stored trial counted, from its per-goal classification."""
     marks = [g.get("trial") for g in goals.values()]
-    if not marks or any(m == E.UNUSABLE for m in marks):
+    if not marks or any(m == engine.UNUSABLE for m in marks):
         return "unusable"
     if all(m == "good" for m in marks):
         return "good"
@@ -75,7 +75,7 @@ def _timeline(pts: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]
 
 
 def plot_search(
-    pts: Sequence[dict[str, Any]], outcome: E.SearchOutcome, stem: Path, title: str = ""
+    pts: Sequence[dict[str, Any]], outcome: engine.SearchOutcome, stem: Path, title: str = ""
 ) -> list[Path]:
     """Draw the load-time figure of one search (every trial on the left, the bounds'
     neighbourhood on the right); write stem.png and stem.svg."""
@@ -117,7 +117,9 @@ def plot_search(
     return out
 
 
-def _draw(ax: Any, pts: Sequence[dict[str, Any]], outcome: E.SearchOutcome, div: float) -> None:
+def _draw(
+    ax: Any, pts: Sequence[dict[str, Any]], outcome: engine.SearchOutcome, div: float
+) -> None:
     """The trials as marked points joined in order, and each goal's bounds."""
     if pts:
         ax.plot(
@@ -155,7 +157,7 @@ def _draw(ax: Any, pts: Sequence[dict[str, Any]], outcome: E.SearchOutcome, div:
 
 
 def plot_stored(
-    trials: Iterable[dict[str, Any]], outcome: E.SearchOutcome, stem: Path, title: str = ""
+    trials: Iterable[dict[str, Any]], outcome: engine.SearchOutcome, stem: Path, title: str = ""
 ) -> list[Path]:
     """``plot_search`` of a search's stored trials (``points``)."""
     return plot_search(points(trials), outcome, stem, title)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netassay.analysis import compare as AC
+from netassay.analysis import compare
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import (
     Comparison,
@@ -21,10 +21,10 @@ from netassay.methods.base import (
 )
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
-from netassay.methods.search import engine as E
-from netassay.methods.search import pdr as P
-from netassay.methods.search import run as R
-from netassay.methods.search import view as V
+from netassay.methods.search import engine
+from netassay.methods.search import pdr as search_pdr
+from netassay.methods.search import run as search_run
+from netassay.methods.search import view as search_view
 from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
 from netassay.methods.search.spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSpec
 from netassay.methods.sweep.analyse import assess_experiment
@@ -41,20 +41,22 @@ class StoredSearch:
 
     db: Path
     experiment: Experiment
-    outcome: E.SearchOutcome
+    outcome: engine.SearchOutcome
 
 
 class SearchMethod:
     name = "search"
-    kinds = (R.KIND,)
+    kinds = (search_run.KIND,)
     request = SearchRequest
     campaign = True
     run_options = RUN_OPTIONS
-    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES, names=AC.LAB_NAMES)
+    comparison = Comparison(
+        metrics=(compare.PDR,), figures=compare.LAB_FIGURES, names=compare.LAB_NAMES
+    )
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
-    pdr_rate = staticmethod(P.pdr_rate)  # a share of the newest stored PDR (search.pdr)
-    measure_pdr = staticmethod(R.measure_pdr)  # a short search now, on an open testbed
+    pdr_rate = staticmethod(search_pdr.pdr_rate)  # a share of the newest stored PDR (search.pdr)
+    measure_pdr = staticmethod(search_run.measure_pdr)  # a short search now, on an open testbed
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = CELL_SETUP_S
     legend = ""
@@ -65,7 +67,7 @@ class SearchMethod:
         hi = request.max_load_pps or NOMINAL_MAX_PPS
         lo = request.min_load_pps or hi * MIN_LOAD_FRACTION
         cap = request.time_cap_s or TIME_CAP_S
-        est = E.estimate(SearchSpec(request.make_goals(), lo, hi, cap))
+        est = engine.estimate(SearchSpec(request.make_goals(), lo, hi, cap))
         verify = 0.0
         if request.then_verify:
             vd = request.verify_duration_s or request.final_duration_s or 1.0
@@ -74,21 +76,22 @@ class SearchMethod:
         total = est.wall_time_s + est.trials * request.settle_s + verify
         return Plan(None, total, ())
 
-    def prepare(self, request: SearchRequest, options: RunOptions) -> R.SearchJob:
-        return R.prepare(request, options, options.config or Config())
+    def prepare(self, request: SearchRequest, options: RunOptions) -> search_run.SearchJob:
+        return search_run.prepare(request, options, options.config or Config())
 
     def run(self, request: SearchRequest, options: RunOptions, progress: Progress) -> Any:
         job = self.prepare(request, options)
         job.progress = progress
         return self.execute(job)
 
-    def execute(self, job: R.SearchJob) -> R.SearchReport:
+    def execute(self, job: search_run.SearchJob) -> search_run.SearchReport:
         """Run (or resume) a prepared search, then its verify sweep."""
-        return R.run(job)
+        return search_run.run(job)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredSearch]:
         return from_stores(
-            inputs, lambda p, st: (StoredSearch(p, exp, o) for exp, o in V.stored_searches(st))
+            inputs,
+            lambda p, st: (StoredSearch(p, exp, o) for exp, o in search_view.stored_searches(st)),
         )
 
     def judged(self, result: StoredSearch) -> tuple[str, str | None]:
@@ -98,14 +101,18 @@ class SearchMethod:
         exp, out = result.experiment, result.outcome
         if as_json:
             obj = {
-                "kind": R.KIND, "source": exp.source, "label": exp.label,
+                "kind": search_run.KIND, "source": exp.source, "label": exp.label,
                 "experiment_id": exp.id, "db": str(result.db), "verdict": None,
                 "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
-                **V.outcome_json(out), **V.stored_extras(result.db, exp.id, out),
+                **search_view.outcome_json(out),
+                **search_view.stored_extras(result.db, exp.id, out),
             }  # fmt: skip
             return json.dumps(obj, allow_nan=False)
-        lines = V.outcome_lines(out, f"{exp.label}, experiment {exp.id}")
-        return "\n".join(lines + V.extras_lines(V.stored_extras(result.db, exp.id, out), out.spec))
+        lines = search_view.outcome_lines(out, f"{exp.label}, experiment {exp.id}")
+        return "\n".join(
+            lines
+            + search_view.extras_lines(search_view.stored_extras(result.db, exp.id, out), out.spec)
+        )
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
@@ -113,20 +120,20 @@ class SearchMethod:
         """One section per search: its result in words, its load-time figure (PNG inline,
         SVG linked)."""
         found = []
-        for exp, o in V.stored_searches(store):
+        for exp, o in search_view.stored_searches(store):
             stem = out / "figures" / f"search_{slugify(exp.label, used)}"
             trials = store.trials(exp.id)
             job = FigureJob("netassay.methods.search.figures:plot_stored", (trials, o), stem,
                             data_of(trials, o), kwargs={"title": exp.label})  # fmt: skip
-            lines = V.outcome_lines(o, f"experiment {exp.id}")
-            text = "\n".join(lines + V.cap_lines(V.over_caps(store, exp, o)))
+            lines = search_view.outcome_lines(o, f"experiment {exp.id}")
+            text = "\n".join(lines + search_view.cap_lines(search_view.over_caps(store, exp, o)))
             found.append(Section.drawn(f"search: {exp.label}", text, job, out))
         return found
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """A search cell: its bounds, and the verdict of its verify sweep when it ran one
         (the cell's second experiment)."""
-        o = V.stored_outcome(store, experiment)
+        o = search_view.stored_outcome(store, experiment)
         bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
         # no upper bound: the max load met the goal, the SUT's bound is at least the lower
         open_ = {g.goal.loss_ratio: g.lower_pps is not None and g.upper_pps is None

@@ -22,7 +22,7 @@ from netassay.counters.sutstate import beside
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.search import engine as E
+from netassay.methods.search import engine
 from netassay.methods.search.request import BOTH, RETRIES, SearchRequest
 from netassay.methods.search.spec import (
     MIN_LOAD_FRACTION,
@@ -33,15 +33,15 @@ from netassay.methods.search.spec import (
     parse_max_latency,
     verify_goal,
 )
-from netassay.methods.sweep import run as SW
+from netassay.methods.sweep import run as sweep_run
 from netassay.methods.sweep.analyse import assess_experiment
 from netassay.methods.sweep.plan import Plan
 from netassay.quality import generator_trouble
 from netassay.store.db import Experiment, Store
-from netassay.testbed import topology as T
+from netassay.testbed import topology
 from netassay.testbed.bed import Testbed, config_from_state, require_root
 from netassay.traffic.generator import GenResult
-from netassay.trial import bidirectional as B
+from netassay.trial import bidirectional as trial_bidirectional
 from netassay.trial.engine import TrialContext, measure, testbed_problem, trials_on
 from netassay.trial.hooks import Hooks
 from netassay.trial.record import TrialRecord
@@ -136,7 +136,7 @@ class VerifyResult:
 class SearchReport:
     experiment_id: int | None
     db: str
-    outcome: E.SearchOutcome
+    outcome: engine.SearchOutcome
     generator_peak_pps: float | None
     setup_s: float  # testbed, peak probe, environment: before the first trial
     verify: VerifyResult | None = None
@@ -160,9 +160,9 @@ def _prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     cap = TIME_CAP_S if req.time_cap_s is None else req.time_cap_s
     name = options.name or N.DEFAULT_NAME
     testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
-    T.validate(testbed)
+    topology.validate(testbed)
     if req.bidirectional:
-        SW.refuse_bidirectional(testbed)
+        sweep_run.refuse_bidirectional(testbed)
     if hi is None and not options.check_peak:
         raise UsageError(
             "--no-peak-check needs --max-load",
@@ -209,7 +209,7 @@ def _verify_plan(req: SearchRequest, goals: tuple[Goal, ...], required: bool) ->
 def run(job: SearchJob) -> SearchReport:
     """Run (or resume) the search, then the verify sweep; every trial is stored as soon
     as it ends."""
-    T.validate(job.testbed)
+    topology.validate(job.testbed)
     require_root("a search")
     t_start = time.monotonic()
     note = job.note or (lambda line: None)
@@ -267,20 +267,20 @@ def _measured(
 def _search(
     job: SearchJob, spec: SearchSpec, ctx: TrialContext, store: Store,
     stored: list[TrialRecord], note: lab.Note,
-) -> tuple[SearchSpec, E.SearchOutcome]:  # fmt: skip
+) -> tuple[SearchSpec, engine.SearchOutcome]:  # fmt: skip
     """The search, restarted below the generator's reach each time a generator limit
     that stayed one after its repeats shows the host cannot pace that load now (at most
     REACH_RESTARTS times)."""
     elapsed = 0.0
     for _ in range(REACH_RESTARTS + 1):
-        outcome = E.run_search(
+        outcome = engine.run_search(
             spec, _trial_fn(job, ctx), on_trial=_on_trial(job, store), stored=stored,
             retries=job.retries,
             retry_ok=lambda rec: not lab.signalled(rec) and testbed_problem(ctx) is None,
             elapsed_before_s=elapsed,
         )  # fmt: skip
         stop = outcome.stop
-        if stop is None or stop.kind != E.REACH or stop.reach_pps is None:
+        if stop is None or stop.kind != engine.REACH or stop.reach_pps is None:
             break
         spec = _below_reach(job, spec, stop.reach_pps, note)
         assert job.experiment_id is not None
@@ -343,7 +343,9 @@ def _reach(
     tb = ctx.tb
 
     def both(rate_pps: float, duration_s: float) -> GenResult:
-        return B.combined(*B.send_both(tb, rate_pps / 2, duration_s))
+        return trial_bidirectional.combined(
+            *trial_bidirectional.send_both(tb, rate_pps / 2, duration_s)
+        )
 
     reach = lab.paced_reach(tb, max_load, note, send=both if ctx.reverse is not None else None)
     if reach >= max_load:
@@ -391,8 +393,8 @@ def unfinished(store: Store, experiment_id: int | None) -> tuple[Experiment, Sea
     for exp in reversed(exps):
         spec = SearchSpec.from_json(exp.config["search"])
         records = store.trial_records(exp.id)
-        out = E.run_search(spec, None, stored=records, live=False)
-        if out.stop is not None and out.stop.kind == E.STORED_END:
+        out = engine.run_search(spec, None, stored=records, live=False)
+        if out.stop is not None and out.stop.kind == engine.STORED_END:
             return exp, spec
         if experiment_id is not None:
             raise UsageError(
@@ -442,12 +444,12 @@ def _resume_job(req: SearchRequest, options: RunOptions, retries: int) -> Search
     job.resumed = spec
     job.bidirectional = bool(exp.config.get("bidirectional", False))
     if job.bidirectional:
-        SW.refuse_bidirectional(job.testbed)
+        sweep_run.refuse_bidirectional(job.testbed)
     job.verify = _verify_plan(req, spec.goals, required=False)
     return job
 
 
-def _trial_fn(job: SearchJob, ctx: TrialContext) -> E.TrialFn:
+def _trial_fn(job: SearchJob, ctx: TrialContext) -> engine.TrialFn:
     first = [True]
 
     # --bidirectional: half the load each way; the record's is both directions' sum
@@ -462,10 +464,10 @@ def _trial_fn(job: SearchJob, ctx: TrialContext) -> E.TrialFn:
     return trial
 
 
-def _on_trial(job: SearchJob, store: Store) -> Callable[[E.TrialEvent], None]:
+def _on_trial(job: SearchJob, store: Store) -> Callable[[engine.TrialEvent], None]:
     names = {g.key: g.label for g in job.goals}
 
-    def on_trial(ev: E.TrialEvent) -> None:
+    def on_trial(ev: engine.TrialEvent) -> None:
         if ev.replayed:
             return
         assert job.experiment_id is not None
@@ -477,7 +479,7 @@ def _on_trial(job: SearchJob, store: Store) -> Callable[[E.TrialEvent], None]:
     return on_trial
 
 
-def progress_line(ev: E.TrialEvent, names: dict[str, str]) -> str:
+def progress_line(ev: engine.TrialEvent, names: dict[str, str]) -> str:
     rec = ev.record
     info = rec.counters["search"]
     lost = rec.sent - rec.forwarded
@@ -503,7 +505,7 @@ def _k(pps: float | None) -> str:
 def _verify(
     job: SearchJob,
     spec: SearchSpec,
-    outcome: E.SearchOutcome,
+    outcome: engine.SearchOutcome,
     ctx: TrialContext,
     store: Store,
     peak: float | None,
@@ -531,13 +533,13 @@ def _verify(
     per = [r / 2 for r in rates] if job.bidirectional else rates
     plan = Plan(tuple(per), vp.runs, vp.duration_s, job.settle_s)
     both = ", bidirectional (aggregate loads)" if job.bidirectional else ""
-    sw = SW.Sweep(
+    sw = sweep_run.Sweep(
         plan, job.testbed, job.db, job.name,
         label=f"verify of search {job.experiment_id}: {goal.label} {fmt_rate(center)}{both}",
         check_peak=False, retries=job.retries, progress=job.progress,
     )  # fmt: skip
     sw.bidirectional = job.bidirectional
-    SW.loop(sw, SW.start(sw, ctx, store, peak), store)
+    sweep_run.loop(sw, sweep_run.start(sw, ctx, store, peak), store)
     assert sw.experiment_id is not None
     a = _assess(store, sw.experiment_id, goal)
     return VerifyResult(
@@ -564,7 +566,7 @@ def check(report: SearchReport) -> None:
     if stop is None:
         return
     where = f"{report.outcome.trials} trial(s) stored in {report.db}"
-    if stop.kind in (E.FAULT, E.REACH):
+    if stop.kind in (engine.FAULT, engine.REACH):
         cls = GeneratorError if generator_trouble(stop.detail.split("; ")) else TestbedError
         raise cls(
             f"search stopped: {stop.message}",

@@ -15,11 +15,10 @@ from typing import Any
 from netassay.analysis.caps import Cap, CapExcess, above_cap
 from netassay.methods import lab
 from netassay.methods.rates import rates_json, rates_lines
-from netassay.methods.search import bounds_held as BH
-from netassay.methods.search import engine as E
+from netassay.methods.search import bounds_held, engine
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
-from netassay.methods.sweep import dataplane as DP
+from netassay.methods.sweep import dataplane
 from netassay.methods.sweep.directions import (
     DIRECTIONS,
     SIDE_HEADER,
@@ -32,7 +31,7 @@ from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
 
-def goal_json(o: E.GoalOutcome, out: E.SearchOutcome) -> dict[str, Any]:
+def goal_json(o: engine.GoalOutcome, out: engine.SearchOutcome) -> dict[str, Any]:
     g = o.goal
     return {
         "goal": g.key,
@@ -60,13 +59,13 @@ def goal_json(o: E.GoalOutcome, out: E.SearchOutcome) -> dict[str, Any]:
     }
 
 
-def _generator_bound(o: E.GoalOutcome, out: E.SearchOutcome) -> bool:
+def _generator_bound(o: engine.GoalOutcome, out: engine.SearchOutcome) -> bool:
     """The goal was met at a max load lowered to the generator's reach: the SUT's bound
     is at least that, the generator could not show more on this host."""
     return out.spec.reach_pps is not None and o.upper_pps is None and o.lower_pps is not None
 
 
-def outcome_json(out: E.SearchOutcome) -> dict[str, Any]:
+def outcome_json(out: engine.SearchOutcome) -> dict[str, Any]:
     per = out.overhead_per_trial_s
     return {
         "complete": out.complete,
@@ -102,7 +101,7 @@ def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
     }
 
 
-def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> dict[str, Any]:
+def stored_extras(db: Any, experiment_id: int | None, out: engine.SearchOutcome) -> dict[str, Any]:
     """What a search stored beside its bounds: its frame mix with sent and received per
     size at each load it tried (``imix``), its loads as written in bit/s or as shares
     (``rates``), with --bidirectional each direction's counts at each goal's lower
@@ -116,8 +115,8 @@ def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> d
         exp = st.experiment(experiment_id)
         rates = exp.metadata.get("rates")
         both = at_bounds(st, experiment_id, out) if exp.config.get("bidirectional") else None
-        own = DP.stored(st, experiment_id)
-        bound = BH.by_load(st, experiment_id, out.spec) if out.spec.max_latency else None
+        own = dataplane.stored(st, experiment_id)
+        bound = bounds_held.by_load(st, experiment_id, out.spec) if out.spec.max_latency else None
         capped = over_caps(st, exp, out)
     return {
         **({"latency_bound": bound} if bound is not None else {}),
@@ -129,7 +128,7 @@ def stored_extras(db: Any, experiment_id: int | None, out: E.SearchOutcome) -> d
     }
 
 
-def over_caps(store: Store, exp: Experiment, out: E.SearchOutcome) -> list[CapExcess]:
+def over_caps(store: Store, exp: Experiment, out: engine.SearchOutcome) -> list[CapExcess]:
     """Each goal's lower bound that lies above a cap netassay set on the SUT, by how much
     and why (``analysis.caps``): judged on the longest trial at that load (the one whose
     bucket adds the least), else the goal's full trial length."""
@@ -168,9 +167,9 @@ def extras_lines(extras: dict[str, Any], spec: SearchSpec | None = None) -> list
     out = cap_lines([_cap_of(d) for d in extras.get("above_cap", [])])
     out += rates_lines(extras["rates"]) if "rates" in extras else []
     if "latency_bound" in extras and spec is not None:
-        out += BH.lines(extras["latency_bound"], spec)
+        out += bounds_held.lines(extras["latency_bound"], spec)
     out += both_lines(extras["bidirectional"]) if "bidirectional" in extras else []
-    out += DP.json_lines(extras["dataplane"]) if "dataplane" in extras else []
+    out += dataplane.json_lines(extras["dataplane"]) if "dataplane" in extras else []
     return out + (json_lines(extras["imix"]) if "imix" in extras else [])
 
 
@@ -181,7 +180,7 @@ BOTH = (
 )
 
 
-def at_bounds(store: Store, experiment_id: int, out: E.SearchOutcome) -> dict[str, Any]:
+def at_bounds(store: Store, experiment_id: int, out: engine.SearchOutcome) -> dict[str, Any]:
     """A --bidirectional search's directions at each goal's lower bound: each one's
     sent, received, loss ratio and where it lost, summed over the trials at that load
     (the sweep's per-direction sums, ``sweep.directions``)."""
@@ -227,7 +226,7 @@ def report_json(r: SearchReport) -> dict[str, Any]:
     }
 
 
-def _goal_line(o: E.GoalOutcome, out: E.SearchOutcome) -> str:
+def _goal_line(o: engine.GoalOutcome, out: engine.SearchOutcome) -> str:
     g, spec = o.goal, out.spec
     head = f"  {g.label:<10} lower {fmt_rate(o.lower_pps):>11}  upper {fmt_rate(o.upper_pps):>11}"
     head += f"  conditional throughput {fmt_rate(o.conditional_pps):>11}"
@@ -252,20 +251,20 @@ def _goal_line(o: E.GoalOutcome, out: E.SearchOutcome) -> str:
     return head
 
 
-def _unfinished_note(o: E.GoalOutcome) -> str:
+def _unfinished_note(o: engine.GoalOutcome) -> str:
     """What the bounds of a search that did not finish are: as measured, or none yet."""
     parts = []
     for what, pps, how in (("lower", o.lower_pps, o.lower_as), ("upper", o.upper_pps, o.upper_as)):
         if pps is None:
             parts.append(f"no {what} bound measured")
-        elif how == E.MEASURED:
+        elif how == engine.MEASURED:
             parts.append(f"{what} bound as measured (its duration sum not full)")
         else:
             parts.append(f"{what} bound classified")
     return "unfinished: " + "; ".join(parts)
 
 
-def outcome_lines(out: E.SearchOutcome, where: str) -> list[str]:
+def outcome_lines(out: engine.SearchOutcome, where: str) -> list[str]:
     per = out.overhead_per_trial_s
     lines = [
         f"search ({where}): {out.trials} trials, {out.trial_time_s:.1f} s of traffic in "
@@ -283,7 +282,7 @@ def outcome_lines(out: E.SearchOutcome, where: str) -> list[str]:
     return lines
 
 
-def verify_lines(v: VerifyResult | None, out: E.SearchOutcome) -> list[str]:
+def verify_lines(v: VerifyResult | None, out: engine.SearchOutcome) -> list[str]:
     if v is None:
         return []
     rates = f"{fmt_rate(v.rates_pps[0])} .. {fmt_rate(v.rates_pps[-1])}"
@@ -308,7 +307,7 @@ def report_lines(r: SearchReport) -> list[str]:
 
 
 def dry_run_lines(
-    spec: SearchSpec, est: E.Estimate, max_measured: bool, settle_s: float
+    spec: SearchSpec, est: engine.Estimate, max_measured: bool, settle_s: float
 ) -> list[str]:
     hi = fmt_rate(spec.max_load_pps)
     lines = [
@@ -347,13 +346,13 @@ def verify_plan_lines(v: VerifyPlan | None, settle_s: float) -> list[str]:
 
 
 # -- stored searches (assess) -----------------------------------------------------------
-def stored_outcome(store: Store, exp: Experiment) -> E.SearchOutcome:
+def stored_outcome(store: Store, exp: Experiment) -> engine.SearchOutcome:
     """Replay a stored search's trials into MLRsearch: what it found, complete or not."""
     spec = SearchSpec.from_json(exp.config["search"])
-    return E.run_search(spec, None, stored=store.trial_records(exp.id), live=False)
+    return engine.run_search(spec, None, stored=store.trial_records(exp.id), live=False)
 
 
-def stored_searches(store: Store) -> Iterator[tuple[Experiment, E.SearchOutcome]]:
+def stored_searches(store: Store) -> Iterator[tuple[Experiment, engine.SearchOutcome]]:
     for exp in store.experiments(kinds=(KIND,)):
         if "search" in exp.config:
             yield exp, stored_outcome(store, exp)

@@ -12,10 +12,10 @@ from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
-from netassay.methods.soak import run as R
-from netassay.methods.soak import series as SE
-from netassay.methods.soak import store as SS
-from netassay.methods.soak import view as V
+from netassay.methods.soak import run as soak_run
+from netassay.methods.soak import series
+from netassay.methods.soak import store as soak_store
+from netassay.methods.soak import view as soak_view
 from netassay.methods.soak.request import RUN_OPTIONS, SoakRequest
 from netassay.store.db import Experiment, Store
 
@@ -24,7 +24,7 @@ SEGMENT_OVERHEAD_S = 0.3  # per segment: counters read before and after, the sin
 
 class SoakMethod:
     name = "soak"
-    kinds: tuple[str, ...] = (SS.KIND,)
+    kinds: tuple[str, ...] = (soak_store.KIND,)
     request = SoakRequest
     campaign = False
     run_options = RUN_OPTIONS
@@ -40,42 +40,44 @@ class SoakMethod:
     legend = ""
 
     def plan(self, request: SoakRequest) -> Plan:
-        n = len(SE.segment_lengths(request.duration_s, request.segment_s))
+        n = len(series.segment_lengths(request.duration_s, request.segment_s))
         return Plan(n, request.duration_s + n * SEGMENT_OVERHEAD_S, ())
 
     def prepare(self, request: SoakRequest, options: RunOptions) -> Any:
         """The soak to run (a resume: the stored one), checked before anything is built."""
-        return R.prepare(request, options, options.config or Config())
+        return soak_run.prepare(request, options, options.config or Config())
 
-    def execute(self, soak: Any) -> SS.StoredSoak:
+    def execute(self, soak: Any) -> soak_store.StoredSoak:
         """Run (or resume) a prepared soak; the stored soak."""
-        return R.run(soak)
+        return soak_run.run(soak)
 
     def run(self, request: SoakRequest, options: RunOptions, progress: Progress) -> Any:
         soak = self.prepare(request, options)
         soak.progress = soak.note = progress
         return self.execute(soak)
 
-    def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[SS.StoredSoak]:
-        return from_stores(inputs, lambda _, store: SS.stored_soaks(store))
+    def analyse(
+        self, inputs: Sequence[Path], cfg: AnalysisConfig
+    ) -> Iterator[soak_store.StoredSoak]:
+        return from_stores(inputs, lambda _, store: soak_store.stored_soaks(store))
 
     def judged(self, result: Any) -> tuple[str, str | None]:
         return result.experiment.label, result.summary["verdict"]
 
     def view(self, result: Any, as_json: bool) -> str:
-        return V.as_json(result) if as_json else V.text(result)
+        return soak_view.as_json(result) if as_json else soak_view.text(result)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """One section per stored soak: its verdict and events in words, its timeline."""
-        found = list(SS.stored_soaks(store))
+        found = list(soak_store.stored_soaks(store))
         if not found:
             return []
         sections = []
         for r in found:
             trials = store.trials(r.experiment.id)
-            seconds = SE.timeline(trials)
+            seconds = series.timeline(trials)
             starts = [float(t["counters"].get("soak", {}).get("start_s", 0.0)) for t in trials]
             stem = out / "figures" / f"soak_{slugify(r.experiment.label, used)}"
             title = f"{r.experiment.label}: {r.summary['verdict']}"
@@ -84,12 +86,12 @@ class SoakMethod:
             args = (seconds, starts, r.summary["events"], offered)
             job = FigureJob("netassay.methods.soak.figures:plot_timeline", args, stem,
                             data_of(*args), kwargs={"title": title})  # fmt: skip
-            text = "\n".join([*V.lines(r), V.CAVEAT])
+            text = "\n".join([*soak_view.lines(r), soak_view.CAVEAT])
             sections.append(Section.drawn(f"soak: {r.experiment.label}", text, job, out))
         return sections
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
-        s = SS.soak_summary(store, experiment)
+        s = soak_store.soak_summary(store, experiment)
         return {"verdict": s["verdict"], "loss_ratio": s["loss_ratio"]}
 
     def cell_brief(self, settings: dict[str, Any]) -> str:

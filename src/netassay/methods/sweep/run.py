@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from netassay import methods as registry
-from netassay import names as N
-from netassay import quality
+from netassay import names, quality
 from netassay.config import Config, TestbedConfig
 from netassay.counters.sutstate import beside
 from netassay.errors import TestbedError, UsageError
@@ -22,7 +21,7 @@ from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import Plan, eta_s
 from netassay.methods.sweep.request import NO_LOAD_PPS, RETRIES, SweepRequest
 from netassay.store.db import Experiment, Store
-from netassay.testbed import topology as T
+from netassay.testbed import topology
 from netassay.testbed.bed import config_from_state, require_root
 from netassay.trial.engine import SOURCE, TrialContext, measure, testbed_problem, trials_on
 from netassay.trial.hooks import Hooks
@@ -39,7 +38,7 @@ class Sweep:
     plan: Plan
     testbed: TestbedConfig
     db: str
-    name: str = N.DEFAULT_NAME
+    name: str = names.DEFAULT_NAME
     label: str = ""
     check_peak: bool = True
     retries: int = RETRIES
@@ -92,7 +91,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         db = lab.resume_store(options.db, options.testbed_flags, "sweep")
         sw = resume_sweep(db, options.name, options.experiment)
     else:
-        name = options.name or N.DEFAULT_NAME
+        name = options.name or names.DEFAULT_NAME
         db = lab.store_path(options.db)
         if req.bidirectional and req.at is not None:
             raise UsageError(
@@ -107,7 +106,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
         sw.bidirectional = req.bidirectional
     sw.retries = retries
     sw.hooks = lab.hooks_of(options)
-    T.validate(sw.testbed)
+    topology.validate(sw.testbed)
     if sw.bidirectional:
         refuse_bidirectional(sw.testbed)
     if sw.latency and sw.testbed.sink == "nft":
@@ -124,9 +123,9 @@ def refuse_bidirectional(cfg: Any) -> None:
     """``--bidirectional`` where it can be honoured, or one line saying why not: the
     embedded router or bridge or an external testbed, frames of one size, the XDP sink."""
     why = None
-    if T.is_external(cfg):
+    if topology.is_external(cfg):
         pass  # its sink is XDP, its frames of one size (testbed.external.validate)
-    elif cfg.sut == T.XDP_ROUTER:
+    elif cfg.sut == topology.XDP_ROUTER:
         why = "--sut xdp-router", "the XDP router forwards one direction only"
     elif cfg.imix:
         why = "--imix", "each end's sink counts frames of one size"
@@ -206,7 +205,7 @@ def resume_sweep(db: str, name: str | None = None, experiment_id: int | None = N
             "start a new sweep without --resume",
         )
     exp, plan, cfg = found
-    stored = exp.config.get("testbed_name", N.DEFAULT_NAME)
+    stored = exp.config.get("testbed_name", names.DEFAULT_NAME)
     if name is not None and name != stored:
         raise UsageError(
             f"--name {name} conflicts with the sweep to resume",
@@ -222,7 +221,7 @@ def resume_sweep(db: str, name: str | None = None, experiment_id: int | None = N
 
 def run(sw: Sweep) -> None:
     """Run (or resume) the sweep; every trial is stored as soon as it ends."""
-    T.validate(sw.testbed)
+    topology.validate(sw.testbed)
     require_root("a sweep")
     note = sw.note or (lambda line: None)
     with lab.open_testbed(sw.name, sw.testbed, "a sweep", note) as tb:

@@ -19,29 +19,28 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.tcp import bounds, offered_pps, over_line_limit, summary
-from netassay.counters import cpu as CPU
+from netassay.counters import cpu
 from netassay.errors import ToolError
 from netassay.methods.base import RunOptions
-from netassay.methods.tcp import store as TS
+from netassay.methods.tcp import store as tcp_store
 from netassay.methods.tcp.request import NAME, TcpRequest
 from netassay.proc import run
 from netassay.store.db import Store
-from netassay.testbed import Testbed, require_root
-from netassay.testbed import linelimit as LL
-from netassay.testbed import tcppath as P
-from netassay.traffic import iperf3 as I3
-from netassay.traffic import peers
+from netassay.testbed import Testbed, linelimit, require_root, tcppath
+from netassay.traffic import iperf3, peers
 
 PING_COUNT = 40
 PING_RATE = 100.0  # per second: 0.4 s of pings, a few in flight on a 20 ms path
 SS_AT = 0.8  # the client's ss -tin is read at this share of the transfer
-LATE_SHARE = LL.LATE_SHARE  # frames over 1 ms late beyond this share: the line fell behind
+LATE_SHARE = linelimit.LATE_SHARE  # frames over 1 ms late beyond this share: the line fell behind
 _SS_PAIR = re.compile(r"([a-z_]+):(\S+)")
 TCP_SYSCTLS = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max",
                "net.core.wmem_max", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps")  # fmt: skip
 
 
-def measure(req: TcpRequest, options: RunOptions, progress: Callable[[str], None]) -> TS.StoredTcp:
+def measure(
+    req: TcpRequest, options: RunOptions, progress: Callable[[str], None]
+) -> tcp_store.StoredTcp:
     """Build the path, measure the cell, store each transfer as it ends."""
     req.validate()
     require_root("the TCP path")
@@ -55,31 +54,31 @@ def measure(req: TcpRequest, options: RunOptions, progress: Callable[[str], None
 
 
 def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None,
-          progress: Callable[[str], None]) -> TS.StoredTcp:  # fmt: skip
+          progress: Callable[[str], None]) -> tcp_store.StoredTcp:  # fmt: skip
     st = tb.state
     rtt_s = path_rtt(st)
-    limit = LL.for_path(req.delay_s, st["path"]["delay_kind"])
-    if LL.to_measure(limit):  # the first cell over the line on this host measures it
+    limit = linelimit.for_path(req.delay_s, st["path"]["delay_kind"])
+    if linelimit.to_measure(limit):  # the first cell over the line on this host measures it
         progress(f"delay line: {limit['from']}: measuring its limit at {req.delay_s * 1e3:g} "
                  "ms on a path of its own (once per host, about 10 s)")  # fmt: skip
-        LL.measure_and_keep(req.delay_s, progress)
-        limit = LL.for_path(req.delay_s, st["path"]["delay_kind"])
+        linelimit.measure_and_keep(req.delay_s, progress)
+        limit = linelimit.for_path(req.delay_s, st["path"]["delay_kind"])
     config = {**asdict(req), "path": st["path"], "rtt_path_s": rtt_s,
-              "iperf3": I3.version(), "line_limit": limit}  # fmt: skip
+              "iperf3": iperf3.version(), "line_limit": limit}  # fmt: skip
     progress(f"path: round trip {rtt_s * 1e3:.3f} ms by ping ({st['path']['delay_kind']})")
-    if st["path"]["delay_kind"] == P.LINE:
+    if st["path"]["delay_kind"] == tcppath.LINE:
         progress(f"delay line: {limit_text(limit)}")
     exp_id = None
     if store is not None:
         label = options.label or f"{req.cc} loss {req.loss:g} delay {req.delay_s * 1e3:g}ms"
         env = {"sysctls": {k: _sysctl(k) for k in TCP_SYSCTLS}}
-        exp_id = TS.start(store, f"tcp-{uuid.uuid4().hex}", label, config, env)
+        exp_id = tcp_store.start(store, f"tcp-{uuid.uuid4().hex}", label, config, env)
     runs = []
     for i in range(req.runs):
         r = transfer(req, st, rtt_s, i, limit)
         runs.append(r)
         if store is not None and exp_id is not None:
-            TS.record(store, exp_id, r)
+            tcp_store.record(store, exp_id, r)
         mbps = (r["throughput_bps"] or 0) / 1e6
         bound = f", bound {r['bound_bps'] / 1e6:.1f} ({r['binds']})" if r["bound_bps"] else ""
         fault = "" if r["ok"] else f"  FAULT: {r['fault']}"
@@ -87,7 +86,7 @@ def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None
                  f"{bound}{fault}")  # fmt: skip
     exp = store.experiment(exp_id) if store is not None and exp_id is not None else None
     db = Path(options.db) if options.db else None
-    return TS.StoredTcp(db, exp, config, runs, summary(runs))
+    return tcp_store.StoredTcp(db, exp, config, runs, summary(runs))
 
 
 def _sysctl(key: str) -> str:
@@ -117,24 +116,24 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
              limit: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """One iperf3 TCP transfer over the path, with what bounds it, what it cost and
     what it offered the delay line against the line's limit."""
-    limit = limit or LL.none("not looked up")
+    limit = limit or linelimit.none("not looked up")
     t = st["target"]
     cfg = st["config"]
-    client = I3.Side(t["netns"], cfg.get("client_cpu"))
-    server = I3.Side(t["server_netns"], cfg.get("server_cpu"))
-    secs = req.omit_s + I3.whole_seconds(req.duration_s)
-    argv = I3.tcp_argv(t["dst"], req.duration_s, req.cc, int(req.window) or None, req.omit_s)
+    client = iperf3.Side(t["netns"], cfg.get("client_cpu"))
+    server = iperf3.Side(t["server_netns"], cfg.get("server_cpu"))
+    secs = req.omit_s + iperf3.whole_seconds(req.duration_s)
+    argv = iperf3.tcp_argv(t["dst"], req.duration_s, req.cc, int(req.window) or None, req.omit_s)
     ss: dict[str, Any] = {}
     sampler = threading.Timer(secs * SS_AT, lambda: ss.update(ss_sample(t["netns"], t["dst"])))
-    truth0, line0, cpu0 = P.truth_counters(st), P.line_stats(st), CPU.read()
+    truth0, line0, cpu0 = tcppath.truth_counters(st), tcppath.line_stats(st), cpu.read()
     sampler.start()
     try:
-        cp, _ = I3.test(client, server, t["dst"], argv, secs)
+        cp, _ = iperf3.test(client, server, t["dst"], argv, secs)
     finally:
         sampler.cancel()
-    cpu1 = CPU.read()
-    P.wait_line_counters(st, time.time())
-    truth1, line1 = P.truth_counters(st), P.line_stats(st)
+    cpu1 = cpu.read()
+    tcppath.wait_line_counters(st, time.time())
+    truth1, line1 = tcppath.truth_counters(st), tcppath.line_stats(st)
     out = parse_client(cp.stdout, cp.returncode, cp.stderr)
     raw, fault = out.pop("raw"), out.pop("error")
     dropped = {k: truth1.get(k, 0) - truth0.get(k, 0) for k in truth1}
@@ -147,7 +146,7 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
              or over_line_limit(offered, limit))  # fmt: skip
     return {
         "index": index, "ok": fault is None, "fault": fault, "cc": req.cc,
-        "duration_s": float(I3.whole_seconds(req.duration_s)), **out,
+        "duration_s": float(iperf3.whole_seconds(req.duration_s)), **out,
         "rtt_path_s": rtt_s, "window_bytes": int(req.window) or None,
         "mathis_bps": b["mathis_bps"], "window_bps": b["window_bps"], "path_bps": b["path_bps"],
         "binds": b["binds"], "bound_bps": b["bound_bps"],
@@ -157,7 +156,7 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
                                 default=None),
         "offered_pps": offered, "line_limit_pps": limit.get("pps"),
         "line_limit_l1_bps": limit.get("l1_bps"), "line_limit_from": limit.get("from"),
-        "cpu": {c: round(v["busy"], 4) for c, v in CPU.use(cpu0, cpu1).items()},
+        "cpu": {c: round(v["busy"], 4) for c, v in cpu.use(cpu0, cpu1).items()},
         "ss": ss, "line": line, "iperf3": raw,
     }  # fmt: skip
 
