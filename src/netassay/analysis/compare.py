@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -52,7 +52,17 @@ def _median(v: Sequence[float]) -> float | None:
     return float(np.median(v)) if len(v) else None
 
 
-def summarize(values: Sequence[float | None]) -> dict[str, Any]:
+class Summary(TypedDict):
+    """The values of a figure that exist, summed up (``summarize``)."""
+
+    n: int
+    median: float | None
+    min: float | None
+    max: float | None
+    iqr: list[float] | None
+
+
+def summarize(values: Sequence[float | None]) -> Summary:
     """n, median, min, max and the interquartile range of the values that exist."""
     v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
     if not v:

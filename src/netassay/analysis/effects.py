@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -38,7 +38,28 @@ def bootstrap_median_ci(
     return float(lo), float(hi)
 
 
-def over_runs(values: Sequence[float | None]) -> dict[str, Any]:
+class OverRuns(TypedDict):
+    """A per-run statistic over runs (``over_runs``): as stored and shown in JSON."""
+
+    runs: int
+    median: float | None
+    ci95: tuple[float, float] | None
+    min: float | None
+    max: float | None
+
+
+class HoldGrowth(TypedDict):
+    """How much a value grew with a hold (``hold_growth``), in ns, and the errors."""
+
+    hold_ns: float
+    pairs: int
+    paired_ns: float | None
+    paired_error_ns: float | None
+    medians_ns: float | None
+    medians_error_ns: float | None
+
+
+def over_runs(values: Sequence[float | None]) -> OverRuns:
     """Median over runs of a per-run statistic, its bootstrap 95% CI, min, max, count."""
     v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
     if not v:
@@ -109,7 +130,7 @@ def wilcoxon_paired(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
             "median_difference": float(np.median(diff))}  # fmt: skip
 
 
-def hold_growth(base: Sequence[float], held: Sequence[float], hold_ns: float) -> dict[str, Any]:
+def hold_growth(base: Sequence[float], held: Sequence[float], hold_ns: float) -> HoldGrowth:
     """The responder-delay ground truth from per-run values (e.g. each run's response
     p50) with no hold (``base``) and with a hold of ``hold_ns`` (``held``), the runs of
     the two interleaved so that run i of each is adjacent in time: how much the value

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from netassay.analysis.latency import ci_half_width
 
@@ -17,7 +17,18 @@ def blocked_s(lost: int, rate_pps: float) -> float:
     return max(0, lost) / rate_pps
 
 
-def summary(trials: Sequence[tuple[int, float]]) -> dict[str, Any]:
+class ReconfigSummary(TypedDict):
+    """A reconfiguration test's trials summed up (``summary``), as stored."""
+
+    trials: int
+    lost: int
+    mean_blocked_s: float | None
+    ci95_blocked_s: float | None
+    min_blocked_s: float | None
+    max_blocked_s: float | None
+
+
+def summary(trials: Sequence[tuple[int, float]]) -> ReconfigSummary:
     """Over the trials' (frames lost, offered rate): the mean effective blocked time,
     its 95% CI, min and max, and the frames lost in all."""
     times = [blocked_s(lost, rate) for lost, rate in trials]

@@ -22,7 +22,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from netassay.analysis.latency import ci_half_width
 
@@ -108,7 +108,18 @@ def recovery(samples: Sequence[Sample], t_drop: float, low_pps: float) -> dict[s
     return out
 
 
-def summary(times: Sequence[float | None]) -> dict[str, Any]:
+class RecoverySummary(TypedDict):
+    """A recovery test's trials summed up (``summary``), as stored."""
+
+    trials: int
+    recovered: int
+    mean_s: float | None
+    ci95_s: float | None
+    min_s: float | None
+    max_s: float | None
+
+
+def summary(times: Sequence[float | None]) -> RecoverySummary:
     """Over the trials: how many recovered, the mean recovery time, its 95% CI, min, max."""
     got = [t for t in times if t is not None]
     return {

@@ -144,7 +144,8 @@ def comparison(store: Store, by: Sequence[str], campaign: str | None = None) -> 
             "run 'netassay campaign run FILE --db ...' first",
         )
     have = {f for r in rs for f in r["factors"]}
-    spec = (store.campaign(rs[0]["campaign"]) or {}).get("spec", {})
+    found = store.campaign(rs[0]["campaign"])
+    spec: dict[str, Any] = found["spec"] if found is not None else {}
     order = [f for f in spec.get("factor_order", []) if f in have]
     factors = order + sorted(have - set(order))  # the file's order
     chosen = resolve_by(by, factors) if by else factors

@@ -132,7 +132,8 @@ def page_section(
     """The index's entry of campaign ``name``: its figures as jobs, and its page in
     ``out_dir/index.html``, written once they are drawn."""
     result = results.comparison(store, [], name)
-    spec = (store.campaign(name) or {}).get("spec", {})
+    found = store.campaign(name)
+    spec: dict[str, Any] = found["spec"] if found is not None else {}
     comp = registry.method(result["method"]).comparison
     own = bool(comp.columns)  # a method with a page of its own (acceptance, rtt)
     figs = out_dir / "figures"
@@ -154,7 +155,7 @@ def page_section(
         "method": spec.get("method", "sweep"),
         "cells": len(spec.get("cells", [])),
         "repetitions": spec.get("repetitions", 1),
-        "seed": (store.campaign(name) or {}).get("seed", "-"),
+        "seed": found["seed"] if found is not None else "-",
         "rows": rows,
         "factors": result["factors"],
         "by": result["by"],

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -40,6 +40,26 @@ from netassay.store.rows import (
 from netassay.store.schema import MIGRATIONS, SCHEMA_VERSION
 from netassay.trial.record import TrialRecord
 from netassay.units import utc_now
+
+
+class StoredCampaign(TypedDict):
+    """A campaign as ``Store.campaigns`` reads it (its spec parsed)."""
+
+    id: int
+    name: str
+    created_utc: str
+    tool_version: str
+    seed: int
+    spec: dict[str, Any]
+
+
+class StoredRun(TypedDict):
+    """A run of an experiment as ``Store.runs`` reads it (its environment parsed)."""
+
+    id: int
+    started_utc: str
+    resumed: bool
+    environment: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -371,7 +391,7 @@ class Store:
                  "seed": int(seed), "spec_json": dumps(spec)},
             )  # fmt: skip
 
-    def campaigns(self) -> list[dict[str, Any]]:
+    def campaigns(self) -> list[StoredCampaign]:
         """Every campaign recorded, oldest first."""
         q = "SELECT id, name, created_utc, tool_version, seed, spec_json FROM campaigns"
         cur = self.conn.execute(q + " ORDER BY id")
@@ -381,7 +401,7 @@ class Store:
             for r in cur
         ]  # fmt: skip
 
-    def campaign(self, name: str) -> dict[str, Any] | None:
+    def campaign(self, name: str) -> StoredCampaign | None:
         return next((c for c in self.campaigns() if c["name"] == name), None)
 
     def add_trial(self, experiment_id: int, trial: TrialRecord) -> None:
@@ -414,7 +434,7 @@ class Store:
         with self._for(experiment_id), self.transaction() as w:
             w.config(experiment_id, config)
 
-    def runs(self, experiment_id: int) -> list[dict[str, Any]]:
+    def runs(self, experiment_id: int) -> list[StoredRun]:
         """The runs of one experiment, oldest first, with their environments."""
         cur = self.conn.execute(
             "SELECT id, started_utc, resumed, environment_json FROM runs"
