@@ -68,6 +68,7 @@ def summarize(values: Sequence[float | None]) -> dict[str, Any]:
 
 
 PDR = "pdr_pps"
+P99_AT_PDR = "p99_at_pdr_ns"  # a search's one-way latency at its PDR (search --latency)
 LAB_FIGURES = ("pdr_pps", "ndr_pps")  # a sweep's or a search's figures, PDR first
 LAB_NAMES = {"pdr_pps": ("PDR", 1e3, "PDR@0.5% (kpps)"), "ndr_pps": ("NDR", 1e3, "NDR (kpps)")}
 

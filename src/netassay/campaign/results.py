@@ -201,7 +201,7 @@ def text(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"#{g['rank']} {lv}: n={g['experiments']} PDR {_pps(p['median'])}{spread} "
             f"NDR {_pps(g['ndr_pps']['median'])}; {verdicts}; worst dUCL95 below PDR "
-            f"{_num(g['worst_delta_ucl95_below_pdr'])}; CPU busy {_cpu(g['cpu_busy'])}"
+            f"{_num(g['worst_delta_ucl95_below_pdr'])}; CPU busy {_cpu(g['cpu_busy'])}" + _p99(g)
         )
     for e in result["effects"]:
         test = e["test"] or "one level: nothing to compare"
@@ -219,6 +219,12 @@ def text(result: dict[str, Any]) -> list[str]:
                 f"{shift_text(e.get('metric', AC.PDR), c)}"
             )
     return lines
+
+
+def _p99(g: dict[str, Any]) -> str:
+    """A search group's one-way latency at its PDR (search --latency), when it has one."""
+    p99 = (g.get(AC.P99_AT_PDR) or {}).get("median")
+    return "" if p99 is None else f"; p99 latency at PDR {fmt_us(p99)}"
 
 
 def _bps(v: float | None) -> str:

@@ -52,6 +52,47 @@ def plot_pdr_by_factor(result: dict[str, Any], metric: str, stem: Path) -> tuple
     return save_pair(fig, stem)
 
 
+def plot_side_by_side(
+    result: dict[str, Any], metrics: Sequence[str], stem: Path
+) -> tuple[Path, Path]:
+    """The cells side by side: one panel per metric, a bar per level of the first factor
+    and per combination of the others' levels (the median over the repetitions, the line
+    their range), e.g. PDR, NDR and p99 latency by data plane, a bar per flow count."""
+    by = list(result["by"])
+    first, rest = (by[0], by[1:]) if by else (None, [])
+    cells = result["experiments"]
+    xs = list(dict.fromkeys(str(r["factors"].get(first)) for r in cells)) if first else [""]
+    series = list(dict.fromkeys(" ".join(f"{f}={r['factors'].get(f)}" for f in rest)
+                                for r in cells))  # fmt: skip
+    panels = max(1, len(metrics))
+    panel_w = max(3.2, 0.35 * len(xs) * max(1, len(series)) + 1.2)
+    fig, axes = plt.subplots(1, panels, figsize=(panel_w * panels, 3.4), squeeze=False)
+    width = 0.8 / max(1, len(series))
+    for ax, m in zip(axes[0], metrics, strict=False):
+        _, scale, ylabel = registry.metric(m)
+        for j, s in enumerate(series):
+            for i, x in enumerate(xs):
+                ys = [r[m] / scale for r in cells if r.get(m) is not None
+                      and str(r["factors"].get(first)) == x
+                      and " ".join(f"{f}={r['factors'].get(f)}" for f in rest) == s]  # fmt: skip
+                pos = i + (j - (len(series) - 1) / 2) * width
+                if not ys:
+                    ax.text(pos, 0, "none", rotation=90, fontsize=6, ha="center", va="bottom")
+                    continue
+                ax.bar(pos, float(np.median(ys)), width, color=f"C{j}",
+                       label=(s or None) if i == 0 else None)  # fmt: skip
+                if len(ys) > 1:
+                    ax.plot([pos, pos], [min(ys), max(ys)], color="#1f2328", lw=1)
+        ax.set_xticks(range(len(xs)), xs, fontsize=7, rotation=20 if len(xs) > 3 else 0)
+        ax.set_xlabel(first or "")
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", alpha=0.3)
+        if any(series):
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    return save_pair(fig, stem)
+
+
 def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, Path]:
     """Acceptance (or rtt) cells: each core's busy share (acceptance: the mean over the
     sustained runs) per cell."""
