@@ -57,6 +57,7 @@ DATAPLANE_KNOBS: dict[str, dict[str, Any]] = {
 MAX_FLOWS = 1_000_000
 MAX_ROUTES = 1_000_000  # IPv6's; IPv4 has room for 65,280
 MAX_RULES = 1_000_000
+MAX_OVS_RULES = 1_000_000
 SINKS = ("xdp", "nft", "xdp+nft")
 # How the SUT's ingress veth receives (testbed.receive): napi, as a NIC's driver (polled
 # in batches on the SUT's CPU, the generator hands it XDP live frames), or backlog
@@ -387,8 +388,11 @@ class TestbedConfig:
     ovs_rules: int | None = param(  # --sut ovs: rules added that test frames never match
         "--ovs-rules",
         "--sut ovs: grow the flow table by N rules that test frames never match (UDP to "
-        "other addresses and ports), above the forwarding rules.",
-        default=None, cli=int, check=whole(0, 1_000_000), ordinal=True, testbed=True,
+        "other addresses and ports), above the forwarding rules (1k, 1M: k = 1000). A list "
+        "(0,1k,10k) runs a sweep, search or flood once per count (a scale series).",
+        default=None, parse=count_in(0, MAX_OVS_RULES, "OpenFlow rule count"),
+        check=_count_check(0, MAX_OVS_RULES, "OpenFlow rule count"), ordinal=True,
+        testbed=True,
     )  # fmt: skip
     testpmd_fwd: str | None = param(  # --sut testpmd: its forwarding mode (None: io)
         "--testpmd-fwd",

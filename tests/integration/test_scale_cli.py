@@ -52,6 +52,17 @@ def test_a_series_runs_its_command_once_per_value(cli, tmp_path):
     assert [k.split("routes=")[1].split(",")[0] for k in knobs] == ["1", "1000", "10000"]
 
 
+def test_an_ovs_rules_series_runs_once_per_count(cli, tmp_path):
+    res = cli("sweep", "--sut", "ovs", "--ovs-rules", "0,1k,10k", "--runs", "1", "--db",
+              tmp_path / "s.db", "--name", "scl", "--dry-run")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    for i, value in enumerate(("0", "1,000", "10,000"), 1):
+        assert f"--ovs-rules {value} ({i}/3 of the series)" in res.stderr
+    bad = cli("sweep", "--sut", "ovs", "--ovs-rules", "0,1x", "--db", tmp_path / "s.db",
+              "--name", "scl", "--dry-run")  # fmt: skip
+    assert bad.returncode == 2 and "'1x' is not a count" in bad.stderr, bad.stderr
+
+
 def _binary() -> str:
     return gen.find_generator()
 

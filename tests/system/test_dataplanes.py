@@ -336,3 +336,35 @@ def test_a_data_plane_that_died_is_said_and_its_testbed_still_goes_down(tb_name,
     down = cli("testbed", "down", tb_name, timeout=120)
     assert down.returncode == 0, down.stderr
     _gone(tb_name, state)
+
+
+def _found(doc: object, key: str) -> list[object]:
+    """Every value of ``key`` anywhere in a JSON document."""
+    if isinstance(doc, dict):
+        return [v for k, v in doc.items() if k == key] + [
+            x for v in doc.values() for x in _found(v, key)
+        ]
+    if isinstance(doc, list):
+        return [x for v in doc for x in _found(v, key)]
+    return []
+
+
+def test_an_ovs_rules_series_floods_each_table_size(tb_name, tmp_path, cli):
+    """--ovs-rules 0,10k on a flood: one testbed per count, each run's Open vSwitch
+    holding its forwarding rule and that many more (read back from ovs-ofctl
+    dump-aggregate), each flood forwarding, and the series' table of both."""
+    _available(TestbedConfig(sut="ovs"))
+    db = tmp_path / "rules.db"
+    res = cli(
+        "flood", "--name", tb_name, "--sut", "ovs", "--ovs-rules", "0,10k", "--runs", "1",
+        "--duration", "1s", "--db", str(db), "--json", timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    (series,) = [json.loads(x) for x in res.stdout.splitlines() if '"series"' in x]
+    assert series["knob"] == "ovs_rules" and [p["value"] for p in series["points"]] == [0, 10_000]
+    assert all(p["mrr_pps"] and p["mrr_pps"] > RATE for p in series["points"]), series
+    with sqlite3.connect(db) as c:
+        docs = [json.loads(m) for (m,) in c.execute("SELECT metadata_json FROM experiments")]
+    held = [_found(d, "table_flows") for d in docs]
+    assert held == [[1], [10_001]], held  # NORMAL, then NORMAL and 10,000 more
+    assert running(tb_name) == []
