@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hdrh.histogram import HdrHistogram
@@ -33,8 +36,12 @@ R, L, K = 20_000, 2_000, 40  # rate, queue and bucket (2 ms) in 64-byte frames
 CROSSING = R + (K + 0.02 * R) / 0.5
 
 
-def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name, tmp_path, cli):
-    db = tmp_path / "s.db"
+def _search_behind_the_tbf(
+    cli: Callable[..., Any], tb_name: str, db: Path, flag: str, value: str | None, max_load: str
+) -> tuple[Any, dict[str, Any]]:
+    """A search for PDR@0.5% from 18 kpps to ``max_load`` with ``flag`` (and its
+    ``value``) on the kernel router behind the tbf of R, K and L: its output and its
+    ``assess --json``."""
     assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0
     try:
         subprocess.run(
@@ -43,8 +50,8 @@ def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name
              "limit", str(L * 64)], check=True,
         )  # fmt: skip
         res = cli(
-            "search", "--name", tb_name, "--goal", "pdr:0.005", "--max-latency", "p50:20ms",
-            "--min-load", "18k", "--max-load", "23k", "--initial-duration", "0.5s",
+            "search", "--name", tb_name, "--goal", "pdr:0.005", flag, *([value] if value else []),
+            "--min-load", "18k", "--max-load", max_load, "--initial-duration", "0.5s",
             "--final-duration", "1s", "--duration-sum", "1s", "--width", "1%",
             "--no-peak-check", "--settle", "0.2s", "--retries", "8", "--db", db,
         )  # fmt: skip
@@ -52,7 +59,12 @@ def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name
         cli("testbed", "down", "--name", tb_name)
     assert res.returncode == 0, res.stderr
     print(res.stdout)
-    out = json.loads(cli("assess", db, "--json", check=True).stdout.splitlines()[0])
+    return res, json.loads(cli("assess", db, "--json", check=True).stdout.splitlines()[0])
+
+
+def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name, tmp_path, cli):
+    db = tmp_path / "s.db"
+    res, out = _search_behind_the_tbf(cli, tb_name, db, "--max-latency", "p50:20ms", "23k")
     pdr = next(g for g in out["goals"] if g["goal"] == "pdr:0.005")
     assert 0.97 * CROSSING <= pdr["relevant_lower_bound_pps"] <= 1.01 * CROSSING, pdr
     loads = out["latency_bound"]["loads"]
@@ -91,24 +103,7 @@ def test_search_latency_gives_the_queue_delay_at_the_pdr(tb_name, tmp_path, cli)
     dropped only at the very end, if at all) waits min(L, (load - R) x 0.99 - K) / R:
     near the PDR the queue is (almost) full, about L / R = 100 ms."""
     db = tmp_path / "l.db"
-    assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0
-    try:
-        subprocess.run(
-            ["ip", "netns", "exec", f"na-{tb_name}-sut", "tc", "qdisc", "replace", "dev",
-             SUT_OUT, "root", "tbf", "rate", f"{R * 512}bit", "burst", str(K * 64),
-             "limit", str(L * 64)], check=True,
-        )  # fmt: skip
-        res = cli(
-            "search", "--name", tb_name, "--goal", "pdr:0.005", "--latency",
-            "--min-load", "18k", "--max-load", "24k", "--initial-duration", "0.5s",
-            "--final-duration", "1s", "--duration-sum", "1s", "--width", "1%",
-            "--no-peak-check", "--settle", "0.2s", "--retries", "8", "--db", db,
-        )  # fmt: skip
-    finally:
-        cli("testbed", "down", "--name", tb_name)
-    assert res.returncode == 0, res.stderr
-    print(res.stdout)
-    out = json.loads(cli("assess", db, "--json", check=True).stdout.splitlines()[0])
+    res, out = _search_behind_the_tbf(cli, tb_name, db, "--latency", None, "24k")
     at = next(x for x in out["latency_at_bounds"] if x["goal"] == "pdr:0.005")
     load = at["load_pps"]
     assert R < load < (R + L + K) / 0.99, at  # the queue holds the excess: the PDR above R
