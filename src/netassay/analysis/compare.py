@@ -104,6 +104,9 @@ def groups(
             "verdicts": verdicts,
             "cpu_busy": _mean_cpu([m["cpu_busy"] for m in members]),
         }
+        for f in figures:  # a median over lower bounds (the max load met the goal) is one
+            if any(m.get(f.replace("_pps", "_at_least")) for m in members if f.endswith("_pps")):
+                g[f]["at_least"] = True
         if any("worst_delta_ucl95_below_pdr" in m for m in members):
             worst = [m.get("worst_delta_ucl95_below_pdr") for m in members]
             g["worst_delta_ucl95_below_pdr"] = max(

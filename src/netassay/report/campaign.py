@@ -23,7 +23,7 @@ from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
 from netassay.methods.base import Column, Section
 from netassay.methods.plots import data_uri
 from netassay.methods.render import FigureJob, data_of, render
-from netassay.methods.rtt.view import fmt_us
+from netassay.methods.search.spec import fmt_latency
 from netassay.methods.sweep.located import loss_shares
 from netassay.store.db import Store
 from netassay.units import fmt_rate
@@ -157,6 +157,16 @@ def page_section(
     fields = {
         "name": name,
         "latency": latency and not own,
+        "at_least": None
+        if own
+        else next(
+            (
+                CR.AT_LEAST
+                for r in result["experiments"]
+                if r.get("pdr_at_least") or r.get("ndr_at_least")
+            ),
+            None,
+        ),
         "figure_name": registry.metric(comp.figures[0])[0] if own else "PDR",
         "cols": [h for h, _ in comp.columns] if own else None,
         "gcols": [h for h, _ in comp.group_columns] if own else None,
@@ -263,10 +273,10 @@ def _sweep_tables(
     rows = [
         {
             **r,
-            "pdr": _pps(r["pdr_pps"]),
-            "ndr": _pps(r["ndr_pps"]),
+            "pdr": (">= " if r.get("pdr_at_least") else "") + _pps(r["pdr_pps"]),
+            "ndr": (">= " if r.get("ndr_at_least") else "") + _pps(r["ndr_pps"]),
             "worst": _num(r["worst_delta_ucl95_below_pdr"]),
-            "p99": fmt_us(r.get(P99_AT_PDR)),
+            "p99": _latency(r.get(P99_AT_PDR)),
             "cpu": _cpu(r["cpu_busy"]),
             "figure": figures.get((r["experiment_id"], r["label"])),
         }
@@ -278,16 +288,20 @@ def _sweep_tables(
         groups.append({
             **g,
             "n": g["experiments"],
-            "pdr": _pps(pdr["median"]),
+            "pdr": CR.bound_text(pdr),
             "range": f"{_pps(pdr['min'])} .. {_pps(pdr['max'])}",
-            "ndr": _pps(g["ndr_pps"]["median"]),
+            "ndr": CR.bound_text(g["ndr_pps"]),
             "worst": _num(g["worst_delta_ucl95_below_pdr"]),
-            "p99": fmt_us((g.get(P99_AT_PDR) or {}).get("median")),
+            "p99": _latency((g.get(P99_AT_PDR) or {}).get("median")),
             "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
             "cpu": _cpu(g["cpu_busy"]),
-            "headline": f"PDR {_pps(pdr['median'])} ({_pps(pdr['min'])} .. {_pps(pdr['max'])})",
+            "headline": f"PDR {CR.bound_text(pdr)} ({_pps(pdr['min'])} .. {_pps(pdr['max'])})",
         })  # fmt: skip
     return (by_factor, cpu), rows, groups
+
+
+def _latency(ns: float | None) -> str:
+    return "-" if ns is None else fmt_latency(round(ns))
 
 
 def _index_text(
