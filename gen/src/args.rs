@@ -56,6 +56,16 @@ pub struct Send {
     pub allow_host_netns: bool,
     pub json: bool,
     pub cpu: Option<usize>,
+    /// --pcap: a capture's frames instead of built ones.
+    pub pcap: Option<Pcap>,
+}
+
+/// A capture to replay (`replay`), at `--rate` or on its own gaps `/ speed`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pcap {
+    pub path: String,
+    /// --speed X: the capture's gaps divided by X (the run's `rate` is then unused).
+    pub speed: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -80,6 +90,8 @@ pub struct SinkArgs {
     pub size: usize,
     /// --imix: count every size of the mix, each on its own.
     pub mix: Option<Mix>,
+    /// --pcap: count every size of the capture's marked frames, each on its own.
+    pub pcap: Option<String>,
     pub duration_ns: Option<u64>,
     /// Pass the counted frames on instead of dropping them.
     pub pass: bool,
@@ -166,6 +178,7 @@ fn sink(a: &Line, valued: &[String], dev: String) -> Result<SinkArgs, UsageError
             "--dev",
             "--size",
             "--imix",
+            "--pcap",
             "--duration",
             "--count-flows",
             "--dsts",
@@ -184,10 +197,19 @@ fn sink(a: &Line, valued: &[String], dev: String) -> Result<SinkArgs, UsageError
     if mix.is_some() && a.size.is_some() {
         return Err(SendUsage::ImixAndSize.into());
     }
+    if a.pcap.is_some() {
+        if let Some(k) = [("--size", &a.size), ("--imix", &a.imix)]
+            .into_iter()
+            .find_map(|(k, v)| v.as_ref().map(|_| k))
+        {
+            return Err(SendUsage::PcapWith(k).into());
+        }
+    }
     Ok(SinkArgs {
         dev,
         size: mix.as_ref().map_or(size, Mix::largest),
         mix,
+        pcap: a.pcap.clone(),
         duration_ns: duration("--duration", &a.duration)?,
         pass: a.pass,
         latency: a.latency,
@@ -361,6 +383,8 @@ mod tests {
             "--count",
             "--size",
             "--imix",
+            "--pcap",
+            "--speed",
             "--flows",
             "--flow-order",
             "--flow-seed",

@@ -18,8 +18,10 @@ mod mix;
 mod netlink;
 mod pace;
 mod packet;
+mod pcap;
 #[cfg(test)]
 mod proptests;
+mod replay;
 mod rx;
 mod sink;
 mod sys;
