@@ -110,6 +110,16 @@ pub enum Cmd {
     Send(Box<Send>),
     Recv(Recv),
     Delay(DelayArgs),
+    /// --pcap FILE --describe: what a replay of it sends per loop.
+    Describe(Describe),
+}
+
+#[derive(Debug, PartialEq)]
+pub struct Describe {
+    pub path: String,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub mtu: usize,
 }
 
 /// The command the line asks for: help, the version, or a mode with its options.
@@ -124,6 +134,9 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
     }
     if a.version {
         return Ok(Cmd::Version);
+    }
+    if a.describe {
+        return describe(a, &line.valued).map(Cmd::Describe);
     }
     let dev = need("--dev", &a.dev)?.to_string();
     let cpu = number::<usize>("--cpu", &a.cpu)?;
@@ -140,6 +153,27 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
         return receive(a, dev, cpu).map(Cmd::Recv);
     }
     send::send(a, dev, cpu).map(|s| Cmd::Send(Box::new(s)))
+}
+
+/// --describe: --pcap, --src and --dst (and --mtu-bytes), nothing else with a value.
+fn describe(a: &Line, valued: &[String]) -> Result<Describe, UsageError> {
+    let takes = ["--pcap", "--src", "--dst", "--mtu-bytes"];
+    if let Some(k) = valued.iter().find(|k| !takes.contains(&k.as_str())) {
+        return Err(ModeError::NotForDescribe(k.clone()).into());
+    }
+    let ip = |k: &'static str, v: &Option<String>| -> Result<IpAddr, FlagError> {
+        let v = need(k, v)?;
+        v.parse().map_err(|_| FlagError::NotAnAddress {
+            flag: k,
+            value: v.into(),
+        })
+    };
+    Ok(Describe {
+        path: need("--pcap", &a.pcap)?.to_string(),
+        src: ip("--src", &a.src)?,
+        dst: ip("--dst", &a.dst)?,
+        mtu: number_or("--mtu-bytes", &a.mtu_bytes, 1500usize)?,
+    })
 }
 
 /// The value of a required flag.

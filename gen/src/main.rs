@@ -56,6 +56,7 @@ fn run(cmd: Cmd) -> Result<(), Error> {
         Cmd::Recv(r) => cmd::receive::run(&r)?,
         Cmd::Sink(k) => cmd::xdp_sink::run(&k)?,
         Cmd::Delay(d) => cmd::delay::run(&d)?,
+        Cmd::Describe(d) => println!("{}", replay::describe(&d)?),
     }
     Ok(())
 }

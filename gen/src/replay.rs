@@ -384,6 +384,33 @@ impl Sent {
     }
 }
 
+/// `--pcap FILE --describe`: what a replay sends in each loop, as one JSON object.
+pub fn describe(d: &crate::args::Describe) -> Result<J, SendUsage> {
+    if d.src.is_ipv6() != d.dst.is_ipv6() {
+        return Err(SendUsage::MixedFamilies);
+    }
+    let t = Target {
+        src_mac: [0; 6],
+        dst_mac: [0; 6],
+        src: d.src,
+        dst: d.dst,
+        max_frame: d.mtu + ETH_LEN,
+    };
+    let r = Replay::load(&d.path, &t)?;
+    let n = r.frames.len() as u64;
+    let mut kv = r.json(&d.path, None, n);
+    kv.retain(|(k, _)| !["speed", "marked", "marked_bytes", "sent_bytes"].contains(k));
+    let sent = r.sent(n);
+    let span = r.ts_ns.iter().max().unwrap() - r.ts_ns[0];
+    kv.extend([
+        ("bytes", J::U(sent.bytes(0))),
+        ("mean_bytes", J::F(sent.bytes(0) as f64 / n as f64)),
+        ("marked_bytes", J::U(sent.bytes(1))),
+        ("span_ns", J::U(span)),
+    ]);
+    Ok(J::obj(kv))
+}
+
 /// The sizes of the frames of a capture the XDP sink counts (marked ones, of
 /// either family), ascending; what `--xdp-sink --pcap FILE` counts.
 pub fn marked_sizes(records: &[Record]) -> Vec<usize> {

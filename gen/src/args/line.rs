@@ -202,6 +202,28 @@ pub struct Line {
     )]
     pub speed: Option<String>,
 
+    /// with --pcap, --src and --dst (and no --dev): print what a
+    /// replay of the capture sends in each loop as one JSON line
+    /// (records, frames, marked, skipped by why, per_size,
+    /// marked_per_size, bytes, mean_bytes, span_ns) and exit; frames
+    /// above --mtu-bytes (default 1500) plus 14 count as too_big
+    #[arg(
+        long,
+        overrides_with = "describe",
+        help_heading = "Send options",
+        verbatim_doc_comment
+    )]
+    pub describe: bool,
+
+    /// with --describe: the interface MTU frames are checked against
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Send options"
+    )]
+    pub mtu_bytes: Option<String>,
+
     /// number of flows, distinct 5-tuples (default 1, max 1000000):
     /// source ports first, then source addresses (see above);
     /// every destination and source stays in the benchmarking

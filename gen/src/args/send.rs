@@ -479,6 +479,18 @@ pub(super) mod tests {
             line.contains("drop --dst-port") && !line.contains('\n'),
             "{line}"
         );
+        // --describe needs no interface, and takes no send flag
+        match parse(&v("--pcap f --src 198.18.0.1 --dst 198.19.0.1 --describe")).unwrap() {
+            Cmd::Describe(d) => assert_eq!((d.path.as_str(), d.mtu), ("f", 1500)),
+            _ => panic!(),
+        }
+        let e = parse(&v(
+            "--pcap f --src 198.18.0.1 --dst 198.19.0.1 --describe --dev a",
+        ));
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .starts_with("--dev is not a --describe option"));
         // the sink counts a capture's sizes, not --size or --imix with it
         let e = parse(&v("--xdp-sink --dev a --pcap f --size 64")).unwrap_err();
         assert_eq!(e, SendUsage::PcapWith("--size").into());

@@ -76,6 +76,13 @@ pub fn run(s: &Send, p: &Pcap) -> Result<(), Error> {
     };
     let mut extra = r.json(&p.path, p.speed, out.sent);
     extra.push(("size_bytes", J::U(largest as u64)));
+    // the marked frames among those planned (at --rate max: as many as were sent)
+    let planned = if plan.rate.is_some() {
+        plan.planned
+    } else {
+        out.sent
+    };
+    extra.push(("marked_planned", J::U(r.sent(planned).total(1))));
     let ran = Ran {
         technique: txr.name(),
         why,

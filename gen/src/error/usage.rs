@@ -134,6 +134,8 @@ pub enum ModeError {
     },
     DelayQueue(usize),
     DelaySameDevice(String),
+    /// A flag --describe does not take.
+    NotForDescribe(String),
 }
 
 impl fmt::Display for ModeError {
@@ -171,6 +173,10 @@ impl fmt::Display for ModeError {
             }
             DelayQueue(n) => write!(f, "--queue {n} is out of range: use 1..10000000 frames"),
             DelaySameDevice(d) => write!(f, "--a and --b are both '{d}': give two devices"),
+            NotForDescribe(k) => write!(
+                f,
+                "{k} is not a --describe option: it takes --pcap, --src, --dst and --mtu-bytes"
+            ),
         }
     }
 }
