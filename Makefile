@@ -242,6 +242,7 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/campaign.py
 	$(SUDO) $(BIN)/python bench/busy.py
 	$(SUDO) $(BIN)/python bench/scale.py
+	$(SUDO) $(BIN)/python bench/pcap.py
 
 clean:
 	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site

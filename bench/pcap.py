@@ -6,7 +6,8 @@ Builds ``na-q<id>-tg [tg0] --veth-- [sk0] na-q<id>-sk`` (deleted even on failure
 * the capture: tcpdump (ns stamps) on sk0 while netassay-gen sends TRex's IMIX
   (``--imix simple``) at 20k, 5k and 1k frames/s, one run after the other: 1200 frames
   of 64, 590 and 1514 bytes with the gaps the generator and the kernel gave them.
-* rate: that capture replayed at ``--rate 100k`` for 2 s (generator on CPU 0) into the
+* rate: that capture replayed at ``--rate 100k`` for 2 s (generator on CPU 0, at the
+  priority netassay's trials give it: ``nice -n -20``) into the
   XDP sink counting its sizes (``--xdp-sink --pcap``, every frame of it is marked);
   the rate error at the sink is (count - 1) / (last - first arrival) against 100k,
   beside the generator's own rate error and lateness. 3 repetitions.
@@ -69,8 +70,9 @@ def build(tg: str, sk: str) -> str:
 
 def send(tg: str, mac: str, *argv: str) -> dict[str, Any]:
     to = ["--dev", "tg0", "--dst-mac", mac, "--src", SRC, "--dst", DST]
-    full = ["ip", "netns", "exec", tg, "taskset", "-c", "0", gen.find_generator(), *to, *argv,
-            "--json", "--best-effort"]  # fmt: skip
+    # at the priority netassay's trials give it (gen.PRIORITY), on CPU 0
+    full = ["ip", "netns", "exec", tg, *gen.PRIORITY, "taskset", "-c", "0", gen.find_generator(),
+            *to, *argv, "--json", "--best-effort"]  # fmt: skip
     cp = subprocess.run(full, capture_output=True, text=True, timeout=120, check=False)
     if cp.returncode != 0:
         raise RuntimeError(cp.stderr.strip())
