@@ -57,6 +57,7 @@ DATAPLANE_KNOBS: dict[str, dict[str, Any]] = {
 MAX_FLOWS = 1_000_000
 MAX_ROUTES = 1_000_000  # IPv6's; IPv4 has room for 65,280
 MAX_RULES = 1_000_000
+MAX_OVS_RULES = 1_000_000
 SINKS = ("xdp", "nft", "xdp+nft")
 # How the SUT's ingress veth receives (testbed.receive): napi, as a NIC's driver (polled
 # in batches on the SUT's CPU, the generator hands it XDP live frames), or backlog
@@ -206,6 +207,11 @@ def _count_check(lo: int, hi: int, what: str) -> Any:
     return check
 
 
+def counted(lo: int, hi: int, what: str) -> dict[str, Any]:
+    """A scale knob's parse (flag text) and check (a file's value), from one bound."""
+    return {"parse": count_in(lo, hi, what), "check": _count_check(lo, hi, what)}
+
+
 def _flag(v: Any) -> bool:
     if not isinstance(v, bool):
         raise ValueError("expected true or false")
@@ -270,8 +276,7 @@ class TestbedConfig:
         "--routes' destinations first, then source ports, then source addresses, all in "
         "the benchmarking ranges. A list (1,1k,100k,1M) runs a sweep, search or flood "
         "once per count (a scale series).",
-        default=1, parse=count_in(1, MAX_FLOWS, "flow count"),
-        check=_count_check(1, MAX_FLOWS, "flow count"), ordinal=True, testbed=True,
+        default=1, **counted(1, MAX_FLOWS, "flow count"), ordinal=True, testbed=True,
     )  # fmt: skip
     flow_order: str = param(
         "--flow-order",
@@ -294,16 +299,14 @@ class TestbedConfig:
         "Router and XDP router: a FIB of N routes in the SUT (ip -batch), each a prefix "
         "of its own in the benchmarking range, the flows' destinations spread over them "
         "(IPv4: up to 65,280; IPv6: up to 1M). A list (1,1k,100k,1M) runs a scale series.",
-        default=None, parse=count_in(1, MAX_ROUTES, "route count"),
-        check=_count_check(1, MAX_ROUTES, "route count"), ordinal=True, testbed=True,
+        default=None, **counted(1, MAX_ROUTES, "route count"), ordinal=True, testbed=True,
     )  # fmt: skip
     nft_rules: int | None = param(
         "--nft-rules",
         "Router: N nft rules in the SUT's forward hook that the test frames pass without "
         "matching, ahead of an accept (linear, about 30 ns a rule per frame; --nft-set: "
         "one set lookup). A list (10,1k,10k) runs a scale series.",
-        default=None, parse=count_in(1, MAX_RULES, "rule count"),
-        check=_count_check(1, MAX_RULES, "rule count"), ordinal=True, testbed=True,
+        default=None, **counted(1, MAX_RULES, "rule count"), ordinal=True, testbed=True,
     )  # fmt: skip
     nft_set: bool = param(
         "--nft-set", "With --nft-rules: the N keys as one set a single rule looks up.",
@@ -320,8 +323,7 @@ class TestbedConfig:
         "With --conntrack on: the conntrack table's limit, host-wide, while the testbed is "
         "up (net.netfilter.nf_conntrack_max, restored after; a new connection past it "
         "evicts an unreplied one, or is dropped).",
-        default=None, parse=count_in(1, 16_000_000, "conntrack table limit"),
-        check=_count_check(1, 16_000_000, "conntrack table limit"), ordinal=True,
+        default=None, **counted(1, 16_000_000, "conntrack table limit"), ordinal=True,
         testbed=True,
     )  # fmt: skip
     nat: str = param(
@@ -395,8 +397,10 @@ class TestbedConfig:
     ovs_rules: int | None = param(  # --sut ovs: rules added that test frames never match
         "--ovs-rules",
         "--sut ovs: grow the flow table by N rules that test frames never match (UDP to "
-        "other addresses and ports), above the forwarding rules.",
-        default=None, cli=int, check=whole(0, 1_000_000), ordinal=True, testbed=True,
+        "other addresses and ports), above the forwarding rules (1k, 1M: k = 1000). A list "
+        "(0,1k,10k) runs a sweep, search or flood once per count (a scale series).",
+        default=None, **counted(0, MAX_OVS_RULES, "OpenFlow rule count"), ordinal=True,
+        testbed=True,
     )  # fmt: skip
     testpmd_fwd: str | None = param(  # --sut testpmd: its forwarding mode (None: io)
         "--testpmd-fwd",

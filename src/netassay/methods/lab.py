@@ -422,6 +422,12 @@ def dataplane_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any
             "offloads": dp.get("offloads"),
             "wire": dp.get("wire_qdisc") or "pfifo",
             **({"cap": dp["cap"]} if dp.get("cap") else {}),
+            # Open vSwitch: its flow table's size as it reported it once the rules loaded
+            **(
+                {"table_flows": ovs["table_flows"]}
+                if (ovs := dp.get("ovs") or {}).get("table_flows") is not None
+                else {}
+            ),
         }
     }
 

@@ -22,6 +22,7 @@ from netassay.methods.base import (
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
 from netassay.methods.search import engine as E
+from netassay.methods.search import latency_at
 from netassay.methods.search import pdr as P
 from netassay.methods.search import run as R
 from netassay.methods.search import view as V
@@ -50,7 +51,10 @@ class SearchMethod:
     request = SearchRequest
     campaign = True
     run_options = RUN_OPTIONS
-    comparison = Comparison(metrics=(AC.PDR,), figures=AC.LAB_FIGURES, names=AC.LAB_NAMES)
+    comparison = Comparison(
+        metrics=(AC.PDR,), figures=(*AC.LAB_FIGURES, AC.P99_AT_PDR),
+        names={**AC.LAB_NAMES, AC.P99_AT_PDR: ("p99 at the PDR", 1e3, "p99 latency at PDR (us)")},
+    )  # fmt: skip
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
     pdr_rate = staticmethod(P.pdr_rate)  # a share of the newest stored PDR (search.pdr)
@@ -132,6 +136,8 @@ class SearchMethod:
         open_ = {g.goal.loss_ratio: g.lower_pps is not None and g.upper_pps is None
                  for g in o.goals}  # fmt: skip
         pdr = [k for k in sorted(bound) if k > 0]
+        keeps = o.spec.keeps_latency
+        latency = latency_at.at_bounds(store.trials(experiment.id), o) if keeps else []
         verify = store.find_experiment(f"{experiment.key}-2")
         checked = assess_experiment(store, verify, cfg) if verify else None
         return {
@@ -141,6 +147,8 @@ class SearchMethod:
             "worst_delta_ucl95_below_pdr": None,
             "pdr_at_least": open_[pdr[0]] if pdr else False,
             "ndr_at_least": open_.get(0.0, False),
+            # with --latency: the p99 one-way latency of the trials at the PDR's lower bound
+            AC.P99_AT_PDR: latency_at.p99_at(latency, f"pdr:{pdr[0]:g}") if pdr else None,
         }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
