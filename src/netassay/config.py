@@ -262,6 +262,14 @@ class TestbedConfig:
         "64:7,590:4,1514:1.",
         default=None, check=_imix_text, testbed=True, metavar="MIX",
     )  # fmt: skip
+    pcap: str | None = param(  # a capture replayed instead of built frames; no --size
+        "--pcap",
+        "A capture to replay instead of built frames (libpcap as tcpdump writes it, or "
+        "pcapng): its Ethernet frames of this IP version, rewritten to the testbed's "
+        "addresses, in its order, looped; rates count its frames, loss the UDP frames "
+        "netassay marks and counts (docs/pcap.md).",
+        default=None, testbed=True, metavar="FILE",
+    )  # fmt: skip
     flows: int = param(
         "--flows",
         "Number of UDP flows, distinct 5-tuples (1..1M; 1k, 1M: k = 1000): over the "
@@ -448,6 +456,8 @@ class TestbedConfig:
         unset = {k: v for k, v in defaults.items() if getattr(out, k) is None}
         if out.sut_setup and not os.path.isabs(out.sut_setup):  # --sut-setup: where it is
             unset["sut_setup"] = os.path.abspath(out.sut_setup)
+        if out.pcap and not os.path.isabs(out.pcap):  # --pcap: where it is
+            unset["pcap"] = os.path.abspath(out.pcap)
         return replace(out, **unset) if unset else out
 
     def rx_cpus(self, cpus: int | None = None) -> tuple[int, ...]:
@@ -465,8 +475,9 @@ class TestbedConfig:
 def with_frame_size(cfg: Any) -> Any:
     """A testbed config with its frame size, when none was given, the smallest of its IP
     version (a config of another kind is returned as it is); with a mix (``--imix``)
-    it has none."""
-    if getattr(cfg, "size_bytes", 0) is None and getattr(cfg, "imix", None) is None:
+    or a capture (``--pcap``) it has none."""
+    mixed = getattr(cfg, "imix", None) is not None or getattr(cfg, "pcap", None) is not None
+    if getattr(cfg, "size_bytes", 0) is None and not mixed:
         return replace(cfg, size_bytes=min_frame_bytes(cfg.ip_version))
     return cfg
 
