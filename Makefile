@@ -14,9 +14,10 @@ endif
 # What runs as root through sudo leaves no root-owned caches in the user's tree.
 AS_ROOT := $(if $(SUDO),$(SUDO) env PYTHONDONTWRITEBYTECODE=1)
 ROOT_PYTEST := $(AS_ROOT) $(BIN)/pytest $(if $(SUDO),-p no:cacheprovider)
-# Debian packages: kernel tools for the testbed, peers for the benchmarks, the browser
+# Debian packages: kernel tools for the testbed (tcpdump: the captures --pcap replays
+# in its tests and bench), peers for the benchmarks, the browser
 # for the HTML report test, and what the generator's build needs.
-APT_PKGS := iproute2 nftables ethtool iperf3 netsniff-ng chromium procps kmod \
+APT_PKGS := iproute2 nftables ethtool iperf3 netsniff-ng chromium procps kmod tcpdump \
             clang llvm libbpf-dev libelf-dev pkg-config python3-venv bpftool
 GEN_BIN := gen/target/release/netassay-gen
 # The XDP router SUT (--sut xdp-router): built from bpf/ with clang, installed in the venv.
@@ -242,6 +243,7 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/campaign.py
 	$(SUDO) $(BIN)/python bench/busy.py
 	$(SUDO) $(BIN)/python bench/scale.py
+	$(SUDO) $(BIN)/python bench/pcap.py
 
 clean:
 	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site .mypy_cache

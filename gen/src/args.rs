@@ -56,6 +56,16 @@ pub struct Send {
     pub allow_host_netns: bool,
     pub json: bool,
     pub cpu: Option<usize>,
+    /// --pcap: a capture's frames instead of built ones.
+    pub pcap: Option<Pcap>,
+}
+
+/// A capture to replay (`replay`), at `--rate` or on its own gaps `/ speed`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pcap {
+    pub path: String,
+    /// --speed X: the capture's gaps divided by X (the run's `rate` is then unused).
+    pub speed: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -80,6 +90,8 @@ pub struct SinkArgs {
     pub size: usize,
     /// --imix: count every size of the mix, each on its own.
     pub mix: Option<Mix>,
+    /// --pcap: count every size of the capture's marked frames, each on its own.
+    pub pcap: Option<String>,
     pub duration_ns: Option<u64>,
     /// Pass the counted frames on instead of dropping them.
     pub pass: bool,
@@ -98,6 +110,16 @@ pub enum Cmd {
     Send(Box<Send>),
     Recv(Recv),
     Delay(DelayArgs),
+    /// --pcap FILE --describe: what a replay of it sends per loop.
+    Describe(Describe),
+}
+
+#[derive(Debug, PartialEq)]
+pub struct Describe {
+    pub path: String,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub mtu: usize,
 }
 
 /// The command the line asks for: help, the version, or a mode with its options.
@@ -112,6 +134,9 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
     }
     if a.version {
         return Ok(Cmd::Version);
+    }
+    if a.describe {
+        return describe(a, &line.valued).map(Cmd::Describe);
     }
     let dev = need("--dev", &a.dev)?.to_string();
     let cpu = number::<usize>("--cpu", &a.cpu)?;
@@ -128,6 +153,27 @@ pub fn parse(argv: &[String]) -> Result<Cmd, UsageError> {
         return receive(a, dev, cpu).map(Cmd::Recv);
     }
     send::send(a, dev, cpu).map(|s| Cmd::Send(Box::new(s)))
+}
+
+/// --describe: --pcap, --src and --dst (and --mtu-bytes), nothing else with a value.
+fn describe(a: &Line, valued: &[String]) -> Result<Describe, UsageError> {
+    let takes = ["--pcap", "--src", "--dst", "--mtu-bytes"];
+    if let Some(k) = valued.iter().find(|k| !takes.contains(&k.as_str())) {
+        return Err(ModeError::NotForDescribe(k.clone()).into());
+    }
+    let ip = |k: &'static str, v: &Option<String>| -> Result<IpAddr, FlagError> {
+        let v = need(k, v)?;
+        v.parse().map_err(|_| FlagError::NotAnAddress {
+            flag: k,
+            value: v.into(),
+        })
+    };
+    Ok(Describe {
+        path: need("--pcap", &a.pcap)?.to_string(),
+        src: ip("--src", &a.src)?,
+        dst: ip("--dst", &a.dst)?,
+        mtu: number_or("--mtu-bytes", &a.mtu_bytes, 1500usize)?,
+    })
 }
 
 /// The value of a required flag.
@@ -166,6 +212,7 @@ fn sink(a: &Line, valued: &[String], dev: String) -> Result<SinkArgs, UsageError
             "--dev",
             "--size",
             "--imix",
+            "--pcap",
             "--duration",
             "--count-flows",
             "--dsts",
@@ -184,10 +231,19 @@ fn sink(a: &Line, valued: &[String], dev: String) -> Result<SinkArgs, UsageError
     if mix.is_some() && a.size.is_some() {
         return Err(SendUsage::ImixAndSize.into());
     }
+    if a.pcap.is_some() {
+        if let Some(k) = [("--size", &a.size), ("--imix", &a.imix)]
+            .into_iter()
+            .find_map(|(k, v)| v.as_ref().map(|_| k))
+        {
+            return Err(SendUsage::PcapWith(k).into());
+        }
+    }
     Ok(SinkArgs {
         dev,
         size: mix.as_ref().map_or(size, Mix::largest),
         mix,
+        pcap: a.pcap.clone(),
         duration_ns: duration("--duration", &a.duration)?,
         pass: a.pass,
         latency: a.latency,
@@ -361,6 +417,8 @@ mod tests {
             "--count",
             "--size",
             "--imix",
+            "--pcap",
+            "--speed",
             "--flows",
             "--flow-order",
             "--flow-seed",

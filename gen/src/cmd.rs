@@ -7,6 +7,7 @@ pub mod send;
 pub mod xdp_sink;
 
 mod plan;
+mod replay;
 mod report;
 mod technique;
 

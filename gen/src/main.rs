@@ -18,8 +18,10 @@ mod mix;
 mod netlink;
 mod pace;
 mod packet;
+mod pcap;
 #[cfg(test)]
 mod proptests;
+mod replay;
 mod rx;
 mod sink;
 mod sys;
@@ -54,6 +56,7 @@ fn run(cmd: Cmd) -> Result<(), Error> {
         Cmd::Recv(r) => cmd::receive::run(&r)?,
         Cmd::Sink(k) => cmd::xdp_sink::run(&k)?,
         Cmd::Delay(d) => cmd::delay::run(&d)?,
+        Cmd::Describe(d) => println!("{}", replay::describe(&d)?),
     }
     Ok(())
 }

@@ -65,6 +65,15 @@ impl Mix {
         Ok(Mix::of(sizes, weights))
     }
 
+    /// Sizes to count, not to send (the XDP sink's --pcap): no cycle.
+    pub fn counting(sizes: Vec<usize>) -> Mix {
+        Mix {
+            weights: vec![1; sizes.len()],
+            sizes,
+            cycle: Vec::new(),
+        }
+    }
+
     /// One size: every frame the same (the cycle is that frame).
     pub fn one(size: usize) -> Mix {
         Mix::of(vec![size], vec![1])

@@ -162,6 +162,15 @@ pub fn program_with(
         4
     };
     let fits = |at: usize| at + need <= size as usize;
+    // Sizes of a capture (--pcap) may be smaller than a family's payload needs while
+    // larger ones hold it: that family's frames are then checked against the frame's
+    // end on their own (with one size, or a mix's, it is never so: unchanged).
+    let largest = *sizes.iter().max().expect("a size");
+    let fits_largest = |at: usize| at + need <= largest as usize;
+    let in_bounds = |a: &mut Asm, end: usize| {
+        a.extend([mov_x(5, 2), add_k(5, end as i32)]);
+        a.jmp(0x2d, 5, 3, 0, PASS); // if data + end > data_end: pass
+    };
     // r9 = the frame's stamp in host order (latency only)
     let stamp = |a: &mut Asm, at: usize| {
         if latency.is_some() {
@@ -199,7 +208,10 @@ pub fn program_with(
     a.label(header);
     a.push(ins(0x69, 5, 2, 12, 0)); // r5 = ethertype (as stored)
     a.jmp(0x55, 5, 0, eth_ip4, NOT_IP4);
-    if fits(MAGIC_AT_V4) {
+    if fits(MAGIC_AT_V4) || fits_largest(MAGIC_AT_V4) {
+        if !fits(MAGIC_AT_V4) {
+            in_bounds(&mut a, MAGIC_AT_V4 + need);
+        }
         a.push(ins(0x71, 5, 2, 14, 0)); // r5 = IPv4 version and header length
         a.jmp(0x55, 5, 0, 0x45, PASS); // options would move the magic
         a.push(ins(0x71, 5, 2, 23, 0)); // r5 = IPv4 protocol
@@ -215,7 +227,10 @@ pub fn program_with(
     }
     a.label(NOT_IP4);
     a.jmp(0x55, 5, 0, eth_ip6, PASS);
-    if fits(MAGIC_AT_V6) {
+    if fits(MAGIC_AT_V6) || fits_largest(MAGIC_AT_V6) {
+        if !fits(MAGIC_AT_V6) {
+            in_bounds(&mut a, MAGIC_AT_V6 + need);
+        }
         a.push(ins(0x71, 5, 2, 20, 0)); // r5 = IPv6 next header
         a.jmp(0x55, 5, 0, 17, PASS);
         check_magic(&mut a, MAGIC_AT_V6);

@@ -361,12 +361,41 @@ fn off(k: u64, rate_int: u64, rate: f64) -> u64 {
     }
 }
 
-/// The schedule of one run: packet k is due at `start + off(k)`.
-struct Schedule {
-    paced: bool,
+/// When packet k of a run is due, in ns after the schedule's start.
+pub trait Clock {
+    fn off(&self, k: u64) -> u64;
+}
+
+/// Evenly paced at a rate (every mode but a capture's own gaps).
+#[derive(Clone, Copy)]
+pub struct RateClock {
     rate: f64,
     /// The rate when it is a whole number (exact u64 deadlines), else 0.
     rate_int: u64,
+}
+
+impl RateClock {
+    fn of(cfg: &LoopCfg) -> RateClock {
+        let rate = cfg.rate.unwrap_or(0.0);
+        let whole = rate.fract() == 0.0 && (1.0..1e12).contains(&rate);
+        RateClock {
+            rate,
+            rate_int: if whole { rate as u64 } else { 0 },
+        }
+    }
+}
+
+impl Clock for RateClock {
+    #[inline(always)]
+    fn off(&self, k: u64) -> u64 {
+        off(k, self.rate_int, self.rate)
+    }
+}
+
+/// The schedule of one run: packet k is due at `start + clock.off(k)`.
+struct Schedule<C: Clock> {
+    paced: bool,
+    clock: C,
     start: u64,
     deadline_ns: Option<u64>,
     planned: u64,
@@ -374,14 +403,18 @@ struct Schedule {
     burst: u64,
 }
 
-impl Schedule {
-    fn new(cfg: &LoopCfg, start: u64) -> Schedule {
-        let rate = cfg.rate.unwrap_or(0.0);
-        let whole = rate.fract() == 0.0 && (1.0..1e12).contains(&rate);
+#[cfg(test)]
+impl Schedule<RateClock> {
+    fn new(cfg: &LoopCfg, start: u64) -> Schedule<RateClock> {
+        Schedule::with(cfg, start, RateClock::of(cfg))
+    }
+}
+
+impl<C: Clock> Schedule<C> {
+    fn with(cfg: &LoopCfg, start: u64, clock: C) -> Schedule<C> {
         Schedule {
             paced: cfg.rate.is_some(),
-            rate,
-            rate_int: if whole { rate as u64 } else { 0 },
+            clock,
             start,
             deadline_ns: cfg.deadline_ns,
             planned: cfg.planned,
@@ -392,7 +425,7 @@ impl Schedule {
 
     #[inline(always)]
     fn due(&self, k: u64) -> u64 {
-        self.start + off(k, self.rate_int, self.rate)
+        self.start + self.clock.off(k)
     }
 
     fn past_deadline(&self, ts: u64) -> bool {
@@ -433,7 +466,7 @@ impl Schedule {
         if k == 0 {
             // The schedule starts with the first send call: a stall before it
             // must not be "caught up" in a burst (nor bias the achieved rate).
-            self.start = ts - off(b - 1, self.rate_int, self.rate);
+            self.start = ts - self.clock.off(b - 1);
         }
         Ok((ts, self.catch_up(k, b, ts)))
     }
@@ -537,7 +570,7 @@ impl LoopOut {
     /// A send call (or the loop's end) at `ts`: the time since the later of the last
     /// call and the next frame's due time passed with nothing sent while a frame was
     /// due; the longest such time is the run's stall.
-    fn stalled(&mut self, s: &Schedule, ts: u64) {
+    fn stalled<C: Clock>(&mut self, s: &Schedule<C>, ts: u64) {
         let from = self.last_tx.max(s.due(self.sent));
         let idle = ts.saturating_sub(from);
         if self.stall.is_none_or(|(longest, _)| idle > longest) {
@@ -559,7 +592,7 @@ impl LoopOut {
     }
 
     /// Count `done` packets sent at `ts` and how late each was.
-    fn record(&mut self, s: &Schedule, done: usize, ts: u64) {
+    fn record<C: Clock>(&mut self, s: &Schedule<C>, done: usize, ts: u64) {
         if s.paced && self.sent > 0 {
             self.stalled(s, ts);
         }
@@ -595,13 +628,37 @@ pub fn run_mixed(
     run_with(tx, cfg, |tx, k, b, ts| stamp_mixed(tx, m, plan, k, b, ts))
 }
 
+/// `run` with a capture's frames (`replay`): evenly paced at the rate, or on the
+/// capture's own gaps (`gaps`, with `cfg.rate` their mean rate).
+pub fn run_replay(
+    tx: &mut dyn Tx,
+    r: &crate::replay::Replay,
+    gaps: Option<&crate::replay::Gaps>,
+    cfg: &LoopCfg,
+) -> Result<LoopOut, (io::Error, u64)> {
+    let stamp = |tx: &mut dyn Tx, k, b, ts| r.load_slots(tx, k, b, ts);
+    match gaps {
+        Some(g) => run_on(tx, cfg, g, stamp),
+        None => run_with(tx, cfg, stamp),
+    }
+}
+
 fn run_with(
     tx: &mut dyn Tx,
     cfg: &LoopCfg,
+    stamp: impl FnMut(&mut dyn Tx, u64, usize, u64),
+) -> Result<LoopOut, (io::Error, u64)> {
+    run_on(tx, cfg, RateClock::of(cfg), stamp)
+}
+
+fn run_on<C: Clock>(
+    tx: &mut dyn Tx,
+    cfg: &LoopCfg,
+    clock: C,
     mut stamp: impl FnMut(&mut dyn Tx, u64, usize, u64),
 ) -> Result<LoopOut, (io::Error, u64)> {
     // Start a little in the future so that the first deadline is not already late.
-    let mut s = Schedule::new(cfg, pace::now() + 200_000);
+    let mut s = Schedule::with(cfg, pace::now() + 200_000, clock);
     let mut out = LoopOut {
         lateness: Hist::new(),
         ..Default::default()

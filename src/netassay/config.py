@@ -57,6 +57,7 @@ DATAPLANE_KNOBS: dict[str, dict[str, Any]] = {
 MAX_FLOWS = 1_000_000
 MAX_ROUTES = 1_000_000  # IPv6's; IPv4 has room for 65,280
 MAX_RULES = 1_000_000
+MAX_OVS_RULES = 1_000_000
 SINKS = ("xdp", "nft", "xdp+nft")
 # How the SUT's ingress veth receives (testbed.receive): napi, as a NIC's driver (polled
 # in batches on the SUT's CPU, the generator hands it XDP live frames), or backlog
@@ -206,6 +207,11 @@ def _count_check(lo: int, hi: int, what: str) -> Any:
     return check
 
 
+def counted(lo: int, hi: int, what: str) -> dict[str, Any]:
+    """A scale knob's parse (flag text) and check (a file's value), from one bound."""
+    return {"parse": count_in(lo, hi, what), "check": _count_check(lo, hi, what)}
+
+
 def _flag(v: Any) -> bool:
     if not isinstance(v, bool):
         raise ValueError("expected true or false")
@@ -256,14 +262,21 @@ class TestbedConfig:
         "64:7,590:4,1514:1.",
         default=None, check=_imix_text, testbed=True, metavar="MIX",
     )  # fmt: skip
+    pcap: str | None = param(  # a capture replayed instead of built frames; no --size
+        "--pcap",
+        "A capture to replay instead of built frames (libpcap as tcpdump writes it, or "
+        "pcapng): its Ethernet frames of this IP version, rewritten to the testbed's "
+        "addresses, in its order, looped; rates count its frames, loss the UDP frames "
+        "netassay marks and counts (docs/pcap.md).",
+        default=None, testbed=True, metavar="FILE",
+    )  # fmt: skip
     flows: int = param(
         "--flows",
         "Number of UDP flows, distinct 5-tuples (1..1M; 1k, 1M: k = 1000): over the "
         "--routes' destinations first, then source ports, then source addresses, all in "
         "the benchmarking ranges. A list (1,1k,100k,1M) runs a sweep, search or flood "
         "once per count (a scale series).",
-        default=1, parse=count_in(1, MAX_FLOWS, "flow count"),
-        check=_count_check(1, MAX_FLOWS, "flow count"), ordinal=True, testbed=True,
+        default=1, **counted(1, MAX_FLOWS, "flow count"), ordinal=True, testbed=True,
     )  # fmt: skip
     flow_order: str = param(
         "--flow-order",
@@ -286,16 +299,14 @@ class TestbedConfig:
         "Router and XDP router: a FIB of N routes in the SUT (ip -batch), each a prefix "
         "of its own in the benchmarking range, the flows' destinations spread over them "
         "(IPv4: up to 65,280; IPv6: up to 1M). A list (1,1k,100k,1M) runs a scale series.",
-        default=None, parse=count_in(1, MAX_ROUTES, "route count"),
-        check=_count_check(1, MAX_ROUTES, "route count"), ordinal=True, testbed=True,
+        default=None, **counted(1, MAX_ROUTES, "route count"), ordinal=True, testbed=True,
     )  # fmt: skip
     nft_rules: int | None = param(
         "--nft-rules",
         "Router: N nft rules in the SUT's forward hook that the test frames pass without "
         "matching, ahead of an accept (linear, about 30 ns a rule per frame; --nft-set: "
         "one set lookup). A list (10,1k,10k) runs a scale series.",
-        default=None, parse=count_in(1, MAX_RULES, "rule count"),
-        check=_count_check(1, MAX_RULES, "rule count"), ordinal=True, testbed=True,
+        default=None, **counted(1, MAX_RULES, "rule count"), ordinal=True, testbed=True,
     )  # fmt: skip
     nft_set: bool = param(
         "--nft-set", "With --nft-rules: the N keys as one set a single rule looks up.",
@@ -312,8 +323,7 @@ class TestbedConfig:
         "With --conntrack on: the conntrack table's limit, host-wide, while the testbed is "
         "up (net.netfilter.nf_conntrack_max, restored after; a new connection past it "
         "evicts an unreplied one, or is dropped).",
-        default=None, parse=count_in(1, 16_000_000, "conntrack table limit"),
-        check=_count_check(1, 16_000_000, "conntrack table limit"), ordinal=True,
+        default=None, **counted(1, 16_000_000, "conntrack table limit"), ordinal=True,
         testbed=True,
     )  # fmt: skip
     nat: str = param(
@@ -387,8 +397,10 @@ class TestbedConfig:
     ovs_rules: int | None = param(  # --sut ovs: rules added that test frames never match
         "--ovs-rules",
         "--sut ovs: grow the flow table by N rules that test frames never match (UDP to "
-        "other addresses and ports), above the forwarding rules.",
-        default=None, cli=int, check=whole(0, 1_000_000), ordinal=True, testbed=True,
+        "other addresses and ports), above the forwarding rules (1k, 1M: k = 1000). A list "
+        "(0,1k,10k) runs a sweep, search or flood once per count (a scale series).",
+        default=None, **counted(0, MAX_OVS_RULES, "OpenFlow rule count"), ordinal=True,
+        testbed=True,
     )  # fmt: skip
     testpmd_fwd: str | None = param(  # --sut testpmd: its forwarding mode (None: io)
         "--testpmd-fwd",
@@ -444,6 +456,8 @@ class TestbedConfig:
         unset = {k: v for k, v in defaults.items() if getattr(out, k) is None}
         if out.sut_setup and not os.path.isabs(out.sut_setup):  # --sut-setup: where it is
             unset["sut_setup"] = os.path.abspath(out.sut_setup)
+        if out.pcap and not os.path.isabs(out.pcap):  # --pcap: where it is
+            unset["pcap"] = os.path.abspath(out.pcap)
         resolved: TestbedConfig = replace(out, **unset) if unset else out
         return resolved
 
@@ -462,8 +476,9 @@ class TestbedConfig:
 def with_frame_size(cfg: Any) -> Any:
     """A testbed config with its frame size, when none was given, the smallest of its IP
     version (a config of another kind is returned as it is); with a mix (``--imix``)
-    it has none."""
-    if getattr(cfg, "size_bytes", 0) is None and getattr(cfg, "imix", None) is None:
+    or a capture (``--pcap``) it has none."""
+    mixed = getattr(cfg, "imix", None) is not None or getattr(cfg, "pcap", None) is not None
+    if getattr(cfg, "size_bytes", 0) is None and not mixed:
         return replace(cfg, size_bytes=min_frame_bytes(cfg.ip_version))
     return cfg
 

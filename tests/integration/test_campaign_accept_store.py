@@ -169,7 +169,7 @@ def test_the_accept_campaign_page_in_headless_chromium(tmp_path, browser):
     effects = page.locator("#effects").inner_text()
     assert "link_cap (throughput)" in effects and "link_cap (loss ratio)" in effects
     sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
-    assert len(sizes) == 2 and all(w and w > 300 for w in sizes)
+    assert len(sizes) == 3 and all(w and w > 300 for w in sizes)
 
 
 def test_a_testbed_a_dead_cell_left_is_removed_before_the_next_cell(tmp_path, monkeypatch):

@@ -50,6 +50,6 @@ def test_the_campaign_page_shows_it(db, tmp_path):
     run_cli("report", db, "--out", out, check=True)
     page = (out / "campaign-golden" / "index.html").read_text()
     assert 'id="loss-figure"' in page and "Where the packets were lost" in page
-    assert page.count("data:image/png;base64,") == 3
+    assert page.count("data:image/png;base64,") == 4
     svg = (out / "campaign-golden" / "figures" / "loss.svg").read_text()
     assert "sut_cap=80k" in svg and "sut_cap=120k" in svg and "SUT egress" in svg

@@ -134,8 +134,12 @@ def test_the_index_links_the_campaign_page(report_dir):
     assert 'href="campaign-caps/index.html"' in index
     page = (report_dir / "campaign-caps" / "index.html").read_text()
     assert "http://" not in page and "https://" not in page
-    assert page.count("data:image/png;base64,") == 2
+    assert page.count("data:image/png;base64,") == 3
     assert (report_dir / "campaign-caps" / "figures" / "pdr_by_factor.svg").exists()
+    # the cells side by side: a bar per sut_cap level and per pinning, PDR and NDR panels
+    svg = (report_dir / "campaign-caps" / "figures" / "side_by_side.svg").read_text()
+    assert "pinning=pin-1cpu" in svg and "pinning=pin-2cpu" in svg and "NDR (kpps)" in svg
+    assert 'id="side-figure"' in page and "p99 latency at PDR" not in page  # no latency kept
 
 
 @pytest.mark.browser
@@ -148,7 +152,7 @@ def test_campaign_page_in_headless_chromium(report_dir, browser):
     assert page.locator("#groups tbody tr").count() == 4
     assert page.locator("#effects tbody tr").count() == 2
     sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
-    assert len(sizes) == 2 and all(w and w > 300 for w in sizes)
+    assert len(sizes) == 3 and all(w and w > 300 for w in sizes)
     links = page.eval_on_selector_all("a.cellfig", "as => as.map(a => a.href)")
     assert len(links) == 8
     for href in links:  # each cell's PASTRAMI figure is there and decodes

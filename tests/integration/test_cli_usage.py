@@ -93,7 +93,7 @@ def test_a_bad_key_of_a_methods_section_names_its_line(cli, tmp_path):
         "goals, min_load, "
         "max_load, exceed_ratio, width, initial_duration, final_duration, duration_sum, "
         "time_cap, settle, then_verify, verify_runs, verify_duration, verify_span, "
-        "verify_loads, bidirectional, max_latency, layer, line_rate, name, db, retries, "
+        "verify_loads, bidirectional, max_latency, latency, layer, line_rate, name, db, retries, "
         "peak_check; fix the spelling or remove the key"
     )
 

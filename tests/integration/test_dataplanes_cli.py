@@ -48,12 +48,16 @@ def test_a_sweeps_plan_shows_the_data_planes_knobs_with_their_defaults(cli, tmp_
     assert "testpmd_fwd=io" in res.stdout and "dpdk_vdev=af_xdp" in res.stdout
 
 
-def test_the_data_planes_campaign_plans_one_search_per_sut(cli):
-    res = cli("campaign", "plan", str(ROOT / "examples" / "dataplanes.toml"))
+@pytest.mark.parametrize("name", ["dataplanes.toml", "dataplanes-mrr.toml"])
+def test_the_data_planes_campaigns_plan_each_sut_with_1_and_100k_flows(cli, name):
+    res = cli("campaign", "plan", str(ROOT / "examples" / name))
     assert res.returncode == 0, res.stderr
-    assert "cells: 5 (full factorial)" in res.stdout
+    assert "cells: 10 (full factorial)" in res.stdout
     for sut in ("router", "xdp-router", "ovs", "testpmd", "l3fwd"):
-        assert f"sut={sut} " in res.stdout or res.stdout.count(f"sut={sut}\n"), sut
+        for flows in (1, 100000):
+            assert f"sut={sut} flows={flows} " in res.stdout or res.stdout.count(
+                f"sut={sut} flows={flows}\n"
+            ), (sut, flows)
 
 
 def test_a_config_file_takes_the_data_planes_keys(cli, tmp_path):

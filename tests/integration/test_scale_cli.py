@@ -42,14 +42,28 @@ def test_a_scale_knob_that_cannot_be_is_one_line_and_builds_nothing(cli, tmp_pat
     assert not any(ns.startswith("na-scl-") for ns in _netns())
 
 
-def test_a_series_runs_its_command_once_per_value(cli, tmp_path):
-    res = cli("sweep", "--routes", "1,1k,10k", "--rates", "100k", "--runs", "1", "--db",
+@pytest.mark.parametrize(
+    ("flags", "said", "values"),
+    [
+        (("--routes", "1,1k,10k"), "--routes", ("1", "1,000", "10,000")),
+        (("--sut", "ovs", "--ovs-rules", "0,1k,10k"), "--ovs-rules", ("0", "1,000", "10,000")),
+    ],
+)
+def test_a_series_runs_its_command_once_per_value(cli, tmp_path, flags, said, values):
+    res = cli("sweep", *flags, "--rates", "100k", "--runs", "1", "--db",
               tmp_path / "s.db", "--name", "scl", "--dry-run")  # fmt: skip
     assert res.returncode == 0, res.stderr
-    for i, value in enumerate(("1", "1,000", "10,000"), 1):
-        assert f"--routes {value} ({i}/3 of the series)" in res.stderr
+    for i, value in enumerate(values, 1):
+        assert f"{said} {value} ({i}/3 of the series)" in res.stderr
     knobs = [ln for ln in res.stdout.splitlines() if ln.startswith("testbed 'scl'")]
-    assert [k.split("routes=")[1].split(",")[0] for k in knobs] == ["1", "1000", "10000"]
+    key = said.removeprefix("--").replace("-", "_") + "="
+    assert [k.split(key)[1].split(",")[0] for k in knobs] == [v.replace(",", "") for v in values]
+
+
+def test_a_series_value_that_is_no_count_is_refused(cli, tmp_path):
+    bad = cli("sweep", "--sut", "ovs", "--ovs-rules", "0,1x", "--db", tmp_path / "s.db",
+              "--name", "scl", "--dry-run")  # fmt: skip
+    assert bad.returncode == 2 and "'1x' is not a count" in bad.stderr, bad.stderr
 
 
 def _binary() -> str:

@@ -212,3 +212,49 @@ def test_fail_on_gates_a_search_on_its_verify_sweeps_verdict(
         _ended(report, True, fail_on)
     said = json.loads(capsys.readouterr().out)  # the result is printed before the gate
     assert said["verify"]["verdict"] == verify.verdict
+
+
+def _latency_of(load_pps: float) -> dict:
+    """A histogram whose every frame waited load / 1000 us (one bucket): the latency
+    at a bound names the load it came from."""
+    v = round(load_pps)  # ns
+    return {"n": 1000, "sum_ns": 1000 * v, "min_ns": v, "max_ns": v, "buckets": [[v, v + 1, 1000]]}
+
+
+def test_search_latency_gives_the_latency_at_each_bound(cli, tmp_path):
+    """search --latency: the trials at each goal's lower bound merged, their p50, p99 and
+    max shown by assess (text and JSON) and in a campaign cell's row."""
+    db = tmp_path / "s.db"
+    spec = SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000, latency=True)
+    sut = SyntheticSut(cliff(60_000), source="netassay-testbed")
+
+    def keep(ev: E.TrialEvent) -> None:
+        ev.record.counters["latency"] = _latency_of(ev.record.rate_pps)
+        st.add_trial(exp_id, ev.record)
+
+    with Store(db) as st:
+        exp_id, _ = st.add_experiment(
+            key="search-test", kind="search", source="netassay-testbed", label="synthetic",
+            config={"search": spec.to_json()}, metadata={"method": "search"},
+        )  # fmt: skip
+        out = E.run_search(spec, sut, on_trial=keep)
+    (obj,) = [
+        json.loads(x) for x in cli("assess", str(db), "--json", check=True).stdout.splitlines()
+    ]
+    at = {x["goal"]: x for x in obj["latency_at_bounds"]}
+    for g in out.goals:
+        lo = g.lower_pps
+        assert lo is not None
+        row = at[g.goal.key]
+        assert row["load_pps"] == lo and row["p99_ns"] == row["p50_ns"] == row["max_ns"] == round(
+            lo
+        )
+        assert row["trials"] >= 1 and row["frames"] == 1000 * row["trials"]
+    text = cli("assess", str(db), check=True).stdout
+    assert "one-way latency at the PDR@0.5%" in text and "one-way latency at the NDR" in text
+    from netassay.config import AnalysisConfig
+    from netassay.methods.search.method import METHOD
+
+    with Store(db, readonly=True) as st:
+        cell = METHOD.cell(st, st.experiment(exp_id), AnalysisConfig())
+    assert cell["p99_at_pdr_ns"] == round(out.goals[1].lower_pps)

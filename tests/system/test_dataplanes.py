@@ -336,3 +336,80 @@ def test_a_data_plane_that_died_is_said_and_its_testbed_still_goes_down(tb_name,
     down = cli("testbed", "down", tb_name, timeout=120)
     assert down.returncode == 0, down.stderr
     _gone(tb_name, state)
+
+
+def _found(doc: object, key: str) -> list[object]:
+    """Every value of ``key`` anywhere in a JSON document."""
+    if isinstance(doc, dict):
+        return [v for k, v in doc.items() if k == key] + [
+            x for v in doc.values() for x in _found(v, key)
+        ]
+    if isinstance(doc, list):
+        return [x for v in doc for x in _found(v, key)]
+    return []
+
+
+def test_an_ovs_rules_series_floods_each_table_size(tb_name, tmp_path, cli):
+    """--ovs-rules 0,10k on a flood: one testbed per count, each run's Open vSwitch
+    holding its forwarding rule and that many more (read back from ovs-ofctl
+    dump-aggregate), each flood forwarding, and the series' table of both."""
+    _available(TestbedConfig(sut="ovs"))
+    db = tmp_path / "rules.db"
+    res = cli(
+        "flood", "--name", tb_name, "--sut", "ovs", "--ovs-rules", "0,10k", "--runs", "1",
+        "--duration", "1s", "--db", str(db), "--json", timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    (series,) = [json.loads(x) for x in res.stdout.splitlines() if '"series"' in x]
+    assert series["knob"] == "ovs_rules" and [p["value"] for p in series["points"]] == [0, 10_000]
+    assert all(p["mrr_pps"] and p["mrr_pps"] > RATE for p in series["points"]), series
+    with sqlite3.connect(db) as c:
+        docs = [json.loads(m) for (m,) in c.execute("SELECT metadata_json FROM experiments")]
+    held = [_found(d, "table_flows") for d in docs]
+    assert held == [[1], [10_001]], held  # NORMAL, then NORMAL and 10,000 more
+    assert running(tb_name) == []
+
+
+@pytest.mark.parametrize("kind", ["ovs", "l3fwd"])
+def test_every_flow_is_counted_through_a_data_plane(tb_name, kind):
+    """--flows 20k --count-flows through a switch (Open vSwitch) and a router (l3fwd):
+    20,000 flows each sent once in a second at 20 kpps; the XDP sink counts each flow's
+    frames: every frame that arrived belongs to a flow the generator sent, each flow
+    arrived at most once and none at another flow's destination."""
+    cfg = TestbedConfig(**KINDS[kind], flows=20_000, count_flows=True)
+    _available(cfg)
+    with Testbed(tb_name, cfg) as tb, trials_on(tb) as ctx:
+        rec = measure(ctx, 0, 0, RATE, 1.0)
+    flows = rec.counters["flows"]
+    assert (flows["misdirected"], flows["unknown_flow"]) == (0, 0), flows
+    assert (flows["seen"], flows["max"]) == (rec.received, 1), flows
+    assert rec.received >= 0.99 * rec.sent > 0, rec.loss_location  # a stall may lose some
+    assert running(tb_name) == []
+
+
+def test_a_soak_through_open_vswitch_passes_below_its_meter_and_fails_above(tb_name, tmp_path, cli):
+    """soak --sut ovs --sut-cap C (an OpenFlow meter of C packets/s, its bucket B): 4 s at
+    two thirds of C passes against PDR's 0.5%; 4 s at 1.5 C fails, losing
+    1 - (C x 4 s + B) / (1.5 C x 4 s) = 32% (the bucket's 2,048 frames pass first), at the
+    SUT's egress where the meter drops them."""
+    _available(TestbedConfig(sut="ovs"))
+    db = tmp_path / "soak.db"
+
+    def soak(rate: float) -> dict:
+        res = cli(
+            "soak", "--name", tb_name, "--sut", "ovs", "--sut-cap", f"{CAP}", "--rate",
+            f"{rate:.0f}", "--duration", "4s", "--segment-length", "2s", "--db", str(db),
+            "--json", timeout=300,
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout)
+
+    below = soak(CAP * 2 / 3)
+    assert below["verdict"] == "PASS" and below["loss_ratio"] <= 0.005, below
+    above = soak(CAP * 1.5)
+    expected = 1 - (CAP * 4 + D.XSK_RING) / (CAP * 1.5 * 4)
+    assert above["verdict"] == "FAIL", above
+    assert abs(above["loss_ratio"] - expected) <= 0.03, (above["loss_ratio"], expected)
+    lost = above["sent"] - above["forwarded"]
+    assert above["loss_location"].get("sut_egress", 0) >= 0.9 * lost > 0, above
+    assert running(tb_name) == []

@@ -25,3 +25,17 @@ def test_a_search_has_no_planned_total():
     assert p.eta_s() == 15.0  # two testbeds share the work
     p.trial("s", 5)
     assert "[trials 5]" in lines[-1]
+
+
+def test_a_cell_past_its_plan_shows_no_total_and_no_zero_eta():
+    """A recovery cell that measures its throughput first stores the search's trials
+    too: 20 of 6 planned is no total, and an ETA of 0 s while it runs would be false."""
+    lines: list[str] = []
+    p = Progress({"r": 12.0, "q": 12.0}, {"r": 3, "q": 3}, {"r": 4.0, "q": 4.0}, 1, lines.append)
+    p.t0 -= 12.0  # as long as r was estimated to take
+    p.trial("r", 20)
+    assert "[trials 20] cell r" in lines[-1]
+    assert abs(p.eta_s() - 12.0) < 0.5  # r counts as its estimate done, q is left
+    p.cell("q", 3)
+    p.trial("r", 25)
+    assert lines[-1].endswith("ETA past the estimate (a cell runs longer than planned)")

@@ -366,3 +366,16 @@ def test_an_experiment_records_a_data_planes_cap_with_its_own_bucket():
     assert big["sut_cap_bucket_pkts"] == 4000  # 20 ms of the cap, more than the ring
     router = lab.testbed_metadata(TestbedConfig(sut="router", sut_cap_pps=30_000), {})
     assert router["sut_cap_bucket_pkts"] == 600
+
+
+def test_the_flow_table_size_is_read_from_ovs_ofctls_aggregate():
+    reply = "OFPST_AGGREGATE reply (OF1.3) (xid=0x2): packet_count=0 byte_count=0 flow_count=10003"
+    assert ovs.table_flows(reply + "\n") == 10_003
+    assert ovs.table_flows("") is None
+
+
+def test_ovs_rules_take_counts_with_suffixes_and_a_list_makes_a_series():
+    from netassay.methods.scale import KNOBS, is_list, parse_list
+
+    assert "ovs_rules" in KNOBS and is_list("0,1k,10k")
+    assert parse_list("0,1k,10k", "--ovs-rules") == [0, 1_000, 10_000]

@@ -81,3 +81,11 @@ def test_a_flood_the_sut_lost_nothing_of_is_a_lower_bound_not_a_fault(db):
 def test_no_floods_summarize_to_nothing():
     s = FS.summary([])
     assert s["runs"] == 0 and s["mrr_pps"] is None and s["loss_ratio"] is None
+
+
+def test_an_mrr_ci_reaching_below_zero_is_said_to_bound_nothing():
+    from netassay.methods.flood.view import ci_text
+
+    assert ci_text([250_000.0, 260_000.0], 3) == "95% CI 250 kpps .. 260 kpps"
+    wide = ci_text([-122_900.0, 789_200.0], 2)
+    assert wide.startswith("95% CI -122.9 kpps .. 789.2 kpps") and "do not bound the MRR" in wide

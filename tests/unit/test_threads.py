@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from netassay.counters import threads as TH
 
 SAMPLE = {
@@ -74,3 +76,23 @@ def test_a_kernel_threads_flags_are_read_past_a_name_with_parentheses():
     assert TH.is_kernel_thread(2)  # kthreadd
     assert not TH.is_kernel_thread(1)
     assert not TH.is_real_time(os.getpid())
+
+
+def test_a_tracer_that_never_starts_is_one_line_not_a_hang(tmp_path, monkeypatch):
+    """A tracer that says nothing (a real process that only sleeps) is ended after
+    START_S and said in one line; nothing of it is left running."""
+    import time
+
+    from netassay.counters import threads
+    from netassay.errors import ToolError
+
+    mute = tmp_path / "mute"
+    mute.write_text("#!/bin/sh\nexec sleep 60\n")
+    mute.chmod(0o755)
+    monkeypatch.setattr(threads, "artifact", lambda name, part: mute)
+    monkeypatch.setattr(threads, "START_S", 0.5)
+    tracer = threads.Tracer()
+    t0 = time.monotonic()
+    with pytest.raises(ToolError, match="netassay-noise did not start"):
+        tracer.start()
+    assert time.monotonic() - t0 < 5 and tracer.proc is None

@@ -24,9 +24,11 @@ const TEMPLATE: &str = "{about-with-newline}\n{usage-heading}\n{usage}\n\n{all-a
     help_template = TEMPLATE,
     override_usage = "  send:       ip netns exec NS netassay-gen --dev IFACE --dst-mac MAC --src IP --dst IP \\
                 --rate RATE --duration DUR [--size 64] [--flows 1] [--json] [options]
+  replay:     ip netns exec NS netassay-gen --dev IFACE --dst-mac MAC --src IP --dst IP \\
+                --pcap FILE (--rate RATE | --speed X) (--duration DUR | --count N) [options]
   receive:    ip netns exec NS netassay-gen --receive --dev IFACE [--duration DUR]
                 [--idle-timeout DUR] [--expect N] [--flows N] [--json]
-  XDP sink:   ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64 | --imix MIX]
+  XDP sink:   ip netns exec NS netassay-gen --xdp-sink --dev IFACE [--size 64 | --imix MIX | --pcap FILE]
                 [--pass] [--latency] [--count-flows N --dst IP [--dsts N --dst-step N]]
                 [--duration DUR]
   delay line: ip netns exec NS netassay-gen delay --a DEV --b DEV --delay DUR
@@ -166,6 +168,61 @@ pub struct Line {
         verbatim_doc_comment
     )]
     pub imix: Option<String>,
+
+    /// replay a capture instead of building frames: a libpcap
+    /// (tcpdump -w, us or ns) or pcapng file; every Ethernet
+    /// frame of IPv4 or IPv6 of --src's family is sent with its
+    /// MACs and addresses rewritten (--dst-mac and the interface's
+    /// own or --src-mac, --src, --dst) and its IPv4 header, UDP,
+    /// TCP and ICMPv6 checksums fixed, in the capture's order,
+    /// looped for --duration or --count; a UDP frame with 22 or
+    /// more bytes of payload carries the netassay payload (the XDP
+    /// sink counts it: --xdp-sink --pcap FILE). Frames of another
+    /// kind, cut short or above the MTU are skipped and counted
+    /// (pcap_skipped). With --rate (frames/s, evenly paced) or
+    /// --speed. sendmmsg only; no --size, --imix, --flows, ports
+    #[arg(
+        long,
+        value_name = "FILE",
+        allow_hyphen_values = true,
+        help_heading = "Send options",
+        verbatim_doc_comment
+    )]
+    pub pcap: Option<String>,
+
+    /// with --pcap instead of --rate: keep the capture's own gaps
+    /// between frames, divided by X (1: as captured, 2: twice as
+    /// fast); the loop starts again one mean gap after the last
+    #[arg(
+        long,
+        value_name = "X",
+        allow_hyphen_values = true,
+        help_heading = "Send options",
+        verbatim_doc_comment
+    )]
+    pub speed: Option<String>,
+
+    /// with --pcap, --src and --dst (and no --dev): print what a
+    /// replay of the capture sends in each loop as one JSON line
+    /// (records, frames, marked, skipped by why, per_size,
+    /// marked_per_size, bytes, mean_bytes, span_ns) and exit; frames
+    /// above --mtu-bytes (default 1500) plus 14 count as too_big
+    #[arg(
+        long,
+        overrides_with = "describe",
+        help_heading = "Send options",
+        verbatim_doc_comment
+    )]
+    pub describe: bool,
+
+    /// with --describe: the interface MTU frames are checked against
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Send options"
+    )]
+    pub mtu_bytes: Option<String>,
 
     /// number of flows, distinct 5-tuples (default 1, max 1000000):
     /// source ports first, then source addresses (see above);
@@ -361,7 +418,9 @@ pub struct Line {
     /// else passes untouched, same-size frames without the magic
     /// too. --size 64..9000 (default 64); --imix MIX counts each
     /// size of the mix on its own (per_size in every line; weights
-    /// unused). It takes --dev, --size, --imix and --duration (and
+    /// unused); --pcap FILE each size of the capture's frames that
+    /// a replay marks (UDP, 22 bytes of payload or more). It takes
+    /// --dev, --size, --imix, --pcap and --duration (and
     /// --pass, --latency, --count-flows with --dst, --dsts and
     /// --dst-step). Prints a JSON line with
     /// keys packets, t_ns and action when attached, one more on

@@ -18,13 +18,22 @@ pub(super) fn send(a: &Line, dev: String, cpu: Option<usize>) -> Result<Send, Us
     {
         return Err(ModeError::ReceiveOptionsWithoutReceive.into());
     }
-    let len = length(a)?;
+    let pcap = pcap(a)?;
+    let len = length(a, pcap.as_ref())?;
     let f = flows(a)?;
     let technique = technique(a)?;
     let fr = frame(a)?;
     let mix = mix(a, fr.size)?;
     if mix.is_mixed() && !["auto", "sendmmsg", "none"].contains(&technique.as_str()) {
         return Err(SendUsage::ImixTechnique(technique).into());
+    }
+    if pcap.is_some() && !["auto", "sendmmsg", "none"].contains(&technique.as_str()) {
+        return Err(SendUsage::PcapWith(if technique == "xdp" {
+            "--technique xdp"
+        } else {
+            "--technique txring"
+        })
+        .into());
     }
     Ok(Send {
         dev,
@@ -54,7 +63,42 @@ pub(super) fn send(a: &Line, dev: String, cpu: Option<usize>) -> Result<Send, Us
         allow_host_netns: a.allow_host_netns,
         json: a.json,
         cpu,
+        pcap,
     })
+}
+
+/// --pcap FILE with --rate or --speed X; the flags a capture's frames decide for
+/// themselves are refused with it, the first in this order.
+fn pcap(a: &Line) -> Result<Option<super::Pcap>, SendUsage> {
+    let Some(path) = a.pcap.clone() else {
+        return match a.speed {
+            Some(_) => Err(SendUsage::SpeedWithoutPcap),
+            None => Ok(None),
+        };
+    };
+    let own = [
+        ("--size", &a.size),
+        ("--imix", &a.imix),
+        ("--flows", &a.flows),
+        ("--flow-order", &a.flow_order),
+        ("--flow-seed", &a.flow_seed),
+        ("--dsts", &a.dsts),
+        ("--dst-step", &a.dst_step),
+        ("--src-port", &a.src_port),
+        ("--dst-port", &a.dst_port),
+    ];
+    if let Some((k, _)) = own.into_iter().find(|(_, v)| v.is_some()) {
+        return Err(SendUsage::PcapWith(k));
+    }
+    let speed = match (&a.rate, &a.speed) {
+        (Some(_), None) => None,
+        (None, Some(v)) => match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && (0.001..=1000.0).contains(&x) => Some(x),
+            _ => return Err(SendUsage::Speed(v.clone())),
+        },
+        _ => return Err(SendUsage::PcapRateOrSpeed),
+    };
+    Ok(Some(super::Pcap { path, speed }))
 }
 
 /// How long a run is: --rate with --duration or --count.
@@ -65,8 +109,12 @@ struct Length {
     count: Option<u64>,
 }
 
-fn length(a: &Line) -> Result<Length, UsageError> {
-    let rate = parse_rate(need("--rate", &a.rate)?)?;
+/// With --pcap --speed the rate is the capture's (the one here is unused).
+fn length(a: &Line, pcap: Option<&super::Pcap>) -> Result<Length, UsageError> {
+    let rate = match pcap.and_then(|p| p.speed) {
+        Some(_) => Rate::Pps(1.0),
+        None => parse_rate(need("--rate", &a.rate)?)?,
+    };
     let duration_ns = duration("--duration", &a.duration)?;
     let count = number::<u64>("--count", &a.count)?;
     match (&rate, duration_ns, count) {
@@ -264,10 +312,10 @@ pub(super) mod tests {
 
     #[test]
     fn the_length_is_a_duration_or_a_count() {
-        let l = length(&given("--rate 1.5M --count 10")).unwrap();
+        let l = length(&given("--rate 1.5M --count 10"), None).unwrap();
         assert_eq!(l.rate, Rate::Pps(1.5e6));
         assert_eq!((l.duration_ns, l.count), (None, Some(10)));
-        let e = |s: &str| length(&given(s)).unwrap_err();
+        let e = |s: &str| length(&given(s), None).unwrap_err();
         assert_eq!(e("--duration 1"), FlagError::Required("--rate").into());
         assert_eq!(
             e("--rate 1k --duration 1 --count 5"),
@@ -373,6 +421,83 @@ pub(super) mod tests {
                 value: "198.19.0.300".into()
             }
         );
+    }
+
+    #[test]
+    fn a_capture_at_a_rate_or_its_own_gaps() {
+        let base = "--dev a --dst-mac 02:00:00:00:00:01 --src 198.18.0.2 --dst 198.19.0.2";
+        let p = |s: &str| parse(&v(&format!("{base} {s}")));
+        match p("--pcap f.pcap --rate 1k --count 5").unwrap() {
+            Cmd::Send(s) => assert_eq!(
+                s.pcap,
+                Some(super::super::Pcap {
+                    path: "f.pcap".into(),
+                    speed: None
+                })
+            ),
+            _ => panic!(),
+        }
+        match p("--pcap f.pcap --speed 2 --duration 1").unwrap() {
+            Cmd::Send(s) => assert_eq!(s.pcap.unwrap().speed, Some(2.0)),
+            _ => panic!(),
+        }
+        let e = |s: &str| p(s).unwrap_err();
+        assert_eq!(
+            e("--speed 2 --duration 1"),
+            SendUsage::SpeedWithoutPcap.into()
+        );
+        assert_eq!(
+            e("--pcap f --rate 1k --speed 2 --duration 1"),
+            SendUsage::PcapRateOrSpeed.into()
+        );
+        assert_eq!(
+            e("--pcap f --duration 1"),
+            SendUsage::PcapRateOrSpeed.into()
+        );
+        assert_eq!(
+            e("--pcap f --speed 0 --duration 1"),
+            SendUsage::Speed("0".into()).into()
+        );
+        assert_eq!(
+            e("--pcap f --rate 1k --duration 1 --size 128"),
+            SendUsage::PcapWith("--size").into()
+        );
+        assert_eq!(
+            e("--pcap f --rate 1k --duration 1 --imix simple"),
+            SendUsage::PcapWith("--imix").into()
+        );
+        assert_eq!(
+            e("--pcap f --rate 1k --duration 1 --flows 4"),
+            SendUsage::PcapWith("--flows").into()
+        );
+        assert_eq!(
+            e("--pcap f --rate 1k --duration 1 --technique xdp"),
+            SendUsage::PcapWith("--technique xdp").into()
+        );
+        let line = e("--pcap f --rate 1k --duration 1 --dst-port 7").to_string();
+        assert!(
+            line.contains("drop --dst-port") && !line.contains('\n'),
+            "{line}"
+        );
+        // --describe needs no interface, and takes no send flag
+        match parse(&v("--pcap f --src 198.18.0.1 --dst 198.19.0.1 --describe")).unwrap() {
+            Cmd::Describe(d) => assert_eq!((d.path.as_str(), d.mtu), ("f", 1500)),
+            _ => panic!(),
+        }
+        let e = parse(&v(
+            "--pcap f --src 198.18.0.1 --dst 198.19.0.1 --describe --dev a",
+        ));
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .starts_with("--dev is not a --describe option"));
+        // the sink counts a capture's sizes, not --size or --imix with it
+        let e = parse(&v("--xdp-sink --dev a --pcap f --size 64")).unwrap_err();
+        assert_eq!(e, SendUsage::PcapWith("--size").into());
+        match parse(&v("--xdp-sink --dev a --pcap f")).unwrap() {
+            Cmd::Sink(k) => assert_eq!(k.pcap.as_deref(), Some("f")),
+            _ => panic!(),
+        }
     }
 
     #[test]

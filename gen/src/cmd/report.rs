@@ -53,12 +53,32 @@ impl Outcome {
 }
 
 /// Print the run's result; Err when the rate was not kept (and that matters).
-pub fn report(s: &Send, plan: &Plan, ran: &Ran, egress_drops: u64) -> Result<(), NotKept> {
+/// `extra`: keys of the JSON line a mode adds or replaces (a replay's), and lines
+/// of the readable summary.
+pub fn report(
+    s: &Send,
+    plan: &Plan,
+    ran: &Ran,
+    egress_drops: u64,
+    extra: Vec<(&'static str, J)>,
+) -> Result<(), NotKept> {
     let r = Outcome::of(plan, &ran.out);
     if s.json {
-        println!("{}", send_json(s, plan, ran, &r, egress_drops));
+        let mut j = send_json(s, plan, ran, &r, egress_drops);
+        if let J::Obj(kv) = &mut j {
+            for (k, v) in extra {
+                match kv.iter_mut().find(|(key, _)| key == k) {
+                    Some(slot) => slot.1 = v,
+                    None => kv.push((k.to_string(), v)),
+                }
+            }
+        }
+        println!("{j}");
     } else {
         print_send(plan, ran, &r);
+        for (k, v) in extra {
+            println!("  {k}: {v}");
+        }
     }
     judge(plan, &r, s.best_effort)
 }

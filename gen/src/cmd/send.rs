@@ -18,6 +18,9 @@ const XDP_MAX_BATCH: usize = 16384;
 const XDP_BATCH_WINDOW_NS: u64 = 32_000;
 
 pub fn run(s: &Send) -> Result<(), Error> {
+    if let Some(p) = &s.pcap {
+        return super::replay::run(s, p);
+    }
     let flows = flow_plan(s)?;
     check_safety(s, &flows)?;
     let ifindex = interface(&s.dev)?;
@@ -37,7 +40,7 @@ pub fn run(s: &Send) -> Result<(), Error> {
         send_af_packet(s, ifindex, &tpls, &flows, &cfg, why, String::new())?
     };
     let drops = egress_drops(&s.dev, drop0);
-    report::report(s, &plan, &ran, drops)?;
+    report::report(s, &plan, &ran, drops, Vec::new())?;
     Ok(())
 }
 
@@ -57,7 +60,7 @@ pub fn flow_plan(s: &Send) -> Result<flows::Plan, Error> {
 /// Test traffic goes to the benchmarking ranges, from a namespace of its own,
 /// unless allowed otherwise: every flow's destination, and its source where the
 /// flows have sources of their own.
-fn check_safety(s: &Send, flows: &flows::Plan) -> Result<(), Refusal> {
+pub(super) fn check_safety(s: &Send, flows: &flows::Plan) -> Result<(), Refusal> {
     let last = flows.last();
     if !s.allow_any_dst {
         for dst in [s.dst, with_low32(&s.dst, last.dst_low)] {
@@ -77,16 +80,21 @@ fn check_safety(s: &Send, flows: &flows::Plan) -> Result<(), Refusal> {
     }
 }
 
-/// The frames to send (one per size of the mix), with the interface's own MAC unless
-/// --src-mac.
-fn templates(s: &Send) -> Result<Vec<packet::Template>, Error> {
-    let src_mac = match s.src_mac {
-        Some(m) => m,
+/// The source MAC: --src-mac, else the interface's own.
+pub(super) fn src_mac(s: &Send) -> Result<[u8; 6], SystemError> {
+    match s.src_mac {
+        Some(m) => Ok(m),
         None => sys::iface_mac(&s.dev).map_err(|err| SystemError::Mac {
             dev: s.dev.clone(),
             err,
-        })?,
-    };
+        }),
+    }
+}
+
+/// The frames to send (one per size of the mix), with the interface's own MAC unless
+/// --src-mac.
+fn templates(s: &Send) -> Result<Vec<packet::Template>, Error> {
+    let src_mac = src_mac(s)?;
     let spec = |size| packet::Spec {
         src_mac,
         dst_mac: s.dst_mac,
@@ -100,7 +108,7 @@ fn templates(s: &Send) -> Result<Vec<packet::Template>, Error> {
     Ok(t.collect::<Result<_, _>>()?)
 }
 
-fn loop_cfg(s: &Send, p: &Plan) -> tx::LoopCfg {
+pub(super) fn loop_cfg(s: &Send, p: &Plan) -> tx::LoopCfg {
     let batch = s.batch.unwrap_or(match p.rate {
         Some(r) => pace::batch_for_rate(r, BATCH_WINDOW_NS, s.burst),
         None => s.burst,
@@ -208,7 +216,7 @@ fn send_af_packet(
     })
 }
 
-fn open_af_packet(
+pub(super) fn open_af_packet(
     s: &Send,
     ifindex: u32,
     tpl: &packet::Template,
@@ -226,7 +234,7 @@ fn open_af_packet(
 
 /// The interface's tx_dropped increase since `before` (veth counts XDP frames its
 /// peer could not take here, and skbs it could not queue).
-fn egress_drops(dev: &str, before: u64) -> u64 {
+pub(super) fn egress_drops(dev: &str, before: u64) -> u64 {
     xdp::dev_stat(dev, "tx_dropped").map_or(0, |v| v.saturating_sub(before))
 }
 

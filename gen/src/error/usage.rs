@@ -134,6 +134,8 @@ pub enum ModeError {
     },
     DelayQueue(usize),
     DelaySameDevice(String),
+    /// A flag --describe does not take.
+    NotForDescribe(String),
 }
 
 impl fmt::Display for ModeError {
@@ -171,6 +173,10 @@ impl fmt::Display for ModeError {
             }
             DelayQueue(n) => write!(f, "--queue {n} is out of range: use 1..10000000 frames"),
             DelaySameDevice(d) => write!(f, "--a and --b are both '{d}': give two devices"),
+            NotForDescribe(k) => write!(
+                f,
+                "{k} is not a --describe option: it takes --pcap, --src, --dst and --mtu-bytes"
+            ),
         }
     }
 }
@@ -217,6 +223,18 @@ pub enum SendUsage {
     /// The plan has neither a length in time nor a count.
     NoPlan,
     ZeroPackets,
+    /// --pcap FILE cannot be read or holds no frame to send: the file and why.
+    Pcap(String, String),
+    /// A flag that a capture's frames decide for themselves.
+    PcapWith(&'static str),
+    /// --pcap with both --rate and --speed, or neither.
+    PcapRateOrSpeed,
+    /// --speed without --pcap.
+    SpeedWithoutPcap,
+    /// --speed not a factor in 0.001..1000.
+    Speed(String),
+    /// --speed on a capture whose frames all carry one time (how many frames).
+    PcapNoGaps(usize),
 }
 
 impl fmt::Display for SendUsage {
@@ -279,6 +297,26 @@ impl fmt::Display for SendUsage {
             ZeroPackets => {
                 f.write_str("rate * duration rounds to 0 packets: raise --rate or --duration")
             }
+            Pcap(path, why) => write!(f, "--pcap {path}: {why}"),
+            PcapWith(k) => write!(
+                f,
+                "{k} does not apply to --pcap: a capture's frames keep their own sizes, \
+                 protocols and ports; drop {k}"
+            ),
+            PcapRateOrSpeed => f.write_str(
+                "--pcap takes --rate (evenly paced) or --speed (the capture's own gaps, \
+                 scaled), exactly one of them",
+            ),
+            SpeedWithoutPcap => f.write_str("--speed is a --pcap option: add --pcap FILE or drop --speed"),
+            Speed(v) => write!(
+                f,
+                "--speed '{v}' is not a factor of the capture's pace: use 0.001..1000 (1: as captured)"
+            ),
+            PcapNoGaps(n) => write!(
+                f,
+                "--speed needs time between the capture's frames, and its {n} frames to send \
+                 all carry one time: use --rate"
+            ),
         }
     }
 }

@@ -329,16 +329,43 @@ def write_cell(
     written = 0
     rows = registry.method(c.method).comparison.progress_rows
     exps = list(enumerate(cell.experiments))
-    for j, e in exps[1:] + exps[:1]:
+    ids: dict[int, int] = {}  # the scratch store's experiment id -> this store's
+    for j, e in exps[1:] + exps[:1]:  # the cell's own experiment last: it may name the others
         key = cell.key if j == 0 else f"{cell.key}-{j + 1}"
         label = e.experiment["label"] if j else _label(c, slot)
-        meta = json.loads(e.experiment["metadata_json"])
+        meta = renumbered(json.loads(e.experiment["metadata_json"]), ids)
         role = "cell" if j == 0 else e.experiment["kind"]
         if transport is not None:
             e = _with_transport(e, transport)
-        _, counts = store.import_rows(e, key, label, {**meta, "campaign": tag, "role": role})
+        e = replace(
+            e,
+            experiment={
+                **e.experiment,
+                "config_json": json.dumps(
+                    renumbered(json.loads(e.experiment["config_json"] or "{}"), ids)
+                ),
+            },
+        )
+        new_id, counts = store.import_rows(e, key, label, {**meta, "campaign": tag, "role": role})
+        ids[int(e.experiment["id"])] = new_id
         written += counts.get(rows, 0)
     return written
+
+
+# the keys by which an experiment names another of its store (a recovery's, a burst's,
+# a soak's or a reconfig's throughput search: ``throughput_from``)
+NAMES_EXPERIMENT = ("search_experiment",)
+
+
+def renumbered(doc: Any, ids: dict[int, int]) -> Any:
+    """``doc`` with every experiment it names by id (``NAMES_EXPERIMENT``) named by its
+    id in this store: a cell's ids are its scratch store's."""
+    if isinstance(doc, dict):
+        return {k: ids.get(v, v) if k in NAMES_EXPERIMENT and isinstance(v, int)
+                else renumbered(v, ids) for k, v in doc.items()}  # fmt: skip
+    if isinstance(doc, list):
+        return [renumbered(v, ids) for v in doc]
+    return doc
 
 
 def _with_transport(e: ExperimentRows, transport: str) -> ExperimentRows:

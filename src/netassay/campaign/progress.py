@@ -52,19 +52,29 @@ class Progress:
             searches = any(t is None for t in self.trials.values())
             done_trials = sum(self.stored.values()) + sum(self.running.values())
             eta = self.eta_s()
-        total = f"/{planned}" if not searches else ""
+            running = bool(self.running)
+        # a cell that measures first (a throughput search) stores more trials than planned:
+        # the plan is then no total
+        total = f"/{planned}" if not searches and done_trials <= planned else ""
+        left = (
+            "ETA past the estimate (a cell runs longer than planned)" if eta <= 0 and running
+            else f"ETA {fmt_duration(eta)}"
+        )  # fmt: skip
         return (
             f"[cells {len(self.done)}/{cells}"
             + (f", {len(self.failed)} failed" if self.failed else "")
-            + f"] [trials {done_trials}{total}] {what}; ETA {fmt_duration(eta)}"
+            + f"] [trials {done_trials}{total}] {what}; {left}"
         )
 
     def eta_s(self) -> float:
         finished = self.done | self.failed
         est_done = sum(self.estimates[k] for k in finished)
-        est_done += sum(n * self.trial_s.get(k, 0.0) for k, n in self.running.items())
+        # a running cell has done at most its estimate, however many trials it stored
+        ran = {k: min(n * self.trial_s.get(k, 0.0), self.estimates.get(k, 0.0))
+               for k, n in self.running.items()}  # fmt: skip
+        est_done += sum(ran.values())
         left = sum(v for k, v in self.estimates.items() if k not in finished)
-        left -= sum(n * self.trial_s.get(k, 0.0) for k, n in self.running.items())
+        left -= sum(ran.values())
         left = max(0.0, left)
         elapsed = time.monotonic() - self.t0
         if est_done <= 0 or elapsed <= 0:

@@ -18,6 +18,7 @@ from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
 from netassay.methods.base import Method
 from netassay.methods.rtt.view import fmt_us
+from netassay.methods.search.spec import fmt_latency
 from netassay.store.db import Store
 from netassay.units import fmt_rate, parse_count
 
@@ -204,10 +205,12 @@ def text(result: dict[str, Any]) -> list[str]:
         spread = f" [{_pps(p['min'])}..{_pps(p['max'])}]" if p["n"] > 1 else ""
         verdicts = ", ".join(f"{k} {n}" for k, n in g["verdicts"].items())
         lines.append(
-            f"#{g['rank']} {lv}: n={g['experiments']} PDR {_pps(p['median'])}{spread} "
-            f"NDR {_pps(g['ndr_pps']['median'])}; {verdicts}; worst dUCL95 below PDR "
-            f"{_num(g['worst_delta_ucl95_below_pdr'])}; CPU busy {_cpu(g['cpu_busy'])}"
+            f"#{g['rank']} {lv}: n={g['experiments']} PDR {bound_text(p)}{spread} "
+            f"NDR {bound_text(g['ndr_pps'])}; {verdicts}; worst dUCL95 below PDR "
+            f"{_num(g['worst_delta_ucl95_below_pdr'])}; CPU busy {_cpu(g['cpu_busy'])}" + _p99(g)
         )
+    if any(g.get(f, {}).get("at_least") for g in result["groups"] for f in compare.LAB_FIGURES):
+        lines.append(AT_LEAST)
     for e in result["effects"]:
         test = e["test"] or "one level: nothing to compare"
         what = registry.metric(e.get("metric", compare.PDR))[0]
@@ -224,6 +227,23 @@ def text(result: dict[str, Any]) -> list[str]:
                 f"{shift_text(e.get('metric', compare.PDR), c)}"
             )
     return lines
+
+
+AT_LEAST = (
+    ">= : at least this: the highest load tried met the goal in a cell of the group, where "
+    "its bound lies was not found (the generator's reach, or --max-load, set it)"
+)
+
+
+def bound_text(summary: dict[str, Any]) -> str:
+    """A summarized PDR or NDR, marked '>= ' when it is a lower bound (``AC.groups``)."""
+    return (">= " if summary.get("at_least") else "") + _pps(summary["median"])
+
+
+def _p99(g: dict[str, Any]) -> str:
+    """A search group's one-way latency at its PDR (search --latency), when it has one."""
+    p99 = (g.get(compare.P99_AT_PDR) or {}).get("median")
+    return "" if p99 is None else f"; p99 latency at PDR {fmt_latency(round(p99))}"
 
 
 def _bps(v: float | None) -> str:

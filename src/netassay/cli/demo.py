@@ -20,9 +20,10 @@ how fast the generator can send through it, and then, into one store:
    test host checked around each, PASS expected;
 7. ``netassay soak``: 20 s at 90% of the PDR the search found, on the capped router,
    read every second and judged against PDR's 0.5% (PASS expected);
-8. ``netassay flood``: the kernel router and the XDP router (PASTRAMI's eBPF class)
-   offered far more than they can forward, their maximum receive rates (MRR) stored
-   (kind ``mrr``) and compared;
+8. ``netassay flood``: five data planes, the kernel router, the XDP router (PASTRAMI's
+   eBPF class), Open vSwitch's userspace datapath, DPDK's testpmd and l3fwd, offered far
+   more than they can forward, their maximum receive rates (MRR) stored (kind ``mrr``)
+   and compared (a short version of ``examples/dataplanes-mrr.toml``);
 9. ``netassay flood --sizes``: the kernel router's MRR at three of RFC 2544's frame
    sizes, and its table in Mpps and Gbit/s;
 10. ``netassay tcp`` (seed 003): reno over a 20 ms path (netassay-gen's delay line where
@@ -54,11 +55,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from netassay.config import TestbedConfig
-from netassay.errors import NetassayError
+from netassay.errors import NetassayError, ToolError
 from netassay.methods.lab import auto_line
 from netassay.methods.sweep import run
 from netassay.methods.sweep.plan import Plan, describe
-from netassay.testbed import require_root, topology
+from netassay.testbed import dataplane, require_root, topology
 from netassay.units import fmt_duration, fmt_rate
 
 NAME = "demo"
@@ -173,12 +174,22 @@ def _accept(db: Path) -> int:
     )  # fmt: skip
 
 
+DATAPLANES = ("router", "xdp-router", "ovs", "testpmd", "l3fwd")
+
+
 def _flood(db: Path) -> int:
-    """Each router flooded twice for 1 s: what it forwards when offered far more (MRR),
-    stored."""
-    print("\n== demo 8: maximum receive rate, the kernel router against the XDP router")
+    """Each data plane flooded twice for 1 s: what it forwards when offered far more
+    (MRR), stored; a data plane whose package this host lacks is said and skipped."""
+    print("\n== demo 8: maximum receive rate of five data planes (kernel router, XDP "
+          "router, Open vSwitch, DPDK testpmd and l3fwd)")  # fmt: skip
     rc = 0
-    for sut in ("router", "xdp-router"):
+    for sut in DATAPLANES:
+        try:
+            if dataplane.is_dataplane(TestbedConfig(sut=sut)):
+                dataplane.module(sut).validate(TestbedConfig(sut=sut))
+        except ToolError as exc:  # its package is missing: said, and the demo goes on
+            print(f"  demo 8: {sut} skipped: {exc.line()}", flush=True)
+            continue
         rc |= _cli(
             "flood", "--name", NAME, "--sut", sut, "--duration", "1s", "--runs", "2",
             "--db", str(db), "--label", f"demo 8: flood of the {sut}",

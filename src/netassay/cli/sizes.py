@@ -66,6 +66,7 @@ def _refuse_with_sizes(given: Given) -> None:
     keys = (
         ("size", "--size"),
         ("imix", "--imix"),
+        ("pcap", "--pcap"),
         ("resume", "--resume"),
         ("testbed", "--testbed"),
     )

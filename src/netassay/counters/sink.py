@@ -104,11 +104,13 @@ class SinkCounter:
     def __init__(
         self, sink_ns: str | None, kind: str, size_bytes: int | None, dev: str | None = None,
         latency: bool = False, imix: str | None = None, flows: list[str] | None = None,
+        pcap: str | None = None,
     ) -> None:  # fmt: skip
         """``dev``: the interface it counts on (default: the embedded testbed's sink0);
         ``sink_ns`` None: the host's namespace (an external testbed's rx port);
         ``latency``: the XDP program also keeps each frame's one-way latency; ``imix``
         (``netassay.imix.spec``): it counts each size of that mix instead of one size;
+        ``pcap``: each size of that capture's marked frames (``traffic.pcap``);
         ``flows``: netassay-gen's ``--count-flows`` flags (``testbed.scale``), and each
         read also sums up every flow's count since ``mark_flows``."""
         self.ns = sink_ns
@@ -120,6 +122,7 @@ class SinkCounter:
             )  # fmt: skip
         self.size_bytes = size_bytes
         self.imix = imix
+        self.pcap = pcap
         self.flows = flows
         if flows and not self.uses_xdp:
             raise UsageError(
@@ -145,8 +148,9 @@ class SinkCounter:
         extra += ["--latency"] if self.latency else []
         extra += self.flows or []
         self._xdp = start_xdp_sink(
-            self.ns, self.dev or SINK_DEV, self.size_bytes or 64, extra=extra, imix=self.imix
-        )
+            self.ns, self.dev or SINK_DEV, self.size_bytes or 64, extra=extra, imix=self.imix,
+            pcap=self.pcap,
+        )  # fmt: skip
 
     def restart(self) -> None:
         """Attach the XDP program again: another process detached it from the link while
@@ -167,7 +171,7 @@ class SinkCounter:
             if self.latency:  # each line holds the latencies since the one before
                 self._hist.merge(SinkHist(line["latency"]))
             out: dict[str, Any] = {"packets": int(line["packets"])}
-            if self.imix:
+            if self.imix or self.pcap:
                 out["per_size"] = {k: int(v) for k, v in line["per_size"].items()}
             if self.flows:  # each flow's count since the mark, summed up
                 out["flows"] = dict(line["flows"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
 import signal
 import subprocess
 from collections.abc import Callable, Sequence
@@ -151,8 +152,21 @@ class Tracer:
         argv = [str(artifact(BINARY, PART)), str(artifact(OBJECT, PART))]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)  # fmt: skip
-        assert self.proc.stderr is not None
-        line = self.proc.stderr.readline()  # 'tracing' once attached, or why not
+        stderr = self.proc.stderr
+        assert stderr is not None
+        with selectors.DefaultSelector() as sel:  # a tracer that hangs must not hang a trial
+            sel.register(stderr, selectors.EVENT_READ)
+            ready = sel.select(timeout=START_S)
+        if not ready:
+            self.proc.kill()
+            self.proc.communicate()
+            self.proc = None
+            raise ToolError(
+                "netassay-noise did not start",
+                f"no word from it in {START_S:g} s (it says 'tracing' once attached)",
+                "run the trial again; if it hangs again, report it with the kernel version",
+            )
+        line = stderr.readline()  # 'tracing' once attached, or why not
         if line.strip() != "tracing":
             self.proc.kill()
             _, err = self.proc.communicate()

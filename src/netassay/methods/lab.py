@@ -7,6 +7,7 @@ of an experiment (its start or a resume) with the environment as it was then.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
@@ -28,6 +29,7 @@ from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import Testbed, config_from_state
 from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
+from netassay.traffic import pcap as P
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import SOURCE, TrialContext
 from netassay.trial.flood import flood, flood_path
@@ -239,6 +241,8 @@ def refuse_auto_loads(cfg: Any, bidirectional: bool) -> None:
         why = "--bidirectional", "the loads are per direction, a flood's MRR is both's"
     elif cfg.imix is not None:
         why = "--imix", "a flood sends frames of one size"
+    elif cfg.pcap is not None:
+        why = "--pcap", "a flood sends frames of one size"
     elif cfg.sink == "nft":
         why = "--sink nft", "a flood needs the XDP sink"
     elif cfg.sut == "bridge" and cfg.rx_mode == "backlog":
@@ -315,6 +319,8 @@ def default_label(cfg: Any, name: str) -> str:
     if cfg.rx_mode == "napi":  # backlog, the default, unsaid
         rx += " rx-napi"
     frames = f"imix {cfg.imix}" if cfg.imix else f"{cfg.size_bytes}B"
+    if cfg.pcap:
+        frames = f"pcap {os.path.basename(cfg.pcap)}"
     own = [k for k in DATAPLANE_KNOBS.get(cfg.sut, {}) if k != "sut_setup"]
     knobs = [getattr(cfg.resolved(), k) for k in own]
     sut = f"{cfg.sut}({','.join(map(str, knobs))})" if knobs else cfg.sut
@@ -386,6 +392,7 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         **_bucket("sut_cap_reverse", cfg.sut_cap_reverse_pps, with_rate=True),
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
+        **({"pcap": P.describe(cfg.pcap, cfg.ip_version).metadata()} if cfg.pcap else {}),
         **dataplane_metadata(cfg, env),
         **scale_metadata(cfg),
     }
@@ -413,6 +420,12 @@ def dataplane_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any
             "offloads": dp.get("offloads"),
             "wire": dp.get("wire_qdisc") or "pfifo",
             **({"cap": dp["cap"]} if dp.get("cap") else {}),
+            # Open vSwitch: its flow table's size as it reported it once the rules loaded
+            **(
+                {"table_flows": ovs["table_flows"]}
+                if (ovs := dp.get("ovs") or {}).get("table_flows") is not None
+                else {}
+            ),
         }
     }
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -47,6 +48,7 @@ from netassay.params import Param, declared
 from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import config_from_state
 from netassay.testbed.linerate import FCS_BYTES, IFG_BYTES, PREAMBLE_SFD_BYTES
+from netassay.traffic.pcap import describe
 from netassay.units import fmt_rate
 
 L1_EXTRA = PREAMBLE_SFD_BYTES + IFG_BYTES
@@ -147,6 +149,11 @@ def frames_in(tb: Any, layer: int, line_bps: float | None, line_from: str | None
     tb = with_frame_size(tb)
     if line_bps is not None and line_from is None:
         line_from = "--line-rate"
+    pcap = getattr(tb, "pcap", None)
+    if pcap:
+        c = describe(pcap, tb.ip_version)
+        named = f"pcap {os.path.basename(pcap)} (mean {c.mean_bytes:.1f} B)"
+        return Frames(c.mean_bytes, layer, named, line_bps, line_from)
     imix = getattr(tb, "imix", None)
     if imix:
         mix = parse_imix(imix, tb.ip_version)

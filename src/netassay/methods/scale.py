@@ -1,6 +1,7 @@
 """Scale series: the same measurement at each of a list of FIB sizes (``--routes``),
-rule counts (``--nft-rules``) or flow counts (``--flows``), one result per value, and
-the series' table and curve (PDR and NDR, or the MRR, against the scale).
+rule counts (``--nft-rules``, ``--ovs-rules``) or flow counts (``--flows``), one result
+per value, and the series' table and curve (PDR and NDR, or the MRR, against the
+scale).
 
 ``--routes 1,1k,100k,1M`` on a sweep, search or flood runs the command once per value,
 on a testbed built for that value (``cli.scale``), each result stored as it ends. A
@@ -12,6 +13,7 @@ only in that one knob, a new series starting where a value repeats.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,7 @@ KNOBS: dict[str, tuple[str, str]] = {
     "routes": ("--routes", "FIB routes"),
     "nft_rules": ("--nft-rules", "nft rules"),
     "flows": ("--flows", "flows"),
+    "ovs_rules": ("--ovs-rules", "OpenFlow rules"),
 }
 METRICS = ("ndr_pps", "pdr_pps", "mrr_pps")  # what a series' table shows, when measured
 
@@ -137,6 +140,8 @@ def _label(run: list[Experiment], knob: str) -> str:
     labels = {e.label for e in run}
     if len(labels) == 1:
         return run[0].label
+    if knob == "ovs_rules":  # the count is the last knob of 'ovs(afxdp,normal,10000)'
+        return re.sub(r"\b(ovs\([^)]*),\d+\)", r"\1)", run[0].label)
     word = {"routes": "routes", "nft_rules": "rules", "flows": "flows"}[knob]
     parts = run[0].label.split()
     keep = [w for i, w in enumerate(parts) if w != word and parts[i + 1 : i + 2] != [word]]

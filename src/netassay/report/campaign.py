@@ -17,11 +17,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from netassay import methods as registry
+from netassay.analysis.compare import P99_AT_PDR
 from netassay.campaign import results
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
 from netassay.methods.base import Column, Section
 from netassay.methods.plots import data_uri
 from netassay.methods.render import FigureJob, data_of, render
+from netassay.methods.search.spec import fmt_latency
 from netassay.methods.sweep.located import loss_shares
 from netassay.store.db import Store
 from netassay.units import fmt_rate
@@ -147,8 +149,25 @@ def page_section(
             loss = FigureJob(
                 f"{FIGURES}:plot_loss_per_cell", (panels,), figs / "loss", data_of(panels)
             )
+    shown = [m for m in comp.figures if any(r.get(m) is not None for r in result["experiments"])]
+    side = FigureJob(
+        f"{FIGURES}:plot_side_by_side", (result, shown), figs / "side_by_side",
+        data_of(shown, [(r["factors"], [r.get(m) for m in shown]) for r in result["experiments"]]),
+    ) if shown else None  # fmt: skip
+    latency = any(r.get(P99_AT_PDR) is not None for r in result["experiments"])
     fields = {
         "name": name,
+        "latency": latency and not own,
+        "at_least": None
+        if own
+        else next(
+            (
+                results.AT_LEAST
+                for r in result["experiments"]
+                if r.get("pdr_at_least") or r.get("ndr_at_least")
+            ),
+            None,
+        ),
         "figure_name": registry.metric(comp.figures[0])[0] if own else "PDR",
         "cols": [h for h, _ in comp.columns] if own else None,
         "gcols": [h for h, _ in comp.group_columns] if own else None,
@@ -164,19 +183,20 @@ def page_section(
         "text": "\n".join(results.text(result)),
         "index": index,
     }
-    jobs = tuple(j for j in (by_factor, cpu, loss) if j is not None)
+    jobs = tuple(j for j in (by_factor, cpu, loss, side) if j is not None)
     return Section(
         title=f"campaign: {name}",
         text=_index_text(rows, groups, spec, result),
         link=f"{out_dir.name}/index.html",
         jobs=jobs,
-        page=_writer(out_dir, fields, by_factor, cpu, loss),
+        page=_writer(out_dir, fields, by_factor, cpu, loss, side),
     )
 
 
 def _writer(
-    out_dir: Path, fields: dict[str, Any], pdr: FigureJob, cpu: FigureJob, loss: FigureJob | None
-) -> Callable[[], None]:
+    out_dir: Path, fields: dict[str, Any], pdr: FigureJob, cpu: FigureJob, loss: FigureJob | None,
+    side: FigureJob | None,
+) -> Callable[[], None]:  # fmt: skip
     """Writes a campaign's page once its figures are drawn (inline: it works offline)."""
 
     def write() -> None:
@@ -191,6 +211,8 @@ def _writer(
                 cpu_svg=f"figures/{cpu.files()[1].name}",
                 loss_png=data_uri(loss.files()[0]) if loss else None,
                 loss_svg=f"figures/{loss.files()[1].name}" if loss else None,
+                side_png=data_uri(side.files()[0]) if side else None,
+                side_svg=f"figures/{side.files()[1].name}" if side else None,
             )
         )
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -256,9 +278,10 @@ def _sweep_tables(
     rows = [
         {
             **r,
-            "pdr": _pps(r["pdr_pps"]),
-            "ndr": _pps(r["ndr_pps"]),
+            "pdr": (">= " if r.get("pdr_at_least") else "") + _pps(r["pdr_pps"]),
+            "ndr": (">= " if r.get("ndr_at_least") else "") + _pps(r["ndr_pps"]),
             "worst": _num(r["worst_delta_ucl95_below_pdr"]),
+            "p99": _latency(r.get(P99_AT_PDR)),
             "cpu": _cpu(r["cpu_busy"]),
             "figure": figures.get((r["experiment_id"], r["label"])),
         }
@@ -270,15 +293,20 @@ def _sweep_tables(
         groups.append({
             **g,
             "n": g["experiments"],
-            "pdr": _pps(pdr["median"]),
+            "pdr": results.bound_text(pdr),
             "range": f"{_pps(pdr['min'])} .. {_pps(pdr['max'])}",
-            "ndr": _pps(g["ndr_pps"]["median"]),
+            "ndr": results.bound_text(g["ndr_pps"]),
             "worst": _num(g["worst_delta_ucl95_below_pdr"]),
+            "p99": _latency((g.get(P99_AT_PDR) or {}).get("median")),
             "verdicts": ", ".join(f"{k} {v}" for k, v in g["verdicts"].items()),
             "cpu": _cpu(g["cpu_busy"]),
-            "headline": f"PDR {_pps(pdr['median'])} ({_pps(pdr['min'])} .. {_pps(pdr['max'])})",
+            "headline": f"PDR {results.bound_text(pdr)} ({_pps(pdr['min'])} .. {_pps(pdr['max'])})",
         })  # fmt: skip
     return (by_factor, cpu), rows, groups
+
+
+def _latency(ns: float | None) -> str:
+    return "-" if ns is None else fmt_latency(round(ns))
 
 
 def _index_text(

@@ -54,6 +54,67 @@ def plot_pdr_by_factor(result: dict[str, Any], metric: str, stem: Path) -> tuple
     return save_pair(fig, stem)
 
 
+def rest_of(cell: dict[str, Any], factors: Sequence[str]) -> str:
+    """A cell's levels of ``factors`` as 'flows=1 pinning=pin-2cpu'."""
+    return " ".join(f"{f}={cell['factors'].get(f)}" for f in factors)
+
+
+def plot_side_by_side(
+    result: dict[str, Any], metrics: Sequence[str], stem: Path
+) -> tuple[Path, Path]:
+    """The cells side by side: one panel per metric, a bar per level of the first factor
+    and per combination of the others' levels (the median over the repetitions, the line
+    their range), e.g. PDR, NDR and p99 latency by data plane, a bar per flow count. A
+    bar that is a lower bound (the highest load tried met the goal) is hatched and marked
+    '>='."""
+    by = list(result["by"])
+    first, rest = (by[0], by[1:]) if by else (None, [])
+    cells = result["experiments"]
+    # the levels in the campaign's order (the groups are sorted by it), else as stored
+    ordered = [{"factors": g["levels"]} for g in result.get("groups", [])] or cells
+    xs = list(dict.fromkeys(str(r["factors"].get(first)) for r in ordered)) if first else [""]
+    series = list(dict.fromkeys(rest_of(r, rest) for r in ordered))
+    panels = max(1, len(metrics))
+    panel_w = max(3.2, 0.35 * len(xs) * max(1, len(series)) + 1.2)
+    fig, axes = plt.subplots(1, panels, figsize=(panel_w * panels, 3.4), squeeze=False)
+    width = 0.8 / max(1, len(series))
+
+    at: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in cells:
+        at.setdefault((str(r["factors"].get(first)), rest_of(r, rest)), []).append(r)
+    for ax, m in zip(axes[0], metrics, strict=False):
+        _, scale, ylabel = registry.metric(m)
+        for j, s in enumerate(series):
+            for i, x in enumerate(xs):
+                members = at.get((x, s), [])
+                ys = [r[m] / scale for r in members if r.get(m) is not None]
+                pos = i + (j - (len(series) - 1) / 2) * width
+                if not ys:
+                    ax.text(pos, 0, "none", rotation=90, fontsize=6, ha="center", va="bottom")
+                    continue
+                # a lower bound (the highest load tried met the goal): hatched, '>='
+                low = m.endswith("_pps") and any(
+                    r.get(m.replace("_pps", "_at_least")) for r in members
+                )
+                top = float(np.median(ys))
+                ax.bar(pos, top, width, color=f"C{j}", hatch="//" if low else None,
+                       label=(s or None) if i == 0 else None)  # fmt: skip
+                if low:
+                    ax.text(pos, top, ">=", ha="center", va="bottom", fontsize=7)
+                if len(ys) > 1:
+                    ax.plot([pos, pos], [min(ys), max(ys)], color="#1f2328", lw=1)
+        ax.set_xticks(range(len(xs)), xs, fontsize=7, rotation=20 if len(xs) > 3 else 0)
+        if m.endswith("_ns"):  # a latency: microseconds to tens of milliseconds side by side
+            ax.set_yscale("log")
+        ax.set_xlabel(first or "")
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", alpha=0.3)
+        if any(series):
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    return save_pair(fig, stem)
+
+
 def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, Path]:
     """Acceptance (or rtt) cells: each core's busy share (acceptance: the mean over the
     sustained runs) per cell."""

@@ -239,6 +239,7 @@ class Testbed:
             timeout_s=duration_s + 30,
             imix=self.cfg.imix_spec() if isinstance(self.cfg, TestbedConfig) else None,
             count=count,
+            pcap=self.cfg.pcap if isinstance(self.cfg, TestbedConfig) else None,
         )
 
     def probe_peak(self, probes: int = 3) -> float:

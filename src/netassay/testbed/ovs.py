@@ -147,6 +147,14 @@ def start(site: Site) -> dict[str, Any]:
         text = "\n".join(extra_rules(rules, cfg.ip_version)) + "\n"
         ovs.ofctl("add-flows", ovs.mgmt, "-", input_text=text, timeout=max(60.0, rules / 1000))
     rules_s = time.monotonic() - t1
+    # the flow table as Open vSwitch holds it now: the forwarding rules and the extra ones
+    held = table_flows(ovs.ofctl("dump-aggregate", ovs.mgmt))
+    if held is not None and held < len(flows) + rules:
+        raise TestbedError(
+            f"Open vSwitch holds {held:,} OpenFlow rules, not {len(flows) + rules:,}",
+            "ovs-ofctl add-flows returned but the table is short",
+            f"try fewer --ovs-rules; ovs-vswitchd's log says: {_errors(rd)}",
+        )  # fmt: skip
     return {
         "ovs": {
             "dir": str(rd),
@@ -158,12 +166,19 @@ def start(site: Site) -> dict[str, Any]:
             "rules": flows,
             "extra_rules": rules,
             "extra_rules_load_s": round(rules_s, 3),
+            "table_flows": held,
             "setup_s": round(setup_s, 3),
             "cpu": site.sut_cpu,
             "pmd_cpu_mask": f"{1 << site.sut_cpu:#x}" if site.sut_cpu is not None else None,
             **({"meter": meter} if meter else {}),
         }
     }
+
+
+def table_flows(aggregate: str) -> int | None:
+    """The flow count of ``ovs-ofctl dump-aggregate``'s reply (None: none in it)."""
+    m = re.search(r"flow_count=(\d+)", aggregate)
+    return int(m.group(1)) if m else None
 
 
 def _port_args(dev: str, port_type: str) -> list[str]:

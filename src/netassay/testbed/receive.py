@@ -65,7 +65,7 @@ def gen_flags(cfg: TestbedConfig, shared: bool = False) -> list[str]:
     generators share one CPU (--bidirectional), each waiting for its sends' times by
     yielding it; live frames wait inside the kernel, where they cannot yield, so both
     send socket buffers through the wires' head-drop queues then."""
-    if cfg.rx_mode == NAPI and cfg.imix is None and not shared:
+    if cfg.rx_mode == NAPI and cfg.imix is None and cfg.pcap is None and not shared:
         return list(LIVE_FRAMES)
     return list(THROUGH_QDISC)
 
@@ -73,7 +73,7 @@ def gen_flags(cfg: TestbedConfig, shared: bool = False) -> list[str]:
 def technique(cfg: TestbedConfig) -> str:
     """The generator's technique in words (``testbed show``, the environment, an
     experiment's metadata that ``assess`` prints)."""
-    if cfg.rx_mode == NAPI and cfg.imix is None:
+    if cfg.rx_mode == NAPI and cfg.imix is None and cfg.pcap is None:
         return (
             "XDP live frames paced inside the kernel, flushed every 8 us of schedule, a "
             "catch-up after a stall at most 2x the rate"
@@ -139,7 +139,7 @@ def describe(state: dict[str, Any]) -> str:
     )
     sender = (
         "AF_PACKET sendmmsg through a head-drop queue"
-        if cfg.get("imix")
+        if cfg.get("imix") or cfg.get("pcap")
         else "XDP live frames, paced inside the kernel"
     )
     return f"napi: a {RING_PKTS}-frame ring, {poll}; the generator sends {sender}"

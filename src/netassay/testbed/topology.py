@@ -25,6 +25,7 @@ from netassay.testbed import dataplane, xdp_router
 from netassay.testbed import receive as testbed_receive
 from netassay.testbed import scale as testbed_scale
 from netassay.testbed import state as testbed_state
+from netassay.traffic import pcap as P
 
 log = logging.getLogger("netassay.testbed")
 
@@ -110,7 +111,10 @@ def validate_frames(ip_version: int, size_bytes: int | None, flows: int) -> None
 
 def validate_mix(cfg: TestbedConfig) -> None:
     """``--imix``: a mix that parses, of sizes this IP version sends, and no ``--size``
-    beside it; the XDP sink, which counts each size of it."""
+    beside it; the XDP sink, which counts each size of it. ``--pcap``: the same, and a
+    capture netassay-gen replays (``validate_pcap``)."""
+    if cfg.pcap is not None:
+        return validate_pcap(cfg)
     if cfg.imix is None:
         return
     if cfg.size_bytes is not None:
@@ -121,6 +125,26 @@ def validate_mix(cfg: TestbedConfig) -> None:
             "--imix with --sink nft", "the nft sink counts frames of one size",
             "use --sink xdp (the default) or xdp+nft",
         )  # fmt: skip
+
+
+def validate_pcap(cfg: TestbedConfig) -> None:
+    """``--pcap``: no ``--size`` or ``--imix`` beside it, one flow pair (a capture keeps
+    its own ports), the XDP sink (which counts each size of it), and a capture that
+    netassay-gen replays with something the sink counts (one line otherwise)."""
+    for given, flag, why in (
+        (cfg.size_bytes is not None, "--size", "a capture gives the frame sizes"),
+        (cfg.imix is not None, "--imix", "a capture gives the frame sizes"),
+        (cfg.flows != 1, "--flows", "a capture's frames keep their own ports"),
+        (bool(cfg.routes), "--routes", "a capture's frames go to one destination"),
+        (cfg.count_flows, "--count-flows", "a capture's frames keep their own ports"),
+        (cfg.sink == "nft", "--sink nft", "the nft sink counts frames of one size"),
+    ):
+        if given:
+            raise UsageError(
+                f"--pcap with {flag}", why,
+                f"drop {flag}" + (" (use --sink xdp)" if flag == "--sink nft" else ""),
+            )  # fmt: skip
+    P.describe(cfg.pcap or "", cfg.ip_version)
 
 
 def validate(cfg: TestbedConfig) -> None:

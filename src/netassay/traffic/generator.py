@@ -112,8 +112,8 @@ class GenResult:
     """One generator run, mirroring its JSON output (``raw`` holds all of it)."""
 
     technique: str
-    planned: int
-    sent: int
+    planned: int  # a capture's (--pcap): its marked frames alone, what the sink counts
+    sent: int  # (the same; every frame sent is raw["sent"])
     first_tx_ns: int
     last_tx_ns: int
     duration_s: float
@@ -136,7 +136,10 @@ class GenResult:
                 f"missing keys {', '.join(missing)}",
                 "rebuild it with 'make gen' so that the binary matches this netassay",
             )
-        return cls(**{k: data[k] for k in _REQUIRED_KEYS}, raw=dict(data))
+        fields = {k: data[k] for k in _REQUIRED_KEYS}
+        if "marked" in data:  # a capture (--pcap): the sink counts its marked frames alone
+            fields.update(planned=data["marked_planned"], sent=data["marked"])
+        return cls(**fields, raw=dict(data))
 
 
 def build_args(
@@ -152,10 +155,12 @@ def build_args(
     extra: list[str] | None = None,
     imix: str | None = None,
     count: int | None = None,
+    pcap: str | None = None,
 ) -> list[str]:
     """The generator's arguments (without the binary), checked for obvious mistakes.
     ``rate_pps`` is packets/s or ``"max"`` (as fast as it can, for the duration);
     ``imix`` a frame mix (``netassay.imix.spec``) sent instead of ``size_bytes``;
+    ``pcap`` a capture replayed instead (its frames keep their ports: no ``--flows``);
     ``count``: exactly that many frames at ``rate_pps`` (a burst), not a duration's."""
     if rate_pps != "max" and (isinstance(rate_pps, str) or rate_pps <= 0):
         raise UsageError(
@@ -186,15 +191,21 @@ def build_args(
         "--rate",
         "max" if rate_pps == "max" else arg_num(float(rate_pps)),
         *length,
-        *(["--imix", imix] if imix else ["--size", str(size_bytes)]),
-        "--flows",
-        str(flows),
+        *frames_flags(size_bytes, imix, pcap),
+        *([] if pcap else ["--flows", str(flows)]),
         "--json",
     ]
     if best_effort:
         argv.append("--best-effort")
     argv.extend(extra or [])
     return argv
+
+
+def frames_flags(size_bytes: int, imix: str | None, pcap: str | None) -> list[str]:
+    """What the frames are: a capture's (``--pcap``), a mix's, or of one size."""
+    if pcap:
+        return ["--pcap", pcap]
+    return ["--imix", imix] if imix else ["--size", str(size_bytes)]
 
 
 def parse_output(stdout: str, stderr: str, returncode: int) -> GenResult:
@@ -257,6 +268,7 @@ def run_generator(
     timeout_s: float | None = None,
     imix: str | None = None,
     count: int | None = None,
+    pcap: str | None = None,
 ) -> GenResult:
     """Send ``rate_pps * duration_s`` packets from ``dev`` in namespace ``netns``
     (``count``: exactly that many, at ``rate_pps``).
@@ -267,7 +279,7 @@ def run_generator(
     """
     argv = build_args(
         dev, dst_mac, src, dst, rate_pps, duration_s, size_bytes, flows, best_effort, extra, imix,
-        count,
+        count, pcap,
     )  # fmt: skip
     timeout = timeout_s if timeout_s is not None else duration_s * 1.5 + 10.0
     try:
@@ -451,13 +463,14 @@ class XdpSink:
 
 def start_xdp_sink(
     netns: str | None, dev: str, size_bytes: int = 64, extra: list[str] | None = None,
-    imix: str | None = None,
+    imix: str | None = None, pcap: str | None = None,
 ) -> XdpSink:  # fmt: skip
     """Attach the count-and-drop XDP sink to ``dev`` in ``netns``; returns when attached.
     ``extra`` adds flags (``--pass``: count, then let the frames through); with ``imix``
-    it counts each size of that mix (``per_size`` in every line) instead of one size."""
+    it counts each size of that mix (``per_size`` in every line) instead of one size, with
+    ``pcap`` each size of the capture's marked frames."""
     full = in_netns(netns, [find_generator(), "--xdp-sink", "--dev", dev])  # None: the host's
-    full += [*(["--imix", imix] if imix else ["--size", str(size_bytes)]), *(extra or [])]
+    full += [*frames_flags(size_bytes, imix, pcap), *(extra or [])]
     log.info("start: %s", " ".join(full))
     proc = _start_background(full)
     assert proc.stdout is not None

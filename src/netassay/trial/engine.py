@@ -182,6 +182,7 @@ def trials_on(
             yield TrialContext(tb, sink, None, run_id, path=path, reverse=reverse)
         return
     imix = tb.cfg.imix_spec() if isinstance(tb.cfg, TestbedConfig) else None
+    pcap = tb.cfg.pcap if isinstance(tb.cfg, TestbedConfig) else None
     flows = scale.sink_flow_flags(tb.cfg, tb.state) if isinstance(tb.cfg, TestbedConfig) else None
     with (
         SinkCounter(
@@ -191,6 +192,7 @@ def trials_on(
             latency=latency,
             imix=imix,
             flows=flows,
+            pcap=pcap,
         ) as sink,
         Snapshots(tb.state["namespaces"], conntrack=conntrack_role(tb)) as counters,
         _reverse_sink(tb, bidirectional, latency) as reverse,
@@ -418,6 +420,8 @@ def _extra(
         extra["flows"] = flows
     if ctx.sink.imix:
         extra["imix"] = per_size(ctx.sink.imix, res, d)
+    if ctx.sink.pcap:
+        extra["pcap"] = pcap_per_size(res, d)
     if pair is not None:
         key = received_key(ctx.sink.kind)
         both = ctx.locate_both()
@@ -561,6 +565,25 @@ def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
         "mix": mix,
         "sizes": {
             s: {"sent": int(sent.get(s, 0)), "received": int(d.get(f"sink/xdp/size{s}/packets", 0))}
+            for s in sizes
+        },
+    }
+
+
+def pcap_per_size(res: GenResult, d: dict[str, int]) -> dict[str, Any]:
+    """A capture's trial per frame size: the frames the generator sent of it, the marked
+    ones among them and what the sink received (``{"sizes": {"64": {"sent": n,
+    "marked": n, "received": n}, ...}}``; a size with no marked frame receives 0)."""
+    sent = res.raw.get("sent_per_size") or {}
+    marked = res.raw.get("marked_per_size") or {}
+    sizes = sorted({*sent, *marked}, key=int)
+    return {
+        "sizes": {
+            s: {
+                "sent": int(sent.get(s, 0)),
+                "marked": int(marked.get(s, 0)),
+                "received": int(d.get(f"sink/xdp/size{s}/packets", 0)),
+            }
             for s in sizes
         },
     }
@@ -909,7 +932,8 @@ def real_span(res: GenResult) -> GenResult:
     if not _ended_in_stall(res):
         return res
     span = (int(res.raw["end_ns"]) - res.first_tx_ns) / 1e9
-    achieved = res.sent / span if span > 0 else 0.0
+    sent = int(res.raw.get("sent", res.sent))  # every frame (a capture's marked ones: .sent)
+    achieved = sent / span if span > 0 else 0.0
     rate_error = achieved / res.rate_pps - 1.0 if res.rate_pps else None
     return replace(res, duration_s=span, achieved_rate_pps=achieved, rate_error=rate_error)
 

@@ -17,7 +17,7 @@ FRAMES, QUICK_FRAMES = 1_000_000, 100_000  # per false-loss trial
 MIN_FRAMES, MAX_FRAMES = 1000, 100_000_000
 MAX_RUNS = 20
 # testbed knobs the doctor sets itself: its SUTs and their ground truths, its sink
-OWN_KNOBS = ("sut", "sut_drop", "sut_cap_pps", "sut_cap_reverse_pps", "sink", "imix")
+OWN_KNOBS = ("sut", "sut_drop", "sut_cap_pps", "sut_cap_reverse_pps", "sink", "imix", "pcap")
 
 
 def parse_frames(text: str) -> int:

@@ -34,7 +34,9 @@ class StoredFlood:
 
 
 def _ci(ci: Any) -> str:
-    return f"{fmt_rate(ci[0])} .. {fmt_rate(ci[1])}" if ci else "-"
+    if not ci:
+        return "-"
+    return f"{fmt_rate(ci[0])} .. {fmt_rate(ci[1])}" + (" (bounds nothing)" if ci[0] < 0 else "")
 
 
 class FloodMethod:

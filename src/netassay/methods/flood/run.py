@@ -62,12 +62,13 @@ def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> Testbed
         )
     cfg = config_from_state(st) if st is not None and not flags else cfg
     topology.validate(cfg)
-    if cfg.imix is not None:
-        raise UsageError(
-            "a flood cannot send --imix",
-            "a flood is sent as XDP live frames, all of one size",
-            "drop --imix (a sweep or a search sends a mix)",
-        )
+    for knob, flag, what in (("imix", "--imix", "a mix"), ("pcap", "--pcap", "a capture")):
+        if getattr(cfg, knob) is not None:
+            raise UsageError(
+                f"a flood cannot send {flag}",
+                "a flood is sent as XDP live frames, all of one size",
+                f"drop {flag} (a sweep or a search sends {what})",
+            )
     if dataplane.is_dataplane(cfg) and not dataplane.af_xdp(cfg):
         raise UsageError(
             f"a flood of --sut {cfg.sut}" + ("" if cfg.sut == "exec" else " over packet sockets"),

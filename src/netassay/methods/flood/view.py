@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
 from netassay.analysis.acceptance import fmt_pct
@@ -87,6 +88,14 @@ def as_json(r: FloodResult) -> str:
     return json.dumps(out, sort_keys=True)
 
 
+def ci_text(ci: Sequence[float], runs: int) -> str:
+    """The MRR's 95% CI; one whose lower end falls below 0 is said to bound nothing."""
+    text = f"95% CI {fmt_rate(ci[0])} .. {fmt_rate(ci[1])}"
+    if ci[0] < 0:  # Student's t over a few runs far apart: no rate is below 0
+        text += f" (reaches below 0: {runs} runs this far apart do not bound the MRR)"
+    return text
+
+
 def stored_lines(exp: Experiment, s: dict[str, Any]) -> list[str]:
     """A stored flood experiment in words: its MRR (median, range, 95% CI) and each run's."""
     ci = s["mrr_ci95_pps"]
@@ -99,7 +108,7 @@ def stored_lines(exp: Experiment, s: dict[str, Any]) -> list[str]:
     return [
         f"{exp.label}, experiment {exp.id}: MRR {fmt_rate(s['mrr_pps'])} (median of "
         f"{s['runs']} floods){spread}"
-        + (f", 95% CI {fmt_rate(ci[0])} .. {fmt_rate(ci[1])}" if ci else "")
+        + (f", {ci_text(ci, s['runs'])}" if ci else "")
         + bound,
         "  MRR per run: " + ", ".join(fmt_rate(v) for v in s["mrr_per_run_pps"]),
         f"  offered {fmt_rate(s['offered_pps'])} (median); lost at {where}",
@@ -149,7 +158,7 @@ def compare_text(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"#{r['rank']} {r['label']} (experiment {r['experiment_id']}): MRR "
             f"{fmt_rate(r['mrr_pps'])}"
-            + (f" (95% CI {fmt_rate(ci[0])} .. {fmt_rate(ci[1])})" if ci else "")
+            + (f" ({ci_text(ci, r['runs'])})" if ci else "")
             + f", {r['runs']} runs: "
             + ", ".join(fmt_rate(v) for v in r["mrr_per_run_pps"])
             + f"; lost {fmt_pct(r['loss_ratio'])}"

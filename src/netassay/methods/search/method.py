@@ -21,7 +21,7 @@ from netassay.methods.base import (
 )
 from netassay.methods.plots import slugify
 from netassay.methods.render import FigureJob, data_of
-from netassay.methods.search import engine
+from netassay.methods.search import engine, latency_at
 from netassay.methods.search import pdr as search_pdr
 from netassay.methods.search import run as search_run
 from netassay.methods.search import view as search_view
@@ -51,8 +51,10 @@ class SearchMethod:
     campaign = True
     run_options = RUN_OPTIONS
     comparison = Comparison(
-        metrics=(compare.PDR,), figures=compare.LAB_FIGURES, names=compare.LAB_NAMES
-    )
+        metrics=(compare.PDR,), figures=(*compare.LAB_FIGURES, compare.P99_AT_PDR),
+        names={**compare.LAB_NAMES,
+               compare.P99_AT_PDR: ("p99 at the PDR", 1e3, "p99 latency at PDR (us)")},
+    )  # fmt: skip
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
     pdr_rate = staticmethod(search_pdr.pdr_rate)  # a share of the newest stored PDR (search.pdr)
@@ -139,6 +141,8 @@ class SearchMethod:
         open_ = {g.goal.loss_ratio: g.lower_pps is not None and g.upper_pps is None
                  for g in o.goals}  # fmt: skip
         pdr = [k for k in sorted(bound) if k > 0]
+        keeps = o.spec.keeps_latency
+        latency = latency_at.at_bounds(store.trials(experiment.id), o) if keeps else []
         verify = store.find_experiment(f"{experiment.key}-2")
         checked = assess_experiment(store, verify, cfg) if verify else None
         return {
@@ -148,6 +152,8 @@ class SearchMethod:
             "worst_delta_ucl95_below_pdr": None,
             "pdr_at_least": open_[pdr[0]] if pdr else False,
             "ndr_at_least": open_.get(0.0, False),
+            # with --latency: the p99 one-way latency of the trials at the PDR's lower bound
+            compare.P99_AT_PDR: latency_at.p99_at(latency, f"pdr:{pdr[0]:g}") if pdr else None,
         }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:

@@ -162,6 +162,13 @@ class SearchRequest:
         "which bound held at each load.",
         default=None, parse=_latency_text, check=_latency_bound, metavar="pP:BOUND",
     )  # fmt: skip
+    latency: bool = param(
+        "--latency",
+        "Keep each trial's one-way latency histogram (the XDP sink's), as sweep --latency: "
+        "the result gives the latency at each goal's lower bound (p50, p99, max over the "
+        "trials at that load). Implied by --max-latency.",
+        default=False, cli=bool, check=flag,
+    )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
 
@@ -182,6 +189,6 @@ class SearchRequest:
             ("--final-duration", self.final_duration_s),
             ("--duration-sum", self.duration_sum_s), ("--min-load", self.min_load_pps),
             ("--max-load", self.max_load_pps), ("--bidirectional", self.bidirectional),
-            ("--max-latency", self.max_latency),
+            ("--max-latency", self.max_latency), ("--latency", self.latency),
         )  # fmt: skip
         return [flag_ for flag_, value in set_ if value]

@@ -106,11 +106,12 @@ class SearchJob:
     bidirectional: bool = False
     hooks: Hooks | None = None  # commands run around each trial (trial.hooks)
     max_latency: LatencyBound | None = None  # --max-latency: a bound beside the loss
+    latency: bool = False  # --latency: each trial keeps its latency histogram
 
     def spec(self, max_load_pps: float, reach_pps: float | None = None) -> SearchSpec:
         lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
         spec = SearchSpec(self.goals, lo, max_load_pps, self.time_cap_s, reach_pps=reach_pps,
-                          max_latency=self.max_latency)  # fmt: skip
+                          max_latency=self.max_latency, latency=self.latency)  # fmt: skip
         spec.validate()
         return spec
 
@@ -178,9 +179,11 @@ def _prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     job.verify = _verify_plan(req, goals, required=True)
     job.rates, job.bidirectional = options.rates, req.bidirectional
     job.max_latency = parse_max_latency(req.max_latency) if req.max_latency else None
-    if job.max_latency is not None and testbed.sink == "nft":
+    job.latency = req.latency
+    if (job.max_latency is not None or job.latency) and testbed.sink == "nft":
+        flag_ = "--max-latency" if job.max_latency is not None else "--latency"
         raise UsageError(
-            "--max-latency needs the XDP sink", "--sink nft keeps no latency histogram",
+            f"{flag_} needs the XDP sink", "--sink nft keeps no latency histogram",
             "use --sink xdp (the default) or xdp+nft",
         )  # fmt: skip
     return job
@@ -215,8 +218,11 @@ def run(job: SearchJob) -> SearchReport:
     note = job.note or (lambda line: None)
     with lab.open_testbed(job.name, job.testbed, "a search", note) as tb:
         peak, max_load = (None, 0.0) if job.resumed is not None else _max_load(tb, job, note)
-        bound = job.resumed.max_latency if job.resumed is not None else job.max_latency
-        with trials_on(tb, latency=bound is not None, bidirectional=job.bidirectional) as ctx:
+        keep = (
+            job.resumed.keeps_latency if job.resumed is not None
+            else job.latency or job.max_latency is not None
+        )  # fmt: skip
+        with trials_on(tb, latency=keep, bidirectional=job.bidirectional) as ctx:
             if job.resumed is not None:
                 spec = job.resumed
             else:  # the max load paced once as the trials send it (--bidirectional: both)

@@ -152,6 +152,12 @@ class SearchSpec:
     # --max-latency: a load meets a goal only when this percentile of each trial's
     # one-way latency is at or below the bound too (None: loss alone)
     max_latency: LatencyBound | None = None
+    # --latency (or --max-latency): each trial keeps its one-way latency histogram
+    latency: bool = False
+
+    @property
+    def keeps_latency(self) -> bool:
+        return self.latency or self.max_latency is not None
 
     def validate(self) -> None:
         if not self.goals:
@@ -202,6 +208,7 @@ class SearchSpec:
             **({"epoch": self.epoch} if self.epoch else {}),
             **({"generator_reach_pps": self.reach_pps} if self.reach_pps else {}),
             **({"max_latency": asdict(self.max_latency)} if self.max_latency else {}),
+            **({"latency": True} if self.latency else {}),
         }
 
     @staticmethod
@@ -214,6 +221,7 @@ class SearchSpec:
             int(d.get("epoch", 0)),
             d.get("generator_reach_pps"),
             LatencyBound(**d["max_latency"]) if d.get("max_latency") else None,
+            bool(d.get("latency", False)),
         )
 
 

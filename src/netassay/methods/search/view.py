@@ -15,7 +15,7 @@ from typing import Any
 from netassay.analysis.caps import Cap, CapExcess, above_cap
 from netassay.methods import lab
 from netassay.methods.rates import rates_json, rates_lines
-from netassay.methods.search import bounds_held, engine
+from netassay.methods.search import bounds_held, engine, latency_at
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
 from netassay.methods.sweep import dataplane
@@ -102,12 +102,13 @@ def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
 
 
 def stored_extras(db: Any, experiment_id: int | None, out: engine.SearchOutcome) -> dict[str, Any]:
-    """What a search stored beside its bounds: its frame mix with sent and received per
-    size at each load it tried (``imix``), its loads as written in bit/s or as shares
-    (``rates``), with --bidirectional each direction's counts at each goal's lower
-    bound (``bidirectional``), and a data plane's own counters beside the loss location
-    at each load it tried (``dataplane``); empty when it has none (or no store holds
-    it)."""
+    """What a search stored beside its bounds: with --latency (or --max-latency) the
+    one-way latency at each goal's lower bound (``latency_at_bounds``), its frame mix
+    with sent and received per size at each load it tried (``imix``), its loads as
+    written in bit/s or as shares (``rates``), with --bidirectional each direction's
+    counts at each goal's lower bound (``bidirectional``), and a data plane's own
+    counters beside the loss location at each load it tried (``dataplane``); empty when
+    it has none (or no store holds it)."""
     if experiment_id is None or not Path(db).is_file():
         return {}
     with Store(db, readonly=True) as st:
@@ -118,7 +119,9 @@ def stored_extras(db: Any, experiment_id: int | None, out: engine.SearchOutcome)
         own = dataplane.stored(st, experiment_id)
         bound = bounds_held.by_load(st, experiment_id, out.spec) if out.spec.max_latency else None
         capped = over_caps(st, exp, out)
+        lat = latency_at.at_bounds(st.trials(experiment_id), out) if out.spec.keeps_latency else []
     return {
+        **({"latency_at_bounds": lat} if lat else {}),
         **({"latency_bound": bound} if bound is not None else {}),
         **({"imix": mix} if mix else {}),
         **({"dataplane": own} if own else {}),
@@ -164,7 +167,8 @@ def _cap_of(d: dict[str, Any]) -> CapExcess:
 
 def extras_lines(extras: dict[str, Any], spec: SearchSpec | None = None) -> list[str]:
     """``stored_extras`` in words."""
-    out = cap_lines([_cap_of(d) for d in extras.get("above_cap", [])])
+    out = latency_at.lines(extras.get("latency_at_bounds", []))
+    out += cap_lines([_cap_of(d) for d in extras.get("above_cap", [])])
     out += rates_lines(extras["rates"]) if "rates" in extras else []
     if "latency_bound" in extras and spec is not None:
         out += bounds_held.lines(extras["latency_bound"], spec)

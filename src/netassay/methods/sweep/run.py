@@ -127,8 +127,8 @@ def refuse_bidirectional(cfg: Any) -> None:
         pass  # its sink is XDP, its frames of one size (testbed.external.validate)
     elif cfg.sut == topology.XDP_ROUTER:
         why = "--sut xdp-router", "the XDP router forwards one direction only"
-    elif cfg.imix:
-        why = "--imix", "each end's sink counts frames of one size"
+    elif cfg.imix or getattr(cfg, "pcap", None):
+        why = "--imix" if cfg.imix else "--pcap", "each end's sink counts frames of one size"
     elif cfg.sink != "xdp":
         why = f"--sink {cfg.sink}", "each end counts with the XDP sink"
     if why is not None:

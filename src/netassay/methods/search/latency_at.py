@@ -1,0 +1,62 @@
+"""The one-way latency at each goal's lower bound (``search --latency`` or
+``--max-latency``): the histograms of the trials the search ran at that load, merged,
+and their p50, p99 and maximum; the latency at the NDR and the PDR as TRex's NDR bench
+and FD.io CSIT report it beside the rate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from netassay.hist import SinkHist
+from netassay.methods.search import engine as E
+from netassay.methods.search.spec import fmt_latency
+from netassay.units import fmt_rate
+
+PERCENTILES = (50.0, 99.0)
+
+
+def at_bounds(trials: Sequence[dict[str, Any]], out: E.SearchOutcome) -> list[dict[str, Any]]:
+    """Per goal with a lower bound whose trials hold latency histograms: the goal, the
+    load, how many trials and frames the histograms merge, p50, p99 and max in ns.
+    Excluded trials (a fault, not the SUT) are left out; [] when no trial kept one."""
+    found = []
+    for o in out.goals:
+        lo = o.lower_pps
+        if lo is None:
+            continue
+        merged, n = SinkHist(), 0
+        for t in trials:
+            info = t["counters"].get("search", {})
+            load = float(info.get("intended_load_pps", t["rate_pps"]))
+            hist = t["counters"].get("latency")
+            if t["excluded"] or not hist or abs(load - lo) > 1e-6 * lo:
+                continue
+            merged.merge(SinkHist(hist))
+            n += 1
+        if not merged.n:
+            continue
+        found.append({
+            "goal": o.goal.key, "label": o.goal.label, "load_pps": lo, "trials": n,
+            "frames": merged.n, "max_ns": merged.max_ns,
+            **{f"p{p:g}_ns": merged.percentile(p) for p in PERCENTILES},
+        })  # fmt: skip
+    return found
+
+
+def p99_at(found: Sequence[dict[str, Any]], goal_key: str) -> float | None:
+    """The p99 in ns at one goal's lower bound (None: no histogram there)."""
+    return next((r["p99_ns"] for r in found if r["goal"] == goal_key), None)
+
+
+def lines(found: Sequence[dict[str, Any]]) -> list[str]:
+    """``at_bounds`` in words: a line per goal."""
+    out = []
+    for r in found:
+        p50, p99 = (fmt_latency(round(r[k])) for k in ("p50_ns", "p99_ns"))
+        out.append(
+            f"  one-way latency at the {r['label']} ({fmt_rate(r['load_pps'])}): p50 {p50}, "
+            f"p99 {p99}, max {fmt_latency(r['max_ns'])} ({r['frames']:,} frames, "
+            f"{r['trials']} trials)"
+        )
+    return out
