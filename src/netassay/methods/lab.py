@@ -29,7 +29,7 @@ from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import Testbed, config_from_state
 from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
-from netassay.traffic import pcap as P
+from netassay.traffic import pcap as traffic_pcap
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import SOURCE, TrialContext
 from netassay.trial.flood import flood, flood_path
@@ -392,7 +392,9 @@ def testbed_metadata(cfg: TestbedConfig, env: dict[str, Any]) -> dict[str, Any]:
         **_bucket("sut_cap_reverse", cfg.sut_cap_reverse_pps, with_rate=True),
         "testbed": "embedded",
         **({"imix": cfg.imix_spec()} if cfg.imix else {}),
-        **({"pcap": P.describe(cfg.pcap, cfg.ip_version).metadata()} if cfg.pcap else {}),
+        **(
+            {"pcap": traffic_pcap.describe(cfg.pcap, cfg.ip_version).metadata()} if cfg.pcap else {}
+        ),
         **dataplane_metadata(cfg, env),
         **scale_metadata(cfg),
     }

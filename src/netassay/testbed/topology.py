@@ -25,7 +25,7 @@ from netassay.testbed import dataplane, xdp_router
 from netassay.testbed import receive as testbed_receive
 from netassay.testbed import scale as testbed_scale
 from netassay.testbed import state as testbed_state
-from netassay.traffic import pcap as P
+from netassay.traffic import pcap as traffic_pcap
 
 log = logging.getLogger("netassay.testbed")
 
@@ -144,7 +144,7 @@ def validate_pcap(cfg: TestbedConfig) -> None:
                 f"--pcap with {flag}", why,
                 f"drop {flag}" + (" (use --sink xdp)" if flag == "--sink nft" else ""),
             )  # fmt: skip
-    P.describe(cfg.pcap or "", cfg.ip_version)
+    traffic_pcap.describe(cfg.pcap or "", cfg.ip_version)
 
 
 def validate(cfg: TestbedConfig) -> None:

@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from netassay.hist import SinkHist
-from netassay.methods.search import engine as E
+from netassay.methods.search import engine
 from netassay.methods.search.spec import fmt_latency
 from netassay.units import fmt_rate
 
 PERCENTILES = (50.0, 99.0)
 
 
-def at_bounds(trials: Sequence[dict[str, Any]], out: E.SearchOutcome) -> list[dict[str, Any]]:
+def at_bounds(trials: Sequence[dict[str, Any]], out: engine.SearchOutcome) -> list[dict[str, Any]]:
     """Per goal with a lower bound whose trials hold latency histograms: the goal, the
     load, how many trials and frames the histograms merge, p50, p99 and max in ns.
     Excluded trials (a fault, not the SUT) are left out; [] when no trial kept one."""
