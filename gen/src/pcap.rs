@@ -228,22 +228,27 @@ fn iface(o: Order, body: &[u8]) -> Result<Iface, Why> {
 pub mod tests {
     use super::*;
 
+    /// `v` in the file's byte order (big-endian when `big`).
+    fn word32(v: u32, big: bool) -> [u8; 4] {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+
+    fn word16(v: u16, big: bool) -> [u8; 2] {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+
     /// A libpcap file of `frames` (time in us or ns as `nano` says), in either order.
     pub fn libpcap_file(frames: &[(u64, &[u8])], nano: bool, big: bool) -> Vec<u8> {
-        let w32 = |v: u32| {
-            if big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            }
-        };
-        let w16 = |v: u16| {
-            if big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            }
-        };
+        let w32 = |v: u32| word32(v, big);
+        let w16 = |v: u16| word16(v, big);
         let mut f = Vec::new();
         f.extend(w32(if nano { 0xa1b2_3c4d } else { 0xa1b2_c3d4 }));
         f.extend(w16(2));
@@ -264,13 +269,7 @@ pub mod tests {
     }
 
     fn block(kind: u32, body: &[u8], big: bool) -> Vec<u8> {
-        let w32 = |v: u32| {
-            if big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            }
-        };
+        let w32 = |v: u32| word32(v, big);
         let mut body = body.to_vec();
         while !body.len().is_multiple_of(4) {
             body.push(0);
@@ -292,20 +291,8 @@ pub mod tests {
         spb: Option<&[u8]>,
         big: bool,
     ) -> Vec<u8> {
-        let w32 = |v: u32| {
-            if big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            }
-        };
-        let w16 = |v: u16| {
-            if big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            }
-        };
+        let w32 = |v: u32| word32(v, big);
+        let w16 = |v: u16| word16(v, big);
         let mut shb = w32(0x1a2b_3c4d).to_vec();
         shb.extend(w16(1));
         shb.extend(w16(0));
