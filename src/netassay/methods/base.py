@@ -331,18 +331,20 @@ class Views(Protocol):
 
 
 class OneFigureMethod:
-    """What a method shares whose every run is one stored experiment it measures and
-    judges nothing of, shown in the report as one section with one figure (burst,
-    recovery, reconfig): its job is made and run by its ``runner`` module
-    (``prepare(request, options, config)``, ``run(job)``), shown by its ``views`` module
-    (``text``, ``as_json``, ``lines``), drawn by ``figure`` ('module:function') from
-    ``figure_args``; ``stored`` lists its results in a store. The rest of the protocol
-    (plan, comparison, cells) is each method's own."""
+    """What a method shares whose every run is one stored experiment, shown in the
+    report as one section with one figure (burst, recovery, reconfig, soak, doctor):
+    its job is made and run by its ``runner`` module (``prepare(request, options,
+    config)``, ``run(job)``), shown by its ``views`` module (``text``, ``as_json``,
+    ``lines``), drawn by ``figure`` ('module:function') from ``figure_args``; ``stored``
+    lists its results in a store. One that ``judges`` keeps its verdict in its result's
+    summary (``verdict``): ``--fail-on`` gates on it and its figure's title says it.
+    The rest of the protocol (plan, comparison, cells) is each method's own."""
 
     name: str
     runner: Runner
     views: Views
     figure: str
+    judges = False
 
     def stored(self, store: Store) -> Iterable[Any]:
         raise NotImplementedError
@@ -351,19 +353,35 @@ class OneFigureMethod:
         """What ``figure`` is drawn from (and its key made of): its trials and summary."""
         return (store.trials(result.experiment.id), result.summary)
 
+    def figure_title(self, result: Any) -> str:
+        label = str(result.experiment.label)
+        return f"{label}: {result.summary['verdict']}" if self.judges else label
+
+    def section_lines(self, result: Any) -> list[str]:
+        """A stored run in words, as its report section says it."""
+        return self.views.lines(result)
+
     def prepare(self, request: Any, options: RunOptions) -> Any:
+        """The job to run, its request and knobs checked before anything is built."""
         return self.runner.prepare(request, options, options.config or Config())
+
+    def execute(self, job: Any) -> Any:
+        """Run a prepared job (one a command caught an interrupt of: it says what the
+        job stored); the stored result."""
+        return self.runner.run(job)
 
     def run(self, request: Any, options: RunOptions, progress: Progress) -> Any:
         job = self.prepare(request, options)
-        job.progress = job.note = progress
-        return self.runner.run(job)
+        job.progress = progress
+        if hasattr(job, "note"):  # the lines said beside its progress (a fault, a stall)
+            job.note = progress
+        return self.execute(job)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]:
         return from_stores(inputs, lambda _, store: self.stored(store))
 
     def judged(self, result: Any) -> tuple[str, str | None]:
-        return result.experiment.label, None  # it measures; it judges nothing
+        return result.experiment.label, (result.summary["verdict"] if self.judges else None)
 
     def view(self, result: Any, as_json: bool) -> str:
         return self.views.as_json(result) if as_json else self.views.text(result)
@@ -377,8 +395,9 @@ class OneFigureMethod:
             label = r.experiment.label
             stem = out / "figures" / f"{self.name}_{slugify(label, used)}"
             args = self.figure_args(store, r)
-            job = FigureJob(self.figure, args, stem, data_of(*args), kwargs={"title": label})
-            text = "\n".join(self.views.lines(r))
+            title = self.figure_title(r)
+            job = FigureJob(self.figure, args, stem, data_of(*args), kwargs={"title": title})
+            text = "\n".join(self.section_lines(r))
             sections.append(Section.drawn(f"{self.name}: {label}", text, job, out))
         return sections
 

@@ -17,14 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from netassay import names, quality
-from netassay.config import TestbedConfig
+from netassay.config import Config, TestbedConfig
 from netassay.counters import cpu, hostcheck, threads
 from netassay.methods import lab
+from netassay.methods.base import RunOptions
 from netassay.methods.doctor import checks as doctor_checks
 from netassay.methods.doctor import reference
 from netassay.methods.doctor import store as doctor_store
-from netassay.methods.doctor.request import DoctorRequest
+from netassay.methods.doctor.request import NAME, DoctorRequest, refuse_own_knobs
 from netassay.methods.flood import store as flood_store
+from netassay.names import validate_name
+from netassay.params import declared
 from netassay.store.db import Store
 from netassay.testbed import topology
 from netassay.testbed.bed import Testbed, require_root
@@ -264,6 +267,18 @@ def ground_truths(doc: Doctor, store: Store) -> None:
 
 def steal_of(before: dict[str, Any]) -> dict[str, float]:
     return {core: row["steal"] for core, row in cpu.use(before, cpu.read()).items()}
+
+
+def prepare(request: DoctorRequest, options: RunOptions, config: Config) -> Doctor:
+    """The run, its request and knobs checked before anything is built; the doctor's
+    own SUT: the kernel router, XDP-counted, no ground truth."""
+    request.validate()
+    flags = {f.name: p.flag for f, p in declared(TestbedConfig)}
+    refuse_own_knobs(options.testbed_flags, flags)
+    name = validate_name(options.name or NAME)
+    cfg = replace(config.testbed, sut="router", sink="xdp", sut_cap_pps=None,
+                  sut_cap_reverse_pps=None, sut_drop=0.0)  # fmt: skip
+    return Doctor(request, cfg, lab.store_path(options.db), name, options.label)
 
 
 def run(doc: Doctor) -> doctor_store.StoredDoctor:

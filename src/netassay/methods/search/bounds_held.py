@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from netassay.methods.search.engine import intended_load
 from netassay.methods.search.spec import SearchSpec, fmt_latency
 from netassay.store.db import Store
 from netassay.units import fmt_rate
@@ -21,7 +22,7 @@ def by_load(store: Store, experiment_id: int, spec: SearchSpec) -> dict[str, Any
         info = t["counters"].get("search", {})
         if t["excluded"] or "latency" not in info:
             continue
-        load = float(info.get("intended_load_pps", t["rate_pps"]))
+        load = intended_load(t)
         row = rows.setdefault(load, {"load_pps": load, "trials": 0, "loss_ratio_max": 0.0,
                                      "latency_max_ns": None, "goals": {}})  # fmt: skip
         row["trials"] += 1

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -154,6 +154,12 @@ def _result(
         offered_count=int(rec.sent),
         forwarding_count=0 if missed else int(rec.forwarded),
     )
+
+
+def intended_load(trial: Mapping[str, Any]) -> float:
+    """The load (pps) the search meant a stored trial (a ``Store.trials`` row) to offer:
+    the one it asked for, which the trial's own rate may differ from by its rounding."""
+    return float(trial["counters"].get("search", {}).get("intended_load_pps", trial["rate_pps"]))
 
 
 def loss_ratio(rec: TrialRecord) -> float:

@@ -56,7 +56,7 @@ def points(trials: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             {
                 "trial": int(info["trial"]),
                 "t_s": float(info.get("elapsed_s", 0.0)),
-                "load_pps": float(info.get("intended_load_pps", t["rate_pps"])),
+                "load_pps": engine.intended_load(t),
                 "duration_s": float(info.get("intended_duration_s", t["duration_s"])),
                 "kind": trial_kind(info.get("goals") or {}),
             }

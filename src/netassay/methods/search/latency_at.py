@@ -27,8 +27,7 @@ def at_bounds(trials: Sequence[dict[str, Any]], out: engine.SearchOutcome) -> li
             continue
         merged, n = SinkHist(), 0
         for t in trials:
-            info = t["counters"].get("search", {})
-            load = float(info.get("intended_load_pps", t["rate_pps"]))
+            load = engine.intended_load(t)
             hist = t["counters"].get("latency")
             if t["excluded"] or not hist or abs(load - lo) > 1e-6 * lo:
                 continue

@@ -4,14 +4,11 @@ as stored segments read every second, judged against a goal loss ratio (kind
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
-from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
+from netassay.config import AnalysisConfig, TestbedConfig
+from netassay.methods.base import Comparison, OneFigureMethod, Plan
 from netassay.methods.soak import run as soak_run
 from netassay.methods.soak import series
 from netassay.methods.soak import store as soak_store
@@ -22,8 +19,11 @@ from netassay.store.db import Experiment, Store
 SEGMENT_OVERHEAD_S = 0.3  # per segment: counters read before and after, the sink settling
 
 
-class SoakMethod:
+class SoakMethod(OneFigureMethod):
     name = "soak"
+    runner, views = soak_run, soak_view
+    figure = "netassay.methods.soak.figures:plot_timeline"
+    judges = True
     kinds: tuple[str, ...] = (soak_store.KIND,)
     request = SoakRequest
     campaign = False
@@ -43,52 +43,22 @@ class SoakMethod:
         n = len(series.segment_lengths(request.duration_s, request.segment_s))
         return Plan(n, request.duration_s + n * SEGMENT_OVERHEAD_S, ())
 
-    def prepare(self, request: SoakRequest, options: RunOptions) -> Any:
-        """The soak to run (a resume: the stored one), checked before anything is built."""
-        return soak_run.prepare(request, options, options.config or Config())
+    def stored(self, store: Store) -> Iterator[soak_store.StoredSoak]:
+        return soak_store.stored_soaks(store)
 
-    def execute(self, soak: Any) -> soak_store.StoredSoak:
-        """Run (or resume) a prepared soak; the stored soak."""
-        return soak_run.run(soak)
+    def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
+        """Its timeline: each second's counts, the segments' starts, the events where
+        loss appears, and the load offered (both directions' sum with
+        --bidirectional, as the seconds are)."""
+        trials = store.trials(result.experiment.id)
+        starts = [float(t["counters"].get("soak", {}).get("start_s", 0.0)) for t in trials]
+        offered = float(result.summary["rate_pps"]) * (
+            2 if "bidirectional" in result.summary else 1
+        )
+        return (series.timeline(trials), starts, result.summary["events"], offered)
 
-    def run(self, request: SoakRequest, options: RunOptions, progress: Progress) -> Any:
-        soak = self.prepare(request, options)
-        soak.progress = soak.note = progress
-        return self.execute(soak)
-
-    def analyse(
-        self, inputs: Sequence[Path], cfg: AnalysisConfig
-    ) -> Iterator[soak_store.StoredSoak]:
-        return from_stores(inputs, lambda _, store: soak_store.stored_soaks(store))
-
-    def judged(self, result: Any) -> tuple[str, str | None]:
-        return result.experiment.label, result.summary["verdict"]
-
-    def view(self, result: Any, as_json: bool) -> str:
-        return soak_view.as_json(result) if as_json else soak_view.text(result)
-
-    def sections(
-        self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
-    ) -> list[Section]:
-        """One section per stored soak: its verdict and events in words, its timeline."""
-        found = list(soak_store.stored_soaks(store))
-        if not found:
-            return []
-        sections = []
-        for r in found:
-            trials = store.trials(r.experiment.id)
-            seconds = series.timeline(trials)
-            starts = [float(t["counters"].get("soak", {}).get("start_s", 0.0)) for t in trials]
-            stem = out / "figures" / f"soak_{slugify(r.experiment.label, used)}"
-            title = f"{r.experiment.label}: {r.summary['verdict']}"
-            # the seconds are both directions' sum with --bidirectional: so is the offer
-            offered = float(r.summary["rate_pps"]) * (2 if "bidirectional" in r.summary else 1)
-            args = (seconds, starts, r.summary["events"], offered)
-            job = FigureJob("netassay.methods.soak.figures:plot_timeline", args, stem,
-                            data_of(*args), kwargs={"title": title})  # fmt: skip
-            text = "\n".join([*soak_view.lines(r), soak_view.CAVEAT])
-            sections.append(Section.drawn(f"soak: {r.experiment.label}", text, job, out))
-        return sections
+    def section_lines(self, result: Any) -> list[str]:
+        return [*soak_view.lines(result), soak_view.CAVEAT]
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = soak_store.soak_summary(store, experiment)
