@@ -33,12 +33,14 @@ import struct
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))  # tests.system.capture: tcpdump and its files
+
+from tests.system.capture import read_pcap, tcpdump  # noqa: E402
 
 from netassay.proc import run  # noqa: E402
 from netassay.testbed.topology import link_mac  # noqa: E402
@@ -77,34 +79,6 @@ def send(tg: str, mac: str, *argv: str) -> dict[str, Any]:
     if cp.returncode != 0:
         raise RuntimeError(cp.stderr.strip())
     return json.loads(cp.stdout)
-
-
-@contextmanager
-def tcpdump(netns: str, out: Path):
-    argv = ["ip", "netns", "exec", netns, "tcpdump", "-i", "sk0", "-w", str(out), "-n", "-U",
-            "-B", "65536", "--immediate-mode", "--time-stamp-precision", "nano", "-Z", "root",
-            "udp"]  # fmt: skip
-    p = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
-    try:
-        assert p.stderr is not None
-        line = p.stderr.readline()
-        if "listening on" not in line:
-            raise RuntimeError(f"tcpdump did not start: {line}")
-        yield
-        time.sleep(0.3)
-    finally:
-        p.send_signal(signal.SIGINT)
-        p.wait(timeout=10)
-
-
-def read_pcap(path: Path) -> list[tuple[int, bytes]]:
-    b = path.read_bytes()
-    out, at = [], 24
-    while at < len(b):
-        sec, ns, caplen, _ = struct.unpack_from("<IIII", b, at)
-        out.append((sec * 1_000_000_000 + ns, b[at + 16 : at + 16 + caplen]))
-        at += 16 + caplen
-    return out
 
 
 def sink_rate(sk: str, pcap: Path, tg: str, mac: str) -> dict[str, Any]:
@@ -149,7 +123,7 @@ def gaps(sk: str, tg: str, mac: str, cap: Path, tmp: Path) -> dict[str, Any]:
     original = read_pcap(cap)
     want = [b[0] - a[0] for a, b in itertools.pairwise(original)]
     replay = tmp / "replay.pcap"
-    with tcpdump(sk, replay):
+    with tcpdump(sk, "sk0", replay, "udp", buffer_kib=65536):
         res = send(tg, mac, "--pcap", str(cap), "--speed", "1", "--count", str(len(original)))
     got = []
     for ns, d in read_pcap(replay):
@@ -179,7 +153,7 @@ def main() -> None:
     try:
         mac = build(tg, sk)
         cap = tmp / "imix.pcap"
-        with tcpdump(sk, cap):
+        with tcpdump(sk, "sk0", cap, "udp", buffer_kib=65536):
             for rate, count in (("20k", 600), ("5k", 360), ("1k", 240)):
                 send(tg, mac, "--imix", "simple", "--rate", rate, "--count", str(count))
         records = read_pcap(cap)

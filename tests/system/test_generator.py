@@ -19,7 +19,6 @@ the tests that need every planned packet on the wire send a ``--count``.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import select
 import signal
@@ -30,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
+from tests.system.capture import need_generator
 
 from netassay.errors import GeneratorError
 from netassay.proc import run
@@ -39,17 +39,7 @@ from netassay.traffic import generator as gen
 pytestmark = pytest.mark.system
 
 
-def _binary() -> str | None:
-    try:
-        return gen.find_generator()
-    except GeneratorError:
-        return None
-
-
-if os.geteuid() != 0:
-    pytest.skip("system tests need root (network namespaces)", allow_module_level=True)
-if _binary() is None:
-    pytest.skip("netassay-gen is not built: run 'make gen'", allow_module_level=True)
+need_generator()
 
 V4 = {"src": "198.18.0.2", "dst": "198.19.0.2"}
 V6 = {"src": "2001:2::2", "dst": "2001:2:0:1::2"}

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import secrets
 import shutil
 import signal
@@ -38,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.system.capture import need_generator, read_pcap, tcpdump
 
-from netassay.errors import GeneratorError
 from netassay.proc import run
 from netassay.testbed.topology import link_mac
 from netassay.traffic import generator as gen
@@ -47,17 +46,7 @@ from netassay.traffic import generator as gen
 pytestmark = pytest.mark.system
 
 
-def _binary() -> str | None:
-    try:
-        return gen.find_generator()
-    except GeneratorError:
-        return None
-
-
-if os.geteuid() != 0:
-    pytest.skip("system tests need root (network namespaces)", allow_module_level=True)
-if _binary() is None:
-    pytest.skip("netassay-gen is not built: run 'make gen'", allow_module_level=True)
+need_generator()
 if shutil.which("tcpdump") is None:
     pytest.skip("tcpdump is not installed: run 'make setup'", allow_module_level=True)
 
@@ -125,36 +114,6 @@ def bed() -> Iterator[Bed]:
     finally:
         for r in ("tg", "rt", "sk"):
             subprocess.run(["ip", "netns", "del", f"na-p{bed_id}-{r}"], capture_output=True)
-
-
-@contextmanager
-def tcpdump(netns: str, dev: str, out: Path, what: str = "udp or icmp") -> Iterator[None]:
-    """tcpdump -w ``out`` (ns stamps) on ``dev`` while the block runs; it is stopped
-    (SIGINT, every frame written) when the block ends, even on failure."""
-    argv = ["ip", "netns", "exec", netns, "tcpdump", "-i", dev, "-w", str(out), "-n", "-U",
-            "--immediate-mode", "--time-stamp-precision", "nano", "-Z", "root", what]  # fmt: skip
-    p = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
-    try:
-        assert p.stderr is not None
-        line = p.stderr.readline()  # "listening on sk0, ..." once it captures
-        assert "listening on" in line, line
-        yield
-        time.sleep(0.2)
-    finally:
-        p.send_signal(signal.SIGINT)
-        p.wait(timeout=10)
-
-
-def read_pcap(path: Path) -> list[tuple[int, bytes]]:
-    """(time in ns, bytes) of each record of a little-endian ns libpcap file."""
-    b = path.read_bytes()
-    assert struct.unpack_from("<I", b)[0] == 0xA1B23C4D
-    out, at = [], 24
-    while at < len(b):
-        sec, ns, caplen, _ = struct.unpack_from("<IIII", b, at)
-        out.append((sec * 1_000_000_000 + ns, b[at + 16 : at + 16 + caplen]))
-        at += 16 + caplen
-    return out
 
 
 def write_pcapng(records: list[tuple[int, bytes]], path: Path) -> None:
