@@ -31,7 +31,7 @@ BPF_INCLUDES := -I/usr/include/$(shell $(CC) -dumpmachine 2>/dev/null || echo x8
 # 'make constraints' to regenerate the file, run the tests, and commit it.
 CONSTRAINTS := constraints.txt
 
-.PHONY: setup root apt venv gen rust-tools bpf constraints test test-unit test-integration test-system \
+.PHONY: setup root apt venv gen rust-tools bpf constraints test test-slow test-unit test-integration test-system \
         lint docs reference demo bench clean
 
 setup: apt venv gen bpf  ## install everything (idempotent); CLI at .venv/bin/netassay
@@ -207,12 +207,34 @@ docs: venv
 reference: venv
 	$(BIN)/python docs/reference.py
 
+# The suite in two parts (docs/development.md, "How long the tests take"): 'make test'
+# runs every test not marked slow, 'make test-slow' the slow ones (@pytest.mark.slow:
+# a test that stays over ~20 s); CI (.ci/run) runs both. Every pytest run prints its
+# 40 slowest tests and writes each test's time to test-results/<part>.xml (JUnit XML,
+# ignored by git): 'python tests/durations.py OLD.xml NEW.xml' compares two runs.
+# pytest exits 5 when a part selects no test (a tier with no slow test): no failure.
+DURATIONS = --durations=40 --junitxml=test-results/$(1).xml
+NO_TESTS_OK := rc=$$?; [ $$rc -eq 5 ] && rc=0
+# The root part's report belongs to whoever asked, as the demo's does.
+OWN_RESULTS := $(if $(SUDO),$(SUDO) chown -R $$(id -u):$$(id -g) test-results;)
+NETNS_LEFT := left=$$(ip netns list 2>/dev/null | awk '{print $$1}' | grep '^na-' || true); \
+	if [ -n "$$left" ]; then echo "namespaces left behind: $$left"; exit 1; fi
+
 test: root setup lint
 	@if [ -f gen/Cargo.toml ]; then cargo test --release --quiet --manifest-path gen/Cargo.toml; fi
-	$(BIN)/pytest -q -n auto tests/unit tests/integration  # one worker per CPU (pytest-xdist)
-	$(ROOT_PYTEST) -q tests/system
-	@left=$$(ip netns list 2>/dev/null | awk '{print $$1}' | grep '^na-' || true); \
-	if [ -n "$$left" ]; then echo "namespaces left behind: $$left"; exit 1; fi
+	@mkdir -p test-results
+	$(BIN)/pytest -q -n auto -m "not slow" $(call DURATIONS,unit-integration) tests/unit tests/integration  # one worker per CPU (pytest-xdist)
+	$(ROOT_PYTEST) -q -m "not slow" $(call DURATIONS,system) tests/system; \
+	rc=$$?; $(OWN_RESULTS) exit $$rc
+	@$(NETNS_LEFT)
+
+test-slow: root setup
+	@mkdir -p test-results
+	$(BIN)/pytest -q -n auto -m slow $(call DURATIONS,unit-integration-slow) tests/unit tests/integration; \
+	$(NO_TESTS_OK); exit $$rc
+	$(ROOT_PYTEST) -q -m slow $(call DURATIONS,system-slow) tests/system; \
+	$(NO_TESTS_OK); $(OWN_RESULTS) exit $$rc
+	@$(NETNS_LEFT)
 
 test-unit: venv
 	$(BIN)/pytest -q -n auto tests/unit
@@ -246,4 +268,4 @@ bench: setup root
 	$(SUDO) $(BIN)/python bench/pcap.py
 
 clean:
-	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site .mypy_cache
+	rm -rf $(VENV) gen/target bpf/build dpdk/build report demo-out site .mypy_cache test-results

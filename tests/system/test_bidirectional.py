@@ -130,6 +130,7 @@ def test_a_bidirectional_campaign_cell(tb_name, tmp_path, cli, netns_of):
     assert pdr == {False: HIGH, True: 2 * LOW}
 
 
+@pytest.mark.slow
 def test_a_bidirectional_search_finds_twice_a_cap_on_the_reverse_direction(
     tb_name, tmp_path, cli, netns_of
 ):

@@ -46,6 +46,7 @@ def _zero_loss_excluded(db: Path) -> list[dict]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_search_with_its_defaults_finds_the_cap_while_the_generator_cpu_is_busy(
     tb_name, tmp_path, cli
 ):
@@ -95,9 +96,11 @@ def _busy_sweep(cli, tb_name: str, db: Path, cpu: int, sut_busy: bool = False) -
     return a
 
 
+@pytest.mark.slow
 def test_a_sweep_finds_the_cap_while_the_generator_cpu_is_busy(tb_name, tmp_path, cli):
     _busy_sweep(cli, tb_name, tmp_path / "gen-busy.db", cpu=0)
 
 
+@pytest.mark.slow
 def test_a_sweep_finds_the_cap_while_the_sut_cpu_is_busy(tb_name, tmp_path, cli):
     _busy_sweep(cli, tb_name, tmp_path / "sut-busy.db", cpu=1, sut_busy=True)

@@ -33,6 +33,7 @@ link_cap = ["110M", "90M"]
 """
 
 
+@pytest.mark.slow
 def test_an_accept_campaign_passes_and_fails_the_known_links(tb_name, tmp_path, cli, netns_of):
     if shutil.which("iperf3") is None:
         pytest.skip("iperf3 is not installed (make apt)")

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.system
 CAPS = {"50k": 50_000, "80k": 80_000}
 
 
+@pytest.mark.slow
 def test_two_caps_by_two_pinnings(tb_name, tmp_path, cli, netns_of):
     if (os.cpu_count() or 1) < 2:
         pytest.skip("pin-2cpu needs two CPUs")

@@ -103,6 +103,7 @@ def test_doctor_quick_judges_every_check_and_meets_its_ground_truths(
     assert checked in (out / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_busy_sut_cpu_shows_as_stalls_and_a_lower_trusted_range(tb_name, tmp_path, cli):
     if shutil.which("stress-ng") is None:
         pytest.skip("stress-ng is not installed; run: make setup")

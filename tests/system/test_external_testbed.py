@@ -195,6 +195,7 @@ def host_view(ports: tuple[str, str]) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_sweep_through_a_hand_made_router_finds_its_cap(
     router, tb_name, tmp_path, cli, assess, stored
 ):
@@ -429,6 +430,7 @@ def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
         assert cli("testbed", "down", tb_name).returncode == 0
 
 
+@pytest.mark.slow
 def test_soak_on_an_external_testbed(router, tb_name, tmp_path, cli):
     """soak --testbed: the user's own ports held at one load. Under the hand-made router's
     cap nothing is lost (PASS, no event); over it (40 kpps against 30 kpps) a quarter is,

@@ -276,6 +276,7 @@ def _xdp_link(ns: str) -> int:
     return next(int(lk["id"]) for lk in links if lk.get("prog_id") == prog)
 
 
+@pytest.mark.slow
 def test_sink_xdp_detached_mid_trial(sweep, tb_name, tmp_path, netns_of, backlog):
     """'ip link set dev sink0 xdp off' in the sink's namespace is refused by the kernel
     (the program is held by a BPF link) and the trial goes on unharmed; the link
@@ -311,6 +312,7 @@ def test_sink_xdp_detached_mid_trial(sweep, tb_name, tmp_path, netns_of, backlog
     _host_clean(tb_name, netns_of, backlog, original)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ip", ["4", "6"])
 def test_veth_down_and_up_mid_trial(sweep, tb_name, tmp_path, netns_of, backlog, ip):
     """The SUT's egress veth down 0.5 s into the second trial and up 0.3 s later: that

@@ -81,6 +81,7 @@ R, QR = 10_000, 1_000  # the recovery's ground truth
 DRAIN_S = QR / (R - 0.55 * R)  # 222 ms
 
 
+@pytest.mark.slow
 def test_recovery_is_the_time_the_full_queue_takes_to_drain(tb_name, tmp_path, cli):
     db = tmp_path / "r.db"
     assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0

@@ -18,7 +18,18 @@ for _b in blocks():
         PAGES[_b.page].append(_b)
 
 
-@pytest.mark.parametrize("page", sorted(PAGES))
+# The pages whose commands take over ~25 s (sweeps, searches, campaigns, a TCP path):
+# 'make test-slow' runs them (docs/development.md, "How long the tests take").
+SLOW_PAGES = {
+    "README.md", "docs/campaigns.md", "docs/trust.md", "docs/methods/latency.md",
+    "docs/methods/search.md", "docs/methods/sweep.md", "docs/methods/tcp.md",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "page",
+    [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES else p for p in sorted(PAGES)],
+)
 def test_the_pages_commands_run_as_shown(page, tmp_path, lab_env):
     cwd = workdir(tmp_path / "manual")
     try:

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.system
 CAP = 60_000
 
 
+@pytest.mark.slow
 def test_search_finds_the_cap_in_little_trial_time_and_pastrami_verifies_it(
     tb_name, tmp_path, cli, netns_of
 ):

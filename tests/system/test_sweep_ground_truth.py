@@ -79,6 +79,7 @@ def test_full_sut_backlog_is_loss_at_sut_ingress_not_a_retried_send(tb_name):
     assert rec.loss_location["sut_ingress"] > 0, rec.loss_location
 
 
+@pytest.mark.slow
 def test_capacity_ground_truth_sweep(tb_name, tmp_path, cap_sweep):
     """--sut-cap C: the sweep's PDR@0.5% is within 5% of C and the verdict is GOOD."""
     exp, trials = cap_sweep(tb_name, tmp_path / "cap.db")

@@ -115,6 +115,7 @@ def test_with_no_loss_a_small_window_carries_w_per_rtt(tb_name):
         assert run["rtt_min_s"] >= 2 * 0.020, seen
 
 
+@pytest.mark.slow
 def test_reno_under_random_loss_is_near_the_mathis_bound(tb_name):
     r = _tcp(tb_name, "--cc", "reno", "--delay", "20ms", "--loss", "1e-3", "--runs", "3",
              "--duration", "6s")  # fmt: skip
@@ -200,6 +201,7 @@ loss = [0, 1e-2]
 """
 
 
+@pytest.mark.slow
 def test_bbr_keeps_its_rate_under_random_loss_where_cubic_collapses(tb_name, tmp_path):
     spec, db = tmp_path / "tcp.toml", tmp_path / "t.db"
     spec.write_text(CAMPAIGN)

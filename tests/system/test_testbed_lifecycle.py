@@ -24,6 +24,7 @@ pytestmark = pytest.mark.system
 UNP = "unpinned"
 
 
+@pytest.mark.slow
 def test_no_false_loss_three_million_packets(tb_name):
     """3 trials of 1,000,000 packets at a low load: sent == received, loss exactly 0,
     counted twice at the sink (XDP program, then the nft counter behind it) and equal."""

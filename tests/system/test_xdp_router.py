@@ -53,7 +53,11 @@ def _prog_alive(pid: int, wait_s: float = 10.0) -> bool:
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize(("ip", "size", "trials"), [(4, 64, 3), (6, 84, 1)], ids=["ipv4", "ipv6"])
+@pytest.mark.parametrize(
+    ("ip", "size", "trials"),
+    [pytest.param(4, 64, 3, marks=pytest.mark.slow), (6, 84, 1)],  # 3 x 10 s, 1 x 10 s
+    ids=["ipv4", "ipv6"],
+)
 def test_forwards_exactly_a_million_packets_per_trial(tb_name, ip, size, trials):
     """1,000,000 packets per trial at a low load, unpinned (the program runs inside the
     generator's send call, so a VM taking a CPU away cannot overflow its ring): no
@@ -116,6 +120,7 @@ def test_random_drop_ground_truth_is_in_the_program(tb_name):
     assert _xdp(rec)["drop_ground_drop"] == lost == rec.loss_location["sut_forward"]
 
 
+@pytest.mark.slow
 def test_capacity_cap_in_front_of_it(tb_name, tmp_path, cap_sweep):
     """--sut-cap C on the XDP router (the program's token bucket: redirected frames
     bypass sut1's nft egress hook): PDR@0.5% within 5% of C, GOOD, the loss at the
@@ -129,6 +134,7 @@ def test_capacity_cap_in_front_of_it(tb_name, tmp_path, cap_sweep):
         assert deltas["sut/xdp/drop_ground_cap/packets"] == t["loss_location"]["sut_egress"]
 
 
+@pytest.mark.slow
 def test_sweep_across_its_saturation_point(tb_name, tmp_path, cli, assess, stored):
     """pin-2cpu: the program on CPU 1 (its NAPI thread), the generator on CPU 0. The
     loads span 10%..95% of the generator's peak through this testbed (probed first).
