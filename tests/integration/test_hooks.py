@@ -16,6 +16,15 @@ def test_a_hook_is_told_its_trial_and_kept():
     assert hooks.run("after", {}) == (None, None)  # none given: nothing runs
 
 
+def test_the_testbeds_variables_reach_a_hook_and_the_trials_win():
+    """What the testbed adds (a data plane's variables) is in the hook's environment; a
+    trial's own variable of the same name is the trial's."""
+    hooks = Hooks(after="sh -c 'echo $OVS_RUNDIR $NETASSAY_SENT'",
+                  env={"OVS_RUNDIR": "/run/x.dp/ovs", "NETASSAY_SENT": "stale"})  # fmt: skip
+    out, fault = hooks.run("after", {"sent": 10})
+    assert fault is None and out is not None and out["stdout"] == "/run/x.dp/ovs 10\n"
+
+
 def test_a_failing_hook_is_a_fault_with_its_last_line():
     hooks = Hooks(after="sh -c 'echo working; echo no such counter >&2; exit 4'")
     out, fault = hooks.run("after", {"sent": 10})

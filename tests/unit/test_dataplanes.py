@@ -284,6 +284,26 @@ def test_the_setup_program_is_told_where_it_runs(tmp_path):
     )  # fmt: skip
 
 
+def test_a_users_command_is_told_how_to_reach_the_data_plane(tmp_path):
+    """A hook's or a change's environment: the data plane's run directory, Open
+    vSwitch's own directories (its tools then need no option), DPDK's file prefix, the
+    setup program's directory; nothing for a SUT netassay builds itself."""
+
+    def state(sut: str) -> dict:
+        dp = {"sut": sut, "run_dir": str(tmp_path)}
+        return {"name": "t1", "config": {"sut": sut}, "dataplane": dp}
+
+    ovs_env = D.command_env(state("ovs"))
+    assert ovs_env["NETASSAY_DP_DIR"] == str(tmp_path)
+    assert {k: v for k, v in ovs_env.items() if k.startswith("OVS_")} == {
+        f"OVS_{d}DIR": str(tmp_path / "ovs") for d in ("RUN", "LOG", "DB", "SYSCONF")
+    }
+    for sut in ("testpmd", "l3fwd"):
+        assert D.command_env(state(sut))["NETASSAY_DPDK_PREFIX"] == dpdk.prefix("t1")
+    assert D.command_env(state("exec"))["NETASSAY_DIR"] == str(tmp_path / sutexec.WORKDIR)
+    assert D.command_env({"name": "t1", "config": {"sut": "router"}}) == {}
+
+
 # -- counted and located ----------------------------------------------------------------------
 def _d(**kw: int) -> dict[str, int]:
     return {k.replace("__", "/"): v for k, v in kw.items()}

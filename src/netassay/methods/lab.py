@@ -24,6 +24,7 @@ from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
 from netassay.store.db import Store
 from netassay.store.preflight import check_store
+from netassay.testbed import dataplane as testbed_dataplane
 from netassay.testbed import receive, topology
 from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import Testbed, config_from_state
@@ -590,8 +591,10 @@ def hooks_of(options: Any) -> Hooks | None:
 
 def with_hooks(ctx: TrialContext, hooks: Hooks | None) -> TrialContext:
     """``ctx`` whose trials run ``hooks`` in the testbed's SUT namespace (a testbed
-    without one, an external testbed: netassay's own)."""
+    without one, an external testbed: netassay's own), told of its data plane
+    (``testbed.dataplane.command_env``)."""
     if not hooks:
         return ctx
     netns = ctx.tb.state.get("namespaces", {}).get("sut")
-    return replace(ctx, hooks=replace(hooks, netns=netns, testbed=ctx.tb.name))
+    env = testbed_dataplane.command_env(ctx.tb.state)
+    return replace(ctx, hooks=replace(hooks, netns=netns, testbed=ctx.tb.name, env=env))

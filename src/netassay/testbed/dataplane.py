@@ -319,6 +319,19 @@ def check_path(state: dict[str, Any], gen_flags: list[str], wait_s: float | None
     )  # fmt: skip
 
 
+def command_env(state: dict[str, Any]) -> dict[str, str]:
+    """What a user's command run in the SUT's namespace (``--hook-before``,
+    ``--hook-after``, ``reconfig --change`` and ``--undo``) is told of the testbed's data
+    plane, so that the data plane's own tools reach it unchanged: ``NETASSAY_DP_DIR`` its
+    run directory, and its module's own (Open vSwitch's ``OVS_RUNDIR`` and the others,
+    DPDK's file prefix, the ``exec`` program's ``NETASSAY_DIR``). {} without one."""
+    dp = state.get("dataplane")
+    sut = (state.get("config") or {}).get("sut")
+    if not dp or sut not in MODULES or not dp.get("run_dir"):
+        return {}
+    return {"NETASSAY_DP_DIR": str(dp["run_dir"]), **module(sut).command_env(dp, state["name"])}
+
+
 def alive(state: dict[str, Any]) -> None:
     """Before a run on a testbed left up: its data plane still runs and forwards."""
     dp = state.get("dataplane")

@@ -322,6 +322,13 @@ def stop(dp: dict[str, Any], state: dict[str, Any]) -> None:
     clear_runtime(name)
 
 
+def command_env(dp: dict[str, Any], name: str) -> dict[str, str]:
+    """DPDK's file prefix for a user's command: ``dpdk-telemetry.py -f
+    "$NETASSAY_DPDK_PREFIX"`` reaches this testbed's testpmd or l3fwd (its telemetry
+    socket, as netassay reads its port statistics)."""
+    return {"NETASSAY_DPDK_PREFIX": prefix(name)}
+
+
 def log_tail(dp: dict[str, Any]) -> str:
     return _log_tail(Path(dp["run_dir"])) if dp.get("run_dir") else "no log"
 

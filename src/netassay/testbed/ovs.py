@@ -284,6 +284,14 @@ def stop(dp: dict[str, Any], state: dict[str, Any]) -> None:
         _wait_gone(pid, daemon, rd)
 
 
+def command_env(dp: dict[str, Any], name: str) -> dict[str, str]:
+    """Open vSwitch's own variables for a user's command: its tools then reach this
+    testbed's daemons with no option (``ovs-vsctl show``, ``ovs-ofctl dump-ports br0``:
+    ``$OVS_RUNDIR/db.sock``, ``$OVS_RUNDIR/br0.mgmt``)."""
+    rd = str(_dir(Path(dp["run_dir"])))
+    return {f"OVS_{d}DIR": rd for d in ("RUN", "LOG", "DB", "SYSCONF")}
+
+
 def _run_dir_of(state: dict[str, Any]) -> Path | None:
     from netassay.testbed.dataplane import run_dir
 

@@ -207,6 +207,12 @@ def alive(dp: dict[str, Any], name: str) -> list[str]:
     return []  # FILE may return once its data plane is set: the path check says if it runs
 
 
+def command_env(dp: dict[str, Any], name: str) -> dict[str, str]:
+    """The setup program's own directory for a user's command (``NETASSAY_DIR``, as the
+    program was given it: what it wrote there, a control socket, a pid)."""
+    return {"NETASSAY_DIR": str(Path(dp["run_dir"]) / WORKDIR)}
+
+
 def reader(dp: dict[str, Any], name: str) -> None:
     return None  # the user's data plane: no counters netassay knows how to read
 

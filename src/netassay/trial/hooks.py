@@ -4,17 +4,19 @@
 A command is a line split as a shell splits words (``shlex``) and run from that argument
 list, never through a shell (give ``sh -c '...'`` for pipes and redirections), in the
 SUT's network namespace (on a testbed without one, an external testbed, in netassay's
-own), with a timeout. What it printed, its exit status and how long it took are kept
-with the trial (``counters["hooks"]``); one that fails (exits non-zero, times out, or
-cannot be started) makes the trial a measurement fault whose warning names the command
-and the last line it printed (``quality.COMMAND_FAULT``).
+own), with a timeout; a testbed's data plane adds what its own tools need to reach it
+(``testbed.dataplane.command_env``: ``OVS_RUNDIR``, DPDK's file prefix). What it
+printed, its exit status and how long it took are kept with the trial
+(``counters["hooks"]``); one that fails (exits non-zero, times out, or cannot be
+started) makes the trial a measurement fault whose warning names the command and the
+last line it printed (``quality.COMMAND_FAULT``).
 """
 
 from __future__ import annotations
 
 import shlex
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from netassay import quality
@@ -86,6 +88,9 @@ class Hooks:
     netns: str | None = None
     testbed: str = ""
     timeout_s: float = HOOK_TIMEOUT_S
+    # what the testbed tells a command beside the trial (a data plane's run directory,
+    # its tools' variables: ``testbed.dataplane.command_env``)
+    env: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.before or self.after)
@@ -97,7 +102,8 @@ class Hooks:
         line = self.before if phase == "before" else self.after
         if not line:
             return None, None
-        env = {f"NETASSAY_{k.upper()}": str(v) for k, v in trial.items() if v is not None}
+        env = dict(self.env)
+        env |= {f"NETASSAY_{k.upper()}": str(v) for k, v in trial.items() if v is not None}
         env |= {"NETASSAY_HOOK": phase, "NETASSAY_TESTBED": self.testbed}
         out = run_command(line, self.netns, env, self.timeout_s)
         kept = {k: v for k, v in out.items() if k not in ("start_s", "end_s")}

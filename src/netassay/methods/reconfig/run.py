@@ -24,6 +24,7 @@ from netassay.methods.base import Progress, RunOptions
 from netassay.methods.reconfig import store as reconfig_store
 from netassay.methods.reconfig.request import RETRIES, ReconfigRequest
 from netassay.store.db import Store
+from netassay.testbed import dataplane as testbed_dataplane
 from netassay.testbed.bed import require_root
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import TrialContext, frames_counted, measure, trials_on
@@ -78,9 +79,10 @@ class ChangeBed:
     the change did (monotonic start and end included)."""
 
     def __init__(self, tb: Any, line: str, at_s: float, netns: str | None, timeout_s: float,
-                 count: Callable[[], int | None]):  # fmt: skip
+                 count: Callable[[], int | None], env: dict[str, str]):  # fmt: skip
         self._tb, self.line, self.at_s = tb, line, at_s
         self.netns, self.timeout_s, self.count = netns, timeout_s, count
+        self.env = env
         self.done: dict[str, Any] = {}
 
     def __getattr__(self, name: str) -> Any:
@@ -94,7 +96,7 @@ class ChangeBed:
                 break
             time.sleep(FIRST_FRAME_POLL_S)
         time.sleep(max(0.0, self.at_s))
-        self.done = run_command(self.line, self.netns, {"NETASSAY_HOOK": "change"},
+        self.done = run_command(self.line, self.netns, {**self.env, "NETASSAY_HOOK": "change"},
                                 self.timeout_s)  # fmt: skip
 
     def send(self, rate_pps: float | str, duration_s: float, *args: Any) -> GenResult:
@@ -152,7 +154,8 @@ def _one(job: ReconfigJob, ctx: TrialContext, k: int) -> tuple[TrialRecord, dict
     assert req.change is not None
     netns = ctx.tb.state.get("namespaces", {}).get("sut")
     count = frames_counted(ctx.sink, None, ctx.tb.state["namespaces"].get("sink"))
-    bed = ChangeBed(ctx.tb, req.change, req.at_s, netns, req.duration_s + 30, count)
+    env = testbed_dataplane.command_env(ctx.tb.state)  # a data plane's tools reach it
+    bed = ChangeBed(ctx.tb, req.change, req.at_s, netns, req.duration_s + 30, count, env)
     # ChangeBed stands in for the Testbed (it delegates all but send through
     # __getattr__): no subclass of it
     rec = measure(replace(ctx, tb=bed), 0, k, job.rate_pps, req.duration_s)  # type: ignore[arg-type]
@@ -170,7 +173,7 @@ def _one(job: ReconfigJob, ctx: TrialContext, k: int) -> tuple[TrialRecord, dict
                 "traffic ended: its loss is not all counted (give a longer --duration)"
             )
     if req.undo:
-        undo = run_command(req.undo, netns, {"NETASSAY_HOOK": "undo"}, 60.0)
+        undo = run_command(req.undo, netns, {**env, "NETASSAY_HOOK": "undo"}, 60.0)
         own["undo"] = {k2: v for k2, v in undo.items() if k2 not in ("start_s", "end_s")}
         if f := fault("--undo", undo):
             problems.append(f)
