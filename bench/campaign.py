@@ -3,8 +3,8 @@ one with ``netassay sweep``.
 
 The same cells (``--cells`` ground-truth caps, kernel router, pin-2cpu; ``--loads`` loads
 x ``--runs`` runs of ``--duration`` s, no peak probe) run (a) as one ``netassay campaign run`` (the
-in-process LocalCluster, a child ``netassay sweep`` per cell, the coordinator copying each
-cell into the campaign store) and (b) as the same ``netassay sweep`` commands one after
+in-process LocalCluster, a child process running the sweep per cell, the coordinator
+copying each cell into the campaign store) and (b) as the same ``netassay sweep`` commands one after
 another, each into the same store. The two alternate (a b, then b a, ...) ``--rounds``
 times, so that the machine's drift falls on both.
 
@@ -55,6 +55,21 @@ def _file(name: str, cells: int, loads: int, runs: int, duration: float) -> str:
     )
 
 
+def _flags(settings: dict[str, Any]) -> list[str]:
+    """The flags of the ``netassay sweep`` a sweep cell of ``settings`` runs as."""
+    out: list[str] = []
+    ps = SP.params("sweep")
+    for key, value in settings.items():
+        p = ps[key]
+        if p.cli is bool:
+            out += [p.flag] if bool(value) != p.negate else []
+        elif isinstance(value, list):
+            out += [p.flag, ",".join(str(x) for x in value)]
+        else:
+            out += [p.flag, str(value)]
+    return out
+
+
 def _netassay(*args: str) -> float:
     t0 = time.monotonic()
     subprocess.run(
@@ -86,9 +101,7 @@ def one_by_one(work: Path, text: str, testbed: str) -> dict[str, Any]:
     c = SP.parse(text)
     db = work / f"s-{secrets.token_hex(3)}.db"
     walls = [
-        _netassay(
-            "sweep", "--db", str(db), "--name", testbed, *SP.cell_args("sweep", c.settings(i))
-        )
+        _netassay("sweep", "--db", str(db), "--name", testbed, *_flags(c.settings(i)))
         for i in range(len(c.cells))
     ]
     with Store(db, readonly=True) as st:

@@ -81,8 +81,8 @@ def keys(name: str) -> list[tuple[str, str, str]]:
     options a config file's section may set, and the testbed knobs it takes; where: its
     config file section (when it has one) and a campaign's cells (when it runs as one)."""
     from netassay import methods
-    from netassay.cli.common import FILE_RUN_OPTIONS
     from netassay.config import METHOD_SECTIONS, TestbedConfig
+    from netassay.invoke import FILE_RUN_OPTIONS
     from netassay.methods.base import RunOptions
     from netassay.params import declared
 

@@ -659,8 +659,10 @@ def load_config(
     overrides: dict[str, dict[str, Any]] | None = None,
     *,
     resolve: bool = True,
+    environ: bool = True,
 ) -> Config:
-    """Defaults, then the TOML file (if given or NETASSAY_CONFIG is set), then flags.
+    """Defaults, then the TOML file (if given or, with ``environ``, NETASSAY_CONFIG is
+    set), then flags.
 
     The file's keys are the flags' and a campaign file's (``size``, ``ip``, ``duration =
     "2s"``); ``overrides`` are the flags given, by field (parsed already). With
@@ -669,7 +671,7 @@ def load_config(
     to print ``auto`` as it is in force.
     """
     cfg = Config()
-    path = path or os.environ.get("NETASSAY_CONFIG")
+    path = path or (os.environ.get("NETASSAY_CONFIG") if environ else None)
     if path:
         data, lines = tomlfile.read(path, "config file")
         cfg = _apply_file(replace(cfg, origin=str(path), lines=lines), data)

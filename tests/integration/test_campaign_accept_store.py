@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_cli
 
+from netassay import invoke
 from netassay.campaign import order as O
 from netassay.campaign import results as CR
 from netassay.campaign import spec as SP
 from netassay.campaign.execute import write_cell
-from netassay.campaign.worker import CellResult, _scenario_file, read_scratch
+from netassay.campaign.worker import CellResult, read_scratch
 from netassay.methods.accept import scenarios as SC
 from netassay.methods.accept.store import load_accept_tests, store_accept_test
 from netassay.report.campaign import render_page
@@ -138,19 +139,27 @@ def test_accept_cells_are_compared_on_throughput_and_loss(tmp_path):
     assert "throughput" in page["text"] and "#1 link_cap=110M" in page["text"]
 
 
-def test_an_accept_cells_scenario_file_reads_back_as_its_scenario(tmp_path):
+def test_an_accept_cells_scenario_knobs_make_its_requests_scenario(tmp_path):
+    """A cell's scenario knobs reach its Request as 'accept --scenarios' reads them
+    ("none" CPUs, "4M" buffers), its label naming the scenario; a cell without any runs
+    the default scenario under its own label."""
     c = SP.parse(
         FILE.replace("runs = 2\n", 'runs = 2\nclient_cpu = "none"\nsocket_buffer = "4M"\n').replace(
             "[factors]\n", "[factors]\nrx_cpu = [0, 1]\nmtu = [1500, 9000]\n"
         ),
         "s.toml",
     )
-    args = _scenario_file(tmp_path, SP.cell_scenario(c.method, c.settings(7)))
-    assert args[0] == "--scenarios"
-    (s,) = SC.load(args[1])
+    db = str(tmp_path / "cell.db")
+    req, options = invoke.cell(c.method, c.settings(7), db=db, name="acc1", label="links 7")
+    s = req.scenario
     assert (s.client_cpu, s.rx_cpu, s.mtu, s.socket_buffer) == (None, 1, 9000, 4_000_000)
     assert s.server_cpu == 1 and s.label() == "rx1/tx-"
-    assert _scenario_file(tmp_path, {}) == []
+    assert req.embedded and req.contract_bps == 100e6 and req.runs == 2
+    assert options.label == req.label == "links 7 rx1/tx-"
+    assert (options.db, options.name) == (db, "acc1")
+    plain = SP.parse(FILE, "p.toml")
+    req, options = invoke.cell("accept", plain.settings(0), db=db, name="acc1", label="l")
+    assert req.scenario == SC.Scenario() and options.label == "l"
 
 
 @pytest.mark.browser

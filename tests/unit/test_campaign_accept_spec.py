@@ -9,6 +9,7 @@ import pytest
 
 from netassay.campaign import order as O
 from netassay.campaign import spec as SP
+from netassay.invoke import cell_given
 
 ACCEPT = """\
 [campaign]
@@ -34,14 +35,12 @@ def test_an_accept_campaign_expands_and_builds_its_cells():
     assert c.method == "accept" and len(c.cells) == 8
     s = c.settings(7)
     assert s["link_cap"] == "90M" and s["rx_cpu"] == 1 and s["socket_buffer"] == "4M"
-    args = SP.cell_args(c.method, s)
-    assert args[0] == "--embedded"
-    assert args[args.index("--contract") + 1] == "100M"
-    assert args[args.index("--link-cap") + 1] == "90M"
-    assert args[args.index("--runs") + 1] == "2"
-    assert args[args.index("--ramp-step") + 1] == "1s"
-    assert "--no-ramp" not in args and "rx_cpu" not in " ".join(args)
-    assert SP.cell_scenario(c.method, s) == {
+    given = cell_given(c.method, s)
+    assert given["embedded"] is True  # the flag its cells always give
+    assert given["contract"] == "100M" and given["link_cap"] == "90M"
+    assert given["runs"] == 2 and given["ramp_step"] == "1s"
+    assert given.get("ramp") is not False
+    assert {k: v for k, v in s.items() if SP.params(c.method)[k].scenario} == {
         "client_cpu": 0,
         "server_cpu": 1,
         "rx_cpu": 1,
@@ -59,8 +58,8 @@ def test_accept_defaults_and_no_ramp():
     )
     s = c.settings(0)
     assert (s["runs"], s["duration"], s["layer"]) == (3, "10s", "ethernet")
-    args = SP.cell_args("accept", s)
-    assert "--no-ramp" in args and SP.cell_scenario(c.method, s) == {}
+    given = cell_given("accept", s)
+    assert given["ramp"] is False and not any(SP.params("accept")[k].scenario for k in s)
     assert O.cell_trials(c, 0) == 3  # no ramp steps: the three runs
     assert O.cell_estimate_s(c, 0) == pytest.approx(3 * 10 + 3 * 0.6 + 1.5)
 
@@ -131,7 +130,7 @@ def test_the_shipped_accept_campaign_is_seed_004s_matrix():
     assert c.method == "accept" and len(c.cells) == 8 and c.repetitions == 2
     assert set(c.factors) == {"rx_cpu", "tx_cpu", "socket_buffer"}
     s = c.settings(7)
-    assert SP.cell_scenario(c.method, s) == {
+    assert {k: v for k, v in s.items() if SP.params(c.method)[k].scenario} == {
         "client_cpu": 0, "server_cpu": 1, "rx_cpu": 1, "tx_cpu": 1, "socket_buffer": "4M"
     }  # fmt: skip
     assert O.cell_trials(c, 7) == 6

@@ -7,6 +7,7 @@ import pytest
 
 from netassay.campaign import order as O
 from netassay.campaign import spec as SP
+from netassay.invoke import cell_given
 
 RTT = """\
 [campaign]
@@ -27,12 +28,11 @@ responder_delay = [0, "200us"]
 def test_an_rtt_campaign_expands_and_builds_its_cells():
     c = SP.parse(RTT, "r.toml")
     assert c.method == "rtt" and len(c.cells) == 8
-    args = SP.cell_args(c.method, c.settings(7))
-    assert args[args.index("--path") + 1] == "veth"
-    assert args[args.index("--load") + 1] == "cpu:8@sender"
-    assert args[args.index("--responder-delay") + 1] == "200us"
-    assert args[args.index("--count") + 1] == "500" and "--no-capture" in args
-    assert "--embedded" not in args and SP.cell_scenario(c.method, c.settings(7)) == {}
+    given = cell_given(c.method, c.settings(7))
+    assert given["path"] == "veth" and given["load"] == "cpu:8@sender"
+    assert given["responder_delay"] == "200us"
+    assert given["count"] == 500 and given["capture"] is False
+    assert "embedded" not in given and not any(SP.params("rtt")[k].scenario for k in given)
     assert c.level_key("responder_delay", "200us") == 200_000
     assert c.level_key("responder_delay", 0) == 0 and c.ordinal("responder_delay")
     assert O.cell_trials(c, 0) == 3

@@ -8,6 +8,7 @@ import pytest
 
 from netassay.campaign import spec as SP
 from netassay.errors import InputError
+from netassay.invoke import cell_given
 
 ROOT = Path(__file__).resolve().parents[2]
 MINIMAL = """\
@@ -31,9 +32,9 @@ def test_the_minimal_file_of_the_issue_works_as_written():
     assert c.cells == ({"sut_cap": "100k"}, {"sut_cap": "180k"})
     s = c.settings(1)
     assert s["sut_cap"] == "180k" and s["runs"] == 2 and s["pinning"] == "pin-2cpu"
-    args = SP.cell_args(c.method, s)
-    assert args[args.index("--sut-cap") + 1] == "180k"
-    assert args[args.index("--rates") + 1] == "50k:250k:25k"
+    given = cell_given(c.method, s)
+    assert given["sut_cap"] == "180k"
+    assert given["rates"] == "50k:250k:25k"
     assert SP.load(ROOT / "examples" / "caps.toml") == SP.parse(
         (ROOT / "examples" / "caps.toml").read_text(), str(ROOT / "examples" / "caps.toml")
     )
@@ -179,10 +180,10 @@ then_verify = true
 sut_cap = [100000, "150k"]
 """
     c = SP.parse(text, "s.toml")
-    args = SP.cell_args("search", c.settings(0))
-    assert args[:4] == ["--goal", "ndr", "--goal", "pdr:0.005"]
-    assert "--no-peak-check" in args and "--then-verify" in args
-    assert args[args.index("--sut-cap") + 1] == "100000"
+    given = cell_given("search", c.settings(0))
+    assert given["goals"] == ["ndr", "pdr:0.005"]
+    assert given["peak_check"] is False and given["then_verify"] is True
+    assert given["sut_cap"] == "100000"  # as its flag takes it: text
 
 
 @pytest.mark.parametrize(
@@ -190,14 +191,14 @@ sut_cap = [100000, "150k"]
 )
 def test_the_examples_are_valid_campaigns(name):
     c = SP.load(ROOT / "examples" / name)
-    assert c.cells and all(SP.cell_args(c.method, c.settings(i)) for i in range(len(c.cells)))
+    assert c.cells and all(cell_given(c.method, c.settings(i)) for i in range(len(c.cells)))
 
 
 def test_a_bidirectional_cell_gives_its_command_the_flag():
     c = SP.load(ROOT / "examples" / "both-ways.toml")
-    one, both = (SP.cell_args(c.method, c.settings(i)) for i in range(2))
-    assert "--bidirectional" not in one and "--bidirectional" in both
-    assert both[both.index("--sut-cap-reverse") + 1] == "60k"
+    one, both = (cell_given(c.method, c.settings(i)) for i in range(2))
+    assert not one.get("bidirectional") and both["bidirectional"] is True
+    assert both["sut_cap_reverse"] == "60k"
 
 
 def test_a_value_its_parser_refuses_names_its_line_even_where_the_key_has_a_check():

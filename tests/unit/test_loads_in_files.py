@@ -12,6 +12,7 @@ import pytest
 from netassay.campaign import spec as SP
 from netassay.campaign.order import cell_plan, cell_settings
 from netassay.errors import InputError, UsageError
+from netassay.invoke import cell_given
 from netassay.loads import check_load, check_loads, tokens, units_of
 from netassay.methods.rates import LoadError, in_frames, load_params
 from netassay.methods.search.request import SearchRequest
@@ -85,9 +86,9 @@ size = [64, 512]
 
 def test_a_campaign_writes_loads_in_bit_per_second_and_each_cell_plans_its_own():
     c = SP.parse(CAMPAIGN, "bits.toml")
-    args = SP.cell_args(c.method, c.settings(0))
-    assert args[args.index("--rates") + 1] == "2Mbps,4Mbps"  # the command converts it
-    assert args[args.index("--layer") + 1] == "l2"
+    given = cell_given(c.method, c.settings(0))
+    assert given["rates"] == "2Mbps,4Mbps"  # converted where the cell runs
+    assert given["layer"] == "l2"
     assert cell_settings(c, 0)["rates"] == "3676,7352"
     assert cell_settings(c, 1)["rates"] == "484,968"  # 516 bytes at L2
     assert cell_plan(c, 1).trials == 2

@@ -29,7 +29,7 @@ from netassay import methods as registry
 from netassay.campaign import order
 from netassay.campaign.cluster import IN_PROCESS, Access
 from netassay.campaign.progress import Progress
-from netassay.campaign.spec import Campaign, cell_args, cell_scenario, describe_cell
+from netassay.campaign.spec import Campaign, describe_cell
 from netassay.campaign.worker import RESOURCE, TOPIC, CellJob, CellResult, run_cell
 from netassay.errors import Interrupted, NetassayError, UsageError
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
@@ -57,6 +57,8 @@ class CampaignResult:
     stored: list[str] = field(default_factory=list)  # keys written by this run
     trials: int = 0  # trials written by this run
     failed: dict[str, str] = field(default_factory=dict)  # key -> why
+    # key -> the error as it came back (CellFailed: the method's own error, typed)
+    errors: dict[str, Exception] = field(default_factory=dict)
     wall_s: float = 0.0
     dashboard: str | None = None
     transport: str = IN_PROCESS  # how the coordinator reached the cluster
@@ -117,10 +119,9 @@ def _jobs(c: Campaign, slots: list[order.Slot], testbed: str) -> list[CellJob]:
         CellJob(
             s.key(c.name),
             c.method,
-            tuple(cell_args(c.method, c.settings(s.cell))),
+            c.settings(s.cell),
             f"{c.name} {describe_cell(c.cells[s.cell])} rep {s.block + 1}",
             testbed,
-            cell_scenario(c.method, c.settings(s.cell)),
         )
         for s in slots
     ]
@@ -280,6 +281,7 @@ def _run(
                     exc.line() if isinstance(exc, NetassayError) else f"{type(exc).__name__}: {exc}"
                 )
                 result.failed[key] = why
+                result.errors[key] = exc
                 prog.cell(key, 0, ok=False)
                 prog.note(f"cell {key} failed: {why}")
                 continue

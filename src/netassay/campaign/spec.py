@@ -10,13 +10,14 @@ method, as the method declares it (``params``: its request's fields, the run opt
 command takes, the testbed knobs). Every bad key or value is reported, one line each,
 with the file and line; nothing runs until the file is clean.
 
-An ``accept`` cell is ``netassay accept --embedded`` on the worker's host: its keys are
-the test's flags (contract, layer, sender, runs, duration, the embedded link's ground
-truths) and the scenario knobs of seed 004's matrix (client/server CPU, rx/tx steering
-CPUs, socket buffers, MTU), which the cell passes as a one-scenario file. An ``rtt``
-cell is ``netassay rtt`` (seed 002's factors: path, probe, rate, size, background load,
-responder and its hold). A ``batching`` cell is ``netassay batching`` (seed 003, 3.4:
-path, rate, GRO, flush timeout, deferred interrupts, threaded NAPI, XDP, busy polling).
+An ``accept`` cell is an acceptance test on the embedded link of the worker's host
+(``--embedded``): its keys are the test's flags (contract, layer, sender, runs,
+duration, the embedded link's ground truths) and the scenario knobs of seed 004's matrix
+(client/server CPU, rx/tx steering CPUs, socket buffers, MTU), its scenario. An ``rtt``
+cell is an rtt measurement (seed 002's factors: path, probe, rate, size, background
+load, responder and its hold). A ``batching`` cell is a batching measurement (seed 003,
+3.4: path, rate, GRO, flush timeout, deferred interrupts, threaded NAPI, XDP, busy
+polling). A cell runs as its method's command would (``invoke.cell``, on its worker).
 """
 
 from __future__ import annotations
@@ -468,34 +469,6 @@ def _levels_of(cells: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
             if v not in out.setdefault(k, []):
                 out[k].append(v)
     return {k: tuple(v) for k, v in out.items()}
-
-
-def cell_args(method: str, settings: dict[str, Any]) -> list[str]:
-    """The flags of the command a cell runs (``netassay sweep``, ``search``, ``accept``,
-    ``rtt``); an accept cell's scenario knobs go to its scenario file
-    (``cell_scenario``)."""
-    out: list[str] = list(registry.method(method).cell_flags)
-    ps = params(method)
-    for key, value in settings.items():
-        p = ps[key]
-        if p.scenario:
-            continue
-        if p.cli is bool:
-            out += [p.flag] if bool(value) != p.negate else []
-        elif p.cli is list:
-            for v in [value] if isinstance(value, str) else value:
-                out += [p.flag, v]
-        elif isinstance(value, list):
-            out += [p.flag, ",".join(str(x) for x in value)]
-        else:
-            out += [p.flag, str(value)]
-    return out
-
-
-def cell_scenario(method: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """An accept cell's scenario (the keys of ``netassay accept --scenarios``)."""
-    ps = params(method)
-    return {k: v for k, v in settings.items() if ps[k].scenario}
 
 
 def describe_cell(values: dict[str, Any]) -> str:

@@ -1,38 +1,49 @@
 """A campaign cell, run on a Dask worker that owns one testbed; and that worker.
 
-A cell is the method's own command (``netassay sweep``, ``search`` or ``accept
---embedded``; an accept cell's scenario knobs in a one-scenario file) run as a child
-process on the worker's testbed, writing a scratch store of its own; the cell
-returns the experiments and trial records it stored, and the coordinator alone writes the
-campaign's store. The child dies with the worker (PR_SET_PDEATHSIG: SIGTERM, on which a
-sweep removes its testbed), and a cell whose worker died is rerun from the start: its
-partial trials stay in the scratch store, never in the campaign's. A testbed such a cell
-left behind (its process gone before it could remove it) is removed before the next cell
-runs on it.
+A cell is its method run through the protocol (``METHOD.run(request, options,
+progress)``) in a child process of the worker, on the worker's testbed, into a scratch
+store of its own. The worker builds the cell's Request and RunOptions from its settings
+(``invoke.cell``: the same steps a command takes from its flags; a setting the method
+refuses is refused there, before the child starts) and starts the child with
+multiprocessing's ``spawn`` (the Dask worker is threaded: no fork). The child dies with
+the worker (PR_SET_PDEATHSIG, set first thing: SIGTERM, on which its run ends as Ctrl-C
+would end a command and removes its testbed), and sends back through a pipe either what
+it stored (``CellDone``: its experiments read back from its scratch store, each whole)
+or its error, typed (``CellError``: the error's class, exit code and its one line's
+parts), which the worker raises as ``CellFailed``; a child that dies without a word
+(killed, crashed) is a ``CellFailed`` naming its signal or exit code. The coordinator
+alone writes the campaign's store. A cell whose worker died is rerun from the start:
+its partial trials stay in the scratch store, never in the campaign's. A testbed such a
+cell left behind (its process gone before it could remove it) is removed before the next
+cell runs on it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import multiprocessing
 import os
 import shutil
 import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
+from netassay import invoke
 from netassay import methods as registry
 from netassay.campaign.cluster import Access
-from netassay.errors import NetassayError, TestbedError
+from netassay.errors import NetassayError, Terminated, TestbedError
+from netassay.methods.base import RunOptions
 from netassay.names import validate_name
 from netassay.proc import die_with_parent
+from netassay.store import faults
 from netassay.store.db import Store
 from netassay.store.rows import ExperimentRows
 from netassay.testbed import state, topology
@@ -42,22 +53,78 @@ TOPIC = "netassay-campaign"  # worker -> coordinator: trials stored so far in a 
 RESOURCE = "testbed"  # the worker resource: one cell at a time per testbed
 WORKER_PREFIX = "netassay-"  # a netassay worker's Dask name: netassay-<testbed>
 LOCK_WAIT_S = 60.0  # a cell waits this long for its testbed's previous user to let go
+STOP_WAIT_S = 60.0  # a stopped cell's child gets this long to remove its testbed
+INTERNAL = 70  # the exit code of an error netassay did not foresee (as the command line's)
+
+
+@dataclass(frozen=True)
+class CellError:
+    """A cell's error as its child sends it: the error's class, its exit code (as the
+    method's command would exit) and its one line's parts (what, why, what to do)."""
+
+    kind: str
+    exit_code: int
+    what: str
+    why: str = ""
+    todo: str = ""
+
+    @staticmethod
+    def of(exc: BaseException) -> CellError:
+        """The error a cell's run raised (netassay's own, SQLite's said as the store's,
+        a stop, or one not foreseen)."""
+        if isinstance(exc, sqlite3.DatabaseError):
+            exc = faults.cause(exc, faults.store_named())
+        if isinstance(exc, NetassayError):
+            return CellError(type(exc).__name__, exc.exit_code, exc.what, exc.why, exc.todo)
+        if isinstance(exc, KeyboardInterrupt):  # SIGTERM (Terminated) or Ctrl-C
+            stopped = "SIGTERM" if isinstance(exc, Terminated) else "an interrupt"
+            code = 143 if isinstance(exc, Terminated) else 130
+            return CellError(type(exc).__name__, code, "cell stopped", f"by {stopped}",
+                             "what it stored is not kept; a resume runs it again")  # fmt: skip
+        return CellError(
+            type(exc).__name__, INTERNAL, f"internal error: {type(exc).__name__}: {exc}", "",
+            "report it with the campaign file",
+        )  # fmt: skip
+
+    def line(self) -> str:
+        """The error's one line, as the method's command says it."""
+        return NetassayError(self.what, self.why, self.todo).line()
+
+
+@dataclass(frozen=True)
+class CellDone:
+    """What a cell's child stored: every experiment of its scratch store, each whole."""
+
+    experiments: list[ExperimentRows]
 
 
 class CellFailed(NetassayError):
-    """A cell's command failed; the campaign goes on and a resume runs the cell again."""
+    """A cell failed; the campaign goes on and a resume runs the cell again. ``error``:
+    its method's own error as the cell's child sent it (None: the child said nothing, or
+    the cell never started); ``signal``: the signal that killed a child that said nothing."""
 
     exit_code = 10
+
+    def __init__(
+        self, what: str, why: str = "", todo: str = "", error: CellError | None = None,
+        signal: int | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(what, why, todo)
+        self.error = error
+        self.signal = signal
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt whole on the coordinator (a remote worker's error is pickled)."""
+        return (CellFailed, (self.what, self.why, self.todo, self.error, self.signal))
 
 
 @dataclass(frozen=True)
 class CellJob:
     key: str  # the experiment's key in the campaign store
-    method: str  # sweep | search | accept
-    args: tuple[str, ...]  # the command's flags (cell settings)
+    method: str  # a campaign method (registry.campaign_methods)
+    settings: dict[str, Any]  # the cell's settings, keys as its campaign file writes them
     label: str
     testbed: str  # the testbed name when the worker does not own one by name
-    scenario: dict[str, Any] = field(default_factory=dict)  # an accept cell's scenario
 
 
 @dataclass(frozen=True)
@@ -119,16 +186,6 @@ def _count(db: Path, table: str = "trials") -> int | None:
         return None
 
 
-def _scenario_file(scratch: Path, scenario: dict[str, Any]) -> list[str]:
-    """``--scenarios FILE`` holding an accept cell's one scenario ([] when it has none)."""
-    if not scenario:
-        return []
-    path = scratch / "scenario.toml"
-    lines = ["[[scenario]]"] + [f"{k} = {json.dumps(v)}" for k, v in scenario.items()]
-    path.write_text("\n".join(lines) + "\n")
-    return ["--scenarios", str(path)]
-
-
 def _publish(key: str, trials: int) -> None:
     with contextlib.suppress(ValueError):
         from distributed import get_worker  # deferred: Dask (1 s), only where cells run
@@ -137,59 +194,114 @@ def _publish(key: str, trials: int) -> None:
 
 
 def run_cell(job: CellJob) -> CellResult:
-    """Run one cell on this worker's testbed and return what it stored."""
+    """Run one cell on this worker's testbed and return what it stored; CellFailed,
+    carrying its method's error (``CellError``), when it failed."""
     name, worker = testbed_of(job.testbed)
     validate_name(name)
     _wait_for_testbed(name)
     _remove_orphan(name)
     scratch = Path(tempfile.mkdtemp(prefix="netassay-cell-"))
     db = scratch / "cell.db"
-    argv = [
-        sys.executable,
-        "-m",
-        "netassay",
-        job.method,
-        "--db",
-        str(db),
-        "--name",
-        name,
-        "--label",
-        job.label,
-        *job.args,
-        *_scenario_file(scratch, job.scenario),
-    ]
-    env = {k: v for k, v in os.environ.items() if k != "NETASSAY_CONFIG"}
+    failed = f"cell {job.key} failed on testbed '{name}' ({worker})"
+    todo = "fix it and rerun the campaign with --resume"
     t0 = time.monotonic()
     try:
-        with open(scratch / "stderr", "w+") as err:
-            proc = subprocess.Popen(
-                argv, stdout=subprocess.DEVNULL, stderr=err, env=env, preexec_fn=die_with_parent
+        try:
+            request, options = invoke.cell(
+                job.method, job.settings, db=str(db), name=name, label=job.label
             )
-            last = -1
-            try:
-                while proc.poll() is None:
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        proc.wait(timeout=0.5)  # returns as soon as the cell ends
-                    n = _count(db, registry.method(job.method).comparison.progress_rows)
-                    if n is not None and n != last:
-                        last = n
-                        _publish(job.key, n)
-            finally:
-                if proc.poll() is None:  # this thread is being torn down: end the cell
-                    proc.send_signal(signal.SIGTERM)
-                    proc.wait(timeout=60)
-            err.seek(0)
-            tail = [ln for ln in err.read().splitlines() if ln.strip()]
-        # a search that ran but missed a goal (time cap: exit 9) stored what it found
-        if proc.returncode not in (0, 9):
-            raise CellFailed(
-                f"cell {job.key} failed on testbed '{name}' ({worker})",
-                (tail[-1] if tail else f"exit {proc.returncode}").removeprefix("netassay: "),
-                "fix it and rerun the campaign with --resume",
-            )
-        return CellResult(job.key, name, worker, time.monotonic() - t0, read_scratch(db))
+        except NetassayError as exc:  # refused before anything is built
+            error = CellError.of(exc)
+            raise CellFailed(failed, error.line(), todo, error) from exc
+        outcome, code = _in_child(job, request, options, db, scratch / "output")
+        if isinstance(outcome, CellError):
+            raise CellFailed(failed, outcome.line(), todo, outcome)
+        if outcome is None:  # it died without a word: killed, or crashed
+            raise _silent(failed, todo, code)
+        return CellResult(job.key, name, worker, time.monotonic() - t0, outcome.experiments)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _silent(failed: str, todo: str, code: int | None) -> CellFailed:
+    """A cell whose child died without sending a word: by which signal, or exit code."""
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name
+        return CellFailed(failed, f"its process was killed by {name}", todo, signal=-code)
+    return CellFailed(failed, f"its process ended (exit {code}) without a word", todo)
+
+
+def _in_child(
+    job: CellJob, request: Any, options: RunOptions, db: Path, output: Path
+) -> tuple[CellDone | CellError | None, int | None]:
+    """Run the cell in a child process (spawned) and wait for what it sends, publishing
+    its stored rows as they grow: (what it sent, None when it died without a word; its
+    exit code, negative for a signal)."""
+    spawn = multiprocessing.get_context("spawn")
+    mine, theirs = spawn.Pipe(duplex=False)
+    child = spawn.Process(
+        target=_child,
+        args=(job.method, request, options, theirs, str(output), os.getpid()),
+        name=f"netassay-cell-{job.key}",
+        daemon=True,
+    )
+    child.start()
+    theirs.close()  # the child's end: a child gone leaves the pipe at its end (EOF)
+    rows = registry.method(job.method).comparison.progress_rows
+    outcome: CellDone | CellError | None = None
+    last = -1
+    try:
+        while True:
+            if mine.poll(0.5):  # returns as soon as the child says something, or ends
+                with contextlib.suppress(EOFError):
+                    outcome = mine.recv()
+                break
+            n = _count(db, rows)
+            if n is not None and n != last:
+                last = n
+                _publish(job.key, n)
+        child.join(STOP_WAIT_S)  # it said its last word: it ends now
+    finally:
+        if child.is_alive():  # this thread is being torn down, or the child hangs on
+            child.terminate()  # SIGTERM: its run ends and removes its testbed
+            child.join(STOP_WAIT_S)
+        mine.close()
+    n = _count(db, rows)
+    if n is not None and n != last:
+        _publish(job.key, n)
+    return outcome, child.exitcode
+
+
+def _child(
+    method: str, request: Any, options: RunOptions, out: Connection, output: str, parent: int
+) -> None:
+    """A cell's child process: dies with the worker, runs the method, sends what it
+    stored or its error. Its output (lines a method writes itself) goes to ``output``."""
+    die_with_parent()
+    if os.getppid() != parent:  # the worker died before the line above
+        os._exit(1)
+    signal.signal(signal.SIGTERM, _terminate)
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.environ.pop("NETASSAY_CONFIG", None)  # a cell runs what its campaign file says
+    try:
+        invoke.run(method, request, options, lambda line: None)
+        assert options.db is not None  # a cell stores into its scratch store
+        sent: CellDone | CellError = CellDone(read_scratch(Path(options.db)))
+    except BaseException as exc:  # its error, typed; the worker says it
+        sent = CellError.of(exc)
+    out.send(sent)
+    out.close()
+    if isinstance(sent, CellError):
+        sys.exit(sent.exit_code)
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (the worker stopped the cell, or died): the run ends as on Ctrl-C, what
+    ended is stored, the testbed is removed."""
+    raise Terminated()
 
 
 def read_scratch(db: Path) -> list[ExperimentRows]:

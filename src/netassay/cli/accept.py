@@ -20,11 +20,11 @@ from netassay.cli.common import (
     check_fail_on,
     gate,
     prepared,
-    request,
     stored_what,
     with_params,
 )  # fmt: skip
 from netassay.errors import Interrupted
+from netassay.invoke import request_of
 from netassay.methods.accept import import_iperf3, import_monipe, scenarios, view
 from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
 from netassay.methods.accept.store import store_accept_test
@@ -72,7 +72,7 @@ def accept(
     from netassay.methods.accept.run import measure, validate  # deferred: pyroute2 (80 ms)
 
     given, options = prepared(ctx, given, "accept")
-    base = request(AcceptRequest, given)
+    base, options = request_of("accept", given, options)
     base = replace(base, db=options.db, label=options.label, name=options.name or base.name)
     requests = scenarios.requests(base, scenarios.load(scenario_file)) if scenario_file else [base]
     check_fail_on(fail_on)

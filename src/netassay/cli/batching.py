@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
+from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
 from netassay.errors import Interrupted
+from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.batching.method import METHOD
 from netassay.methods.batching.request import NAME, RUN_OPTIONS, BatchingRequest
@@ -19,7 +20,8 @@ def batching(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     for the batch. --gro, --flush (gro_flush_timeout), --defer (napi_defer_hard_irqs)
     and --threaded set the receiver's veth inside the testbed (removed with it)."""
     given, options = prepared(ctx, given, "batching")
-    b = METHOD.prepare(request(BatchingRequest, given), options)
+    req, options = request_of("batching", given, options)
+    b = METHOD.prepare(req, options)
     b.progress = (lambda line: None) if as_json else progress_line
     try:
         result = METHOD.run_prepared(b)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 
 from netassay import names
-from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
+from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
 from netassay.config import TestbedConfig
+from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.burst.method import METHOD
 from netassay.methods.burst.request import RETRIES, RUN_OPTIONS, BurstRequest
@@ -25,8 +26,9 @@ def burst(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     which takes out the frames forwarded while the burst came in. Stored as kind burst
     in --db, each burst as it ends."""
     given, options = prepared(ctx, given, "burst")
+    req, options = request_of("burst", given, options)
     show = (lambda line: None) if as_json else progress_line
-    result = METHOD.run(request(BurstRequest, given), options, show)
+    result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))
 
 

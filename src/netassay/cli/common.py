@@ -20,9 +20,9 @@ from typing import Annotated, Any
 
 import typer
 
-from netassay import methods as registry
-from netassay.config import Config, TestbedConfig, load_config
+from netassay.config import Config, load_config
 from netassay.errors import InputError, NetassayError, UsageError, VerdictRefused
+from netassay.invoke import file_params, knobs, options_of
 from netassay.methods.base import RunOptions, request_from
 from netassay.methods.lab import DEFAULT_DB
 from netassay.params import (
@@ -34,11 +34,9 @@ from netassay.params import (
     spelling_hint,
 )
 from netassay.store.db import Store
-from netassay.store.preflight import check_store
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
-# the run options a config file's method section may set (not a run's own: label, resume)
-FILE_RUN_OPTIONS = ("name", "db", "retries", "check_peak")
+
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON.", metavar="")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.", metavar="")]
@@ -271,15 +269,6 @@ def tls_dir(ctx: typer.Context, given: Path | None) -> Path | None:
     return Path(in_file) if in_file else None
 
 
-def knobs(given: Given) -> dict[str, Any]:
-    """The testbed knobs given, as TestbedConfig's fields (parsed)."""
-    out = {}
-    for f, p in declared(TestbedConfig):
-        if given.get(p.name) is not None:
-            out[f.name] = p.value(given[p.name])
-    return out
-
-
 def config(ctx: typer.Context, given: Given | None = None) -> Config:
     """Defaults < the config file < the testbed flags given; every method's section of
     the file checked against its parameters (a bad key or value names its line)."""
@@ -310,47 +299,12 @@ def _renamed_keys(cfg: Config, name: str, values: dict[str, Any], ps: dict[str, 
     return renamed_keys(values, ps, lambda key: (cfg.where(name, key), f"[{name}]"))
 
 
-def file_params(method: str) -> dict[str, Param]:
-    """The keys a config file's [method] section takes: the method's parameters, and the
-    run options a file may set for it (its testbed name, store, retries, peak check)."""
-    m = registry.method(method)
-    own = {p.name: p for _, p in declared(m.request)}
-    runs = {
-        p.name: p for f, p in declared(RunOptions)
-        if f.name in m.run_options and f.name in FILE_RUN_OPTIONS
-    }  # fmt: skip
-    return {**own, **runs}
-
-
 def prepared(ctx: typer.Context, given: Given, method: str) -> tuple[Given, RunOptions]:
     """What a method's command runs with: the flags given over the config file's
-    [method] section (``given`` with the file's values where no flag was given), and
-    its RunOptions (the testbed knobs given, the config in force). A store (--db) that
-    cannot be opened or written is refused here, before anything is built."""
-    cfg = config(ctx, given)
-    ps = file_params(method)
-    from_file = {k: _as_given(ps[k], v) for k, v in cfg.section(method).items()}
-    merged = {**from_file, **{k: v for k, v in given.items() if v is not None}}
-    for key, p in ps.items():  # a flag neither given nor in the file is off (--embedded)
-        if p.cli is bool and not p.negate and merged.get(key) is None:
-            merged[key] = False
-    base = {
-        f.name: merged[p.name] for f, p in declared(RunOptions) if merged.get(p.name) is not None
-    }
-    options = RunOptions(**{**base, "testbed_flags": knobs(given), "config": cfg})
-    if options.db is not None:  # refused now, before anything is built (--dry-run too)
-        check_store(options.db)
-    return merged, options
-
-
-def _as_given(p: Param, value: Any) -> Any:
-    """A config file's value as a flag would give it (a list joined, as a campaign
-    cell's is)."""
-    if isinstance(value, list) and p.cli is not list:
-        return ",".join(str(v) for v in value)
-    if p.cli is list and not isinstance(value, list):
-        return [value]
-    return value
+    [method] section and its RunOptions (``invoke.options_of``), the config file in force
+    read and checked first. A store (--db) that cannot be opened or written is refused
+    here, before anything is built."""
+    return options_of(method, given, config(ctx, given))
 
 
 def request(cls: type, given: Given) -> Any:

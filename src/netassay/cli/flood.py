@@ -7,9 +7,10 @@ import inspect
 import typer
 
 from netassay import names
-from netassay.cli.common import NOT_STORED, Given, Json, prepared, request, with_params
+from netassay.cli.common import NOT_STORED, Given, Json, prepared, with_params
 from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
+from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.flood.method import METHOD
 from netassay.methods.flood.request import FloodRequest
@@ -33,7 +34,7 @@ def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     if per_size(inspect.unwrap(flood), ctx, given, "flood", as_json):
         return
     given, options = prepared(ctx, given, "flood")
-    req = request(FloodRequest, given)
+    req, options = request_of("flood", given, options)
     show = (lambda line: None) if as_json else typer.echo
     result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 
 from netassay import names
-from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
+from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
 from netassay.config import TestbedConfig
+from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.recovery.method import METHOD
 from netassay.methods.recovery.request import RETRIES, RUN_OPTIONS, RecoveryRequest
@@ -23,8 +24,9 @@ def recovery(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     to the first --interval in which the SUT forwarded what it was offered, per trial,
     with its mean and 95% CI. Stored as kind recovery in --db."""
     given, options = prepared(ctx, given, "recovery")
+    req, options = request_of("recovery", given, options)
     show = (lambda line: None) if as_json else progress_line
-    result = METHOD.run(request(RecoveryRequest, given), options, show)
+    result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))
 
 

@@ -9,8 +9,9 @@ import typer
 
 from netassay import methods as registry
 from netassay import names
-from netassay.cli.common import NOT_STORED, Given, Json, prepared, request, stored_what, with_params
+from netassay.cli.common import NOT_STORED, Given, Json, prepared, stored_what, with_params
 from netassay.errors import Interrupted
+from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
 from netassay.store.db import Store
@@ -25,7 +26,8 @@ def rtt(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     from netassay.methods.rtt.run import measure_all
 
     given, options = prepared(ctx, given, "rtt")
-    setup = registry.method("rtt").setup(request(RttRequest, given), options)
+    req, options = request_of("rtt", given, options)
+    setup = registry.method("rtt").setup(req, options)
     ended: list[Any] = []
 
     def show(m: Any, r: Any) -> None:

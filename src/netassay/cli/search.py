@@ -21,15 +21,14 @@ from netassay.cli.common import (
     gate,
     prepared,
     progress_line,
-    request,
     with_params,
 )
 from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
+from netassay.invoke import request_of
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import resolved
 from netassay.methods.search.request import BOTH, RETRIES, RUN_OPTIONS, SearchRequest
 from netassay.methods.sizes import SizesFlag
 
@@ -49,8 +48,7 @@ def search(
     method = registry.method("search")
     flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
     given, options = prepared(ctx, given, "search")
-    given, options = resolved(given, options, SearchRequest, "search", flags)
-    req = request(SearchRequest, given)
+    req, options = request_of("search", given, options, flags)
     half = 0.5 if req.bidirectional else 1.0  # --bidirectional: each port carries half
     loads = None if req.max_load_pps is None else (req.max_load_pps * half,)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, loads,

@@ -16,14 +16,13 @@ from netassay.cli.common import (
     gate,
     prepared,
     progress_line,
-    request,
     with_params,
 )
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
+from netassay.invoke import request_of
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import resolved
 from netassay.methods.soak.method import METHOD
 from netassay.methods.soak.request import RETRIES, RUN_OPTIONS, SoakRequest
 from netassay.params import declared
@@ -45,11 +44,11 @@ def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailO
     check_fail_on(fail_on)
     flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
     given, options = prepared(ctx, given, "soak")
-    given, options = resolved(given, options, SoakRequest, "soak", flags)
+    req, options = request_of("soak", given, options, flags)
     # --testbed: one that exists, e.g. the user's own ports ('testbed external'); the
     # load is checked against its line rate when the soak starts (a %pdr load then known)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, None)
-    sk = METHOD.prepare(request(SoakRequest, given), replace(options, name=name))
+    sk = METHOD.prepare(req, replace(options, name=name))
     sk.progress = sk.note = (lambda line: None) if as_json else progress_line
     try:
         result = METHOD.execute(sk)

@@ -23,15 +23,15 @@ from netassay.cli.common import (
     gate,
     prepared,
     progress_line,
-    request,
     with_params,
 )  # fmt: skip
 from netassay.cli.sizes import per_size
 from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted, UsageError
+from netassay.invoke import request_of
 from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import rates_json, rates_lines, resolved
+from netassay.methods.rates import rates_json, rates_lines
 from netassay.methods.sizes import SizesFlag
 from netassay.methods.sweep import dataplane
 from netassay.methods.sweep.directions import (
@@ -70,8 +70,7 @@ def sweep(
         lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "sweep")
     flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
     given, options = prepared(ctx, given, "sweep")
-    given, options = resolved(given, options, SweepRequest, "sweep", flags)
-    req = request(SweepRequest, given)
+    req, options = request_of("sweep", given, options, flags)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
                              req.rates_pps if given.get("rates") is not None else None)  # fmt: skip
     sw = method.prepare(req, RunOptions(**{**options.__dict__, "name": name}))

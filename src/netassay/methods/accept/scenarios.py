@@ -80,6 +80,12 @@ def _one(item: dict[str, Any], where: str) -> Scenario:
     return replace(Scenario(), **kv)
 
 
+def of_keys(values: dict[str, Any]) -> Scenario:
+    """A campaign cell's scenario knobs (keys as a scenario file writes them) as the
+    scenario that file would give."""
+    return _one(values, "campaign cell's scenario")
+
+
 def _int(v: Any, key: str, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         raise InputError(f"{where}: {key} = {v!r}", "a whole number >= 0", "e.g. 1")

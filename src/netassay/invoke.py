@@ -1,0 +1,165 @@
+"""One entry to a method: what it runs with, from the flags a command was given or from
+a campaign cell's settings, and the run itself through the protocol.
+
+Both ways go through the same steps. ``options_of``: the values given over the config
+file's section of the method (a flag given wins; a flag neither given nor in the file is
+off), the run options (testbed, store, label, retries, peak check) with the testbed knobs
+given and the config in force, the store checked before anything is built.
+``request_of``: the loads written in bit/s or as shares converted to frames/s with the
+frame size and line rate of the testbed the run takes (``methods.rates.resolved``, its
+record kept in the run options), the method's Request built from the values (each parsed
+by its parameter). A command then names its testbed (``--testbed``) and runs; a campaign
+cell's pair (``cell``: an acceptance cell's scenario applied, the Request validated
+where it has a ``validate()``) is built on its worker, where its testbed is, and run by
+``run``: ``METHOD.run(request, options, progress)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import replace
+from typing import Any
+
+from netassay import methods as registry
+from netassay.config import Config, TestbedConfig, load_config
+from netassay.errors import UsageError
+from netassay.methods.base import Progress, RunOptions, request_from
+from netassay.methods.rates import load_params, resolved
+from netassay.params import Param, declared
+from netassay.store.preflight import check_store
+
+Given = dict[str, Any]  # values by key, as a command's flags give them (None: not given)
+# the run options a config file's method section may set (not a run's own: label, resume)
+FILE_RUN_OPTIONS = ("name", "db", "retries", "check_peak")
+
+
+def file_params(method: str) -> dict[str, Param]:
+    """The keys a config file's [method] section takes: the method's parameters, and the
+    run options a file may set for it (its testbed name, store, retries, peak check)."""
+    m = registry.method(method)
+    own = {p.name: p for _, p in declared(m.request)}
+    runs = {
+        p.name: p for f, p in declared(RunOptions)
+        if f.name in m.run_options and f.name in FILE_RUN_OPTIONS
+    }  # fmt: skip
+    return {**own, **runs}
+
+
+def as_given(p: Param, value: Any) -> Any:
+    """A value of a file (a config file's, a campaign cell's) as a flag would give it: a
+    list joined with commas where the flag takes one value, one value as a list where
+    the flag is repeated."""
+    if isinstance(value, list) and p.cli is not list:
+        return ",".join(str(v) for v in value)
+    if p.cli is list and not isinstance(value, list):
+        return [value]
+    return value
+
+
+def knobs(given: Given) -> dict[str, Any]:
+    """The testbed knobs given, as TestbedConfig's fields (parsed)."""
+    out = {}
+    for f, p in declared(TestbedConfig):
+        if given.get(p.name) is not None:
+            out[f.name] = p.value(given[p.name])
+    return out
+
+
+def options_of(method: str, given: Given, cfg: Config) -> tuple[Given, RunOptions]:
+    """What ``method`` runs with: ``given`` over the config's [method] section (its
+    values where nothing was given; a flag neither given nor in the file is off), and its
+    RunOptions (the testbed knobs given, ``cfg``). A store that cannot be opened or
+    written is refused here, before anything is built."""
+    ps = file_params(method)
+    from_file = {k: as_given(ps[k], v) for k, v in cfg.section(method).items()}
+    merged = {**from_file, **{k: v for k, v in given.items() if v is not None}}
+    for key, p in ps.items():  # a flag neither given nor in the file is off (--embedded)
+        if p.cli is bool and not p.negate and merged.get(key) is None:
+            merged[key] = False
+    base = {
+        f.name: merged[p.name] for f, p in declared(RunOptions) if merged.get(p.name) is not None
+    }
+    options = RunOptions(**{**base, "testbed_flags": knobs(given), "config": cfg})
+    if options.db is not None:  # refused now, before anything is built (--dry-run too)
+        check_store(options.db)
+    return merged, options
+
+
+def request_of(
+    method: str, given: Given, options: RunOptions, flags: Collection[str] = ()
+) -> tuple[Any, RunOptions]:
+    """The method's Request from ``given`` (``options_of``'s values) and the run options
+    it runs with: its loads in frames/s (``flags``: the keys given rather than taken from
+    the config file, whose own lines its errors name)."""
+    m = registry.method(method)
+    if load_params(m.request):
+        given, options = resolved(given, options, m.request, method, flags)
+    return request_from(m.request, given), options
+
+
+def _in_scenario(req: Any, options: RunOptions, values: dict[str, Any]) -> tuple[Any, RunOptions]:
+    """An acceptance test in the scenario ``values`` give (its label saying which)."""
+    from netassay.methods.accept import scenarios  # deferred: the one method that has them
+
+    one = scenarios.requests(replace(req, label=options.label), [scenarios.of_keys(values)])[0]
+    return one, replace(options, label=one.label)
+
+
+def cell_given(method: str, settings: dict[str, Any]) -> Given:
+    """A campaign cell's settings as its command's flags would give them, with the flags
+    its cells always give (``Method.cell_flags``: an acceptance cell's --embedded)."""
+    m = registry.method(method)
+    ps = {
+        p.name: p
+        for cls in (m.request, RunOptions, *((m.knobs,) if m.knobs is not None else ()))
+        for _, p in declared(cls)
+    }
+    given = {k: _typed(ps[k], v) for k, v in settings.items()}
+    for flag in m.cell_flags:
+        (on,) = [p for p in ps.values() if p.flag == flag and p.cli is bool]
+        given[on.name] = not on.negate
+    return given
+
+
+def _typed(p: Param, value: Any) -> Any:
+    """A file's value as its flag gives it: text as typed (a list joined with commas, or
+    each item of a repeated flag), read as the flag's type (int, float, str); a bool as
+    the field's value."""
+    if p.cli is bool or value is None:
+        return value
+    if p.cli is list:
+        return [str(v) for v in (value if isinstance(value, list) else [value])]
+    text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    try:
+        return p.cli(text) if p.cli in (str, int, float) else text
+    except ValueError as exc:
+        raise UsageError(
+            f"bad {p.flag} '{text}'", f"not a {p.cli.__name__}", "fix the value"
+        ) from exc
+
+
+def cell(
+    method: str, settings: dict[str, Any], *, db: str, name: str, label: str
+) -> tuple[Any, RunOptions]:
+    """A campaign cell's (Request, RunOptions): its settings on testbed ``name``, stored
+    in ``db`` with ``label``; the config of a cell is the defaults and its own knobs (no
+    config file: a cell runs what its campaign file says, on whichever host)."""
+    m = registry.method(method)
+    scenario = {p.name for _, p in declared(m.request) if p.scenario}
+    own = {k: v for k, v in settings.items() if k in scenario}
+    rest = {k: v for k, v in settings.items() if k not in scenario}
+    given = {**cell_given(method, rest), "db": db, "name": name, "label": label}
+    cfg = load_config(None, overrides={"testbed": knobs(given)}, environ=False)
+    merged, options = options_of(method, given, cfg)
+    req, options = request_of(method, merged, options, set(given))
+    if own:  # an acceptance cell's scenario knobs: as 'accept --scenarios' runs one
+        req, options = _in_scenario(req, options, own)
+    validate = getattr(req, "validate", None)
+    if callable(validate):  # refused before its child starts, as the file's check does
+        validate()
+    return req, options
+
+
+def run(method: str, request: Any, options: RunOptions, progress: Progress) -> Any:
+    """Run ``method`` on ``request``: its protocol's ``run``."""
+    return registry.method(method).run(request, options, progress)
