@@ -9,6 +9,7 @@ Needs root and netassay-gen (skipped with the reason otherwise; CI runs them).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import threading
 from pathlib import Path
@@ -114,6 +115,14 @@ def test_a_cell_whose_child_is_killed_fails_with_the_signal_and_the_next_cell_ru
     assert isinstance(exc, CellFailed) and exc.error is None
     assert exc.signal == signal.SIGKILL
     assert "its process was killed by SIGKILL" in exc.line()
+    # what it stored before it was killed is kept where the line says, never merged
+    kept = Path(exc.why.split("kept apart in ")[1].split(" on ")[0])
+    try:
+        with Store(kept, readonly=True) as st:
+            (partial,) = st.experiments()
+            assert 1 <= len(st.trials(partial.id)) < 6
+    finally:
+        shutil.rmtree(kept.parent, ignore_errors=True)
     # the next cell removed the testbed the killed one left, ran and removed its own
     assert netns_of(tb_name) == []
     with Store(db, readonly=True) as st:

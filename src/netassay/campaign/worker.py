@@ -26,6 +26,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import sys
 import tempfile
@@ -80,7 +81,7 @@ class CellError:
             stopped = "SIGTERM" if isinstance(exc, Terminated) else "an interrupt"
             code = 143 if isinstance(exc, Terminated) else 130
             return CellError(type(exc).__name__, code, "cell stopped", f"by {stopped}",
-                             "what it stored is not kept; a resume runs it again")  # fmt: skip
+                             "the campaign's store has none of it; a resume runs it")  # fmt: skip
         return CellError(
             type(exc).__name__, INTERNAL, f"internal error: {type(exc).__name__}: {exc}", "",
             "report it with the campaign file",
@@ -205,6 +206,7 @@ def run_cell(job: CellJob) -> CellResult:
     failed = f"cell {job.key} failed on testbed '{name}' ({worker})"
     todo = "fix it and rerun the campaign with --resume"
     t0 = time.monotonic()
+    kept = False
     try:
         try:
             request, options = invoke.cell(
@@ -214,21 +216,34 @@ def run_cell(job: CellJob) -> CellResult:
             error = CellError.of(exc)
             raise CellFailed(failed, error.line(), todo, error) from exc
         outcome, code = _in_child(job, request, options, db, scratch / "output")
-        if isinstance(outcome, CellError):
-            raise CellFailed(failed, outcome.line(), todo, outcome)
+        if isinstance(outcome, CellDone):
+            return CellResult(job.key, name, worker, time.monotonic() - t0, outcome.experiments)
+        kept = bool(_count(db, registry.method(job.method).comparison.progress_rows))
+        where = _kept(db) if kept else ""
         if outcome is None:  # it died without a word: killed, or crashed
-            raise _silent(failed, todo, code)
-        return CellResult(job.key, name, worker, time.monotonic() - t0, outcome.experiments)
+            raise _silent(failed, todo, code, where)
+        raise CellFailed(failed, outcome.line() + where, todo, outcome)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if not kept:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _silent(failed: str, todo: str, code: int | None) -> CellFailed:
+def _kept(db: Path) -> str:
+    """What a failed cell's line adds when its scratch store holds trials (or its
+    method's progress rows): it is kept where the method's own line may have named it
+    (a resume runs the cell again from the start, never from there)."""
+    return (
+        f"; what the cell stored before it failed is kept apart in {db} on "
+        f"{socket.gethostname()}, not in the campaign's store"
+    )
+
+
+def _silent(failed: str, todo: str, code: int | None, where: str = "") -> CellFailed:
     """A cell whose child died without sending a word: by which signal, or exit code."""
     if code is not None and code < 0:
         name = signal.Signals(-code).name
-        return CellFailed(failed, f"its process was killed by {name}", todo, signal=-code)
-    return CellFailed(failed, f"its process ended (exit {code}) without a word", todo)
+        return CellFailed(failed, f"its process was killed by {name}{where}", todo, signal=-code)
+    return CellFailed(failed, f"its process ended (exit {code}) without a word{where}", todo)
 
 
 def _in_child(
