@@ -43,10 +43,22 @@ def parse_whole(text: Any, what: str = "count") -> int:
     return int(value)
 
 
+# past what any link carries, in frames or in bits a second, and any run lasts: a
+# value above is a typo, refused before a plan multiplies it (rate x duration) to no
+# number at all
+MAX_RATE = 1e12
+MAX_DURATION_S = 1e8  # about three years
+
+
 def parse_rate(text: str) -> float:
     value = parse_count(text, "rate")
     if value <= 0:
         raise UsageError(f"bad rate '{text}'", "a rate must be positive", "give e.g. 100k")
+    if value > MAX_RATE:
+        raise UsageError(
+            f"bad rate '{text}'", f"above {MAX_RATE:.0e} a second, more than any link carries",
+            "give e.g. 100k",
+        )  # fmt: skip
     return value
 
 
@@ -62,8 +74,11 @@ def parse_duration(text: str) -> float:
     value = float(m.group(1)) * _DUR_UNIT[m.group(2)]
     if value <= 0:
         raise UsageError(f"bad duration '{text}'", "a duration must be positive", "give e.g. 2s")
-    if not math.isfinite(value):
-        raise UsageError(f"bad duration '{text}'", "not a finite number", "give e.g. 2s")
+    if not value <= MAX_DURATION_S:  # nan and inf too
+        raise UsageError(
+            f"bad duration '{text}'", f"longer than {MAX_DURATION_S:.0e} s (about three years)",
+            "give e.g. 2s",
+        )  # fmt: skip
     return value
 
 

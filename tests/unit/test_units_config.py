@@ -13,14 +13,16 @@ def test_rates_and_units():
     assert fmt_rate(1.25e6) == "1.25 Mpps"
 
 
-@pytest.mark.parametrize("bad", ["", "abc", "10x", "-5k", "0", "50k:10k:5k", "1:2", "2k,1k"])
+@pytest.mark.parametrize(
+    "bad", ["", "abc", "10x", "-5k", "0", "50k:10k:5k", "1:2", "2k,1k", "2e12", "9" * 306]
+)
 def test_bad_rates_are_one_line_usage_errors(bad):
     with pytest.raises(UsageError) as e:
         parse_rates(bad)
     assert "\n" not in e.value.line()
 
 
-@pytest.mark.parametrize("bad", ["0", "-1s", "two", "5 parsecs"])
+@pytest.mark.parametrize("bad", ["0", "-1s", "two", "5 parsecs", "100000001", "9" * 400 + "h"])
 def test_bad_durations(bad):
     with pytest.raises(UsageError):
         parse_duration(bad)
