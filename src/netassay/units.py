@@ -74,7 +74,9 @@ def parse_duration(text: str) -> float:
     value = float(m.group(1)) * _DUR_UNIT[m.group(2)]
     if value <= 0:
         raise UsageError(f"bad duration '{text}'", "a duration must be positive", "give e.g. 2s")
-    if not value <= MAX_DURATION_S:  # nan and inf too
+    if not math.isfinite(value):
+        raise UsageError(f"bad duration '{text}'", "not a finite number", "give e.g. 2s")
+    if value > MAX_DURATION_S:
         raise UsageError(
             f"bad duration '{text}'", f"longer than {MAX_DURATION_S:.0e} s (about three years)",
             "give e.g. 2s",

@@ -281,6 +281,9 @@ def test_a_range_whose_step_a_float_cannot_add_is_refused():
     from netassay.units import parse_rates
 
     with pytest.raises(UsageError, match="STEP is below what START can be told from"):
+        parse_rates("2.6487232117561504e+10:2.6487232117561516e+10:1e-6")
+    # frames a second that many are now refused before (above units.MAX_RATE)
+    with pytest.raises(UsageError, match="more than any link carries"):
         parse_rates("2.6487232117561504e+16:2.6487232117561516e+16:1")
     with pytest.raises(UsageError, match="STEP is below what START can be told from"):
         tokens("2.6487232117561504e+16bps:2.6487232117561516e+16bps:1bps", "--rates")
