@@ -145,9 +145,10 @@ def test_recovery_through_open_vswitch_is_immediate_behind_a_meter(tb_name, tmp_
     meter holds no queue: where every frame lost was the meter's (the SUT's egress), the
     deficit after the overload's end does not change (a recovery time of 0, within two
     sampling intervals and what two intervals of the low load hold), and the overload
-    lost its excess less the bucket, 0.1 C x 2 s - B (less when this host's stalls at
-    the overload's start wasted some of the full bucket's tokens: up to 1% of the
-    overload)."""
+    lost its excess less the bucket, 0.1 C x 2 s - B, within 1% of the overload either
+    way: a stall at the overload's start wastes some of the full bucket's tokens (more
+    lost), a generator late into the overload stretches it over more of the meter's
+    time (less lost: 3,665 of 3,952 in one CI run, what 10 ms of the meter lets through)."""
     _ovs()
     db = tmp_path / "rec.db"
     out = _json(
@@ -174,7 +175,7 @@ def test_recovery_through_open_vswitch_is_immediate_behind_a_meter(tb_name, tmp_
         found.append(
             got["recovery_s"] is not None and got["recovery_s"] <= 2 * INTERVAL_S
             and abs(got["settled_frames"]) <= low * 2 * INTERVAL_S
-            and lost_truth <= lost <= lost_truth + 0.01 * 1.1 * CAP * 2
+            and abs(lost - lost_truth) <= 0.01 * 1.1 * CAP * 2
         )  # fmt: skip
     assert sum(found) >= 2, found
 
