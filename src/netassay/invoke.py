@@ -127,9 +127,10 @@ def _typed(p: Param, value: Any) -> Any:
     the field's value."""
     if p.cli is bool or value is None:
         return value
+    flag = as_given(p, value)
     if p.cli is list:
-        return [str(v) for v in (value if isinstance(value, list) else [value])]
-    text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        return [str(v) for v in flag]
+    text = str(flag)
     try:
         return p.cli(text) if p.cli in (str, int, float) else text
     except ValueError as exc:

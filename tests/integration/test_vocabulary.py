@@ -15,9 +15,9 @@ import typer
 from typer.testing import CliRunner
 
 from netassay.campaign import spec as SP
-from netassay.cli.common import Given, request, with_params
+from netassay.cli.common import Given, with_params
 from netassay.errors import Deprecated, UsageError
-from netassay.methods.base import RunOptions
+from netassay.methods.base import RunOptions, request_from
 from netassay.methods.batching.request import BatchingRequest
 from netassay.methods.rtt.request import RttRequest
 from netassay.methods.search.spec import parse_goal as search_goal
@@ -37,7 +37,7 @@ def _built(cls: type, args: list[str]) -> tuple[Any, str]:
 
     @with_params(cls, RunOptions, only=("db",))
     def cmd(ctx: typer.Context, given: Given) -> None:
-        got.append(request(cls, given))
+        got.append(request_from(cls, given))
 
     app.command("probe")(cmd)
     app.command("other")(lambda: None)  # two commands: 'probe' is a subcommand

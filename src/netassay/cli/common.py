@@ -23,7 +23,7 @@ import typer
 from netassay.config import Config, load_config
 from netassay.errors import InputError, NetassayError, UsageError, VerdictRefused
 from netassay.invoke import file_params, knobs, options_of
-from netassay.methods.base import RunOptions, request_from
+from netassay.methods.base import RunOptions
 from netassay.methods.lab import DEFAULT_DB
 from netassay.params import (
     Param,
@@ -305,10 +305,6 @@ def prepared(ctx: typer.Context, given: Given, method: str) -> tuple[Given, RunO
     read and checked first. A store (--db) that cannot be opened or written is refused
     here, before anything is built."""
     return options_of(method, given, config(ctx, given))
-
-
-def request(cls: type, given: Given) -> Any:
-    return request_from(cls, given)
 
 
 def check_fail_on(fail_on: str | None) -> None:

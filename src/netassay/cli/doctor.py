@@ -13,10 +13,10 @@ from netassay.cli.common import (
     gate,
     prepared,
     progress_line,
-    request,
     with_params,
 )
 from netassay.config import DATAPLANE_KNOBS, TestbedConfig
+from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.doctor.method import METHOD
 from netassay.methods.doctor.request import NAME, OWN_KNOBS, RUN_OPTIONS, DoctorRequest
@@ -43,7 +43,7 @@ def doctor(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: Fai
     here now. About a minute (--quick: under 20 s); stored as kind doctor in --db."""
     check_fail_on(fail_on)
     given, options = prepared(ctx, given, "doctor")
-    result = METHOD.run(request(DoctorRequest, given), options, progress_line)
+    result = METHOD.run(request_of("doctor", given, options)[0], options, progress_line)
     typer.echo(METHOD.view(result, as_json))
     gate(fail_on, [METHOD.judged(result)])
 

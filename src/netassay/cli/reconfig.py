@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 
 from netassay import names
-from netassay.cli.common import STORE, Given, Json, prepared, progress_line, request, with_params
+from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
 from netassay.config import TestbedConfig
+from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.reconfig.method import METHOD
 from netassay.methods.reconfig.request import RETRIES, RUN_OPTIONS, ReconfigRequest
@@ -25,7 +26,7 @@ def reconfig(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     each trial. Stored as kind reconfig in --db."""
     given, options = prepared(ctx, given, "reconfig")
     show = (lambda line: None) if as_json else progress_line
-    result = METHOD.run(request(ReconfigRequest, given), options, show)
+    result = METHOD.run(request_of("reconfig", given, options)[0], options, show)
     typer.echo(METHOD.view(result, as_json))
 
 
