@@ -218,7 +218,7 @@ def test_a_bidirectional_soak_loses_on_the_capped_direction_only(tb_name, tmp_pa
     def soak(rate: int, code: int) -> dict:
         res = cli(
             "soak", "--bidirectional", "--name", tb_name, "--sut-cap-reverse", str(CAP),
-            "--rate", str(rate), "--duration", "4s", "--segment", "2s", "--retries", "4",
+            "--rate", str(rate), "--duration", "4s", "--segment-length", "2s", "--retries", "4",
             "--db", db, "--json", "--fail-on", "fail",
         )  # fmt: skip
         assert res.returncode == code, res.stderr

@@ -46,7 +46,7 @@ def test_a_soak_of_a_mix_at_a_share_of_the_line_rate_shows_each_size(tb_name, tm
     db = tmp_path / "soak.db"
     args = (
         "soak", "--name", tb_name, "--sut", "router", "--imix", "simple", "--rate", "1%",
-        "--line-rate", "1G", "--duration", "2s", "--segment", "1s", "--no-peak-check",
+        "--line-rate", "1G", "--duration", "2s", "--segment-length", "1s", "--no-peak-check",
         "--db", db,
     )  # fmt: skip
     res = cli(*args, "--json")
