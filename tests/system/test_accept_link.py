@@ -74,6 +74,7 @@ def _skip_if_host_busy(verdict: str, reason: str, expected: str) -> None:
         pytest.skip(f"the test host lost datagrams this time: {reason}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sender", SENDERS)
 def test_cap_above_contract_passes(cli, tb_name, tmp_path, sender):
     db = tmp_path / "acc.db"

@@ -167,6 +167,7 @@ flush = ["200us", "500us"]
 """
 
 
+@pytest.mark.slow
 def test_a_batching_campaign_ranks_the_shorter_flush_first(tb_name, tmp_path, cli, netns_of):
     """Two cells, flush timeouts 200 and 500 us: each cell is 'netassay batching' on the
     worker's testbed, stored with its batching_runs rows; 'compare' ranks the shorter

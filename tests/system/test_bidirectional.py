@@ -89,6 +89,7 @@ def test_a_cap_on_one_direction_shows_in_that_direction_only(
     assert ">0.000%<" in rows[2 + DIRECTIONS.index(other)]
 
 
+@pytest.mark.slow
 def test_a_bidirectional_campaign_cell(tb_name, tmp_path, cli, netns_of):
     """A campaign whose factor is --bidirectional: both cells run on the kernel router
     with a cap on the reverse direction's egress; the one-direction cell loses nothing
@@ -207,6 +208,7 @@ def test_a_bidirectional_flood_receives_the_cap_in_the_capped_direction_only(
     assert per["reverse"]["mrr_pps"] == pytest.approx(CAP, rel=0.06)
 
 
+@pytest.mark.slow
 def test_a_bidirectional_soak_loses_on_the_capped_direction_only(tb_name, tmp_path, cli):
     """soak --bidirectional on the kernel router with the cap on the reverse direction:
     under it (20 kpps each way) nothing is lost, PASS; over it (60 kpps each way) the

@@ -63,6 +63,7 @@ def test_two_caps_by_two_pinnings(tb_name, tmp_path, cli, netns_of):
     assert "#1 sut_cap=80k" in text.stdout and "Mann-Whitney U" in text.stdout
 
 
+@pytest.mark.slow
 def test_a_search_cell_finds_its_cap(tb_name, tmp_path, cli):
     """A search campaign's cell runs 'netassay search': its PDR@0.5% is the cap as a 1 s
     trial sees it (C + bucket / T, see test_search_ground_truth)."""

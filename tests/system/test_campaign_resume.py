@@ -99,6 +99,7 @@ def _stored_cells(db: Path) -> int:
         return sum(1 for e in st.experiments() if e.metadata.get("role") == "cell")
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_coordinator_then_resume(tb_name, tmp_path, cli, netns_of):
     spec, db = _spec(tmp_path, "kc", 3), tmp_path / "kc.db"
     run = _argv("campaign", "run", str(spec), "--db", str(db), "--name", tb_name)
@@ -143,6 +144,7 @@ def _start_worker(address: str, name: str, tls: Path) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_distributed_worker_killed_mid_cell_and_restarted(tb_name, tmp_path, netns_of):
     spec, db = _spec(tmp_path, "kw", 2), tmp_path / "kw.db"
     tls = tmp_path / "tls"

@@ -97,6 +97,7 @@ def test_a_campaign_over_mutual_tls(tb_name, tmp_path, netns_of) -> None:
     assert netns_of(tb_name) == []
 
 
+@pytest.mark.slow
 def test_a_campaign_in_plaintext_on_loopback_is_recorded(tb_name, tmp_path, netns_of) -> None:
     address = f"tcp://127.0.0.1:{_free_port()}"
     db = _campaign(tmp_path, tb_name, "plain", address, "--insecure")

@@ -140,6 +140,7 @@ def test_burst_through_open_vswitch_is_its_meters_bucket(tb_name, tmp_path, cli)
 INTERVAL_S = 0.01
 
 
+@pytest.mark.slow
 def test_recovery_through_open_vswitch_is_immediate_behind_a_meter(tb_name, tmp_path, cli):
     """recovery --sut ovs --sut-cap C --throughput C: 2 s at 1.1 C, then 0.55 C. A
     meter holds no queue: where every frame lost was the meter's (the SUT's egress), the

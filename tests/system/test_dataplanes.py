@@ -191,6 +191,7 @@ def test_forwards_at_a_low_load_without_loss_and_its_own_counters_agree(tb_name,
     _gone(tb_name, state)
 
 
+@pytest.mark.slow
 def test_the_setup_programs_group_is_ended_and_a_path_that_does_not_forward_refused(
     tb_name, tmp_path
 ):
@@ -235,6 +236,7 @@ def _trials(db: Path) -> list[dict]:
     return [dict(zip(keys, (*r[:4], json.loads(r[4]), r[5]), strict=True)) for r in rows]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["ovs", "testpmd", "l3fwd"])
 def test_search_finds_the_known_cap(tb_name, tmp_path, cli, kind):
     """--sut-cap C: an OpenFlow meter of C packets/s in Open vSwitch, an nft policer of
@@ -413,6 +415,7 @@ def test_flows_are_counted_afresh_when_the_sinks_program_is_attached_again(tb_na
     assert running(tb_name) == []
 
 
+@pytest.mark.slow
 def test_a_soak_through_open_vswitch_passes_below_its_meter_and_fails_above(tb_name, tmp_path, cli):
     """soak --sut ovs --sut-cap C (an OpenFlow meter of C packets/s, its bucket B): 4 s at
     two thirds of C passes against PDR's 0.5%; 4 s at 1.5 C fails, losing

@@ -59,6 +59,7 @@ def _by(obj):
     return {c["name"]: c for c in obj["checks"]}
 
 
+@pytest.mark.slow
 def test_doctor_quick_judges_every_check_and_meets_its_ground_truths(
     tb_name, tmp_path, cli, netns_of
 ):

@@ -366,6 +366,7 @@ def test_latency_on_an_external_testbed(router, tb_name, tmp_path, cli):
     assert cli("testbed", "down", tb_name).returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("cap_on", "capped"), [("out0", "forward"), ("in0", "reverse")])
 def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
     tb_name, tmp_path, cli, cap_on, capped
@@ -486,6 +487,7 @@ def test_soak_on_an_external_testbed(router, tb_name, tmp_path, cli):
     assert cli("testbed", "down", tb_name).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_bidirectional_search_on_an_external_testbed_finds_twice_the_cap(tb_name, tmp_path, cli):
     """search --bidirectional --testbed: the hand-made router's cap C on the forward
     direction's egress only; half of each aggregate load goes each way, so the aggregate

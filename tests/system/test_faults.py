@@ -228,6 +228,7 @@ def _fault_excluded(db: Path, kind: str) -> None:
     assert text.returncode == 0 and kind in text.stdout, text.stdout
 
 
+@pytest.mark.slow
 def test_generator_killed_mid_trial(sweep, tb_name, tmp_path, netns_of, backlog):
     """SIGKILL to the generator 0.8 s into the second trial: that trial is a truncated
     trial whose sent count is its port's; the sweep goes on."""
@@ -348,6 +349,7 @@ def test_veth_down_and_up_mid_trial(sweep, tb_name, tmp_path, netns_of, backlog,
     _host_clean(tb_name, netns_of, backlog, original)
 
 
+@pytest.mark.slow
 def test_generator_veth_left_down(sweep, tb_name, tmp_path, netns_of, backlog):
     """The generator's veth taken down mid-trial and left down: the generator fails
     (network is down), the trial is stored as a testbed fault, and the sweep stops
@@ -380,6 +382,7 @@ def test_generator_veth_left_down(sweep, tb_name, tmp_path, netns_of, backlog):
     _host_clean(tb_name, netns_of, backlog, original)
 
 
+@pytest.mark.slow
 def test_sut_namespace_deleted_under_a_sweep(sweep, tb_name, tmp_path, netns_of, backlog, cli):
     """The SUT's namespace deleted mid-trial: that trial is a testbed fault and the
     sweep stops with one line (the testbed is gone); what was stored is intact, and
@@ -428,6 +431,7 @@ def _as_injected(t: dict[str, Any], stop: tuple[int, int], length: float, began:
     assert abs(length - (stop[1] - stop[0]) / 1e9) < 0.05, (length, stop)
 
 
+@pytest.mark.slow
 def test_generator_stopped_for_two_seconds(sweep, tb_name, tmp_path, netns_of, backlog):
     """SIGSTOP, two seconds, SIGCONT: 0.3 s into a 3 s trial the generator, continued,
     sends the frames due as fast as it can (a stall of 2 s, then a catch-up); 1.5 s into

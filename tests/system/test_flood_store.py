@@ -23,6 +23,7 @@ def _near(mrr: float, cap: float) -> bool:
     return abs(mrr - cap) <= 0.05 * cap
 
 
+@pytest.mark.slow
 def test_a_stored_flood_finds_the_cap(tb_name, tmp_path, cli, netns_of):
     db = tmp_path / "f.db"
     res = cli(
@@ -55,6 +56,7 @@ def test_a_stored_flood_finds_the_cap(tb_name, tmp_path, cli, netns_of):
     assert "flood (MRR): capped" in (tmp_path / "rep" / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_flood_campaign_ranks_two_caps(tb_name, tmp_path, cli, netns_of):
     spec = tmp_path / "flood.toml"
     spec.write_text(

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.system
 RATES = (5_000, 20_000)
 
 
+@pytest.mark.slow
 def test_an_imix_sweep_at_low_load_counts_every_size_exactly(tb_name, tmp_path, cli):
     db = tmp_path / "imix.db"
     res = cli(

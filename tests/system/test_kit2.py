@@ -52,6 +52,7 @@ R_S, Q, K, R_B = 5_000, 200, 20, 200_000
 B = (Q + K) / (1 - R_S / R_B)  # 225.6 frames
 
 
+@pytest.mark.slow
 def test_the_longest_burst_is_the_queue_the_bucket_and_what_the_rate_drains(tb_name, tmp_path, cli):
     db = tmp_path / "b.db"
     assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0

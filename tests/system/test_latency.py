@@ -59,6 +59,7 @@ def _cli_json(cli, *args):
     return json.loads(res.stdout) if "--json" in args else res
 
 
+@pytest.mark.slow
 def test_a_full_tbf_queue_holds_each_frame_l_over_r(tb_name, tmp_path, cli, browser):
     db = tmp_path / "l.db"
     _cli_json(cli, "testbed", "up", "--name", tb_name, "--sut", "router")

@@ -18,11 +18,15 @@ for _b in blocks():
         PAGES[_b.page].append(_b)
 
 
-# The pages whose commands take over ~25 s (sweeps, searches, campaigns, a TCP path):
-# 'make test-slow' runs them (docs/development.md, "How long the tests take").
+# The pages whose commands take over ~10 s on a quiet host (sweeps, searches, floods,
+# campaigns, the kit's methods, a TCP path): 'make test-slow' runs them
+# (docs/development.md, "How long the tests take").
 SLOW_PAGES = {
-    "README.md", "docs/campaigns.md", "docs/trust.md", "docs/methods/latency.md",
-    "docs/methods/search.md", "docs/methods/sweep.md", "docs/methods/tcp.md",
+    "README.md", "docs/campaigns.md", "docs/trust.md", "docs/getting-started.md",
+    "docs/methods/accept.md", "docs/methods/batching.md", "docs/methods/burst.md",
+    "docs/methods/flood.md", "docs/methods/latency.md", "docs/methods/reconfig.md",
+    "docs/methods/recovery.md", "docs/methods/rtt.md", "docs/methods/search.md",
+    "docs/methods/soak.md", "docs/methods/sweep.md", "docs/methods/tcp.md",
 }  # fmt: skip
 
 

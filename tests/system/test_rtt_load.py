@@ -22,6 +22,7 @@ def _p50(runs, segment):
     return statistics.median(r["segments"][segment]["p50_ns"] for r in runs)
 
 
+@pytest.mark.slow
 def test_cpu_load_location_decides_which_side_grows(cli, tb_name, netns_of):
     """CPU load on the sender server (8 busy processes on its CPU, where the sender's
     application runs) makes the sender's side grow (the application's share: seed 002's

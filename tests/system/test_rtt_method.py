@@ -94,6 +94,7 @@ def test_the_wire_of_a_plain_veth_is_a_few_microseconds(cli, tb_name):
         assert wire["p50_ns"] < 10_000, wire  # two veth hops, out and back
 
 
+@pytest.mark.slow
 def test_responder_delay_ground_truth(cli, tb_name, tmp_path):
     """Replies held D = 200 us and 1 ms: response grows by D, and so does the RTT."""
     db = tmp_path / "truth.db"

@@ -126,6 +126,7 @@ def test_a_million_flows_through_conntrack(tb_name):
     assert (flows["seen"], flows["max"], flows["misdirected"]) == (rec.received, 1, 0), flows
 
 
+@pytest.mark.slow
 def test_a_million_routes_each_carry_the_flow_aimed_at_it(tb_name):
     """--ip 6 --routes 1M --flows 1M: a FIB of a million /116 routes, no route covering
     them, a flow aimed at each; 200,000 flows drawn over the whole table (a random

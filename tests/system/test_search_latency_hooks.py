@@ -62,6 +62,7 @@ def _search_behind_the_tbf(
     return res, json.loads(cli("assess", db, "--json", check=True).stdout.splitlines()[0])
 
 
+@pytest.mark.slow
 def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name, tmp_path, cli):
     db = tmp_path / "s.db"
     res, out = _search_behind_the_tbf(cli, tb_name, db, "--max-latency", "p50:20ms", "23k")
@@ -96,6 +97,7 @@ def test_the_latency_bound_finds_the_rate_where_the_queue_starts_to_hold(tb_name
         assert abs(t["received"] - n) <= max(2, 0.001 * t["received"]), (t["received"], n)
 
 
+@pytest.mark.slow
 def test_search_latency_gives_the_queue_delay_at_the_pdr(tb_name, tmp_path, cli):
     """search --latency: the p99 one-way latency at the PDR's lower bound is the delay of
     the tbf's queue at that load. Above R the queue grows by (load - R) frames a second

@@ -21,6 +21,7 @@ CAP_PPS = 100_000
 SIZES = (64, 508, 1514)  # RFC 2544's 68-, 512- and 1518-byte frames with their FCS
 
 
+@pytest.mark.slow
 def test_a_flood_series_finds_the_cap_at_every_size(tb_name, tmp_path, cli, netns_of):
     db = tmp_path / "s.db"
     res = cli(

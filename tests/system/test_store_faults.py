@@ -150,6 +150,7 @@ def _ten(pastrami_dir: Path, db: Path, sweeps: tuple[str, str], doctor: str) -> 
 STORE_TROUBLE = ("database", "locked", "damaged", "restore", "UNIQUE", "already exists")
 
 
+@pytest.mark.slow
 def test_ten_writers_of_mixed_kinds_at_once_leave_what_a_serial_run_does(
     pastrami_dir, tmp_path, cli, names
 ):

@@ -167,6 +167,7 @@ def test_load_above_generator_peak_is_refused(tb_name, tmp_path, cli, netns_of):
     assert not db.exists()  # nothing was written
 
 
+@pytest.mark.slow
 def test_fail_on_gates_the_sweeps_verdict(tb_name, tmp_path, cli):
     """Every load below the cap loses nothing: no saturation in range, INCONCLUSIVE.
     --fail-on inconclusive exits 11 on it, --fail-on bad lets it pass; both store it."""

@@ -86,6 +86,7 @@ def _tcp(name: str, *flags: str) -> dict:
     return json.loads(res.stdout)
 
 
+@pytest.mark.slow
 def test_with_no_loss_a_small_window_carries_w_per_rtt(tb_name):
     """The window W the receiver advertised (read back) is sent once per round trip: W
     over the round trip the transfer itself had (TCP's own mean RTT), -20% to +10%. That
