@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.reconfig import summary as over_trials
+from netassay.counters.loss import dataplane_counters
 from netassay.store.db import Experiment, Store
 
 KIND = "reconfig"
@@ -43,6 +44,8 @@ def summary(store: Store, exp: Experiment) -> dict[str, Any]:
                 "blocked_s": t["counters"]["reconfig"]["blocked_s"],
                 "change_s": t["counters"]["reconfig"].get("seconds"),
                 "loss_location": {k: v for k, v in t["loss_location"].items() if v},
+                # a data plane's own counters over the trial (testbed.dataplane)
+                "sut_counters": dataplane_counters(t["counters"].get("deltas") or {}),
                 "excluded": t["excluded"],
             }
             for t in trials
