@@ -37,19 +37,22 @@ def summary(store: Store, exp: Experiment) -> dict[str, Any]:
         "trials_planned": int(c["trials"]),
         "trials_stored": len(trials),
         "trials_excluded": len(trials) - len(used),
-        "per_trial": [
-            {
-                "trial": t["repetition"],
-                "lost": t["counters"]["reconfig"]["lost"],
-                "blocked_s": t["counters"]["reconfig"]["blocked_s"],
-                "change_s": t["counters"]["reconfig"].get("seconds"),
-                "loss_location": {k: v for k, v in t["loss_location"].items() if v},
-                # a data plane's own counters over the trial (testbed.dataplane)
-                "sut_counters": dataplane_counters(t["counters"].get("deltas") or {}),
-                "excluded": t["excluded"],
-            }
-            for t in trials
-        ],
+        "per_trial": [_per_trial(t) for t in trials],
+    }
+
+
+def _per_trial(t: dict[str, Any]) -> dict[str, Any]:
+    """One trial of the test; a data plane's own counters over it (``sut_counters``,
+    ``testbed.dataplane``) where it has any."""
+    own = dataplane_counters(t["counters"].get("deltas") or {})
+    return {
+        "trial": t["repetition"],
+        "lost": t["counters"]["reconfig"]["lost"],
+        "blocked_s": t["counters"]["reconfig"]["blocked_s"],
+        "change_s": t["counters"]["reconfig"].get("seconds"),
+        "loss_location": {k: v for k, v in t["loss_location"].items() if v},
+        **({"sut_counters": own} if own else {}),
+        "excluded": t["excluded"],
     }
 
 
