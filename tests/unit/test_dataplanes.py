@@ -12,13 +12,14 @@ import pytest
 
 from netassay import names as N
 from netassay.config import TestbedConfig
-from netassay.counters.loss import dataplane_counters, flatten, locate_loss
+from netassay.counters.loss import dataplane_counters, flat_deltas, flatten, locate_loss
 from netassay.errors import UsageError
 from netassay.methods.sweep import dataplane as DP
 from netassay.testbed import dataplane as D
 from netassay.testbed import dpdk, ovs, sutexec
 from netassay.testbed import pathcheck as PC
 from netassay.testbed import scale as SC
+from netassay.trial.engine import dataplane_lag_s
 
 MACS = {N.TG_DEV: "02:00:00:00:00:01", N.SUT_IN: "02:00:00:00:00:02",
         N.SUT_OUT: "02:00:00:00:00:03", N.SINK_DEV: "02:00:00:00:00:04"}  # fmt: skip
@@ -208,6 +209,43 @@ def test_ovs_port_and_meter_statistics_are_read_as_counters():
     assert ovs.drops(c, metered=False)["sut_egress"] == 12
 
 
+COVERAGE = """Event coverage, avg rate over last: 5 seconds, last minute, last hour,  hash=4e1b0f2a:
+bridge_reconfigure         0.0/sec     0.000/sec        0.0000/sec   total: 4
+datapath_drop_meter      917.0/sec    76.417/sec        1.2736/sec   total: 4585
+drop_action_of_pipeline  915.6/sec    76.300/sec        1.2717/sec   total: 4578
+datapath_drop_upcall_error   0.0/sec     0.000/sec        0.0000/sec   total: 3
+netdev_sent              4000.0/sec  3333.333/sec       55.5556/sec   total: 200000
+126 events never hit
+"""
+
+
+def test_ovs_datapath_drops_by_its_own_count_are_the_suts_forwarding():
+    """Open vSwitch's coverage counters: its pipeline's drops and its other drop reasons
+    (the meter's left to its own statistics, no other counter summed) are frames it
+    dropped by its own count, located at the SUT's forwarding; a reading never hit is
+    0, so that a trial's delta is never lost to a counter that first appears after it."""
+    c = ovs.parse_coverage(COVERAGE)
+    assert c == {"datapath/pipeline_drops": 4578, "datapath/other_drops": 3}
+    assert ovs.parse_coverage("Event coverage, ...:\n126 events never hit\n") == {
+        "datapath/pipeline_drops": 0, "datapath/other_drops": 0,
+    }  # fmt: skip
+    assert ovs.drops(c, metered=False) == {"sut_ingress": 0, "sut_forward": 4581, "sut_egress": 0}
+    before, after = ({"dataplane": {"counters": {"datapath/pipeline_drops": n},
+                                    "drops": ovs.drops({"datapath/pipeline_drops": n}, False)}}
+                     for n in (10, 510))  # fmt: skip
+    d, _ = flat_deltas(flatten(before), flatten(after))
+    loc = locate_loss(20_000, 20_000, 19_500, d)
+    assert loc["sut_forward"] == 500 and loc["unaccounted"] == 0
+
+
+def test_a_trial_waits_for_a_data_planes_counters_that_lag():
+    """A trial whose loss is not yet accounted for reads again no sooner than its data
+    plane's counters may lag (Open vSwitch's coverage: a second); others do not wait."""
+    assert dataplane_lag_s({"dataplane": {"counters": {}, "lag_s": ovs.COVERAGE_LAG_S}}) == 1.1
+    assert dataplane_lag_s({"dataplane": {"counters": {}}}) == 0.0
+    assert dataplane_lag_s({}) == 0.0
+
+
 # -- DPDK -------------------------------------------------------------------------------------
 def test_dpdk_runs_without_hugepages_on_the_suts_cpu_and_its_veths():
     eal = dpdk.eal_args("t1", 1, "af_xdp", 2)
@@ -347,6 +385,12 @@ def test_the_per_load_summary_sums_netassays_counts_and_the_data_planes():
     assert lines[0].startswith("Open vSwitch's own counters")
     assert "sut_ingress 10" in lines[2] and "sut0/rx_pkts 40,000" in lines[2]
     assert "rx_bytes" not in lines[2]  # bytes are left to the JSON
+    assert len(lines) == 3  # no drop of the data plane's own count: no note
+    a.add(20_000, 19_500, {"sut_forward": 500}, {"sut/dp/datapath/pipeline_drops": 500})
+    lines = DP.json_lines({"sut": "ovs", "loads": [a.to_json()]})
+    assert "sut_forward 510" not in lines[2] and "sut_forward 500" in lines[2]
+    assert "datapath/pipeline_drops 500" in lines[2]
+    assert lines[3] == f"  ({DP.OWN_DROPS_NOTE})" and "dropped in the data plane" in lines[3]
 
 
 def test_an_unbuilt_l3fwd_or_a_missing_dpdk_driver_says_what_to_install(tmp_path, monkeypatch):
@@ -399,3 +443,27 @@ def test_ovs_rules_take_counts_with_suffixes_and_a_list_makes_a_series():
 
     assert "ovs_rules" in KNOBS and is_list("0,1k,10k")
     assert parse_list("0,1k,10k", "--ovs-rules") == [0, 1_000, 10_000]
+
+
+def test_reconfigs_view_shows_the_data_planes_own_counters_beside_each_trial():
+    """Each reconfig trial through a data plane: its own counters under the loss
+    location, and what its own drop counters mean when they counted any."""
+    from types import SimpleNamespace
+
+    from netassay.methods.reconfig import view as RV
+    from netassay.methods.reconfig.store import StoredReconfig
+
+    trial = {"trial": 0, "lost": 4_000, "blocked_s": 0.2, "change_s": 0.25,
+             "loss_location": {"sut_forward": 4_000}, "excluded": None,
+             "sut_counters": {"datapath/pipeline_drops": 4_000, "sut0/rx_bytes": 9}}  # fmt: skip
+    summary = {"rate_pps": 20_000.0, "duration_s": 3.0, "at_s": 0.5, "change": "sh b.sh",
+               "mean_blocked_s": 0.2, "ci95_blocked_s": None, "min_blocked_s": 0.2,
+               "max_blocked_s": 0.2, "lost": 4_000, "trials": 1, "per_trial": [trial]}  # fmt: skip
+    exp = SimpleNamespace(label="reconfig", id=1, kind="reconfig")
+    lines = RV.lines(StoredReconfig(Path("x.db"), exp, summary))  # type: ignore[arg-type]
+    at = next(i for i, x in enumerate(lines) if x.startswith("  trial 1:"))
+    assert "at sut_forward 4,000" in lines[at]
+    assert lines[at + 1] == "    the SUT's own counters: datapath/pipeline_drops 4,000"
+    assert lines[at + 2] == f"    ({DP.OWN_DROPS_NOTE})"
+    trial["sut_counters"] = {}
+    assert not any("own counters" in x for x in RV.lines(StoredReconfig(Path("x"), exp, summary)))  # type: ignore[arg-type]

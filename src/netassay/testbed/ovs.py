@@ -23,7 +23,16 @@ Before and after every trial netassay reads its port statistics (``ovs-ofctl
 dump-ports``, live from ovs-vswitchd, and AF_XDP's own counters) and the meter's
 (``meter-stats``); OVS's transmit drops on ``sut1`` and the meter's are drops no kernel
 counter sees (``drops``); its receive drops on ``sut0`` are the kernel's too (the veth
-counts a frame its XDP program could not hand to the full socket).
+counts a frame its XDP program could not hand to the full socket). So are the frames its
+datapath dropped by its own count (``ovs-appctl coverage/show``'s drop counters):
+``drop_action_of_pipeline``, what the OpenFlow pipeline decided to drop (a drop rule, a
+frame no rule matched: ``fail_mode=secure``), and the datapath's other drop reasons
+(``drop_action_*``, ``datapath_drop_*``; the meter's, ``datapath_drop_meter``, is left
+to the meter's own statistics), located at the SUT's forwarding (``sut_forward``).
+ovs-vswitchd's threads add their coverage counts to the totals it shows at most once a
+second (``COVERAGE_CLEAR_INTERVAL``): a read says ``lag_s``, and a trial whose loss is
+not yet accounted for reads again that long after its traffic ended
+(``trial.engine._closing_read``).
 """
 
 from __future__ import annotations
@@ -351,6 +360,11 @@ _KV = re.compile(r"(\w+)=([0-9]+|\?)")
 _CUSTOM = re.compile(r"(\w+)=([0-9]+)")
 _BAND = re.compile(r"^\s*(\d+):\s*packet_count:(\d+)\s+byte_count:(\d+)")
 _METER_IN = re.compile(r"meter:(\d+)\s.*packet_in_count:(\d+)")
+_COVERAGE = re.compile(r"^(\w+)\s.*\btotal:\s*(\d+)\s*$")
+PIPELINE = "drop_action_of_pipeline"  # the OpenFlow pipeline's drops (a rule, a miss)
+DROP_REASONS = ("drop_action_", "datapath_drop_")
+METER_DROPS = "datapath_drop_meter"  # the meter band's: its own statistics count them
+COVERAGE_LAG_S = 1.1  # ovs-vswitchd's threads add to the totals once a second
 
 
 def parse_dump_ports(text: str, names: dict[int, str]) -> dict[str, int]:
@@ -401,13 +415,34 @@ def parse_meter_stats(text: str) -> dict[str, int]:
     return out
 
 
+def parse_coverage(text: str) -> dict[str, int]:
+    """``ovs-appctl coverage/show``: the datapath's drops by its own count, as two
+    counters always present (a coverage counter never hit is not listed): its OpenFlow
+    pipeline's (``datapath/pipeline_drops``) and its other drop reasons' sum
+    (``datapath/other_drops``), the meter's left out."""
+    pipeline = other = 0
+    for line in text.splitlines():
+        m = _COVERAGE.match(line.strip())
+        if not m:
+            continue
+        name, n = m.group(1), int(m.group(2))
+        if name == PIPELINE:
+            pipeline = n
+        elif name.startswith(DROP_REASONS) and name != METER_DROPS:
+            other += n
+    return {"datapath/pipeline_drops": pipeline, "datapath/other_drops": other}
+
+
 def drops(counters: dict[str, int], metered: bool) -> dict[str, int]:
-    """The drops only Open vSwitch sees, by loss location: what it could not send on
-    ``sut1`` and what the cap's meter dropped (its receive drops are the veth's too)."""
+    """The drops only Open vSwitch sees, by loss location: what its datapath dropped by
+    its own count (its pipeline's decision and its other drop reasons: the SUT's
+    forwarding), what it could not send on ``sut1`` and what the cap's meter dropped
+    (its receive drops are the veth's too)."""
     egress = counters.get(f"{N.SUT_OUT}/tx_drop", 0)
     if metered:
         egress += counters.get(f"meter{METER}/band0_dropped", 0)
-    return {"sut_ingress": 0, "sut_forward": 0, "sut_egress": egress}
+    forward = counters.get("datapath/pipeline_drops", 0) + counters.get("datapath/other_drops", 0)
+    return {"sut_ingress": 0, "sut_forward": forward, "sut_egress": egress}
 
 
 class Reader:
@@ -425,13 +460,14 @@ class Reader:
             c = parse_dump_ports(text, self.names)
             if self.metered:
                 c.update(parse_meter_stats(self.ovs.ofctl("meter-stats", self.ovs.mgmt)))
+            c.update(parse_coverage(self.ovs.appctl("ovs-vswitchd", "coverage/show")))
         except ToolError as exc:
             raise TestbedError(
                 "cannot read Open vSwitch's counters", exc.why,
                 "is ovs-vswitchd still running? ('netassay testbed show'; bring the testbed "
                 "down and up again if it is not)",
             ) from exc  # fmt: skip
-        return {"counters": c, "drops": drops(c, self.metered)}
+        return {"counters": c, "drops": drops(c, self.metered), "lag_s": COVERAGE_LAG_S}
 
     def close(self) -> None:
         return None

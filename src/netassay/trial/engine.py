@@ -4,7 +4,8 @@ The counters are read in-process (``counters.netlink.Snapshots``, held open acro
 trials of a testbed). A trial closes as soon as every frame it sent is accounted for
 (received, or counted where it was dropped: ``counters.loss.accounted_for``); until
 then a frame may still be on its way, so the engine waits until the sink's count stops
-moving (``counters.snapshot.wait_quiet``) and reads the counters again. A testbed kind
+moving (``counters.snapshot.wait_quiet``) and reads the counters again (no sooner than
+a data plane's own counters may lag behind its frames: ``dataplane_lag_s``). A testbed kind
 with counters of its own (external) always waits: its SUT's loss is a difference, not
 a counter.
 
@@ -462,6 +463,9 @@ def _closing_read(
         # the sink's counts are not whole yet): wait until the sink's count stops
         # moving, and read the counters again
         _, settled = wait_quiet(_reader(ctx))
+        # a data plane's own counters may lag behind its frames (Open vSwitch's coverage
+        # counters, up to a second): read them again no sooner than that after the end
+        time.sleep(max(0.0, t_stop + dataplane_lag_s(after) - time.monotonic()))
         lap("settle")
         t_read = time.monotonic()
         after = _snapshot(ctx)
@@ -543,6 +547,12 @@ def _split(
     locate = ctx.locate_loss()
     loss = locate(res.planned, res.sent, received, d, ctx.tb.cfg.ip_version, res.retries)
     return fa, d, warnings, received, loss
+
+
+def dataplane_lag_s(snap: dict[str, Any]) -> float:
+    """How long a data plane's own counters may lag behind the frames they count (its
+    reader's ``lag_s``; 0: none, or no data plane)."""
+    return float((snap.get("dataplane") or {}).get("lag_s") or 0.0)
 
 
 def _closed(

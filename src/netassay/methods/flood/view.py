@@ -12,7 +12,7 @@ from netassay.analysis.acceptance import fmt_pct
 from netassay.counters import sutstate
 from netassay.counters.loss import dataplane_counters
 from netassay.methods.flood.run import FloodResult
-from netassay.methods.sweep.dataplane import counters_text
+from netassay.methods.sweep.dataplane import counters_text, own_drops_note
 from netassay.store.db import Experiment
 from netassay.units import fmt_rate
 
@@ -31,6 +31,8 @@ def flood_line(i: int, f: dict[str, Any]) -> str:
     own = dataplane_counters(f.get("deltas") or {})
     if own:  # a data plane's own counters over the flood, beside the loss location
         line += f"\n  the SUT's own counters: {counters_text(own)}"
+        note = own_drops_note(own)
+        line += f" ({note})" if note else ""
     both = f.get("bidirectional")
     if both is None:
         return line

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.reconfig import summary as over_trials
+from netassay.counters.loss import dataplane_counters
 from netassay.store.db import Experiment, Store
 
 KIND = "reconfig"
@@ -36,17 +37,22 @@ def summary(store: Store, exp: Experiment) -> dict[str, Any]:
         "trials_planned": int(c["trials"]),
         "trials_stored": len(trials),
         "trials_excluded": len(trials) - len(used),
-        "per_trial": [
-            {
-                "trial": t["repetition"],
-                "lost": t["counters"]["reconfig"]["lost"],
-                "blocked_s": t["counters"]["reconfig"]["blocked_s"],
-                "change_s": t["counters"]["reconfig"].get("seconds"),
-                "loss_location": {k: v for k, v in t["loss_location"].items() if v},
-                "excluded": t["excluded"],
-            }
-            for t in trials
-        ],
+        "per_trial": [_per_trial(t) for t in trials],
+    }
+
+
+def _per_trial(t: dict[str, Any]) -> dict[str, Any]:
+    """One trial of the test; a data plane's own counters over it (``sut_counters``,
+    ``testbed.dataplane``) where it has any."""
+    own = dataplane_counters(t["counters"].get("deltas") or {})
+    return {
+        "trial": t["repetition"],
+        "lost": t["counters"]["reconfig"]["lost"],
+        "blocked_s": t["counters"]["reconfig"]["blocked_s"],
+        "change_s": t["counters"]["reconfig"].get("seconds"),
+        "loss_location": {k: v for k, v in t["loss_location"].items() if v},
+        **({"sut_counters": own} if own else {}),
+        "excluded": t["excluded"],
     }
 
 

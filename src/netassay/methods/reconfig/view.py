@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from netassay.methods.reconfig.store import StoredReconfig
+from netassay.methods.sweep.dataplane import counters_text, own_drops_note
 from netassay.units import fmt_rate
 
 HOW = "effective blocked time: frames lost / the offered rate (FD.io CSIT's)"
@@ -43,6 +44,11 @@ def lines(r: StoredReconfig) -> list[str]:
         ex = f", excluded: {t['excluded']}" if t["excluded"] else ""
         out.append(f"  trial {t['trial'] + 1}: lost {t['lost']:,} ({_ms(t['blocked_s'])})"
                    f"{' at ' + where if where else ''}{took}{ex}")  # fmt: skip
+        own = t.get("sut_counters") or {}
+        if own:  # a data plane's own counters over the trial, beside the loss location
+            out.append(f"    the SUT's own counters: {counters_text(own)}")
+            note = own_drops_note(own)
+            out += [f"    ({note})"] if note else []
     out.append(f"  ({HOW})")
     return out
 

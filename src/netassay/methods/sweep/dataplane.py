@@ -79,6 +79,22 @@ def counters_text(counts: dict[str, int]) -> str:
     return "; ".join(f"{k} {v:,}" for k, v in counts.items() if shown(k) and v) or "-"
 
 
+# the frames a data plane dropped by its own count inside its forwarding (Open vSwitch's
+# datapath drop counters, ``testbed.ovs.parse_coverage``): netassay's loss location
+# gives them to the SUT's forwarding, not to loss no counter explains
+OWN_DROPS = ("datapath/pipeline_drops", "datapath/other_drops")
+OWN_DROPS_NOTE = (
+    "datapath/pipeline_drops (a drop rule, a frame no rule matched) and datapath/other_drops "
+    "are frames Open vSwitch's datapath dropped by its own count: lost at sut_forward, "
+    "dropped in the data plane"
+)
+
+
+def own_drops_note(counts: dict[str, int]) -> str | None:
+    """What the data plane's own drop counters mean, when they counted any."""
+    return OWN_DROPS_NOTE if any(counts.get(k) for k in OWN_DROPS) else None
+
+
 def json_lines(doc: dict[str, Any]) -> list[str]:
     """``stored``'s object in words: a line per load."""
     name = NAMES.get(doc["sut"], doc["sut"])
@@ -93,4 +109,6 @@ def json_lines(doc: dict[str, Any]) -> list[str]:
             f"  {ld['rate_pps']:>10,.0f} {ld['runs']:>4} {ld['sent']:>11,} {ld['received']:>11,}"
             f"  {lost:<24}  {counters_text(ld['sut_counters'])}"
         )
+    notes = {own_drops_note(ld["sut_counters"]) for ld in doc["loads"]} - {None}
+    out += [f"  ({n})" for n in sorted(n for n in notes if n)]
     return out
