@@ -128,7 +128,7 @@ PLAIN = """
 import sys
 from pathlib import Path
 from netassay.config import AnalysisConfig
-from netassay.methods.plots import slugify
+from netassay.shared.plots import slugify
 from netassay.methods.sweep import figures
 from netassay.methods.sweep.analyse import assess_store
 from netassay.store.paths import open_store

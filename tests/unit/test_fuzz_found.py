@@ -10,7 +10,7 @@ from netassay.config import load_config, to_toml
 from netassay.errors import InputError, UsageError
 from netassay.imix import parse_imix
 from netassay.methods.rtt import ping_import
-from netassay.methods.sizes import parse_sizes
+from netassay.shared.sizes import parse_sizes
 from netassay.units import parse_duration, parse_pause
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "iperf3"

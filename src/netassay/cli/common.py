@@ -24,7 +24,6 @@ from netassay.config import Config, load_config
 from netassay.errors import InputError, NetassayError, UsageError, VerdictRefused
 from netassay.invoke import file_params, knobs, options_of
 from netassay.methods.base import RunOptions
-from netassay.methods.lab import DEFAULT_DB
 from netassay.params import (
     Param,
     declared,
@@ -33,6 +32,7 @@ from netassay.params import (
     renamed_keys,
     spelling_hint,
 )
+from netassay.shared.lab import DEFAULT_DB
 from netassay.store.db import Store
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
@@ -78,7 +78,7 @@ Insecure = Annotated[
         metavar="",
     ),
 ]
-# --db where a run without it stores in the working folder (methods.lab.store_path)
+# --db where a run without it stores in the working folder (shared.lab.store_path)
 STORE = DEFAULT_DB
 # --db where a run without it stores nothing
 NOT_STORED = {"db": "Results store (SQLite), created if new; without it nothing is stored."}

@@ -1,6 +1,6 @@
 """``--routes``, ``--nft-rules`` or ``--flows`` given a list (``1,1k,100k,1M``): one
 command run once per value (sweep, search, flood), then the series' table
-(``methods.scale``)."""
+(``shared.scale``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 
 import typer
 
+from netassay import methods as registry
 from netassay.cli.common import Given, err, newest_experiment, prepared
 from netassay.config import Config
 from netassay.errors import Interrupted, NetassayError, UsageError
-from netassay.methods import lab
-from netassay.methods.scale import KNOBS, is_list, parse_list, series_in, table_text
+from netassay.shared import lab
+from netassay.shared.scale import KNOBS, is_list, parse_list, series_in, table_text
 from netassay.store.db import Store
 
 
@@ -60,7 +61,9 @@ def per_scale(command: Callable[..., None], ctx: typer.Context, given: Given, me
             failed = failed or exc
     if not dry:
         with Store(db, readonly=True) as st:
-            found = [s for s in series_in(st, cfg.analysis, since) if s.knob == knob]
+            found = [
+                s for s in series_in(st, cfg.analysis, registry.of_kind, since) if s.knob == knob
+            ]
         for s in found:
             typer.echo(json.dumps(s.as_json(), allow_nan=False) if as_json else table_text(s))
     if failed is not None:

@@ -29,10 +29,7 @@ from netassay.cli.sizes import per_size
 from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted, UsageError
 from netassay.invoke import request_of
-from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import rates_json, rates_lines
-from netassay.methods.sizes import SizesFlag
 from netassay.methods.sweep import dataplane
 from netassay.methods.sweep.directions import (
     DIRECTIONS,
@@ -46,6 +43,9 @@ from netassay.methods.sweep.plan import describe
 from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Sweep
 from netassay.params import declared
+from netassay.shared import lab
+from netassay.shared.rates import rates_json, rates_lines
+from netassay.shared.sizes import SizesFlag
 from netassay.store.db import Store
 
 

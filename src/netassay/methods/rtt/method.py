@@ -13,13 +13,14 @@ import numpy as np
 from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, span
 from netassay.methods.rtt import compare
 from netassay.methods.rtt import page as rtt_page
 from netassay.methods.rtt import run as rtt_run
 from netassay.methods.rtt import store as rtt_store
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
 from netassay.methods.rtt.view import compare_text, fmt_us, rtt_group_text
+from netassay.shared.render import Section
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
 

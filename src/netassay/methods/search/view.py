@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.caps import Cap, CapExcess, above_cap
-from netassay.methods import lab
-from netassay.methods.rates import rates_json, rates_lines
 from netassay.methods.search import bounds_held, engine, latency_at
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
@@ -27,6 +25,8 @@ from netassay.methods.sweep.directions import (
 )
 from netassay.methods.sweep.imix import json_lines, stored_mix
 from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
+from netassay.shared import lab
+from netassay.shared.rates import rates_json, rates_lines
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import UsageError
-from netassay.methods.rates import rates_json
 from netassay.methods.soak.series import segment_lengths, summary
 from netassay.methods.sweep.directions import DIRECTIONS, LoadBothWays
 from netassay.methods.sweep.imix import stored_mix
+from netassay.shared.rates import rates_json
 from netassay.store.db import Experiment, Store
 from netassay.trial.bidirectional import CONVENTION
 

@@ -11,7 +11,7 @@ from netassay.analysis import compare as analysis_compare
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.loads import AUTO_TOP
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, request_from
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions
 from netassay.methods.sweep import analyse as sweep_analyse
 from netassay.methods.sweep import compare as sweep_compare
 from netassay.methods.sweep import plan as sweep_plan
@@ -19,6 +19,8 @@ from netassay.methods.sweep import run as sweep_run
 from netassay.methods.sweep.entries import Entry, entries
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.view import LEGEND, make_console, render
+from netassay.params import request_from
+from netassay.shared.render import Section
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 

@@ -105,5 +105,5 @@ class SweepRequest:
         "--of-pdr", "With --at: the store whose newest search's PDR it takes [--db].",
         default=None, campaign=False, metavar="FILE",
     )  # fmt: skip
-    # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
+    # --layer and --line-rate: how loads in bit/s or shares are read (shared.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})

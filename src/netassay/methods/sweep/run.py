@@ -16,10 +16,10 @@ from netassay import names, quality
 from netassay.config import Config, TestbedConfig
 from netassay.counters.sutstate import beside
 from netassay.errors import TestbedError, UsageError
-from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.plan import Plan, eta_s
 from netassay.methods.sweep.request import NO_LOAD_PPS, RETRIES, SweepRequest
+from netassay.shared import lab
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology
 from netassay.testbed.bed import config_from_state, require_root
@@ -53,7 +53,7 @@ class Sweep:
     latency: bool = False  # each trial keeps the sink's latency histogram
     bidirectional: bool = False  # both directions at once (trial.bidirectional)
     at: dict[str, Any] | None = None  # --at: the PDR shares, the PDR and its search
-    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
+    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (shared.rates)
     hooks: Hooks | None = None  # commands run around each trial (trial.hooks)
     auto: dict[str, Any] | None = None  # no loads given: the MRR and reach they came from
 

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from netassay.analysis.assess import Assessment
 from netassay.analysis.latency import lines as latency_lines
-from netassay.methods.doctor.reference import line as doctor_line
+from netassay.shared.doctor_reference import line as doctor_line
 from netassay.units import fmt_rate
 
 VERDICT_STYLE = {"GOOD": "bold green", "BAD": "bold red", "INCONCLUSIVE": "bold yellow"}

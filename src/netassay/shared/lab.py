@@ -20,8 +20,8 @@ from netassay.config import DATAPLANE_KNOBS, TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
 from netassay.loads import AUTO_TOP, auto_rates
-from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
+from netassay.shared import doctor_reference as doctor
 from netassay.store.db import Store
 from netassay.store.preflight import check_store
 from netassay.testbed import dataplane as testbed_dataplane
