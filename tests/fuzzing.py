@@ -745,7 +745,7 @@ def _json_mutated(draw: Any, base: st.SearchStrategy[Any], max_ops: int = 3) -> 
 @functools.cache
 def _iperf3_docs() -> list[Any]:
     """Every iperf3 -J object of the test data (a server's file may hold several)."""
-    from netassay.methods.accept.import_iperf3 import find_json
+    from netassay.shared.iperf3_json import find_json
 
     paths = sorted(IPERF3_DATA.glob("*.json"))
     return [doc for p in paths for _, doc in find_json(p.read_text(), str(p))]

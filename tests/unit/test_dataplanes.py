@@ -14,7 +14,7 @@ from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.counters.loss import dataplane_counters, flatten, locate_loss
 from netassay.errors import UsageError
-from netassay.methods.sweep import dataplane as DP
+from netassay.shared import dataplane_counters as DP
 from netassay.testbed import dataplane as D
 from netassay.testbed import dpdk, ovs, sutexec
 from netassay.testbed import pathcheck as PC

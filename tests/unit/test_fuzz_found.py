@@ -84,7 +84,7 @@ def test_a_config_files_analysis_value_out_of_range_names_its_line(tmp_path, key
 
 
 def _udp_server(**change):
-    from netassay.methods.accept.import_iperf3 import find_json
+    from netassay.shared.iperf3_json import find_json
 
     text = (DATA / "udp-50M-server.json").read_text()
     doc = find_json(text, "x")[0][1]

@@ -30,22 +30,22 @@ from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted, UsageError
 from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
-from netassay.methods.sweep import dataplane
-from netassay.methods.sweep.directions import (
+from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
+from netassay.params import declared
+from netassay.shared import dataplane_counters as dataplane
+from netassay.shared import lab
+from netassay.shared.directions import (
     DIRECTIONS,
     direction_rows,
     directions_json,
     directions_lines,
 )
-from netassay.methods.sweep.imix import mix_json, mix_lines, mix_rows
-from netassay.methods.sweep.latency import direction_latency_rows, latency_rows
-from netassay.methods.sweep.plan import describe
-from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
-from netassay.methods.sweep.run import Sweep
-from netassay.params import declared
-from netassay.shared import lab
+from netassay.shared.imix_sizes import mix_json, mix_lines, mix_rows
 from netassay.shared.rates import rates_json, rates_lines
 from netassay.shared.sizes import SizesFlag
+from netassay.shared.sweep_latency import direction_latency_rows, latency_rows
+from netassay.shared.sweep_plan import describe
+from netassay.shared.sweep_run import RETRIES, Sweep
 from netassay.store.db import Store
 
 

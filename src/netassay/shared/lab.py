@@ -258,7 +258,7 @@ def refuse_auto_loads(cfg: Any, bidirectional: bool) -> None:
 
 
 def auto_loads(ctx: TrialContext, note: Note = _quiet) -> tuple[tuple[float, ...], dict[str, Any]]:
-    """The loads of a sweep given none (``sweep.plan.auto_rates``): a flood of
+    """The loads of a sweep given none (``loads.auto_rates``): a flood of
     AUTO_FLOOD_S measures the SUT's maximum receive rate, the generator's paced reach is
     probed at ``AUTO_TOP`` x it, and the loads go evenly up to the lower of the two;
     said as they are chosen, and what was measured (kept in the sweep's config)."""

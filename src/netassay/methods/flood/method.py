@@ -136,6 +136,10 @@ class FloodMethod:
             r["rank"] = rank
         return {"kind": flood_store.KIND, "db": str(store.path), "experiments": rows}
 
+    def compare_text(self, result: dict[str, Any]) -> list[str]:
+        """``compared``'s result in words."""
+        return flood_view.compare_text(result)
+
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """A flood cell: the median MRR over its runs, their 95% CI, the frames lost."""
         s = flood_store.summary(store.trials(experiment.id))

@@ -17,11 +17,11 @@ from netassay.methods.search import run as search_run
 from netassay.methods.search import view as search_view
 from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
 from netassay.methods.search.spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSpec
-from netassay.methods.sweep.analyse import assess_experiment
-from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.params import request_from
 from netassay.shared.plots import slugify
 from netassay.shared.render import FigureJob, Section, data_of
+from netassay.shared.sweep_analyse import assess_experiment
+from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
 
 NOMINAL_MAX_PPS = 600_000.0  # the max load a plan assumes when the peak will set it

@@ -32,11 +32,10 @@ from netassay.methods.search.spec import (
     parse_max_latency,
     verify_goal,
 )
-from netassay.methods.sweep import run as sweep_run
-from netassay.methods.sweep.analyse import assess_experiment
-from netassay.methods.sweep.plan import Plan
 from netassay.quality import generator_trouble
-from netassay.shared import lab
+from netassay.shared import lab, sweep_run
+from netassay.shared.sweep_analyse import assess_experiment
+from netassay.shared.sweep_plan import Plan
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology
 from netassay.testbed.bed import Testbed, config_from_state, require_root

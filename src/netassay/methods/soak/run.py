@@ -25,8 +25,8 @@ from netassay.methods.soak import series
 from netassay.methods.soak import store as soak_store
 from netassay.methods.soak.request import RETRIES, SoakRequest, pdr_share
 from netassay.methods.soak.sampler import LockedSink, SampledBed, Sampler
-from netassay.methods.sweep.run import refuse_bidirectional
 from netassay.shared import lab
+from netassay.shared.sweep_run import refuse_bidirectional
 from netassay.store.db import Store
 from netassay.testbed import topology
 from netassay.testbed.bed import config_from_state, require_root
