@@ -19,6 +19,28 @@ from netassay.shared.scale import KNOBS, is_list, parse_list, series_in, table_t
 from netassay.store.db import Store
 
 
+def _listed(given: Given) -> tuple[str, str] | None:
+    """The one scale knob given a list, and its flag (None: none is); a UsageError for
+    two lists, or for a list with --resume or --testbed."""
+    lists = [k for k in KNOBS if is_list(given.get(k))]
+    if not lists:
+        return None
+    flags = [KNOBS[k][0] for k in lists]
+    if len(lists) > 1:
+        raise UsageError(
+            f"{' and '.join(flags)} are both lists", "a scale series varies one knob",
+            "give a list to one of them",
+        )  # fmt: skip
+    for key, other in (("resume", "--resume"), ("testbed", "--testbed")):
+        if given.get(key):
+            raise UsageError(
+                f"{flags[0]} list with {other}",
+                "a series runs each of its values on a testbed it builds for that value",
+                f"drop {other} (or give {flags[0]} one value)",
+            )
+    return lists[0], flags[0]
+
+
 def per_scale(command: Callable[..., None], ctx: typer.Context, given: Given, method: str,
               as_json: bool, **kv: Any) -> bool:  # fmt: skip
     """Run ``command`` (a command's own function, undecorated) once per value of the one
@@ -26,23 +48,10 @@ def per_scale(command: Callable[..., None], ctx: typer.Context, given: Given, me
     shown as it ends, then the series' table; False when no knob was given a list. A
     value that fails is said and the series goes on; its error ends the command after
     the table."""
-    lists = [k for k in KNOBS if is_list(given.get(k))]
-    if not lists:
+    listed = _listed(given)
+    if listed is None:
         return False
-    flags = [KNOBS[k][0] for k in lists]
-    if len(lists) > 1:
-        raise UsageError(
-            f"{' and '.join(flags)} are both lists", "a scale series varies one knob",
-            "give a list to one of them",
-        )  # fmt: skip
-    knob, flag = lists[0], flags[0]
-    for key, other in (("resume", "--resume"), ("testbed", "--testbed")):
-        if given.get(key):
-            raise UsageError(
-                f"{flag} list with {other}",
-                "a series runs each of its values on a testbed it builds for that value",
-                f"drop {other} (or give {flag} one value)",
-            )
+    knob, flag = listed
     values = parse_list(str(given[knob]), flag)
     _, options = prepared(ctx, {**given, knob: str(values[0])}, method)
     cfg = options.config or Config()
