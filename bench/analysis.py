@@ -33,7 +33,7 @@ import numpy as np
 
 from netassay.analysis.synthetic import realistic_throughput
 from netassay.config import AnalysisConfig
-from netassay.methods.sweep.analyse import assess_store, iter_assessments
+from netassay.shared.sweep_analyse import assess_store, iter_assessments
 from netassay.store import Store
 from netassay.store.pastrami import KIND, find_result_files, import_files, parse_file
 

@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from netassay import quality as Q  # noqa: E402
 from netassay.config import TestbedConfig  # noqa: E402
-from netassay.methods import lab  # noqa: E402
+from netassay.shared import lab  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.trial.engine import measure, trials_on  # noqa: E402
 from netassay.trial.flood import flood, flood_path  # noqa: E402

@@ -128,9 +128,9 @@ PLAIN = """
 import sys
 from pathlib import Path
 from netassay.config import AnalysisConfig
-from netassay.methods.plots import slugify
+from netassay.shared.plots import slugify
 from netassay.methods.sweep import figures
-from netassay.methods.sweep.analyse import assess_store
+from netassay.shared.sweep_analyse import assess_store
 from netassay.store.paths import open_store
 figures._minor_ticks_as_one_line = lambda ax: None  # the log axis's own minor ticks
 out, used = Path(sys.argv[2]), set()

@@ -241,14 +241,14 @@ def _ip(v: Any) -> int:
 
 
 def _sizes(x: tuple[str, int]) -> list[int]:
-    from netassay.methods.sizes import parse_sizes
+    from netassay.shared.sizes import parse_sizes
 
     return parse_sizes(x[0], _ip(x[1]))
 
 
 def _sizes_ok(x: tuple[str, int], out: list[int]) -> None:
-    from netassay.methods.sizes import parse_sizes
     from netassay.names import min_frame_bytes
+    from netassay.shared.sizes import parse_sizes
 
     lo = min_frame_bytes(_ip(x[1]))
     need(bool(out) and all(lo <= s <= 1518 for s in out), "sizes are sendable", out)
@@ -351,7 +351,7 @@ def _checked_ok(x: Any, out: Any) -> None:
 
 
 def _in_frames(x: tuple[str, float, int, float | None]) -> list[float]:
-    from netassay.methods.rates import Frames, loads
+    from netassay.shared.rates import Frames, loads
 
     text, frame, layer, line = x  # the frame, layer and line rate are netassay's own:
     frame = frame if isinstance(frame, float) and 64 <= frame <= 1518 else 64.0  # in range
@@ -745,7 +745,7 @@ def _json_mutated(draw: Any, base: st.SearchStrategy[Any], max_ops: int = 3) -> 
 @functools.cache
 def _iperf3_docs() -> list[Any]:
     """Every iperf3 -J object of the test data (a server's file may hold several)."""
-    from netassay.methods.accept.import_iperf3 import find_json
+    from netassay.shared.iperf3_json import find_json
 
     paths = sorted(IPERF3_DATA.glob("*.json"))
     return [doc for p in paths for _, doc in find_json(p.read_text(), str(p))]

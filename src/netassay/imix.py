@@ -7,7 +7,7 @@ WITHOUT its FCS, as ``--size`` does (and trafgen). ``simple`` is TRex's "imix" p
 TRex's own profile sends them as 60, 590 and 1514 bytes without it, and so does
 netassay, but its frames carry a 22-byte stamp after the UDP header, so the 60 is raised
 to the smallest frame it sends (64 for IPv4, 84 for IPv6: ``names.min_frame_bytes``), as
-``--sizes rfc2544`` raises RFC 2544's 64 (``methods.sizes``).
+``--sizes rfc2544`` raises RFC 2544's 64 (``shared.sizes``).
 
 netassay-gen sends frame k of a run with the size of slot ``k % W`` of a cycle of W
 frames (W the weights' sum), ordered by smooth weighted round robin so that each size

@@ -6,7 +6,7 @@ file's section of the method (a flag given wins; a flag neither given nor in the
 off), the run options (testbed, store, label, retries, peak check) with the testbed knobs
 given and the config in force, the store checked before anything is built.
 ``request_of``: the loads written in bit/s or as shares converted to frames/s with the
-frame size and line rate of the testbed the run takes (``methods.rates.resolved``, its
+frame size and line rate of the testbed the run takes (``shared.rates.resolved``, its
 record kept in the run options), the method's Request built from the values (each parsed
 by its parameter). A command then names its testbed (``--testbed``) and runs; a campaign
 cell's pair (``cell``: an acceptance cell's scenario applied, the Request validated
@@ -23,9 +23,9 @@ from typing import Any
 from netassay import methods as registry
 from netassay.config import Config, TestbedConfig, load_config
 from netassay.errors import UsageError
-from netassay.methods.base import Progress, RunOptions, request_from
-from netassay.methods.rates import load_params, resolved
-from netassay.params import Param, declared
+from netassay.methods.base import Progress, RunOptions
+from netassay.params import Param, declared, request_from
+from netassay.shared.rates import load_params, resolved
 from netassay.store.preflight import check_store
 
 Given = dict[str, Any]  # values by key, as a command's flags give them (None: not given)
@@ -93,7 +93,8 @@ def request_of(
     the config file, whose own lines its errors name)."""
     m = registry.method(method)
     if load_params(m.request):
-        given, options = resolved(given, options, m.request, method, flags)
+        given, written = resolved(given, options, m.request, method, flags)
+        options = replace(options, rates=written)
     return request_from(m.request, given), options
 
 

@@ -5,7 +5,7 @@ token at a time, a list ``a,b,c`` or a range ``START:STOP:STEP`` in one unit.
 What a flag, a config file's key and a campaign file's key share: the tokens' syntax,
 the layer and the line rate (``RateFlags``, declared once), and the checks a file's
 value gets (``check_load``, ``check_loads``: every token parses, a range has three
-parts in one unit). ``methods/rates.py`` converts to frames/s with the testbed's frame.
+parts in one unit). ``shared/rates.py`` converts to frames/s with the testbed's frame.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ def units_of(levels: Any) -> set[str]:
     return out
 
 
-# A sweep given no loads chooses them on the testbed (``methods.lab.auto_loads``): this
+# A sweep given no loads chooses them on the testbed (``shared.lab.auto_loads``): this
 # many, evenly up to AUTO_TOP times the SUT's MRR (a short flood measures it first), or
 # to the generator's paced reach where that is lower.
 AUTO = "auto"  # --rates auto (and no --rates): the loads chosen so

@@ -394,3 +394,26 @@ def metavar_of(f: dataclasses.Field[Any], p: Param) -> str:
     if str(f.type).split(" | ")[0] == "int":  # a count written as text (1k, 1M)
         return "N"
     return {int: "N", float: "NUMBER", list: "VALUE"}.get(p.cli, "TEXT")
+
+
+def request_from(cls: Any, given: dict[str, Any], base: dict[str, Any] | None = None) -> Any:
+    """A Request from values given by key (the command line's or a campaign cell's):
+    each parsed by its parameter; not given: ``base`` (a config file's), else the
+    field's default. A field without a default that is not given is a usage error. A
+    field holding a dataclass of parameters (``params.nested``) is built the same way."""
+    inner = nested(cls)
+    values: dict[str, Any] = {
+        name: request_from(sub, given) for name, sub in inner.items()
+        if any(given.get(p.name) is not None for _, p in declared(sub))
+    }  # fmt: skip
+    own = {f.name for f in dataclasses.fields(cls)}
+    for f, p in declared(cls):
+        if f.name not in own or f.name in inner:
+            continue
+        if given.get(p.name) is not None:
+            values[f.name] = p.value(given[p.name])
+        elif base is not None and f.name in base:
+            values[f.name] = base[f.name]
+        elif default_of(f) is dataclasses.MISSING:
+            raise UsageError(f"{p.flag} is required", p.help, f"give {p.flag}")
+    return cls(**values)

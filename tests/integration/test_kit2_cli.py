@@ -51,7 +51,7 @@ def test_a_pdr_share_needs_a_search_that_found_a_pdr(cli, tmp_path, monkeypatch)
 
 def test_the_plans_say_how_long(cli):
     from netassay.methods import method
-    from netassay.methods.base import request_from
+    from netassay.params import request_from
 
     burst = method("burst").plan(request_from(method("burst").request, {"tests": 3}))
     assert burst.trials is None and burst.estimate_s > 3 * 2

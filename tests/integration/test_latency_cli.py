@@ -103,7 +103,7 @@ def test_assess_shows_a_stored_sweeps_latency_per_load(cli, tmp_path):
     that kept none shows none."""
     import json
 
-    from netassay.methods.sweep.latency import latency_rows
+    from netassay.shared.sweep_latency import latency_rows
     from netassay.store.db import Store
 
     db = store_with(tmp_path / "s.db", "sweep")

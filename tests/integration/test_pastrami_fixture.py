@@ -8,7 +8,7 @@ import json
 import pytest
 
 from netassay.config import AnalysisConfig
-from netassay.methods.sweep.analyse import iter_assessments
+from netassay.shared.sweep_analyse import iter_assessments
 
 # file, K, described, published, potential saturation index, PDR@0.5% (frames/s)
 EXPECTED = [

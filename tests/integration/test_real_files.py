@@ -5,7 +5,7 @@ import json
 import pytest
 
 from netassay.config import AnalysisConfig
-from netassay.methods.sweep.analyse import iter_assessments
+from netassay.shared.sweep_analyse import iter_assessments
 
 # file, K, loads, as published, as described, potential saturation index
 EXPECTED = [

@@ -1,6 +1,6 @@
 """A report run again draws only what changed: every figure of every page (the curves,
 each method's, the trend, campaign, rtt and acceptance pages) is a job kept under the
-key of its data (``methods/render.py``). Counted two ways: the report's own line
+key of its data (``shared/render.py``). Counted two ways: the report's own line
 (``figures n/total (k kept)``) and the figure files' modification times."""
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ def test_a_scale_series_curve_is_a_job_kept_under_its_data(tmp_path):
         timeout=300, check=True,
     )  # fmt: skip
     imported = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines()}
-    assert "netassay.methods.scale" in imported
+    assert "netassay.shared.scale" in imported
     assert not {m for m in imported if m.split(".")[0] == "matplotlib"}
     lossy = _routes_series(tmp_path / "b.db", top_share=0.9)  # the PDR falls past 1 route
     run_cli("report", lossy, "--out", out, check=True)

@@ -6,8 +6,9 @@ import pytest
 from netassay.config import Config
 from netassay.errors import UsageError
 from netassay.methods.base import RunOptions
-from netassay.methods.sweep import run as SW
 from netassay.methods.sweep.request import SweepRequest
+from netassay.methods.sweep.run import prepare
+from netassay.shared import sweep_run
 from netassay.store import Store
 from netassay.trial.record import TrialRecord
 
@@ -17,7 +18,8 @@ def _sweep(st, key, name, rates, runs, done):
         "rates_pps": rates, "runs": runs, "duration_s": 1.0, "settle_s": 0.0,
         "testbed": {"sut": "router", "pinning": "pin-2cpu"}, "testbed_name": name,
     }  # fmt: skip
-    exp, _ = st.add_experiment(key=key, kind="sweep", source=SW.SOURCE, label=key, config=cfg)
+    source = sweep_run.SOURCE
+    exp, _ = st.add_experiment(key=key, kind="sweep", source=source, label=key, config=cfg)
     st.add_trials(exp, [TrialRecord(i, k, rates[i], 1.0, 10, 10, "t") for i, k in done])
     return exp
 
@@ -35,26 +37,26 @@ def db(tmp_path):
 
 def test_newest_unfinished_by_default_on_its_own_testbed(db):
     path, _a, _b, c, _ = db
-    sw = SW.resume_sweep(path)
+    sw = sweep_run.resume_sweep(path)
     assert sw.experiment_id == c and sw.name == "t4"
     assert sw.testbed.pinning == "pin-2cpu"
 
 
 def test_experiment_picks_the_sweep(db):
     path, a, b, _c, imp = db
-    sw = SW.resume_sweep(path, experiment_id=a)
+    sw = sweep_run.resume_sweep(path, experiment_id=a)
     assert sw.experiment_id == a and sw.name == "t2"
     with pytest.raises(UsageError, match="is complete"):
-        SW.resume_sweep(path, experiment_id=b)
+        sweep_run.resume_sweep(path, experiment_id=b)
     with pytest.raises(UsageError, match="not a netassay sweep"):
-        SW.resume_sweep(path, experiment_id=imp)
+        sweep_run.resume_sweep(path, experiment_id=imp)
 
 
 def test_a_conflicting_name_is_refused(db):
     path, a, *_ = db
-    assert SW.resume_sweep(path, "t2", a).name == "t2"
+    assert sweep_run.resume_sweep(path, "t2", a).name == "t2"
     with pytest.raises(UsageError, match="ran on testbed 't2'"):
-        SW.resume_sweep(path, "lab", a)
+        sweep_run.resume_sweep(path, "lab", a)
 
 
 def test_resume_takes_no_testbed_flags(db):
@@ -62,6 +64,6 @@ def test_resume_takes_no_testbed_flags(db):
     cfg = Config()
     options = RunOptions(db=path, resume=True, testbed_flags={"backlog": 10})
     with pytest.raises(UsageError, match="no testbed flags"):
-        SW.prepare(SweepRequest(), options, cfg)
+        prepare(SweepRequest(), options, cfg)
     with pytest.raises(UsageError, match="needs --resume"):
-        SW.prepare(SweepRequest(), RunOptions(db=path, experiment=a), cfg)
+        prepare(SweepRequest(), RunOptions(db=path, experiment=a), cfg)

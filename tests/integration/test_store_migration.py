@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from netassay.config import AnalysisConfig
-from netassay.methods.sweep.analyse import assess_store
+from netassay.shared.sweep_analyse import assess_store
 from netassay.store import Store
 from netassay.store.schema import SCHEMA_VERSION
 from netassay.trial.record import TrialRecord
@@ -164,7 +164,7 @@ def test_v5_store_names_and_excludes_the_imports_that_received_more_than_they_se
 def test_assess_of_a_file_with_rx_twice_tx_leaves_that_trial_out(tmp_path):
     """The case a user met, assessed from the file and from the store: the trial is
     named and left out, the load keeps its other trial, no PLR is negative."""
-    from netassay.methods.sweep.analyse import iter_assessments
+    from netassay.shared.sweep_analyse import iter_assessments
     from netassay.store.pastrami import import_files
 
     f = tmp_path / "lab_raw_2_exp_t_1_k6.1_intel_ns.txt"

@@ -3,7 +3,7 @@
 import pytest
 
 from netassay.config import AnalysisConfig
-from netassay.methods.sweep.analyse import assess_store
+from netassay.shared.sweep_analyse import assess_store
 from netassay.store import Store
 from netassay.trial.record import TrialRecord
 

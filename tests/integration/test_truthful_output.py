@@ -19,7 +19,8 @@ from tests.builders import store_with
 from tests.conftest import run_cli as cli
 
 from netassay.config import AnalysisConfig
-from netassay.methods.sizes import series_in, table_text
+from netassay.methods import of_kind
+from netassay.shared.sizes import series_in, table_text
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 
@@ -54,7 +55,7 @@ def test_a_size_series_that_found_no_bound_says_at_least_and_inconclusive(tmp_pa
         for size in (64, 1514):
             _sweep(st, f"s{size}", size, [50e3, 200e3], {})
     with Store(db, readonly=True) as st:
-        [s] = series_in(st, AnalysisConfig())
+        [s] = series_in(st, AnalysisConfig(), of_kind)
     text = table_text(s)
     rows = text.splitlines()[2:4]
     at_least = [">=0.2000", ">=0.109", ">=0.141"]  # NDR, then PDR: Mpps, L2, L1
@@ -77,7 +78,7 @@ def test_a_size_whose_sweep_found_its_bound_shows_it_plainly(tmp_path):
         for size in (64, 1514):  # above 100 kpps a fifth and more is lost
             _sweep(st, f"f{size}", size, rates, {2: 0.2, 3: 0.4, 4: 0.5}, runs=2)
     with Store(db, readonly=True) as st:
-        [s] = series_in(st, AnalysisConfig())
+        [s] = series_in(st, AnalysisConfig(), of_kind)
     row = table_text(s).splitlines()[2].split()
     assert row[2] == "0.1000" and ">=" not in row  # NDR 100 kpps: 150 kpps lost
     assert all(not p["ndr_at_least"] and not p["pdr_at_least"] for p in s.as_json()["sizes"])

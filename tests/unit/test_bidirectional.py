@@ -12,12 +12,12 @@ from netassay.config import TestbedConfig
 from netassay.counters.loss import REVERSE_KEY, direction_deltas, flatten, locate_both, summed
 from netassay.errors import UsageError
 from netassay.hist import SinkHist
-from netassay.methods.sweep.directions import (
+from netassay.shared.directions import (
     LoadBothWays,
     directions_json,
     directions_lines,
 )
-from netassay.methods.sweep.run import refuse_bidirectional
+from netassay.shared.sweep_run import refuse_bidirectional
 from netassay.testbed import topology as T
 from netassay.testbed.external import ExternalConfig
 from netassay.testbed.reverse import reverse_sink, reverse_target

@@ -7,7 +7,7 @@ from collections import Counter
 from netassay import methods as registry
 from netassay.campaign import order as O
 from netassay.campaign import spec as SP
-from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
+from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 
 
 def test_each_block_holds_every_cell_once_shuffled():

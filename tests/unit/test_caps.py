@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from netassay.analysis.caps import Cap, above_cap
-from netassay.methods import lab
+from netassay.shared import lab
 from netassay.testbed import topology as T
 
 

@@ -14,7 +14,7 @@ from netassay import names as N
 from netassay.config import TestbedConfig
 from netassay.counters.loss import dataplane_counters, flat_deltas, flatten, locate_loss
 from netassay.errors import UsageError
-from netassay.methods.sweep import dataplane as DP
+from netassay.shared import dataplane_counters as DP
 from netassay.testbed import dataplane as D
 from netassay.testbed import dpdk, ovs, sutexec
 from netassay.testbed import pathcheck as PC
@@ -421,7 +421,7 @@ def test_an_experiment_records_a_data_planes_cap_with_its_own_bucket():
     """The bucket a cap's bound is judged with (``lab.installed_caps``) is the one the
     data plane's cap has: the AF_XDP ring's 2048 frames at 30 kpps, not the kernel
     policer's 600; the router's stays 20 ms of its cap."""
-    from netassay.methods import lab
+    from netassay.shared import lab
 
     ovs_md = lab.testbed_metadata(TestbedConfig(sut="ovs", sut_cap_pps=30_000), {})
     assert ovs_md["sut_cap_bucket_pkts"] == D.XSK_RING == 2048
@@ -439,7 +439,7 @@ def test_the_flow_table_size_is_read_from_ovs_ofctls_aggregate():
 
 
 def test_ovs_rules_take_counts_with_suffixes_and_a_list_makes_a_series():
-    from netassay.methods.scale import KNOBS, is_list, parse_list
+    from netassay.shared.scale import KNOBS, is_list, parse_list
 
     assert "ovs_rules" in KNOBS and is_list("0,1k,10k")
     assert parse_list("0,1k,10k", "--ovs-rules") == [0, 1_000, 10_000]

@@ -236,7 +236,7 @@ def test_a_doctor_result_is_kept_for_this_boot_and_these_settings(tmp_path, monk
     from dataclasses import replace
 
     from netassay.config import TestbedConfig
-    from netassay.methods.doctor import reference as R
+    from netassay.shared import doctor_reference as R
 
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))
     cfg = TestbedConfig().resolved(2)

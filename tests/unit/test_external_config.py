@@ -101,7 +101,7 @@ def test_sweep_and_search_on_a_named_testbed(tmp_path, monkeypatch):
     from dataclasses import asdict
 
     from netassay.errors import TestbedError
-    from netassay.methods.lab import named_testbed
+    from netassay.shared.lab import named_testbed
     from netassay.testbed import linerate as LR
     from netassay.testbed import state as S
     from netassay.units import parse_rates

@@ -63,7 +63,7 @@ def test_json_record_carries_the_rate():
 def test_a_sweep_and_a_search_refuse_loads_above_a_ports_line_rate():
     """What sweep.run and check_peak (the search's --max-load) ask of a testbed whose
     ports report a speed: a fake 1 Gb/s port, so no NIC is needed."""
-    from netassay.methods.lab import check_line_rate
+    from netassay.shared.lab import check_line_rate
 
     line = LR.of_ports({"p0": 1000, "p1": 10_000}, 64).as_json()
     state = {"line_rate": line}

@@ -1,5 +1,5 @@
 """What makes a report's figures cheap changes none of their pixels: the text caches
-shared across figures (``methods/textcache.py``) and the log axis's minor tick marks
+shared across figures (``shared/textcache.py``) and the log axis's minor tick marks
 drawn as one line (``sweep/figures.py``), against matplotlib's own way, drawn in a
 process of its own, on PASTRAMI-format files (tests/data/pastrami)."""
 
@@ -14,9 +14,9 @@ import numpy as np
 from PIL import Image
 
 from netassay.config import AnalysisConfig
-from netassay.methods import textcache
 from netassay.methods.sweep import figures
-from netassay.methods.sweep.analyse import iter_assessments
+from netassay.shared import textcache
+from netassay.shared.sweep_analyse import iter_assessments
 
 FILES = [  # a BAD, a GOOD (other tick labels on the twin axis), a VM's
     "bare-metal/synth_raw_5_exp_t_1_k5.15_intel_bare-metal_as-is.txt",
@@ -30,7 +30,7 @@ AS_MATPLOTLIB_DRAWS = textwrap.dedent(
     from pathlib import Path
     from netassay.config import AnalysisConfig
     from netassay.methods.sweep import figures
-    from netassay.methods.sweep.analyse import iter_assessments
+    from netassay.shared.sweep_analyse import iter_assessments
     figures._minor_ticks_as_one_line = lambda ax: None  # the axis's own minor ticks
     out, files = Path(sys.argv[1]), sys.argv[2:]
     for i, a in enumerate(iter_assessments(files, AnalysisConfig())):

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from netassay.methods.flood import store as FS
+from netassay.shared.flood_record import NOT_SATURATED
 from netassay.store.db import Store
 
 
@@ -71,7 +72,7 @@ def test_a_flood_the_sut_lost_nothing_of_is_a_lower_bound_not_a_fault(db):
     st, exp_id = db
     FS.record(st, exp_id, 0, _flood(1_500_000, saturated=False))
     (t,) = st.trials(exp_id)
-    assert t["warnings"][0].startswith(FS.NOT_SATURATED) and t["excluded"] is None
+    assert t["warnings"][0].startswith(NOT_SATURATED) and t["excluded"] is None
     s = FS.summary(st.trials(exp_id))
     assert s["unsaturated"] == 1 and s["lower_bound"] is True
     assert s["mrr_ci95_pps"] is None  # one run: no interval

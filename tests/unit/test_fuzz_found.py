@@ -10,7 +10,7 @@ from netassay.config import load_config, to_toml
 from netassay.errors import InputError, UsageError
 from netassay.imix import parse_imix
 from netassay.methods.rtt import ping_import
-from netassay.methods.sizes import parse_sizes
+from netassay.shared.sizes import parse_sizes
 from netassay.units import parse_duration, parse_pause
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "iperf3"
@@ -84,7 +84,7 @@ def test_a_config_files_analysis_value_out_of_range_names_its_line(tmp_path, key
 
 
 def _udp_server(**change):
-    from netassay.methods.accept.import_iperf3 import find_json
+    from netassay.shared.iperf3_json import find_json
 
     text = (DATA / "udp-50M-server.json").read_text()
     doc = find_json(text, "x")[0][1]

@@ -10,7 +10,7 @@ from netassay import imix as I
 from netassay.config import TestbedConfig
 from netassay.counters.loss import flatten
 from netassay.errors import UsageError
-from netassay.methods.sweep.imix import MixAtLoad, mix_json, mix_lines
+from netassay.shared.imix_sizes import MixAtLoad, mix_json, mix_lines
 from netassay.testbed import topology as T
 from netassay.traffic.generator import GenResult, build_args
 from netassay.trial.engine import per_size

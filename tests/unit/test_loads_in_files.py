@@ -14,11 +14,11 @@ from netassay.campaign.order import cell_plan, cell_settings
 from netassay.errors import InputError, UsageError
 from netassay.invoke import cell_given
 from netassay.loads import check_load, check_loads, tokens, units_of
-from netassay.methods.rates import LoadError, in_frames, load_params
 from netassay.methods.search.request import SearchRequest
 from netassay.methods.soak.request import SoakRequest
 from netassay.methods.sweep.request import SweepRequest
 from netassay.params import declared
+from netassay.shared.rates import LoadError, in_frames, load_params
 
 
 def test_a_files_loads_are_checked_in_their_own_units():

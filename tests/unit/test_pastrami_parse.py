@@ -129,7 +129,7 @@ def test_bulk_parse_leaves_what_json_rejects_to_json(tmp_path, text, words):
 
 def test_assess_reads_files_without_an_object_per_trial(tmp_path, monkeypatch):
     from netassay.config import AnalysisConfig
-    from netassay.methods.sweep.analyse import iter_assessments
+    from netassay.shared.sweep_analyse import iter_assessments
     from netassay.store import pastrami
 
     def no_records(*args, **kwargs):
@@ -144,7 +144,7 @@ def test_assess_reads_files_without_an_object_per_trial(tmp_path, monkeypatch):
 
 def test_file_trials_the_generator_shaped_leave_a_gap(tmp_path):
     from netassay.config import AnalysisConfig
-    from netassay.methods.sweep.analyse import iter_assessments
+    from netassay.shared.sweep_analyse import iter_assessments
 
     # 1 s runs: load 1 sent 1900 and 1800 of 2000 planned: generator limit, both excluded
     f = tmp_path / "lab_raw_2_exp_t_1_k6.1_intel_ns.txt"

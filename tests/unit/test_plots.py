@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from netassay.methods.plots import png_size, save
+from netassay.shared.plots import png_size, save
 
 
 def test_a_stem_with_dots_keeps_its_whole_name(tmp_path):

@@ -10,7 +10,7 @@ from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
 from netassay.loads import parse_layer, parse_line_rate, written
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import (
+from netassay.shared.rates import (
     Frames,
     loads,
     rates_json,

@@ -7,7 +7,7 @@ from netassay.config import TestbedConfig
 from netassay.counters.loss import locate_loss
 from netassay.loads import AUTO_LOADS, AUTO_TOP, auto_rates
 from netassay.methods.doctor import checks as C
-from netassay.methods.sweep.plan import Plan, describe, estimate_s
+from netassay.shared.sweep_plan import Plan, describe, estimate_s
 from netassay.testbed import receive as R
 from netassay.testbed.bed import config_from_state
 

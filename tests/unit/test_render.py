@@ -6,8 +6,8 @@ import io
 import os
 from pathlib import Path
 
-from netassay.methods import render
-from netassay.methods.render import FigureJob
+from netassay.shared import render
+from netassay.shared.render import FigureJob
 
 
 def write_pid(text: str, stem: Path) -> None:
@@ -68,7 +68,7 @@ def test_the_pools_workers_are_forked_with_sigterms_default_action(tmp_path):
     import signal
 
     global _SEEN
-    from netassay.methods.render import forked_pool
+    from netassay.shared.render import forked_pool
 
     _SEEN = tmp_path
     before = signal.signal(signal.SIGTERM, lambda *_: None)  # a handler, as the CLI has

@@ -17,7 +17,7 @@ from netassay.config import (
     resolve_rx_affinity,
 )
 from netassay.errors import InputError, UsageError
-from netassay.methods import lab
+from netassay.shared import lab
 from netassay.testbed import show
 from netassay.testbed import state as S
 from netassay.testbed import topology as T

@@ -1,5 +1,5 @@
 """The kernel router at scale (testbed.scale): where the routes and rules go, what is
-refused; the SUT's own counts (counters.sutstate); scale series (methods.scale)."""
+refused; the SUT's own counts (counters.sutstate); scale series (shared.scale)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from netassay.config import TestbedConfig, count_in
 from netassay.counters import sutstate as CT
 from netassay.counters.loss import flatten, locate_loss
 from netassay.errors import UsageError
-from netassay.methods import lab
-from netassay.methods import scale as M
+from netassay.shared import lab
+from netassay.shared import scale as M
 from netassay.store.db import Experiment
 from netassay.testbed import scale as SC
 from netassay.units import parse_whole
@@ -253,7 +253,7 @@ def test_the_series_table_has_a_row_per_value_against_the_first():
 
 
 def test_the_series_curve_is_drawn_against_the_scale(tmp_path):
-    from netassay.methods.scale_figures import plot_series
+    from netassay.shared.scale_figures import plot_series
 
     s = M.ScaleSeries("mrr", "routes", "router IPv6", 6)
     s.points = [{"value": v, "mrr_pps": r} for v, r in ((1, 4e5), (1000, 3.9e5), (10**6, 2e5))]

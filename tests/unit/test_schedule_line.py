@@ -1,6 +1,6 @@
-"""The frame schedule a sweep's trials kept, as assess says it (methods.sweep.analyse)."""
+"""The frame schedule a sweep's trials kept, as assess says it (shared.sweep_analyse)."""
 
-from netassay.methods.sweep.analyse import schedule_line
+from netassay.shared.sweep_analyse import schedule_line
 
 
 def test_no_schedule_recorded_says_nothing():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from netassay.errors import UsageError
-from netassay.methods import sizes as S
+from netassay.shared import sizes as S
 from netassay.store.db import Experiment
 
 
@@ -104,7 +104,7 @@ def test_an_inconclusive_size_is_marked_and_a_bound_at_the_top_says_at_least():
 def test_the_series_figure_says_at_least_and_inconclusive(tmp_path):
     import matplotlib
 
-    from netassay.methods.size_figures import plot_series
+    from netassay.shared.size_figures import plot_series
 
     s = S.SizeSeries("sweep", "", 4)
     figures = {"verdict": "INCONCLUSIVE", "pdr_pps": 2e5, "pdr_at_least": True}

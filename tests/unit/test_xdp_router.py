@@ -13,7 +13,7 @@ from netassay.config import SUTS, TestbedConfig
 from netassay.counters import xdp_router as XC
 from netassay.counters.loss import LOCATIONS, flatten, locate_loss
 from netassay.errors import TestbedError
-from netassay.methods.lab import testbed_metadata as metadata_of
+from netassay.shared.lab import testbed_metadata as metadata_of
 from netassay.testbed import topology as T
 from netassay.testbed import xdp_router as XR
 

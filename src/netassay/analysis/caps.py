@@ -142,7 +142,7 @@ def above_cap(
 ) -> CapExcess | None:  # fmt: skip
     """The bound's excess over the tightest cap that binds it (None: no cap, no bound, or
     the bound at or below the cap). ``rates``: the record of loads written in bit/s
-    (``methods.rates``): the excess is said in bit/s at their layer too. ``loss_ratio``:
+    (``shared.rates``): the excess is said in bit/s at their layer too. ``loss_ratio``:
     the loss the bound's goal allows (PDR@X: X; NDR: 0)."""
     if bound_pps is None or not caps or not duration_s:
         return None

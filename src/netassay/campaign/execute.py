@@ -32,8 +32,8 @@ from netassay.campaign.progress import Progress
 from netassay.campaign.spec import Campaign, describe_cell
 from netassay.campaign.worker import RESOURCE, TOPIC, CellJob, CellResult, run_cell
 from netassay.errors import Interrupted, NetassayError, UsageError
-from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.names import validate_name
+from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Store
 from netassay.store.rows import ExperimentRows
 from netassay.testbed.bed import require_root

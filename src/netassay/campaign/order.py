@@ -15,8 +15,9 @@ from typing import Any
 
 from netassay import methods as registry
 from netassay.campaign.spec import Campaign, describe_cell
-from netassay.methods.base import Plan, request_from
-from netassay.methods.rates import in_frames
+from netassay.methods.base import Plan
+from netassay.params import request_from
+from netassay.shared.rates import in_frames
 from netassay.units import fmt_duration
 
 
@@ -51,7 +52,7 @@ def run_order(cells: int, repetitions: int, seed: int) -> list[Slot]:
 
 def cell_settings(c: Campaign, cell: int) -> dict[str, Any]:
     """A cell's settings with its loads in frames/s (written in bit/s or as shares, they
-    are converted as its command will: ``methods.rates.in_frames``)."""
+    are converted as its command will: ``shared.rates.in_frames``)."""
     return in_frames(registry.method(c.method).request, c.settings(cell))
 
 

@@ -33,18 +33,19 @@ from netassay import methods as registry
 from netassay import tomlfile
 from netassay.errors import InputError, UsageError
 from netassay.loads import units_of
-from netassay.methods.base import Method, RunOptions, an, request_from
+from netassay.methods.base import Method, RunOptions, an
 from netassay.methods.base import defaults as base_defaults
-from netassay.methods.rates import LoadError, in_frames, load_params
 from netassay.params import (
     Param,
     choice,
     declared,
     default_of,
     renamed_keys,
+    request_from,
     spelling_hint,
     whole,
 )
+from netassay.shared.rates import LoadError, in_frames, load_params
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 CAMPAIGN_KEYS = ("name", "method", "repetitions", "seed", "description")

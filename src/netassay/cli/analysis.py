@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,6 +28,9 @@ from netassay.store import Store, faults
 from netassay.store.pastrami import read_files, store_parsed
 from netassay.store.paths import open_store
 from netassay.store.schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:  # deferred at run time: the export's module, when used
+    from netassay.store.export import Kind
 
 Mode = Annotated[
     str | None,
@@ -171,39 +174,40 @@ def db_migrate(ctx: typer.Context, old_db: OldDbArg = None, db: DbOpt = None) ->
         typer.echo(f"{db}: migrated from schema {before} to {after}")
 
 
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="csv|jsonl|parquet|hdr",
+        help="csv, jsonl, parquet, or hdr (each trial's one-way latency histogram in "
+        "HdrHistogram's log format, one file).",
+    ),
+]
+KindOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kind",
+        metavar="KIND",
+        help="One kind of row (trials, latency, a table, soak_seconds, ...); "
+        "default: every kind into a folder, trials to standard output or a "
+        ".csv/.jsonl file.",
+    ),
+]
+ExportOut = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        metavar="FILE|DIR",
+        help="A folder (a file per kind), or a .csv/.jsonl file (one kind); hdr: a "
+        "file; default: standard output.",
+    ),
+]
+
+
 def export(
-    ctx: typer.Context,
-    old_db: OldDbArg = None,
-    db: DbOpt = None,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            metavar="csv|jsonl|parquet|hdr",
-            help="csv, jsonl, parquet, or hdr (each trial's one-way latency histogram in "
-            "HdrHistogram's log format, one file).",
-        ),
-    ] = "csv",
-    kind: Annotated[
-        str | None,
-        typer.Option(
-            "--kind",
-            metavar="KIND",
-            help="One kind of row (trials, latency, a table, soak_seconds, ...); "
-            "default: every kind into a folder, trials to standard output or a "
-            ".csv/.jsonl file.",
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            metavar="FILE|DIR",
-            help="A folder (a file per kind), or a .csv/.jsonl file (one kind); hdr: a "
-            "file; default: standard output.",
-        ),
-    ] = None,
-) -> None:
+    ctx: typer.Context, old_db: OldDbArg = None, db: DbOpt = None, fmt: FormatOpt = "csv",
+    kind: KindOpt = None, out: ExportOut = None,
+) -> None:  # fmt: skip
     """Export what the store holds: every kind of row (trials with their latency
     percentiles, latency histograms, each table, each method's own rows) as CSV, JSON
     lines or Parquet, a file per kind in a folder, or one kind to a file or standard
@@ -216,17 +220,45 @@ def export(
         known = ", ".join((*store_export.FORMATS, "parquet", "hdr"))
         raise UsageError(f"unknown format '{fmt}'", f"known: {known}", "pick one")
     if fmt == "hdr":
-        if kind not in (None, store_export.LATENCY):
-            raise UsageError(
-                f"--format hdr writes only the latency histograms, not --kind {kind}",
-                "HdrHistogram's log holds histograms",
-                "leave --kind out, or give --format csv, jsonl or parquet",
-            )
-        with open_store(db) as store:
-            n = store_export.write_hdr(store, out, sys.stdout)
-        if out is not None:
-            typer.echo(f"{out}: {n} trial(s)")
+        _export_hdr(db, kind, out)
         return
+    one_file = _export_target(fmt, out)
+    with open_store(db) as store:
+        available = [*store_export.kinds(store), *registry.exports(store)]
+        if one_file:
+            (chosen,) = store_export.pick(available, kind or store_export.TRIALS)
+            n = store_export.write_file(chosen, fmt, out, sys.stdout)
+            if out is not None:
+                typer.echo(f"{out}: {n} row(s) of {chosen.name}")
+            return
+        assert out is not None
+        counts = _export_folder(store, fmt, out, store_export.pick(available, kind))
+    rows = ", ".join(f"{name} {n}" for name, n in counts.items()) or "no rows"
+    what = {"csv": "CSV", "jsonl": "JSON lines", "parquet": "Parquet"}[fmt]
+    typer.echo(f"{out}: {len(counts)} {what} file(s): {rows}")
+
+
+def _export_hdr(db: Path, kind: str | None, out: Path | None) -> None:
+    """``export --format hdr``: every trial's latency histogram, one HdrHistogram log."""
+    from netassay.store import export as store_export
+
+    if kind not in (None, store_export.LATENCY):
+        raise UsageError(
+            f"--format hdr writes only the latency histograms, not --kind {kind}",
+            "HdrHistogram's log holds histograms",
+            "leave --kind out, or give --format csv, jsonl or parquet",
+        )
+    with open_store(db) as store:
+        n = store_export.write_hdr(store, out, sys.stdout)
+    if out is not None:
+        typer.echo(f"{out}: {n} trial(s)")
+
+
+def _export_target(fmt: str, out: Path | None) -> bool:
+    """Whether the export is one kind into one file (or standard output) rather than a
+    folder; a UsageError for an --out the format cannot write."""
+    from netassay.store import export as store_export
+
     if fmt == "parquet" and out is None:
         raise UsageError(
             "--format parquet needs --out",
@@ -239,27 +271,18 @@ def export(
             f"--out {out} names a {out.suffix} file", f"--format is {fmt}",
             f"name it {out.with_suffix('.' + fmt).name}, or give --format {out.suffix[1:]}",
         )  # fmt: skip
-    with open_store(db) as store:
-        available = [*store_export.kinds(store), *registry.exports(store)]
-        if one_file:
-            (chosen,) = store_export.pick(available, kind or store_export.TRIALS)
-            n = store_export.write_file(chosen, fmt, out, sys.stdout)
-            if out is not None:
-                typer.echo(f"{out}: {n} row(s) of {chosen.name}")
-            return
-        assert out is not None
-        if fmt == "parquet":
-            from netassay.store.parquet import export_parquet  # deferred: pyarrow
+    return one_file
 
-            counts = export_parquet(store, out, store_export.pick(available, kind))
-        else:
-            counts = store_export.export_folder(
-                store, out, store_export.pick(available, kind), f".{fmt}",
-                store_export.text_writer(fmt),
-            )  # fmt: skip
-    rows = ", ".join(f"{name} {n}" for name, n in counts.items()) or "no rows"
-    what = {"csv": "CSV", "jsonl": "JSON lines", "parquet": "Parquet"}[fmt]
-    typer.echo(f"{out}: {len(counts)} {what} file(s): {rows}")
+
+def _export_folder(store: Store, fmt: str, out: Path, chosen: list[Kind]) -> dict[str, int]:
+    """The ``chosen`` kinds of row into the folder ``out``, a file each; rows per kind."""
+    from netassay.store import export as store_export
+
+    if fmt == "parquet":
+        from netassay.store.parquet import export_parquet  # deferred: pyarrow
+
+        return export_parquet(store, out, chosen)
+    return store_export.export_folder(store, out, chosen, f".{fmt}", store_export.text_writer(fmt))
 
 
 def register(app: typer.Typer, db_app: typer.Typer, import_app: typer.Typer) -> None:

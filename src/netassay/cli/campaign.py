@@ -49,35 +49,34 @@ def plan(
         typer.echo(order.describe(c, seed, origin, max(1, workers)))
 
 
+RunDb = Annotated[
+    str,
+    Opt("--db", metavar="FILE", help="Results store (SQLite); only this process writes it."),
+]
+Resume = Annotated[
+    bool,
+    Opt("--resume", help="Continue the campaign in --db: run only what is missing.", metavar=""),
+]
+Scheduler = Annotated[
+    str | None,
+    Opt(
+        "--scheduler",
+        help="A running 'netassay cluster scheduler' (tls://HOST:8786) with netassay "
+        "workers; default: an in-process cluster with one worker on this host.",
+    ),
+]
+WorkerName = Annotated[
+    str,
+    Opt("--name", metavar="NAME", help="Testbed name of the in-process worker (1-8 a-z0-9)."),
+]
+
+
 @campaign_app.command("run")
 def run(
-    ctx: typer.Context,
-    file: FileArg,
-    db: Annotated[
-        str,
-        Opt("--db", metavar="FILE", help="Results store (SQLite); only this process writes it."),
-    ],
-    resume: Annotated[
-        bool,
-        Opt(
-            "--resume", help="Continue the campaign in --db: run only what is missing.", metavar=""
-        ),
-    ] = False,
-    scheduler: Annotated[
-        str | None,
-        Opt(
-            "--scheduler",
-            help="A running 'netassay cluster scheduler' (tls://HOST:8786) with netassay "
-            "workers; default: an in-process cluster with one worker on this host.",
-        ),
-    ] = None,
-    tls: TlsDir = None,
-    insecure: Insecure = False,
-    name: Annotated[
-        str,
-        Opt("--name", metavar="NAME", help="Testbed name of the in-process worker (1-8 a-z0-9)."),
-    ] = "camp",
-) -> None:
+    ctx: typer.Context, file: FileArg, db: RunDb, resume: Resume = False,
+    scheduler: Scheduler = None, tls: TlsDir = None, insecure: Insecure = False,
+    name: WorkerName = "camp",
+) -> None:  # fmt: skip
     """Run every cell of the campaign; each cell is one experiment in --db."""
     # deferred: the runner (asyncio), when used
     from netassay.campaign import cluster, execute, spec

@@ -24,7 +24,6 @@ from netassay.config import Config, load_config
 from netassay.errors import InputError, NetassayError, UsageError, VerdictRefused
 from netassay.invoke import file_params, knobs, options_of
 from netassay.methods.base import RunOptions
-from netassay.methods.lab import DEFAULT_DB
 from netassay.params import (
     Param,
     declared,
@@ -33,6 +32,7 @@ from netassay.params import (
     renamed_keys,
     spelling_hint,
 )
+from netassay.shared.lab import DEFAULT_DB
 from netassay.store.db import Store
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
@@ -78,7 +78,7 @@ Insecure = Annotated[
         metavar="",
     ),
 ]
-# --db where a run without it stores in the working folder (methods.lab.store_path)
+# --db where a run without it stores in the working folder (shared.lab.store_path)
 STORE = DEFAULT_DB
 # --db where a run without it stores nothing
 NOT_STORED = {"db": "Results store (SQLite), created if new; without it nothing is stored."}
@@ -168,6 +168,20 @@ def _renewed(p: Param, kv: dict[str, Any], where: str) -> Any:
     return value
 
 
+def _taken(
+    classes: Sequence[type], only: Sequence[str] | None, shown: dict[str, str],
+    helps: dict[str, str],
+) -> list[tuple[Any, Param, str, str]]:  # fmt: skip
+    """The parameters a command takes (``with_params``): each field, its declaration,
+    its default as the help shows it and its help as this command says it."""
+    return [
+        (f, p, _shown(f, p, shown), helps.get(p.name, p.help))
+        for cls in classes
+        for f, p in declared(cls)
+        if p.flag and (cls is not RunOptions or only is None or f.name in only)
+    ]
+
+
 def with_params(
     *classes: type,
     only: Sequence[str] | None = None,
@@ -183,12 +197,7 @@ def with_params(
     ``hide``: keys taken but left out of the help (what the command does not use);
     ``metavars``: what this command's value of a parameter is (a flood: routers only).
     A parameter's older spellings (``Param.old``) are taken too, each said deprecated."""
-    declared_ = [
-        (f, p, _shown(f, p, shown or {}), (helps or {}).get(p.name, p.help))
-        for cls in classes
-        for f, p in declared(cls)
-        if p.flag and (cls is not RunOptions or only is None or f.name in only)
-    ]
+    declared_ = _taken(classes, only, shown or {}, helps or {})
     hidden = set(hide)
     own = metavars or {}
 

@@ -89,10 +89,6 @@ def _compared(
     """(each comparison, their text, a page when asked): the store's campaigns (each, or
     the one named), else its rtt configurations, its floods and its sweeps."""
     from netassay.campaign import results as campaign_results  # deferred: scipy (0.2 s)
-    from netassay.methods.flood import view as flood_view
-    from netassay.methods.rtt import compare as rtt_compare
-    from netassay.methods.rtt import store
-    from netassay.methods.rtt import view as rtt_view
 
     names = campaign_results.campaign_names(st)
     if names or campaign is not None:
@@ -105,24 +101,19 @@ def _compared(
         for r in results:
             text += [*campaign_results.text(r), ""]
         return results, text[:-1], None
-    if stat not in rtt_compare.STATS:
-        raise UsageError(
-            f"unknown --stat '{stat}'", f"known: {', '.join(rtt_compare.STATS)}", "e.g. p50"
-        )
+    rtt = registry.method("rtt").compared(st, by, segment, stat, paired, out)
     # the store's floods and its sweeps outside a campaign (None: it has none, or one sweep)
-    sweep = registry.method("sweep")
-    pairs = ((registry.method("flood").compared(st), flood_view.compare_text),
-             (sweep.compared(st), sweep.compare_text))  # fmt: skip
+    flood, sweep = registry.method("flood"), registry.method("sweep")
+    pairs = ((flood.compared(st), flood.compare_text), (sweep.compared(st), sweep.compare_text))
     found = [(r, text) for r, text in pairs if r is not None]
     others = [r for r, _ in found]
     beside = [line for r, text in found for line in ("", *text(r))]
-    if next(iter(store.rtt_experiments(st)), None) is None:
+    if rtt is None:
         if not found:
             _nothing(st)
         return others, beside[1:], None
-    configs, segments, result = rtt_compare.comparison(st, by, segment, stat, paired=paired)
-    page = registry.method("rtt").page(configs, segments, stat, result, Path(out)) if out else None
-    return [result, *others], [*rtt_view.compare_text(result, segments), *beside], page
+    result, text, page = rtt
+    return [result, *others], [*text, *beside], page
 
 
 def _nothing(st: Store) -> None:

@@ -56,9 +56,9 @@ from pathlib import Path
 
 from netassay.config import TestbedConfig
 from netassay.errors import NetassayError, ToolError
-from netassay.methods.lab import auto_line
-from netassay.methods.sweep import run
-from netassay.methods.sweep.plan import Plan, describe
+from netassay.shared import sweep_run as run
+from netassay.shared.lab import auto_line
+from netassay.shared.sweep_plan import Plan, describe
 from netassay.testbed import dataplane, require_root, topology
 from netassay.units import fmt_duration, fmt_rate
 

@@ -14,7 +14,7 @@ from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.flood.method import METHOD
 from netassay.methods.flood.request import FloodRequest
-from netassay.methods.sizes import SizesFlag
+from netassay.shared.sizes import SizesFlag
 
 
 @with_params(

@@ -1,6 +1,6 @@
 """``--routes``, ``--nft-rules`` or ``--flows`` given a list (``1,1k,100k,1M``): one
 command run once per value (sweep, search, flood), then the series' table
-(``methods.scale``)."""
+(``shared.scale``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,35 @@ from typing import Any
 
 import typer
 
+from netassay import methods as registry
 from netassay.cli.common import Given, err, newest_experiment, prepared
 from netassay.config import Config
 from netassay.errors import Interrupted, NetassayError, UsageError
-from netassay.methods import lab
-from netassay.methods.scale import KNOBS, is_list, parse_list, series_in, table_text
+from netassay.shared import lab
+from netassay.shared.scale import KNOBS, is_list, parse_list, series_in, table_text
 from netassay.store.db import Store
+
+
+def _listed(given: Given) -> tuple[str, str] | None:
+    """The one scale knob given a list, and its flag (None: none is); a UsageError for
+    two lists, or for a list with --resume or --testbed."""
+    lists = [k for k in KNOBS if is_list(given.get(k))]
+    if not lists:
+        return None
+    flags = [KNOBS[k][0] for k in lists]
+    if len(lists) > 1:
+        raise UsageError(
+            f"{' and '.join(flags)} are both lists", "a scale series varies one knob",
+            "give a list to one of them",
+        )  # fmt: skip
+    for key, other in (("resume", "--resume"), ("testbed", "--testbed")):
+        if given.get(key):
+            raise UsageError(
+                f"{flags[0]} list with {other}",
+                "a series runs each of its values on a testbed it builds for that value",
+                f"drop {other} (or give {flags[0]} one value)",
+            )
+    return lists[0], flags[0]
 
 
 def per_scale(command: Callable[..., None], ctx: typer.Context, given: Given, method: str,
@@ -25,23 +48,10 @@ def per_scale(command: Callable[..., None], ctx: typer.Context, given: Given, me
     shown as it ends, then the series' table; False when no knob was given a list. A
     value that fails is said and the series goes on; its error ends the command after
     the table."""
-    lists = [k for k in KNOBS if is_list(given.get(k))]
-    if not lists:
+    listed = _listed(given)
+    if listed is None:
         return False
-    flags = [KNOBS[k][0] for k in lists]
-    if len(lists) > 1:
-        raise UsageError(
-            f"{' and '.join(flags)} are both lists", "a scale series varies one knob",
-            "give a list to one of them",
-        )  # fmt: skip
-    knob, flag = lists[0], flags[0]
-    for key, other in (("resume", "--resume"), ("testbed", "--testbed")):
-        if given.get(key):
-            raise UsageError(
-                f"{flag} list with {other}",
-                "a series runs each of its values on a testbed it builds for that value",
-                f"drop {other} (or give {flag} one value)",
-            )
+    knob, flag = listed
     values = parse_list(str(given[knob]), flag)
     _, options = prepared(ctx, {**given, knob: str(values[0])}, method)
     cfg = options.config or Config()
@@ -60,7 +70,9 @@ def per_scale(command: Callable[..., None], ctx: typer.Context, given: Given, me
             failed = failed or exc
     if not dry:
         with Store(db, readonly=True) as st:
-            found = [s for s in series_in(st, cfg.analysis, since) if s.knob == knob]
+            found = [
+                s for s in series_in(st, cfg.analysis, registry.of_kind, since) if s.knob == knob
+            ]
         for s in found:
             typer.echo(json.dumps(s.as_json(), allow_nan=False) if as_json else table_text(s))
     if failed is not None:

@@ -27,10 +27,10 @@ from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.invoke import request_of
-from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.search.request import BOTH, RETRIES, RUN_OPTIONS, SearchRequest
-from netassay.methods.sizes import SizesFlag
+from netassay.shared import lab
+from netassay.shared.sizes import SizesFlag
 
 
 @with_params(

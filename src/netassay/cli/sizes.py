@@ -1,5 +1,5 @@
 """``--sizes``: one command run once per frame size (sweep, search, flood), then the
-series' RFC 2544 table (``methods.sizes``)."""
+series' RFC 2544 table (``shared.sizes``)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from typing import Any
 
 import typer
 
+from netassay import methods as registry
 from netassay import names
 from netassay.cli.common import Given, err, newest_experiment, prepared
 from netassay.cli.scale import per_scale
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import Interrupted, NetassayError, UsageError
-from netassay.methods import lab
-from netassay.methods.scale import KNOBS, is_list
-from netassay.methods.sizes import parse_sizes, series_in, table_text
+from netassay.shared import lab
+from netassay.shared.scale import KNOBS, is_list
+from netassay.shared.sizes import parse_sizes, series_in, table_text
 from netassay.store.db import Store
 from netassay.testbed import state
 
@@ -112,6 +113,6 @@ def _refuse_up(name: str, sizes: list[int], named: bool) -> None:
 
 def _table(db: str, since: int, cfg: AnalysisConfig, as_json: bool) -> None:
     with Store(db, readonly=True) as st:
-        found = series_in(st, cfg, since)
+        found = series_in(st, cfg, registry.of_kind, since)
     for s in found:
         typer.echo(json.dumps(s.as_json(), allow_nan=False) if as_json else table_text(s))

@@ -21,11 +21,11 @@ from netassay.cli.common import (
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.invoke import request_of
-from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.soak.method import METHOD
 from netassay.methods.soak.request import RETRIES, RUN_OPTIONS, SoakRequest
 from netassay.params import declared
+from netassay.shared import lab
 
 
 @with_params(

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import inspect
-import json
 from dataclasses import asdict
 
 import typer
 
 from netassay import methods as registry
 from netassay import names
-from netassay.analysis.latency import lines as latency_lines
 from netassay.cli.common import (
     STORE,
     DryRun,
@@ -29,23 +27,13 @@ from netassay.cli.sizes import per_size
 from netassay.config import Config, TestbedConfig
 from netassay.errors import Interrupted, UsageError
 from netassay.invoke import request_of
-from netassay.methods import lab
 from netassay.methods.base import RunOptions
-from netassay.methods.rates import rates_json, rates_lines
-from netassay.methods.sizes import SizesFlag
-from netassay.methods.sweep import dataplane
-from netassay.methods.sweep.directions import (
-    DIRECTIONS,
-    direction_rows,
-    directions_json,
-    directions_lines,
-)
-from netassay.methods.sweep.imix import mix_json, mix_lines, mix_rows
-from netassay.methods.sweep.latency import direction_latency_rows, latency_rows
-from netassay.methods.sweep.plan import describe
-from netassay.methods.sweep.request import RETRIES, RUN_OPTIONS, SweepRequest
-from netassay.methods.sweep.run import Sweep
+from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
 from netassay.params import declared
+from netassay.shared import lab
+from netassay.shared.sizes import SizesFlag
+from netassay.shared.sweep_plan import describe
+from netassay.shared.sweep_run import RETRIES, Sweep
 from netassay.store.db import Store
 
 
@@ -102,44 +90,9 @@ def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
     if a is None:
         return
     # deferred: the sweep's view loads scipy's statistics, only an analysis needs them
-    from netassay.methods.sweep.view import end_lines
+    from netassay.methods.sweep.view import ended
 
-    view, lines = method.view(a, True), end_lines(a)
-    doc = json.loads(view)
-    assert sw.experiment_id is not None
-    with Store(sw.db, readonly=True) as store:
-        if sw.latency:  # the latency per load after the assessment (JSON: ``latency``)
-            rows = latency_rows(store, sw.experiment_id)
-            doc["latency"] = [r.to_json() for r in rows]
-            lines += latency_lines(rows)
-        mix, loads = mix_rows(store, sw.experiment_id)
-        both = direction_rows(store, sw.experiment_id)
-        each_way = {
-            d: direction_latency_rows(store, sw.experiment_id, d) for d in DIRECTIONS
-        } if both and sw.latency else {}  # fmt: skip
-        rates = store.experiment(sw.experiment_id).metadata.get("rates")
-        own = dataplane.stored(store, sw.experiment_id)  # a data plane's own counters, per load
-    if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
-        doc["rates"] = rates_json(rates)
-        lines += rates_lines(rates)
-    if sw.auto is not None:  # no loads given: where they came from (JSON: ``auto_loads``)
-        doc["auto_loads"] = sw.auto
-        lines.append(lab.auto_line(sw.auto))
-    if mix is not None:  # --imix: the counts per size (JSON: ``imix``)
-        doc["imix"] = mix_json(mix, loads)
-        lines += mix_lines(mix, loads)
-    if both:  # --bidirectional: each direction's counts (JSON: ``bidirectional``)
-        doc["bidirectional"] = directions_json(both)
-        lines += directions_lines(doc["bidirectional"])
-        if sw.latency:  # and each direction's latency (JSON: ``bidirectional.latency``)
-            doc["bidirectional"]["latency"] = {d: [r.to_json() for r in rows]
-                                               for d, rows in each_way.items()}  # fmt: skip
-            for d, rows in each_way.items():
-                lines += [f"{d} direction (loads per direction):", *latency_lines(rows)]
-    if own is not None:  # --sut ovs, testpmd, l3fwd (JSON: ``dataplane``)
-        doc["dataplane"] = own
-        lines += dataplane.json_lines(own)
-    text = view if doc.keys() == {*json.loads(view)} else json.dumps(doc)
+    text, lines = ended(sw, a, method.view(a, True))
     typer.echo(text if as_json else "\n".join(lines))
     gate(fail_on, [method.judged(a)])
 

@@ -34,9 +34,9 @@ from typing import Any, Protocol
 
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
-from netassay.params import declared, default_of, flag, nested, param, whole
+from netassay.params import declared, default_of, flag, param, whole
+from netassay.shared.plots import slugify
+from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
 
@@ -114,36 +114,7 @@ class RunOptions:
     )  # fmt: skip
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
-    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
-
-
-@dataclass(frozen=True)
-class Section:
-    """A method's part of a report's index: a title, its text, a figure (with its SVG
-    beside it) or a link to a page of its own. Its figures are jobs (``methods/render.py``)
-    that the report draws, all sections' in one pool, only those whose data changed;
-    a page of its own (which may hold its figures inline) is written by ``page`` once
-    they are drawn."""
-
-    title: str
-    text: str = ""
-    figure: str | None = None  # a PNG's path in the report folder (figures/...)
-    figure_svg: str | None = None
-    link: str | None = None
-    jobs: tuple[FigureJob, ...] = ()  # every figure it shows, its page's too
-    page: Callable[[], object] | None = None  # writes its page (after its figures)
-
-    @staticmethod
-    def drawn(title: str, text: str, job: FigureJob, out: Path) -> Section:
-        """A section showing one figure job's PNG, its SVG linked (``out``: the report)."""
-        rel = job.stem.relative_to(out).as_posix()
-        return Section(title, text, f"{rel}.png", f"{rel}.svg", jobs=(job,))
-
-    def as_dict(self) -> dict[str, str]:
-        return {
-            k: v for k, v in self.__dict__.items()
-            if v is not None and k not in ("jobs", "page")
-        }  # fmt: skip
+    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (shared.rates)
 
 
 @dataclass(frozen=True)
@@ -230,29 +201,6 @@ class Method(Protocol):
 
 
 # -- requests from what a user gave ------------------------------------------------------
-def request_from(cls: Any, given: dict[str, Any], base: dict[str, Any] | None = None) -> Any:
-    """A Request from values given by key (the command line's or a campaign cell's):
-    each parsed by its parameter; not given: ``base`` (a config file's), else the
-    field's default. A field without a default that is not given is a usage error. A
-    field holding a dataclass of parameters (``params.nested``) is built the same way."""
-    inner = nested(cls)
-    values: dict[str, Any] = {
-        name: request_from(sub, given) for name, sub in inner.items()
-        if any(given.get(p.name) is not None for _, p in declared(sub))
-    }  # fmt: skip
-    own = {f.name for f in dataclasses.fields(cls)}
-    for f, p in declared(cls):
-        if f.name not in own or f.name in inner:
-            continue
-        if given.get(p.name) is not None:
-            values[f.name] = p.value(given[p.name])
-        elif base is not None and f.name in base:
-            values[f.name] = base[f.name]
-        elif default_of(f) is dataclasses.MISSING:
-            raise UsageError(f"{p.flag} is required", p.help, f"give {p.flag}")
-    return cls(**values)
-
-
 def check_ranges(req: Any) -> None:
     """Every parameter of a request given on the command line held to the range its
     declaration checks a file's value against (``Param.check``): one line naming the
@@ -416,19 +364,3 @@ def run_store(db: str, stored: Callable[[], bool]) -> Iterator[Store]:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
         raise
-
-
-def consecutive_runs(
-    experiments: list[Any], key: Callable[[Any], Any], value: Callable[[Any], Any]
-) -> Iterator[list[Any]]:
-    """The runs of a series (frame sizes, a scale knob): consecutive experiments with
-    one ``key`` and distinct ``value``s; a new run where the key changes or a value
-    repeats."""
-    run: list[Any] = []
-    for exp in experiments:
-        if run and (key(exp) != key(run[0]) or value(exp) in {value(e) for e in run}):
-            yield run
-            run = []
-        run.append(exp)
-    if run:
-        yield run

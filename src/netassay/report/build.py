@@ -17,15 +17,14 @@ from netassay import methods as registry
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
-from netassay.methods.base import Section
-from netassay.methods.plots import png_size
-from netassay.methods.render import render
-from netassay.methods.scale import sections as scale_sections
-from netassay.methods.sizes import sections as size_sections
 from netassay.methods.sweep.entries import Entry
 from netassay.methods.sweep.view import metadata_line
 from netassay.report.campaign import campaign_pages
 from netassay.report.trend import trend_sections
+from netassay.shared.plots import png_size
+from netassay.shared.render import Section, render
+from netassay.shared.scale import sections as scale_sections
+from netassay.shared.sizes import sections as size_sections
 from netassay.store.paths import open_store
 from netassay.units import fmt_rate
 
@@ -73,8 +72,8 @@ def build_report(
             entries.extend(curves.entries(store, out, cfg, used))
             for m in registry.storing({e.kind for e in store.experiments()}):
                 sections.extend(m.sections(store, out, cfg, used, suffix))
-            sections.extend(size_sections(store, out, cfg, used))
-            sections.extend(scale_sections(store, out, cfg, used))
+            sections.extend(size_sections(store, out, cfg, used, registry.of_kind))
+            sections.extend(scale_sections(store, out, cfg, used, registry.of_kind))
             sections.extend(campaign_pages(store, out, entries, f"-{i + 1}" if i else ""))
             sections.extend(trend_sections(store, out, cfg, used, suffix))
     jobs = [*(j for e in entries for j in e.jobs), *(j for s in sections for j in s.jobs)]

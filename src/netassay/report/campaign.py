@@ -3,7 +3,7 @@ verdict, PDR, NDR, CPU, a link to its PASTRAMI figure), PDR per factor level wit
 spread, the comparison (groups and each factor's test and effect sizes), CPU use per
 core per load, and a sweep's loss by location per load for each cell side by side (where
 the loss moves from one level of a factor to another: seed 003's Fig. 5). Figures inline
-(the page works offline), SVGs beside them. The figures are jobs (``methods/render.py``)
+(the page works offline), SVGs beside them. The figures are jobs (``shared/render.py``)
 drawn from what the store holds, read here: kept while it is the same."""
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from netassay import methods as registry
 from netassay.analysis.compare import P99_AT_PDR
 from netassay.campaign import results
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
-from netassay.methods.base import Column, Section
-from netassay.methods.plots import data_uri
-from netassay.methods.render import FigureJob, data_of, render
+from netassay.methods.base import Column
 from netassay.methods.search.spec import fmt_latency
 from netassay.methods.sweep.located import loss_shares
+from netassay.shared.plots import data_uri
+from netassay.shared.render import FigureJob, Section, data_of, render
 from netassay.store.db import Store
 from netassay.units import fmt_rate
 

@@ -4,7 +4,7 @@ as steps (each group's average, its spread as a band), and a mark at each change
 regression pointing down, a progression up, with its relative size). Points left out
 of the detection (BAD, INCONCLUSIVE, no figure) are drawn hollow and named. The figure
 is inlined (the page works offline), its SVG beside it. The figure is a job
-(``methods/render.py``, drawn by ``report.trend_figure``): kept while its series'
+(``shared/render.py``, drawn by ``report.trend_figure``): kept while its series'
 points are the same."""
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from netassay.analysis.trend import MIN_POINTS
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.methods.base import Section
-from netassay.methods.plots import data_uri, slugify
-from netassay.methods.render import FigureJob, data_of
 from netassay.report import series
+from netassay.shared.plots import data_uri, slugify
+from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Store
 
 PLOT = "netassay.report.trend_figure:plot_series"  # imported to draw (matplotlib)

@@ -11,8 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from netassay.analysis.trend import THRESHOLD
-from netassay.methods.plots import save
 from netassay.report import series
+from netassay.shared.plots import save
 
 COLORS = {"regression": "#cf222e", "progression": "#1a7f37"}
 

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from netassay.analysis.acceptance import to_layer_bps
-from netassay.methods.plots import save
+from netassay.shared.plots import save
 from netassay.trial.accept import AcceptTest
 
 COLOURS = {"PASS": "#2a7", "FAIL": "#c33", "INCONCLUSIVE": "#d90"}

@@ -21,7 +21,8 @@ from netassay.methods.accept.view import (
     summary,
     text_lines,
 )
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
+from netassay.shared.render import Section
 from netassay.store.db import Experiment, Store
 
 RUN_OVERHEAD_S = 0.6  # per run: the pause between runs, the tools started

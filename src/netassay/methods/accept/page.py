@@ -1,6 +1,6 @@
 """The page of acceptance tests (seed 004's) in a report: a verdict table and the
 figures (``accept/figures.py``: per test bars, per-second series), drawn as jobs
-(``methods/render.py``) and kept while a test's data is the same. ``index.html`` holds
+(``shared/render.py``) and kept while a test's data is the same. ``index.html`` holds
 the PNGs inline (it works offline) and links the SVGs."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from netassay.analysis.acceptance import fmt_bps, fmt_pct, judge
 from netassay.methods.accept.store import load_accept_tests
 from netassay.methods.accept.view import summary
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
+from netassay.shared.plots import slugify
+from netassay.shared.render import FigureJob, data_of
 from netassay.trial.accept import AcceptTest
 
 FIGURES = "netassay.methods.accept.figures"  # imported to draw (matplotlib)

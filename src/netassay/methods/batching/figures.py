@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from netassay.methods.plots import save
+from netassay.shared.plots import save
 
 POINTS = (("sender", "0.5", "--"), ("receiver", "C0", "-"), ("socket", "C1", "-."))
 NAMES = {"sender": "sender egress", "receiver": "receiver ingress", "socket": "echo's socket"}

@@ -10,22 +10,14 @@ from typing import Any
 
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
-from netassay.methods import lab
-from netassay.methods.base import (
-    Comparison,
-    Plan,
-    Progress,
-    RunOptions,
-    Section,
-    from_stores,
-    span,
-)
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
 from netassay.methods.batching import run as batching_run
 from netassay.methods.batching import store as batching_store
 from netassay.methods.batching import view as batching_view
 from netassay.methods.batching.request import NAME, RUN_OPTIONS, BatchingRequest
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
+from netassay.shared import lab
+from netassay.shared.plots import slugify
+from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Experiment, Store
 
 FIGURES = "netassay.methods.batching.figures"  # imported to draw (matplotlib)

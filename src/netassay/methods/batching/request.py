@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import StoreError, UsageError
-from netassay.methods.rtt.request import to_ns
 from netassay.names import validate_name
 from netassay.params import RATE, as_text, choice, hold_ns, param, whole
+from netassay.shared.probe_run import to_ns
 from netassay.units import parse_rate
 
 RUN_OPTIONS = ("db", "name", "label")

@@ -49,9 +49,8 @@ from netassay.methods.base import Progress, run_store
 from netassay.methods.batching import gaps
 from netassay.methods.batching import store as batching_store
 from netassay.methods.batching.request import BatchingRequest
-from netassay.methods.rtt.run import environment
-from netassay.methods.rtt.trial import achieved_rate
 from netassay.proc import run as run_cmd
+from netassay.shared.probe_run import achieved_rate, environment
 from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root, xdp_router
 from netassay.testbed.rtt import EP_DEV, RttTestbedConfig, server_dev

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from netassay.methods.plots import save
+from netassay.shared.plots import save
 
 
 def plot_bursts(

@@ -17,10 +17,11 @@ from typing import Any
 from netassay import names, quality
 from netassay.analysis.burst import LengthSearch
 from netassay.config import Config, TestbedConfig
-from netassay.methods import lab, throughput
+from netassay.methods import throughput
 from netassay.methods.base import Progress, RunOptions
 from netassay.methods.burst import store as burst_store
 from netassay.methods.burst.request import MAX_BURST_S, RETRIES, BurstRequest
+from netassay.shared import lab
 from netassay.store.db import Store
 from netassay.testbed.bed import require_root
 from netassay.trial.engine import TrialContext, measure, trials_on

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from netassay.methods.doctor.checks import Check
-from netassay.methods.plots import save
+from netassay.shared.plots import save
 
 
 def rates(checks: Sequence[Check]) -> list[tuple[str, float]]:

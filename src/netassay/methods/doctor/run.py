@@ -19,15 +19,15 @@ from typing import Any
 from netassay import names, quality
 from netassay.config import Config, TestbedConfig
 from netassay.counters import cpu, hostcheck, threads
-from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.doctor import checks as doctor_checks
-from netassay.methods.doctor import reference
 from netassay.methods.doctor import store as doctor_store
 from netassay.methods.doctor.request import NAME, DoctorRequest, refuse_own_knobs
-from netassay.methods.flood import store as flood_store
 from netassay.names import validate_name
 from netassay.params import declared
+from netassay.shared import doctor_reference as reference
+from netassay.shared import lab
+from netassay.shared.flood_record import trial_of
 from netassay.store.db import Store
 from netassay.testbed import topology
 from netassay.testbed.bed import Testbed, require_root
@@ -231,7 +231,7 @@ def reach_and_mrr(doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext) -> 
         for i in range(e.floods):
             doc.progress(f"flooding the router ({i + 1}/{e.floods}, {e.flood_s:g} s) ...")
             floods.append(flood(ctx, e.flood_s))
-            rec = flood_store.trial_of(i, floods[-1], ctx.run_id)
+            rec = trial_of(i, floods[-1], ctx.run_id)
             store.add_trial(
                 doc.experiment_id, replace(rec, load_index=doctor_store.TRIAL_OF["router mrr"])
             )

@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from netassay.methods.flood.store import mrr_pps
-from netassay.methods.plots import save
+from netassay.shared.plots import save
 
 
 def plot_mrr(

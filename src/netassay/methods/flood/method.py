@@ -11,13 +11,13 @@ from typing import Any
 from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
 from netassay.methods.flood import run as flood_run
 from netassay.methods.flood import store as flood_store
 from netassay.methods.flood import view as flood_view
 from netassay.methods.flood.request import RUN_OPTIONS, FloodRequest
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
+from netassay.shared.plots import slugify
+from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
@@ -135,6 +135,10 @@ class FloodMethod:
         for rank, r in enumerate(ranked, 1):
             r["rank"] = rank
         return {"kind": flood_store.KIND, "db": str(store.path), "experiments": rows}
+
+    def compare_text(self, result: dict[str, Any]) -> list[str]:
+        """``compared``'s result in words."""
+        return flood_view.compare_text(result)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """A flood cell: the median MRR over its runs, their 95% CI, the frames lost."""

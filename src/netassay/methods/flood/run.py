@@ -11,10 +11,10 @@ from typing import Any
 
 from netassay.config import TestbedConfig
 from netassay.errors import UsageError
-from netassay.methods import lab
 from netassay.methods.flood import store as flood_store
 from netassay.methods.flood.request import MAX_RUNS, FloodRequest
 from netassay.names import validate_name
+from netassay.shared import lab
 from netassay.store.db import Store
 from netassay.testbed import dataplane, receive, state, topology
 from netassay.testbed.bed import config_from_state, require_root

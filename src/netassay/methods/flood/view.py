@@ -12,7 +12,7 @@ from netassay.analysis.acceptance import fmt_pct
 from netassay.counters import sutstate
 from netassay.counters.loss import dataplane_counters
 from netassay.methods.flood.run import FloodResult
-from netassay.methods.sweep.dataplane import counters_text, own_drops_note
+from netassay.shared.dataplane_counters import counters_text, own_drops_note
 from netassay.store.db import Experiment
 from netassay.units import fmt_rate
 

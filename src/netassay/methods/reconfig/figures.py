@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from netassay.methods.plots import save
+from netassay.shared.plots import save
 
 
 def plot_blocked(s: dict[str, Any], stem: Path, title: str = "") -> list[Path]:

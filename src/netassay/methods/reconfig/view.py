@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from netassay.methods.reconfig.store import StoredReconfig
-from netassay.methods.sweep.dataplane import counters_text, own_drops_note
+from netassay.shared.dataplane_counters import counters_text, own_drops_note
 from netassay.units import fmt_rate
 
 HOW = "effective blocked time: frames lost / the offered rate (FD.io CSIT's)"

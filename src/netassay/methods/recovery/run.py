@@ -23,10 +23,11 @@ from netassay import names
 from netassay.analysis import recovery
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
-from netassay.methods import lab, throughput
+from netassay.methods import throughput
 from netassay.methods.base import Progress, RunOptions
 from netassay.methods.recovery import store as recovery_store
 from netassay.methods.recovery.request import RETRIES, RecoveryRequest
+from netassay.shared import lab
 from netassay.store.db import Store
 from netassay.testbed.bed import require_root
 from netassay.traffic.generator import GenResult

@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from netassay.hist import bin_mid
-from netassay.methods.plots import save
 from netassay.methods.rtt.compare import Config
+from netassay.shared.plots import save
 
 CPU_PARTS = ("user", "system", "softirq", "irq", "steal")
 

@@ -13,13 +13,15 @@ import numpy as np
 from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, span
+from netassay.errors import UsageError
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, span
 from netassay.methods.rtt import compare
 from netassay.methods.rtt import page as rtt_page
 from netassay.methods.rtt import run as rtt_run
 from netassay.methods.rtt import store as rtt_store
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
 from netassay.methods.rtt.view import compare_text, fmt_us, rtt_group_text
+from netassay.shared.render import Section
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
 
@@ -86,11 +88,22 @@ class RttMethod:
     def run(self, request: RttRequest, options: RunOptions, progress: Progress) -> Any:
         return rtt_run.measure_all(self.setup(request, options), lambda m, res: None)
 
-    def page(
-        self, configs: list[Any], segments: list[str], stat: str, result: dict[str, Any], out: Path
-    ) -> Path:
-        """The comparison's figures and page in ``out``; the page."""
-        return rtt_page.write_page(configs, segments, stat, result, out)
+    def compared(
+        self, store: Store, by: list[str], segments: list[str] | None, stat: str, paired: bool,
+        out: str | None,
+    ) -> tuple[dict[str, Any], list[str], Path | None] | None:  # fmt: skip
+        """The store's rtt configurations compared (None: it holds no rtt run): the
+        comparison, in words, and its page with its figures in ``out`` when one is
+        given; a UsageError for a ``stat`` that is none."""
+        if stat not in compare.STATS:
+            raise UsageError(
+                f"unknown --stat '{stat}'", f"known: {', '.join(compare.STATS)}", "e.g. p50"
+            )
+        if next(iter(rtt_store.rtt_experiments(store)), None) is None:
+            return None
+        configs, shown, result = compare.comparison(store, by, segments, stat, paired=paired)
+        page = rtt_page.write_page(configs, shown, stat, result, Path(out)) if out else None
+        return result, compare_text(result, shown), page
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredRtt]:
         for p in store_paths(inputs):

@@ -1,7 +1,7 @@
 """The page of RTT configurations (seed 002's) in a report or of ``compare --html``: a
 self-contained index.html with the comparison and the figures (``rtt/figures.py``:
 CDFs and box plots of each segment by configuration, CPU use per core), drawn as jobs
-(``methods/render.py``) and kept while the runs are the same."""
+(``shared/render.py``) and kept while the runs are the same."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.effects import over_runs
-from netassay.methods.plots import data_uri
-from netassay.methods.render import FigureJob, data_of, render
 from netassay.methods.rtt.compare import Config
+from netassay.shared.plots import data_uri
+from netassay.shared.render import FigureJob, data_of, render
 
 FIGURES = "netassay.methods.rtt.figures"  # imported to draw (matplotlib)
 

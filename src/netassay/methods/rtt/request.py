@@ -9,6 +9,7 @@ from typing import Any
 
 from netassay.errors import UsageError
 from netassay.params import DURATION, RATE, as_text, choice, flag, hold_ns, param, whole
+from netassay.shared.probe_run import to_ns
 from netassay.traffic.load import Load, NetLoad
 from netassay.traffic.probe import ProbeSpec
 from netassay.units import parse_duration, parse_rate
@@ -16,26 +17,6 @@ from netassay.units import parse_duration, parse_rate
 _RATE = as_text(parse_rate)
 _DUR = as_text(parse_duration)
 COUNT = 1000  # probes per run when neither --count nor --duration is given
-
-
-def to_ns(text: Any) -> int | None:
-    """A duration ('200us', '1ms', '0') in integer nanoseconds (None stays None)."""
-    if text is None:
-        return None
-    t = str(text).strip().lower()
-    for unit, mult in (("ns", 1), ("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000)):
-        if t.endswith(unit):
-            t, scale = t[: -len(unit)], mult
-            break
-    else:
-        scale = 1_000_000_000 if t not in ("0",) else 1
-    try:
-        value = float(t) * scale
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise UsageError(f"bad duration '{text}'", "a number with ns, us, ms or s", "e.g. 200us")
-    return round(value)
 
 
 def _load(v: Any) -> str:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import platform
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -24,18 +22,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from netassay import __version__
 from netassay import names as N
 from netassay.counters.capture import Capture
-from netassay.counters.environment import cpu_model, irqbalance_running
-from netassay.counters.environment import read_text as read
-from netassay.counters.environment import tool_version as version
 from netassay.errors import StoreError, TestbedError, UsageError
 from netassay.methods.base import run_store
 from netassay.methods.rtt import store as rtt_store
 from netassay.methods.rtt.request import RttRequest
-from netassay.methods.rtt.trial import SAMPLE_COLUMNS, RunResult, achieved_rate, measure
+from netassay.methods.rtt.trial import SAMPLE_COLUMNS, RunResult, measure
 from netassay.proc import run as run_cmd
+from netassay.shared.probe_run import achieved_rate, environment
 from netassay.store.db import Store
 from netassay.testbed import Testbed, require_root, validate_name
 from netassay.testbed.rtt import EP_DEV, PATHS, UPLINK, RttTestbedConfig
@@ -208,19 +203,6 @@ def check_path(tb: Testbed, req: RttSetup, capture: Capture | None) -> dict[str,
         )
     return {"probes": sent, "received": got, "lost_share": round(lost, 6), "sent_pps": rate,
             "median_send_delay_ns": behind}  # fmt: skip
-
-
-def environment(tb: Testbed) -> dict[str, Any]:
-    return {
-        "kernel": platform.release(), "kernel_version": platform.version(),
-        "boot_id": read("/proc/sys/kernel/random/boot_id"), "machine": platform.machine(),
-        "cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "cmdline": read("/proc/cmdline"),
-        "isolcpus": read("/sys/devices/system/cpu/isolated"), "irqbalance": irqbalance_running(),
-        "testbed": {k: tb.state.get(k) for k in ("name", "kind", "config", "cpus", "rps", "peers")
-                    if k != "peers" or len(tb.state.get("peers", {})) <= 4},
-        "versions": {"netassay": __version__, "python": platform.python_version(),
-                     "iproute2": version(["ip", "-V"]), "stress-ng": version(["stress-ng", "-V"])},
-    }  # fmt: skip
 
 
 @dataclass

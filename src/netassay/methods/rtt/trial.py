@@ -20,6 +20,7 @@ from netassay.counters import cpu
 from netassay.counters.capture import POINT_NAMES, Capture
 from netassay.hist import Hist
 from netassay.methods.rtt.segments import ALL, compute, lost_after
+from netassay.shared.probe_run import achieved_rate
 from netassay.traffic.probe import Link, ProbeSpec, Sender
 from netassay.units import utc_now
 
@@ -79,11 +80,6 @@ class RunResult:
             "load": self.load,
             "warnings": list(self.warnings),
         }
-
-
-def achieved_rate(prober: dict[str, Any]) -> float | None:
-    sent, dur = int(prober.get("sent", 0)), float(prober.get("duration_s", 0.0))
-    return round((sent - 1) / dur, 3) if sent > 1 and dur > 0 else None
 
 
 class _Reservoir:

@@ -37,7 +37,7 @@ from MLRsearch import AbstractMeasurer, GoalResult, MeasurementResult, MultipleL
 
 from netassay import quality
 from netassay.methods.search.spec import Goal, SearchSpec
-from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
+from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 

@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from netassay.methods.search import engine
-from netassay.methods.sweep.figures import _scale
+from netassay.shared.plots import rate_unit
 
 FORMATS = ("png", "svg")
 # how a trial counted, over all goals: (label, marker, colour)
@@ -82,7 +82,7 @@ def plot_search(
     pts, xlabel = _timeline(pts)
     loads = np.array([p["load_pps"] for p in pts] or [1.0])
     bounds = [v for o in outcome.goals for v in (o.lower_pps, o.upper_pps) if v is not None]
-    div, unit = _scale(np.concatenate([loads, np.array(bounds or [1.0])]))
+    div, unit = rate_unit(np.concatenate([loads, np.array(bounds or [1.0])]))
     fig, (ax, zoom) = plt.subplots(
         1, 2, figsize=(11, 4.4), constrained_layout=True, width_ratios=(3, 2)
     )

@@ -10,25 +10,18 @@ from typing import Any
 
 from netassay.analysis import compare
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import (
-    Comparison,
-    Plan,
-    Progress,
-    RunOptions,
-    Section,
-    from_stores,
-    request_from,
-)
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores
 from netassay.methods.search import engine, latency_at
 from netassay.methods.search import pdr as search_pdr
 from netassay.methods.search import run as search_run
 from netassay.methods.search import view as search_view
 from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
 from netassay.methods.search.spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSpec
-from netassay.methods.sweep.analyse import assess_experiment
-from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
+from netassay.params import request_from
+from netassay.shared.plots import slugify
+from netassay.shared.render import FigureJob, Section, data_of
+from netassay.shared.sweep_analyse import assess_experiment
+from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
 
 NOMINAL_MAX_PPS = 600_000.0  # the max load a plan assumes when the peak will set it

@@ -169,7 +169,7 @@ class SearchRequest:
         "trials at that load). Implied by --max-latency.",
         default=False, cli=bool, check=flag,
     )  # fmt: skip
-    # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
+    # --layer and --line-rate: how loads in bit/s or shares are read (shared.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
 
     def goal_options(self) -> GoalOptions:

@@ -20,7 +20,6 @@ from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.counters.sutstate import beside
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
-from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.search import engine
 from netassay.methods.search.request import BOTH, RETRIES, SearchRequest
@@ -33,10 +32,10 @@ from netassay.methods.search.spec import (
     parse_max_latency,
     verify_goal,
 )
-from netassay.methods.sweep import run as sweep_run
-from netassay.methods.sweep.analyse import assess_experiment
-from netassay.methods.sweep.plan import Plan
 from netassay.quality import generator_trouble
+from netassay.shared import lab, sweep_run
+from netassay.shared.sweep_analyse import assess_experiment
+from netassay.shared.sweep_plan import Plan
 from netassay.store.db import Experiment, Store
 from netassay.testbed import topology
 from netassay.testbed.bed import Testbed, config_from_state, require_root
@@ -101,7 +100,7 @@ class SearchJob:
     experiment_id: int | None = None
     stored: int = 0
     resumed: SearchSpec | None = None  # a resume: the stored search's own spec
-    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (methods.rates)
+    rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (shared.rates)
     # both directions at once (trial.bidirectional): every load is both directions' sum
     bidirectional: bool = False
     hooks: Hooks | None = None  # commands run around each trial (trial.hooks)

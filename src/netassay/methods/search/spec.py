@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from netassay.errors import UsageError
 from netassay.hist import SinkHist
-from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
 from netassay.params import goal_ratio
+from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.units import fmt_rate
 
 if TYPE_CHECKING:

@@ -13,20 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.caps import Cap, CapExcess, above_cap
-from netassay.methods import lab
-from netassay.methods.rates import rates_json, rates_lines
 from netassay.methods.search import bounds_held, engine, latency_at
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
 from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
-from netassay.methods.sweep import dataplane
-from netassay.methods.sweep.directions import (
+from netassay.shared import dataplane_counters as dataplane
+from netassay.shared import lab
+from netassay.shared.directions import (
     DIRECTIONS,
     SIDE_HEADER,
     direction_rows,
     side_columns,
 )
-from netassay.methods.sweep.imix import json_lines, stored_mix
-from netassay.methods.sweep.plan import TRIAL_OVERHEAD_S
+from netassay.shared.imix_sizes import json_lines, stored_mix
+from netassay.shared.rates import rates_json, rates_lines
+from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
@@ -187,7 +187,7 @@ BOTH = (
 def at_bounds(store: Store, experiment_id: int, out: engine.SearchOutcome) -> dict[str, Any]:
     """A --bidirectional search's directions at each goal's lower bound: each one's
     sent, received, loss ratio and where it lost, summed over the trials at that load
-    (the sweep's per-direction sums, ``sweep.directions``)."""
+    (the sweep's per-direction sums, ``shared.directions``)."""
     rows = direction_rows(store, experiment_id)
     at = []
     for o in out.goals:

@@ -12,7 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from netassay.methods.plots import save
+from netassay.shared.plots import save
 
 
 def plot_timeline(

@@ -116,7 +116,7 @@ class SoakRequest:
         "search's PDR, halved.",
         default=False, cli=bool, check=flag,
     )  # fmt: skip
-    # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
+    # --layer and --line-rate: how loads in bit/s or shares are read (shared.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
 
     def validate(self) -> None:

@@ -20,13 +20,13 @@ from netassay import methods as registry
 from netassay import names, quality
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
-from netassay.methods import lab
 from netassay.methods.base import RunOptions
 from netassay.methods.soak import series
 from netassay.methods.soak import store as soak_store
 from netassay.methods.soak.request import RETRIES, SoakRequest, pdr_share
 from netassay.methods.soak.sampler import LockedSink, SampledBed, Sampler
-from netassay.methods.sweep.run import refuse_bidirectional
+from netassay.shared import lab
+from netassay.shared.sweep_run import refuse_bidirectional
 from netassay.store.db import Store
 from netassay.testbed import topology
 from netassay.testbed.bed import config_from_state, require_root
@@ -59,7 +59,7 @@ class Soak:
     retries: int = RETRIES
     bidirectional: bool = False  # both directions at once, rate_pps each (trial.bidirectional)
     rate_from: dict[str, Any] | None = None  # the stored search a %pdr load came from
-    rates: dict[str, Any] | None = None  # a load written in bit/s or as a share (methods.rates)
+    rates: dict[str, Any] | None = None  # a load written in bit/s or as a share (shared.rates)
     progress: Line = _quiet
     note: Line = _quiet
     experiment_id: int | None = None

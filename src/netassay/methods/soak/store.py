@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import UsageError
-from netassay.methods.rates import rates_json
 from netassay.methods.soak.series import segment_lengths, summary
-from netassay.methods.sweep.directions import DIRECTIONS, LoadBothWays
-from netassay.methods.sweep.imix import stored_mix
+from netassay.shared.directions import DIRECTIONS, LoadBothWays
+from netassay.shared.imix_sizes import stored_mix
+from netassay.shared.rates import rates_json
 from netassay.store.db import Experiment, Store
 from netassay.trial.bidirectional import CONVENTION
 
@@ -37,7 +37,7 @@ def planned(exp: Experiment) -> int:
 
 def directions(trials: list[dict[str, Any]]) -> dict[str, Any]:
     """A --bidirectional soak's totals per direction over its used segments (exact, as
-    the whole run's): a sweep's one load, summed as ``sweep.directions`` sums it."""
+    the whole run's): a sweep's one load, summed as ``shared.directions`` sums it."""
     row = LoadBothWays(0.0)
     for t in trials:
         if not t.get("excluded"):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from netassay.methods.rates import rates_lines
 from netassay.methods.soak.series import GAP_S
 from netassay.methods.soak.store import StoredSoak
-from netassay.methods.sweep.imix import json_lines
+from netassay.shared.imix_sizes import json_lines
+from netassay.shared.rates import rates_lines
 from netassay.trial.bidirectional import DIRECTIONS
 from netassay.units import fmt_rate
 

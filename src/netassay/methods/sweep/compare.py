@@ -13,7 +13,7 @@ from typing import Any
 
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
-from netassay.methods.sweep.analyse import KINDS, assess_experiment
+from netassay.shared.sweep_analyse import KINDS, assess_experiment
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 

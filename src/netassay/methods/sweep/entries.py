@@ -11,14 +11,14 @@ from typing import Any
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.hist import SinkHist
-from netassay.methods.plots import slugify
-from netassay.methods.rates import rates_lines
-from netassay.methods.render import FigureJob
-from netassay.methods.sweep.analyse import assess_store
-from netassay.methods.sweep.directions import DIRECTIONS, direction_rows, directions_json
-from netassay.methods.sweep.imix import stored_mix
-from netassay.methods.sweep.latency import direction_latency_rows, latency_rows
 from netassay.methods.sweep.located import left_out
+from netassay.shared.directions import DIRECTIONS, direction_rows, directions_json
+from netassay.shared.imix_sizes import stored_mix
+from netassay.shared.plots import slugify
+from netassay.shared.rates import rates_lines
+from netassay.shared.render import FigureJob
+from netassay.shared.sweep_analyse import assess_store
+from netassay.shared.sweep_latency import direction_latency_rows, latency_rows
 from netassay.store.db import Store
 from netassay.trial.engine import SOURCE
 
@@ -43,7 +43,7 @@ class Entry:
 def entries(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Entry]:
     """Every curve of ``store``, its figures in ``out/figures`` as jobs: the report draws
     them on the host's cores, those already there from the same data kept
-    (``methods/render.py``)."""
+    (``shared/render.py``)."""
     found = []
     for a in assess_store(store, cfg):
         slug = slugify(a.label, used)

@@ -15,26 +15,17 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from netassay.analysis.assess import Assessment
+from netassay.shared.plots import rate_unit
 
 PNG_DPI = 110
 VERDICT_COLOR = {"GOOD": "#1a7f37", "BAD": "#cf222e", "INCONCLUSIVE": "#9a6700"}
-
-
-def _scale(rates: np.ndarray) -> tuple[float, str]:
-    known = rates[np.isfinite(rates)]
-    top = float(np.max(known)) if known.size else 1.0
-    if top >= 1e6:
-        return 1e6, "Mpps"
-    if top >= 1e3:
-        return 1e3, "kpps"
-    return 1.0, "pps"
 
 
 def plot_assessment(
     a: Assessment, stem: Path, formats: tuple[str, ...] = ("png", "svg")
 ) -> list[Path]:
     """Draw one experiment's figure; write stem.png, stem.svg...; return the paths."""
-    div, unit = _scale(a.table.rate_pps)
+    div, unit = rate_unit(a.table.rate_pps)
     x = a.table.rate_pps / div
     fig, (ax, axd) = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
     _loss_panel(ax, a, x, unit)

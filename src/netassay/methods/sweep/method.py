@@ -11,14 +11,15 @@ from netassay.analysis import compare as analysis_compare
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.loads import AUTO_TOP
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, request_from
-from netassay.methods.sweep import analyse as sweep_analyse
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions
 from netassay.methods.sweep import compare as sweep_compare
-from netassay.methods.sweep import plan as sweep_plan
-from netassay.methods.sweep import run as sweep_run
 from netassay.methods.sweep.entries import Entry, entries
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
+from netassay.methods.sweep.run import plan_of, prepare
 from netassay.methods.sweep.view import LEGEND, make_console, render
+from netassay.params import request_from
+from netassay.shared import sweep_analyse, sweep_plan, sweep_run
+from netassay.shared.render import Section
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
@@ -43,11 +44,11 @@ class SweepMethod:
     legend = LEGEND
 
     def plan(self, request: SweepRequest) -> Plan:
-        p = sweep_run.plan_of(request)
+        p = plan_of(request)
         return Plan(p.count(), sweep_plan.estimate_s(p), tuple(sweep_plan.describe(p).splitlines()))
 
     def prepare(self, request: SweepRequest, options: RunOptions) -> sweep_run.Sweep:
-        return sweep_run.prepare(request, options, options.config or Config())
+        return prepare(request, options, options.config or Config())
 
     def run(
         self, request: SweepRequest, options: RunOptions, progress: Progress
@@ -116,7 +117,7 @@ class SweepMethod:
     def cell_brief(self, settings: dict[str, Any]) -> str:
         """A cell's plan in brief, for 'campaign plan'."""
         req = request_from(SweepRequest, settings)
-        p = sweep_run.plan_of(req)
+        p = plan_of(req)
         both = " per direction, both at once" if req.bidirectional else ""
         loads = (
             f"up to {AUTO_TOP:g}x the MRR (a flood measures it first)"

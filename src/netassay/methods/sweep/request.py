@@ -12,7 +12,7 @@ from netassay.loads import AUTO, RateFlags, check_loads
 from netassay.params import DURATION, PAUSE, as_text, flag, param, whole
 from netassay.units import parse_duration, parse_pause, parse_rates
 
-# No --rates: the loads are chosen on the testbed (methods.sweep.plan.AUTO_LOADS): a short
+# No --rates: the loads are chosen on the testbed (loads.AUTO_LOADS): a short
 # flood measures the SUT's MRR and the sweep goes past it, to 1.3x
 DEFAULT_RATES = AUTO
 
@@ -51,7 +51,6 @@ def parse_shares(text: str) -> tuple[float, ...]:
 
 
 # the run options its command takes (methods.base.RunOptions)
-RETRIES = 2  # repeat a trial the generator could not pace, at most this often
 RUN_OPTIONS = (
     "db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed",
     "hook_before", "hook_after",
@@ -105,5 +104,5 @@ class SweepRequest:
         "--of-pdr", "With --at: the store whose newest search's PDR it takes [--db].",
         default=None, campaign=False, metavar="FILE",
     )  # fmt: skip
-    # --layer and --line-rate: how loads in bit/s or shares are read (methods.rates)
+    # --layer and --line-rate: how loads in bit/s or shares are read (shared.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 from rich.console import Console
@@ -10,7 +11,20 @@ from rich.text import Text
 
 from netassay.analysis.assess import Assessment
 from netassay.analysis.latency import lines as latency_lines
-from netassay.methods.doctor.reference import line as doctor_line
+from netassay.shared import dataplane_counters as dataplane
+from netassay.shared import lab
+from netassay.shared.directions import (
+    DIRECTIONS,
+    direction_rows,
+    directions_json,
+    directions_lines,
+)
+from netassay.shared.doctor_reference import line as doctor_line
+from netassay.shared.imix_sizes import mix_json, mix_lines, mix_rows
+from netassay.shared.rates import rates_json, rates_lines
+from netassay.shared.sweep_latency import direction_latency_rows, latency_rows
+from netassay.shared.sweep_run import Sweep
+from netassay.store.db import Store
 from netassay.units import fmt_rate
 
 VERDICT_STYLE = {"GOOD": "bold green", "BAD": "bold red", "INCONCLUSIVE": "bold yellow"}
@@ -113,3 +127,48 @@ def make_console() -> Console:
         return Console(highlight=False)
     # piped: a line is never cut (grep finds a verdict's reason whole)
     return Console(highlight=False, width=max(probe.width, 110), soft_wrap=True)
+
+
+def ended(sw: Sweep, a: Assessment, view: str) -> tuple[str, list[str]]:
+    """What a sweep says when it ends, its assessment's JSON (``view``) and its verdict
+    and bounds (``end_lines``) with what its store holds beside them: the latency per
+    load, the loads as written, where chosen loads came from, the counts per frame size
+    and per direction, a data plane's own counters. The JSON text (``view`` itself
+    when nothing is added) and the lines."""
+    lines = end_lines(a)
+    doc = json.loads(view)
+    assert sw.experiment_id is not None
+    with Store(sw.db, readonly=True) as store:
+        if sw.latency:  # the latency per load after the assessment (JSON: ``latency``)
+            rows = latency_rows(store, sw.experiment_id)
+            doc["latency"] = [r.to_json() for r in rows]
+            lines += latency_lines(rows)
+        mix, loads = mix_rows(store, sw.experiment_id)
+        both = direction_rows(store, sw.experiment_id)
+        each_way = {
+            d: direction_latency_rows(store, sw.experiment_id, d) for d in DIRECTIONS
+        } if both and sw.latency else {}  # fmt: skip
+        rates = store.experiment(sw.experiment_id).metadata.get("rates")
+        own = dataplane.stored(store, sw.experiment_id)  # a data plane's own counters, per load
+    if rates:  # loads written in bit/s or as shares (JSON: ``rates``)
+        doc["rates"] = rates_json(rates)
+        lines += rates_lines(rates)
+    if sw.auto is not None:  # no loads given: where they came from (JSON: ``auto_loads``)
+        doc["auto_loads"] = sw.auto
+        lines.append(lab.auto_line(sw.auto))
+    if mix is not None:  # --imix: the counts per size (JSON: ``imix``)
+        doc["imix"] = mix_json(mix, loads)
+        lines += mix_lines(mix, loads)
+    if both:  # --bidirectional: each direction's counts (JSON: ``bidirectional``)
+        doc["bidirectional"] = directions_json(both)
+        lines += directions_lines(doc["bidirectional"])
+        if sw.latency:  # and each direction's latency (JSON: ``bidirectional.latency``)
+            doc["bidirectional"]["latency"] = {d: [r.to_json() for r in rows]
+                                               for d, rows in each_way.items()}  # fmt: skip
+            for d, rows in each_way.items():
+                lines += [f"{d} direction (loads per direction):", *latency_lines(rows)]
+    if own is not None:  # --sut ovs, testpmd, l3fwd (JSON: ``dataplane``)
+        doc["dataplane"] = own
+        lines += dataplane.json_lines(own)
+    text = view if doc.keys() == {*json.loads(view)} else json.dumps(doc)
+    return text, lines

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from netassay.analysis.tcp import mathis_bps, path_bps
-from netassay.methods.plots import save
+from netassay.shared.plots import save
 
 
 def points(cells: Sequence[Any]) -> dict[float, dict[str, list[tuple[float, float, Any]]]]:

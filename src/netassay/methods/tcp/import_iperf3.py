@@ -16,7 +16,9 @@ from typing import Any
 
 from netassay.analysis.tcp import bounds
 from netassay.errors import AlreadyStored, InputError
-from netassay.methods.accept.import_iperf3 import (
+from netassay.methods.tcp import store as tcp_store
+from netassay.methods.tcp.run import parse_client
+from netassay.shared.iperf3_json import (
     COUNT,
     FLAG,
     NUMBER,
@@ -25,8 +27,6 @@ from netassay.methods.accept.import_iperf3 import (
     check_shape,
     find_json,
 )  # fmt: skip
-from netassay.methods.tcp import store as tcp_store
-from netassay.methods.tcp.run import parse_client
 from netassay.store.db import Store
 
 SOURCE = "iperf3 import"

@@ -11,12 +11,12 @@ from typing import Any
 
 from netassay.analysis.tcp import summary
 from netassay.config import AnalysisConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, Section, from_stores, span
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
+from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
 from netassay.methods.tcp import store as tcp_store
 from netassay.methods.tcp import view as tcp_view
 from netassay.methods.tcp.request import RUN_OPTIONS, TcpRequest
+from netassay.shared.plots import slugify
+from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Experiment, Store
 
 RUN_OVERHEAD_S = 1.0  # per transfer: iperf3's server and client started, counters read

@@ -2,7 +2,7 @@
 doctor run leaves its verdict in the run directory (beside the testbeds' state: gone at
 the next boot, as the host it checked may be), and every experiment started later on
 the same boot with the same testbed settings (its knobs but the SUT, the ground truths
-and the sink) carries it by reference in its metadata (``methods.lab``), so that its
+and the sink) carries it by reference in its metadata (``shared.lab``), so that its
 report says on what host it was measured and whether that host passed."""
 
 from __future__ import annotations

@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netassay import methods as registry
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.methods.base import Section, consecutive_runs
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
 from netassay.names import min_frame_bytes
 from netassay.params import param
+from netassay.shared.plots import slugify
+from netassay.shared.render import FigureJob, Section, data_of
+from netassay.shared.series import Finder, consecutive_runs
 from netassay.store.db import Experiment, Store
 from netassay.testbed.linerate import FCS_BYTES, IFG_BYTES, PREAMBLE_SFD_BYTES
 
@@ -157,7 +156,9 @@ def _runs(experiments: list[Experiment]) -> Iterator[list[Experiment]]:
     return consecutive_runs(experiments, _key, _size_of)
 
 
-def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[SizeSeries]:
+def series_in(
+    store: Store, cfg: AnalysisConfig, of_kind: Finder, since_id: int = 0
+) -> list[SizeSeries]:
     """Every frame-size series of the store (of two sizes or more), oldest first; only
     experiments after ``since_id`` with ``since_id``."""
     sized = [e for e in store.experiments() if e.id > since_id and _size_of(e) is not None]
@@ -165,7 +166,7 @@ def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[Size
     for run in _runs(sized):
         if len(run) < 2:
             continue
-        m = registry.of_kind(run[0].kind)
+        m = of_kind(run[0].kind)
         if m is None:
             continue
         tb = run[0].config.get("testbed") or {}
@@ -247,13 +248,15 @@ def notes(s: SizeSeries, metrics: list[str]) -> list[str]:
     return out
 
 
-def sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Section]:
+def sections(
+    store: Store, out: Path, cfg: AnalysisConfig, used: set[str], of_kind: Finder
+) -> list[Section]:
     """One section per frame-size series of the store: its table and its figure (a job
     of ``size_figures.plot_series``)."""
     found = []
-    for s in series_in(store, cfg):
+    for s in series_in(store, cfg, of_kind):
         stem = out / "figures" / f"sizes_{slugify(f'{s.kind} {s.label}', used)}"
-        job = FigureJob("netassay.methods.size_figures:plot_series", (s,), stem, data_of(s))
+        job = FigureJob("netassay.shared.size_figures:plot_series", (s,), stem, data_of(s))
         title = f"RFC 2544 frame sizes: {s.kind}{', ' + s.label if s.label else ''}"
         found.append(Section.drawn(title, table_text(s), job, out))
     return found

@@ -34,17 +34,16 @@ import math
 import os
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from netassay import names
 from netassay.config import Config, TestbedConfig, with_frame_size
 from netassay.errors import InputError, UsageError
 from netassay.imix import mean_frame_bytes, parse_imix, spec
 from netassay.loads import parse_layer, parse_line_rate, tokens, written
-from netassay.methods import lab
-from netassay.methods.base import RunOptions, request_from
-from netassay.params import Param, declared
+from netassay.params import Param, declared, request_from
+from netassay.shared import lab
 from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import config_from_state
 from netassay.testbed.linerate import FCS_BYTES, IFG_BYTES, PREAMBLE_SFD_BYTES
@@ -52,6 +51,23 @@ from netassay.traffic.pcap import describe
 from netassay.units import fmt_rate
 
 L1_EXTRA = PREAMBLE_SFD_BYTES + IFG_BYTES
+
+
+class Taken(Protocol):
+    """What a run's options (``methods.base.RunOptions``) say of where its loads are
+    read: the testbed it takes (by ``--testbed``, or by name with its flags), the config
+    file, and whether it resumes (a resumed run keeps its own loads)."""
+
+    @property
+    def testbed(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def testbed_flags(self) -> dict[str, Any]: ...
+    @property
+    def config(self) -> Config | None: ...
+    @property
+    def resume(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -121,7 +137,7 @@ def fmt_bps(bps: float) -> str:
 
 
 # -- the command's side: where the frame size and the line rate come from ----------------
-def frames_of(options: RunOptions, layer: int, line_bps: float | None) -> Frames:
+def frames_of(options: Taken, layer: int, line_bps: float | None) -> Frames:
     """The frame size and line rate of the testbed the run takes (``--testbed``'s state,
     a testbed of that name that is up, else the flags and the config file)."""
     cfg = options.config or Config()
@@ -184,7 +200,7 @@ def _at(key: str, where: str | None) -> Iterator[None]:
 
 
 def resolve(
-    given: dict[str, Any], options: RunOptions, fields: dict[str, str],
+    given: dict[str, Any], options: Taken, fields: dict[str, str],
     lists: tuple[str, ...] = (), origins: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:  # fmt: skip
     """``given`` with its loads written in bit/s or as shares (``fields``: key -> flag;
@@ -252,10 +268,10 @@ def converted(
 
 
 def resolved(
-    given: dict[str, Any], options: RunOptions, cls: type, section: str, flags: Collection[str]
-) -> tuple[dict[str, Any], RunOptions]:
+    given: dict[str, Any], options: Taken, cls: type, section: str, flags: Collection[str]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A command's ``resolve``: the loads ``cls`` declares (``Param.load``) in frames/s,
-    what was written in ``options.rates``; a key of the config file's [``section``]
+    and what was written (for ``RunOptions.rates``); a key of the config file's [``section``]
     that no flag (``flags``: the keys given) overrode names its line."""
     cfg = options.config
     origins = {
@@ -264,8 +280,7 @@ def resolved(
     ps = load_params(cls)
     fields = {k: p.flag for k, p in ps.items()}
     lists = tuple(k for k, p in ps.items() if p.load == "list")
-    out, record = resolve(given, options, fields, lists, origins)
-    return out, replace(options, rates=record)
+    return resolve(given, options, fields, lists, origins)
 
 
 # -- a campaign cell's loads: converted with the cell's own knobs ---------------------

@@ -87,6 +87,35 @@ class FigureJob:
         return kept == self.key() and all(f.exists() for f in self.files())
 
 
+@dataclass(frozen=True)
+class Section:
+    """A method's part of a report's index: a title, its text, a figure (with its SVG
+    beside it) or a link to a page of its own. Its figures are jobs (``FigureJob``)
+    that the report draws, all sections' in one pool, only those whose data changed;
+    a page of its own (which may hold its figures inline) is written by ``page`` once
+    they are drawn."""
+
+    title: str
+    text: str = ""
+    figure: str | None = None  # a PNG's path in the report folder (figures/...)
+    figure_svg: str | None = None
+    link: str | None = None
+    jobs: tuple[FigureJob, ...] = ()  # every figure it shows, its page's too
+    page: Callable[[], object] | None = None  # writes its page (after its figures)
+
+    @staticmethod
+    def drawn(title: str, text: str, job: FigureJob, out: Path) -> Section:
+        """A section showing one figure job's PNG, its SVG linked (``out``: the report)."""
+        rel = job.stem.relative_to(out).as_posix()
+        return Section(title, text, f"{rel}.png", f"{rel}.svg", jobs=(job,))
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            k: v for k, v in self.__dict__.items()
+            if v is not None and k not in ("jobs", "page")
+        }  # fmt: skip
+
+
 def data_of(*parts: Any) -> str:
     """What a figure is drawn from, as text for its key: JSON with sorted keys, a
     dataclass as its fields, an array as its values, a set sorted; a type it cannot
@@ -167,7 +196,7 @@ def render(
     todo = [j for j in jobs if not j.fresh()]
     _DRAW[:] = [j.function() for j in todo]  # imported once, in this process
     if todo and "matplotlib" in sys.modules:  # figures: their text measured once
-        from netassay.methods.textcache import share
+        from netassay.shared.textcache import share
 
         share()
     shown = _Progress(progress, len(jobs), len(jobs) - len(todo))

@@ -1,5 +1,5 @@
-"""A scale series drawn (``methods.scale``): each measured rate against the FIB's,
-the rule set's or the flows' size on a log axis (``methods.scale.sections`` makes it a
+"""A scale series drawn (``shared.scale``): each measured rate against the FIB's,
+the rule set's or the flows' size on a log axis (``shared.scale.sections`` makes it a
 figure job of the report)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from netassay.methods.plots import save
-from netassay.methods.scale import KNOBS, METRICS, ScaleSeries
+from netassay.shared.plots import save
+from netassay.shared.scale import KNOBS, METRICS, ScaleSeries
 
 
 def plot_series(s: ScaleSeries, stem: Path) -> list[Path]:

@@ -5,8 +5,10 @@ offline)."""
 from __future__ import annotations
 
 import base64
+import math
 import re
 import struct
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,18 @@ def save(fig: Any, stem: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]
         out.append(path)
     plt.close(fig)
     return out
+
+
+def rate_unit(rates: Iterable[float]) -> tuple[float, str]:
+    """The unit a rate axis is drawn in (its divisor, its name) for the highest finite
+    rate of ``rates``: Mpps, kpps or pps."""
+    known = [float(r) for r in rates if math.isfinite(r)]
+    top = max(known) if known else 1.0
+    if top >= 1e6:
+        return 1e6, "Mpps"
+    if top >= 1e3:
+        return 1e3, "kpps"
+    return 1.0, "pps"
 
 
 def slugify(text: str, used: set[str]) -> str:

@@ -1,4 +1,4 @@
-"""A frame-size series drawn as RFC 2544 reports it (``methods.sizes``): each measured
+"""A frame-size series drawn as RFC 2544 reports it (``shared.sizes``): each measured
 rate against the frame size, in Mpps and in Gbit/s at layer 1 (its report section is
 ``sizes.sections``)."""
 
@@ -11,8 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from netassay.methods.plots import save
-from netassay.methods.sizes import METRICS, SizeSeries, unsettled
+from netassay.shared.plots import save
+from netassay.shared.sizes import METRICS, SizeSeries, unsettled
 
 
 def plot_series(s: SizeSeries, stem: Path) -> list[Path]:

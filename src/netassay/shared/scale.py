@@ -6,7 +6,7 @@ scale).
 ``--routes 1,1k,100k,1M`` on a sweep, search or flood runs the command once per value,
 on a testbed built for that value (``cli.scale``), each result stored as it ends. A
 series is found in a store without a tag, as a frame-size series is
-(``methods.sizes``): consecutive experiments of one kind whose configurations differ
+(``shared.sizes``): consecutive experiments of one kind whose configurations differ
 only in that one knob, a new series starting where a value repeats.
 """
 
@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netassay import methods as registry
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.methods.base import Section, consecutive_runs
-from netassay.methods.plots import slugify
-from netassay.methods.render import FigureJob, data_of
+from netassay.shared.plots import slugify
+from netassay.shared.render import FigureJob, Section, data_of
+from netassay.shared.series import Finder, consecutive_runs
 from netassay.store.db import Experiment, Store
 from netassay.units import parse_whole
 
@@ -107,7 +106,9 @@ def _runs(experiments: list[Experiment], knob: str) -> Iterator[list[Experiment]
     return consecutive_runs(experiments, lambda e: _key(e, knob), lambda e: _value(e, knob))
 
 
-def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[ScaleSeries]:
+def series_in(
+    store: Store, cfg: AnalysisConfig, of_kind: Finder, since_id: int = 0
+) -> list[ScaleSeries]:
     """Every scale series of the store (two values or more of one knob), oldest first;
     only experiments after ``since_id`` with ``since_id``."""
     exps = [e for e in store.experiments() if e.id > since_id]
@@ -120,7 +121,7 @@ def series_in(store: Store, cfg: AnalysisConfig, since_id: int = 0) -> list[Scal
         for run in runs:
             if len(run) < 2:
                 continue
-            m = registry.of_kind(run[0].kind)
+            m = of_kind(run[0].kind)
             if m is None:
                 continue
             tb = run[0].config.get("testbed") or {}
@@ -175,13 +176,15 @@ def table_text(s: ScaleSeries) -> str:
     return "\n".join(lines)
 
 
-def sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Section]:
+def sections(
+    store: Store, out: Path, cfg: AnalysisConfig, used: set[str], of_kind: Finder
+) -> list[Section]:
     """One section per scale series of the store: its table and its curve (a job of
     ``scale_figures.plot_series``)."""
     found = []
-    for s in series_in(store, cfg):
+    for s in series_in(store, cfg, of_kind):
         stem = out / "figures" / f"scale_{slugify(f'{s.knob} {s.kind} {s.label}', used)}"
-        job = FigureJob("netassay.methods.scale_figures:plot_series", (s,), stem, data_of(s))
+        job = FigureJob("netassay.shared.scale_figures:plot_series", (s,), stem, data_of(s))
         title = f"Scale: {s.what}, {s.kind}{', ' + s.label if s.label else ''}"
         found.append(Section.drawn(title, table_text(s), job, out))
     return found

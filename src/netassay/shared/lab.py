@@ -20,8 +20,8 @@ from netassay.config import DATAPLANE_KNOBS, TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
 from netassay.loads import AUTO_TOP, auto_rates
-from netassay.methods.doctor import reference as doctor
 from netassay.names import validate_name
+from netassay.shared import doctor_reference as doctor
 from netassay.store.db import Store
 from netassay.store.preflight import check_store
 from netassay.testbed import dataplane as testbed_dataplane
@@ -258,7 +258,7 @@ def refuse_auto_loads(cfg: Any, bidirectional: bool) -> None:
 
 
 def auto_loads(ctx: TrialContext, note: Note = _quiet) -> tuple[tuple[float, ...], dict[str, Any]]:
-    """The loads of a sweep given none (``sweep.plan.auto_rates``): a flood of
+    """The loads of a sweep given none (``loads.auto_rates``): a flood of
     AUTO_FLOOD_S measures the SUT's maximum receive rate, the generator's paced reach is
     probed at ``AUTO_TOP`` x it, and the loads go evenly up to the lower of the two;
     said as they are chosen, and what was measured (kept in the sweep's config)."""

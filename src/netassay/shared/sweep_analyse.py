@@ -14,9 +14,9 @@ from netassay.analysis.assess import Assessment, assess_trials
 from netassay.analysis.caps import above_cap
 from netassay.config import AnalysisConfig
 from netassay.errors import InputError
-from netassay.methods import lab
-from netassay.methods.sweep.latency import latency_rows
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, RATE_OVERSHOOT
+from netassay.shared import lab
+from netassay.shared.sweep_latency import latency_rows
 from netassay.store import Store
 from netassay.store.loads import build_loads
 from netassay.store.pastrami import KIND, ParsedColumns, find_result_files, parse_many
