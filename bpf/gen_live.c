@@ -18,7 +18,10 @@
 #include <bpf/bpf_endian.h>
 
 #define LATE_N 19
-#define MAX_WORDS 12
+/* The words of the template written back: its headers and the stamped fields. */
+#define WORDS_V4 8
+#define WORDS_V6 11
+#define ETH_LEN 14
 #define SEQ_BITS 48
 /* bpf_loop's limit: the longest wait for one frame's time is this many clock reads. */
 #define SPIN_LOOPS (1 << 23)
@@ -58,13 +61,11 @@ const volatile __u64 flows = 1;
 const volatile __u32 random_order = 0;
 const volatile __u32 fixed_addresses = 1;
 const volatile __u32 v6 = 0;
-/* The template's headers and stamped fields, written back word by word. */
-const volatile __u32 n_words = 0;
-const volatile __u64 words[MAX_WORDS] = { 0 };
-const volatile __u32 word_at[MAX_WORDS] = { 0 };
-/* Where the stamped fields sit (packet.rs, Layout). */
-const volatile __u32 at_flow = 0, at_sport = 0, at_seq = 0, at_ts = 0, at_csum = 0;
-const volatile __u32 at_src_low = 0, at_dst_low = 0, at_ip_csum = 0;
+/* The template's headers and stamped fields, written back 8 bytes a store: IPv4's at
+ * 0, 8, ... 56; IPv6's at 0, 8, ... 72, then at `last_at` (80, or the frame's last 8
+ * bytes when it is shorter than 88). */
+const volatile __u64 words[WORDS_V6] = { 0 };
+const volatile __u32 last_at = 80;
 /* The template's checksum sums (packet.rs, Template) and source port. */
 const volatile __u32 base_sum = 0, tuple_sum = 0, ip_sum = 0, sport = 0;
 /* The flows' plan (flows.rs, Plan). */
@@ -97,14 +98,89 @@ static __always_inline __u32 fold(__u32 s)
 	return s;
 }
 
+/* The frame built for family V6 (a constant once inlined: each family has its own
+ * copy, with its offsets in the instructions; packet.rs, Layout). */
+static __always_inline int build(struct xdp_md *ctx, __u64 k, __u64 now, const int V6)
+{
+	const __u32 l4 = ETH_LEN + (V6 ? 40 : 20), payload = l4 + 8;
+	const __u32 at_sport = l4, at_csum = l4 + 6;
+	const __u32 at_flow = payload + 4, at_seq = payload + 6, at_ts = payload + 14;
+	const __u32 at_src_low = ETH_LEN + (V6 ? 20 : 12), at_dst_low = ETH_LEN + (V6 ? 36 : 16);
+	const __u32 at_ip_csum = ETH_LEN + 10;
+	void *data, *data_end;
+	__u64 seq, field;
+	__u32 flow, sum, c;
+
+	seq = k / flows;
+	flow = k % flows;
+	if (random_order) {
+		__u32 i = flow;
+		__u64 *p = bpf_map_lookup_elem(&perm, &i);
+
+		if (!p)
+			return XDP_DROP;
+		flow = *p;
+	}
+
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (data + size > data_end)
+		return XDP_DROP;
+	/* The kernel builds a live frame's page from the template once and recycles it,
+	 * with whatever the path wrote into it: the headers go back first. */
+	if (V6) {
+#pragma unroll
+		for (int i = 0; i < WORDS_V6 - 1; i++)
+			*(__u64 *)(data + i * 8) = words[i];
+		*(__u64 *)(data + last_at) = words[WORDS_V6 - 1];
+	} else {
+#pragma unroll
+		for (int i = 0; i < WORDS_V4; i++)
+			*(__u64 *)(data + i * 8) = words[i];
+	}
+
+	if (fixed_addresses) {
+		/* the run's two addresses; the source port is --src-port + flow */
+		*(__u16 *)(data + at_flow) = bpf_htons(flow);
+		*(__u16 *)(data + at_sport) = bpf_htons(sport + flow);
+		field = seq;
+		sum = base_sum + sport + flow + flow;
+	} else {
+		/* flow f's tuple (flows.rs, Plan::tuple) */
+		__u64 d = flow % slots, q = flow / slots;
+		__u32 dst, src, port, ip;
+
+		if (slots != dsts)
+			d = d * dsts / slots;
+		dst = (__u32)d * dst_step + dst_low;
+		port = q % ports + src_port;
+		src = (__u32)(q / ports) + src_low;
+		*(__u32 *)(data + at_dst_low) = bpf_htonl(dst);
+		*(__u32 *)(data + at_src_low) = bpf_htonl(src);
+		*(__u16 *)(data + at_sport) = bpf_htons(port);
+		if (!V6) {
+			ip = fold(ip_sum + halves(dst) + halves(src));
+			*(__u16 *)(data + at_ip_csum) = bpf_htons(~ip & 0xffff);
+		}
+		*(__u16 *)(data + at_flow) = bpf_htons(flow & 0xffff);
+		field = seq | (__u64)(flow >> 16) << SEQ_BITS;
+		sum = tuple_sum + halves(dst) + halves(src) + port + (flow & 0xffff);
+	}
+	*(__u64 *)(data + at_seq) = bpf_cpu_to_be64(field);
+	*(__u64 *)(data + at_ts) = bpf_cpu_to_be64(now);
+	c = ~fold(sum + words_of(field) + words_of(now)) & 0xffff;
+	if (c == 0)
+		c = 0xffff; /* a zero UDP checksum is sent as all ones */
+	*(__u16 *)(data + at_csum) = bpf_htons(c);
+	return XDP_TX; /* out of the ingress interface (the ctx's ifindex) */
+}
+
 SEC("xdp")
 int netassay_gen(struct xdp_md *ctx)
 {
 	__u32 key = 0;
 	struct state *w;
-	__u64 k, now, rate, seq, field;
-	__u32 flow, sum, c;
-	void *data, *data_end;
+	__u64 k, now, rate;
 
 	if (ctx->ingress_ifindex != ifindex)
 		return XDP_PASS; /* a real frame on the parking device: leave it alone */
@@ -138,65 +214,7 @@ int netassay_gen(struct xdp_md *ctx)
 	if (k == 0)
 		w->first = now;
 	w->last = now;
-
-	seq = k / flows;
-	flow = k % flows;
-	if (random_order) {
-		__u32 i = flow;
-		__u64 *p = bpf_map_lookup_elem(&perm, &i);
-
-		if (!p)
-			return XDP_DROP;
-		flow = *p;
-	}
-
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	if (data + size > data_end)
-		return XDP_DROP;
-	/* The kernel builds a live frame's page from the template once and recycles it,
-	 * with whatever the path wrote into it: the headers go back first. */
-#pragma unroll
-	for (int i = 0; i < MAX_WORDS; i++) {
-		if (i >= n_words)
-			break;
-		*(__u64 *)(data + word_at[i]) = words[i];
-	}
-
-	if (fixed_addresses) {
-		/* the run's two addresses; the source port is --src-port + flow */
-		*(__u16 *)(data + at_flow) = bpf_htons(flow);
-		*(__u16 *)(data + at_sport) = bpf_htons(sport + flow);
-		field = seq;
-		sum = base_sum + sport + flow + flow;
-	} else {
-		/* flow f's tuple (flows.rs, Plan::tuple) */
-		__u64 d = flow % slots, q = flow / slots;
-		__u32 dst, src, port, ip;
-
-		if (slots != dsts)
-			d = d * dsts / slots;
-		dst = (__u32)d * dst_step + dst_low;
-		port = q % ports + src_port;
-		src = (__u32)(q / ports) + src_low;
-		*(__u32 *)(data + at_dst_low) = bpf_htonl(dst);
-		*(__u32 *)(data + at_src_low) = bpf_htonl(src);
-		*(__u16 *)(data + at_sport) = bpf_htons(port);
-		if (!v6) {
-			ip = fold(ip_sum + halves(dst) + halves(src));
-			*(__u16 *)(data + at_ip_csum) = bpf_htons(~ip & 0xffff);
-		}
-		*(__u16 *)(data + at_flow) = bpf_htons(flow & 0xffff);
-		field = seq | (__u64)(flow >> 16) << SEQ_BITS;
-		sum = tuple_sum + halves(dst) + halves(src) + port + (flow & 0xffff);
-	}
-	*(__u64 *)(data + at_seq) = bpf_cpu_to_be64(field);
-	*(__u64 *)(data + at_ts) = bpf_cpu_to_be64(now);
-	c = ~fold(sum + words_of(field) + words_of(now)) & 0xffff;
-	if (c == 0)
-		c = 0xffff; /* a zero UDP checksum is sent as all ones */
-	*(__u16 *)(data + at_csum) = bpf_htons(c);
-	return XDP_TX; /* out of the ingress interface (the ctx's ifindex) */
+	return v6 ? build(ctx, k, now, 1) : build(ctx, k, now, 0);
 }
 
 char LICENSE[] SEC("license") = "GPL";

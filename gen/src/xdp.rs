@@ -104,9 +104,10 @@ const W_GAP: usize = W_LATE + LATE_THRESHOLDS_NS.len();
 const VALUE_WORDS: usize = W_GAP + 1;
 /// The program (`bpf/gen_live.c`, built by build.rs).
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/gen_live.o"));
-/// The most words `restored` writes back (gen_live.c's MAX_WORDS): a 1518-byte IPv6
-/// frame's headers and stamped fields take 11.
-const MAX_WORDS: usize = 12;
+/// The words `restored` writes back (gen_live.c's WORDS_V4 and WORDS_V6): an IPv4
+/// frame's headers and stamped fields take 8, an IPv6 frame's 11.
+const WORDS_V4: usize = 8;
+const WORDS_V6: usize = 11;
 
 /// Load the stamping program for this template (`bpf/gen_live.c`): its constants are
 /// the template's headers, where its fields sit and its checksums' fixed sums, the
@@ -125,26 +126,19 @@ const MAX_WORDS: usize = 12;
 /// program also writes the flow's addresses and source port and fixes the IPv4 header
 /// checksum (`Template::stamp_tuple`'s arithmetic, `flows::Plan::tuple`).
 fn load(t: &Template, plan: &Plan, ifindex: u32) -> io::Result<bpf::Loaded> {
-    let l = t.layout;
     let (offs, words) = restored(t);
+    // the program's stores, one per word (a template too short for them is refused
+    // before: packet.rs, min_size)
+    assert_eq!(words.len(), if t.layout.v6 { WORDS_V6 } else { WORDS_V4 });
     let c = bpf::Consts::default()
         .u32("ifindex", ifindex)
         .u32("size", t.frame.len() as u32)
         .u64("flows", plan.flows)
         .bool("random_order", plan.permutation().is_some())
         .bool("fixed_addresses", plan.fixed_addresses())
-        .bool("v6", l.v6)
-        .u32("n_words", words.len() as u32)
-        .u64s("words", &words, MAX_WORDS)
-        .u32s("word_at", &offs, MAX_WORDS)
-        .u32("at_flow", l.flow() as u32)
-        .u32("at_sport", l.sport() as u32)
-        .u32("at_seq", l.seq() as u32)
-        .u32("at_ts", l.ts() as u32)
-        .u32("at_csum", l.csum() as u32)
-        .u32("at_src_low", l.src_low() as u32)
-        .u32("at_dst_low", l.dst_low() as u32)
-        .u32("at_ip_csum", l.ip_csum() as u32)
+        .bool("v6", t.layout.v6)
+        .u64s("words", &words, WORDS_V6)
+        .u32("last_at", *offs.last().expect("a word"))
         .u32("base_sum", t.base_sum)
         .u32("tuple_sum", t.tuple_sum)
         .u32("ip_sum", t.ip_sum)
@@ -175,7 +169,8 @@ fn restored_len(t: &Template) -> usize {
 
 /// The template's headers as the program writes them back into each frame, 8 bytes a
 /// store (the last store may overlap the one before it): the offsets and the words
-/// (as a load from the frame sees them). The kernel builds a live frame's page from
+/// (as a load from the frame sees them); the program's stores are at 0, 8, ... and the
+/// last one's offset (`last_at`), which these are. The kernel builds a live frame's page from
 /// the template once and then recycles it: what the path wrote into a frame (a
 /// router's MAC rewrite, TTL or hop limit and IPv4 checksum, all done in place in the
 /// same page) came back in the next frame built on that page, and a kernel router
@@ -576,6 +571,17 @@ mod tests {
                 4096,
                 Order::Random(2),
             ),
+            ("2001:2::2", "2001:2::3", 87, 1, 1, 1, Order::Incremental),
+            ("2001:2::2", "2001:2::3", 1518, 300, 1, 1, Order::Random(5)),
+            (
+                "198.18.0.2",
+                "198.19.0.2",
+                1518,
+                7,
+                1,
+                1,
+                Order::Incremental,
+            ),
         ];
         for (src, dst, size, flows, dsts, step, order) in cases {
             let spec = Spec {
@@ -666,13 +672,24 @@ mod tests {
             Spec {
                 src: "2001:2::2".parse().unwrap(),
                 dst: "2001:2::3".parse().unwrap(),
+                size: 87,
+                ..spec4()
+            },
+            Spec {
+                src: "2001:2::2".parse().unwrap(),
+                dst: "2001:2::3".parse().unwrap(),
                 size: 1518,
                 ..spec4()
             },
         ] {
             let t = Template::new(&spec).unwrap();
             let (offs, words) = restored(&t);
-            assert!(words.len() <= MAX_WORDS && words.len() == offs.len());
+            let n = if t.layout.v6 { WORDS_V6 } else { WORDS_V4 };
+            assert_eq!((words.len(), offs.len()), (n, n));
+            // the program's stores: 8 bytes apart, but for the last
+            for (i, &o) in offs[..n - 1].iter().enumerate() {
+                assert_eq!(o as usize, i * 8);
+            }
             let len = restored_len(&t).min(t.frame.len());
             assert!(len >= t.layout.ts() + 8 && len <= t.frame.len());
             // each store writes back the template's bytes at its offset, and together
