@@ -6,8 +6,8 @@
  * a run does not take) and attaches it to the interface.
  *
  * A test frame is IPv4 without options or IPv6, UDP, with the payload magic right
- * after the UDP header, of exactly one of `sizes` bytes (slot i of `counts` for the
- * i-th). Per CPU and slot: the count, the first and the last arrival time
+ * after the UDP header, of one of the sizes counted (slot i of `counts` for the i-th:
+ * `slot_of`). Per CPU and slot: the count, the first and the last arrival time
  * (bpf_ktime_get_ns). With `with_latency`, each counted frame's one-way latency (now
  * minus the transmit time in its payload) goes to the `latency` histogram (its
  * buckets: gen/src/latency.rs). With `per_flow`, each frame's flow is counted in
@@ -19,7 +19,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#define MAX_SIZES 16
+/* The longest frame counted (packet.rs, MAX_FRAME). */
+#define MAX_FRAME 1518
 #define ETH_LEN 14
 #define MAGIC_AT_V4 (ETH_LEN + 20 + 8)
 #define MAGIC_AT_V6 (ETH_LEN + 40 + 8)
@@ -45,7 +46,7 @@ struct lat {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MAX_SIZES); /* set to the sizes counted */
+	__uint(max_entries, 1); /* set to the sizes counted */
 	__type(key, __u32);
 	__type(value, struct count);
 } counts SEC(".maps");
@@ -66,8 +67,8 @@ struct {
 } flow_counts SEC(".maps");
 
 /* Set before load (gen/src/sink.rs). */
-const volatile __u32 n_sizes = 1;
-const volatile __u32 sizes[MAX_SIZES] = { 64 };
+/* A frame of n bytes is counted in slot slot_of[n] - 1 (0: not counted). */
+const volatile __u16 slot_of[MAX_FRAME + 1] = { 0 };
 const volatile __u32 action = XDP_DROP;
 const volatile __u32 with_latency = 0;
 const volatile __u32 per_flow = 0;
@@ -207,25 +208,17 @@ int netassay_sink(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	/* each constant read once: the verifier knows the registers' values */
-	__u32 lat = with_latency, pf = per_flow, act = action, n = n_sizes;
-	__u32 slot = MAX_SIZES;
+	__u32 lat = with_latency, pf = per_flow, act = action;
+	__u64 len = data_end - data;
+	__u32 slot;
 	__u16 proto;
 
-#pragma unroll
-	for (__u32 i = 0; i < MAX_SIZES; i++) {
-		__u32 len = sizes[i];
-
-		if (i >= n)
-			break;
-		if (data + len > data_end) /* shorter: not this size */
-			continue;
-		if (data + len + 1 <= data_end) /* longer */
-			continue;
-		slot = i;
-		break;
-	}
-	if (slot == MAX_SIZES)
+	if (len > MAX_FRAME)
 		return XDP_PASS;
+	slot = slot_of[len];
+	if (slot == 0)
+		return XDP_PASS; /* not a size counted */
+	slot -= 1;
 	if (data + ETH_LEN > data_end)
 		return XDP_PASS;
 	proto = *(__u16 *)(data + 12);

@@ -41,11 +41,10 @@ impl Consts {
     pub fn bool(self, name: &'static str, v: bool) -> Consts {
         self.u32(name, u32::from(v))
     }
-    /// An array of u32s (its whole length: the rest zero).
-    pub fn u32s(mut self, name: &'static str, v: &[u32], len: usize) -> Consts {
-        let mut b: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
-        b.resize(len * 4, 0);
-        self.0.push((name, b));
+    /// An array of u16s.
+    pub fn u16s(mut self, name: &'static str, v: &[u16]) -> Consts {
+        self.0
+            .push((name, v.iter().flat_map(|x| x.to_ne_bytes()).collect()));
         self
     }
     /// An array of u64s (its whole length: the rest zero).

@@ -15,7 +15,8 @@ use crate::bpf;
 use crate::flows::Plan;
 use crate::json::J;
 use crate::latency;
-use crate::mix::{Mix, MAX_SIZES};
+use crate::mix::Mix;
+use crate::packet::MAX_FRAME;
 use std::io;
 use std::os::fd::OwnedFd;
 
@@ -44,7 +45,8 @@ impl Action {
     }
 }
 
-/// The sink's program loaded for these sizes (slot i of the counts for the i-th),
+/// The sink's program loaded for these sizes (at most MAX_FRAME bytes, each once: slot i
+/// of the counts for the i-th),
 /// action, latency histogram and flows' plan (`--count-flows`): the program and its
 /// maps (counts, latency, flow counts).
 pub(crate) fn load(
@@ -53,9 +55,12 @@ pub(crate) fn load(
     latency: bool,
     flows: Option<&Plan>,
 ) -> io::Result<bpf::Loaded> {
+    let mut slot_of = vec![0u16; MAX_FRAME + 1];
+    for (i, &n) in sizes.iter().enumerate() {
+        slot_of[n as usize] = i as u16 + 1;
+    }
     let mut c = bpf::Consts::default()
-        .u32("n_sizes", sizes.len() as u32)
-        .u32s("sizes", sizes, MAX_SIZES)
+        .u16s("slot_of", &slot_of)
         .u32("action", action.code() as u32)
         .bool("with_latency", latency)
         .bool("per_flow", flows.is_some());
@@ -555,13 +560,27 @@ mod tests {
         let k = Kernel::new(&[84, 1500], Action::Drop, false);
         assert_eq!(k.run(&test_frame(true, 1500)), XDP_DROP);
         assert_eq!(k.packets(), [0, 1]);
-        // all sixteen sizes a mix may have
-        let sizes: Vec<u32> = (0..MAX_SIZES as u32).map(|i| 64 + 90 * i).collect();
+        // every size a capture may hold (--pcap), the largest too
+        let sizes: Vec<u32> = (64..=MAX_FRAME as u32).rev().collect();
         let k = Kernel::new(&sizes, Action::Drop, false);
-        for &s in &sizes {
-            assert_eq!(k.run(&test_frame(false, s as usize)), XDP_DROP);
+        for s in [64, 65, 700, 1517, 1518] {
+            assert_eq!(k.run(&test_frame(false, s)), XDP_DROP);
         }
-        assert_eq!(k.packets(), vec![1; MAX_SIZES]);
+        let n = k.packets();
+        assert_eq!(n.iter().sum::<u64>(), 5);
+        for s in [64, 65, 700, 1517, 1518] {
+            assert_eq!(n[sizes.iter().position(|&x| x == s).unwrap()], 1);
+        }
+        // a capture's sizes below a family's payload end pass; larger ones count
+        let k = Kernel::new(&[64, 84], Action::Drop, false);
+        let mut short = test_frame(true, 84);
+        short.truncate(65); // the magic would end at 66
+        assert_eq!(k.run(&short), XDP_PASS);
+        let k = Kernel::new(&[65, 84], Action::Drop, false);
+        assert_eq!(k.run(&short), XDP_PASS);
+        assert_eq!(k.run(&test_frame(true, 84)), XDP_DROP);
+        assert_eq!(k.run(&test_frame(false, 65)), XDP_DROP);
+        assert_eq!(k.packets(), [1, 1]);
     }
 
     #[test]

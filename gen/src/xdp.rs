@@ -1,6 +1,6 @@
-//! XDP live frames: a tiny XDP program, assembled here, stamps flow, sequence, time
-//! and the UDP checksum into each frame and returns XDP_TX; the kernel runs it `n`
-//! times per BPF_PROG_RUN call (BPF_F_TEST_XDP_LIVE_FRAMES) with the send interface
+//! XDP live frames: a tiny XDP program (`bpf/gen_live.c`, its constants set here for
+//! the frame template) stamps flow, sequence, time and the UDP checksum into each
+//! frame and returns XDP_TX; the kernel runs it `n` times per BPF_PROG_RUN call (BPF_F_TEST_XDP_LIVE_FRAMES) with the send interface
 //! as the ingress one, so each frame leaves through it as an XDP frame: no socket
 //! buffer on the sending side, and none on a veth peer whose XDP program takes it.
 //! Needs Linux >= 5.18 and, on veth, an XDP program on the peer (else veth refuses
@@ -41,7 +41,7 @@
 //!
 //! Every frame's headers are written back from the template before it is stamped:
 //! the kernel builds a page from the template once and recycles it, with whatever
-//! the path wrote into it in place (see `restore_headers`).
+//! the path wrote into it in place (see `restored`).
 
 use crate::bpf::{self, put32, put64, BPF_PROG_TEST_RUN, XDP_FLAGS_SKB_MODE};
 use crate::flows::Plan;
