@@ -75,7 +75,7 @@ const volatile __u32 dst_step = 1, dst_low = 0, src_low = 0, src_port = 0;
 const volatile __u64 late_edges[LATE_N] = { 0 };
 
 /* bpf_loop's callback: stop once the clock reached *due. */
-static long wait_cb(__u32 index, void *due)
+static long netassay_wait(__u32 index, void *due)
 {
 	return bpf_ktime_get_ns() >= *(__u64 *)due;
 }
@@ -197,7 +197,7 @@ int netassay_gen(struct xdp_md *ctx)
 		/* frames left late by a stall catch up at most one per gap */
 		if (w->gap && k && due < w->last + w->gap)
 			until = w->last + w->gap;
-		bpf_loop(SPIN_LOOPS, wait_cb, &until, 0);
+		bpf_loop(SPIN_LOOPS, netassay_wait, &until, 0);
 		now = bpf_ktime_get_ns();
 		late = now - due;
 		if (w->late_max < late)
