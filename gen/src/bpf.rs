@@ -88,8 +88,17 @@ fn load_error(e: ProgramError) -> io::Error {
     }
 }
 
+/// An aya error as an io::Error: the system call's own error (its kind and words: a
+/// map the kernel refused is `Operation not permitted` as before) after aya's words.
 fn ebpf_error(e: EbpfError) -> io::Error {
-    io::Error::other(format!("{e}"))
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(&e);
+    while let Some(x) = src {
+        if let Some(io) = x.downcast_ref::<io::Error>() {
+            return io::Error::new(io.kind(), format!("{e}: {io}"));
+        }
+        src = x.source();
+    }
+    io::Error::other(e.to_string())
 }
 
 /// An owned copy of a map's descriptor.
