@@ -121,6 +121,8 @@ pub fn load_xdp(
     maps: &[&str],
 ) -> io::Result<Loaded> {
     let mut l = EbpfLoader::new();
+    // no CO-RE relocations to make against the kernel's BTF
+    l.btf(None);
     for (name, v) in &consts.0 {
         l.override_global(name, v.as_slice(), true);
     }
