@@ -58,9 +58,11 @@ struct {
 const volatile __u32 ifindex = 0;
 const volatile __u32 size = 64;
 const volatile __u64 flows = 1;
-const volatile __u32 random_order = 0;
-const volatile __u32 fixed_addresses = 1;
-const volatile __u32 v6 = 0;
+/* What the frames are: MODE_* bits, read once (one load on the fast path). */
+#define MODE_V6 1
+#define MODE_FIXED_ADDRESSES 2
+#define MODE_RANDOM_ORDER 4
+const volatile __u32 mode = MODE_FIXED_ADDRESSES;
 /* The template's headers and stamped fields, written back 8 bytes a store: IPv4's at
  * 0, 8, ... 56; IPv6's at 0, 8, ... 72, then at `last_at` (80, or the frame's last 8
  * bytes when it is shorter than 88). */
@@ -100,7 +102,8 @@ static __always_inline __u32 fold(__u32 s)
 
 /* The frame built for family V6 (a constant once inlined: each family has its own
  * copy, with its offsets in the instructions; packet.rs, Layout). */
-static __always_inline int build(struct xdp_md *ctx, __u64 k, __u64 now, const int V6)
+static __always_inline int build(struct xdp_md *ctx, __u64 k, __u64 now, __u32 m,
+				 const int V6)
 {
 	const __u32 l4 = ETH_LEN + (V6 ? 40 : 20), payload = l4 + 8;
 	const __u32 at_sport = l4, at_csum = l4 + 6;
@@ -109,11 +112,13 @@ static __always_inline int build(struct xdp_md *ctx, __u64 k, __u64 now, const i
 	const __u32 at_ip_csum = ETH_LEN + 10;
 	void *data, *data_end;
 	__u64 seq, field;
-	__u32 flow, sum, c;
+	__u32 flow, sum, c, sp;
 
-	seq = k / flows;
-	flow = k % flows;
-	if (random_order) {
+	__u64 n = flows; /* read once: one division for both */
+
+	seq = k / n;
+	flow = k - seq * n;
+	if (m & MODE_RANDOM_ORDER) {
 		__u32 i = flow;
 		__u64 *p = bpf_map_lookup_elem(&perm, &i);
 
@@ -139,12 +144,13 @@ static __always_inline int build(struct xdp_md *ctx, __u64 k, __u64 now, const i
 			*(__u64 *)(data + i * 8) = words[i];
 	}
 
-	if (fixed_addresses) {
+	if (m & MODE_FIXED_ADDRESSES) {
 		/* the run's two addresses; the source port is --src-port + flow */
+		sp = sport;
 		*(__u16 *)(data + at_flow) = bpf_htons(flow);
-		*(__u16 *)(data + at_sport) = bpf_htons(sport + flow);
+		*(__u16 *)(data + at_sport) = bpf_htons(sp + flow);
 		field = seq;
-		sum = base_sum + sport + flow + flow;
+		sum = base_sum + sp + flow + flow;
 	} else {
 		/* flow f's tuple (flows.rs, Plan::tuple) */
 		__u64 d = flow % slots, q = flow / slots;
@@ -181,6 +187,7 @@ int netassay_gen(struct xdp_md *ctx)
 	__u32 key = 0;
 	struct state *w;
 	__u64 k, now, rate;
+	__u32 m;
 
 	if (ctx->ingress_ifindex != ifindex)
 		return XDP_PASS; /* a real frame on the parking device: leave it alone */
@@ -214,7 +221,8 @@ int netassay_gen(struct xdp_md *ctx)
 	if (k == 0)
 		w->first = now;
 	w->last = now;
-	return v6 ? build(ctx, k, now, 1) : build(ctx, k, now, 0);
+	m = mode;
+	return m & MODE_V6 ? build(ctx, k, now, m, 1) : build(ctx, k, now, m, 0);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -130,13 +130,15 @@ fn load(t: &Template, plan: &Plan, ifindex: u32) -> io::Result<bpf::Loaded> {
     // the program's stores, one per word (a template too short for them is refused
     // before: packet.rs, min_size)
     assert_eq!(words.len(), if t.layout.v6 { WORDS_V6 } else { WORDS_V4 });
+    // gen_live.c's MODE_* bits
+    let mode = u32::from(t.layout.v6)
+        | u32::from(plan.fixed_addresses()) << 1
+        | u32::from(plan.permutation().is_some()) << 2;
     let c = bpf::Consts::default()
         .u32("ifindex", ifindex)
         .u32("size", t.frame.len() as u32)
         .u64("flows", plan.flows)
-        .bool("random_order", plan.permutation().is_some())
-        .bool("fixed_addresses", plan.fixed_addresses())
-        .bool("v6", t.layout.v6)
+        .u32("mode", mode)
         .u64s("words", &words, WORDS_V6)
         .u32("last_at", *offs.last().expect("a word"))
         .u32("base_sum", t.base_sum)
