@@ -69,9 +69,11 @@ struct {
 /* Set before load (gen/src/sink.rs). */
 /* A frame of n bytes is counted in slot slot_of[n] - 1 (0: not counted). */
 const volatile __u16 slot_of[MAX_FRAME + 1] = { 0 };
-const volatile __u32 action = XDP_DROP;
-const volatile __u32 with_latency = 0;
-const volatile __u32 per_flow = 0;
+/* What is done with a test frame: the action (XDP_DROP or XDP_PASS) in the low byte,
+ * MODE_* bits above it; read once (one load on the fast path). */
+#define MODE_LATENCY 0x100
+#define MODE_PER_FLOW 0x200
+const volatile __u32 mode = XDP_DROP;
 /* --count-flows: the flows' plan (gen/src/flows.rs). */
 const volatile __u64 flows = 1;
 const volatile __u64 slots = 1;
@@ -164,9 +166,8 @@ static __always_inline void count_flow(__u64 flow, __u32 dst)
 static __always_inline int count(void *data, void *data_end, __u32 slot, const __u32 at,
 				 const __u32 dst_at, __u32 lat, __u32 pf, __u32 act)
 {
-	__u64 now, stamp = 0, flow = 0;
-	__u32 dst = 0;
 	struct count *c;
+	__u64 now;
 
 	if (lat) {
 		if (data + at + PAYLOAD_LEN > data_end)
@@ -179,13 +180,6 @@ static __always_inline int count(void *data, void *data_end, __u32 slot, const _
 	}
 	if (*(__u32 *)(data + at) != bpf_htonl(MAGIC))
 		return XDP_PASS;
-	if (pf) {
-		flow = bpf_ntohs(*(__u16 *)(data + at + 4)) |
-		       (__u64)bpf_ntohs(*(__u16 *)(data + at + 6)) << 16;
-		dst = bpf_ntohl(*(__u32 *)(data + dst_at));
-	}
-	if (lat)
-		stamp = bpf_be64_to_cpu(*(__u64 *)(data + at + STAMP_AT));
 
 	c = bpf_map_lookup_elem(&counts, &slot);
 	if (!c)
@@ -195,10 +189,13 @@ static __always_inline int count(void *data, void *data_end, __u32 slot, const _
 	c->last_ns = now;
 	if (c->packets == 1)
 		c->first_ns = now; /* this CPU's first frame */
-	if (lat && !add_latency(stamp, now))
+	/* the frame is read on after the calls (none of them moves it) */
+	if (lat && !add_latency(bpf_be64_to_cpu(*(__u64 *)(data + at + STAMP_AT)), now))
 		return act;
 	if (pf)
-		count_flow(flow, dst);
+		count_flow(bpf_ntohs(*(__u16 *)(data + at + 4)) |
+				   (__u64)bpf_ntohs(*(__u16 *)(data + at + 6)) << 16,
+			   bpf_ntohl(*(__u32 *)(data + dst_at)));
 	return act;
 }
 
@@ -208,7 +205,7 @@ int netassay_sink(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	/* each constant read once: the verifier knows the registers' values */
-	__u32 lat = with_latency, pf = per_flow, act = action;
+	__u32 m = mode, lat = m & MODE_LATENCY, pf = m & MODE_PER_FLOW, act = m & 0xff;
 	__u64 len = data_end - data;
 	__u32 slot;
 	__u16 proto;

@@ -38,9 +38,6 @@ impl Consts {
         self.0.push((name, v.to_ne_bytes().to_vec()));
         self
     }
-    pub fn bool(self, name: &'static str, v: bool) -> Consts {
-        self.u32(name, u32::from(v))
-    }
     /// An array of u16s.
     pub fn u16s(mut self, name: &'static str, v: &[u16]) -> Consts {
         self.0

@@ -61,9 +61,11 @@ pub(crate) fn load(
     }
     let mut c = bpf::Consts::default()
         .u16s("slot_of", &slot_of)
-        .u32("action", action.code() as u32)
-        .bool("with_latency", latency)
-        .bool("per_flow", flows.is_some());
+        // gen_sink.c's mode: the action, MODE_LATENCY, MODE_PER_FLOW
+        .u32(
+            "mode",
+            action.code() as u32 | u32::from(latency) << 8 | u32::from(flows.is_some()) << 9,
+        );
     let mut n_flows = 1;
     if let Some(p) = flows {
         c = c
