@@ -1,102 +1,182 @@
-//! The few bpf(2) commands netassay-gen needs (maps, program load, test runs, XDP
-//! links) and a tiny assembler for the hand-written programs (no clang needed).
+//! The generator's BPF programs (C under `bpf/`, built by clang through `build.rs` and
+//! embedded in the binary), loaded with aya with their per-run constants set in
+//! `.rodata`; and the few bpf(2) commands the generator makes itself (map reads and
+//! writes, test runs, XDP links).
 
+use aya::maps::{Map, MapData};
+use aya::programs::{ProgramError, Xdp};
+use aya::{EbpfError, EbpfLoader};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-pub const BPF_MAP_CREATE: i64 = 0;
 pub const BPF_MAP_LOOKUP_ELEM: i64 = 1;
 pub const BPF_MAP_UPDATE_ELEM: i64 = 2;
-pub const BPF_PROG_LOAD: i64 = 5;
 pub const BPF_PROG_TEST_RUN: i64 = 10;
-pub const BPF_BTF_LOAD: i64 = 18;
 pub const BPF_LINK_CREATE: i64 = 28;
-pub const BPF_MAP_TYPE_ARRAY: u32 = 2;
-pub const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
-pub const BPF_PROG_TYPE_XDP: u32 = 6;
 /// attach_type of an XDP link (BPF_LINK_CREATE).
 pub const BPF_XDP: u32 = 37;
 pub const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
 pub const XDP_DROP: i32 = 1;
 pub const XDP_PASS: i32 = 2;
+#[cfg(test)]
 pub const XDP_TX: i32 = 3;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Insn(pub u8, pub u8, pub i16, pub i32);
-
-pub fn ins(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
-    Insn(code, (src << 4) | (dst & 0x0f), off, imm)
-}
-pub fn mov_x(d: u8, s: u8) -> Insn {
-    ins(0xbf, d, s, 0, 0)
-}
-pub fn mov_k(d: u8, k: i32) -> Insn {
-    ins(0xb7, d, 0, 0, k)
-}
-pub fn add_k(d: u8, k: i32) -> Insn {
-    ins(0x07, d, 0, 0, k)
-}
-pub fn add_x(d: u8, s: u8) -> Insn {
-    ins(0x0f, d, s, 0, 0)
-}
-pub fn and_k(d: u8, k: i32) -> Insn {
-    ins(0x57, d, 0, 0, k)
-}
-pub fn rsh_k(d: u8, k: i32) -> Insn {
-    ins(0x77, d, 0, 0, k)
-}
-pub fn be(d: u8, bits: i32) -> Insn {
-    ins(0xdc, d, 0, 0, bits)
-}
-pub fn call(f: i32) -> Insn {
-    ins(0x85, 0, 0, 0, f)
-}
-pub fn exit() -> Insn {
-    ins(0x95, 0, 0, 0, 0)
-}
-/// r`d` = the map with this fd (ld_imm64 with BPF_PSEUDO_MAP_FD): two slots.
-pub fn ld_map(d: u8, fd: i32) -> [Insn; 2] {
-    [ins(0x18, d, 1, 0, fd), ins(0, 0, 0, 0, 0)]
-}
-
-/// A program under construction whose forward jumps name labels.
+/// A program's constants (`const volatile` globals in its `.rodata`), as the bytes
+/// that replace each one's initial value before load. The verifier reads them, so the
+/// branches a run does not take are removed before the program is compiled.
 #[derive(Default)]
-pub struct Asm {
-    pub p: Vec<Insn>,
-    fix: Vec<(usize, usize)>,
-    at: Vec<Option<usize>>,
+pub struct Consts(Vec<(&'static str, Vec<u8>)>);
+
+impl Consts {
+    pub fn u32(mut self, name: &'static str, v: u32) -> Consts {
+        self.0.push((name, v.to_ne_bytes().to_vec()));
+        self
+    }
+    pub fn u64(mut self, name: &'static str, v: u64) -> Consts {
+        self.0.push((name, v.to_ne_bytes().to_vec()));
+        self
+    }
+    /// An array of u16s.
+    pub fn u16s(mut self, name: &'static str, v: &[u16]) -> Consts {
+        self.0
+            .push((name, v.iter().flat_map(|x| x.to_ne_bytes()).collect()));
+        self
+    }
+    /// An array of u64s (its whole length: the rest zero).
+    pub fn u64s(mut self, name: &'static str, v: &[u64], len: usize) -> Consts {
+        let mut b: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        b.resize(len * 8, 0);
+        self.0.push((name, b));
+        self
+    }
 }
 
-impl Asm {
-    pub fn new(labels: usize) -> Asm {
-        Asm {
-            at: vec![None; labels],
-            ..Default::default()
+/// A loaded program and the maps asked for, each an fd of its own: the program, and
+/// the maps it uses, live while they are open.
+pub struct Loaded {
+    pub prog: OwnedFd,
+    pub maps: Vec<OwnedFd>,
+}
+
+/// The verifier's reason in an error: its last line that is not a statistic.
+fn verifier_reason(log: &str) -> &str {
+    log.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| {
+            !l.is_empty() && !l.starts_with("processed ") && !l.starts_with("verification time")
+        })
+        .unwrap_or("")
+}
+
+fn load_error(e: ProgramError) -> io::Error {
+    match e {
+        ProgramError::LoadError {
+            io_error,
+            verifier_log,
+        } => {
+            let log = verifier_log.to_string();
+            let why = verifier_reason(&log);
+            io::Error::new(io_error.kind(), format!("{io_error}: {why}"))
         }
+        e => io::Error::other(e.to_string()),
     }
-    pub fn push(&mut self, i: Insn) {
-        self.p.push(i);
-    }
-    pub fn extend<I: IntoIterator<Item = Insn>>(&mut self, it: I) {
-        self.p.extend(it);
-    }
-    /// A conditional (or, with code 0x05, unconditional) jump to `label`.
-    pub fn jmp(&mut self, code: u8, dst: u8, src: u8, imm: i32, label: usize) {
-        self.fix.push((self.p.len(), label));
-        self.p.push(ins(code, dst, src, 0, imm));
-    }
-    pub fn label(&mut self, l: usize) {
-        self.at[l] = Some(self.p.len());
-    }
-    pub fn finish(mut self) -> Vec<Insn> {
-        for (i, l) in self.fix {
-            let t = self.at[l].expect("jump to an unplaced label");
-            self.p[i].2 = (t as i64 - i as i64 - 1) as i16;
+}
+
+/// An aya error as an io::Error: the system call's own error (its kind and words: a
+/// map the kernel refused is `Operation not permitted` as before) after aya's words.
+fn ebpf_error(e: EbpfError) -> io::Error {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(&e);
+    while let Some(x) = src {
+        if let Some(io) = x.downcast_ref::<io::Error>() {
+            return io::Error::new(io.kind(), format!("{e}: {io}"));
         }
-        self.p
+        src = x.source();
     }
+    io::Error::other(e.to_string())
+}
+
+/// An owned copy of a map's descriptor.
+fn map_fd(m: Map) -> io::Result<OwnedFd> {
+    let data: MapData = match m {
+        Map::Array(d) | Map::PerCpuArray(d) => d,
+        _ => return Err(io::Error::other("an unexpected kind of map")),
+    };
+    data.fd().as_fd().try_clone_to_owned()
+}
+
+/// Load the XDP program `prog` of the object `obj` with `consts` set, each map of
+/// `entries` created with that many entries, and return it with the maps `maps` (in
+/// that order). On failure the verifier's reason is in the error.
+pub fn load_xdp(
+    obj: &[u8],
+    prog: &str,
+    consts: &Consts,
+    entries: &[(&str, u32)],
+    maps: &[&str],
+) -> io::Result<Loaded> {
+    let mut l = EbpfLoader::new();
+    // no CO-RE relocations to make against the kernel's BTF
+    l.btf(None);
+    for (name, v) in &consts.0 {
+        l.override_global(name, v.as_slice(), true);
+    }
+    for (name, n) in entries {
+        l.map_max_entries(name, *n);
+    }
+    let mut ebpf = l.load(obj).map_err(ebpf_error)?;
+    let p: &mut Xdp = ebpf
+        .program_mut(prog)
+        .ok_or_else(|| io::Error::other(format!("no program {prog}")))?
+        .try_into()
+        .map_err(|e: ProgramError| io::Error::other(e.to_string()))?;
+    p.load().map_err(load_error)?;
+    let fd = p
+        .fd()
+        .map_err(|e| io::Error::other(e.to_string()))?
+        .as_fd()
+        .try_clone_to_owned()?;
+    let mut out = Vec::with_capacity(maps.len());
+    for name in maps {
+        let m = ebpf
+            .take_map(name)
+            .ok_or_else(|| io::Error::other(format!("no map {name}")))?;
+        out.push(map_fd(m)?);
+    }
+    Ok(Loaded {
+        prog: fd,
+        maps: out,
+    })
+}
+
+#[cfg(test)]
+/// One test run (BPF_PROG_TEST_RUN, not live: the frame comes back) of `prog` on
+/// `frame`, as if it arrived on interface `ifindex` (0: no ingress interface given);
+/// the return code and the frame as the program left it.
+pub fn test_run(
+    prog: std::os::fd::BorrowedFd,
+    frame: &[u8],
+    ifindex: u32,
+) -> io::Result<(i32, Vec<u8>)> {
+    let ctx: [u32; 6] = [0, frame.len() as u32, 0, ifindex, 0, 0];
+    let mut out = vec![0u8; frame.len() + 256];
+    let mut a = [0u8; 80];
+    put32(&mut a, 0, prog.as_raw_fd() as u32);
+    put32(&mut a, 8, frame.len() as u32);
+    put32(&mut a, 12, out.len() as u32);
+    put64(&mut a, 16, frame.as_ptr() as u64);
+    put64(&mut a, 24, out.as_mut_ptr() as u64);
+    put32(&mut a, 32, 1);
+    if ifindex != 0 {
+        put32(&mut a, 40, std::mem::size_of_val(&ctx) as u32);
+        put64(&mut a, 48, ctx.as_ptr() as u64);
+    }
+    sys(BPF_PROG_TEST_RUN, &mut a)?;
+    let len = u32::from_ne_bytes(a[12..16].try_into().unwrap()) as usize;
+    out.truncate(len);
+    Ok((u32::from_ne_bytes(a[4..8].try_into().unwrap()) as i32, out))
 }
 
 /// bpf(2) with the attributes in `attr`. The caller fills `attr` as `cmd` wants it:
@@ -129,41 +209,25 @@ fn new_fd(cmd: i64, attr: &mut [u8]) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-pub fn map_create(kind: u32, value_size: u32, entries: u32) -> io::Result<OwnedFd> {
-    let mut a = [0u8; 128];
-    put32(&mut a, 0, kind);
-    put32(&mut a, 4, 4);
-    put32(&mut a, 8, value_size);
-    put32(&mut a, 12, entries);
-    new_fd(BPF_MAP_CREATE, &mut a)
-}
-
-/// BPF_F_MMAPABLE: an array map whose values the process maps into its memory.
-const BPF_F_MMAPABLE: u32 = 1 << 10;
-
 /// An array map of `entries` values of `value_size` bytes that this process reads and
 /// writes through shared memory (a program's atomic adds are seen at once, and millions of
 /// values are read without a system call each). Needs Linux >= 5.5.
 pub struct Shared {
-    pub fd: OwnedFd,
+    /// The map, open while it is mapped.
+    _fd: OwnedFd,
     ptr: NonNull<u8>,
     len: usize,
 }
 
 impl Shared {
-    pub fn create(value_size: u32, entries: u32) -> io::Result<Shared> {
-        let mut a = [0u8; 128];
-        put32(&mut a, 0, BPF_MAP_TYPE_ARRAY);
-        put32(&mut a, 4, 4);
-        put32(&mut a, 8, value_size);
-        put32(&mut a, 12, entries);
-        put32(&mut a, 16, BPF_F_MMAPABLE);
-        let fd = new_fd(BPF_MAP_CREATE, &mut a)?;
+    /// Map the values of `fd`, an array map of `entries` values of `value_size` bytes
+    /// created with BPF_F_MMAPABLE (a program's map, `load_xdp`).
+    pub fn map(fd: OwnedFd, value_size: u32, entries: u32) -> io::Result<Shared> {
         let page = 4096usize;
         let len = (value_size as usize * entries as usize).div_ceil(page) * page;
         // SAFETY: a new mapping at an address the kernel picks (no hint), of the map's
         // values rounded up to a page, which is what an mmapable array map lets a process
-        // map; `fd` is the live map just created. Nothing else in this process aliases
+        // map; `fd` is a live map created mmapable (the caller's word). Nothing else in this process aliases
         // the memory returned.
         let ptr = unsafe {
             libc::mmap(
@@ -179,7 +243,7 @@ impl Shared {
             return Err(io::Error::last_os_error());
         }
         let ptr = NonNull::new(ptr as *mut u8).ok_or_else(|| io::Error::other("mmap gave 0"))?;
-        Ok(Shared { fd, ptr, len })
+        Ok(Shared { _fd: fd, ptr, len })
     }
 
     /// The first `n` values as u64s (an array map's values are 8 bytes apart whatever
@@ -229,109 +293,6 @@ pub fn map_update(map: impl AsFd, key: u32, value: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// BTF for a program of several functions, as the verifier wants it when one of them
-/// is a callback (bpf_loop): a FUNC per function (static, `int f(void)`), named.
-pub(crate) fn funcs_btf(names: &[&str]) -> Vec<u8> {
-    let mut strs = b"\0int\0".to_vec();
-    let mut types: Vec<u32> = vec![
-        1,
-        1 << 24,
-        4,
-        0x0100_0020, // [1] INT "int" size 4, signed, 32 bits
-        0,
-        13 << 24,
-        1, // [2] FUNC_PROTO int (void)
-    ];
-    for n in names {
-        types.extend([strs.len() as u32, 12 << 24, 2]); // [3..] FUNC static -> [2]
-        strs.extend_from_slice(n.as_bytes());
-        strs.push(0);
-    }
-    let tlen = types.len() as u32 * 4;
-    let mut b = Vec::new();
-    b.extend(0xeb9fu16.to_ne_bytes());
-    b.extend([1u8, 0]);
-    for v in [24u32, 0, tlen, tlen, strs.len() as u32] {
-        b.extend(v.to_ne_bytes());
-    }
-    for v in types {
-        b.extend(v.to_ne_bytes());
-    }
-    b.extend(strs);
-    b
-}
-
-fn btf_load(btf: &[u8]) -> io::Result<OwnedFd> {
-    let mut a = [0u8; 32];
-    put64(&mut a, 0, btf.as_ptr() as u64);
-    put32(&mut a, 16, btf.len() as u32);
-    new_fd(BPF_BTF_LOAD, &mut a)
-}
-
-/// Load an XDP program; on failure the verifier's last line is in the error.
-pub fn prog_load_xdp(prog: &[Insn], name: &str) -> io::Result<OwnedFd> {
-    prog_load_xdp_funcs(prog, name, &[])
-}
-
-/// Load an XDP program whose functions (a callback of bpf_loop, say) start at the
-/// given instructions: `funcs` names each with its first instruction, the main one
-/// (at 0) first; empty for a program of one function.
-pub fn prog_load_xdp_funcs(
-    prog: &[Insn],
-    name: &str,
-    funcs: &[(u32, &str)],
-) -> io::Result<OwnedFd> {
-    let mut code: Vec<u8> = Vec::with_capacity(prog.len() * 8);
-    for Insn(c, r, o, i) in prog {
-        code.push(*c);
-        code.push(*r);
-        code.extend_from_slice(&o.to_ne_bytes());
-        code.extend_from_slice(&i.to_ne_bytes());
-    }
-    let license = b"GPL\0";
-    let mut log = vec![0u8; 1 << 16];
-    let mut a = [0u8; 128];
-    put32(&mut a, 0, BPF_PROG_TYPE_XDP);
-    put32(&mut a, 4, prog.len() as u32);
-    put64(&mut a, 8, code.as_ptr() as u64);
-    put64(&mut a, 16, license.as_ptr() as u64);
-    put32(&mut a, 24, 1);
-    put32(&mut a, 28, log.len() as u32);
-    put64(&mut a, 32, log.as_mut_ptr() as u64);
-    let n = name.len().min(15);
-    a[48..48 + n].copy_from_slice(&name.as_bytes()[..n]);
-    let btf = if funcs.is_empty() {
-        None
-    } else {
-        let names: Vec<&str> = funcs.iter().map(|f| f.1).collect();
-        Some(btf_load(&funcs_btf(&names))?)
-    };
-    let info: Vec<u32> = funcs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, f)| [f.0, 3 + i as u32])
-        .collect();
-    if let Some(b) = &btf {
-        put32(&mut a, 72, b.as_raw_fd() as u32); // prog_btf_fd
-        put32(&mut a, 76, 8); // func_info_rec_size
-        put64(&mut a, 80, info.as_ptr() as u64);
-        put32(&mut a, 88, funcs.len() as u32);
-    }
-    match new_fd(BPF_PROG_LOAD, &mut a) {
-        Ok(fd) => Ok(fd),
-        Err(e) => {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(0);
-            let msg = String::from_utf8_lossy(&log[..end]);
-            let last = msg
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            Err(io::Error::new(e.kind(), format!("{e}: {last}")))
-        }
-    }
-}
-
 /// Attach an XDP program to `ifindex` (native mode) through a BPF link: it stays
 /// attached while the returned fd is open, so it goes away when the process ends.
 /// `flags`: 0 (native where the driver has it) or XDP_FLAGS_SKB_MODE.
@@ -357,23 +318,4 @@ pub fn possible_cpus() -> usize {
         }
     }
     n.max(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_resolve_forward_and_backward() {
-        let mut a = Asm::new(2);
-        a.label(1);
-        a.jmp(0x15, 1, 0, 0, 0);
-        a.push(mov_k(0, 1));
-        a.jmp(0x05, 0, 0, 0, 1);
-        a.label(0);
-        a.push(exit());
-        let p = a.finish();
-        assert_eq!(p[0].2, 2);
-        assert_eq!(p[2].2, -3);
-    }
 }

@@ -14,10 +14,10 @@
 //! the buckets. User space sums the CPUs and clears the map at each read, so a line
 //! carries the latencies since the previous one.
 
-use crate::bpf::{self, Asm};
+use crate::bpf;
 use crate::json::J;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::AsFd;
 
 /// Buckets: 256 of one microsecond, 12 octaves of 128, the overflow.
 pub const BUCKETS: usize = 256 + 12 * 128 + 1;
@@ -26,7 +26,8 @@ pub const OVER: usize = BUCKETS - 1;
 const HEAD: usize = 5;
 pub const VALUE_SIZE: usize = (HEAD + BUCKETS) * 8;
 
-/// The bucket of a latency of `ns` nanoseconds (the program's arithmetic).
+/// The bucket of a latency of `ns` nanoseconds (the program's arithmetic,
+/// `bpf/gen_sink.c`).
 #[cfg(test)]
 pub fn bucket(ns: u64) -> usize {
     let v = ns / 1000;
@@ -50,84 +51,6 @@ pub fn edges(b: usize) -> (u64, u64) {
         ((b as u64 - s * 128) << s, 1u64 << s)
     };
     (lo * 1000, (lo + width) * 1000)
-}
-
-/// Labels the latency block uses, after the sink's own.
-pub const LABELS: usize = 10;
-
-/// The latency block: r8 = now, r9 = the frame's stamp (host order), the key 0 at
-/// fp-4; `l` is the first of its LABELS labels, `done` where it ends. Clobbers
-/// r0-r6 and r8.
-pub fn emit(a: &mut Asm, map_fd: i32, l: usize, done: usize) {
-    use bpf::*;
-    let [ahead, min, no_min, no_max, s4, s2, s1, s0, idx, ok]: [usize; LABELS] =
-        std::array::from_fn(|i| l + i);
-    let (lt, gt, ge, eq) = (0xa5u8, 0x25u8, 0x3du8, 0x15u8);
-    a.extend(ld_map(1, map_fd));
-    a.extend([mov_x(2, 10), add_k(2, -4), call(1)]); // map_lookup_elem
-    a.jmp(eq, 0, 0, 0, done);
-    a.push(mov_x(6, 0));
-    a.jmp(0x2d, 9, 8, 0, ahead); // stamp > now: not a latency of this clock
-    a.extend([
-        ins(0x1f, 8, 9, 0, 0), // r8 = now - stamp (ns)
-        ins(0x79, 1, 6, 0, 0), // r1 = n
-    ]);
-    a.jmp(eq, 1, 0, 0, min); // this CPU's first: the minimum so far
-    a.push(ins(0x79, 2, 6, 16, 0));
-    a.jmp(ge, 8, 2, 0, no_min);
-    a.label(min);
-    a.push(ins(0x7b, 6, 8, 16, 0));
-    a.label(no_min);
-    a.extend([
-        add_k(1, 1),
-        ins(0x7b, 6, 1, 0, 0), // n += 1
-        ins(0x79, 2, 6, 8, 0),
-        add_x(2, 8),
-        ins(0x7b, 6, 2, 8, 0), // sum += d
-        ins(0x79, 2, 6, 24, 0),
-    ]);
-    a.jmp(ge, 2, 8, 0, no_max);
-    a.push(ins(0x7b, 6, 8, 24, 0)); // max = d
-    a.label(no_max);
-    a.extend([mov_x(1, 8), ins(0x37, 1, 0, 0, 1000)]); // r1 = v (us)
-    a.push(mov_k(3, OVER as i32));
-    a.jmp(gt, 1, 0, (1 << 20) - 1, idx);
-    // r3 = s, the bit length of r2 = v >> 8 (< 2^12), by halving steps
-    a.extend([mov_x(2, 1), rsh_k(2, 8), mov_k(3, 0)]);
-    for (below, shift, next) in [(256, 8, s4), (16, 4, s2), (4, 2, s1), (2, 1, s0)] {
-        a.jmp(lt, 2, 0, below, next);
-        a.extend([rsh_k(2, shift), add_k(3, shift)]);
-        a.label(next);
-    }
-    a.extend([
-        add_x(3, 2),           // r2 is 0 or 1 now: its bit
-        ins(0x7f, 1, 3, 0, 0), // r1 = v >> s
-        ins(0x67, 3, 0, 0, 7), // r3 = s * 128
-        add_x(3, 1),           // the bucket
-    ]);
-    a.label(idx);
-    a.jmp(0xb5, 3, 0, OVER as i32, ok); // the verifier's bound on the index
-    a.push(mov_k(3, OVER as i32));
-    a.label(ok);
-    a.extend([
-        ins(0x67, 3, 0, 0, 3),
-        add_x(6, 3),
-        ins(0x79, 1, 6, (HEAD * 8) as i16, 0),
-        add_k(1, 1),
-        ins(0x7b, 6, 1, (HEAD * 8) as i16, 0), // bucket += 1
-    ]);
-    a.jmp(0x05, 0, 0, 0, done);
-    a.label(ahead);
-    a.extend([
-        ins(0x79, 1, 6, 32, 0),
-        add_k(1, 1),
-        ins(0x7b, 6, 1, 32, 0), // ahead += 1
-    ]);
-}
-
-/// The latency map: a per-CPU array of one value.
-pub fn map() -> io::Result<OwnedFd> {
-    bpf::map_create(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, VALUE_SIZE as u32, 1)
 }
 
 /// The histogram summed over the CPUs.
@@ -170,10 +93,10 @@ impl Hist {
     }
 
     /// Read the map and clear it: the latencies since the previous read.
-    pub fn take(map: &OwnedFd, cpus: usize) -> io::Result<Hist> {
+    pub fn take(map: impl AsFd, cpus: usize) -> io::Result<Hist> {
         let mut raw = vec![0u8; VALUE_SIZE * cpus];
-        bpf::map_lookup(map, 0, &mut raw)?;
-        bpf::map_update(map, 0, &vec![0u8; VALUE_SIZE * cpus])?;
+        bpf::map_lookup(map.as_fd(), 0, &mut raw)?;
+        bpf::map_update(map.as_fd(), 0, &vec![0u8; VALUE_SIZE * cpus])?;
         Ok(Hist::from_cpus(&raw))
     }
 

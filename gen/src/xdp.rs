@@ -1,6 +1,6 @@
-//! XDP live frames: a tiny XDP program, assembled here, stamps flow, sequence, time
-//! and the UDP checksum into each frame and returns XDP_TX; the kernel runs it `n`
-//! times per BPF_PROG_RUN call (BPF_F_TEST_XDP_LIVE_FRAMES) with the send interface
+//! XDP live frames: a tiny XDP program (`bpf/gen_live.c`, its constants set here for
+//! the frame template) stamps flow, sequence, time and the UDP checksum into each
+//! frame and returns XDP_TX; the kernel runs it `n` times per BPF_PROG_RUN call (BPF_F_TEST_XDP_LIVE_FRAMES) with the send interface
 //! as the ingress one, so each frame leaves through it as an XDP frame: no socket
 //! buffer on the sending side, and none on a veth peer whose XDP program takes it.
 //! Needs Linux >= 5.18 and, on veth, an XDP program on the peer (else veth refuses
@@ -41,12 +41,12 @@
 //!
 //! Every frame's headers are written back from the template before it is stamped:
 //! the kernel builds a page from the template once and recycles it, with whatever
-//! the path wrote into it in place (see `restore_headers`).
+//! the path wrote into it in place (see `restored`).
 
-use crate::bpf::{self, *};
+use crate::bpf::{self, put32, put64, BPF_PROG_TEST_RUN, XDP_FLAGS_SKB_MODE};
 use crate::flows::Plan;
 use crate::pace::Hist;
-use crate::packet::{Template, SEQ_BITS};
+use crate::packet::Template;
 use crate::tx::{LoopCfg, LoopOut, Stop, Tx};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -72,6 +72,7 @@ const W_K: usize = 0;
 const W_START: usize = 1;
 const W_RATE: usize = 2;
 const W_LATE_MAX: usize = 3;
+#[cfg(test)] // the program writes it; the run reads the last build time only
 const W_FIRST: usize = 4;
 const W_LAST: usize = 5;
 const W_LATE: usize = 6;
@@ -101,19 +102,18 @@ const LATE_THRESHOLDS_NS: [u64; 19] = [
 /// a stall catch up at a bounded rate (`--catch-up`), not in one burst.
 const W_GAP: usize = W_LATE + LATE_THRESHOLDS_NS.len();
 const VALUE_WORDS: usize = W_GAP + 1;
-/// bpf_loop's limit (BPF_MAX_LOOPS): the longest wait for one frame's time is this many
-/// clock reads (~25-50 ns each), a fraction of a second: paced live frames are for
-/// high rates (see `MIN_PACED_PPS`).
-const SPIN_LOOPS: i32 = 1 << 23;
-const BPF_FUNC_KTIME_GET_NS: i32 = 5;
-const BPF_FUNC_LOOP: i32 = 181;
-const BPF_PSEUDO_FUNC: u8 = 4;
+/// The program (`bpf/gen_live.c`, built by build.rs).
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/gen_live.o"));
+/// The words `restored` writes back (gen_live.c's WORDS_V4 and WORDS_V6): an IPv4
+/// frame's headers and stamped fields take 8, an IPv6 frame's 11.
+const WORDS_V4: usize = 8;
+const WORDS_V6: usize = 11;
 
-fn word(w: usize) -> i16 {
-    (w * 8) as i16
-}
-
-/// Assemble the stamping program for this template.
+/// Load the stamping program for this template (`bpf/gen_live.c`): its constants are
+/// the template's headers, where its fields sit and its checksums' fixed sums, the
+/// flows' plan and the interface the runs name (`ifindex`); returns it with its state
+/// map and its permutation map (`--flow-order random`: flow i's place in the order at
+/// key i; one unused slot otherwise).
 ///
 /// Paced (the map's rate is not 0), frame k is due at start + (k * 1e9 + rate / 2) /
 /// rate, the same arithmetic as the AF_PACKET schedule, and the program waits for that
@@ -121,324 +121,74 @@ fn word(w: usize) -> i16 {
 /// test run carries thousands of frames, each leaving on its own time, instead of one
 /// call (and one page pool) per burst. How late each frame was built is counted in
 /// the map (largest, and a histogram).
-/// Each frame's flow is k % flows (through the permutation map `perm_fd` with
-/// `--flow-order random`), its sequence k / flows; where flows have addresses of their
-/// own the program also writes the flow's addresses and source port and fixes the
-/// IPv4 header checksum (`stamp_tuple`'s arithmetic, `flows::Plan::tuple`).
-/// Returns the instructions and where the callback starts.
-fn program(
-    t: &Template,
-    map_fd: i32,
-    plan: &Plan,
-    perm_fd: Option<i32>,
-    ifindex: u32,
-) -> (Vec<Insn>, usize) {
-    let flows = plan.flows;
-    const DROP: usize = 0;
-    const UNPACED: usize = 1;
-    const STAMP: usize = 2;
-    const NOT_MAX: usize = 3;
-    const LATE_DONE: usize = 4;
-    const NOT_FIRST: usize = 5;
-    const CB_BREAK: usize = 6;
-    const WAIT_SET: usize = 7;
-    let l = t.layout;
-    let size = t.frame.len() as i32;
-    let mut a = Asm::new(8);
-    a.extend([
-        mov_x(6, 1),                        // r6 = ctx
-        ins(0x61, 2, 6, 12, 0),             // r2 = ctx->ingress_ifindex
-        ins(0x15, 2, 0, 2, ifindex as i32), // if r2 == ifindex: a test run, go on
-        mov_k(0, XDP_PASS),                 // else a real frame on the parking device:
-        exit(),                             // leave it alone
-        ins(0x62, 10, 0, -4, 0),            // *(u32 *)(r10 - 4) = 0
-    ]);
-    a.extend(ld_map(1, map_fd)); // r1 = map
-    a.extend([
-        mov_x(2, 10), // r2 = r10
-        add_k(2, -4), // r2 -= 4 (&key)
-        call(1),      // r0 = map_lookup_elem(map, &key)
-    ]);
-    a.jmp(0x15, 0, 0, 0, DROP); // if r0 == 0 goto drop
-    a.extend([
-        mov_x(8, 0),                      // r8 = the slot
-        ins(0x79, 7, 8, word(W_K), 0),    // r7 = k
-        mov_x(1, 7),                      //
-        add_k(1, 1),                      //
-        ins(0x7b, 8, 1, word(W_K), 0),    // k + 1
-        ins(0x79, 1, 8, word(W_RATE), 0), // r1 = rate
-    ]);
-    a.jmp(0x15, 1, 0, 0, UNPACED); // if rate == 0 goto unpaced
-    a.extend([
-        mov_x(2, 7),                       // r2 = k
-        ins(0x27, 2, 0, 0, 1_000_000_000), // r2 *= 1e9
-        mov_x(3, 1),                       //
-        rsh_k(3, 1),                       // r3 = rate / 2
-        add_x(2, 3),                       //
-        ins(0x3f, 2, 1, 0, 0),             // r2 /= rate
-        ins(0x79, 3, 8, word(W_START), 0), //
-        add_x(2, 3),                       // r2 = due
-        ins(0x7b, 10, 2, -24, 0),          // *(u64 *)(r10 - 24) = due (its lateness)
-        ins(0x79, 3, 8, word(W_GAP), 0),   // r3 = the least gap between builds
-    ]);
-    a.jmp(0x15, 3, 0, 0, WAIT_SET); // no gap: wait for the frame's time
-    a.jmp(0x15, 7, 0, 0, WAIT_SET); // the first frame: nothing built before it
-    a.extend([
-        ins(0x79, 4, 8, word(W_LAST), 0), // r4 = the last frame's build time
-        add_x(4, 3),                      // + the gap: the earliest this one may be built
-    ]);
-    a.jmp(0x3d, 2, 4, 0, WAIT_SET); // due at or after it: wait for the frame's time
-    a.push(mov_x(2, 4)); // else (catching up after a stall): wait for last + gap
-    a.label(WAIT_SET);
-    a.extend([
-        ins(0x7b, 10, 2, -16, 0), // *(u64 *)(r10 - 16) = the time to wait for
-        mov_k(1, SPIN_LOOPS),     // bpf_loop(n,
-    ]);
-    let cb_ref = a.p.len();
-    a.extend([
-        ins(0x18, 2, BPF_PSEUDO_FUNC, 0, 0), //   wait_cb (patched below),
-        ins(0, 0, 0, 0, 0),                  //
-        mov_x(3, 10),                        //
-        add_k(3, -16),                       //   &due,
-        mov_k(4, 0),                         //   0)
-        call(BPF_FUNC_LOOP),                 //
-        call(BPF_FUNC_KTIME_GET_NS),         //
-        mov_x(9, 0),                         // r9 = now: the build time
-        mov_x(3, 9),                         //
-        ins(0x79, 4, 10, -24, 0),            //
-        ins(0x1f, 3, 4, 0, 0),               // r3 = now - due: lateness
-        ins(0x79, 4, 8, word(W_LATE_MAX), 0), //
-    ]);
-    a.jmp(0x3d, 4, 3, 0, NOT_MAX); // if max >= lateness goto not_max
-    a.push(ins(0x7b, 8, 3, word(W_LATE_MAX), 0));
-    a.label(NOT_MAX);
-    for (i, thr) in LATE_THRESHOLDS_NS.iter().enumerate() {
-        a.jmp(0xa5, 3, 0, *thr as i32, LATE_DONE); // if lateness < thr: done
-        let w = word(W_LATE + i);
-        a.extend([ins(0x79, 4, 8, w, 0), add_k(4, 1), ins(0x7b, 8, 4, w, 0)]);
-    }
-    a.label(LATE_DONE);
-    a.jmp(0x05, 0, 0, 0, STAMP);
-    a.label(UNPACED);
-    a.extend([call(BPF_FUNC_KTIME_GET_NS), mov_x(9, 0)]); // r9 = now
-    a.label(STAMP);
-    a.jmp(0x55, 7, 0, 0, NOT_FIRST); // if k != 0 goto not_first
-    a.push(ins(0x7b, 8, 9, word(W_FIRST), 0));
-    a.label(NOT_FIRST);
-    a.push(ins(0x7b, 8, 9, word(W_LAST), 0)); // the last frame's build time
-    if let Some(fd) = perm_fd {
-        // the flow from the permutation, before the frame's pointers are loaded (the
-        // helper call clobbers r1-r5)
-        a.extend([
-            mov_x(8, 7),                      //
-            ins(0x97, 8, 0, 0, flows as i32), // r8 = k % flows
-            ins(0x37, 7, 0, 0, flows as i32), // r7 = k / flows : sequence
-            ins(0x63, 10, 8, -32, 0),         // *(u32 *)(r10 - 32) = r8
-        ]);
-        a.extend(ld_map(1, fd));
-        a.extend([mov_x(2, 10), add_k(2, -32), call(1)]);
-        a.jmp(0x15, 0, 0, 0, DROP); // no such slot
-        a.push(ins(0x61, 8, 0, 0, 0)); // r8 = perm[k % flows] : flow
-    }
-    a.extend([
-        ins(0x61, 2, 6, 0, 0), // r2 = ctx->data
-        ins(0x61, 3, 6, 4, 0), // r3 = ctx->data_end
-        mov_x(4, 2),           //
-        add_k(4, size),        //
-    ]);
-    a.jmp(0x2d, 4, 3, 0, DROP); // if data + size > data_end goto drop
-    a.extend(restore_headers(t));
-    if perm_fd.is_none() {
-        a.extend([
-            mov_x(8, 7),                      //
-            ins(0x97, 8, 0, 0, flows as i32), // r8 = k % flows : flow
-            ins(0x37, 7, 0, 0, flows as i32), // r7 = k / flows : sequence
-        ]);
-    }
-    if plan.fixed_addresses() {
-        a.extend([
-            mov_x(4, 8),
-            be(4, 16),
-            ins(0x6b, 2, 4, l.flow() as i16, 0), // flow id
-            mov_x(4, 8),
-            add_k(4, t.sport as i32),
-            be(4, 16),
-            ins(0x6b, 2, 4, l.sport() as i16, 0), // UDP source port
-            mov_x(4, 7),
-            be(4, 64),
-            ins(0x7b, 2, 4, l.seq() as i16, 0), // sequence
-            mov_x(4, 9),
-            be(4, 64),
-            ins(0x7b, 2, 4, l.ts() as i16, 0), // transmit time
-            mov_k(1, (t.base_sum + t.sport as u32) as i32),
-            add_x(1, 8),
-            add_x(1, 8),
-        ]);
-    } else {
-        a.extend(stamp_tuple(t, plan));
-    }
-    let mut p = std::mem::take(&mut a.p);
-    for r in [7u8, 9] {
-        for sh in [0, 16, 32, 48] {
-            p.push(mov_x(4, r));
-            if sh > 0 {
-                p.push(rsh_k(4, sh));
-            }
-            if sh < 48 {
-                p.push(and_k(4, 0xffff));
-            }
-            p.push(add_x(1, 4));
-        }
-    }
-    for _ in 0..2 {
-        p.push(mov_x(4, 1));
-        p.push(rsh_k(4, 16));
-        p.push(and_k(1, 0xffff));
-        p.push(add_x(1, 4));
-    }
-    p.extend([
-        ins(0xa7, 1, 0, 0, 0xffff), // r1 ^= 0xffff
-        ins(0x55, 1, 0, 1, 0),      // if r1 != 0 skip
-        mov_k(1, 0xffff),           // a zero UDP checksum is sent as all ones
-        be(1, 16),
-        ins(0x6b, 2, 1, l.csum() as i16, 0),
-        mov_k(0, XDP_TX), // out of the ingress interface (the ctx's ifindex)
-        exit(),
-    ]);
-    a.p = p;
-    a.label(DROP);
-    a.extend([mov_k(0, XDP_DROP), exit()]);
-    // wait_cb(index, &due): 1 (stop) once the clock reached due, else 0 (go on)
-    let cb = a.p.len();
-    a.extend([
-        mov_x(6, 2),
-        call(BPF_FUNC_KTIME_GET_NS),
-        ins(0x79, 1, 6, 0, 0),
-    ]);
-    a.jmp(0x3d, 0, 1, 0, CB_BREAK); // if now >= due goto break
-    a.extend([mov_k(0, 0), exit()]);
-    a.label(CB_BREAK);
-    a.extend([mov_k(0, 1), exit()]);
-    let mut p = a.finish();
-    p[cb_ref].3 = (cb - cb_ref - 1) as i32;
-    (p, cb)
+/// Each frame's flow is k % flows (through the permutation with `--flow-order
+/// random`), its sequence k / flows; where flows have addresses of their own the
+/// program also writes the flow's addresses and source port and fixes the IPv4 header
+/// checksum (`Template::stamp_tuple`'s arithmetic, `flows::Plan::tuple`).
+fn load(t: &Template, plan: &Plan, ifindex: u32) -> io::Result<bpf::Loaded> {
+    let (offs, words) = restored(t);
+    // the program's stores, one per word (a template too short for them is refused
+    // before: packet.rs, min_size)
+    assert_eq!(words.len(), if t.layout.v6 { WORDS_V6 } else { WORDS_V4 });
+    // gen_live.c's MODE_* bits
+    let mode = u32::from(t.layout.v6)
+        | u32::from(plan.fixed_addresses()) << 1
+        | u32::from(plan.permutation().is_some()) << 2;
+    let c = bpf::Consts::default()
+        .u32("ifindex", ifindex)
+        .u32("size", t.frame.len() as u32)
+        .u64("flows", plan.flows)
+        .u32("mode", mode)
+        .u64s("words", &words, WORDS_V6)
+        .u32("last_at", *offs.last().expect("a word"))
+        .u32("base_sum", t.base_sum)
+        .u32("tuple_sum", t.tuple_sum)
+        .u32("ip_sum", t.ip_sum)
+        .u32("sport", t.sport as u32)
+        .u64("slots", plan.slots())
+        .u64("dsts", plan.dsts)
+        .u64("ports", plan.ports())
+        .u32("dst_step", plan.dst_step)
+        .u32("dst_low", plan.dst_low)
+        .u32("src_low", plan.src_low)
+        .u32("src_port", plan.src_port as u32)
+        .u64s("late_edges", &LATE_THRESHOLDS_NS, LATE_THRESHOLDS_NS.len());
+    let perm = plan.permutation().map_or(1, |p| p.len() as u32);
+    bpf::load_xdp(
+        OBJECT,
+        "netassay_gen",
+        &c,
+        &[("perm", perm)],
+        &["state", "perm"],
+    )
 }
 
-/// r3 = the two 16-bit words of r`r` added to r1 (and r6 for IPv4's header).
-fn add_words(r: u8, v4: bool) -> Vec<Insn> {
-    let mut p = vec![mov_x(3, r), rsh_k(3, 16), add_x(1, 3)];
-    if v4 {
-        p.push(add_x(6, 3));
-    }
-    p.extend([mov_x(3, r), and_k(3, 0xffff), add_x(1, 3)]);
-    if v4 {
-        p.push(add_x(6, 3));
-    }
-    p
-}
-
-/// Fold r`r` to 16 bits (twice, r3 a scratch register).
-fn fold_reg(r: u8) -> Vec<Insn> {
-    let mut p = Vec::new();
-    for _ in 0..2 {
-        p.extend([mov_x(3, r), rsh_k(3, 16), and_k(r, 0xffff), add_x(r, 3)]);
-    }
-    p
-}
-
-/// Flow r8's tuple (`flows::Plan::tuple`) written into the frame at r2, its IPv4 header
-/// checksum fixed, its flow id and sequence field (r7, the flow's high bits added)
-/// and the time (r9) stamped; r1 left holding the UDP checksum's sum but for the
-/// sequence field and the time, which the caller adds.
-fn stamp_tuple(t: &Template, plan: &Plan) -> Vec<Insn> {
-    let l = t.layout;
-    let v4 = !l.v6;
-    let (slots, dsts) = (plan.slots() as i32, plan.dsts as i32);
-    let mut p = vec![
-        mov_k(1, t.tuple_sum as i32), // the UDP checksum's fixed part
-        mov_k(6, t.ip_sum as i32),    // the IPv4 header's
-        mov_x(4, 8),
-        ins(0x97, 4, 0, 0, slots), // r4 = f % slots
-        mov_x(5, 8),
-        ins(0x37, 5, 0, 0, slots), // r5 = f / slots
-    ];
-    if slots != dsts {
-        p.extend([ins(0x27, 4, 0, 0, dsts), ins(0x37, 4, 0, 0, slots)]); // r4 * dsts / slots
-    }
-    p.extend([
-        ins(0x24, 4, 0, 0, plan.dst_step as i32), // w4 *= step
-        ins(0x04, 4, 0, 0, plan.dst_low as i32),  // w4 += the first destination
-    ]);
-    p.extend(add_words(4, v4));
-    p.extend([be(4, 32), ins(0x63, 2, 4, l.dst_low() as i16, 0)]);
-    let ports = plan.ports() as i32;
-    p.extend([
-        mov_x(4, 5),
-        ins(0x97, 4, 0, 0, ports), // r4 = q % ports
-        ins(0x37, 5, 0, 0, ports), // r5 = q / ports
-        add_k(4, plan.src_port as i32),
-        add_x(1, 4),
-        be(4, 16),
-        ins(0x6b, 2, 4, l.sport() as i16, 0), // UDP source port
-        ins(0x04, 5, 0, 0, plan.src_low as i32), // w5 += the first source
-    ]);
-    p.extend(add_words(5, v4));
-    p.extend([be(5, 32), ins(0x63, 2, 5, l.src_low() as i16, 0)]);
-    if v4 {
-        p.extend(fold_reg(6));
-        p.extend([
-            ins(0xa7, 6, 0, 0, 0xffff),
-            be(6, 16),
-            ins(0x6b, 2, 6, l.ip_csum() as i16, 0), // IPv4 header checksum
-        ]);
-    }
-    p.extend([
-        mov_x(4, 8),
-        and_k(4, 0xffff),
-        add_x(1, 4),
-        be(4, 16),
-        ins(0x6b, 2, 4, l.flow() as i16, 0), // flow id, low 16 bits
-        mov_x(4, 8),
-        rsh_k(4, 16),
-        ins(0x67, 4, 0, 0, SEQ_BITS as i32),
-        ins(0x4f, 7, 4, 0, 0), // r7 |= its high 16 bits: the sequence field
-        mov_x(4, 7),
-        be(4, 64),
-        ins(0x7b, 2, 4, l.seq() as i16, 0),
-        mov_x(4, 9),
-        be(4, 64),
-        ins(0x7b, 2, 4, l.ts() as i16, 0), // transmit time
-    ]);
-    p
-}
-
-/// How many leading bytes of the frame `restore_headers` writes back: every header and
+/// How many leading bytes of the frame `restored` writes back: every header and
 /// the payload's stamped fields (magic, flags, flow, sequence, time), in whole words.
 fn restored_len(t: &Template) -> usize {
     (t.layout.ts() + 8).div_ceil(8) * 8
 }
 
-/// Write the template's headers back into the frame, 8 bytes a store (the last store
-/// may overlap the one before it). The kernel builds a live frame's page from the
-/// template once and then recycles it: what the path wrote into a frame (a router's
-/// MAC rewrite, TTL or hop limit and IPv4 checksum, all done in place in the same
-/// page) came back in the next frame built on that page, and a kernel router dropped
-/// 1-3% of a flood as addressed to another host (ip_rcv_core, OTHERHOST). The stamped
-/// fields are written after this, as before.
-fn restore_headers(t: &Template) -> Vec<Insn> {
+/// The template's headers as the program writes them back into each frame, 8 bytes a
+/// store (the last store may overlap the one before it): the offsets and the words
+/// (as a load from the frame sees them); the program's stores are at 0, 8, ... and the
+/// last one's offset (`last_at`), which these are. The kernel builds a live frame's page from
+/// the template once and then recycles it: what the path wrote into a frame (a
+/// router's MAC rewrite, TTL or hop limit and IPv4 checksum, all done in place in the
+/// same page) came back in the next frame built on that page, and a kernel router
+/// dropped 1-3% of a flood as addressed to another host (ip_rcv_core, OTHERHOST). The
+/// stamped fields are written after this, as before.
+fn restored(t: &Template) -> (Vec<u32>, Vec<u64>) {
     let len = restored_len(t).min(t.frame.len());
     let mut offs: Vec<usize> = (0..len / 8).map(|i| i * 8).collect();
     if !len.is_multiple_of(8) {
         offs.push(len - 8);
     }
-    let mut p = Vec::with_capacity(offs.len() * 3);
-    for off in offs {
-        let w = u64::from_le_bytes(t.frame[off..off + 8].try_into().unwrap());
-        p.push(ins(0x18, 4, 0, 0, w as u32 as i32)); // r4 = template word (ld_imm64)
-        p.push(ins(0, 0, 0, 0, (w >> 32) as u32 as i32));
-        p.push(ins(0x7b, 2, 4, off as i16, 0)); // *(u64 *)(data + off) = r4
-    }
-    p
+    let words = offs
+        .iter()
+        .map(|&o| u64::from_ne_bytes(t.frame[o..o + 8].try_into().unwrap()))
+        .collect();
+    (offs.into_iter().map(|o| o as u32).collect(), words)
 }
 
 /// The least time between two frames' builds when frames left late by a stall catch up
@@ -473,10 +223,10 @@ pub fn kernel_paced(rate: Option<f64>) -> Option<u64> {
         .map(|r| r.round() as u64)
 }
 
-/// The permutation of `--flow-order random` as the program reads it: flow i's place
-/// in the order at key i (8-byte values, the low 4 bytes read).
-fn perm_map(order: &[u32]) -> io::Result<bpf::Shared> {
-    let m = bpf::Shared::create(8, order.len() as u32)?;
+/// The permutation of `--flow-order random` written into the program's map (`fd`):
+/// flow i's place in the order at key i (8-byte values, the low 4 bytes read).
+fn perm_map(fd: OwnedFd, order: &[u32]) -> io::Result<bpf::Shared> {
+    let m = bpf::Shared::map(fd, 8, order.len() as u32)?;
     for (slot, &f) in m.u64s(order.len()).iter().zip(order) {
         slot.store(f as u64, std::sync::atomic::Ordering::Relaxed);
     }
@@ -502,15 +252,13 @@ pub struct Xdp {
 
 impl Xdp {
     pub fn open(t: &Template, plan: &Plan, ifindex: u32, dev: &str) -> io::Result<Xdp> {
-        let map = bpf::map_create(BPF_MAP_TYPE_ARRAY, (VALUE_WORDS * 8) as u32, 1)?;
+        let l = load(t, plan, ifindex)?;
+        let prog = l.prog;
+        let [map, perm]: [OwnedFd; 2] = l.maps.try_into().expect("two maps");
         let perm = match plan.permutation() {
-            Some(order) => Some(perm_map(order)?),
+            Some(order) => Some(perm_map(perm, order)?),
             None => None,
         };
-        let perm_fd = perm.as_ref().map(|m| m.fd.as_raw_fd());
-        let (code, cb) = program(t, map.as_raw_fd(), plan, perm_fd, ifindex);
-        let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
-        let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs)?;
         // Park the program on this namespace's loopback (generic XDP; it passes
         // every real frame): while it is attached somewhere, a test run does not
         // patch the kernel's XDP dispatcher twice per call (~25 ms per call here).
@@ -760,68 +508,11 @@ pub fn dev_stat(dev: &str, name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::spec4;
+    use crate::bpf::{XDP_PASS, XDP_TX};
+    use crate::packet::{spec4, Spec};
+    use std::os::fd::AsFd;
 
-    #[test]
-    fn program_shape() {
-        let t = Template::new(&spec4()).unwrap();
-        let s = spec4();
-        let plan = Plan::new(
-            4,
-            1,
-            1,
-            s.sport,
-            &s.src,
-            &s.dst,
-            crate::flows::Order::Incremental,
-        )
-        .unwrap();
-        let (p, cb) = program(&t, 3, &plan, None, 7);
-        let drop = p.iter().position(|x| *x == mov_k(0, XDP_DROP)).unwrap();
-        // a frame from another interface passes untouched
-        assert_eq!((p[2].0, p[2].2, p[2].3), (0x15, 2, 7));
-        assert_eq!(p[3].3, XDP_PASS);
-        // the map lookup's null check and the bounds check land on the drop block
-        let guards: Vec<usize> = (0..drop)
-            .filter(|&i| (p[i].0 == 0x15 && p[i].1 == 0 && p[i].3 == 0) || p[i].0 == 0x2d)
-            .collect();
-        assert_eq!(guards.len(), 2);
-        for i in guards {
-            assert_eq!(i + 1 + p[i].2 as usize, drop);
-        }
-        assert_eq!(p[drop + 1].0, 0x95);
-        // the main function ends before the callback, which bpf_loop is given
-        assert_eq!(cb, drop + 2);
-        let f = p
-            .iter()
-            .position(|x| x.0 == 0x18 && x.1 >> 4 == BPF_PSEUDO_FUNC)
-            .unwrap();
-        assert_eq!(f + 1 + p[f].3 as usize, cb);
-        assert_eq!(p[f + 5], call(BPF_FUNC_LOOP));
-        assert_eq!(p.last().unwrap().0, 0x95);
-    }
-
-    /// One test run (not live: the frame comes back) of `prog` on `frame`, as if it
-    /// arrived on interface `ifindex`; the return code and the frame it left.
-    fn test_run(prog: &OwnedFd, frame: &[u8], ifindex: u32) -> (u32, Vec<u8>) {
-        let ctx: [u32; 6] = [0, frame.len() as u32, 0, ifindex, 0, 0];
-        let mut out = vec![0u8; frame.len() + 256];
-        let mut a = [0u8; 80];
-        put32(&mut a, 0, prog.as_raw_fd() as u32);
-        put32(&mut a, 8, frame.len() as u32);
-        put32(&mut a, 12, out.len() as u32);
-        put64(&mut a, 16, frame.as_ptr() as u64);
-        put64(&mut a, 24, out.as_mut_ptr() as u64);
-        put32(&mut a, 32, 1);
-        put32(&mut a, 40, std::mem::size_of_val(&ctx) as u32);
-        put64(&mut a, 48, ctx.as_ptr() as u64);
-        bpf::sys(BPF_PROG_TEST_RUN, &mut a).expect("test run");
-        let len = u32::from_ne_bytes(a[12..16].try_into().unwrap()) as usize;
-        out.truncate(len);
-        (u32::from_ne_bytes(a[4..8].try_into().unwrap()), out)
-    }
-
-    /// The kernel runs the assembled program (not parked anywhere: ifindex 1 is the
+    /// The kernel runs the program (not parked anywhere: ifindex 1 is the
     /// loopback of the namespace the test runs in, and nothing is sent), and every
     /// frame it builds is the one `tx`'s stamping builds: flows in order and drawn,
     /// with the run's addresses or their own, IPv4 and IPv6. Needs root (skipped
@@ -829,7 +520,7 @@ mod tests {
     #[test]
     fn the_kernel_stamps_each_frame_as_the_socket_techniques_do() {
         use crate::flows::Order;
-        use crate::packet::Spec;
+
         // SAFETY: geteuid takes nothing and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: loading a BPF program needs root");
@@ -882,6 +573,17 @@ mod tests {
                 4096,
                 Order::Random(2),
             ),
+            ("2001:2::2", "2001:2::3", 87, 1, 1, 1, Order::Incremental),
+            ("2001:2::2", "2001:2::3", 1518, 300, 1, 1, Order::Random(5)),
+            (
+                "198.18.0.2",
+                "198.19.0.2",
+                1518,
+                7,
+                1,
+                1,
+                Order::Incremental,
+            ),
         ];
         for (src, dst, size, flows, dsts, step, order) in cases {
             let spec = Spec {
@@ -893,12 +595,12 @@ mod tests {
             let t = Template::new(&spec).unwrap();
             let plan =
                 Plan::new(flows, dsts, step, spec.sport, &spec.src, &spec.dst, order).unwrap();
-            let map = bpf::map_create(BPF_MAP_TYPE_ARRAY, (VALUE_WORDS * 8) as u32, 1).unwrap();
-            let perm = plan.permutation().map(|order| perm_map(order).unwrap());
-            let perm_fd = perm.as_ref().map(|m| m.fd.as_raw_fd());
-            let (code, cb) = program(&t, map.as_raw_fd(), &plan, perm_fd, 1);
-            let funcs = [(0, "netassay_gen"), (cb as u32, "netassay_wait")];
-            let prog = bpf::prog_load_xdp_funcs(&code, "netassay_gen", &funcs).unwrap();
+            let l = load(&t, &plan, 1).unwrap();
+            let prog = l.prog;
+            let [map, perm]: [OwnedFd; 2] = l.maps.try_into().unwrap();
+            let _perm = plan
+                .permutation()
+                .map(|order| perm_map(perm, order).unwrap());
             let ks = [
                 0u64,
                 1,
@@ -922,8 +624,8 @@ mod tests {
                 // a frame as the kernel recycles it: whatever the path wrote in it
                 let mut dirty = t.frame.clone();
                 dirty[14..54].iter_mut().for_each(|b| *b ^= 0x5a);
-                let (ret, out) = test_run(&prog, &dirty, 1);
-                assert_eq!(ret, XDP_TX as u32, "{src} {flows} flows k {k}");
+                let (ret, out) = bpf::test_run(prog.as_fd(), &dirty, 1).unwrap();
+                assert_eq!(ret, XDP_TX, "{src} {flows} flows k {k}");
                 let l = t.layout;
                 let ts = u64::from_be_bytes(out[l.ts()..l.ts() + 8].try_into().unwrap());
                 let mut want = t.frame.clone();
@@ -936,8 +638,8 @@ mod tests {
                 assert_eq!(out, want, "{src} {flows} flows {dsts} dsts k {k}");
                 assert_eq!(crate::packet::checksums_ok(&out), Some(true));
                 // a frame from another interface passes untouched
-                let (ret, out) = test_run(&prog, &dirty, 2);
-                assert_eq!((ret, out), (XDP_PASS as u32, dirty.clone()));
+                let (ret, out) = bpf::test_run(prog.as_fd(), &dirty, 2).unwrap();
+                assert_eq!((ret, out), (XDP_PASS, dirty.clone()));
             }
         }
     }
@@ -956,38 +658,116 @@ mod tests {
     }
 
     #[test]
-    fn functions_btf_is_well_formed() {
-        let b = crate::bpf::funcs_btf(&["a", "bc"]);
-        assert_eq!(&b[..2], &0xeb9fu16.to_ne_bytes());
-        let u = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().unwrap());
-        let (hdr, tlen, slen) = (u(4) as usize, u(12) as usize, u(20) as usize);
-        assert_eq!(hdr, 24);
-        assert_eq!(b.len(), hdr + tlen + slen);
-        // INT, FUNC_PROTO and one FUNC per name: 4 + 3 + 2 * 3 words
-        assert_eq!(tlen, 13 * 4);
-        assert_eq!(&b[hdr + tlen..], b"\0int\0a\0bc\0");
+    fn headers_restored_from_the_template() {
+        for spec in [
+            spec4(),
+            Spec {
+                size: 65,
+                ..spec4()
+            },
+            Spec {
+                src: "2001:2::2".parse().unwrap(),
+                dst: "2001:2::3".parse().unwrap(),
+                size: 84,
+                ..spec4()
+            },
+            Spec {
+                src: "2001:2::2".parse().unwrap(),
+                dst: "2001:2::3".parse().unwrap(),
+                size: 87,
+                ..spec4()
+            },
+            Spec {
+                src: "2001:2::2".parse().unwrap(),
+                dst: "2001:2::3".parse().unwrap(),
+                size: 1518,
+                ..spec4()
+            },
+        ] {
+            let t = Template::new(&spec).unwrap();
+            let (offs, words) = restored(&t);
+            let n = if t.layout.v6 { WORDS_V6 } else { WORDS_V4 };
+            assert_eq!((words.len(), offs.len()), (n, n));
+            // the program's stores: 8 bytes apart, but for the last
+            for (i, &o) in offs[..n - 1].iter().enumerate() {
+                assert_eq!(o as usize, i * 8);
+            }
+            let len = restored_len(&t).min(t.frame.len());
+            assert!(len >= t.layout.ts() + 8 && len <= t.frame.len());
+            // each store writes back the template's bytes at its offset, and together
+            // they cover every byte up to the stamped fields' end
+            let mut covered = vec![false; t.frame.len()];
+            for (&off, w) in offs.iter().zip(&words) {
+                let off = off as usize;
+                assert_eq!(w.to_ne_bytes(), t.frame[off..off + 8]);
+                covered[off..off + 8].iter_mut().for_each(|c| *c = true);
+            }
+            assert!(covered[..len].iter().all(|c| *c));
+        }
     }
 
+    /// Paced, the program waits for each frame's time and counts how late it was
+    /// built: frames due in the past are built at once, late by at least their due
+    /// time's distance; a frame due ahead is built no earlier than it is due. Needs
+    /// root (skipped without it).
     #[test]
-    fn headers_restored_from_the_template() {
-        let t = Template::new(&spec4()).unwrap();
-        let r = restore_headers(&t);
-        let len = restored_len(&t).min(t.frame.len());
-        assert!(len >= t.layout.ts() + 8 && len <= t.frame.len());
-        // each store writes back the template's bytes at its offset, and together they
-        // cover every byte up to the stamped fields' end
-        let mut covered = vec![false; t.frame.len()];
-        for w in r.chunks(3) {
-            let (lo, hi, st) = (w[0], w[1], w[2]);
-            assert_eq!(
-                (lo.0, st.0, st.1, st.2 >= 0),
-                (0x18, 0x7b, (4 << 4) | 2, true)
-            );
-            let off = st.2 as usize;
-            let word = (lo.3 as u32 as u64) | ((hi.3 as u32 as u64) << 32);
-            assert_eq!(word.to_le_bytes(), t.frame[off..off + 8]);
-            covered[off..off + 8].iter_mut().for_each(|c| *c = true);
+    fn the_kernel_waits_for_each_frames_time_and_counts_its_lateness() {
+        // SAFETY: geteuid takes nothing and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: loading a BPF program needs root");
+            return;
         }
-        assert!(covered[..len].iter().all(|c| *c));
+        let t = Template::new(&spec4()).unwrap();
+        let s = spec4();
+        let plan = Plan::one(s.sport, &s.src, &s.dst);
+        let l = load(&t, &plan, 1).unwrap();
+        let [map, _]: [OwnedFd; 2] = l.maps.try_into().unwrap();
+        let words = |w: &[u64; VALUE_WORDS]| {
+            let mut v = [0u8; VALUE_WORDS * 8];
+            for (i, x) in w.iter().enumerate() {
+                put64(&mut v, i * 8, *x);
+            }
+            bpf::map_update(&map, 0, &v).unwrap();
+        };
+        let read = || {
+            let mut v = [0u8; VALUE_WORDS * 8];
+            bpf::map_lookup(&map, 0, &mut v).unwrap();
+            let mut w = [0u64; VALUE_WORDS];
+            for (i, x) in w.iter_mut().enumerate() {
+                *x = u64::from_ne_bytes(v[i * 8..i * 8 + 8].try_into().unwrap());
+            }
+            w
+        };
+        // 1000 pps from 5 ms ago: frame 0 is 5 ms late, frame 1 4 ms
+        let mut w = [0u64; VALUE_WORDS];
+        let t0 = crate::pace::now();
+        (w[W_START], w[W_RATE]) = (t0 - 5_000_000, 1000);
+        words(&w);
+        for _ in 0..2 {
+            let (ret, _) = bpf::test_run(l.prog.as_fd(), &t.frame, 1).unwrap();
+            assert_eq!(ret, XDP_TX);
+        }
+        let w = read();
+        let t1 = crate::pace::now();
+        assert_eq!(w[W_K], 2);
+        assert!(w[W_LATE_MAX] >= 5_000_000 && w[W_LATE_MAX] <= t1 - t0 + 5_000_000);
+        assert!(t0 <= w[W_FIRST] && w[W_FIRST] <= w[W_LAST] && w[W_LAST] <= t1);
+        let late =
+            |thr: u64| w[W_LATE + LATE_THRESHOLDS_NS.iter().position(|&x| x == thr).unwrap()];
+        assert_eq!(
+            (late(2_000_000), late(5_000_000), late(10_000_000)),
+            (2, 1, 0)
+        );
+        // frame 2 is due 3 ms from now: built no earlier
+        let due = t0 - 5_000_000 + 2_000_000;
+        let mut w = read();
+        w[W_START] = crate::pace::now() + 3_000_000 - 2_000_000;
+        words(&w);
+        let due = due.max(w[W_START] + 2_000_000);
+        let (ret, out) = bpf::test_run(l.prog.as_fd(), &t.frame, 1).unwrap();
+        assert_eq!(ret, XDP_TX);
+        let ts = u64::from_be_bytes(out[t.layout.ts()..t.layout.ts() + 8].try_into().unwrap());
+        assert!(ts >= due, "built at {ts}, due at {due}");
+        assert_eq!(read()[W_K], 3);
     }
 }
