@@ -71,6 +71,7 @@ R_B = 40_000  # the bursts' rate: the longest lossless one about 68 ms
 LONGEST = BUCKET / (1 - CAP / R_B)  # 2,730.7 frames
 
 
+@pytest.mark.slow
 def test_burst_through_testpmd_is_its_caps_bucket(tb_name, tmp_path, cli):
     """burst --sut testpmd --sut-cap C --sink nft at R_b: none of the bursts 3% shorter
     than B / (1 - C / R_b) loses a frame at the policer (the SUT's egress), each 3%
@@ -127,6 +128,7 @@ R, Q = 10_000, 1_000  # the recovery's ground truth
 DRAIN_S = Q / (R - 0.55 * R)  # 222 ms
 
 
+@pytest.mark.slow
 def test_recovery_through_a_users_data_plane_is_the_time_its_queue_takes_to_drain(
     tb_name, tmp_path, cli
 ):
