@@ -209,7 +209,7 @@ reference: venv
 
 # The suite in two parts (docs/development.md, "How long the tests take"): 'make test'
 # runs every test not marked slow, 'make test-slow' the slow ones (@pytest.mark.slow:
-# a system test over ~10 s on a quiet host); CI (.ci/run) runs both. Every pytest run prints its
+# a system test over ~10 s on a quiet host, another over ~4 s); CI (.ci/run) runs both. Every pytest run prints its
 # 40 slowest tests and writes each test's time to test-results/<part>.xml (JUnit XML,
 # ignored by git): 'python tests/durations.py OLD.xml NEW.xml' compares two runs.
 # pytest exits 5 when a part selects no test (a tier with no slow test): no failure.

@@ -40,6 +40,7 @@ def db(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_import_twice_adds_nothing_and_assess_gives_the_fields(db):
     before = _dump(db)
     cp = run_cli("import", "monipe", MONIPE, "--db", db, "--contract", "900M", "--layer",
@@ -103,6 +104,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_an_iperf3_run_made_here_imports_to_its_own_numbers(tmp_path):
     """Real iperf3 over loopback (no root): the server's and the client's -J output."""
     if not shutil.which("iperf3"):

@@ -22,6 +22,7 @@ def accept_report(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_files_written(accept_report):
     page = accept_report / "accept" / "index.html"
     assert page.is_file()
@@ -35,6 +36,7 @@ def test_files_written(accept_report):
     assert "http://" not in text and "https://" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_accept_page_in_headless_chromium(accept_report, browser):
     page = browser.new_page()

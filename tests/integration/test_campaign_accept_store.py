@@ -162,6 +162,7 @@ def test_an_accept_cells_scenario_knobs_make_its_requests_scenario(tmp_path):
     assert req.scenario == SC.Scenario() and options.label == "l"
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_accept_campaign_page_in_headless_chromium(tmp_path, browser):
     db, _, _ = _campaign_store(tmp_path)

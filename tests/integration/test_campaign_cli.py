@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from netassay.store.db import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,6 +64,7 @@ def test_bad_file_one_line_per_problem(cli, tmp_path):
     assert missing.returncode == 3 and "no such campaign file" in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_cell_whose_settings_clash_is_refused_before_any_cell_runs(cli, tmp_path):
     """Each cell's settings are checked as its command checks them: a batching cell with
     a flush timeout but neither GRO nor XDP (which give the veth its NAPI) is refused by

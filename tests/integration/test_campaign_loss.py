@@ -45,6 +45,7 @@ def test_each_cell_has_its_loss_by_location_per_load(db):
     assert sum(len(t) for t in trials.values()) == 12
 
 
+@pytest.mark.slow
 def test_the_campaign_page_shows_it(db, tmp_path):
     out = tmp_path / "report"
     run_cli("report", db, "--out", out, check=True)

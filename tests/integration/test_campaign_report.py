@@ -129,6 +129,7 @@ def report_dir(store_path, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_the_index_links_the_campaign_page(report_dir):
     index = (report_dir / "index.html").read_text()
     assert 'href="campaign-caps/index.html"' in index
@@ -142,6 +143,7 @@ def test_the_index_links_the_campaign_page(report_dir):
     assert 'id="side-figure"' in page and "p99 latency at PDR" not in page  # no latency kept
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_campaign_page_in_headless_chromium(report_dir, browser):
     page = browser.new_page()
@@ -199,6 +201,7 @@ def two_campaigns(store_path, tmp_path_factory):
     return db
 
 
+@pytest.mark.slow
 def test_compare_each_campaign_of_a_store_or_the_one_named(two_campaigns, cli):
     text = cli("compare", "--db", two_campaigns, "--by", "cap", check=True).stdout
     assert text.startswith("2 campaigns in ") and "caps, caps2 (--campaign NAME for one)" in text

@@ -77,6 +77,7 @@ def test_folder_without_results(tmp_path, cli):
     assert cp.returncode == 3 and "no result files" in cp.stderr
 
 
+@pytest.mark.slow
 def test_corrupted_db_is_refused_and_left_as_is(pastrami_files, tmp_path, cli):
     db = tmp_path / "r.db"
     cli("import", "pastrami", pastrami_files / "vm", "--db", db, check=True)
@@ -114,6 +115,7 @@ def test_missing_db_and_bad_flags(tmp_path, cli):
     assert cp.returncode == 2 and "unknown mode" in cp.stderr
 
 
+@pytest.mark.slow
 def test_mode_from_the_config_file_and_flags_over_it(pastrami_files, cli, tmp_path):
     f = tmp_path / "c.toml"
     f.write_text('[analysis]\nmode = "published"\n')
@@ -130,6 +132,7 @@ def test_config_show(cli, tmp_path):
     assert "eta = 0.2" in out and "[sweep]" in out
 
 
+@pytest.mark.slow
 def test_export_csv_and_jsonl(pastrami_files, tmp_path, cli):
     import csv
     import json
@@ -174,6 +177,7 @@ def test_export_carries_the_cpu_use_of_each_trial(tmp_path, cli):
     assert json.loads(line)["cpu"] == cpu and json.loads(line)["busy_cpu0"] == 0.77
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
 def test_a_signal_during_a_report_exits_128_plus_it(pastrami_files, tmp_path, cli, sig, code):
     """Ctrl-C exits 130 and SIGTERM 143, each with one line, as shells and supervisors

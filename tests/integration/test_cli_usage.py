@@ -70,6 +70,7 @@ def test_config_show_in_a_child_process_prints_auto(cli):
     assert 'pinning = "auto"' in res.stdout
 
 
+@pytest.mark.slow
 def test_a_config_file_sets_a_methods_parameters_and_flags_win(cli, tmp_path):
     """[sweep] and [testbed] keys are the flags' (units as typed); --config works
     after the command too; a flag given wins over the file."""
@@ -98,6 +99,7 @@ def test_a_bad_key_of_a_methods_section_names_its_line(cli, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_config_show_is_a_file_config_takes(cli, tmp_path):
     shown = cli("config", "show", check=True).stdout
     assert "[testbed]" in shown and "ip = 4" in shown and 'duration = "2s"' in shown
@@ -107,6 +109,7 @@ def test_config_show_is_a_file_config_takes(cli, tmp_path):
         assert cli(*command, "--config", f).returncode == 0
 
 
+@pytest.mark.slow
 def test_help_as_the_tool_is(cli):
     """The command list keeps each summary whole; flags show no '<bool>'; flood offers
     only the SUTs it takes; --help itself is a flag too; every import requires --db."""
@@ -123,6 +126,7 @@ def test_help_as_the_tool_is(cli):
     assert res.returncode == 2 and "--db" in res.stderr
 
 
+@pytest.mark.slow
 def test_imports_count_the_contract_at_the_ethernet_layer_by_default(cli, tmp_path):
     """One default for the layer: accept's (ethernet), not the payload."""
     f = ROOT / "tests" / "data" / "iperf3" / "udp-50M-server.json"

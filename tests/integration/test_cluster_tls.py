@@ -223,6 +223,7 @@ def test_the_config_file_names_the_certificates(cli, tmp_path) -> None:
     assert '[cluster]\ntls_dir = "/srv/certs"' in shown.stdout, shown.stdout
 
 
+@pytest.mark.slow
 def test_certs_modes_the_ca_key_apart_and_no_overwrite(cli, tmp_path) -> None:
     d = tmp_path / "certs"
     res = cli("cluster", "certs", str(d), "--host", "lab1", "--host", "10.0.0.2", "--days", "30")

@@ -36,6 +36,7 @@ def test_what_a_data_plane_cannot_take_is_refused_before_anything_is_built(
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
 
 
+@pytest.mark.slow
 def test_a_sweeps_plan_shows_the_data_planes_knobs_with_their_defaults(cli, tmp_path):
     res = cli("sweep", "--sut", "ovs", "--ovs-rules", "1000", "--rates", "10k", "--dry-run",
               "--db", str(tmp_path / "s.db"))  # fmt: skip
@@ -48,6 +49,7 @@ def test_a_sweeps_plan_shows_the_data_planes_knobs_with_their_defaults(cli, tmp_
     assert "testpmd_fwd=io" in res.stdout and "dpdk_vdev=af_xdp" in res.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["dataplanes.toml", "dataplanes-mrr.toml"])
 def test_the_data_planes_campaigns_plan_each_sut_with_1_and_100k_flows(cli, name):
     res = cli("campaign", "plan", str(ROOT / "examples" / name))
@@ -60,6 +62,7 @@ def test_the_data_planes_campaigns_plan_each_sut_with_1_and_100k_flows(cli, name
             ), (sut, flows)
 
 
+@pytest.mark.slow
 def test_a_config_file_takes_the_data_planes_keys(cli, tmp_path):
     conf = tmp_path / "c.toml"
     conf.write_text('[testbed]\nsut = "ovs"\novs_port = "system"\novs_flows = "ports"\n')
@@ -86,6 +89,7 @@ def _path_without(tmp_path: Path, *programs: str) -> str:
     return str(bin_dir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sut", "programs", "line"),
     [

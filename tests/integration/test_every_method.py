@@ -31,6 +31,7 @@ def test_each_method_has_the_shape(name):
         assert of_kind(kind) is m
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", STORED)
 def test_assess_report_export_reach_the_method(name, tmp_path, cli):
     m = method(name)

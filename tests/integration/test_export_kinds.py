@@ -75,6 +75,7 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_a_file_per_kind_in_every_format(exported):
     for fmt, folder in exported.items():
         assert {p.name for p in folder.iterdir()} == {k + SUFFIX[fmt] for k in EVERY}, fmt
@@ -239,6 +240,7 @@ def test_one_kind_to_a_file_or_standard_output(tmp_path, cli):
     assert [p.name for p in folder.iterdir()] == ["tcp_runs.parquet"]
 
 
+@pytest.mark.slow
 def test_what_export_refuses_in_one_line(tmp_path, cli):
     cases = [
         (("--kind", "nope"), 2, "no kind of row 'nope'"),

@@ -307,6 +307,7 @@ def test_an_empty_store_exports_an_empty_folder(tmp_path, cli):
     assert out.is_dir() and not list(out.iterdir())
 
 
+@pytest.mark.slow
 def test_the_folders_it_refuses_in_one_line(tmp_path, cli):
     file, full, part = tmp_path / "f.parquet", tmp_path / "full", tmp_path / "again.part"
     file.write_text("mine")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tests.builders import store_with
 
 from netassay.methods.flood import store as FS
@@ -42,6 +43,7 @@ def test_compare_ranks_a_stores_floods_by_mrr(tmp_path, cli):
     assert "#1 golden flood" in text and "#2 slow" in text and "51 kpps" in text
 
 
+@pytest.mark.slow
 def test_assess_shows_each_flood_with_its_mrr_per_run(tmp_path, cli):
     db = store_with(tmp_path / "f.db", FS.KIND)
     text = cli("assess", db, check=True).stdout

@@ -158,6 +158,7 @@ def test_campaign_plan(text: str):
             assert lines[0].startswith(f"netassay: {f}") and all(str(f) in x for x in lines), err
 
 
+@pytest.mark.slow
 @FEW
 @given(
     rates=TARGETS["rates"].strategy(),

@@ -6,6 +6,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ def _run(argv):
     return code, err.getvalue()
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(_line, max_size=6), raw=st.binary(max_size=64), as_bytes=st.booleans())
 def test_random_garbage_never_raises(lines, raw, as_bytes):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
 from tests.builders import store_with
 
 from netassay.traffic.generator import find_generator
@@ -52,6 +53,7 @@ def test_at_takes_the_stored_search_pdr(cli, tmp_path):
     assert "loads (4): 1 kpps, 10.23 kpps, 51.16 kpps, 92.08 kpps" in res.stdout
 
 
+@pytest.mark.slow
 def test_at_is_refused_in_one_line_without_latency_or_a_search(cli, tmp_path):
     empty = store_with(tmp_path / "e.db", "soak")  # no search in it
     cases = [
@@ -96,6 +98,7 @@ def test_the_latency_command_without_a_search_is_one_line(cli, tmp_path):
     assert _namespaces("ltcmd") == set() and not db.exists()
 
 
+@pytest.mark.slow
 def test_assess_shows_a_stored_sweeps_latency_per_load(cli, tmp_path):
     """The golden sweep run with --latency (a router capped at 100 kpps, 30, 60 and 90
     kpps, two runs each): assess shows its percentiles per load under its verdict, text

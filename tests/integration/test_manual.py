@@ -12,6 +12,7 @@ for _b in blocks():
         PAGES[_b.page].append(_b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_the_pages_commands_run_as_shown(page, tmp_path):
     cwd = workdir(tmp_path / "manual")

@@ -5,6 +5,8 @@ errors are."""
 
 from __future__ import annotations
 
+import pytest
+
 
 def _file(tmp_path, text: str):
     f = tmp_path / "c.toml"
@@ -12,6 +14,7 @@ def _file(tmp_path, text: str):
     return f
 
 
+@pytest.mark.slow
 def test_a_config_files_rates_in_bit_per_second_at_its_layer(cli, tmp_path):
     f = _file(tmp_path, '[testbed]\nsize = 64\n[sweep]\nrates = "2Mbps,4Mbps"\nlayer = "l2"\n')
     res = cli("--config", f, "sweep", "--dry-run", "--runs", "1")

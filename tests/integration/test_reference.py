@@ -17,6 +17,7 @@ SECTIONS = dict(
 )
 
 
+@pytest.mark.slow
 def test_the_reference_is_what_make_reference_writes():
     ref = runpy.run_path(str(ROOT / "docs" / "reference.py"))
     assert ref["render"]() == REFERENCE.read_text(), (

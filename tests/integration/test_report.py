@@ -19,6 +19,7 @@ def report_dir(tmp_path_factory, pastrami_files):
     return out
 
 
+@pytest.mark.slow
 def test_files_written(report_dir):
     figs = sorted(p.name for p in (report_dir / "figures").iterdir() if p.suffix != ".key")
     assert len([f for f in figs if f.endswith(".png")]) == 6
@@ -100,6 +101,7 @@ def test_html_in_headless_chromium(report_dir, browser):
     assert visible.count() == 1 and "k5.6" in visible.inner_text()
 
 
+@pytest.mark.slow
 def test_report_takes_what_assess_takes(tmp_path, pastrami_files):
     """Files and folders are imported into a temporary store that is removed afterwards."""
     import os
@@ -133,6 +135,7 @@ def test_report_takes_what_assess_takes(tmp_path, pastrami_files):
     assert cp.returncode == 3 and "no such file or folder" in cp.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_summary_fits_1400_px_and_names_the_ground_truths(tmp_path, browser):
     """The real data's long names wrap in their column; the page never scrolls sideways

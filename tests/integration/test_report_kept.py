@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from tests.builders import GOLDEN_STORE
 from tests.conftest import netassay_argv, run_cli
 from tests.integration.test_campaign_rtt_store import _campaign as rtt_campaign
@@ -35,6 +36,7 @@ def counted(stderr: str) -> tuple[int, int, int]:
     return int(n), int(total), int(kept)
 
 
+@pytest.mark.slow
 def test_an_unchanged_rerun_draws_no_figure_of_any_page(tmp_path):
     rtt, _, _ = rtt_campaign(tmp_path)  # a campaign of the rtt method: its own columns
     flood = _copies(tmp_path / "trend.db", [1.0] * 4, ["6.8"] * 4)  # a trend page
@@ -52,6 +54,7 @@ def test_an_unchanged_rerun_draws_no_figure_of_any_page(tmp_path):
     assert stamps(out) == drawn  # not one figure written again
 
 
+@pytest.mark.slow
 def test_a_changed_experiment_redraws_exactly_its_figures(tmp_path):
     """Two stores of the same ten floods, one flood's frames forwarded 10% fewer in the
     second: its report over the first's draws that flood's figure and the trend that
@@ -74,6 +77,7 @@ def test_a_changed_experiment_redraws_exactly_its_figures(tmp_path):
     assert len(trend) == 3  # the trend's png, svg and key
 
 
+@pytest.mark.slow
 def test_a_warm_report_imports_no_plotting_code(tmp_path, pastrami_files):
     """With every figure kept, the report imports neither matplotlib nor the methods its
     store holds nothing of (MLRsearch with the search)."""
@@ -107,6 +111,7 @@ def _sweep_store(path: Path, stalled: int | None = None) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_trial_left_out_redraws_the_loss_figure_that_names_it(tmp_path):
     """The loss-location figure draws only the kept trials and names the loads whose
     trials were left out: a trial newly left out changes it, so it is drawn again (its
@@ -126,6 +131,7 @@ def test_a_trial_left_out_redraws_the_loss_figure_that_names_it(tmp_path):
     assert n == total == kept and stamps(out) == now
 
 
+@pytest.mark.slow
 def test_a_warm_report_of_every_method_and_a_size_series_imports_no_matplotlib(tmp_path):
     """The golden store (a sweep with its loss figure, a search whose section says its
     caps, every other method) and a frame-size series: with every figure kept, the
@@ -173,6 +179,7 @@ def _routes_series(path: Path, top_share: float = 1.0) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_scale_series_curve_is_a_job_kept_under_its_data(tmp_path):
     """A scale series' curve is drawn in the report's pool like every other figure: an
     unchanged re-run draws nothing and imports no plotting code; a series whose rates

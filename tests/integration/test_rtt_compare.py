@@ -113,6 +113,7 @@ def test_compare_of_an_empty_store_says_what_compare_takes(cli, tmp_path):
     assert "the store holds no experiment" in res.stderr
 
 
+@pytest.mark.slow
 def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path, browser):
     out = tmp_path / "r"
     res = cli("compare", "--db", rtt_db, "--by", "path", "--by", "load", "--out", out)
@@ -131,6 +132,7 @@ def test_report_is_self_contained_and_opens_in_chromium(cli, rtt_db, tmp_path, b
     assert len(widths) == len(figs) and all(w and w > 300 for w in widths)
 
 
+@pytest.mark.slow
 def test_assess_shows_rtt_runs_per_configuration_not_a_sweep_verdict(cli, rtt_db):
     res = cli("assess", rtt_db)
     assert res.returncode == 0, res.stderr
@@ -141,6 +143,7 @@ def test_assess_shows_rtt_runs_per_configuration_not_a_sweep_verdict(cli, rtt_db
     assert obj["kind"] == "rtt" and len(obj["configurations"]) == 4
 
 
+@pytest.mark.slow
 def test_report_links_the_rtt_comparison(cli, rtt_db, tmp_path):
     out = tmp_path / "r"
     res = cli("report", rtt_db, "--out", out)

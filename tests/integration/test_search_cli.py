@@ -78,6 +78,7 @@ def _stored_search(db) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
         return E.run_search(spec, sut, on_trial=lambda ev: st.add_trial(exp_id, ev.record))
 
 
+@pytest.mark.slow
 def test_assess_export_and_report_see_a_stored_search(cli, tmp_path):
     db = tmp_path / "s.db"
     out = _stored_search(db)
@@ -160,6 +161,7 @@ def test_resume_refusals(cli, tmp_path, args, needle):
     assert len(lines) == 1 and needle in lines[0], lines
 
 
+@pytest.mark.slow
 def test_resume_dry_run_names_the_search_and_its_testbed(cli, tmp_path):
     db = tmp_path / "part.db"
     _partial_search(db, 7)

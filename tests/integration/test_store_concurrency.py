@@ -86,6 +86,7 @@ def _old(db: Path, old_store) -> None:
     old_store(db, {1, 2, 3, 4, 5}).close()
 
 
+@pytest.mark.slow
 def test_writers_at_once_all_succeed_and_leave_what_a_serial_run_does(
     pastrami_dir, tmp_path, cli, old_store
 ):
@@ -138,6 +139,7 @@ def holder() -> Iterator:
         p.wait()
 
 
+@pytest.mark.slow
 def test_a_writer_that_waits_says_so_once_and_then_writes(pastrami_dir, tmp_path, cli, holder):
     db = tmp_path / "w.db"
     cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
@@ -161,6 +163,7 @@ def test_a_writer_that_waits_says_so_once_and_then_writes(pastrami_dir, tmp_path
     assert re.search(r"imported 1 experiment\(s\), \d+ trial\(s\)", out), out
 
 
+@pytest.mark.slow
 def test_a_lock_not_let_go_is_named_with_its_pid(pastrami_dir, tmp_path, cli, holder):
     db = tmp_path / "l.db"
     cli("import", "pastrami", pastrami_dir / "vm", "--db", db, check=True)
@@ -180,6 +183,7 @@ def test_a_lock_not_let_go_is_named_with_its_pid(pastrami_dir, tmp_path, cli, ho
     assert _counts(db) == before
 
 
+@pytest.mark.slow
 def test_readers_beside_a_writer_read_what_is_stored(pastrami_dir, tmp_path, cli):
     """Five 'assess --json' while an import writes: each reads whole experiments, the
     same as once the import is done, never a warning or an error."""
@@ -210,6 +214,7 @@ def test_readers_beside_a_writer_read_what_is_stored(pastrami_dir, tmp_path, cli
             assert obj == final[obj["source"]]
 
 
+@pytest.mark.slow
 def test_a_store_this_user_may_not_write_is_said_to_be_read_only(
     pastrami_dir,
     open_dir,  # noqa: F811 (the fixture, imported)

@@ -107,6 +107,7 @@ def test_a_newer_store_says_upgrade_and_is_left_alone(pastrami_files, tmp_path, 
     assert db.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_an_older_store_says_db_migrate_and_that_works(pastrami_files, tmp_path, cli, old_store):
     db = tmp_path / "o.db"
     old_store(db, {1, 2, 3, 4, 5}).close()
@@ -175,6 +176,7 @@ def test_a_store_in_a_read_only_folder_is_read_by_another_user(pastrami_files, o
     assert sorted(p.name for p in ro.iterdir()) == ["x.db"]
 
 
+@pytest.mark.slow
 def test_a_read_only_file_in_a_writable_folder_leaves_nothing_beside_it(
     pastrami_files, open_dir, cli
 ):
@@ -193,6 +195,7 @@ def test_a_read_only_file_in_a_writable_folder_leaves_nothing_beside_it(
         assert sorted(p.name for p in mine.iterdir()) == ["x.db"], mode
 
 
+@pytest.mark.slow
 def test_ordinary_mistakes_with_output_paths_are_one_line(pastrami_files, open_dir, tmp_path, cli):
     """A report into a folder the user may not write, an export into a folder that does
     not exist or onto a folder: one line, exit 3, nothing half-written."""

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "iperf3"
 TCP = DATA / "tcp-reno-20ms-loss1e-3-client.json"
 
 
+@pytest.mark.slow
 def test_tcp_and_udp_files_go_each_to_their_method(cli, tmp_path):
     db = tmp_path / "i.db"
     res = cli("import", "iperf3", TCP, DATA / "udp-50M-server.json", "--db", db, check=True)

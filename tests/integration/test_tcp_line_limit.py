@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.builders import store_with
 
 from netassay.analysis.tcp import offered_pps, over_line_limit
@@ -68,6 +69,7 @@ def _cell(db: Path, runs: list[dict[str, Any]]) -> int:
     return exp_id
 
 
+@pytest.mark.slow
 def test_a_store_made_before_the_limit_reads_and_gains_it_when_written(tmp_path, cli):
     db = store_with(tmp_path / "old.db", "tcp")
     assert not set(NEW) & _columns(db)  # the golden cell's table is version 1
@@ -92,6 +94,7 @@ def test_a_store_made_before_the_limit_reads_and_gains_it_when_written(tmp_path,
     assert _versions(db) == {1, 2}
 
 
+@pytest.mark.slow
 def test_the_view_and_the_report_show_the_limit_beside_the_cell(tmp_path, cli):
     db = store_with(tmp_path / "t.db", "tcp")
     _cell(db, _runs_like_golden(db, [150e6, 300e6]))

@@ -57,6 +57,7 @@ def _mrr(db):
         ]
 
 
+@pytest.mark.slow
 def test_the_step_is_found_at_its_run_with_its_size(stepped, cli):
     res = cli("trend", "--db", stepped, "--json")
     assert res.returncode == 0, res.stderr
@@ -83,6 +84,7 @@ def test_the_step_is_found_at_its_run_with_its_size(stepped, cli):
     assert "newest group: regression" in text and "(beyond the 5.0% threshold)" in text
 
 
+@pytest.mark.slow
 def test_fail_on_regression_exits_1_beyond_the_threshold_only(stepped, cli):
     gate = cli("trend", "--db", stepped, "--fail-on-regression")
     assert gate.returncode == 1 and "newest group: regression" in gate.stdout
@@ -154,6 +156,7 @@ def report_dir(stepped, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_report_has_a_trend_page_per_configuration(report_dir):
     pages = sorted((report_dir / "trend").glob("*.html"))
     assert len(pages) == 1

@@ -205,6 +205,7 @@ def _refused(res: subprocess.CompletedProcess[str], said: str) -> None:
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["sweep", "--rates", "10k"], ["search"],
                                      ["latency", "--rates", "10k"]])  # fmt: skip
 def test_a_dry_run_refuses_a_store_it_could_not_write(command, bad_stores, tmp_path):

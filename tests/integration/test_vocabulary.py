@@ -90,6 +90,7 @@ def test_the_real_command_says_the_old_spelling_then_runs_as_the_new(cli, args, 
     assert first == line and then in second and res.returncode == 2
 
 
+@pytest.mark.slow
 def test_the_store_as_a_positional_still_works_said_once(cli, tmp_path):
     db = tmp_path / "s.db"
     Store(str(db)).close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 from pathlib import Path
 
 from netassay.shared import render
@@ -74,7 +75,13 @@ def test_the_pools_workers_are_forked_with_sigterms_default_action(tmp_path):
     before = signal.signal(signal.SIGTERM, lambda *_: None)  # a handler, as the CLI has
     try:
         with forked_pool(2, _say_sigterm) as pool:
-            pool.map(abs, range(4))  # the workers have started
+            pool.map(abs, range(4))
+            # one worker can take every task while the other is still starting, and
+            # leaving the block terminates the pool: wait for both to have said
+            deadline = time.monotonic() + 30
+            while len([f for f in tmp_path.iterdir() if f.read_text()]) < 2:
+                assert time.monotonic() < deadline, list(tmp_path.iterdir())
+                time.sleep(0.01)
         seen = [f.read_text() for f in tmp_path.iterdir()]
         assert seen == ["default", "default"], seen
         assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # restored here
