@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from netassay import quality
 from netassay.config import TestbedConfig
 from netassay.proc import run
 from netassay.testbed import Testbed
@@ -91,14 +92,16 @@ def test_linear_rules_cost_what_the_same_keys_as_a_set_do_not(lab_env):
 
 
 def _no_loss_but_a_stalls_burst(rec) -> None:
-    """Nothing was lost, or only at the SUT's ingress ring in a trial the generator
-    stalled in (its catch-up burst into the 256-frame ring: a measurement fault the
-    trial is warned of, not the SUT's forwarding)."""
+    """Nothing was lost, or only at the SUT's ingress queue in a trial the host is
+    warned of: the generator stalled (its catch-up burst into the queue), or a thread
+    of the host held the SUT's CPU while the queue overflowed (a CI run: 4,828 of
+    200,000 at the ingress, none in forwarding). Either is a measurement fault the
+    trial says, not a route missing: those would be lost in the SUT's forwarding."""
     lost = rec.sent - rec.received
     if lost == 0:
         return
-    stalled = any(w.startswith("generator stall") for w in rec.warnings)
-    assert stalled and rec.loss_location["sut_ingress"] == lost, (rec.loss_location, rec.warnings)
+    warned = any(w.startswith((quality.GENERATOR_STALL, quality.HOST_NOISE)) for w in rec.warnings)
+    assert warned and rec.loss_location["sut_ingress"] == lost, (rec.loss_location, rec.warnings)
 
 
 def test_a_million_flows_through_conntrack(tb_name):
