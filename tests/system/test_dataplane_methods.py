@@ -26,15 +26,14 @@ Needs root, netassay-gen and Open vSwitch (make setup); skipped with the reason 
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
+from tests.system.stored import json_of, trials_of
 
 from netassay.config import TestbedConfig
 from netassay.counters.loss import dataplane_counters
 from netassay.errors import NetassayError
-from netassay.store.db import Store
 from netassay.testbed import dataplane as D
 
 pytestmark = pytest.mark.system
@@ -48,17 +47,6 @@ def _ovs() -> None:
         D.validate(TestbedConfig(sut="ovs"))
     except NetassayError as exc:
         pytest.skip(exc.line())
-
-
-def _json(cli, *args, timeout: float = 300):
-    res = cli(*args, timeout=timeout)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout.splitlines()[0])
-
-
-def _trials(db) -> list[dict]:
-    with Store(db, readonly=True) as st:
-        return st.trials(next(iter(st.experiments())).id)
 
 
 def ports(text: str) -> dict[str, tuple[int, int]]:
@@ -83,7 +71,7 @@ def test_a_hook_reads_the_data_planes_own_counters_with_its_own_tool(tb_name, tm
         "--hook-after", DUMP, timeout=300,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    (t,) = _trials(db)
+    (t,) = trials_of(db)
     h = t["counters"]["hooks"]
     assert h["before"]["exit"] == 0 and h["after"]["exit"] == 0, h
     rundir = str(D.run_dir(tb_name) / "ovs")
@@ -117,14 +105,14 @@ def test_burst_through_open_vswitch_is_its_meters_bucket(tb_name, tmp_path, cli)
     the burst)."""
     _ovs()
     db = tmp_path / "burst.db"
-    out = _json(
+    out = json_of(
         cli, "burst", "--name", tb_name, "--sut", "ovs", "--sut-cap", f"{CAP}",
         "--burst-rate", f"{R_B}", "--max-burst", "6000", "--resolution", "0.02", "--tests",
         "2", "--wait", "0.2s", "--throughput", f"{CAP}", "--retries", "4", "--no-peak-check",
         "--db", str(db), "--json",
     )  # fmt: skip
     print({k: out[k] for k in ("per_test", "mean_frames", "buffered_frames", "bursts")})
-    bursts = [t for t in _trials(db) if not t["excluded"]]
+    bursts = [t for t in trials_of(db) if not t["excluded"]]
     short = [t for t in bursts if t["sent"] <= 0.97 * LONGEST]
     long = [t for t in bursts if t["sent"] >= 1.03 * LONGEST]
     assert short and long, [t["sent"] for t in bursts]
@@ -132,7 +120,7 @@ def test_burst_through_open_vswitch_is_its_meters_bucket(tb_name, tmp_path, cli)
     assert all(t["loss_location"].get("sut_egress", 0) > 0 for t in long), long
     elsewhere = [t["loss_location"] for t in bursts
                  if {k for k, v in t["loss_location"].items() if v} - {"sut_egress"}]  # fmt: skip
-    faults = [t["excluded"] for t in _trials(db) if t["excluded"]]
+    faults = [t["excluded"] for t in trials_of(db) if t["excluded"]]
     print({"bursts": [(t["sent"], t["received"]) for t in bursts], "elsewhere": elsewhere,
            "faults": faults})  # fmt: skip
     assert out["at_limit"] == 0, out
@@ -156,7 +144,7 @@ def test_recovery_through_open_vswitch_is_immediate_behind_a_meter(tb_name, tmp_
     time (less lost: 3,665 of 3,952 in one CI run, what 10 ms of the meter lets through)."""
     _ovs()
     db = tmp_path / "rec.db"
-    out = _json(
+    out = json_of(
         cli, "recovery", "--name", tb_name, "--sut", "ovs", "--sut-cap", f"{CAP}",
         "--throughput", f"{CAP}", "--overload-time", "2s", "--recover-time", "1s",
         "--interval", "10ms", "--trials", "3", "--wait", "0.5s", "--no-peak-check",
@@ -168,7 +156,7 @@ def test_recovery_through_open_vswitch_is_immediate_behind_a_meter(tb_name, tmp_
     low = 0.55 * CAP
     lost_truth = 0.1 * CAP * 2 - BUCKET  # 3,952
     found = []
-    for t in _trials(db):
+    for t in trials_of(db):
         where = {k for k, v in t["loss_location"].items() if v and k != "unsent"}
         if where != {"sut_egress"} or t["excluded"]:
             continue  # a busy host's ingress loss: not the meter's
@@ -205,12 +193,12 @@ def test_reconfig_through_open_vswitch_loses_what_its_drop_rule_held(tb_name, tm
     script = tmp_path / "block.sh"
     script.write_text(CHANGE)
     db = tmp_path / "re.db"
-    out = _json(
+    out = json_of(
         cli, "reconfig", "--name", tb_name, "--sut", "ovs", "--rate", f"{RATE}",
         "--duration", "3s", "--at", "0.5s", "--trials", "1", "--change", f"sh {script}",
         "--no-peak-check", "--db", str(db), "--json",
     )  # fmt: skip
-    (t,) = _trials(db)
+    (t,) = trials_of(db)
     rc = t["counters"]["reconfig"]
     own = dataplane_counters(t["counters"]["deltas"])
     switched = own["sut0/rx_pkts"] - own["sut1/tx_pkts"]
@@ -248,7 +236,7 @@ def test_what_open_vswitch_drops_by_its_own_count_is_located_in_the_data_plane(
         "--hook-before", QUARTER, timeout=300,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    (t,) = _trials(db)
+    (t,) = trials_of(db)
     own = dataplane_counters(t["counters"]["deltas"])
     loss = {k: v for k, v in t["loss_location"].items() if v}
     print({"sent": t["sent"], "received": t["received"], "own": own, "loss": loss,

@@ -29,35 +29,23 @@ Needs root, netassay-gen, DPDK's testpmd (make setup); skipped with the reason o
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from tests.system.stored import json_of, trials_of
 
 from netassay.analysis import recovery as AR
 from netassay.config import TestbedConfig
 from netassay.errors import NetassayError
 from netassay.names import SUT_OUT
-from netassay.store.db import Store
 from netassay.testbed import dataplane as D
 
 pytestmark = pytest.mark.system
 ROUTER = Path(__file__).resolve().parents[2] / "examples" / "sut-setup" / "kernel-router.sh"
 CAP = 10_000  # the policer (--sut-cap)
 BUCKET = D.XSK_RING  # its bucket (dataplane.cap_bucket)
-
-
-def _json(cli, *args, timeout: float = 300):
-    res = cli(*args, timeout=timeout)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout.splitlines()[0])
-
-
-def _trials(db) -> list[dict]:
-    with Store(db, readonly=True) as st:
-        return st.trials(next(iter(st.experiments())).id)
 
 
 def _testpmd() -> None:
@@ -82,14 +70,14 @@ def test_burst_through_testpmd_is_its_caps_bucket(tb_name, tmp_path, cli):
     policer's, each within 5% (a search ends at 2% of the burst)."""
     _testpmd()
     db = tmp_path / "burst.db"
-    out = _json(
+    out = json_of(
         cli, "burst", "--name", tb_name, "--sut", "testpmd", "--sut-cap", f"{CAP}", "--sink",
         "nft", "--burst-rate", f"{R_B}", "--max-burst", "6000", "--resolution", "0.02",
         "--tests", "2", "--wait", "0.5s", "--throughput", f"{CAP}", "--retries", "4",
         "--no-peak-check", "--db", str(db), "--json",
     )  # fmt: skip
     print({k: out[k] for k in ("per_test", "mean_frames", "buffered_frames", "bursts")})
-    bursts = [t for t in _trials(db) if not t["excluded"]]
+    bursts = [t for t in trials_of(db) if not t["excluded"]]
     short = [t for t in bursts if t["sent"] <= 0.97 * LONGEST]
     long = [t for t in bursts if t["sent"] >= 1.03 * LONGEST]
     assert short and long, [t["sent"] for t in bursts]
@@ -143,7 +131,7 @@ def test_recovery_through_a_users_data_plane_is_the_time_its_queue_takes_to_drai
     _exec_up(cli, tb_name)
     try:
         _tbf(tb_name, R, Q, 100)
-        out = _json(
+        out = json_of(
             cli, "recovery", "--name", tb_name, "--throughput", f"{R}", "--overload-time",
             "2s", "--recover-time", "1s", "--interval", "10ms", "--trials", "3", "--wait",
             "0.5s", "--no-peak-check", "--db", str(db), "--json",
@@ -154,7 +142,7 @@ def test_recovery_through_a_users_data_plane_is_the_time_its_queue_takes_to_drai
     assert out["overload_pps"] == pytest.approx(1.1 * R)
     assert out["low_pps"] == pytest.approx(0.55 * R)
     held = []
-    for t in _trials(db):
+    for t in trials_of(db):
         where = {k for k, v in t["loss_location"].items() if v and k != "unsent"}
         if where != {"sut_egress"} or t["excluded"]:
             continue  # lost at the SUT's ingress too: the busy host's, not the queue's
@@ -199,13 +187,13 @@ def test_reconfig_through_a_users_data_plane_blocks_for_what_its_drop_rule_dropp
     script, counted = tmp_path / "block.sh", tmp_path / "dropped"
     script.write_text(BLOCK)
     db = tmp_path / "c.db"
-    out = _json(
+    out = json_of(
         cli, "reconfig", "--name", tb_name, "--sut", "exec", "--sut-setup", str(ROUTER),
         "--rate", f"{RATE}", "--duration", "3s", "--at", "0.5s", "--trials", "1",
         "--change", f"sh {script} {counted}", "--no-peak-check", "--db", str(db), "--json",
     )  # fmt: skip
     dropped = int(re.search(r"packets (\d+)", counted.read_text()).group(1))
-    (t,) = _trials(db)
+    (t,) = trials_of(db)
     rc = t["counters"]["reconfig"]
     per = out["per_trial"][0]
     print({"dropped": dropped, "truth_s": dropped / RATE, "trial": per, "change_s": rc["seconds"]})
