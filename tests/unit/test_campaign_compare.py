@@ -109,3 +109,35 @@ def test_groups_ranked_by_median_pdr_with_spread_and_cpu():
     assert g[1]["cpu_busy"] == {"cpu0": 0.7, "cpu1": 0.4}
     s = AC.summarize([1.0, None, 3.0, float("nan")])
     assert s["n"] == 2 and s["median"] == 2.0 and not math.isnan(s["iqr"][0])
+
+
+@pytest.mark.parametrize(
+    ("lower_a", "lower_b", "bound"),
+    [(False, False, None), (False, True, "at_least"), (True, False, "at_most"),
+     (True, True, "unknown")],
+)  # fmt: skip
+def test_a_comparison_with_lower_bounds_says_which_way_its_figures_can_move(
+    lower_a, lower_b, bound
+):
+    """A PDR whose search's highest load met the goal is a lower bound: b - a can only be
+    larger than computed where b holds one, smaller where a does, either where both do."""
+    rows = [{**_row({"sut": "a"}, x), "pdr_at_least": lower_a and x == 101.0}
+            for x in (100.0, 101.0)]  # fmt: skip
+    rows += [{**_row({"sut": "b"}, x), "pdr_at_least": lower_b and x == 150.0}
+             for x in (150.0, 152.0)]  # fmt: skip
+    c = AC.effect(rows, "sut", ["a", "b"], ordinal=False, number=float)["comparisons"][0]
+    assert c["bound"] == bound
+    from netassay.campaign import results
+
+    shift = results.shift_text("pdr_pps", c)
+    clause = results.bound_clause(c)
+    mark = {None: "+", "at_least": ">= +", "at_most": "<= +", "unknown": "? +"}[bound]
+    assert shift.startswith(mark), shift
+    assert (clause == "") is (bound is None)
+    if bound == "at_least":
+        assert "at least these: b's values include lower bounds" in clause
+    if bound == "unknown":
+        assert "not known: both levels'" in clause
+    # the NDR's comparison reads the NDR's own flag, which these rows do not set
+    e = AC.effect(rows, "sut", ["a", "b"], ordinal=False, number=float, metric="ndr_pps")
+    assert e["comparisons"][0]["bound"] is None  # ndr_at_least is not set in these rows

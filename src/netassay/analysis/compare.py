@@ -197,7 +197,36 @@ def _versus(
     out["effect"] = magnitude(delta)
     if out["p"] is None:
         out["note"] = "too few experiments for a p-value (a test needs two or more per side)"
+    out["bound"] = bound(rows, factor, a, b, metric)
     return out
+
+
+BOUNDS = {  # what a comparison's shift and delta are when some of its values are bounds
+    "at_least": "at least these: {b}'s values include lower bounds",
+    "at_most": "at most these: {a}'s values include lower bounds",
+    "unknown": "not known: both levels' values include lower bounds",
+}
+
+
+def bound(rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any, metric: str) -> str | None:
+    """Whether level ``b`` against ``a`` is a bound (None: every value is a measure).
+    A rate whose search's highest load met the goal is only a lower bound
+    (``<metric>_at_least``); every difference b - a, so the Hodges-Lehmann shift (a
+    median of them) and Cliff's delta, can then only be larger than computed when b holds
+    such bounds (``at_least``), smaller when a does (``at_most``), and either when both
+    do (``unknown``)."""
+    if not metric.endswith("_pps"):
+        return None
+    flag = metric.replace("_pps", "_at_least")
+
+    def censored(level: Any) -> bool:
+        return any(r.get(flag) for r in rows
+                   if r["factors"].get(factor) == level and r[metric] is not None)  # fmt: skip
+
+    lower_a, lower_b = censored(a), censored(b)
+    if lower_a and lower_b:
+        return "unknown"
+    return "at_least" if lower_b else "at_most" if lower_a else None
 
 
 def effect(

@@ -224,14 +224,22 @@ def text(result: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  {c['level']} vs {c['against']}: {c['test']} {p} ({n}); Cliff's delta "
                 f"{_num(c['cliffs_delta'], '+.2f')} ({c['effect']}); Hodges-Lehmann shift "
-                f"{shift_text(e.get('metric', compare.PDR), c)}"
+                f"{shift_text(e.get('metric', compare.PDR), c)}" + bound_clause(c)
             )
     return lines
 
 
+def bound_clause(c: dict[str, Any]) -> str:
+    """What a comparison's figures are when some of its values are lower bounds."""
+    b = c.get("bound")
+    return "" if b is None else "; " + compare.BOUNDS[b].format(a=c["against"], b=c["level"])
+
+
 AT_LEAST = (
     ">= : at least this: the highest load tried met the goal in a cell of the group, where "
-    "its bound lies was not found (the generator's reach, or --max-load, set it)"
+    "its bound lies was not found (the generator's reach, or --max-load, set it); a "
+    "comparison's shift marked '>= ' or '<= ' is then at least or at most that (one "
+    "level's values include such bounds), marked '? ' not known (both levels' do)"
 )
 
 
@@ -259,6 +267,11 @@ def shift_text(metric: str, c: dict[str, Any]) -> str:
     v = c.get(compare.shift_key(metric))
     if v is None:
         return "-"
+    mark = {"at_least": ">= ", "at_most": "<= ", "unknown": "? "}.get(c.get("bound") or "", "")
+    return mark + _shift(metric, v)
+
+
+def _shift(metric: str, v: float) -> str:
     sign = "+" if v >= 0 else "-"
     if metric == "throughput_bps":
         return sign + _bps(abs(v))
