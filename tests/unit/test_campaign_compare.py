@@ -141,3 +141,15 @@ def test_a_comparison_with_lower_bounds_says_which_way_its_figures_can_move(
     # the NDR's comparison reads the NDR's own flag, which these rows do not set
     e = AC.effect(rows, "sut", ["a", "b"], ordinal=False, number=float, metric="ndr_pps")
     assert e["comparisons"][0]["bound"] is None  # ndr_at_least is not set in these rows
+
+
+def test_a_latency_at_a_pdr_that_is_a_lower_bound_is_said_to_be_at_that_bound():
+    from netassay.campaign import results
+    from netassay.report.campaign_figures import bound_flag
+
+    g = {AC.P99_AT_PDR: {"median": 1_076_000.0}, "pdr_pps": {"median": 5e5, "at_least": True}}
+    assert results._p99(g) == "; p99 latency at its lower bound 1.076 ms"
+    g["pdr_pps"] = {"median": 5e5}
+    assert results._p99(g) == "; p99 latency at PDR 1.076 ms"
+    assert bound_flag(AC.P99_AT_PDR) == "pdr_at_least"
+    assert bound_flag("ndr_pps") == "ndr_at_least" and bound_flag("mrr_loss_ratio") == ""

@@ -239,7 +239,8 @@ AT_LEAST = (
     ">= : at least this: the highest load tried met the goal in a cell of the group, where "
     "its bound lies was not found (the generator's reach, or --max-load, set it); a "
     "comparison's shift marked '>= ' or '<= ' is then at least or at most that (one "
-    "level's values include such bounds), marked '? ' not known (both levels' do)"
+    "level's values include such bounds), marked '? ' not known (both levels' do); a "
+    "latency at such a PDR is at that bound (in the figures: hatched, 'at >=')"
 )
 
 
@@ -251,7 +252,10 @@ def bound_text(summary: dict[str, Any]) -> str:
 def _p99(g: dict[str, Any]) -> str:
     """A search group's one-way latency at its PDR (search --latency), when it has one."""
     p99 = (g.get(compare.P99_AT_PDR) or {}).get("median")
-    return "" if p99 is None else f"; p99 latency at PDR {fmt_latency(round(p99))}"
+    if p99 is None:
+        return ""
+    at = "its lower bound" if g.get("pdr_pps", {}).get("at_least") else "PDR"
+    return f"; p99 latency at {at} {fmt_latency(round(p99))}"
 
 
 def _bps(v: float | None) -> str:

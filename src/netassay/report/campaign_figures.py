@@ -13,9 +13,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from netassay import methods as registry
+from netassay.analysis.compare import P99_AT_PDR
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
 from netassay.methods.sweep.located import pct
 from netassay.methods.sweep.loss_figure import COLORS, LABELS
@@ -92,15 +94,14 @@ def plot_side_by_side(
                 if not ys:
                     ax.text(pos, 0, "none", rotation=90, fontsize=6, ha="center", va="bottom")
                     continue
-                # a lower bound (the highest load tried met the goal): hatched, '>='
-                low = m.endswith("_pps") and any(
-                    r.get(m.replace("_pps", "_at_least")) for r in members
-                )
+                # a lower bound (the highest load tried met the goal): hatched, '>='; a
+                # latency at such a PDR is the latency at that bound: hatched, 'at >='
+                low = any(r.get(bound_flag(m)) for r in members)
                 top = float(np.median(ys))
-                ax.bar(pos, top, width, color=f"C{j}", hatch="//" if low else None,
-                       label=(s or None) if i == 0 else None)  # fmt: skip
+                ax.bar(pos, top, width, color=f"C{j}", hatch="//" if low else None)
                 if low:
-                    ax.text(pos, top, ">=", ha="center", va="bottom", fontsize=7)
+                    mark = ">=" if m.endswith("_pps") else "at >="
+                    ax.text(pos, top, mark, ha="center", va="bottom", fontsize=7)
                 if len(ys) > 1:
                     ax.plot([pos, pos], [min(ys), max(ys)], color="#1f2328", lw=1)
         ax.set_xticks(range(len(xs)), xs, fontsize=7, rotation=20 if len(xs) > 3 else 0)
@@ -109,10 +110,19 @@ def plot_side_by_side(
         ax.set_xlabel(first or "")
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", alpha=0.3)
-        if any(series):
-            ax.legend(fontsize=6)
+        if any(series):  # plain patches: a hatch marks a bound, not a series
+            ax.legend(handles=[Patch(color=f"C{j}", label=s) for j, s in enumerate(series) if s],
+                      fontsize=6)  # fmt: skip
     fig.tight_layout()
     return save_pair(fig, stem)
+
+
+def bound_flag(metric: str) -> str:
+    """The key that marks a cell's figure as taken at a lower bound: a rate's own
+    (``pdr_at_least`` for ``pdr_pps``), the PDR's for the latency at the PDR."""
+    if metric.endswith("_pps"):
+        return metric.replace("_pps", "_at_least")
+    return "pdr_at_least" if metric == P99_AT_PDR else ""
 
 
 def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, Path]:
