@@ -152,4 +152,28 @@ def test_a_latency_at_a_pdr_that_is_a_lower_bound_is_said_to_be_at_that_bound():
     g["pdr_pps"] = {"median": 5e5}
     assert results._p99(g) == "; p99 latency at PDR 1.076 ms"
     assert bound_flag(AC.P99_AT_PDR) == "pdr_at_least"
-    assert bound_flag("ndr_pps") == "ndr_at_least" and bound_flag("mrr_loss_ratio") == ""
+    assert bound_flag("ndr_pps") == "ndr_at_least"
+    assert bound_flag("mean_frames") == "mean_frames_at_least"
+
+
+def test_a_burst_cell_whose_test_reached_the_longest_burst_tried_is_a_floor():
+    """A burst test that forwarded the longest burst tried found no loss: the cell's
+    mean is then a floor, said in the group's line and in the comparison."""
+    from netassay.methods.burst.method import METHOD
+
+    def cell(sut, mean, at_limit):
+        return {"factors": {"sut": sut}, "block": 1, "verdict": None, "cpu_busy": {},
+                "mean_frames": mean, "implied_buffer_s": mean / 1e5,
+                "mean_frames_at_least": at_limit > 0}  # fmt: skip
+
+    rows = [cell("router", 850.0, 0), cell("router", 860.0, 0),
+            cell("xdp", 6000.0, 2), cell("xdp", 5990.0, 0)]  # fmt: skip
+    figures = METHOD.comparison.figures
+    found = AC.groups(rows, ["sut"], lambda f, v: v, figures=figures)
+    groups = {g["levels"]["sut"]: g for g in found}
+    text = METHOD.comparison.group_text
+    assert text is not None
+    assert text(groups["xdp"]).startswith("longest lossless burst >= 5,995")
+    assert text(groups["router"]).startswith("longest lossless burst 855")
+    c = AC.effect(rows, "sut", ["router", "xdp"], False, float, "mean_frames")["comparisons"][0]
+    assert c["bound"] == "at_least"

@@ -115,7 +115,7 @@ def groups(
             "cpu_busy": _mean_cpu([m["cpu_busy"] for m in members]),
         }
         for f in figures:  # a median over lower bounds (the max load met the goal) is one
-            if any(m.get(f.replace("_pps", "_at_least")) for m in members if f.endswith("_pps")):
+            if any(m.get(bound_key(f)) for m in members):
                 g[f]["at_least"] = True
         if any("worst_delta_ucl95_below_pdr" in m for m in members):
             worst = [m.get("worst_delta_ucl95_below_pdr") for m in members]
@@ -208,16 +208,21 @@ BOUNDS = {  # what a comparison's shift and delta are when some of its values ar
 }
 
 
+def bound_key(metric: str) -> str:
+    """The key that marks a cell's ``metric`` as only a lower bound: ``pdr_at_least``
+    for ``pdr_pps`` (the search's highest load met the goal), ``mean_frames_at_least``
+    for ``mean_frames`` (a burst test forwarded the longest burst tried)."""
+    return (metric.removesuffix("_pps") if metric.endswith("_pps") else metric) + "_at_least"
+
+
 def bound(rows: Sequence[dict[str, Any]], factor: str, a: Any, b: Any, metric: str) -> str | None:
     """Whether level ``b`` against ``a`` is a bound (None: every value is a measure).
-    A rate whose search's highest load met the goal is only a lower bound
-    (``<metric>_at_least``); every difference b - a, so the Hodges-Lehmann shift (a
-    median of them) and Cliff's delta, can then only be larger than computed when b holds
-    such bounds (``at_least``), smaller when a does (``at_most``), and either when both
-    do (``unknown``)."""
-    if not metric.endswith("_pps"):
-        return None
-    flag = metric.replace("_pps", "_at_least")
+    A rate whose search's highest load met the goal is only a lower bound, as is a burst
+    test's result at the longest burst tried (``bound_key``); every difference b - a, so
+    the Hodges-Lehmann shift (a median of them) and Cliff's delta, can then only be
+    larger than computed when b holds such bounds (``at_least``), smaller when a does
+    (``at_most``), and either when both do (``unknown``)."""
+    flag = bound_key(metric)
 
     def censored(level: Any) -> bool:
         return any(r.get(flag) for r in rows

@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from netassay import methods as registry
-from netassay.analysis.compare import P99_AT_PDR
+from netassay.analysis.compare import P99_AT_PDR, bound_key
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
 from netassay.methods.sweep.located import pct
 from netassay.methods.sweep.loss_figure import COLORS, LABELS
@@ -100,7 +100,7 @@ def plot_side_by_side(
                 top = float(np.median(ys))
                 ax.bar(pos, top, width, color=f"C{j}", hatch="//" if low else None)
                 if low:
-                    mark = ">=" if m.endswith("_pps") else "at >="
+                    mark = "at >=" if m == P99_AT_PDR else ">="
                     ax.text(pos, top, mark, ha="center", va="bottom", fontsize=7)
                 if len(ys) > 1:
                     ax.plot([pos, pos], [min(ys), max(ys)], color="#1f2328", lw=1)
@@ -118,11 +118,9 @@ def plot_side_by_side(
 
 
 def bound_flag(metric: str) -> str:
-    """The key that marks a cell's figure as taken at a lower bound: a rate's own
-    (``pdr_at_least`` for ``pdr_pps``), the PDR's for the latency at the PDR."""
-    if metric.endswith("_pps"):
-        return metric.replace("_pps", "_at_least")
-    return "pdr_at_least" if metric == P99_AT_PDR else ""
+    """The key that marks a cell's figure as a lower bound or taken at one: the
+    figure's own (``compare.bound_key``), the PDR's for the latency at the PDR."""
+    return "pdr_at_least" if metric == P99_AT_PDR else bound_key(metric)
 
 
 def plot_accept_cpu(rows: Sequence[dict[str, Any]], stem: Path) -> tuple[Path, Path]:
