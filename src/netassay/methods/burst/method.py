@@ -28,6 +28,11 @@ def _frames(x: Any) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
 
+def _floor(g: dict[str, Any]) -> str:
+    """'>= ' before a group's mean burst when a test of it reached the longest burst tried."""
+    return ">= " if g["mean_frames"].get("at_least") else ""
+
+
 def _ms(x: Any) -> str:
     return "-" if x is None else f"{x * 1e3:.3g} ms"
 
@@ -59,11 +64,12 @@ class BurstMethod(OneFigureMethod):
             ("tests", lambda r: str(r["tests"])),
             ("at the limit", lambda r: str(r["at_limit"])),
         ),
-        group_columns=(("mean burst median (range)", lambda g: span(_frames, g["mean_frames"])),),
+        group_columns=(
+            ("mean burst median (range)", lambda g: _floor(g) + span(_frames, g["mean_frames"])),
+        ),
         group_text=lambda g: (
-            f"longest lossless burst {'>= ' if g['mean_frames'].get('at_least') else ''}"
-            f"{span(_frames, g['mean_frames'])} frames; implied buffer "
-            f"{span(_ms, g['implied_buffer_s'])}"
+            f"longest lossless burst {_floor(g)}{span(_frames, g['mean_frames'])} frames; "
+            f"implied buffer {span(_ms, g['implied_buffer_s'])}"
         ),
     )
     knobs = TestbedConfig
