@@ -3,11 +3,11 @@
 
 pub mod delay;
 pub mod receive;
+pub mod replay;
 pub mod send;
 pub mod xdp_sink;
 
 mod plan;
-mod replay;
 mod report;
 mod technique;
 

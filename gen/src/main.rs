@@ -52,7 +52,10 @@ fn run(cmd: Cmd) -> Result<(), Error> {
     match cmd {
         Cmd::Help => print!("{}", args::help()),
         Cmd::Version => println!("netassay-gen {}", env!("CARGO_PKG_VERSION")),
-        Cmd::Send(s) => cmd::send::run(&s)?,
+        Cmd::Send(s) => match &s.pcap {
+            Some(p) => cmd::replay::run(&s, p)?,
+            None => cmd::send::run(&s)?,
+        },
         Cmd::Recv(r) => cmd::receive::run(&r)?,
         Cmd::Sink(k) => cmd::xdp_sink::run(&k)?,
         Cmd::Delay(d) => cmd::delay::run(&d)?,

@@ -26,7 +26,8 @@ use crate::error::SendUsage;
 use crate::json::J;
 use crate::packet::{fold, sum16, Layout, Template, ETH_LEN, MAGIC, PAYLOAD_LEN, UDP_LEN};
 use crate::pcap::Record;
-use crate::tx::{Clock, Tx};
+use crate::tx::{self, Clock, LoopCfg, LoopOut, Tx};
+use std::io;
 use std::net::IpAddr;
 
 /// Where the rewritten frames go.
@@ -495,6 +496,21 @@ impl Clock for &Gaps {
     fn off(&self, k: u64) -> u64 {
         let n = self.offs.len() as u64;
         (k / n) * self.cycle + self.offs[(k % n) as usize]
+    }
+}
+
+/// Send a capture's frames (`r`): evenly paced at the rate, or on the capture's own
+/// gaps (`gaps`, with `cfg.rate` their mean rate).
+pub fn send(
+    tx: &mut dyn Tx,
+    r: &Replay,
+    gaps: Option<&Gaps>,
+    cfg: &LoopCfg,
+) -> Result<LoopOut, (io::Error, u64)> {
+    let stamp = |tx: &mut dyn Tx, k, b, ts| r.load_slots(tx, k, b, ts);
+    match gaps {
+        Some(g) => tx::run_on(tx, cfg, g, stamp),
+        None => tx::run_with(tx, cfg, stamp),
     }
 }
 

@@ -628,22 +628,8 @@ pub fn run_mixed(
     run_with(tx, cfg, |tx, k, b, ts| stamp_mixed(tx, m, plan, k, b, ts))
 }
 
-/// `run` with a capture's frames (`replay`): evenly paced at the rate, or on the
-/// capture's own gaps (`gaps`, with `cfg.rate` their mean rate).
-pub fn run_replay(
-    tx: &mut dyn Tx,
-    r: &crate::replay::Replay,
-    gaps: Option<&crate::replay::Gaps>,
-    cfg: &LoopCfg,
-) -> Result<LoopOut, (io::Error, u64)> {
-    let stamp = |tx: &mut dyn Tx, k, b, ts| r.load_slots(tx, k, b, ts);
-    match gaps {
-        Some(g) => run_on(tx, cfg, g, stamp),
-        None => run_with(tx, cfg, stamp),
-    }
-}
-
-fn run_with(
+/// The loop on an even schedule at `cfg.rate`; `stamp` loads each call's frames.
+pub fn run_with(
     tx: &mut dyn Tx,
     cfg: &LoopCfg,
     stamp: impl FnMut(&mut dyn Tx, u64, usize, u64),
@@ -651,7 +637,8 @@ fn run_with(
     run_on(tx, cfg, RateClock::of(cfg), stamp)
 }
 
-fn run_on<C: Clock>(
+/// The loop on `clock`'s schedule; `stamp` loads each call's frames.
+pub fn run_on<C: Clock>(
     tx: &mut dyn Tx,
     cfg: &LoopCfg,
     clock: C,

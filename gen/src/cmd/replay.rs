@@ -11,7 +11,7 @@ use crate::error::{Error, SendUsage, SystemError};
 use crate::json::J;
 use crate::packet::ETH_LEN;
 use crate::replay::{Gaps, Replay, Target};
-use crate::{pace, sys, tx, xdp};
+use crate::{pace, sys, xdp};
 
 pub fn run(s: &Send, p: &Pcap) -> Result<(), Error> {
     check_safety(s, &flow_plan(s)?)?;
@@ -56,15 +56,16 @@ pub fn run(s: &Send, p: &Pcap) -> Result<(), Error> {
     let drop0 = xdp::dev_stat(&s.dev, "tx_dropped").unwrap_or(0);
     let largest = r.largest().frame.len();
     let mut txr = open_af_packet(s, ifindex, r.largest())?;
-    let out = tx::run_replay(txr.as_mut(), &r, gaps.as_ref(), &cfg).map_err(|(err, sent)| {
-        SystemError::Send {
-            dev: s.dev.clone(),
-            sent,
-            err,
-            size: largest,
-            mtu: largest - ETH_LEN,
-        }
-    })?;
+    let out =
+        crate::replay::send(txr.as_mut(), &r, gaps.as_ref(), &cfg).map_err(|(err, sent)| {
+            SystemError::Send {
+                dev: s.dev.clone(),
+                sent,
+                err,
+                size: largest,
+                mtu: largest - ETH_LEN,
+            }
+        })?;
     let drops = egress_drops(&s.dev, drop0);
     // on the capture's gaps, the rate to keep is the schedule's over the frames sent
     let judged = match &gaps {

@@ -18,9 +18,6 @@ const XDP_MAX_BATCH: usize = 16384;
 const XDP_BATCH_WINDOW_NS: u64 = 32_000;
 
 pub fn run(s: &Send) -> Result<(), Error> {
-    if let Some(p) = &s.pcap {
-        return super::replay::run(s, p);
-    }
     let flows = flow_plan(s)?;
     check_safety(s, &flows)?;
     let ifindex = interface(&s.dev)?;
