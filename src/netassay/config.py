@@ -20,7 +20,7 @@ from typing import Any
 from netassay import tomlfile
 from netassay.errors import InputError, UsageError
 from netassay.imix import Mix, parse_imix, spec
-from netassay.names import min_frame_bytes
+from netassay.names import MAX_FRAME, MIN_FRAME, min_frame_bytes
 from netassay.params import (
     RATE,
     Param,
@@ -252,7 +252,7 @@ class TestbedConfig:
     size_bytes: int | None = param(  # frame without FCS; None: the smallest for the IP
         "--size",
         "Frame size in bytes (no FCS); by default the smallest: 64 (IPv4), 84 (IPv6).",
-        default=None, cli=int, check=whole(64, 1518), ordinal=True, testbed=True,
+        default=None, cli=int, check=whole(MIN_FRAME, MAX_FRAME), ordinal=True, testbed=True,
     )  # fmt: skip
     imix: str | None = param(  # a frame mix instead of one size (netassay.imix); no --size
         "--imix",

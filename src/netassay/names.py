@@ -35,6 +35,10 @@ def min_frame_bytes(ip_version: int) -> int:
     return 14 + (40 if ip_version == 6 else 20) + 8 + 22
 
 
+MIN_FRAME = min_frame_bytes(4)  # 64: the smallest --size, and its default over IPv4
+MAX_FRAME = 1518  # the largest --size (no FCS) a testbed's veths and the XDP sink take
+
+
 DEFAULT_NAME = "lab"  # the router testbed (sweep, search, flood)
 RTT_NAME = "rtt"  # the rtt testbed
 ACCEPT_NAME = "acc"  # the acceptance link

@@ -28,7 +28,7 @@ from typing import Any
 
 from netassay.errors import GeneratorError, UsageError
 from netassay.hist import SinkHist
-from netassay.names import SINK_DEV
+from netassay.names import MIN_FRAME, SINK_DEV
 from netassay.proc import run
 from netassay.traffic.generator import start_xdp_sink
 
@@ -148,8 +148,8 @@ class SinkCounter:
         extra += ["--latency"] if self.latency else []
         extra += self.flows or []
         self._xdp = start_xdp_sink(
-            self.ns, self.dev or SINK_DEV, self.size_bytes or 64, extra=extra, imix=self.imix,
-            pcap=self.pcap,
+            self.ns, self.dev or SINK_DEV, self.size_bytes or MIN_FRAME, extra=extra,
+            imix=self.imix, pcap=self.pcap,
         )  # fmt: skip
 
     def restart(self) -> None:

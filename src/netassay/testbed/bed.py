@@ -232,7 +232,7 @@ class Testbed:
             t["dst"],
             rate_pps,
             duration_s,
-            size_bytes=self.cfg.size_bytes or 64,
+            size_bytes=self.cfg.size_bytes or names.MIN_FRAME,
             flows=self.cfg.flows,
             best_effort=True,
             extra=[*self.gen_flags(share_cpu), *share],

@@ -74,7 +74,7 @@ class ExternalConfig:
     expect_mac: str | None = None  # what the probes must come back to (None: rx's MAC)
     allow_any_destination: bool = False
     ip_version: int = 4
-    size_bytes: int = 64
+    size_bytes: int = names.MIN_FRAME
     flows: int = 1
     sink: str = "xdp"
     sut_counters_cmd: str | None = None

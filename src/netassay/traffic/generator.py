@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import GeneratorError, ToolError, UsageError
+from netassay.names import MIN_FRAME
 from netassay.proc import arg_num, die_with_parent, in_netns, run
 
 log = logging.getLogger("netassay.traffic.generator")
@@ -149,7 +150,7 @@ def build_args(
     dst: str,
     rate_pps: float | str,
     duration_s: float,
-    size_bytes: int = 64,
+    size_bytes: int = MIN_FRAME,
     flows: int = 1,
     best_effort: bool = False,
     extra: list[str] | None = None,
@@ -261,7 +262,7 @@ def run_generator(
     dst: str,
     rate_pps: float | str,
     duration_s: float,
-    size_bytes: int = 64,
+    size_bytes: int = MIN_FRAME,
     flows: int = 1,
     best_effort: bool = False,
     extra: list[str] | None = None,
@@ -462,7 +463,7 @@ class XdpSink:
 
 
 def start_xdp_sink(
-    netns: str | None, dev: str, size_bytes: int = 64, extra: list[str] | None = None,
+    netns: str | None, dev: str, size_bytes: int = MIN_FRAME, extra: list[str] | None = None,
     imix: str | None = None, pcap: str | None = None,
 ) -> XdpSink:  # fmt: skip
     """Attach the count-and-drop XDP sink to ``dev`` in ``netns``; returns when attached.

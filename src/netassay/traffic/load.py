@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.errors import ToolError, UsageError
+from netassay.names import MIN_FRAME
 from netassay.names import RTT_EP_DEV as EP_DEV
 from netassay.names import RTT_MAX_BACKGROUND as MAX_BACKGROUND
 from netassay.proc import die_with_parent, in_netns
@@ -84,7 +85,7 @@ class NetLoad:
 
     rate_pps: float = 10_000.0  # per background endpoint
     burst: int = 32  # packets per send call: bursts of this many at the average rate
-    size_bytes: int = 64
+    size_bytes: int = MIN_FRAME
 
 
 class Background:

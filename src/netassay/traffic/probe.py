@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from netassay.errors import GeneratorError, UsageError
+from netassay.names import MIN_FRAME
 from netassay.proc import arg_num, artifact, die_with_parent, in_netns
 
 log = logging.getLogger("netassay.methods.rtt")
@@ -32,7 +33,7 @@ BINARY = "netassay-probe"
 PROBES = ("icmp", "udp")
 RECORD = 32
 SOCKET_RECORD = 40  # with --socket-time on: seq, sched, tx, rx, the echo socket's time
-MIN_SIZE, MAX_SIZE = 64, 1514  # Ethernet frame without FCS; 1514 fits a 1500 MTU
+MIN_SIZE, MAX_SIZE = MIN_FRAME, 1514  # Ethernet frame without FCS; 1514 fits a 1500 MTU
 MAX_RATE = 10_000_000
 
 
@@ -44,7 +45,7 @@ class ProbeSpec:
     rate_pps: float = 1000.0
     count: int | None = None
     duration_s: float | None = None
-    size_bytes: int = 64
+    size_bytes: int = MIN_FRAME
     timeout_s: float = 1.0
 
     def planned(self) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.errors import StoreError, UsageError
-from netassay.names import validate_name
+from netassay.names import MIN_FRAME, validate_name
 from netassay.params import RATE, as_text, choice, hold_ns, param, whole
 from netassay.shared.probe_run import to_ns
 from netassay.units import parse_rate
@@ -55,7 +55,8 @@ class BatchingRequest:
         ordinal=True,
     )  # fmt: skip
     size_bytes: int = param(
-        "--size", "Frame size in bytes (no FCS).", default=64, cli=int, check=whole(64, 1514),
+        "--size", "Frame size in bytes (no FCS).", default=MIN_FRAME, cli=int,
+        check=whole(MIN_FRAME, 1514),
         ordinal=True,
     )  # fmt: skip
     gro: str = param(
@@ -117,7 +118,7 @@ class BatchingRequest:
                 raise UsageError(f"bad {flag} '{value}'", f"known: {', '.join(known)}", "pick one")
         for flag, number, lo, hi in (
             ("--runs", self.runs, 1, 1000), ("--count", self.count, 10, 10_000_000),
-            ("--size", self.size_bytes, 64, 1514), ("--defer", self.defer, 0, MAX_DEFER),
+            ("--size", self.size_bytes, MIN_FRAME, 1514), ("--defer", self.defer, 0, MAX_DEFER),
         ):  # fmt: skip
             if not lo <= number <= hi:
                 raise UsageError(f"bad {flag} {number}", f"{lo}..{hi}", "see --help")

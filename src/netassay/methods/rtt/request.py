@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netassay.errors import UsageError
+from netassay.names import MAX_FRAME, MIN_FRAME
 from netassay.params import DURATION, RATE, as_text, choice, flag, hold_ns, param, whole
 from netassay.shared.probe_run import to_ns
 from netassay.traffic.load import Load, NetLoad
@@ -63,7 +64,8 @@ class RttRequest:
         ordinal=True,
     )  # fmt: skip
     size_bytes: int = param(
-        "--size", "Frame size in bytes (no FCS).", default=64, cli=int, check=whole(64, 1518),
+        "--size", "Frame size in bytes (no FCS).", default=MIN_FRAME, cli=int,
+        check=whole(MIN_FRAME, MAX_FRAME),
         ordinal=True,
     )  # fmt: skip
     timeout_s: float = param(
