@@ -10,8 +10,7 @@ import typer
 from netassay.cli.common import Given, config, with_params
 from netassay.config import TestbedConfig
 from netassay.names import validate_name
-from netassay.testbed import external as X
-from netassay.testbed import show, topology
+from netassay.testbed import external, show, topology
 from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import Testbed, require_root
 
@@ -131,14 +130,14 @@ def testbed_external(tx: Tx, rx: Rx, dst_mac: DstMac, src: Src, dst: Dst,
     path with a probe burst and measures the generator's peak through it; changes no
     interface (use it with 'sweep --testbed NAME')."""
     validate_name(name)
-    cfg = X.make_config(
+    cfg = external.make_config(
         tx=tx, rx=rx, dst_mac=dst_mac, src=src, dst=dst, netns=netns, expect_mac=expect_mac,
         allow_any_destination=allow_any_destination, size_bytes=size, flows=flows,
         sut_counters_cmd=sut_counters_cmd, gen_cpu=cpu,
     )  # fmt: skip
-    X.validate(cfg)
+    external.validate(cfg)
     require_root("an external testbed")
-    state = X.register(name, cfg)
+    state = external.register(name, cfg)
     typer.echo(json.dumps(state, indent=2, sort_keys=True) if as_json else show.render(state))
 
 

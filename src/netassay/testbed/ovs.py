@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.config import TestbedConfig
 from netassay.errors import TestbedError, ToolError
 from netassay.proc import run
@@ -131,10 +131,10 @@ def start(site: Site) -> dict[str, Any]:
         ),
         "--", "add-br", BRIDGE, "--", "set", "bridge", BRIDGE, "datapath_type=netdev",
         "fail_mode=secure", f"protocols={PROTOCOLS}",
-        *_port_args(N.SUT_IN, str(cfg.ovs_port)), *_port_args(N.SUT_OUT, str(cfg.ovs_port)),
+        *_port_args(names.SUT_IN, str(cfg.ovs_port)), *_port_args(names.SUT_OUT, str(cfg.ovs_port)),
     )  # fmt: skip
     ofports = {dev: int(ovs.vsctl("get", "Interface", dev, "ofport").strip()) for dev in
-               (N.SUT_IN, N.SUT_OUT)}  # fmt: skip
+               (names.SUT_IN, names.SUT_OUT)}  # fmt: skip
     bad = [d for d, p in ofports.items() if p <= 0]
     if bad:
         why = ovs.vsctl("get", "Interface", bad[0], "error").strip()
@@ -147,7 +147,10 @@ def start(site: Site) -> dict[str, Any]:
     flows = forwarding_rules(str(cfg.ovs_flows), meter is not None)
     ovs.ofctl("add-flows", ovs.mgmt, "-", input_text="\n".join(flows) + "\n")
     if cfg.ovs_flows == "normal":  # both ends' MACs known: NORMAL never floods
-        for dev, mac in ((N.SUT_OUT, site.macs[N.SINK_DEV]), (N.SUT_IN, site.macs[N.TG_DEV])):
+        for dev, mac in (
+            (names.SUT_OUT, site.macs[names.SINK_DEV]),
+            (names.SUT_IN, site.macs[names.TG_DEV]),
+        ):
             ovs.appctl("ovs-vswitchd", "fdb/add", BRIDGE, dev, "0", mac)
     setup_s = time.monotonic() - t0
     rules = int(cfg.ovs_rules or 0)
@@ -237,15 +240,15 @@ def forwarding_rules(flows: str, metered: bool) -> list[str]:
     """The forwarding rules (``ovs-ofctl add-flows`` lines): NORMAL, or one in_port ->
     output rule per direction; with a cap, the forward direction's through the meter."""
     meter = f"meter:{METER}," if metered else ""
-    fwd, rev = f"in_port={N.SUT_IN}", f"in_port={N.SUT_OUT}"
+    fwd, rev = f"in_port={names.SUT_IN}", f"in_port={names.SUT_OUT}"
     if flows == "normal":
         return [
             "priority=0,actions=NORMAL",
             *([f"priority=1,{fwd},actions={meter}NORMAL"] if metered else []),
         ]
     return [
-        f"priority=1,{fwd},actions={meter}output:{N.SUT_OUT}",
-        f"priority=1,{rev},actions=output:{N.SUT_IN}",
+        f"priority=1,{fwd},actions={meter}output:{names.SUT_OUT}",
+        f"priority=1,{rev},actions=output:{names.SUT_IN}",
     ]
 
 
@@ -438,7 +441,7 @@ def drops(counters: dict[str, int], metered: bool) -> dict[str, int]:
     its own count (its pipeline's decision and its other drop reasons: the SUT's
     forwarding), what it could not send on ``sut1`` and what the cap's meter dropped
     (its receive drops are the veth's too)."""
-    egress = counters.get(f"{N.SUT_OUT}/tx_drop", 0)
+    egress = counters.get(f"{names.SUT_OUT}/tx_drop", 0)
     if metered:
         egress += counters.get(f"meter{METER}/band0_dropped", 0)
     forward = counters.get("datapath/pipeline_drops", 0) + counters.get("datapath/other_drops", 0)
@@ -481,8 +484,8 @@ def describe(dp: dict[str, Any]) -> list[str]:
     o = dp["ovs"]
     pmd = f"PMD thread on CPU {o['cpu']}" if o["port_type"] == "afxdp" else "no PMD thread"
     lines = [
-        f"  Open vSwitch: bridge {o['bridge']} (datapath netdev), ports {N.SUT_IN} and "
-        f"{N.SUT_OUT} of type {o['port_type']} ({pmd}; daemons pinned to CPU {o['cpu']})",
+        f"  Open vSwitch: bridge {o['bridge']} (datapath netdev), ports {names.SUT_IN} and "
+        f"{names.SUT_OUT} of type {o['port_type']} ({pmd}; daemons pinned to CPU {o['cpu']})",
         f"  flows: {o['flows']}: " + "; ".join(o["rules"]),
     ]
     if o.get("extra_rules"):

@@ -40,7 +40,7 @@ import json
 import logging
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.config import TestbedConfig
 from netassay.proc import run
 from netassay.testbed import xdp_router
@@ -112,14 +112,14 @@ def reverse_napi(sink_ns: str, sut_ns: str, rx: dict[str, Any]) -> None:
     ingress) polled as its first is (``rx``: what ``setup_napi`` recorded), and the
     sink's veth, where the reverse generator sends, given the same head-drop wire.
     Idempotent: a veth that has its program already is left as it is."""
-    xdp_router.set_wire(sink_ns, N.SINK_DEV, int(rx["wire_pkts"]))
-    links = json.loads(run(["ip", "-n", sut_ns, "-j", "link", "show", "dev", N.SUT_OUT]).stdout)
+    xdp_router.set_wire(sink_ns, names.SINK_DEV, int(rx["wire_pkts"]))
+    links = json.loads(run(["ip", "-n", sut_ns, "-j", "link", "show", "dev", names.SUT_OUT]).stdout)
     if any((link.get("xdp") or {}).get("prog") for link in links):
         return
-    run(["ip", "-n", sut_ns, "link", "set", "dev", N.SUT_OUT, "xdpdrv", "obj", rx["program"],
+    run(["ip", "-n", sut_ns, "link", "set", "dev", names.SUT_OUT, "xdpdrv", "obj", rx["program"],
          "sec", "xdp"])  # fmt: skip
     if rx.get("cpu") is not None:
-        xdp_router.thread_napi(sut_ns, N.SUT_OUT, int(rx["cpu"]))
+        xdp_router.thread_napi(sut_ns, names.SUT_OUT, int(rx["cpu"]))
 
 
 def describe(state: dict[str, Any]) -> str:
