@@ -30,11 +30,11 @@ reason otherwise.
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from tests.system.droprule import drop_rule
 from tests.system.stored import json_of, trials_of
 
 from netassay.analysis import recovery as AR
@@ -164,16 +164,6 @@ def test_recovery_through_a_users_data_plane_is_the_time_its_queue_takes_to_drai
     assert sum(held) >= 2, held
 
 
-BLOCK = """set -e
-nft add table ip kblk
-nft 'add chain ip kblk blk { type filter hook forward priority -10; policy accept; }'
-nft add counter ip kblk dropped
-nft add rule ip kblk blk counter name dropped drop
-sleep 0.2
-nft flush chain ip kblk blk
-nft list counter ip kblk dropped > "$1"
-nft delete table ip kblk
-"""
 RATE = 20_000
 
 
@@ -187,15 +177,14 @@ def test_reconfig_through_a_users_data_plane_blocks_for_what_its_drop_rule_dropp
     1 ms (20 frames), at least the rule's 200 ms and at most the change's own run and
     5 ms (the rule is in place before ``nft add rule`` returns, gone once ``flush``
     does)."""
-    script, counted = tmp_path / "block.sh", tmp_path / "dropped"
-    script.write_text(BLOCK)
+    rule = drop_rule(tmp_path, held_ms=200)
     db = tmp_path / "c.db"
     out = json_of(
         cli, "reconfig", "--name", tb_name, "--sut", "exec", "--sut-setup", str(ROUTER),
         "--rate", f"{RATE}", "--duration", "3s", "--at", "0.5s", "--trials", "1",
-        "--change", f"sh {script} {counted}", "--no-peak-check", "--db", str(db), "--json",
+        "--change", rule.change, "--no-peak-check", "--db", str(db), "--json",
     )  # fmt: skip
-    dropped = int(re.search(r"packets (\d+)", counted.read_text()).group(1))
+    dropped = rule.dropped()
     (t,) = trials_of(db)
     rc = t["counters"]["reconfig"]
     per = out["per_trial"][0]
