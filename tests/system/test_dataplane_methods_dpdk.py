@@ -1,17 +1,17 @@
-"""burst, recovery and reconfig through DPDK testpmd and through a data plane of the
-user's own (``--sut exec``), root, real namespaces, real traffic, each against a ground
-truth after the data plane (the shape of tests/system/test_dataplane_methods.py):
+"""burst, recovery and reconfig through DPDK's testpmd and l3fwd and through a data plane
+of the user's own (``--sut exec``), root, real namespaces, real traffic, each against a
+ground truth after the data plane (the shape of tests/system/test_dataplane_methods.py):
 
-- burst through testpmd: the nft policer of C packets/s with a bucket of B frames at
-  the sink's ingress (``--sut-cap``, ``--sink nft``: testpmd has no meter of its own)
-  and bursts at R_b: the longest burst without loss is B / (1 - C / R_b), the frames
-  held (RFC 9004's corrected buffer time times R_b) are B. The policer sits behind
-  testpmd's ring and batches: a burst reaches it in less time than it was sent when
-  testpmd lost its CPU for a moment, and gains C x that time less of refill (at C = 30
-  kpps and R_b = 100 kpps the longest burst came out 5.5% short, 2,765 of 2,925.7,
-  and a burst of 2,812 lost 9 frames). So C is 10 kpps here and R_b 40 kpps: the
-  refill is a quarter of the burst (B / (1 - C / R_b) = 2,730.7, B alone 2,048), and
-  a stall of 3 ms costs 30 frames of it, 1.1%.
+- burst through testpmd and through l3fwd: the nft policer of C packets/s with a bucket
+  of B frames at the sink's ingress (``--sut-cap``, ``--sink nft``: neither has a meter
+  of its own) and bursts at R_b: the longest burst without loss is B / (1 - C / R_b),
+  the frames held (RFC 9004's corrected buffer time times R_b) are B. The policer sits
+  behind the application's ring and batches: a burst reaches it in less time than it
+  was sent when the application lost its CPU for a moment, and gains C x that time less
+  of refill (testpmd at C = 30 kpps and R_b = 100 kpps: the longest burst came out 5.5%
+  short, 2,765 of 2,925.7, and a burst of 2,812 lost 9 frames). So C is 10 kpps here
+  and R_b 40 kpps: the refill is a quarter of the burst (B / (1 - C / R_b) = 2,730.7, B
+  alone 2,048), and a stall of 3 ms costs 30 frames of it, 1.1%.
 - recovery through ``--sut exec`` (examples/sut-setup/kernel-router.sh): a tbf of rate
   R with a queue of Q frames on the data plane's egress (``sut1``), 110% of R for 2 s
   (the queue full), then 55%: the queue drains in Q / (R - 0.55 R).
@@ -24,16 +24,17 @@ interval, and the policer that caps testpmd sits at the sink's ingress behind th
 sink only (XDP counts a frame before any hook after it); a tbf has no place after
 testpmd either (its AF_XDP socket sends past ``sut1``'s qdisc; docs/dataplanes.md).
 
-Needs root, netassay-gen, DPDK's testpmd (make setup); skipped with the reason otherwise.
+Needs root, netassay-gen, DPDK's testpmd and the l3fwd make setup builds; skipped with the
+reason otherwise.
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from tests.system.droprule import drop_rule
 from tests.system.stored import json_of, trials_of
 
 from netassay.analysis import recovery as AR
@@ -48,9 +49,9 @@ CAP = 10_000  # the policer (--sut-cap)
 BUCKET = D.XSK_RING  # its bucket (dataplane.cap_bucket)
 
 
-def _testpmd() -> None:
+def _dpdk(sut: str) -> None:
     try:
-        D.validate(TestbedConfig(sut="testpmd"))
+        D.validate(TestbedConfig(sut=sut))
     except NetassayError as exc:
         pytest.skip(exc.line())
 
@@ -60,23 +61,25 @@ LONGEST = BUCKET / (1 - CAP / R_B)  # 2,730.7 frames
 
 
 @pytest.mark.slow
-def test_burst_through_testpmd_is_its_caps_bucket(tb_name, tmp_path, cli):
-    """burst --sut testpmd --sut-cap C --sink nft at R_b: none of the bursts 3% shorter
-    than B / (1 - C / R_b) loses a frame at the policer (the SUT's egress), each 3%
-    longer does (a burst at most B never does). The bursts 0.5 s apart: the bucket
+@pytest.mark.parametrize("sut", ["testpmd", "l3fwd"])
+def test_burst_through_dpdk_is_its_caps_bucket(sut, tb_name, tmp_path, cli):
+    """burst --sut testpmd|l3fwd --sut-cap C --sink nft at R_b: none of the bursts 3%
+    shorter than B / (1 - C / R_b) loses a frame at the policer (the SUT's egress), each
+    3% longer does (a burst at most B never does). The bursts 0.5 s apart: the bucket
     refills in B / C = 205 ms. When no burst lost a frame anywhere else (a stall of this
-    busy host's data plane CPU overflows testpmd's ring at the SUT's ingress now and
-    then) and both tests completed, the longest burst and the frames held are the
+    busy host's data plane CPU overflows the application's ring at the SUT's ingress now
+    and then) and both tests completed, the longest burst and the frames held are the
     policer's, each within 5% (a search ends at 2% of the burst)."""
-    _testpmd()
+    _dpdk(sut)
     db = tmp_path / "burst.db"
     out = json_of(
-        cli, "burst", "--name", tb_name, "--sut", "testpmd", "--sut-cap", f"{CAP}", "--sink",
+        cli, "burst", "--name", tb_name, "--sut", sut, "--sut-cap", f"{CAP}", "--sink",
         "nft", "--burst-rate", f"{R_B}", "--max-burst", "6000", "--resolution", "0.02",
         "--tests", "2", "--wait", "0.5s", "--throughput", f"{CAP}", "--retries", "4",
         "--no-peak-check", "--db", str(db), "--json",
     )  # fmt: skip
-    print({k: out[k] for k in ("per_test", "mean_frames", "buffered_frames", "bursts")})
+    shown = ("per_test", "mean_frames", "buffered_frames", "bursts")
+    print({"sut": sut, **{k: out[k] for k in shown}})
     bursts = [t for t in trials_of(db) if not t["excluded"]]
     short = [t for t in bursts if t["sent"] <= 0.97 * LONGEST]
     long = [t for t in bursts if t["sent"] >= 1.03 * LONGEST]
@@ -161,16 +164,6 @@ def test_recovery_through_a_users_data_plane_is_the_time_its_queue_takes_to_drai
     assert sum(held) >= 2, held
 
 
-BLOCK = """set -e
-nft add table ip kblk
-nft 'add chain ip kblk blk { type filter hook forward priority -10; policy accept; }'
-nft add counter ip kblk dropped
-nft add rule ip kblk blk counter name dropped drop
-sleep 0.2
-nft flush chain ip kblk blk
-nft list counter ip kblk dropped > "$1"
-nft delete table ip kblk
-"""
 RATE = 20_000
 
 
@@ -184,15 +177,14 @@ def test_reconfig_through_a_users_data_plane_blocks_for_what_its_drop_rule_dropp
     1 ms (20 frames), at least the rule's 200 ms and at most the change's own run and
     5 ms (the rule is in place before ``nft add rule`` returns, gone once ``flush``
     does)."""
-    script, counted = tmp_path / "block.sh", tmp_path / "dropped"
-    script.write_text(BLOCK)
+    rule = drop_rule(tmp_path, held_ms=200)
     db = tmp_path / "c.db"
     out = json_of(
         cli, "reconfig", "--name", tb_name, "--sut", "exec", "--sut-setup", str(ROUTER),
         "--rate", f"{RATE}", "--duration", "3s", "--at", "0.5s", "--trials", "1",
-        "--change", f"sh {script} {counted}", "--no-peak-check", "--db", str(db), "--json",
+        "--change", rule.change, "--no-peak-check", "--db", str(db), "--json",
     )  # fmt: skip
-    dropped = int(re.search(r"packets (\d+)", counted.read_text()).group(1))
+    dropped = rule.dropped()
     (t,) = trials_of(db)
     rc = t["counters"]["reconfig"]
     per = out["per_trial"][0]

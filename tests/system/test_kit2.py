@@ -19,10 +19,10 @@ Needs root and netassay-gen (skipped with the reason otherwise).
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 
 import pytest
+from tests.system.droprule import drop_rule
 
 from netassay.analysis import recovery as AR
 from netassay.names import SUT_OUT
@@ -133,28 +133,15 @@ def test_recovery_is_the_time_the_full_queue_takes_to_drain(tb_name, tmp_path, c
     assert "recovery time: mean" in cli("assess", db, check=True).stdout
 
 
-BLOCK = """set -e
-nft add table ip kblk
-nft 'add chain ip kblk blk { type filter hook forward priority -10; policy accept; }'
-nft add counter ip kblk dropped
-nft add rule ip kblk blk counter name dropped drop
-sleep 0.2
-nft flush chain ip kblk blk
-nft list counter ip kblk dropped > "$1"
-nft delete table ip kblk
-"""
-
-
 def test_the_blocked_time_is_what_the_drop_rule_dropped(tb_name, tmp_path, cli):
-    script, counted = tmp_path / "block.sh", tmp_path / "dropped"
-    script.write_text(BLOCK)
+    rule = drop_rule(tmp_path, held_ms=200)
     db = tmp_path / "c.db"
     out = _json(
         cli, "reconfig", "--name", tb_name, "--sut", "router", "--rate", "20k",
-        "--duration", "4s", "--at", "0.2s", "--trials", "1", "--change",
-        f"sh {script} {counted}", "--no-peak-check", "--db", db, "--json",
+        "--duration", "4s", "--at", "0.2s", "--trials", "1", "--change", rule.change,
+        "--no-peak-check", "--db", db, "--json",
     )  # fmt: skip
-    dropped = int(re.search(r"packets (\d+)", counted.read_text()).group(1))
+    dropped = rule.dropped()
     truth = dropped / 20_000  # the rule's own count, at the offered rate
     t = out["per_trial"][0]
     print({"dropped": dropped, "truth_s": truth, "trial": t})

@@ -21,9 +21,9 @@ from typing import Any
 
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.shared.plots import slugify
-from netassay.shared.render import FigureJob, Section, data_of
-from netassay.shared.series import Finder, consecutive_runs
+from netassay.shared.render import Section
+from netassay.shared.series import Axis, Drawing, Finder, consecutive_runs, series_of
+from netassay.shared.series import sections as drawn_sections
 from netassay.store.db import Experiment, Store
 from netassay.units import parse_whole
 
@@ -118,21 +118,22 @@ def series_in(
         valued = [e for e in exps if _value(e, knob) is not None]
         # each kind on its own: a search's verify sweep comes between its searches
         runs = [r for kind in kinds for r in _runs([e for e in valued if e.kind == kind], knob)]
-        for run in runs:
-            if len(run) < 2:
-                continue
-            m = of_kind(run[0].kind)
-            if m is None:
-                continue
-            tb = run[0].config.get("testbed") or {}
-            s = ScaleSeries(run[0].kind, knob, _label(run, knob), int(tb.get("ip_version", 4)))
-            for exp in sorted(run, key=lambda e: _value(e, knob) or 0):
-                figures = m.cell(store, exp, cfg)
-                p: dict[str, Any] = {"experiment_id": exp.id, "value": _value(exp, knob)}
-                p.update({k: figures[k] for k in METRICS if k in figures})
-                s.points.append(p)
-            found.append(s)
+        found += series_of(_axis(knob), runs, store, cfg, of_kind)
     return found
+
+
+def _axis(knob: str) -> Axis[ScaleSeries]:
+    """A scale series' value: the knob's count."""
+
+    def new(run: list[Experiment]) -> ScaleSeries:
+        tb = run[0].config.get("testbed") or {}
+        return ScaleSeries(run[0].kind, knob, _label(run, knob), int(tb.get("ip_version", 4)))
+
+    def point(exp: Experiment, value: int, figures: dict[str, Any]) -> dict[str, Any]:
+        return {"experiment_id": exp.id, "value": value,
+                **{k: figures[k] for k in METRICS if k in figures}}  # fmt: skip
+
+    return Axis(value=lambda e: _value(e, knob), new=new, point=point)
 
 
 def _label(run: list[Experiment], knob: str) -> str:
@@ -176,15 +177,16 @@ def table_text(s: ScaleSeries) -> str:
     return "\n".join(lines)
 
 
+# its section: "Scale: FIB routes, sweep, label", figures/scale_routes_sweep_label.png
+DRAWING: Drawing[ScaleSeries] = Drawing(
+    "netassay.shared.scale_figures:plot_series", "scale", lambda s: f"Scale: {s.what}, ",
+    table_text, words=lambda s: f"{s.knob} ",
+)  # fmt: skip
+
+
 def sections(
     store: Store, out: Path, cfg: AnalysisConfig, used: set[str], of_kind: Finder
 ) -> list[Section]:
     """One section per scale series of the store: its table and its curve (a job of
     ``scale_figures.plot_series``)."""
-    found = []
-    for s in series_in(store, cfg, of_kind):
-        stem = out / "figures" / f"scale_{slugify(f'{s.knob} {s.kind} {s.label}', used)}"
-        job = FigureJob("netassay.shared.scale_figures:plot_series", (s,), stem, data_of(s))
-        title = f"Scale: {s.what}, {s.kind}{', ' + s.label if s.label else ''}"
-        found.append(Section.drawn(title, table_text(s), job, out))
-    return found
+    return drawn_sections(DRAWING, series_in(store, cfg, of_kind), out, used)

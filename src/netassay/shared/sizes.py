@@ -27,9 +27,9 @@ from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
 from netassay.names import min_frame_bytes
 from netassay.params import param
-from netassay.shared.plots import slugify
-from netassay.shared.render import FigureJob, Section, data_of
-from netassay.shared.series import Finder, consecutive_runs
+from netassay.shared.render import Section
+from netassay.shared.series import Axis, Drawing, Finder, consecutive_runs, series_of
+from netassay.shared.series import sections as drawn_sections
 from netassay.store.db import Experiment, Store
 from netassay.testbed.linerate import FCS_BYTES, IFG_BYTES, PREAMBLE_SFD_BYTES
 
@@ -156,26 +156,22 @@ def _runs(experiments: list[Experiment]) -> Iterator[list[Experiment]]:
     return consecutive_runs(experiments, _key, _size_of)
 
 
+def _new(run: list[Experiment]) -> SizeSeries:
+    tb = run[0].config.get("testbed") or {}
+    label = run[0].label if len({e.label for e in run}) == 1 else ""
+    return SizeSeries(run[0].kind, label, int(tb.get("ip_version", 4)))
+
+
+AXIS = Axis(value=_size_of, new=_new, point=point)
+
+
 def series_in(
     store: Store, cfg: AnalysisConfig, of_kind: Finder, since_id: int = 0
 ) -> list[SizeSeries]:
     """Every frame-size series of the store (of two sizes or more), oldest first; only
     experiments after ``since_id`` with ``since_id``."""
     sized = [e for e in store.experiments() if e.id > since_id and _size_of(e) is not None]
-    found = []
-    for run in _runs(sized):
-        if len(run) < 2:
-            continue
-        m = of_kind(run[0].kind)
-        if m is None:
-            continue
-        tb = run[0].config.get("testbed") or {}
-        label = run[0].label if len({e.label for e in run}) == 1 else ""
-        s = SizeSeries(run[0].kind, label, int(tb.get("ip_version", 4)))
-        for exp in sorted(run, key=lambda e: _size_of(e) or 0):
-            s.points.append(point(exp, _size_of(exp) or 0, m.cell(store, exp, cfg)))
-        found.append(s)
-    return found
+    return series_of(AXIS, _runs(sized), store, cfg, of_kind)
 
 
 def _fmt(x: float | None, digits: int, at_least: bool = False) -> str:
@@ -248,15 +244,16 @@ def notes(s: SizeSeries, metrics: list[str]) -> list[str]:
     return out
 
 
+# its section: "RFC 2544 frame sizes: sweep, label", figures/sizes_sweep_label.png
+DRAWING: Drawing[SizeSeries] = Drawing(
+    "netassay.shared.size_figures:plot_series", "sizes", lambda s: "RFC 2544 frame sizes: ",
+    table_text,
+)  # fmt: skip
+
+
 def sections(
     store: Store, out: Path, cfg: AnalysisConfig, used: set[str], of_kind: Finder
 ) -> list[Section]:
     """One section per frame-size series of the store: its table and its figure (a job
     of ``size_figures.plot_series``)."""
-    found = []
-    for s in series_in(store, cfg, of_kind):
-        stem = out / "figures" / f"sizes_{slugify(f'{s.kind} {s.label}', used)}"
-        job = FigureJob("netassay.shared.size_figures:plot_series", (s,), stem, data_of(s))
-        title = f"RFC 2544 frame sizes: {s.kind}{', ' + s.label if s.label else ''}"
-        found.append(Section.drawn(title, table_text(s), job, out))
-    return found
+    return drawn_sections(DRAWING, series_in(store, cfg, of_kind), out, used)
