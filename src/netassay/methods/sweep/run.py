@@ -6,20 +6,22 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from netassay import methods as registry
 from netassay import names
-from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.request import NO_LOAD_PPS, SweepRequest
-from netassay.shared import lab, sweep_analyse
+from netassay.shared import lab
 from netassay.shared.sweep_plan import Plan, describe
 from netassay.shared.sweep_run import RETRIES, Sweep, refuse_bidirectional, resume_sweep
 from netassay.store.db import Store
 from netassay.testbed import topology
+
+if TYPE_CHECKING:  # the analysis loads scipy: only a run's end asks for it
+    from netassay.analysis.assess import Assessment
 
 
 def plan_of(req: SweepRequest) -> Plan:
@@ -117,6 +119,9 @@ class Swept:
     @cached_property
     def assessment(self) -> Assessment | None:
         """PASTRAMI's assessment of the experiment it stored (None: no load)."""
+        # deferred: scipy (the analysis), which the command line does not pay for at start
+        from netassay.shared import sweep_analyse
+
         assert self.sweep.experiment_id is not None  # a sweep that ran has its experiment
         with Store(self.sweep.db, readonly=True) as store:
             exp = store.experiment(self.sweep.experiment_id)
