@@ -8,7 +8,7 @@ import signal
 import sqlite3
 
 from netassay.campaign.worker import CellError, CellFailed, _silent
-from netassay.errors import Terminated, TestbedError, UsageError
+from netassay.errors import Interrupted, Terminated, TestbedError, UsageError
 
 
 def test_a_methods_error_is_sent_with_its_class_exit_code_and_line():
@@ -45,3 +45,26 @@ def test_a_stop_sqlite_and_the_unforeseen_are_typed_too():
     other = CellError.of(ZeroDivisionError("division by zero"))
     assert (other.kind, other.exit_code) == ("ZeroDivisionError", 70)
     assert other.what == "internal error: ZeroDivisionError: division by zero"
+
+
+def test_a_run_that_says_what_it_stored_when_stopped_is_a_stopped_cell():
+    """A method's run turns a stop into Interrupted (what it stored, how to go on): a
+    cell is stopped all the same, by the signal that stopped it; an Interrupted of its
+    own (no signal under it) stays what it is."""
+
+    def stopped_run(stop: BaseException) -> BaseException:
+        try:
+            try:
+                raise stop
+            except KeyboardInterrupt as exc:
+                raise Interrupted("sweep interrupted", "2 trial(s) of this run are stored") from exc
+        except Interrupted as said:
+            return said
+
+    by_term = CellError.of(stopped_run(Terminated()))
+    assert (by_term.kind, by_term.exit_code, by_term.what) == ("Terminated", 143, "cell stopped")
+    assert by_term.why == "by SIGTERM"
+    by_ctrl_c = CellError.of(stopped_run(KeyboardInterrupt()))
+    assert (by_ctrl_c.kind, by_ctrl_c.exit_code) == ("KeyboardInterrupt", 130)
+    own = CellError.of(Interrupted("campaign interrupted", "", ""))
+    assert (own.kind, own.exit_code, own.what) == ("Interrupted", 130, "campaign interrupted")

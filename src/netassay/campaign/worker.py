@@ -40,7 +40,7 @@ from typing import Any
 from netassay import invoke
 from netassay import methods as registry
 from netassay.campaign.cluster import Access
-from netassay.errors import NetassayError, Terminated, TestbedError
+from netassay.errors import Interrupted, NetassayError, Terminated, TestbedError
 from netassay.methods.base import RunOptions
 from netassay.names import validate_name
 from netassay.proc import die_with_parent
@@ -75,6 +75,8 @@ class CellError:
         a stop, or one not foreseen)."""
         if isinstance(exc, sqlite3.DatabaseError):
             exc = faults.cause(exc, faults.store_named())
+        if isinstance(exc, Interrupted) and isinstance(exc.__cause__, KeyboardInterrupt):
+            exc = exc.__cause__  # a method's run says what it stored: a cell is stopped
         if isinstance(exc, NetassayError):
             return CellError(type(exc).__name__, exc.exit_code, exc.what, exc.why, exc.todo)
         if isinstance(exc, KeyboardInterrupt):  # SIGTERM (Terminated) or Ctrl-C

@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
-from netassay.errors import Interrupted
 from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.batching.method import METHOD
@@ -21,12 +20,8 @@ def batching(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     and --threaded set the receiver's veth inside the testbed (removed with it)."""
     given, options = prepared(ctx, given, "batching")
     req, options = request_of("batching", given, options)
-    b = METHOD.prepare(req, options)
-    b.progress = (lambda line: None) if as_json else progress_line
-    try:
-        result = METHOD.run_prepared(b)
-    except KeyboardInterrupt as exc:  # the testbed is already down when we get here
-        raise Interrupted("batching interrupted", f"{b.stored} run(s) stored in {b.db}") from exc
+    show = (lambda line: None) if as_json else progress_line
+    result = METHOD.run(req, options, show)  # Interrupted: the runs stored
     typer.echo(METHOD.view(result, as_json))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -359,13 +360,18 @@ def progress_line(line: str) -> None:
     sys.stderr.flush()
 
 
-def bar(total: int) -> Callable[[str], None]:
-    """A progress bar over ``total`` trials on stderr: rewritten in place on a terminal,
-    a line each otherwise. Its lines start '[n/total]'."""
+def bar() -> Callable[[str], None]:
+    """A progress bar on stderr over the trials its lines count ('[n/total] ...'):
+    rewritten in place on a terminal, a line each otherwise. A line that counts none (a
+    note beside them) is said as it is (``progress_line``)."""
     tty = sys.stderr.isatty()
 
     def show(line: str) -> None:
-        done = int(line[1:].split("/", 1)[0]) if line.startswith("[") else 0
+        counted = COUNTED.match(line)
+        if counted is None:
+            progress_line(line)
+            return
+        done, total = int(counted[1]), int(counted[2])
         width = 20
         fill = int(width * done / max(total, 1))
         marks = "#" * fill + "-" * (width - fill)
@@ -373,6 +379,9 @@ def bar(total: int) -> Callable[[str], None]:
         sys.stderr.flush()
 
     return show
+
+
+COUNTED = re.compile(r"\[(\d+)/(\d+)\]")  # a progress line's count: [done/total]
 
 
 def newest_experiment(db: str) -> int:

@@ -19,7 +19,6 @@ from netassay.cli.common import (
     with_params,
 )
 from netassay.config import TestbedConfig
-from netassay.errors import Interrupted
 from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.soak.method import METHOD
@@ -48,15 +47,8 @@ def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailO
     # --testbed: one that exists, e.g. the user's own ports ('testbed external'); the
     # load is checked against its line rate when the soak starts (a %pdr load then known)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, None)
-    sk = METHOD.prepare(req, replace(options, name=name))
-    sk.progress = sk.note = (lambda line: None) if as_json else progress_line
-    try:
-        result = METHOD.execute(sk)
-    except KeyboardInterrupt as exc:  # the testbed is already down when we get here
-        why = f"{sk.stored} segment(s) of this run are stored in {sk.db}"
-        raise Interrupted(
-            "soak interrupted", why, f"continue: netassay soak --db {sk.db} --resume"
-        ) from exc
+    show = (lambda line: None) if as_json else progress_line
+    result = METHOD.run(req, replace(options, name=name), show)  # Interrupted: what is stored
     typer.echo(METHOD.view(result, as_json))
     gate(fail_on, [METHOD.judged(result)])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import asdict
+from dataclasses import replace
 
 import typer
 
@@ -20,21 +20,20 @@ from netassay.cli.common import (
     err,
     gate,
     prepared,
-    progress_line,
     with_params,
 )  # fmt: skip
 from netassay.cli.sizes import per_size
-from netassay.config import Config, TestbedConfig
-from netassay.errors import Interrupted, UsageError
+from netassay.config import TestbedConfig
+from netassay.errors import UsageError
 from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
+from netassay.methods.sweep.run import Swept
+from netassay.methods.sweep.run import dry_run as dry_run_text
 from netassay.params import declared
 from netassay.shared import lab
 from netassay.shared.sizes import SizesFlag
-from netassay.shared.sweep_plan import describe
-from netassay.shared.sweep_run import RETRIES, Sweep
-from netassay.store.db import Store
+from netassay.shared.sweep_run import RETRIES
 
 
 @with_params(
@@ -61,58 +60,27 @@ def sweep(
     req, options = request_of("sweep", given, options, flags)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
                              req.rates_pps if given.get("rates") is not None else None)  # fmt: skip
-    sw = method.prepare(req, RunOptions(**{**options.__dict__, "name": name}))
+    options = replace(options, name=name)
     if dry_run:
-        typer.echo(_dry_run(sw, options.resume))
+        typer.echo(dry_run_text(req, options))
         return
     check_fail_on(fail_on)
-    sw.progress, sw.note = bar(sw.plan.count()), progress_line
-    try:
-        method.execute(sw)
-    except KeyboardInterrupt as exc:  # the testbed is already down when we get here
-        raise Interrupted(
-            "sweep interrupted",
-            f"{sw.stored} trial(s) of this run are stored in {sw.db}",
-            f"continue with 'netassay sweep --db {sw.db} --resume'",
-        ) from exc
+    result = method.run(req, options, bar())  # Interrupted: what it stored, how to go on
     err("")
-    assert options.config is not None  # prepared() reads the config in force
-    _ended(sw, options.config, as_json, fail_on)
+    _ended(result, as_json, fail_on)
 
 
-def _ended(sw: Sweep, cfg: Config, as_json: bool, fail_on: str | None) -> None:
+def _ended(result: Swept, as_json: bool, fail_on: str | None) -> None:
     """What a sweep says when it ends: where it stored what, its verdict and bounds (or
-    the assess object with --json), and the --fail-on gate on its verdict."""
-    stored = f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})"
-    typer.echo(stored, err=as_json)  # with --json, stdout holds the JSON object alone
+    the assess object with --json, that line then on stderr), and the --fail-on gate on
+    its verdict."""
     method = registry.method("sweep")
-    a = method.assessed(sw, cfg.analysis)
-    if a is None:
-        return
-    # deferred: the sweep's view loads scipy's statistics, only an analysis needs them
-    from netassay.methods.sweep.view import ended
-
-    text, lines = ended(sw, a, method.view(a, True))
-    typer.echo(text if as_json else "\n".join(lines))
-    gate(fail_on, [method.judged(a)])
-
-
-def _dry_run(sw: Sweep, resume: bool) -> str:
-    knobs = ", ".join(f"{k}={v}" for k, v in asdict(sw.testbed).items() if v is not None)
-    done: set[tuple[int, int]] = set()
-    if resume:
-        assert sw.experiment_id is not None  # a resumed sweep has its experiment
-        with Store(sw.db, create=False) as st:
-            done = st.done_trials(sw.experiment_id)
-    where = f" (resuming experiment {sw.experiment_id})" if resume else ""
-    both = (
-        [f"--bidirectional: each load per direction, both at once ({2 * sw.plan.packets():,} "
-         "packets in all); stored and assessed as their aggregate, twice each load"]
-        if sw.bidirectional else []
-    )  # fmt: skip
-    return "\n".join(
-        [f"testbed '{sw.name}': {knobs}", f"store: {sw.db}{where}", describe(sw.plan, done), *both]
-    )
+    if as_json:  # stdout holds the JSON object alone
+        err(result.stored_line())
+    said = method.view(result, as_json)
+    if said:  # (with --json, nothing when no load was assessed)
+        typer.echo(said)
+    gate(fail_on, [method.judged(result)])
 
 
 CSIT_SHARES = "0,10%,50%,90%"  # of the PDR: the loads CSIT reports latency at

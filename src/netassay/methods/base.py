@@ -10,7 +10,8 @@ campaign runner look the method up in the registry and call these.
   campaign file's keys are derived from it. ``validate()`` refuses what makes no sense.
 - ``plan(request)``: what will run and how long it takes, before anything is touched.
 - ``run(request, options, progress)``: measure on a testbed, store every result as it
-  ends, return what the view shows.
+  ends, return what the view shows (when a signal stops it: ``Interrupted``, saying
+  what it stored and how to resume).
 - ``analyse(inputs, cfg)``: what the inputs (stores; a sweep also reads PASTRAMI files)
   hold of this method, as results; ``view(result, as_json)``: a result in words or as
   one JSON line.
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from netassay.config import AnalysisConfig, Config
-from netassay.errors import UsageError
+from netassay.errors import Interrupted, UsageError
 from netassay.params import declared, default_of, flag, param, whole
 from netassay.shared.plots import slugify
 from netassay.shared.render import FigureJob, Section, data_of
@@ -281,71 +282,78 @@ class Views(Protocol):
 class OneFigureMethod:
     """What a method shares whose every run is one stored experiment, shown in the
     report as one section with one figure (burst, recovery, reconfig, soak, doctor):
-    its job is made and run by its ``runner`` module (``prepare(request, options,
-    config)``, ``run(job)``), shown by its ``views`` module (``text``, ``as_json``,
-    ``lines``), drawn by ``figure`` ('module:function') from ``figure_args``; ``stored``
-    lists its results in a store. One that ``judges`` keeps its verdict in its result's
-    summary (``verdict``): ``--fail-on`` gates on it and its figure's title says it.
-    The rest of the protocol (plan, comparison, cells) is each method's own."""
+    its job is made and run by its ``_runner`` module (``prepare(request, options,
+    config)``, ``run(job)``), shown by its ``_views`` module (``text``, ``as_json``,
+    ``lines``), drawn by ``_figure`` ('module:function') from ``_figure_args``;
+    ``_stored`` lists its results in a store. One that ``_judges`` keeps its verdict in
+    its result's summary (``verdict``): ``--fail-on`` gates on it and its figure's title
+    says it. These are each method's settings and hooks, private to it: a method shows
+    nothing beyond the protocol. The rest of the protocol (plan, comparison, cells) is
+    each method's own."""
 
     name: str
-    runner: Runner
-    views: Views
-    figure: str
-    judges = False
+    _runner: Runner
+    _views: Views
+    _figure: str
+    _judges = False
 
-    def stored(self, store: Store) -> Iterable[Any]:
+    def _stored(self, store: Store) -> Iterable[Any]:
         raise NotImplementedError
 
-    def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
-        """What ``figure`` is drawn from (and its key made of): its trials and summary."""
+    def _figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
+        """What ``_figure`` is drawn from (and its key made of): its trials and summary."""
         return (store.trials(result.experiment.id), result.summary)
 
-    def figure_title(self, result: Any) -> str:
+    def _figure_title(self, result: Any) -> str:
         label = str(result.experiment.label)
-        return f"{label}: {result.summary['verdict']}" if self.judges else label
+        return f"{label}: {result.summary['verdict']}" if self._judges else label
 
-    def section_lines(self, result: Any) -> list[str]:
+    def _section_lines(self, result: Any) -> list[str]:
         """A stored run in words, as its report section says it."""
-        return self.views.lines(result)
+        return self._views.lines(result)
 
-    def prepare(self, request: Any, options: RunOptions) -> Any:
-        """The job to run, its request and knobs checked before anything is built."""
-        return self.runner.prepare(request, options, options.config or Config())
-
-    def execute(self, job: Any) -> Any:
-        """Run a prepared job (one a command caught an interrupt of: it says what the
-        job stored); the stored result."""
-        return self.runner.run(job)
+    def _interrupted(self, job: Any) -> Interrupted | None:
+        """What an interrupted job stored, said as the typed error its run raises (None:
+        the interrupt goes on as it came, and the command line says it)."""
+        return None
 
     def run(self, request: Any, options: RunOptions, progress: Progress) -> Any:
-        job = self.prepare(request, options)
+        """The job made by the ``_runner`` (its request and knobs checked before anything
+        is built) and run; the stored result. An interrupt (Ctrl-C, SIGTERM) ends it
+        as ``_interrupted`` says."""
+        job = self._runner.prepare(request, options, options.config or Config())
         job.progress = progress
         if hasattr(job, "note"):  # the lines said beside its progress (a fault, a stall)
             job.note = progress
-        return self.execute(job)
+        try:
+            return self._runner.run(job)
+        except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+            said = self._interrupted(job)
+            if said is None:
+                raise
+            raise said from exc
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]:
-        return from_stores(inputs, lambda _, store: self.stored(store))
+        return from_stores(inputs, lambda _, store: self._stored(store))
 
     def judged(self, result: Any) -> tuple[str, str | None]:
-        return result.experiment.label, (result.summary["verdict"] if self.judges else None)
+        return result.experiment.label, (result.summary["verdict"] if self._judges else None)
 
     def view(self, result: Any, as_json: bool) -> str:
-        return self.views.as_json(result) if as_json else self.views.text(result)
+        return self._views.as_json(result) if as_json else self._views.text(result)
 
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
         """One section per stored run: the run in words, its figure."""
         sections = []
-        for r in self.stored(store):
+        for r in self._stored(store):
             label = r.experiment.label
             stem = out / "figures" / f"{self.name}_{slugify(label, used)}"
-            args = self.figure_args(store, r)
-            title = self.figure_title(r)
-            job = FigureJob(self.figure, args, stem, data_of(*args), kwargs={"title": title})
-            text = "\n".join(self.section_lines(r))
+            args = self._figure_args(store, r)
+            title = self._figure_title(r)
+            job = FigureJob(self._figure, args, stem, data_of(*args), kwargs={"title": title})
+            text = "\n".join(self._section_lines(r))
             sections.append(Section.drawn(f"{self.name}: {label}", text, job, out))
         return sections
 

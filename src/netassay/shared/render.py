@@ -28,9 +28,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from netassay import __version__
+
+if TYPE_CHECKING:  # a curve's assessment: named for type checkers, never imported to draw
+    from netassay.analysis.assess import Assessment
 
 STYLE = 2  # raise when a figure's look changes: every kept figure is drawn again
 # 2: the loss charts in percent over the kept trials, the frame-size marks (at least, INCONCLUSIVE)
@@ -87,6 +90,26 @@ class FigureJob:
         return kept == self.key() and all(f.exists() for f in self.files())
 
 
+# the metadata a curve's row of the report's main table shows, a column each
+CURVE_COLUMNS = ("class", "environment", "kernel", "pinning", "ring")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A section that is a curve of the report's main table (a sweep, a PASTRAMI file
+    imported): its assessment (``a``: its label, verdict and experiment, by which a
+    campaign's page links its figure), its row and its block below the table as the
+    index's template reads them (``fields``), the PNGs they show (``images``: a name to
+    a file in the report folder, or None; sized once drawn), its main figure's PNG and
+    its figure environment in the LaTeX include."""
+
+    a: Assessment
+    fields: dict[str, Any]
+    images: dict[str, str | None]
+    figure_png: str
+    latex: str
+
+
 @dataclass(frozen=True)
 class Section:
     """A method's part of a report's index: a title, its text, a figure (with its SVG
@@ -102,6 +125,7 @@ class Section:
     link: str | None = None
     jobs: tuple[FigureJob, ...] = ()  # every figure it shows, its page's too
     page: Callable[[], object] | None = None  # writes its page (after its figures)
+    curve: Curve | None = None  # a curve of the index's main table, not a section below it
 
     @staticmethod
     def drawn(title: str, text: str, job: FigureJob, out: Path) -> Section:
@@ -112,7 +136,7 @@ class Section:
     def as_dict(self) -> dict[str, str]:
         return {
             k: v for k, v in self.__dict__.items()
-            if v is not None and k not in ("jobs", "page")
+            if v is not None and k not in ("jobs", "page", "curve")
         }  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
+from netassay.errors import Interrupted
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
 from netassay.methods.batching import run as batching_run
 from netassay.methods.batching import store as batching_store
@@ -64,20 +65,18 @@ class BatchingMethod:
         send = request.count / request.rate_pps
         return Plan(request.runs, SETUP_S + request.runs * (send + RUN_OVERHEAD_S), ())
 
-    def prepare(self, request: BatchingRequest, options: RunOptions) -> batching_run.Batching:
-        """The measurement, its request checked before anything is built."""
+    def run(self, request: BatchingRequest, options: RunOptions, progress: Progress) -> Any:
+        """The measurement, its request checked before anything is built; each run is
+        stored as it ends (an interrupt: Interrupted, saying how many are)."""
         b = batching_run.Batching(request, lab.store_path(options.db), options.name or NAME,
                                   options.label)  # fmt: skip
         request.validate(b.db, b.name)
-        return b
-
-    def run(self, request: BatchingRequest, options: RunOptions, progress: Progress) -> Any:
-        b = self.prepare(request, options)
         b.progress = progress
-        return self.run_prepared(b)
-
-    def run_prepared(self, b: batching_run.Batching) -> batching_store.StoredBatching:
-        return batching_run.measure(b)
+        try:
+            return batching_run.measure(b)
+        except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+            said = f"{b.stored} run(s) stored in {b.db}"
+            raise Interrupted("batching interrupted", said) from exc
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Any]:
         return from_stores(inputs, lambda _, store: batching_store.stored_batchings(store))

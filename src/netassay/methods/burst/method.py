@@ -39,8 +39,8 @@ def _ms(x: Any) -> str:
 
 class BurstMethod(OneFigureMethod):
     name = "burst"
-    runner, views = run, view
-    figure = "netassay.methods.burst.figures:plot_bursts"
+    _runner, _views = run, view
+    _figure = "netassay.methods.burst.figures:plot_bursts"
     kinds: tuple[str, ...] = (burst_store.KIND,)
     request = BurstRequest
     campaign = True
@@ -83,7 +83,7 @@ class BurstMethod(OneFigureMethod):
         first = SEARCH_S if request.throughput == "search" else 0.0
         return Plan(None, first + request.tests * STEPS * per, ())
 
-    def stored(self, store: Store) -> Iterator[burst_store.StoredBurst]:
+    def _stored(self, store: Store) -> Iterator[burst_store.StoredBurst]:
         return burst_store.stored_bursts(store)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

@@ -20,9 +20,9 @@ SETUP_S = 6.0  # three testbeds built, the environment captured, probes started
 
 class DoctorMethod(OneFigureMethod):
     name = "doctor"
-    runner, views = doctor_run, doctor_view
-    figure = "netassay.methods.doctor.figures:plot_range"
-    judges = True
+    _runner, _views = doctor_run, doctor_view
+    _figure = "netassay.methods.doctor.figures:plot_range"
+    _judges = True
     kinds: tuple[str, ...] = (doctor_store.KIND,)
     request = DoctorRequest
     campaign = False
@@ -45,10 +45,10 @@ class DoctorMethod(OneFigureMethod):
         secs = low + probes + e.floods * e.flood_s + e.cap_s + e.drop_s + SETUP_S
         return Plan(request.runs + e.floods + 2, secs, ())
 
-    def stored(self, store: Store) -> Iterator[doctor_store.StoredDoctor]:
+    def _stored(self, store: Store) -> Iterator[doctor_store.StoredDoctor]:
         return doctor_store.stored_doctors(store)
 
-    def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
+    def _figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
         return (result.checks,)  # its checks' rates drawn as a range
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

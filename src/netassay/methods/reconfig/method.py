@@ -24,8 +24,8 @@ TRIAL_OVERHEAD_S = 0.5
 
 class ReconfigMethod(OneFigureMethod):
     name = "reconfig"
-    runner, views = run, view
-    figure = "netassay.methods.reconfig.figures:plot_blocked"
+    _runner, _views = run, view
+    _figure = "netassay.methods.reconfig.figures:plot_blocked"
     kinds: tuple[str, ...] = (reconfig_store.KIND,)
     request = ReconfigRequest
     campaign = False
@@ -46,10 +46,10 @@ class ReconfigMethod(OneFigureMethod):
         per = request.duration_s + request.wait_s + TRIAL_OVERHEAD_S
         return Plan(request.trials, request.trials * per, ())
 
-    def stored(self, store: Store) -> Iterator[reconfig_store.StoredReconfig]:
+    def _stored(self, store: Store) -> Iterator[reconfig_store.StoredReconfig]:
         return reconfig_store.stored_reconfigs(store)
 
-    def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
+    def _figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
         return (result.summary,)  # the blocked time per trial is in its summary
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

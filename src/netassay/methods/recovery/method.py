@@ -29,8 +29,8 @@ def _ms(x: Any) -> str:
 
 class RecoveryMethod(OneFigureMethod):
     name = "recovery"
-    runner, views = run, view
-    figure = "netassay.methods.recovery.figures:plot_recovery"
+    _runner, _views = run, view
+    _figure = "netassay.methods.recovery.figures:plot_recovery"
     kinds: tuple[str, ...] = (recovery_store.KIND,)
     request = RecoveryRequest
     campaign = True
@@ -61,7 +61,7 @@ class RecoveryMethod(OneFigureMethod):
         first = SEARCH_S if request.throughput == "search" else 0.0
         return Plan(request.trials, first + request.trials * per, ())
 
-    def stored(self, store: Store) -> Iterator[recovery_store.StoredRecovery]:
+    def _stored(self, store: Store) -> Iterator[recovery_store.StoredRecovery]:
         return recovery_store.stored_recoveries(store)
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from netassay.config import AnalysisConfig, TestbedConfig
+from netassay.errors import Interrupted
 from netassay.methods.base import Comparison, OneFigureMethod, Plan
 from netassay.methods.soak import run as soak_run
 from netassay.methods.soak import series
@@ -21,9 +22,9 @@ SEGMENT_OVERHEAD_S = 0.3  # per segment: counters read before and after, the sin
 
 class SoakMethod(OneFigureMethod):
     name = "soak"
-    runner, views = soak_run, soak_view
-    figure = "netassay.methods.soak.figures:plot_timeline"
-    judges = True
+    _runner, _views = soak_run, soak_view
+    _figure = "netassay.methods.soak.figures:plot_timeline"
+    _judges = True
     kinds: tuple[str, ...] = (soak_store.KIND,)
     request = SoakRequest
     campaign = False
@@ -43,10 +44,10 @@ class SoakMethod(OneFigureMethod):
         n = len(series.segment_lengths(request.duration_s, request.segment_s))
         return Plan(n, request.duration_s + n * SEGMENT_OVERHEAD_S, ())
 
-    def stored(self, store: Store) -> Iterator[soak_store.StoredSoak]:
+    def _stored(self, store: Store) -> Iterator[soak_store.StoredSoak]:
         return soak_store.stored_soaks(store)
 
-    def figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
+    def _figure_args(self, store: Store, result: Any) -> tuple[Any, ...]:
         """Its timeline: each second's counts, the segments' starts, the events where
         loss appears, and the load offered (both directions' sum with
         --bidirectional, as the seconds are)."""
@@ -57,7 +58,13 @@ class SoakMethod(OneFigureMethod):
         )
         return (series.timeline(trials), starts, result.summary["events"], offered)
 
-    def section_lines(self, result: Any) -> list[str]:
+    def _interrupted(self, job: Any) -> Interrupted:
+        """The segments stored before the interrupt, and how to go on."""
+        why = f"{job.stored} segment(s) of this run are stored in {job.db}"
+        todo = f"continue: netassay soak --db {job.db} --resume"
+        return Interrupted("soak interrupted", why, todo)
+
+    def _section_lines(self, result: Any) -> list[str]:
         return [*soak_view.lines(result), soak_view.CAVEAT]
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:

@@ -1,63 +1,50 @@
 """A store's curves in a report: each sweep (or PASTRAMI file imported) assessed, with
-its PASTRAMI figure and, for netassay's own trials, where packets were lost."""
+its PASTRAMI figure and, for netassay's own trials, where packets were lost; each a
+section of the report's main table (``shared.render.Curve``: ``index`` says its row,
+its block and its LaTeX figure)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig
 from netassay.hist import SinkHist
+from netassay.methods.sweep import index
 from netassay.methods.sweep.located import left_out
 from netassay.shared.directions import DIRECTIONS, direction_rows, directions_json
 from netassay.shared.imix_sizes import stored_mix
 from netassay.shared.plots import slugify
 from netassay.shared.rates import rates_lines
-from netassay.shared.render import FigureJob
+from netassay.shared.render import Curve, FigureJob, Section
 from netassay.shared.sweep_analyse import assess_store
 from netassay.shared.sweep_latency import direction_latency_rows, latency_rows
 from netassay.store.db import Store
 from netassay.trial.engine import SOURCE
 
 
-@dataclass
-class Entry:
-    """One curve of a report: its assessment and its figures' files."""
-
-    slug: str
-    a: Assessment
-    figure_png: str  # file name inside the report folder
-    figure_svg: str
-    loss_png: str | None
-    data: dict[str, Any]
-    latency_png: str | None = None  # a sweep run with --latency
-    imix: dict[str, Any] | None = None  # a sweep of a mix: ``imix.mix_json``
-    rates: list[str] | None = None  # its loads as written in bit/s or as shares
-    directions: dict[str, Any] | None = None  # --bidirectional: ``both_ways``
-    jobs: tuple[FigureJob, ...] = field(default=(), repr=False)  # its figures, to draw
-
-
-def entries(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Entry]:
-    """Every curve of ``store``, its figures in ``out/figures`` as jobs: the report draws
-    them on the host's cores, those already there from the same data kept
+def curve_sections(store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Section]:
+    """Every curve of ``store`` as a section of the report's main table
+    (``Section.curve``), its figures in ``out/figures`` as jobs: the report draws them
+    on the host's cores, those already there from the same data kept
     (``shared/render.py``)."""
     found = []
     for a in assess_store(store, cfg):
         slug = slugify(a.label, used)
-        data = a.to_json()
         stem = out / "figures" / slug
-        curve = FigureJob(PLOT, (a,), stem, json.dumps(data, sort_keys=True))
+        curve = FigureJob(PLOT, (a,), stem, json.dumps(a.to_json(), sort_keys=True))
         loss = _loss_job(store, a, out / "figures" / f"{slug}_loss")
         latency = _latency_job(store, a, out / "figures" / f"{slug}_latency")
         jobs = tuple(j for j in (curve, loss, latency) if j is not None)
         mix, rates = _beside(store, a)
-        found.append(
-            Entry(slug, a, f"figures/{slug}.png", f"figures/{slug}.svg", _png(loss), data,
-                  _png(latency), mix, rates, both_ways(store, a), jobs)
-        )  # fmt: skip
+        png = f"figures/{slug}.png"
+        shown = index.fields(slug, a, f"figures/{slug}.svg", mix, rates, both_ways(store, a))
+        images = {"figure": png, "loss": _png(loss), "latency": _png(latency)}
+        row = Curve(a, shown, images, png, index.latex(slug, a, png))
+        found.append(Section(a.label, jobs=jobs, curve=row))
     return found
 
 

@@ -10,13 +10,14 @@ from typing import Any
 from netassay.analysis import compare as analysis_compare
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
+from netassay.errors import Interrupted
 from netassay.loads import AUTO_TOP
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions
 from netassay.methods.sweep import compare as sweep_compare
-from netassay.methods.sweep.entries import Entry, entries
+from netassay.methods.sweep.entries import curve_sections
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
-from netassay.methods.sweep.run import plan_of, prepare
-from netassay.methods.sweep.view import LEGEND, make_console, render
+from netassay.methods.sweep.run import Swept, plan_of, prepare
+from netassay.methods.sweep.view import LEGEND, ended, make_console, render
 from netassay.params import request_from
 from netassay.shared import sweep_analyse, sweep_plan, sweep_run
 from netassay.shared.render import Section
@@ -47,35 +48,44 @@ class SweepMethod:
         p = plan_of(request)
         return Plan(p.count(), sweep_plan.estimate_s(p), tuple(sweep_plan.describe(p).splitlines()))
 
-    def prepare(self, request: SweepRequest, options: RunOptions) -> sweep_run.Sweep:
-        return prepare(request, options, options.config or Config())
-
-    def run(
-        self, request: SweepRequest, options: RunOptions, progress: Progress
-    ) -> sweep_run.Sweep:
-        sw = self.prepare(request, options)
-        sw.progress = progress
-        return self.execute(sw)
-
-    def execute(self, sw: sweep_run.Sweep) -> sweep_run.Sweep:
-        """Run (or resume) a prepared sweep; every trial is stored as it ends."""
-        sweep_run.run(sw)
-        return sw
-
-    def assessed(self, sw: sweep_run.Sweep, cfg: AnalysisConfig) -> Assessment | None:
-        """PASTRAMI's assessment of the experiment a sweep stored (None: no load)."""
-        assert sw.experiment_id is not None  # a sweep that ran has its experiment
-        with Store(sw.db, readonly=True) as store:
-            return sweep_analyse.assess_experiment(store, store.experiment(sw.experiment_id), cfg)
+    def run(self, request: SweepRequest, options: RunOptions, progress: Progress) -> Swept:
+        """Run (or resume) the sweep: its request and knobs checked before anything is
+        built, every trial stored as it ends, ``progress`` given each trial's line
+        ('[n/total] ...') and the notes beside them. An interrupt (Ctrl-C, SIGTERM):
+        Interrupted, saying what this run stored and how to continue it."""
+        cfg = options.config or Config()
+        sw = prepare(request, options, cfg)
+        sw.progress = sw.note = progress
+        try:
+            sweep_run.run(sw)
+        except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+            raise Interrupted(
+                "sweep interrupted",
+                f"{sw.stored} trial(s) of this run are stored in {sw.db}",
+                f"continue with 'netassay sweep --db {sw.db} --resume'",
+            ) from exc
+        return Swept(sw, cfg.analysis)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[Assessment]:
         """Every curve of the inputs: PASTRAMI files and folders, and stores' sweeps."""
         return sweep_analyse.iter_assessments(inputs, cfg)
 
-    def judged(self, result: Assessment) -> tuple[str, str | None]:
+    def judged(self, result: Assessment | Swept) -> tuple[str, str | None]:
+        if isinstance(result, Swept):  # a run's: its experiment's assessment
+            a = result.assessment
+            return (a.label, a.verdict) if a is not None else (result.sweep.label, None)
         return result.label, result.verdict
 
-    def view(self, result: Assessment, as_json: bool) -> str:
+    def view(self, result: Assessment | Swept, as_json: bool) -> str:
+        """An assessment's table (or its JSON object); a run's end: where it stored what,
+        its verdict and bounds with what its store holds beside them (or its
+        assessment's JSON with those added: ``view.ended``; "" without a load)."""
+        if isinstance(result, Swept):
+            a = result.assessment
+            if a is None:
+                return "" if as_json else result.stored_line()
+            text, lines = ended(result.sweep, a, self.view(a, True))
+            return text if as_json else "\n".join([result.stored_line(), *lines])
         if as_json:
             return json.dumps(result.to_json(), allow_nan=False)
         console = make_console()
@@ -83,14 +93,12 @@ class SweepMethod:
             render(result, console)
         return cap.get().removesuffix("\n")  # the caller ends the line
 
-    def entries(self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str]) -> list[Entry]:
-        """The store's curves for the report's table, their figures as jobs to draw."""
-        return entries(store, out, cfg, used)
-
     def sections(
         self, store: Store, out: Path, cfg: AnalysisConfig, used: set[str], suffix: str = ""
     ) -> list[Section]:
-        return []  # the report's main table is the sweeps' (report.build)
+        """The store's curves (its sweeps, the PASTRAMI files imported): each the index's
+        row and block (``Section.curve``), its figures as jobs to draw."""
+        return curve_sections(store, out, cfg, used)
 
     def compared(self, store: Store, cfg: AnalysisConfig | None = None) -> dict[str, Any] | None:
         """The store's sweeps outside a campaign side by side, ranked by PDR (None: fewer

@@ -1,21 +1,27 @@
 """The sweep's request turned into the sweep of loads it runs (``shared.sweep_run``): its
 plan, ``--at``'s loads from a stored search's PDR, a new sweep's testbed or a resumed
-one's."""
+one's; what a dry run says of it, and what a run returns (``Swept``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from netassay import methods as registry
 from netassay import names
-from netassay.config import Config
+from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.request import NO_LOAD_PPS, SweepRequest
 from netassay.shared import lab
-from netassay.shared.sweep_plan import Plan
+from netassay.shared.sweep_plan import Plan, describe
 from netassay.shared.sweep_run import RETRIES, Sweep, refuse_bidirectional, resume_sweep
+from netassay.store.db import Store
 from netassay.testbed import topology
+
+if TYPE_CHECKING:  # the analysis loads scipy: only a run's end asks for it
+    from netassay.analysis.assess import Assessment
 
 
 def plan_of(req: SweepRequest) -> Plan:
@@ -77,3 +83,51 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
     if sw.plan.auto:
         lab.refuse_auto_loads(sw.testbed, sw.bidirectional)
     return sw
+
+
+def dry_run(req: SweepRequest, options: RunOptions) -> str:
+    """What a sweep would run, nothing touched (``--dry-run``): its testbed and knobs,
+    its store (a resume's experiment), its loads and runs (those a resume has stored
+    left out) and its time."""
+    sw = prepare(req, options, options.config or Config())
+    knobs = ", ".join(f"{k}={v}" for k, v in asdict(sw.testbed).items() if v is not None)
+    done: set[tuple[int, int]] = set()
+    if options.resume:
+        assert sw.experiment_id is not None  # a resumed sweep has its experiment
+        with Store(sw.db, create=False) as st:
+            done = st.done_trials(sw.experiment_id)
+    where = f" (resuming experiment {sw.experiment_id})" if options.resume else ""
+    both = (
+        [f"--bidirectional: each load per direction, both at once ({2 * sw.plan.packets():,} "
+         "packets in all); stored and assessed as their aggregate, twice each load"]
+        if sw.bidirectional else []
+    )  # fmt: skip
+    return "\n".join(
+        [f"testbed '{sw.name}': {knobs}", f"store: {sw.db}{where}", describe(sw.plan, done), *both]
+    )
+
+
+@dataclass
+class Swept:
+    """What a sweep's run returns: the sweep it ran (its store, its experiment, the
+    trials this run stored) and the analysis that judges it, made when first asked
+    for (a campaign's cell asks nothing of it)."""
+
+    sweep: Sweep
+    cfg: AnalysisConfig
+
+    @cached_property
+    def assessment(self) -> Assessment | None:
+        """PASTRAMI's assessment of the experiment it stored (None: no load)."""
+        # deferred: scipy (the analysis), which the command line does not pay for at start
+        from netassay.shared import sweep_analyse
+
+        assert self.sweep.experiment_id is not None  # a sweep that ran has its experiment
+        with Store(self.sweep.db, readonly=True) as store:
+            exp = store.experiment(self.sweep.experiment_id)
+            return sweep_analyse.assess_experiment(store, exp, self.cfg)
+
+    def stored_line(self) -> str:
+        """Where it stored what: the line a sweep ends with."""
+        sw = self.sweep
+        return f"stored {sw.stored} trial(s) in {sw.db} (experiment {sw.experiment_id})"
