@@ -83,7 +83,7 @@ class BurstMethod(OneFigureMethod):
         s = burst_store.summary(store, experiment)
         keys = ("rate_pps", "mean_frames", "ci95_frames", "implied_buffer_s",
                 "corrected_buffer_s", "tests", "at_limit")  # fmt: skip
-        return {"verdict": None, **{k: s[k] for k in keys}}
+        return {"verdict": None, **{k: getattr(s, k) for k in keys}}
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         return f"{settings['tests']} tests, {settings['wait']} idle after each burst"
