@@ -163,11 +163,11 @@ def test_recovery_through_open_vswitch_is_immediate_behind_a_meter(tb_name, tmp_
         r = t["counters"]["recovery"]
         got = AR.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], low)
         lost = t["sent"] - t["received"]
-        print({"trial": t["repetition"], "lost": lost, "recovery_s": got["recovery_s"],
-               "settled_frames": got["settled_frames"]})  # fmt: skip
+        print({"trial": t["repetition"], "lost": lost, "recovery_s": got.recovery_s,
+               "settled_frames": got.settled_frames})  # fmt: skip
         found.append(
-            got["recovery_s"] is not None and got["recovery_s"] <= 2 * INTERVAL_S
-            and abs(got["settled_frames"]) <= low * 2 * INTERVAL_S
+            got.recovery_s is not None and got.recovery_s <= 2 * INTERVAL_S
+            and abs(got.settled_frames) <= low * 2 * INTERVAL_S
             and abs(lost - lost_truth) <= 0.01 * 1.1 * CAP * 2
         )  # fmt: skip
     assert sum(found) >= 2, found

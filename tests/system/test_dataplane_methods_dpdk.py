@@ -154,13 +154,13 @@ def test_recovery_through_a_users_data_plane_is_the_time_its_queue_takes_to_drai
         gap = min(x for x in after_a if x > DRAIN_S) - max(x for x in after_a if x <= DRAIN_S)
         backlog = Q - (R - 0.55 * R) * min(x for x in after_a if x >= 0)
         found = AR.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], 0.55 * R)
-        ok_time = found["recovery_s"] is not None and (
-            abs(found["recovery_s"] - DRAIN_S) <= max(0.05 * DRAIN_S, gap)
+        ok_time = found.recovery_s is not None and (
+            abs(found.recovery_s - DRAIN_S) <= max(0.05 * DRAIN_S, gap)
         )
-        ok_backlog = abs(-found["settled_frames"] - backlog) <= 0.05 * Q
+        ok_backlog = abs(-found.settled_frames - backlog) <= 0.05 * Q
         held.append(ok_time and ok_backlog)
         print({"trial": t["repetition"], "gap_s": gap, "backlog": backlog,
-               **{k: v for k, v in found.items() if k != "after"}})  # fmt: skip
+               **{k: v for k, v in found.to_json().items() if k != "after"}})  # fmt: skip
     assert sum(held) >= 2, held
 
 

@@ -121,13 +121,13 @@ def test_recovery_is_the_time_the_full_queue_takes_to_drain(tb_name, tmp_path, c
         gap = min(x for x in after_a if x > DRAIN_S) - max(x for x in after_a if x <= DRAIN_S)
         backlog = QR - (R - 0.55 * R) * min(x for x in after_a if x >= 0)
         found = AR.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], 0.55 * R)
-        ok_time = found["recovery_s"] is not None and (
-            abs(found["recovery_s"] - DRAIN_S) <= max(0.05 * DRAIN_S, gap)
+        ok_time = found.recovery_s is not None and (
+            abs(found.recovery_s - DRAIN_S) <= max(0.05 * DRAIN_S, gap)
         )
-        ok_backlog = abs(-found["settled_frames"] - backlog) <= 0.05 * QR
+        ok_backlog = abs(-found.settled_frames - backlog) <= 0.05 * QR
         held.append(ok_time and ok_backlog)
         print({"trial": t["repetition"], "gap_s": gap, "backlog": backlog,
-               **{k: v for k, v in found.items() if k != "after"}})  # fmt: skip
+               **{k: v for k, v in found.to_json().items() if k != "after"}})  # fmt: skip
     # (a stall of a busy host's generator right at A leaves less queued: one trial may miss)
     assert sum(held) >= 2, held
     assert "recovery time: mean" in cli("assess", db, check=True).stdout

@@ -448,22 +448,30 @@ def test_ovs_rules_take_counts_with_suffixes_and_a_list_makes_a_series():
 def test_reconfigs_view_shows_the_data_planes_own_counters_beside_each_trial():
     """Each reconfig trial through a data plane: its own counters under the loss
     location, and what its own drop counters mean when they counted any."""
+    from dataclasses import replace
     from types import SimpleNamespace
 
     from netassay.methods.reconfig import view as RV
-    from netassay.methods.reconfig.store import StoredReconfig
+    from netassay.methods.reconfig.store import ReconfigSummary, ReconfigTrial, StoredReconfig
 
-    trial = {"trial": 0, "lost": 4_000, "blocked_s": 0.2, "change_s": 0.25,
-             "loss_location": {"sut_forward": 4_000}, "excluded": None,
-             "sut_counters": {"datapath/pipeline_drops": 4_000, "sut0/rx_bytes": 9}}  # fmt: skip
-    summary = {"rate_pps": 20_000.0, "duration_s": 3.0, "at_s": 0.5, "change": "sh b.sh",
-               "mean_blocked_s": 0.2, "ci95_blocked_s": None, "min_blocked_s": 0.2,
-               "max_blocked_s": 0.2, "lost": 4_000, "trials": 1, "per_trial": [trial]}  # fmt: skip
+    own = {"datapath/pipeline_drops": 4_000, "sut0/rx_bytes": 9}
+    trial = ReconfigTrial(trial=0, lost=4_000, blocked_s=0.2, change_s=0.25,
+                          loss_location={"sut_forward": 4_000}, excluded=None,
+                          sut_counters=own)  # fmt: skip
+    summary = ReconfigSummary(
+        trials=1, lost=4_000, mean_blocked_s=0.2, ci95_blocked_s=None, min_blocked_s=0.2,
+        max_blocked_s=0.2, change="sh b.sh", undo=None, rate="20k", rate_pps=20_000.0,
+        rate_from=None, duration_s=3.0, at_s=0.5, trials_planned=1, trials_stored=1,
+        trials_excluded=0, per_trial=[trial],
+    )  # fmt: skip
     exp = SimpleNamespace(label="reconfig", id=1, kind="reconfig")
     lines = RV.lines(StoredReconfig(Path("x.db"), exp, summary))  # type: ignore[arg-type]
     at = next(i for i, x in enumerate(lines) if x.startswith("  trial 1:"))
     assert "at sut_forward 4,000" in lines[at]
     assert lines[at + 1] == "    the SUT's own counters: datapath/pipeline_drops 4,000"
     assert lines[at + 2] == f"    ({DP.OWN_DROPS_NOTE})"
-    trial["sut_counters"] = {}
-    assert not any("own counters" in x for x in RV.lines(StoredReconfig(Path("x"), exp, summary)))  # type: ignore[arg-type]
+    assert "sut_counters" in trial.to_json()
+    bare = replace(summary, per_trial=[replace(trial, sut_counters={})])
+    assert not any("own counters" in x for x in RV.lines(StoredReconfig(Path("x"), exp, bare)))  # type: ignore[arg-type]
+    # as JSON, a trial without a data plane's counters has none (not an empty map)
+    assert "sut_counters" not in bare.to_json()["per_trial"][0]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from netassay.analysis.latency import ci_half_width
@@ -75,32 +75,53 @@ class LengthSearch:
         return self.lo >= self.max_frames
 
 
+@dataclass(frozen=True)
+class BurstBenchmark:
+    """The benchmark over a back-to-back test's tests (``summary``): their count, the
+    bursts' rate, the SUT's throughput, the longest burst allowed and how many tests
+    reached it; the mean, min, max, standard deviation and 95% CI of the longest
+    lossless burst (None: no test found one); RFC 9004's implied and corrected buffer
+    time, and the frames the SUT buffered (None: no mean, or no throughput)."""
+
+    tests: int
+    rate_pps: float
+    throughput_pps: float | None
+    max_frames: int
+    at_limit: int
+    mean_frames: float | None
+    min_frames: int | None
+    max_found_frames: int | None
+    std_frames: float | None
+    ci95_frames: float | None
+    implied_buffer_s: float | None
+    corrected_buffer_s: float | None
+    buffered_frames: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def summary(
     lengths: Sequence[int], rate_pps: float, throughput_pps: float | None, max_frames: int
-) -> dict[str, Any]:
+) -> BurstBenchmark:
     """The benchmark over the tests' longest lossless bursts (``lengths``, frames) sent
     at ``rate_pps``: mean, min, max, standard deviation, 95% CI, and RFC 9004's implied
     and (with the SUT's ``throughput_pps``) corrected buffer time and buffered frames."""
-    out: dict[str, Any] = {
-        "tests": len(lengths), "rate_pps": rate_pps, "throughput_pps": throughput_pps,
-        "max_frames": max_frames, "at_limit": sum(1 for n in lengths if n >= max_frames),
-        "mean_frames": None, "min_frames": None, "max_found_frames": None,
-        "std_frames": None, "ci95_frames": None, "implied_buffer_s": None,
-        "corrected_buffer_s": None, "buffered_frames": None,
-    }  # fmt: skip
-    if not lengths:
-        return out
-    mean = statistics.fmean(lengths)
-    out.update(
-        mean_frames=mean, min_frames=min(lengths), max_found_frames=max(lengths),
+    mean = statistics.fmean(lengths) if lengths else None
+    corrected = None
+    if mean is not None and throughput_pps is not None:
+        corrected = corrected_buffer_s(mean, rate_pps, throughput_pps)
+    return BurstBenchmark(
+        tests=len(lengths), rate_pps=rate_pps, throughput_pps=throughput_pps,
+        max_frames=max_frames, at_limit=sum(1 for n in lengths if n >= max_frames),
+        mean_frames=mean, min_frames=min(lengths) if lengths else None,
+        max_found_frames=max(lengths) if lengths else None,
         std_frames=statistics.stdev(lengths) if len(lengths) > 1 else None,
         ci95_frames=ci_half_width([float(n) for n in lengths]),
-        implied_buffer_s=mean / rate_pps,
+        implied_buffer_s=None if mean is None else mean / rate_pps,
+        corrected_buffer_s=corrected,
+        buffered_frames=None if corrected is None else corrected * rate_pps,
     )  # fmt: skip
-    if throughput_pps is not None:
-        corrected = corrected_buffer_s(mean, rate_pps, throughput_pps)
-        out.update(corrected_buffer_s=corrected, buffered_frames=corrected * rate_pps)
-    return out
 
 
 def corrected_buffer_s(mean_frames: float, rate_pps: float, throughput_pps: float) -> float:

@@ -22,7 +22,8 @@ import itertools
 import math
 import statistics
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from netassay.analysis.latency import ci_half_width
 
@@ -81,35 +82,51 @@ def breakpoint(points: Sequence[tuple[float, float]]) -> tuple[float, float, flo
     return tr, slope, math.sqrt(sse / max(1, len(ts) - 3))
 
 
-def recovery(samples: Sequence[Sample], t_drop: float, low_pps: float) -> dict[str, Any]:
-    """The recovery of one trial after ``t_drop`` (A) at ``low_pps`` offered:
-    ``recovery_s`` (None: not recovered within the samples), the deficit's change
-    before it (``settled_frames``: negative, a backlog drained; positive, frames lost),
-    the fit's noise, and the intervals after A (s from A, length, frames) for the
+@dataclass(frozen=True)
+class Recovery:
+    """One trial's recovery (``recovery``): ``recovery_s`` from A (None: not recovered
+    within the samples), the deficit's change before it (``settled_frames``: negative, a
+    backlog drained; positive, frames lost) and the fit's noise (None: too few samples
+    to fit), the intervals after A and each of them (s from A, length, frames) for the
     figure."""
+
+    recovery_s: float | None
+    settled_frames: float | None
+    noise_frames: float | None
+    intervals_after: int
+    after: list[tuple[float, float, int]]
+
+    def to_json(self) -> dict[str, Any]:
+        """As a trial's counters store it (the intervals as lists)."""
+        return asdict(self)
+
+
+def recovery(samples: Sequence[Sample], t_drop: float, low_pps: float) -> Recovery:
+    """The recovery of one trial after ``t_drop`` (A) at ``low_pps`` offered (see
+    ``Recovery``)."""
     rows = intervals(samples, t_drop)
     after = [
-        [round(r["start"] - t_drop, 6), round(r["end"] - r["start"], 6), int(r["frames"])]
+        (round(r["start"] - t_drop, 6), round(r["end"] - r["start"], 6), int(r["frames"]))
         for r in rows
     ]
     points = deficit(samples, t_drop, low_pps)
-    out: dict[str, Any] = {"recovery_s": None, "settled_frames": None, "noise_frames": None,
-                           "intervals_after": len(rows), "after": after}  # fmt: skip
     if len(points) < 4:
-        return out
+        return Recovery(None, None, None, len(rows), after)
     tr, slope, noise = breakpoint(points)
     change = slope * (tr - points[0][0])
     span = points[-1][0] - points[0][0]
-    out.update(settled_frames=round(change, 1), noise_frames=round(noise, 1))
+    found: float | None = None
     if abs(change) <= max(TOLERANCE_FRAMES, 3 * noise):
-        out["recovery_s"] = 0.0  # D did not change beyond its noise: recovered at A
+        found = 0.0  # D did not change beyond its noise: recovered at A
     elif tr - points[0][0] < 0.9 * span:
-        out["recovery_s"] = max(0.0, tr)
-    return out
+        found = max(0.0, tr)
+    return Recovery(found, round(change, 1), round(noise, 1), len(rows), after)
 
 
-class RecoverySummary(TypedDict):
-    """A recovery test's trials summed up (``summary``), as stored."""
+@dataclass(frozen=True)
+class RecoveryBenchmark:
+    """A recovery test's used trials summed up (``summary``): how many, how many
+    recovered, the mean recovery time, its 95% CI, min and max (None: none recovered)."""
 
     trials: int
     recovered: int
@@ -118,15 +135,18 @@ class RecoverySummary(TypedDict):
     min_s: float | None
     max_s: float | None
 
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
-def summary(times: Sequence[float | None]) -> RecoverySummary:
+
+def summary(times: Sequence[float | None]) -> RecoveryBenchmark:
     """Over the trials: how many recovered, the mean recovery time, its 95% CI, min, max."""
     got = [t for t in times if t is not None]
-    return {
-        "trials": len(times),
-        "recovered": len(got),
-        "mean_s": statistics.fmean(got) if got else None,
-        "ci95_s": ci_half_width(got),
-        "min_s": min(got) if got else None,
-        "max_s": max(got) if got else None,
-    }
+    return RecoveryBenchmark(
+        trials=len(times),
+        recovered=len(got),
+        mean_s=statistics.fmean(got) if got else None,
+        ci95_s=ci_half_width(got),
+        min_s=min(got) if got else None,
+        max_s=max(got) if got else None,
+    )

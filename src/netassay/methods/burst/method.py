@@ -93,8 +93,8 @@ class BurstMethod(OneFigureMethod):
         # a test that forwarded the longest burst tried makes the mean a floor
         return {
             "verdict": None,
-            **{k: s[k] for k in keys},
-            "mean_frames_at_least": s["at_limit"] > 0,
+            **{k: getattr(s, k) for k in keys},
+            "mean_frames_at_least": s.at_limit > 0,
         }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:

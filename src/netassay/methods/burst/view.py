@@ -4,9 +4,8 @@ JSON object."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from netassay.methods.burst.store import StoredBurst
+from netassay.methods.burst.store import BurstSummary, StoredBurst
 from netassay.units import fmt_rate
 
 RFC = "RFC 2544 26.4 as RFC 9004 updates it"
@@ -20,45 +19,45 @@ def _frames(x: float | None) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
 
-def _throughput(s: dict[str, Any]) -> str:
-    src = s.get("throughput_from")
-    where = (f", {s['throughput']} of search experiment {src['search_experiment']}"
+def _throughput(s: BurstSummary) -> str:
+    src = s.throughput_from
+    where = (f", {s.throughput} of search experiment {src['search_experiment']}"
              if src else ", given")  # fmt: skip
-    return f"{fmt_rate(s['throughput_pps'])}{where}"
+    return f"{fmt_rate(s.throughput_pps)}{where}"
 
 
 def lines(r: StoredBurst) -> list[str]:
     exp, s = r.experiment, r.summary
     head = (
-        f"{exp.label}, experiment {exp.id}: back-to-back bursts at {fmt_rate(s['rate_pps'])} "
-        f"({RFC}), {s['tests']} of {s['tests_planned']} test(s) complete"
+        f"{exp.label}, experiment {exp.id}: back-to-back bursts at {fmt_rate(s.rate_pps)} "
+        f"({RFC}), {s.tests} of {s.tests_planned} test(s) complete"
     )
-    if s["mean_frames"] is None:
+    if s.mean_frames is None:
         return [head, "  no test found a result (see the bursts' warnings)"]
-    ci = "" if s["ci95_frames"] is None else f" (95% CI +- {s['ci95_frames']:,.1f})"
-    sd = "" if s["std_frames"] is None else f", sd {s['std_frames']:,.1f}"
+    ci = "" if s.ci95_frames is None else f" (95% CI +- {s.ci95_frames:,.1f})"
+    sd = "" if s.std_frames is None else f", sd {s.std_frames:,.1f}"
     out = [
         head,
-        f"  longest burst without loss: mean {_frames(s['mean_frames'])} frames{ci}, "
-        f"min {_frames(s['min_frames'])}, max {_frames(s['max_found_frames'])}{sd}",
-        f"  implied buffer time {_ms(s['implied_buffer_s'])} (mean / rate)",
+        f"  longest burst without loss: mean {_frames(s.mean_frames)} frames{ci}, "
+        f"min {_frames(s.min_frames)}, max {_frames(s.max_found_frames)}{sd}",
+        f"  implied buffer time {_ms(s.implied_buffer_s)} (mean / rate)",
     ]
-    if s["corrected_buffer_s"] is not None:
+    if s.corrected_buffer_s is not None:
         out.append(
-            f"  corrected buffer time {_ms(s['corrected_buffer_s'])} at a throughput of "
-            f"{_throughput(s)}: the SUT held {_frames(s['buffered_frames'])} frames"
+            f"  corrected buffer time {_ms(s.corrected_buffer_s)} at a throughput of "
+            f"{_throughput(s)}: the SUT held {_frames(s.buffered_frames)} frames"
         )
     else:
         out.append("  corrected buffer time: give --throughput (the SUT's) to have it")
-    if s["at_limit"]:
+    if s.at_limit:
         out.append(
-            f"  {s['at_limit']} test(s) forwarded the longest burst tried "
-            f"({s['max_frames']:,} frames) whole: a floor, not the SUT's limit "
+            f"  {s.at_limit} test(s) forwarded the longest burst tried "
+            f"({s.max_frames:,} frames) whole: a floor, not the SUT's limit "
             "(raise --max-burst)"
         )
     out.append(
-        f"  per test: {' '.join('-' if x is None else f'{x:,}' for x in s['per_test'])}; "
-        f"{s['bursts']} bursts stored, {s['bursts_excluded']} excluded (measurement faults)"
+        f"  per test: {' '.join('-' if x is None else f'{x:,}' for x in s.per_test)}; "
+        f"{s.bursts} bursts stored, {s.bursts_excluded} excluded (measurement faults)"
     )
     return out
 
@@ -70,5 +69,5 @@ def text(r: StoredBurst) -> str:
 def as_json(r: StoredBurst) -> str:
     exp = r.experiment
     obj = {"kind": exp.kind, "label": exp.label, "experiment_id": exp.id, "db": str(r.db),
-           "method": RFC, **r.summary}  # fmt: skip
+           "method": RFC, **r.summary.to_json()}  # fmt: skip
     return json.dumps(obj, sort_keys=True, allow_nan=False)

@@ -54,7 +54,7 @@ class ReconfigMethod(OneFigureMethod):
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = reconfig_store.summary(store, experiment)
-        return {"verdict": None, "mean_blocked_s": s["mean_blocked_s"], "lost": s["lost"]}
+        return {"verdict": None, "mean_blocked_s": s.mean_blocked_s, "lost": s.lost}
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         return ""  # (not a campaign's method)

@@ -67,7 +67,7 @@ class RecoveryMethod(OneFigureMethod):
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = recovery_store.summary(store, experiment)
         keys = ("throughput_pps", "overload_pps", "mean_s", "ci95_s", "recovered", "trials")
-        return {"verdict": None, **{k: s[k] for k in keys}}
+        return {"verdict": None, **{k: getattr(s, k) for k in keys}}
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         return (

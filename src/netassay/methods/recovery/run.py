@@ -248,7 +248,7 @@ def measure_trial(job: RecoveryJob, ctx: TrialContext, k: int, low: float) -> Tr
     found = recovery.recovery(sampler.samples, a, low)
     own = {
         "trial": k, "low_pps": low, "overload_pps": 2 * low, "t_drop_s": round(a - t0, 6),
-        **found, "samples": [[round(t - t0, 6), c] for t, c in sampler.samples],
+        **found.to_json(), "samples": [[round(t - t0, 6), c] for t, c in sampler.samples],
         "phases": {p: {"sent": g.sent, "achieved_rate_pps": g.achieved_rate_pps}
                    for p, g in bed.phases.items()},
     }  # fmt: skip
