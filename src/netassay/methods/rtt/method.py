@@ -20,10 +20,11 @@ from netassay.methods.rtt import page as rtt_page
 from netassay.methods.rtt import run as rtt_run
 from netassay.methods.rtt import store as rtt_store
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
-from netassay.methods.rtt.view import compare_text, fmt_us, rtt_group_text
+from netassay.methods.rtt.view import compare_text, rtt_group_text
 from netassay.shared.render import Section
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
+from netassay.units import fmt_us
 
 RUN_OVERHEAD_S = 0.3  # per run: its capture points read, its run stored
 CELL_SETUP_S = 1.5  # per cell: the testbed built and the path checked (measured here)
