@@ -8,9 +8,9 @@ import json
 import pytest
 from tests.builders import SyntheticSut, cliff
 
-from netassay.methods.search import engine as E
 from netassay.methods.search.figures import points
-from netassay.methods.search.spec import Goal, SearchSpec
+from netassay.shared import search_engine as E
+from netassay.shared.search_spec import Goal, SearchSpec
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 

@@ -89,7 +89,8 @@ def _ended(report: Any, as_json: bool, fail_on: str | None) -> None:
 
 
 def _dry_run(job: Any, as_json: bool) -> str:
-    from netassay.methods.search import engine, view  # deferred: MLRsearch (0.3 s)
+    from netassay.methods.search import view  # deferred: MLRsearch (0.3 s)
+    from netassay.shared import search_engine as engine  # deferred: MLRsearch
 
     nominal = job.max_load_pps or max(600_000.0, 2 * (job.min_load_pps or 0))
     spec = job.spec(nominal)

@@ -30,15 +30,19 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from netassay.config import AnalysisConfig, Config
+from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.errors import UsageError
-from netassay.params import declared, default_of, flag, param, whole
+from netassay.params import declared, default_of, flag, param, request_from, whole
+from netassay.shared import throughput
 from netassay.shared.plots import slugify
 from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
+
+if TYPE_CHECKING:
+    from netassay.trial.engine import TrialContext
 
 Progress = Callable[[str], None]  # one line of progress (to stderr)
 Column = tuple[str, Callable[[dict[str, Any]], str]]  # a page column: header, row -> text
@@ -115,6 +119,9 @@ class RunOptions:
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (shared.rates)
+    # a testbed another run holds open, its trial context, to run on instead of opening
+    # one (the search, for burst's and recovery's --throughput search: search_first)
+    on: TrialContext | None = None
 
 
 @dataclass(frozen=True)
@@ -348,6 +355,22 @@ class OneFigureMethod:
             text = "\n".join(self.section_lines(r))
             sections.append(Section.drawn(f"{self.name}: {label}", text, job, out))
         return sections
+
+
+def search_first(
+    ctx: TrialContext, name: str, db: str, testbed: TestbedConfig, label: str, note: Progress
+) -> tuple[float, dict[str, Any]]:
+    """``--throughput search`` (burst, recovery): a short search for the PDR@0.5% run
+    through the registry's search on the caller's open testbed (``ctx``), stored in
+    ``db`` as a search experiment of its own (after the caller's); (its PDR, where it
+    came from), refused when it found none (``shared.throughput.found``)."""
+    from netassay import methods as registry  # the registry imports this module
+
+    search = registry.method("search")
+    note(f"measuring the throughput first: {label}")
+    options = RunOptions(name=name, db=db, label=label, config=Config(testbed=testbed), on=ctx)
+    report = search.run(request_from(search.request, throughput.SEARCH), options, note)
+    return throughput.found(report, note)
 
 
 @contextmanager

@@ -11,15 +11,16 @@ from typing import Any
 from netassay.analysis import compare
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores
-from netassay.methods.search import engine, latency_at
-from netassay.methods.search import pdr as search_pdr
+from netassay.methods.search import latency_at
 from netassay.methods.search import run as search_run
 from netassay.methods.search import view as search_view
 from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
-from netassay.methods.search.spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSpec
 from netassay.params import request_from
+from netassay.shared import search_engine as engine
+from netassay.shared import stored_search
 from netassay.shared.plots import slugify
 from netassay.shared.render import FigureJob, Section, data_of
+from netassay.shared.search_spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSpec
 from netassay.shared.sweep_analyse import assess_experiment
 from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
@@ -39,7 +40,7 @@ class StoredSearch:
 
 class SearchMethod:
     name = "search"
-    kinds = (search_run.KIND,)
+    kinds = (stored_search.KIND,)
     request = SearchRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -50,8 +51,6 @@ class SearchMethod:
     )  # fmt: skip
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
-    pdr_rate = staticmethod(search_pdr.pdr_rate)  # a share of the newest stored PDR (search.pdr)
-    measure_pdr = staticmethod(search_run.measure_pdr)  # a short search now, on an open testbed
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = CELL_SETUP_S
     legend = ""
@@ -76,7 +75,7 @@ class SearchMethod:
 
     def run(self, request: SearchRequest, options: RunOptions, progress: Progress) -> Any:
         job = self.prepare(request, options)
-        job.progress = progress
+        job.progress = job.note = progress
         return self.execute(job)
 
     def execute(self, job: search_run.SearchJob) -> search_run.SearchReport:
@@ -86,7 +85,7 @@ class SearchMethod:
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredSearch]:
         return from_stores(
             inputs,
-            lambda p, st: (StoredSearch(p, exp, o) for exp, o in search_view.stored_searches(st)),
+            lambda p, st: (StoredSearch(p, exp, o) for exp, o in stored_search.stored_searches(st)),
         )
 
     def judged(self, result: StoredSearch) -> tuple[str, str | None]:
@@ -96,7 +95,7 @@ class SearchMethod:
         exp, out = result.experiment, result.outcome
         if as_json:
             obj = {
-                "kind": search_run.KIND, "source": exp.source, "label": exp.label,
+                "kind": stored_search.KIND, "source": exp.source, "label": exp.label,
                 "experiment_id": exp.id, "db": str(result.db), "verdict": None,
                 "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
                 **search_view.outcome_json(out),
@@ -115,7 +114,7 @@ class SearchMethod:
         """One section per search: its result in words, its load-time figure (PNG inline,
         SVG linked)."""
         found = []
-        for exp, o in search_view.stored_searches(store):
+        for exp, o in stored_search.stored_searches(store):
             stem = out / "figures" / f"search_{slugify(exp.label, used)}"
             trials = store.trials(exp.id)
             job = FigureJob("netassay.methods.search.figures:plot_stored", (trials, o), stem,
@@ -128,7 +127,7 @@ class SearchMethod:
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """A search cell: its bounds, and the verdict of its verify sweep when it ran one
         (the cell's second experiment)."""
-        o = search_view.stored_outcome(store, experiment)
+        o = stored_search.stored_outcome(store, experiment)
         bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
         # no upper bound: the max load met the goal, the SUT's bound is at least the lower
         open_ = {g.goal.loss_ratio: g.lower_pps is not None and g.upper_pps is None

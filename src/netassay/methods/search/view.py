@@ -8,16 +8,15 @@ measure, not a grid; ``--then-verify`` stores a sweep that has one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from netassay.analysis.caps import Cap, CapExcess, above_cap
-from netassay.methods.search import bounds_held, engine, latency_at
+from netassay.methods.search import bounds_held, latency_at
 from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
-from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
 from netassay.shared import dataplane_counters as dataplane
 from netassay.shared import lab
+from netassay.shared import search_engine as engine
 from netassay.shared.directions import (
     DIRECTIONS,
     SIDE_HEADER,
@@ -26,6 +25,7 @@ from netassay.shared.directions import (
 )
 from netassay.shared.imix_sizes import json_lines, stored_mix
 from netassay.shared.rates import rates_json, rates_lines
+from netassay.shared.search_spec import MLRSEARCH_VERSION, SearchSpec
 from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
@@ -347,16 +347,3 @@ def verify_plan_lines(v: VerifyPlan | None, settle_s: float) -> list[str]:
         f"{1 + v.span:g}x the PDR found, {v.runs} runs of {v.duration_s:g} s: {n} trials, "
         f"about {n * (v.duration_s + TRIAL_OVERHEAD_S + settle_s):.0f} s"
     ]
-
-
-# -- stored searches (assess) -----------------------------------------------------------
-def stored_outcome(store: Store, exp: Experiment) -> engine.SearchOutcome:
-    """Replay a stored search's trials into MLRsearch: what it found, complete or not."""
-    spec = SearchSpec.from_json(exp.config["search"])
-    return engine.run_search(spec, None, stored=store.trial_records(exp.id), live=False)
-
-
-def stored_searches(store: Store) -> Iterator[tuple[Experiment, engine.SearchOutcome]]:
-    for exp in store.experiments(kinds=(KIND,)):
-        if "search" in exp.config:
-            yield exp, stored_outcome(store, exp)
