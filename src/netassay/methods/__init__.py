@@ -98,13 +98,9 @@ if TYPE_CHECKING:  # mypy holds every registered method to the protocol (never r
 
 
 # The methods whose members beyond the protocol are called from outside their package
-# (sweep's ``prepare``, search's ``prepare``, ...), typed as what they are.
+# (sweep's ``prepare``, ...), typed as what they are.
 @overload
 def method(name: Literal["sweep"]) -> netassay.methods.sweep.method.SweepMethod: ...
-
-
-@overload
-def method(name: Literal["search"]) -> netassay.methods.search.method.SearchMethod: ...
 
 
 @overload

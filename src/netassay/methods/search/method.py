@@ -70,17 +70,21 @@ class SearchMethod:
         total = est.wall_time_s + est.trials * request.settle_s + verify
         return Plan(None, total, ())
 
-    def prepare(self, request: SearchRequest, options: RunOptions) -> search_run.SearchJob:
-        return search_run.prepare(request, options, options.config or Config())
-
     def run(self, request: SearchRequest, options: RunOptions, progress: Progress) -> Any:
-        job = self.prepare(request, options)
+        """Run (or resume) the search, then its verify sweep: the report, which ``view``
+        shows (``SearchReport.check`` raises what a search that stopped early says); with
+        ``options.dry_run`` nothing: the search prepared, which ``view`` shows as what it
+        would run. An interrupt's notes say what of it is stored and how to go on."""
+        job = search_run.prepare(request, options, options.config or Config())
+        if options.dry_run:
+            return job
         job.progress = job.note = progress
-        return self.execute(job)
-
-    def execute(self, job: search_run.SearchJob) -> search_run.SearchReport:
-        """Run (or resume) a prepared search, then its verify sweep."""
-        return search_run.run(job)
+        try:
+            return search_run.run(job)
+        except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+            exc.add_note(f"{job.stored} trial(s) of it are stored in {job.db}")
+            exc.add_note(f"continue with 'netassay search --db {job.db} --resume'")
+            raise
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredSearch]:
         return from_stores(
@@ -88,10 +92,26 @@ class SearchMethod:
             lambda p, st: (StoredSearch(p, exp, o) for exp, o in stored_search.stored_searches(st)),
         )
 
-    def judged(self, result: StoredSearch) -> tuple[str, str | None]:
-        return result.experiment.label, None  # its verify sweep is judged as a sweep
+    def judged(self, result: StoredSearch | search_run.SearchReport) -> tuple[str, str | None]:
+        """A stored search judges nothing (its verify sweep is judged as a sweep); a
+        search just run is judged by its verify sweep's verdict, when it ran one."""
+        if isinstance(result, StoredSearch):
+            return result.experiment.label, None
+        if result.verify is None:
+            return f"search {result.experiment_id}", None
+        return f"the verify sweep (experiment {result.verify.experiment_id})", result.verify.verdict
 
-    def view(self, result: StoredSearch, as_json: bool) -> str:
+    def view(
+        self, result: StoredSearch | search_run.SearchReport | search_run.SearchJob, as_json: bool
+    ) -> str:
+        """A stored search (``analyse``), a search just run (its report), or one prepared
+        with --dry-run (what it would run)."""
+        if isinstance(result, search_run.SearchJob):
+            return search_view.dry_run(result, as_json)
+        if isinstance(result, search_run.SearchReport):
+            if as_json:
+                return json.dumps(search_view.report_json(result), allow_nan=False)
+            return "\n".join(search_view.report_lines(result))
         exp, out = result.experiment, result.outcome
         if as_json:
             obj = {

@@ -143,6 +143,26 @@ class SearchReport:
     verify: VerifyResult | None = None
     verify_skipped: str | None = None  # --then-verify, but no sweep: why
 
+    def check(self) -> None:
+        """Raise the error that says why the search stopped early (after it was shown:
+        exit 9 at the time cap, a generator or testbed error at a fault)."""
+        stop = self.outcome.stop
+        if stop is None:
+            return
+        where = f"{self.outcome.trials} trial(s) stored in {self.db}"
+        if stop.kind in (engine.FAULT, engine.REACH):
+            cls = GeneratorError if generator_trouble(stop.detail.split("; ")) else TestbedError
+            raise cls(
+                f"search stopped: {stop.message}",
+                f"a fault is never counted as SUT loss; {where}",
+                "give a lower --max-load, or check the testbed ('netassay testbed show')",
+            )
+        raise SearchIncomplete(
+            f"search stopped: {stop.message}",
+            f"the bounds shown are what it found; {where}",
+            "give a longer --time-cap, or coarser goals (--width, --duration-sum)",
+        )
+
 
 def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     """Validate everything a search needs before anything is touched."""
@@ -572,23 +592,3 @@ def _assess(store: Store, experiment_id: int, goal: Goal) -> Assessment:
             "see 'netassay assess' and the trials' warnings",
         )
     return a
-
-
-def check(report: SearchReport) -> None:
-    """Raise the error that says why a search stopped early (after it was shown)."""
-    stop = report.outcome.stop
-    if stop is None:
-        return
-    where = f"{report.outcome.trials} trial(s) stored in {report.db}"
-    if stop.kind in (engine.FAULT, engine.REACH):
-        cls = GeneratorError if generator_trouble(stop.detail.split("; ")) else TestbedError
-        raise cls(
-            f"search stopped: {stop.message}",
-            f"a fault is never counted as SUT loss; {where}",
-            "give a lower --max-load, or check the testbed ('netassay testbed show')",
-        )
-    raise SearchIncomplete(
-        f"search stopped: {stop.message}",
-        f"the bounds shown are what it found; {where}",
-        "give a longer --time-cap, or coarser goals (--width, --duration-sum)",
-    )

@@ -8,12 +8,15 @@ measure, not a grid; ``--then-verify`` stores a sweep that has one.
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from netassay.analysis.caps import Cap, CapExcess, above_cap
 from netassay.methods.search import bounds_held, latency_at
-from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
+from netassay.methods.search import request as search_request
+from netassay.methods.search.run import KIND, SearchJob, SearchReport, VerifyPlan, VerifyResult
 from netassay.shared import dataplane_counters as dataplane
 from netassay.shared import lab
 from netassay.shared import search_engine as engine
@@ -335,6 +338,33 @@ def dry_run_lines(
     if est.capped:
         lines.append("  note: some simulated searches reached the time cap")
     return lines
+
+
+def dry_run(job: SearchJob, as_json: bool) -> str:
+    """What a prepared search would run (--dry-run): its testbed, store, goals, the
+    worst case of simulated searches, its verify sweep; a resume says so first."""
+    nominal = job.max_load_pps or max(600_000.0, 2 * (job.min_load_pps or 0))
+    spec = job.spec(nominal)
+    est = engine.estimate(spec)
+    if as_json:
+        obj = {
+            "testbed": job.name, "db": job.db, "knobs": asdict(job.testbed),
+            "max_load_is_peak": job.max_load_pps is None, "spec": spec.to_json(),
+            "worst_case": asdict(est), "verify": asdict(job.verify) if job.verify else None,
+            "worst_case_is": "an estimate from simulated SUTs; the time cap is the bound",
+            "bidirectional": job.bidirectional,
+        }  # fmt: skip
+        lines = [json.dumps(obj)]
+    else:
+        knobs = ", ".join(f"{k}={v}" for k, v in asdict(job.testbed).items() if v is not None)
+        lines = [f"testbed '{job.name}': {knobs}", f"store: {job.db}"]
+        lines += dry_run_lines(spec, est, job.max_load_pps is None, job.settle_s)
+        lines += verify_plan_lines(job.verify, job.settle_s)
+        if job.bidirectional:
+            lines.append(f"{search_request.BOTH} (the verify sweep's too)")
+    if job.resumed is not None:
+        lines.insert(0, f"would resume search {job.experiment_id} in {job.db} on '{job.name}'")
+    return "\n".join(lines)
 
 
 def verify_plan_lines(v: VerifyPlan | None, settle_s: float) -> list[str]:
