@@ -19,6 +19,7 @@ from netassay.methods.rtt import compare
 from netassay.methods.rtt import page as rtt_page
 from netassay.methods.rtt import run as rtt_run
 from netassay.methods.rtt import store as rtt_store
+from netassay.methods.rtt import view as rtt_view
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
 from netassay.methods.rtt.view import compare_text, rtt_group_text
 from netassay.shared.render import Section
@@ -83,11 +84,13 @@ class RttMethod:
         runs = request.runs
         return Plan(runs, settle + runs * (spec.send_time_s() + RUN_OVERHEAD_S), ())
 
-    def setup(self, request: RttRequest, options: RunOptions) -> rtt_run.RttSetup:
-        return rtt_run.setup_of(request, options.name or names.RTT_NAME, options.db, options.label)
-
-    def run(self, request: RttRequest, options: RunOptions, progress: Progress) -> Any:
-        return rtt_run.measure_all(self.setup(request, options), lambda m, res: None)
+    def run(
+        self, request: RttRequest, options: RunOptions, progress: Progress
+    ) -> rtt_run.Measurement:
+        """Every run, each stored as it ends (in --db, when one is given) and said to
+        ``progress`` in a line; the measurement, which ``view`` shows."""
+        setup = rtt_run.setup_of(request, options.name or names.RTT_NAME, options.db, options.label)
+        return rtt_run.measure_all(setup, lambda m, res: progress(rtt_view.text_line(m, res)))
 
     def compared(
         self, store: Store, by: list[str], segments: list[str] | None, stat: str, paired: bool,
@@ -117,7 +120,16 @@ class RttMethod:
     def judged(self, result: StoredRtt) -> tuple[str, str | None]:
         return f"rtt runs in {result.db}", None  # it measures and compares
 
-    def view(self, result: StoredRtt, as_json: bool) -> str:
+    def view(self, result: StoredRtt | rtt_run.Measurement, as_json: bool) -> str:
+        """A store's rtt runs compared (``analyse``), or a measurement just run: as JSON
+        a line per run then one per peer tool (--ping-too), in words its summary (its
+        runs' lines were its progress)."""
+        if isinstance(result, rtt_run.Measurement):
+            m = result
+            if as_json:
+                lines = [rtt_view.json_line(m, r) for r in m.results]
+                return "\n".join(lines + [rtt_view.json_peer(m, p) for p in m.peers])
+            return "\n".join(rtt_view.text_summary(m))
         if as_json:
             return json.dumps({"kind": "rtt", "db": str(result.db), **result.result}, default=str)
         lines = [f"\nrtt runs in {result.db}:", *compare_text(result.result, result.segments)]
