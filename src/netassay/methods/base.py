@@ -21,6 +21,8 @@ campaign runner look the method up in the registry and call these.
   ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
 - ``cell(store, experiment, cfg)``: a campaign cell's figures, which ``comparison``
   says how to rank, test and show.
+- ``compare(store, how)``: a store's results set side by side outside a campaign, as
+  ``compare`` shows them (None for a method that compares nothing: ``NothingCompared``).
 """
 
 from __future__ import annotations
@@ -144,6 +146,36 @@ class Comparison:
     names: dict[str, tuple[str, float, str]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CompareHow:
+    """How ``compare`` is asked to compare a store's results (its flags): the factors to
+    group by, the segments, the per-run statistic, paired runs, a folder for a page."""
+
+    by: tuple[str, ...] = ()
+    segments: tuple[str, ...] | None = None
+    stat: str = "p50"
+    paired: bool = False
+    out: str | None = None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A method's comparison of a store's results: as one JSON object, in words, and
+    the page written with its figures (None: none)."""
+
+    result: dict[str, Any]
+    lines: list[str]
+    page: Path | None = None
+
+
+class NothingCompared:
+    """The ``compare`` of a method whose results ``compare`` does not set side by side
+    (outside a campaign, where its cells are compared by ``comparison``)."""
+
+    def compare(self, store: Store, how: CompareHow) -> Compared | None:
+        return None
+
+
 class Method(Protocol):
     """One measurement method (see the module). Its data members are read-only
     properties here, so that a method's class attribute of a narrower type (``kinds =
@@ -206,6 +238,11 @@ class Method(Protocol):
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         """A campaign cell's runs in a few words, for its plan ("" : nothing to add)."""
+        ...
+
+    def compare(self, store: Store, how: CompareHow) -> Compared | None:
+        """What ``compare`` shows of the store's results of this method outside a
+        campaign, side by side (None: nothing, e.g. a method that compares nothing)."""
         ...
 
 
@@ -287,7 +324,7 @@ class Views(Protocol):
     def lines(self, result: Any, /) -> list[str]: ...
 
 
-class OneFigureMethod:
+class OneFigureMethod(NothingCompared):
     """What a method shares whose every run is one stored experiment, shown in the
     report as one section with one figure (burst, recovery, reconfig, soak, doctor):
     its job is made and run by its ``runner`` module (``prepare(request, options,

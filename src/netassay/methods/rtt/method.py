@@ -14,7 +14,7 @@ from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, span
+from netassay.methods.base import Compared, CompareHow, Comparison, Plan, Progress, RunOptions, span
 from netassay.methods.rtt import compare
 from netassay.methods.rtt import page as rtt_page
 from netassay.methods.rtt import run as rtt_run
@@ -92,22 +92,24 @@ class RttMethod:
         setup = rtt_run.setup_of(request, options.name or names.RTT_NAME, options.db, options.label)
         return rtt_run.measure_all(setup, lambda m, res: progress(rtt_view.text_line(m, res)))
 
-    def compared(
-        self, store: Store, by: list[str], segments: list[str] | None, stat: str, paired: bool,
-        out: str | None,
-    ) -> tuple[dict[str, Any], list[str], Path | None] | None:  # fmt: skip
+    def compare(self, store: Store, how: CompareHow) -> Compared | None:
         """The store's rtt configurations compared (None: it holds no rtt run): the
-        comparison, in words, and its page with its figures in ``out`` when one is
-        given; a UsageError for a ``stat`` that is none."""
+        comparison, in words, and its page with its figures in ``how.out`` when one is
+        given; a UsageError for a ``how.stat`` that is none."""
+        stat = how.stat
         if stat not in compare.STATS:
             raise UsageError(
                 f"unknown --stat '{stat}'", f"known: {', '.join(compare.STATS)}", "e.g. p50"
             )
         if next(iter(rtt_store.rtt_experiments(store)), None) is None:
             return None
-        configs, shown, result = compare.comparison(store, by, segments, stat, paired=paired)
+        segments = list(how.segments) if how.segments is not None else None
+        configs, shown, result = compare.comparison(
+            store, list(how.by), segments, stat, paired=how.paired
+        )
+        out = how.out
         page = rtt_page.write_page(configs, shown, stat, result, Path(out)) if out else None
-        return result, compare_text(result, shown), page
+        return Compared(result, compare_text(result, shown), page)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredRtt]:
         for p in store_paths(inputs):

@@ -10,7 +10,14 @@ from typing import Any
 
 from netassay.analysis import compare
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores
+from netassay.methods.base import (
+    Comparison,
+    NothingCompared,
+    Plan,
+    Progress,
+    RunOptions,
+    from_stores,
+)
 from netassay.methods.search import latency_at
 from netassay.methods.search import run as search_run
 from netassay.methods.search import view as search_view
@@ -38,7 +45,7 @@ class StoredSearch:
     outcome: engine.SearchOutcome
 
 
-class SearchMethod:
+class SearchMethod(NothingCompared):
     name = "search"
     kinds = (stored_search.KIND,)
     request = SearchRequest
