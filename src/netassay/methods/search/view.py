@@ -16,7 +16,7 @@ from typing import Any
 from netassay.analysis.caps import Cap, CapExcess, above_cap
 from netassay.methods.search import bounds_held, latency_at
 from netassay.methods.search import request as search_request
-from netassay.methods.search.run import KIND, SearchJob, SearchReport, VerifyPlan, VerifyResult
+from netassay.methods.search.run import SearchJob, SearchReport, VerifyPlan, VerifyResult
 from netassay.shared import dataplane_counters as dataplane
 from netassay.shared import lab
 from netassay.shared import search_engine as engine
@@ -29,6 +29,7 @@ from netassay.shared.directions import (
 from netassay.shared.imix_sizes import json_lines, stored_mix
 from netassay.shared.rates import rates_json, rates_lines
 from netassay.shared.search_spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.shared.stored_search import KIND
 from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
