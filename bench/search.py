@@ -7,7 +7,7 @@ pinning unpinned: the cap, not the machine, limits the load), one trial engine
 [0.5 C, 1.5 C]. What a 1 s trial can forward through the cap's policer is C + its
 bucket (20 ms of traffic): that is the truth each answer is compared with.
 
-- (a) ``search``: MLRsearch through ``netassay.methods.search.engine`` (the code 'netassay
+- (a) ``search``: MLRsearch through ``netassay.shared.search_engine`` (the code 'netassay
   search' runs): goal PDR@0.5%, width 1%, exceed ratio 0.5, duration sum ``--sum``;
 - (b) ``linear``: loads from 0.5 C to 1.5 C in steps of 1% of C, K = ``--runs`` trials
   each, assessed by PASTRAMI's analysis (its PDR: the highest load that, with every
@@ -54,8 +54,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.analysis.assess import assess_trials  # noqa: E402
 from netassay.config import AnalysisConfig, TestbedConfig  # noqa: E402
-from netassay.methods.search import engine as E  # noqa: E402
-from netassay.methods.search.spec import Goal, SearchSpec  # noqa: E402
+from netassay.shared import search_engine as E  # noqa: E402
+from netassay.shared.search_spec import Goal, SearchSpec  # noqa: E402
 from netassay.store import Store  # noqa: E402
 from netassay.store.loads import fault_kind  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402

@@ -133,6 +133,16 @@ def fmt_rate(pps: float | None) -> str:
     return f"{pps:.4g} pps"
 
 
+def fmt_latency(ns: float) -> str:
+    """A latency bound or figure in ns, as people write it: '100 us', '2.5 ms'."""
+    return f"{ns / 1e3:g} us" if ns < 1e6 else f"{ns / 1e6:g} ms"
+
+
+def fmt_us(ns: float | None) -> str:
+    """A time in ns in microseconds to a tenth: '12.3 us' ('-' for none)."""
+    return "-" if ns is None else f"{ns / 1e3:.1f} us"
+
+
 def parse_pause(text: str) -> float:
     """A pause between trials: a duration, or 0 (``0`` and ``0s`` are allowed here)."""
     t = text.strip().removesuffix("s")

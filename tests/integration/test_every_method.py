@@ -31,22 +31,12 @@ def test_each_method_has_the_shape(name):
         assert of_kind(kind) is m
 
 
-# members beyond the protocol still called from outside their method's package (the
-# search's, rtt's setup and the comparisons of stores' sweeps, rtt runs and floods)
-BEYOND = {
-    "sweep": {"compared", "compare_text"},
-    "search": {"prepare", "execute", "pdr_rate", "measure_pdr"},
-    "rtt": {"setup", "compared"},
-    "flood": {"compared", "compare_text"},
-}
-
-
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_a_method_shows_nothing_beyond_the_protocol(name):
     """A command runs its method through the protocol alone: a method's own helpers are
     private (the one-figure methods' runner, views, figure and hooks too)."""
     public = {k for k in dir(method(name)) if not k.startswith("_")}
-    assert public - set(SHAPE) <= BEYOND.get(name, set())
+    assert public - set(SHAPE) == set(), public - set(SHAPE)
 
 
 @pytest.mark.slow

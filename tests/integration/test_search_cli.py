@@ -8,9 +8,9 @@ import json
 import pytest
 from tests.builders import SyntheticSut, cliff
 
-from netassay.methods.search import engine as E
 from netassay.methods.search.figures import points
-from netassay.methods.search.spec import Goal, SearchSpec
+from netassay.shared import search_engine as E
+from netassay.shared.search_spec import Goal, SearchSpec
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 
@@ -187,6 +187,7 @@ def test_fail_on_gates_a_search_on_its_verify_sweeps_verdict(
     printed (exit 11) and lets the GOOD pass; without --fail-on nothing is refused."""
     from netassay.cli.search import _ended
     from netassay.errors import VerdictRefused
+    from netassay.methods.search.method import METHOD
     from netassay.methods.search.run import SearchReport, VerifyResult, _assess
 
     db = tmp_path / "s.db"
@@ -207,11 +208,11 @@ def test_fail_on_gates_a_search_on_its_verify_sweeps_verdict(
     report = SearchReport(None, str(db), out, None, 0.0, verify=verify)
     if refused:
         with pytest.raises(VerdictRefused) as err:
-            _ended(report, True, fail_on)
+            _ended(METHOD, report, True, fail_on)
         assert err.value.exit_code == 11 and f"--fail-on {fail_on}" in str(err.value)
         assert "the verify sweep (experiment 1): BAD" in str(err.value.args)
     else:
-        _ended(report, True, fail_on)
+        _ended(METHOD, report, True, fail_on)
     said = json.loads(capsys.readouterr().out)  # the result is printed before the gate
     assert said["verify"]["verdict"] == verify.verdict
 

@@ -70,8 +70,7 @@ def test_nothing_to_resume_in_a_store_without_a_soak(cli, tmp_path, monkeypatch)
 
 
 def test_a_pdr_share_is_of_the_newest_searchs_pdr(tmp_path):
-    from netassay.methods.search.pdr import pdr_rate
-    from netassay.methods.search.view import stored_searches
+    from netassay.shared.stored_search import pdr_rate, stored_searches
     from netassay.store.db import Store
 
     db = store_with(tmp_path / "search.db", "search")
@@ -104,7 +103,7 @@ def test_a_bidirectional_soaks_pdr_share_is_of_a_bidirectional_search_halved(
     """soak --bidirectional --rate N%pdr: N% of a --bidirectional search's PDR (both
     directions' sum) is the load of each direction halved; a one-way search's PDR is
     refused (it is one direction's), as is --bidirectional where it cannot run."""
-    from netassay.methods.search.pdr import pdr_rate
+    from netassay.shared.stored_search import pdr_rate
     from netassay.store.db import Store
 
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path / "run"))

@@ -20,10 +20,10 @@ from netassay.errors import Deprecated, UsageError
 from netassay.methods.base import RunOptions
 from netassay.methods.batching.request import BatchingRequest
 from netassay.methods.rtt.request import RttRequest
-from netassay.methods.search.spec import parse_goal as search_goal
 from netassay.methods.soak.request import SoakRequest
 from netassay.methods.soak.request import parse_goal as soak_goal
 from netassay.params import goal_ratio, request_from
+from netassay.shared.search_spec import parse_goal as search_goal
 from netassay.store.db import Store
 
 LINE = "the old spelling goes in the next release"

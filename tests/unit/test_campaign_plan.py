@@ -8,8 +8,9 @@ import pytest
 
 from netassay.cli.demo import demo_rates
 from netassay.errors import UsageError
-from netassay.methods.sweep.loss_figure import loss_shares, plot_loss_location
+from netassay.methods.sweep.loss_figure import plot_loss_location
 from netassay.quality import rate_warning, stall_warning
+from netassay.shared.loss_located import loss_shares
 from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S, Plan, describe, estimate_s, eta_s
 from netassay.units import fmt_duration
 

@@ -8,7 +8,9 @@ import re
 
 import matplotlib
 
-from netassay.methods.sweep.loss_figure import left_out, loss_shares, pct, plot_loss_location
+from netassay.methods.sweep.located import left_out
+from netassay.methods.sweep.loss_figure import plot_loss_location
+from netassay.shared.loss_located import loss_shares, pct
 
 STALL = "generator stall: a send was 25.8 ms late; its catch-up burst of ~4,701 frames"
 RATES = [100e3, 900e3, 1.1e6]

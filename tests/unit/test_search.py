@@ -14,8 +14,9 @@ from tests.builders import SyntheticSut, cliff
 
 from netassay.analysis.synthetic import realistic_throughput
 from netassay.errors import UsageError
-from netassay.methods.search import engine as E
-from netassay.methods.search.spec import (
+from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, GENERATOR_STALL
+from netassay.shared import search_engine as E
+from netassay.shared.search_spec import (
     Goal,
     GoalOptions,
     SearchSpec,
@@ -24,7 +25,6 @@ from netassay.methods.search.spec import (
     parse_ratio,
     verify_goal,
 )
-from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, GENERATOR_STALL
 from netassay.trial.record import TrialRecord
 
 CAP = 60_000.0

@@ -17,10 +17,8 @@ from netassay.campaign.spec import params
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
 from netassay.methods.base import Method
-from netassay.methods.rtt.view import fmt_us
-from netassay.methods.search.spec import fmt_latency
 from netassay.store.db import Store
-from netassay.units import fmt_rate, parse_count
+from netassay.units import fmt_latency, fmt_rate, fmt_us, parse_count
 
 
 def has_campaigns(store: Store) -> bool:

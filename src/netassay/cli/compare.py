@@ -13,6 +13,7 @@ import typer
 from netassay import methods as registry
 from netassay.cli.common import Json, OldDbArg, store_given
 from netassay.errors import UsageError
+from netassay.methods.base import CompareHow
 from netassay.store.db import Store
 
 By = Annotated[
@@ -87,7 +88,7 @@ def _compared(
     out: str | None, campaign: str | None,
 ) -> tuple[list[dict[str, Any]], list[str], Path | None]:  # fmt: skip
     """(each comparison, their text, a page when asked): the store's campaigns (each, or
-    the one named), else its rtt configurations, its floods and its sweeps."""
+    the one named), else what each method sets side by side (``Method.compare``)."""
     from netassay.campaign import results as campaign_results  # deferred: scipy (0.2 s)
 
     names = campaign_results.campaign_names(st)
@@ -101,19 +102,14 @@ def _compared(
         for r in results:
             text += [*campaign_results.text(r), ""]
         return results, text[:-1], None
-    rtt = registry.method("rtt").compared(st, by, segment, stat, paired, out)
-    # the store's floods and its sweeps outside a campaign (None: it has none, or one sweep)
-    flood, sweep = registry.method("flood"), registry.method("sweep")
-    pairs = ((flood.compared(st), flood.compare_text), (sweep.compared(st), sweep.compare_text))
-    found = [(r, text) for r, text in pairs if r is not None]
-    others = [r for r, _ in found]
-    beside = [line for r, text in found for line in ("", *text(r))]
-    if rtt is None:
-        if not found:
-            _nothing(st)
-        return others, beside[1:], None
-    result, text, page = rtt
-    return [result, *others], [*text, *beside], page
+    how = CompareHow(tuple(by), None if segment is None else tuple(segment), stat, paired, out)
+    # each method's results side by side (None: it has none, or too few to compare)
+    found = [c for m in registry.comparing() if (c := m.compare(st, how)) is not None]
+    if not found:
+        _nothing(st)
+    text = [line for c in found for line in ("", *c.lines)]
+    page = next((c.page for c in found if c.page is not None), None)
+    return [c.result for c in found], text[1:], page
 
 
 def _nothing(st: Store) -> None:

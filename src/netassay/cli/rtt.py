@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -22,25 +22,23 @@ from netassay.store.db import Store
 )
 def rtt(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
-    from netassay.methods.rtt import view  # deferred: scipy (0.2 s)
-    from netassay.methods.rtt.run import measure_all
-
+    method = registry.method("rtt")  # deferred by the registry: scipy (0.2 s)
     given, options = prepared(ctx, given, "rtt")
     req, options = request_of("rtt", given, options)
-    setup = registry.method("rtt").setup(req, options)
-    ended: list[Any] = []
+    ended: list[str] = []
 
-    def show(m: Any, r: Any) -> None:
-        ended.append(r)
-        typer.echo(view.json_line(m, r) if as_json else view.text_line(m, r))
+    def show(line: str) -> None:  # a run's line as it is stored (JSON: all at the end)
+        ended.append(line)
+        if not as_json:
+            typer.echo(line)
 
-    peer = (lambda m, p: typer.echo(view.json_peer(m, p))) if as_json else None
     try:
-        m = measure_all(setup, show, peer)
+        m = method.run(req, options, show)
     except KeyboardInterrupt as exc:
-        raise Interrupted("rtt interrupted", stored_what(len(ended), "run", setup.db)) from exc
-    if not as_json:
-        typer.echo("\n".join(view.text_summary(m)))
+        raise Interrupted("rtt interrupted", stored_what(len(ended), "run", options.db)) from exc
+    shown = method.view(m, as_json)
+    if shown or not as_json:  # in words its summary always; as JSON a line per run, peer
+        typer.echo(shown)
 
 
 def import_ping(

@@ -15,7 +15,7 @@ import importlib
 import importlib.util
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING
 
 from netassay.errors import UsageError
 from netassay.store.paths import store_paths
@@ -77,6 +77,10 @@ KINDS = {
 # the methods whose ``analyse`` reads inputs other than stores (PASTRAMI raw files)
 READS_FILES = ("sweep",)
 
+# the methods whose ``compare`` sets a store's results side by side outside a campaign,
+# in the order ``compare`` shows them (every other method's compares nothing)
+COMPARES = ("rtt", "flood", "sweep")
+
 
 if TYPE_CHECKING:  # mypy holds every registered method to the protocol (never run)
 
@@ -95,28 +99,6 @@ if TYPE_CHECKING:  # mypy holds every registered method to the protocol (never r
             netassay.methods.recovery.method.METHOD,
             netassay.methods.reconfig.method.METHOD,
         )
-
-
-# The methods whose members beyond the protocol are called from outside their package
-# (sweep's ``compared``, search's ``pdr_rate``, ...), typed as what they are.
-@overload
-def method(name: Literal["sweep"]) -> netassay.methods.sweep.method.SweepMethod: ...
-
-
-@overload
-def method(name: Literal["search"]) -> netassay.methods.search.method.SearchMethod: ...
-
-
-@overload
-def method(name: Literal["rtt"]) -> netassay.methods.rtt.method.RttMethod: ...
-
-
-@overload
-def method(name: Literal["flood"]) -> netassay.methods.flood.method.FloodMethod: ...
-
-
-@overload
-def method(name: str) -> Method: ...
 
 
 def method(name: str) -> Method:
@@ -175,6 +157,12 @@ def metric(name: str) -> tuple[str, float, str]:
         if name in m.comparison.names:
             return m.comparison.names[name]
     return (name, 1.0, name)
+
+
+def comparing() -> list[Method]:
+    """The methods whose ``compare`` may show something outside a campaign, in the order
+    it is shown; the others are not imported."""
+    return [method(name) for name in COMPARES]
 
 
 def campaign_methods() -> list[Method]:

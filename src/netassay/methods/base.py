@@ -22,6 +22,8 @@ campaign runner look the method up in the registry and call these.
   ``used`` holds the figure names taken, ``suffix`` marks the store's pages).
 - ``cell(store, experiment, cfg)``: a campaign cell's figures, which ``comparison``
   says how to rank, test and show.
+- ``compare(store, how)``: a store's results set side by side outside a campaign, as
+  ``compare`` shows them (None for a method that compares nothing: ``NothingCompared``).
 """
 
 from __future__ import annotations
@@ -31,15 +33,19 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from netassay.config import AnalysisConfig, Config
+from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.errors import Interrupted, UsageError
-from netassay.params import declared, default_of, flag, param, whole
+from netassay.params import declared, default_of, flag, param, request_from, whole
+from netassay.shared import throughput
 from netassay.shared.plots import slugify
 from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
+
+if TYPE_CHECKING:
+    from netassay.trial.engine import TrialContext
 
 Progress = Callable[[str], None]  # one line of progress (to stderr)
 Column = tuple[str, Callable[[dict[str, Any]], str]]  # a page column: header, row -> text
@@ -116,6 +122,11 @@ class RunOptions:
     testbed_flags: dict[str, Any] = field(default_factory=dict)  # testbed knobs given
     config: Config | None = None  # defaults < the config file (None: the defaults)
     rates: dict[str, Any] | None = None  # loads written in bit/s or as shares (shared.rates)
+    # a testbed another run holds open, its trial context, to run on instead of opening
+    # one (the search, for burst's and recovery's --throughput search: search_first)
+    on: TrialContext | None = None
+    # nothing measured: run gives what it would run, which view shows (search --dry-run)
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,36 @@ class Comparison:
     progress_rows: str = "trials"  # the store's rows that count a cell's progress
     # each metric's name in words and its axis (metric -> (name, scale, axis label))
     names: dict[str, tuple[str, float, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompareHow:
+    """How ``compare`` is asked to compare a store's results (its flags): the factors to
+    group by, the segments, the per-run statistic, paired runs, a folder for a page."""
+
+    by: tuple[str, ...] = ()
+    segments: tuple[str, ...] | None = None
+    stat: str = "p50"
+    paired: bool = False
+    out: str | None = None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A method's comparison of a store's results: as one JSON object, in words, and
+    the page written with its figures (None: none)."""
+
+    result: dict[str, Any]
+    lines: list[str]
+    page: Path | None = None
+
+
+class NothingCompared:
+    """The ``compare`` of a method whose results ``compare`` does not set side by side
+    (outside a campaign, where its cells are compared by ``comparison``)."""
+
+    def compare(self, store: Store, how: CompareHow) -> Compared | None:
+        return None
 
 
 class Method(Protocol):
@@ -198,6 +239,11 @@ class Method(Protocol):
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         """A campaign cell's runs in a few words, for its plan ("" : nothing to add)."""
+        ...
+
+    def compare(self, store: Store, how: CompareHow) -> Compared | None:
+        """What ``compare`` shows of the store's results of this method outside a
+        campaign, side by side (None: nothing, e.g. a method that compares nothing)."""
         ...
 
 
@@ -279,7 +325,7 @@ class Views(Protocol):
     def lines(self, result: Any, /) -> list[str]: ...
 
 
-class OneFigureMethod:
+class OneFigureMethod(NothingCompared):
     """What a method shares whose every run is one stored experiment, shown in the
     report as one section with one figure (burst, recovery, reconfig, soak, doctor):
     its job is made and run by its ``_runner`` module (``prepare(request, options,
@@ -356,6 +402,22 @@ class OneFigureMethod:
             text = "\n".join(self._section_lines(r))
             sections.append(Section.drawn(f"{self.name}: {label}", text, job, out))
         return sections
+
+
+def search_first(
+    ctx: TrialContext, name: str, db: str, testbed: TestbedConfig, label: str, note: Progress
+) -> tuple[float, dict[str, Any]]:
+    """``--throughput search`` (burst, recovery): a short search for the PDR@0.5% run
+    through the registry's search on the caller's open testbed (``ctx``), stored in
+    ``db`` as a search experiment of its own (after the caller's); (its PDR, where it
+    came from), refused when it found none (``shared.throughput.found``)."""
+    from netassay import methods as registry  # the registry imports this module
+
+    search = registry.method("search")
+    note(f"measuring the throughput first: {label}")
+    options = RunOptions(name=name, db=db, label=label, config=Config(testbed=testbed), on=ctx)
+    report = search.run(request_from(search.request, throughput.SEARCH), options, note)
+    return throughput.found(report, note)
 
 
 @contextmanager

@@ -21,12 +21,11 @@ from netassay.analysis.compare import P99_AT_PDR
 from netassay.campaign import results
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
 from netassay.methods.base import Column
-from netassay.methods.search.spec import fmt_latency
-from netassay.methods.sweep.located import loss_shares
+from netassay.shared.loss_located import loss_shares
 from netassay.shared.plots import data_uri
 from netassay.shared.render import FigureJob, Section, data_of, render
 from netassay.store.db import Store
-from netassay.units import fmt_rate
+from netassay.units import fmt_latency, fmt_rate
 
 CpuPerLoad = dict[str, dict[float, list[tuple[float, float]]]]  # core -> load -> (busy, steal)
 FIGURES = "netassay.report.campaign_figures"  # imported to draw (matplotlib)

@@ -19,8 +19,7 @@ from matplotlib.ticker import FuncFormatter
 from netassay import methods as registry
 from netassay.analysis.compare import P99_AT_PDR, bound_key
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
-from netassay.methods.sweep.located import pct
-from netassay.methods.sweep.loss_figure import COLORS, LABELS
+from netassay.shared.loss_located import COLORS, LABELS, pct
 from netassay.shared.plots import save
 
 CpuPerLoad = dict[str, dict[float, list[tuple[float, float]]]]  # core -> load -> (busy, steal)

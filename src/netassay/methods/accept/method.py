@@ -21,7 +21,15 @@ from netassay.methods.accept.view import (
     summary,
     text_lines,
 )
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
+from netassay.methods.base import (
+    Comparison,
+    NothingCompared,
+    Plan,
+    Progress,
+    RunOptions,
+    from_stores,
+    span,
+)
 from netassay.shared.render import Section
 from netassay.store.db import Experiment, Store
 
@@ -46,7 +54,7 @@ def _ci(ci: Any) -> str:
     return f"{_bps(ci[0])} .. {_bps(ci[1])}" if ci else "-"
 
 
-class AcceptMethod:
+class AcceptMethod(NothingCompared):
     name = "accept"
     kinds = (accept_store.KIND,)
     request = AcceptRequest

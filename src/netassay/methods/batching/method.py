@@ -11,7 +11,15 @@ from typing import Any
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
 from netassay.errors import Interrupted
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
+from netassay.methods.base import (
+    Comparison,
+    NothingCompared,
+    Plan,
+    Progress,
+    RunOptions,
+    from_stores,
+    span,
+)
 from netassay.methods.batching import run as batching_run
 from netassay.methods.batching import store as batching_store
 from netassay.methods.batching import view as batching_view
@@ -27,7 +35,7 @@ RUN_OVERHEAD_S = 0.3  # per run: the prober started, the capture points read, st
 SETUP_S = 1.5  # the testbed built, the knobs set, the warm-up train
 
 
-class BatchingMethod:
+class BatchingMethod(NothingCompared):
     name = "batching"
     kinds: tuple[str, ...] = (batching_store.KIND,)
     request = BatchingRequest

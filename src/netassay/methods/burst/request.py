@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netassay.errors import UsageError
-from netassay.methods import throughput as methods_throughput
 from netassay.methods.base import check_ranges
 from netassay.params import PAUSE, as_text, fraction, param, whole
+from netassay.shared import throughput as methods_throughput
 from netassay.units import parse_pause, parse_rate
 
 RETRIES = 2  # a faulty burst is repeated as a sweep's trial is

@@ -17,11 +17,10 @@ from typing import Any
 from netassay import names, quality
 from netassay.analysis.burst import LengthSearch
 from netassay.config import Config, TestbedConfig
-from netassay.methods import throughput
-from netassay.methods.base import Progress, RunOptions
+from netassay.methods.base import Progress, RunOptions, search_first
 from netassay.methods.burst import store as burst_store
 from netassay.methods.burst.request import MAX_BURST_S, RETRIES, BurstRequest
-from netassay.shared import lab
+from netassay.shared import lab, throughput
 from netassay.store.db import Store
 from netassay.testbed.bed import require_root
 from netassay.trial.engine import TrialContext, measure, trials_on
@@ -86,9 +85,9 @@ def run(job: BurstJob) -> burst_store.StoredBurst:
         with Store(job.db) as store, trials_on(tb) as ctx:
             ctx = _start(job, ctx, store, rate, most, peak)
             if job.req.throughput == throughput.MEASURE:  # a short search now, stored after
-                job.throughput_pps, job.throughput_from = throughput.measure(
-                    tb, ctx, store, job.testbed, f"search for the throughput of {job.name}",
-                    job.note,
+                job.throughput_pps, job.throughput_from = search_first(
+                    ctx, job.name, job.db, job.testbed,
+                    f"search for the throughput of {job.name}", job.note,
                 )  # fmt: skip
                 _throughput_known(job, store)
             job.note(f"bursts at {fmt_rate(rate)}, up to {most:,} frames; {job.req.tests} tests")

@@ -11,7 +11,16 @@ from typing import Any
 from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
+from netassay.methods.base import (
+    Compared,
+    CompareHow,
+    Comparison,
+    Plan,
+    Progress,
+    RunOptions,
+    from_stores,
+    span,
+)
 from netassay.methods.flood import run as flood_run
 from netassay.methods.flood import store as flood_store
 from netassay.methods.flood import view as flood_view
@@ -120,7 +129,7 @@ class FloodMethod:
             sections.append(Section.drawn(f"flood (MRR): {exp.label}", text, job, out))
         return sections
 
-    def compared(self, store: Store) -> dict[str, Any] | None:
+    def compare(self, store: Store, how: CompareHow) -> Compared | None:
         """The store's flood experiments side by side, ranked by their median MRR (None:
         it holds none): what ``compare`` shows of a store's floods."""
         found = list(flood_store.stored_floods(store))
@@ -134,11 +143,8 @@ class FloodMethod:
         ranked = sorted(rows, key=lambda r: -(r["mrr_pps"] or 0.0))
         for rank, r in enumerate(ranked, 1):
             r["rank"] = rank
-        return {"kind": flood_store.KIND, "db": str(store.path), "experiments": rows}
-
-    def compare_text(self, result: dict[str, Any]) -> list[str]:
-        """``compared``'s result in words."""
-        return flood_view.compare_text(result)
+        result = {"kind": flood_store.KIND, "db": str(store.path), "experiments": rows}
+        return Compared(result, flood_view.compare_text(result))
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """A flood cell: the median MRR over its runs, their 95% CI, the frames lost."""

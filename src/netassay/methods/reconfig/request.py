@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netassay.errors import UsageError
-from netassay.methods import throughput
 from netassay.methods.base import check_ranges
 from netassay.params import DURATION, PAUSE, as_text, param, whole
+from netassay.shared import throughput
 from netassay.trial.hooks import parse_command
 from netassay.units import parse_duration, parse_pause
 

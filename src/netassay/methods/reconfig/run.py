@@ -19,11 +19,10 @@ from netassay import names, quality
 from netassay.analysis.reconfig import blocked_s
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
-from netassay.methods import throughput
 from netassay.methods.base import Progress, RunOptions
 from netassay.methods.reconfig import store as reconfig_store
 from netassay.methods.reconfig.request import RETRIES, ReconfigRequest
-from netassay.shared import lab
+from netassay.shared import lab, throughput
 from netassay.store.db import Store
 from netassay.testbed import dataplane as testbed_dataplane
 from netassay.testbed.bed import require_root

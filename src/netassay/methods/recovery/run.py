@@ -23,11 +23,10 @@ from netassay import names
 from netassay.analysis import recovery
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
-from netassay.methods import throughput
-from netassay.methods.base import Progress, RunOptions
+from netassay.methods.base import Progress, RunOptions, search_first
 from netassay.methods.recovery import store as recovery_store
 from netassay.methods.recovery.request import RETRIES, RecoveryRequest
-from netassay.shared import lab
+from netassay.shared import lab, throughput
 from netassay.store.db import Store
 from netassay.testbed.bed import require_root
 from netassay.traffic.generator import GenResult
@@ -173,9 +172,9 @@ def run(job: RecoveryJob) -> recovery_store.StoredRecovery:
         with Store(job.db) as store, trials_on(tb) as ctx:
             ctx = _start(job, ctx, store, peak)
             if job.throughput_pps is None:  # --throughput search: measured now
-                job.throughput_pps, job.throughput_from = throughput.measure(
-                    tb, ctx, store, job.testbed, f"search for the throughput of {job.name}",
-                    job.note,
+                job.throughput_pps, job.throughput_from = search_first(
+                    ctx, job.name, job.db, job.testbed,
+                    f"search for the throughput of {job.name}", job.note,
                 )  # fmt: skip
             over, capped = _overload(job, peak)
             lab.check_line_rate(tb.state, [over])

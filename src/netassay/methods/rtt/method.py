@@ -14,16 +14,18 @@ from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, span
+from netassay.methods.base import Compared, CompareHow, Comparison, Plan, Progress, RunOptions, span
 from netassay.methods.rtt import compare
 from netassay.methods.rtt import page as rtt_page
 from netassay.methods.rtt import run as rtt_run
 from netassay.methods.rtt import store as rtt_store
+from netassay.methods.rtt import view as rtt_view
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
-from netassay.methods.rtt.view import compare_text, fmt_us, rtt_group_text
+from netassay.methods.rtt.view import compare_text, rtt_group_text
 from netassay.shared.render import Section
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
+from netassay.units import fmt_us
 
 RUN_OVERHEAD_S = 0.3  # per run: its capture points read, its run stored
 CELL_SETUP_S = 1.5  # per cell: the testbed built and the path checked (measured here)
@@ -82,28 +84,32 @@ class RttMethod:
         runs = request.runs
         return Plan(runs, settle + runs * (spec.send_time_s() + RUN_OVERHEAD_S), ())
 
-    def setup(self, request: RttRequest, options: RunOptions) -> rtt_run.RttSetup:
-        return rtt_run.setup_of(request, options.name or names.RTT_NAME, options.db, options.label)
+    def run(
+        self, request: RttRequest, options: RunOptions, progress: Progress
+    ) -> rtt_run.Measurement:
+        """Every run, each stored as it ends (in --db, when one is given) and said to
+        ``progress`` in a line; the measurement, which ``view`` shows."""
+        setup = rtt_run.setup_of(request, options.name or names.RTT_NAME, options.db, options.label)
+        return rtt_run.measure_all(setup, lambda m, res: progress(rtt_view.text_line(m, res)))
 
-    def run(self, request: RttRequest, options: RunOptions, progress: Progress) -> Any:
-        return rtt_run.measure_all(self.setup(request, options), lambda m, res: None)
-
-    def compared(
-        self, store: Store, by: list[str], segments: list[str] | None, stat: str, paired: bool,
-        out: str | None,
-    ) -> tuple[dict[str, Any], list[str], Path | None] | None:  # fmt: skip
+    def compare(self, store: Store, how: CompareHow) -> Compared | None:
         """The store's rtt configurations compared (None: it holds no rtt run): the
-        comparison, in words, and its page with its figures in ``out`` when one is
-        given; a UsageError for a ``stat`` that is none."""
+        comparison, in words, and its page with its figures in ``how.out`` when one is
+        given; a UsageError for a ``how.stat`` that is none."""
+        stat = how.stat
         if stat not in compare.STATS:
             raise UsageError(
                 f"unknown --stat '{stat}'", f"known: {', '.join(compare.STATS)}", "e.g. p50"
             )
         if next(iter(rtt_store.rtt_experiments(store)), None) is None:
             return None
-        configs, shown, result = compare.comparison(store, by, segments, stat, paired=paired)
+        segments = list(how.segments) if how.segments is not None else None
+        configs, shown, result = compare.comparison(
+            store, list(how.by), segments, stat, paired=how.paired
+        )
+        out = how.out
         page = rtt_page.write_page(configs, shown, stat, result, Path(out)) if out else None
-        return result, compare_text(result, shown), page
+        return Compared(result, compare_text(result, shown), page)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredRtt]:
         for p in store_paths(inputs):
@@ -116,7 +122,16 @@ class RttMethod:
     def judged(self, result: StoredRtt) -> tuple[str, str | None]:
         return f"rtt runs in {result.db}", None  # it measures and compares
 
-    def view(self, result: StoredRtt, as_json: bool) -> str:
+    def view(self, result: StoredRtt | rtt_run.Measurement, as_json: bool) -> str:
+        """A store's rtt runs compared (``analyse``), or a measurement just run: as JSON
+        a line per run then one per peer tool (--ping-too), in words its summary (its
+        runs' lines were its progress)."""
+        if isinstance(result, rtt_run.Measurement):
+            m = result
+            if as_json:
+                lines = [rtt_view.json_line(m, r) for r in m.results]
+                return "\n".join(lines + [rtt_view.json_peer(m, p) for p in m.peers])
+            return "\n".join(rtt_view.text_summary(m))
         if as_json:
             return json.dumps({"kind": "rtt", "db": str(result.db), **result.result}, default=str)
         lines = [f"\nrtt runs in {result.db}:", *compare_text(result.result, result.segments)]

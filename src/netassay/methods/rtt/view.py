@@ -9,6 +9,7 @@ from typing import Any
 from netassay.analysis.acceptance import fmt_pct
 from netassay.analysis.effects import over_runs
 from netassay.hist import Hist
+from netassay.units import fmt_us
 
 
 def run_object(m: Any, res: Any) -> dict[str, Any]:
@@ -142,10 +143,6 @@ def side_by_side(m: Any) -> list[str]:
         )
         out.append(f"  {label:<42}{cells}")
     return out
-
-
-def fmt_us(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e3:.1f} us"
 
 
 def rtt_group_text(g: dict[str, Any]) -> str:

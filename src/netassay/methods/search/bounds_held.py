@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from netassay.methods.search.engine import intended_load
-from netassay.methods.search.spec import SearchSpec, fmt_latency
+from netassay.shared.search_engine import intended_load
+from netassay.shared.search_spec import SearchSpec
 from netassay.store.db import Store
-from netassay.units import fmt_rate
+from netassay.units import fmt_latency, fmt_rate
 
 
 def by_load(store: Store, experiment_id: int, spec: SearchSpec) -> dict[str, Any]:

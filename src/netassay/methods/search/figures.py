@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from netassay.methods.search import engine
+from netassay.shared import search_engine as engine
 from netassay.shared.plots import rate_unit
 
 FORMATS = ("png", "svg")

@@ -9,9 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from netassay.hist import SinkHist
-from netassay.methods.search import engine
-from netassay.methods.search.spec import fmt_latency
-from netassay.units import fmt_rate
+from netassay.shared import search_engine as engine
+from netassay.units import fmt_latency, fmt_rate
 
 PERCENTILES = (50.0, 99.0)
 

@@ -10,16 +10,24 @@ from typing import Any
 
 from netassay.analysis import compare
 from netassay.config import AnalysisConfig, Config, TestbedConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores
-from netassay.methods.search import engine, latency_at
-from netassay.methods.search import pdr as search_pdr
+from netassay.methods.base import (
+    Comparison,
+    NothingCompared,
+    Plan,
+    Progress,
+    RunOptions,
+    from_stores,
+)
+from netassay.methods.search import latency_at
 from netassay.methods.search import run as search_run
 from netassay.methods.search import view as search_view
 from netassay.methods.search.request import RUN_OPTIONS, SearchRequest
-from netassay.methods.search.spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSpec
 from netassay.params import request_from
+from netassay.shared import search_engine as engine
+from netassay.shared import stored_search
 from netassay.shared.plots import slugify
 from netassay.shared.render import FigureJob, Section, data_of
+from netassay.shared.search_spec import MIN_LOAD_FRACTION, TIME_CAP_S, SearchSpec
 from netassay.shared.sweep_analyse import assess_experiment
 from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
@@ -37,9 +45,9 @@ class StoredSearch:
     outcome: engine.SearchOutcome
 
 
-class SearchMethod:
+class SearchMethod(NothingCompared):
     name = "search"
-    kinds = (search_run.KIND,)
+    kinds = (stored_search.KIND,)
     request = SearchRequest
     campaign = True
     run_options = RUN_OPTIONS
@@ -50,8 +58,6 @@ class SearchMethod:
     )  # fmt: skip
     cell_flags: tuple[str, ...] = ()
     knobs = TestbedConfig
-    pdr_rate = staticmethod(search_pdr.pdr_rate)  # a share of the newest stored PDR (search.pdr)
-    measure_pdr = staticmethod(search_run.measure_pdr)  # a short search now, on an open testbed
     cell_defaults: tuple[str, ...] = ()
     cell_setup_s = CELL_SETUP_S
     legend = ""
@@ -71,32 +77,52 @@ class SearchMethod:
         total = est.wall_time_s + est.trials * request.settle_s + verify
         return Plan(None, total, ())
 
-    def prepare(self, request: SearchRequest, options: RunOptions) -> search_run.SearchJob:
-        return search_run.prepare(request, options, options.config or Config())
-
     def run(self, request: SearchRequest, options: RunOptions, progress: Progress) -> Any:
-        job = self.prepare(request, options)
-        job.progress = progress
-        return self.execute(job)
-
-    def execute(self, job: search_run.SearchJob) -> search_run.SearchReport:
-        """Run (or resume) a prepared search, then its verify sweep."""
-        return search_run.run(job)
+        """Run (or resume) the search, then its verify sweep: the report, which ``view``
+        shows (``SearchReport.check`` raises what a search that stopped early says); with
+        ``options.dry_run`` nothing: the search prepared, which ``view`` shows as what it
+        would run. An interrupt's notes say what of it is stored and how to go on."""
+        job = search_run.prepare(request, options, options.config or Config())
+        if options.dry_run:
+            return job
+        job.progress = job.note = progress
+        try:
+            return search_run.run(job)
+        except KeyboardInterrupt as exc:  # the testbed is already down when we get here
+            exc.add_note(f"{job.stored} trial(s) of it are stored in {job.db}")
+            exc.add_note(f"continue with 'netassay search --db {job.db} --resume'")
+            raise
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredSearch]:
         return from_stores(
             inputs,
-            lambda p, st: (StoredSearch(p, exp, o) for exp, o in search_view.stored_searches(st)),
+            lambda p, st: (StoredSearch(p, exp, o) for exp, o in stored_search.stored_searches(st)),
         )
 
-    def judged(self, result: StoredSearch) -> tuple[str, str | None]:
-        return result.experiment.label, None  # its verify sweep is judged as a sweep
+    def judged(self, result: StoredSearch | search_run.SearchReport) -> tuple[str, str | None]:
+        """A stored search judges nothing (its verify sweep is judged as a sweep); a
+        search just run is judged by its verify sweep's verdict, when it ran one."""
+        if isinstance(result, StoredSearch):
+            return result.experiment.label, None
+        if result.verify is None:
+            return f"search {result.experiment_id}", None
+        return f"the verify sweep (experiment {result.verify.experiment_id})", result.verify.verdict
 
-    def view(self, result: StoredSearch, as_json: bool) -> str:
+    def view(
+        self, result: StoredSearch | search_run.SearchReport | search_run.SearchJob, as_json: bool
+    ) -> str:
+        """A stored search (``analyse``), a search just run (its report), or one prepared
+        with --dry-run (what it would run)."""
+        if isinstance(result, search_run.SearchJob):
+            return search_view.dry_run(result, as_json)
+        if isinstance(result, search_run.SearchReport):
+            if as_json:
+                return json.dumps(search_view.report_json(result), allow_nan=False)
+            return "\n".join(search_view.report_lines(result))
         exp, out = result.experiment, result.outcome
         if as_json:
             obj = {
-                "kind": search_run.KIND, "source": exp.source, "label": exp.label,
+                "kind": stored_search.KIND, "source": exp.source, "label": exp.label,
                 "experiment_id": exp.id, "db": str(result.db), "verdict": None,
                 "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
                 **search_view.outcome_json(out),
@@ -115,7 +141,7 @@ class SearchMethod:
         """One section per search: its result in words, its load-time figure (PNG inline,
         SVG linked)."""
         found = []
-        for exp, o in search_view.stored_searches(store):
+        for exp, o in stored_search.stored_searches(store):
             stem = out / "figures" / f"search_{slugify(exp.label, used)}"
             trials = store.trials(exp.id)
             job = FigureJob("netassay.methods.search.figures:plot_stored", (trials, o), stem,
@@ -128,7 +154,7 @@ class SearchMethod:
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         """A search cell: its bounds, and the verdict of its verify sweep when it ran one
         (the cell's second experiment)."""
-        o = search_view.stored_outcome(store, experiment)
+        o = stored_search.stored_outcome(store, experiment)
         bound = {g.goal.loss_ratio: g.lower_pps for g in o.goals}
         # no upper bound: the max load met the goal, the SUT's bound is at least the lower
         open_ = {g.goal.loss_ratio: g.lower_pps is not None and g.upper_pps is None

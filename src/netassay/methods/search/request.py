@@ -9,13 +9,6 @@ from typing import Any
 
 from netassay.errors import UsageError
 from netassay.loads import RateFlags, check_load
-from netassay.methods.search.spec import (
-    Goal,
-    GoalOptions,
-    make_goals,
-    parse_max_latency,
-    parse_ratio,
-)
 from netassay.params import (
     DURATION,
     GOAL_SYNTAX,
@@ -27,6 +20,13 @@ from netassay.params import (
     param,
     tagged,
     whole,
+)
+from netassay.shared.search_spec import (
+    Goal,
+    GoalOptions,
+    make_goals,
+    parse_max_latency,
+    parse_ratio,
 )
 from netassay.units import parse_duration, parse_pause, parse_rate
 

@@ -21,9 +21,11 @@ from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.counters.sutstate import beside
 from netassay.errors import GeneratorError, NetassayError, TestbedError, UsageError
 from netassay.methods.base import RunOptions
-from netassay.methods.search import engine
 from netassay.methods.search.request import BOTH, RETRIES, SearchRequest
-from netassay.methods.search.spec import (
+from netassay.quality import generator_trouble
+from netassay.shared import lab, sweep_run
+from netassay.shared import search_engine as engine
+from netassay.shared.search_spec import (
     MIN_LOAD_FRACTION,
     TIME_CAP_S,
     Goal,
@@ -32,8 +34,7 @@ from netassay.methods.search.spec import (
     parse_max_latency,
     verify_goal,
 )
-from netassay.quality import generator_trouble
-from netassay.shared import lab, sweep_run
+from netassay.shared.stored_search import KIND
 from netassay.shared.sweep_analyse import assess_experiment
 from netassay.shared.sweep_plan import Plan
 from netassay.store.db import Experiment, Store
@@ -47,7 +48,6 @@ from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
 log = logging.getLogger("netassay.methods.search")
-KIND = "search"
 
 
 class SearchIncomplete(NetassayError):
@@ -106,6 +106,7 @@ class SearchJob:
     hooks: Hooks | None = None  # commands run around each trial (trial.hooks)
     max_latency: LatencyBound | None = None  # --max-latency: a bound beside the loss
     latency: bool = False  # --latency: each trial keeps its latency histogram
+    on: TrialContext | None = None  # another run's open testbed to search on (RunOptions.on)
 
     def spec(self, max_load_pps: float, reach_pps: float | None = None) -> SearchSpec:
         lo = self.min_load_pps or max_load_pps * MIN_LOAD_FRACTION
@@ -142,11 +143,32 @@ class SearchReport:
     verify: VerifyResult | None = None
     verify_skipped: str | None = None  # --then-verify, but no sweep: why
 
+    def check(self) -> None:
+        """Raise the error that says why the search stopped early (after it was shown:
+        exit 9 at the time cap, a generator or testbed error at a fault)."""
+        stop = self.outcome.stop
+        if stop is None:
+            return
+        where = f"{self.outcome.trials} trial(s) stored in {self.db}"
+        if stop.kind in (engine.FAULT, engine.REACH):
+            cls = GeneratorError if generator_trouble(stop.detail.split("; ")) else TestbedError
+            raise cls(
+                f"search stopped: {stop.message}",
+                f"a fault is never counted as SUT loss; {where}",
+                "give a lower --max-load, or check the testbed ('netassay testbed show')",
+            )
+        raise SearchIncomplete(
+            f"search stopped: {stop.message}",
+            f"the bounds shown are what it found; {where}",
+            "give a longer --time-cap, or coarser goals (--width, --duration-sum)",
+        )
+
 
 def prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     """Validate everything a search needs before anything is touched."""
     job = _prepare(req, options, cfg)
     job.hooks = lab.hooks_of(options)
+    job.on = options.on
     return job
 
 
@@ -215,6 +237,11 @@ def run(job: SearchJob) -> SearchReport:
     require_root("a search")
     t_start = time.monotonic()
     note = job.note or (lambda line: None)
+    if job.on is not None:  # on the testbed another run holds open, in its trial context
+        peak, max_load = _max_load(job.on.tb, job, note)
+        spec = job.spec(*_reach(job.on, max_load, job, note))
+        with Store(job.db) as store:
+            return _measured(job, spec, job.on, store, peak, t_start, note)
     with lab.open_testbed(job.name, job.testbed, "a search", note) as tb:
         peak, max_load = (None, 0.0) if job.resumed is not None else _max_load(tb, job, note)
         keep = (
@@ -253,6 +280,8 @@ def _measured(
     try:
         spec, outcome = _search(job, spec, ctx, store, stored, note)
     except TestbedError as exc:  # taken apart under the search: what is stored stays
+        if job.on is not None:  # another run's testbed: that run says what to do
+            raise
         then = f"{exc.todo}, then " if exc.todo else ""
         raise TestbedError(
             exc.what, exc.why,
@@ -563,62 +592,3 @@ def _assess(store: Store, experiment_id: int, goal: Goal) -> Assessment:
             "see 'netassay assess' and the trials' warnings",
         )
     return a
-
-
-def check(report: SearchReport) -> None:
-    """Raise the error that says why a search stopped early (after it was shown)."""
-    stop = report.outcome.stop
-    if stop is None:
-        return
-    where = f"{report.outcome.trials} trial(s) stored in {report.db}"
-    if stop.kind in (engine.FAULT, engine.REACH):
-        cls = GeneratorError if generator_trouble(stop.detail.split("; ")) else TestbedError
-        raise cls(
-            f"search stopped: {stop.message}",
-            f"a fault is never counted as SUT loss; {where}",
-            "give a lower --max-load, or check the testbed ('netassay testbed show')",
-        )
-    raise SearchIncomplete(
-        f"search stopped: {stop.message}",
-        f"the bounds shown are what it found; {where}",
-        "give a longer --time-cap, or coarser goals (--width, --duration-sum)",
-    )
-
-
-# -- the throughput another method measures first (burst, recovery: --throughput search)
-MEASURE_GOAL = Goal(0.005, initial_trial_duration_s=0.5, final_trial_duration_s=1.0,
-                    duration_sum_s=2.0, relative_width=0.02)  # fmt: skip
-MEASURE_CAP_S = 180.0
-
-
-def measure_pdr(
-    tb: Testbed, ctx: TrialContext, store: Store, testbed: TestbedConfig, label: str,
-    note: lab.Note,
-) -> tuple[float, dict[str, Any]]:  # fmt: skip
-    """A short search for the PDR@0.5% on an open testbed, its trials stored as a search
-    experiment of their own (after the caller's): its conditional throughput (else its
-    lower bound), and where it came from. Refused when it found none."""
-    job = SearchJob((MEASURE_GOAL,), None, None, MEASURE_CAP_S, testbed, str(store.path),
-                    tb.name, label, True, RETRIES)  # fmt: skip
-    note(f"measuring the throughput first: {label}")
-    peak, max_load = _max_load(tb, job, note)
-    spec = job.spec(*_reach(ctx, max_load, job, note))
-    run_ctx = _start(job, spec, ctx, store, peak)
-    spec, outcome = _search(job, spec, run_ctx, store, [], note)
-    found = outcome.goals[0]
-    pdr = found.conditional_pps or found.lower_pps
-    if outcome.stop is not None:
-        raise TestbedError(
-            f"the search for the throughput stopped: {outcome.stop.message}",
-            f"search experiment {job.experiment_id}; a fault is never counted as SUT loss",
-            "give --throughput as a rate, or measure on a quieter host",
-        )  # fmt: skip
-    if pdr is None:
-        raise TestbedError(
-            "the search for the throughput found no PDR",
-            f"search experiment {job.experiment_id}: loss above 0.5% at its lowest load",
-            "give --throughput as a rate",
-        )  # fmt: skip
-    note(f"throughput: PDR@0.5% {fmt_rate(pdr)} (search experiment {job.experiment_id})")
-    return pdr, {"search_experiment": job.experiment_id, "goal": MEASURE_GOAL.key,
-                 "pdr_pps": pdr, "measured": True}  # fmt: skip

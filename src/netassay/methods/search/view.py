@@ -8,16 +8,18 @@ measure, not a grid; ``--then-verify`` stores a sweep that has one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from netassay.analysis.caps import Cap, CapExcess, above_cap
-from netassay.methods.search import bounds_held, engine, latency_at
-from netassay.methods.search.run import KIND, SearchReport, VerifyPlan, VerifyResult
-from netassay.methods.search.spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.methods.search import bounds_held, latency_at
+from netassay.methods.search import request as search_request
+from netassay.methods.search.run import SearchJob, SearchReport, VerifyPlan, VerifyResult
 from netassay.shared import dataplane_counters as dataplane
 from netassay.shared import lab
+from netassay.shared import search_engine as engine
 from netassay.shared.directions import (
     DIRECTIONS,
     SIDE_HEADER,
@@ -26,6 +28,8 @@ from netassay.shared.directions import (
 )
 from netassay.shared.imix_sizes import json_lines, stored_mix
 from netassay.shared.rates import rates_json, rates_lines
+from netassay.shared.search_spec import MLRSEARCH_VERSION, SearchSpec
+from netassay.shared.stored_search import KIND
 from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
@@ -337,6 +341,33 @@ def dry_run_lines(
     return lines
 
 
+def dry_run(job: SearchJob, as_json: bool) -> str:
+    """What a prepared search would run (--dry-run): its testbed, store, goals, the
+    worst case of simulated searches, its verify sweep; a resume says so first."""
+    nominal = job.max_load_pps or max(600_000.0, 2 * (job.min_load_pps or 0))
+    spec = job.spec(nominal)
+    est = engine.estimate(spec)
+    if as_json:
+        obj = {
+            "testbed": job.name, "db": job.db, "knobs": asdict(job.testbed),
+            "max_load_is_peak": job.max_load_pps is None, "spec": spec.to_json(),
+            "worst_case": asdict(est), "verify": asdict(job.verify) if job.verify else None,
+            "worst_case_is": "an estimate from simulated SUTs; the time cap is the bound",
+            "bidirectional": job.bidirectional,
+        }  # fmt: skip
+        lines = [json.dumps(obj)]
+    else:
+        knobs = ", ".join(f"{k}={v}" for k, v in asdict(job.testbed).items() if v is not None)
+        lines = [f"testbed '{job.name}': {knobs}", f"store: {job.db}"]
+        lines += dry_run_lines(spec, est, job.max_load_pps is None, job.settle_s)
+        lines += verify_plan_lines(job.verify, job.settle_s)
+        if job.bidirectional:
+            lines.append(f"{search_request.BOTH} (the verify sweep's too)")
+    if job.resumed is not None:
+        lines.insert(0, f"would resume search {job.experiment_id} in {job.db} on '{job.name}'")
+    return "\n".join(lines)
+
+
 def verify_plan_lines(v: VerifyPlan | None, settle_s: float) -> list[str]:
     """The verify sweep a search will run (for --dry-run)."""
     if v is None:
@@ -347,16 +378,3 @@ def verify_plan_lines(v: VerifyPlan | None, settle_s: float) -> list[str]:
         f"{1 + v.span:g}x the PDR found, {v.runs} runs of {v.duration_s:g} s: {n} trials, "
         f"about {n * (v.duration_s + TRIAL_OVERHEAD_S + settle_s):.0f} s"
     ]
-
-
-# -- stored searches (assess) -----------------------------------------------------------
-def stored_outcome(store: Store, exp: Experiment) -> engine.SearchOutcome:
-    """Replay a stored search's trials into MLRsearch: what it found, complete or not."""
-    spec = SearchSpec.from_json(exp.config["search"])
-    return engine.run_search(spec, None, stored=store.trial_records(exp.id), live=False)
-
-
-def stored_searches(store: Store) -> Iterator[tuple[Experiment, engine.SearchOutcome]]:
-    for exp in store.experiments(kinds=(KIND,)):
-        if "search" in exp.config:
-            yield exp, stored_outcome(store, exp)

@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from netassay import methods as registry
 from netassay import names, quality
 from netassay.config import Config, TestbedConfig
 from netassay.errors import UsageError
@@ -25,7 +24,7 @@ from netassay.methods.soak import series
 from netassay.methods.soak import store as soak_store
 from netassay.methods.soak.request import RETRIES, SoakRequest, pdr_share
 from netassay.methods.soak.sampler import LockedSink, SampledBed, Sampler
-from netassay.shared import lab
+from netassay.shared import lab, stored_search
 from netassay.shared.sweep_run import refuse_bidirectional
 from netassay.store.db import Store
 from netassay.testbed import topology
@@ -87,9 +86,7 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
         if share is None:
             rate, rate_from = parse_rate(req.rate), None
         else:
-            rate, rate_from = registry.method("search").pdr_rate(
-                share, options.db, req.bidirectional
-            )
+            rate, rate_from = stored_search.pdr_rate(share, options.db, req.bidirectional)
         name = options.name or names.DEFAULT_NAME
         testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
         soak = Soak(

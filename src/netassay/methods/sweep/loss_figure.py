@@ -25,32 +25,11 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 
 from netassay.counters.loss import ALL_LOCATIONS as LOCATIONS
-from netassay.methods.sweep.located import kept, left_out, loss_shares, pct
+from netassay.methods.sweep.located import left_out
+from netassay.shared.loss_located import COLORS, LABELS, kept, loss_shares, pct
 
-COLORS = {
-    "unsent": "#bbbbbb",
-    "gen_egress": "#8c564b",
-    "sut_ingress": "#d62728",
-    "sut_forward": "#ff7f0e",
-    "sut_egress": "#e377c2",
-    "sink_ingress": "#1f77b4",
-    "sink_socket": "#17becf",
-    "between_ports": "#9467bd",
-    "unaccounted": "#7f7f7f",
-}
 NOTE_CHARS = 130  # characters of the note under the figure per line (7 pt, 8 in wide)
 NOTE_LINE_IN = 0.14  # the height of one of its lines, inches
-LABELS = {
-    "unsent": "not sent (generator)",
-    "gen_egress": "generator egress (local tx port)",
-    "sut_ingress": "SUT ingress (backlog/ring)",
-    "sut_forward": "SUT forwarding (IP MIB, nft)",
-    "sut_egress": "SUT egress (qdisc, cap)",
-    "sink_ingress": "sink ingress (local rx port)",
-    "sink_socket": "sink socket buffer",
-    "between_ports": "between the ports (external SUT)",
-    "unaccounted": "unaccounted",
-}
 
 
 def plot_loss_location(trials: list[dict[str, Any]], rates_pps: list[float], path: Path) -> None:

@@ -12,7 +12,7 @@ from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.errors import Interrupted
 from netassay.loads import AUTO_TOP
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions
+from netassay.methods.base import Compared, CompareHow, Comparison, Plan, Progress, RunOptions
 from netassay.methods.sweep import compare as sweep_compare
 from netassay.methods.sweep.entries import curve_sections
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
@@ -100,14 +100,11 @@ class SweepMethod:
         row and block (``Section.curve``), its figures as jobs to draw."""
         return curve_sections(store, out, cfg, used)
 
-    def compared(self, store: Store, cfg: AnalysisConfig | None = None) -> dict[str, Any] | None:
+    def compare(self, store: Store, how: CompareHow) -> Compared | None:
         """The store's sweeps outside a campaign side by side, ranked by PDR (None: fewer
-        than two): what ``compare`` shows of a store's sweeps."""
-        return sweep_compare.compared(store, cfg or AnalysisConfig())
-
-    def compare_text(self, result: dict[str, Any]) -> list[str]:
-        """``compared``'s result in words."""
-        return sweep_compare.compare_text(result)
+        than two)."""
+        result = sweep_compare.compared(store, AnalysisConfig())
+        return None if result is None else Compared(result, sweep_compare.compare_text(result))
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         a = sweep_analyse.assess_experiment(store, experiment, cfg)

@@ -8,13 +8,12 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from netassay import methods as registry
 from netassay import names
 from netassay.config import AnalysisConfig, Config
 from netassay.errors import UsageError
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.request import NO_LOAD_PPS, SweepRequest
-from netassay.shared import lab
+from netassay.shared import lab, stored_search
 from netassay.shared.sweep_plan import Plan, describe
 from netassay.shared.sweep_run import RETRIES, Sweep, refuse_bidirectional, resume_sweep
 from netassay.store.db import Store
@@ -35,8 +34,8 @@ def at_pdr(req: SweepRequest, db: str) -> tuple[Plan, dict[str, Any]]:
     if not req.latency:
         raise UsageError("--at needs --latency", "it picks loads to measure latency at",
                          "add --latency, or give the loads with --rates")  # fmt: skip
-    try:  # the search's own lookup, through the registry (no method imports another)
-        pdr, source = registry.method("search").pdr_rate(1.0, req.of_pdr or db)
+    try:  # read from the store (shared.stored_search): no method imports another
+        pdr, source = stored_search.pdr_rate(1.0, req.of_pdr or db)
     except UsageError as exc:
         raise UsageError(
             "--at needs a stored search's PDR", exc.why,

@@ -11,7 +11,15 @@ from typing import Any
 
 from netassay.analysis.tcp import summary
 from netassay.config import AnalysisConfig
-from netassay.methods.base import Comparison, Plan, Progress, RunOptions, from_stores, span
+from netassay.methods.base import (
+    Comparison,
+    NothingCompared,
+    Plan,
+    Progress,
+    RunOptions,
+    from_stores,
+    span,
+)
 from netassay.methods.tcp import store as tcp_store
 from netassay.methods.tcp import view as tcp_view
 from netassay.methods.tcp.request import RUN_OPTIONS, TcpRequest
@@ -23,7 +31,7 @@ RUN_OVERHEAD_S = 1.0  # per transfer: iperf3's server and client started, counte
 CELL_SETUP_S = 2.5  # per cell: the path built (its delay line started), ping, teardown
 
 
-class TcpMethod:
+class TcpMethod(NothingCompared):
     name = "tcp"
     kinds = (tcp_store.KIND,)
     request = TcpRequest

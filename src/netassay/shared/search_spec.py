@@ -18,7 +18,7 @@ from netassay.errors import UsageError
 from netassay.hist import SinkHist
 from netassay.params import goal_ratio
 from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
-from netassay.units import fmt_rate
+from netassay.units import fmt_latency, fmt_rate
 
 if TYPE_CHECKING:
     from MLRsearch import Config, SearchGoal
@@ -112,10 +112,6 @@ class LatencyBound:
         if not latency:
             return None
         return SinkHist(latency).percentile(self.percentile)
-
-
-def fmt_latency(ns: float) -> str:
-    return f"{ns / 1e3:g} us" if ns < 1e6 else f"{ns / 1e6:g} ms"
 
 
 def parse_max_latency(text: Any) -> LatencyBound:

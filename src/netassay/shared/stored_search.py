@@ -1,17 +1,40 @@
-"""The PDR a stored search found, as other methods ask for it (a soak's ``--rate 90%pdr``,
-a sweep's and the latency command's ``--at``): through the registry
-(``registry.method("search").pdr_rate``), so that no method imports the search."""
+"""A search as its store holds it: its trials replayed into MLRsearch (what it found,
+complete or not), and the PDR the newest one found as other methods ask for it (a
+soak's ``--rate 90%pdr``, a sweep's ``--at``, burst's, recovery's and reconfig's
+``--throughput``/``--rate``: ``shared/throughput.py``), read from the store: the search
+and they share this module, and no method asks the search for it. MLRsearch is imported
+only when a store is read (``shared/search_engine.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from netassay.errors import UsageError
-from netassay.methods.search.view import stored_searches
-from netassay.store.db import Store
+from netassay.shared.search_spec import SearchSpec
+from netassay.store.db import Experiment, Store
 
+if TYPE_CHECKING:
+    from netassay.shared.search_engine import SearchOutcome
+
+KIND = "search"  # the kind of experiment a search is stored as
 PDR = 0.005  # the goal loss ratio a share of the PDR is of, when the search had it
+
+
+def stored_outcome(store: Store, exp: Experiment) -> SearchOutcome:
+    """Replay a stored search's trials into MLRsearch: what it found, complete or not."""
+    from netassay.shared import search_engine  # deferred: MLRsearch (0.3 s)
+
+    spec = SearchSpec.from_json(exp.config["search"])
+    return search_engine.run_search(spec, None, stored=store.trial_records(exp.id), live=False)
+
+
+def stored_searches(store: Store) -> Iterator[tuple[Experiment, SearchOutcome]]:
+    """Each netassay search in ``store`` (oldest first) and what it found."""
+    for exp in store.experiments(kinds=(KIND,)):
+        if "search" in exp.config:
+            yield exp, stored_outcome(store, exp)
 
 
 def pdr_rate(

@@ -36,7 +36,7 @@ from typing import Any
 from MLRsearch import AbstractMeasurer, GoalResult, MeasurementResult, MultipleLossRatioSearch
 
 from netassay import quality
-from netassay.methods.search.spec import Goal, SearchSpec
+from netassay.shared.search_spec import Goal, SearchSpec
 from netassay.shared.sweep_plan import TRIAL_OVERHEAD_S
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
