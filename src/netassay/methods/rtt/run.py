@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.counters.capture import Capture
 from netassay.errors import StoreError, TestbedError, UsageError
 from netassay.methods.base import run_store
@@ -65,7 +65,7 @@ class RttSetup:
     capture: bool = True
     db: str | None = None
     label: str = ""
-    name: str = N.RTT_NAME
+    name: str = names.RTT_NAME
     settle_s: float = 1.0  # after the load starts, before the first run
     check_rate: bool = True
     cpus: str = "auto"  # where the servers' work runs (RttTestbedConfig.cpus)

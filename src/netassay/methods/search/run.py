@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from netassay import names as N
+from netassay import names
 from netassay.analysis.assess import Assessment
 from netassay.config import AnalysisConfig, Config, TestbedConfig
 from netassay.counters.sutstate import beside
@@ -89,7 +89,7 @@ class SearchJob:
     time_cap_s: float
     testbed: TestbedConfig
     db: str
-    name: str = N.DEFAULT_NAME
+    name: str = names.DEFAULT_NAME
     label: str = ""
     check_peak: bool = True
     retries: int = 2
@@ -180,7 +180,7 @@ def _prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     goals = req.make_goals()
     lo, hi = req.min_load_pps, req.max_load_pps
     cap = TIME_CAP_S if req.time_cap_s is None else req.time_cap_s
-    name = options.name or N.DEFAULT_NAME
+    name = options.name or names.DEFAULT_NAME
     testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
     topology.validate(testbed)
     if req.bidirectional:
@@ -459,7 +459,7 @@ def _resume_job(req: SearchRequest, options: RunOptions, retries: int) -> Search
             "start a new search without --resume",
         )
     exp, spec = found
-    name = exp.config.get("testbed_name", N.DEFAULT_NAME)
+    name = exp.config.get("testbed_name", names.DEFAULT_NAME)
     if options.name is not None and options.name != name:
         raise UsageError(
             f"--name {options.name} conflicts with the search to resume",
