@@ -29,7 +29,6 @@ from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Swept
-from netassay.methods.sweep.run import dry_run as dry_run_text
 from netassay.params import declared
 from netassay.shared import lab
 from netassay.shared.sizes import SizesFlag
@@ -60,12 +59,13 @@ def sweep(
     req, options = request_of("sweep", given, options, flags)
     name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
                              req.rates_pps if given.get("rates") is not None else None)  # fmt: skip
-    options = replace(options, name=name)
-    if dry_run:
-        typer.echo(dry_run_text(req, options))
+    if not dry_run:
+        check_fail_on(fail_on)
+    # Interrupted: what it stored, how to go on; --dry-run: what it would run
+    result = method.run(req, replace(options, name=name, dry_run=dry_run), bar())
+    if not isinstance(result, Swept):
+        typer.echo(method.view(result, False))
         return
-    check_fail_on(fail_on)
-    result = method.run(req, options, bar())  # Interrupted: what it stored, how to go on
     err("")
     _ended(result, as_json, fail_on)
 

@@ -125,7 +125,7 @@ class RunOptions:
     # a testbed another run holds open, its trial context, to run on instead of opening
     # one (the search, for burst's and recovery's --throughput search: search_first)
     on: TrialContext | None = None
-    # nothing measured: run gives what it would run, which view shows (search --dry-run)
+    # nothing measured: run gives what it would run, which view shows (--dry-run)
     dry_run: bool = False
 
 

@@ -16,7 +16,7 @@ from netassay.methods.base import Compared, CompareHow, Comparison, Plan, Progre
 from netassay.methods.sweep import compare as sweep_compare
 from netassay.methods.sweep.entries import curve_sections
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
-from netassay.methods.sweep.run import Swept, plan_of, prepare
+from netassay.methods.sweep.run import Planned, Swept, dry_run, plan_of, prepare
 from netassay.methods.sweep.view import LEGEND, ended, make_console, render
 from netassay.params import request_from
 from netassay.shared import sweep_analyse, sweep_plan, sweep_run
@@ -48,11 +48,16 @@ class SweepMethod:
         p = plan_of(request)
         return Plan(p.count(), sweep_plan.estimate_s(p), tuple(sweep_plan.describe(p).splitlines()))
 
-    def run(self, request: SweepRequest, options: RunOptions, progress: Progress) -> Swept:
+    def run(
+        self, request: SweepRequest, options: RunOptions, progress: Progress
+    ) -> Swept | Planned:
         """Run (or resume) the sweep: its request and knobs checked before anything is
         built, every trial stored as it ends, ``progress`` given each trial's line
         ('[n/total] ...') and the notes beside them. An interrupt (Ctrl-C, SIGTERM):
-        Interrupted, saying what this run stored and how to continue it."""
+        Interrupted, saying what this run stored and how to continue it. With
+        ``options.dry_run`` nothing: what it would run, which ``view`` shows."""
+        if options.dry_run:
+            return Planned(dry_run(request, options))
         cfg = options.config or Config()
         sw = prepare(request, options, cfg)
         sw.progress = sw.note = progress
@@ -76,10 +81,12 @@ class SweepMethod:
             return (a.label, a.verdict) if a is not None else (result.sweep.label, None)
         return result.label, result.verdict
 
-    def view(self, result: Assessment | Swept, as_json: bool) -> str:
+    def view(self, result: Assessment | Swept | Planned, as_json: bool) -> str:
         """An assessment's table (or its JSON object); a run's end: where it stored what,
         its verdict and bounds with what its store holds beside them (or its
         assessment's JSON with those added: ``view.ended``; "" without a load)."""
+        if isinstance(result, Planned):  # --dry-run: what it would run
+            return result.text
         if isinstance(result, Swept):
             a = result.assessment
             if a is None:

@@ -106,6 +106,14 @@ def dry_run(req: SweepRequest, options: RunOptions) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Planned:
+    """What a sweep's run returns with ``options.dry_run``: what it would run
+    (``dry_run``), nothing measured."""
+
+    text: str
+
+
 @dataclass
 class Swept:
     """What a sweep's run returns: the sweep it ran (its store, its experiment, the
