@@ -22,11 +22,12 @@ MEASURE = "search"  # a short search run first, on the same testbed
 PDR_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)%pdr")
 
 
-def parse(flag: str, text: Any) -> str:
-    """A rate ('200k') or a share of the stored PDR ('90%pdr', 'pdr' for 100%), checked
-    and kept as written (the PDR is looked up when the run starts)."""
+def parse(flag: str, text: Any, words: tuple[str, ...] = ("pdr", MEASURE)) -> str:
+    """A rate ('200k'), a share of the stored PDR ('90%pdr') or one of ``words`` ('pdr'
+    for 100%; 'search': measured first), checked and kept as written (the PDR is looked
+    up when the run starts)."""
     t = str(text).strip().lower()
-    if t in ("pdr", MEASURE):
+    if t in words:
         return t
     m = PDR_SHARE.fullmatch(t)
     if m is not None:
@@ -35,8 +36,10 @@ def parse(flag: str, text: Any) -> str:
                              "give e.g. 90%pdr")  # fmt: skip
         return t
     if "%" in t or "pdr" in t:
+        shown = ["90%pdr", *(["pdr"] if "pdr" in words else [])]
         raise UsageError(f"bad {flag} '{text}'", "a share of the PDR is written N%pdr",
-                         "give e.g. 90%pdr, pdr, or a rate like 200k")  # fmt: skip
+                         f"give e.g. {', '.join(shown)}{',' if len(shown) > 1 else ''} or a "
+                         "rate like 200k")  # fmt: skip
     parse_rate(t)
     return t
 

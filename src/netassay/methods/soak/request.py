@@ -4,7 +4,6 @@ Each field is declared once (``params``): its flag, help, parser and range."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,13 +19,13 @@ from netassay.params import (
     param,
     tagged,
 )
-from netassay.units import parse_duration, parse_rate
+from netassay.shared import throughput
+from netassay.units import parse_duration
 
 RETRIES = 2  # a faulty segment is repeated as a sweep's trial is
 MAX_DURATION_S = 7 * 24 * 3600.0
 MIN_SEGMENT_S = 1.0  # a segment is read every second: at least one
 MAX_SEGMENTS = 100_000
-PDR_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)%pdr")
 RUN_OPTIONS = (
     "db", "name", "label", "retries", "check_peak", "resume", "experiment", "testbed",
     "hook_before", "hook_after",
@@ -36,19 +35,7 @@ RUN_OPTIONS = (
 def parse_load(text: Any) -> str:
     """``--rate``: a rate ('200k') or a share of the stored PDR ('90%pdr'), checked and
     kept as written (the PDR is looked up in the store when the soak starts)."""
-    t = str(text).strip().lower()
-    m = PDR_SHARE.fullmatch(t)
-    if m is not None:
-        share = float(m.group(1))
-        if not 0 < share <= 200:
-            raise UsageError(f"bad --rate '{text}'", "a share of the PDR in (0, 200]%",
-                             "give e.g. 90%pdr")  # fmt: skip
-        return t
-    if "%" in t or "pdr" in t:
-        raise UsageError(f"bad --rate '{text}'", "a share of the PDR is written N%pdr",
-                         "give e.g. 90%pdr or a rate like 200k")  # fmt: skip
-    parse_rate(t)
-    return t
+    return throughput.parse("--rate", text, words=())
 
 
 def _check_rate(v: Any) -> Any:
@@ -63,7 +50,7 @@ def _check_rate(v: Any) -> Any:
 
 def pdr_share(load: str) -> float | None:
     """The share of the PDR ``load`` asks for (0.9 for '90%pdr'), None for a rate."""
-    m = PDR_SHARE.fullmatch(load)
+    m = throughput.PDR_SHARE.fullmatch(load)
     return float(m.group(1)) / 100 if m else None
 
 
