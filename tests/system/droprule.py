@@ -1,11 +1,15 @@
-"""The reconfig tests' change: a counting nft drop rule in the SUT's forward hook held for
-a while, then flushed, and what it counted (the ground truth of the frames lost)."""
+"""Ground truths the kit's tests put in the SUT by hand: the reconfig tests' change, a
+counting nft drop rule in the SUT's forward hook held for a while, then flushed, and what
+it counted (the frames lost); and a tbf of known rate, queue and bucket on its egress."""
 
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from netassay.names import SUT_OUT
 
 SCRIPT = """set -e
 nft add table ip kblk
@@ -44,3 +48,13 @@ def drop_rule(tmp_path: Path, held_ms: int = 200) -> DropRule:
     rule = DropRule(tmp_path / "block.sh", tmp_path / "dropped")
     rule.script.write_text(SCRIPT.format(seconds=held_ms / 1000))
     return rule
+
+
+def sut_tbf(name: str, rate_pps: int, queue: int, bucket: int) -> None:
+    """A tbf on testbed ``name``'s SUT egress: 64-byte frames at ``rate_pps``, a queue of
+    ``queue`` frames and a bucket of ``bucket`` frames (bytes as tc counts them)."""
+    subprocess.run(
+        ["ip", "netns", "exec", f"na-{name}-sut", "tc", "qdisc", "replace", "dev", SUT_OUT,
+         "root", "tbf", "rate", f"{rate_pps * 64 * 8}bit", "burst", str(bucket * 64),
+         "limit", str(queue * 64)], check=True,
+    )  # fmt: skip

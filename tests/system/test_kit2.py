@@ -19,13 +19,11 @@ Needs root and netassay-gen (skipped with the reason otherwise).
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-from tests.system.droprule import drop_rule
+from tests.system.droprule import drop_rule, sut_tbf
 
 from netassay.analysis import recovery as AR
-from netassay.names import SUT_OUT
 
 pytestmark = pytest.mark.system
 
@@ -34,16 +32,6 @@ def _json(cli, *args):
     res = cli(*args)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
-
-
-def _tbf(name: str, rate_pps: int, queue: int, bucket: int) -> None:
-    """A tbf on the SUT's egress: 64-byte frames at ``rate_pps``, a queue of ``queue``
-    frames and a bucket of ``bucket`` frames (bytes as tc counts them)."""
-    subprocess.run(
-        ["ip", "netns", "exec", f"na-{name}-sut", "tc", "qdisc", "replace", "dev", SUT_OUT,
-         "root", "tbf", "rate", f"{rate_pps * 64 * 8}bit", "burst", str(bucket * 64),
-         "limit", str(queue * 64)], check=True,
-    )  # fmt: skip
 
 
 # the burst's ground truth: short bursts (about 1 ms), so that a stall of a busy host's
@@ -57,7 +45,7 @@ def test_the_longest_burst_is_the_queue_the_bucket_and_what_the_rate_drains(tb_n
     db = tmp_path / "b.db"
     assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0
     try:
-        _tbf(tb_name, R_S, Q, K)
+        sut_tbf(tb_name, R_S, Q, K)
         out = _json(
             cli, "burst", "--name", tb_name, "--burst-rate", "200k", "--max-burst", "400",
             "--resolution", "0.02", "--tests", "2", "--wait", "0.2s", "--throughput", "5k",
@@ -87,7 +75,7 @@ def test_recovery_is_the_time_the_full_queue_takes_to_drain(tb_name, tmp_path, c
     db = tmp_path / "r.db"
     assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0
     try:
-        _tbf(tb_name, R, QR, 100)
+        sut_tbf(tb_name, R, QR, 100)
         out = _json(
             cli, "recovery", "--name", tb_name, "--throughput", "10k", "--overload-time", "2s",
             "--recover-time", "1s", "--interval", "10ms", "--trials", "4", "--wait", "0.5s",

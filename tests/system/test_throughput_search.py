@@ -12,11 +12,10 @@ Needs root and netassay-gen (skipped with the reason otherwise).
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
+from tests.system.droprule import sut_tbf
 
-from netassay.names import SUT_OUT
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system
@@ -33,11 +32,7 @@ def test_recovery_takes_its_throughput_from_a_search_run_first_on_its_testbed(
     db = tmp_path / "r.db"
     assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0
     try:
-        subprocess.run(
-            ["ip", "netns", "exec", f"na-{tb_name}-sut", "tc", "qdisc", "replace", "dev",
-             SUT_OUT, "root", "tbf", "rate", f"{R * 64 * 8}bit", "burst", str(K * 64),
-             "limit", str(Q * 64)], check=True,
-        )  # fmt: skip
+        sut_tbf(tb_name, R, Q, K)
         res = cli(
             "recovery", "--name", tb_name, "--throughput", "search", "--overload-time", "1s",
             "--recover-time", "1s", "--interval", "10ms", "--trials", "2", "--wait", "0.5s",

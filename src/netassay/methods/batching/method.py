@@ -28,6 +28,7 @@ from netassay.shared import lab
 from netassay.shared.plots import slugify
 from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Experiment, Store
+from netassay.units import fmt_us
 
 FIGURES = "netassay.methods.batching.figures"  # imported to draw (matplotlib)
 
@@ -51,13 +52,13 @@ class BatchingMethod(NothingCompared):
             "burst_len_mean": ("mean burst length", 1.0, "mean burst length (packets)"),
         },
         columns=(
-            ("wait p50", lambda r: batching_view.fmt_us(r["wait_p50_ns"])),
+            ("wait p50", lambda r: fmt_us(r["wait_p50_ns"])),
             ("in bursts", lambda r: fmt_pct(r["share_in_bursts"])),
             ("mean burst", lambda r: f"{r['burst_len_mean']:.1f}"),
             ("runs", lambda r: str(r["runs"])),
         ),
         group_columns=(
-            ("wait p50 median (range)", lambda g: span(batching_view.fmt_us, g["wait_p50_ns"])),
+            ("wait p50 median (range)", lambda g: span(fmt_us, g["wait_p50_ns"])),
             ("in bursts median", lambda g: fmt_pct(g["share_in_bursts"]["median"])),
             ("mean burst median", lambda g: f"{g['burst_len_mean']['median']:.1f}"),
         ),

@@ -6,10 +6,7 @@ import json
 from typing import Any
 
 from netassay.methods.batching.store import StoredBatching
-
-
-def fmt_us(ns: Any) -> str:
-    return "-" if ns is None else f"{float(ns) / 1e3:.1f} us"
+from netassay.units import fmt_us
 
 
 def knobs_text(s: dict[str, Any]) -> str:
