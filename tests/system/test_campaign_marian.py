@@ -22,6 +22,7 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "marian.toml"
 CPUS = {"bound": [1], "balanced": [0, 1]}
 
 
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_marian_campaign_bound_vs_balanced(tb_name, tmp_path, cli, netns_of):
     if (os.cpu_count() or 1) < 2:
         pytest.skip("bound and balanced differ only with two CPUs or more")

@@ -27,6 +27,7 @@ HOLDS = "\n".join(
 TOLERANCE_NS = 100_000  # as test_rtt_method's bound on the RTT's growth: 2 x 25 us + D / 20
 
 
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_an_rtt_campaign_measures_its_ground_truth_hold(tb_name, tmp_path, cli, netns_of):
     spec, db = tmp_path / "holds.toml", tmp_path / "rtt.db"
     spec.write_text(HOLDS)

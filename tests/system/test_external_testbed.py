@@ -313,6 +313,7 @@ def _two_loads(tb_name, tmp_path, cli) -> tuple[dict, dict]:
     return low, high
 
 
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_ports_in_a_namespace_given_to_netassay(router_in_netns, tb_name, tmp_path, cli):
     """--netns: the same path check, counting and loss split, with the ports in a
     namespace netassay did not create (it is left in place by 'cleanup')."""

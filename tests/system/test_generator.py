@@ -216,6 +216,7 @@ def settled(read: Callable[[], int], want: int = -1) -> int:
 
 
 @pytest.mark.parametrize(("fam", "size"), [(V4, 64), (V6, 84)], ids=["ipv4", "ipv6"])
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_million_packets_arrive_exactly(bed: Bed, fam: dict[str, str], size: int) -> None:
     nft0 = bed.nft_count()
     with gen.start_receiver(bed.sk, "sk0", expect=1_000_000, flows=4) as rcv:

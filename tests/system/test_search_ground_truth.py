@@ -69,6 +69,7 @@ def test_search_finds_the_cap_in_little_trial_time_and_pastrami_verifies_it(
     assert again["goals"] == out["goals"]  # replayed from the store: the same result
 
 
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_search_stopped_by_its_time_cap_resumes_to_the_same_answer(tb_name, tmp_path, cli):
     """A time cap too short for the search: exit 9 with the trials stored and the bounds
     so far; --resume (with a longer cap: the cap holds for each run) replays them into

@@ -95,6 +95,7 @@ RATES, RUNS = "20k,25k,30k,35k,40k,45k,50k,55k,60k,65k", 2
 PLANNED = 10 * RUNS
 
 
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_a_full_disk_during_a_sweep_loses_nothing_and_its_resume_finishes_once(
     tb_name, cli, small_disk, netns_of, backlog
 ):

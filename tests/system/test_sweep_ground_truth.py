@@ -35,6 +35,7 @@ def _ci95(plr: np.ndarray) -> tuple[float, float]:
     return float(plr.mean() - half), float(plr.mean() + half)
 
 
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_random_loss_ground_truth(tb_name):
     """--sut-drop 0.005, 10 trials: the 95% CI of the PLR holds 0.005, loss is in the SUT.
 
@@ -91,6 +92,7 @@ def test_capacity_ground_truth_sweep(tb_name, tmp_path, cap_sweep):
         assert t["loss_location"]["sut_egress"] >= 0.95 * lost
 
 
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_sigkill_then_resume_stores_every_trial_once(tb_name, tmp_path, cli, netns_of):
     db = tmp_path / "kill.db"
     argv = [

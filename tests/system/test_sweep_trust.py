@@ -19,6 +19,7 @@ RATES = [150_000, 300_000, 420_000]
 
 
 @pytest.mark.parametrize("sink", ["nft", "xdp"])
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_sink_drops_never_count_as_sut_loss_and_the_split_balances(tb_name, tmp_path, cli, sink):
     if (os.cpu_count() or 1) < 2:
         pytest.skip("pin-2cpu needs two CPUs")

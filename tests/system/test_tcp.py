@@ -164,6 +164,7 @@ def test_the_lines_limit_measured_behind_a_known_cap_is_the_rung_below_it(tmp_pa
     assert took < 30, took  # seconds: a cell can afford it once per host
 
 
+@pytest.mark.slow  # over 10 s on a quiet host (test-results/system.xml)
 def test_a_cell_on_a_host_that_never_measured_the_line_measures_it_first(tb_name, tmp_path):
     """No limit kept (an empty state folder): the cell measures the line at its own
     delay on a path of its own, keeps it, and runs under it. With --json the command
