@@ -95,6 +95,14 @@ def test_state_round_trip():
     assert config_from_state({"config": asdict(c)}) == c
 
 
+def _opts(testbed, name, flags):
+    """A run's options naming ``testbed`` (--testbed), ``name`` (--name) and testbed
+    ``flags``, with nothing read yet."""
+    from netassay.methods.base import RunOptions
+
+    return RunOptions(testbed=testbed, name=name, testbed_flags=flags)
+
+
 def test_sweep_and_search_on_a_named_testbed(tmp_path, monkeypatch):
     """--testbed: it must exist, an external one takes no knob flags, and loads above
     its ports' line rate are refused before anything runs."""
@@ -107,19 +115,19 @@ def test_sweep_and_search_on_a_named_testbed(tmp_path, monkeypatch):
     from netassay.units import parse_rates
 
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
-    assert named_testbed(None, "lab", {}, [1e6]) == "lab"
+    assert named_testbed(_opts(None, "lab", {}), [1e6]) == "lab"
     with pytest.raises(TestbedError, match="no testbed named 'rack1'"):
-        named_testbed("rack1", None, {}, [1e6])
+        named_testbed(_opts("rack1", None, {}), [1e6])
     line = LR.of_ports({"p0": 1000}, 64).as_json()  # 1.42 Mpps
     S.write_state("rack1", {"kind": "external", "config": asdict(cfg()), "line_rate": line})
-    assert named_testbed("rack1", None, {}, parse_rates("100k:1.4M:100k")) == "rack1"
-    assert named_testbed("rack1", "rack1", {}, None, "--max-load") == "rack1"
+    assert named_testbed(_opts("rack1", None, {}), parse_rates("100k:1.4M:100k")) == "rack1"
+    assert named_testbed(_opts("rack1", "rack1", {}), None, "--max-load") == "rack1"
     with pytest.raises(UsageError, match="--name lab and --testbed rack1 differ"):
-        named_testbed("rack1", "lab", {}, [1e6])
+        named_testbed(_opts("rack1", "lab", {}), [1e6])
     with pytest.raises(UsageError, match="size_bytes cannot be given here"):
-        named_testbed("rack1", None, {"size_bytes": 128}, [1e6])
+        named_testbed(_opts("rack1", None, {"size_bytes": 128}), [1e6])
     with pytest.raises(UsageError, match=r"--max-load 2 Mpps is above the line rate"):
-        named_testbed("rack1", None, {}, [2e6], "--max-load")
+        named_testbed(_opts("rack1", None, {}), [2e6], "--max-load")
 
 
 def test_bidirectional_needs_a_source_in_the_ranges_and_a_free_tx_port():

@@ -17,6 +17,7 @@ from netassay.config import (
     resolve_rx_affinity,
 )
 from netassay.errors import InputError, UsageError
+from netassay.methods.base import RunOptions
 from netassay.shared import lab
 from netassay.testbed import show
 from netassay.testbed import state as S
@@ -142,7 +143,7 @@ def test_refused_on_an_external_testbed(tmp_path, monkeypatch):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
     S.write_state("ext", {"name": "ext", "kind": "external", "config": {"kind": "external"}})
     with pytest.raises(UsageError) as exc:
-        lab.named_testbed("ext", None, {"rx_affinity": "bound"}, None)
+        lab.named_testbed(RunOptions(testbed="ext", testbed_flags={"rx_affinity": "bound"}), None)
     line = exc.value.line()
     assert "external: --rx-affinity cannot be given here" in line and "IRQs" in line
     assert "\n" not in line and exc.value.exit_code == 2

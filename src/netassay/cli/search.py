@@ -50,8 +50,7 @@ def search(
     req, options = request_of("search", given, options, flags)
     half = 0.5 if req.bidirectional else 1.0  # --bidirectional: each port carries half
     loads = None if req.max_load_pps is None else (req.max_load_pps * half,)
-    name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, loads,
-                             "--max-load")  # fmt: skip
+    name = lab.named_testbed(options, loads, "--max-load")
     if not dry_run:
         check_fail_on(fail_on)
     try:

@@ -35,7 +35,8 @@ def per_size(command: Callable[..., None], ctx: typer.Context, given: Given, met
     cfg = options.config or Config()
     ip = options.testbed_flags.get("ip_version") or cfg.testbed.ip_version
     sizes = parse_sizes(given["sizes"], int(ip))
-    _refuse_up(options.name or names.DEFAULT_NAME, sizes, given.get("name") is not None)
+    named = given.get("name") is not None
+    _refuse_up(options.seen, options.name or names.DEFAULT_NAME, sizes, named)
     db = lab.store_path(options.db)
     dry = bool(kv.get("dry_run"))
     since = 0 if dry else newest_experiment(db)
@@ -80,12 +81,13 @@ def _refuse_with_sizes(given: Given) -> None:
             )
 
 
-def _refuse_up(name: str, sizes: list[int], named: bool) -> None:
+def _refuse_up(seen: state.Seen, name: str, sizes: list[int], named: bool) -> None:
     """A series on a testbed that is up (``testbed up``) is refused before its first
     size: the testbed's frame size is its own, and a series needs a testbed per size,
     which a run builds and removes itself; it never takes down one it did not build.
-    ``named``: the name came from --name (else the config file or the default)."""
-    st = state.read_state(name)
+    ``named``: the name came from --name (else the config file or the default); ``seen``:
+    the states the run has read."""
+    st = seen.read(name)
     if st is None:
         return
     have = (st.get("config") or {}).get("size_bytes")

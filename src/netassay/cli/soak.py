@@ -46,7 +46,7 @@ def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailO
     req, options = request_of("soak", given, options, flags)
     # --testbed: one that exists, e.g. the user's own ports ('testbed external'); the
     # load is checked against its line rate when the soak starts (a %pdr load then known)
-    name = lab.named_testbed(options.testbed, options.name, options.testbed_flags, None)
+    name = lab.named_testbed(options, None)
     show = (lambda line: None) if as_json else progress_line
     result = METHOD.run(req, replace(options, name=name), show)  # Interrupted: what is stored
     typer.echo(METHOD.view(result, as_json))

@@ -57,8 +57,7 @@ def sweep(
     flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
     given, options = prepared(ctx, given, "sweep")
     req, options = request_of("sweep", given, options, flags)
-    name = lab.named_testbed(options.testbed, options.name, options.testbed_flags,
-                             req.rates_pps if given.get("rates") is not None else None)  # fmt: skip
+    name = lab.named_testbed(options, req.rates_pps if given.get("rates") is not None else None)
     if not dry_run:
         check_fail_on(fail_on)
     # Interrupted: what it stored, how to go on; --dry-run: what it would run

@@ -43,6 +43,7 @@ from netassay.shared.plots import slugify
 from netassay.shared.render import FigureJob, Section, data_of
 from netassay.store.db import Experiment, Store
 from netassay.store.paths import open_store, store_paths
+from netassay.testbed.state import Seen
 
 if TYPE_CHECKING:
     from netassay.trial.engine import TrialContext
@@ -127,6 +128,8 @@ class RunOptions:
     on: TrialContext | None = None
     # nothing measured: run gives what it would run, which view shows (--dry-run)
     dry_run: bool = False
+    # the testbeds' states this run has read, each once (its flags, knobs and checks)
+    seen: Seen = field(default_factory=Seen, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

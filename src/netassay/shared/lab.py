@@ -12,11 +12,11 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from netassay import names, quality
 from netassay.analysis.caps import Cap
-from netassay.config import DATAPLANE_KNOBS, TestbedConfig
+from netassay.config import DATAPLANE_KNOBS, Config, TestbedConfig
 from netassay.counters import environment
 from netassay.errors import GeneratorError, UsageError
 from netassay.loads import AUTO_TOP, auto_rates
@@ -30,6 +30,7 @@ from netassay.testbed import state as testbed_state
 from netassay.testbed.bed import Testbed, config_from_state
 from netassay.testbed.environment import capture as capture_environment
 from netassay.testbed.linerate import LineRate, refuse_above
+from netassay.testbed.state import Seen
 from netassay.traffic import pcap as traffic_pcap
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import SOURCE, TrialContext
@@ -96,23 +97,40 @@ def refuse_with_resume(flags: Sequence[str], what: str) -> None:
         )
 
 
+class Taken(Protocol):
+    """What a run's options (``methods.base.RunOptions``) say of the testbed it runs on
+    and where its loads are read: the testbed it takes (by ``--testbed``, or by name with
+    its flags), the states it has read, the config file, and whether it resumes (a
+    resumed run keeps its own loads)."""
+
+    @property
+    def testbed(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def testbed_flags(self) -> dict[str, Any]: ...
+    @property
+    def config(self) -> Config | None: ...
+    @property
+    def seen(self) -> Seen: ...
+    @property
+    def resume(self) -> bool: ...
+
+
 def named_testbed(
-    testbed: str | None,
-    name: str | None,
-    flags: dict[str, Any],
-    loads_pps: Sequence[float] | None,
-    what: str = "load",
+    options: Taken, loads_pps: Sequence[float] | None, what: str = "load"
 ) -> str | None:
-    """The testbed a sweep or a search runs on: ``--testbed`` names one that exists (an
-    external testbed's knobs were set when it was registered). ``loads_pps``: the loads
-    the user gave (--rates, --max-load: ``what``), refused now when above the ports'
-    line rate."""
+    """The testbed a sweep or a search runs on (its ``options``):
+    ``--testbed`` names one that exists (an external testbed's knobs were set when it was
+    registered). ``loads_pps``: the loads the user gave (--rates, --max-load: ``what``),
+    refused now when above the ports' line rate."""
+    testbed, name, flags = options.testbed, options.name, options.testbed_flags
     if testbed is None:
         return name
     validate_name(testbed)
     if name is not None and name != testbed:
         raise UsageError(f"--name {name} and --testbed {testbed} differ", "", "give one of them")
-    st = testbed_state.require_state(testbed)
+    st = options.seen.require(testbed)
     if "rx_affinity" in flags and topology.is_external(st):
         raise UsageError(
             f"testbed '{testbed}' is external: --rx-affinity cannot be given here",
@@ -560,16 +578,17 @@ def new_run(
     check_request(options.name, tries, None, False, what)
     validate()
     name = options.name or names.DEFAULT_NAME
-    testbed = running_config(name, cfg, options.testbed_flags)
+    testbed = running_config(name, cfg, options)
     topology.validate(testbed)
     return name, options.db or DEFAULT_DB, testbed, tries
 
 
-def running_config(name: str, cfg: TestbedConfig, flags: dict[str, Any]) -> Any:
-    """The knobs a run takes on testbed ``name``: those of the testbed of that name that
-    is up when no testbed flag is given, else ``cfg`` (defaults < file < flags)."""
-    st = testbed_state.read_state(name)
-    if st is not None and not flags:
+def running_config(name: str, cfg: TestbedConfig, options: Taken) -> Any:
+    """The knobs a run (its ``options``) takes on testbed ``name``: those
+    of the testbed of that name that is up when no testbed flag is given, else ``cfg``
+    (defaults < file < flags). The state is the one the run's flags were read against."""
+    st = options.seen.read(name)
+    if st is not None and not options.testbed_flags:
         return config_from_state(st)
     return cfg
 

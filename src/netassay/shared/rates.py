@@ -35,7 +35,7 @@ import os
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from netassay import names
 from netassay.config import Config, TestbedConfig, with_frame_size
@@ -44,30 +44,13 @@ from netassay.imix import mean_frame_bytes, parse_imix, spec
 from netassay.loads import parse_layer, parse_line_rate, tokens, written
 from netassay.params import Param, declared, request_from
 from netassay.shared import lab
-from netassay.testbed import state as testbed_state
+from netassay.shared.lab import Taken
 from netassay.testbed.bed import config_from_state
 from netassay.testbed.linerate import FCS_BYTES, IFG_BYTES, PREAMBLE_SFD_BYTES
 from netassay.traffic.pcap import describe
 from netassay.units import fmt_rate
 
 L1_EXTRA = PREAMBLE_SFD_BYTES + IFG_BYTES
-
-
-class Taken(Protocol):
-    """What a run's options (``methods.base.RunOptions``) say of where its loads are
-    read: the testbed it takes (by ``--testbed``, or by name with its flags), the config
-    file, and whether it resumes (a resumed run keeps its own loads)."""
-
-    @property
-    def testbed(self) -> str | None: ...
-    @property
-    def name(self) -> str | None: ...
-    @property
-    def testbed_flags(self) -> dict[str, Any]: ...
-    @property
-    def config(self) -> Config | None: ...
-    @property
-    def resume(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -142,11 +125,11 @@ def frames_of(options: Taken, layer: int, line_bps: float | None) -> Frames:
     a testbed of that name that is up, else the flags and the config file)."""
     cfg = options.config or Config()
     name = options.testbed or options.name or names.DEFAULT_NAME
-    state = testbed_state.require_state(name) if options.testbed else testbed_state.read_state(name)
+    state = options.seen.require(name) if options.testbed else options.seen.read(name)
     if options.testbed and state is not None:
         tb = config_from_state(state)
     else:
-        tb = lab.running_config(name, cfg.testbed, options.testbed_flags)
+        tb = lab.running_config(name, cfg.testbed, options)
     port = ((state or {}).get("line_rate") or {}) if options.testbed else {}
     speed, line_from = port.get("speed_mbps"), None
     if speed:

@@ -136,13 +136,44 @@ def require_state(name: str) -> dict[str, Any]:
     """The state of the testbed ``name``; one line saying how to get one when there is none."""
     st = read_state(name)
     if st is None:
-        raise TestbedError(
-            f"no testbed named '{name}'",
-            f"none is up or registered (no state in {run_dir()})",
-            f"bring it up ('netassay testbed up --name {name}') or register an external one "
-            f"('netassay testbed external ... --name {name}')",
-        )
+        raise _no_testbed(name)
     return st
+
+
+def _no_testbed(name: str) -> TestbedError:
+    return TestbedError(
+        f"no testbed named '{name}'",
+        f"none is up or registered (no state in {run_dir()})",
+        f"bring it up ('netassay testbed up --name {name}') or register an external one "
+        f"('netassay testbed external ... --name {name}')",
+    )
+
+
+class Seen:
+    """The testbeds' states one run has read, each read once: its flags (a load as a
+    share of the line rate), its knobs (the testbed that is up) and its checks (an
+    external testbed's line rate) all see the same state. A run opens its testbed later,
+    and that reads the state as it is then (``testbed.bed``)."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, dict[str, Any] | None] = {}
+
+    def read(self, name: str) -> dict[str, Any] | None:
+        """The state of testbed ``name`` (None: none is up or registered), read the first
+        time it is asked for."""
+        if name not in self._states:
+            self._states[name] = read_state(name)
+        return self._states[name]
+
+    def require(self, name: str) -> dict[str, Any]:
+        """``read``, refused in one line when there is none (``require_state``)."""
+        st = self.read(name)
+        if st is None:
+            raise _no_testbed(name)
+        return st
+
+    def __repr__(self) -> str:
+        return f"Seen({sorted(self._states)})"
 
 
 def remove_state(name: str) -> None:

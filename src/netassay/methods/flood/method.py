@@ -87,7 +87,7 @@ class FloodMethod:
     def run(self, request: FloodRequest, options: RunOptions, progress: Progress) -> Any:
         name = options.name or names.DEFAULT_NAME
         cfg = (options.config or Config()).testbed
-        cfg = flood_run.testbed_for(name, options.testbed_flags, cfg)
+        cfg = flood_run.testbed_for(name, options.testbed_flags, cfg, options.seen)
         show = lambda i, f: progress(flood_view.flood_line(i, f))  # noqa: E731
         return flood_run.measure(request, name, cfg, show, options.db, options.label)
 

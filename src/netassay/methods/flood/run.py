@@ -49,11 +49,14 @@ class FloodResult:
         return sum(not f["saturated"] for f in self.floods)
 
 
-def testbed_for(name: str, flags: dict[str, Any], cfg: TestbedConfig) -> TestbedConfig:
+def testbed_for(
+    name: str, flags: dict[str, Any], cfg: TestbedConfig, seen: state.Seen
+) -> TestbedConfig:
     """The knobs a flood runs with on testbed ``name``: a router testbed netassay built
-    (the one up under that name when no testbed flag is given), XDP-counted."""
+    (the one up under that name when no testbed flag is given, its state as the run has
+    ``seen`` it), XDP-counted."""
     validate_name(name)
-    st = state.read_state(name)
+    st = seen.read(name)
     if st is not None and topology.kind_of(st) != topology.FORWARDING:
         raise UsageError(
             f"testbed '{name}' is a {topology.kind_of(st)} testbed",

@@ -181,7 +181,7 @@ def _prepare(req: SearchRequest, options: RunOptions, cfg: Config) -> SearchJob:
     lo, hi = req.min_load_pps, req.max_load_pps
     cap = TIME_CAP_S if req.time_cap_s is None else req.time_cap_s
     name = options.name or names.DEFAULT_NAME
-    testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
+    testbed = lab.running_config(name, cfg.testbed, options)
     topology.validate(testbed)
     if req.bidirectional:
         sweep_run.refuse_bidirectional(testbed)

@@ -88,7 +88,7 @@ def prepare(req: SoakRequest, options: RunOptions, cfg: Config) -> Soak:
         else:
             rate, rate_from = stored_search.pdr_rate(share, options.db, req.bidirectional)
         name = options.name or names.DEFAULT_NAME
-        testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
+        testbed = lab.running_config(name, cfg.testbed, options)
         soak = Soak(
             req.rate,
             rate,

@@ -65,7 +65,7 @@ def prepare(req: SweepRequest, options: RunOptions, cfg: Config) -> Sweep:
                 "give the loads per direction with --rates",
             )  # fmt: skip
         plan, sw_at = at_pdr(req, db) if req.at is not None else (plan_of(req), None)
-        testbed = lab.running_config(name, cfg.testbed, options.testbed_flags)
+        testbed = lab.running_config(name, cfg.testbed, options)
         sw = Sweep(plan, testbed, db, name, options.label, options.check_peak)
         sw.latency, sw.at, sw.rates = req.latency, sw_at, options.rates
         sw.bidirectional = req.bidirectional
