@@ -16,7 +16,6 @@ kernel router (root, real namespaces, real traffic).
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,8 +23,7 @@ from typing import Any
 import pytest
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
-
-from netassay.names import SUT_OUT
+from tests.system.droprule import sut_tbf
 
 pytestmark = pytest.mark.system
 
@@ -44,11 +42,7 @@ def _search_behind_the_tbf(
     ``assess --json``."""
     assert cli("testbed", "up", "--name", tb_name, "--sut", "router").returncode == 0
     try:
-        subprocess.run(
-            ["ip", "netns", "exec", f"na-{tb_name}-sut", "tc", "qdisc", "replace", "dev",
-             SUT_OUT, "root", "tbf", "rate", f"{R * 512}bit", "burst", str(K * 64),
-             "limit", str(L * 64)], check=True,
-        )  # fmt: skip
+        sut_tbf(tb_name, R, L, K)
         res = cli(
             "search", "--name", tb_name, "--goal", "pdr:0.005", flag, *([value] if value else []),
             "--min-load", "18k", "--max-load", max_load, "--initial-duration", "0.5s",
