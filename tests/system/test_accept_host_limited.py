@@ -5,7 +5,8 @@
   UdpRcvbufErrors, 19,549 in 4 s). The verdict must be INCONCLUSIVE host-limited,
   with the receiver's socket buffer named when its counter moved.
 - A receiving host whose CPU is taken by busy processes (stress-ng, two workers pinned
-  to the receiver's CPU) at 200 Mbit/s: INCONCLUSIVE host-limited, never FAIL.
+  to the receiver's CPU) at 200 Mbit/s: INCONCLUSIVE host-limited, never FAIL; the core
+  named when it was saturated over the run, else the host's counter that saw the loss.
 
 Also: the JSON a live iperf3 run kept (AcceptRun.raw), imported with 'netassay import
 iperf3', gives the same numbers as the live run.
@@ -17,6 +18,7 @@ import json
 
 import pytest
 
+from netassay.analysis.acceptance import CPU_SATURATED
 from netassay.methods.accept.request import AcceptRequest, Scenario
 from netassay.methods.accept.run import measure
 from netassay.methods.accept.store import load_accept_tests
@@ -57,9 +59,19 @@ def test_busy_receiver_is_host_limited(tb_name):
         pytest.skip(f"this host carried the contract beside the busy receiver ({v.reason}): "
                     "no miss to attribute to the host")  # fmt: skip
     assert v.verdict == "INCONCLUSIVE" and "host-limited" in v.reason, v.reason
-    assert "receiver cpu1" in v.reason  # the receiver's core, saturated by stress-ng
-    assert max(run.cpu_busy().values()) >= 0.95
     assert run.host_config["busy_receiver"] == 2
+    seconds = [s.cores["cpu1"]["busy"] for s in run.cpu]  # the receiver's core, per second
+    assert max(seconds) >= CPU_SATURATED, seconds  # stress-ng held it, for a second at least
+    if run.cpu_busy()["cpu1"] >= CPU_SATURATED:  # saturated over the run: named
+        assert "receiver cpu1" in v.reason, (v.reason, seconds)
+        return
+    # not saturated over the run (stress-ng held the core part of the time, and the
+    # receiver kept up the rest: a CI run lost 2.23% there, all in the socket buffer):
+    # the core is not named, and the loss is put where the host's counter saw it
+    assert "cpu1" not in v.reason, (v.reason, seconds)
+    rcvbuf = run.host.get("receiver.udp_rcvbuf_errors", 0)
+    assert rcvbuf > 0 and "receiver socket buffer" in v.reason, (v.reason, run.host)
+    assert run.lost_packets <= rcvbuf + run.host.get("veth.l1.tx_dropped", 0), run.host
 
 
 def _json_texts(raw: str) -> list[str]:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from netassay import quality
 from netassay.hist import SinkHist
 from netassay.store.db import Store
 
@@ -299,6 +300,32 @@ def test_path_check_refuses_a_cable(cable, tb_name, cli):
     assert cli("testbed", "show", tb_name).returncode == 5
 
 
+# what a trial says of the generator's own shortfall or stall (quality's words)
+GENERATOR_WORDS = ("the generator sent", quality.TRUNCATED, quality.GENERATOR_STALL,
+                   quality.STALL_HARMLESS)  # fmt: skip
+
+
+def _below_the_cap(t: dict, planned: int) -> None:
+    """Below its cap the router forwards every frame it is sent: none lost anywhere on
+    the path, so received == sent. The generator may send fewer than planned on a loaded
+    host (runs beside a busy CPU: 9 to 15 of 20,000, after a stall of 11-12 ms, the
+    trial used); that shortfall is the host's where the trial says so, as unsent and in a
+    warning about the generator. A catch-up burst after a stall the trial names can go
+    through the cap's bucket (CAP_PPS / 100 frames): then only what the burst brought
+    over the bucket may be lost, all between the ports; nothing else, ever."""
+    why = (t["sent"], t["received"], t["loss_location"], t["warnings"])
+    unsent, lost = planned - t["sent"], t["sent"] - t["received"]
+    assert t["loss_location"]["unsent"] == max(0, unsent), why
+    if unsent:
+        assert any(w.startswith(GENERATOR_WORDS) for w in t["warnings"]), why
+    if lost:
+        stalled = any(w.startswith(quality.GENERATOR_STALL) for w in t["warnings"])
+        g = t["counters"]["generator"]
+        burst = quality.stall_burst(g.get("lateness_max_ns"), t["rate_pps"])
+        assert stalled and t["loss_location"]["between_ports"] == lost, why
+        assert lost <= burst - CAP_PPS // 100, (burst, why)
+
+
 def _two_loads(tb_name, tmp_path, cli) -> tuple[dict, dict]:
     """A sweep of 20k (below the cap) and 40k (above), one 1-second trial each."""
     db = tmp_path / "two.db"
@@ -308,7 +335,7 @@ def _two_loads(tb_name, tmp_path, cli) -> tuple[dict, dict]:
     with Store(db) as st:
         trials = st.trials(next(iter(st.experiments())).id)
     low, high = sorted(trials, key=lambda t: t["rate_pps"])
-    assert low["received"] == low["sent"] == 20_000
+    _below_the_cap(low, 20_000)
     assert high["loss_location"]["between_ports"] == high["sent"] - high["received"] > 8000
     return low, high
 
