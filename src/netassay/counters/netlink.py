@@ -32,6 +32,7 @@ from netassay.counters import sutstate, xdp_router
 from netassay.counters.snapshot import (
     LINK_FIELDS,
     LINK_STATE,
+    LinkState,
     parse_nft_counters,
     parse_nft_set,
     parse_snmp,
@@ -87,7 +88,7 @@ def qdisc_drops(msgs: list[Any], names: dict[int, str]) -> dict[str, int]:
 IFF_UP = 0x1
 
 
-def link_state(msg: Any) -> dict[str, Any]:
+def link_state(msg: Any) -> LinkState:
     """A link's state beside its counters (``snapshot.LINK_STATE``): set up, up (set up
     and with a carrier), how often its carrier went on or off since it was made, and
     the XDP program on it."""

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from netassay.counters import sutstate, xdp_router
 from netassay.proc import run
@@ -79,9 +79,20 @@ def parse_links(data: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
-def parse_link_state(data: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+class LinkState(TypedDict):
+    """A link's state beside its counters (``LINK_STATE``): set up, up (set up and with
+    a carrier), its carrier's changes since it was made (None: not known), the id of the
+    XDP program on it (None: none)."""
+
+    admin_up: bool
+    up: bool
+    carrier_changes: int | None
+    xdp_prog: int | None
+
+
+def parse_link_state(data: list[dict[str, Any]]) -> dict[str, LinkState]:
     """``ip -j link``'s links as ``LINK_STATE`` holds them (it shows no carrier changes)."""
-    out = {}
+    out: dict[str, LinkState] = {}
     for link in data:
         flags = link.get("flags", [])
         prog = (link.get("xdp") or {}).get("prog") or {}

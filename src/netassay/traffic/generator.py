@@ -27,9 +27,9 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from netassay.errors import GeneratorError, ToolError, UsageError
 from netassay.names import MIN_FRAME
@@ -65,18 +65,47 @@ _REQUIRED_KEYS = (
     "stopped_by_signal",
     "ok",
 )
-# What a trial keeps of the generator's result: the fields above and these (newer
-# generators report them; an older one leaves them null).
-# The schedule it kept: frames per send call or per flush of live frames (``batch``), the
-# gap between two frames' times (``spacing_ns``), the bound on a catch-up after a stall
-# as a factor of the rate (``catch_up``; None: none), and the lateness's middle and tail;
-# when its loop ended and its longest stall (``end_ns``, ``stall_max_ns``,
-# ``stall_start_ns``).
-RECORDED_KEYS = (
-    *_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason", "batch",
-    "spacing_ns", "catch_up", "lateness_p50_ns", "lateness_p999_ns", "egress_drops",
-    "end_ns", "stall_max_ns", "stall_start_ns",
-)  # fmt: skip
+
+
+class GeneratorRecord(TypedDict):
+    """What a trial keeps of the generator's report (``counters["generator"]``): the
+    required fields and these (newer generators report them; an older one leaves them
+    null, as the report does where it has no value). The schedule it kept: frames per
+    send call or per flush of live frames (``batch``), the gap between two frames' times
+    (``spacing_ns``), the bound on a catch-up after a stall as a factor of the rate
+    (``catch_up``; None: none), and the lateness's middle and tail; when its loop ended
+    and its longest stall (``end_ns``, ``stall_max_ns``, ``stall_start_ns``)."""
+
+    technique: str | None
+    planned: int | None
+    sent: int | None
+    first_tx_ns: int | None
+    last_tx_ns: int | None
+    duration_s: float | None
+    rate_pps: float | None
+    achieved_rate_pps: float | None
+    rate_error: float | None
+    lateness_max_ns: int | None
+    lateness_p99_ns: int | None
+    retries: int | None
+    stopped_by_signal: bool | None
+    ok: bool | None
+    rate_tolerance: float | None
+    truncated: bool | None
+    shortfall: int | None
+    stop_reason: str | None
+    batch: int | None
+    spacing_ns: float | None
+    catch_up: float | None
+    lateness_p50_ns: int | None
+    lateness_p999_ns: int | None
+    egress_drops: int | None
+    end_ns: int | None
+    stall_max_ns: int | None
+    stall_start_ns: int | None
+
+
+RECORDED_KEYS = tuple(GeneratorRecord.__annotations__)
 
 
 class GeneratorLost(GeneratorError):
@@ -126,7 +155,7 @@ class GenResult:
     retries: int
     stopped_by_signal: bool
     ok: bool
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict)  # the report as it printed it
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GenResult:
@@ -141,6 +170,63 @@ class GenResult:
         if "marked" in data:  # a capture (--pcap): the sink counts its marked frames alone
             fields.update(planned=data["marked_planned"], sent=data["marked"])
         return cls(**fields, raw=dict(data))
+
+    def with_report(self, **extra: Any) -> GenResult:
+        """A run netassay made of others or stood in for: its ``raw`` the required
+        fields as its own, and ``extra``."""
+        return replace(self, raw={**{k: getattr(self, k) for k in _REQUIRED_KEYS}, **extra})
+
+    def recorded(self) -> GeneratorRecord:
+        """What a trial keeps of this run (``GeneratorRecord``; None: not reported)."""
+        return cast(GeneratorRecord, {k: self.raw.get(k) for k in RECORDED_KEYS})
+
+    # The report's fields beyond the required ones that a trial reads (None, or {}: not
+    # reported: an older generator's, a stand-in's, or both directions' or phases' sum)
+
+    @property
+    def frames_sent(self) -> int:
+        """Every frame sent (a capture's marked ones alone: ``sent``)."""
+        return int(self.raw.get("sent", self.sent))
+
+    @property
+    def end_ns(self) -> int | None:
+        """When its send loop ended (CLOCK_MONOTONIC)."""
+        return _int_or_none(self.raw.get("end_ns"))
+
+    @property
+    def stall_max_ns(self) -> int | None:
+        """Its longest stall: how long it sent nothing while frames were due."""
+        return _int_or_none(self.raw.get("stall_max_ns"))
+
+    @property
+    def stall_start_ns(self) -> int | None:
+        """When its longest stall began (CLOCK_MONOTONIC)."""
+        return _int_or_none(self.raw.get("stall_start_ns"))
+
+    @property
+    def egress_drops(self) -> int:
+        """Frames its port's egress dropped (live frames: the ring was full)."""
+        return int(self.raw.get("egress_drops") or 0)
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why it fell back from the technique asked for."""
+        why = self.raw.get("fallback_reason")
+        return None if why is None else str(why)
+
+    @property
+    def sent_per_size(self) -> dict[str, int]:
+        """A mix's or a capture's frames sent, by frame size (``"64"``)."""
+        return {str(k): int(v) for k, v in (self.raw.get("sent_per_size") or {}).items()}
+
+    @property
+    def marked_per_size(self) -> dict[str, int]:
+        """A capture's marked frames sent, by frame size."""
+        return {str(k): int(v) for k, v in (self.raw.get("marked_per_size") or {}).items()}
+
+
+def _int_or_none(v: Any) -> int | None:
+    return None if v is None else int(v)
 
 
 def build_args(

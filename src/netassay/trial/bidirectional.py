@@ -23,7 +23,7 @@ from netassay.counters.loss import REVERSE_KEY, locate_both
 from netassay.counters.sink import XDP_KEY
 from netassay.hist import SinkHist
 from netassay.testbed.bed import Testbed
-from netassay.traffic.generator import RECORDED_KEYS, GenResult
+from netassay.traffic.generator import GenResult
 
 DIRECTIONS = ("forward", "reverse")
 CONVENTION = "aggregate of both directions (FD.io CSIT's convention)"
@@ -50,24 +50,23 @@ def combined(fwd: GenResult, rev: GenResult) -> GenResult:
     the longer run's duration, the later lateness, a signal or a missed rate of either."""
     rate = (fwd.rate_pps or 0.0) + (rev.rate_pps or 0.0)
     achieved = fwd.achieved_rate_pps + rev.achieved_rate_pps
-    fields: dict[str, Any] = {
-        "technique": fwd.technique,
-        "planned": fwd.planned + rev.planned,
-        "sent": fwd.sent + rev.sent,
-        "first_tx_ns": min(fwd.first_tx_ns, rev.first_tx_ns),
-        "last_tx_ns": max(fwd.last_tx_ns, rev.last_tx_ns),
-        "duration_s": max(fwd.duration_s, rev.duration_s),
-        "rate_pps": rate or None,
-        "achieved_rate_pps": achieved,
-        "rate_error": achieved / rate - 1.0 if rate else None,
-        "lateness_max_ns": _most(fwd.lateness_max_ns, rev.lateness_max_ns),
-        "lateness_p99_ns": _most(fwd.lateness_p99_ns, rev.lateness_p99_ns),
-        "retries": fwd.retries + rev.retries,
-        "stopped_by_signal": fwd.stopped_by_signal or rev.stopped_by_signal,
-        "ok": fwd.ok and rev.ok,
-    }
-    raw = {**fields, "directions": {"forward": fwd.raw, "reverse": rev.raw}}
-    return GenResult(**fields, raw=raw)
+    res = GenResult(
+        technique=fwd.technique,
+        planned=fwd.planned + rev.planned,
+        sent=fwd.sent + rev.sent,
+        first_tx_ns=min(fwd.first_tx_ns, rev.first_tx_ns),
+        last_tx_ns=max(fwd.last_tx_ns, rev.last_tx_ns),
+        duration_s=max(fwd.duration_s, rev.duration_s),
+        rate_pps=rate or None,
+        achieved_rate_pps=achieved,
+        rate_error=achieved / rate - 1.0 if rate else None,
+        lateness_max_ns=_most(fwd.lateness_max_ns, rev.lateness_max_ns),
+        lateness_p99_ns=_most(fwd.lateness_p99_ns, rev.lateness_p99_ns),
+        retries=fwd.retries + rev.retries,
+        stopped_by_signal=fwd.stopped_by_signal or rev.stopped_by_signal,
+        ok=fwd.ok and rev.ok,
+    )
+    return res.with_report(directions={"forward": fwd.raw, "reverse": rev.raw})
 
 
 Locate = Callable[
@@ -109,7 +108,7 @@ def record(
             "lost": res.sent - rx,
             "achieved_rate_pps": float(res.achieved_rate_pps),
             "loss_location": loc,
-            "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
+            "generator": res.recorded(),
         }
     return out
 

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from netassay import quality
 from netassay.config import TestbedConfig
@@ -63,7 +63,7 @@ from netassay.testbed import dataplane as testbed_dataplane
 from netassay.testbed import scale, topology
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_path, reverse_sink
-from netassay.traffic.generator import RECORDED_KEYS, GeneratorLost, GenResult
+from netassay.traffic.generator import GeneratorLost, GenResult
 from netassay.trial import bidirectional as trial_bidirectional
 from netassay.trial import integrity
 from netassay.trial.hooks import Hooks, trial_env
@@ -332,8 +332,9 @@ def measure(
         noise.close()
     fb = flatten(before)
     key = received_key(ctx.sink.kind)
-    after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
-    fa, d, counter_warnings, received, loss = split
+    closing = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
+    after, split = closing.after, closing.split
+    fa, d, received, loss = split.flat, split.deltas, split.received, split.loss
     sink_hist = ctx.sink.take_latency()
     latency: SinkHist | trial_bidirectional.Latencies | None = sink_hist
     if ctx.reverse is not None:  # --bidirectional: each direction's own histogram
@@ -341,8 +342,8 @@ def measure(
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     testbed = _testbed_faults(ctx, before, after, d)
     warnings = _trial_warnings(
-        ctx, pair or (res,), rate_pps, (fb, fa, d), key, counter_warnings, received, loss,
-        settled, (lost, testbed),
+        ctx, pair or (res,), rate_pps, (fb, fa, d), key, split.warnings, received, loss,
+        closing.settled, (lost, testbed),
     )  # fmt: skip
     noisy = noise_warning(takers, rate_pps, (ctx.queues or {}).get("sut_ingress"),
                           loss.get("sut_ingress", 0), noise.sut_cpu)  # fmt: skip
@@ -362,8 +363,8 @@ def measure(
         "sink": ctx.sink.kind,
         "queue_pkts": ctx.queue_pkts,
         "run_id": ctx.run_id,
-        "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
-        "settle_wait_s": round(settle_wait_s, 3),
+        "generator": res.recorded(),
+        "settle_wait_s": round(closing.settle_wait_s, 3),
         **({"cpu_takers": takers} if takers else {}),
         **({"cpu_takers_error": noise.error} if noise.error else {}),
         **extra,
@@ -443,15 +444,37 @@ def _extra(
     return extra
 
 
+@dataclass(frozen=True)
+class Split:
+    """A trial's counters split on one closing read: the flat counters after it, the
+    deltas since the read before, their warnings, the test frames received, and where
+    the lost frames were lost (by location)."""
+
+    flat: dict[str, int]
+    deltas: dict[str, int]
+    warnings: list[str]
+    received: int
+    loss: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Closing:
+    """A trial's closing read: the counters after it, their split, whether the sink's
+    count settled, and the seconds from the generator's end to that read."""
+
+    after: dict[str, Any]
+    split: Split
+    settled: bool
+    settle_wait_s: float
+
+
 def _closing_read(
-    ctx: TrialContext, res: Any, fb: dict[str, int], key: str, lap: Any, t_stop: float,
-    pair: tuple[GenResult, GenResult] | None = None,
-) -> tuple[dict[str, Any], Any, bool, float]:  # fmt: skip
+    ctx: TrialContext, res: GenResult, fb: dict[str, int], key: str,
+    lap: Callable[[str], None], t_stop: float, pair: tuple[GenResult, GenResult] | None = None,
+) -> Closing:  # fmt: skip
     """The counters after a trial: read at once where every frame the testbed drops is
     counted where it drops, and the trial closed when every frame it sent is accounted
-    for; else (or on an external testbed) after the sink's count stops moving. (after,
-    the loss split, whether the sink settled, seconds from the generator's end to the
-    closing read)."""
+    for; else (or on an external testbed) after the sink's count stops moving."""
     settled, split, t_read, after = True, None, t_stop, {}
     if ctx.path is None:
         after = _snapshot(ctx)
@@ -471,12 +494,13 @@ def _closing_read(
         after = _snapshot(ctx)
         lap("counters_after")
         split = _split(ctx, res, fb, after, key, pair)
-    return after, split, settled, t_read - t_stop
+    return Closing(after, split, settled, t_read - t_stop)
 
 
 def _trial_warnings(
     ctx: TrialContext, gens: tuple[GenResult, ...], rate_pps: float,
-    flat: tuple[Any, Any, Any], key: str, counter_warnings: list[str], received: int,
+    flat: tuple[dict[str, int], dict[str, int], dict[str, int]], key: str,
+    counter_warnings: list[str], received: int,
     loss: dict[str, int], settled: bool,
     faults: tuple[list[str], list[str]] = ([], []),
 ) -> list[str]:  # fmt: skip
@@ -531,10 +555,9 @@ def _sink_faults(
 def _split(
     ctx: TrialContext, res: GenResult, fb: dict[str, int], after: dict[str, Any], key: str,
     pair: tuple[GenResult, GenResult] | None = None,
-) -> tuple[dict[str, int], dict[str, int], list[str], int, dict[str, int]]:  # fmt: skip
-    """The trial closed by ``after``: (its flat counters, the deltas, their warnings,
-    received, where the lost frames were lost); with --bidirectional (``pair``) both
-    directions' sums (``trial.bidirectional.split``)."""
+) -> Split:  # fmt: skip
+    """The trial closed by ``after``; with --bidirectional (``pair``) both directions'
+    sums (``trial.bidirectional.split``)."""
     fa = flatten(after)
     d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
     if pair is not None:
@@ -542,11 +565,11 @@ def _split(
         (rx_f, rx_r), (loc_f, loc_r) = trial_bidirectional.split(
             pair, d, key, ctx.tb.cfg.ip_version, both
         )
-        return fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r)
+        return Split(fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r))
     received = int(d.get(key, 0))
     locate = ctx.locate_loss()
     loss = locate(res.planned, res.sent, received, d, ctx.tb.cfg.ip_version, res.retries)
-    return fa, d, warnings, received, loss
+    return Split(fa, d, warnings, received, loss)
 
 
 def dataplane_lag_s(snap: dict[str, Any]) -> float:
@@ -556,42 +579,70 @@ def dataplane_lag_s(snap: dict[str, Any]) -> float:
 
 
 def _closed(
-    fb: dict[str, int], split: tuple[Any, ...], key: str, kind: str, reverse: str | None = None
-) -> bool:  # fmt: skip
+    fb: dict[str, int], split: Split, key: str, kind: str, reverse: str | None = None
+) -> bool:
     """Can the trial close on this read without waiting? Every frame sent is accounted
     for and the sink's counts are whole (read, and with the cross-check sink both
     counts agree: the nft counter behind the XDP program may not have seen its last
     frames yet)."""
-    fa, d, _, _, loss = split
-    return accounted_for(loss) and not _sink_faults(fb, fa, d, key, kind, reverse)
+    return accounted_for(split.loss) and not _sink_faults(
+        fb, split.flat, split.deltas, key, kind, reverse
+    )
 
 
-def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
+class SizeCount(TypedDict):
+    """One frame size of a mix's trial: what the generator sent, the sink received."""
+
+    sent: int
+    received: int
+
+
+class MixCounts(TypedDict):
+    """A mix's trial per frame size (``counters["imix"]``)."""
+
+    mix: str
+    sizes: dict[str, SizeCount]  # by frame size ("64")
+
+
+class MarkedSizeCount(TypedDict):
+    """One frame size of a capture's trial: sent, the marked among them, received."""
+
+    sent: int
+    marked: int
+    received: int
+
+
+class PcapCounts(TypedDict):
+    """A capture's trial per frame size (``counters["pcap"]``)."""
+
+    sizes: dict[str, MarkedSizeCount]  # by frame size, in order of size
+
+
+def per_size(mix: str, res: GenResult, d: dict[str, int]) -> MixCounts:
     """A mix's trial per frame size: what the generator sent of it and the sink received
     (``{"mix": "64:7,...", "sizes": {"64": {"sent": n, "received": n}, ...}}``)."""
-    sent = res.raw.get("sent_per_size") or {}
+    sent = res.sent_per_size
     sizes = [p.partition(":")[0] for p in mix.split(",")]
     return {
         "mix": mix,
         "sizes": {
-            s: {"sent": int(sent.get(s, 0)), "received": int(d.get(f"sink/xdp/size{s}/packets", 0))}
+            s: {"sent": sent.get(s, 0), "received": int(d.get(f"sink/xdp/size{s}/packets", 0))}
             for s in sizes
         },
     }
 
 
-def pcap_per_size(res: GenResult, d: dict[str, int]) -> dict[str, Any]:
+def pcap_per_size(res: GenResult, d: dict[str, int]) -> PcapCounts:
     """A capture's trial per frame size: the frames the generator sent of it, the marked
     ones among them and what the sink received (``{"sizes": {"64": {"sent": n,
     "marked": n, "received": n}, ...}}``; a size with no marked frame receives 0)."""
-    sent = res.raw.get("sent_per_size") or {}
-    marked = res.raw.get("marked_per_size") or {}
+    sent, marked = res.sent_per_size, res.marked_per_size
     sizes = sorted({*sent, *marked}, key=int)
     return {
         "sizes": {
             s: {
-                "sent": int(sent.get(s, 0)),
-                "marked": int(marked.get(s, 0)),
+                "sent": sent.get(s, 0),
+                "marked": marked.get(s, 0),
                 "received": int(d.get(f"sink/xdp/size{s}/packets", 0)),
             }
             for s in sizes
@@ -886,30 +937,19 @@ def stand_in(
     sent = sum(int(d.get(k, 0)) for k in keys)
     span = max(t1_ns - t0_ns, 1)
     achieved = sent / (span / 1e9)
-    raw: dict[str, Any] = {"reported": False, "stop_reason": "lost"}
-    fields: dict[str, Any] = {
-        "technique": "unknown",
-        "planned": round(rate_pps * duration_s),
-        "sent": sent,
-        "first_tx_ns": t0_ns,
-        "last_tx_ns": t1_ns,
-        "duration_s": span / 1e9,
-        "rate_pps": float(rate_pps),
-        "achieved_rate_pps": achieved,
-        "rate_error": achieved / rate_pps - 1.0,
-        "lateness_max_ns": None,
-        "lateness_p99_ns": None,
-        "retries": 0,
-        "stopped_by_signal": False,
-        "ok": False,
-    }
-    return GenResult(**fields, raw={**fields, **raw})
+    res = GenResult(
+        technique="unknown", planned=round(rate_pps * duration_s), sent=sent,
+        first_tx_ns=t0_ns, last_tx_ns=t1_ns, duration_s=span / 1e9, rate_pps=float(rate_pps),
+        achieved_rate_pps=achieved, rate_error=achieved / rate_pps - 1.0, lateness_max_ns=None,
+        lateness_p99_ns=None, retries=0, stopped_by_signal=False, ok=False,
+    )  # fmt: skip
+    return res.with_report(reported=False, stop_reason="lost")
 
 
 def _stall(res: GenResult) -> tuple[float, float] | None:
     """The generator's longest stall, when it reported one of STALL_NS or more: (its
     length, when it began after the first send), in seconds."""
-    n, t = res.raw.get("stall_max_ns"), res.raw.get("stall_start_ns")
+    n, t = res.stall_max_ns, res.stall_start_ns
     if n is None or t is None or n < quality.STALL_NS:
         return None
     return n / 1e9, max(0, t - res.first_tx_ns) / 1e9
@@ -925,7 +965,7 @@ def _ended_in_stall(res: GenResult) -> bool:
     """The run ended (its deadline came, or a signal) while the generator was stalled
     and frames were still to send: it did not last as long as it says, it lasted to its
     end (``end_ns``)."""
-    n, t, end = (res.raw.get(k) for k in ("stall_max_ns", "stall_start_ns", "end_ns"))
+    n, t, end = res.stall_max_ns, res.stall_start_ns, res.end_ns
     return (
         n is not None
         and t is not None
@@ -941,8 +981,8 @@ def real_span(res: GenResult) -> GenResult:
     its end, stall included, and its rate over that time; any other run as reported."""
     if not _ended_in_stall(res):
         return res
-    span = (int(res.raw["end_ns"]) - res.first_tx_ns) / 1e9
-    sent = int(res.raw.get("sent", res.sent))  # every frame (a capture's marked ones: .sent)
+    span = ((res.end_ns or 0) - res.first_tx_ns) / 1e9
+    sent = res.frames_sent  # every frame (a capture's marked ones: .sent)
     achieved = sent / span if span > 0 else 0.0
     rate_error = achieved / res.rate_pps - 1.0 if res.rate_pps else None
     return replace(res, duration_s=span, achieved_rate_pps=achieved, rate_error=rate_error)

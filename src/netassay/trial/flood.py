@@ -91,7 +91,7 @@ def _send(tb: Testbed, t: dict[str, str], duration_s: float) -> GenResult:
     if res.technique != "xdp_live_frames":
         raise GeneratorError(
             "the flood was not sent as XDP live frames",
-            f"netassay-gen fell back to {res.technique}: {res.raw.get('fallback_reason')}",
+            f"netassay-gen fell back to {res.technique}: {res.fallback_reason}",
             "flood a testbed whose SUT takes XDP frames (router or xdp-router)",
         )
     return res
@@ -107,7 +107,7 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
 def _ring(loss: dict[str, int], res: GenResult) -> dict[str, int]:
     """A live frame veth refused at the SUT's full receive ring is the SUT's ingress
     loss, not the generator's egress (see the module)."""
-    ring = min(loss.get("gen_egress", 0), int(res.raw.get("egress_drops") or 0))
+    ring = min(loss.get("gen_egress", 0), res.egress_drops)
     loss["gen_egress"] -= ring
     loss["sut_ingress"] += ring
     return loss

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay import quality
-from netassay.counters.snapshot import LINK_STATE
+from netassay.counters.snapshot import LINK_STATE, LinkState
 
 NETNS_DIR = Path("/run/netns")
 Link = tuple[str, str]  # (role, device)
@@ -42,12 +42,12 @@ def missing_namespaces(namespaces: Iterable[str]) -> list[str]:
 
 def links(
     snap: dict[str, Any], only: dict[str, tuple[str, ...]] | None = None
-) -> dict[Link, dict[str, Any]]:
+) -> dict[Link, LinkState]:
     """Every link of a snapshot but loopback: (role, device) -> its ``link_state``.
     ``only``: the devices of a role that are the testbed's (role -> devices); the other
     links of that namespace are left alone (a data plane's own, e.g. Open vSwitch's
     bridge port, up or down as the data plane keeps it)."""
-    out = {}
+    out: dict[Link, LinkState] = {}
     for role, ns in snap.get("ns", {}).items():
         mine = (only or {}).get(role)
         for dev, state in ns.get(LINK_STATE, {}).items():
@@ -96,12 +96,12 @@ def link_faults(
     return out
 
 
-def _changes(state: dict[str, Any]) -> int | None:
+def _changes(state: LinkState) -> int | None:
     v = state.get("carrier_changes")
     return None if v is None else int(v)
 
 
-def _carrier_changes(cur: dict[str, Any], before: dict[str, Any]) -> int:
+def _carrier_changes(cur: LinkState, before: LinkState) -> int:
     """The link's carrier changes since ``before`` (0 where either count is unknown)."""
     now, then = _changes(cur), _changes(before)
     return 0 if now is None or then is None else now - then
@@ -116,8 +116,7 @@ def sink_faults(
     counter behind the program) that went past it uncounted."""
     if kind == "nft":
         return []
-    was = links(before).get(sink, {}).get("xdp_prog")
-    now = links(after).get(sink, {}).get("xdp_prog")
+    was, now = _xdp_prog(before, sink), _xdp_prog(after, sink)
     where = _where(sink, namespaces)
     out = []
     if was is not None and now != was:
@@ -138,7 +137,13 @@ def sink_faults(
 def sink_attached(snap: dict[str, Any], sink: Link) -> bool:
     """Does the sink's link hold an XDP program (the sink's own: nothing else attaches
     one there)?"""
-    return links(snap).get(sink, {}).get("xdp_prog") is not None
+    return _xdp_prog(snap, sink) is not None
+
+
+def _xdp_prog(snap: dict[str, Any], link: Link) -> int | None:
+    """The id of the XDP program on ``link`` (None: none, or no such link)."""
+    state = links(snap).get(link)
+    return None if state is None else state.get("xdp_prog")
 
 
 @dataclass
