@@ -490,19 +490,56 @@ def start_receiver(
     )
 
 
+class FlowCounts(TypedDict):
+    """With ``--count-flows``: the flows' counts since the last mark (``XdpSink.mark``):
+    the flows counted, those seen, the least and most frames of a flow, the frames
+    counted, those of a flow sent to another destination, those of no known flow."""
+
+    flows: int
+    seen: int
+    min: int
+    max: int
+    counted: int
+    misdirected: int
+    unknown_flow: int
+
+
+class SinkLine(TypedDict, total=False):
+    """One line of ``netassay-gen --xdp-sink``: the totals since it attached (the frames,
+    when it printed the line, the first and last arrival times, CLOCK_MONOTONIC), a
+    mix's or a capture's per frame size, the latencies since the line before
+    (``hist.SinkHist``'s document), the flows' counts; its first line says where it
+    attached, its last (``stop``) what it ran as and for how long."""
+
+    packets: int
+    t_ns: int
+    first_ns: int
+    last_ns: int
+    per_size: dict[str, int]
+    latency: dict[str, Any]
+    flows: FlowCounts
+    attached: str
+    action: str
+    mode: str
+    dev: str
+    size_bytes: int
+    duration_s: float
+    version: str
+
+
 class XdpSink:
     """A running ``netassay-gen --xdp-sink``: an XDP program on ``dev`` that counts and
     drops UDP frames of one size. ``read()`` returns the totals since it attached
     (``packets``, ``first_ns``, ``last_ns``: CLOCK_MONOTONIC arrival times); ``stop()``
     detaches it and returns the final totals."""
 
-    def __init__(self, proc: subprocess.Popen[str], argv: list[str], first: dict[str, Any]):
+    def __init__(self, proc: subprocess.Popen[str], argv: list[str], first: SinkLine):
         self.proc = proc
         self.argv = argv
         self.first = first
-        self._result: dict[str, Any] | None = None
+        self._result: SinkLine | None = None
 
-    def _line(self, what: str) -> dict[str, Any]:
+    def _line(self, what: str) -> SinkLine:
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], 10.0)
         line = self.proc.stdout.readline() if ready else ""
@@ -512,9 +549,9 @@ class XdpSink:
                 "it ended or hung",
                 "check the interface and the namespace",
             )
-        return dict(json.loads(line))
+        return _sink_line(line)
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> SinkLine:
         """Totals since attach (asks the sink with SIGUSR1)."""
         self.proc.send_signal(signal.SIGUSR1)
         return self._line("count")
@@ -522,12 +559,12 @@ class XdpSink:
     def count(self) -> int:
         return int(self.read()["packets"])
 
-    def mark(self) -> dict[str, Any]:
+    def mark(self) -> SinkLine:
         """Count each flow from here on (``--count-flows``; SIGUSR2), and the totals."""
         self.proc.send_signal(signal.SIGUSR2)
         return self._line("count")
 
-    def stop(self) -> dict[str, Any]:
+    def stop(self) -> SinkLine:
         """Detach (SIGINT) and return the final totals."""
         if self._result is None:
             self.proc.send_signal(signal.SIGINT)
@@ -564,7 +601,7 @@ def start_xdp_sink(
     ready, _, _ = select.select([proc.stdout], [], [], 10.0)
     line = proc.stdout.readline() if ready else ""
     if line:
-        return XdpSink(proc, full, dict(json.loads(line)))
+        return XdpSink(proc, full, _sink_line(line))
     proc.kill()
     _, err = proc.communicate()
     lines = (err or "").strip().splitlines()
@@ -573,3 +610,8 @@ def start_xdp_sink(
         lines[-1] if lines else "no output in 10 s",
         "check that the interface exists there, has no XDP program yet, and that you are root",
     )
+
+
+def _sink_line(line: str) -> SinkLine:
+    """A line of the XDP sink, as it printed it (a JSON object)."""
+    return cast(SinkLine, dict(json.loads(line)))

@@ -66,7 +66,7 @@ from netassay.testbed.reverse import reverse_path, reverse_sink
 from netassay.traffic.generator import GeneratorLost, GenResult
 from netassay.trial import bidirectional as trial_bidirectional
 from netassay.trial import integrity
-from netassay.trial.hooks import Hooks, trial_env
+from netassay.trial.hooks import Hooks, KeptRun, TrialEnv, trial_env
 from netassay.trial.noise import Noise, noise_warning
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, utc_now
@@ -350,7 +350,7 @@ def measure(
     if noisy:
         warnings.append(noisy)
     extra = _extra(ctx, (before, after), res, pair, d, rate_pps, latency, warnings)
-    hooked.trial.update(sent=res.sent, received=received)
+    hooked.trial["sent"], hooked.trial["received"] = res.sent, received
     hooked.run("after")
     extra |= hooked.kept(warnings)
     if pair is not None:
@@ -382,9 +382,9 @@ def measure(
 class _Hooked:
     """One trial's hooks (none: nothing runs): what each did, and their faults."""
 
-    def __init__(self, hooks: Hooks | None, trial: dict[str, Any]) -> None:
+    def __init__(self, hooks: Hooks | None, trial: TrialEnv) -> None:
         self.hooks, self.trial = hooks, trial
-        self.done: dict[str, Any] = {}
+        self.done: dict[str, KeptRun] = {}
         self.faults: list[str] = []
 
     def run(self, phase: str) -> None:
@@ -396,7 +396,7 @@ class _Hooked:
         if fault:
             self.faults.append(fault)
 
-    def kept(self, warnings: list[str]) -> dict[str, Any]:
+    def kept(self, warnings: list[str]) -> dict[str, dict[str, KeptRun]]:
         """What the trial stores of its hooks (``counters["hooks"]``); their faults are
         added to ``warnings``."""
         warnings.extend(self.faults)
