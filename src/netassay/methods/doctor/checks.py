@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netassay.counters.threads import Taker
 from netassay.counters.threads import said as threads_said
 from netassay.loads import AUTO_TOP
 from netassay.quality import RATE_TOLERANCE
@@ -174,7 +175,7 @@ def false_loss(rate_pps: float, trials: Sequence[dict[str, Any]], wanted: int) -
 def stalls(
     probes: Sequence[dict[str, Any]],
     probe_s: float,
-    takers: dict[int, list[dict[str, Any]]] | None = None,
+    takers: dict[int, list[Taker]] | None = None,
 ) -> Check:
     """How often each CPU is taken away from a paced sender (pacing alone, one series of
     probes per CPU): probes with a send ``STALL_NS`` late or more, the largest lateness,
@@ -212,7 +213,7 @@ def stalls(
     return Check("cpu stalls", WARN, fig, fix, value)
 
 
-def _taken_by(rows: Sequence[dict[str, Any]]) -> str:
+def _taken_by(rows: Sequence[Taker]) -> str:
     if not rows:
         return ""
     return " (held by " + threads_said(rows) + ")"
