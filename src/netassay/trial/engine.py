@@ -137,7 +137,7 @@ class TrialContext:
             return self.path.locate_loss
         return partial(locate_loss, ring_wire=self.ring_wire)
 
-    def locate_both(self) -> Any:
+    def locate_both(self) -> trial_bidirectional.Locate:
         """The same for each direction of a --bidirectional trial."""
         if self.path is not None:
             return self.path.locate_both
@@ -239,7 +239,7 @@ def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]
     return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
 
 
-def _reader(ctx: TrialContext) -> Any:
+def _reader(ctx: TrialContext) -> Callable[[], int | None]:
     # an external testbed's sink is XDP on the user's port: it has no sink namespace
     return frames_counted(ctx.sink, ctx.reverse, ctx.tb.state["namespaces"].get("sink"))
 
@@ -424,17 +424,19 @@ def _extra(
         extra["imix"] = per_size(ctx.sink.imix, res, d)
     if ctx.sink.pcap:
         extra["pcap"] = pcap_per_size(res, d)
+    directions = None
     if pair is not None:
         key = received_key(ctx.sink.kind)
         both = ctx.locate_both()
-        extra["bidirectional"] = trial_bidirectional.record(
+        extra["bidirectional"] = directions = trial_bidirectional.record(
             rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both
         )
     if isinstance(
         latency, trial_bidirectional.Latencies
     ):  # each direction's, checked against its sink
         warnings.extend(trial_bidirectional.latency_warnings(latency, d, _latency_warnings))
-        trial_bidirectional.keep_latencies(extra["bidirectional"], latency)
+        assert directions is not None  # a reverse sink: both directions sent
+        trial_bidirectional.keep_latencies(directions, latency)
         merged = latency.merged()
         if merged is not None:
             extra["latency"] = merged.to_json()
