@@ -7,7 +7,10 @@ and the scale tables' nft counters (``na_passed``, ``na_blocked``, ``na_ct_inval
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from netassay.traffic.generator import FlowCounts
 
 CT_COUNT = "/proc/sys/net/netfilter/nf_conntrack_count"
 CT_STAT = "net/stat/nf_conntrack"  # under /proc/ (or /proc/thread-self/ in a thread)
@@ -100,7 +103,7 @@ def text(s: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def flows_text(f: dict[str, Any]) -> str:
+def flows_text(f: FlowCounts) -> str:
     """The sink's per-flow counts over a trial (netassay-gen ``--count-flows``) in words."""
     spread = f"{f['min']:,}" if f["min"] == f["max"] else f"{f['min']:,}..{f['max']:,}"
     return (

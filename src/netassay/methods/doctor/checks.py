@@ -15,6 +15,7 @@ from netassay.counters.threads import Taker
 from netassay.counters.threads import said as threads_said
 from netassay.loads import AUTO_TOP
 from netassay.quality import RATE_TOLERANCE
+from netassay.trial.flood import Flood
 from netassay.units import fmt_rate
 
 PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
@@ -290,7 +291,7 @@ def reach(
     return Check("generator reach", PASS, fig, value=value)
 
 
-def mrr(floods: Sequence[dict[str, Any]]) -> Check:
+def mrr(floods: Sequence[Flood]) -> Check:
     rates = sorted(f["forwarded_pps"] for f in floods)
     med = rates[len(rates) // 2] if rates else None
     fig = f"kernel router forwards {fmt_rate(med)} at most (flood, {len(rates)} run(s))"
