@@ -33,6 +33,7 @@ from netassay.counters.snapshot import (
     LINK_FIELDS,
     LINK_STATE,
     LinkState,
+    Snapshot,
     parse_nft_counters,
     parse_nft_set,
     parse_snmp,
@@ -274,13 +275,13 @@ class Snapshots:
             self.close()
             raise
 
-    def snapshot(self, sink: SinkCounter | None = None) -> dict[str, Any]:
+    def snapshot(self, sink: SinkCounter | None = None) -> Snapshot:
         """Counters of every namespace, the host's softnet_stat, the sink's flows and,
         when given, the sink's XDP count (``counters.snapshot`` describes the dict)."""
         reads = {role: r.submit(r.read) for role, r in self.readers.items()}
         s = self.readers.get("sink")
         flows = s.submit(s.nft, SINK_FLOWS) if s is not None else None
-        snap: dict[str, Any] = {
+        snap: Snapshot = {
             "utc": utc_now(),
             "softnet": parse_softnet(Path("/proc/net/softnet_stat").read_text()),
             "ns": {role: self._result(role, f) for role, f in reads.items()},

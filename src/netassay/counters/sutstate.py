@@ -7,6 +7,7 @@ and the scale tables' nft counters (``na_passed``, ``na_blocked``, ``na_ct_inval
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -48,7 +49,10 @@ def read_conntrack(proc: str = "/proc") -> dict[str, Any]:
 
 
 def summary(
-    before: dict[str, Any], after: dict[str, Any], d: dict[str, int], limit: int | None = None
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    d: dict[str, int],
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """What one trial's counters say of the SUT's own state (``{}`` when it keeps none
     of these): conntrack's entries before and after (with the table's ``limit``) and
@@ -71,7 +75,7 @@ def summary(
     return out
 
 
-def _has(snap: dict[str, Any], counter: str) -> bool:
+def _has(snap: Mapping[str, Any], counter: str) -> bool:
     return counter in ((snap.get("ns", {}).get("sut") or {}).get("nft") or {})
 
 

@@ -54,7 +54,7 @@ from netassay.counters.loss import (
 )
 from netassay.counters.netlink import Snapshots
 from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
-from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
+from netassay.counters.snapshot import Snapshot, sink_received, snapshot, wait_quiet
 from netassay.errors import GeneratorError, TestbedError, UsageError
 from netassay.hist import SinkHist
 from netassay.names import SINK_DEV
@@ -79,7 +79,7 @@ class PathCounters(Protocol):
     """A testbed kind's own counters, for a data path the namespaces do not hold (the
     external testbed's ports and SUT: ``testbed.external.PortCounters``)."""
 
-    def snapshot(self, sink: SinkCounter | None) -> dict[str, Any]:
+    def snapshot(self, sink: SinkCounter | None) -> Snapshot:
         """Every counter a trial reads, in the shape ``counters.loss.flatten`` reads."""
         ...
 
@@ -90,9 +90,7 @@ class PathCounters(Protocol):
         """Where the trial's lost frames were lost, by location."""
         ...
 
-    def trial_counters(
-        self, before: dict[str, Any], after: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[str]]:
+    def trial_counters(self, before: Snapshot, after: Snapshot) -> tuple[dict[str, Any], list[str]]:
         """What a trial stores beyond the flat deltas, and its warnings."""
         ...
 
@@ -228,7 +226,7 @@ def conntrack_role(tb: Testbed) -> str | None:
     return "sut" if "conntrack" in tb.state.get("scale", {}) else None
 
 
-def sut_summary(tb: Testbed, before: dict[str, Any], after: dict[str, Any],
+def sut_summary(tb: Testbed, before: Snapshot, after: Snapshot,
                 d: dict[str, int]) -> dict[str, Any]:  # fmt: skip
     """The SUT's own counts over one trial (``counters.sutstate``; {} when none)."""
     limit = tb.state.get("scale", {}).get("conntrack", {}).get("max")
@@ -404,7 +402,7 @@ class _Hooked:
 
 
 def _extra(
-    ctx: TrialContext, snaps: tuple[dict[str, Any], dict[str, Any]], res: GenResult,
+    ctx: TrialContext, snaps: tuple[Snapshot, Snapshot], res: GenResult,
     pair: tuple[GenResult, GenResult] | None, d: dict[str, int], rate_pps: float,
     latency: SinkHist | trial_bidirectional.Latencies | None, warnings: list[str],
 ) -> dict[str, Any]:  # fmt: skip
@@ -464,7 +462,7 @@ class Closing:
     """A trial's closing read: the counters after it, their split, whether the sink's
     count settled, and the seconds from the generator's end to that read."""
 
-    after: dict[str, Any]
+    after: Snapshot
     split: Split
     settled: bool
     settle_wait_s: float
@@ -477,7 +475,8 @@ def _closing_read(
     """The counters after a trial: read at once where every frame the testbed drops is
     counted where it drops, and the trial closed when every frame it sent is accounted
     for; else (or on an external testbed) after the sink's count stops moving."""
-    settled, split, t_read, after = True, None, t_stop, {}
+    settled, split, t_read = True, None, t_stop
+    after: Snapshot = {}
     if ctx.path is None:
         after = _snapshot(ctx)
         lap("counters_after")
@@ -555,7 +554,7 @@ def _sink_faults(
 
 
 def _split(
-    ctx: TrialContext, res: GenResult, fb: dict[str, int], after: dict[str, Any], key: str,
+    ctx: TrialContext, res: GenResult, fb: dict[str, int], after: Snapshot, key: str,
     pair: tuple[GenResult, GenResult] | None = None,
 ) -> Split:  # fmt: skip
     """The trial closed by ``after``; with --bidirectional (``pair``) both directions'
@@ -574,7 +573,7 @@ def _split(
     return Split(fa, d, warnings, received, loss)
 
 
-def dataplane_lag_s(snap: dict[str, Any]) -> float:
+def dataplane_lag_s(snap: Snapshot) -> float:
     """How long a data plane's own counters may lag behind the frames they count (its
     reader's ``lag_s``; 0: none, or no data plane)."""
     return float((snap.get("dataplane") or {}).get("lag_s") or 0.0)
@@ -652,7 +651,7 @@ def pcap_per_size(res: GenResult, d: dict[str, int]) -> PcapCounts:
     }
 
 
-def _snapshot(ctx: TrialContext) -> dict[str, Any]:
+def _snapshot(ctx: TrialContext) -> Snapshot:
     """The counters a trial reads before and after: the data path's own, or the kernel's."""
     if ctx.path:
         snap = ctx.path.snapshot(ctx.sink)
@@ -817,7 +816,7 @@ def _sink_link(ctx: TrialContext) -> integrity.Link:
     return ("sink", ctx.sink.dev or SINK_DEV)
 
 
-def _ready(ctx: TrialContext) -> dict[str, Any]:
+def _ready(ctx: TrialContext) -> Snapshot:
     """The counters before a trial, on the testbed as it was built: one line
     (``TestbedError``) when a namespace was deleted or a link stays down
     ``LINK_WAIT_S``; the static routes and neighbours set again after a link went down
@@ -867,7 +866,7 @@ def testbed_problem(ctx: TrialContext) -> str | None:
 
 
 def _testbed_faults(
-    ctx: TrialContext, before: dict[str, Any], after: dict[str, Any], d: dict[str, int]
+    ctx: TrialContext, before: Snapshot, after: Snapshot, d: dict[str, int]
 ) -> list[str]:
     """What changed in the testbed during the trial (``trial.integrity``)."""
     if ctx.path is not None or ctx.counters is None:
@@ -893,7 +892,7 @@ def _passed(ctx: TrialContext, d: dict[str, int]) -> int:
 
 
 def _send(
-    ctx: TrialContext, rate_pps: float, duration_s: float, before: dict[str, Any],
+    ctx: TrialContext, rate_pps: float, duration_s: float, before: Snapshot,
     count: int | None = None,
 ) -> tuple[GenResult, list[str]]:  # fmt: skip
     """The generator's run (``count``: a burst of exactly that many frames), and
@@ -926,7 +925,7 @@ def _send(
 
 
 def stand_in(
-    rate_pps: float, duration_s: float, before: dict[str, Any], mid: dict[str, Any],
+    rate_pps: float, duration_s: float, before: Snapshot, mid: Snapshot,
     t0_ns: int, t1_ns: int, port: tuple[str, str] = ("tg", "tg0"),
 ) -> GenResult:  # fmt: skip
     """The run of a generator that reported nothing: what its ``port`` (role, device:

@@ -38,7 +38,7 @@ from netassay.counters.loss import (
     summed,
 )
 from netassay.counters.sink import XDP_KEY
-from netassay.counters.snapshot import snapshot, wait_quiet
+from netassay.counters.snapshot import Snapshot, snapshot, wait_quiet
 from netassay.errors import GeneratorError
 from netassay.proc import run
 from netassay.testbed import scale
@@ -97,7 +97,7 @@ def _send(tb: Testbed, t: dict[str, str], duration_s: float) -> GenResult:
     return res
 
 
-def _snapshot(ctx: TrialContext) -> dict[str, Any]:
+def _snapshot(ctx: TrialContext) -> Snapshot:
     snap = snapshot(ctx.tb.state["namespaces"], ctx.sink, conntrack_role(ctx.tb))
     if ctx.reverse is not None:  # --bidirectional: the reverse direction's count
         snap["reverse_xdp"] = ctx.reverse.read()

@@ -25,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from netassay import quality
-from netassay.counters.snapshot import LINK_STATE, LinkState
+from netassay.counters.snapshot import LINK_STATE, LinkState, Snapshot
 
 NETNS_DIR = Path("/run/netns")
 Link = tuple[str, str]  # (role, device)
@@ -40,9 +39,7 @@ def missing_namespaces(namespaces: Iterable[str]) -> list[str]:
     return [ns for ns in namespaces if not (NETNS_DIR / ns).exists()]
 
 
-def links(
-    snap: dict[str, Any], only: dict[str, tuple[str, ...]] | None = None
-) -> dict[Link, LinkState]:
+def links(snap: Snapshot, only: dict[str, tuple[str, ...]] | None = None) -> dict[Link, LinkState]:
     """Every link of a snapshot but loopback: (role, device) -> its ``link_state``.
     ``only``: the devices of a role that are the testbed's (role -> devices); the other
     links of that namespace are left alone (a data plane's own, e.g. Open vSwitch's
@@ -62,7 +59,7 @@ def _where(link: Link, namespaces: dict[str, str]) -> str:
 
 
 def link_faults(
-    before: dict[str, Any], after: dict[str, Any], namespaces: dict[str, str],
+    before: Snapshot, after: Snapshot, namespaces: dict[str, str],
     only: dict[str, tuple[str, ...]] | None = None,
 ) -> list[str]:  # fmt: skip
     """The testbed's links that changed during a trial: gone, down, or down and up
@@ -108,7 +105,7 @@ def _carrier_changes(cur: LinkState, before: LinkState) -> int:
 
 
 def sink_faults(
-    before: dict[str, Any], after: dict[str, Any], sink: Link, kind: str,
+    before: Snapshot, after: Snapshot, sink: Link, kind: str,
     passed: int, namespaces: dict[str, str],
 ) -> list[str]:  # fmt: skip
     """The sink's XDP program (``kind`` xdp or xdp+nft, on ``sink``) detached or
@@ -134,13 +131,13 @@ def sink_faults(
     return out
 
 
-def sink_attached(snap: dict[str, Any], sink: Link) -> bool:
+def sink_attached(snap: Snapshot, sink: Link) -> bool:
     """Does the sink's link hold an XDP program (the sink's own: nothing else attaches
     one there)?"""
     return _xdp_prog(snap, sink) is not None
 
 
-def _xdp_prog(snap: dict[str, Any], link: Link) -> int | None:
+def _xdp_prog(snap: Snapshot, link: Link) -> int | None:
     """The id of the XDP program on ``link`` (None: none, or no such link)."""
     state = links(snap).get(link)
     return None if state is None else state.get("xdp_prog")
@@ -156,7 +153,7 @@ class Watch:
     # the devices of a role that are the testbed's (``links``); None: every one
     only: dict[str, tuple[str, ...]] | None = None
 
-    def problem(self, snap: dict[str, Any], namespaces: dict[str, str]) -> str | None:
+    def problem(self, snap: Snapshot, namespaces: dict[str, str]) -> str | None:
         """Why no trial can run on the testbed as ``snap`` shows it (None: it can): a
         namespace deleted, a link gone or down."""
         gone = missing_namespaces(namespaces.values())
@@ -175,7 +172,7 @@ class Watch:
             return f"link {_where(dark[0], namespaces)} has no carrier (its peer is down)"
         return None
 
-    def flapped(self, snap: dict[str, Any]) -> list[Link]:
+    def flapped(self, snap: Snapshot) -> list[Link]:
         """The links whose carrier changed since ``settle`` last saw them."""
         if not self.known:
             return []
@@ -185,7 +182,7 @@ class Watch:
             if k in now and n is not None and _changes(now[k]) not in (None, n)
         )  # fmt: skip
 
-    def settle(self, snap: dict[str, Any]) -> None:
+    def settle(self, snap: Snapshot) -> None:
         """The testbed as ``snap`` shows it is the one to compare the next trial with."""
         self.carriers = {k: _changes(v) for k, v in links(snap, self.only).items()}
         self.known = True
