@@ -141,7 +141,8 @@ def test_a_trial_closes_without_waiting_only_when_its_counts_are_whole():
 
     def split(before: dict[str, int], after: dict[str, int], sent: int):
         d = {k: after[k] - before[k] for k in after if k in before}
-        return after, d, [], int(d.get(XDP_KEY, 0)), locate_loss(sent, sent, d.get(XDP_KEY, 0), d)
+        loss = locate_loss(sent, sent, d.get(XDP_KEY, 0), d)
+        return TR.Split(after, d, [], int(d.get(XDP_KEY, 0)), loss)
 
     fb = {XDP_KEY: 0, NFT_KEY: 0}
     assert TR._closed(fb, split(fb, {XDP_KEY: 100, NFT_KEY: 100}, 100), XDP_KEY, "xdp+nft")

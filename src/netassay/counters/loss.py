@@ -24,6 +24,7 @@ counters before and after every run):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from netassay.counters.sutstate import CT_DROPS
@@ -109,7 +110,7 @@ def flat_deltas(
     return out, warnings
 
 
-def flatten(snap: dict[str, Any]) -> dict[str, int]:
+def flatten(snap: Mapping[str, Any]) -> dict[str, int]:
     """A snapshot (see ``counters.snapshot``) as ``role/kind/name/field -> int``."""
     flat: dict[str, int] = {}
     for i, row in enumerate(snap.get("softnet", [])):

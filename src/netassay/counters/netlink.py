@@ -32,6 +32,8 @@ from netassay.counters import sutstate, xdp_router
 from netassay.counters.snapshot import (
     LINK_FIELDS,
     LINK_STATE,
+    LinkState,
+    Snapshot,
     parse_nft_counters,
     parse_nft_set,
     parse_snmp,
@@ -87,7 +89,7 @@ def qdisc_drops(msgs: list[Any], names: dict[int, str]) -> dict[str, int]:
 IFF_UP = 0x1
 
 
-def link_state(msg: Any) -> dict[str, Any]:
+def link_state(msg: Any) -> LinkState:
     """A link's state beside its counters (``snapshot.LINK_STATE``): set up, up (set up
     and with a carrier), how often its carrier went on or off since it was made, and
     the XDP program on it."""
@@ -273,13 +275,13 @@ class Snapshots:
             self.close()
             raise
 
-    def snapshot(self, sink: SinkCounter | None = None) -> dict[str, Any]:
+    def snapshot(self, sink: SinkCounter | None = None) -> Snapshot:
         """Counters of every namespace, the host's softnet_stat, the sink's flows and,
         when given, the sink's XDP count (``counters.snapshot`` describes the dict)."""
         reads = {role: r.submit(r.read) for role, r in self.readers.items()}
         s = self.readers.get("sink")
         flows = s.submit(s.nft, SINK_FLOWS) if s is not None else None
-        snap: dict[str, Any] = {
+        snap: Snapshot = {
             "utc": utc_now(),
             "softnet": parse_softnet(Path("/proc/net/softnet_stat").read_text()),
             "ns": {role: self._result(role, f) for role, f in reads.items()},

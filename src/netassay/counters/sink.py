@@ -24,13 +24,13 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from netassay.errors import GeneratorError, UsageError
 from netassay.hist import SinkHist
 from netassay.names import MIN_FRAME, SINK_DEV
 from netassay.proc import run
-from netassay.traffic.generator import start_xdp_sink
+from netassay.traffic.generator import FlowCounts, start_xdp_sink
 
 log = logging.getLogger("netassay.counters")
 
@@ -98,6 +98,16 @@ def stop_stale_sinks(sink_ns: str | None, dev: str | None = None) -> list[int]:
     return stale
 
 
+class SinkCount(TypedDict, total=False):
+    """What the sink's XDP program counted since it attached (``SinkCounter.read``;
+    {}: no XDP count): the test frames, with a mix or a capture per frame size, with
+    ``flows`` each flow's counts since ``mark_flows``."""
+
+    packets: int
+    per_size: dict[str, int]
+    flows: FlowCounts
+
+
 class SinkCounter:
     """The sink's test-frame counter of one testbed, held open across trials."""
 
@@ -160,7 +170,7 @@ class SinkCounter:
         self.close()
         self.ensure()
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> SinkCount:
         """``{"packets": n}`` counted by the XDP program since it attached (with a mix,
         also ``"per_size": {"64": n, ...}``); ``{}`` when there is no XDP count (nft
         sink, or the program is gone: a counter fault)."""
@@ -170,11 +180,11 @@ class SinkCounter:
             line = self._xdp.read()
             if self.latency:  # each line holds the latencies since the one before
                 self._hist.merge(SinkHist(line["latency"]))
-            out: dict[str, Any] = {"packets": int(line["packets"])}
+            out: SinkCount = {"packets": int(line["packets"])}
             if self.imix or self.pcap:
                 out["per_size"] = {k: int(v) for k, v in line["per_size"].items()}
             if self.flows:  # each flow's count since the mark, summed up
-                out["flows"] = dict(line["flows"])
+                out["flows"] = cast(FlowCounts, dict(line["flows"]))
             return out
         except (GeneratorError, OSError, ValueError, KeyError) as exc:
             log.warning("the sink's XDP count cannot be read: %s", exc)

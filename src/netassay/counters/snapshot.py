@@ -1,6 +1,6 @@
 """Read kernel counters in every testbed namespace (JSON output where the tools have it).
 
-A snapshot is a plain dict (stored raw with each trial):
+A snapshot is a dict (``Snapshot``; stored raw with each trial):
 ``{"utc", "softnet": [[processed, dropped, squeezed] per CPU], "ns": {role: {"links",
 "snmp", "qdisc_drops", "nft"[, "xdp_router"]}}, "sink_flows": {"src|sport|dport": packets},
 "sink_xdp": {"packets": n}}`` (a namespace whose conntrack table is read also has
@@ -21,18 +21,36 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from netassay.counters import sutstate, xdp_router
 from netassay.proc import run
 from netassay.units import utc_now
 
 if TYPE_CHECKING:
-    from netassay.counters.sink import SinkCounter
+    from netassay.counters.sink import SinkCount, SinkCounter
 
 T = TypeVar("T")  # what a counter read gives (a count, or a pair of counts)
 LINK_FIELDS = ("packets", "dropped", "errors")
 LINK_STATE = "link_state"  # per link: up, carrier_changes, xdp_prog (not flattened)
+
+
+class Snapshot(TypedDict, total=False):
+    """The counters a trial reads before and after it (see the module): when, the
+    host's softnet_stat, each namespace's (by role), the sink's flows and its XDP count,
+    with --bidirectional the reverse sink's, a data plane's own (``testbed.dataplane``);
+    an external testbed's ports' (``ns``: role -> its port's ``links``), their ethtool
+    statistics and its SUT's own (``testbed.external``)."""
+
+    utc: str
+    softnet: list[list[int]]
+    ns: dict[str, dict[str, Any]]
+    sink_flows: dict[str, int]
+    sink_xdp: SinkCount
+    reverse_xdp: SinkCount
+    dataplane: dict[str, Any]
+    ethtool: dict[str, Any]
+    sut_counters: dict[str, Any]
 
 
 def parse_softnet(text: str) -> list[list[int]]:
@@ -79,9 +97,20 @@ def parse_links(data: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
-def parse_link_state(data: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+class LinkState(TypedDict):
+    """A link's state beside its counters (``LINK_STATE``): set up, up (set up and with
+    a carrier), its carrier's changes since it was made (None: not known), the id of the
+    XDP program on it (None: none)."""
+
+    admin_up: bool
+    up: bool
+    carrier_changes: int | None
+    xdp_prog: int | None
+
+
+def parse_link_state(data: list[dict[str, Any]]) -> dict[str, LinkState]:
     """``ip -j link``'s links as ``LINK_STATE`` holds them (it shows no carrier changes)."""
-    out = {}
+    out: dict[str, LinkState] = {}
     for link in data:
         flags = link.get("flags", [])
         prog = (link.get("xdp") or {}).get("prog") or {}
@@ -174,7 +203,7 @@ def sink_received(sink_ns: str) -> int:
 
 def snapshot(
     namespaces: dict[str, str], sink: SinkCounter | None = None, conntrack: str | None = None
-) -> dict[str, Any]:
+) -> Snapshot:
     """Counters of every namespace (``role -> netns``), the host's softnet_stat and,
     when given, the sink's XDP count; ``conntrack``: the role whose conntrack table is
     read too."""
@@ -185,7 +214,7 @@ def snapshot(
             for role, ns in namespaces.items()
         }
         flows = pool.submit(sink_flows, namespaces["sink"]) if "sink" in namespaces else None
-        snap: dict[str, Any] = {
+        snap: Snapshot = {
             "utc": utc_now(),
             "softnet": parse_softnet(Path("/proc/net/softnet_stat").read_text()),
             "ns": {role: f.result() for role, f in reads.items()},

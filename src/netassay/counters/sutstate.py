@@ -7,7 +7,11 @@ and the scale tables' nft counters (``na_passed``, ``na_blocked``, ``na_ct_inval
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from netassay.traffic.generator import FlowCounts
 
 CT_COUNT = "/proc/sys/net/netfilter/nf_conntrack_count"
 CT_STAT = "net/stat/nf_conntrack"  # under /proc/ (or /proc/thread-self/ in a thread)
@@ -45,7 +49,10 @@ def read_conntrack(proc: str = "/proc") -> dict[str, Any]:
 
 
 def summary(
-    before: dict[str, Any], after: dict[str, Any], d: dict[str, int], limit: int | None = None
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    d: dict[str, int],
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """What one trial's counters say of the SUT's own state (``{}`` when it keeps none
     of these): conntrack's entries before and after (with the table's ``limit``) and
@@ -68,7 +75,7 @@ def summary(
     return out
 
 
-def _has(snap: dict[str, Any], counter: str) -> bool:
+def _has(snap: Mapping[str, Any], counter: str) -> bool:
     return counter in ((snap.get("ns", {}).get("sut") or {}).get("nft") or {})
 
 
@@ -100,7 +107,7 @@ def text(s: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def flows_text(f: dict[str, Any]) -> str:
+def flows_text(f: FlowCounts) -> str:
     """The sink's per-flow counts over a trial (netassay-gen ``--count-flows``) in words."""
     spread = f"{f['min']:,}" if f["min"] == f["max"] else f"{f['min']:,}..{f['max']:,}"
     return (

@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from netassay.errors import ToolError
 from netassay.proc import artifact
@@ -30,6 +30,24 @@ PF_KTHREAD = 0x00200000  # the task flag of a kernel thread (include/linux/sched
 MIN_RUN_NS = 20_000  # a thread none of whose runs reached 20 us is not named
 SHOWN = 3  # the takers named per CPU
 START_S = 10.0  # the tracer loads and attaches within this
+
+
+class Taker(TypedDict):
+    """A thread (threads of one name together) that held a CPU in a trace (``takers``):
+    its name, threads, kernel thread or not, real-time or not, runs, their total (ms),
+    the longest (ms), those that reached 100 us and 1 ms (None: not traced), and its
+    share of the window."""
+
+    comm: str
+    threads: int
+    kernel: bool
+    real_time: bool
+    runs: int
+    run_ms: float
+    max_ms: float
+    over_100us: int | None
+    over_1ms: int | None
+    share: float
 
 
 @dataclass(frozen=True)
@@ -95,7 +113,7 @@ def takers(
     skip: Callable[[Runs], bool] | None = None,
     kernel: Callable[[int], bool] = is_kernel_thread,
     real_time: Callable[[int], bool] = is_real_time,
-) -> list[dict[str, Any]]:
+) -> list[Taker]:
     """The threads that held ``cpu`` in the trace for a run of ``MIN_RUN_NS`` or more,
     by name (threads of one name together: a pool of workers is one taker), longest
     run first (at most ``SHOWN``): name, threads, kernel thread or not, real-time or
@@ -111,7 +129,7 @@ def takers(
     def over(rs: list[Runs], ns: int) -> int | None:
         return sum(r.over[bounds[ns]] for r in rs) if ns in bounds else None
 
-    out: list[dict[str, Any]] = []
+    out: list[Taker] = []
     window_ns = trace.window_s * 1e9
     for comm, rs in by.items():
         total = sum(r.total_ns for r in rs)
@@ -126,7 +144,7 @@ def takers(
     return out[:SHOWN]
 
 
-def said(rows: Sequence[dict[str, Any]]) -> str:
+def said(rows: Sequence[Taker]) -> str:
     """The takers in words: 'kdamond.0 (7 runs of 1 ms or more, longest 3.08 ms)',
     'rcu_preempt (longest run 0.31 ms)', 'python3 (3 threads, ...)'."""
     out = []

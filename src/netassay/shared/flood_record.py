@@ -3,10 +3,9 @@ doctor's floods store theirs alike."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from netassay.counters.loss import SINK_LOCATIONS
 from netassay.trial.engine import SOURCE
+from netassay.trial.flood import Flood
 from netassay.trial.record import TrialRecord
 
 NOT_SATURATED = "not saturated"  # a flood the SUT lost nothing of: its MRR is a lower bound
@@ -15,7 +14,7 @@ NOT_SATURATED = "not saturated"  # a flood the SUT lost nothing of: its MRR is a
 FLOOD_KEYS = ("saturated", "offered_pps", "forwarded_pps", "program_forwarded")
 
 
-def trial_of(index: int, flood: dict[str, Any], run_id: int | None = None) -> TrialRecord:
+def trial_of(index: int, flood: Flood, run_id: int | None = None) -> TrialRecord:
     """Flood number ``index`` (``run.flood``'s result) as the trial it is stored as."""
     loss = dict(flood["loss_location"])
     warnings = [] if flood["saturated"] else [

@@ -27,9 +27,9 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from netassay.errors import GeneratorError, ToolError, UsageError
 from netassay.names import MIN_FRAME
@@ -65,18 +65,47 @@ _REQUIRED_KEYS = (
     "stopped_by_signal",
     "ok",
 )
-# What a trial keeps of the generator's result: the fields above and these (newer
-# generators report them; an older one leaves them null).
-# The schedule it kept: frames per send call or per flush of live frames (``batch``), the
-# gap between two frames' times (``spacing_ns``), the bound on a catch-up after a stall
-# as a factor of the rate (``catch_up``; None: none), and the lateness's middle and tail;
-# when its loop ended and its longest stall (``end_ns``, ``stall_max_ns``,
-# ``stall_start_ns``).
-RECORDED_KEYS = (
-    *_REQUIRED_KEYS, "rate_tolerance", "truncated", "shortfall", "stop_reason", "batch",
-    "spacing_ns", "catch_up", "lateness_p50_ns", "lateness_p999_ns", "egress_drops",
-    "end_ns", "stall_max_ns", "stall_start_ns",
-)  # fmt: skip
+
+
+class GeneratorRecord(TypedDict):
+    """What a trial keeps of the generator's report (``counters["generator"]``): the
+    required fields and these (newer generators report them; an older one leaves them
+    null, as the report does where it has no value). The schedule it kept: frames per
+    send call or per flush of live frames (``batch``), the gap between two frames' times
+    (``spacing_ns``), the bound on a catch-up after a stall as a factor of the rate
+    (``catch_up``; None: none), and the lateness's middle and tail; when its loop ended
+    and its longest stall (``end_ns``, ``stall_max_ns``, ``stall_start_ns``)."""
+
+    technique: str | None
+    planned: int | None
+    sent: int | None
+    first_tx_ns: int | None
+    last_tx_ns: int | None
+    duration_s: float | None
+    rate_pps: float | None
+    achieved_rate_pps: float | None
+    rate_error: float | None
+    lateness_max_ns: int | None
+    lateness_p99_ns: int | None
+    retries: int | None
+    stopped_by_signal: bool | None
+    ok: bool | None
+    rate_tolerance: float | None
+    truncated: bool | None
+    shortfall: int | None
+    stop_reason: str | None
+    batch: int | None
+    spacing_ns: float | None
+    catch_up: float | None
+    lateness_p50_ns: int | None
+    lateness_p999_ns: int | None
+    egress_drops: int | None
+    end_ns: int | None
+    stall_max_ns: int | None
+    stall_start_ns: int | None
+
+
+RECORDED_KEYS = tuple(GeneratorRecord.__annotations__)
 
 
 class GeneratorLost(GeneratorError):
@@ -126,7 +155,7 @@ class GenResult:
     retries: int
     stopped_by_signal: bool
     ok: bool
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict)  # the report as it printed it
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GenResult:
@@ -141,6 +170,63 @@ class GenResult:
         if "marked" in data:  # a capture (--pcap): the sink counts its marked frames alone
             fields.update(planned=data["marked_planned"], sent=data["marked"])
         return cls(**fields, raw=dict(data))
+
+    def with_report(self, **extra: Any) -> GenResult:
+        """A run netassay made of others or stood in for: its ``raw`` the required
+        fields as its own, and ``extra``."""
+        return replace(self, raw={**{k: getattr(self, k) for k in _REQUIRED_KEYS}, **extra})
+
+    def recorded(self) -> GeneratorRecord:
+        """What a trial keeps of this run (``GeneratorRecord``; None: not reported)."""
+        return cast(GeneratorRecord, {k: self.raw.get(k) for k in RECORDED_KEYS})
+
+    # The report's fields beyond the required ones that a trial reads (None, or {}: not
+    # reported: an older generator's, a stand-in's, or both directions' or phases' sum)
+
+    @property
+    def frames_sent(self) -> int:
+        """Every frame sent (a capture's marked ones alone: ``sent``)."""
+        return int(self.raw.get("sent", self.sent))
+
+    @property
+    def end_ns(self) -> int | None:
+        """When its send loop ended (CLOCK_MONOTONIC)."""
+        return _int_or_none(self.raw.get("end_ns"))
+
+    @property
+    def stall_max_ns(self) -> int | None:
+        """Its longest stall: how long it sent nothing while frames were due."""
+        return _int_or_none(self.raw.get("stall_max_ns"))
+
+    @property
+    def stall_start_ns(self) -> int | None:
+        """When its longest stall began (CLOCK_MONOTONIC)."""
+        return _int_or_none(self.raw.get("stall_start_ns"))
+
+    @property
+    def egress_drops(self) -> int:
+        """Frames its port's egress dropped (live frames: the ring was full)."""
+        return int(self.raw.get("egress_drops") or 0)
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why it fell back from the technique asked for."""
+        why = self.raw.get("fallback_reason")
+        return None if why is None else str(why)
+
+    @property
+    def sent_per_size(self) -> dict[str, int]:
+        """A mix's or a capture's frames sent, by frame size (``"64"``)."""
+        return {str(k): int(v) for k, v in (self.raw.get("sent_per_size") or {}).items()}
+
+    @property
+    def marked_per_size(self) -> dict[str, int]:
+        """A capture's marked frames sent, by frame size."""
+        return {str(k): int(v) for k, v in (self.raw.get("marked_per_size") or {}).items()}
+
+
+def _int_or_none(v: Any) -> int | None:
+    return None if v is None else int(v)
 
 
 def build_args(
@@ -404,19 +490,56 @@ def start_receiver(
     )
 
 
+class FlowCounts(TypedDict):
+    """With ``--count-flows``: the flows' counts since the last mark (``XdpSink.mark``):
+    the flows counted, those seen, the least and most frames of a flow, the frames
+    counted, those of a flow sent to another destination, those of no known flow."""
+
+    flows: int
+    seen: int
+    min: int
+    max: int
+    counted: int
+    misdirected: int
+    unknown_flow: int
+
+
+class SinkLine(TypedDict, total=False):
+    """One line of ``netassay-gen --xdp-sink``: the totals since it attached (the frames,
+    when it printed the line, the first and last arrival times, CLOCK_MONOTONIC), a
+    mix's or a capture's per frame size, the latencies since the line before
+    (``hist.SinkHist``'s document), the flows' counts; its first line says where it
+    attached, its last (``stop``) what it ran as and for how long."""
+
+    packets: int
+    t_ns: int
+    first_ns: int
+    last_ns: int
+    per_size: dict[str, int]
+    latency: dict[str, Any]
+    flows: FlowCounts
+    attached: str
+    action: str
+    mode: str
+    dev: str
+    size_bytes: int
+    duration_s: float
+    version: str
+
+
 class XdpSink:
     """A running ``netassay-gen --xdp-sink``: an XDP program on ``dev`` that counts and
     drops UDP frames of one size. ``read()`` returns the totals since it attached
     (``packets``, ``first_ns``, ``last_ns``: CLOCK_MONOTONIC arrival times); ``stop()``
     detaches it and returns the final totals."""
 
-    def __init__(self, proc: subprocess.Popen[str], argv: list[str], first: dict[str, Any]):
+    def __init__(self, proc: subprocess.Popen[str], argv: list[str], first: SinkLine):
         self.proc = proc
         self.argv = argv
         self.first = first
-        self._result: dict[str, Any] | None = None
+        self._result: SinkLine | None = None
 
-    def _line(self, what: str) -> dict[str, Any]:
+    def _line(self, what: str) -> SinkLine:
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], 10.0)
         line = self.proc.stdout.readline() if ready else ""
@@ -426,9 +549,9 @@ class XdpSink:
                 "it ended or hung",
                 "check the interface and the namespace",
             )
-        return dict(json.loads(line))
+        return _sink_line(line)
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> SinkLine:
         """Totals since attach (asks the sink with SIGUSR1)."""
         self.proc.send_signal(signal.SIGUSR1)
         return self._line("count")
@@ -436,12 +559,12 @@ class XdpSink:
     def count(self) -> int:
         return int(self.read()["packets"])
 
-    def mark(self) -> dict[str, Any]:
+    def mark(self) -> SinkLine:
         """Count each flow from here on (``--count-flows``; SIGUSR2), and the totals."""
         self.proc.send_signal(signal.SIGUSR2)
         return self._line("count")
 
-    def stop(self) -> dict[str, Any]:
+    def stop(self) -> SinkLine:
         """Detach (SIGINT) and return the final totals."""
         if self._result is None:
             self.proc.send_signal(signal.SIGINT)
@@ -478,7 +601,7 @@ def start_xdp_sink(
     ready, _, _ = select.select([proc.stdout], [], [], 10.0)
     line = proc.stdout.readline() if ready else ""
     if line:
-        return XdpSink(proc, full, dict(json.loads(line)))
+        return XdpSink(proc, full, _sink_line(line))
     proc.kill()
     _, err = proc.communicate()
     lines = (err or "").strip().splitlines()
@@ -487,3 +610,8 @@ def start_xdp_sink(
         lines[-1] if lines else "no output in 10 s",
         "check that the interface exists there, has no XDP program yet, and that you are root",
     )
+
+
+def _sink_line(line: str) -> SinkLine:
+    """A line of the XDP sink, as it printed it (a JSON object)."""
+    return cast(SinkLine, dict(json.loads(line)))

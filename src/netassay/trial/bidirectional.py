@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from netassay.counters.loss import REVERSE_KEY, locate_both
 from netassay.counters.sink import XDP_KEY
 from netassay.hist import SinkHist
 from netassay.testbed.bed import Testbed
-from netassay.traffic.generator import RECORDED_KEYS, GenResult
+from netassay.traffic.generator import GeneratorRecord, GenResult
 
 DIRECTIONS = ("forward", "reverse")
 CONVENTION = "aggregate of both directions (FD.io CSIT's convention)"
@@ -50,24 +50,23 @@ def combined(fwd: GenResult, rev: GenResult) -> GenResult:
     the longer run's duration, the later lateness, a signal or a missed rate of either."""
     rate = (fwd.rate_pps or 0.0) + (rev.rate_pps or 0.0)
     achieved = fwd.achieved_rate_pps + rev.achieved_rate_pps
-    fields: dict[str, Any] = {
-        "technique": fwd.technique,
-        "planned": fwd.planned + rev.planned,
-        "sent": fwd.sent + rev.sent,
-        "first_tx_ns": min(fwd.first_tx_ns, rev.first_tx_ns),
-        "last_tx_ns": max(fwd.last_tx_ns, rev.last_tx_ns),
-        "duration_s": max(fwd.duration_s, rev.duration_s),
-        "rate_pps": rate or None,
-        "achieved_rate_pps": achieved,
-        "rate_error": achieved / rate - 1.0 if rate else None,
-        "lateness_max_ns": _most(fwd.lateness_max_ns, rev.lateness_max_ns),
-        "lateness_p99_ns": _most(fwd.lateness_p99_ns, rev.lateness_p99_ns),
-        "retries": fwd.retries + rev.retries,
-        "stopped_by_signal": fwd.stopped_by_signal or rev.stopped_by_signal,
-        "ok": fwd.ok and rev.ok,
-    }
-    raw = {**fields, "directions": {"forward": fwd.raw, "reverse": rev.raw}}
-    return GenResult(**fields, raw=raw)
+    res = GenResult(
+        technique=fwd.technique,
+        planned=fwd.planned + rev.planned,
+        sent=fwd.sent + rev.sent,
+        first_tx_ns=min(fwd.first_tx_ns, rev.first_tx_ns),
+        last_tx_ns=max(fwd.last_tx_ns, rev.last_tx_ns),
+        duration_s=max(fwd.duration_s, rev.duration_s),
+        rate_pps=rate or None,
+        achieved_rate_pps=achieved,
+        rate_error=achieved / rate - 1.0 if rate else None,
+        lateness_max_ns=_most(fwd.lateness_max_ns, rev.lateness_max_ns),
+        lateness_p99_ns=_most(fwd.lateness_p99_ns, rev.lateness_p99_ns),
+        retries=fwd.retries + rev.retries,
+        stopped_by_signal=fwd.stopped_by_signal or rev.stopped_by_signal,
+        ok=fwd.ok and rev.ok,
+    )
+    return res.with_report(directions={"forward": fwd.raw, "reverse": rev.raw})
 
 
 Locate = Callable[
@@ -94,24 +93,56 @@ def split(
     return received, locs
 
 
+class Direction(TypedDict):
+    """What a trial keeps of one direction: its generator's counts, the frames its sink
+    received and the rest lost, where (by location), what its generator reported
+    (``traffic.generator.GeneratorRecord``) and, with --latency, its histogram."""
+
+    planned: int
+    sent: int
+    received: int
+    lost: int
+    achieved_rate_pps: float
+    loss_location: dict[str, int]
+    generator: GeneratorRecord
+    latency: NotRequired[dict[str, Any]]  # ``hist.SinkHist.to_json``
+
+
+class Directions(TypedDict):
+    """What a --bidirectional trial keeps of its directions (``counters["bidirectional"]``):
+    the load offered in each, the convention its own rate and counts follow (both
+    directions' sum), and each direction's own."""
+
+    rate_pps_per_direction: float
+    record: str
+    forward: Direction
+    reverse: Direction
+
+
+def _direction(res: GenResult, received: int, loss: dict[str, int]) -> Direction:
+    return {
+        "planned": res.planned,
+        "sent": res.sent,
+        "received": received,
+        "lost": res.sent - received,
+        "achieved_rate_pps": float(res.achieved_rate_pps),
+        "loss_location": loss,
+        "generator": res.recorded(),
+    }
+
+
 def record(
     rate_pps: float, pair: tuple[GenResult, GenResult], d: dict[str, int], key: str,
     ip_version: int, locate: Locate | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> Directions:  # fmt: skip
     """What a trial keeps of each direction (``counters["bidirectional"]``)."""
-    received, locs = split(pair, d, key, ip_version, locate)
-    out: dict[str, Any] = {"rate_pps_per_direction": float(rate_pps), "record": CONVENTION}
-    for name, res, rx, loc in zip(DIRECTIONS, pair, received, locs, strict=True):
-        out[name] = {
-            "planned": res.planned,
-            "sent": res.sent,
-            "received": rx,
-            "lost": res.sent - rx,
-            "achieved_rate_pps": float(res.achieved_rate_pps),
-            "loss_location": loc,
-            "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
-        }
-    return out
+    (rx_f, rx_r), (loc_f, loc_r) = split(pair, d, key, ip_version, locate)
+    return {
+        "rate_pps_per_direction": float(rate_pps),
+        "record": CONVENTION,
+        "forward": _direction(pair[0], rx_f, loc_f),
+        "reverse": _direction(pair[1], rx_r, loc_r),
+    }
 
 
 @dataclass
@@ -128,11 +159,11 @@ class Latencies:
         return SinkHist(self.forward.to_json()).merge(self.reverse)
 
 
-def keep_latencies(both: dict[str, Any], lat: Latencies) -> None:
+def keep_latencies(both: Directions, lat: Latencies) -> None:
     """Each direction's histogram into its part of ``counters["bidirectional"]``."""
-    for name, h in zip(DIRECTIONS, (lat.forward, lat.reverse), strict=True):
+    for part, h in ((both["forward"], lat.forward), (both["reverse"], lat.reverse)):
         if h is not None:
-            both[name]["latency"] = h.to_json()
+            part["latency"] = h.to_json()
 
 
 def latency_warnings(

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from netassay import quality
 from netassay.config import TestbedConfig
@@ -54,7 +54,7 @@ from netassay.counters.loss import (
 )
 from netassay.counters.netlink import Snapshots
 from netassay.counters.sink import NFT_KEY, XDP_KEY, SinkCounter, received_key
-from netassay.counters.snapshot import sink_received, snapshot, wait_quiet
+from netassay.counters.snapshot import Snapshot, sink_received, snapshot, wait_quiet
 from netassay.errors import GeneratorError, TestbedError, UsageError
 from netassay.hist import SinkHist
 from netassay.names import SINK_DEV
@@ -63,10 +63,10 @@ from netassay.testbed import dataplane as testbed_dataplane
 from netassay.testbed import scale, topology
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_path, reverse_sink
-from netassay.traffic.generator import RECORDED_KEYS, GeneratorLost, GenResult
+from netassay.traffic.generator import GeneratorLost, GenResult
 from netassay.trial import bidirectional as trial_bidirectional
 from netassay.trial import integrity
-from netassay.trial.hooks import Hooks, trial_env
+from netassay.trial.hooks import Hooks, KeptRun, TrialEnv, trial_env
 from netassay.trial.noise import Noise, noise_warning
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate, utc_now
@@ -79,7 +79,7 @@ class PathCounters(Protocol):
     """A testbed kind's own counters, for a data path the namespaces do not hold (the
     external testbed's ports and SUT: ``testbed.external.PortCounters``)."""
 
-    def snapshot(self, sink: SinkCounter | None) -> dict[str, Any]:
+    def snapshot(self, sink: SinkCounter | None) -> Snapshot:
         """Every counter a trial reads, in the shape ``counters.loss.flatten`` reads."""
         ...
 
@@ -90,9 +90,7 @@ class PathCounters(Protocol):
         """Where the trial's lost frames were lost, by location."""
         ...
 
-    def trial_counters(
-        self, before: dict[str, Any], after: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[str]]:
+    def trial_counters(self, before: Snapshot, after: Snapshot) -> tuple[dict[str, Any], list[str]]:
         """What a trial stores beyond the flat deltas, and its warnings."""
         ...
 
@@ -137,7 +135,7 @@ class TrialContext:
             return self.path.locate_loss
         return partial(locate_loss, ring_wire=self.ring_wire)
 
-    def locate_both(self) -> Any:
+    def locate_both(self) -> trial_bidirectional.Locate:
         """The same for each direction of a --bidirectional trial."""
         if self.path is not None:
             return self.path.locate_both
@@ -228,7 +226,7 @@ def conntrack_role(tb: Testbed) -> str | None:
     return "sut" if "conntrack" in tb.state.get("scale", {}) else None
 
 
-def sut_summary(tb: Testbed, before: dict[str, Any], after: dict[str, Any],
+def sut_summary(tb: Testbed, before: Snapshot, after: Snapshot,
                 d: dict[str, int]) -> dict[str, Any]:  # fmt: skip
     """The SUT's own counts over one trial (``counters.sutstate``; {} when none)."""
     limit = tb.state.get("scale", {}).get("conntrack", {}).get("max")
@@ -239,7 +237,7 @@ def flow_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, int]
     return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
 
 
-def _reader(ctx: TrialContext) -> Any:
+def _reader(ctx: TrialContext) -> Callable[[], int | None]:
     # an external testbed's sink is XDP on the user's port: it has no sink namespace
     return frames_counted(ctx.sink, ctx.reverse, ctx.tb.state["namespaces"].get("sink"))
 
@@ -332,8 +330,9 @@ def measure(
         noise.close()
     fb = flatten(before)
     key = received_key(ctx.sink.kind)
-    after, split, settled, settle_wait_s = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
-    fa, d, counter_warnings, received, loss = split
+    closing = _closing_read(ctx, res, fb, key, lap, t_stop, pair)
+    after, split = closing.after, closing.split
+    fa, d, received, loss = split.flat, split.deltas, split.received, split.loss
     sink_hist = ctx.sink.take_latency()
     latency: SinkHist | trial_bidirectional.Latencies | None = sink_hist
     if ctx.reverse is not None:  # --bidirectional: each direction's own histogram
@@ -341,15 +340,15 @@ def measure(
     sink_dropped = sum(loss.get(k, 0) for k in SINK_LOCATIONS)
     testbed = _testbed_faults(ctx, before, after, d)
     warnings = _trial_warnings(
-        ctx, pair or (res,), rate_pps, (fb, fa, d), key, counter_warnings, received, loss,
-        settled, (lost, testbed),
+        ctx, pair or (res,), rate_pps, (fb, fa, d), key, split.warnings, received, loss,
+        closing.settled, (lost, testbed),
     )  # fmt: skip
     noisy = noise_warning(takers, rate_pps, (ctx.queues or {}).get("sut_ingress"),
                           loss.get("sut_ingress", 0), noise.sut_cpu)  # fmt: skip
     if noisy:
         warnings.append(noisy)
     extra = _extra(ctx, (before, after), res, pair, d, rate_pps, latency, warnings)
-    hooked.trial.update(sent=res.sent, received=received)
+    hooked.trial["sent"], hooked.trial["received"] = res.sent, received
     hooked.run("after")
     extra |= hooked.kept(warnings)
     if pair is not None:
@@ -362,8 +361,8 @@ def measure(
         "sink": ctx.sink.kind,
         "queue_pkts": ctx.queue_pkts,
         "run_id": ctx.run_id,
-        "generator": {k: res.raw.get(k) for k in RECORDED_KEYS},
-        "settle_wait_s": round(settle_wait_s, 3),
+        "generator": res.recorded(),
+        "settle_wait_s": round(closing.settle_wait_s, 3),
         **({"cpu_takers": takers} if takers else {}),
         **({"cpu_takers_error": noise.error} if noise.error else {}),
         **extra,
@@ -381,9 +380,9 @@ def measure(
 class _Hooked:
     """One trial's hooks (none: nothing runs): what each did, and their faults."""
 
-    def __init__(self, hooks: Hooks | None, trial: dict[str, Any]) -> None:
+    def __init__(self, hooks: Hooks | None, trial: TrialEnv) -> None:
         self.hooks, self.trial = hooks, trial
-        self.done: dict[str, Any] = {}
+        self.done: dict[str, KeptRun] = {}
         self.faults: list[str] = []
 
     def run(self, phase: str) -> None:
@@ -395,7 +394,7 @@ class _Hooked:
         if fault:
             self.faults.append(fault)
 
-    def kept(self, warnings: list[str]) -> dict[str, Any]:
+    def kept(self, warnings: list[str]) -> dict[str, dict[str, KeptRun]]:
         """What the trial stores of its hooks (``counters["hooks"]``); their faults are
         added to ``warnings``."""
         warnings.extend(self.faults)
@@ -403,7 +402,7 @@ class _Hooked:
 
 
 def _extra(
-    ctx: TrialContext, snaps: tuple[dict[str, Any], dict[str, Any]], res: GenResult,
+    ctx: TrialContext, snaps: tuple[Snapshot, Snapshot], res: GenResult,
     pair: tuple[GenResult, GenResult] | None, d: dict[str, int], rate_pps: float,
     latency: SinkHist | trial_bidirectional.Latencies | None, warnings: list[str],
 ) -> dict[str, Any]:  # fmt: skip
@@ -423,17 +422,19 @@ def _extra(
         extra["imix"] = per_size(ctx.sink.imix, res, d)
     if ctx.sink.pcap:
         extra["pcap"] = pcap_per_size(res, d)
+    directions = None
     if pair is not None:
         key = received_key(ctx.sink.kind)
         both = ctx.locate_both()
-        extra["bidirectional"] = trial_bidirectional.record(
+        extra["bidirectional"] = directions = trial_bidirectional.record(
             rate_pps, pair, d, key, ctx.tb.cfg.ip_version, both
         )
     if isinstance(
         latency, trial_bidirectional.Latencies
     ):  # each direction's, checked against its sink
         warnings.extend(trial_bidirectional.latency_warnings(latency, d, _latency_warnings))
-        trial_bidirectional.keep_latencies(extra["bidirectional"], latency)
+        assert directions is not None  # a reverse sink: both directions sent
+        trial_bidirectional.keep_latencies(directions, latency)
         merged = latency.merged()
         if merged is not None:
             extra["latency"] = merged.to_json()
@@ -443,16 +444,39 @@ def _extra(
     return extra
 
 
+@dataclass(frozen=True)
+class Split:
+    """A trial's counters split on one closing read: the flat counters after it, the
+    deltas since the read before, their warnings, the test frames received, and where
+    the lost frames were lost (by location)."""
+
+    flat: dict[str, int]
+    deltas: dict[str, int]
+    warnings: list[str]
+    received: int
+    loss: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Closing:
+    """A trial's closing read: the counters after it, their split, whether the sink's
+    count settled, and the seconds from the generator's end to that read."""
+
+    after: Snapshot
+    split: Split
+    settled: bool
+    settle_wait_s: float
+
+
 def _closing_read(
-    ctx: TrialContext, res: Any, fb: dict[str, int], key: str, lap: Any, t_stop: float,
-    pair: tuple[GenResult, GenResult] | None = None,
-) -> tuple[dict[str, Any], Any, bool, float]:  # fmt: skip
+    ctx: TrialContext, res: GenResult, fb: dict[str, int], key: str,
+    lap: Callable[[str], None], t_stop: float, pair: tuple[GenResult, GenResult] | None = None,
+) -> Closing:  # fmt: skip
     """The counters after a trial: read at once where every frame the testbed drops is
     counted where it drops, and the trial closed when every frame it sent is accounted
-    for; else (or on an external testbed) after the sink's count stops moving. (after,
-    the loss split, whether the sink settled, seconds from the generator's end to the
-    closing read)."""
-    settled, split, t_read, after = True, None, t_stop, {}
+    for; else (or on an external testbed) after the sink's count stops moving."""
+    settled, split, t_read = True, None, t_stop
+    after: Snapshot = {}
     if ctx.path is None:
         after = _snapshot(ctx)
         lap("counters_after")
@@ -471,12 +495,13 @@ def _closing_read(
         after = _snapshot(ctx)
         lap("counters_after")
         split = _split(ctx, res, fb, after, key, pair)
-    return after, split, settled, t_read - t_stop
+    return Closing(after, split, settled, t_read - t_stop)
 
 
 def _trial_warnings(
     ctx: TrialContext, gens: tuple[GenResult, ...], rate_pps: float,
-    flat: tuple[Any, Any, Any], key: str, counter_warnings: list[str], received: int,
+    flat: tuple[dict[str, int], dict[str, int], dict[str, int]], key: str,
+    counter_warnings: list[str], received: int,
     loss: dict[str, int], settled: bool,
     faults: tuple[list[str], list[str]] = ([], []),
 ) -> list[str]:  # fmt: skip
@@ -529,12 +554,11 @@ def _sink_faults(
 
 
 def _split(
-    ctx: TrialContext, res: GenResult, fb: dict[str, int], after: dict[str, Any], key: str,
+    ctx: TrialContext, res: GenResult, fb: dict[str, int], after: Snapshot, key: str,
     pair: tuple[GenResult, GenResult] | None = None,
-) -> tuple[dict[str, int], dict[str, int], list[str], int, dict[str, int]]:  # fmt: skip
-    """The trial closed by ``after``: (its flat counters, the deltas, their warnings,
-    received, where the lost frames were lost); with --bidirectional (``pair``) both
-    directions' sums (``trial.bidirectional.split``)."""
+) -> Split:  # fmt: skip
+    """The trial closed by ``after``; with --bidirectional (``pair``) both directions'
+    sums (``trial.bidirectional.split``)."""
     fa = flatten(after)
     d, warnings = flat_deltas(fb, fa, wrap_bits(fb))
     if pair is not None:
@@ -542,56 +566,84 @@ def _split(
         (rx_f, rx_r), (loc_f, loc_r) = trial_bidirectional.split(
             pair, d, key, ctx.tb.cfg.ip_version, both
         )
-        return fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r)
+        return Split(fa, d, warnings, rx_f + rx_r, summed(loc_f, loc_r))
     received = int(d.get(key, 0))
     locate = ctx.locate_loss()
     loss = locate(res.planned, res.sent, received, d, ctx.tb.cfg.ip_version, res.retries)
-    return fa, d, warnings, received, loss
+    return Split(fa, d, warnings, received, loss)
 
 
-def dataplane_lag_s(snap: dict[str, Any]) -> float:
+def dataplane_lag_s(snap: Snapshot) -> float:
     """How long a data plane's own counters may lag behind the frames they count (its
     reader's ``lag_s``; 0: none, or no data plane)."""
     return float((snap.get("dataplane") or {}).get("lag_s") or 0.0)
 
 
 def _closed(
-    fb: dict[str, int], split: tuple[Any, ...], key: str, kind: str, reverse: str | None = None
-) -> bool:  # fmt: skip
+    fb: dict[str, int], split: Split, key: str, kind: str, reverse: str | None = None
+) -> bool:
     """Can the trial close on this read without waiting? Every frame sent is accounted
     for and the sink's counts are whole (read, and with the cross-check sink both
     counts agree: the nft counter behind the XDP program may not have seen its last
     frames yet)."""
-    fa, d, _, _, loss = split
-    return accounted_for(loss) and not _sink_faults(fb, fa, d, key, kind, reverse)
+    return accounted_for(split.loss) and not _sink_faults(
+        fb, split.flat, split.deltas, key, kind, reverse
+    )
 
 
-def per_size(mix: str, res: GenResult, d: dict[str, int]) -> dict[str, Any]:
+class SizeCount(TypedDict):
+    """One frame size of a mix's trial: what the generator sent, the sink received."""
+
+    sent: int
+    received: int
+
+
+class MixCounts(TypedDict):
+    """A mix's trial per frame size (``counters["imix"]``)."""
+
+    mix: str
+    sizes: dict[str, SizeCount]  # by frame size ("64")
+
+
+class MarkedSizeCount(TypedDict):
+    """One frame size of a capture's trial: sent, the marked among them, received."""
+
+    sent: int
+    marked: int
+    received: int
+
+
+class PcapCounts(TypedDict):
+    """A capture's trial per frame size (``counters["pcap"]``)."""
+
+    sizes: dict[str, MarkedSizeCount]  # by frame size, in order of size
+
+
+def per_size(mix: str, res: GenResult, d: dict[str, int]) -> MixCounts:
     """A mix's trial per frame size: what the generator sent of it and the sink received
     (``{"mix": "64:7,...", "sizes": {"64": {"sent": n, "received": n}, ...}}``)."""
-    sent = res.raw.get("sent_per_size") or {}
+    sent = res.sent_per_size
     sizes = [p.partition(":")[0] for p in mix.split(",")]
     return {
         "mix": mix,
         "sizes": {
-            s: {"sent": int(sent.get(s, 0)), "received": int(d.get(f"sink/xdp/size{s}/packets", 0))}
+            s: {"sent": sent.get(s, 0), "received": int(d.get(f"sink/xdp/size{s}/packets", 0))}
             for s in sizes
         },
     }
 
 
-def pcap_per_size(res: GenResult, d: dict[str, int]) -> dict[str, Any]:
+def pcap_per_size(res: GenResult, d: dict[str, int]) -> PcapCounts:
     """A capture's trial per frame size: the frames the generator sent of it, the marked
     ones among them and what the sink received (``{"sizes": {"64": {"sent": n,
     "marked": n, "received": n}, ...}}``; a size with no marked frame receives 0)."""
-    sent = res.raw.get("sent_per_size") or {}
-    marked = res.raw.get("marked_per_size") or {}
+    sent, marked = res.sent_per_size, res.marked_per_size
     sizes = sorted({*sent, *marked}, key=int)
     return {
         "sizes": {
             s: {
-                "sent": int(sent.get(s, 0)),
-                "marked": int(marked.get(s, 0)),
+                "sent": sent.get(s, 0),
+                "marked": marked.get(s, 0),
                 "received": int(d.get(f"sink/xdp/size{s}/packets", 0)),
             }
             for s in sizes
@@ -599,7 +651,7 @@ def pcap_per_size(res: GenResult, d: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _snapshot(ctx: TrialContext) -> dict[str, Any]:
+def _snapshot(ctx: TrialContext) -> Snapshot:
     """The counters a trial reads before and after: the data path's own, or the kernel's."""
     if ctx.path:
         snap = ctx.path.snapshot(ctx.sink)
@@ -764,7 +816,7 @@ def _sink_link(ctx: TrialContext) -> integrity.Link:
     return ("sink", ctx.sink.dev or SINK_DEV)
 
 
-def _ready(ctx: TrialContext) -> dict[str, Any]:
+def _ready(ctx: TrialContext) -> Snapshot:
     """The counters before a trial, on the testbed as it was built: one line
     (``TestbedError``) when a namespace was deleted or a link stays down
     ``LINK_WAIT_S``; the static routes and neighbours set again after a link went down
@@ -814,7 +866,7 @@ def testbed_problem(ctx: TrialContext) -> str | None:
 
 
 def _testbed_faults(
-    ctx: TrialContext, before: dict[str, Any], after: dict[str, Any], d: dict[str, int]
+    ctx: TrialContext, before: Snapshot, after: Snapshot, d: dict[str, int]
 ) -> list[str]:
     """What changed in the testbed during the trial (``trial.integrity``)."""
     if ctx.path is not None or ctx.counters is None:
@@ -840,7 +892,7 @@ def _passed(ctx: TrialContext, d: dict[str, int]) -> int:
 
 
 def _send(
-    ctx: TrialContext, rate_pps: float, duration_s: float, before: dict[str, Any],
+    ctx: TrialContext, rate_pps: float, duration_s: float, before: Snapshot,
     count: int | None = None,
 ) -> tuple[GenResult, list[str]]:  # fmt: skip
     """The generator's run (``count``: a burst of exactly that many frames), and
@@ -873,7 +925,7 @@ def _send(
 
 
 def stand_in(
-    rate_pps: float, duration_s: float, before: dict[str, Any], mid: dict[str, Any],
+    rate_pps: float, duration_s: float, before: Snapshot, mid: Snapshot,
     t0_ns: int, t1_ns: int, port: tuple[str, str] = ("tg", "tg0"),
 ) -> GenResult:  # fmt: skip
     """The run of a generator that reported nothing: what its ``port`` (role, device:
@@ -886,30 +938,19 @@ def stand_in(
     sent = sum(int(d.get(k, 0)) for k in keys)
     span = max(t1_ns - t0_ns, 1)
     achieved = sent / (span / 1e9)
-    raw: dict[str, Any] = {"reported": False, "stop_reason": "lost"}
-    fields: dict[str, Any] = {
-        "technique": "unknown",
-        "planned": round(rate_pps * duration_s),
-        "sent": sent,
-        "first_tx_ns": t0_ns,
-        "last_tx_ns": t1_ns,
-        "duration_s": span / 1e9,
-        "rate_pps": float(rate_pps),
-        "achieved_rate_pps": achieved,
-        "rate_error": achieved / rate_pps - 1.0,
-        "lateness_max_ns": None,
-        "lateness_p99_ns": None,
-        "retries": 0,
-        "stopped_by_signal": False,
-        "ok": False,
-    }
-    return GenResult(**fields, raw={**fields, **raw})
+    res = GenResult(
+        technique="unknown", planned=round(rate_pps * duration_s), sent=sent,
+        first_tx_ns=t0_ns, last_tx_ns=t1_ns, duration_s=span / 1e9, rate_pps=float(rate_pps),
+        achieved_rate_pps=achieved, rate_error=achieved / rate_pps - 1.0, lateness_max_ns=None,
+        lateness_p99_ns=None, retries=0, stopped_by_signal=False, ok=False,
+    )  # fmt: skip
+    return res.with_report(reported=False, stop_reason="lost")
 
 
 def _stall(res: GenResult) -> tuple[float, float] | None:
     """The generator's longest stall, when it reported one of STALL_NS or more: (its
     length, when it began after the first send), in seconds."""
-    n, t = res.raw.get("stall_max_ns"), res.raw.get("stall_start_ns")
+    n, t = res.stall_max_ns, res.stall_start_ns
     if n is None or t is None or n < quality.STALL_NS:
         return None
     return n / 1e9, max(0, t - res.first_tx_ns) / 1e9
@@ -925,7 +966,7 @@ def _ended_in_stall(res: GenResult) -> bool:
     """The run ended (its deadline came, or a signal) while the generator was stalled
     and frames were still to send: it did not last as long as it says, it lasted to its
     end (``end_ns``)."""
-    n, t, end = (res.raw.get(k) for k in ("stall_max_ns", "stall_start_ns", "end_ns"))
+    n, t, end = res.stall_max_ns, res.stall_start_ns, res.end_ns
     return (
         n is not None
         and t is not None
@@ -941,8 +982,8 @@ def real_span(res: GenResult) -> GenResult:
     its end, stall included, and its rate over that time; any other run as reported."""
     if not _ended_in_stall(res):
         return res
-    span = (int(res.raw["end_ns"]) - res.first_tx_ns) / 1e9
-    sent = int(res.raw.get("sent", res.sent))  # every frame (a capture's marked ones: .sent)
+    span = ((res.end_ns or 0) - res.first_tx_ns) / 1e9
+    sent = res.frames_sent  # every frame (a capture's marked ones: .sent)
     achieved = sent / span if span > 0 else 0.0
     rate_error = achieved / res.rate_pps - 1.0 if res.rate_pps else None
     return replace(res, duration_s=span, achieved_rate_pps=achieved, rate_error=rate_error)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from netassay.config import TestbedConfig
 from netassay.counters import cpu
@@ -38,13 +38,13 @@ from netassay.counters.loss import (
     summed,
 )
 from netassay.counters.sink import XDP_KEY
-from netassay.counters.snapshot import snapshot, wait_quiet
+from netassay.counters.snapshot import Snapshot, snapshot, wait_quiet
 from netassay.errors import GeneratorError
 from netassay.proc import run
 from netassay.testbed import scale
 from netassay.testbed.bed import Testbed
 from netassay.testbed.reverse import reverse_target
-from netassay.traffic.generator import GenResult, run_generator
+from netassay.traffic.generator import FlowCounts, GenResult, run_generator
 from netassay.trial import bidirectional
 from netassay.trial.engine import TrialContext, conntrack_role, sut_summary
 
@@ -91,13 +91,13 @@ def _send(tb: Testbed, t: dict[str, str], duration_s: float) -> GenResult:
     if res.technique != "xdp_live_frames":
         raise GeneratorError(
             "the flood was not sent as XDP live frames",
-            f"netassay-gen fell back to {res.technique}: {res.raw.get('fallback_reason')}",
+            f"netassay-gen fell back to {res.technique}: {res.fallback_reason}",
             "flood a testbed whose SUT takes XDP frames (router or xdp-router)",
         )
     return res
 
 
-def _snapshot(ctx: TrialContext) -> dict[str, Any]:
+def _snapshot(ctx: TrialContext) -> Snapshot:
     snap = snapshot(ctx.tb.state["namespaces"], ctx.sink, conntrack_role(ctx.tb))
     if ctx.reverse is not None:  # --bidirectional: the reverse direction's count
         snap["reverse_xdp"] = ctx.reverse.read()
@@ -107,13 +107,57 @@ def _snapshot(ctx: TrialContext) -> dict[str, Any]:
 def _ring(loss: dict[str, int], res: GenResult) -> dict[str, int]:
     """A live frame veth refused at the SUT's full receive ring is the SUT's ingress
     loss, not the generator's egress (see the module)."""
-    ring = min(loss.get("gen_egress", 0), int(res.raw.get("egress_drops") or 0))
+    ring = min(loss.get("gen_egress", 0), res.egress_drops)
     loss["gen_egress"] -= ring
     loss["sut_ingress"] += ring
     return loss
 
 
-def _direction(res: GenResult, received: int, loss: dict[str, int]) -> dict[str, Any]:
+class FloodDirection(TypedDict):
+    """One direction of a --bidirectional flood: whether the SUT lost frames of it, the
+    rates offered and forwarded (frames/s), the counts, where the rest was lost."""
+
+    saturated: bool
+    offered_pps: int
+    forwarded_pps: int
+    sent: int
+    forwarded: int
+    loss_location: dict[str, int]
+
+
+class FloodDirections(TypedDict):
+    """A --bidirectional flood's directions: the convention its own counts follow
+    (both directions' sum), and each direction's own."""
+
+    record: str
+    forward: FloodDirection
+    reverse: FloodDirection
+
+
+class Flood(TypedDict):
+    """One flood (``flood``): whether the SUT lost frames (what it forwarded is then its
+    maximum; else a lower bound), the rates offered and forwarded (frames/s), the
+    counts, the frames a data plane's program forwarded (None: none counts them), where
+    the rest was lost, its seconds, each core's use over it (``counters.cpu.use``),
+    every counter that moved; with --bidirectional each direction's own, at scale the
+    SUT's own counts (``counters.sutstate``), with --count-flows the flows' counts."""
+
+    saturated: bool
+    offered_pps: int
+    forwarded_pps: int
+    sent: int
+    forwarded: int
+    program_forwarded: int | None
+    loss_location: dict[str, int]
+    duration_s: float
+    cpu: dict[str, Any]
+    deltas: dict[str, int]
+    bidirectional: NotRequired[FloodDirections]
+    sut: NotRequired[dict[str, Any]]
+    flows: NotRequired[FlowCounts]
+
+
+def _direction(res: GenResult, received: int, loss: dict[str, int]) -> FloodDirection:
     """One direction of a --bidirectional flood: its rates, counts and loss split."""
     secs = res.duration_s or 1.0
     return {
@@ -126,7 +170,7 @@ def _direction(res: GenResult, received: int, loss: dict[str, int]) -> dict[str,
     }
 
 
-def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
+def flood(ctx: TrialContext, duration_s: float) -> Flood:
     """One flood of ``duration_s`` on the testbed of ``ctx`` (inside ``flood_path``);
     the sink must count with XDP. Returns the offered and forwarded rates, the counts
     and where the rest was lost (``unaccounted`` closes the split); with a reverse sink
@@ -162,7 +206,7 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
     after = _snapshot(ctx)
     d, _ = flat_deltas(flatten(before), flatten(after))
     ipv = tb.cfg.ip_version
-    both: dict[str, Any] | None = None
+    both: FloodDirections | None = None
     if pair is None:
         forwarded = int(d.get(XDP_KEY, 0))
         loss = _ring(locate_loss(res.planned, res.sent, forwarded, d, ipv, res.retries), res)
@@ -173,14 +217,16 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
                              (r.planned, r.sent, rx[1], r.retries), d, ipv)  # fmt: skip
         locs = _ring(lf, f), _ring(lr, r)
         forwarded, loss = sum(rx), summed(*locs)
-        both = {"record": bidirectional.CONVENTION}
-        for name, g, n, lc in zip(bidirectional.DIRECTIONS, pair, rx, locs, strict=True):
-            both[name] = _direction(g, n, lc)
+        both = {
+            "record": bidirectional.CONVENTION,
+            "forward": _direction(f, rx[0], locs[0]),
+            "reverse": _direction(r, rx[1], locs[1]),
+        }
     secs = res.duration_s or duration_s
     sut_lost = sum(loss.get(k, 0) for k in SUT_LOCATIONS)
     own = sut_summary(tb, before, after, d)  # the SUT's own counts at scale
     flows = after.get("sink_xdp", {}).get("flows")  # --count-flows: each flow's
-    return {
+    out: Flood = {
         # the SUT lost frames: what it forwarded is its maximum; else (the generator's
         # CPU, which also receives the kernel router's frames, came first) a lower bound
         "saturated": sut_lost > 0,
@@ -193,7 +239,11 @@ def flood(ctx: TrialContext, duration_s: float) -> dict[str, Any]:
         "duration_s": secs,
         "cpu": cpu_use,  # per core over the flood (counters.cpu.use)
         "deltas": {k: v for k, v in d.items() if v},  # every counter that moved
-        **({"bidirectional": both} if both is not None else {}),
-        **({"sut": own} if own else {}),
-        **({"flows": flows} if flows is not None else {}),
     }
+    if both is not None:
+        out["bidirectional"] = both
+    if own:
+        out["sut"] = own
+    if flows is not None:
+        out["flows"] = flows
+    return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from netassay import quality
 from netassay.errors import NetassayError, UsageError
@@ -40,11 +40,56 @@ def parse_command(text: Any, flag: str) -> str:
     return line
 
 
+class CommandRun(TypedDict):
+    """What a command did: the command, its exit status (None: it did not finish or
+    start), its start and end (CLOCK_MONOTONIC s), the end of its output, ``error`` when
+    it could not run, and its seconds."""
+
+    command: str
+    start_s: float
+    exit: int | None
+    stdout: str
+    stderr: str
+    error: NotRequired[str]
+    end_s: float
+    seconds: float
+
+
+class KeptRun(TypedDict):
+    """What a trial keeps of a command's run (``counters["hooks"][phase]``; a
+    reconfiguration's change and undo): all but its start and end."""
+
+    command: str
+    exit: int | None
+    stdout: str
+    stderr: str
+    error: NotRequired[str]
+    seconds: float
+
+
+class TrialEnv(TypedDict):
+    """What a hook is told of its trial (``trial_env``), after it its counts."""
+
+    trial: str
+    load_index: int
+    repetition: int
+    load_pps: str
+    duration_s: str
+    run_id: int | None
+    sent: NotRequired[int]
+    received: NotRequired[int]
+
+
+def kept(out: CommandRun) -> KeptRun:
+    """What is kept of a command's run: all but its start and end."""
+    return cast(KeptRun, {k: v for k, v in out.items() if k not in ("start_s", "end_s")})
+
+
 def _tail(text: str) -> str:
     return text if len(text) <= KEPT_CHARS else "..." + text[-KEPT_CHARS:]
 
 
-def last_line(out: dict[str, Any]) -> str:
+def last_line(out: CommandRun | KeptRun) -> str:
     """The last line a command printed (its error, usually), or its exit."""
     for stream in ("stderr", "stdout"):
         lines = [ln for ln in str(out.get(stream, "")).splitlines() if ln.strip()]
@@ -55,23 +100,25 @@ def last_line(out: dict[str, Any]) -> str:
 
 def run_command(
     line: str, netns: str | None, env: dict[str, str], timeout_s: float = HOOK_TIMEOUT_S
-) -> dict[str, Any]:
-    """Run ``line`` in ``netns``; what it did: the command, exit status (None: it did not
-    finish or start), start and end (CLOCK_MONOTONIC s), seconds, the end of its output,
-    and ``error`` when it could not run."""
+) -> CommandRun:
+    """Run ``line`` in ``netns``; what it did (``CommandRun``)."""
     t0 = time.monotonic()
-    out: dict[str, Any] = {"command": line, "start_s": t0}
     try:
         res = run(shlex.split(line), netns=netns, timeout=timeout_s, check=False, env=env)
-        out.update(exit=res.returncode, stdout=_tail(res.stdout), stderr=_tail(res.stderr))
     except NetassayError as exc:  # missing program, timed out
-        out.update(exit=None, stdout="", stderr="", error=f"{exc.what}: {exc.why}")
+        t1 = time.monotonic()
+        return {
+            "command": line, "start_s": t0, "exit": None, "stdout": "", "stderr": "",
+            "error": f"{exc.what}: {exc.why}", "end_s": t1, "seconds": round(t1 - t0, 6),
+        }  # fmt: skip
     t1 = time.monotonic()
-    out.update(end_s=t1, seconds=round(t1 - t0, 6))
-    return out
+    return {
+        "command": line, "start_s": t0, "exit": res.returncode, "stdout": _tail(res.stdout),
+        "stderr": _tail(res.stderr), "end_s": t1, "seconds": round(t1 - t0, 6),
+    }  # fmt: skip
 
 
-def fault(flag: str, out: dict[str, Any]) -> str | None:
+def fault(flag: str, out: CommandRun) -> str | None:
     """The measurement fault of a command that failed (None when it succeeded)."""
     if out.get("exit") == 0:
         return None
@@ -95,7 +142,7 @@ class Hooks:
     def __bool__(self) -> bool:
         return bool(self.before or self.after)
 
-    def run(self, phase: str, trial: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    def run(self, phase: str, trial: TrialEnv) -> tuple[KeptRun | None, str | None]:
         """Run the ``phase`` hook (before, after) of one trial, whose load, load index,
         repetition, run and counts (``trial``) it is given in its environment:
         (what it did, its fault) or (None, None) without one."""
@@ -106,8 +153,7 @@ class Hooks:
         env |= {f"NETASSAY_{k.upper()}": str(v) for k, v in trial.items() if v is not None}
         env |= {"NETASSAY_HOOK": phase, "NETASSAY_TESTBED": self.testbed}
         out = run_command(line, self.netns, env, self.timeout_s)
-        kept = {k: v for k, v in out.items() if k not in ("start_s", "end_s")}
-        return kept, fault(f"--hook-{phase}", out)
+        return kept(out), fault(f"--hook-{phase}", out)
 
     def to_json(self) -> dict[str, Any]:
         return {"before": self.before, "after": self.after, "netns": self.netns}
@@ -115,7 +161,7 @@ class Hooks:
 
 def trial_env(
     load_index: int, repetition: int, rate_pps: float, duration_s: float, run_id: int | None
-) -> dict[str, Any]:
+) -> TrialEnv:
     """What a hook is told of its trial (``NETASSAY_<KEY>`` in its environment):
     ``TRIAL`` is the trial's id within its experiment, load index and repetition."""
     return {

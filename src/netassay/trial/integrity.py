@@ -25,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from netassay import quality
-from netassay.counters.snapshot import LINK_STATE
+from netassay.counters.snapshot import LINK_STATE, LinkState, Snapshot
 
 NETNS_DIR = Path("/run/netns")
 Link = tuple[str, str]  # (role, device)
@@ -40,14 +39,12 @@ def missing_namespaces(namespaces: Iterable[str]) -> list[str]:
     return [ns for ns in namespaces if not (NETNS_DIR / ns).exists()]
 
 
-def links(
-    snap: dict[str, Any], only: dict[str, tuple[str, ...]] | None = None
-) -> dict[Link, dict[str, Any]]:
+def links(snap: Snapshot, only: dict[str, tuple[str, ...]] | None = None) -> dict[Link, LinkState]:
     """Every link of a snapshot but loopback: (role, device) -> its ``link_state``.
     ``only``: the devices of a role that are the testbed's (role -> devices); the other
     links of that namespace are left alone (a data plane's own, e.g. Open vSwitch's
     bridge port, up or down as the data plane keeps it)."""
-    out = {}
+    out: dict[Link, LinkState] = {}
     for role, ns in snap.get("ns", {}).items():
         mine = (only or {}).get(role)
         for dev, state in ns.get(LINK_STATE, {}).items():
@@ -62,7 +59,7 @@ def _where(link: Link, namespaces: dict[str, str]) -> str:
 
 
 def link_faults(
-    before: dict[str, Any], after: dict[str, Any], namespaces: dict[str, str],
+    before: Snapshot, after: Snapshot, namespaces: dict[str, str],
     only: dict[str, tuple[str, ...]] | None = None,
 ) -> list[str]:  # fmt: skip
     """The testbed's links that changed during a trial: gone, down, or down and up
@@ -96,19 +93,19 @@ def link_faults(
     return out
 
 
-def _changes(state: dict[str, Any]) -> int | None:
+def _changes(state: LinkState) -> int | None:
     v = state.get("carrier_changes")
     return None if v is None else int(v)
 
 
-def _carrier_changes(cur: dict[str, Any], before: dict[str, Any]) -> int:
+def _carrier_changes(cur: LinkState, before: LinkState) -> int:
     """The link's carrier changes since ``before`` (0 where either count is unknown)."""
     now, then = _changes(cur), _changes(before)
     return 0 if now is None or then is None else now - then
 
 
 def sink_faults(
-    before: dict[str, Any], after: dict[str, Any], sink: Link, kind: str,
+    before: Snapshot, after: Snapshot, sink: Link, kind: str,
     passed: int, namespaces: dict[str, str],
 ) -> list[str]:  # fmt: skip
     """The sink's XDP program (``kind`` xdp or xdp+nft, on ``sink``) detached or
@@ -116,8 +113,7 @@ def sink_faults(
     counter behind the program) that went past it uncounted."""
     if kind == "nft":
         return []
-    was = links(before).get(sink, {}).get("xdp_prog")
-    now = links(after).get(sink, {}).get("xdp_prog")
+    was, now = _xdp_prog(before, sink), _xdp_prog(after, sink)
     where = _where(sink, namespaces)
     out = []
     if was is not None and now != was:
@@ -135,10 +131,16 @@ def sink_faults(
     return out
 
 
-def sink_attached(snap: dict[str, Any], sink: Link) -> bool:
+def sink_attached(snap: Snapshot, sink: Link) -> bool:
     """Does the sink's link hold an XDP program (the sink's own: nothing else attaches
     one there)?"""
-    return links(snap).get(sink, {}).get("xdp_prog") is not None
+    return _xdp_prog(snap, sink) is not None
+
+
+def _xdp_prog(snap: Snapshot, link: Link) -> int | None:
+    """The id of the XDP program on ``link`` (None: none, or no such link)."""
+    state = links(snap).get(link)
+    return None if state is None else state.get("xdp_prog")
 
 
 @dataclass
@@ -151,7 +153,7 @@ class Watch:
     # the devices of a role that are the testbed's (``links``); None: every one
     only: dict[str, tuple[str, ...]] | None = None
 
-    def problem(self, snap: dict[str, Any], namespaces: dict[str, str]) -> str | None:
+    def problem(self, snap: Snapshot, namespaces: dict[str, str]) -> str | None:
         """Why no trial can run on the testbed as ``snap`` shows it (None: it can): a
         namespace deleted, a link gone or down."""
         gone = missing_namespaces(namespaces.values())
@@ -170,7 +172,7 @@ class Watch:
             return f"link {_where(dark[0], namespaces)} has no carrier (its peer is down)"
         return None
 
-    def flapped(self, snap: dict[str, Any]) -> list[Link]:
+    def flapped(self, snap: Snapshot) -> list[Link]:
         """The links whose carrier changed since ``settle`` last saw them."""
         if not self.known:
             return []
@@ -180,7 +182,7 @@ class Watch:
             if k in now and n is not None and _changes(now[k]) not in (None, n)
         )  # fmt: skip
 
-    def settle(self, snap: dict[str, Any]) -> None:
+    def settle(self, snap: Snapshot) -> None:
         """The testbed as ``snap`` shows it is the one to compare the next trial with."""
         self.carriers = {k: _changes(v) for k, v in links(snap, self.only).items()}
         self.known = True

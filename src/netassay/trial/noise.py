@@ -79,7 +79,7 @@ class Noise:
             return True
         return _netns_inode(r.tgid) in self.own_netns
 
-    def stop(self) -> dict[str, list[dict[str, Any]]]:
+    def stop(self) -> dict[str, list[threads.Taker]]:
         """The threads, not the testbed's own, that held the SUT's and the generator's
         CPUs since ``start``, by role ({} when not pinned)."""
         if self.tracer is None or self.sut_cpu is None:
@@ -98,7 +98,7 @@ class Noise:
             self.tracer = None
 
 
-def _holds(taker: dict[str, Any]) -> bool:
+def _holds(taker: threads.Taker) -> bool:
     """A taker whose run the SUT's receive work waits out: a kernel thread (a kernel
     without full preemption, as the hosts this was measured on run in PREEMPT_NONE
     mode, lets its own code run until it yields) or a real-time thread (netassay runs
@@ -108,7 +108,7 @@ def _holds(taker: dict[str, Any]) -> bool:
 
 
 def noise_warning(
-    takers: dict[str, list[dict[str, Any]]], rate_pps: float, ingress_pkts: int | None,
+    takers: dict[str, list[threads.Taker]], rate_pps: float, ingress_pkts: int | None,
     lost_at_ingress: int, sut_cpu: int | None,
 ) -> str | None:  # fmt: skip
     """The words when another thread's longest run on the SUT's CPU, one the SUT had to

@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from netassay.counters.threads import Taker
 from netassay.counters.threads import said as threads_said
 from netassay.loads import AUTO_TOP
 from netassay.quality import RATE_TOLERANCE
+from netassay.trial.flood import Flood
 from netassay.units import fmt_rate
 
 PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
@@ -174,7 +176,7 @@ def false_loss(rate_pps: float, trials: Sequence[dict[str, Any]], wanted: int) -
 def stalls(
     probes: Sequence[dict[str, Any]],
     probe_s: float,
-    takers: dict[int, list[dict[str, Any]]] | None = None,
+    takers: dict[int, list[Taker]] | None = None,
 ) -> Check:
     """How often each CPU is taken away from a paced sender (pacing alone, one series of
     probes per CPU): probes with a send ``STALL_NS`` late or more, the largest lateness,
@@ -212,7 +214,7 @@ def stalls(
     return Check("cpu stalls", WARN, fig, fix, value)
 
 
-def _taken_by(rows: Sequence[dict[str, Any]]) -> str:
+def _taken_by(rows: Sequence[Taker]) -> str:
     if not rows:
         return ""
     return " (held by " + threads_said(rows) + ")"
@@ -289,7 +291,7 @@ def reach(
     return Check("generator reach", PASS, fig, value=value)
 
 
-def mrr(floods: Sequence[dict[str, Any]]) -> Check:
+def mrr(floods: Sequence[Flood]) -> Check:
     rates = sorted(f["forwarded_pps"] for f in floods)
     med = rates[len(rates) // 2] if rates else None
     fig = f"kernel router forwards {fmt_rate(med)} at most (flood, {len(rates)} run(s))"

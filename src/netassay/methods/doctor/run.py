@@ -167,7 +167,7 @@ def probe_cpus(doc: Doctor, store: Store, tb: Testbed) -> None:
         f"({n} x {PROBE_S:g} s each) ..."
     )
     probes: list[dict[str, Any]] = []
-    took: dict[int, list[dict[str, Any]]] = {}
+    took: dict[int, list[threads.Taker]] = {}
     for c in cpus:
         with threads.Tracer() as tracer:
             probes += [{"cpu": c, **_send_of(pacing_only(tb, c, rate))} for _ in range(n)]

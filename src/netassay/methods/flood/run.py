@@ -19,7 +19,7 @@ from netassay.store.db import Store
 from netassay.testbed import dataplane, receive, state, topology
 from netassay.testbed.bed import config_from_state, require_root
 from netassay.trial.engine import trials_on
-from netassay.trial.flood import flood, flood_path
+from netassay.trial.flood import Flood, flood, flood_path
 
 # the SUTs whose ingress takes the generator's XDP frames: the routers (the kernel's with
 # GRO on while it floods), and the data planes whose ports are AF_XDP sockets (an XDP
@@ -35,7 +35,7 @@ class FloodResult:
     testbed: str
     cfg: Any  # the testbed's knobs
     changed: dict[str, Any]  # what the flood changed on the path while it ran
-    floods: list[dict[str, Any]]
+    floods: list[Flood]
     db: str | None = None
     experiment_id: int | None = None
 
@@ -124,7 +124,7 @@ def measure(
     req: FloodRequest,
     name: str,
     cfg: TestbedConfig,
-    on_flood: Callable[[int, dict[str, Any]], None],
+    on_flood: Callable[[int, Flood], None],
     db: str | None = None,
     label: str = "",
 ) -> FloodResult:
@@ -136,7 +136,7 @@ def measure(
     if req.bidirectional:
         refuse_bidirectional(cfg)
     require_root("a flood")
-    floods: list[dict[str, Any]] = []
+    floods: list[Flood] = []
     exp_id, both = None, req.bidirectional
     with (
         lab.open_testbed(name, cfg, "a flood") as tb,

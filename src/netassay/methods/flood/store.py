@@ -18,12 +18,13 @@ from typing import Any
 from netassay.analysis.acceptance import ci95
 from netassay.shared.flood_record import NOT_SATURATED, trial_of
 from netassay.store.db import Experiment, Store
+from netassay.trial.flood import Flood
 from netassay.trial.record import TrialRecord
 
 KIND = "mrr"
 
 
-def record(store: Store, experiment_id: int, index: int, flood: dict[str, Any],
+def record(store: Store, experiment_id: int, index: int, flood: Flood,
            run_id: int | None = None) -> TrialRecord:  # fmt: skip
     """Store flood number ``index`` of experiment ``experiment_id`` (committed now: a
     crash loses only the flood in progress); the trial stored."""

@@ -14,10 +14,11 @@ from netassay.counters.loss import dataplane_counters
 from netassay.methods.flood.run import FloodResult
 from netassay.shared.dataplane_counters import counters_text, own_drops_note
 from netassay.store.db import Experiment
+from netassay.trial.flood import Flood
 from netassay.units import fmt_rate
 
 
-def flood_line(i: int, f: dict[str, Any]) -> str:
+def flood_line(i: int, f: Flood) -> str:
     where = ", ".join(f"{k} {v:,}" for k, v in f["loss_location"].items()) or "nowhere"
     line = (
         f"flood {i + 1}: offered {f['offered_pps'] / 1e6:.3f} Mpps, forwarded "
@@ -37,11 +38,11 @@ def flood_line(i: int, f: dict[str, Any]) -> str:
     if both is None:
         return line
     return "\n".join([line + " (both directions' sum)", *(
-        f"  {d:<7} offered {both[d]['offered_pps'] / 1e6:.3f} Mpps, received "
-        f"{both[d]['forwarded_pps'] / 1e6:.3f} Mpps ({both[d]['forwarded']:,} of "
-        f"{both[d]['sent']:,}); lost at "
-        + (", ".join(f"{k} {v:,}" for k, v in both[d]["loss_location"].items()) or "nowhere")
-        for d in ("forward", "reverse")
+        f"  {d:<7} offered {one['offered_pps'] / 1e6:.3f} Mpps, received "
+        f"{one['forwarded_pps'] / 1e6:.3f} Mpps ({one['forwarded']:,} of "
+        f"{one['sent']:,}); lost at "
+        + (", ".join(f"{k} {v:,}" for k, v in one["loss_location"].items()) or "nowhere")
+        for d, one in (("forward", both["forward"]), ("reverse", both["reverse"]))
     )])  # fmt: skip
 
 
@@ -67,9 +68,10 @@ def directions_of(r: FloodResult) -> dict[str, float] | None:
     """A --bidirectional flood's receive rate per direction, the median over its floods."""
     if not r.floods or "bidirectional" not in r.floods[0]:
         return None
+    both = [f["bidirectional"] for f in r.floods]
     return {
-        d: statistics.median(f["bidirectional"][d]["forwarded_pps"] for f in r.floods)
-        for d in ("forward", "reverse")
+        "forward": statistics.median(b["forward"]["forwarded_pps"] for b in both),
+        "reverse": statistics.median(b["reverse"]["forwarded_pps"] for b in both),
     }
 
 

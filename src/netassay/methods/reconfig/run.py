@@ -28,7 +28,7 @@ from netassay.testbed import dataplane as testbed_dataplane
 from netassay.testbed.bed import require_root
 from netassay.traffic.generator import GenResult
 from netassay.trial.engine import TrialContext, frames_counted, measure, trials_on
-from netassay.trial.hooks import fault, run_command
+from netassay.trial.hooks import CommandRun, fault, kept, run_command
 from netassay.trial.record import TrialRecord
 from netassay.units import fmt_rate
 
@@ -83,7 +83,7 @@ class ChangeBed:
         self._tb, self.line, self.at_s = tb, line, at_s
         self.netns, self.timeout_s, self.count = netns, timeout_s, count
         self.env = env
-        self.done: dict[str, Any] = {}
+        self.done: CommandRun | None = None  # the change's run (``send`` runs it)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._tb, name)
@@ -161,8 +161,9 @@ def _one(job: ReconfigJob, ctx: TrialContext, k: int) -> tuple[TrialRecord, dict
     rec = measure(replace(ctx, tb=bed), 0, k, job.rate_pps, req.duration_s)  # type: ignore[arg-type]
     gen = rec.counters.get("generator") or {}
     done = bed.done
+    assert done is not None  # the change ran: ``send`` joins the thread that runs it
     first, last = gen.get("first_tx_ns"), gen.get("last_tx_ns")
-    own: dict[str, Any] = {k2: v for k2, v in done.items() if k2 not in ("start_s", "end_s")}
+    own: dict[str, Any] = {**kept(done)}
     problems = [f] if (f := fault("--change", done)) else []
     if first and last and "start_s" in done:
         own["start_from_traffic_s"] = round(done["start_s"] - first / 1e9, 6)
@@ -174,7 +175,7 @@ def _one(job: ReconfigJob, ctx: TrialContext, k: int) -> tuple[TrialRecord, dict
             )
     if req.undo:
         undo = run_command(req.undo, netns, {**env, "NETASSAY_HOOK": "undo"}, 60.0)
-        own["undo"] = {k2: v for k2, v in undo.items() if k2 not in ("start_s", "end_s")}
+        own["undo"] = kept(undo)
         if f := fault("--undo", undo):
             problems.append(f)
     return replace(rec, warnings=[*rec.warnings, *problems]), own

@@ -147,21 +147,19 @@ def phased(whole: GenResult, extra: GenResult) -> GenResult:
     share = min(1.0, extra.duration_s / span)
     rate = (whole.rate_pps or 0.0) + (extra.rate_pps or 0.0) * share
     achieved = whole.achieved_rate_pps + extra.achieved_rate_pps * share
-    fields: dict[str, Any] = {
-        "technique": whole.technique, "planned": whole.planned + extra.planned,
-        "sent": whole.sent + extra.sent, "first_tx_ns": min(whole.first_tx_ns, extra.first_tx_ns),
-        "last_tx_ns": max(whole.last_tx_ns, extra.last_tx_ns), "duration_s": whole.duration_s,
-        "rate_pps": rate or None, "achieved_rate_pps": achieved,
-        "rate_error": achieved / rate - 1.0 if rate else None,
-        "lateness_max_ns": max(whole.lateness_max_ns or 0, extra.lateness_max_ns or 0),
-        "lateness_p99_ns": max(whole.lateness_p99_ns or 0, extra.lateness_p99_ns or 0),
-        "retries": whole.retries + extra.retries,
-        "stopped_by_signal": whole.stopped_by_signal or extra.stopped_by_signal,
-        "ok": whole.ok and extra.ok,
-    }  # fmt: skip
-    return GenResult(
-        **fields, raw={**fields, "phases": {"whole": whole.raw, "overload": extra.raw}}
-    )
+    res = GenResult(
+        technique=whole.technique, planned=whole.planned + extra.planned,
+        sent=whole.sent + extra.sent, first_tx_ns=min(whole.first_tx_ns, extra.first_tx_ns),
+        last_tx_ns=max(whole.last_tx_ns, extra.last_tx_ns), duration_s=whole.duration_s,
+        rate_pps=rate or None, achieved_rate_pps=achieved,
+        rate_error=achieved / rate - 1.0 if rate else None,
+        lateness_max_ns=max(whole.lateness_max_ns or 0, extra.lateness_max_ns or 0),
+        lateness_p99_ns=max(whole.lateness_p99_ns or 0, extra.lateness_p99_ns or 0),
+        retries=whole.retries + extra.retries,
+        stopped_by_signal=whole.stopped_by_signal or extra.stopped_by_signal,
+        ok=whole.ok and extra.ok,
+    )  # fmt: skip
+    return res.with_report(phases={"whole": whole.raw, "overload": extra.raw})
 
 
 def run(job: RecoveryJob) -> recovery_store.StoredRecovery:
