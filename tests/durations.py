@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
+from xml.etree import ElementTree
 
 
 def durations(report: Path) -> dict[str, float]:
     """Test (module.Class::name, as the report names it) -> seconds (setup, call and
     teardown)."""
     out: dict[str, float] = {}
-    for case in ET.parse(report).getroot().iter("testcase"):
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
         name = f"{case.get('classname')}::{case.get('name')}"
         out[name] = out.get(name, 0.0) + float(case.get("time") or 0.0)
     return out
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
         ap.error("give one report, or two to compare")
     try:
         runs = [durations(r) for r in args.reports]
-    except (OSError, ET.ParseError) as exc:
+    except (OSError, ElementTree.ParseError) as exc:
         print(f"durations: cannot read the report ({exc}): give a pytest --junitxml file",
               file=sys.stderr)  # fmt: skip
         return 2

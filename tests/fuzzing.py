@@ -769,17 +769,17 @@ def iperf3_text(draw: Any) -> str:
 def _iperf3(text: str) -> Any:
     """What ``import iperf3 FILE`` reads before it writes: each file's protocol, the
     TCP cells, the UDP acceptance tests."""
-    from netassay.methods.accept import import_iperf3 as I3
-    from netassay.methods.tcp import import_iperf3 as T3
+    from netassay.methods.accept import import_iperf3 as accept_import_iperf3
+    from netassay.methods.tcp import import_iperf3 as tcp_import_iperf3
 
     with _file(text, "fuzz.json") as path:
-        if I3.protocol(path) == "TCP":
-            return "tcp", T3.read_cell(path)
-        return "udp", I3.read_tests([path], None, "ethernet")
+        if accept_import_iperf3.protocol(path) == "TCP":
+            return "tcp", tcp_import_iperf3.read_cell(path)
+        return "udp", accept_import_iperf3.read_tests([path], None, "ethernet")
 
 
 def _iperf3_ok(text: str, out: Any) -> None:
-    from netassay.methods.accept import import_iperf3 as I3
+    from netassay.methods.accept import import_iperf3 as accept_import_iperf3
 
     kind, got = out
     if kind != "udp":
@@ -788,7 +788,9 @@ def _iperf3_ok(text: str, out: Any) -> None:
     for test in got:
         for run in test.runs:
             need(run.received_bytes is not None, "a run has its bytes", run)
-            again = I3.build_tests(I3.parse_all(run.raw, "raw"), None, "ethernet")
+            again = accept_import_iperf3.build_tests(
+                accept_import_iperf3.parse_all(run.raw, "raw"), None, "ethernet"
+            )
             runs = [r for t in again for r in t.runs]
             need(len(runs) == 1, "a run's raw text reads as one run", len(runs))
             a, b = runs[0], run

@@ -9,9 +9,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from netassay.campaign import execute as X
-from netassay.campaign import order as O
-from netassay.campaign import spec as SP
+from netassay.campaign import execute, order, spec
 from netassay.campaign.worker import CellResult, read_scratch
 from netassay.store.db import Store
 
@@ -27,7 +25,7 @@ sut = ["router", "xdp-router"]
 """
 
 
-def _cell(c: SP.Campaign, slot: O.Slot) -> CellResult:
+def _cell(c: spec.Campaign, slot: order.Slot) -> CellResult:
     """What a recovery cell's scratch store holds: its own experiment (first) and the
     search it measured its throughput with, which it names by the scratch id."""
     scratch = Path(tempfile.mkdtemp(prefix="netassay-scratch-")) / "cell.db"
@@ -42,21 +40,21 @@ def _cell(c: SP.Campaign, slot: O.Slot) -> CellResult:
 
 
 def test_a_cells_experiment_names_its_search_by_its_id_in_the_campaign_store(tmp_path):
-    c = SP.parse(FILE, "rec.toml")
+    c = spec.parse(FILE, "rec.toml")
     db = tmp_path / "camp.db"
     with Store(db) as st:
         for k in ("earlier", "earlier-2"):  # this store's ids start past the scratch's two
             st.add_experiment(key=k, kind="sweep", source="netassay-testbed", label=k,
                               config={}, metadata={})  # fmt: skip
-        cid, seed = X._start(st, c, False, str(db))
-        for slot in O.run_order(len(c.cells), c.repetitions, seed):
-            X.write_cell(st, c, cid, seed, slot, _cell(c, slot))
+        cid, seed = execute._start(st, c, False, str(db))
+        for slot in order.run_order(len(c.cells), c.repetitions, seed):
+            execute.write_cell(st, c, cid, seed, slot, _cell(c, slot))
         searches = {e.key: e.id for e in st.experiments() if e.kind == "search"}
         for e in st.experiments():
             if e.kind != "recovery":
                 continue
             named = e.config["throughput_from"]["search_experiment"]
             assert named == searches[f"{e.key}-2"] and named != 2, (e.key, named, searches)
-    assert json.dumps(X.renumbered({"a": [{"search_experiment": 2}]}, {2: 7})) == (
+    assert json.dumps(execute.renumbered({"a": [{"search_experiment": 2}]}, {2: 7})) == (
         '{"a": [{"search_experiment": 7}]}'
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_cli
 
-from netassay.campaign import results as CR
+from netassay.campaign import results
 from netassay.report.campaign import loss_panels
 from netassay.store.db import Store
 
@@ -27,7 +27,7 @@ def db(tmp_path_factory):
 
 def test_each_cell_has_its_loss_by_location_per_load(db):
     with Store(db, readonly=True) as st:
-        rows = CR.comparison(st, [], None)["experiments"]
+        rows = results.comparison(st, [], None)["experiments"]
         panels = {
             r["factors"]["sut_cap"]: (rates, shares) for r, rates, shares in loss_panels(st, rows)
         }

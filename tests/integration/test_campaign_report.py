@@ -12,9 +12,7 @@ import pytest
 from tests.conftest import run_cli
 
 from netassay.analysis.synthetic import ideal_plr, trials_from_plr
-from netassay.campaign import execute as X
-from netassay.campaign import order as O
-from netassay.campaign import spec as SP
+from netassay.campaign import execute, order, spec
 from netassay.campaign.worker import CellResult, read_scratch
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
@@ -35,7 +33,7 @@ pinning = ["pin-1cpu", "pin-2cpu"]
 """
 
 
-def _cell(c: SP.Campaign, slot: O.Slot) -> CellResult:
+def _cell(c: spec.Campaign, slot: order.Slot) -> CellResult:
     cap = CAPS[c.cells[slot.cell]["sut_cap"]] * (1 + 0.01 * slot.block)
     li, rates, sent, recv = trials_from_plr(
         RATES, ideal_plr(RATES, cap), 3, 100_000, seed=slot.position
@@ -75,17 +73,17 @@ def _cell(c: SP.Campaign, slot: O.Slot) -> CellResult:
 
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory):
-    c = SP.parse(FILE, "caps.toml")
+    c = spec.parse(FILE, "caps.toml")
     db = tmp_path_factory.mktemp("camp") / "camp.db"
     with Store(db) as st:
-        cid, seed = X._start(st, c, False, str(db))
-        for slot in O.run_order(len(c.cells), c.repetitions, seed):
-            X.write_cell(st, c, cid, seed, slot, _cell(c, slot))
+        cid, seed = execute._start(st, c, False, str(db))
+        for slot in order.run_order(len(c.cells), c.repetitions, seed):
+            execute.write_cell(st, c, cid, seed, slot, _cell(c, slot))
     return db
 
 
 def test_cells_are_stored_once_tagged_with_their_levels(store_path):
-    c = SP.parse(FILE, "caps.toml")
+    c = spec.parse(FILE, "caps.toml")
     with Store(store_path) as st:
         exps = list(st.experiments())
         assert len(exps) == 8 and st.count_trials() == 8 * len(RATES) * 3
@@ -98,13 +96,13 @@ def test_cells_are_stored_once_tagged_with_their_levels(store_path):
         run_ids = {t["run_id"] for t in st.trials(exps[0].id)}
         assert run_ids == {st.runs(exps[0].id)[0]["id"]}  # runs mapped to this store's
         # a resume finds the campaign unchanged; a changed file is refused
-        assert X._start(st, c, True, "db") == (1, 3)
-        changed = SP.parse(FILE.replace("runs = 3", "runs = 4"), "caps.toml")
+        assert execute._start(st, c, True, "db") == (1, 3)
+        changed = spec.parse(FILE.replace("runs = 3", "runs = 4"), "caps.toml")
         with pytest.raises(Exception, match="changed since campaign 'caps' started"):
-            X._start(st, changed, True, "db")
+            execute._start(st, changed, True, "db")
         # writing a cell again writes nothing (its key is stored)
-        slot = O.run_order(4, 2, 3)[0]
-        assert X.write_cell(st, c, 1, 3, slot, _cell(c, slot)) == 0
+        slot = order.run_order(4, 2, 3)[0]
+        assert execute.write_cell(st, c, 1, 3, slot, _cell(c, slot)) == 0
 
 
 def test_compare_serves_a_campaign_store(store_path, cli):
@@ -178,11 +176,11 @@ def test_one_coordinator_writes_a_store(tmp_path):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a running coordinator holds it
         busy = pytest.raises(UsageError, match="another 'netassay campaign run' is writing")
-        with busy, X._sole_writer(str(db)):
+        with busy, execute._sole_writer(str(db)):
             pass
     finally:
         os.close(fd)
-    with X._sole_writer(str(db)):  # released: the next one gets it
+    with execute._sole_writer(str(db)):  # released: the next one gets it
         pass
 
 
@@ -193,11 +191,11 @@ def two_campaigns(store_path, tmp_path_factory):
 
     db = tmp_path_factory.mktemp("two") / "two.db"
     shutil.copy(store_path, db)
-    c = SP.parse(FILE.replace('name = "caps"', 'name = "caps2"'), "caps2.toml")
+    c = spec.parse(FILE.replace('name = "caps"', 'name = "caps2"'), "caps2.toml")
     with Store(db) as st:
-        cid, seed = X._start(st, c, False, str(db))
-        for slot in O.run_order(len(c.cells), c.repetitions, seed):
-            X.write_cell(st, c, cid, seed, slot, _cell(c, slot))
+        cid, seed = execute._start(st, c, False, str(db))
+        for slot in order.run_order(len(c.cells), c.repetitions, seed):
+            execute.write_cell(st, c, cid, seed, slot, _cell(c, slot))
     return db
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 from tests.builders import store_with
 
-from netassay.methods.doctor import checks as C
+from netassay.methods.doctor import checks
 
 
 @pytest.mark.parametrize(
@@ -54,12 +54,12 @@ def test_a_stored_run_is_read_back_with_every_check(cli, tmp_path):
     names = [c["name"] for c in obj["checks"]]
     assert names[:2] == ["cpu governor", "smt"] and names[-1] == "trusted range"
     assert {"false loss", "router mrr", "ground truth: cap", "ground truth: drop"} <= set(names)
-    assert obj["finished"] and obj["verdict"] == C.verdict(
-        [C.Check(c["name"], c["status"], "") for c in obj["checks"]]
+    assert obj["finished"] and obj["verdict"] == checks.verdict(
+        [checks.Check(c["name"], c["status"], "") for c in obj["checks"]]
     )
     assert obj["trusted_pps"] == obj["checks"][-1]["value"]["trusted_pps"] > 0
     truths = {c["name"]: c for c in obj["checks"] if c["name"].startswith("ground truth")}
-    assert all(c["status"] == C.PASS for c in truths.values()), truths  # measured so
+    assert all(c["status"] == checks.PASS for c in truths.values()), truths  # measured so
     text = cli("assess", db, check=True).stdout
     assert "PASS  ground truth: cap" in text and "verdict: " in text
     rows = [

@@ -26,7 +26,7 @@ from tests.conftest import netassay_argv
 from netassay import __version__
 from netassay.hist import SinkHist
 from netassay.methods import REGISTRY, exports, method
-from netassay.store import export as E
+from netassay.store import export
 from netassay.store.db import Store
 from netassay.store.parquet import export_parquet
 from netassay.store.schema import SCHEMA_VERSION
@@ -83,7 +83,7 @@ def _same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:
 
 def _export(db: Path, out: Path) -> dict[str, int]:
     with Store(db, readonly=True) as store:
-        return export_parquet(store, out, [*E.kinds(store), *exports(store)])
+        return export_parquet(store, out, [*export.kinds(store), *exports(store)])
 
 
 DERIVED = {"latency", "rtt_segments", "rtt_probes", "floods", "soak_seconds", "accept_cpu_cores"}
@@ -122,8 +122,8 @@ def expected_trials(db: Path) -> list[dict[str, Any]]:
         " ORDER BY t.experiment_id, t.load_index, t.repetition",
     )
     places = {k for t in stored for k in json.loads(t["loss_location_json"])}
-    places_in_order = [p for p in E.ALL_LOCATIONS if p in places]
-    places_in_order += sorted(places - set(E.ALL_LOCATIONS))
+    places_in_order = [p for p in export.ALL_LOCATIONS if p in places]
+    places_in_order += sorted(places - set(export.ALL_LOCATIONS))
     cores = sorted(
         {k for t in stored for k in json.loads(t["cpu_json"])}, key=lambda c: (len(c), c)
     )
@@ -166,8 +166,8 @@ def check_trials(db: Path, out: Path) -> set[str]:
     _same(rows, expected_trials(db))
     text = io.StringIO()
     with Store(db, readonly=True) as store:
-        (trials,) = E.pick(E.kinds(store), "trials")
-        E.write_text(trials, "csv", text)
+        (trials,) = export.pick(export.kinds(store), "trials")
+        export.write_text(trials, "csv", text)
     as_csv = list(csv.DictReader(io.StringIO(text.getvalue())))
     assert len(as_csv) == len(rows)
     for r, line in zip(rows, as_csv, strict=True):

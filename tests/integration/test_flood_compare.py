@@ -8,14 +8,14 @@ import json
 import pytest
 from tests.builders import store_with
 
-from netassay.methods.flood import store as FS
+from netassay.methods.flood import store
 from netassay.store.db import Store
 
 
 def _slower(db) -> int:
     with Store(db) as st:
         exp_id, _ = st.add_experiment(
-            key="mrr-slow", kind=FS.KIND, source="netassay-testbed", label="slow", config={}
+            key="mrr-slow", kind=store.KIND, source="netassay-testbed", label="slow", config={}
         )
         for i, fwd in enumerate((50_000, 52_000)):
             flood = {
@@ -23,12 +23,12 @@ def _slower(db) -> int:
                 "forwarded": fwd, "loss_location": {"sut_egress": 1_000_000 - fwd},
                 "duration_s": 1.0,
             }  # fmt: skip
-            FS.record(st, exp_id, i, flood)
+            store.record(st, exp_id, i, flood)
     return exp_id
 
 
 def test_compare_ranks_a_stores_floods_by_mrr(tmp_path, cli):
-    db = store_with(tmp_path / "f.db", FS.KIND)
+    db = store_with(tmp_path / "f.db", store.KIND)
     slow = _slower(db)
     out = cli("compare", "--db", db, "--json", check=True)
     (result,) = [json.loads(out.stdout)]
@@ -45,7 +45,7 @@ def test_compare_ranks_a_stores_floods_by_mrr(tmp_path, cli):
 
 @pytest.mark.slow
 def test_assess_shows_each_flood_with_its_mrr_per_run(tmp_path, cli):
-    db = store_with(tmp_path / "f.db", FS.KIND)
+    db = store_with(tmp_path / "f.db", store.KIND)
     text = cli("assess", db, check=True).stdout
     assert "golden flood, experiment 1: MRR " in text
     assert "MRR per run: " in text and "lost at sut_egress" in text

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from netassay.errors import UsageError
-from netassay.traffic import pcap as P
+from netassay.traffic import pcap
 from netassay.traffic.generator import find_generator
 
 DATA = Path(__file__).resolve().parents[2] / "gen" / "tests" / "data"
@@ -21,7 +21,7 @@ US, NS = DATA / "tcpdump-us.pcap", DATA / "tcpdump-ns.pcap"
 
 
 def test_describe_says_what_a_replay_sends_per_loop():
-    c = P.describe(US, 4)
+    c = pcap.describe(US, 4)
     # the capture: 30 records, 2 ARP, 18 IPv6 (ICMPv6, netassay-gen's UDP of 200 bytes),
     # 10 IPv4 (4 ICMP of 142 bytes, 3 port unreachable of 156, 3 netassay UDP of 128)
     assert (c.records, c.frames, c.marked) == (30, 10, 3)
@@ -29,7 +29,7 @@ def test_describe_says_what_a_replay_sends_per_loop():
     assert c.per_size == {128: 3, 142: 4, 156: 3} and c.marked_per_size == {128: 3}
     assert c.mean_bytes == pytest.approx((3 * 128 + 4 * 142 + 3 * 156) / 10)
     assert len(c.sha256) == 64 and c.metadata()["path"] == str(US)
-    six = P.describe(NS, 6)
+    six = pcap.describe(NS, 6)
     assert six.marked_per_size == {200: 2} and six.skipped["other_family"] > 0
 
 
@@ -51,20 +51,20 @@ def test_a_capture_with_nothing_to_count_or_no_capture_at_all_is_one_line(tmp_pa
     arp = bytes(12) + b"\x08\x06" + bytes(28)
     _libpcap(tmp_path / "arp.pcap", arp)
     with pytest.raises(UsageError) as e:
-        P.describe(tmp_path / "arp.pcap", 4)
+        pcap.describe(tmp_path / "arp.pcap", 4)
     assert "none of its 1 frames can be sent (1 not_ip)" in str(e.value)
     (tmp_path / "text.pcap").write_text("not a capture\n")
     with pytest.raises(UsageError) as e:
-        P.describe(tmp_path / "text.pcap", 4)
+        pcap.describe(tmp_path / "text.pcap", 4)
     assert "not a libpcap or pcapng file" in str(e.value)
     # ICMP only: sent, but nothing marked for the sink to count
     with pytest.raises(UsageError) as e:
-        P.describe(_libpcap(tmp_path / "icmp.pcap", ICMP), 4)
+        pcap.describe(_libpcap(tmp_path / "icmp.pcap", ICMP), 4)
     assert "has nothing the sink counts" in str(e.value)
     # frames above the MTU are skipped: the 128-byte UDP frames at an MTU of 113
-    assert P.describe(US, 4, mtu=114).marked_per_size == {128: 3}
+    assert pcap.describe(US, 4, mtu=114).marked_per_size == {128: 3}
     with pytest.raises(UsageError) as e:
-        P.describe(US, 4, mtu=113)
+        pcap.describe(US, 4, mtu=113)
     assert "none of its 30 frames can be sent (2 not_ip, 18 other_family, 10 too_big)" in str(
         e.value
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from netassay.testbed import topology as T
+from netassay.testbed import topology
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "marian.toml"
 
@@ -32,7 +32,7 @@ def test_bad_pairs_are_one_line_exit_2_nothing_built_or_stored(cli, tmp_path, fl
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], res.stderr
     assert not db.exists()
-    assert not [ns for ns in T.list_netns() if ns.startswith("na-rxbad-")]
+    assert not [ns for ns in topology.list_netns() if ns.startswith("na-rxbad-")]
     assert not list(tmp_path.rglob("*rxbad*"))
 
 

@@ -9,7 +9,7 @@ import pytest
 from tests.builders import SyntheticSut, cliff
 
 from netassay.methods.search.figures import points
-from netassay.shared import search_engine as E
+from netassay.shared import search_engine
 from netassay.shared.search_spec import Goal, SearchSpec
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
@@ -65,7 +65,7 @@ def test_dry_run_shows_goals_range_and_worst_case(cli, tmp_path):
     assert plan["worst_case"]["trials"] > 0
 
 
-def _stored_search(db) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
+def _stored_search(db) -> search_engine.SearchOutcome:  # type: ignore[no-untyped-def]
     """A search on a synthetic SUT of 60 kpps, stored as netassay search stores one."""
     spec = SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000)
 
@@ -75,7 +75,9 @@ def _stored_search(db) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
             key="search-test", kind="search", source="netassay-testbed", label="synthetic",
             config={"search": spec.to_json()}, metadata={"method": "search"},
         )  # fmt: skip
-        return E.run_search(spec, sut, on_trial=lambda ev: st.add_trial(exp_id, ev.record))
+        return search_engine.run_search(
+            spec, sut, on_trial=lambda ev: st.add_trial(exp_id, ev.record)
+        )
 
 
 @pytest.mark.slow
@@ -128,7 +130,7 @@ def _partial_search(db, trials: int) -> None:  # type: ignore[no-untyped-def]
     kept: list[TrialRecord] = []
 
     sut = SyntheticSut(cliff(60_000), source="netassay-testbed")
-    E.run_search(spec, sut, on_trial=lambda ev: kept.append(ev.record))
+    search_engine.run_search(spec, sut, on_trial=lambda ev: kept.append(ev.record))
     with Store(db) as st:
         exp_id, _ = st.add_experiment(
             key="search-partial", kind="search", source="netassay-testbed", label="partial",
@@ -170,7 +172,7 @@ def test_resume_dry_run_names_the_search_and_its_testbed(cli, tmp_path):
     assert "would resume search 1" in res.stdout and "testbed 'zz7'" in res.stdout
     js = cli("assess", str(db), "--json")
     obj = json.loads(js.stdout)
-    assert obj["complete"] is False and obj["stop"]["kind"] == E.STORED_END
+    assert obj["complete"] is False and obj["stop"]["kind"] == search_engine.STORED_END
 
 
 @pytest.mark.parametrize(
@@ -191,7 +193,7 @@ def test_fail_on_gates_a_search_on_its_verify_sweeps_verdict(
     from netassay.methods.search.run import SearchReport, VerifyResult, _assess
 
     db = tmp_path / "s.db"
-    out = E.run_search(
+    out = search_engine.run_search(
         SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000), SyntheticSut(cliff(60_000))
     )
     src = (
@@ -231,7 +233,7 @@ def test_search_latency_gives_the_latency_at_each_bound(cli, tmp_path):
     spec = SearchSpec((Goal(0.0), Goal(0.005)), 6_000, 600_000, latency=True)
     sut = SyntheticSut(cliff(60_000), source="netassay-testbed")
 
-    def keep(ev: E.TrialEvent) -> None:
+    def keep(ev: search_engine.TrialEvent) -> None:
         ev.record.counters["latency"] = _latency_of(ev.record.rate_pps)
         st.add_trial(exp_id, ev.record)
 
@@ -240,7 +242,7 @@ def test_search_latency_gives_the_latency_at_each_bound(cli, tmp_path):
             key="search-test", kind="search", source="netassay-testbed", label="synthetic",
             config={"search": spec.to_json()}, metadata={"method": "search"},
         )  # fmt: skip
-        out = E.run_search(spec, sut, on_trial=keep)
+        out = search_engine.run_search(spec, sut, on_trial=keep)
     (obj,) = [
         json.loads(x) for x in cli("assess", str(db), "--json", check=True).stdout.splitlines()
     ]

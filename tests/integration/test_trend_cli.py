@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from tests.builders import GOLDEN_STORE
 
-from netassay.report import series as S
+from netassay.report import series
 from netassay.store.db import Store
 
 STEP_AT, COPIES = 6, 10
@@ -99,16 +99,16 @@ def test_by_kernel_orders_by_version_not_time(tmp_path):
     slow = ["6.12", "6.8"] * 4  # stored alternating; the newer kernel forwards 10% less
     db = _copies(tmp_path / "k.db", [0.9 if k == "6.12" else 1.0 for k in slow], slow)
     with Store(db, readonly=True) as st:
-        (s,) = S.series(st, by="kernel")
+        (s,) = series.series(st, by="kernel")
     assert [p.x for p in s.trend.points] == ["6.8"] * 4 + ["6.12"] * 4
     (change,) = s.trend.changes
     assert change.first == 4 and change.change == "regression"
-    assert "at point 5 (experiment 1, kernel 6.12)" in "\n".join(S.text(s))
+    assert "at point 5 (experiment 1, kernel 6.12)" in "\n".join(series.text(s))
 
 
 def test_bad_results_are_marked_and_judged_only_with_all():
     with Store(GOLDEN_STORE, readonly=True) as st:
-        found, everything = S.series(st), S.series(st, include_all=True)
+        found, everything = series.series(st), series.series(st, include_all=True)
     (s,) = [s for s in found if len(s.trend.points) == 2]  # bare-metal, 5.15 and 6.8
     assert [(p.verdict, p.used, p.mark) for p in s.trend.points] == [
         ("BAD", False, "BAD"), ("GOOD", True, ""),
@@ -116,7 +116,7 @@ def test_bad_results_are_marked_and_judged_only_with_all():
     assert not s.trend.judged and s.trend.note.startswith("too short to judge: 1 trustworthy")
     (same,) = [x for x in everything if x.id == s.id]
     assert [p.used for p in same.trend.points] == [True, True]
-    assert "750 kpps(BAD) 450 kpps" in "\n".join(S.text(s))
+    assert "750 kpps(BAD) 450 kpps" in "\n".join(series.text(s))
 
 
 @pytest.mark.parametrize(
@@ -141,7 +141,7 @@ def test_a_missing_store_is_one_line(tmp_path, cli):
 
 def test_another_figure_of_the_same_results(stepped):
     with Store(stepped, readonly=True) as st:
-        (s,) = S.series(st, metric="loss")
+        (s,) = series.series(st, metric="loss")
     assert s.trend.metric == "loss_ratio" and not s.trend.higher_is_better
     assert [c.change for c in s.trend.changes] == ["regression"]  # more lost: worse
 

@@ -14,7 +14,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from netassay.campaign import spec as SP
+from netassay.campaign import spec
 from netassay.cli.common import Given, with_params
 from netassay.errors import Deprecated, UsageError
 from netassay.methods.base import RunOptions
@@ -111,10 +111,10 @@ def test_the_store_as_a_positional_still_works_said_once(cli, tmp_path):
 
 def test_an_old_campaign_key_is_read_as_the_new_one_and_said():
     text = '[campaign]\nname = "k"\nmethod = "rtt"\n[fixed]\n{key} = "2k"\nruns = 2\n'
-    new = SP.parse(text.format(key="probe_rate"), "n.toml")
+    new = spec.parse(text.format(key="probe_rate"), "n.toml")
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        old = SP.parse(text.format(key="rate"), "o.toml")
+        old = spec.parse(text.format(key="rate"), "o.toml")
     assert old.settings(0) == new.settings(0) and old.settings(0)["probe_rate"] == "2k"
     (w,) = [w for w in seen if issubclass(w.category, Deprecated)]
     assert str(w.message) == (

@@ -50,10 +50,10 @@ def lab_env(tmp_path_factory) -> Iterator[dict[str, str]]:
     try:
         yield {**os.environ}
     finally:
-        from netassay.testbed import topology as T
+        from netassay.testbed import topology
 
-        ours = {ns.split("-")[1] for ns in T.list_netns() if ns.startswith(f"na-{OURS}")}
-        T.cleanup(ours or {"-"})
+        ours = {ns.split("-")[1] for ns in topology.list_netns() if ns.startswith(f"na-{OURS}")}
+        topology.cleanup(ours or {"-"})
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -64,20 +64,20 @@ def lab_env(tmp_path_factory) -> Iterator[dict[str, str]]:
 @pytest.fixture
 def tb_name(lab_env) -> Iterator[str]:
     """A fresh testbed name; its namespaces and state are removed after the test."""
-    from netassay.testbed import topology as T
+    from netassay.testbed import topology
 
     name = OURS + secrets.token_hex(3)
     try:
         yield name
     finally:
-        T.cleanup({name})
-        assert not [ns for ns in T.list_netns() if ns.startswith(f"na-{name}-")]
+        topology.cleanup({name})
+        assert not [ns for ns in topology.list_netns() if ns.startswith(f"na-{name}-")]
 
 
 def _netns_of(name: str) -> list[str]:
-    from netassay.testbed import topology as T
+    from netassay.testbed import topology
 
-    return [ns for ns in T.list_netns() if ns.startswith(f"na-{name}-")]
+    return [ns for ns in topology.list_netns() if ns.startswith(f"na-{name}-")]
 
 
 def _backlog() -> str:

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from netassay.methods.batching import store as BS
+from netassay.methods.batching import store
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system
@@ -44,7 +44,7 @@ def test_unbatched_the_receiver_sees_the_senders_gaps(cli, tb_name, netns_of, tm
     assert s["receiver_gap_p50_ns"] == pytest.approx(SPACING_US * 1e3, abs=3_000)
     assert s["share_in_bursts"] <= s["sender_share_in_bursts"] + 0.05, s
     with Store(db, readonly=True) as st:
-        (exp,) = list(st.experiments(kinds=(BS.KIND,)))
+        (exp,) = list(st.experiments(kinds=(store.KIND,)))
         knobs = exp.metadata["knobs"]
         assert knobs["read"]["gro"] == "off" and knobs["read"]["gro_flush_timeout"] == "0"
         assert knobs["read"] == {**knobs["read"], **knobs["set"]}
@@ -81,7 +81,7 @@ def test_a_flush_timeout_makes_bursts_of_the_size_it_implies(
     assert s["gro"] == napi[1] and s["flush_ns"] == 500_000 and s["defer"] == 100
     assert s["xdp"] == ("on" if "--xdp" in napi else "off")
     with Store(db, readonly=True) as st:
-        (exp,) = list(st.experiments(kinds=(BS.KIND,)))
+        (exp,) = list(st.experiments(kinds=(store.KIND,)))
         read = exp.metadata["knobs"]["read"]
         assert read["gro_flush_timeout"] == "500000" and read["napi_defer_hard_irqs"] == "100"
         assert read["gro"] == napi[1] and read["peer_tso"] == "off"
@@ -113,10 +113,10 @@ def test_the_receiving_socket_sees_the_train_as_ingress_does(cli, tb_name, netns
     assert s["socket_share_in_bursts"] >= 0.9, s
     assert "0" not in s["socket_napi_ids"] and sum(s["socket_napi_ids"].values()) == 6000, s
     with Store(db, readonly=True) as st:
-        exps = list(st.experiments(kinds=(BS.KIND,)))
+        exps = list(st.experiments(kinds=(store.KIND,)))
         assert [e.config["probe"] for e in exps] == ["udp", "udp"]
         assert exps[0].metadata["points"]["socket"] == "socket"
-        assert all("socket_wait_p50_ns" in r for r in BS.runs(st, exps[1].id))
+        assert all("socket_wait_p50_ns" in r for r in store.runs(st, exps[1].id))
     res = cli("assess", str(db))
     assert res.returncode == 0 and "wait from ingress to the socket" in res.stdout, res.stderr
 
@@ -138,13 +138,13 @@ def test_the_echos_socket_busy_polls_the_receivers_napi_instance(cli, tb_name, n
     (napi,) = s["socket_napi_ids"]  # one instance: the receiver veth's
     assert int(napi) > 0 and s["socket_napi_ids"][napi] == 6000, s
     with Store(db, readonly=True) as st:
-        (exp,) = list(st.experiments(kinds=(BS.KIND,)))
+        (exp,) = list(st.experiments(kinds=(store.KIND,)))
         assert exp.config["busy_poll_us"] == 50 and "busy-poll 50us" in exp.label
         sock = exp.metadata["knobs"]["socket"]
         assert sock["set"] == {"busy_poll_us": 50}
         assert sock["read"]["busy_poll_us"] == 50 and sock["read"]["prefer_busy_poll"] == 0
         assert sock["read"]["wait"] == "recvfrom"  # (a blocking read: where it acts)
-        runs = BS.runs(st, exp.id)
+        runs = store.runs(st, exp.id)
         assert len(runs) == 3 and all(r["socket_napi_ids"] == {napi: 2000} for r in runs)
         for r in runs:
             assert set(r["gap_quantiles"]) == {"sender", "receiver", "socket"}
@@ -180,8 +180,8 @@ def test_a_batching_campaign_ranks_the_shorter_flush_first(tb_name, tmp_path, cl
     assert "2 of 2 cells stored" in res.stdout and "4 trials written" in res.stdout
     assert netns_of(tb_name) == []
     with Store(db, readonly=True) as st:
-        exps = list(st.experiments(kinds=(BS.KIND,)))
-        assert len(exps) == 2 and all(len(BS.runs(st, e.id)) == 2 for e in exps)
+        exps = list(st.experiments(kinds=(store.KIND,)))
+        assert len(exps) == 2 and all(len(store.runs(st, e.id)) == 2 for e in exps)
     out = cli("compare", "--db", str(db), "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from netassay.campaign import order
-from netassay.campaign import spec as SP
+from netassay.campaign import order, spec
 from netassay.campaign.execute import _progress, run_campaign, summary
 from netassay.campaign.worker import CellFailed
 from netassay.store.db import Store
@@ -58,7 +57,7 @@ backlog = [1000, 2000]
 def test_a_cell_the_method_refuses_reaches_the_coordinator_as_its_typed_error(
     tb_name, tmp_path, netns_of
 ):
-    c = SP.parse(REFUSED, "refused.toml")
+    c = spec.parse(REFUSED, "refused.toml")
     result = run_campaign(c, str(tmp_path / "r.db"), testbed=tb_name)
     assert result.stored == [] and list(result.failed) == ["campaign-refused-b1-c1"]
     exc = result.errors["campaign-refused-b1-c1"]
@@ -89,7 +88,7 @@ def _cell_children() -> list[int]:
 def test_a_cell_whose_child_is_killed_fails_with_the_signal_and_the_next_cell_runs(
     tb_name, tmp_path, netns_of
 ):
-    c = SP.parse(TWO_SWEEPS, "killed.toml")
+    c = spec.parse(TWO_SWEEPS, "killed.toml")
     slots = order.run_order(len(c.cells), c.repetitions, 7)
     prog = _progress(c, slots, 1)
     first = slots[0].key(c.name)

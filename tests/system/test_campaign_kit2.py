@@ -23,8 +23,7 @@ import pytest
 
 from netassay.config import TestbedConfig
 from netassay.errors import NetassayError
-from netassay.testbed import dataplane as D
-from netassay.testbed import topology as T
+from netassay.testbed import dataplane, topology
 
 pytestmark = pytest.mark.system
 
@@ -34,7 +33,7 @@ SUTS = ("router", "ovs")
 
 
 def _bucket(sut: str) -> int:
-    b = T.cap_bucket_pkts(TestbedConfig(sut=sut, sut_cap_pps=CAP))
+    b = topology.cap_bucket_pkts(TestbedConfig(sut=sut, sut_cap_pps=CAP))
     assert b is not None
     return b
 
@@ -53,7 +52,7 @@ def test_burst_and_recovery_campaigns_over_two_data_planes_meet_their_caps(
     tb_name, tmp_path, cli, netns_of
 ):
     try:
-        D.validate(TestbedConfig(sut="ovs"))
+        dataplane.validate(TestbedConfig(sut="ovs"))
     except NetassayError as exc:
         pytest.skip(exc.line())
     db = tmp_path / "kit2.db"

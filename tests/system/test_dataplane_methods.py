@@ -34,17 +34,17 @@ from tests.system.stored import json_of, trials_of
 from netassay.config import TestbedConfig
 from netassay.counters.loss import dataplane_counters
 from netassay.errors import NetassayError
-from netassay.testbed import dataplane as D
+from netassay.testbed import dataplane
 
 pytestmark = pytest.mark.system
 RATE = 20_000  # a low load (tests/system/test_dataplanes.py)
 CAP = 30_000  # the meter (--sut-cap)
-BUCKET = D.XSK_RING  # its bucket (dataplane.cap_bucket)
+BUCKET = dataplane.XSK_RING  # its bucket (dataplane.cap_bucket)
 
 
 def _ovs() -> None:
     try:
-        D.validate(TestbedConfig(sut="ovs"))
+        dataplane.validate(TestbedConfig(sut="ovs"))
     except NetassayError as exc:
         pytest.skip(exc.line())
 
@@ -74,7 +74,7 @@ def test_a_hook_reads_the_data_planes_own_counters_with_its_own_tool(tb_name, tm
     (t,) = trials_of(db)
     h = t["counters"]["hooks"]
     assert h["before"]["exit"] == 0 and h["after"]["exit"] == 0, h
-    rundir = str(D.run_dir(tb_name) / "ovs")
+    rundir = str(dataplane.run_dir(tb_name) / "ovs")
     assert h["before"]["stdout"].splitlines()[0] == rundir, h["before"]
     before, after = ports(h["before"]["stdout"]), ports(h["after"]["stdout"])
     rx = after["sut0"][0] - before["sut0"][0]
@@ -151,7 +151,7 @@ def test_recovery_through_open_vswitch_is_immediate_behind_a_meter(tb_name, tmp_
         "--db", str(db), "--json",
     )  # fmt: skip
     print({k: out[k] for k in ("mean_s", "ci95_s", "per_trial")})
-    from netassay.analysis import recovery as AR
+    from netassay.analysis import recovery
 
     low = 0.55 * CAP
     lost_truth = 0.1 * CAP * 2 - BUCKET  # 3,952
@@ -161,7 +161,7 @@ def test_recovery_through_open_vswitch_is_immediate_behind_a_meter(tb_name, tmp_
         if where != {"sut_egress"} or t["excluded"]:
             continue  # a busy host's ingress loss: not the meter's
         r = t["counters"]["recovery"]
-        got = AR.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], low)
+        got = recovery.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], low)
         lost = t["sent"] - t["received"]
         print({"trial": t["repetition"], "lost": lost, "recovery_s": got.recovery_s,
                "settled_frames": got.settled_frames})  # fmt: skip

@@ -37,21 +37,21 @@ import pytest
 from tests.system.droprule import drop_rule
 from tests.system.stored import json_of, trials_of
 
-from netassay.analysis import recovery as AR
+from netassay.analysis import recovery
 from netassay.config import TestbedConfig
 from netassay.errors import NetassayError
 from netassay.names import SUT_OUT
-from netassay.testbed import dataplane as D
+from netassay.testbed import dataplane
 
 pytestmark = pytest.mark.system
 ROUTER = Path(__file__).resolve().parents[2] / "examples" / "sut-setup" / "kernel-router.sh"
 CAP = 10_000  # the policer (--sut-cap)
-BUCKET = D.XSK_RING  # its bucket (dataplane.cap_bucket)
+BUCKET = dataplane.XSK_RING  # its bucket (dataplane.cap_bucket)
 
 
 def _dpdk(sut: str) -> None:
     try:
-        D.validate(TestbedConfig(sut=sut))
+        dataplane.validate(TestbedConfig(sut=sut))
     except NetassayError as exc:
         pytest.skip(exc.line())
 
@@ -153,7 +153,7 @@ def test_recovery_through_a_users_data_plane_is_the_time_its_queue_takes_to_drai
         after_a = [s[0] - r["t_drop_s"] for s in r["samples"]]
         gap = min(x for x in after_a if x > DRAIN_S) - max(x for x in after_a if x <= DRAIN_S)
         backlog = Q - (R - 0.55 * R) * min(x for x in after_a if x >= 0)
-        found = AR.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], 0.55 * R)
+        found = recovery.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], 0.55 * R)
         ok_time = found.recovery_s is not None and (
             abs(found.recovery_s - DRAIN_S) <= max(0.05 * DRAIN_S, gap)
         )

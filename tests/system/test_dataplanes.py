@@ -23,8 +23,7 @@ import pytest
 from netassay.config import TestbedConfig
 from netassay.counters.loss import dataplane_counters
 from netassay.errors import NetassayError
-from netassay.testbed import Testbed, dpdk
-from netassay.testbed import dataplane as D
+from netassay.testbed import Testbed, dataplane, dpdk
 from netassay.testbed.topology import CAP_BUCKET_S, _bucket
 from netassay.trial.engine import measure, trials_on
 
@@ -53,7 +52,7 @@ PROGRAMS = ("ovs-vswitchd", "ovsdb-server", "dpdk-testpmd", "netassay-l3fwd")
 
 def _available(cfg: TestbedConfig) -> None:
     try:
-        D.validate(cfg)
+        dataplane.validate(cfg)
     except NetassayError as exc:
         pytest.skip(exc.line())
 
@@ -81,7 +80,7 @@ def _gone(name: str, state: dict) -> None:
     """Nothing of the testbed is left: its processes, its namespaces, its files."""
     assert running(name) == []
     assert not [ns for ns in os.listdir("/run/netns") if ns.startswith(f"na-{name}-")]
-    assert not D.run_dir(name).exists()
+    assert not dataplane.run_dir(name).exists()
     assert not (dpdk.RUNTIME / dpdk.prefix(name)).exists()
     e = (state.get("dataplane") or {}).get("exec")
     if e:  # the setup program's process group, and what it left running
@@ -206,7 +205,7 @@ def test_the_setup_programs_group_is_ended_and_a_path_that_does_not_forward_refu
     script.chmod(0o755)
     with Testbed(tb_name, TestbedConfig(sut="exec", sut_setup=str(script))) as tb:
         state = json.loads(json.dumps(tb.state))
-        child = int((D.run_dir(tb_name) / "exec" / "child").read_text().split()[1])
+        child = int((dataplane.run_dir(tb_name) / "exec" / "child").read_text().split()[1])
         assert Path(f"/proc/{child}").exists()
     assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text()
     _gone(tb_name, state)
@@ -266,8 +265,8 @@ def test_search_finds_the_known_cap(tb_name, tmp_path, cli, kind):
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    bucket = D.cap_bucket(CAP, _bucket(CAP))
-    assert _bucket(CAP) == round(CAP * CAP_BUCKET_S) and bucket == D.XSK_RING
+    bucket = dataplane.cap_bucket(CAP, _bucket(CAP))
+    assert _bucket(CAP) == round(CAP * CAP_BUCKET_S) and bucket == dataplane.XSK_RING
     trials = [t for t in _trials(db) if t["excluded"] is None]
     for t in trials:  # the cap's own bound, whatever the host did
         most = CAP * t["duration_s"] + bucket
@@ -436,7 +435,7 @@ def test_a_soak_through_open_vswitch_passes_below_its_meter_and_fails_above(tb_n
     below = soak(CAP * 2 / 3)
     assert below["verdict"] == "PASS" and below["loss_ratio"] <= 0.005, below
     above = soak(CAP * 1.5)
-    expected = 1 - (CAP * 4 + D.XSK_RING) / (CAP * 1.5 * 4)
+    expected = 1 - (CAP * 4 + dataplane.XSK_RING) / (CAP * 1.5 * 4)
     assert above["verdict"] == "FAIL", above
     assert abs(above["loss_ratio"] - expected) <= 0.03, (above["loss_ratio"], expected)
     lost = above["sent"] - above["forwarded"]

@@ -25,7 +25,7 @@ import time
 import pytest
 from tests.conftest import netassay_argv
 
-from netassay.methods.doctor import checks as C
+from netassay.methods.doctor import checks
 from netassay.store.db import Store
 from netassay.traffic.load import cpu_hog
 
@@ -66,20 +66,25 @@ def test_doctor_quick_judges_every_check_and_meets_its_ground_truths(
     db = tmp_path / "d.db"
     # a timer slack just above the default: that check warns, so --fail-on inconclusive
     # (anything not a pass) must refuse the verdict, WARN or FAIL
-    obj = _doctor(cli, tb_name, db, "inconclusive", (C.WARN, C.FAIL), preexec_fn=_slack(51_000))
+    obj = _doctor(
+        cli, tb_name, db, "inconclusive", (checks.WARN, checks.FAIL), preexec_fn=_slack(51_000)
+    )
     by = _by(obj)
-    assert by["timer slack"]["status"] == C.WARN and obj["verdict"] in (C.WARN, C.FAIL)
-    assert obj["finished"] and obj["verdict"] == C.verdict(
-        [C.Check(n, c["status"], "") for n, c in by.items()]
+    assert by["timer slack"]["status"] == checks.WARN and obj["verdict"] in (
+        checks.WARN,
+        checks.FAIL,
+    )
+    assert obj["finished"] and obj["verdict"] == checks.verdict(
+        [checks.Check(n, c["status"], "") for n, c in by.items()]
     )
     for name in ("cpu steal", "cpu governor", "smt", "mitigations", "isolcpus", "irqbalance",
                  "napi/gro", "clocksource", "timer slack", "cpu stalls", "pacing",
                  "false loss", "router mrr", "generator reach", "ground truth: cap",
                  "ground truth: drop", "trusted range"):  # fmt: skip
-        assert by[name]["status"] in (C.PASS, C.WARN, C.FAIL), name
+        assert by[name]["status"] in (checks.PASS, checks.WARN, checks.FAIL), name
     for truth in ("ground truth: cap", "ground truth: drop"):  # met, or left out as a fault
         c = by[truth]
-        assert c["status"] == C.PASS or c["value"]["excluded"], c
+        assert c["status"] == checks.PASS or c["value"]["excluded"], c
     t = by["trusted range"]["value"]
     bound = by["pacing"]["value"]["stall_bound_pps"]
     assert t["trusted_pps"] == min(x for x in (bound, t["reach_pps"]) if x)
@@ -109,7 +114,7 @@ def test_a_busy_sut_cpu_shows_as_stalls_and_a_lower_trusted_range(tb_name, tmp_p
     if shutil.which("stress-ng") is None:
         pytest.skip("stress-ng is not installed; run: make setup")
     # --fail-on fail refuses a FAIL only: this host's usual WARN passes
-    base = _by(_doctor(cli, tb_name, tmp_path / "base.db", "fail", (C.FAIL,)))
+    base = _by(_doctor(cli, tb_name, tmp_path / "base.db", "fail", (checks.FAIL,)))
     with cpu_hog(1, 60, max_s=120):
         busy = _by(_doctor(cli, tb_name, tmp_path / "busy.db"))
     cpu1 = busy["cpu stalls"]["value"]["per_cpu"]["1"]
@@ -128,7 +133,7 @@ def test_a_busy_sut_cpu_shows_as_stalls_and_a_lower_trusted_range(tb_name, tmp_p
             f"without, {now / 1e6:.2f} ms with; CPU 1 stalled in {cpu1['stalled']} probes): "
             "nothing to compare"
         )
-    assert busy["cpu stalls"]["status"] == C.WARN
+    assert busy["cpu stalls"]["status"] == checks.WARN
     bound_was = base["pacing"]["value"]["stall_bound_pps"]
     bound_now = busy["pacing"]["value"]["stall_bound_pps"]
     assert bound_now < bound_was  # the same queue, a longer stall

@@ -23,7 +23,7 @@ import json
 import pytest
 from tests.system.droprule import drop_rule, sut_tbf
 
-from netassay.analysis import recovery as AR
+from netassay.analysis import recovery
 
 pytestmark = pytest.mark.system
 
@@ -108,7 +108,7 @@ def test_recovery_is_the_time_the_full_queue_takes_to_drain(tb_name, tmp_path, c
         after_a = [s[0] - r["t_drop_s"] for s in r["samples"]]
         gap = min(x for x in after_a if x > DRAIN_S) - max(x for x in after_a if x <= DRAIN_S)
         backlog = QR - (R - 0.55 * R) * min(x for x in after_a if x >= 0)
-        found = AR.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], 0.55 * R)
+        found = recovery.recovery([tuple(s) for s in r["samples"]], r["t_drop_s"], 0.55 * R)
         ok_time = found.recovery_s is not None and (
             abs(found.recovery_s - DRAIN_S) <= max(0.05 * DRAIN_S, gap)
         )

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from netassay import quality as Q
-from netassay.counters import threads as TH
+from netassay import quality
+from netassay.counters import threads
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system
@@ -56,20 +56,20 @@ def holder(holds: int) -> Iterator[subprocess.Popen[str]]:
 
 
 def test_the_tracer_counts_a_known_holders_runs_and_their_length():
-    with holder(4) as h, TH.Tracer() as tracer:
+    with holder(4) as h, threads.Tracer() as tracer:
         assert h.stdin is not None
         h.stdin.write("go\n")
         h.stdin.flush()
         h.wait(10)
         time.sleep(0.05)
         trace = tracer.stop()
-    (hold,) = [t for t in TH.takers(trace, 1) if t["comm"] == "na-hold"]
+    (hold,) = [t for t in threads.takers(trace, 1) if t["comm"] == "na-hold"]
     print(hold)
     assert hold["over_1ms"] == 4 and not hold["kernel"]
     # a hold is 5 ms of spinning (interrupts it took lengthen it; two holds are 150 ms
     # apart, never one run)
     assert HOLD_S * 1e3 <= hold["max_ms"] < 2 * HOLD_S * 1e3
-    assert not [t for t in TH.takers(trace, 0) if t["comm"] == "na-hold"]  # bound to CPU 1
+    assert not [t for t in threads.takers(trace, 0) if t["comm"] == "na-hold"]  # bound to CPU 1
 
 
 def test_a_sweep_names_the_holder_of_the_suts_cpu_where_its_ring_overflowed(tb_name, tmp_path, cli):
@@ -92,13 +92,13 @@ def test_a_sweep_names_the_holder_of_the_suts_cpu_where_its_ring_overflowed(tb_n
         hold = [x for x in takers if x["comm"] == "na-hold"]
         assert hold and hold[0]["over_1ms"] >= 3 and hold[0]["max_ms"] >= HOLD_S * 1e3, takers
         assert hold[0]["real_time"], takers
-        notes = [w for w in t["warnings"] if w.startswith(Q.HOST_NOISE)]
+        notes = [w for w in t["warnings"] if w.startswith(quality.HOST_NOISE)]
         lost_there = t["loss_location"].get("sut_ingress", 0)
         # 5 ms at 200 kpps leaves ~1,000 frames to the 256-frame ring: loss there,
         # said with its holder (unless this trial's holds fell between the sends)
         if lost_there:
             assert notes and "na-hold" in notes[0], t["warnings"]
-            assert Q.HOST_NOISE not in (t["excluded"] or "")
+            assert quality.HOST_NOISE not in (t["excluded"] or "")
         else:
             assert not notes
     assert any(t["loss_location"].get("sut_ingress", 0) for t in trials)

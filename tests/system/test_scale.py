@@ -19,8 +19,7 @@ from tests.system.stored import lost_only_to_the_host
 
 from netassay.config import TestbedConfig
 from netassay.proc import run
-from netassay.testbed import Testbed
-from netassay.testbed import topology as T
+from netassay.testbed import Testbed, topology
 from netassay.trial.engine import measure, trials_on
 from netassay.trial.flood import flood, flood_path
 
@@ -85,7 +84,7 @@ def test_linear_rules_cost_what_the_same_keys_as_a_set_do_not(lab_env):
                     assert f["sut"]["nft"]["blocked"] == 0, f["sut"]
                     mrr[k].append(f["forwarded_pps"])
     finally:
-        T.cleanup(set(names.values()))
+        topology.cleanup(set(names.values()))
     med = {k: statistics.median(v) for k, v in mrr.items()}
     assert med["10k linear"] < 0.2 * med["10"], mrr
     assert med["10k set"] > 0.6 * med["10"], mrr

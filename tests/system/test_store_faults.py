@@ -46,7 +46,7 @@ def small_disk(tmp_path, lab_env) -> Iterator[Callable[[int, int], tuple[Path, P
 @pytest.fixture
 def names(lab_env) -> Iterator[Callable[[], str]]:
     """Fresh testbed names; their namespaces and state are removed after the test."""
-    from netassay.testbed import topology as T
+    from netassay.testbed import topology
 
     made: list[str] = []
 
@@ -55,8 +55,8 @@ def names(lab_env) -> Iterator[Callable[[], str]]:
         return made[-1]
 
     yield name
-    T.cleanup(set(made) or {"-"})
-    assert not [ns for ns in T.list_netns() if any(ns.startswith(f"na-{n}-") for n in made)]
+    topology.cleanup(set(made) or {"-"})
+    assert not [ns for ns in topology.list_netns() if any(ns.startswith(f"na-{n}-") for n in made)]
 
 
 def test_a_full_disk_during_an_import_loses_nothing_and_the_same_import_finishes(

@@ -14,8 +14,7 @@ import time
 import pytest
 
 from netassay.config import TestbedConfig
-from netassay.testbed import Testbed
-from netassay.testbed import state as S
+from netassay.testbed import Testbed, state
 from netassay.trial.engine import measure, trials_on
 
 pytestmark = pytest.mark.system
@@ -90,7 +89,7 @@ def test_up_show_down_restores_sysctl(tb_name, cli, netns_of, backlog):
 
 def test_lock_refuses_a_second_run(tb_name, cli):
     assert cli("testbed", "up", "--name", tb_name).returncode == 0
-    with S.Lock(tb_name):
+    with state.Lock(tb_name):
         res = cli(
             "sweep", "--name", tb_name, "--rates", "10k", "--runs", "1",
             "--duration", "0.2s", "--db", os.devnull + ".db", "--no-peak-check",
@@ -139,7 +138,7 @@ def test_interrupt_during_a_trial_tears_down(tb_name, tmp_path, netns_of, backlo
     assert proc.returncode == (130 if how == "ctrl-c" else 143), err
     assert "sweep interrupted" in err and "--resume" in err
     assert netns_of(tb_name) == []
-    assert S.read_state(tb_name) is None
+    assert state.read_state(tb_name) is None
     assert backlog() == original
 
 

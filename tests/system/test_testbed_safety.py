@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from netassay.config import resolve_pinning
-from netassay.testbed import state as S
+from netassay.testbed import state
 
 pytestmark = pytest.mark.system
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.system
 @pytest.fixture
 def other_name(lab_env, tb_name) -> Iterator[str]:
     """A second fresh testbed name (removed after the test, like tb_name)."""
-    from netassay.testbed import topology as T
+    from netassay.testbed import topology
 
     name = "sy" + secrets.token_hex(3)
     while name == tb_name:
@@ -29,8 +29,8 @@ def other_name(lab_env, tb_name) -> Iterator[str]:
     try:
         yield name
     finally:
-        T.cleanup({name})
-        assert not [ns for ns in T.list_netns() if ns.startswith(f"na-{name}-")]
+        topology.cleanup({name})
+        assert not [ns for ns in topology.list_netns() if ns.startswith(f"na-{name}-")]
 
 
 def _one_line(res) -> str:
@@ -54,8 +54,8 @@ def test_a_second_testbed_cannot_change_a_global_the_first_holds(
     assert f"testbed '{b}' needs net.core.netdev_max_backlog=10000" in line
     assert f"testbed '{a}' is up and holds it at 4321" in line
     assert backlog() == "4321"  # untouched
-    assert netns_of(b) == [] and S.read_state(b) is None  # nothing of b was built
-    assert S.read_state(a)["sysctls"] == {"net.core.netdev_max_backlog": "4321"}
+    assert netns_of(b) == [] and state.read_state(b) is None  # nothing of b was built
+    assert state.read_state(a)["sysctls"] == {"net.core.netdev_max_backlog": "4321"}
     assert len(netns_of(a)) == 3
 
     same = cli("testbed", "up", "--name", b, "--backlog", "4321")  # same value: allowed
@@ -73,7 +73,7 @@ def test_a_testbed_without_the_global_may_join(tb_name, other_name, cli, netns_o
     assert cli("testbed", "up", "--name", a, "--backlog", "4321").returncode == 0
     res = cli("testbed", "up", "--name", b)  # sets no global: nothing to fight over
     assert res.returncode == 0, res.stderr
-    assert S.read_state(b)["sysctls"] == {}
+    assert state.read_state(b)["sysctls"] == {}
     assert backlog() == "4321"
 
 
@@ -81,7 +81,7 @@ def test_default_pinning_is_recorded_as_used(tb_name, other_name, cli, tmp_path,
     want, _ = resolve_pinning("auto")
     up = cli("testbed", "up", "--name", tb_name)
     assert up.returncode == 0, up.stderr
-    assert S.read_state(tb_name)["config"]["pinning"] == want
+    assert state.read_state(tb_name)["config"]["pinning"] == want
     show = cli("testbed", "show", "--name", tb_name)
     assert show.returncode == 0, show.stderr
     chosen = [ln for ln in show.stdout.splitlines() if "pinning chosen:" in ln]

@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from netassay import names as N
+from netassay import names
 
 pytestmark = pytest.mark.system
 
@@ -35,7 +35,7 @@ def _nft(ns: str, *args: str) -> str:
 
 def _lower_cap(name: str) -> None:
     """The cap's policer rule rewritten at AFTER pps, its bucket as it was."""
-    ns = N.netns(name, "sut")
+    ns = names.netns(name, "sut")
     listed = _nft(ns, "list", "chain", "netdev", "na_cap", "na_out")
     (rule,) = [line.strip() for line in listed.splitlines() if "limit rate over" in line]
     assert f"over {BEFORE}/second" in rule, rule

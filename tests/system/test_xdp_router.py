@@ -17,10 +17,10 @@ import time
 import pytest
 
 from netassay.config import TestbedConfig
-from netassay.counters import xdp_router as XC
+from netassay.counters import xdp_router as counters_xdp_router
 from netassay.errors import TestbedError
 from netassay.testbed import Testbed
-from netassay.testbed import xdp_router as XR
+from netassay.testbed import xdp_router as testbed_xdp_router
 from netassay.trial.engine import measure, trials_on
 from netassay.trial.flood import flood, flood_path, gro_on
 
@@ -31,7 +31,7 @@ FWD = "sut/xdp/forwarded/packets"
 @pytest.fixture(autouse=True)
 def _built(lab_env):
     try:
-        XR.object_path()
+        testbed_xdp_router.object_path()
     except TestbedError as exc:
         pytest.skip(str(exc))
 
@@ -97,10 +97,10 @@ def test_what_it_cannot_forward_goes_to_the_kernel(tb_name):
         assert os.sched_getaffinity(x["napi_pid"]) == {1}
         assert os.sched_getscheduler(x["napi_pid"]) == os.SCHED_FIFO
         ping = ["ip", "netns", "exec", tb.ns("tg"), "ping", "-n", "-q", "-c", "3", "-i", "0.2"]
-        before = XC.read_counters(x["prog_id"])
+        before = counters_xdp_router.read_counters(x["prog_id"])
         expired = subprocess.run([*ping, "-t", "1", tb.target["dst"]], capture_output=True)
         ok = subprocess.run([*ping, "-W", "2", tb.target["dst"]], capture_output=True, text=True)
-        after = XC.read_counters(x["prog_id"])
+        after = counters_xdp_router.read_counters(x["prog_id"])
         assert expired.returncode != 0  # time exceeded, from the kernel
         assert ok.returncode == 0, ok.stdout + ok.stderr
         assert after["pass_ttl"] - before["pass_ttl"] == 3

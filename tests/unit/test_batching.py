@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from netassay.errors import UsageError
-from netassay.methods.batching import gaps as G
+from netassay.methods.batching import gaps as batching_gaps
 from netassay.methods.batching.request import BatchingRequest
 
 US = 1_000
@@ -32,20 +32,20 @@ def batched(egress: np.ndarray, period_ns: int, delay_ns: int = 3 * US) -> np.nd
 
 def test_burst_lengths_split_at_the_threshold():
     gaps = np.array([1, 1, 100, 1, 100, 100, 1, 1, 1])  # packets: 3, 2, 1, 4
-    assert G.burst_lengths(gaps, 50).tolist() == [3, 2, 1, 4]
-    assert G.burst_lengths(np.array([]), 50).tolist() == []
-    assert G.burst_lengths(np.array([50]), 50).tolist() == [1, 1]  # not under: apart
+    assert batching_gaps.burst_lengths(gaps, 50).tolist() == [3, 2, 1, 4]
+    assert batching_gaps.burst_lengths(np.array([]), 50).tolist() == []
+    assert batching_gaps.burst_lengths(np.array([50]), 50).tolist() == [1, 1]  # not under: apart
 
 
 def test_share_in_bursts_counts_packets_in_bursts_of_two_or_more():
-    assert G.share_in_bursts(np.array([3, 2, 1, 4])) == pytest.approx(9 / 10)
-    assert G.share_in_bursts(np.array([1, 1, 1])) == 0.0
+    assert batching_gaps.share_in_bursts(np.array([3, 2, 1, 4])) == pytest.approx(9 / 10)
+    assert batching_gaps.share_in_bursts(np.array([1, 1, 1])) == 0.0
 
 
 def test_an_unbatched_train_arrives_as_it_was_sent():
     e = paced(1000, 100 * US)
     i = e + 3 * US + (np.arange(1000) % 3) * 200  # a few hundred ns of jitter
-    r = G.analyse(e, i, 100 * US)
+    r = batching_gaps.analyse(e, i, 100 * US)
     assert r["seen"] == 1000 and r["gap_ns"] == 50 * US
     assert r["share_in_bursts"] == 0.0 and r["bursts"] == 0 and r["burst_len_max"] == 1
     assert r["gap_error_p50_ns"] <= 400
@@ -56,7 +56,7 @@ def test_an_unbatched_train_arrives_as_it_was_sent():
 
 def test_a_receiver_polled_every_500us_gets_bursts_of_five_at_100us_spacing():
     e = paced(2000, 100 * US)
-    r = G.analyse(e, batched(e, 500 * US), 100 * US)
+    r = batching_gaps.analyse(e, batched(e, 500 * US), 100 * US)
     assert r["burst_len_p50"] == 5 and r["burst_len_max"] == 5
     assert r["share_in_bursts"] == 1.0 and r["sender_share_in_bursts"] == 0.0
     assert r["period_ns"] == pytest.approx(500 * US - 400, abs=1)  # poll to poll, less 4 x 100 ns
@@ -70,7 +70,7 @@ def test_a_burst_the_sender_made_is_counted_at_the_sender_too():
     e = paced(100, 100 * US)
     e[10:20] = e[10] + 1 * US * np.arange(10)  # ten probes sent back to back
     i = e + 3 * US
-    r = G.analyse(e, i, 100 * US)
+    r = batching_gaps.analyse(e, i, 100 * US)
     assert r["share_in_bursts"] == pytest.approx(0.10)
     assert r["sender_share_in_bursts"] == pytest.approx(0.10)
     assert r["gap_error_p99_ns"] == 0.0 and r["wait_max_ns"] == 0.0
@@ -79,22 +79,22 @@ def test_a_burst_the_sender_made_is_counted_at_the_sender_too():
 def test_probes_a_point_missed_are_left_out():
     e, i = paced(10, 100 * US), paced(10, 100 * US) + 3 * US
     e[2], i[5] = 0, 0
-    r = G.analyse(e, i, 100 * US)
+    r = batching_gaps.analyse(e, i, 100 * US)
     assert r["probes"] == 10 and r["seen"] == 8
 
 
 def test_the_gap_distribution_is_kept_as_quantiles():
     e = paced(500, 100 * US)
-    r = G.analyse(e, batched(e, 300 * US), 100 * US)
+    r = batching_gaps.analyse(e, batched(e, 300 * US), 100 * US)
     q = r["gap_quantiles"]
-    assert len(q["sender"]) == len(q["receiver"]) == G.QUANTILES
+    assert len(q["sender"]) == len(q["receiver"]) == batching_gaps.QUANTILES
     assert q["sender"][0] == q["sender"][-1] == 100 * US
     assert q["receiver"] == sorted(q["receiver"]) and q["receiver"][0] == 100
 
 
 def test_without_socket_stamps_there_are_no_socket_figures():
     e = paced(100, 100 * US)
-    r = G.analyse(e, e + 3 * US, 100 * US)
+    r = batching_gaps.analyse(e, e + 3 * US, 100 * US)
     assert not [k for k in r if k.startswith("socket_")] and "socket" not in r["gap_quantiles"]
 
 
@@ -105,14 +105,14 @@ def test_a_socket_that_reads_each_probe_as_it_arrives_sees_the_senders_gaps():
     e = paced(1000, 100 * US)
     i = e + 3 * US
     k = i + 8 * US + (np.arange(1000) % 2) * 300
-    r = G.analyse(e, i, 100 * US, socket=k)
+    r = batching_gaps.analyse(e, i, 100 * US, socket=k)
     assert r["socket_seen"] == 1000 and r["seen"] == 1000
     assert r["socket_gap_p50_ns"] == pytest.approx(100 * US, abs=300)
     assert r["socket_gap_error_p50_ns"] == 300
     assert r["socket_share_in_bursts"] == 0.0 and r["socket_bursts"] == 0
     assert r["socket_burst_lengths"] == {"1": 1000} and r["socket_period_ns"] == 100 * US + 300
     assert r["socket_wait_p1_ns"] == 8 * US and r["socket_wait_max_ns"] == 8 * US + 300
-    assert len(r["gap_quantiles"]["socket"]) == G.QUANTILES
+    assert len(r["gap_quantiles"]["socket"]) == batching_gaps.QUANTILES
 
 
 def test_a_batch_delivered_at_once_reaches_the_socket_as_one_burst():
@@ -124,7 +124,7 @@ def test_a_batch_delivered_at_once_reaches_the_socket_as_one_burst():
     poll = (e + 3 * US) // (500 * US)  # as batched() groups them
     rank = np.concatenate([np.arange(n) for n in np.unique(poll, return_counts=True)[1]])
     k = i - rank * 100 + 20 * US + rank * 10 * US  # the poll, + 20 us, + 10 us per probe
-    r = G.analyse(e, i, 100 * US, socket=k)
+    r = batching_gaps.analyse(e, i, 100 * US, socket=k)
     assert r["burst_len_p50"] == r["socket_burst_len_p50"] == 5
     assert r["socket_share_in_bursts"] == 1.0 and r["socket_burst_lengths"] == {"5": 400}
     assert r["socket_period_ns"] == pytest.approx(500 * US - 40 * US)
@@ -135,7 +135,7 @@ def test_probes_without_a_socket_stamp_are_left_out_of_the_socket_figures():
     e = paced(10, 100 * US)
     k = e + 10 * US
     k[3] = 0  # its reply was lost: no stamp came back
-    r = G.analyse(e, e + 3 * US, 100 * US, socket=k)
+    r = batching_gaps.analyse(e, e + 3 * US, 100 * US, socket=k)
     assert r["seen"] == 10 and r["socket_seen"] == 9
 
 
@@ -193,25 +193,25 @@ def test_the_napi_ids_a_socket_saw_are_summed_over_runs_and_said():
     """Each run stores its datagrams per NAPI id at the echo's socket; the experiment's
     summary sums them, says the busy polling it was given (0 for an experiment stored
     before the knob) and the view says both."""
-    from netassay.methods.batching import run as R
-    from netassay.methods.batching import store as BS
-    from netassay.methods.batching import view as V
+    from netassay.methods.batching import run as batching_run
+    from netassay.methods.batching import store as batching_store
+    from netassay.methods.batching import view as batching_view
 
     e = paced(100, 100 * US)
-    runs = [{**G.analyse(e, e + 3 * US, 100 * US, socket=e + 9 * US), "probes": 100,
+    runs = [{**batching_gaps.analyse(e, e + 3 * US, 100 * US, socket=e + 9 * US), "probes": 100,
              "busy_poll_us": 50, "socket_napi_ids": ids}
             for ids in ({"8193": 100}, {"8193": 99, "0": 1})]  # fmt: skip
     config = {"path": "bridge", "rate_pps": 10_000.0, "probe": "udp", "gro": "on",
               "busy_poll_us": 50}  # fmt: skip
-    s = BS.summary(config, runs)
+    s = batching_store.summary(config, runs)
     assert s["busy_poll_us"] == 50 and s["socket_napi_ids"] == {"0": 1, "8193": 199}
-    old = BS.summary({k: v for k, v in config.items() if k != "busy_poll_us"}, runs[:1])
+    old = batching_store.summary({k: v for k, v in config.items() if k != "busy_poll_us"}, runs[:1])
     assert old["busy_poll_us"] == 0
-    assert "busy-polls 50 us" in V.knobs_text(s)
-    line = V.napi_text(s["socket_napi_ids"])
+    assert "busy-polls 50 us" in batching_view.knobs_text(s)
+    line = batching_view.napi_text(s["socket_napi_ids"])
     assert line == "1 with no NAPI instance (id 0), 199 with NAPI id 8193"
     prober = {"sent": 100}
-    assert R.warnings(runs[0], prober) == []
+    assert batching_run.warnings(runs[0], prober) == []
     blind = {**runs[0], "socket_napi_ids": {"0": 100}}
-    assert any(w.startswith("no NAPI id") for w in R.warnings(blind, prober))
-    assert R.warnings({**blind, "busy_poll_us": 0}, prober) == []
+    assert any(w.startswith("no NAPI id") for w in batching_run.warnings(blind, prober))
+    assert batching_run.warnings({**blind, "busy_poll_us": 0}, prober) == []

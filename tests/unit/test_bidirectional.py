@@ -18,11 +18,11 @@ from netassay.shared.directions import (
     directions_lines,
 )
 from netassay.shared.sweep_run import refuse_bidirectional
-from netassay.testbed import topology as T
+from netassay.testbed import topology
 from netassay.testbed.external import ExternalConfig
 from netassay.testbed.reverse import reverse_sink, reverse_target
 from netassay.traffic.generator import GenResult
-from netassay.trial import bidirectional as B
+from netassay.trial import bidirectional
 from netassay.trial.bidirectional import combined, record
 
 
@@ -107,13 +107,13 @@ def test_the_per_direction_table_states_the_aggregate_convention():
 
 
 def test_a_reverse_cap_is_a_policer_on_the_egress_towards_the_generator():
-    rules = T._sut_rules(TestbedConfig(sut_cap_reverse_pps=50_000))
+    rules = topology._sut_rules(TestbedConfig(sut_cap_reverse_pps=50_000))
     assert 'hook egress device "sut0"' in rules and 'counter name "na_cap_rev"' in rules
     assert "limit rate over 50000/second burst 1000 packets" in rules
     assert 'device "sut1"' not in rules  # the forward direction is left alone
-    both = T._sut_rules(TestbedConfig(sut_cap_pps=80_000, sut_cap_reverse_pps=50_000))
+    both = topology._sut_rules(TestbedConfig(sut_cap_pps=80_000, sut_cap_reverse_pps=50_000))
     assert 'counter name "na_cap"' in both and 'counter name "na_cap_rev"' in both
-    drop = T._sut_rules(TestbedConfig(sut_drop=0.01))
+    drop = topology._sut_rules(TestbedConfig(sut_drop=0.01))
     assert 'iifname "sut0"' in drop and 'iifname "sut1"' in drop and "na_drop_rev" in drop
 
 
@@ -162,16 +162,16 @@ def _hist(*ns: int) -> SinkHist:
 def test_with_latency_each_direction_keeps_its_histogram_and_the_trial_both():
     from netassay.trial.engine import _latency_warnings
 
-    lat = B.Latencies(_hist(1000, 2000), _hist(3000))
+    lat = bidirectional.Latencies(_hist(1000, 2000), _hist(3000))
     both = {"forward": {}, "reverse": {}}
-    B.keep_latencies(both, lat)
+    bidirectional.keep_latencies(both, lat)
     assert SinkHist(both["forward"]["latency"]).n == 2
     assert SinkHist(both["reverse"]["latency"]).max_ns == 3000
     merged = lat.merged()
     assert merged is not None and (merged.n, merged.min_ns, merged.max_ns) == (3, 1000, 3000)
     assert lat.forward is not None and lat.forward.n == 2  # merging took a copy
     d = {"sink/xdp/packets": 2, REVERSE_KEY: 2}  # the reverse sink counted one more
-    (w,) = B.latency_warnings(lat, d, _latency_warnings)
+    (w,) = bidirectional.latency_warnings(lat, d, _latency_warnings)
     assert w.startswith("the sink's latency histogram holds 1 frame(s) of the 2")
     assert w.endswith("(reverse direction)")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from netassay.campaign import spec as SP
+from netassay.campaign import spec
 from netassay.errors import InputError
 from netassay.invoke import cell_given
 
@@ -27,7 +27,7 @@ sut_cap = ["100k", "180k"]
 
 
 def test_the_minimal_file_of_the_issue_works_as_written():
-    c = SP.parse(MINIMAL, "caps.toml")
+    c = spec.parse(MINIMAL, "caps.toml")
     assert (c.name, c.method, c.repetitions, c.seed) == ("caps", "sweep", 1, None)
     assert c.cells == ({"sut_cap": "100k"}, {"sut_cap": "180k"})
     s = c.settings(1)
@@ -35,19 +35,19 @@ def test_the_minimal_file_of_the_issue_works_as_written():
     given = cell_given(c.method, s)
     assert given["sut_cap"] == "180k"
     assert given["rates"] == "50k:250k:25k"
-    assert SP.load(ROOT / "examples" / "caps.toml") == SP.parse(
+    assert spec.load(ROOT / "examples" / "caps.toml") == spec.parse(
         (ROOT / "examples" / "caps.toml").read_text(), str(ROOT / "examples" / "caps.toml")
     )
 
 
 def test_full_factorial_first_factor_slowest():
-    cells = SP.expand({"pinning": ("pin-1cpu", "pin-2cpu"), "backlog": (1000, 5000, 10000)})
+    cells = spec.expand({"pinning": ("pin-1cpu", "pin-2cpu"), "backlog": (1000, 5000, 10000)})
     assert len(cells) == 6
     assert cells[0] == {"pinning": "pin-1cpu", "backlog": 1000}
     assert cells[2] == {"pinning": "pin-1cpu", "backlog": 10000}
     assert cells[3] == {"pinning": "pin-2cpu", "backlog": 1000}
     assert len({tuple(sorted(c.items())) for c in cells}) == 6
-    assert SP.expand({}) == [{}]
+    assert spec.expand({}) == [{}]
 
 
 def test_explicit_cells_and_their_factors():
@@ -62,7 +62,7 @@ pinning = "pin-2cpu"
 backlog = 10000
 pinning = "pin-1cpu"
 """
-    c = SP.parse(text, "pick.toml")
+    c = spec.parse(text, "pick.toml")
     assert c.explicit and len(c.cells) == 2
     assert c.factors == {"backlog": (1000, 10000), "pinning": ("pin-2cpu", "pin-1cpu")}
 
@@ -80,8 +80,8 @@ sut_cap = ["1q", "2k"]
 backlog = 1000
 [bogus]
 """
-    with pytest.raises(SP.CampaignFileError) as ei:
-        SP.parse(text, "bad.toml")
+    with pytest.raises(spec.CampaignFileError) as ei:
+        spec.parse(text, "bad.toml")
     lines = ei.value.line().splitlines()
     assert ei.value.exit_code == InputError.exit_code == 3
     assert [ln.split(":")[1] for ln in lines] == ["3", "5", "6", "7", "9", "10", "11"]
@@ -102,8 +102,8 @@ rates = "10k"
 [factors]
 sizes = [64, 128]
 """
-    with pytest.raises(SP.CampaignFileError) as ei:
-        SP.parse(text, "hint.toml")
+    with pytest.raises(spec.CampaignFileError) as ei:
+        spec.parse(text, "hint.toml")
     lines = ei.value.line().splitlines()
     assert lines[0].startswith("hint.toml:3: unknown key 'runs' in [campaign]; 'runs' is a "
                                "setting of a sweep: put it in [fixed]")  # fmt: skip
@@ -126,8 +126,8 @@ backlog = 1000
 [[cells]]
 backlg = 10000
 """
-    with pytest.raises(SP.CampaignFileError) as ei:
-        SP.parse(text, "m.toml")
+    with pytest.raises(spec.CampaignFileError) as ei:
+        spec.parse(text, "m.toml")
     lines = ei.value.line().splitlines()
     assert lines[0].startswith("m.toml:4:") and "backlog = 0" in lines[0]
     assert any(ln.startswith("m.toml:11:") and "backlg" in ln for ln in lines)
@@ -155,16 +155,16 @@ backlg = 10000
     ],
 )
 def test_bad_values_are_refused(snippet, needle):
-    with pytest.raises(SP.CampaignFileError) as ei:
-        SP.parse(snippet, "f.toml")
+    with pytest.raises(spec.CampaignFileError) as ei:
+        spec.parse(snippet, "f.toml")
     assert needle in ei.value.line()
 
 
 def test_not_toml_and_missing_file():
     with pytest.raises(InputError, match="not valid TOML"):
-        SP.parse("[campaign\n", "x.toml")
+        spec.parse("[campaign\n", "x.toml")
     with pytest.raises(InputError, match="no such campaign file"):
-        SP.load("/nonexistent/x.toml")
+        spec.load("/nonexistent/x.toml")
 
 
 def test_search_cells_take_goals_and_flags():
@@ -179,7 +179,7 @@ then_verify = true
 [factors]
 sut_cap = [100000, "150k"]
 """
-    c = SP.parse(text, "s.toml")
+    c = spec.parse(text, "s.toml")
     given = cell_given("search", c.settings(0))
     assert given["goals"] == ["ndr", "pdr:0.005"]
     assert given["peak_check"] is False and given["then_verify"] is True
@@ -190,12 +190,12 @@ sut_cap = [100000, "150k"]
     "name", ["caps.toml", "pastrami.toml", "search.toml", "bits.toml", "both-ways.toml"]
 )
 def test_the_examples_are_valid_campaigns(name):
-    c = SP.load(ROOT / "examples" / name)
+    c = spec.load(ROOT / "examples" / name)
     assert c.cells and all(cell_given(c.method, c.settings(i)) for i in range(len(c.cells)))
 
 
 def test_a_bidirectional_cell_gives_its_command_the_flag():
-    c = SP.load(ROOT / "examples" / "both-ways.toml")
+    c = spec.load(ROOT / "examples" / "both-ways.toml")
     one, both = (cell_given(c.method, c.settings(i)) for i in range(2))
     assert not one.get("bidirectional") and both["bidirectional"] is True
     assert both["sut_cap_reverse"] == "60k"
@@ -205,6 +205,6 @@ def test_a_value_its_parser_refuses_names_its_line_even_where_the_key_has_a_chec
     """burst_rate's check parses the text (a rate): a negative one was a UsageError that
     escaped the file's checker (a traceback) instead of the line naming it."""
     text = '[campaign]\nname = "b"\nmethod = "burst"\n\n[fixed]\nburst_rate = -1\n'
-    with pytest.raises(SP.CampaignFileError) as ei:
-        SP.parse(text, "x.toml")
+    with pytest.raises(spec.CampaignFileError) as ei:
+        spec.parse(text, "x.toml")
     assert "x.toml:6: [fixed] burst_rate = -1: expected a number" in str(ei.value)

@@ -7,12 +7,12 @@ import pytest
 
 from netassay.analysis.caps import Cap, above_cap
 from netassay.shared import lab
-from netassay.testbed import topology as T
+from netassay.testbed import topology
 
 
 def test_a_search_above_its_200k_cap_is_the_policers_bucket_over_1s_trials():
     # the embedded testbed's cap of 200 kpps: a policer whose bucket holds 20 ms of it
-    bucket = T.cap_bucket_of(200_000)
+    bucket = topology.cap_bucket_of(200_000)
     assert bucket == 4000
     x = above_cap("NDR", 203_500.0, [Cap("--sut-cap", 200_000.0, bucket)], 1.0)
     assert x is not None

@@ -10,19 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from netassay import names as N
+from netassay import names
 from netassay.config import TestbedConfig
 from netassay.counters.loss import dataplane_counters, flat_deltas, flatten, locate_loss
 from netassay.errors import UsageError
-from netassay.shared import dataplane_counters as DP
-from netassay.testbed import dataplane as D
-from netassay.testbed import dpdk, ovs, sutexec
-from netassay.testbed import pathcheck as PC
-from netassay.testbed import scale as SC
+from netassay.shared import dataplane_counters as shared_dataplane_counters
+from netassay.testbed import dataplane, dpdk, ovs, pathcheck, scale, sutexec
 from netassay.trial.engine import dataplane_lag_s
 
-MACS = {N.TG_DEV: "02:00:00:00:00:01", N.SUT_IN: "02:00:00:00:00:02",
-        N.SUT_OUT: "02:00:00:00:00:03", N.SINK_DEV: "02:00:00:00:00:04"}  # fmt: skip
+MACS = {names.TG_DEV: "02:00:00:00:00:01", names.SUT_IN: "02:00:00:00:00:02",
+        names.SUT_OUT: "02:00:00:00:00:03", names.SINK_DEV: "02:00:00:00:00:04"}  # fmt: skip
 
 
 # -- knobs, defaults and refusals -------------------------------------------------------------
@@ -65,7 +62,7 @@ def test_a_relative_setup_program_is_recorded_where_it_is(tmp_path, monkeypatch)
 )
 def test_what_a_data_plane_cannot_take_is_refused_in_one_line(cfg, needle):
     with pytest.raises(UsageError) as exc:
-        D.validate(cfg)
+        dataplane.validate(cfg)
     assert needle in exc.value.line(), exc.value.line()
 
 
@@ -79,14 +76,14 @@ def test_what_a_data_plane_cannot_take_is_refused_in_one_line(cfg, needle):
 )
 def test_the_kernel_routers_scale_knobs_are_refused_to_a_data_plane(cfg, needle):
     with pytest.raises(UsageError) as exc:
-        SC.validate(cfg)
+        scale.validate(cfg)
     assert needle in exc.value.line(), exc.value.line()
     assert "\n" not in exc.value.line()
 
 
 def test_dpdk_shares_its_vdev_knob_between_testpmd_and_l3fwd():
-    assert D._shared("l3fwd") == ("dpdk_vdev",)
-    assert "dpdk_vdev" in D._shared("testpmd")
+    assert dataplane._shared("l3fwd") == ("dpdk_vdev",)
+    assert "dpdk_vdev" in dataplane._shared("testpmd")
 
 
 def test_the_setup_program_must_exist_and_be_executable(tmp_path):
@@ -101,20 +98,20 @@ def test_the_setup_program_must_exist_and_be_executable(tmp_path):
 
 
 def test_routed_and_switched_data_planes_are_addressed_as_a_router_and_a_bridge():
-    assert N.addressing("l3fwd", 4) == N.addressing("router", 4)
-    assert N.addressing("exec", 6) == N.addressing("router", 6)
-    assert N.addressing("ovs", 4) == N.addressing("bridge", 4)
-    assert N.addressing("testpmd", 6) == N.addressing("bridge", 6)
+    assert names.addressing("l3fwd", 4) == names.addressing("router", 4)
+    assert names.addressing("exec", 6) == names.addressing("router", 6)
+    assert names.addressing("ovs", 4) == names.addressing("bridge", 4)
+    assert names.addressing("testpmd", 6) == names.addressing("bridge", 6)
 
 
 def test_only_the_af_xdp_ports_put_an_xdp_program_on_sut0():
-    assert D.af_xdp(TestbedConfig(sut="ovs"))
-    assert D.af_xdp(TestbedConfig(sut="ovs", ovs_port="afxdp-nonpmd"))
-    assert not D.af_xdp(TestbedConfig(sut="ovs", ovs_port="system"))
-    assert D.af_xdp(TestbedConfig(sut="l3fwd"))
-    assert not D.af_xdp(TestbedConfig(sut="testpmd", dpdk_vdev="af_packet"))
-    assert not D.af_xdp(TestbedConfig(sut="exec", sut_setup="/x"))
-    assert not D.af_xdp(TestbedConfig(sut="router"))
+    assert dataplane.af_xdp(TestbedConfig(sut="ovs"))
+    assert dataplane.af_xdp(TestbedConfig(sut="ovs", ovs_port="afxdp-nonpmd"))
+    assert not dataplane.af_xdp(TestbedConfig(sut="ovs", ovs_port="system"))
+    assert dataplane.af_xdp(TestbedConfig(sut="l3fwd"))
+    assert not dataplane.af_xdp(TestbedConfig(sut="testpmd", dpdk_vdev="af_packet"))
+    assert not dataplane.af_xdp(TestbedConfig(sut="exec", sut_setup="/x"))
+    assert not dataplane.af_xdp(TestbedConfig(sut="router"))
 
 
 # -- what they share --------------------------------------------------------------------------
@@ -123,13 +120,13 @@ def test_the_offload_state_is_read_from_ethtool():
         "Features for tg0:\nrx-checksumming: on\ntx-checksumming: off\n"
         "\ttx-checksum-ipv4: off [fixed]\n"
     )
-    assert D.parse_offload(text, "tx-checksumming") == "off"
-    assert D.parse_offload(text, "rx-checksumming") == "on"
-    assert D.parse_offload(text, "scatter-gather") == "unknown"
+    assert dataplane.parse_offload(text, "tx-checksumming") == "off"
+    assert dataplane.parse_offload(text, "rx-checksumming") == "on"
+    assert dataplane.parse_offload(text, "scatter-gather") == "unknown"
 
 
 def test_the_cap_is_a_policer_at_the_sinks_ingress_ahead_of_the_nft_sink():
-    rules = D.cap_rules(30_000, 600)
+    rules = dataplane.cap_rules(30_000, 600)
     assert 'hook ingress device "sink0" priority -20' in rules  # the nft sink's is -10
     assert "limit rate over 30000/second burst 600 packets" in rules
     assert 'counter name "na_cap" drop' in rules
@@ -139,7 +136,7 @@ def test_the_cap_is_a_policer_at_the_sinks_ingress_ahead_of_the_nft_sink():
 
 def test_the_cap_of_a_data_plane_at_the_sink_needs_the_nft_sink():
     with pytest.raises(UsageError, match="add --sink nft"):
-        D.validate(TestbedConfig(sut="testpmd", sut_cap_pps=30_000, sink="xdp"))
+        dataplane.validate(TestbedConfig(sut="testpmd", sut_cap_pps=30_000, sink="xdp"))
 
 
 # -- Open vSwitch -----------------------------------------------------------------------------
@@ -161,11 +158,11 @@ def test_ovs_forwarding_rules_normal_or_per_port_and_the_meter_on_the_forward_on
 def test_the_extra_rules_are_distinct_and_never_match_a_test_frame(ip):
     rules = ovs.extra_rules(70_000, ip)
     assert len(rules) == len(set(rules)) == 70_000
-    a = N.addressing("ovs", ip)
+    a = names.addressing("ovs", ip)
     field = "ipv6_dst" if ip == 6 else "nw_dst"
     dsts = {ipaddress.ip_address(re.search(rf"{field}=([^,]+)", r).group(1)) for r in rules}
     assert len(dsts) == 2  # 65536 ports per address
-    net = N.BENCH_V6 if ip == 6 else N.BENCH_V4
+    net = names.BENCH_V6 if ip == 6 else names.BENCH_V4
     assert all(d in net for d in dsts)
     assert ipaddress.ip_address(a.sink) not in dsts and ipaddress.ip_address(a.tg) not in dsts
     assert all(r.startswith(f"priority={ovs.RULE_PRIORITY},udp") and r.endswith("actions=drop")
@@ -263,12 +260,15 @@ def test_testpmd_forwards_io_or_mac_to_the_next_hops():
     assert not [a for a in io if a.startswith("--eth-peer")]
     mac = dpdk.testpmd_argv("t1", TestbedConfig(sut="testpmd", testpmd_fwd="mac"), 1, MACS)
     assert "--forward-mode=mac" in mac
-    assert f"--eth-peer=1,{MACS[N.SINK_DEV]}" in mac and f"--eth-peer=0,{MACS[N.TG_DEV]}" in mac
+    assert (
+        f"--eth-peer=1,{MACS[names.SINK_DEV]}" in mac
+        and f"--eth-peer=0,{MACS[names.TG_DEV]}" in mac
+    )
 
 
 @pytest.mark.parametrize("ip", [4, 6])
 def test_l3fwd_routes_the_generators_prefix_to_port_0_and_the_sinks_to_port_1(ip):
-    v4, v6 = dpdk.routes(N.addressing("l3fwd", ip))
+    v4, v6 = dpdk.routes(names.addressing("l3fwd", ip))
     assert v4 == "R198.18.0.0/24 0\nR198.19.0.0/24 1\n"
     assert v6 == "R2001:2:0:1::/64 0\nR2001:2:0:2::/64 1\n"
 
@@ -282,10 +282,10 @@ def test_l3fwd_is_given_its_routes_and_static_next_hops(tmp_path, monkeypatch):
     argv = dpdk.l3fwd_argv("t1", TestbedConfig(sut="l3fwd").resolved(), 1, MACS, files)
     assert argv[0] == str(built)
     assert "--rule_ipv4=/r4" in argv and "--rule_ipv6=/r6" in argv
-    assert f"--eth-dest=1,{MACS[N.SINK_DEV]}" in argv and "--config=(0,0,0),(1,0,0)" in argv
+    assert f"--eth-dest=1,{MACS[names.SINK_DEV]}" in argv and "--config=(0,0,0),(1,0,0)" in argv
     # its AF_XDP rings the socket's default, as testpmd's and as the testbed records them
     ring = argv.index("--rx-queue-size")
-    assert argv[ring + 1] == str(D.XSK_RING) == "2048" and "--tx-queue-size" in argv
+    assert argv[ring + 1] == str(dataplane.XSK_RING) == "2048" and "--tx-queue-size" in argv
     packet = TestbedConfig(sut="l3fwd", dpdk_vdev="af_packet").resolved()
     assert "--rx-queue-size" not in dpdk.l3fwd_argv("t1", packet, 1, MACS, files)
 
@@ -305,17 +305,18 @@ def test_dpdk_port_statistics_and_the_drops_only_it_sees():
 
 # -- the user's own ---------------------------------------------------------------------------
 def test_the_setup_program_is_told_where_it_runs(tmp_path):
-    site = D.Site(
+    site = dataplane.Site(
         name="t1", cfg=TestbedConfig(sut="exec", sut_setup="/x"),
-        ns={r: f"na-t1-{r}" for r in N.ROLES}, macs=MACS,
-        addressing=N.addressing("exec", 4), sut_cpu=1, run_dir=tmp_path,
+        ns={r: f"na-t1-{r}" for r in names.ROLES}, macs=MACS,
+        addressing=names.addressing("exec", 4), sut_cpu=1, run_dir=tmp_path,
     )  # fmt: skip
     env = sutexec.environment_of(site)
     assert env["NETASSAY_NETNS"] == "na-t1-sut"
     assert (env["NETASSAY_IN_DEV"], env["NETASSAY_OUT_DEV"]) == ("sut0", "sut1")
     assert (env["NETASSAY_IN_ADDR"], env["NETASSAY_OUT_ADDR"]) == ("198.18.0.1", "198.19.0.1")
     assert (
-        env["NETASSAY_SINK_MAC"] == MACS[N.SINK_DEV] and env["NETASSAY_SINK_ADDR"] == "198.19.0.2"
+        env["NETASSAY_SINK_MAC"] == MACS[names.SINK_DEV]
+        and env["NETASSAY_SINK_ADDR"] == "198.19.0.2"
     )
     assert (env["NETASSAY_CPU"], env["NETASSAY_IP_VERSION"], env["NETASSAY_PREFIX_LEN"]) == (
         "1", "4", "24",
@@ -331,15 +332,15 @@ def test_a_users_command_is_told_how_to_reach_the_data_plane(tmp_path):
         dp = {"sut": sut, "run_dir": str(tmp_path)}
         return {"name": "t1", "config": {"sut": sut}, "dataplane": dp}
 
-    ovs_env = D.command_env(state("ovs"))
+    ovs_env = dataplane.command_env(state("ovs"))
     assert ovs_env["NETASSAY_DP_DIR"] == str(tmp_path)
     assert {k: v for k, v in ovs_env.items() if k.startswith("OVS_")} == {
         f"OVS_{d}DIR": str(tmp_path / "ovs") for d in ("RUN", "LOG", "DB", "SYSCONF")
     }
     for sut in ("testpmd", "l3fwd"):
-        assert D.command_env(state(sut))["NETASSAY_DPDK_PREFIX"] == dpdk.prefix("t1")
-    assert D.command_env(state("exec"))["NETASSAY_DIR"] == str(tmp_path / sutexec.WORKDIR)
-    assert D.command_env({"name": "t1", "config": {"sut": "router"}}) == {}
+        assert dataplane.command_env(state(sut))["NETASSAY_DPDK_PREFIX"] == dpdk.prefix("t1")
+    assert dataplane.command_env(state("exec"))["NETASSAY_DIR"] == str(tmp_path / sutexec.WORKDIR)
+    assert dataplane.command_env({"name": "t1", "config": {"sut": "router"}}) == {}
 
 
 # -- counted and located ----------------------------------------------------------------------
@@ -367,30 +368,33 @@ def test_the_head_drop_wire_of_a_data_plane_is_its_receive_ring():
 
 def test_a_switched_data_planes_path_passes_the_check_with_the_ttl_as_sent():
     frame = {"probe": True, "dst_mac": "02:00:00:00:00:04", "src_mac": "02:00:00:00:00:01",
-             "ttl": PC.SENT_TTL, "dst": "198.19.0.2"}  # fmt: skip
+             "ttl": pathcheck.SENT_TTL, "dst": "198.19.0.2"}  # fmt: skip
     args = ([frame] * 100, 100, "02:00:00:00:00:04", "198.19.0.2", "sink0", False)
-    assert PC.judge(*args, routed=False)["ok"]
-    assert "nothing routed them" in PC.judge(*args)["problem"]
+    assert pathcheck.judge(*args, routed=False)["ok"]
+    assert "nothing routed them" in pathcheck.judge(*args)["problem"]
 
 
 def test_the_per_load_summary_sums_netassays_counts_and_the_data_planes():
-    a = DP.AtLoad(20_000)
+    a = shared_dataplane_counters.AtLoad(20_000)
     a.add(20_000, 19_990, {"sut_ingress": 10, "unsent": 0}, {"sut/dp/sut0/rx_pkts": 20_000})
     a.add(20_000, 20_000, {}, {"sut/dp/sut0/rx_pkts": 20_000, "sut/dp/sut0/rx_bytes": 1})
     doc = a.to_json()
     assert (doc["runs"], doc["sent"], doc["received"]) == (2, 40_000, 39_990)
     assert doc["loss_location"] == {"sut_ingress": 10}
     assert doc["sut_counters"] == {"sut0/rx_bytes": 1, "sut0/rx_pkts": 40_000}
-    lines = DP.json_lines({"sut": "ovs", "loads": [doc]})
+    lines = shared_dataplane_counters.json_lines({"sut": "ovs", "loads": [doc]})
     assert lines[0].startswith("Open vSwitch's own counters")
     assert "sut_ingress 10" in lines[2] and "sut0/rx_pkts 40,000" in lines[2]
     assert "rx_bytes" not in lines[2]  # bytes are left to the JSON
     assert len(lines) == 3  # no drop of the data plane's own count: no note
     a.add(20_000, 19_500, {"sut_forward": 500}, {"sut/dp/datapath/pipeline_drops": 500})
-    lines = DP.json_lines({"sut": "ovs", "loads": [a.to_json()]})
+    lines = shared_dataplane_counters.json_lines({"sut": "ovs", "loads": [a.to_json()]})
     assert "sut_forward 510" not in lines[2] and "sut_forward 500" in lines[2]
     assert "datapath/pipeline_drops 500" in lines[2]
-    assert lines[3] == f"  ({DP.OWN_DROPS_NOTE})" and "dropped in the data plane" in lines[3]
+    assert (
+        lines[3] == f"  ({shared_dataplane_counters.OWN_DROPS_NOTE})"
+        and "dropped in the data plane" in lines[3]
+    )
 
 
 def test_an_unbuilt_l3fwd_or_a_missing_dpdk_driver_says_what_to_install(tmp_path, monkeypatch):
@@ -424,7 +428,7 @@ def test_an_experiment_records_a_data_planes_cap_with_its_own_bucket():
     from netassay.shared import lab
 
     ovs_md = lab.testbed_metadata(TestbedConfig(sut="ovs", sut_cap_pps=30_000), {})
-    assert ovs_md["sut_cap_bucket_pkts"] == D.XSK_RING == 2048
+    assert ovs_md["sut_cap_bucket_pkts"] == dataplane.XSK_RING == 2048
     assert [c.bucket_pkts for c in lab.installed_caps(ovs_md, False)] == [2048]
     big = lab.testbed_metadata(TestbedConfig(sut="testpmd", sink="nft", sut_cap_pps=200_000), {})
     assert big["sut_cap_bucket_pkts"] == 4000  # 20 ms of the cap, more than the ring
@@ -451,7 +455,7 @@ def test_reconfigs_view_shows_the_data_planes_own_counters_beside_each_trial():
     from dataclasses import replace
     from types import SimpleNamespace
 
-    from netassay.methods.reconfig import view as RV
+    from netassay.methods.reconfig import view as reconfig_view
     from netassay.methods.reconfig.store import ReconfigSummary, ReconfigTrial, StoredReconfig
 
     own = {"datapath/pipeline_drops": 4_000, "sut0/rx_bytes": 9}
@@ -465,13 +469,15 @@ def test_reconfigs_view_shows_the_data_planes_own_counters_beside_each_trial():
         trials_excluded=0, per_trial=[trial],
     )  # fmt: skip
     exp = SimpleNamespace(label="reconfig", id=1, kind="reconfig")
-    lines = RV.lines(StoredReconfig(Path("x.db"), exp, summary))  # type: ignore[arg-type]
+    lines = reconfig_view.lines(StoredReconfig(Path("x.db"), exp, summary))  # type: ignore[arg-type]
     at = next(i for i, x in enumerate(lines) if x.startswith("  trial 1:"))
     assert "at sut_forward 4,000" in lines[at]
     assert lines[at + 1] == "    the SUT's own counters: datapath/pipeline_drops 4,000"
-    assert lines[at + 2] == f"    ({DP.OWN_DROPS_NOTE})"
+    assert lines[at + 2] == f"    ({shared_dataplane_counters.OWN_DROPS_NOTE})"
     assert "sut_counters" in trial.to_json()
     bare = replace(summary, per_trial=[replace(trial, sut_counters={})])
-    assert not any("own counters" in x for x in RV.lines(StoredReconfig(Path("x"), exp, bare)))  # type: ignore[arg-type]
+    assert not any(
+        "own counters" in x for x in reconfig_view.lines(StoredReconfig(Path("x"), exp, bare))
+    )  # type: ignore[arg-type]
     # as JSON, a trial without a data plane's counters has none (not an empty map)
     assert "sut_counters" not in bare.to_json()["per_trial"][0]

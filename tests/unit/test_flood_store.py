@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from netassay.methods.flood import store as FS
+from netassay.methods.flood import store
 from netassay.shared.flood_record import NOT_SATURATED
 from netassay.store.db import Store
 
@@ -28,7 +28,7 @@ def _flood(forwarded: int, secs: float = 1.0, *, saturated: bool = True) -> dict
 def db(tmp_path):
     with Store(tmp_path / "f.db") as st:
         exp_id, _ = st.add_experiment(
-            key="mrr-t", kind=FS.KIND, source="netassay-testbed", label="t", config={}
+            key="mrr-t", kind=store.KIND, source="netassay-testbed", label="t", config={}
         )
         yield st, exp_id
 
@@ -36,7 +36,7 @@ def db(tmp_path):
 def test_each_flood_is_one_trial_with_its_counts_loss_and_cpu(db):
     st, exp_id = db
     for i, fwd in enumerate((100_000, 102_000, 101_000)):
-        FS.record(st, exp_id, i, _flood(fwd), run_id=None)
+        store.record(st, exp_id, i, _flood(fwd), run_id=None)
     trials = st.trials(exp_id)
     assert [t["repetition"] for t in trials] == [0, 1, 2]
     t = trials[1]
@@ -48,14 +48,14 @@ def test_each_flood_is_one_trial_with_its_counts_loss_and_cpu(db):
     assert t["counters"]["flood"]["saturated"] is True
     assert t["counters"]["deltas"] == {"sink/xdp/packets": 102_000}
     assert t["warnings"] == [] and t["excluded"] is None
-    assert [e.kind for e in FS.mrr_experiments(st)] == ["mrr"]
+    assert [e.kind for e in store.mrr_experiments(st)] == ["mrr"]
 
 
 def test_the_summary_is_the_median_mrr_with_its_range_and_ci(db):
     st, exp_id = db
     for i, (fwd, secs) in enumerate(((100_000, 1.0), (204_000, 2.0), (101_000, 1.0))):
-        FS.record(st, exp_id, i, _flood(fwd, secs))
-    (exp, s), *rest = list(FS.stored_floods(st))
+        store.record(st, exp_id, i, _flood(fwd, secs))
+    (exp, s), *rest = list(store.stored_floods(st))
     assert not rest and exp.id == exp_id
     assert s["mrr_per_run_pps"] == [100_000.0, 102_000.0, 101_000.0]  # per second of flood
     assert s["mrr_pps"] == 101_000.0
@@ -70,17 +70,17 @@ def test_the_summary_is_the_median_mrr_with_its_range_and_ci(db):
 
 def test_a_flood_the_sut_lost_nothing_of_is_a_lower_bound_not_a_fault(db):
     st, exp_id = db
-    FS.record(st, exp_id, 0, _flood(1_500_000, saturated=False))
+    store.record(st, exp_id, 0, _flood(1_500_000, saturated=False))
     (t,) = st.trials(exp_id)
     assert t["warnings"][0].startswith(NOT_SATURATED) and t["excluded"] is None
-    s = FS.summary(st.trials(exp_id))
+    s = store.summary(st.trials(exp_id))
     assert s["unsaturated"] == 1 and s["lower_bound"] is True
     assert s["mrr_ci95_pps"] is None  # one run: no interval
     assert s["loss_ratio"] == 0.0
 
 
 def test_no_floods_summarize_to_nothing():
-    s = FS.summary([])
+    s = store.summary([])
     assert s["runs"] == 0 and s["mrr_pps"] is None and s["loss_ratio"] is None
 
 

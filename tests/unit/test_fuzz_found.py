@@ -113,38 +113,38 @@ def _udp_server(**change):
 def test_an_iperf3_json_of_another_shape_is_refused_naming_the_value(change, said):
     # found by the 'iperf3' target: each raised TypeError, KeyError, AttributeError,
     # ValueError or OverflowError (a traceback) where a value had another type
-    from netassay.methods.accept import import_iperf3 as I3
+    from netassay.methods.accept import import_iperf3 as accept_import_iperf3
 
     with pytest.raises(InputError, match=f"s.json: not the iperf3 JSON netassay reads: .*{said}"):
-        I3.parse_all(_udp_server(**change), "s.json")
+        accept_import_iperf3.parse_all(_udp_server(**change), "s.json")
 
 
 def test_an_iperf3_version_of_blanks_and_a_null_count_read_as_unknown():
     # found by the 'iperf3' target: version "  " raised IndexError; a sum_sent with
     # "packets": null, TypeError
-    from netassay.methods.accept import import_iperf3 as I3
+    from netassay.methods.accept import import_iperf3 as accept_import_iperf3
 
-    (res,) = I3.parse_all(_udp_server(start__version="  "), "s.json")
+    (res,) = accept_import_iperf3.parse_all(_udp_server(start__version="  "), "s.json")
     client = (
         (DATA / "udp-50M-client.json").read_text().replace('"packets":', '"packets": null, "x":', 1)
     )
-    (sent,) = I3.parse_all(client, "c.json")
-    run = I3.to_run(1, res, sent)
+    (sent,) = accept_import_iperf3.parse_all(client, "c.json")
+    run = accept_import_iperf3.to_run(1, res, sent)
     assert run.tool_version is None and run.received_bytes > 0
 
 
 def test_a_tcp_client_json_with_null_parts_is_read_or_refused_in_one_line(tmp_path):
     # found by the 'iperf3' target: "sum_received": null raised AttributeError
-    from netassay.methods.tcp import import_iperf3 as T3
+    from netassay.methods.tcp import import_iperf3 as tcp_import_iperf3
 
     f = tmp_path / "t.json"
     text = (DATA / "tcp-reno-20ms-loss1e-3-client.json").read_text()
     f.write_text(text.replace('"sum_received": {', '"sum_received": null, "x": {', 1))
-    cell = T3.read_cell(f)
+    cell = tcp_import_iperf3.read_cell(f)
     assert cell["runs"][0]["throughput_bps"] is None
     f.write_text(text.replace('"streams": [', '"streams": 7, "x": [', 1))
     with pytest.raises(InputError, match=r"t.json: not the iperf3 JSON netassay reads"):
-        T3.read_cell(f)
+        tcp_import_iperf3.read_cell(f)
 
 
 _SERVER = "total_bytes_transferidos,taxa_de_bits_por_segundo,jitter,total_pacotes_perdidos,porcentagem_pacotes_perdidos\n"  # noqa: E501
@@ -221,13 +221,13 @@ def test_json_and_toml_nested_beyond_the_recursion_limit_are_refused(tmp_path):
     # found by the pastrami, iperf3, config_toml and campaign_toml targets once their
     # mutations could insert 3000 '[': RecursionError, an internal error (exit 70)
     from netassay.campaign import spec
-    from netassay.methods.accept import import_iperf3 as I3
+    from netassay.methods.accept import import_iperf3 as accept_import_iperf3
     from netassay.store.pastrami import parse_data
 
     with pytest.raises(InputError, match=r"x_raw_1.txt:1: not a PASTRAMI line"):
         parse_data(Path("x_raw_1.txt"), b"[" * 100_000)
     with pytest.raises(InputError, match=r"i.json: not the iperf3 JSON netassay reads"):
-        I3.parse_all('{"a":' * 100_000, "i.json")
+        accept_import_iperf3.parse_all('{"a":' * 100_000, "i.json")
     f = tmp_path / "c.toml"
     f.write_text("[sweep]\nrates = " + "[" * 100_000)
     with pytest.raises(InputError, match="nested too deep"):
@@ -253,13 +253,13 @@ def test_a_range_of_a_step_near_zero_is_refused(text):
 def test_a_tcp_client_json_with_a_null_host_is_read(tmp_path):
     # found by bench/fuzz.py's iperf3 target (one input in 100,000): a TCP client's
     # "connecting_to": {"host": null} raised TypeError in ':' in host
-    from netassay.methods.tcp import import_iperf3 as T3
+    from netassay.methods.tcp import import_iperf3 as tcp_import_iperf3
 
     doc = json.loads((DATA / "tcp-reno-20ms-loss1e-3-client.json").read_text())
     doc["start"]["connecting_to"]["host"] = None
     f = tmp_path / "t.json"
     f.write_text(json.dumps(doc))
-    cell = T3.read_cell(f)
+    cell = tcp_import_iperf3.read_cell(f)
     assert cell["config"]["ip_version"] == 4 and cell["label"] == "iperf3 TCP reno"
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from netassay import imix as I
+from netassay import imix
 from netassay.config import TestbedConfig
 from netassay.counters.loss import flatten
 from netassay.errors import UsageError
 from netassay.shared.imix_sizes import MixAtLoad, mix_json, mix_lines
-from netassay.testbed import topology as T
+from netassay.testbed import topology
 from netassay.traffic.generator import GenResult, build_args
 from netassay.trial.engine import per_size
 
@@ -19,10 +19,10 @@ SIMPLE = "64:7,590:4,1514:1"
 
 
 def test_simple_is_trex_imix_without_the_fcs_its_60_raised_to_the_smallest_frame():
-    assert I.parse_imix("simple", 4) == ((64, 7), (590, 4), (1514, 1))
-    assert I.parse_imix(" Simple ", 6) == ((84, 7), (590, 4), (1514, 1))
-    assert I.spec(I.parse_imix("simple", 4)) == SIMPLE
-    assert I.parse_imix("1514:1, 64:7", 4) == ((1514, 1), (64, 7))  # the order given
+    assert imix.parse_imix("simple", 4) == ((64, 7), (590, 4), (1514, 1))
+    assert imix.parse_imix(" Simple ", 6) == ((84, 7), (590, 4), (1514, 1))
+    assert imix.spec(imix.parse_imix("simple", 4)) == SIMPLE
+    assert imix.parse_imix("1514:1, 64:7", 4) == ((1514, 1), (64, 7))  # the order given
 
 
 @pytest.mark.parametrize(
@@ -43,43 +43,43 @@ def test_simple_is_trex_imix_without_the_fcs_its_60_raised_to_the_smallest_frame
 )
 def test_a_mix_that_does_not_parse_is_refused_in_one_line(text, ip, said):
     with pytest.raises(UsageError) as e:
-        I.parse_imix(text, ip)
+        imix.parse_imix(text, ip)
     line = e.value.line()
     assert said in line and "\n" not in line and line.startswith(f"--imix {text}")
     assert e.value.exit_code == 2
 
 
 def test_the_cycle_spreads_each_size_and_holds_its_weight():
-    mix = I.parse_imix("simple", 4)
+    mix = imix.parse_imix("simple", 4)
     # the same order netassay-gen sends (gen/src/mix.rs holds it too)
-    assert I.cycle(mix) == [64, 590, 64, 64, 590, 64, 1514, 64, 590, 64, 590, 64]
-    odd = I.parse_imix("100:5,200:3,300:2,1518:13", 4)
-    order = I.cycle(odd)
+    assert imix.cycle(mix) == [64, 590, 64, 64, 590, 64, 1514, 64, 590, 64, 590, 64]
+    odd = imix.parse_imix("100:5,200:3,300:2,1518:13", 4)
+    order = imix.cycle(odd)
     assert len(order) == 23 and {s: order.count(s) for s, _ in odd} == dict(odd)
     assert "1518,1518,1518,1518" not in ",".join(map(str, order))  # spread, not a block
 
 
 def test_sent_per_size_is_whole_cycles_then_the_cycles_first_frames():
-    mix = I.parse_imix("simple", 4)
-    assert I.sent_per_size(mix, 0) == {64: 0, 590: 0, 1514: 0}
-    assert I.sent_per_size(mix, 12_000) == {64: 7000, 590: 4000, 1514: 1000}
-    assert I.sent_per_size(mix, 5_000) == {64: 2917, 590: 1666, 1514: 417}  # 416 * 12 + 8
-    assert all(sum(I.sent_per_size(mix, n).values()) == n for n in range(40))
+    mix = imix.parse_imix("simple", 4)
+    assert imix.sent_per_size(mix, 0) == {64: 0, 590: 0, 1514: 0}
+    assert imix.sent_per_size(mix, 12_000) == {64: 7000, 590: 4000, 1514: 1000}
+    assert imix.sent_per_size(mix, 5_000) == {64: 2917, 590: 1666, 1514: 417}  # 416 * 12 + 8
+    assert all(sum(imix.sent_per_size(mix, n).values()) == n for n in range(40))
 
 
 def test_bits_per_frame_at_l2_and_l1():
-    mix = I.parse_imix("simple", 4)
+    mix = imix.parse_imix("simple", 4)
     mean = (7 * 64 + 4 * 590 + 1514) / 12  # 360.17 B without the FCS
-    assert I.mean_frame_bytes(mix) == pytest.approx(mean)
-    assert I.bits_per_frame(mix, 2) == pytest.approx(8 * (mean + 4))
-    assert I.bits_per_frame(mix, 1) == pytest.approx(8 * (mean + 24))
-    assert I.bits_per_frame(((64, 1),), 1) == 8 * 88  # one 64-byte frame: 88 on the wire
-    assert I.from_spec(SIMPLE) == mix
+    assert imix.mean_frame_bytes(mix) == pytest.approx(mean)
+    assert imix.bits_per_frame(mix, 2) == pytest.approx(8 * (mean + 4))
+    assert imix.bits_per_frame(mix, 1) == pytest.approx(8 * (mean + 24))
+    assert imix.bits_per_frame(((64, 1),), 1) == 8 * 88  # one 64-byte frame: 88 on the wire
+    assert imix.from_spec(SIMPLE) == mix
 
 
 def test_the_testbed_knob_refuses_a_bad_mix_a_size_beside_it_and_the_nft_sink():
     ok = TestbedConfig(imix="simple")
-    T.validate_mix(ok)
+    topology.validate_mix(ok)
     assert ok.imix_spec() == SIMPLE and ok.resolved().size_bytes is None
     assert TestbedConfig().imix_spec() is None and TestbedConfig().resolved().size_bytes == 64
     for cfg, said in [
@@ -88,7 +88,7 @@ def test_the_testbed_knob_refuses_a_bad_mix_a_size_beside_it_and_the_nft_sink():
         (TestbedConfig(imix="simple", sink="nft"), "--imix with --sink nft"),
     ]:
         with pytest.raises(UsageError) as e:
-            T.validate_mix(cfg)
+            topology.validate_mix(cfg)
         assert said in e.value.line()
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from netassay.analysis import burst as AB
-from netassay.analysis import reconfig as AC
-from netassay.analysis import recovery as AR
+from netassay.analysis import burst as analysis_burst
+from netassay.analysis import reconfig as analysis_reconfig
+from netassay.analysis import recovery as analysis_recovery
 
 
-def search_on(buffer: int, most: int, resolution: float = 0.01) -> AB.LengthSearch:
+def search_on(buffer: int, most: int, resolution: float = 0.01) -> analysis_burst.LengthSearch:
     """A test against a SUT that forwards a burst whole up to ``buffer`` frames."""
-    s = AB.LengthSearch(most, resolution, 16)
+    s = analysis_burst.LengthSearch(most, resolution, 16)
     while (n := s.next_length()) is not None:
         s.record(n, n <= buffer)
     return s
@@ -42,16 +42,16 @@ def test_a_sut_that_loses_even_the_shortest_burst_finds_nothing():
 def test_rfc9004_buffer_times():
     # bursts at 100 kpps, a SUT of throughput 5 kpps holding 1000 frames: the longest
     # lossless burst B = 1000 / (1 - 5/100) = 1052.6; implied B/R, corrected B/R (1 - T/R)
-    s = AB.summary([1052, 1053, 1053], 100_000.0, 5_000.0, 5_000)
+    s = analysis_burst.summary([1052, 1053, 1053], 100_000.0, 5_000.0, 5_000)
     assert s.mean_frames == pytest.approx(1052.667, abs=1e-3)
     assert s.implied_buffer_s == pytest.approx(1052.667 / 100_000)
     assert s.corrected_buffer_s == pytest.approx(1052.667 / 100_000 * 0.95)
     assert s.buffered_frames == pytest.approx(1000.03, abs=0.01)
     assert s.ci95_frames == pytest.approx(4.303 * 0.57735 / 3**0.5, rel=1e-3)
     assert s.at_limit == 0
-    none = AB.summary([1000], 1e5, None, 5_000)
+    none = analysis_burst.summary([1000], 1e5, None, 5_000)
     assert none.corrected_buffer_s is None and none.ci95_frames is None
-    assert AB.corrected_buffer_s(1000, 1e5, 2e5) == 0.0  # no buffer needed
+    assert analysis_burst.corrected_buffer_s(1000, 1e5, 2e5) == 0.0  # no buffer needed
 
 
 def drain(q: int, service: float, low: float, dt: float, t_end: float, clump: int = 0):
@@ -68,22 +68,24 @@ def drain(q: int, service: float, low: float, dt: float, t_end: float, clump: in
 
 
 def test_recovery_is_when_the_queue_has_drained():
-    r = AR.recovery(drain(1_000, 10_000.0, 5_500.0, 0.01, 1.0), 0.0, 5_500.0)
+    r = analysis_recovery.recovery(drain(1_000, 10_000.0, 5_500.0, 0.01, 1.0), 0.0, 5_500.0)
     assert r.recovery_s == pytest.approx(1_000 / 4_500, abs=0.002)  # 222 ms
     assert r.settled_frames == pytest.approx(-1_000, abs=10)  # the backlog drained
 
 
 def test_a_clumpy_count_finds_the_same_time():
-    r = AR.recovery(drain(1_000, 10_000.0, 5_500.0, 0.01, 1.0, clump=64), 0.0, 5_500.0)
+    r = analysis_recovery.recovery(
+        drain(1_000, 10_000.0, 5_500.0, 0.01, 1.0, clump=64), 0.0, 5_500.0
+    )
     assert r.recovery_s == pytest.approx(1_000 / 4_500, abs=0.01)
 
 
 def test_no_backlog_recovers_at_once_and_loss_without_end_never():
     steady = [(t / 100, round(5_500 * t / 100)) for t in range(50)]
-    assert AR.recovery(steady, 0.0, 5_500.0).recovery_s == 0.0
+    assert analysis_recovery.recovery(steady, 0.0, 5_500.0).recovery_s == 0.0
     starved = [(t / 100, round(4_000 * t / 100)) for t in range(50)]
-    assert AR.recovery(starved, 0.0, 5_500.0).recovery_s is None
-    s = AR.summary([0.2, 0.25, None])
+    assert analysis_recovery.recovery(starved, 0.0, 5_500.0).recovery_s is None
+    s = analysis_recovery.summary([0.2, 0.25, None])
     assert s.recovered == 2 and s.mean_s == pytest.approx(0.225)
 
 
@@ -91,19 +93,19 @@ def test_loss_that_stops_is_a_recovery_too():
     # 300 ms forwarding only 4 kpps of 5.5 offered, then all of it: D rises, then flat
     samples = [(t / 100, round(4_000 * t / 100 if t <= 30 else 1_200 + 5_500 * (t - 30) / 100))
                for t in range(100)]  # fmt: skip
-    r = AR.recovery(samples, 0.0, 5_500.0)
+    r = analysis_recovery.recovery(samples, 0.0, 5_500.0)
     assert r.recovery_s == pytest.approx(0.3, abs=0.005) and r.settled_frames > 400
 
 
 def test_samples_before_the_drop_are_not_read():
     before = [(-0.02, 0), (-0.01, 100)]
-    r = AR.recovery([*before, *drain(0, 10_000.0, 5_500.0, 0.01, 0.2)], 0.0, 5_500.0)
+    r = analysis_recovery.recovery([*before, *drain(0, 10_000.0, 5_500.0, 0.01, 0.2)], 0.0, 5_500.0)
     assert r.recovery_s == 0.0 and r.after[0][0] == 0.0
 
 
 def test_effective_blocked_time_is_lost_over_rate():
-    assert AC.blocked_s(2_000, 10_000.0) == pytest.approx(0.2)
-    s = AC.summary([(2_000, 10_000.0), (2_100, 10_000.0)])
+    assert analysis_reconfig.blocked_s(2_000, 10_000.0) == pytest.approx(0.2)
+    s = analysis_reconfig.summary([(2_000, 10_000.0), (2_100, 10_000.0)])
     assert s.mean_blocked_s == pytest.approx(0.205) and s.lost == 4_100
     assert s.ci95_blocked_s == pytest.approx(12.706 * 0.00707107 / 2**0.5, rel=1e-3)
 

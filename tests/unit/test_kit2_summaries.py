@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from netassay.analysis import recovery as AR
+from netassay.analysis import recovery
 from netassay.config import AnalysisConfig
 from netassay.methods.burst.method import METHOD as BURST
 from netassay.methods.reconfig.method import METHOD as RECONFIG
@@ -166,7 +166,7 @@ def test_a_recovery_summary_from_its_trials(db: str) -> None:
 
 
 def test_a_trials_recovery_is_stored_as_it_was_a_dict() -> None:
-    found = AR.recovery([(t, c) for t, c in _drained(900)], 0.5, 5_500.0)
+    found = recovery.recovery([(t, c) for t, c in _drained(900)], 0.5, 5_500.0)
     out = found.to_json()
     assert list(out) == ["recovery_s", "settled_frames", "noise_frames", "intervals_after",
                          "after"]  # fmt: skip

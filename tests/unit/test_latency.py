@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from netassay.analysis import latency as L
+from netassay.analysis import latency
 from netassay.hist import SinkHist
 
 
@@ -56,7 +56,7 @@ def test_by_load_is_the_mean_over_runs_with_a_t_interval():
     # load 0: three runs whose medians are 10, 12 and 14 us; load 1: one run
     trials = [(0, 1e4, _doc([10] * 9)), (0, 1e4, _doc([12] * 9)), (0, 1e4, _doc([14] * 9)),
               (1, 5e4, _doc([30, 40])), (2, 9e4, {"n": 0, "buckets": []})]  # fmt: skip
-    rows = L.by_load(trials)
+    rows = latency.by_load(trials)
     assert [r.load_index for r in rows] == [0, 1]  # a histogram without frames is no run
     r0 = rows[0]
     assert r0.runs == 3 and r0.mean["p50_ns"] == pytest.approx(12_500)
@@ -66,9 +66,9 @@ def test_by_load_is_the_mean_over_runs_with_a_t_interval():
     assert rows[1].ci95["p50_ns"] is None and rows[1].mean["max_ns"] == 40_500
     j = rows[0].to_json()
     assert j["p50_ns"] == pytest.approx(12_500) and j["frames"] == 27
-    text = "\n".join(L.lines(rows))
+    text = "\n".join(latency.lines(rows))
     assert "12.5+-5.0" in text and "40.5" in text
-    assert L.lines([]) == ["latency: no trial holds a latency histogram"]
+    assert latency.lines([]) == ["latency: no trial holds a latency histogram"]
 
 
 def test_at_takes_0_and_shares_of_the_pdr():

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from netassay.campaign import spec as SP
+from netassay.campaign import spec
 from netassay.campaign.order import cell_plan, cell_settings
 from netassay.errors import InputError, UsageError
 from netassay.invoke import cell_given
@@ -85,7 +85,7 @@ size = [64, 512]
 
 
 def test_a_campaign_writes_loads_in_bit_per_second_and_each_cell_plans_its_own():
-    c = SP.parse(CAMPAIGN, "bits.toml")
+    c = spec.parse(CAMPAIGN, "bits.toml")
     given = cell_given(c.method, c.settings(0))
     assert given["rates"] == "2Mbps,4Mbps"  # converted where the cell runs
     assert given["layer"] == "l2"
@@ -120,5 +120,5 @@ def test_a_campaign_writes_loads_in_bit_per_second_and_each_cell_plans_its_own()
 def test_a_campaigns_load_that_cannot_be_names_its_line(text, said):
     origin = "s.toml" if "search" in text else "bits.toml"
     with pytest.raises(InputError) as got:
-        SP.parse(text, origin)
+        spec.parse(text, origin)
     assert got.value.problems[0].startswith(said), got.value.problems

@@ -28,11 +28,11 @@ def test_the_parser_reads_continuations_output_and_exit_codes(tmp_path):
 
 
 def _read(page):
-    import tests.manual as M
+    from tests import manual
 
-    root = M.ROOT
+    root = manual.ROOT
     try:
-        M.ROOT = page.parent
-        return M.blocks([page])
+        manual.ROOT = page.parent
+        return manual.blocks([page])
     finally:
-        M.ROOT = root
+        manual.ROOT = root

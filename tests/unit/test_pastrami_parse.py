@@ -78,11 +78,11 @@ def test_empty_file(tmp_path):
 
 def _both(tmp_path, text):
     """The bulk parse and the json parse of the same text (None when bulk declines)."""
-    from netassay.store import pastrami as P
+    from netassay.store import pastrami
 
     f = tmp_path / "both_raw_2_exp_t_2.txt"
     f.write_text(text, newline="")
-    return P._fast_columns(text.encode().rstrip()), P._json_columns(f, text.encode())
+    return pastrami._fast_columns(text.encode().rstrip()), pastrami._json_columns(f, text.encode())
 
 
 @pytest.mark.parametrize(

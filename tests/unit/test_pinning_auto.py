@@ -10,9 +10,7 @@ import pytest
 from netassay import cli
 from netassay.config import PINNINGS, TestbedConfig, load_config, resolve_pinning
 from netassay.errors import UsageError
-from netassay.testbed import show
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import show, state, topology
 
 
 @pytest.fixture
@@ -60,11 +58,11 @@ def test_loaded_config_is_resolved_but_config_show_says_auto(cpus, capsys, n, wa
 
 def test_validate_checks_what_auto_resolves_to(cpus):
     cpus(1)
-    T.validate(TestbedConfig())  # auto on one CPU: unpinned, valid
+    topology.validate(TestbedConfig())  # auto on one CPU: unpinned, valid
     with pytest.raises(UsageError, match="needs 2 CPUs"):
-        T.validate(TestbedConfig(pinning="pin-2cpu"))
+        topology.validate(TestbedConfig(pinning="pin-2cpu"))
     cpus(2)
-    T.validate(TestbedConfig())
+    topology.validate(TestbedConfig())
 
 
 @pytest.mark.parametrize(("n", "want"), [(1, "unpinned"), (2, "pin-2cpu"), (4, "pin-2cpu")])
@@ -72,16 +70,16 @@ def test_build_records_the_resolved_pinning_and_why(cpus, tmp_path, monkeypatch,
     """The state written as the build starts holds the resolved value, never 'auto'."""
     cpus(n)
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
-    monkeypatch.setattr(T, "list_netns", list)
+    monkeypatch.setattr(topology, "list_netns", list)
 
     def stop(name, cfg):
         assert cfg.pinning == want  # what the build uses
         raise RuntimeError("stop before touching the kernel")
 
-    monkeypatch.setattr(T, "_links", stop)
+    monkeypatch.setattr(topology, "_links", stop)
     with pytest.raises(RuntimeError, match="stop before"):
-        T.build("lab", TestbedConfig())
-    st = S.read_state("lab")
+        topology.build("lab", TestbedConfig())
+    st = state.read_state("lab")
     assert st["config"]["pinning"] == want
     assert "chosen by 'auto'" in st["pinning_reason"] and f"{n}-CPU" in st["pinning_reason"]
 
@@ -89,7 +87,7 @@ def test_build_records_the_resolved_pinning_and_why(cpus, tmp_path, monkeypatch,
 def test_show_says_which_pinning_and_why(tmp_path, monkeypatch):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
     _, why = resolve_pinning("auto", 2)
-    S.write_state(
+    state.write_state(
         "lab",
         {
             "name": "lab",
@@ -100,8 +98,8 @@ def test_show_says_which_pinning_and_why(tmp_path, monkeypatch):
             "sut_cpu": 1,
         },
     )
-    monkeypatch.setattr(T, "list_netns", lambda: ["na-lab-tg", "na-lab-sut", "na-lab-sink"])
-    monkeypatch.setattr(S, "read_sysctl", lambda key: "1000")
+    monkeypatch.setattr(topology, "list_netns", lambda: ["na-lab-tg", "na-lab-sut", "na-lab-sink"])
+    monkeypatch.setattr(state, "read_sysctl", lambda key: "1000")
     text = show.render(show.describe("lab"))
     lines = [ln for ln in text.splitlines() if "pinning chosen" in ln]
     assert lines == [f"  pinning chosen: {why}"]

@@ -6,31 +6,31 @@ from __future__ import annotations
 from netassay.config import TestbedConfig
 from netassay.counters.loss import locate_loss
 from netassay.loads import AUTO_LOADS, AUTO_TOP, auto_rates
-from netassay.methods.doctor import checks as C
+from netassay.methods.doctor import checks
 from netassay.shared.sweep_plan import Plan, describe, estimate_s
-from netassay.testbed import receive as R
+from netassay.testbed import receive
 from netassay.testbed.bed import config_from_state
 
 
 def test_backlog_is_the_default_and_napi_sends_live_frames():
     cfg = TestbedConfig()
-    assert cfg.rx_mode == "backlog" and not R.napi(cfg)
-    assert R.gen_flags(cfg) == ["--qdisc"] and "sendmmsg" in R.technique(cfg)
+    assert cfg.rx_mode == "backlog" and not receive.napi(cfg)
+    assert receive.gen_flags(cfg) == ["--qdisc"] and "sendmmsg" in receive.technique(cfg)
     napi = TestbedConfig(rx_mode="napi")
-    assert R.napi(napi) and R.gen_flags(napi) == ["--technique", "xdp"]
-    assert "XDP live frames" in R.technique(napi)
+    assert receive.napi(napi) and receive.gen_flags(napi) == ["--technique", "xdp"]
+    assert "XDP live frames" in receive.technique(napi)
 
 
 def test_a_mix_and_two_generators_on_one_cpu_send_through_the_qdisc_in_napi_mode():
-    assert R.gen_flags(TestbedConfig(rx_mode="napi", imix="simple")) == ["--qdisc"]
-    assert R.gen_flags(TestbedConfig(rx_mode="napi"), shared=True) == ["--qdisc"]
+    assert receive.gen_flags(TestbedConfig(rx_mode="napi", imix="simple")) == ["--qdisc"]
+    assert receive.gen_flags(TestbedConfig(rx_mode="napi"), shared=True) == ["--qdisc"]
 
 
 def test_the_xdp_router_is_polled_by_napi_in_both_modes_and_sent_to_as_the_mode_says():
     xr = TestbedConfig(sut="xdp-router")
-    assert R.napi(xr) and R.gen_flags(xr) == ["--qdisc"]  # as before the knob
+    assert receive.napi(xr) and receive.gen_flags(xr) == ["--qdisc"]  # as before the knob
     live = TestbedConfig(sut="xdp-router", rx_mode="napi")
-    assert R.napi(live) and R.gen_flags(live) == ["--technique", "xdp"]
+    assert receive.napi(live) and receive.gen_flags(live) == ["--technique", "xdp"]
 
 
 def test_a_testbed_or_experiment_from_before_the_knob_was_backlog_mode():
@@ -77,10 +77,10 @@ def test_a_plan_with_no_loads_counts_its_chosen_loads_and_says_how_they_are_chos
 
 
 def test_the_reach_check_says_how_far_past_the_mrr_the_generator_paces():
-    ok = C.reach(5e6, 3e6, 1e6, p99_ns=12_000)
-    assert ok.status == C.PASS and "3.00x the MRR" in ok.figure and "12 us" in ok.figure
+    ok = checks.reach(5e6, 3e6, 1e6, p99_ns=12_000)
+    assert ok.status == checks.PASS and "3.00x the MRR" in ok.figure and "12 us" in ok.figure
     assert ok.value["reach_over_mrr"] == 3.0
-    short = C.reach(2e6, 1.2e6, 1e6)
-    assert short.status == C.WARN and "not 1.3x it" in short.fix
-    below = C.reach(9e5, 8e5, 1e6)
-    assert below.status == C.WARN and "< MRR" in below.figure
+    short = checks.reach(2e6, 1.2e6, 1e6)
+    assert short.status == checks.WARN and "not 1.3x it" in short.fix
+    below = checks.reach(9e5, 8e5, 1e6)
+    assert below.status == checks.WARN and "< MRR" in below.figure

@@ -19,9 +19,7 @@ from netassay.config import (
 from netassay.errors import InputError, UsageError
 from netassay.methods.base import RunOptions
 from netassay.shared import lab
-from netassay.testbed import show
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import show, state, topology
 
 
 @pytest.mark.parametrize(
@@ -78,9 +76,9 @@ def test_contradicting_pairs_are_refused_in_one_line(pinning, rx, cpus, sut, say
 def test_validate_refuses_before_anything_is_touched(monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     with pytest.raises(UsageError, match="--rx-affinity bound with --pinning unpinned"):
-        T.validate(TestbedConfig(pinning="unpinned", rx_affinity="bound"))
-    T.validate(TestbedConfig(pinning="pin-2cpu", rx_affinity="balanced"))
-    T.validate(TestbedConfig(rx_affinity="bound"))  # auto pinning: pin-2cpu here
+        topology.validate(TestbedConfig(pinning="unpinned", rx_affinity="bound"))
+    topology.validate(TestbedConfig(pinning="pin-2cpu", rx_affinity="balanced"))
+    topology.validate(TestbedConfig(rx_affinity="bound"))  # auto pinning: pin-2cpu here
 
 
 def test_the_mask_as_rps_cpus_takes_it():
@@ -119,7 +117,7 @@ def test_recorded_with_the_experiment_and_in_its_label():
 def test_show_says_where_the_receive_work_runs(tmp_path, monkeypatch, rx, cpus, says):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
     cfg = TestbedConfig(pinning="pin-2cpu", rx_affinity=rx).resolved(2)
-    S.write_state(
+    state.write_state(
         "lab",
         {
             "name": "lab",
@@ -130,8 +128,8 @@ def test_show_says_where_the_receive_work_runs(tmp_path, monkeypatch, rx, cpus, 
             "rps": {"na-lab-sut:sut0": cpu_mask(cpus)},
         },
     )
-    monkeypatch.setattr(T, "list_netns", lambda: ["na-lab-tg", "na-lab-sut", "na-lab-sink"])
-    monkeypatch.setattr(S, "read_sysctl", lambda key: "1000")
+    monkeypatch.setattr(topology, "list_netns", lambda: ["na-lab-tg", "na-lab-sut", "na-lab-sink"])
+    monkeypatch.setattr(state, "read_sysctl", lambda key: "1000")
     text = show.render(show.describe("lab"))
     line = next(ln for ln in text.splitlines() if ln.startswith("  pinning:"))
     assert f"SUT receive {says}" in line and cpu_mask(cpus) in line
@@ -141,7 +139,7 @@ def test_show_says_where_the_receive_work_runs(tmp_path, monkeypatch, rx, cpus, 
 
 def test_refused_on_an_external_testbed(tmp_path, monkeypatch):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
-    S.write_state("ext", {"name": "ext", "kind": "external", "config": {"kind": "external"}})
+    state.write_state("ext", {"name": "ext", "kind": "external", "config": {"kind": "external"}})
     with pytest.raises(UsageError) as exc:
         lab.named_testbed(RunOptions(testbed="ext", testbed_flags={"rx_affinity": "bound"}), None)
     line = exc.value.line()

@@ -8,15 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from netassay import names as N
+from netassay import names
 from netassay.config import TestbedConfig, count_in
-from netassay.counters import sutstate as CT
+from netassay.counters import sutstate
 from netassay.counters.loss import flatten, locate_loss
 from netassay.errors import UsageError
 from netassay.shared import lab
-from netassay.shared import scale as M
+from netassay.shared import scale as shared_scale
 from netassay.store.db import Experiment
-from netassay.testbed import scale as SC
+from netassay.testbed import scale as testbed_scale
 from netassay.units import parse_whole
 
 
@@ -34,10 +34,10 @@ from netassay.units import parse_whole
     ],
 )
 def test_routes_are_prefixes_of_their_own_back_to_back(ip, routes, step, plen, first_dst):
-    f = SC.fib(ip, routes)
+    f = testbed_scale.fib(ip, routes)
     assert (f.step, f.prefix_len, f.first_dst) == (step, plen, first_dst)
     last = ipaddress.ip_network(f.prefix(routes - 1))
-    bench = N.BENCH_V4 if ip == 4 else N.BENCH_V6
+    bench = names.BENCH_V4 if ip == 4 else names.BENCH_V6
     # every route inside the benchmarking range, none on the sink's link
     assert last.subnet_of(bench) and last.prefixlen == plen  # type: ignore[arg-type]
     first = ipaddress.ip_network(f.prefix(0))
@@ -48,43 +48,43 @@ def test_routes_are_prefixes_of_their_own_back_to_back(ip, routes, step, plen, f
 
 def test_more_routes_than_ipv4_has_room_for_say_so_in_one_line():
     with pytest.raises(UsageError) as e:
-        SC.fib(4, 65_281)
+        testbed_scale.fib(4, 65_281)
     line = e.value.line()
     assert "room for 1..65,280 routes" in line and "--ip 6" in line and "\n" not in line
     with pytest.raises(UsageError):
-        SC.fib(6, 1_000_001)
+        testbed_scale.fib(6, 1_000_001)
 
 
 def test_route_lines_are_one_ip_batch_line_per_route():
-    f = SC.fib(4, 3)
-    assert list(SC.route_lines(f, "198.19.0.2", "sut1")) == [
+    f = testbed_scale.fib(4, 3)
+    assert list(testbed_scale.route_lines(f, "198.19.0.2", "sut1")) == [
         f"route add 198.19.{i}.0/24 via 198.19.0.2 dev sut1" for i in (1, 2, 3)
     ]
-    six = list(SC.route_lines(SC.fib(6, 3), "2001:2:0:2::2", "sut1"))
+    six = list(testbed_scale.route_lines(testbed_scale.fib(6, 3), "2001:2:0:2::2", "sut1"))
     assert six[-1] == "route add 2001:2:0:8000::2:0/112 via 2001:2:0:2::2 dev sut1"
-    assert SC.fib(6, 1_000_000).prefix(999_999) == "2001:2:0:8000::f423:f000/116"
+    assert testbed_scale.fib(6, 1_000_000).prefix(999_999) == "2001:2:0:8000::f423:f000/116"
 
 
 @pytest.mark.parametrize("ip", [4, 6])
 def test_rule_keys_are_distinct_and_match_no_flow(ip):
-    keys = list(SC.rule_keys(ip, 70_000))  # past IPv4's 65,280 sources of one port
+    keys = list(testbed_scale.rule_keys(ip, 70_000))  # past IPv4's 65,280 sources of one port
     assert len(set(keys)) == 70_000
     flows = ipaddress.ip_network("198.18.0.0/24" if ip == 4 else "2001:2:0:1::/64")
-    bench = N.BENCH_V4 if ip == 4 else N.BENCH_V6
+    bench = names.BENCH_V4 if ip == 4 else names.BENCH_V6
     for addr, port in keys[:1000] + keys[-1000:]:
         a = ipaddress.ip_address(addr)
         assert a in bench and a not in flows and port >= 1
 
 
 def test_linear_rules_and_the_set_hold_the_same_keys():
-    linear = SC.rules_text(4, 3, as_set=False)
+    linear = testbed_scale.rules_text(4, 3, as_set=False)
     assert linear.count("ip saddr 198.18.1.") == 3 and "@na_block" not in linear
     assert linear.count('counter name "na_blocked" drop') == 3
     assert 'counter name "na_passed" accept' in linear
-    as_set = SC.rules_text(4, 3, as_set=True)
+    as_set = testbed_scale.rules_text(4, 3, as_set=True)
     assert "elements = { 198.18.1.0 . 1, 198.18.1.1 . 1, 198.18.1.2 . 1 }" in as_set
     assert as_set.count("drop") == 1  # one rule: the set's lookup
-    assert "ip6 saddr . udp dport @na_block" in SC.rules_text(6, 2, as_set=True)
+    assert "ip6 saddr . udp dport @na_block" in testbed_scale.rules_text(6, 2, as_set=True)
 
 
 @pytest.mark.parametrize(
@@ -103,7 +103,7 @@ def test_linear_rules_and_the_set_hold_the_same_keys():
 )
 def test_scale_knobs_a_sut_cannot_have_are_refused(knobs, said):
     with pytest.raises(UsageError) as e:
-        SC.validate(replace(TestbedConfig(), **knobs))
+        testbed_scale.validate(replace(TestbedConfig(), **knobs))
     assert e.value.line().startswith(said) and "\n" not in e.value.line()
 
 
@@ -115,7 +115,7 @@ def test_the_knobs_that_go_together_pass():
         {"nft_rules": 10_000, "nft_set": True, "conntrack": "on", "nat": "snat"},
         {"conntrack": "on", "conntrack_max": 1 << 20},
     ):
-        SC.validate(replace(TestbedConfig(), **knobs))
+        testbed_scale.validate(replace(TestbedConfig(), **knobs))
 
 
 def test_the_conntrack_limit_is_a_host_wide_sysctl_while_the_testbed_is_up():
@@ -128,19 +128,19 @@ def test_the_conntrack_limit_is_a_host_wide_sysctl_while_the_testbed_is_up():
 def test_the_generator_and_the_sink_are_told_the_same_destinations():
     cfg = replace(TestbedConfig(), routes=1000, flows=5000, flow_order="random", flow_seed=7,
                   count_flows=True)  # fmt: skip
-    f = SC.fib(4, 1000)
+    f = testbed_scale.fib(4, 1000)
     state = {"scale": {"fib": {"routes": 1000, "step": f.step}},
-             "target": {"dst": SC.first_dst(cfg, "198.19.0.2")}}  # fmt: skip
-    assert SC.flow_flags(cfg, state) == [
+             "target": {"dst": testbed_scale.first_dst(cfg, "198.19.0.2")}}  # fmt: skip
+    assert testbed_scale.flow_flags(cfg, state) == [
         "--dsts", "1000", "--dst-step", "64", "--flow-order", "random", "--flow-seed", "7",
     ]  # fmt: skip
-    assert SC.sink_flow_flags(cfg, state) == [
+    assert testbed_scale.sink_flow_flags(cfg, state) == [
         "--count-flows", "5000", "--dst", "198.19.1.1", "--dsts", "1000", "--dst-step", "64",
     ]  # fmt: skip
-    assert SC.flow_flags(TestbedConfig(), {}) == []
-    assert SC.sink_flow_flags(TestbedConfig(), {}) is None
-    assert SC.sink_daddr(cfg, "198.19.0.2") == "{ 198.19.0.2, 198.19.0.0/16 }"
-    assert SC.sink_daddr(TestbedConfig(), "198.19.0.2") == "198.19.0.2"
+    assert testbed_scale.flow_flags(TestbedConfig(), {}) == []
+    assert testbed_scale.sink_flow_flags(TestbedConfig(), {}) is None
+    assert testbed_scale.sink_daddr(cfg, "198.19.0.2") == "{ 198.19.0.2, 198.19.0.0/16 }"
+    assert testbed_scale.sink_daddr(TestbedConfig(), "198.19.0.2") == "198.19.0.2"
 
 
 def test_scale_counts_are_written_as_the_loads_are():
@@ -157,11 +157,15 @@ def test_scale_counts_are_written_as_the_loads_are():
 
 
 def test_a_list_is_a_series_of_distinct_counts():
-    assert M.is_list("1,1k") and not M.is_list("1k") and not M.is_list(1000)
-    assert M.parse_list("1,1k,100k,1M", "--routes") == [1, 1000, 100_000, 1_000_000]
+    assert (
+        shared_scale.is_list("1,1k")
+        and not shared_scale.is_list("1k")
+        and not shared_scale.is_list(1000)
+    )
+    assert shared_scale.parse_list("1,1k,100k,1M", "--routes") == [1, 1000, 100_000, 1_000_000]
     for text, said in (("1,x", "'x' is not a count"), ("1k,1000", "1,000 is given twice")):
         with pytest.raises(UsageError) as e:
-            M.parse_list(text, "--routes")
+            shared_scale.parse_list(text, "--routes")
         assert said in e.value.line()
 
 
@@ -172,7 +176,7 @@ STAT = """entries  clashres found new invalid ignore delete chainlength insert i
 
 
 def test_conntrack_statistics_are_summed_over_the_cpus():
-    ct = CT.parse_conntrack("256000\n", STAT)
+    ct = sutstate.parse_conntrack("256000\n", STAT)
     assert ct["count"] == 256_000
     assert (ct["stats"]["drop"], ct["stats"]["early_drop"]) == (7, 0x30)
     assert ct["stats"]["insert_failed"] == 2 and ct["stats"]["invalid"] == 1
@@ -192,28 +196,30 @@ def test_conntrack_drops_and_a_matching_rule_are_the_suts_forwarding_loss():
     d = {k: fa[k] - fb[k] for k in fb}
     loc = locate_loss(1000, 1000, 992, d)
     assert loc["sut_forward"] == 8 and loc["unaccounted"] == 0
-    s = CT.summary(before, after, d, limit=262_144)
+    s = sutstate.summary(before, after, d, limit=262_144)
     assert s["conntrack"] == {"entries_before": 10, "entries_after": 262_144,
                               "limit": 262_144, "drop": 5, "insert_failed": 5}  # fmt: skip
     assert s["nft"] == {"passed": 990, "blocked": 3, "invalid": 2}
-    assert CT.text(s) == (
+    assert sutstate.text(s) == (
         "conntrack 10 -> 262,144 entries (its limit 262,144) (5 dropped, 5 failed to insert,"
         " 2 invalid); "
         "nft passed 990, blocked 3"
     )
-    assert CT.summary({}, {}, {}) == {}
+    assert sutstate.summary({}, {}, {}) == {}
 
 
 def test_a_trial_at_scale_says_where_it_lost_frames_beside_the_suts_counts():
     counters = {"sut": {"nft": {"passed": 10, "blocked": 0}},
                 "flows": {"flows": 4, "seen": 4, "min": 2, "max": 3, "misdirected": 0}}  # fmt: skip
-    said = CT.beside(counters, {"unsent": 5, "sut_forward": 1, "sut_egress": 0})
+    said = sutstate.beside(counters, {"unsent": 5, "sut_forward": 1, "sut_egress": 0})
     assert said == (
         " | lost at sut_forward 1; SUT: nft passed 10, blocked 0; "
         "flows 4 of 4 seen (2..3 frames each), 0 misdirected"
     )
-    assert CT.beside({}, {"sut_forward": 1}) == ""
-    assert CT.beside({"sut": {"nft": {"passed": 1}}}, {"unsent": 2}).startswith(" | nothing lost")
+    assert sutstate.beside({}, {"sut_forward": 1}) == ""
+    assert sutstate.beside({"sut": {"nft": {"passed": 1}}}, {"unsent": 2}).startswith(
+        " | nothing lost"
+    )
 
 
 def test_a_label_and_the_metadata_name_the_scale_knobs_set():
@@ -238,15 +244,15 @@ def _exp(i: int, routes: int | None, label: str = "", rates: tuple = (1e5,)) -> 
 def test_a_scale_series_is_consecutive_experiments_that_differ_in_one_knob():
     # the loads a sweep chose from its MRR differ from one value to the next: still one
     exps = [_exp(1, 1), _exp(2, 1000, rates=(2e5,)), _exp(3, 100_000), _exp(4, 1000)]
-    assert [[e.id for e in r] for r in M._runs(exps, "routes")] == [[1, 2, 3], [4]]
+    assert [[e.id for e in r] for r in shared_scale._runs(exps, "routes")] == [[1, 2, 3], [4]]
     labels = [_exp(1, 1, "sweep router 1 routes x"), _exp(2, 1000, "sweep router 1k routes x")]
-    assert M._label(labels, "routes") == "sweep router x"
+    assert shared_scale._label(labels, "routes") == "sweep router x"
 
 
 def test_the_series_table_has_a_row_per_value_against_the_first():
-    s = M.ScaleSeries("sweep", "nft_rules", "", 4)
+    s = shared_scale.ScaleSeries("sweep", "nft_rules", "", 4)
     s.points = [{"value": 10, "pdr_pps": 400_000.0}, {"value": 10_000, "pdr_pps": 100_000.0}]
-    lines = M.table_text(s).splitlines()
+    lines = shared_scale.table_text(s).splitlines()
     assert lines[0] == "scale series: nft rules (sweep, IPv4)"
     assert lines[2].split() == ["10", "0.4000", "1.000"]
     assert lines[3].split() == ["10,000", "0.1000", "0.250"]
@@ -255,7 +261,7 @@ def test_the_series_table_has_a_row_per_value_against_the_first():
 def test_the_series_curve_is_drawn_against_the_scale(tmp_path):
     from netassay.shared.scale_figures import plot_series
 
-    s = M.ScaleSeries("mrr", "routes", "router IPv6", 6)
+    s = shared_scale.ScaleSeries("mrr", "routes", "router IPv6", 6)
     s.points = [{"value": v, "mrr_pps": r} for v, r in ((1, 4e5), (1000, 3.9e5), (10**6, 2e5))]
     png, svg = plot_series(s, tmp_path / "curve")
     assert png.stat().st_size > 1000 and svg.stat().st_size > 1000

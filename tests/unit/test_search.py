@@ -15,7 +15,7 @@ from tests.builders import SyntheticSut, cliff
 from netassay.analysis.synthetic import realistic_throughput
 from netassay.errors import UsageError
 from netassay.quality import COUNTER_FAULT, GENERATOR_LIMIT, GENERATOR_STALL
-from netassay.shared import search_engine as E
+from netassay.shared import search_engine
 from netassay.shared.search_spec import (
     Goal,
     GoalOptions,
@@ -35,18 +35,18 @@ def spec(*goals: Goal, lo: float = 6_000, hi: float = 600_000, cap: float = 1200
     return SearchSpec(goals or (NDR, PDR), lo, hi, cap)
 
 
-def search(sut: SyntheticSut, sp: SearchSpec | None = None, **kw) -> E.SearchOutcome:  # type: ignore[no-untyped-def]
-    return E.run_search(sp or spec(), sut, clock=sut.clock, **kw)
+def search(sut: SyntheticSut, sp: SearchSpec | None = None, **kw) -> search_engine.SearchOutcome:  # type: ignore[no-untyped-def]
+    return search_engine.run_search(sp or spec(), sut, clock=sut.clock, **kw)
 
 
-def assert_brackets(o: E.GoalOutcome, truth: float) -> None:
+def assert_brackets(o: search_engine.GoalOutcome, truth: float) -> None:
     assert o.lower_pps is not None and o.upper_pps is not None, o
     assert o.lower_pps <= truth * (1 + 1e-9) and truth <= o.upper_pps * (1 + 1e-9), (o, truth)
     assert (o.upper_pps - o.lower_pps) / o.upper_pps <= o.goal.relative_width * (1 + 1e-6)
     assert o.conditional_pps is not None and o.conditional_pps <= o.lower_pps
 
 
-def by_goal(out: E.SearchOutcome) -> dict[str, E.GoalOutcome]:
+def by_goal(out: search_engine.SearchOutcome) -> dict[str, search_engine.GoalOutcome]:
     return {o.goal.key: o for o in out.goals}
 
 
@@ -177,11 +177,11 @@ def test_a_persistent_fault_stops_the_search_instead_of_converging_on_it():
     )
     stored: list[TrialRecord] = []
     out = search(sut, spec(hi=600_000), on_trial=lambda ev: stored.append(ev.record), retries=2)
-    assert out.stop is not None and out.stop.kind == E.FAULT
+    assert out.stop is not None and out.stop.kind == search_engine.FAULT
     assert COUNTER_FAULT in out.stop.detail
     assert len(sut.calls) == 3  # the first trial, at the max load, and two repeats
     assert [r.excluded is not None for r in stored] == [True]
-    assert stored[0].counters["search"]["goals"]["ndr"]["trial"] == E.UNUSABLE
+    assert stored[0].counters["search"]["goals"]["ndr"]["trial"] == search_engine.UNUSABLE
     for o in out.goals:  # nothing was concluded from it
         assert o.upper_pps is None and o.lower_pps is None
 
@@ -191,27 +191,29 @@ def test_retries_zero_stops_at_the_first_fault():
         cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: x" if n == 2 else None
     )
     out = search(sut, retries=0)
-    assert out.stop is not None and out.stop.kind == E.FAULT and len(sut.calls) == 2
+    assert out.stop is not None and out.stop.kind == search_engine.FAULT and len(sut.calls) == 2
 
 
 def test_forwarded_counts_the_sinks_own_drops_as_delivered():
     rec = TrialRecord(0, 0, 1000.0, 1.0, 1000, 990, "x", sink_dropped=10)
-    assert E.loss_ratio(rec) == 0.0
-    assert E._result(rec, 1.0, 1000.0).loss_ratio == 0.0
+    assert search_engine.loss_ratio(rec) == 0.0
+    assert search_engine._result(rec, 1.0, 1000.0).loss_ratio == 0.0
 
 
 # -- time cap --------------------------------------------------------------------------
 def test_time_cap_stops_before_a_trial_would_end_past_it_and_keeps_the_bounds():
     sut = SyntheticSut(cliff(CAP))
     out = search(sut, spec(cap=30))
-    assert out.stop is not None and out.stop.kind == E.TIME_CAP
+    assert out.stop is not None and out.stop.kind == search_engine.TIME_CAP
     assert sut.now <= 30 + 0.2  # the last trial started before the cap, ended by it
     assert out.trials == len(sut.calls) > 0
     assert any(o.lower_pps or o.upper_pps for o in out.goals)
 
 
 # -- stored trials: classification, replay, resume ---------------------------------------
-def _run_and_store(sp: SearchSpec | None = None) -> tuple[E.SearchOutcome, list[TrialRecord]]:
+def _run_and_store(
+    sp: SearchSpec | None = None,
+) -> tuple[search_engine.SearchOutcome, list[TrialRecord]]:
     stored: list[TrialRecord] = []
     out = search(SyntheticSut(cliff(CAP)), sp, on_trial=lambda ev: stored.append(ev.record))
     return out, stored
@@ -230,15 +232,15 @@ def test_each_stored_trial_carries_its_goal_classification():
         for key, g in info["goals"].items():
             lr = {"ndr": 0.0, "pdr:0.005": 0.005}[key]
             assert g["trial"] == ("good" if info["loss_ratio"] <= lr else "bad")
-            assert g["load"] in (E.LOWER, E.UPPER, E.UNDECIDED)
+            assert g["load"] in (search_engine.LOWER, search_engine.UPPER, search_engine.UNDECIDED)
     ndr = by_goal(out)["ndr"]
     last_at_lower = [r for r in stored if r.rate_pps == ndr.lower_pps][-1]
-    assert last_at_lower.counters["search"]["goals"]["ndr"]["load"] == E.LOWER
+    assert last_at_lower.counters["search"]["goals"]["ndr"]["load"] == search_engine.LOWER
 
 
 def test_replay_of_the_stored_trials_gives_the_same_result():
     out, stored = _run_and_store()
-    again = E.run_search(spec(), None, stored=list(reversed(stored)), live=False)
+    again = search_engine.run_search(spec(), None, stored=list(reversed(stored)), live=False)
     assert again.complete and again.replayed == len(stored) == again.trials
     for a, b in zip(out.goals, again.goals, strict=True):
         assert (a.lower_pps, a.upper_pps, a.conditional_pps) == (
@@ -251,11 +253,11 @@ def test_replay_of_the_stored_trials_gives_the_same_result():
 def test_a_search_killed_mid_way_resumes_from_its_stored_trials():
     out, stored = _run_and_store()
     part = stored[:9]
-    partial = E.run_search(spec(), None, stored=part, live=False)
-    assert partial.stop is not None and partial.stop.kind == E.STORED_END
+    partial = search_engine.run_search(spec(), None, stored=part, live=False)
+    assert partial.stop is not None and partial.stop.kind == search_engine.STORED_END
     sut = SyntheticSut(cliff(CAP))
     more: list[TrialRecord] = []
-    resumed = E.run_search(
+    resumed = search_engine.run_search(
         spec(), sut, stored=part, clock=sut.clock, on_trial=lambda ev: more.append(ev.record)
     )
     assert resumed.complete and len(sut.calls) == len(stored) - 9
@@ -269,8 +271,8 @@ def test_a_search_killed_mid_way_resumes_from_its_stored_trials():
 def test_a_stored_search_that_does_not_match_the_spec_is_not_taken_as_its_result():
     _, stored = _run_and_store()
     other = spec(Goal(0.0, duration_sum_s=5.0), PDR)
-    out = E.run_search(other, None, stored=stored, live=False)
-    assert out.stop is not None and out.stop.kind == E.STORED_END
+    out = search_engine.run_search(other, None, stored=stored, live=False)
+    assert out.stop is not None and out.stop.kind == search_engine.STORED_END
 
 
 # -- spec, goals, estimate ----------------------------------------------------------------
@@ -336,7 +338,7 @@ def test_spec_round_trips_through_json():
 
 
 def test_estimate_is_the_costliest_simulated_search():
-    est = E.estimate(spec())
+    est = search_engine.estimate(spec())
     assert 10 <= est.trials <= 200 and not est.capped
     assert est.wall_time_s > est.trial_time_s
     out = search(SyntheticSut(cliff(CAP)))
@@ -349,7 +351,7 @@ def test_text_and_json_of_a_result():
     from netassay.methods.search import view
     from netassay.methods.search.run import SearchReport, VerifyResult, progress_line
 
-    events: list[E.TrialEvent] = []
+    events: list[search_engine.TrialEvent] = []
     out = search(SyntheticSut(cliff(CAP)), on_trial=events.append)
     v = VerifyResult(7, PDR, 60_000.0, [48_000.0, 72_000.0], 3, 1.0, "GOOD", "held", 60_100.0)
     rep = SearchReport(3, "lab.db", out, 600_000.0, 4.2, v)
@@ -398,7 +400,7 @@ def test_the_time_cap_also_bounds_the_repeats_of_a_faulty_trial():
         cliff(CAP), fault=lambda n, load: f"{GENERATOR_STALL}: x" if n >= 5 else None
     )
     out = search(sut, spec(cap=8), retries=10)
-    assert out.stop is not None and out.stop.kind == E.TIME_CAP, out.stop
+    assert out.stop is not None and out.stop.kind == search_engine.TIME_CAP, out.stop
     assert "a repeat of a measurement fault" in out.stop.message
     assert sut.now <= 8 + 0.2
 
@@ -414,7 +416,7 @@ def test_an_unfinished_search_reports_its_bounds_as_measured_never_the_max_load_
     for cap in (5, 10, 20, 30):
         sut = SyntheticSut(cliff(100_000))
         out = search(sut, spec(lo=1_500, hi=150_000, cap=cap))
-        assert out.stop is not None and out.stop.kind == E.TIME_CAP
+        assert out.stop is not None and out.stop.kind == search_engine.TIME_CAP
         text = "\n".join(view.outcome_lines(out, "x"))
         assert "meets the goal" not in text and "the SUT forwards at least" not in text
         assert "already at the min load" not in text  # the min load was never measured
@@ -423,12 +425,15 @@ def test_an_unfinished_search_reports_its_bounds_as_measured_never_the_max_load_
             assert o.upper_pps is not None and o.upper_pps <= 101_981, (cap, o)
             truth = 100_000 / (1 - o.goal.loss_ratio)  # the highest load meeting the goal
             assert o.lower_pps is not None and o.lower_pps <= truth < o.upper_pps, (cap, o)
-            assert E.MEASURED in (o.lower_as, o.upper_as) and not o.reached
+            assert search_engine.MEASURED in (o.lower_as, o.upper_as) and not o.reached
         js = view.outcome_json(out)
         assert js["complete"] is False
         for g in js["goals"]:
             assert g["reached"] is False and g["relevant_upper_bound_pps"] <= 101_981
-            assert {g["lower_bound_as"], g["upper_bound_as"]} <= {E.MEASURED, E.CLASSIFIED}
+            assert {g["lower_bound_as"], g["upper_bound_as"]} <= {
+                search_engine.MEASURED,
+                search_engine.CLASSIFIED,
+            }
 
 
 def test_a_replayed_unfinished_search_says_the_same_as_the_live_one():
@@ -436,8 +441,10 @@ def test_a_replayed_unfinished_search_says_the_same_as_the_live_one():
     stored: list[TrialRecord] = []
     live = search(SyntheticSut(cliff(100_000)), spec(lo=1_500, hi=150_000, cap=20),
                   on_trial=lambda ev: stored.append(ev.record))  # fmt: skip
-    again = E.run_search(spec(lo=1_500, hi=150_000, cap=20), None, stored=stored, live=False)
-    assert again.stop is not None and again.stop.kind == E.STORED_END
+    again = search_engine.run_search(
+        spec(lo=1_500, hi=150_000, cap=20), None, stored=stored, live=False
+    )
+    assert again.stop is not None and again.stop.kind == search_engine.STORED_END
     for a, b in zip(live.goals, again.goals, strict=True):
         assert (a.lower_pps, a.upper_pps, a.lower_as, a.upper_as) == (
             b.lower_pps, b.upper_pps, b.lower_as, b.upper_as
@@ -448,19 +455,27 @@ def test_a_finished_search_keeps_mlrsearchs_classified_bounds():
     out = search(SyntheticSut(cliff(CAP)))
     assert out.complete
     for o in out.goals:
-        assert (o.lower_as, o.upper_as) == (E.CLASSIFIED, E.CLASSIFIED) and o.reached
+        assert (o.lower_as, o.upper_as) == (
+            search_engine.CLASSIFIED,
+            search_engine.CLASSIFIED,
+        ) and o.reached
 
 
 def test_measured_class_follows_the_exceed_ratio_over_trial_time():
     g = Goal(0.005)
-    assert E.measured_class([(1.0, 0.33)], g) == E.UPPER
-    assert E.measured_class([(1.0, 0.0)], g) == E.LOWER
-    assert E.measured_class([(1.0, 0.01), (1.0, 0.0)], g) == E.LOWER  # half: allowed
-    assert E.measured_class([(1.0, 0.01), (1.0, 0.01), (1.0, 0.0)], g) == E.UPPER
+    assert search_engine.measured_class([(1.0, 0.33)], g) == search_engine.UPPER
+    assert search_engine.measured_class([(1.0, 0.0)], g) == search_engine.LOWER
+    assert (
+        search_engine.measured_class([(1.0, 0.01), (1.0, 0.0)], g) == search_engine.LOWER
+    )  # half: allowed
+    assert (
+        search_engine.measured_class([(1.0, 0.01), (1.0, 0.01), (1.0, 0.0)], g)
+        == search_engine.UPPER
+    )
 
 
 # -- the generator's reach (issue: a busy host degrades the answer, never the run) -----
-def _reach_limited(sut: SyntheticSut, reach: float) -> E.TrialFn:
+def _reach_limited(sut: SyntheticSut, reach: float) -> search_engine.TrialFn:
     """``sut`` behind a generator that paces at most ``reach`` (a generator limit above)."""
 
     def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
@@ -480,14 +495,14 @@ def test_a_generator_limit_at_the_max_load_is_its_reach_and_a_restart_goes_on_be
     goal at least the reach, with the first epoch's trials counted and numbered past."""
     sut = SyntheticSut(cliff(1e6))
     stored: list[TrialRecord] = []
-    first = E.run_search(
+    first = search_engine.run_search(
         spec(hi=600_000), _reach_limited(sut, 400_000), clock=sut.clock, retries=2,
         on_trial=lambda ev: stored.append(ev.record),
     )  # fmt: skip
-    assert first.stop is not None and first.stop.kind == E.REACH
+    assert first.stop is not None and first.stop.kind == search_engine.REACH
     assert first.stop.reach_pps == 400_000 and len(stored) == 1 and stored[0].excluded
     lower = replace(spec(hi=392_000), epoch=1, reach_pps=400_000)
-    out = E.run_search(
+    out = search_engine.run_search(
         lower, _reach_limited(sut, 400_000), clock=sut.clock, stored=list(stored),
         on_trial=lambda ev: stored.append(ev.record),
     )  # fmt: skip
@@ -498,7 +513,9 @@ def test_a_generator_limit_at_the_max_load_is_its_reach_and_a_restart_goes_on_be
     assert len(set(keys)) == len(keys)  # the store's unique key holds across the restart
     assert [r.counters["search"]["trial"] for r in stored] == list(range(1, len(stored) + 1))
     assert all(r.counters["search"].get("epoch") == 1 for r in stored[1:])
-    again = E.run_search(lower, None, stored=stored, live=False)  # a re-read of the store
+    again = search_engine.run_search(
+        lower, None, stored=stored, live=False
+    )  # a re-read of the store
     assert [o.lower_pps for o in again.goals] == [o.lower_pps for o in out.goals]
     assert again.trials == out.trials == len(stored)
 
@@ -508,7 +525,7 @@ def test_a_generator_limit_that_stays_below_the_max_load_is_the_reach_too():
     repeats at a lower load is the reach now. One that leaves no range above the min
     load (or whose achieved rate is unknown) stops the search as a fault."""
 
-    def limited(achieved: float | None) -> E.TrialFn:
+    def limited(achieved: float | None) -> search_engine.TrialFn:
         sut = SyntheticSut(cliff(CAP))
 
         def trial(i: int, k: int, load: float, duration: float) -> TrialRecord:
@@ -519,10 +536,18 @@ def test_a_generator_limit_that_stays_below_the_max_load_is_the_reach_too():
 
         return trial
 
-    out = E.run_search(spec(hi=600_000), limited(59_000))
-    assert out.stop is not None and out.stop.kind == E.REACH and out.stop.reach_pps == 59_000
-    assert E.run_search(spec(hi=600_000), limited(6_000)).stop.kind == E.FAULT
-    assert E.run_search(spec(hi=600_000), limited(None)).stop.kind == E.FAULT
+    out = search_engine.run_search(spec(hi=600_000), limited(59_000))
+    assert (
+        out.stop is not None
+        and out.stop.kind == search_engine.REACH
+        and out.stop.reach_pps == 59_000
+    )
+    assert (
+        search_engine.run_search(spec(hi=600_000), limited(6_000)).stop.kind == search_engine.FAULT
+    )
+    assert (
+        search_engine.run_search(spec(hi=600_000), limited(None)).stop.kind == search_engine.FAULT
+    )
 
 
 def test_a_stall_whose_loss_exceeds_every_goal_even_without_its_burst_is_used():
@@ -532,11 +557,11 @@ def test_a_stall_whose_loss_exceeds_every_goal_even_without_its_burst_is_used():
     gen = {"lateness_max_ns": 1_000_000}
     rec = TrialRecord(0, 0, 100_000.0, 1.0, 100_000, 50_000, "x", warnings=[stall],
                       counters={"generator": gen})  # fmt: skip
-    used = E._stall_outweighed(rec, spec())
+    used = search_engine._stall_outweighed(rec, spec())
     assert used.excluded is None and used.warnings[0].startswith("stall without harm")
     # 300 frames lost, a burst of 100: without the burst 0.2% < the PDR goal's 0.5%
     close = replace(rec, received=99_700)
-    assert E._stall_outweighed(close, spec()).excluded
+    assert search_engine._stall_outweighed(close, spec()).excluded
     # a stall of unknown length is never excused
     unknown = replace(rec, counters={})
-    assert E._stall_outweighed(unknown, spec()).excluded
+    assert search_engine._stall_outweighed(unknown, spec()).excluded

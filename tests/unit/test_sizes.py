@@ -6,19 +6,19 @@ from __future__ import annotations
 import pytest
 
 from netassay.errors import UsageError
-from netassay.shared import sizes as S
+from netassay.shared import sizes as shared_sizes
 from netassay.store.db import Experiment
 
 
 def test_rfc2544_sizes_are_the_rfcs_frames_without_their_fcs():
-    assert S.parse_sizes("rfc2544", 4) == [64, 124, 252, 508, 1020, 1276, 1514]
+    assert shared_sizes.parse_sizes("rfc2544", 4) == [64, 124, 252, 508, 1020, 1276, 1514]
     # RFC 2544's 64-byte frame (60 without the FCS) cannot carry netassay's stamp: the
     # smallest frame of each IP version stands in, once
-    assert S.parse_sizes("RFC2544", 6) == [84, 124, 252, 508, 1020, 1276, 1514]
+    assert shared_sizes.parse_sizes("RFC2544", 6) == [84, 124, 252, 508, 1020, 1276, 1514]
 
 
 def test_explicit_sizes_count_as_size_does():
-    assert S.parse_sizes("64, 512,1514", 4) == [64, 512, 1514]
+    assert shared_sizes.parse_sizes("64, 512,1514", 4) == [64, 512, 1514]
 
 
 @pytest.mark.parametrize(
@@ -34,17 +34,17 @@ def test_explicit_sizes_count_as_size_does():
 )
 def test_a_size_that_cannot_be_sent_is_refused_in_one_line(text, ip, said):
     with pytest.raises(UsageError) as e:
-        S.parse_sizes(text, ip)
+        shared_sizes.parse_sizes(text, ip)
     assert said in e.value.line() and "\n" not in e.value.line()
 
 
 def test_layer_rates_of_the_rfcs_smallest_frame_at_10g_line_rate():
     # 14,880,952 frames/s of 64 bytes (with FCS: --size 60) fill 10 Gb/s at layer 1
-    r = S.layer_rates(14_880_952.38, 60)
+    r = shared_sizes.layer_rates(14_880_952.38, 60)
     assert r["mpps"] == pytest.approx(14.880952, rel=1e-6)
     assert r["gbps_l1"] == pytest.approx(10.0, rel=1e-6)
     assert r["gbps_l2"] == pytest.approx(10.0 * 64 / 84, rel=1e-6)
-    assert S.layer_rates(None, 64) == {"mpps": None, "gbps_l2": None, "gbps_l1": None}
+    assert shared_sizes.layer_rates(None, 64) == {"mpps": None, "gbps_l2": None, "gbps_l1": None}
 
 
 def _exp(i: int, size: int, runs: int = 1, kind: str = "mrr", label: str = "") -> Experiment:
@@ -56,16 +56,18 @@ def _exp(i: int, size: int, runs: int = 1, kind: str = "mrr", label: str = "") -
 
 def test_a_series_is_consecutive_experiments_that_differ_only_in_size():
     exps = [_exp(1, 64), _exp(2, 512), _exp(3, 1514), _exp(4, 64), _exp(5, 512, runs=3)]
-    runs = [[e.id for e in r] for r in S._runs(exps)]
+    runs = [[e.id for e in r] for r in shared_sizes._runs(exps)]
     # a size repeats at 4 (a new series); 5 differs in more than its size
     assert runs == [[1, 2, 3], [4], [5]]
 
 
 def test_the_table_has_a_row_per_size_in_each_unit():
-    s = S.SizeSeries("mrr", "", 4)
+    s = shared_sizes.SizeSeries("mrr", "", 4)
     for i, size in enumerate((64, 1514), 1):
-        s.points.append(S.point(_exp(i, size), size, {"mrr_pps": 100_000.0, "verdict": None}))
-    text = S.table_text(s)
+        s.points.append(
+            shared_sizes.point(_exp(i, size), size, {"mrr_pps": 100_000.0, "verdict": None})
+        )
+    text = shared_sizes.table_text(s)
     lines = text.splitlines()
     assert "MRR Mpps" in lines[1] and "Gb/s L2" in lines[1] and "Gb/s L1" in lines[1]
     assert lines[2].split() == ["68", "64", "0.1000", "0.054", "0.070"]
@@ -80,14 +82,14 @@ def test_an_inconclusive_size_is_marked_and_a_bound_at_the_top_says_at_least():
     """Every size of the series carried its highest load: its sweep is INCONCLUSIVE and
     its bounds only at least that load; the table (text and JSON) never states them as
     found. A size whose sweep found its bound shows it plainly."""
-    s = S.SizeSeries("sweep", "", 4)
+    s = shared_sizes.SizeSeries("sweep", "", 4)
     top = {"verdict": "INCONCLUSIVE", "ndr_pps": 2e5, "pdr_pps": 2e5,
            "ndr_at_least": True, "pdr_at_least": True}  # fmt: skip
     found = {"verdict": "GOOD", "ndr_pps": 5e4, "pdr_pps": 1e5,
              "ndr_at_least": False, "pdr_at_least": False}  # fmt: skip
-    s.points.append(S.point(_exp(1, 64, kind="sweep"), 64, top))
-    s.points.append(S.point(_exp(2, 1514, kind="sweep"), 1514, found))
-    lines = S.table_text(s).splitlines()
+    s.points.append(shared_sizes.point(_exp(1, 64, kind="sweep"), 64, top))
+    s.points.append(shared_sizes.point(_exp(2, 1514, kind="sweep"), 1514, found))
+    lines = shared_sizes.table_text(s).splitlines()
     assert lines[1].split()[-1] == "verdict"
     at_least = [">=0.2000", ">=0.109", ">=0.141"]  # NDR, then PDR: Mpps, L2, L1
     assert lines[2].split() == ["68", "64", *at_least, *at_least, "INCONCLUSIVE"]
@@ -106,10 +108,10 @@ def test_the_series_figure_says_at_least_and_inconclusive(tmp_path):
 
     from netassay.shared.size_figures import plot_series
 
-    s = S.SizeSeries("sweep", "", 4)
+    s = shared_sizes.SizeSeries("sweep", "", 4)
     figures = {"verdict": "INCONCLUSIVE", "pdr_pps": 2e5, "pdr_at_least": True}
     for i, size in enumerate((64, 1514), 1):
-        s.points.append(S.point(_exp(i, size, kind="sweep"), size, figures))
+        s.points.append(shared_sizes.point(_exp(i, size, kind="sweep"), size, figures))
     with matplotlib.rc_context({"svg.fonttype": "none"}):  # its words kept as text
         png, svg = plot_series(s, tmp_path / "series")
     text = svg.read_text()

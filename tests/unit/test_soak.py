@@ -9,15 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from netassay.errors import UsageError
-from netassay.methods.soak import series as S
+from netassay.methods.soak import series
 from netassay.methods.soak.request import SoakRequest, parse_goal, parse_load, pdr_share
 from netassay.methods.soak.sampler import SampledBed, Sampler
 
 
 def test_segments_are_whole_but_the_last():
-    assert S.segment_lengths(30, 10) == [10, 10, 10]
-    assert S.segment_lengths(25, 10) == [10, 10, 5]
-    assert S.segment_lengths(20, 5) == [5, 5, 5, 5]
+    assert series.segment_lengths(30, 10) == [10, 10, 10]
+    assert series.segment_lengths(25, 10) == [10, 10, 5]
+    assert series.segment_lengths(20, 5) == [5, 5, 5, 5]
 
 
 def _samples(counts, step=1.0):
@@ -26,20 +26,20 @@ def _samples(counts, step=1.0):
 
 def test_a_lossless_segment_has_no_loss_in_any_second():
     # the generator starts 0.05 s late: the first second receives less, but lost nothing
-    seconds = S.per_second(_samples([0, 950, 1950, 2950]), 3000, 3000, 3000, 2.95)
+    seconds = series.per_second(_samples([0, 950, 1950, 2950]), 3000, 3000, 3000, 2.95)
     assert [s["received"] for s in seconds] == [950, 1000, 1050]  # the rest: the last's
     assert sum(s["offered"] for s in seconds) == pytest.approx(3000, abs=1)
     assert seconds[0]["offered"] == pytest.approx(3000 * 0.95 / 2.95, abs=1)  # ran 0.95 s of it
     assert all(s["loss_est"] == 0 for s in seconds)
-    assert S.events(seconds, 0.0) == []
+    assert series.events(seconds, 0.0) == []
 
 
 def test_the_exact_loss_is_split_where_the_count_fell_short():
     # 1000 offered per second; the second second lost 300, the sink counts it exactly
-    seconds = S.per_second(_samples([0, 1000, 1700, 2700]), 3000, 2700, 2700, 3.0, start_s=10)
+    seconds = series.per_second(_samples([0, 1000, 1700, 2700]), 3000, 2700, 2700, 3.0, start_s=10)
     assert [s["t"] for s in seconds] == [10, 11, 12]
     assert [s["loss_est"] for s in seconds] == [0, 300, 0]
-    (ev,) = S.events(seconds, 0.005)
+    (ev,) = series.events(seconds, 0.005)
     assert ev == {"start_s": 11, "length_s": 1.0, "seconds": 1, "lost_est": 300,
                   "loss_ratio_est": pytest.approx(0.3)}  # fmt: skip
 
@@ -50,19 +50,21 @@ def test_consecutive_seconds_are_one_event_and_a_gap_ends_it():
                 "loss_est": float(loss), "gap": gap}  # fmt: skip
 
     seconds = [sec(0, 0), sec(1, 5), sec(2, 9), sec(3, 0), sec(4, 2), sec(5, 2, gap=True)]
-    evs = S.events(seconds, 0.01)
+    evs = series.events(seconds, 0.01)
     assert [(e["start_s"], e["seconds"], e["lost_est"]) for e in evs] == [(1, 2, 14), (4, 1, 2)]
-    assert S.events(seconds, 0.05) == [{"start_s": 2, "length_s": 1.0, "seconds": 1,
+    assert series.events(seconds, 0.05) == [{"start_s": 2, "length_s": 1.0, "seconds": 1,
                                         "lost_est": 9, "loss_ratio_est": 0.09}]  # fmt: skip
 
 
 def test_the_verdict_is_the_whole_runs_exact_loss_against_the_goal():
-    assert S.verdict(4, 0, 1000, 1000, 0.0)[0] == S.PASS
-    assert S.verdict(4, 0, 1000, 995, 0.005)[0] == S.PASS
-    assert S.verdict(4, 0, 1000, 994, 0.005)[0] == S.FAIL
-    assert S.verdict(4, 1, 1000, 1000, 0.005)[0] == S.PASS  # a quarter excluded: still judged
-    assert S.verdict(4, 2, 1000, 1000, 0.005)[0] == S.INCONCLUSIVE
-    assert S.verdict(2, 2, 0, 0, 0.005)[0] == S.INCONCLUSIVE
+    assert series.verdict(4, 0, 1000, 1000, 0.0)[0] == series.PASS
+    assert series.verdict(4, 0, 1000, 995, 0.005)[0] == series.PASS
+    assert series.verdict(4, 0, 1000, 994, 0.005)[0] == series.FAIL
+    assert (
+        series.verdict(4, 1, 1000, 1000, 0.005)[0] == series.PASS
+    )  # a quarter excluded: still judged
+    assert series.verdict(4, 2, 1000, 1000, 0.005)[0] == series.INCONCLUSIVE
+    assert series.verdict(2, 2, 0, 0, 0.005)[0] == series.INCONCLUSIVE
 
 
 def _trial(k, sent, received, excluded=None, seconds=()):
@@ -74,9 +76,9 @@ def _trial(k, sent, received, excluded=None, seconds=()):
 def test_the_summary_leaves_out_an_excluded_segment():
     lossy = {"t": 10, "dt": 1.0, "offered": 100.0, "received": 50, "loss_est": 50.0}
     trials = [_trial(0, 1000, 1000), _trial(1, 1000, 500, "stall", [lossy]), _trial(2, 1000, 990)]
-    s = S.summary(trials, 0.005, 4)
+    s = series.summary(trials, 0.005, 4)
     assert (s["sent"], s["forwarded"], s["segments_excluded"]) == (2000, 1990, 1)
-    assert s["loss_ratio"] == pytest.approx(0.005) and s["verdict"] == S.INCONCLUSIVE
+    assert s["loss_ratio"] == pytest.approx(0.005) and s["verdict"] == series.INCONCLUSIVE
     assert s["events"] == [] and s["finished"] is False  # the excluded second is a gap
     assert s["loss_location"] == {"sut_egress": 10}
 

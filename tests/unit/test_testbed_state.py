@@ -14,9 +14,7 @@ import pytest
 
 from netassay.config import TestbedConfig
 from netassay.errors import TestbedError
-from netassay.testbed import bed as B
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import bed, state, topology
 
 NS = ["na-lab-tg", "na-lab-sut", "na-lab-sink"]
 
@@ -38,7 +36,7 @@ def fake_sysctl(tmp_path, monkeypatch):
         p.parent.mkdir(parents=True, exist_ok=True)
         return p
 
-    monkeypatch.setattr(S, "_sysctl_file", file_of)
+    monkeypatch.setattr(state, "_sysctl_file", file_of)
     file_of("net.core.netdev_max_backlog").write_text("1000\n")
     return file_of
 
@@ -55,8 +53,8 @@ def fake_host(monkeypatch):
             present.remove(argv[3])
         return subprocess.CompletedProcess(argv, 0, "", "")
 
-    monkeypatch.setattr(T, "run", run)
-    monkeypatch.setattr(T, "list_netns", lambda: list(present))
+    monkeypatch.setattr(topology, "run", run)
+    monkeypatch.setattr(topology, "list_netns", lambda: list(present))
     return present, ran
 
 
@@ -68,15 +66,15 @@ def _dead_pid() -> int:
 
 # -- atomic writes -----------------------------------------------------------------------
 def test_state_write_is_atomic(run_dir, monkeypatch):
-    S.write_state("lab", {"name": "lab", "v": 1})
+    state.write_state("lab", {"name": "lab", "v": 1})
 
     def crash(src, dst):
         raise OSError("disk gone")
 
-    monkeypatch.setattr(S.os, "replace", crash)
+    monkeypatch.setattr(state.os, "replace", crash)
     with pytest.raises(OSError, match="disk gone"):
-        S.write_state("lab", {"name": "lab", "v": 2})
-    assert S.read_state("lab") == {"name": "lab", "v": 1}  # the old file, whole
+        state.write_state("lab", {"name": "lab", "v": 2})
+    assert state.read_state("lab") == {"name": "lab", "v": 1}  # the old file, whole
     assert sorted(p.name for p in run_dir.iterdir()) == ["lab.json"]  # no temporary left
 
 
@@ -88,15 +86,15 @@ def test_saved_sysctls_are_written_atomically(run_dir, fake_sysctl, monkeypatch)
         replaced.append((os.path.dirname(src), os.fspath(dst)))
         real_replace(src, dst)
 
-    monkeypatch.setattr(S.os, "replace", spy)
-    S.set_global_sysctl("net.core.netdev_max_backlog", "10000")
+    monkeypatch.setattr(state.os, "replace", spy)
+    state.set_global_sysctl("net.core.netdev_max_backlog", "10000")
     saved = run_dir / "sysctl.json"
     assert replaced == [(str(run_dir), str(saved))]  # a temporary in the same directory
     assert json.loads(saved.read_text()) == {"net.core.netdev_max_backlog": "1000"}
     assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "10000\n"
-    S.set_global_sysctl("net.core.netdev_max_backlog", "20000")  # the original is kept
-    assert S.saved_sysctls() == {"net.core.netdev_max_backlog": "1000"}
-    assert S.restore_global_sysctls() == {"net.core.netdev_max_backlog": "1000"}
+    state.set_global_sysctl("net.core.netdev_max_backlog", "20000")  # the original is kept
+    assert state.saved_sysctls() == {"net.core.netdev_max_backlog": "1000"}
+    assert state.restore_global_sysctls() == {"net.core.netdev_max_backlog": "1000"}
     assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "1000\n"
     assert not saved.exists()
 
@@ -107,14 +105,14 @@ def test_the_last_teardown_restores_under_the_builds_lock(run_dir, fake_sysctl):
     would stay with its original lost (seen with two processes at once)."""
     import threading
 
-    S.set_global_sysctl("net.core.netdev_max_backlog", "10000")
+    state.set_global_sysctl("net.core.netdev_max_backlog", "10000")
     restored = threading.Event()
 
     def teardown_elsewhere():
-        S.restore_if_last()
+        state.restore_if_last()
         restored.set()
 
-    with S.sysctl_lock():  # a build setting its globals holds this
+    with state.sysctl_lock():  # a build setting its globals holds this
         t = threading.Thread(target=teardown_elsewhere)
         t.start()
         assert not restored.wait(0.3)  # it waits for the build
@@ -122,9 +120,9 @@ def test_the_last_teardown_restores_under_the_builds_lock(run_dir, fake_sysctl):
     t.join(timeout=5)
     assert restored.is_set()
     assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "1000\n"
-    S.write_state("lab", {"name": "lab", "namespaces": {}})  # a testbed left: no restore
-    S.set_global_sysctl("net.core.netdev_max_backlog", "10000")
-    assert S.restore_if_last() == {}
+    state.write_state("lab", {"name": "lab", "namespaces": {}})  # a testbed left: no restore
+    state.set_global_sysctl("net.core.netdev_max_backlog", "10000")
+    assert state.restore_if_last() == {}
     assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "10000\n"
 
 
@@ -132,7 +130,7 @@ def test_torn_sysctl_record_is_refused_when_setting(run_dir, fake_sysctl):
     run_dir.mkdir()
     (run_dir / "sysctl.json").write_text('{"net.core.netdev_max_b')
     with pytest.raises(TestbedError, match="cannot read the saved sysctls") as err:
-        S.set_global_sysctl("net.core.netdev_max_backlog", "10000")
+        state.set_global_sysctl("net.core.netdev_max_backlog", "10000")
     assert "cleanup" in err.value.line()
     assert fake_sysctl("net.core.netdev_max_backlog").read_text() == "1000\n"  # untouched
 
@@ -144,7 +142,7 @@ def test_teardown_survives_torn_state_and_sysctl_files(run_dir, fake_sysctl, fak
     (run_dir / "lab.json").write_text('{"name": "lab", "namesp')
     (run_dir / "sysctl.json").write_text("\x00\x00\x00")
     with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
-        removed = T.teardown("lab")
+        removed = topology.teardown("lab")
     assert removed == NS and present == []
     assert not (run_dir / "lab.json").exists()
     assert not (run_dir / "sysctl.json").exists()
@@ -158,13 +156,13 @@ def test_cleanup_of_a_testbed_with_an_unreadable_state(run_dir, fake_sysctl, fak
     present.append("na-other-tg")
     run_dir.mkdir()
     (run_dir / "lab.json").write_text("{not json")
-    S.write_state("other", {"name": "other"})
+    state.write_state("other", {"name": "other"})
     with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
-        removed = T.cleanup({"lab"})
+        removed = topology.cleanup({"lab"})
     assert removed == NS
     assert present == ["na-other-tg"]  # another testbed is left alone
     assert not (run_dir / "lab.json").exists()
-    assert S.known_testbeds() == ["other"]
+    assert state.known_testbeds() == ["other"]
     assert "lab.json was unreadable" in caplog.text
 
 
@@ -174,7 +172,7 @@ def test_cleanup_everything_with_unreadable_files(run_dir, fake_sysctl, fake_hos
     (run_dir / "lab.json").write_text("")
     (run_dir / "sysctl.json").write_text("[1, 2")
     with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
-        T.cleanup()
+        topology.cleanup()
     assert present == []
     assert sorted(p.name for p in run_dir.iterdir() if p.suffix == ".json") == []
 
@@ -183,7 +181,7 @@ def test_saved_sysctls_for_show_tolerate_a_torn_record(run_dir, caplog):
     run_dir.mkdir()
     (run_dir / "sysctl.json").write_text("{")
     with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
-        assert S.saved_sysctls() == {}
+        assert state.saved_sysctls() == {}
     assert "cannot read the saved sysctls" in caplog.text
 
 
@@ -196,20 +194,20 @@ def test_a_build_starts_not_persistent(run_dir, fake_host, monkeypatch):
     def crash(name, cfg):
         raise RuntimeError("crashed while building")
 
-    monkeypatch.setattr(T, "_links", crash)
+    monkeypatch.setattr(topology, "_links", crash)
     with pytest.raises(RuntimeError):
-        T.build("lab", TestbedConfig(pinning="unpinned"))
-    st = S.read_state("lab")
+        topology.build("lab", TestbedConfig(pinning="unpinned"))
+    st = state.read_state("lab")
     assert st["persistent"] is False
     assert st["pid"] == os.getpid()
 
 
 def test_orphaned_without_the_mark_is_not_persistent():
     dead = _dead_pid()
-    assert B.orphaned({"pid": dead})  # a build that crashed before the mark
-    assert B.orphaned({"pid": dead, "persistent": False})
-    assert not B.orphaned({"pid": dead, "persistent": True})
-    assert not B.orphaned({"pid": os.getpid(), "persistent": False})  # still running
+    assert bed.orphaned({"pid": dead})  # a build that crashed before the mark
+    assert bed.orphaned({"pid": dead, "persistent": False})
+    assert not bed.orphaned({"pid": dead, "persistent": True})
+    assert not bed.orphaned({"pid": os.getpid(), "persistent": False})  # still running
 
 
 # -- global sysctls held by another testbed --------------------------------------------
@@ -217,7 +215,7 @@ BACKLOG = "net.core.netdev_max_backlog"
 
 
 def _up(name, sysctls):
-    S.write_state(
+    state.write_state(
         name,
         {"name": name, "namespaces": {"tg": f"na-{name}-tg"}, "sysctls": sysctls},
     )
@@ -226,7 +224,7 @@ def _up(name, sysctls):
 def test_a_conflicting_global_is_refused_naming_both(run_dir):
     _up("a", {BACKLOG: "1000"})
     with pytest.raises(TestbedError) as err:
-        S.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, ["na-a-tg"])
+        state.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, ["na-a-tg"])
     line = err.value.line()
     assert err.value.exit_code == 5
     assert "'b'" in line and "'a'" in line and "=10000" in line and "at 1000" in line
@@ -236,17 +234,17 @@ def test_a_conflicting_global_is_refused_naming_both(run_dir):
 def test_same_value_no_claim_or_not_up_is_allowed(run_dir):
     _up("a", {BACKLOG: "1000"})
     _up("c", {})
-    S.refuse_sysctl_conflicts("b", {BACKLOG: "1000"}, ["na-a-tg", "na-c-tg"])  # same value
-    S.refuse_sysctl_conflicts("b", {}, ["na-a-tg"])  # needs no global
-    S.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, [])  # 'a' is not up
-    S.refuse_sysctl_conflicts("a", {BACKLOG: "10000"}, ["na-a-tg"])  # its own record
+    state.refuse_sysctl_conflicts("b", {BACKLOG: "1000"}, ["na-a-tg", "na-c-tg"])  # same value
+    state.refuse_sysctl_conflicts("b", {}, ["na-a-tg"])  # needs no global
+    state.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, [])  # 'a' is not up
+    state.refuse_sysctl_conflicts("a", {BACKLOG: "10000"}, ["na-a-tg"])  # its own record
 
 
 def test_an_unreadable_other_state_is_skipped_with_a_warning(run_dir, caplog):
     run_dir.mkdir()
     (run_dir / "a.json").write_text("{torn")
     with caplog.at_level(logging.WARNING, logger="netassay.testbed"):
-        S.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, ["na-a-tg"])
+        state.refuse_sysctl_conflicts("b", {BACKLOG: "10000"}, ["na-a-tg"])
     assert "its sysctls are not known" in caplog.text
 
 
@@ -255,10 +253,10 @@ def test_build_refuses_a_conflict_before_setting_it(run_dir, fake_sysctl, fake_h
     present, _ = fake_host
     present[:] = ["na-a-tg"]
     _up("a", {BACKLOG: "1000"})
-    monkeypatch.setattr(T, "_links", lambda name, cfg: {})
-    monkeypatch.setattr(T, "_router", lambda name, cfg, macs: None)
+    monkeypatch.setattr(topology, "_links", lambda name, cfg: {})
+    monkeypatch.setattr(topology, "_router", lambda name, cfg, macs: None)
     with pytest.raises(TestbedError, match="testbed 'a' is up and holds it at 1000"):
-        T.build("b", TestbedConfig(pinning="unpinned", backlog=10000))
+        topology.build("b", TestbedConfig(pinning="unpinned", backlog=10000))
     assert fake_sysctl(BACKLOG).read_text() == "1000\n"
     assert not (run_dir / "sysctl.json").exists()
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from netassay.counters import threads as TH
+from netassay.counters import threads
 
 SAMPLE = {
     "window_ns": 2_000_000_000,
@@ -31,7 +31,7 @@ SAMPLE = {
 
 
 def test_the_tracers_output_is_read_whole():
-    trace = TH.parse(json.dumps(SAMPLE))
+    trace = threads.parse(json.dumps(SAMPLE))
     assert trace.window_s == 2.0 and trace.bounds_ns == (20_000, 100_000, 1_000_000)
     kd = trace.rows[0]
     assert (kd.cpu, kd.tid, kd.comm, kd.runs, kd.max_ns, kd.over) == (
@@ -40,8 +40,8 @@ def test_the_tracers_output_is_read_whole():
 
 
 def test_takers_are_the_threads_with_the_longest_runs_on_that_cpu():
-    trace = TH.parse(json.dumps(SAMPLE))
-    rows = TH.takers(trace, 1, skip=lambda r: r.comm == "netassay-gen",
+    trace = threads.parse(json.dumps(SAMPLE))
+    rows = threads.takers(trace, 1, skip=lambda r: r.comm == "netassay-gen",
                      kernel=lambda tgid: tgid in (15, 77),
                      real_time=lambda tid: tid == 61)  # fmt: skip
     # longest run first; 'tiny' never ran 20 us at a time; the generator is the
@@ -51,31 +51,31 @@ def test_takers_are_the_threads_with_the_longest_runs_on_that_cpu():
     assert kd["kernel"] and kd["over_1ms"] == 7 and kd["over_100us"] == 8
     assert abs(kd["max_ms"] - 3.07722) < 1e-9 and abs(kd["share"] - 0.0087214) < 1e-6
     assert not rows[2]["kernel"] and rows[2]["real_time"] and not kd["real_time"]
-    text = TH.said(rows)
+    text = threads.said(rows)
     assert text.startswith("kdamond.0 (7 runs of 1 ms or more, longest 3.08 ms), ")
     assert "rcu_preempt (longest run 0.31 ms)" in text
-    assert [r["comm"] for r in TH.takers(trace, 0, kernel=lambda t: True)] == ["rcu_preempt"]
-    assert TH.said([]) == "no other thread ran 20 us at a time"
+    assert [r["comm"] for r in threads.takers(trace, 0, kernel=lambda t: True)] == ["rcu_preempt"]
+    assert threads.said([]) == "no other thread ran 20 us at a time"
 
 
 def test_threads_of_one_name_are_one_taker():
     rows = [dict(SAMPLE["rows"][0], tid=t, tgid=t, max_ns=m, over=[1, 1, o])
             for t, m, o in ((101, 2_000_000, 1), (102, 4_000_000, 2))]  # fmt: skip
-    trace = TH.parse(json.dumps({**SAMPLE, "rows": rows}))
-    (one,) = TH.takers(trace, 1, kernel=lambda t: False)
+    trace = threads.parse(json.dumps({**SAMPLE, "rows": rows}))
+    (one,) = threads.takers(trace, 1, kernel=lambda t: False)
     assert one["threads"] == 2 and one["over_1ms"] == 3 and one["max_ms"] == 4.0
     assert one["runs"] == 16
-    assert TH.said([one]) == "kdamond.0 (2 threads, 3 runs of 1 ms or more, longest 4 ms)"
+    assert threads.said([one]) == "kdamond.0 (2 threads, 3 runs of 1 ms or more, longest 4 ms)"
 
 
 def test_a_kernel_threads_flags_are_read_past_a_name_with_parentheses():
     line = "77 (kdamond (0)) S 2 0 0 0 -1 2129984 0 0"
-    assert TH.parse_stat_flags(line) == 2129984
-    assert TH.parse_stat_flags(line) & TH.PF_KTHREAD
-    assert TH.parse_stat_flags("77 (x) S") is None
-    assert TH.is_kernel_thread(2)  # kthreadd
-    assert not TH.is_kernel_thread(1)
-    assert not TH.is_real_time(os.getpid())
+    assert threads.parse_stat_flags(line) == 2129984
+    assert threads.parse_stat_flags(line) & threads.PF_KTHREAD
+    assert threads.parse_stat_flags("77 (x) S") is None
+    assert threads.is_kernel_thread(2)  # kthreadd
+    assert not threads.is_kernel_thread(1)
+    assert not threads.is_real_time(os.getpid())
 
 
 def test_a_tracer_that_never_starts_is_one_line_not_a_hang(tmp_path, monkeypatch):

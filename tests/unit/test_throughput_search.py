@@ -13,8 +13,7 @@ from tests.builders import SyntheticSut, cliff
 from netassay.errors import TestbedError
 from netassay.methods.search.request import SearchRequest
 from netassay.params import request_from
-from netassay.shared import search_engine as E
-from netassay.shared import throughput
+from netassay.shared import search_engine, throughput
 from netassay.shared.search_spec import Goal, SearchSpec
 from netassay.units import fmt_rate
 
@@ -26,14 +25,14 @@ class Searched:
     """What a search run gives back that ``found`` reads (its report's two fields)."""
 
     experiment_id: int | None
-    outcome: E.SearchOutcome
+    outcome: search_engine.SearchOutcome
 
 
-def _short_search(cap: float) -> E.SearchOutcome:
+def _short_search(cap: float) -> search_engine.SearchOutcome:
     req = request_from(SearchRequest, throughput.SEARCH)
     assert req.time_cap_s is not None
     spec = SearchSpec(req.make_goals(), 6_000, 600_000, req.time_cap_s)
-    return E.run_search(spec, SyntheticSut(cliff(cap)))
+    return search_engine.run_search(spec, SyntheticSut(cliff(cap)))
 
 
 def test_the_short_search_is_the_pdr_alone_in_short_trials():
@@ -54,7 +53,9 @@ def test_found_is_the_pdr_of_the_sut_within_the_goals_width():
 
 
 def test_a_search_that_stopped_early_gives_no_throughput():
-    out = replace(_short_search(CAP), stop=E.Stop(E.FAULT, "a trial stayed a fault"))
+    out = replace(
+        _short_search(CAP), stop=search_engine.Stop(search_engine.FAULT, "a trial stayed a fault")
+    )
     with pytest.raises(TestbedError, match="the search for the throughput stopped"):
         throughput.found(Searched(3, out), lambda line: None)
 

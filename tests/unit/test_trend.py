@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from netassay.analysis import trend as T
+from netassay.analysis import trend
 from netassay.cli.trend import parse_threshold
 from netassay.errors import UsageError
-from netassay.report import series as S
+from netassay.report import series
 from netassay.store.db import Experiment
 
 STEP_AT, N = 12, 24
@@ -20,7 +20,7 @@ STEP_AT, N = 12, 24
 def _series(values, verdicts=None):
     verdicts = verdicts or [None] * len(values)
     return [
-        T.Point(x=f"2026-11-25T10:{i:02d}:00", value=float(v), experiment_id=i + 1, verdict=d)
+        trend.Point(x=f"2026-11-25T10:{i:02d}:00", value=float(v), experiment_id=i + 1, verdict=d)
         for i, (v, d) in enumerate(zip(values, verdicts, strict=True))
     ]
 
@@ -34,7 +34,7 @@ def _stepped(seed, factor, noise=0.02, base=100_000.0):
 @pytest.mark.parametrize("seed", range(5))
 def test_a_10pct_fall_of_a_rate_is_a_regression_at_its_run(seed):
     values = _stepped(seed, 0.9)
-    t = T.trend(_series(values), "pdr_pps")
+    t = trend.trend(_series(values), "pdr_pps")
     assert [g.change for g in t.groups] == ["first", "regression"]
     (change,) = t.changes
     assert (change.first, change.last) == (STEP_AT, N - 1)
@@ -48,7 +48,7 @@ def test_a_10pct_fall_of_a_rate_is_a_regression_at_its_run(seed):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_a_10pct_rise_of_a_rate_is_a_progression(seed):
-    t = T.trend(_series(_stepped(seed, 1.1)), "mrr_pps")
+    t = trend.trend(_series(_stepped(seed, 1.1)), "mrr_pps")
     (change,) = t.changes
     assert change.change == "progression" and change.first == STEP_AT
     assert change.relative == pytest.approx(0.10, abs=0.02)
@@ -56,8 +56,8 @@ def test_a_10pct_rise_of_a_rate_is_a_progression(seed):
 
 
 def test_for_a_time_a_rise_is_the_regression_and_a_fall_the_progression():
-    up = T.trend(_series(_stepped(3, 1.1, base=40_000.0)), "rtt_p50_ns")
-    down = T.trend(_series(_stepped(3, 0.9, base=40_000.0)), "rtt_p50_ns")
+    up = trend.trend(_series(_stepped(3, 1.1, base=40_000.0)), "rtt_p50_ns")
+    down = trend.trend(_series(_stepped(3, 0.9, base=40_000.0)), "rtt_p50_ns")
     assert [c.change for c in up.changes] == ["regression"] and up.changes[0].first == STEP_AT
     assert [c.change for c in down.changes] == ["progression"]
     assert up.regression_beyond(0.05) and not down.regression_beyond(0.05)
@@ -65,7 +65,7 @@ def test_for_a_time_a_rise_is_the_regression_and_a_fall_the_progression():
 
 @pytest.mark.parametrize("seed", range(20))
 def test_noise_alone_is_one_group(seed):
-    t = T.trend(_series(_stepped(seed, 1.0)), "pdr_pps")
+    t = trend.trend(_series(_stepped(seed, 1.0)), "pdr_pps")
     assert len(t.groups) == 1 and t.changes == [] and t.groups[0].change == "first"
     assert not t.regression_beyond(0.0)
 
@@ -73,11 +73,11 @@ def test_noise_alone_is_one_group(seed):
 def test_bad_and_inconclusive_points_are_marked_and_judged_only_with_all():
     values = list(_stepped(1, 1.0)[:16]) + [60_000.0] * 4  # the last four: half the PDR
     verdicts = ["GOOD"] * 16 + ["BAD", "INCONCLUSIVE", "BAD", "BAD"]
-    t = T.trend(_series(values, verdicts), "pdr_pps")
+    t = trend.trend(_series(values, verdicts), "pdr_pps")
     assert len(t.points) == 20 and [p.mark for p in t.points[16:]] == verdicts[16:]
     assert [p.used for p in t.points] == [True] * 16 + [False] * 4
     assert len(t.groups) == 1 and t.groups[0].last == 15 and t.changes == []
-    everything = T.trend(_series(values, verdicts), "pdr_pps", include_all=True)
+    everything = trend.trend(_series(values, verdicts), "pdr_pps", include_all=True)
     assert all(p.used for p in everything.points) and everything.points[16].mark == "BAD"
     (change,) = everything.changes
     assert change.change == "regression" and change.first == 16
@@ -86,35 +86,35 @@ def test_bad_and_inconclusive_points_are_marked_and_judged_only_with_all():
 
 def test_a_point_without_a_figure_is_kept_and_marked():
     pts = _series([100.0, 101.0, 99.0, 100.0])
-    pts[1] = T.Point(x="b", value=None, experiment_id=9)
-    t = T.trend(pts, "pdr_pps")
+    pts[1] = trend.Point(x="b", value=None, experiment_id=9)
+    t = trend.trend(pts, "pdr_pps")
     assert t.points[1].mark == "no value" and not t.points[1].used
     assert (t.groups[0].first, t.groups[0].last, t.groups[0].points) == (0, 3, 3)
 
 
 def test_a_short_series_says_so():
-    t = T.trend(_series([100.0, 90.0], ["GOOD", "BAD"]), "pdr_pps")
+    t = trend.trend(_series([100.0, 90.0], ["GOOD", "BAD"]), "pdr_pps")
     assert not t.judged and t.groups == [] and t.newest is None
     assert t.note == "too short to judge: 1 trustworthy point(s), 3 needed"
     assert not t.regression_beyond(0.0) and t.as_dict()["newest"] is None
 
 
 def test_the_threshold_gates_only_a_regression_at_least_that_large():
-    t = T.trend(_series(_stepped(0, 0.9)), "pdr_pps")
+    t = trend.trend(_series(_stepped(0, 0.9)), "pdr_pps")
     worse = t.worse_by()
     assert 0.08 < worse < 0.12
     assert t.regression_beyond(0.05) and t.regression_beyond(worse)
     assert not t.regression_beyond(0.2) and not t.regression_beyond(worse + 1e-9)
-    earlier = T.trend(_series(list(_stepped(0, 0.9)) + [100_000.0] * 12), "pdr_pps")
+    earlier = trend.trend(_series(list(_stepped(0, 0.9)) + [100_000.0] * 12), "pdr_pps")
     assert [c.change for c in earlier.changes] == ["regression", "progression"]
     assert not earlier.regression_beyond(0.0)  # the newest group recovered
 
 
 def test_a_loss_ratio_from_zero_and_all_zero():
-    clean = T.trend(_series([0.0] * 6), "loss_ratio")  # jumpavg cannot size all-zero
+    clean = trend.trend(_series([0.0] * 6), "loss_ratio")  # jumpavg cannot size all-zero
     assert [(g.first, g.last, g.average, g.change) for g in clean.groups] == [(0, 5, 0.0, "first")]
     assert not clean.regression_beyond(0.0)
-    lossy = T.trend(_series([0.0] * 4 + [0.01] * 4), "loss_ratio")
+    lossy = trend.trend(_series([0.0] * 4 + [0.01] * 4), "loss_ratio")
     (change,) = lossy.changes
     assert (change.first, change.change, change.relative, change.size()) == (
         4, "regression", None, "from 0"
@@ -131,17 +131,24 @@ def test_threshold_flag():
 
 def test_metric_names_and_directions():
     keys = ["pdr_pps", "ndr_pps", "rtt_p50_ns", "throughput_bps", "loss_ratio", "failed_seconds"]
-    assert [T.short_name(k) for k in keys] == [
+    assert [trend.short_name(k) for k in keys] == [
         "pdr", "ndr", "rtt_p50", "throughput", "loss", "failed_seconds"
     ]  # fmt: skip
-    assert T.metric_key("rtt_p50", keys) == "rtt_p50_ns" and T.metric_key("pdr_pps", keys)
-    assert T.metric_key("mrr", keys) is None
-    assert [T.higher_is_better(k) for k in keys] == [True, True, False, True, False, False]
+    assert trend.metric_key("rtt_p50", keys) == "rtt_p50_ns" and trend.metric_key("pdr_pps", keys)
+    assert trend.metric_key("mrr", keys) is None
+    assert [trend.higher_is_better(k) for k in keys] == [True, True, False, True, False, False]
 
 
 def test_versions_in_order():
     kernels = ["6.8", "5.15", None, "5.6", "5.13", "6.18.44-fc-v669"]
-    assert sorted(kernels, key=T.natural) == ["5.6", "5.13", "5.15", "6.8", "6.18.44-fc-v669", None]
+    assert sorted(kernels, key=trend.natural) == [
+        "5.6",
+        "5.13",
+        "5.15",
+        "6.8",
+        "6.18.44-fc-v669",
+        None,
+    ]
 
 
 def _exp(i, cap, kernel, name="lab", utc="2026-11-25T10:00:00"):
@@ -156,8 +163,10 @@ def _exp(i, cap, kernel, name="lab", utc="2026-11-25T10:00:00"):
 
 def test_a_configuration_leaves_out_the_kernel_and_the_testbed_name():
     a, b, c = _exp(1, 1e5, "6.8", "x"), _exp(2, 1e5, "6.18", "y"), _exp(3, 2e5, "6.8")
-    assert S.configuration(a) == S.configuration(b) != S.configuration(c)
-    assert S.factor(b, "kernel") == "6.18" and S.factor(a, "time") == a.created_utc
-    assert S.factor(c, "sut_cap_pps") == 2e5 and S.factor(a, "nothing") is None
-    by_cap = S.configuration(a, "sut_cap_pps")
-    assert by_cap == S.configuration(c, "sut_cap_pps") and "sut_cap_pps" not in by_cap["settings"]
+    assert series.configuration(a) == series.configuration(b) != series.configuration(c)
+    assert series.factor(b, "kernel") == "6.18" and series.factor(a, "time") == a.created_utc
+    assert series.factor(c, "sut_cap_pps") == 2e5 and series.factor(a, "nothing") is None
+    by_cap = series.configuration(a, "sut_cap_pps")
+    assert (
+        by_cap == series.configuration(c, "sut_cap_pps") and "sut_cap_pps" not in by_cap["settings"]
+    )

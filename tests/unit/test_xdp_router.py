@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from netassay import names as N
+from netassay import names as netassay_names
 from netassay.config import SUTS, TestbedConfig
-from netassay.counters import xdp_router as XC
+from netassay.counters import xdp_router as counters_xdp_router
 from netassay.counters.loss import LOCATIONS, flatten, locate_loss
 from netassay.errors import TestbedError
 from netassay.shared.lab import testbed_metadata as metadata_of
-from netassay.testbed import topology as T
-from netassay.testbed import xdp_router as XR
+from netassay.testbed import topology
+from netassay.testbed import xdp_router as testbed_xdp_router
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "bpf" / "xdp_router.c"
@@ -40,13 +40,13 @@ def test_reasons_follow_the_program_enum():
     text = SOURCE.read_text()
     body = text[text.index("enum reason {") : text.index("R_MAX")]
     names = re.findall(r"\bR_([A-Z_0-9]+)\b", body)
-    assert [n.lower() for n in names] == list(XC.REASONS)
-    assert set(XC.DROP_LOCATIONS) <= set(XC.REASONS)
-    assert set(XC.DROP_LOCATIONS.values()) <= set(LOCATIONS)
+    assert [n.lower() for n in names] == list(counters_xdp_router.REASONS)
+    assert set(counters_xdp_router.DROP_LOCATIONS) <= set(counters_xdp_router.REASONS)
+    assert set(counters_xdp_router.DROP_LOCATIONS.values()) <= set(LOCATIONS)
 
 
 def test_parse_stats_sums_cpus_and_keeps_unknown_reasons():
-    stats = XC.parse_stats(_dump({0: [5, 7], 3: [0, 2], 40: [1, 1]}))
+    stats = counters_xdp_router.parse_stats(_dump({0: [5, 7], 3: [0, 2], 40: [1, 1]}))
     assert stats["forwarded"] == 12
     assert stats["pass_ttl"] == 2
     assert stats["drop_malformed"] == 0
@@ -54,51 +54,57 @@ def test_parse_stats_sums_cpus_and_keeps_unknown_reasons():
 
 
 def test_config_bytes_little_endian_u64s():
-    raw = bytes(int(b, 16) for b in XR.config_bytes(0.005, 50_000, 1000))
+    raw = bytes(int(b, 16) for b in testbed_xdp_router.config_bytes(0.005, 50_000, 1000))
     assert len(raw) == 24
     assert int.from_bytes(raw[0:8], "little") == 5000  # parts per million
     assert int.from_bytes(raw[8:16], "little") == 50_000
     assert int.from_bytes(raw[16:24], "little") == 1000
-    off = bytes(int(b, 16) for b in XR.config_bytes(0.0, None, None))
+    off = bytes(int(b, 16) for b in testbed_xdp_router.config_bytes(0.0, None, None))
     assert off == bytes(24)
 
 
 def test_prog_id_only_for_the_router_program():
     links = [
-        {"ifname": "sut0", "xdp": {"mode": 1, "prog": {"id": 42, "name": XC.PROG_NAME}}},
+        {
+            "ifname": "sut0",
+            "xdp": {"mode": 1, "prog": {"id": 42, "name": counters_xdp_router.PROG_NAME}},
+        },
         {"ifname": "sut1"},
         {"ifname": "sink0", "xdp": {"mode": 1, "prog": {"id": 7, "name": "netassay_sink"}}},
     ]
-    assert XC.prog_id(links) == 42
-    assert XC.prog_id(links, "sink0") is None
-    assert XC.prog_id([{"ifname": "sut0"}]) is None
+    assert counters_xdp_router.prog_id(links) == 42
+    assert counters_xdp_router.prog_id(links, "sink0") is None
+    assert counters_xdp_router.prog_id([{"ifname": "sut0"}]) is None
 
 
 def test_object_path_says_how_to_build(tmp_path):
     with pytest.raises(TestbedError, match="make setup"):
-        XR.object_path([tmp_path / "missing.o"])
+        testbed_xdp_router.object_path([tmp_path / "missing.o"])
     obj = tmp_path / "xdp_router.o"
     obj.write_bytes(b"\x7fELF")
-    assert XR.object_path([tmp_path / "missing.o", obj]) == obj
+    assert testbed_xdp_router.object_path([tmp_path / "missing.o", obj]) == obj
     with pytest.raises(TestbedError, match=r"xdp_pass.o is not built.*bpf/xdp_pass.c"):
-        XR.object_path([tmp_path / "missing.o"], obj=XR.PASS_OBJECT)
-    assert XR.object_candidates(XR.PASS_OBJECT)[-1].name == "xdp_pass.o"
+        testbed_xdp_router.object_path([tmp_path / "missing.o"], obj=testbed_xdp_router.PASS_OBJECT)
+    assert (
+        testbed_xdp_router.object_candidates(testbed_xdp_router.PASS_OBJECT)[-1].name
+        == "xdp_pass.o"
+    )
 
 
 def test_the_pass_program_is_built_and_found():
     """make setup builds bpf/xdp_pass.c (batching --xdp on attaches it)."""
-    assert XR.object_path(obj=XR.PASS_OBJECT).stat().st_size > 0
+    assert testbed_xdp_router.object_path(obj=testbed_xdp_router.PASS_OBJECT).stat().st_size > 0
 
 
 def test_config_knows_the_xdp_router(tmp_path, monkeypatch):
     assert "xdp-router" in SUTS
     obj = tmp_path / "xdp_router.o"
     obj.write_bytes(b"\x7fELF")
-    monkeypatch.setenv(XR.ENV_OBJECT, str(obj))
+    monkeypatch.setenv(testbed_xdp_router.ENV_OBJECT, str(obj))
     for ip, size in ((4, 64), (6, 84)):
         cfg = TestbedConfig(sut="xdp-router", ip_version=ip, size_bytes=size, pinning="unpinned")
-        T.validate(cfg)
-        a = N.addressing(cfg.sut, ip)
+        topology.validate(cfg)
+        a = netassay_names.addressing(cfg.sut, ip)
         assert a.sut_in and a.sut_out  # routed: the kernel router's addresses
     meta = metadata_of(TestbedConfig(sut="xdp-router"), {"kernel": "k"})
     assert meta["class"] == "ebpf" and meta["sut"] == "xdp-router"
@@ -113,7 +119,7 @@ def _snap(xdp: dict[str, int], sut0_rx: int = 0, sut1_tx: int = 0, ttl: int = 0)
                     "sut0": {"rx_dropped": sut0_rx},
                     "sut1": {"tx_dropped": sut1_tx},
                 },
-                "xdp_router": {r: xdp.get(r, 0) for r in XC.REASONS},
+                "xdp_router": {r: xdp.get(r, 0) for r in counters_xdp_router.REASONS},
             },
             "tg": {"links": {"tg0": {"tx_dropped": sut0_rx}}},
         }
