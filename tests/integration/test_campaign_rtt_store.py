@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 from tests.integration.test_campaign_accept_store import compare_cells, store_cells
 
-from netassay.campaign import results as CR
+from netassay.campaign import results
 from netassay.campaign.worker import CellResult, read_scratch
 from netassay.hist import Hist
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store
 from netassay.store.db import Store
 from netassay.trial.record import TrialRecord
 
@@ -34,14 +34,14 @@ def _cell(tmp_path, c, slot) -> CellResult:
     base = BASE_US[c.cells[slot.cell]["path"]] * 1e3 + slot.block * 100
     scratch = tmp_path / f"scratch-{slot.position}.db"
     with Store(scratch) as st:
-        exp, _ = st.add_experiment(key="r", kind="rtt", source=RS.SOURCE, label="l", config={})
+        exp, _ = st.add_experiment(key="r", kind="rtt", source=store.SOURCE, label="l", config={})
         for k in range(3):
             h = Hist()
             h.add(np.full(200, base + 10 * k, dtype=np.int64))
             seg = {"p50_ns": base + 10 * k, "p99_ns": base + 10 * k + 500}
-            probes = RS.pack_probes(np.ones((2, 3)), ("a", "b", "c"))
-            trial = TrialRecord(0, k, 1000.0, 0.2, 200, 199 - k, RS.SOURCE)
-            RS.add_run(st, exp, trial, {"segments": {"rtt": seg}}, {"rtt": h}, probes)
+            probes = store.pack_probes(np.ones((2, 3)), ("a", "b", "c"))
+            trial = TrialRecord(0, k, 1000.0, 0.2, 200, 199 - k, store.SOURCE)
+            store.add_run(st, exp, trial, {"segments": {"rtt": seg}}, {"rtt": h}, probes)
     return CellResult(slot.key(c.name), "camp", "local", 1.0, read_scratch(scratch))
 
 
@@ -53,9 +53,9 @@ def test_each_rtt_cell_is_stored_once_with_its_rtt_runs(tmp_path):
     db, first, again = _campaign(tmp_path)
     assert first == [3, 3, 3, 3] and again == [0, 0, 0, 0]
     with Store(db, readonly=True) as st:
-        exps = list(RS.rtt_experiments(st))
+        exps = list(store.rtt_experiments(st))
         assert len(exps) == 4
-        runs = RS.runs(st, exps[0].id)
+        runs = store.runs(st, exps[0].id)
         assert [r.repetition for r in runs] == [0, 1, 2]
         assert runs[1].summary["segments"]["rtt"]["p50_ns"] % 1000 == 10
         assert runs[2].hists()["rtt"].n == 200 and runs[0].probes()[0] == ["a", "b", "c"]
@@ -74,7 +74,7 @@ def test_rtt_cells_are_compared_lowest_rtt_first(tmp_path):
     assert [e["metric"] for e in result["effects"]] == ["rtt_p50_ns", "rtt_p99_ns"]
     cmp = result["effects"][0]["comparisons"][0]
     assert cmp["test"] == "Wilcoxon signed-rank" and cmp["hodges_lehmann_ns"] == -15_000
-    text = "\n".join(CR.text(result))
+    text = "\n".join(results.text(result))
     assert "#1 path=veth: n=2 RTT p50 25.1 us [25.0 us..25.1 us]" in text
     assert "effect of path on RTT p50" in text and "shift -15.0 us" in text
     html = (tmp_path / "page" / "index.html").read_text()

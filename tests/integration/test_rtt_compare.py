@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from netassay.hist import Hist
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store
 from netassay.methods.rtt.run import RttSetup
 from netassay.methods.rtt.trial import SAMPLE_COLUMNS
 from netassay.store.db import Store
@@ -19,8 +19,8 @@ from netassay.trial.record import TrialRecord
 
 def _experiment(st: Store, path: str, load: str, rtt_us: float, runs: int, seed: int) -> None:
     req = RttSetup(path=path, load=Load.parse(load))
-    exp_id, _ = st.add_experiment(key=f"rtt-{path}-{load}-{seed}", kind=RS.KIND,
-                                  source=RS.SOURCE, label="", config=req.factors())  # fmt: skip
+    exp_id, _ = st.add_experiment(key=f"rtt-{path}-{load}-{seed}", kind=store.KIND,
+                                  source=store.SOURCE, label="", config=req.factors())  # fmt: skip
     rng = np.random.default_rng(seed)
     for i in range(runs):
         hists = {}
@@ -32,9 +32,11 @@ def _experiment(st: Store, path: str, load: str, rtt_us: float, runs: int, seed:
                    "cpu": {"cpu0": {"user": 0.1, "system": 0.2, "softirq": 0.05, "irq": 0.0,
                                     "steal": 0.0, "idle": 0.65, "busy": 0.35}}}  # fmt: skip
         trial = TrialRecord(load_index=0, repetition=i, rate_pps=1000.0, duration_s=1.0,
-                            sent=1000, received=1000, source=RS.SOURCE)  # fmt: skip
-        probes = RS.pack_probes(np.zeros((3, len(SAMPLE_COLUMNS)), dtype=np.uint64), SAMPLE_COLUMNS)
-        RS.add_run(st, exp_id, trial, summary, hists, probes)
+                            sent=1000, received=1000, source=store.SOURCE)  # fmt: skip
+        probes = store.pack_probes(
+            np.zeros((3, len(SAMPLE_COLUMNS)), dtype=np.uint64), SAMPLE_COLUMNS
+        )
+        store.add_run(st, exp_id, trial, summary, hists, probes)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system
@@ -36,8 +36,8 @@ def test_an_rtt_campaign_measures_its_ground_truth_hold(tb_name, tmp_path, cli, 
     assert "2 of 2 cells stored" in res.stdout and "6 trials written" in res.stdout
     assert netns_of(tb_name) == []
     with Store(db, readonly=True) as st:
-        exps = list(RS.rtt_experiments(st))
-        assert len(exps) == 2 and all(len(RS.runs(st, e.id)) == 3 for e in exps)
+        exps = list(store.rtt_experiments(st))
+        assert len(exps) == 2 and all(len(store.runs(st, e.id)) == 3 for e in exps)
         assert st.conn.execute("SELECT count(*) FROM rtt_runs").fetchone()[0] == 6
     out = cli("compare", "--db", str(db), "--json")
     assert out.returncode == 0, out.stderr

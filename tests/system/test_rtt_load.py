@@ -68,11 +68,11 @@ def test_net_load_crosses_the_wire_and_is_stored(cli, tb_name, netns_of, tmp_pat
         # 4 background endpoints of the sender's server send 5 kpps each to the responder's
         assert load["wire"]["snd_to_rsp_pps"] > 0.8 * 4 * 5000, load
         assert r["lost"] == 0 and r["segments"]["rtt"]["negative"] == 0
-    from netassay.methods.rtt import store as RS
+    from netassay.methods.rtt import store
     from netassay.store.db import Store
 
     with Store(db, readonly=True) as st:
-        (exp,) = list(RS.rtt_experiments(st))
+        (exp,) = list(store.rtt_experiments(st))
         assert exp.config["load"] == "net:4@responder" and exp.config["testbed"]["background"] == 4
-        assert all(run.summary["load"]["type"] == "net" for run in RS.runs(st, exp.id))
+        assert all(run.summary["load"]["type"] == "net" for run in store.runs(st, exp.id))
     assert netns_of(tb_name) == []

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import netassay_argv
 
 from netassay.analysis.effects import hold_growth
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system
@@ -62,9 +62,9 @@ def test_segments_agree_and_are_stored(cli, tb_name, netns_of, tmp_path):
             assert s["min_ns"] <= s["p50_ns"] <= s["p90_ns"] <= s["p99_ns"] <= s["max_ns"]
         assert set(r["cpu"]) >= {"cpu0"} and "steal" in r["cpu"]["cpu0"]
     with Store(db, readonly=True) as st:
-        (exp,) = list(RS.rtt_experiments(st))
+        (exp,) = list(store.rtt_experiments(st))
         assert exp.config["path"] == "bridge" and exp.config["responder"] == "kernel"
-        stored = RS.runs(st, exp.id)
+        stored = store.runs(st, exp.id)
         assert [s.repetition for s in stored] == [0, 1] and st.integrity_problems() == []
         for s in stored:
             hists = s.hists()
@@ -120,7 +120,7 @@ def test_responder_delay_ground_truth(cli, tb_name, tmp_path):
             moved = hold_growth(p50(seg, 0), p50(seg, delay_ns), 0)["paired_ns"]
             assert abs(moved) < delay_ns / 10, (seg, delay_ns, moved)
     with Store(db, readonly=True) as st:  # one experiment per hold
-        assert sorted(e.config["responder_delay_ns"] for e in RS.rtt_experiments(st)) == [
+        assert sorted(e.config["responder_delay_ns"] for e in store.rtt_experiments(st)) == [
             0, 200_000, 1_000_000
         ]  # fmt: skip
 
@@ -158,18 +158,18 @@ def test_a_rate_above_what_the_path_carries_is_refused(cli, tb_name, netns_of, t
 
 def test_a_responder_that_never_answers(tb_name, netns_of, tmp_path, monkeypatch):
     from netassay.errors import TestbedError
-    from netassay.methods.rtt import run as M
+    from netassay.methods.rtt import run as rtt_run
     from netassay.proc import run
     from netassay.traffic.probe import ProbeSpec
 
     def silent(tb, req):  # the kernel's echo switched off, and no app in its place
         run(["sysctl", "-q", "-w", "net.ipv4.icmp_echo_ignore_all=1"], netns=tb.ns("rspep"))
 
-    monkeypatch.setattr(M, "_responder_setup", silent)
+    monkeypatch.setattr(rtt_run, "_responder_setup", silent)
     db = tmp_path / "silent.db"
-    req = M.RttSetup(name=tb_name, spec=ProbeSpec(count=100, timeout_s=0.2), db=str(db))
+    req = rtt_run.RttSetup(name=tb_name, spec=ProbeSpec(count=100, timeout_s=0.2), db=str(db))
     with pytest.raises(TestbedError, match="never answered") as exc:
-        M.measure_all(req, lambda m, r: None)
+        rtt_run.measure_all(req, lambda m, r: None)
     assert exc.value.exit_code == 5 and netns_of(tb_name) == [] and not db.exists()
 
 
@@ -210,8 +210,8 @@ def test_a_signal_mid_run_keeps_the_runs_that_ended_and_removes_everything(
         left = [pid for pid in left if _running(pid)]
     assert not left  # all ended (a zombie has ended)
     with Store(db, readonly=True) as st:
-        (exp,) = list(RS.rtt_experiments(st))
-        assert 2 <= len(RS.runs(st, exp.id, blobs=False)) < 50
+        (exp,) = list(store.rtt_experiments(st))
+        assert 2 <= len(store.runs(st, exp.id, blobs=False)) < 50
     assert os.path.exists(db)
 
 

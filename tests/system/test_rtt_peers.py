@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from netassay.methods.rtt import store as RS
+from netassay.methods.rtt import store
 from netassay.store.db import Store
 
 pytestmark = pytest.mark.system
@@ -39,10 +39,10 @@ def test_ping_and_irtt_beside_netassay(cli, tb_name, netns_of, tmp_path):
         theirs = peer["segments"]["latency_sent"]["p50_ns"]
         assert sent[0] / 2 <= theirs <= 4 * sent[-1], (name, sent, peer)
     with Store(db, readonly=True) as st:
-        exps = list(RS.rtt_experiments(st))
+        exps = list(store.rtt_experiments(st))
         assert sorted(e.config["probe"] for e in exps) == ["icmp", "irtt", "ping"]
         for e in exps:
-            assert [r.repetition for r in RS.runs(st, e.id)] == [0, 1], e.config["probe"]
+            assert [r.repetition for r in store.runs(st, e.id)] == [0, 1], e.config["probe"]
     cmp = cli("compare", "--db", str(db), "--by", "probe", "--segment", "latency_sent", "--json")
     assert cmp.returncode == 0, cmp.stderr
     assert len(json.loads(cmp.stdout)["configurations"]) == 3

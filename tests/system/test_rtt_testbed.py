@@ -8,9 +8,7 @@ import time
 import pytest
 
 from netassay.errors import TestbedError
-from netassay.testbed import Testbed
-from netassay.testbed import state as S
-from netassay.testbed import topology as T
+from netassay.testbed import Testbed, state, topology
 from netassay.testbed.rtt import PATHS, RttTestbedConfig, kernel_lacks
 
 pytestmark = pytest.mark.system
@@ -33,7 +31,7 @@ def _ping(ns: str, dst: str) -> bool:
 def test_each_path_connects_the_endpoints_and_is_removed(tb_name, netns_of, path):
     with Testbed(tb_name, RttTestbedConfig(path=path, background=2)) as tb:
         assert len(netns_of(tb_name)) == 2 + 2 * 3
-        assert tb.state["kind"] == "rtt" and S.read_state(tb_name)["kind"] == "rtt"
+        assert tb.state["kind"] == "rtt" and state.read_state(tb_name)["kind"] == "rtt"
         for role in ("sndep", "sndbg0", "sndbg1"):
             peer = tb.state["peers"][role]
             assert _ping(tb.ns(role), peer["dst"]), (path, role)
@@ -43,20 +41,20 @@ def test_each_path_connects_the_endpoints_and_is_removed(tb_name, netns_of, path
             "dst": "198.18.101.2",
             "dst_mac": tb.state["peers"]["sndep"]["dst_mac"],
         }
-    assert netns_of(tb_name) == [] and S.read_state(tb_name) is None
+    assert netns_of(tb_name) == [] and state.read_state(tb_name) is None
 
 
 def test_a_failed_build_removes_everything(tb_name, netns_of, monkeypatch):
-    from netassay.testbed import rtt as RT
+    from netassay.testbed import rtt
 
     def broken(*a, **kw):
         raise TestbedError("injected", "a build step failed", "")
 
-    monkeypatch.setattr(RT, "_fdb", broken)
+    monkeypatch.setattr(rtt, "_fdb", broken)
     cfg = RttTestbedConfig(path="bridge", background=1)
     with pytest.raises(TestbedError, match="injected"), Testbed(tb_name, cfg):
         pass
-    assert netns_of(tb_name) == [] and S.read_state(tb_name) is None
+    assert netns_of(tb_name) == [] and state.read_state(tb_name) is None
 
 
 def test_cleanup_ends_processes_left_in_the_namespaces(tb_name, netns_of):
@@ -65,7 +63,7 @@ def test_cleanup_ends_processes_left_in_the_namespaces(tb_name, netns_of):
         pass
     sleeper = subprocess.Popen(["ip", "netns", "exec", tb.ns("rspep"), "sleep", "300"])
     time.sleep(0.2)
-    removed = T.cleanup({tb_name})
+    removed = topology.cleanup({tb_name})
     assert len(removed) == 4 and netns_of(tb_name) == []
     assert sleeper.wait(timeout=5) != 0  # ended by the cleanup, not by itself
 

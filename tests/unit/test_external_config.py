@@ -7,19 +7,19 @@ from dataclasses import replace
 import pytest
 
 from netassay.errors import TestbedError, UsageError
-from netassay.testbed import external as X
+from netassay.testbed import external
 
 GOOD = dict(tx="enp1s0f0", rx="enp1s0f1", dst_mac="3C:FD:FE:AA:BB:CC", src="198.18.0.2",
             dst="198.19.0.2")  # fmt: skip
 
 
 def cfg(**kw):
-    return X.make_config(**{**GOOD, **kw})
+    return external.make_config(**{**GOOD, **kw})
 
 
 def refused(c) -> str:
     with pytest.raises(UsageError) as err:
-        X.validate(c)
+        external.validate(c)
     line = err.value.line()
     assert "\n" not in line
     return line
@@ -27,11 +27,11 @@ def refused(c) -> str:
 
 def test_a_good_config_passes_and_is_normalised():
     c = cfg()
-    X.validate(c)
+    external.validate(c)
     assert c.dst_mac == "3c:fd:fe:aa:bb:cc" and c.ip_version == 4
     assert c.sut == "external" and c.global_sysctls() == {}
     c6 = cfg(src="2001:2:0:1::2", dst="2001:2:0:2::2", size_bytes=84)
-    X.validate(c6)
+    external.validate(c6)
     assert c6.ip_version == 6
 
 
@@ -39,7 +39,7 @@ def test_a_good_config_passes_and_is_normalised():
 def test_destinations_outside_the_benchmarking_ranges_are_refused(dst):
     line = refused(cfg(dst=dst))
     assert f"refusing --dst {dst}" in line and "--allow-any-destination" in line
-    X.validate(cfg(dst=dst, allow_any_destination=True))
+    external.validate(cfg(dst=dst, allow_any_destination=True))
 
 
 def test_ipv6_outside_2001_2_48_is_refused():
@@ -75,9 +75,9 @@ def test_only_the_xdp_sink_counts_here():
 
 
 def test_generator_flags_follow_the_namespace_and_the_destination_rule():
-    assert X.gen_flags(cfg()) == ["--allow-host-netns"]
-    assert X.gen_flags(cfg(netns="ports")) == []
-    assert X.gen_flags(cfg(netns="ports", dst="10.1.1.1", allow_any_destination=True)) == [
+    assert external.gen_flags(cfg()) == ["--allow-host-netns"]
+    assert external.gen_flags(cfg(netns="ports")) == []
+    assert external.gen_flags(cfg(netns="ports", dst="10.1.1.1", allow_any_destination=True)) == [
         "--allow-any-dst"
     ]
 
@@ -90,7 +90,7 @@ def test_state_round_trip():
     from netassay.testbed.bed import config_from_state
 
     c = cfg(sut_counters_cmd="ssh r1 nstat -az", gen_cpu=0)
-    assert X.config_from_state({"config": {**asdict(c), "unknown": 1}}) == c
+    assert external.config_from_state({"config": {**asdict(c), "unknown": 1}}) == c
     assert config_from_state({"kind": "external", "config": asdict(c)}) == c
     assert config_from_state({"config": asdict(c)}) == c
 
@@ -110,16 +110,15 @@ def test_sweep_and_search_on_a_named_testbed(tmp_path, monkeypatch):
 
     from netassay.errors import TestbedError
     from netassay.shared.lab import named_testbed
-    from netassay.testbed import linerate as LR
-    from netassay.testbed import state as S
+    from netassay.testbed import linerate, state
     from netassay.units import parse_rates
 
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
     assert named_testbed(_opts(None, "lab", {}), [1e6]) == "lab"
     with pytest.raises(TestbedError, match="no testbed named 'rack1'"):
         named_testbed(_opts("rack1", None, {}), [1e6])
-    line = LR.of_ports({"p0": 1000}, 64).as_json()  # 1.42 Mpps
-    S.write_state("rack1", {"kind": "external", "config": asdict(cfg()), "line_rate": line})
+    line = linerate.of_ports({"p0": 1000}, 64).as_json()  # 1.42 Mpps
+    state.write_state("rack1", {"kind": "external", "config": asdict(cfg()), "line_rate": line})
     assert named_testbed(_opts("rack1", None, {}), parse_rates("100k:1.4M:100k")) == "rack1"
     assert named_testbed(_opts("rack1", "rack1", {}), None, "--max-load") == "rack1"
     with pytest.raises(UsageError, match="--name lab and --testbed rack1 differ"):
@@ -136,10 +135,10 @@ def test_bidirectional_needs_a_source_in_the_ranges_and_a_free_tx_port():
     another XDP program are refused in one line (nothing on the host is read first)."""
     free = {"tx": {"xdp_prog": None}, "rx": {"xdp_prog": None}}
     with pytest.raises(UsageError) as err:
-        X._refuse_reverse(cfg(src="10.0.0.2", dst="198.19.0.2"), free)
+        external._refuse_reverse(cfg(src="10.0.0.2", dst="198.19.0.2"), free)
     line = err.value.line()
     assert "\n" not in line and "refusing --bidirectional to --src 10.0.0.2" in line
     busy = {"tx": {"xdp_prog": 42}, "rx": {"xdp_prog": None}}
     with pytest.raises(TestbedError) as exc:
-        X._refuse_reverse(cfg(allow_any_destination=True, src="10.0.0.2"), busy)
+        external._refuse_reverse(cfg(allow_any_destination=True, src="10.0.0.2"), busy)
     assert "the tx port enp1s0f0 already runs an XDP program (id 42)" in exc.value.line()

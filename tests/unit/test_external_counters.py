@@ -6,7 +6,7 @@ import pytest
 
 from netassay.counters import ethtool, sutcmd
 from netassay.counters.loss import EXTERNAL_LOCATIONS, SUT_LOCATIONS, sut_loss
-from netassay.testbed import external as X
+from netassay.testbed import external
 
 STATS = """NIC statistics:
      rx_packets: 1200
@@ -78,7 +78,9 @@ def test_a_real_command_is_read_without_a_shell():
 
 
 def split(sent, received, **deltas):
-    path = X.PortCounters(X.make_config(tx="p0", rx="p1", src="198.18.0.2", dst="198.19.0.2"))
+    path = external.PortCounters(
+        external.make_config(tx="p0", rx="p1", src="198.18.0.2", dst="198.19.0.2")
+    )
     d = {f"{'tx' if k.startswith('tx') else 'rx'}/link/{'p0' if k.startswith('tx') else 'p1'}/{k}":
          v for k, v in deltas.items()}  # fmt: skip
     return path.locate_loss(sent + 5, sent, received, d, 4, 0)
@@ -105,7 +107,9 @@ def test_counters_that_explain_too_much_are_unaccounted():
 
 @pytest.mark.parametrize("retries", [0, 7])
 def test_refused_sends_that_were_retried_are_not_lost(retries):
-    path = X.PortCounters(X.make_config(tx="p0", rx="p1", src="198.18.0.2", dst="198.19.0.2"))
+    path = external.PortCounters(
+        external.make_config(tx="p0", rx="p1", src="198.18.0.2", dst="198.19.0.2")
+    )
     loc = path.locate_loss(1000, 1000, 1000, {"tx/link/p0/tx_dropped": 7}, 4, retries)
     assert loc["gen_egress"] == 7 - retries
 
@@ -114,7 +118,9 @@ def test_bidirectional_each_direction_reads_its_own_ports_side():
     """--bidirectional: the reverse direction's generator sends on the rx port and its
     sink counts on the tx port, so the rx port's transmit drops and the tx port's
     receive drops are its own, and the forward direction's split is as one way's."""
-    path = X.PortCounters(X.make_config(tx="p0", rx="p1", src="198.18.0.2", dst="198.19.0.2"))
+    path = external.PortCounters(
+        external.make_config(tx="p0", rx="p1", src="198.18.0.2", dst="198.19.0.2")
+    )
     d = {"tx/link/p0/tx_dropped": 3, "rx/link/p1/rx_dropped": 4,  # the forward's
          "rx/link/p1/tx_dropped": 9, "tx/link/p0/rx_dropped": 6}  # the reverse's  # fmt: skip
     fwd, rev = path.locate_both((1000, 1000, 900, 0), (1002, 1000, 800, 2), d, 4)

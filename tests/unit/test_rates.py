@@ -103,9 +103,9 @@ def test_resolve_replaces_the_written_loads_and_says_what_was_written(monkeypatc
 
 def test_an_external_testbed_s_port_speed_is_its_line_rate(monkeypatch, tmp_path):
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
-    from netassay.testbed import state as S
+    from netassay.testbed import state
 
-    S.write_state("rack1", {
+    state.write_state("rack1", {
         "kind": "external",
         "config": {"kind": "external", "tx": "eth1", "rx": "eth2", "size_bytes": 64},
         "line_rate": {"speed_mbps": 10000, "size_bytes": 64, "limited_by": "eth1"},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from netassay import quality as Q
+from netassay import quality
 from netassay.counters.threads import Runs
 from netassay.trial.noise import Noise, noise_warning
 
@@ -18,11 +18,11 @@ SHORT = {**KD, "comm": "kworker/1:1", "run_ms": 0.3, "runs": 10, "max_ms": 0.03}
 def test_a_run_that_fills_the_ingress_queue_at_this_load_is_said_with_the_loss():
     # 0.9 ms at 400 kpps leaves 360 frames to a 256-frame ring
     w = noise_warning({"sut": [KD, SHORT]}, 400e3, 256, 120, 1)
-    assert w is not None and w.startswith(Q.HOST_NOISE)
+    assert w is not None and w.startswith(quality.HOST_NOISE)
     assert "CPU 1 (the SUT's) was held by kdamond.0 (longest run 0.9 ms); a run of 0.9 ms" in w
     assert "~360 frames to its 256-packet ingress queue: its 120 lost there" in w
     assert "kworker" not in w  # its runs leave 12 frames
-    assert Q.exclusion([w]) is None  # a note: the trial is used
+    assert quality.exclusion([w]) is None  # a note: the trial is used
 
 
 def test_a_user_thread_of_normal_priority_is_no_hold_a_real_time_one_is():
