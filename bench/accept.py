@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.methods.accept.request import AcceptRequest  # noqa: E402
 from netassay.methods.accept.run import measure  # noqa: E402
-from netassay.testbed import topology as T  # noqa: E402
+from netassay.testbed import topology  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "accept.json"
 TOOLS = ("iperf3", "netassay-gen")
@@ -52,7 +52,7 @@ def probe(tool: str, contract: float, duration: float) -> dict[str, Any]:
     try:
         res = measure(req)
     finally:
-        T.cleanup({name})
+        topology.cleanup({name})
     run, v = res.test.runs[0], res.verdict
     host = sum(int(run.host.get(k, 0)) for k in HOST_KEYS)
     lost = run.lost_packets or 0

@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay.campaign import spec as SP  # noqa: E402
+from netassay.campaign import spec as campaign_spec  # noqa: E402
 from netassay.store.db import Store  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "campaign.json"
@@ -58,7 +58,7 @@ def _file(name: str, cells: int, loads: int, runs: int, duration: float) -> str:
 def _flags(settings: dict[str, Any]) -> list[str]:
     """The flags of the ``netassay sweep`` a sweep cell of ``settings`` runs as."""
     out: list[str] = []
-    ps = SP.params("sweep")
+    ps = campaign_spec.params("sweep")
     for key, value in settings.items():
         p = ps[key]
         if p.cli is bool:
@@ -98,7 +98,7 @@ def campaign(work: Path, text: str, testbed: str) -> dict[str, Any]:
 
 
 def one_by_one(work: Path, text: str, testbed: str) -> dict[str, Any]:
-    c = SP.parse(text)
+    c = campaign_spec.parse(text)
     db = work / f"s-{secrets.token_hex(3)}.db"
     walls = [
         _netassay("sweep", "--db", str(db), "--name", testbed, *_flags(c.settings(i)))

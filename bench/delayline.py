@@ -58,15 +58,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay.testbed import Testbed  # noqa: E402
-from netassay.testbed import linelimit as LL  # noqa: E402
-from netassay.testbed import tcppath as P  # noqa: E402
+from netassay.testbed import Testbed, linelimit, tcppath  # noqa: E402
 from netassay.traffic.generator import start_xdp_sink  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "delayline.json"
-SIZE = LL.FRAME_BYTES
+SIZE = linelimit.FRAME_BYTES
 VARIANTS = {"kernel bridge": 0.0, "line 1 ms": 0.001, "line 20 ms": 0.020}
-RATES = list(LL.RATES)
+RATES = list(linelimit.RATES)
 QUICK_RATES = [1e4, 2e4, 5e4, 1e5]
 
 
@@ -75,7 +73,7 @@ def one(tb: Testbed, rate: float, duration_s: float, delay_s: float) -> dict[str
     trial's): ``linelimit.trial``."""
     t = tb.state["target"]
     with start_xdp_sink(t["server_netns"], t["server_dev"], SIZE, extra=["--latency"]) as sink:
-        return LL.trial(tb, sink, rate, duration_s, delay_s)
+        return linelimit.trial(tb, sink, rate, duration_s, delay_s)
 
 
 def main() -> int:
@@ -91,7 +89,7 @@ def main() -> int:
     failed: set[str] = set()
     with contextlib.ExitStack() as stack:
         tbs = {v: stack.enter_context(Testbed("b" + secrets.token_hex(3),
-                                              P.TcpPathConfig(delay_s=d)))
+                                              tcppath.TcpPathConfig(delay_s=d)))
                for v, d in VARIANTS.items()}  # fmt: skip
         for rate in rates:
             for rep in range(reps):
@@ -107,23 +105,23 @@ def main() -> int:
             failed |= {v for v, rows in per.items() if not all(x["carried"] for x in rows)}
             if len(failed) == len(VARIANTS):
                 break
-    limits = {v: LL.highest(rows, rates) for v, rows in per.items()}
+    limits = {v: linelimit.highest(rows, rates) for v, rows in per.items()}
     utc = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    setup = f"{LL.SETUP}; {reps} x {duration:g} s per rate"
+    setup = f"{linelimit.SETUP}; {reps} x {duration:g} s per rate"
     res = {
         "utc": utc,
-        "machine": LL.host(),
+        "machine": linelimit.host(),
         "setup": setup,
         "rates_pps": rates,
         "limit_pps": {v: x for v, (x, _) in limits.items()},
         "limit_at_least": {v: top for v, (_, top) in limits.items()},
         "limit_mbps_l1": {
-            v: (round(LL.l1_bps(x) / 1e6, 1) if x else None) for v, (x, _) in limits.items()
+            v: (round(linelimit.l1_bps(x) / 1e6, 1) if x else None) for v, (x, _) in limits.items()
         },
         "per_rate": per,
         "wall_s": round(time.monotonic() - t0, 1),
     }
-    kept = LL.record({d: limits[v][0] for v, d in VARIANTS.items() if d > 0}, utc, setup)
+    kept = linelimit.record({d: limits[v][0] for v, d in VARIANTS.items() if d > 0}, utc, setup)
     res["kept_in"] = str(kept)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(res, indent=2))

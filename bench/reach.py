@@ -50,7 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay import quality as Q  # noqa: E402
+from netassay import quality  # noqa: E402
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.shared import lab  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
@@ -78,8 +78,9 @@ def one_round(ctx: Any, mode: str, args: argparse.Namespace) -> dict[str, Any]:
                        "achieved_pps": g.achieved_rate_pps, "rate_error": g.rate_error,
                        "lateness_p99_ns": g.lateness_p99_ns,
                        "lateness_max_ns": g.lateness_max_ns,
-                       "kept": Q.rate_kind(round(k * mrr, -3), float(g.achieved_rate_pps or 0))
-                       != Q.GENERATOR_LIMIT})  # fmt: skip
+                       "kept": quality.rate_kind(round(k * mrr, -3),
+                                                 float(g.achieved_rate_pps or 0))
+                       != quality.GENERATOR_LIMIT})  # fmt: skip
     reach, res = lab.reach_probe(tb, peak)
     out: dict[str, Any] = {
         "mode": mode,

@@ -54,16 +54,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from netassay import names as N  # noqa: E402
-from netassay.analysis import effects as R  # noqa: E402
+from netassay import names  # noqa: E402
+from netassay.analysis import effects  # noqa: E402
 from netassay.counters.capture import Capture  # noqa: E402
 from netassay.hist import Hist  # noqa: E402
-from netassay.methods.rtt import run as M  # noqa: E402
+from netassay.methods.rtt import run as rtt_run  # noqa: E402
 from netassay.methods.rtt.run import sender_link  # noqa: E402
 from netassay.proc import run  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.testbed.rtt import RttTestbedConfig  # noqa: E402
-from netassay.traffic import peers as P  # noqa: E402
+from netassay.traffic import peers as traffic_peers  # noqa: E402
 from netassay.traffic.probe import ProbeSpec, Sender  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "rtt.json"
@@ -74,7 +74,7 @@ def _name() -> str:
     return "b" + secrets.token_hex(3)
 
 
-def _merged(m: M.Measurement, segment: str) -> Hist:
+def _merged(m: rtt_run.Measurement, segment: str) -> Hist:
     h = Hist()
     for r in m.results:
         h.merge(r.hists[segment])
@@ -90,21 +90,25 @@ def side_by_side(path: str, blocks: int, count: int) -> dict[str, Any]:
     """netassay, ping and irtt in turn on one testbed, block after block (ping and irtt
     swap places every other block), so that the three see the same machine: a run's
     median on these machines drifts by 10-20 us from one second to the next."""
-    sndep, rspep = N.netns(path[:1] + "sbs", "sndep"), N.netns(path[:1] + "sbs", "rspep")
-    peers: dict[str, list[P.PeerRun]] = {"ping": [], "irtt": []}
+    sndep, rspep = names.netns(path[:1] + "sbs", "sndep"), names.netns(path[:1] + "sbs", "rspep")
+    peers: dict[str, list[traffic_peers.PeerRun]] = {"ping": [], "irtt": []}
 
-    def after_run(m: M.Measurement, res: Any) -> None:
+    def after_run(m: rtt_run.Measurement, res: Any) -> None:
         dst, s = m.testbed["peers"]["sndep"]["dst"], m.req.spec
         order = ("ping", "irtt") if len(m.results) % 2 else ("irtt", "ping")
         for peer in order:
             if peer == "ping":
-                peers[peer].append(P.ping(sndep, dst, s.rate_pps, count, s.size_bytes, 1.0))
+                peers[peer].append(
+                    traffic_peers.ping(sndep, dst, s.rate_pps, count, s.size_bytes, 1.0)
+                )
             else:
-                peers[peer].append(P.irtt(sndep, rspep, dst, s.rate_pps, count, s.size_bytes))
+                peers[peer].append(
+                    traffic_peers.irtt(sndep, rspep, dst, s.rate_pps, count, s.size_bytes)
+                )
 
-    req = M.RttSetup(path=path, spec=ProbeSpec(count=count), runs=blocks,
+    req = rtt_run.RttSetup(path=path, spec=ProbeSpec(count=count), runs=blocks,
                        name=path[:1] + "sbs")  # fmt: skip
-    m = M.measure_all(req, after_run)
+    m = rtt_run.measure_all(req, after_run)
     ours = {seg: _pcts(_merged(m, seg)) for seg in ("rtt", "latency_kernel", "latency_sent")}
     pooled = {}
     for peer, runs in peers.items():
@@ -123,7 +127,7 @@ def side_by_side(path: str, blocks: int, count: int) -> dict[str, Any]:
         a = [r.hists[seg].percentile(50) for r in m.results]
         b = [r.hist.percentile(50) for r in peers[peer]]
         paired[f"{seg} - {peer}"] = {"block_p50_ns": {"netassay": a, peer: b},
-                                     **R.wilcoxon_paired(a, b)}  # fmt: skip
+                                     **effects.wilcoxon_paired(a, b)}  # fmt: skip
     send = [r.hists["latency_kernel"].percentile(50) - r.hists["rtt"].percentile(50)
             for r in m.results]  # fmt: skip
     return {"path": path, "rate_pps": 1000, "count_per_block": count, "blocks": blocks,
@@ -168,7 +172,7 @@ def send_paths(path: str, runs: int, count: int) -> dict[str, Any]:
                 for k, (a, b) in parts.items():
                     per_run[way][k].append(float(np.median(t[b][sel] - t[a][sel])))
     medians = {w: {k: statistics.median(v) for k, v in d.items()} for w, d in per_run.items()}
-    paired = {k: R.wilcoxon_paired(per_run["packet"][k], per_run["raw"][k]) for k in parts}
+    paired = {k: effects.wilcoxon_paired(per_run["packet"][k], per_run["raw"][k]) for k in parts}
     return {"path": path, "runs": runs, "count": count, "per_run_ns": per_run,
             "medians_ns": medians, "paired_packet_minus_raw": paired}  # fmt: skip
 
@@ -194,15 +198,15 @@ def capture_cost(blocks: int, runs: int, count: int) -> dict[str, Any]:
         for b in range(blocks):
             order = (True, False) if b % 2 == 0 else (False, True)
             for capture in order:
-                req = M.RttSetup(path="bridge", spec=ProbeSpec(count=count), runs=runs,
+                req = rtt_run.RttSetup(path="bridge", spec=ProbeSpec(count=count), runs=runs,
                                    capture=capture, name=_name())  # fmt: skip
                 seen: list[tuple[int, int]] = []
 
-                def on_run(m: M.Measurement, res: Any, seen: list = seen) -> None:
+                def on_run(m: rtt_run.Measurement, res: Any, seen: list = seen) -> None:
                     if m.req.capture:  # the programs are loaded while the runs go on
                         seen.append(_capture_prog_time())
 
-                m = M.measure_all(req, on_run)
+                m = rtt_run.measure_all(req, on_run)
                 p50 = [r.hists["latency_sent"].percentile(50) for r in m.results]
                 (with_hooks if capture else without).extend(p50)
                 if capture:
@@ -212,7 +216,7 @@ def capture_cost(blocks: int, runs: int, count: int) -> dict[str, Any]:
                     per_probe.append(ns / max(cnt, 1) * 8)
     finally:
         _bpf_stats(old == "1")
-    shift = R.hodges_lehmann(with_hooks, without)
+    shift = effects.hodges_lehmann(with_hooks, without)
     rtt_med = statistics.median(rtts)
     return {
         "in_kernel_ns_per_probe": round(statistics.median(per_probe), 1),
@@ -221,7 +225,7 @@ def capture_cost(blocks: int, runs: int, count: int) -> dict[str, Any]:
         "ab_latency_sent_p50_with_ns": statistics.median(with_hooks),
         "ab_latency_sent_p50_without_ns": statistics.median(without),
         "ab_shift_ns": shift,
-        "ab_test": R.mann_whitney(with_hooks, without),
+        "ab_test": effects.mann_whitney(with_hooks, without),
         "median_rtt_ns": rtt_med,
         "ab_share_of_median_rtt": round(shift / rtt_med, 4),
         "target_under_5_percent": statistics.median(per_probe) / rtt_med < 0.05,
@@ -232,8 +236,8 @@ def high_rates(rates: list[float], seconds: float) -> list[dict[str, Any]]:
     out = []
     for rate in rates:
         spec = ProbeSpec(rate_pps=rate, count=int(rate * seconds), timeout_s=0.5)
-        req = M.RttSetup(path="bridge", spec=spec, runs=2, check_rate=False, name=_name())
-        m = M.measure_all(req, lambda *_: None)
+        req = rtt_run.RttSetup(path="bridge", spec=spec, runs=2, check_rate=False, name=_name())
+        m = rtt_run.measure_all(req, lambda *_: None)
         for r in m.results:
             s = r.summary()
             sent = max(s["sent"], 1)
@@ -263,15 +267,15 @@ def ground_truth(repetitions: int, runs: int, count: int) -> dict[str, Any]:
     reps = []
     for rep in range(repetitions):
         spec = ProbeSpec(probe="udp", rate_pps=400, count=count)
-        req = M.RttSetup(path="veth", spec=spec, runs=runs, delays=TRUTH_HOLDS, name=_name())
-        m = M.measure_all(req, lambda *_: None)
+        req = rtt_run.RttSetup(path="veth", spec=spec, runs=runs, delays=TRUTH_HOLDS, name=_name())
+        m = rtt_run.measure_all(req, lambda *_: None)
         out: dict[str, Any] = {"repetition": rep}
         for seg in ("response", "rtt"):
             p50 = {d: [r.hists[seg].percentile(50) for r in m.results
                        if r.config.responder_delay_ns == d] for d in TRUTH_HOLDS}  # fmt: skip
             out[seg] = {
                 "no_hold_p50_ns": statistics.median(p50[0]),
-                "holds": [R.hold_growth(p50[0], p50[d], d) for d in TRUTH_HOLDS[1:]],
+                "holds": [effects.hold_growth(p50[0], p50[d], d) for d in TRUTH_HOLDS[1:]],
             }
         reps.append(out)
         errs = [f"{h['hold_ns'] / 1e3:g}us {h['paired_error_ns'] / 1e3:+.1f}"

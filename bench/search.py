@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.analysis.assess import assess_trials  # noqa: E402
 from netassay.config import AnalysisConfig, TestbedConfig  # noqa: E402
-from netassay.shared import search_engine as E  # noqa: E402
+from netassay.shared import search_engine  # noqa: E402
 from netassay.shared.search_spec import Goal, SearchSpec  # noqa: E402
 from netassay.store import Store  # noqa: E402
 from netassay.store.loads import fault_kind  # noqa: E402
@@ -128,7 +128,7 @@ def run_search(
 ) -> dict:
     clocked = Clocked(ctx, store, "search")
     goal = Goal(PDR, relative_width=RESOLUTION, duration_sum_s=dsum)
-    out = E.run_search(SearchSpec((goal,), lo, hi, 1200), clocked, retries=4)
+    out = search_engine.run_search(SearchSpec((goal,), lo, hi, 1200), clocked, retries=4)
     (g,) = out.goals
     res = clocked.summary(g.conditional_pps, truth)
     res.update(

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.config import TestbedConfig  # noqa: E402
-from netassay.counters import cpu as CPU  # noqa: E402
+from netassay.counters import cpu  # noqa: E402
 from netassay.testbed import Testbed  # noqa: E402
 from netassay.units import parse_rates  # noqa: E402
 
@@ -141,12 +141,12 @@ def one(tb: Testbed, rate: float | str, duration: float, workdir: Path) -> dict[
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     time.sleep(0.5)
-    before = CPU.read()
+    before = cpu.read()
     holder: dict[str, Any] = {}
     t = threading.Thread(target=lambda: holder.update(res=tb.send(rate, duration)))
     t.start()
     t.join()
-    use = CPU.use(before, CPU.read())
+    use = cpu.use(before, cpu.read())
     perf.wait()
     res = holder["res"]
     shares = perf_shares(data)

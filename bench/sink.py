@@ -48,8 +48,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from netassay.config import TestbedConfig  # noqa: E402
 from netassay.counters.sink import SinkCounter  # noqa: E402
 from netassay.proc import run as run_cmd  # noqa: E402
-from netassay.testbed import Testbed  # noqa: E402
-from netassay.testbed import topology as T  # noqa: E402
+from netassay.testbed import Testbed, topology  # noqa: E402
 from netassay.traffic.generator import run_generator, start_xdp_sink  # noqa: E402
 from netassay.trial.engine import TrialContext, measure  # noqa: E402
 
@@ -88,7 +87,7 @@ def run(rates: list[float], reps: int, duration_s: float) -> dict[str, Any]:
     per: dict[str, dict[float, dict[str, Any]]] = {s: {} for s in SINKS}
     t0 = time.monotonic()
     with Testbed(name, cfg) as tb:
-        queue = T.path_queue_pkts(tb)
+        queue = topology.path_queue_pkts(tb)
         counters = {s: SinkCounter(tb.ns("sink"), s, cfg.size_bytes) for s in SINKS}
         try:
             for i, rate in enumerate(rates):

@@ -59,10 +59,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from netassay.config import TestbedConfig  # noqa: E402
-from netassay.counters import cpu as CPU  # noqa: E402
+from netassay.counters import cpu as counters_cpu  # noqa: E402
 from netassay.counters.loss import LOCATIONS  # noqa: E402
-from netassay.testbed import Testbed  # noqa: E402
-from netassay.testbed import state as S  # noqa: E402
+from netassay.testbed import Testbed, state  # noqa: E402
 from netassay.trial.engine import measure, trials_on  # noqa: E402
 from netassay.trial.flood import flood, flood_path  # noqa: E402
 from netassay.units import parse_rates  # noqa: E402
@@ -89,7 +88,7 @@ def kernel_ns(cpu: int) -> int:
     """Time one CPU spent in the kernel so far (system, irq, softirq; /proc/stat, USER_HZ
     ticks -> ns): the routers' and the sink's work, not the tools' user processes (other
     kernel work on that CPU is in it too: the interleaving spreads it over both SUTs)."""
-    return CPU.time_ns(cpu, ("system", "irq", "softirq"))
+    return counters_cpu.time_ns(cpu, ("system", "irq", "softirq"))
 
 
 def thread_ns(pid: int | None) -> int:
@@ -206,7 +205,7 @@ def run(grids: dict[str, list[float]], reps: int, duration_s: float,
         "machine": {
             "kernel": platform.release(),
             "cpus": os.cpu_count(),
-            "netdev_max_backlog": S.read_sysctl("net.core.netdev_max_backlog"),
+            "netdev_max_backlog": state.read_sysctl("net.core.netdev_max_backlog"),
             "loadavg_start": load0,
             "loadavg_end": Path("/proc/loadavg").read_text().split()[:3],
         },

@@ -4,7 +4,7 @@ local (``from netassay.testbed import state as testbed_state``), never one to th
 capitals (``as S``, ``as SP``, ``as I3``) nor one lower-case letter (``as s``), which a
 reader must look up at the top of the file on every use.
 
-The walk reads every ``.py`` file of ``src/`` and ``tests/`` with ``ast`` and takes each
+The walk reads every ``.py`` file of ``src/``, ``tests/`` and ``bench/`` with ``ast`` and takes each
 ``import a.b as X`` and each ``from a import b as X`` whose ``a.b`` is a module (an alias
 of a class or a constant, such as ``ExtendedKeyUsageOID as EKU``, is not a module alias).
 
@@ -98,7 +98,7 @@ def test_a_clear_name_or_an_alias_of_a_class_passes():
 
 
 def test_no_module_has_an_alias_of_one_to_three_capitals():
-    files = sorted([*(ROOT / "src").rglob("*.py"), *(ROOT / "tests").rglob("*.py")])
+    files = sorted(p for d in ("src", "tests", "bench") for p in (ROOT / d).rglob("*.py"))
     assert len(files) > 300  # the walk found the package and the tests
     where = {str(p.relative_to(ROOT)): p for p in files}
     assert not WAITING - where.keys(), sorted(WAITING - where.keys())  # no stale name
