@@ -182,7 +182,7 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=60_000.0, help="ground-truth cap, pps")
     ap.add_argument("--runs", type=int, default=3, help="K of the linear sweep")
     ap.add_argument("--sum", type=float, default=3.0, help="the search's duration sum, s")
-    ap.add_argument("--quick", action="store_true", help="K = 1, a 2% grid")
+    ap.add_argument("--quick", action="store_true", help="K = 1, a 2%% grid")
     args = ap.parse_args()
     cap = args.cap
     runs = 1 if args.quick else args.runs
