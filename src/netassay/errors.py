@@ -127,6 +127,16 @@ class Interrupted(NetassayError):
     exit_code = 130
 
 
+def stored_what(n: int, unit: str, db: object) -> str:
+    """What an interrupted run kept (an ``Interrupted``'s why): the ``unit``s that ended,
+    in ``db``, or nothing."""
+    if not db:
+        return f"{n} {unit}(s) had ended; nothing is stored without --db"
+    if n == 0:
+        return f"no {unit} had ended: nothing was stored (and no empty {db} is left)"
+    return f"the {n} {unit}(s) that ended are stored in {db}"
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: a run ends the same way
     (what ended is stored, the testbed removed), and netassay exits 143 (128 + 15)."""

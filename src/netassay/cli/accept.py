@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from netassay import methods as registry
 from netassay import names
 from netassay.analysis.acceptance import check_layer, judge
 from netassay.cli.common import (
@@ -20,12 +20,10 @@ from netassay.cli.common import (
     check_fail_on,
     gate,
     prepared,
-    stored_what,
     with_params,
 )  # fmt: skip
-from netassay.errors import Interrupted
 from netassay.invoke import request_of
-from netassay.methods.accept import import_iperf3, import_monipe, scenarios, view
+from netassay.methods.accept import import_iperf3, import_monipe, scenarios
 from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
 from netassay.methods.accept.store import store_accept_test
 from netassay.methods.base import RunOptions
@@ -69,39 +67,16 @@ def accept(
 ) -> None:  # fmt: skip
     """Accept a link by single-flow UDP at the contracted rate: a ramp, then K runs;
     PASS, FAIL or INCONCLUSIVE (host-limited) with the test host checked first."""
-    from netassay.methods.accept.run import measure, validate  # deferred: pyroute2 (80 ms)
-
+    method = registry.method("accept")  # deferred by the registry: pyroute2 (80 ms)
     given, options = prepared(ctx, given, "accept")
-    base, options = request_of("accept", given, options)
-    base = replace(base, db=options.db, label=options.label, name=options.name or base.name)
-    requests = scenarios.requests(base, scenarios.load(scenario_file)) if scenario_file else [base]
+    req, options = request_of("accept", given, options)
+    if scenario_file:  # the matrix: a test per scenario, each checked before the first runs
+        req = replace(req, scenarios=tuple(scenarios.load(scenario_file)))
     check_fail_on(fail_on)
-    for req in requests:
-        validate(req)  # every scenario checked before the first one runs
-    judged: list[tuple[str, str | None]] = []
-    for req in requests:
-        try:
-            res = measure(req, lambda line: typer.echo(f"accept: {line}", err=True))
-        except KeyboardInterrupt as exc:  # a test is stored whole when it ends
-            raise Interrupted(
-                "accept interrupted", stored_what(len(judged), "test", req.db)
-            ) from exc
-        typer.echo(_shown(res, req.db, as_json))
-        judged.append((res.test.label or res.test.name, res.verdict.verdict))
-    gate(fail_on, judged)
-
-
-def _shown(res: Any, db: str | None, as_json: bool) -> str:
-    res.test.metadata["experiment_id"] = res.experiment_id
-    s = view.summary(res.test, res.verdict)
-    runs = [*res.test.ramp, *res.test.runs]
-    s["warnings"] = list(dict.fromkeys(w for r in runs for w in r.warnings))
-    if as_json:
-        return json.dumps(s, sort_keys=True, default=str)
-    lines = [*view.text_lines(s), *(f"  warning: {w}" for w in s["warnings"])]
-    if db:
-        lines.append(f"  stored in {db} (experiment {res.experiment_id})")
-    return "\n".join(lines)
+    # each test stored as it ends, all shown at the end; Interrupted: how many are stored
+    result = method.run(req, options, lambda line: typer.echo(f"accept: {line}", err=True))
+    typer.echo(method.view(result, as_json))
+    gate(fail_on, [method.judged(test) for test in result.tests])
 
 
 def _read(read_tests: Callable[..., list[AcceptTest]], source: Any, contract: str | None,

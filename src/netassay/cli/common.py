@@ -341,15 +341,6 @@ def gate(fail_on: str | None, verdicts: Iterable[tuple[str, str | None]]) -> Non
         )
 
 
-def stored_what(n: int, unit: str, db: Any) -> str:
-    """What an interrupted run kept: the ``unit``s that ended, in ``db``, or nothing."""
-    if not db:
-        return f"{n} {unit}(s) had ended; nothing is stored without --db"
-    if n == 0:
-        return f"no {unit} had ended: nothing was stored (and no empty {db} is left)"
-    return f"the {n} {unit}(s) that ended are stored in {db}"
-
-
 def err(line: str) -> None:
     typer.echo(line, err=True)
 

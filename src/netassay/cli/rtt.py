@@ -9,8 +9,8 @@ import typer
 
 from netassay import methods as registry
 from netassay import names
-from netassay.cli.common import NOT_STORED, Given, Json, prepared, stored_what, with_params
-from netassay.errors import Interrupted
+from netassay.cli.common import NOT_STORED, Given, Json, prepared, with_params
+from netassay.errors import Interrupted, stored_what
 from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest

@@ -2,6 +2,7 @@
 
 What a test is (runs, receiver intervals, CPU samples, host counters) is the trial
 layer's (``trial.accept``); ``analysis.acceptance`` judges it (PASS / FAIL /
-INCONCLUSIVE: host-limited); here ``run`` measures it, ``store`` keeps it, ``view`` and
-``figures`` show it, and the importers read iperf3 and MonIPE results as tests.
+INCONCLUSIVE: host-limited); here ``run`` measures it (a run's tests, one per scenario
+of a matrix: ``result.Accepted``), ``store`` keeps it, ``view`` and ``figures`` show
+it, and the importers read iperf3 and MonIPE results as tests.
 """

@@ -14,9 +14,11 @@ from netassay.config import AnalysisConfig
 from netassay.methods.accept import page
 from netassay.methods.accept import store as accept_store
 from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
-from netassay.methods.accept.run import measure
+from netassay.methods.accept.result import Accepted, AcceptResult
+from netassay.methods.accept.run import measure_each
 from netassay.methods.accept.view import (
     accept_group_text,
+    ran,
     stored_summaries,
     summary,
     text_lines,
@@ -100,18 +102,27 @@ class AcceptMethod(NothingCompared):
         est = ramp * request.ramp_step_s + runs * request.duration_s
         return Plan(ramp + runs, est + (ramp + runs) * RUN_OVERHEAD_S, ())
 
-    def run(self, request: AcceptRequest, options: RunOptions, progress: Progress) -> Any:
+    def run(self, request: AcceptRequest, options: RunOptions, progress: Progress) -> Accepted:
+        """The test, or one per scenario of its matrix (``request.scenarios``), each
+        stored as it ends; an interrupt: ``Interrupted``, saying how many are stored."""
         req = replace(request, db=options.db, name=options.name or request.name,
                       label=options.label)  # fmt: skip
-        return measure(req, progress)
+        return measure_each(req, progress)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredTest]:
         return from_stores(inputs, lambda p, st: (StoredTest(p, s) for s in stored_summaries(st)))
 
-    def judged(self, result: StoredTest) -> tuple[str, str | None]:
+    def judged(self, result: StoredTest | AcceptResult) -> tuple[str, str | None]:
+        """A stored test's (``analyse``) or a test of a run's (``Accepted.tests``)."""
+        if isinstance(result, AcceptResult):
+            return result.test.label or result.test.name, result.verdict.verdict
         return result.summary.get("label") or "acceptance test", result.summary.get("verdict")
 
-    def view(self, result: StoredTest, as_json: bool) -> str:
+    def view(self, result: StoredTest | Accepted, as_json: bool) -> str:
+        """A run's tests as ``accept`` says them when it ends, or a stored test as
+        ``assess`` shows it."""
+        if isinstance(result, Accepted):
+            return ran(result, as_json)
         if as_json:
             return json.dumps(
                 {**result.summary, "db": str(result.db)}, allow_nan=False, default=str

@@ -135,6 +135,8 @@ class AcceptRequest:
         cli=int, check=whole(16, 65507), ordinal=True,
     )  # fmt: skip
     scenario: Scenario = field(default_factory=Scenario, metadata={"nested": Scenario})
+    # a --scenarios matrix: one test per scenario, in order, each in place of ``scenario``
+    scenarios: tuple[Scenario, ...] = ()
     db: str | None = None
     name: str = names.ACCEPT_NAME
     label: str = ""

@@ -21,16 +21,17 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, replace
 from typing import Any
 
 from netassay import names
-from netassay.analysis.acceptance import Verdict, check_layer, judge
+from netassay.analysis.acceptance import check_layer, judge
 from netassay.counters import host as counters_host
-from netassay.errors import UsageError
-from netassay.methods.accept import gen
+from netassay.errors import Interrupted, UsageError, stored_what
+from netassay.methods.accept import gen, scenarios
 from netassay.methods.accept import iperf3 as accept_iperf3
 from netassay.methods.accept.request import SENDERS, AcceptRequest, Scenario
+from netassay.methods.accept.result import Accepted, AcceptResult
 from netassay.methods.accept.store import save_accept_test
 from netassay.proc import run
 from netassay.store.db import Store
@@ -46,13 +47,6 @@ REMOTE_WARNING = (
     "the far host is not checked from here: datagrams its socket or its CPU lost count "
     "as the link's; check its UdpRcvbufErrors (netstat -su) there"
 )
-
-
-@dataclass
-class AcceptResult:
-    test: AcceptTest
-    verdict: Verdict
-    experiment_id: int | None = None
 
 
 def validate(req: AcceptRequest) -> None:
@@ -106,6 +100,24 @@ def check_server(addr: str, allow_any: bool) -> None:
         )
 
 
+def measure_each(req: AcceptRequest, show: Callable[[str], None]) -> Accepted:
+    """The test of each scenario ``req`` carries (``req.scenarios``, in order; else the
+    test ``req`` is), every one checked before the first runs, each measured, judged and
+    stored as it ends; an interrupt (Ctrl-C, SIGTERM) raises ``Interrupted`` saying how
+    many tests are stored."""
+    base = replace(req, scenarios=())
+    each = scenarios.requests(base, list(req.scenarios)) if req.scenarios else [base]
+    for one in each:
+        validate(one)
+    done: list[AcceptResult] = []
+    for one in each:
+        try:
+            done.append(measure(one, show))
+        except KeyboardInterrupt as exc:  # a test is stored whole when it ends
+            raise Interrupted("accept interrupted", stored_what(len(done), "test", req.db)) from exc
+    return Accepted(tuple(done), req.db)
+
+
 def measure(req: AcceptRequest, show: Callable[[str], None] = lambda s: None) -> AcceptResult:
     """Run the whole test (ramp, K runs), judge it, store it when ``req.db``."""
     validate(req)
@@ -139,11 +151,11 @@ def measure(req: AcceptRequest, show: Callable[[str], None] = lambda s: None) ->
         link=link,
         label=req.label or _name(req),
     )
-    result = AcceptResult(test, judge(test))
+    verdict, experiment_id = judge(test), None
     if req.db:
         with Store(req.db) as st:
-            result.experiment_id = save_accept_test(st, test)
-    return result
+            experiment_id = save_accept_test(st, test)
+    return AcceptResult(test, verdict, experiment_id)
 
 
 def _name(req: AcceptRequest) -> str:

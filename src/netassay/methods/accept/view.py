@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.acceptance import Verdict, fmt_bps, fmt_pct, judge
+from netassay.methods.accept.result import Accepted, AcceptResult
 from netassay.methods.accept.store import load_accept_tests
 from netassay.store.paths import open_store, store_paths
 from netassay.trial.accept import AcceptTest
@@ -101,6 +102,25 @@ def text_lines(s: dict[str, Any]) -> list[str]:
     for note in s["notes"]:
         lines.append(f"  note: {note}")
     return lines
+
+
+def ran(result: Accepted, as_json: bool) -> str:
+    """What ``accept`` says when its run ends: each test's assess object with its runs'
+    warnings (as one JSON line each), or its lines, its warnings and where it is stored."""
+    return "\n".join(_ran(t, result.db, as_json) for t in result.tests)
+
+
+def _ran(res: AcceptResult, db: str | None, as_json: bool) -> str:
+    runs = [*res.test.ramp, *res.test.runs]
+    warnings = list(dict.fromkeys(w for r in runs for w in r.warnings))
+    s = {**summary(res.test, res.verdict), "experiment_id": res.experiment_id,
+         "warnings": warnings}  # fmt: skip
+    if as_json:
+        return json.dumps(s, sort_keys=True, default=str)
+    lines = [*text_lines(s), *(f"  warning: {w}" for w in warnings)]
+    if db:
+        lines.append(f"  stored in {db} (experiment {res.experiment_id})")
+    return "\n".join(lines)
 
 
 def stored_summaries(store: Any) -> list[dict[str, Any]]:
