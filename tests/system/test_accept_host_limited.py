@@ -109,3 +109,30 @@ def test_live_iperf3_json_imports_to_the_same_numbers(cli, tb_name, tmp_path):
         assert getattr(got, field) == getattr(live, field), field
     assert got.intervals == live.intervals and got.intervals_side == "receiver"
     assert got.payload_bps() == pytest.approx(live.payload_bps(), rel=1e-12)
+
+
+def test_a_busy_receiver_that_cannot_start_is_refused_not_measured(tb_name, tmp_path, monkeypatch):
+    """A busy-receiver scenario whose stress-ng ends at once (here: not installed, the
+    PATH holding only ip and taskset) is refused in one line naming it, rather than run
+    as a test of a busy receiver whose CPU is in fact free."""
+    import shutil
+    import subprocess
+
+    from netassay.errors import ToolError
+    from netassay.methods.accept.run import _busy
+
+    for tool in ("ip", "taskset"):
+        (tmp_path / tool).symlink_to(shutil.which(tool))
+    ns = f"na-{tb_name}-srv"
+    subprocess.run(["ip", "netns", "add", ns], check=True)  # removed by tb_name's cleanup
+    scenario = Scenario(name="busy receiver", busy_receiver=1, server_cpu=0)
+    with monkeypatch.context() as env:
+        env.setenv("PATH", str(tmp_path))
+        with pytest.raises(ToolError) as err, _busy({"namespaces": {"srv": ns}}, scenario):
+            pytest.fail("the scenario ran without its busy receiver")
+    line = err.value.line()
+    assert "the busy receiver (stress-ng on CPU 0) ended at once (exit " in line, line
+    assert "stress-ng" in line and "\n" not in line
+    with _busy({"namespaces": {"srv": ns}}, scenario):  # with stress-ng found, it runs
+        out = subprocess.run(["pgrep", "-f", "stress-ng --cpu 1"], capture_output=True)
+        assert out.returncode == 0

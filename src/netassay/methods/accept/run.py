@@ -18,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from typing import Any
 from netassay import names
 from netassay.analysis.acceptance import check_layer, judge
 from netassay.counters import host as counters_host
-from netassay.errors import Interrupted, UsageError, stored_what
+from netassay.errors import Interrupted, ToolError, UsageError, stored_what
 from netassay.methods.accept import gen, scenarios
 from netassay.methods.accept import iperf3 as accept_iperf3
 from netassay.methods.accept.request import SENDERS, AcceptRequest, Scenario
@@ -357,14 +358,24 @@ def _busy(state: dict[str, Any], s: Scenario) -> Iterator[None]:
         "3600",
         "--quiet",
     ]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
-    try:
-        yield
-    finally:
-        proc.terminate()
+    with tempfile.TemporaryFile("w+") as err:  # what stress-ng says if it ends at once
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        time.sleep(0.5)
+        if proc.poll() is not None:  # a receiver that is not busy is not this scenario
+            err.seek(0)
+            said = err.read().strip().splitlines()
+            raise ToolError(
+                f"the busy receiver (stress-ng on CPU {cpu}) ended at once (exit {proc.returncode})",
+                said[-1] if said else "the scenario's busy receiver is not there",
+                "check that stress-ng runs ('stress-ng --cpu 1 --timeout 1s'), or drop "
+                "busy_receiver",
+            )
         try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            yield
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
