@@ -365,7 +365,8 @@ def _busy(state: dict[str, Any], s: Scenario) -> Iterator[None]:
             err.seek(0)
             said = err.read().strip().splitlines()
             raise ToolError(
-                f"the busy receiver (stress-ng on CPU {cpu}) ended at once (exit {proc.returncode})",
+                f"the busy receiver (stress-ng on CPU {cpu}) ended at once "
+                f"(exit {proc.returncode})",
                 said[-1] if said else "the scenario's busy receiver is not there",
                 "check that stress-ng runs ('stress-ng --cpu 1 --timeout 1s'), or drop "
                 "busy_receiver",
