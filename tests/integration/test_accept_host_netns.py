@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from netassay.counters import host as H
+from netassay.counters import host
 from netassay.errors import TestbedError
 
 
@@ -19,7 +19,7 @@ def _open_fds() -> set[str]:
 
 def test_this_hosts_links_and_udp_counters_then_nothing_left_open():
     before = _open_fds()
-    r = H.NsReader(None)
+    r = host.NsReader(None)
     try:
         links = r.links()
         assert links["lo"]["mtu"] == 65536
@@ -34,7 +34,7 @@ def test_a_vanished_namespace_is_one_line_and_not_created():
     gone = f"na-gn{secrets.token_hex(3)}-cli"  # a testbed name `testbed cleanup` knows
     before = _open_fds()
     with pytest.raises(TestbedError) as err:
-        H.HostProbe({"sender": (None, "lo"), "receiver": (gone, "s0")})
+        host.HostProbe({"sender": (None, "lo"), "receiver": (gone, "s0")})
     line = err.value.line()
     assert "\n" not in line and gone in line and "is the testbed up?" in line
     assert not Path("/run/netns", gone).exists()

@@ -12,8 +12,7 @@ from tests.conftest import FIXTURES
 
 from netassay.analysis.acceptance import FAIL, judge
 from netassay.errors import InputError
-from netassay.methods.accept import import_iperf3 as I3
-from netassay.methods.accept import import_monipe as M
+from netassay.methods.accept import import_iperf3, import_monipe
 from netassay.methods.accept.view import summary
 
 IPERF3 = FIXTURES / "iperf3"
@@ -26,7 +25,7 @@ def _csv(folder: Path, name: str) -> list[dict[str, str]]:
 
 
 def test_monipe_round_imports_to_the_figures_its_csvs_hold(monipe_real):
-    [test] = M.read_tests(monipe_real, 10e9, "payload")
+    [test] = import_monipe.read_tests(monipe_real, 10e9, "payload")
     assert test.name == "teste_1" and len(test.runs) == 1
     run = test.runs[0]
     server = _csv(monipe_real, "iperf3_server.csv")
@@ -69,7 +68,7 @@ def test_monipe_round_imports_to_the_figures_its_csvs_hold(monipe_real):
 
 def test_the_hand_written_round_imports_to_its_figures(monipe_files):
     """The round of tests/data/monipe (its README gives the figures it was written with)."""
-    [test] = M.read_tests(monipe_files, 900e6, "payload")
+    [test] = import_monipe.read_tests(monipe_files, 900e6, "payload")
     [run] = test.runs
     assert len(run.intervals) == 6 and run.datagram_bytes == 1448
     assert run.lost_packets == 820 and run.loss_ratio() == pytest.approx(0.002)
@@ -81,7 +80,7 @@ def test_the_hand_written_round_imports_to_its_figures(monipe_files):
 
 
 def test_monipe_test_folder_alone_and_missing_columns(monipe_files, tmp_path):
-    [a] = M.read_tests(monipe_files / "teste_1", None, "payload")
+    [a] = import_monipe.read_tests(monipe_files / "teste_1", None, "payload")
     assert a.name == "teste_1" and a.contract_bps is None
     bad = tmp_path / "teste_9" / "rodada_1"
     shutil.copytree(monipe_files / ROUND, bad)
@@ -89,18 +88,18 @@ def test_monipe_test_folder_alone_and_missing_columns(monipe_files, tmp_path):
     rows = f.read_text().splitlines()
     f.write_text("\n".join(",".join(c.split(",")[:3]) for c in rows) + "\n")
     with pytest.raises(InputError, match=r"missing column.*total_pacotes_perdidos"):
-        M.read_tests(tmp_path, None, "payload")
+        import_monipe.read_tests(tmp_path, None, "payload")
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(InputError, match="no MonIPE test in it"):
-        M.read_tests(empty, None, "payload")
+        import_monipe.read_tests(empty, None, "payload")
 
 
 def test_monipe_reads_iperf3_json_beside_the_csvs(monipe_files, tmp_path):
     d = tmp_path / "teste_2" / "rodada_1"
     shutil.copytree(monipe_files / ROUND, d)
     shutil.copy(IPERF3 / "udp-50M-server.json", d / "rodada_1-teste_2-iperf3_server.json")
-    [test] = M.read_tests(tmp_path, None, "payload")
+    [test] = import_monipe.read_tests(tmp_path, None, "payload")
     run = test.runs[0]
     doc = json.loads((IPERF3 / "udp-50M-server.json").read_text())
     assert run.payload_bps() == pytest.approx(doc["end"]["sum_received"]["bits_per_second"])
@@ -112,9 +111,9 @@ def _doc(name: str) -> dict:
 
 
 def test_iperf3_server_output_gives_the_receivers_intervals():
-    [res] = I3.read(IPERF3 / "udp-50M-server.json")
+    [res] = import_iperf3.read(IPERF3 / "udp-50M-server.json")
     assert res.role == "receiver" and res.end == "server"
-    run = I3.to_run(1, res, None)
+    run = import_iperf3.to_run(1, res, None)
     rec = _doc("udp-50M-server.json")["end"]["sum_received"]
     assert run.intervals_side == "receiver"
     assert run.payload_bps() == pytest.approx(rec["bits_per_second"], rel=1e-9)
@@ -126,58 +125,58 @@ def test_iperf3_server_output_gives_the_receivers_intervals():
 
 
 def test_iperf3_client_output_alone_and_joined_with_its_server():
-    [client] = I3.read(IPERF3 / "udp-50M-client.json")
-    [server] = I3.read(IPERF3 / "udp-50M-server.json")
+    [client] = import_iperf3.read(IPERF3 / "udp-50M-client.json")
+    [server] = import_iperf3.read(IPERF3 / "udp-50M-server.json")
     assert client.role == "sender" and client.cookie == server.cookie
-    alone = I3.to_run(1, None, client)
+    alone = import_iperf3.to_run(1, None, client)
     assert alone.intervals_side == "sender"
     rec = _doc("udp-50M-client.json")["end"]["sum_received"]
     assert alone.payload_bps() == pytest.approx(rec["bits_per_second"], rel=1e-9)
-    [test] = I3.build_tests([client, server], 50e6, "payload")
+    [test] = import_iperf3.build_tests([client, server], 50e6, "payload")
     [run] = test.runs
     assert run.intervals_side == "receiver"
     assert run.sent_packets == _doc("udp-50M-client.json")["end"]["sum_sent"]["packets"]
     assert run.sent_bytes == _doc("udp-50M-client.json")["end"]["sum_sent"]["bytes"]
     # sender intervals are not graded per second: the verdict says so
-    v = judge(I3.build_tests([client], 50e6, "payload")[0])
+    v = judge(import_iperf3.build_tests([client], 50e6, "payload")[0])
     assert v.graded_seconds == 0 and "sender" in v.notes[0]
 
 
 def test_iperf3_text_before_the_json_is_skipped():
     text = (IPERF3 / "udp-50M-server.json").read_text()
-    a = I3.parse("iperf3: warning: something\nmore words\n" + text, "x")
-    b = I3.parse(text, "y")
+    a = import_iperf3.parse("iperf3: warning: something\nmore words\n" + text, "x")
+    b = import_iperf3.parse(text, "y")
     assert a.doc == b.doc
 
 
 def test_iperf3_malformed_outputs_are_input_errors():
     with pytest.raises(InputError, match=r"iperf3 reported an error.*Connection refused"):
-        I3.read(IPERF3 / "error-refused.json")
+        import_iperf3.read(IPERF3 / "error-refused.json")
     text = (IPERF3 / "udp-50M-server.json").read_text()
     with pytest.raises(InputError, match="truncated or malformed"):
-        I3.parse(text[: len(text) // 2], "cut.json")
+        import_iperf3.parse(text[: len(text) // 2], "cut.json")
     with pytest.raises(InputError, match="no JSON object"):
-        I3.parse("iperf3: error - unable to connect\n", "t.txt")
+        import_iperf3.parse("iperf3: error - unable to connect\n", "t.txt")
     tcp = json.loads(text)
     tcp["start"]["test_start"]["protocol"] = "TCP"
     with pytest.raises(InputError, match="not a UDP test"):
-        I3.parse(json.dumps(tcp), "tcp.json")
+        import_iperf3.parse(json.dumps(tcp), "tcp.json")
     del tcp["end"]["sum_received"]
     tcp["start"]["test_start"]["protocol"] = "UDP"
     with pytest.raises(InputError, match=r"no end\.sum_received"):
-        I3.parse(json.dumps(tcp), "end.json")
+        import_iperf3.parse(json.dumps(tcp), "end.json")
 
 
 def test_a_server_file_of_two_tests_and_a_reverse_test_pair_with_their_clients():
     """A server run without -1 (stopped by a signal at the end) wrote two tests in one
     file; the second was -R, so its client received."""
     files = sorted(IPERF3.glob("*two-tests*"))
-    results = [r for p in files for r in I3.read(p)]
+    results = [r for p in files for r in import_iperf3.read(p)]
     assert len(results) == 4  # the server's closing error object is not a test
     ends = {(r.cookie, r.role): r.end for r in results}
     [reverse] = [r for r in results if r.end == "client" and r.role == "receiver"]
     assert reverse.test_start["reverse"] and ends[(reverse.cookie, "sender")] == "server"
-    [test] = I3.build_tests(results, 10e6, "payload")
+    [test] = import_iperf3.build_tests(results, 10e6, "payload")
     assert [r.intervals_side for r in test.runs] == ["receiver", "receiver"]
     for run, client in zip(test.runs, files[1:], strict=True):
         doc = json.loads(client.read_text())["end"]["sum_received"]
@@ -185,15 +184,15 @@ def test_a_server_file_of_two_tests_and_a_reverse_test_pair_with_their_clients()
     # the closing error object alone is still an error
     alone = (IPERF3 / "server-two-tests.json").read_text().rsplit("\n{", 1)[1]
     with pytest.raises(InputError, match="server has terminated"):
-        I3.parse_all("{" + alone, "end.json")
+        import_iperf3.parse_all("{" + alone, "end.json")
 
 
 def test_a_runs_raw_text_imports_to_the_same_run(tmp_path):
     files = [IPERF3 / "udp-50M-server.json", IPERF3 / "udp-50M-client.json"]
-    [test] = I3.read_tests(files, 50e6, "payload")
+    [test] = import_iperf3.read_tests(files, 50e6, "payload")
     f = tmp_path / "raw.json"
     f.write_text(test.runs[0].raw)
-    [again] = I3.read_tests([f], 50e6, "payload")
+    [again] = import_iperf3.read_tests([f], 50e6, "payload")
     a, b = test.runs[0], again.runs[0]
     assert (a.payload_bps(), a.lost_packets, a.sent_packets, a.intervals, a.intervals_side) == (
         b.payload_bps(),

@@ -10,12 +10,10 @@ import pytest
 from tests.conftest import run_cli
 
 from netassay import invoke
-from netassay.campaign import order as O
-from netassay.campaign import results as CR
-from netassay.campaign import spec as SP
+from netassay.campaign import order, results, spec
 from netassay.campaign.execute import write_cell
 from netassay.campaign.worker import CellResult, read_scratch
-from netassay.methods.accept import scenarios as SC
+from netassay.methods.accept import scenarios
 from netassay.methods.accept.store import load_accept_tests, store_accept_test
 from netassay.report.campaign import render_page
 from netassay.store.db import Store
@@ -50,7 +48,7 @@ def _run(index: int, bps: float, busy: float) -> AcceptRun:
 def _cell(tmp_path, c, slot) -> CellResult:
     """What a worker returns for a cell: its test (the link delivers min(cap, contract)
     less a little), stored in a scratch store and read back."""
-    cap = SP.params("accept")["link_cap"].canonical(c.cells[slot.cell]["link_cap"])
+    cap = spec.params("accept")["link_cap"].canonical(c.cells[slot.cell]["link_cap"])
     bps = min(cap, 100e6) * (0.999 - 0.001 * slot.block)
     test = AcceptTest(
         "netassay accept", "t", 100e6, "payload",
@@ -66,10 +64,10 @@ def store_cells(tmp_path, text: str, make_cell) -> tuple[Path, list[int], list[i
     """A campaign's cells, as ``make_cell(tmp_path, campaign, slot)`` returns them from
     their workers, written to the campaign's store twice (the second time as a resume
     after a crash would): (store, written the first time, written again)."""
-    c = SP.parse(text, "camp.toml")
+    c = spec.parse(text, "camp.toml")
     assert c.seed is not None
     db = tmp_path / "camp.db"
-    slots = O.run_order(len(c.cells), c.repetitions, c.seed)
+    slots = order.run_order(len(c.cells), c.repetitions, c.seed)
     cells = [make_cell(tmp_path, c, s) for s in slots]
     with Store(db) as st:
         cid = st.add_campaign(c.name, c.seed, c.to_json())
@@ -85,8 +83,8 @@ def compare_cells(tmp_path, text: str, make_cell, by: list[str]) -> tuple[dict, 
     page written in ``tmp_path/page``: (the comparison, what the index shows)."""
     db, _, _ = store_cells(tmp_path, text, make_cell)
     with Store(db, readonly=True) as st:
-        name = SP.parse(text).name
-        return CR.comparison(st, by), render_page(st, name, tmp_path / "page", {}, "../i.html")
+        name = spec.parse(text).name
+        return results.comparison(st, by), render_page(st, name, tmp_path / "page", {}, "../i.html")
 
 
 def _campaign_store(tmp_path):
@@ -128,7 +126,7 @@ def test_accept_cells_are_compared_on_throughput_and_loss(tmp_path):
     assert cmp["test"] == "Wilcoxon signed-rank" and cmp["n_pairs"] == 2
     assert (cmp["level"], cmp["against"]) == ("110M", "90M")  # levels ordered by number
     assert cmp["hodges_lehmann_bps"] > 8e6 and cmp["cliffs_delta"] == 1.0
-    text = "\n".join(CR.text(result))
+    text = "\n".join(results.text(result))
     assert "#1 link_cap=110M: n=2 throughput" in text and "PASS 2" in text
     assert "effect of link_cap on throughput (Wilcoxon signed-rank" in text
     assert "effect of link_cap on loss ratio" in text
@@ -143,7 +141,7 @@ def test_an_accept_cells_scenario_knobs_make_its_requests_scenario(tmp_path):
     """A cell's scenario knobs reach its Request as 'accept --scenarios' reads them
     ("none" CPUs, "4M" buffers), its label naming the scenario; a cell without any runs
     the default scenario under its own label."""
-    c = SP.parse(
+    c = spec.parse(
         FILE.replace("runs = 2\n", 'runs = 2\nclient_cpu = "none"\nsocket_buffer = "4M"\n').replace(
             "[factors]\n", "[factors]\nrx_cpu = [0, 1]\nmtu = [1500, 9000]\n"
         ),
@@ -157,9 +155,9 @@ def test_an_accept_cells_scenario_knobs_make_its_requests_scenario(tmp_path):
     assert req.embedded and req.contract_bps == 100e6 and req.runs == 2
     assert options.label == req.label == "links 7 rx1/tx-"
     assert (options.db, options.name) == (db, "acc1")
-    plain = SP.parse(FILE, "p.toml")
+    plain = spec.parse(FILE, "p.toml")
     req, options = invoke.cell("accept", plain.settings(0), db=db, name="acc1", label="l")
-    assert req.scenario == SC.Scenario() and options.label == "l"
+    assert req.scenario == scenarios.Scenario() and options.label == "l"
 
 
 @pytest.mark.slow
@@ -188,7 +186,7 @@ def test_a_testbed_a_dead_cell_left_is_removed_before_the_next_cell(tmp_path, mo
     import subprocess
 
     from netassay.campaign.worker import _remove_orphan
-    from netassay.testbed import state as S
+    from netassay.testbed import state as testbed_state
 
     monkeypatch.setenv("NETASSAY_RUN_DIR", str(tmp_path))
     dead = subprocess.Popen(["true"])  # a pid that no longer runs
@@ -201,7 +199,7 @@ def test_a_testbed_a_dead_cell_left_is_removed_before_the_next_cell(tmp_path, mo
     left("dead", dead.pid, False)  # built for a cell whose process died mid-build
     left("up", dead.pid, True)  # left up by 'testbed up': the user's
     left("live", os.getppid(), False)  # its builder still runs
-    assert _remove_orphan("dead") and S.read_state("dead") is None
-    assert not _remove_orphan("up") and S.read_state("up") is not None
-    assert not _remove_orphan("live") and S.read_state("live") is not None
+    assert _remove_orphan("dead") and testbed_state.read_state("dead") is None
+    assert not _remove_orphan("up") and testbed_state.read_state("up") is not None
+    assert not _remove_orphan("live") and testbed_state.read_state("live") is not None
     assert not _remove_orphan("none")

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from netassay.counters import host as H
+from netassay.counters import host
 from netassay.proc import call_in_netns
 
 pytestmark = pytest.mark.system
@@ -53,7 +53,7 @@ def test_datagrams_counted_where_they_went_as_iproute2_shows(pair):
     cli, srv = pair
     rx = call_in_netns(srv, lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
     tx = call_in_netns(cli, lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-    probe = H.HostProbe({"sender": (cli, "x0"), "receiver": (srv, "x1")})
+    probe = host.HostProbe({"sender": (cli, "x0"), "receiver": (srv, "x1")})
     try:
         rx.bind(("198.18.30.2", 9000))
         rx.settimeout(5)

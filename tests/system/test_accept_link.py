@@ -31,7 +31,7 @@ from netassay.methods.accept.request import AcceptRequest
 from netassay.methods.accept.run import measure
 from netassay.methods.accept.store import load_accept_tests
 from netassay.store.db import Store
-from netassay.testbed import link as L
+from netassay.testbed import link
 
 pytestmark = pytest.mark.system
 
@@ -196,6 +196,6 @@ def test_sigterm_mid_test_removes_the_link_and_its_processes(lab_env, tb_name, n
     assert p.returncode == 143, err  # 128 + SIGTERM
     assert "accept interrupted" in err and "Traceback" not in err
     assert netns_of(tb_name) == []
-    left = subprocess.run(["pgrep", "-f", f"iperf3 .*-B {L.addresses(4)['srv']}"],
+    left = subprocess.run(["pgrep", "-f", f"iperf3 .*-B {link.addresses(4)['srv']}"],
                           capture_output=True, text=True)  # fmt: skip
     assert left.stdout.strip() == ""

@@ -7,7 +7,7 @@ import struct
 
 from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 
-from netassay.counters import host as H
+from netassay.counters import host
 
 _HEAD = "InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors"
 SNMP = (
@@ -25,14 +25,14 @@ SOFTNET = (
 
 
 def test_udp_counters_from_snmp():
-    got = H.parse_snmp_udp(SNMP)
+    got = host.parse_snmp_udp(SNMP)
     assert got["udp_rcvbuf_errors"] == 19549 and got["udp_in_errors"] == 19549
     assert got["udp_in_datagrams"] == 3095290 and got["udp_sndbuf_errors"] == 0
-    assert "udp_in_csum_errors" not in got and H.parse_snmp_udp("Ip: 1\n") == {}
+    assert "udp_in_csum_errors" not in got and host.parse_snmp_udp("Ip: 1\n") == {}
 
 
 def test_softnet_per_cpu_by_its_id_column():
-    got = H.parse_softnet(SOFTNET)
+    got = host.parse_softnet(SOFTNET)
     assert got["cpu0"] == {"processed": 0x0AEFE2B6, "dropped": 0, "time_squeeze": 12}
     assert got["cpu1"]["dropped"] == 0x3BC313 and got["cpu1"]["time_squeeze"] == 0x31EB8
 
@@ -51,7 +51,7 @@ def test_link_stats_from_a_netlink_message():
     body += _attr(23, struct.pack(f"{len(stats)}Q", *stats))
     msg = ifinfmsg(struct.pack("IHHII", 16 + len(body), 16, 2, 1, 0) + body)
     msg.decode()
-    got = H.parse_links([msg])
+    got = host.parse_links([msg])
     assert set(got) == {"s0"}
     s0 = got["s0"]
     assert s0["rx_dropped"] == 7 and s0["tx_dropped"] == 8 and s0["mtu"] == 9000
@@ -59,7 +59,7 @@ def test_link_stats_from_a_netlink_message():
 
 
 def test_the_host_facts_name_mitigations_and_buffers():
-    facts = H.host_config({"mtu": 1500})
+    facts = host.host_config({"mtu": 1500})
     m = facts["mitigations"]
     assert m["cmdline"] and isinstance(m["vulnerabilities"], dict)
     assert "net.core.rmem_default" in facts["sysctls"] and facts["mtu"] == 1500
@@ -67,7 +67,7 @@ def test_the_host_facts_name_mitigations_and_buffers():
 
 
 def test_cpu_samples_every_period():
-    s = H.CpuSampler(period_s=0.05).start()
+    s = host.CpuSampler(period_s=0.05).start()
     import time
 
     time.sleep(0.18)

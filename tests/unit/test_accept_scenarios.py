@@ -7,16 +7,16 @@ from pathlib import Path
 import pytest
 
 from netassay.errors import InputError, UsageError
-from netassay.methods.accept import scenarios as SC
+from netassay.methods.accept import scenarios
 from netassay.methods.accept.request import AcceptRequest, Scenario
 from netassay.methods.accept.run import check_server, validate
-from netassay.testbed import link as L
+from netassay.testbed import link
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "accept-affinity.toml"
 
 
 def test_the_shipped_example_is_seed_004s_matrix_in_order():
-    got = SC.load(str(EXAMPLE))
+    got = scenarios.load(str(EXAMPLE))
     assert [s.label() for s in got] == [
         "rx0/tx0", "rx0/tx1", "rx1/tx0", "rx1/tx1", "rx1/tx1 4M buffers",
     ]  # fmt: skip
@@ -36,7 +36,7 @@ client_cpu = "none"
 socket_buffer = "212992"
 busy_receiver = 2
 """
-    (s,) = SC.parse(text)
+    (s,) = scenarios.parse(text)
     assert s.mtu == 9000 and s.client_cpu is None and s.tx_cpu is None
     assert s.label() == "rx1/tx-" and s.socket_buffer == 212992 and s.busy_receiver == 2
 
@@ -55,13 +55,15 @@ busy_receiver = 2
 )
 def test_bad_files_are_one_line(text, what):
     with pytest.raises(InputError) as e:
-        SC.parse(text, "f.toml")
+        scenarios.parse(text, "f.toml")
     assert what in e.value.line() and e.value.line().startswith("f.toml")
 
 
 def test_requests_follow_the_file():
     base = AcceptRequest(contract_bps=400e6, label="lab")
-    reqs = SC.requests(base, SC.parse('[[scenario]]\nname="a"\n[[scenario]]\nname="b"\n'))
+    reqs = scenarios.requests(
+        base, scenarios.parse('[[scenario]]\nname="a"\n[[scenario]]\nname="b"\n')
+    )
     assert [r.scenario.name for r in reqs] == ["a", "b"]
     assert [r.label for r in reqs] == ["lab a", "lab b"] and reqs[0].contract_bps == 400e6
 
@@ -112,15 +114,15 @@ def test_requests_that_cannot_be_right_are_refused(kw, what):
 
 
 def test_the_link_shaper_counts_l1_and_the_drop_spares_iperf3s_connect():
-    argv = L.shaper_argv("na-x-link", 440e6, 1500)
+    argv = link.shaper_argv("na-x-link", 440e6, 1500)
     i = argv.index("stab")
     assert argv[i : i + 5] == ["stab", "overhead", "24", "linklayer", "ethernet"]
     assert argv[argv.index("rate") + 1] == "440000000bit"
     assert int(argv[argv.index("burst") + 1]) == 55_000  # 1 ms at 440 Mbit/s
     assert int(argv[argv.index("limit") + 1]) == 2_750_000  # 50 ms
-    rules = L.drop_rules(0.003)
+    rules = link.drop_rules(0.003)
     assert "numgen random mod 1000000 < 3000" in rules and "udp length > 64" in rules
     assert 'oifname "l1"' in rules
-    for addr in L.addresses(4).values():
+    for addr in link.addresses(4).values():
         assert addr.startswith("198.18.2")
-    assert all(a.startswith("2001:2:0:2") for a in L.addresses(6).values())
+    assert all(a.startswith("2001:2:0:2") for a in link.addresses(6).values())

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from netassay import methods as registry
-from netassay.analysis import compare as AC
+from netassay.analysis import compare
 
 
 def _row(buf, block, bps, loss, verdict="PASS"):
@@ -34,7 +34,7 @@ ROWS = [
 
 
 def test_groups_of_accept_cells_are_ranked_by_throughput():
-    gs = AC.groups(
+    gs = compare.groups(
         ROWS, ["socket_buffer"], lambda f, v: v, registry.method("accept").comparison.figures
     )
     best = min(gs, key=lambda g: g["rank"])
@@ -46,7 +46,7 @@ def test_groups_of_accept_cells_are_ranked_by_throughput():
 
 
 def test_effect_on_throughput_paired_by_block_is_wilcoxon_as_for_pdr():
-    e = AC.effect(ROWS, "socket_buffer", ["default", "4M"], True, float, "throughput_bps")
+    e = compare.effect(ROWS, "socket_buffer", ["default", "4M"], True, float, "throughput_bps")
     (c,) = e["comparisons"]
     assert e["metric"] == "throughput_bps" and c["test"] == "Wilcoxon signed-rank"
     diffs = [99e6 - 90e6, 99.5e6 - 92e6, 98e6 - 91e6]
@@ -59,7 +59,7 @@ def test_effect_on_throughput_paired_by_block_is_wilcoxon_as_for_pdr():
 def test_effect_on_loss_without_pairs_is_mann_whitney():
     rows = [r for r in ROWS if r["block"] != 3]
     rows.append(_row("4M", 4, 99e6, 0.0))  # an unpaired block: independent groups
-    e = AC.effect(rows, "socket_buffer", ["default", "4M"], False, float, "loss_ratio")
+    e = compare.effect(rows, "socket_buffer", ["default", "4M"], False, float, "loss_ratio")
     (c,) = e["comparisons"]
     assert c["test"] == "Mann-Whitney U" and (c["n_a"], c["n_b"]) == (2, 3)
     want = stats.mannwhitneyu([0.0, 0.0001, 0.0], [0.02, 0.015], alternative="two-sided")

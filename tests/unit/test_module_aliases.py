@@ -25,17 +25,8 @@ SHORT = re.compile(r"[A-Z][A-Za-z0-9]{0,2}|[a-z]")
 
 WAITING = frozenset(
     {
-        "tests/integration/test_accept_host_netns.py",
-        "tests/integration/test_accept_import.py",
-        "tests/integration/test_campaign_accept_store.py",
         "tests/integration/test_tcp_line_limit.py",
-        "tests/system/test_accept_host_netlink.py",
-        "tests/system/test_accept_link.py",
         "tests/system/test_tcp.py",
-        "tests/unit/test_accept_host.py",
-        "tests/unit/test_accept_scenarios.py",
-        "tests/unit/test_campaign_accept_compare.py",
-        "tests/unit/test_campaign_accept_spec.py",
         "tests/unit/test_tcp.py",
     }
 )
