@@ -88,7 +88,7 @@ def test_a_store_made_before_the_limit_reads_and_gains_it_when_written(tmp_path,
     assert [r["line_limit_pps"] for r in now.runs] == [20_000.0, 20_000.0]
     assert now.runs[0]["offered_pps"] == runs[0]["offered_pps"]
     assert [r["ok"] for r in now.runs] == [True, False]
-    assert now.summary["used"] == 1 and now.summary["throughput_bps"] == 150e6
+    assert now.summary.used == 1 and now.summary.throughput_bps == 150e6
     with Store(db) as st:  # applied once: a second writer adds nothing
         TS.ensure(st)
     assert _versions(db) == {1, 2}

@@ -38,14 +38,14 @@ def test_window_and_path_bounds():
 
 def test_the_smallest_bound_binds():
     b = bounds(mss=1448, rtt_s=0.04, loss=1e-3, window=None, bottleneck=500e6, mtu=1500)
-    assert b["binds"] == "loss" and b["bound_bps"] == pytest.approx(b["mathis_bps"])
-    assert b["window_bps"] is None
+    assert b.binds == "loss" and b.bound_bps == pytest.approx(b.mathis_bps)
+    assert b.window_bps is None
     b = bounds(mss=1448, rtt_s=0.04, loss=0, window=262144, bottleneck=500e6, mtu=1500)
-    assert b["binds"] == "window" and b["mathis_bps"] is None
+    assert b.binds == "window" and b.mathis_bps is None
     b = bounds(mss=1448, rtt_s=0.002, loss=0, window=None, bottleneck=100e6, mtu=1500)
-    assert b["binds"] == "path"
+    assert b.binds == "path"
     b = bounds(mss=1448, rtt_s=0.002, loss=0, window=None, bottleneck=None, mtu=1500)
-    assert b["binds"] is None and b["bound_bps"] is None
+    assert b.binds is None and b.bound_bps is None
 
 
 def test_summary_leaves_faulty_runs_out_and_clips_the_interval():
@@ -58,12 +58,14 @@ def test_summary_leaves_faulty_runs_out_and_clips_the_interval():
          "throughput_bps": 99e6, "retransmits": 50},
     ]  # fmt: skip
     s = summary(runs)
-    assert s["runs"] == 3 and s["used"] == 2
-    assert s["throughput_bps"] == pytest.approx(20e6)
-    assert s["retransmits"] == 8
-    assert s["faults"] == ["run 2: the delay line dropped 4 frames"]
-    assert s["throughput_ci95_bps"][0] == 0.0  # two runs: the t interval reaches below 0
-    assert s["binds"] == "loss" and s["of_bound"] == pytest.approx(20 / 11)
+    assert s.runs == 3 and s.used == 2
+    assert s.throughput_bps == pytest.approx(20e6)
+    assert s.retransmits == 8
+    assert s.faults == ["run 2: the delay line dropped 4 frames"]
+    assert (
+        s.throughput_ci95_bps is not None and s.throughput_ci95_bps[0] == 0.0
+    )  # two runs: the t interval reaches below 0
+    assert s.binds == "loss" and s.of_bound == pytest.approx(20 / 11)
 
 
 def test_iperf3_tcp_client_json_as_a_run():
