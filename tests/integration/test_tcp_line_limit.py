@@ -14,7 +14,7 @@ import pytest
 from tests.builders import store_with
 
 from netassay.analysis.tcp import offered_pps, over_line_limit
-from netassay.methods.tcp import store as TS
+from netassay.methods.tcp import store
 from netassay.store import Store
 
 NEW = ("offered_pps", "line_limit_pps", "line_limit_l1_bps", "line_limit_from")
@@ -45,7 +45,7 @@ def _runs_like_golden(db: Path, throughputs: list[float]) -> list[dict[str, Any]
     one of ``throughputs``, judged against LIMIT as ``methods.tcp.run.transfer`` does."""
     with Store(db, readonly=True) as st:
         exp = next(st.experiments(kinds=("tcp",)))
-        base = TS.stored_runs(st, exp.id)[0]
+        base = store.stored_runs(st, exp.id)[0]
     runs = []
     for i, tput in enumerate(throughputs):
         offered = offered_pps(tput, base["mss_bytes"])
@@ -63,9 +63,9 @@ def _cell(db: Path, runs: list[dict[str, Any]]) -> int:
     with Store(db, readonly=True) as st:
         config = {**next(st.experiments(kinds=("tcp",))).config, "line_limit": LIMIT}
     with Store(db) as st:
-        exp_id = TS.start(st, "tcp-limit", "tcp under a limit", config, {})
+        exp_id = store.start(st, "tcp-limit", "tcp under a limit", config, {})
         for r in runs:
-            TS.record(st, exp_id, r)
+            store.record(st, exp_id, r)
     return exp_id
 
 
@@ -82,15 +82,15 @@ def test_a_store_made_before_the_limit_reads_and_gains_it_when_written(tmp_path,
     _cell(db, runs)
     assert set(NEW) <= _columns(db) and _versions(db) == {1, 2}
     with Store(db, readonly=True) as st:
-        cells = list(TS.stored_cells(st))
+        cells = list(store.stored_cells(st))
     before, now = cells
     assert all(r.get("line_limit_pps") is None for r in before.runs)  # old rows: no limit
     assert [r["line_limit_pps"] for r in now.runs] == [20_000.0, 20_000.0]
     assert now.runs[0]["offered_pps"] == runs[0]["offered_pps"]
     assert [r["ok"] for r in now.runs] == [True, False]
-    assert now.summary["used"] == 1 and now.summary["throughput_bps"] == 150e6
+    assert now.summary.used == 1 and now.summary.throughput_bps == 150e6
     with Store(db) as st:  # applied once: a second writer adds nothing
-        TS.ensure(st)
+        store.ensure(st)
     assert _versions(db) == {1, 2}
 
 
@@ -132,12 +132,12 @@ def test_a_cell_copied_into_an_older_store_brings_its_columns(tmp_path):
         dst.import_rows(src.experiment_rows(exp.id), exp.key, exp.label, exp.metadata)
     assert set(NEW) <= _columns(old)
     with Store(old, readonly=True) as st:
-        runs = [r for c in TS.stored_cells(st) for r in c.runs]
+        runs = [r for c in store.stored_cells(st) for r in c.runs]
     assert [r.get("line_limit_pps") for r in runs] == [None, None, 20_000.0]
     # a store whose table came whole from a version-2 store (no record of it) migrates
     fresh = tmp_path / "fresh.db"
     with Store(new, readonly=True) as src, Store(fresh) as dst:
         exp = next(e for e in src.experiments(kinds=("tcp",)) if e.key == "tcp-limit")
         dst.import_rows(src.experiment_rows(exp.id), exp.key, exp.label, exp.metadata)
-        TS.ensure(dst)
+        store.ensure(dst)
     assert _versions(fresh) == {1, 2} and set(NEW) <= _columns(fresh)

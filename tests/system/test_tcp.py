@@ -31,9 +31,7 @@ from tests.conftest import run_cli
 
 from netassay.analysis.tcp import mathis_bps, over_line_limit
 from netassay.hist import SinkHist
-from netassay.testbed import Testbed
-from netassay.testbed import linelimit as LL
-from netassay.testbed import tcppath as P
+from netassay.testbed import Testbed, linelimit, tcppath
 from netassay.traffic import peers
 from netassay.traffic.generator import run_generator, start_xdp_sink
 
@@ -45,7 +43,7 @@ def _across(name: str, delay_s: float) -> tuple[float, float, dict | None, str]:
     latency of netassay-gen's 1000 frames at the server's XDP sink (its histogram's
     buckets are 1 us wide to 100 us, then 1% of their latency), the line's counters,
     what delayed it."""
-    with Testbed(name, P.TcpPathConfig(delay_s=delay_s)) as tb:
+    with Testbed(name, tcppath.TcpPathConfig(delay_s=delay_s)) as tb:
         t = tb.state["target"]
         pr = peers.ping(t["netns"], t["dst"], 50.0, 100, 64, timeout_s=2.0)
         assert pr.received == pr.sent == 100
@@ -55,8 +53,8 @@ def _across(name: str, delay_s: float) -> tuple[float, float, dict | None, str]:
                                 t["dst"], 1000, 1.0, best_effort=True)  # fmt: skip
             time.sleep(delay_s + 0.2)
             lat = SinkHist(sink.read()["latency"]).summary()
-        P.wait_line_counters(tb.state, time.time())  # written after the last frame left
-        stats, kind = P.line_stats(tb.state), tb.state["path"]["delay_kind"]
+        tcppath.wait_line_counters(tb.state, time.time())  # written after the last frame left
+        stats, kind = tcppath.line_stats(tb.state), tb.state["path"]["delay_kind"]
     assert lat["n"] == gen.sent >= 900, (delay_s, gen.sent, lat)  # every frame sent came
     return rtt, lat["p50_ns"] / 1e9, stats, kind
 
@@ -70,13 +68,13 @@ def test_the_delay_lines_round_trip_is_twice_its_delay(tb_name, delay_s):
     average moved 80 us with one late reply once, so the median is taken."""
     rtt0, one0, _, kind0 = _across(tb_name, 0.0)
     rtt, one, stats, kind = _across(tb_name, delay_s)
-    assert kind0 == P.NO_DELAY and kind == P.LINE
+    assert kind0 == tcppath.NO_DELAY and kind == tcppath.LINE
     step = 100e-6 if rtt >= 0.010 else 10e-6  # ping prints a reply to 0.1 ms above 10 ms
     assert abs(rtt - rtt0 - 2 * delay_s) <= 50e-6 + step / 2, f"RTT {rtt * 1e3:.3f} ms"
     bucket = 0.01 * delay_s
     assert abs(one - one0 - delay_s) <= 25e-6 + bucket / 2, f"one way {one * 1e6:.1f} us"
     assert rtt0 < 200e-6  # the path's own round trip is short beside the delays asked
-    assert P.line_drops(stats) == 0
+    assert tcppath.line_drops(stats) == 0
     assert stats["ab"]["rx_frames"] == stats["ab"]["tx_frames"] >= 1000
 
 
@@ -136,7 +134,7 @@ def _fell_behind(line: dict) -> bool:
     fell behind: more than LATE_SHARE of its frames left over 1 ms after their time."""
     frames = sum(int(d.get("tx_frames", 0)) for d in line.values())
     late = sum(int(d.get("late_over_1ms", 0)) for d in line.values())
-    return frames > 0 and late / frames > LL.LATE_SHARE
+    return frames > 0 and late / frames > linelimit.LATE_SHARE
 
 
 def test_a_run_over_the_lines_limit_is_a_fault_not_tcps(tb_name, tmp_path, monkeypatch):
@@ -149,7 +147,7 @@ def test_a_run_over_the_lines_limit_is_a_fault_not_tcps(tb_name, tmp_path, monke
     once (a CI run). The run says so from the line's own counters; the test accepts it
     only then, and only when the kept limit would have named the run too."""
     monkeypatch.setenv("NETASSAY_STATE_DIR", str(tmp_path))
-    LL.record({0.02: 5000.0}, "2026-11-26T00:00:00Z", "planted by the test")
+    linelimit.record({0.02: 5000.0}, "2026-11-26T00:00:00Z", "planted by the test")
     res = run_cli("tcp", "--name", tb_name, "--delay", "20ms", "--runs", "1", "--omit", "0",
                   "--duration", "1s", "--json", timeout=120,
                   env_extra={"NETASSAY_STATE_DIR": str(tmp_path)})  # fmt: skip
@@ -168,7 +166,7 @@ def test_a_run_over_the_lines_limit_is_a_fault_not_tcps(tb_name, tmp_path, monke
         assert run["fault"] == over
 
 
-CAP_PPS = 300e6 / (8 * LL.L1_FRAME_BYTES)  # 24.4 kpps of 1514-byte frames through tbf
+CAP_PPS = 300e6 / (8 * linelimit.L1_FRAME_BYTES)  # 24.4 kpps of 1514-byte frames through tbf
 
 
 def _the_hosts(r: dict) -> bool:
@@ -176,8 +174,8 @@ def _the_hosts(r: dict) -> bool:
     nothing was lost and the line dropped nothing, but the line's counters say it fell
     behind (more than LATE_SHARE of its frames over 1 ms late) or the generator did not
     offer the rate (under SENT_SHARE of its frames sent)."""
-    short = r["sent"] < LL.SENT_SHARE * r["rate_pps"] * LL.TRIAL_S
-    late = (r["line_late_share"] or 0) > LL.LATE_SHARE
+    short = r["sent"] < linelimit.SENT_SHARE * r["rate_pps"] * linelimit.TRIAL_S
+    late = (r["line_late_share"] or 0) > linelimit.LATE_SHARE
     return r["lost"] == 0 and r["line_dropped"] == 0 and (late or short)
 
 
@@ -192,10 +190,10 @@ def test_the_lines_limit_measured_behind_a_known_cap_is_the_rung_below_it(tmp_pa
     1% of its frames over 1 ms late at 10 kpps, twice in a row (a CI run), and the
     ladder stopped before the cap. Such a measurement did not reach the cap: it is made
     once more, and the test is skipped, saying why, when the host spoiled that one too."""
-    cfg = P.TcpPathConfig(delay_s=0.001, bottleneck_bps=300e6)
+    cfg = tcppath.TcpPathConfig(delay_s=0.001, bottleneck_bps=300e6)
     for attempt in (1, 2):
         t0 = time.monotonic()
-        pps, rows = LL.measure(0.001, cfg=cfg, rates=(1e4, 2e4, 3e4, 5e4))
+        pps, rows = linelimit.measure(0.001, cfg=cfg, rates=(1e4, 2e4, 3e4, 5e4))
         took = time.monotonic() - t0
         assert took < 30, took  # seconds: a cell can afford it once per host
         assert all(r["line_dropped"] == 0 for r in rows), rows  # the cap dropped, not the line
@@ -208,7 +206,7 @@ def test_the_lines_limit_measured_behind_a_known_cap_is_the_rung_below_it(tmp_pa
         assert sorted({r["rate_pps"] for r in rows if r["carried"]}) == [1e4, 2e4]
         over = [r for r in rows if r["rate_pps"] > CAP_PPS]
         assert [r["rate_pps"] for r in over] == [3e4, 3e4], rows  # tried twice, never carried
-        short = LL.SENT_SHARE * 3e4 * LL.TRIAL_S
+        short = linelimit.SENT_SHARE * 3e4 * linelimit.TRIAL_S
         assert all(not r["carried"] and (r["lost"] > 0 or r["sent"] < short) for r in over), over
         return
     pytest.skip(f"the host spoiled a rung under the cap in both measurements: {rows}")
@@ -226,7 +224,9 @@ def test_a_cell_on_a_host_that_never_measured_the_line_measures_it_first(tb_name
                   env_extra={"NETASSAY_STATE_DIR": str(tmp_path)})  # fmt: skip
     assert res.returncode == 0, res.stderr
     kept = json.loads((tmp_path / "delayline.json").read_text())  # the folder was empty
-    assert [x["delay_s"] for x in kept["limits"]] == [0.02] and kept["cpus"] == LL.host()["cpus"]
+    assert [x["delay_s"] for x in kept["limits"]] == [0.02] and kept["cpus"] == linelimit.host()[
+        "cpus"
+    ]
     when = datetime.strptime(kept["utc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     assert t0 - 1 <= when.timestamp() <= time.time()  # measured by this cell (to the second)
     r = json.loads(res.stdout)

@@ -204,11 +204,12 @@ def test_the_napi_ids_a_socket_saw_are_summed_over_runs_and_said():
     config = {"path": "bridge", "rate_pps": 10_000.0, "probe": "udp", "gro": "on",
               "busy_poll_us": 50}  # fmt: skip
     s = batching_store.summary(config, runs)
-    assert s["busy_poll_us"] == 50 and s["socket_napi_ids"] == {"0": 1, "8193": 199}
+    assert s.socket is not None
+    assert s.busy_poll_us == 50 and s.socket.socket_napi_ids == {"0": 1, "8193": 199}
     old = batching_store.summary({k: v for k, v in config.items() if k != "busy_poll_us"}, runs[:1])
-    assert old["busy_poll_us"] == 0
+    assert old.busy_poll_us == 0
     assert "busy-polls 50 us" in batching_view.knobs_text(s)
-    line = batching_view.napi_text(s["socket_napi_ids"])
+    line = batching_view.napi_text(s.socket.socket_napi_ids)
     assert line == "1 with no NAPI instance (id 0), 199 with NAPI id 8193"
     prober = {"sent": 100}
     assert batching_run.warnings(runs[0], prober) == []

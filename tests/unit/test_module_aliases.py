@@ -4,13 +4,10 @@ local (``from netassay.testbed import state as testbed_state``), never one to th
 capitals (``as S``, ``as SP``, ``as I3``) nor one lower-case letter (``as s``), which a
 reader must look up at the top of the file on every use.
 
-The walk reads every ``.py`` file of ``src/``, ``tests/`` and ``bench/`` with ``ast`` and takes each
-``import a.b as X`` and each ``from a import b as X`` whose ``a.b`` is a module (an alias
-of a class or a constant, such as ``ExtendedKeyUsageOID as EKU``, is not a module alias).
-
-``WAITING`` lists the test files that still have such aliases because they were being
-changed elsewhere when the rest were renamed; it is a list of names, so a new short
-alias in any other file fails here. A file leaves the list when its aliases are renamed.
+The walk reads every ``.py`` file of ``src/``, ``tests/`` and ``bench/`` with ``ast``
+and takes each ``import a.b as X`` and each ``from a import b as X`` whose ``a.b`` is a
+module (an alias of a class or a constant, such as ``ExtendedKeyUsageOID as EKU``, is
+not a module alias).
 """
 
 from __future__ import annotations
@@ -22,14 +19,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = re.compile(r"[A-Z][A-Za-z0-9]{0,2}|[a-z]")
-
-WAITING = frozenset(
-    {
-        "tests/integration/test_tcp_line_limit.py",
-        "tests/system/test_tcp.py",
-        "tests/unit/test_tcp.py",
-    }
-)
 
 
 def is_module(name: str) -> bool:
@@ -92,11 +81,9 @@ def test_no_module_has_an_alias_of_one_to_three_capitals():
     files = sorted(p for d in ("src", "tests", "bench") for p in (ROOT / d).rglob("*.py"))
     assert len(files) > 300  # the walk found the package and the tests
     where = {str(p.relative_to(ROOT)): p for p in files}
-    assert not WAITING - where.keys(), sorted(WAITING - where.keys())  # no stale name
     found = [
         f"{name}:{line} {module} as {alias}"
         for name, path in where.items()
-        if name not in WAITING
         for line, module, alias in short_aliases(path.read_text(), package_of(path))
     ]
     assert not found, "; ".join(found)

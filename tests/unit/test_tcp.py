@@ -13,7 +13,7 @@ from netassay.analysis.tcp import bounds, mathis_bps, path_bps, summary, window_
 from netassay.errors import UsageError
 from netassay.methods.tcp.request import TcpRequest, available_cc, socket_max
 from netassay.methods.tcp.run import line_delta, parse_client, parse_ss
-from netassay.testbed import tcppath as P
+from netassay.testbed import tcppath
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "iperf3"
 
@@ -38,14 +38,14 @@ def test_window_and_path_bounds():
 
 def test_the_smallest_bound_binds():
     b = bounds(mss=1448, rtt_s=0.04, loss=1e-3, window=None, bottleneck=500e6, mtu=1500)
-    assert b["binds"] == "loss" and b["bound_bps"] == pytest.approx(b["mathis_bps"])
-    assert b["window_bps"] is None
+    assert b.binds == "loss" and b.bound_bps == pytest.approx(b.mathis_bps)
+    assert b.window_bps is None
     b = bounds(mss=1448, rtt_s=0.04, loss=0, window=262144, bottleneck=500e6, mtu=1500)
-    assert b["binds"] == "window" and b["mathis_bps"] is None
+    assert b.binds == "window" and b.mathis_bps is None
     b = bounds(mss=1448, rtt_s=0.002, loss=0, window=None, bottleneck=100e6, mtu=1500)
-    assert b["binds"] == "path"
+    assert b.binds == "path"
     b = bounds(mss=1448, rtt_s=0.002, loss=0, window=None, bottleneck=None, mtu=1500)
-    assert b["binds"] is None and b["bound_bps"] is None
+    assert b.binds is None and b.bound_bps is None
 
 
 def test_summary_leaves_faulty_runs_out_and_clips_the_interval():
@@ -58,12 +58,14 @@ def test_summary_leaves_faulty_runs_out_and_clips_the_interval():
          "throughput_bps": 99e6, "retransmits": 50},
     ]  # fmt: skip
     s = summary(runs)
-    assert s["runs"] == 3 and s["used"] == 2
-    assert s["throughput_bps"] == pytest.approx(20e6)
-    assert s["retransmits"] == 8
-    assert s["faults"] == ["run 2: the delay line dropped 4 frames"]
-    assert s["throughput_ci95_bps"][0] == 0.0  # two runs: the t interval reaches below 0
-    assert s["binds"] == "loss" and s["of_bound"] == pytest.approx(20 / 11)
+    assert s.runs == 3 and s.used == 2
+    assert s.throughput_bps == pytest.approx(20e6)
+    assert s.retransmits == 8
+    assert s.faults == ["run 2: the delay line dropped 4 frames"]
+    assert (
+        s.throughput_ci95_bps is not None and s.throughput_ci95_bps[0] == 0.0
+    )  # two runs: the t interval reaches below 0
+    assert s.binds == "loss" and s.of_bound == pytest.approx(20 / 11)
 
 
 def test_iperf3_tcp_client_json_as_a_run():
@@ -104,7 +106,9 @@ def test_line_delta_per_direction():
     assert d["ab"] == {"rx_frames": 20, "drop_socket": 2, "late_max_ns": 9}
     assert d["ba"] == {"rx_frames": 4}
     assert line_delta(None, None) == {}
-    assert P.line_drops({"ab": {"drop_socket": 2, "drop_queue": 1}, "ba": {"drop_send": 4}}) == 7
+    assert (
+        tcppath.line_drops({"ab": {"drop_socket": 2, "drop_queue": 1}, "ba": {"drop_send": 4}}) == 7
+    )
 
 
 def test_requests_this_kernel_cannot_run_are_refused():
@@ -121,12 +125,12 @@ def test_requests_this_kernel_cannot_run_are_refused():
 
 
 def test_path_rules_drop_only_the_clients_data_segments():
-    v4 = P.drop_rules(1e-3, "198.18.22.2", v6=False)
+    v4 = tcppath.drop_rules(1e-3, "198.18.22.2", v6=False)
     assert "ip saddr 198.18.22.2 ip protocol tcp ip length > 100" in v4
     assert "numgen random mod 1000000 < 1000" in v4 and 'device "s0"' in v4
-    v6 = P.drop_rules(1e-4, "2001:2:0:22::2", v6=True)
+    v6 = tcppath.drop_rules(1e-4, "2001:2:0:22::2", v6=True)
     assert "ip6 saddr 2001:2:0:22::2" in v6 and "< 100 " in v6
-    assert P.netem_argv("p1", 0.02)[-4:] == ["delay", "20000us", "limit", "1000000"]
+    assert tcppath.netem_argv("p1", 0.02)[-4:] == ["delay", "20000us", "limit", "1000000"]
 
 
 def test_a_cells_transport_note_keeps_its_methods_own_tables():
@@ -174,38 +178,40 @@ def test_a_run_at_or_over_the_delay_lines_limit_measured_the_line():
 
 
 def test_the_hosts_line_limit_is_read_for_the_runs_path(tmp_path, monkeypatch):
-    from netassay.testbed import linelimit as LL
+    from netassay.testbed import linelimit
 
     monkeypatch.setenv("NETASSAY_STATE_DIR", str(tmp_path))
-    line = P.LINE
-    never = LL.for_path(0.02, line)
+    line = tcppath.LINE
+    never = linelimit.for_path(0.02, line)
     assert never["pps"] is None and "never measured on this host" in never["from"]
     assert "bench/" not in never["from"] and str(tmp_path) in never["from"]
-    assert LL.to_measure(never)  # the cell measures it
-    assert "no delay line on this path (netem)" in LL.for_path(0.02, "netem")["from"]
-    assert LL.for_path(0.0, P.NO_DELAY)["pps"] is None
+    assert linelimit.to_measure(never)  # the cell measures it
+    assert "no delay line on this path (netem)" in linelimit.for_path(0.02, "netem")["from"]
+    assert linelimit.for_path(0.0, tcppath.NO_DELAY)["pps"] is None
 
-    kept = LL.record({0.001: 30_000.0, 0.02: 50_000.0}, "2026-11-26T05:00:00Z", "bench")
+    kept = linelimit.record({0.001: 30_000.0, 0.02: 50_000.0}, "2026-11-26T05:00:00Z", "bench")
     assert kept == tmp_path / "delayline.json"
-    at20 = LL.for_path(0.02, line)
+    at20 = linelimit.for_path(0.02, line)
     assert at20["pps"] == 50_000 and at20["l1_bps"] == 50_000 * 1538 * 8
     assert "measured 2026-11-26T05:00:00Z on kernel" in at20["from"] and "at 20 ms" in at20["from"]
-    other = LL.for_path(0.005, line)  # not measured at 5 ms: the smallest limit measured
+    other = linelimit.for_path(0.005, line)  # not measured at 5 ms: the smallest limit measured
     assert other["pps"] == 30_000 and "not measured at this delay" in other["from"]
 
-    body = LL.read()
+    body = linelimit.read()
     assert body is not None and body["frame_bytes"] == 1514
     moved = {**body, "kernel": "5.10.0-other", "cpus": 64}
-    elsewhere = LL.for_path(0.02, line, body=moved)
+    elsewhere = linelimit.for_path(0.02, line, body=moved)
     assert elsewhere["pps"] is None and "kernel 5.10.0-other with 64 CPUs" in \
-        elsewhere["from"] and LL.to_measure(elsewhere)  # fmt: skip
-    LL.record({0.001: None}, "2026-11-26T05:00:00Z", "bench")
-    none = LL.for_path(0.001, line)
+        elsewhere["from"] and linelimit.to_measure(elsewhere)  # fmt: skip
+    linelimit.record({0.001: None}, "2026-11-26T05:00:00Z", "bench")
+    none = linelimit.for_path(0.001, line)
     assert none["pps"] is None and "carried none of the rates tried at 1 ms" in none["from"]
-    assert not LL.to_measure(none)  # measured: it carried nothing (not measured again)
-    assert not LL.to_measure(at20) and not LL.to_measure(LL.for_path(0.02, "netem"))
+    assert not linelimit.to_measure(none)  # measured: it carried nothing (not measured again)
+    assert not linelimit.to_measure(at20) and not linelimit.to_measure(
+        linelimit.for_path(0.02, "netem")
+    )
     (tmp_path / "delayline.json").write_text("{not json")
-    assert "never measured" in LL.for_path(0.001, line)["from"]
+    assert "never measured" in linelimit.for_path(0.001, line)["from"]
 
 
 def _trial(rate, sent, lost=0, late=0.0, dropped=0):
@@ -214,34 +220,34 @@ def _trial(rate, sent, lost=0, late=0.0, dropped=0):
 
 
 def test_a_rate_is_carried_when_offered_whole_and_on_time():
-    from netassay.testbed import linelimit as LL
+    from netassay.testbed import linelimit
 
-    assert LL.carried(_trial(10_000, 5_000), 0.5)
-    assert not LL.carried(_trial(10_000, 4_900), 0.5)  # 98% sent: the rate was not offered
-    assert LL.carried(_trial(10_000, 4_950), 0.5)  # 99% sent
-    assert not LL.carried(_trial(10_000, 5_000, lost=1), 0.5)
-    assert not LL.carried(_trial(10_000, 5_000, dropped=1), 0.5)
-    assert LL.carried(_trial(10_000, 5_000, late=0.01), 0.5)  # 1% late: carried
-    assert not LL.carried(_trial(10_000, 5_000, late=0.0101), 0.5)
+    assert linelimit.carried(_trial(10_000, 5_000), 0.5)
+    assert not linelimit.carried(_trial(10_000, 4_900), 0.5)  # 98% sent: the rate was not offered
+    assert linelimit.carried(_trial(10_000, 4_950), 0.5)  # 99% sent
+    assert not linelimit.carried(_trial(10_000, 5_000, lost=1), 0.5)
+    assert not linelimit.carried(_trial(10_000, 5_000, dropped=1), 0.5)
+    assert linelimit.carried(_trial(10_000, 5_000, late=0.01), 0.5)  # 1% late: carried
+    assert not linelimit.carried(_trial(10_000, 5_000, late=0.0101), 0.5)
     bridge = {"rate_pps": 1e4, "sent": 5_000, "lost": 0, "added_latency_us": {"p99_us": 200.0}}
-    assert LL.carried(bridge, 0.5)  # no line: the sink's p99 judges
-    assert not LL.carried({**bridge, "added_latency_us": {"p99_us": 1000.0}}, 0.5)
+    assert linelimit.carried(bridge, 0.5)  # no line: the sink's p99 judges
+    assert not linelimit.carried({**bridge, "added_latency_us": {"p99_us": 1000.0}}, 0.5)
 
 
 def test_the_limit_is_the_highest_rate_carried_with_every_lower_one():
-    from netassay.testbed import linelimit as LL
+    from netassay.testbed import linelimit
 
     rates = (1e4, 2e4, 3e4, 5e4)
     ok, bad = {"carried": True}, {"carried": False}
     rows = [{**ok, "rate_pps": 1e4}, {**ok, "rate_pps": 2e4}, {**bad, "rate_pps": 3e4},
             {**bad, "rate_pps": 3e4}]  # fmt: skip
-    assert LL.highest(rows, rates, tries=2) == (2e4, False)
+    assert linelimit.highest(rows, rates, tries=2) == (2e4, False)
     # one bad half second, then carried: the rate is carried with two tries
     again = [*rows[:3], {**ok, "rate_pps": 3e4}, {**bad, "rate_pps": 5e4}, {**bad, "rate_pps": 5e4}]
-    assert LL.highest(again, rates, tries=2) == (3e4, False)
-    assert LL.highest(again, rates, tries=1) == (2e4, False)  # the bench's: every trial
-    assert LL.highest([{**bad, "rate_pps": 1e4}] * 2, rates, tries=2) == (None, False)
+    assert linelimit.highest(again, rates, tries=2) == (3e4, False)
+    assert linelimit.highest(again, rates, tries=1) == (2e4, False)  # the bench's: every trial
+    assert linelimit.highest([{**bad, "rate_pps": 1e4}] * 2, rates, tries=2) == (None, False)
     every = [{**ok, "rate_pps": r} for r in rates]
-    assert LL.highest(every, rates, tries=2) == (5e4, True)  # the highest tried: at least
+    assert linelimit.highest(every, rates, tries=2) == (5e4, True)  # the highest tried: at least
     # a rate above one that failed is never taken, even if a trial there passed
-    assert LL.highest([*rows, {**ok, "rate_pps": 5e4}], rates, tries=2) == (2e4, False)
+    assert linelimit.highest([*rows, {**ok, "rate_pps": 5e4}], rates, tries=2) == (2e4, False)

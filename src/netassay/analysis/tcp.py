@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from netassay.analysis.acceptance import ci95
@@ -51,12 +53,24 @@ def path_bps(bottleneck_l1_bps: float | None, mss_bytes: float, mtu: int) -> flo
     return bottleneck_l1_bps * mss_bytes / (mtu + L1_FRAME_EXTRA)
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """Each bound of a run in bit/s (None: it does not bound it: no loss, no window asked,
+    no bottleneck) and which one binds (``loss``, ``window`` or ``path``: the smallest;
+    None when none is finite) with its rate."""
+
+    mathis_bps: float | None
+    window_bps: float | None
+    path_bps: float | None
+    binds: str | None
+    bound_bps: float | None
+
+
 def bounds(
     *, mss: float, rtt_s: float, loss: float, window: float | None, bottleneck: float | None,
     mtu: int,
-) -> dict[str, Any]:  # fmt: skip
-    """Each bound of a run and which one binds (the smallest; None when all are
-    infinite)."""
+) -> Bounds:  # fmt: skip
+    """Each bound of a run and which one binds (``Bounds``)."""
     b = {
         "loss": mathis_bps(mss, rtt_s, loss),
         "window": window_bps(window, rtt_s) if window else math.inf,
@@ -64,13 +78,13 @@ def bounds(
     }
     finite = {k: v for k, v in b.items() if math.isfinite(v)}
     binds = min(finite, key=lambda k: finite[k]) if finite else None
-    return {
-        "mathis_bps": _num(b["loss"]),
-        "window_bps": _num(b["window"]),
-        "path_bps": _num(b["path"]),
-        "binds": binds,
-        "bound_bps": finite[binds] if binds else None,
-    }
+    return Bounds(
+        mathis_bps=_num(b["loss"]),
+        window_bps=_num(b["window"]),
+        path_bps=_num(b["path"]),
+        binds=binds,
+        bound_bps=finite[binds] if binds else None,
+    )
 
 
 def offered_pps(throughput_bps: float | None, mss_bytes: float | None) -> float | None:
@@ -104,26 +118,52 @@ def _clip(ci: list[float] | None) -> list[float] | None:
     return None if ci is None else [max(0.0, ci[0]), ci[1]]
 
 
-def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TcpSummary:
+    """A cell's runs in a few numbers (``summary``): the runs and those used (a faulty
+    run is counted, not used: ``faults`` says why, one line each), the mean and median
+    throughput of the used runs with the mean's 95% CI (never below zero), their
+    retransmits, and the mean bound beside the mean throughput with the bound that binds
+    most often (all three None: no run had a finite bound)."""
+
+    runs: int
+    used: int
+    faults: list[str]
+    throughput_bps: float | None
+    throughput_median_bps: float | None
+    throughput_ci95_bps: list[float] | None
+    retransmits: int
+    bound_bps: float | None
+    of_bound: float | None
+    binds: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as a cell's JSON holds it (the same keys as the fields)."""
+        return asdict(self)
+
+
+def summary(runs: Sequence[Mapping[str, Any]]) -> TcpSummary:
     """A cell's runs (each: throughput_bps, retransmits, ok, ...) in a few numbers; a
     faulty run (the path lost what it was not asked to) is counted, not used."""
     good = [r for r in runs if r.get("ok", True)]
     tput = [float(r["throughput_bps"]) for r in good]
-    out: dict[str, Any] = {
-        "runs": len(runs),
-        "used": len(good),
-        "faults": [f"run {r['index']}: {r['fault']}" for r in runs if not r.get("ok", True)],
-        "throughput_bps": statistics.fmean(tput) if tput else None,
-        "throughput_median_bps": statistics.median(tput) if tput else None,
-        "throughput_ci95_bps": _clip(ci95(tput)),
-        "retransmits": sum(int(r.get("retransmits") or 0) for r in good),
-    }
+    mean = statistics.fmean(tput) if tput else None
     bound = [float(r["bound_bps"]) for r in good if r.get("bound_bps")]
-    if bound and tput:
-        out["bound_bps"] = statistics.fmean(bound)
-        out["of_bound"] = out["throughput_bps"] / out["bound_bps"]
+    bound_bps = of_bound = binds = None
+    if bound and mean is not None:
+        bound_bps = statistics.fmean(bound)
+        of_bound = mean / bound_bps
         kinds = [r.get("binds") for r in good if r.get("binds")]
-        out["binds"] = max(set(kinds), key=kinds.count) if kinds else None
-    else:
-        out.update(bound_bps=None, of_bound=None, binds=None)
-    return out
+        binds = max(set(kinds), key=kinds.count) if kinds else None
+    return TcpSummary(
+        runs=len(runs),
+        used=len(good),
+        faults=[f"run {r['index']}: {r['fault']}" for r in runs if not r.get("ok", True)],
+        throughput_bps=mean,
+        throughput_median_bps=statistics.median(tput) if tput else None,
+        throughput_ci95_bps=_clip(ci95(tput)),
+        retransmits=sum(int(r.get("retransmits") or 0) for r in good),
+        bound_bps=bound_bps,
+        of_bound=of_bound,
+        binds=binds,
+    )

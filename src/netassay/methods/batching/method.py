@@ -108,14 +108,14 @@ class BatchingMethod(NothingCompared):
         for r in found:
             s, label = r.summary, r.experiment.label
             stem = out / "figures" / f"batching_{slugify(label, used)}"
-            args = (r.runs, s["spacing_ns"], s["gap_ns"])
+            args = (r.runs, s.spacing_ns, s.gap_ns)
             gaps = FigureJob(f"{FIGURES}:plot_gaps", args, stem, data_of(*args),
                              kwargs={"title": label})  # fmt: skip
             sections.append(
                 Section.drawn(f"batching: {label}", "\n".join(batching_view.lines(r)), gaps, out)
             )
             stem = out / "figures" / f"batching_bursts_{slugify(label, used)}"
-            lengths = s["burst_lengths"]
+            lengths = s.burst_lengths
             bursts = FigureJob(f"{FIGURES}:plot_bursts", (lengths,), stem, data_of(lengths),
                                kwargs={"title": f"{label}: burst lengths"})  # fmt: skip
             sections.append(Section.drawn(f"batching: {label}: burst lengths", "", bursts, out))
@@ -123,8 +123,13 @@ class BatchingMethod(NothingCompared):
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = batching_store.stored(store, experiment).summary
-        keys = ("wait_p50_ns", "share_in_bursts", "burst_len_mean")
-        return {"verdict": None, "runs": s["runs_stored"], **{k: s[k] for k in keys}}
+        return {
+            "verdict": None,
+            "runs": s.runs_stored,
+            "wait_p50_ns": s.wait_p50_ns,
+            "share_in_bursts": s.share_in_bursts,
+            "burst_len_mean": s.burst_len_mean,
+        }
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         s = settings

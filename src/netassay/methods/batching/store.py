@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +61,88 @@ SOCKET_MEDIANS = (
 
 
 @dataclass(frozen=True)
+class BatchingSocket:
+    """The echo socket's figures of an experiment (--probe udp): the probes stamped
+    there, each of SOCKET_MEDIANS as the median over the runs (None: no run has it),
+    the burst lengths summed and the datagrams per NAPI id summed (None: no run has
+    them, stored before --busy-poll existed)."""
+
+    socket_seen: int
+    socket_share_in_bursts: float | None
+    socket_burst_len_mean: float | None
+    socket_burst_len_p50: float | None
+    socket_period_ns: float | None
+    socket_gap_p50_ns: float | None
+    socket_gap_error_p50_ns: float | None
+    socket_gap_error_p99_ns: float | None
+    socket_wait_p1_ns: float | None
+    socket_wait_p50_ns: float | None
+    socket_wait_p99_ns: float | None
+    socket_wait_max_ns: float | None
+    socket_burst_lengths: dict[str, int]
+    socket_napi_ids: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class BatchingSummary:
+    """An experiment's figures (``summary``): its settings as its config holds them
+    (None: not there), the sent spacing, the runs, probes sent and seen, each of MEDIANS
+    as the median over the runs (None: no run has it), the burst lengths summed and the
+    echo socket's figures (None: not --probe udp)."""
+
+    path: str | None
+    rate_pps: float | None
+    count: int | None
+    runs: int | None
+    size_bytes: int | None
+    gro: str | None
+    flush_ns: int | None
+    defer: int | None
+    threaded: str | None
+    gap_ns: float | None
+    cpus: str | None
+    xdp: str
+    probe: str
+    busy_poll_us: int
+    spacing_ns: float
+    runs_stored: int
+    probes: int
+    seen: int
+    share_in_bursts: float | None
+    sender_share_in_bursts: float | None
+    burst_len_mean: float | None
+    burst_len_p50: float | None
+    period_ns: float | None
+    receiver_gap_p50_ns: float | None
+    sender_gap_p50_ns: float | None
+    gap_error_p50_ns: float | None
+    gap_error_p99_ns: float | None
+    wait_p50_ns: float | None
+    wait_p99_ns: float | None
+    wait_max_ns: float | None
+    burst_lengths: dict[str, int]
+    socket: BatchingSocket | None = field(default=None)
+
+    def to_json(self) -> dict[str, Any]:
+        """One JSON object, the socket's figures beside the rest (and no socket_napi_ids
+        where no run has them)."""
+        out = asdict(self)
+        socket = out.pop("socket")
+        if socket is not None:
+            if socket["socket_napi_ids"] is None:
+                del socket["socket_napi_ids"]
+            out.update(socket)
+        return out
+
+
+@dataclass(frozen=True)
 class StoredBatching:
     """A batching experiment as its store holds it: where, itself, its runs, a summary."""
 
     db: Path
     experiment: Experiment
-    runs: list[dict[str, Any]]  # each run's figures (gaps.analyse), in run order
-    summary: dict[str, Any]
+    runs: list[dict[str, Any]]  # each run's figures (gaps.analyse), as stored: JSON
+    summary: BatchingSummary
 
 
 def ensure(store: Store) -> None:
@@ -106,38 +181,38 @@ def _lengths(found: list[dict[str, Any]], key: str) -> dict[str, int]:
     return dict(sorted(lengths.items(), key=lambda kv: int(kv[0])))
 
 
-def _socket(found: list[dict[str, Any]]) -> dict[str, Any]:
-    """The socket's figures (--probe udp), or nothing when no run has them."""
+def _socket(found: list[dict[str, Any]]) -> BatchingSocket | None:
+    """The socket's figures (--probe udp), or None when no run has them."""
     if not any("socket_seen" in r for r in found):
-        return {}
-    out = {
-        "socket_seen": sum(int(r.get("socket_seen", 0)) for r in found),
+        return None
+    napi = any("socket_napi_ids" in r for r in found)  # (none before --busy-poll existed)
+    return BatchingSocket(
+        socket_seen=sum(int(r.get("socket_seen", 0)) for r in found),
         **_medians(found, SOCKET_MEDIANS),
-        "socket_burst_lengths": _lengths(found, "socket_burst_lengths"),
-    }
-    if any("socket_napi_ids" in r for r in found):  # (none before --busy-poll existed)
-        out["socket_napi_ids"] = _lengths(found, "socket_napi_ids")
-    return out
+        socket_burst_lengths=_lengths(found, "socket_burst_lengths"),
+        socket_napi_ids=_lengths(found, "socket_napi_ids") if napi else None,
+    )
 
 
-def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> BatchingSummary:
     """An experiment's figures: each the median over its runs; burst lengths summed."""
     med = _medians(found, MEDIANS)
     keys = ("path", "rate_pps", "count", "runs", "size_bytes", "gro", "flush_ns", "defer",
             "threaded", "gap_ns", "cpus")  # fmt: skip
-    return {
-        **{k: config.get(k) for k in keys},
-        "xdp": config.get("xdp", "off"),  # (none before the knob existed)
-        "probe": config.get("probe", "icmp"),  # (icmp only before --probe existed)
-        "busy_poll_us": config.get("busy_poll_us", 0),  # (none before --busy-poll existed)
-        "spacing_ns": 1e9 / float(config["rate_pps"]),
-        "runs_stored": len(found),
-        "probes": sum(int(r["probes"]) for r in found),
-        "seen": sum(int(r["seen"]) for r in found),
+    given: dict[str, Any] = {k: config.get(k) for k in keys}  # as configured (None: not)
+    return BatchingSummary(
+        **given,
+        xdp=config.get("xdp", "off"),  # (none before the knob existed)
+        probe=config.get("probe", "icmp"),  # (icmp only before --probe existed)
+        busy_poll_us=config.get("busy_poll_us", 0),  # (none before --busy-poll existed)
+        spacing_ns=1e9 / float(config["rate_pps"]),
+        runs_stored=len(found),
+        probes=sum(int(r["probes"]) for r in found),
+        seen=sum(int(r["seen"]) for r in found),
         **med,
-        "burst_lengths": _lengths(found, "burst_lengths"),
-        **_socket(found),
-    }
+        burst_lengths=_lengths(found, "burst_lengths"),
+        socket=_socket(found),
+    )
 
 
 def stored(store: Store, exp: Experiment) -> StoredBatching:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -19,21 +19,24 @@ import numpy as np
 from netassay.analysis.tcp import mathis_bps, path_bps
 from netassay.shared.plots import save
 
+if TYPE_CHECKING:
+    from netassay.methods.tcp.store import StoredTcp
 
-def points(cells: Sequence[Any]) -> dict[float, dict[str, list[tuple[float, float, Any]]]]:
-    """delay -> cc -> [(loss, mean throughput, CI)], from stored cells (``StoredTcp``)."""
+
+def points(cells: Sequence[StoredTcp]) -> dict[float, dict[str, list[tuple[float, float, Any]]]]:
+    """delay -> cc -> [(loss, mean throughput, CI)], from stored cells."""
     out: dict[float, dict[str, list[tuple[float, float, Any]]]] = {}
     for c in cells:
-        t = c.summary.get("throughput_bps")
+        t = c.summary.throughput_bps
         cfg = c.config
         if t is None or cfg.get("delay_s") is None:  # an imported cell: its path is unknown
             continue
         per = out.setdefault(float(cfg["delay_s"]), {}).setdefault(str(cfg["cc"]), [])
-        per.append((float(cfg["loss"]), float(t), c.summary.get("throughput_ci95_bps")))
+        per.append((float(cfg["loss"]), float(t), c.summary.throughput_ci95_bps))
     return out
 
 
-def plot_throughput_vs_loss(cells: Sequence[Any], stem: Path, title: str = "") -> list[Path]:
+def plot_throughput_vs_loss(cells: Sequence[StoredTcp], stem: Path, title: str = "") -> list[Path]:
     """The paper's figure; write stem.png and stem.svg."""
     by_delay = points(cells)
     delays = sorted(by_delay)
@@ -52,7 +55,7 @@ def plot_throughput_vs_loss(cells: Sequence[Any], stem: Path, title: str = "") -
             ax.errorbar(x, y, yerr=err / 1e6, marker="o", ms=4, capsize=2, color=f"C{i}",
                         label=cc)  # fmt: skip
         rtts = [float(c.config["rtt_path_s"]) for c in cells_here]
-        mss = [r["mss_bytes"] for c in cells_here for r in c.runs if r.get("mss_bytes")]
+        mss = [s for c in cells_here for r in c.runs if (s := r["mss_bytes"])]
         if losses and rtts and mss:
             lo = max(losses[0] / 4, zero_at * 2)
             xs = np.logspace(np.log10(lo), np.log10(losses[-1] * 1.5), 50)

@@ -105,15 +105,15 @@ class TcpMethod(NothingCompared):
         s = summary(runs)
         return {
             "verdict": None,
-            "throughput_bps": s["throughput_bps"],
-            "throughput_ci95_bps": s["throughput_ci95_bps"],
-            "bound_bps": s["bound_bps"],
-            "binds": s["binds"],
-            "retransmits": s["retransmits"],
-            "runs": s["runs"],
-            "used": s["used"],
-            "trials": s["runs"],
-            "mss": statistics.median([r["mss_bytes"] for r in runs if r.get("mss_bytes")] or [0]),
+            "throughput_bps": s.throughput_bps,
+            "throughput_ci95_bps": s.throughput_ci95_bps,
+            "bound_bps": s.bound_bps,
+            "binds": s.binds,
+            "retransmits": s.retransmits,
+            "runs": s.runs,
+            "used": s.used,
+            "trials": s.runs,
+            "mss": statistics.median([m for r in runs if (m := r["mss_bytes"])] or [0]),
             "cpu_busy": _mean_cpu([r["cpu"] for r in runs if r.get("ok")]),
         }
 

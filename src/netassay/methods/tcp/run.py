@@ -24,6 +24,7 @@ from netassay.errors import ToolError
 from netassay.methods.base import RunOptions
 from netassay.methods.tcp import store as tcp_store
 from netassay.methods.tcp.request import NAME, TcpRequest
+from netassay.methods.tcp.store import TcpRun, TransferFigures
 from netassay.proc import run
 from netassay.store.db import Store
 from netassay.testbed import Testbed, linelimit, require_root, tcppath
@@ -73,7 +74,7 @@ def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None
         label = options.label or f"{req.cc} loss {req.loss:g} delay {req.delay_s * 1e3:g}ms"
         env = {"sysctls": {k: _sysctl(k) for k in TCP_SYSCTLS}}
         exp_id = tcp_store.start(store, f"tcp-{uuid.uuid4().hex}", label, config, env)
-    runs = []
+    runs: list[tcp_store.TcpRun] = []
     for i in range(req.runs):
         r = transfer(req, st, rtt_s, i, limit)
         runs.append(r)
@@ -113,7 +114,7 @@ def limit_text(limit: dict[str, Any]) -> str:
 
 
 def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
-             limit: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+             limit: dict[str, Any] | None = None) -> TcpRun:  # fmt: skip
     """One iperf3 TCP transfer over the path, with what bounds it, what it cost and
     what it offered the delay line against the line's limit."""
     limit = limit or linelimit.none("not looked up")
@@ -135,7 +136,7 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
     tcppath.wait_line_counters(st, time.time())
     truth1, line1 = tcppath.truth_counters(st), tcppath.line_stats(st)
     out = parse_client(cp.stdout, cp.returncode, cp.stderr)
-    raw, fault = out.pop("raw"), out.pop("error")
+    raw, fault = out["raw"], out["error"]
     dropped = {k: truth1.get(k, 0) - truth0.get(k, 0) for k in truth1}
     line = line_delta(line0, line1)
     b = bounds(mss=out["mss_bytes"] or 0, rtt_s=rtt_s, loss=req.loss,
@@ -146,10 +147,10 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
              or over_line_limit(offered, limit))  # fmt: skip
     return {
         "index": index, "ok": fault is None, "fault": fault, "cc": req.cc,
-        "duration_s": float(iperf3.whole_seconds(req.duration_s)), **out,
+        "duration_s": float(iperf3.whole_seconds(req.duration_s)), **figures(out),
         "rtt_path_s": rtt_s, "window_bytes": int(req.window) or None,
-        "mathis_bps": b["mathis_bps"], "window_bps": b["window_bps"], "path_bps": b["path_bps"],
-        "binds": b["binds"], "bound_bps": b["bound_bps"],
+        "mathis_bps": b.mathis_bps, "window_bps": b.window_bps, "path_bps": b.path_bps,
+        "binds": b.binds, "bound_bps": b.bound_bps,
         "random_dropped": dropped.get("path.random_dropped"),
         "line_dropped": dropped.get("path.line_dropped"),
         "line_late_max_ns": max((int(d.get("late_max_ns", 0)) for d in line.values()),
@@ -176,7 +177,15 @@ def line_fault(line: dict[str, Any], dropped: int) -> str | None:
     return None
 
 
-def parse_client(stdout: str, returncode: int, stderr: str) -> dict[str, Any]:
+class ClientRun(TransferFigures):
+    """A transfer as iperf3's client JSON says it (``parse_client``): why it failed
+    (None: it did not), its figures and the JSON whole (``raw``; {}: not JSON)."""
+
+    error: str | None
+    raw: dict[str, Any]
+
+
+def parse_client(stdout: str, returncode: int, stderr: str) -> ClientRun:
     """What a transfer is in iperf3's client JSON (``error`` set when it failed)."""
     try:
         d = json.loads(stdout) if stdout.strip() else {}
@@ -202,6 +211,17 @@ def parse_client(stdout: str, returncode: int, stderr: str) -> dict[str, Any]:
         "rcvbuf_bytes": start.get("rcvbuf_actual"),
         "raw": d,
     }
+
+
+def figures(c: ClientRun) -> TransferFigures:
+    """A transfer's figures alone, without why it failed and the JSON whole."""
+    return {
+        "throughput_bps": c["throughput_bps"], "sent_bytes": c["sent_bytes"],
+        "retransmits": c["retransmits"], "mss_bytes": c["mss_bytes"],
+        "rtt_mean_s": c["rtt_mean_s"], "rtt_min_s": c["rtt_min_s"],
+        "snd_wnd_max_bytes": c["snd_wnd_max_bytes"], "cwnd_max_bytes": c["cwnd_max_bytes"],
+        "sndbuf_bytes": c["sndbuf_bytes"], "rcvbuf_bytes": c["rcvbuf_bytes"],
+    }  # fmt: skip
 
 
 def ss_sample(netns: str, dst: str) -> dict[str, Any]:

@@ -14,9 +14,9 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
-from netassay.analysis.tcp import summary
+from netassay.analysis.tcp import TcpSummary, summary
 from netassay.store.db import Experiment, Store
 from netassay.store.rows import dumps
 from netassay.units import utc_now
@@ -72,16 +72,68 @@ VERSIONS = ((1, DDL), (2, DDL_2))
 JSON_COLUMNS = ("cpu", "ss", "line", "iperf3")
 
 
+class TransferFigures(TypedDict):
+    """What iperf3's client JSON says of a transfer (``run.parse_client``; None: it
+    does not say)."""
+
+    throughput_bps: float | None
+    sent_bytes: int | None
+    retransmits: int | None
+    mss_bytes: int | None
+    rtt_mean_s: float | None
+    rtt_min_s: float | None
+    snd_wnd_max_bytes: int | None
+    cwnd_max_bytes: int | None
+    sndbuf_bytes: int | None
+    rcvbuf_bytes: int | None
+
+
+class TcpRun(TransferFigures):
+    """One transfer as ``tcp_runs`` holds it, a row (a dict: it is written and read as
+    the row's columns, and a cell's JSON lists it as it is): its index, whether it
+    measured TCP (``fault``: why not), its bounds (``analysis.tcp.Bounds``), what the
+    path's ground truths and its delay line counted, the CPU per core, the client's ss
+    and the line's counters (JSON columns). Not always there: what it offered the line
+    and the line's limit (a store before version 2, an imported cell), iperf3's output
+    (a run just measured; the store keeps it, a stored run is read without it) and the
+    row's own columns (a stored run)."""
+
+    index: int
+    ok: bool
+    fault: str | None
+    cc: str
+    duration_s: float
+    rtt_path_s: float | None
+    window_bytes: int | None
+    mathis_bps: float | None
+    window_bps: float | None
+    path_bps: float | None
+    binds: str | None
+    bound_bps: float | None
+    random_dropped: int | None
+    line_dropped: int | None
+    line_late_max_ns: int | None
+    offered_pps: NotRequired[float | None]
+    line_limit_pps: NotRequired[float | None]
+    line_limit_l1_bps: NotRequired[float | None]
+    line_limit_from: NotRequired[str | None]
+    cpu: dict[str, float]  # busy share per core over the transfer
+    ss: dict[str, Any]  # ss -tin's key: value, as it printed them
+    line: dict[str, Any]  # the delay line's counters per direction
+    iperf3: NotRequired[dict[str, Any]]
+
+
 @dataclass(frozen=True)
 class StoredTcp:
-    """A TCP cell: where it is stored (None: not stored), its experiment, its runs and
-    their summary."""
+    """A TCP cell: where it is stored (None: not stored), its experiment, its config
+    (an open JSON document: the request, the path as built, the line's limit; or what
+    an import knew), its runs and their summary."""
 
     db: Path | None
     experiment: Experiment | None
     config: dict[str, Any]
-    runs: list[dict[str, Any]]
-    summary: dict[str, Any]
+    runs: list[TcpRun]
+    summary: TcpSummary
 
 
 def ensure(store: Store) -> None:
@@ -98,14 +150,14 @@ def start(store: Store, key: str, label: str, config: dict[str, Any],
                             environment=environment)  # fmt: skip
 
 
-def record(store: Store, experiment_id: int, run: dict[str, Any]) -> None:
+def record(store: Store, experiment_id: int, run: TcpRun) -> None:
     """One transfer, committed now."""
     with store.transaction() as w:
         w.row(TABLE, _row(experiment_id, run))
 
 
 def imported(store: Store, key: str, label: str, config: dict[str, Any],
-             runs: list[dict[str, Any]], source: str) -> int:  # fmt: skip
+             runs: list[TcpRun], source: str) -> int:  # fmt: skip
     """An imported cell with all its transfers, in one transaction (a full disk leaves
     none of it, so the same import run again stores it whole); its id. ``AlreadyStored``
     when another netassay stored it after this one looked."""
@@ -117,20 +169,21 @@ def imported(store: Store, key: str, label: str, config: dict[str, Any],
     return exp_id
 
 
-def _row(experiment_id: int, run: dict[str, Any]) -> dict[str, Any]:
+def _row(experiment_id: int, run: TcpRun) -> dict[str, Any]:
     row = {("idx" if k == "index" else k): v for k, v in run.items() if k not in JSON_COLUMNS}
     row.update({f"{k}_json": dumps(run.get(k) or {}) for k in JSON_COLUMNS})
     return {"experiment_id": experiment_id, **row, "utc": utc_now()}
 
 
-def stored_runs(store: Store, experiment_id: int) -> list[dict[str, Any]]:
+def stored_runs(store: Store, experiment_id: int) -> list[TcpRun]:
+    """A cell's transfers as stored (without iperf3's output), by index."""
     out = []
     for r in store.rows(TABLE, {"experiment_id": experiment_id}, ("idx",)):
         d = {k: v for k, v in r.items() if not k.endswith("_json")}
         d["index"] = d.pop("idx")
         d["ok"] = bool(d["ok"])
         d.update({k: json.loads(r[f"{k}_json"]) for k in ("cpu", "ss", "line")})
-        out.append(d)
+        out.append(cast(TcpRun, d))  # the row's columns are TcpRun's keys
     return out
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from netassay.methods.tcp.store import StoredTcp
+from netassay.methods.tcp.store import StoredTcp, TcpRun
 
 BOUND_NAMES = {"loss": "loss (Mathis)", "window": "window (W/RTT)", "path": "path rate"}
 
@@ -17,22 +17,22 @@ def mbps(v: float | None) -> str:
     return "-" if v is None else f"{v / 1e6:.3g} Mbit/s"
 
 
-def _window(c: dict[str, Any], runs: list[dict[str, Any]]) -> str:
-    adv = [r["snd_wnd_max_bytes"] for r in runs if r.get("snd_wnd_max_bytes")]
+def _window(c: dict[str, Any], runs: list[TcpRun]) -> str:
+    adv = [w for r in runs if (w := r["snd_wnd_max_bytes"])]
     read = f"advertised up to {max(adv)} bytes (read back: tcpi_snd_wnd)" if adv else "not read"
     asked = f"--window {c['window']:.0f} bytes (iperf3 -w, both ends)" if c.get("window") \
         else "the kernel's autotuning"  # fmt: skip
     return f"{asked}; {read}"
 
 
-def limit_line(c: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+def limit_line(c: dict[str, Any], runs: list[TcpRun]) -> str:
     """The delay line's limit the cell ran under and the most its runs offered it."""
     limit: dict[str, Any] | None = c.get("line_limit") or next(
         ({"pps": x.get("line_limit_pps"), "l1_bps": x.get("line_limit_l1_bps"),
           "from": x.get("line_limit_from")} for x in runs if x.get("line_limit_from")),
         None,
     )  # fmt: skip
-    offered = [float(x["offered_pps"]) for x in runs if x.get("offered_pps")]
+    offered = [float(o) for x in runs if (o := x.get("offered_pps"))]
     most = f"; the runs offered it up to {max(offered) / 1e3:.1f} kpps" if offered else ""
     if limit is None:
         return "line limit: not known (stored before netassay kept it with each run)"
@@ -54,19 +54,20 @@ def lines(r: StoredTcp) -> list[str]:
         head = (f"tcp {c['cc']}: delay {c['delay_s'] * 1e3:g} ms each way (round trip "
                 f"{c['rtt_path_s'] * 1e3:.3f} ms by ping), loss {c['loss']:g}, bottleneck "
                 f"{mbps(c.get('bottleneck_bps'))} at L1")  # fmt: skip
-    ci = s["throughput_ci95_bps"]
+    ci = s.throughput_ci95_bps
     ci_text = f" (95% CI {mbps(ci[0])} .. {mbps(ci[1])})" if ci else ""
-    out = [head, f"  throughput {mbps(s['throughput_bps'])} mean of {s['used']} run(s)"
-                 f"{ci_text}, median {mbps(s['throughput_median_bps'])}; "
-                 f"{s['retransmits']} retransmits"]  # fmt: skip
-    if s["runs"]:
+    out = [head, f"  throughput {mbps(s.throughput_bps)} mean of {s.used} run(s)"
+                 f"{ci_text}, median {mbps(s.throughput_median_bps)}; "
+                 f"{s.retransmits} retransmits"]  # fmt: skip
+    if s.runs:
         last = next((x for x in reversed(r.runs) if x.get("ok")), r.runs[-1])
-        parts = [f"{BOUND_NAMES[k]} {mbps(last.get(f'{b}_bps'))}"
-                 for k, b in (("loss", "mathis"), ("window", "window"), ("path", "path"))
-                 if last.get(f"{b}_bps")]  # fmt: skip
+        parts = [f"{BOUND_NAMES[k]} {mbps(v)}"
+                 for k, v in (("loss", last["mathis_bps"]), ("window", last["window_bps"]),
+                              ("path", last["path_bps"]))
+                 if v]  # fmt: skip
         if parts:
-            of = f"; measured {s['of_bound']:.2f} of it" if s.get("of_bound") else ""
-            out.append(f"  bounds: {', '.join(parts)}: {BOUND_NAMES.get(s['binds'] or '', '-')}"
+            of = f"; measured {s.of_bound:.2f} of it" if s.of_bound else ""
+            out.append(f"  bounds: {', '.join(parts)}: {BOUND_NAMES.get(s.binds or '', '-')}"
                        f" binds{of}")  # fmt: skip
         elif c.get("delay_s") is None:
             out.append("  bounds: none known (the path's loss and rate are not known, no -w)")
@@ -85,7 +86,7 @@ def lines(r: StoredTcp) -> list[str]:
     out.append("  runs: " + "  ".join(
         f"{x['index'] + 1}: {mbps(x.get('throughput_bps'))}" + ("" if x["ok"] else " FAULT")
         for x in r.runs))  # fmt: skip
-    out += [f"  fault: {f}" for f in s["faults"]]
+    out += [f"  fault: {f}" for f in s.faults]
     if r.db is not None and r.experiment is not None:
         out.append(f"  stored in {r.db} (experiment {r.experiment.id})")
     return out
@@ -103,7 +104,7 @@ def as_dict(r: StoredTcp) -> dict[str, Any]:
         "experiment_id": r.experiment.id if r.experiment else None,
         "label": r.experiment.label if r.experiment else None,
         "config": r.config,
-        **r.summary,
+        **r.summary.to_json(),
         "run_details": runs,
     }
 
