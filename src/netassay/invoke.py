@@ -8,23 +8,26 @@ given and the config in force, the store checked before anything is built.
 ``request_of``: the loads written in bit/s or as shares converted to frames/s with the
 frame size and line rate of the testbed the run takes (``shared.rates.resolved``, its
 record kept in the run options), the method's Request built from the values (each parsed
-by its parameter). A command then names its testbed (``--testbed``) and runs; a campaign
-cell's pair (``cell``: an acceptance cell's scenario applied, the Request validated
-where it has a ``validate()``) is built on its worker, where its testbed is, and run by
-``run``: ``METHOD.run(request, options, progress)``.
+by its parameter). ``resolve`` takes both steps and names the testbed a ``--testbed``
+gives: a command calls it (``cli.common.resolved``, the config file in force read and
+checked) and runs; a campaign cell calls it too (``cell``: an acceptance cell's scenario
+applied, the Request validated where it has a ``validate()``), on its worker, where its
+testbed is, and runs by ``run``: ``METHOD.run(request, options, progress)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from netassay import methods as registry
 from netassay.config import Config, TestbedConfig, load_config
-from netassay.errors import UsageError
+from netassay.errors import InputError, UsageError
 from netassay.methods.base import Progress, RunOptions
-from netassay.params import Param, declared, request_from
+from netassay.params import Param, declared, renamed_keys, request_from, spelling_hint
+from netassay.shared import lab
 from netassay.shared.rates import load_params, resolved
 from netassay.store.preflight import check_store
 
@@ -54,6 +57,37 @@ def as_given(p: Param, value: Any) -> Any:
     if p.cli is list and not isinstance(value, list):
         return [value]
     return value
+
+
+def checked_config(path: Path | None, given: Given, *, environ: bool = True) -> Config:
+    """Defaults < the config file at ``path`` (None: none; ``environ``: NETASSAY_CONFIG
+    read where no path is given) < the testbed knobs given; every method's section of
+    the file checked against its parameters (a bad key or value names its line)."""
+    cfg = load_config(path, overrides={"testbed": knobs(given)}, environ=environ)
+    for name, values in list(cfg.methods.items()):
+        ps = file_params(name)
+        values = cfg.methods[name] = _renamed_keys(cfg, name, values, ps)
+        for key, value in values.items():
+            if key not in ps:
+                raise InputError(
+                    f"{cfg.where(name, key)}: unknown key '{key}' in [{name}]",
+                    spelling_hint(key, list(ps)) + f"known keys: {', '.join(ps)}",
+                    "fix the spelling or remove the key",
+                )
+            try:
+                ps[key].canonical(value)
+            except ValueError as exc:
+                raise InputError(
+                    f"{cfg.where(name, key)}: [{name}] {key} = {value!r}", str(exc),
+                    "fix the value or remove the key to use the default",
+                ) from exc  # fmt: skip
+    return cfg
+
+
+def _renamed_keys(cfg: Config, name: str, values: dict[str, Any], ps: dict[str, Param]) -> Any:
+    """A config file's [method] section with a key of a flag's older spelling (rtt's
+    'rate') as today's ('probe_rate'), each said deprecated once."""
+    return renamed_keys(values, ps, lambda key: (cfg.where(name, key), f"[{name}]"))
 
 
 def knobs(given: Given) -> dict[str, Any]:
@@ -96,6 +130,36 @@ def request_of(
         given, written = resolved(given, options, m.request, method, flags)
         options = replace(options, rates=written)
     return request_from(m.request, given), options
+
+
+class Resolved(NamedTuple):
+    """What a method runs with, resolved once from a command's flags or a campaign
+    cell's settings: its Request, and its RunOptions (the testbed it takes, the config
+    in force with the testbed knobs given, the loads' written form)."""
+
+    request: Any
+    options: RunOptions
+
+
+def resolve(
+    method: str, given: Given, config_file: Path | None, *, environ: bool = True
+) -> Resolved:
+    """``method``'s Request and RunOptions from ``given`` (the values by key, None where
+    not given: a command's flags, a campaign cell's settings) over the [method] section of
+    ``config_file`` (``checked_config``; a cell has none and reads no environment, so it
+    runs as its campaign file says on whichever host): the run options and the store checked
+    (``options_of``), the loads in frames/s on the testbed the run takes and the Request
+    (``request_of``; an error about a value from the file names its line), and the
+    testbed a ``--testbed`` names, the Request's loads refused there above its ports'
+    line rate (a Request's ``line_loads()``, where it has one)."""
+    cfg = checked_config(config_file, given, environ=environ)
+    flags = {k for k, v in given.items() if v is not None}  # given, not from the file
+    merged, options = options_of(method, given, cfg)
+    req, options = request_of(method, merged, options, flags)
+    line_loads = getattr(req, "line_loads", None)
+    loads, what = line_loads() if callable(line_loads) else (None, "load")
+    options = replace(options, name=lab.named_testbed(options, loads, what))
+    return Resolved(req, options)
 
 
 def _in_scenario(req: Any, options: RunOptions, values: dict[str, Any]) -> tuple[Any, RunOptions]:
@@ -151,9 +215,7 @@ def cell(
     own = {k: v for k, v in settings.items() if k in scenario}
     rest = {k: v for k, v in settings.items() if k not in scenario}
     given = {**cell_given(method, rest), "db": db, "name": name, "label": label}
-    cfg = load_config(None, overrides={"testbed": knobs(given)}, environ=False)
-    merged, options = options_of(method, given, cfg)
-    req, options = request_of(method, merged, options, set(given))
+    req, options = resolve(method, given, None, environ=False)
     if own:  # an acceptance cell's scenario knobs: as 'accept --scenarios' runs one
         req, options = _in_scenario(req, options, own)
     validate = getattr(req, "validate", None)

@@ -168,4 +168,8 @@ def test_a_sampler_kept_waiting_reads_once_not_once_per_missed_tick():
     s.stop()
     gaps = [b[0] - a[0] for a, b in zip(s.samples, s.samples[1:-1], strict=False)]
     assert max(gaps) >= 0.08 and len(s.samples) < 0.25 / 0.01
-    assert min(gaps) > 0.002, gaps  # no clump of reads at one instant after the stall
+    # no clump of reads at one instant after the stall: reads that caught up on the
+    # missed ticks come back to back (three within 4 ms); one tick woken late on a busy
+    # host may fall close to the next, alone
+    short = [g < 0.002 for g in gaps]
+    assert not any(x and y for x, y in zip(short, short[1:], strict=False)), gaps

@@ -19,10 +19,9 @@ from netassay.cli.common import (
     Json,
     check_fail_on,
     gate,
-    prepared,
+    runs_with,
     with_params,
 )  # fmt: skip
-from netassay.invoke import request_of
 from netassay.methods.accept import import_iperf3, import_monipe, scenarios
 from netassay.methods.accept.request import RUN_OPTIONS, AcceptRequest
 from netassay.methods.accept.store import store_accept_test
@@ -68,8 +67,7 @@ def accept(
     """Accept a link by single-flow UDP at the contracted rate: a ramp, then K runs;
     PASS, FAIL or INCONCLUSIVE (host-limited) with the test host checked first."""
     method = registry.method("accept")  # deferred by the registry: pyroute2 (80 ms)
-    given, options = prepared(ctx, given, "accept")
-    req, options = request_of("accept", given, options)
+    req, options = runs_with(ctx, given, "accept")
     if scenario_file:  # the matrix: a test per scenario, each checked before the first runs
         req = replace(req, scenarios=tuple(scenarios.load(scenario_file)))
     check_fail_on(fail_on)

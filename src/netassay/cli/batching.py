@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
-from netassay.invoke import request_of
+from netassay.cli.common import STORE, Given, Json, progress_line, runs_with, with_params
 from netassay.methods.base import RunOptions
 from netassay.methods.batching.method import METHOD
 from netassay.methods.batching.request import NAME, RUN_OPTIONS, BatchingRequest
@@ -18,8 +17,7 @@ def batching(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     the gaps against the sent spacing, the share in bursts, burst lengths and the wait
     for the batch. --gro, --flush (gro_flush_timeout), --defer (napi_defer_hard_irqs)
     and --threaded set the receiver's veth inside the testbed (removed with it)."""
-    given, options = prepared(ctx, given, "batching")
-    req, options = request_of("batching", given, options)
+    req, options = runs_with(ctx, given, "batching")
     show = (lambda line: None) if as_json else progress_line
     result = METHOD.run(req, options, show)  # Interrupted: the runs stored
     typer.echo(METHOD.view(result, as_json))

@@ -5,9 +5,8 @@ from __future__ import annotations
 import typer
 
 from netassay import names
-from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
+from netassay.cli.common import STORE, Given, Json, progress_line, runs_with, with_params
 from netassay.config import TestbedConfig
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.burst.method import METHOD
 from netassay.methods.burst.request import RETRIES, RUN_OPTIONS, BurstRequest
@@ -25,8 +24,7 @@ def burst(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     time it implies; with --throughput (the SUT's) RFC 9004's corrected buffer time,
     which takes out the frames forwarded while the burst came in. Stored as kind burst
     in --db, each burst as it ends."""
-    given, options = prepared(ctx, given, "burst")
-    req, options = request_of("burst", given, options)
+    req, options = runs_with(ctx, given, "burst")
     show = (lambda line: None) if as_json else progress_line
     result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))

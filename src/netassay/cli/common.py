@@ -22,16 +22,14 @@ from typing import Annotated, Any
 import typer
 
 from netassay.config import Config, load_config
-from netassay.errors import InputError, NetassayError, UsageError, VerdictRefused
-from netassay.invoke import file_params, knobs, options_of
+from netassay.errors import NetassayError, UsageError, VerdictRefused
+from netassay.invoke import Resolved, checked_config, options_of, resolve
 from netassay.methods.base import RunOptions
 from netassay.params import (
     Param,
     declared,
     default_of,
     metavar_of,
-    renamed_keys,
-    spelling_hint,
 )
 from netassay.shared.lab import DEFAULT_DB
 from netassay.store.db import Store
@@ -280,40 +278,22 @@ def tls_dir(ctx: typer.Context, given: Path | None) -> Path | None:
 
 
 def config(ctx: typer.Context, given: Given | None = None) -> Config:
-    """Defaults < the config file < the testbed flags given; every method's section of
-    the file checked against its parameters (a bad key or value names its line)."""
-    cfg = load_config(config_path(ctx), overrides={"testbed": knobs(given or {})})
-    for name, values in list(cfg.methods.items()):
-        ps = file_params(name)
-        values = cfg.methods[name] = _renamed_keys(cfg, name, values, ps)
-        for key, value in values.items():
-            if key not in ps:
-                raise InputError(
-                    f"{cfg.where(name, key)}: unknown key '{key}' in [{name}]",
-                    spelling_hint(key, list(ps)) + f"known keys: {', '.join(ps)}",
-                    "fix the spelling or remove the key",
-                )
-            try:
-                ps[key].canonical(value)
-            except ValueError as exc:
-                raise InputError(
-                    f"{cfg.where(name, key)}: [{name}] {key} = {value!r}", str(exc),
-                    "fix the value or remove the key to use the default",
-                ) from exc  # fmt: skip
-    return cfg
+    """Defaults < the config file in force < the testbed flags given, every method's
+    section checked (``invoke.checked_config``)."""
+    return checked_config(config_path(ctx), given or {})
 
 
-def _renamed_keys(cfg: Config, name: str, values: dict[str, Any], ps: dict[str, Param]) -> Any:
-    """A config file's [method] section with a key of a flag's older spelling (rtt's
-    'rate') as today's ('probe_rate'), each said deprecated once."""
-    return renamed_keys(values, ps, lambda key: (cfg.where(name, key), f"[{name}]"))
+def runs_with(ctx: typer.Context, given: Given, method: str) -> Resolved:
+    """What a method's command runs with (``invoke.resolve``): its Request and
+    RunOptions from the flags given over the config file in force (read and checked
+    first), the testbed --testbed names. A store (--db) that cannot be opened or written
+    is refused here, before anything is built."""
+    return resolve(method, given, config_path(ctx))
 
 
 def prepared(ctx: typer.Context, given: Given, method: str) -> tuple[Given, RunOptions]:
-    """What a method's command runs with: the flags given over the config file's
-    [method] section and its RunOptions (``invoke.options_of``), the config file in force
-    read and checked first. A store (--db) that cannot be opened or written is refused
-    here, before anything is built."""
+    """The RunOptions alone (``invoke.options_of``), for a series (--sizes, a scale
+    knob's list) that checks its store and testbed before its first command runs."""
     return options_of(method, given, config(ctx, given))
 
 

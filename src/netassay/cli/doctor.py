@@ -11,12 +11,11 @@ from netassay.cli.common import (
     Json,
     check_fail_on,
     gate,
-    prepared,
     progress_line,
+    runs_with,
     with_params,
 )
 from netassay.config import DATAPLANE_KNOBS, TestbedConfig
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.doctor.method import METHOD
 from netassay.methods.doctor.request import NAME, OWN_KNOBS, RUN_OPTIONS, DoctorRequest
@@ -42,8 +41,8 @@ def doctor(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: Fai
     check with the figure and the fix, a verdict and the load range a sweep can trust
     here now. About a minute (--quick: under 20 s); stored as kind doctor in --db."""
     check_fail_on(fail_on)
-    given, options = prepared(ctx, given, "doctor")
-    result = METHOD.run(request_of("doctor", given, options)[0], options, progress_line)
+    req, options = runs_with(ctx, given, "doctor")
+    result = METHOD.run(req, options, progress_line)
     typer.echo(METHOD.view(result, as_json))
     gate(fail_on, [METHOD.judged(result)])
 

@@ -7,10 +7,9 @@ import inspect
 import typer
 
 from netassay import names
-from netassay.cli.common import NOT_STORED, Given, Json, prepared, with_params
+from netassay.cli.common import NOT_STORED, Given, Json, runs_with, with_params
 from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.flood.method import METHOD
 from netassay.methods.flood.request import FloodRequest
@@ -33,8 +32,7 @@ def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     compare, export and report read."""
     if per_size(inspect.unwrap(flood), ctx, given, "flood", as_json):
         return
-    given, options = prepared(ctx, given, "flood")
-    req, options = request_of("flood", given, options)
+    req, options = runs_with(ctx, given, "flood")
     show = (lambda line: None) if as_json else typer.echo
     result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))

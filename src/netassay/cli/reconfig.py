@@ -5,9 +5,8 @@ from __future__ import annotations
 import typer
 
 from netassay import names
-from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
+from netassay.cli.common import STORE, Given, Json, progress_line, runs_with, with_params
 from netassay.config import TestbedConfig
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.reconfig.method import METHOD
 from netassay.methods.reconfig.request import RETRIES, RUN_OPTIONS, ReconfigRequest
@@ -24,9 +23,9 @@ def reconfig(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     rules.nft", "ip -batch routes"); the frames lost and the effective blocked time
     (lost / rate) per trial, with their mean and 95% CI. --undo restores the SUT after
     each trial. Stored as kind reconfig in --db."""
-    given, options = prepared(ctx, given, "reconfig")
+    req, options = runs_with(ctx, given, "reconfig")
     show = (lambda line: None) if as_json else progress_line
-    result = METHOD.run(request_of("reconfig", given, options)[0], options, show)
+    result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))
 
 

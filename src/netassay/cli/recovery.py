@@ -5,9 +5,8 @@ from __future__ import annotations
 import typer
 
 from netassay import names
-from netassay.cli.common import STORE, Given, Json, prepared, progress_line, with_params
+from netassay.cli.common import STORE, Given, Json, progress_line, runs_with, with_params
 from netassay.config import TestbedConfig
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.recovery.method import METHOD
 from netassay.methods.recovery.request import RETRIES, RUN_OPTIONS, RecoveryRequest
@@ -23,8 +22,7 @@ def recovery(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     PDR in --db) for --overload-time, then half of it; the time from the overload's end
     to the first --interval in which the SUT forwarded what it was offered, per trial,
     with its mean and 95% CI. Stored as kind recovery in --db."""
-    given, options = prepared(ctx, given, "recovery")
-    req, options = request_of("recovery", given, options)
+    req, options = runs_with(ctx, given, "recovery")
     show = (lambda line: None) if as_json else progress_line
     result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))

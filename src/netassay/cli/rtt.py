@@ -9,9 +9,8 @@ import typer
 
 from netassay import methods as registry
 from netassay import names
-from netassay.cli.common import NOT_STORED, Given, Json, prepared, with_params
+from netassay.cli.common import NOT_STORED, Given, Json, runs_with, with_params
 from netassay.errors import Interrupted, stored_what
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.rtt.request import RUN_OPTIONS, RttRequest
 from netassay.store.db import Store
@@ -23,8 +22,7 @@ from netassay.store.db import Store
 def rtt(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     """Round-trip time between two endpoints, split at in-kernel capture points (seed 002)."""
     method = registry.method("rtt")  # deferred by the registry: scipy (0.2 s)
-    given, options = prepared(ctx, given, "rtt")
-    req, options = request_of("rtt", given, options)
+    req, options = runs_with(ctx, given, "rtt")
     ended: list[str] = []
 
     def show(line: str) -> None:  # a run's line as it is stored (JSON: all at the end)

@@ -18,17 +18,15 @@ from netassay.cli.common import (
     Json,
     check_fail_on,
     gate,
-    prepared,
     progress_line,
+    runs_with,
     with_params,
 )
 from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
-from netassay.invoke import request_of
 from netassay.methods.base import Method, RunOptions
 from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
-from netassay.shared import lab
 from netassay.shared.sizes import SizesFlag
 
 
@@ -45,16 +43,11 @@ def search(
                 fail_on=fail_on):  # fmt: skip
         return
     method = registry.method("search")  # deferred by the registry: MLRsearch (0.3 s)
-    flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
-    given, options = prepared(ctx, given, "search")
-    req, options = request_of("search", given, options, flags)
-    half = 0.5 if req.bidirectional else 1.0  # --bidirectional: each port carries half
-    loads = None if req.max_load_pps is None else (req.max_load_pps * half,)
-    name = lab.named_testbed(options, loads, "--max-load")
+    req, options = runs_with(ctx, given, "search")  # --testbed named, --max-load held to it
     if not dry_run:
         check_fail_on(fail_on)
     try:
-        result = method.run(req, replace(options, name=name, dry_run=dry_run), progress_line)
+        result = method.run(req, replace(options, dry_run=dry_run), progress_line)
     except KeyboardInterrupt as exc:  # its notes: what of it is stored, how to go on
         raise Interrupted("search interrupted", *getattr(exc, "__notes__", [])[:2]) from exc
     if dry_run:  # what it would run

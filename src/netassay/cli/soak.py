@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import typer
 
 from netassay import names
@@ -14,12 +12,11 @@ from netassay.cli.common import (
     Json,
     check_fail_on,
     gate,
-    prepared,
     progress_line,
+    runs_with,
     with_params,
 )
 from netassay.config import TestbedConfig
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.soak.method import METHOD
 from netassay.methods.soak.request import RETRIES, RUN_OPTIONS, SoakRequest
@@ -41,14 +38,11 @@ def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailO
         keys = [p.flag for _, p in declared(SoakRequest) if given.get(p.name) is not None]
         lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "soak")
     check_fail_on(fail_on)
-    flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
-    given, options = prepared(ctx, given, "soak")
-    req, options = request_of("soak", given, options, flags)
     # --testbed: one that exists, e.g. the user's own ports ('testbed external'); the
     # load is checked against its line rate when the soak starts (a %pdr load then known)
-    name = lab.named_testbed(options, None)
+    req, options = runs_with(ctx, given, "soak")
     show = (lambda line: None) if as_json else progress_line
-    result = METHOD.run(req, replace(options, name=name), show)  # Interrupted: what is stored
+    result = METHOD.run(req, options, show)  # Interrupted: what is stored
     typer.echo(METHOD.view(result, as_json))
     gate(fail_on, [METHOD.judged(result)])
 

@@ -19,13 +19,12 @@ from netassay.cli.common import (
     check_fail_on,
     err,
     gate,
-    prepared,
+    runs_with,
     with_params,
 )  # fmt: skip
 from netassay.cli.sizes import per_size
 from netassay.config import TestbedConfig
 from netassay.errors import UsageError
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Swept
@@ -54,14 +53,11 @@ def sweep(
     if given["resume"]:  # the stored plan and label: a flag changing them is refused
         keys = [p.flag for _, p in declared(SweepRequest) if given.get(p.name) is not None]
         lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "sweep")
-    flags = {k for k, v in given.items() if v is not None}  # typed, not from the file
-    given, options = prepared(ctx, given, "sweep")
-    req, options = request_of("sweep", given, options, flags)
-    name = lab.named_testbed(options, req.rates_pps if given.get("rates") is not None else None)
+    req, options = runs_with(ctx, given, "sweep")  # --testbed named, --rates held to it
     if not dry_run:
         check_fail_on(fail_on)
     # Interrupted: what it stored, how to go on; --dry-run: what it would run
-    result = method.run(req, replace(options, name=name, dry_run=dry_run), bar())
+    result = method.run(req, replace(options, dry_run=dry_run), bar())
     if not isinstance(result, Swept):
         typer.echo(method.view(result, False))
         return

@@ -6,9 +6,8 @@ from __future__ import annotations
 import typer
 
 from netassay import names
-from netassay.cli.common import NOT_STORED, Given, Json, prepared, with_params
+from netassay.cli.common import NOT_STORED, Given, Json, runs_with, with_params
 from netassay.errors import Interrupted
-from netassay.invoke import request_of
 from netassay.methods.base import RunOptions
 from netassay.methods.tcp.method import METHOD
 from netassay.methods.tcp.request import RUN_OPTIONS, TcpRequest
@@ -24,8 +23,7 @@ def tcp(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     reports the window the receiver advertised (read back), the retransmits, the CPU per
     core, and the bound that holds it: Mathis et al.'s MSS/RTT x C/sqrt(p), the window's
     W/RTT or the path's rate. With --db each run is stored as it ends (kind tcp)."""
-    given, options = prepared(ctx, given, "tcp")
-    req, options = request_of("tcp", given, options)
+    req, options = runs_with(ctx, given, "tcp")
     req.validate()
     show = (lambda line: None) if as_json else (lambda line: typer.echo(f"tcp: {line}", err=True))
     try:

@@ -181,6 +181,13 @@ class SearchRequest:
     def make_goals(self) -> tuple[Goal, ...]:
         return make_goals(self.goal_options())
 
+    def line_loads(self) -> tuple[tuple[float, ...] | None, str]:
+        """The load a --testbed's ports must carry, and its flag (``invoke.resolve``):
+        --max-load, each port carrying half of it with --bidirectional."""
+        if self.max_load_pps is None:
+            return None, "--max-load"
+        return (self.max_load_pps * (0.5 if self.bidirectional else 1.0),), "--max-load"
+
     def given_goal_flags(self) -> list[str]:
         """The goal and range flags this request sets (a resume refuses them)."""
         set_ = (

@@ -106,3 +106,9 @@ class SweepRequest:
     )  # fmt: skip
     # --layer and --line-rate: how loads in bit/s or shares are read (shared.rates)
     read_as: RateFlags = field(default_factory=RateFlags, metadata={"nested": RateFlags})
+
+    def line_loads(self) -> tuple[tuple[float, ...] | None, str]:
+        """The loads a --testbed's ports must carry (``invoke.resolve``): --rates as given
+        (per direction with --bidirectional); none when the loads are picked on the
+        testbed (no --rates, or --at)."""
+        return (self.rates_pps or None), "load"
