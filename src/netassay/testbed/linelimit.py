@@ -84,7 +84,7 @@ class Host(TypedDict):
 class KeptLimit(TypedDict):
     """One delay's limit in the kept file (``Kept.limits``). ``utc`` and ``setup`` are
     there only when this delay was measured at another time or in another way than the
-    file's own say (a limit kept beside one measured later)."""
+    file's own ``utc`` and ``setup`` say (a limit kept beside one measured later)."""
 
     delay_s: float
     pps: float | None  # None: only in a file kept before such a measurement was dropped
