@@ -194,8 +194,10 @@ def test_the_hosts_line_limit_is_read_for_the_runs_path(tmp_path, monkeypatch):
     at20 = linelimit.for_path(0.02, line)
     assert at20["pps"] == 50_000 and at20["l1_bps"] == 50_000 * 1538 * 8
     assert "measured 2026-11-26T05:00:00Z on kernel" in at20["from"] and "at 20 ms" in at20["from"]
-    other = linelimit.for_path(0.005, line)  # not measured at 5 ms: the smallest limit measured
-    assert other["pps"] == 30_000 and "not measured at this delay" in other["from"]
+    other = linelimit.for_path(0.005, line)  # not measured at 5 ms: measured there first
+    assert other["pps"] is None and linelimit.to_measure(other)
+    assert "never measured on this host at 5 ms" in other["from"]
+    assert "holds limits at 1 ms, 20 ms only" in other["from"]
 
     body = linelimit.read()
     assert body is not None and body["frame_bytes"] == 1514
@@ -203,10 +205,10 @@ def test_the_hosts_line_limit_is_read_for_the_runs_path(tmp_path, monkeypatch):
     elsewhere = linelimit.for_path(0.02, line, body=moved)
     assert elsewhere["pps"] is None and "kernel 5.10.0-other with 64 CPUs" in \
         elsewhere["from"] and linelimit.to_measure(elsewhere)  # fmt: skip
-    linelimit.record({0.001: None}, "2026-11-26T05:00:00Z", "bench")
+    linelimit.record({0.001: None}, "2026-11-26T05:00:00Z", "bench")  # carried none: not kept
     none = linelimit.for_path(0.001, line)
-    assert none["pps"] is None and "carried none of the rates tried at 1 ms" in none["from"]
-    assert not linelimit.to_measure(none)  # measured: it carried nothing (not measured again)
+    assert none["pps"] is None and "holds no limit" in none["from"]
+    assert linelimit.to_measure(none)  # a measurement that carried nothing is measured again
     assert not linelimit.to_measure(at20) and not linelimit.to_measure(
         linelimit.for_path(0.02, "netem")
     )

@@ -95,7 +95,7 @@ def offered_pps(throughput_bps: float | None, mss_bytes: float | None) -> float 
     return float(throughput_bps) / (8 * float(mss_bytes))
 
 
-def over_line_limit(offered: float | None, limit: dict[str, Any]) -> str | None:
+def over_line_limit(offered: float | None, limit: Mapping[str, Any]) -> str | None:
     """Why a run measured the delay line rather than TCP (None: it did not, or no limit
     is known): it offered the line at least the frames per second the line carries
     (``limit``: ``pps``, ``l1_bps``, ``from``, as ``testbed.linelimit.for_path``)."""

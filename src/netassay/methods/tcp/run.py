@@ -3,8 +3,8 @@ and rate as asked), the path's round trip measured by ping, then ``runs`` iperf3
 transfers, each stored the moment it ends with what bounds it (``analysis.tcp``), the
 window read back, the client's ``ss -tin`` near its end, the CPU per core and what the
 path's ground truths and its delay line counted, and the line's forwarding limit on
-this host (``testbed.linelimit``: measured by the first cell over the line on this host,
-kept for the later ones) beside what each transfer offered it."""
+this host (``testbed.linelimit``: measured by the first cell over the line at its delay
+on this host, kept for the later ones) beside what each transfer offered it."""
 
 from __future__ import annotations
 
@@ -59,11 +59,10 @@ def _cell(req: TcpRequest, options: RunOptions, tb: Testbed, store: Store | None
     st = tb.state
     rtt_s = path_rtt(st)
     limit = linelimit.for_path(req.delay_s, st["path"]["delay_kind"])
-    if linelimit.to_measure(limit):  # the first cell over the line on this host measures it
+    if linelimit.to_measure(limit):  # the first cell over the line at its delay measures it
         progress(f"delay line: {limit['from']}: measuring its limit at {req.delay_s * 1e3:g} "
-                 "ms on a path of its own (once per host, about 10 s)")  # fmt: skip
-        linelimit.measure_and_keep(req.delay_s, progress)
-        limit = linelimit.for_path(req.delay_s, st["path"]["delay_kind"])
+                 "ms on a path of its own (once per host and delay, about 10 s)")  # fmt: skip
+        limit = linelimit.measure_and_keep(req.delay_s, progress)
     config = {**asdict(req), "path": st["path"], "rtt_path_s": rtt_s,
               "iperf3": iperf3.version(), "line_limit": limit}  # fmt: skip
     progress(f"path: round trip {rtt_s * 1e3:.3f} ms by ping ({st['path']['delay_kind']})")
@@ -105,16 +104,17 @@ def path_rtt(state: dict[str, Any]) -> float:
     return float(p50) / 1e9
 
 
-def limit_text(limit: dict[str, Any]) -> str:
+def limit_text(limit: linelimit.LineLimit) -> str:
     """The line's limit in a few words (or why there is none)."""
-    if limit.get("pps") is None:
-        return f"limit not known: {limit.get('from')}"
-    return (f"limit {limit['pps'] / 1e3:.1f} kpps ({limit['l1_bps'] / 1e6:.0f} Mbit/s at L1 in "
+    pps, l1 = limit["pps"], limit["l1_bps"]
+    if pps is None or l1 is None:
+        return f"limit not known: {limit['from']}"
+    return (f"limit {pps / 1e3:.1f} kpps ({l1 / 1e6:.0f} Mbit/s at L1 in "
             f"1514-byte frames; {limit['from']})")  # fmt: skip
 
 
 def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
-             limit: dict[str, Any] | None = None) -> TcpRun:  # fmt: skip
+             limit: linelimit.LineLimit | None = None) -> TcpRun:  # fmt: skip
     """One iperf3 TCP transfer over the path, with what bounds it, what it cost and
     what it offered the delay line against the line's limit."""
     limit = limit or linelimit.none("not looked up")
