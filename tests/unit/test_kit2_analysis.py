@@ -150,6 +150,7 @@ def test_a_recovery_trials_two_generators_are_one_trial():
 
 
 def test_a_sampler_kept_waiting_reads_once_not_once_per_missed_tick():
+    import itertools
     import time
 
     from netassay.methods.recovery.run import Sampler
@@ -172,4 +173,4 @@ def test_a_sampler_kept_waiting_reads_once_not_once_per_missed_tick():
     # missed ticks come back to back (three within 4 ms); one tick woken late on a busy
     # host may fall close to the next, alone
     short = [g < 0.002 for g in gaps]
-    assert not any(x and y for x, y in zip(short, short[1:], strict=False)), gaps
+    assert not any(x and y for x, y in itertools.pairwise(short)), gaps
