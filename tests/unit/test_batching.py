@@ -216,3 +216,24 @@ def test_the_napi_ids_a_socket_saw_are_summed_over_runs_and_said():
     blind = {**runs[0], "socket_napi_ids": {"0": 100}}
     assert any(w.startswith("no NAPI id") for w in batching_run.warnings(blind, prober))
     assert batching_run.warnings({**blind, "busy_poll_us": 0}, prober) == []
+
+
+def test_a_runs_figures_have_the_keys_run_figures_declares():
+    """RunFigures is the type of what gaps.analyse gives and batching_runs stores: every
+    key it gives is declared, every required one given, and the socket's keys only with
+    its stamps (a key added to the figures and not to the type fails here)."""
+    from tests.typeddicts import declared
+
+    from netassay.methods.batching.gaps import GapQuantiles, RunFigures
+
+    req, opt = declared(RunFigures)
+    quantiles, _ = declared(GapQuantiles)
+    measured = {"busy_poll_us", "socket_napi_ids", "socket_napi_other"}  # (measure adds them)
+    socket = {k for k in opt if k.startswith("socket_")} - measured
+    e = paced(100, 100 * US)
+    r = batching_gaps.analyse(e, e + 3 * US, 100 * US)
+    assert set(r) == req and set(r["gap_quantiles"]) == quantiles
+    r = batching_gaps.analyse(e, e + 3 * US, 100 * US, socket=e + 9 * US)
+    assert set(r) == req | socket
+    assert set(r["gap_quantiles"]) == quantiles | {"socket"}
+    assert opt - socket == measured

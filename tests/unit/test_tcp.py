@@ -253,3 +253,32 @@ def test_the_limit_is_the_highest_rate_carried_with_every_lower_one():
     assert linelimit.highest(every, rates, tries=2) == (5e4, True)  # the highest tried: at least
     # a rate above one that failed is never taken, even if a trial there passed
     assert linelimit.highest([*rows, {**ok, "rate_pps": 5e4}], rates, tries=2) == (2e4, False)
+
+
+def test_a_transfer_has_the_keys_its_types_declare(tmp_path):
+    """parse_client gives what ClientRun declares, figures() what TransferFigures does,
+    and a transfer read back from a store (the golden store's tcp cell) has every key
+    TcpRun requires and none it does not declare (a column added to tcp_runs and not to
+    the type fails here)."""
+    import shutil
+
+    from tests.typeddicts import declared
+
+    from netassay.methods.tcp import store as tcp_store
+    from netassay.methods.tcp.run import ClientRun, figures
+    from netassay.methods.tcp.store import TcpRun, TransferFigures
+    from netassay.store.db import Store
+
+    out = parse_client((DATA / "tcp-reno-20ms-loss1e-3-client.json").read_text(), 0, "")
+    assert set(out) == declared(ClientRun)[0]
+    assert set(figures(out)) == declared(TransferFigures)[0]
+    req, opt = declared(TcpRun)
+    golden = Path(__file__).resolve().parents[1] / "data" / "golden" / "store.db"
+    shutil.copy(golden, tmp_path / "store.db")
+    with Store(tmp_path / "store.db") as store:
+        cells = list(tcp_store.stored_cells(store))
+    assert cells and all(c.runs for c in cells)
+    for run in (r for c in cells for r in c.runs):
+        keys = set(run) - {"id", "experiment_id", "utc"}  # the row's own columns
+        assert req <= keys <= req | opt
+        assert "iperf3" not in keys  # (stored, read without it)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -14,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from netassay.methods.batching.gaps import RunFigures
 from netassay.shared.plots import save
 
 POINTS = (("sender", "0.5", "--"), ("receiver", "C0", "-"), ("socket", "C1", "-."))
@@ -21,13 +21,13 @@ NAMES = {"sender": "sender egress", "receiver": "receiver ingress", "socket": "e
 
 
 def plot_gaps(
-    runs: Sequence[dict[str, Any]], spacing_ns: float, gap_ns: float, stem: Path, title: str = ""
+    runs: Sequence[RunFigures], spacing_ns: float, gap_ns: float, stem: Path, title: str = ""
 ) -> list[Path]:
     """Each run's gap distribution (CDF from its kept quantiles) at each point, the
     spacing and the burst threshold marked; write stem.png, stem.svg."""
     fig, ax = plt.subplots(figsize=(8, 3.6), constrained_layout=True)
     for i, r in enumerate(runs):
-        q = r.get("gap_quantiles", {})
+        q = r["gap_quantiles"]
         for point, color, ls in POINTS:
             v = np.asarray(q.get(point, []), dtype=float) / 1e3
             if len(v):

@@ -25,12 +25,87 @@ saw.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
 QUANTILES = 101  # the gap distribution kept per run and point: q0, q1, ..., q100
-STATS = {"p1": 1, "p50": 50, "p99": 99}
+
+
+class Bursts(TypedDict):
+    """A point's bursts (``bursts``): how many of two or more, their lengths (mean,
+    median: 1.0 when there is none; longest: 0 without packets), the period (None: no
+    gap ended one)."""
+
+    bursts: int
+    burst_len_mean: float
+    burst_len_p50: float
+    burst_len_max: int
+    period_ns: float | None
+
+
+class GapQuantiles(TypedDict):
+    """A run's gap distribution per point (QUANTILES of them; []: no gap there); the
+    echo's socket only with its stamps."""
+
+    sender: list[float]
+    receiver: list[float]
+    socket: NotRequired[list[float]]
+
+
+class RunFigures(Bursts):
+    """A run's figures (``analyse``), stored as they are (``batching_runs.summary_json``,
+    a dict: JSON): probes sent and seen at both points, the spacing and the burst
+    threshold, the gaps, their error and the waits (p1, p50, p99; None: no packet for
+    it), the shares in bursts and the receiver's bursts, burst lengths (length: bursts)
+    and gap quantiles. With the echo's socket (--probe udp) its figures too (the
+    ``socket_`` keys, ``at_socket``; its quantiles under ``gap_quantiles``), and with
+    its busy polling (``measure``, a run stored since --busy-poll) the polling asked
+    and the datagrams per NAPI id the socket saw."""
+
+    probes: int
+    seen: int
+    spacing_ns: float
+    gap_ns: float
+    sender_gap_p1_ns: float | None
+    sender_gap_p50_ns: float | None
+    sender_gap_p99_ns: float | None
+    receiver_gap_p1_ns: float | None
+    receiver_gap_p50_ns: float | None
+    receiver_gap_p99_ns: float | None
+    gap_error_p1_ns: float | None
+    gap_error_p50_ns: float | None
+    gap_error_p99_ns: float | None
+    sender_share_in_bursts: float
+    share_in_bursts: float
+    wait_p1_ns: float | None
+    wait_p50_ns: float | None
+    wait_p99_ns: float | None
+    wait_max_ns: float | None
+    one_way_min_ns: float | None
+    burst_lengths: dict[str, int]
+    gap_quantiles: GapQuantiles
+    socket_seen: NotRequired[int]
+    socket_gap_p1_ns: NotRequired[float | None]
+    socket_gap_p50_ns: NotRequired[float | None]
+    socket_gap_p99_ns: NotRequired[float | None]
+    socket_gap_error_p1_ns: NotRequired[float | None]
+    socket_gap_error_p50_ns: NotRequired[float | None]
+    socket_gap_error_p99_ns: NotRequired[float | None]
+    socket_share_in_bursts: NotRequired[float]
+    socket_bursts: NotRequired[int]
+    socket_burst_len_mean: NotRequired[float]
+    socket_burst_len_p50: NotRequired[float]
+    socket_burst_len_max: NotRequired[int]
+    socket_period_ns: NotRequired[float | None]
+    socket_wait_p1_ns: NotRequired[float | None]
+    socket_wait_p50_ns: NotRequired[float | None]
+    socket_wait_p99_ns: NotRequired[float | None]
+    socket_wait_max_ns: NotRequired[float | None]
+    socket_burst_lengths: NotRequired[dict[str, int]]
+    busy_poll_us: NotRequired[int]
+    socket_napi_ids: NotRequired[dict[str, int]]
+    socket_napi_other: NotRequired[int]
 
 
 def paired(egress: np.ndarray, ingress: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -68,11 +143,7 @@ def _q(values: np.ndarray, p: float) -> float | None:
     return float(np.percentile(values, p)) if len(values) else None
 
 
-def _stats(values: np.ndarray, prefix: str) -> dict[str, float | None]:
-    return {f"{prefix}_{k}_ns": _q(values, p) for k, p in STATS.items()}
-
-
-def bursts(lens: np.ndarray, gaps: np.ndarray, gap_ns: float) -> dict[str, Any]:
+def bursts(lens: np.ndarray, gaps: np.ndarray, gap_ns: float) -> Bursts:
     """A point's bursts: how many, their lengths (mean, median, longest), the period
     (the median gap that ends one)."""
     multi = lens[lens >= 2]
@@ -97,28 +168,36 @@ def _quantiles(gaps: np.ndarray) -> list[float]:
 
 
 def at_socket(
-    egress: np.ndarray, ingress: np.ndarray, socket: np.ndarray, gap_ns: float
-) -> dict[str, Any]:
-    """The socket's figures (see the module), keys prefixed ``socket_``, over the packets
-    seen at all three points; the socket's gap quantiles under ``socket_gap_quantiles``."""
+    found: RunFigures, egress: np.ndarray, ingress: np.ndarray, socket: np.ndarray, gap_ns: float
+) -> None:
+    """Add the socket's figures (see the module) to a run's, keys prefixed ``socket_``,
+    over the packets seen at all three points; its gap quantiles under ``socket``."""
     e, i, k = (np.asarray(a, dtype=np.int64) for a in (egress, ingress, socket))
     seen = (e > 0) & (i > 0) & (k > 0)
     e, i, k = e[seen], i[seen], k[seen]
     ge, gk = np.diff(e), np.diff(k)
     lens = burst_lengths(gk, gap_ns)
-    wait = k - i
-    found = {
-        "seen": len(k),
-        **_stats(gk, "gap"),
-        **_stats(np.abs(gk - ge), "gap_error"),
-        "share_in_bursts": share_in_bursts(lens),
-        **bursts(lens, gk, gap_ns),
-        **_stats(wait, "wait"),
-        "wait_max_ns": float(wait.max()) if len(wait) else None,
-        "burst_lengths": counted(lens),
-    }
-    return {**{f"socket_{key}": v for key, v in found.items()},
-            "socket_gap_quantiles": _quantiles(gk)}  # fmt: skip
+    wait, error = k - i, np.abs(gk - ge)
+    b = bursts(lens, gk, gap_ns)
+    found["socket_seen"] = len(k)
+    found["socket_gap_p1_ns"] = _q(gk, 1)
+    found["socket_gap_p50_ns"] = _q(gk, 50)
+    found["socket_gap_p99_ns"] = _q(gk, 99)
+    found["socket_gap_error_p1_ns"] = _q(error, 1)
+    found["socket_gap_error_p50_ns"] = _q(error, 50)
+    found["socket_gap_error_p99_ns"] = _q(error, 99)
+    found["socket_share_in_bursts"] = share_in_bursts(lens)
+    found["socket_bursts"] = b["bursts"]
+    found["socket_burst_len_mean"] = b["burst_len_mean"]
+    found["socket_burst_len_p50"] = b["burst_len_p50"]
+    found["socket_burst_len_max"] = b["burst_len_max"]
+    found["socket_period_ns"] = b["period_ns"]
+    found["socket_wait_p1_ns"] = _q(wait, 1)
+    found["socket_wait_p50_ns"] = _q(wait, 50)
+    found["socket_wait_p99_ns"] = _q(wait, 99)
+    found["socket_wait_max_ns"] = float(wait.max()) if len(wait) else None
+    found["socket_burst_lengths"] = counted(lens)
+    found["gap_quantiles"]["socket"] = _quantiles(gk)
 
 
 def analyse(
@@ -127,7 +206,7 @@ def analyse(
     spacing_ns: float,
     gap_ns: float | None = None,
     socket: np.ndarray | None = None,
-) -> dict[str, Any]:
+) -> RunFigures:
     """One run's gaps, bursts and waits (see the module); ``gap_ns`` None: half of
     ``spacing_ns``; ``socket`` the third stamps, or None (the socket figures are left
     out). Times in ns."""
@@ -135,28 +214,30 @@ def analyse(
     e, i = paired(egress, ingress)
     ge, gi = np.diff(e), np.diff(i)
     rx_lens, tx_lens = burst_lengths(gi, gap_ns), burst_lengths(ge, gap_ns)
-    wait = waiting(e, i)
-    out = at_socket(egress, ingress, socket, gap_ns) if socket is not None else {}
-    socket_q = out.pop("socket_gap_quantiles", None)
-    return {
+    wait, error = waiting(e, i), np.abs(gi - ge)
+    b = bursts(rx_lens, gi, gap_ns)
+    found: RunFigures = {
         "probes": len(np.asarray(egress)),
         "seen": len(e),
         "spacing_ns": float(spacing_ns),
         "gap_ns": gap_ns,
-        **_stats(ge, "sender_gap"),
-        **_stats(gi, "receiver_gap"),
-        **_stats(np.abs(gi - ge), "gap_error"),
+        "sender_gap_p1_ns": _q(ge, 1), "sender_gap_p50_ns": _q(ge, 50),
+        "sender_gap_p99_ns": _q(ge, 99),
+        "receiver_gap_p1_ns": _q(gi, 1), "receiver_gap_p50_ns": _q(gi, 50),
+        "receiver_gap_p99_ns": _q(gi, 99),
+        "gap_error_p1_ns": _q(error, 1), "gap_error_p50_ns": _q(error, 50),
+        "gap_error_p99_ns": _q(error, 99),
         "sender_share_in_bursts": share_in_bursts(tx_lens),
         "share_in_bursts": share_in_bursts(rx_lens),
-        **bursts(rx_lens, gi, gap_ns),
-        **_stats(wait, "wait"),
+        "bursts": b["bursts"], "burst_len_mean": b["burst_len_mean"],
+        "burst_len_p50": b["burst_len_p50"], "burst_len_max": b["burst_len_max"],
+        "period_ns": b["period_ns"],
+        "wait_p1_ns": _q(wait, 1), "wait_p50_ns": _q(wait, 50), "wait_p99_ns": _q(wait, 99),
         "wait_max_ns": float(wait.max()) if len(wait) else None,
         "one_way_min_ns": float((i - e).min()) if len(e) else None,
         "burst_lengths": counted(rx_lens),
-        "gap_quantiles": {
-            "sender": _quantiles(ge),
-            "receiver": _quantiles(gi),
-            **({"socket": socket_q} if socket_q is not None else {}),
-        },
-        **out,
-    }
+        "gap_quantiles": {"sender": _quantiles(ge), "receiver": _quantiles(gi)},
+    }  # fmt: skip
+    if socket is not None:
+        at_socket(found, egress, ingress, socket, gap_ns)
+    return found

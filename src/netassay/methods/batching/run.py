@@ -34,11 +34,11 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from netassay.errors import TestbedError
 from netassay.methods.base import Progress, run_store
 from netassay.methods.batching import gaps
 from netassay.methods.batching import store as batching_store
+from netassay.methods.batching.gaps import RunFigures
 from netassay.methods.batching.request import BatchingRequest
 from netassay.proc import run as run_cmd
 from netassay.shared.probe_run import achieved_rate, environment
@@ -61,8 +62,62 @@ EGRESS, INGRESS = "snd_ep_out", "rsp_ep_in"  # the capture points read
 SOCKET = "socket"  # --probe udp: the echo's recv call returned it (stamped by the echo)
 WARMUP = 50  # probes sent before the first run (caches, the first NAPI poll), not stored
 MISSED = 0.01  # probes missing at a capture point, above this share: a fault
-SYSFS = ("gro_flush_timeout", "napi_defer_hard_irqs", "threaded")
 XDP_DRV = 1  # XDP_ATTACHED_DRV: 'ip -j link' shows a native program as mode 1
+
+
+class Knobs(TypedDict):
+    """The receiver veth's settings (``read_knobs``), as the kernel reads them or as they
+    are asked (``set_knobs``): GRO and its peer's TSO (ethtool's on/off; None: ethtool
+    does not list it), the native XDP program (on/off) and the NAPI settings in sysfs
+    (gro_flush_timeout, napi_defer_hard_irqs, threaded) as they read."""
+
+    gro: str | None
+    xdp: str
+    peer_tso: str | None
+    gro_flush_timeout: str
+    napi_defer_hard_irqs: str
+    threaded: str
+
+
+class BusyPoll(TypedDict):
+    """The busy polling asked of the echo's socket (--busy-poll)."""
+
+    busy_poll_us: int
+
+
+class SocketKnobs(TypedDict):
+    """What the echo's socket was asked and what it read back (``socket_knobs``): the
+    read is the echo's own report as it gave it (``traffic.probe.Echo.busy_poll``:
+    busy_poll_us, prefer_busy_poll, ...)."""
+
+    set: BusyPoll
+    read: dict[str, Any]
+
+
+class KnobsSet(TypedDict):
+    """The knobs of a measurement as its experiment's metadata keeps them (``knobs``,
+    JSON as it is): the receiver's veth and its peer, what they had before, what was
+    asked and what the kernel read back after; with the echo (--probe udp) its socket's."""
+
+    device: str
+    peer: str
+    before: Knobs
+    set: Knobs
+    read: Knobs
+    socket: NotRequired[SocketKnobs]
+
+
+@dataclass(frozen=True)
+class Train:
+    """One paced train sent (``send``): the prober's summary (its JSON), each probe's
+    stamps at the two capture points (0: not seen), at the echo's socket with --probe udp
+    (None otherwise), and how long it took."""
+
+    prober: dict[str, Any]
+    egress: np.ndarray
+    ingress: np.ndarray
+    socket: np.ndarray | None
+    elapsed_s: float
 
 
 @dataclass
@@ -74,7 +129,7 @@ class Batching:
     name: str
     label: str = ""
     progress: Progress = lambda line: None
-    knobs: dict[str, Any] = field(default_factory=dict)
+    knobs: KnobsSet | None = None  # (set before the first run is stored)
     experiment_id: int | None = None
     stored: int = 0
 
@@ -82,6 +137,7 @@ class Batching:
         return RttTestbedConfig(path=self.req.path, background=0, cpus=self.req.cpus)
 
     def factors(self) -> dict[str, Any]:
+        """The experiment's config (an open JSON document, as every method's is)."""
         r = self.req
         return {
             "method": "batching", "path": r.path, "rate_pps": r.rate_pps, "count": r.count,
@@ -114,7 +170,7 @@ def _xdp(ns: str) -> str:
     return "on" if link.get("xdp", {}).get("mode") == XDP_DRV else "off"
 
 
-def read_knobs(tb: Testbed) -> dict[str, Any]:
+def read_knobs(tb: Testbed) -> Knobs:
     """The receiver veth's GRO, XDP and NAPI settings and its peer's TSO, as the kernel
     has them."""
     rsp, srv = tb.ns("rspep"), tb.ns("rspsrv")
@@ -122,29 +178,34 @@ def read_knobs(tb: Testbed) -> dict[str, Any]:
         "gro": _features(rsp, EP_DEV).get("gro"),
         "xdp": _xdp(rsp),
         "peer_tso": _features(srv, server_dev("rspep")).get("tso"),
-        **{k: _sysfs(rsp, k) for k in SYSFS},
+        "gro_flush_timeout": _sysfs(rsp, "gro_flush_timeout"),
+        "napi_defer_hard_irqs": _sysfs(rsp, "napi_defer_hard_irqs"),
+        "threaded": _sysfs(rsp, "threaded"),
     }
 
 
-def set_knobs(tb: Testbed, req: BatchingRequest) -> dict[str, Any]:
+def set_knobs(tb: Testbed, req: BatchingRequest) -> KnobsSet:
     """Set the knobs (see the module); what was there before, what was asked, what the
     kernel reads back. A setting it does not take is a testbed error."""
     rsp, srv = tb.ns("rspep"), tb.ns("rspsrv")
     before = read_knobs(tb)
-    want = {"gro": req.gro, "xdp": req.xdp, "peer_tso": "off",
-            "gro_flush_timeout": str(req.flush_ns),
-            "napi_defer_hard_irqs": str(req.defer),
-            "threaded": "1" if req.threaded == "on" else "0"}  # fmt: skip
+    want: Knobs = {"gro": req.gro, "xdp": req.xdp, "peer_tso": "off",
+                   "gro_flush_timeout": str(req.flush_ns),
+                   "napi_defer_hard_irqs": str(req.defer),
+                   "threaded": "1" if req.threaded == "on" else "0"}  # fmt: skip
+    sysfs = {"gro_flush_timeout": want["gro_flush_timeout"],
+             "napi_defer_hard_irqs": want["napi_defer_hard_irqs"],
+             "threaded": want["threaded"]}  # fmt: skip
     run_cmd(["ethtool", "-K", server_dev("rspep"), "tso", "off"], netns=srv)
     run_cmd(["ethtool", "-K", EP_DEV, "gro", req.gro], netns=rsp)
     if req.xdp == "on":  # (the testbed's veth has none before)
         prog = xdp_router.object_path(obj=xdp_router.PASS_OBJECT)
         run_cmd(["ip", "link", "set", "dev", EP_DEV, "xdpdrv", "obj", str(prog), "sec", "xdp"],
                 netns=rsp)  # fmt: skip
-    for key in SYSFS:
-        if _sysfs(rsp, key) != want[key]:
+    for key, value in sysfs.items():
+        if _sysfs(rsp, key) != value:
             path = f"/sys/class/net/{EP_DEV}/{key}"
-            run_cmd(["tee", path], netns=rsp, input_text=want[key] + "\n")
+            run_cmd(["tee", path], netns=rsp, input_text=value + "\n")
     after = read_knobs(tb)
     _taken(want, after, "the receiver's veth did not take its batching knobs",
            "check that this kernel's veth has these settings")  # fmt: skip
@@ -152,34 +213,33 @@ def set_knobs(tb: Testbed, req: BatchingRequest) -> dict[str, Any]:
             "before": before, "set": want, "read": after}  # fmt: skip
 
 
-def socket_knobs(echo: Echo, req: BatchingRequest) -> dict[str, Any]:
+def socket_knobs(echo: Echo, req: BatchingRequest) -> SocketKnobs:
     """What the echo's socket was asked (--busy-poll) and what the kernel read back; a
     setting it does not take is a testbed error."""
     read = echo.busy_poll
-    want = {"busy_poll_us": req.busy_poll_us}
+    want: BusyPoll = {"busy_poll_us": req.busy_poll_us}
     _taken(want, read, "the echo's socket did not take its busy polling",
            "check that this kernel has CONFIG_NET_RX_BUSY_POLL")  # fmt: skip
     return {"set": want, "read": read}
 
 
-def _taken(want: dict[str, Any], read: dict[str, Any], what: str, todo: str) -> None:
+def _taken(want: Mapping[str, object], read: Mapping[str, object], what: str, todo: str) -> None:
     """Every setting asked reads back as asked, or a testbed error saying which did not."""
     wrong = {k: read.get(k) for k, v in want.items() if read.get(k) != v}
     if wrong:
         raise TestbedError(what, f"asked {want}, read back {wrong}", todo)
 
 
-def napi_ids(echo: Echo | None) -> dict[str, Any]:
-    """A run's datagrams per NAPI id at the echo's socket (none without the echo)."""
-    if echo is None:
-        return {}
+def napi_ids(echo: Echo, found: RunFigures) -> None:
+    """Add a run's datagrams per NAPI id at the echo's socket to its figures (since the
+    last call: the warm-up's are read and dropped before the first run)."""
     got = echo.napi_ids()
-    return {"socket_napi_ids": got.get("napi_ids", {}),
-            "socket_napi_other": int(got.get("napi_other", 0))}  # fmt: skip
+    found["socket_napi_ids"] = got.get("napi_ids", {})
+    found["socket_napi_other"] = int(got.get("napi_other", 0))
 
 
 # -- one run -----------------------------------------------------------------------------
-def send(tb: Testbed, cap: Capture, req: BatchingRequest, count: int) -> dict[str, Any]:
+def send(tb: Testbed, cap: Capture, req: BatchingRequest, count: int) -> Train:
     """One paced train; each probe's stamps at the two points (and, with --probe udp, at
     the echo's socket: None otherwise) and the prober's summary."""
     spec = ProbeSpec(probe=req.probe, rate_pps=req.rate_pps, count=count,
@@ -198,11 +258,11 @@ def send(tb: Testbed, cap: Capture, req: BatchingRequest, count: int) -> dict[st
     recs = np.concatenate(rows) if rows else np.zeros((0, 5 if stamped else 4), dtype=np.uint64)
     seq = np.ascontiguousarray(recs[:, 0])
     points = cap.lookup(seq)
-    return {"prober": prober, "egress": points[EGRESS], "ingress": points[INGRESS],
-            SOCKET: recs[:, 4] if stamped else None, "elapsed_s": elapsed}  # fmt: skip
+    return Train(prober=prober, egress=points[EGRESS], ingress=points[INGRESS],
+                 socket=recs[:, 4] if stamped else None, elapsed_s=elapsed)  # fmt: skip
 
 
-def warnings(run: dict[str, Any], prober: dict[str, Any]) -> list[str]:
+def warnings(run: RunFigures, prober: dict[str, Any]) -> list[str]:
     """Measurement-quality warnings; those naming a fault (quality.FAULTS) exclude the run."""
     out = []
     sent, seen = int(prober.get("sent", 0)), int(run["seen"])
@@ -274,7 +334,7 @@ def _experiment(store: Store, b: Batching, tb: Testbed) -> int:
     return exp_id
 
 
-def _socket_progress(found: dict[str, Any]) -> str:
+def _socket_progress(found: RunFigures) -> str:
     if "socket_seen" not in found:
         return ""
     return (
@@ -294,18 +354,21 @@ def measure(b: Batching) -> batching_store.StoredBatching:
         _echo(tb, r) as echo,
         _store(b) as store,
     ):
-        b.knobs = set_knobs(tb, r)
+        knobs = set_knobs(tb, r)
         if echo is not None:
-            b.knobs["socket"] = socket_knobs(echo, r)
+            knobs["socket"] = socket_knobs(echo, r)
+        b.knobs = knobs
         send(tb, cap, r, WARMUP)
-        napi_ids(echo)  # (the warm-up's)
+        if echo is not None:
+            echo.napi_ids()  # (the warm-up's)
         for i in range(r.runs):
             got = send(tb, cap, r, r.count)
-            found = gaps.analyse(got["egress"], got["ingress"], r.spacing_ns, r.threshold_ns,
-                                 got[SOCKET])  # fmt: skip
+            found = gaps.analyse(got.egress, got.ingress, r.spacing_ns, r.threshold_ns,
+                                 got.socket)  # fmt: skip
             if echo is not None:
-                found |= {"busy_poll_us": r.busy_poll_us, **napi_ids(echo)}
-            p = got["prober"]
+                found["busy_poll_us"] = r.busy_poll_us
+                napi_ids(echo, found)
+            p = got.prober
             if b.experiment_id is None:
                 b.experiment_id = _experiment(store, b, tb)
             trial = TrialRecord(

@@ -5,13 +5,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from netassay.methods.batching.gaps import RunFigures
 from netassay.store.db import Experiment, Store
 from netassay.store.rows import dumps
 from netassay.trial.record import TrialRecord
@@ -44,26 +45,13 @@ COLUMNS = (
     "probes", "seen", "spacing_ns", "gap_ns", "share_in_bursts", "sender_share_in_bursts",
     "burst_len_mean", "period_ns", "gap_error_p50_ns", "wait_p50_ns", "wait_p99_ns",
 )  # fmt: skip
-# the figures an experiment's summary gives as the median over its runs
-MEDIANS = (
-    "share_in_bursts", "sender_share_in_bursts", "burst_len_mean", "burst_len_p50",
-    "period_ns", "receiver_gap_p50_ns", "sender_gap_p50_ns", "gap_error_p50_ns",
-    "gap_error_p99_ns", "wait_p50_ns", "wait_p99_ns", "wait_max_ns",
-)  # fmt: skip
-# with --probe udp, the same at the echo's socket (gaps.at_socket), and the wait from
-# ingress to the socket
-SOCKET_MEDIANS = (
-    "socket_share_in_bursts", "socket_burst_len_mean", "socket_burst_len_p50",
-    "socket_period_ns", "socket_gap_p50_ns", "socket_gap_error_p50_ns",
-    "socket_gap_error_p99_ns", "socket_wait_p1_ns", "socket_wait_p50_ns",
-    "socket_wait_p99_ns", "socket_wait_max_ns",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class BatchingSocket:
     """The echo socket's figures of an experiment (--probe udp): the probes stamped
-    there, each of SOCKET_MEDIANS as the median over the runs (None: no run has it),
+    there, each figure of a run's (gaps.at_socket) as the median over the runs (None:
+    no run has it),
     the burst lengths summed and the datagrams per NAPI id summed (None: no run has
     them, stored before --busy-poll existed)."""
 
@@ -86,8 +74,9 @@ class BatchingSocket:
 @dataclass(frozen=True)
 class BatchingSummary:
     """An experiment's figures (``summary``): its settings as its config holds them
-    (None: not there), the sent spacing, the runs, probes sent and seen, each of MEDIANS
-    as the median over the runs (None: no run has it), the burst lengths summed and the
+    (None: not there), the sent spacing, the runs, probes sent and seen, each figure of
+    a run's (gaps.RunFigures) as the median over the runs (None: no run has it), the
+    burst lengths summed and the
     echo socket's figures (None: not --probe udp)."""
 
     path: str | None
@@ -141,7 +130,7 @@ class StoredBatching:
 
     db: Path
     experiment: Experiment
-    runs: list[dict[str, Any]]  # each run's figures (gaps.analyse), as stored: JSON
+    runs: list[RunFigures]  # each run's figures (gaps.analyse), as stored
     summary: BatchingSummary
 
 
@@ -149,7 +138,7 @@ def ensure(store: Store) -> None:
     store.ensure_tables(KIND, 1, DDL)
 
 
-def add_run(store: Store, experiment_id: int, trial: TrialRecord, run: dict[str, Any]) -> int:
+def add_run(store: Store, experiment_id: int, trial: TrialRecord, run: RunFigures) -> int:
     """One run: its trial and its batching_runs row, in one transaction."""
     with store.transaction() as w:
         trial_id = w.trial(experiment_id, trial)
@@ -160,43 +149,54 @@ def add_run(store: Store, experiment_id: int, trial: TrialRecord, run: dict[str,
     return trial_id
 
 
-def runs(store: Store, experiment_id: int) -> list[dict[str, Any]]:
+def runs(store: Store, experiment_id: int) -> list[RunFigures]:
     rows = store.rows(TABLE, {"experiment_id": experiment_id}, ("run",))
-    return [json.loads(r["summary_json"]) for r in rows]
+    # (summary_json is what add_run wrote: a run's figures, as gaps.analyse gave them)
+    return [cast(RunFigures, json.loads(r["summary_json"])) for r in rows]
 
 
-def _medians(found: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
-    med: dict[str, Any] = {}
-    for k in keys:
-        v = [float(r[k]) for r in found if r.get(k) is not None]
-        med[k] = float(np.median(v)) if v else None
-    return med
+def _median(values: Iterable[float | None]) -> float | None:
+    """The median of the runs that have the figure (None: none has it)."""
+    v = [float(x) for x in values if x is not None]
+    return float(np.median(v)) if v else None
 
 
-def _lengths(found: list[dict[str, Any]], key: str) -> dict[str, int]:
+def _summed(counts: Iterable[dict[str, int] | None]) -> dict[str, int]:
+    """Counts per key (a burst length, a NAPI id) summed over the runs, by the key's
+    number."""
     lengths: dict[str, int] = {}
-    for r in found:
-        for k, n in r.get(key, {}).items():
+    for c in counts:
+        for k, n in (c or {}).items():
             lengths[k] = lengths.get(k, 0) + int(n)
     return dict(sorted(lengths.items(), key=lambda kv: int(kv[0])))
 
 
-def _socket(found: list[dict[str, Any]]) -> BatchingSocket | None:
+def _socket(found: Sequence[RunFigures]) -> BatchingSocket | None:
     """The socket's figures (--probe udp), or None when no run has them."""
     if not any("socket_seen" in r for r in found):
         return None
     napi = any("socket_napi_ids" in r for r in found)  # (none before --busy-poll existed)
     return BatchingSocket(
         socket_seen=sum(int(r.get("socket_seen", 0)) for r in found),
-        **_medians(found, SOCKET_MEDIANS),
-        socket_burst_lengths=_lengths(found, "socket_burst_lengths"),
-        socket_napi_ids=_lengths(found, "socket_napi_ids") if napi else None,
+        socket_share_in_bursts=_median(r.get("socket_share_in_bursts") for r in found),
+        socket_burst_len_mean=_median(r.get("socket_burst_len_mean") for r in found),
+        socket_burst_len_p50=_median(r.get("socket_burst_len_p50") for r in found),
+        socket_period_ns=_median(r.get("socket_period_ns") for r in found),
+        socket_gap_p50_ns=_median(r.get("socket_gap_p50_ns") for r in found),
+        socket_gap_error_p50_ns=_median(r.get("socket_gap_error_p50_ns") for r in found),
+        socket_gap_error_p99_ns=_median(r.get("socket_gap_error_p99_ns") for r in found),
+        socket_wait_p1_ns=_median(r.get("socket_wait_p1_ns") for r in found),
+        socket_wait_p50_ns=_median(r.get("socket_wait_p50_ns") for r in found),
+        socket_wait_p99_ns=_median(r.get("socket_wait_p99_ns") for r in found),
+        socket_wait_max_ns=_median(r.get("socket_wait_max_ns") for r in found),
+        socket_burst_lengths=_summed(r.get("socket_burst_lengths") for r in found),
+        socket_napi_ids=_summed(r.get("socket_napi_ids") for r in found) if napi else None,
     )
 
 
-def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> BatchingSummary:
-    """An experiment's figures: each the median over its runs; burst lengths summed."""
-    med = _medians(found, MEDIANS)
+def summary(config: dict[str, Any], found: Sequence[RunFigures]) -> BatchingSummary:
+    """An experiment's figures: each the median over its runs; burst lengths summed.
+    ``config`` is the experiment's (an open JSON document: ``run.Batching.factors``)."""
     keys = ("path", "rate_pps", "count", "runs", "size_bytes", "gro", "flush_ns", "defer",
             "threaded", "gap_ns", "cpus")  # fmt: skip
     given: dict[str, Any] = {k: config.get(k) for k in keys}  # as configured (None: not)
@@ -209,8 +209,19 @@ def summary(config: dict[str, Any], found: list[dict[str, Any]]) -> BatchingSumm
         runs_stored=len(found),
         probes=sum(int(r["probes"]) for r in found),
         seen=sum(int(r["seen"]) for r in found),
-        **med,
-        burst_lengths=_lengths(found, "burst_lengths"),
+        share_in_bursts=_median(r["share_in_bursts"] for r in found),
+        sender_share_in_bursts=_median(r["sender_share_in_bursts"] for r in found),
+        burst_len_mean=_median(r["burst_len_mean"] for r in found),
+        burst_len_p50=_median(r["burst_len_p50"] for r in found),
+        period_ns=_median(r["period_ns"] for r in found),
+        receiver_gap_p50_ns=_median(r["receiver_gap_p50_ns"] for r in found),
+        sender_gap_p50_ns=_median(r["sender_gap_p50_ns"] for r in found),
+        gap_error_p50_ns=_median(r["gap_error_p50_ns"] for r in found),
+        gap_error_p99_ns=_median(r["gap_error_p99_ns"] for r in found),
+        wait_p50_ns=_median(r["wait_p50_ns"] for r in found),
+        wait_p99_ns=_median(r["wait_p99_ns"] for r in found),
+        wait_max_ns=_median(r["wait_max_ns"] for r in found),
+        burst_lengths=_summed(r["burst_lengths"] for r in found),
         socket=_socket(found),
     )
 

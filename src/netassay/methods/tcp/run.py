@@ -24,7 +24,7 @@ from netassay.errors import ToolError
 from netassay.methods.base import RunOptions
 from netassay.methods.tcp import store as tcp_store
 from netassay.methods.tcp.request import NAME, TcpRequest
-from netassay.methods.tcp.store import TcpRun, TransferFigures
+from netassay.methods.tcp.store import LineCounters, SsSample, TcpRun, TransferFigures
 from netassay.proc import run
 from netassay.store.db import Store
 from netassay.testbed import Testbed, linelimit, require_root, tcppath
@@ -124,7 +124,7 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
     server = iperf3.Side(t["server_netns"], cfg.get("server_cpu"))
     secs = req.omit_s + iperf3.whole_seconds(req.duration_s)
     argv = iperf3.tcp_argv(t["dst"], req.duration_s, req.cc, int(req.window) or None, req.omit_s)
-    ss: dict[str, Any] = {}
+    ss: SsSample = {}
     sampler = threading.Timer(secs * SS_AT, lambda: ss.update(ss_sample(t["netns"], t["dst"])))
     truth0, line0, cpu0 = tcppath.truth_counters(st), tcppath.line_stats(st), cpu.read()
     sampler.start()
@@ -162,7 +162,7 @@ def transfer(req: TcpRequest, st: dict[str, Any], rtt_s: float, index: int,
     }  # fmt: skip
 
 
-def line_fault(line: dict[str, Any], dropped: int) -> str | None:
+def line_fault(line: LineCounters, dropped: int) -> str | None:
     """Why a run measured the delay line rather than TCP (None: it did not): the line
     lost frames, or it fell behind (more than LATE_SHARE of the frames left over 1 ms
     after their time: the path's delay was not the one asked)."""
@@ -224,18 +224,18 @@ def figures(c: ClientRun) -> TransferFigures:
     }  # fmt: skip
 
 
-def ss_sample(netns: str, dst: str) -> dict[str, Any]:
+def ss_sample(netns: str, dst: str) -> SsSample:
     """The client's busiest TCP connection to ``dst`` as ``ss -tin`` shows it."""
     return parse_ss(run(["ss", "-tinH", "dst", dst], netns=netns, check=False, timeout=5).stdout)
 
 
-def parse_ss(text: str) -> dict[str, Any]:
+def parse_ss(text: str) -> SsSample:
     """The connection with the most bytes sent in ``ss -tinH``'s output, as key: value."""
-    best: dict[str, Any] = {}
+    best: SsSample = {}
     for info in text.split("\n"):
         if not info.startswith((" ", "\t")):
             continue
-        d: dict[str, Any] = {}
+        d: SsSample = {}
         for k, v in _SS_PAIR.findall(info):
             d[k] = _number(v)
         if int(d.get("bytes_sent", 0) or 0) >= int(best.get("bytes_sent", 0) or 0):
@@ -243,7 +243,7 @@ def parse_ss(text: str) -> dict[str, Any]:
     return best
 
 
-def _number(v: str) -> Any:
+def _number(v: str) -> int | float | str:
     try:
         return int(v)
     except ValueError:
@@ -253,12 +253,13 @@ def _number(v: str) -> Any:
             return v
 
 
-def line_delta(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+def line_delta(before: dict[str, Any] | None, after: dict[str, Any] | None) -> LineCounters:
     """The delay line's counters over a transfer, per direction (late_max_ns and
-    queue_max are the line's so far, not the transfer's)."""
+    queue_max are the line's so far, not the transfer's), from the line's counters
+    before and after it (``testbed.tcppath.line_stats``: its JSON, None: no line)."""
     if not after:
         return {}
-    out: dict[str, Any] = {}
+    out: LineCounters = {}
     for d in ("ab", "ba"):
         a, b = after.get(d, {}), (before or {}).get(d, {})
         out[d] = {k: (v - b.get(k, 0) if k not in ("late_max_ns", "queue_max") else v)

@@ -70,6 +70,12 @@ ALTER TABLE tcp_runs ADD COLUMN line_limit_from TEXT;
 """
 VERSIONS = ((1, DDL), (2, DDL_2))
 JSON_COLUMNS = ("cpu", "ss", "line", "iperf3")
+# The client's ``ss -tin`` of the flow near its end: each key: value as ss printed it, a
+# number where it is one (``run.parse_ss``; {}: not read)
+SsSample = dict[str, int | float | str]
+# The delay line's counters over a transfer per direction (``ab``, ``ba``: counter: value,
+# ``run.line_delta``; {}: no line); the keys are the line's own (netassay-gen delay)
+LineCounters = dict[str, dict[str, int | float]]
 
 
 class TransferFigures(TypedDict):
@@ -118,9 +124,9 @@ class TcpRun(TransferFigures):
     line_limit_l1_bps: NotRequired[float | None]
     line_limit_from: NotRequired[str | None]
     cpu: dict[str, float]  # busy share per core over the transfer
-    ss: dict[str, Any]  # ss -tin's key: value, as it printed them
-    line: dict[str, Any]  # the delay line's counters per direction
-    iperf3: NotRequired[dict[str, Any]]
+    ss: SsSample
+    line: LineCounters
+    iperf3: NotRequired[dict[str, Any]]  # iperf3's client JSON, whole: an open document
 
 
 @dataclass(frozen=True)
