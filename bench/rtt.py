@@ -94,6 +94,7 @@ def side_by_side(path: str, blocks: int, count: int) -> dict[str, Any]:
     peers: dict[str, list[traffic_peers.PeerRun]] = {"ping": [], "irtt": []}
 
     def after_run(m: rtt_run.Measurement, res: Any) -> None:
+        assert m.testbed is not None  # a run ends on a testbed built
         dst, s = m.testbed["peers"]["sndep"]["dst"], m.req.spec
         order = ("ping", "irtt") if len(m.results) % 2 else ("irtt", "ping")
         for peer in order:

@@ -565,3 +565,42 @@ def test_a_stall_whose_loss_exceeds_every_goal_even_without_its_burst_is_used():
     # a stall of unknown length is never excused
     unknown = replace(rec, counters={})
     assert search_engine._stall_outweighed(unknown, spec()).excluded
+
+
+def test_the_json_of_a_generator_bound_search_keeps_its_keys_in_order():
+    """A max load lowered to the generator's reach: the outcome's JSON says the reach
+    between the search's totals and its goals, a goal the SUT met there says
+    ``generator_bound`` last, and the text says what that bound is."""
+    from netassay.methods.search import view
+
+    out = search(SyntheticSut(cliff(1e6)), replace(spec(hi=300_000), reach_pps=300_000.0))
+    js = view.outcome_json(out)
+    keys = list(js)
+    assert keys[-2:] == ["generator_reach_pps", "goals"] and keys[-3] == "mlrsearch"
+    assert js["generator_reach_pps"] == 300_000.0
+    for g in js["goals"]:
+        assert list(g)[-1] == "generator_bound" and g["generator_bound"] is True
+    assert "generator-bound" in "\n".join(view.outcome_lines(out, "x"))
+    plain = view.outcome_json(search(SyntheticSut(cliff(1e6)), spec(hi=300_000)))
+    assert "generator_reach_pps" not in plain
+    assert all("generator_bound" not in g for g in plain["goals"])
+
+
+def test_a_search_s_extras_say_a_bound_above_a_cap_as_the_cap_computed_it():
+    """The extras keep each bound above a cap as found (no round trip through JSON):
+    the text is the excess's own line, bits and layer included; the JSON has only the
+    extras there are, in the order --json has always written them."""
+    from netassay.analysis.caps import Cap, CapExcess
+    from netassay.methods.search import view
+
+    x = CapExcess("PDR@0.5%", 61_000.0, Cap("--sut-cap", 60_000.0, 1_200), 1.0, 672.0, "L1",
+                  0.005)  # fmt: skip
+    extras = view.StoredExtras(above_cap=(x,))
+    assert view.extras_lines(extras) == [f"  note: {x.line()}"] and "at L1" in x.line()
+    assert extras.to_json() == {"above_cap": [x.to_json()]}
+    both = view.StoredExtras(above_cap=(x,), dataplane={"sut": "x"}, imix={"mix": "simple"})
+    assert list(both.to_json()) == ["imix", "dataplane", "above_cap"]
+    assert view.StoredExtras().to_json() == {}
+    assert view.stored_extras("/nonexistent.db", None, search(SyntheticSut(cliff(CAP)))) == (
+        view.StoredExtras()
+    )

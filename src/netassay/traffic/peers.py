@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -26,6 +26,29 @@ _PING_LINE = re.compile(r"icmp_seq=(\d+) .*time=([0-9.]+) ms")
 _PING_SENT = re.compile(r"(\d+) packets transmitted, (\d+) received")
 
 
+class PeerExtra(TypedDict, total=False):
+    """What a peer tool's run says beside its counts: irtt's planned probes and the
+    worst share of its timer's misses (None: it does not say), the runs pooled."""
+
+    runs: int
+    planned: int
+    timer_miss_percent: float | None
+
+
+class PeerSummary(PeerExtra):
+    """A peer tool's run as stored and printed (``PeerRun.summary``): the tool, its
+    counts, version and command, its round trips' statistics (``Hist.summary``) under
+    ``latency_sent``, and its ``PeerExtra``."""
+
+    peer: str
+    sent: int
+    received: int
+    lost: int
+    version: str
+    argv: list[str]
+    segments: dict[str, dict[str, Any]]
+
+
 @dataclass
 class PeerRun:
     """One run of a peer tool: what it sent and got, its round trips as a histogram."""
@@ -37,9 +60,9 @@ class PeerRun:
     argv: list[str] = field(default_factory=list)
     version: str = ""
     elapsed_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: PeerExtra = field(default_factory=lambda: PeerExtra())
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> PeerSummary:
         return {"peer": self.peer, "sent": self.sent, "received": self.received,
                 "lost": self.sent - self.received, "version": self.version,
                 "argv": self.argv, "segments": {"latency_sent": self.hist.summary()},

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netassay.analysis import effects
+from netassay.analysis.effects import OverRuns
 from netassay.errors import UsageError
 from netassay.hist import Hist
 from netassay.methods.rtt import store as rtt_store
@@ -140,23 +141,103 @@ def _differing(exps: Sequence[Any]) -> list[str]:
     return keys
 
 
+@dataclass(frozen=True)
+class ConfigSummary:
+    """One configuration in a comparison: the per-run statistic of each segment over its
+    runs (median, bootstrap CI), as shown and written (``to_json``: a segment's summary
+    under its own name beside the configuration's)."""
+
+    configuration: str
+    factors: dict[str, Any]  # the experiments' config values it groups by (open)
+    runs: int
+    excluded: int
+    segments: dict[str, OverRuns]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"configuration": self.configuration, "factors": self.factors,
+                "runs": self.runs, "excluded": self.excluded, **self.segments}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Pairwise:
+    """One segment of a configuration (``a``) against the baseline (``b``): the test's
+    figures (``analysis.effects``: Mann-Whitney U or Wilcoxon signed-rank, whose keys
+    differ), written beside the segment and the two labels."""
+
+    segment: str
+    a: str
+    b: str
+    test: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"segment": self.segment, "a": self.a, "b": self.b, **self.test}
+
+
+@dataclass(frozen=True)
+class Trend:
+    """Kendall's tau-b of a segment against the number of ``load`` loads, over the
+    configurations equal in the factors ``with_`` (``analysis.effects.kendall_trend``)."""
+
+    segment: str
+    load: str
+    with_: dict[str, Any]
+    test: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"segment": self.segment, "load": self.load, "with": self.with_, **self.test}
+
+
+@dataclass(frozen=True)
+class Sides:
+    """A configuration's sender side against its responder side, paired by run (the
+    Wilcoxon signed-rank test's figures)."""
+
+    configuration: str
+    a: str
+    b: str
+    test: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"configuration": self.configuration, "a": self.a, "b": self.b, **self.test}
+
+
+@dataclass(frozen=True)
+class RttComparison:
+    """A store's rtt configurations compared (``comparison``): per configuration the
+    statistic over runs, each against the first, the trends and the two sides; as
+    ``assess``, ``compare`` and the page show it and write it (``to_json``)."""
+
+    statistic: str
+    paired: bool
+    configurations: list[ConfigSummary]
+    pairwise: list[Pairwise]
+    trends: list[Trend]
+    sides: list[Sides]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "statistic": self.statistic, "paired": self.paired,
+            "configurations": [c.to_json() for c in self.configurations],
+            "pairwise": [t.to_json() for t in self.pairwise],
+            "trends": [t.to_json() for t in self.trends],
+            "sides": [t.to_json() for t in self.sides],
+        }  # fmt: skip
+
+
 def summary_table(
     configs: Sequence[Config], segments: Sequence[str], stat: str
-) -> list[dict[str, Any]]:
+) -> list[ConfigSummary]:
     """Per configuration and segment: the per-run statistic over runs (median, CI)."""
-    rows = []
-    for c in configs:
-        row: dict[str, Any] = {"configuration": c.label, "factors": c.factors,
-                               "runs": len(c.runs), "excluded": c.excluded}  # fmt: skip
-        for seg in segments:
-            row[seg] = effects.over_runs(c.values(seg, stat))
-        rows.append(row)
-    return rows
+    return [
+        ConfigSummary(c.label, c.factors, len(c.runs), c.excluded,
+                      {seg: effects.over_runs(c.values(seg, stat)) for seg in segments})
+        for c in configs
+    ]  # fmt: skip
 
 
 def pairwise(
     configs: Sequence[Config], segments: Sequence[str], stat: str, *, paired: bool = False
-) -> list[dict[str, Any]]:
+) -> list[Pairwise]:
     """Each configuration against the first (the baseline), per segment."""
     if len(configs) < 2:
         return []
@@ -165,11 +246,11 @@ def pairwise(
         for seg in segments:
             a, b = other.values(seg, stat), base.values(seg, stat)
             test = effects.wilcoxon_paired(a, b) if paired else effects.mann_whitney(a, b)
-            out.append({"segment": seg, "a": other.label, "b": base.label, **test})
+            out.append(Pairwise(seg, other.label, base.label, test))
     return out
 
 
-def sides(configs: Sequence[Config], stat: str) -> list[dict[str, Any]]:
+def sides(configs: Sequence[Config], stat: str) -> list[Sides]:
     """Per configuration, the sender side against the responder side of the path: the
     RTT overhead (sender endpoint <-> its server's uplink) and the response time
     (responder server's uplink -> endpoint -> uplink) of the same runs, paired by run:
@@ -178,12 +259,11 @@ def sides(configs: Sequence[Config], stat: str) -> list[dict[str, Any]]:
     for c in configs:
         a, b = c.pairs("overhead", "response", stat)
         if a:
-            out.append({"configuration": c.label, "a": "overhead", "b": "response",
-                        **effects.wilcoxon_paired(a, b)})  # fmt: skip
+            out.append(Sides(c.label, "overhead", "response", effects.wilcoxon_paired(a, b)))
     return out
 
 
-def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> list[dict[str, Any]]:
+def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> list[Trend]:
     """Kendall tau-b of a segment's per-run statistic against the number of background
     loads, over configurations equal in everything else (load 'none' counts as 0 of
     every type and location)."""
@@ -206,7 +286,7 @@ def trends(configs: Sequence[Config], segments: Sequence[str], stat: str) -> lis
                         ys.append(v)
                 t = effects.kendall_trend(xs, ys)
                 if t["tau_b"] is not None:
-                    out.append({"segment": seg, "load": kind, "with": dict(rest), **t})
+                    out.append(Trend(seg, kind, dict(rest), t))
     return out
 
 
@@ -232,7 +312,7 @@ def comparison(
     stat: str = "p50",
     *,
     paired: bool = False,
-) -> tuple[list[Config], list[str], dict[str, Any]]:
+) -> tuple[list[Config], list[str], RttComparison]:
     """The configurations of a store's rtt runs grouped ``by`` factors, the segments
     compared (``None``: the default ones that were measured) and the result: per
     configuration the statistic over runs, pairwise tests against the first, trends.
@@ -247,11 +327,9 @@ def comparison(
                              "e.g. --segment rtt")  # fmt: skip
     else:  # the default ones that were measured (not all are, --no-capture)
         chosen = [x for x in DEFAULT_SEGMENTS if x in known] or sorted(known)
-    result = {
-        "statistic": stat, "paired": paired,
-        "configurations": summary_table(configs, chosen, stat),
-        "pairwise": pairwise(configs, chosen, stat, paired=paired),
-        "trends": trends(configs, chosen, stat),
-        "sides": sides(configs, stat),
-    }  # fmt: skip
+    result = RttComparison(
+        stat, paired, summary_table(configs, chosen, stat),
+        pairwise(configs, chosen, stat, paired=paired), trends(configs, chosen, stat),
+        sides(configs, stat),
+    )  # fmt: skip
     return configs, chosen, result

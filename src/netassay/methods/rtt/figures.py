@@ -77,6 +77,6 @@ def cpu(configs: Sequence[Config], stem: Path) -> list[Path]:
 
 
 def _mean_cpu(c: Config, core: str, part: str) -> float:
-    v = [r.summary.get("cpu", {}).get(core, {}).get(part) for r in c.runs]
-    v = [x for x in v if x is not None]
+    found = [r.summary.get("cpu", {}).get(core, {}).get(part) for r in c.runs]
+    v = [x for x in found if x is not None]
     return float(np.mean(v)) if v else 0.0

@@ -39,7 +39,7 @@ class StoredRtt:
 
     db: Path
     segments: list[str]
-    result: dict[str, Any]
+    result: compare.RttComparison
 
 
 class RttMethod:
@@ -109,7 +109,7 @@ class RttMethod:
         )
         out = how.out
         page = rtt_page.write_page(configs, shown, stat, result, Path(out)) if out else None
-        return Compared(result, compare_text(result, shown), page)
+        return Compared(result.to_json(), compare_text(result, shown), page)
 
     def analyse(self, inputs: Sequence[Path], cfg: AnalysisConfig) -> Iterator[StoredRtt]:
         for p in store_paths(inputs):
@@ -133,7 +133,9 @@ class RttMethod:
                 return "\n".join(lines + [rtt_view.json_peer(m, p) for p in m.peers])
             return "\n".join(rtt_view.text_summary(m))
         if as_json:
-            return json.dumps({"kind": "rtt", "db": str(result.db), **result.result}, default=str)
+            return json.dumps(
+                {"kind": "rtt", "db": str(result.db), **result.result.to_json()}, default=str
+            )
         lines = [f"\nrtt runs in {result.db}:", *compare_text(result.result, result.segments)]
         return "\n".join(lines)
 
@@ -149,13 +151,13 @@ class RttMethod:
         jobs = rtt_page.figures(configs, segments, "p50", out / place)
         write = rtt_page.writer(configs, segments, "p50", result, out / place, jobs)
         lines = [
-            f"{row['configuration']}: runs {row['runs']}; "
+            f"{row.configuration}: runs {row.runs}; "
             + ", ".join(
-                f"{seg} p50 {row[seg]['median'] / 1e3:.1f} us"
+                f"{seg} p50 {median / 1e3:.1f} us"
                 for seg in segments
-                if row[seg]["median"] is not None
+                if (median := row.segments[seg]["median"]) is not None
             )
-            for row in result["configurations"]
+            for row in result.configurations
         ]
         return [Section(title="round-trip time (rtt)", text="\n".join(lines),
                         link=f"{place}/index.html", jobs=tuple(jobs), page=write)]  # fmt: skip
@@ -166,8 +168,8 @@ class RttMethod:
         runs = [r for r in rtt_store.runs(store, experiment.id, blobs=False) if not r.excluded]
 
         def over_runs(stat: str) -> float | None:
-            v = [r.summary.get("segments", {}).get("rtt", {}).get(stat) for r in runs]
-            v = [float(x) for x in v if x is not None]
+            found = [r.summary.get("segments", {}).get("rtt", {}).get(stat) for r in runs]
+            v = [float(x) for x in found if x is not None]
             return float(np.median(v)) if v else None
 
         sent = sum(r.sent for r in runs)

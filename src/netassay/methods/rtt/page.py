@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from netassay.analysis.effects import over_runs
-from netassay.methods.rtt.compare import Config
+from netassay.methods.rtt.compare import Config, RttComparison
 from netassay.shared.plots import data_uri
 from netassay.shared.render import FigureJob, data_of, render
 
@@ -39,7 +39,7 @@ def writer(
     configs: Sequence[Config],
     segments: Sequence[str],
     stat: str,
-    comparison: dict[str, Any],
+    comparison: RttComparison,
     out: Path,
     jobs: Sequence[FigureJob],
 ) -> Callable[[], Path]:
@@ -48,7 +48,9 @@ def writer(
 
     def write() -> Path:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "comparison.json").write_text(json.dumps(comparison, indent=2, sort_keys=True))
+        (out / "comparison.json").write_text(
+            json.dumps(comparison.to_json(), indent=2, sort_keys=True)
+        )
         pngs = [p for j in jobs for p in j.files() if p.suffix == ".png"]
         (out / "index.html").write_text(_html(configs, segments, stat, comparison, pngs))
         return out / "index.html"
@@ -60,7 +62,7 @@ def write_page(
     configs: Sequence[Config],
     segments: Sequence[str],
     stat: str,
-    comparison: dict[str, Any],
+    comparison: RttComparison,
     out: Path,
 ) -> Path:
     """Draw the figures (those not kept) and write index.html into ``out``; the page."""
@@ -73,7 +75,7 @@ def _html(
     configs: Sequence[Config],
     segments: Sequence[str],
     stat: str,
-    comparison: dict[str, Any],
+    comparison: RttComparison,
     pngs: list[Path],
 ) -> str:
     e = html.escape
@@ -91,7 +93,8 @@ def _html(
         rows.append(f"<tr><td>#{i + 1}</td><td>{e(c.label)}</td><td>{len(c.runs)}</td>"
                     f"<td>{c.excluded}</td>{''.join(cells)}</tr>")  # fmt: skip
     tests = []
-    for t in comparison.get("pairwise", []) + comparison.get("trends", []):
+    shown = [t.to_json() for t in comparison.pairwise] + [t.to_json() for t in comparison.trends]
+    for t in shown:
         tests.append(
             "<tr>" + "".join(f"<td>{e(_cell(t.get(k)))}</td>" for k in _TEST_COLS) + "</tr>"
         )

@@ -149,13 +149,25 @@ def store_runs(
     return out
 
 
+class PingSummary(rtt_store.RunSummary):
+    """An imported ping run's summary: what ping said beside the counts (duplicates,
+    errors), the file, and its first and last timestamp (None: no ``ping -D``)."""
+
+    run: int
+    duplicates: int
+    errors: int
+    file: str
+    first_stamp: float | None
+    last_stamp: float | None
+
+
 @dataclass(frozen=True)
 class PingRecord:
     """What an imported ping run stores: the experiment's config, the run's summary,
     its trial and the round trips' histogram."""
 
-    config: dict[str, Any]
-    summary: dict[str, Any]
+    config: dict[str, Any]  # the experiment's config (an open document)
+    summary: PingSummary
     trial: TrialRecord
     hist: Hist
 
@@ -170,7 +182,7 @@ def record_of(run: PingRun, path: Path) -> PingRecord:
               "size_bytes": run.frame_bytes, "responder": "kernel", "responder_delay_ns": 0,
               "load": "unknown", "load_type": None, "load_count": None, "load_location": None,
               "capture": False, "runs": 1, "dst": run.dst}  # fmt: skip
-    summary: dict[str, Any] = {
+    summary: PingSummary = {
         "run": 0, "sent": sent, "received": len(run.rtts_ns), "lost": sent - len(run.rtts_ns),
         "duplicates": run.duplicates, "errors": run.errors, "file": str(path),
         "first_stamp": run.stamps[0] if run.stamps else None,

@@ -20,7 +20,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from netassay import names
 from netassay.counters.capture import Capture
@@ -48,6 +48,36 @@ CHECK_S = 0.3  # the path check: this long at the probe rate (at least CHECK_MIN
 CHECK_MIN = 50
 CHECK_LOSS = 0.02  # more probes lost than this in the check: the rate is above the path's
 CHECK_BEHIND = 10  # or the median probe left later than this many intervals (or 1 ms)
+
+
+class PathCheck(TypedDict):
+    """The path check's burst (``check_path``), as the experiment's metadata keeps it
+    (``check``): probes sent and received, the share lost, the rate they left at and the
+    median probe's delay behind its schedule."""
+
+    probes: int
+    received: int
+    lost_share: float
+    sent_pps: float
+    median_send_delay_ns: float
+
+
+class TestbedSeen(TypedDict):
+    """The testbed a measurement ran on, as the experiment's metadata keeps it
+    (``testbed``): its name, each server's CPU (None: not pinned) and each endpoint's
+    peer (``testbed.rtt``: its own address, the peer's, the next hop's MAC)."""
+
+    name: str
+    cpus: dict[str, int | None]
+    peers: dict[str, dict[str, str]]
+
+
+class WireRates(TypedDict):
+    """What crossed the wire during a run, each way (``wire_rates``), as its summary's
+    load keeps it (``wire``)."""
+
+    snd_to_rsp_pps: float
+    rsp_to_snd_pps: float
 
 
 @dataclass(frozen=True)
@@ -94,7 +124,9 @@ class RttSetup:
         )
 
     def factors(self) -> dict[str, Any]:
-        """The configuration, as stored with the experiment (compare groups by these)."""
+        """The configuration, as stored with the experiment (compare groups by these): an
+        open document, as every method's config (a peer tool's experiment overrides some
+        of its keys)."""
         s = self.spec
         return {
             "method": "rtt", "path": self.path, "probe": s.probe, "rate_pps": s.rate_pps,
@@ -145,7 +177,7 @@ def validate(req: RttSetup) -> None:
             raise StoreError(f"{req.db}: no such directory {parent}", "", "create it first")
 
 
-def _responder_setup(tb: Testbed, req: RttSetup) -> Any:
+def _responder_setup(tb: Testbed, req: RttSetup) -> Echo | None:
     """The app responder (netassay-probe echo), or the kernel's own ICMP echo."""
     rspep = tb.ns("rspep")
     icmp_off = "1" if req.responder_kind == "app" and req.spec.probe == "icmp" else "0"
@@ -174,7 +206,7 @@ def _held(tb: Testbed, req: RttSetup, interleaved: bool) -> Iterator[None]:
         echo.stop()
 
 
-def check_path(tb: Testbed, req: RttSetup, capture: Capture | None) -> dict[str, Any]:
+def check_path(tb: Testbed, req: RttSetup, capture: Capture | None) -> PathCheck:
     """A short burst at the probe rate: the responder must answer, the path must carry it."""
     n = max(CHECK_MIN, round(req.spec.rate_pps * CHECK_S))
     spec = replace(req.spec, count=min(n, req.spec.planned()), duration_s=None)
@@ -211,11 +243,12 @@ class Measurement:
 
     req: RttSetup
     results: list[RunResult] = field(default_factory=list)
-    check: dict[str, Any] = field(default_factory=dict)
-    load: dict[str, Any] = field(default_factory=dict)
+    check: PathCheck | None = None  # None: not checked yet
+    load: dict[str, Any] = field(default_factory=dict)  # Background.stop(): what ran
+    # its kind and hold, and what the app responder's echo said when it stopped (open)
     responder: dict[str, Any] = field(default_factory=dict)
     experiments: dict[int | None, int] = field(default_factory=dict)  # by hold (delay)
-    testbed: dict[str, Any] = field(default_factory=dict)
+    testbed: TestbedSeen | None = None  # None: not built yet
     peers: list[Any] = field(default_factory=list)  # peers.PeerRun, with --ping-too
 
     @property
@@ -307,11 +340,14 @@ def wire_packets(tb: Testbed) -> dict[str, int]:
     return out
 
 
-def wire_rates(before: dict[str, int], after: dict[str, int], res: RunResult) -> dict[str, Any]:
+def wire_rates(before: dict[str, int], after: dict[str, int], res: RunResult) -> WireRates:
     """What crossed the wire during a run, each way, in packets per second."""
     dt = max(res.elapsed_s, 1e-9)
-    names = {"snd": "snd_to_rsp_pps", "rsp": "rsp_to_snd_pps"}
-    return {names[side]: round((after[side] - before[side]) / dt, 1) for side in before}
+
+    def pps(side: str) -> float:
+        return round((after[side] - before[side]) / dt, 1)
+
+    return {"snd_to_rsp_pps": pps("snd"), "rsp_to_snd_pps": pps("rsp")}
 
 
 def sender_link(tb: Testbed) -> Link:
@@ -401,8 +437,8 @@ class _Peers:
             pool.extra = {"runs": len(runs)}
             if any("planned" in r.extra for r in runs):
                 pool.extra["planned"] = sum(int(r.extra.get("planned", 0)) for r in runs)
-            misses = [r.extra["timer_miss_percent"] for r in runs
-                      if r.extra.get("timer_miss_percent") is not None]  # fmt: skip
+            misses = [miss for r in runs
+                      if (miss := r.extra.get("timer_miss_percent")) is not None]  # fmt: skip
             if misses:  # irtt's own timer: the worst of its runs
                 pool.extra["timer_miss_percent"] = max(misses)
             out.append(pool)
@@ -440,7 +476,15 @@ def _save(
                       rtt_store.pack_probes(res.sample, SAMPLE_COLUMNS))  # fmt: skip
 
 
-__all__ = ["PATHS", "Measurement", "RttSetup", "measure_all", "validate"]
+__all__ = [
+    "PATHS",
+    "Measurement",
+    "PathCheck",
+    "RttSetup",
+    "TestbedSeen",
+    "measure_all",
+    "validate",
+]
 
 
 def setup_of(req: RttRequest, name: str, db: str | None, label: str) -> RttSetup:

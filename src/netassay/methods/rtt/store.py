@@ -10,7 +10,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -21,6 +21,27 @@ from netassay.trial.record import TrialRecord
 
 KIND = "rtt"
 SOURCE = "netassay rtt"
+
+
+class RunSummary(TypedDict):
+    """What every stored run's summary holds (``summary_json``, a dict: it is stored as
+    it is and read back by key): its counts and each segment's statistics by name
+    (``Hist.summary``: n, min_ns .. max_ns, mean_ns, std_ns, negative). netassay's runs
+    (``trial.ProbeRunSummary``), a peer tool's (``traffic.peers.PeerSummary``) and an
+    imported ping run's (``ping_import.PingSummary``) add their own keys."""
+
+    sent: int
+    received: int
+    lost: int
+    segments: dict[str, dict[str, Any]]
+
+
+class StoredSummary(RunSummary, total=False):
+    """A stored run's summary as it is read back: a ``RunSummary`` and, only in
+    netassay's own runs, the CPU use per core (``cpu``: each part's share of the
+    core)."""
+
+    cpu: dict[str, dict[str, float]]
 
 
 def pack_hists(hists: dict[str, Hist]) -> bytes:
@@ -67,7 +88,7 @@ def add_run(
     store: Store,
     experiment_id: int,
     trial: TrialRecord,
-    summary: dict[str, Any],
+    summary: RunSummary,
     hists: dict[str, Hist],
     probes: bytes | None,
 ) -> int:
@@ -79,8 +100,9 @@ def add_run(
 
 
 def _run_row(
-    trial_id: int, summary: dict[str, Any], hists: dict[str, Hist], probes: bytes | None
+    trial_id: int, summary: RunSummary, hists: dict[str, Hist], probes: bytes | None
 ) -> dict[str, Any]:
+    """The ``rtt_runs`` row (its columns, as the store writes a row)."""
     return {
         "trial_id": trial_id, "summary_json": dumps(summary),
         "histograms": pack_hists(hists), "probes": probes,
@@ -96,10 +118,11 @@ def add_experiment_with_run(
     config: dict[str, Any],
     metadata: dict[str, Any],
     trial: TrialRecord,
-    summary: dict[str, Any],
+    summary: RunSummary,
     hists: dict[str, Hist],
 ) -> int:
-    """An experiment of one run (an import), written in one transaction: all or nothing."""
+    """An experiment of one run (an import), written in one transaction: all or nothing.
+    Its config and metadata are open documents, as every experiment's."""
     with store.transaction() as w:
         exp_id = w.experiment(
             key=key, kind=KIND, source=source, label=label, config=config, metadata=metadata
@@ -115,7 +138,7 @@ class StoredRun:
     sent: int
     received: int
     excluded: str | None
-    summary: dict[str, Any]
+    summary: StoredSummary
     hists_blob: bytes
     probes_blob: bytes | None
 

@@ -20,6 +20,7 @@ from netassay.counters import cpu
 from netassay.counters.capture import POINT_NAMES, Capture
 from netassay.hist import Hist
 from netassay.methods.rtt.segments import ALL, compute, lost_after
+from netassay.methods.rtt.store import RunSummary
 from netassay.shared.probe_run import achieved_rate
 from netassay.traffic.probe import Link, ProbeSpec, Sender
 from netassay.units import utc_now
@@ -27,6 +28,28 @@ from netassay.units import utc_now
 RAW_LIMIT = 2000  # probes kept whole per run (a uniform sample of the run)
 SAMPLE_COLUMNS = ("seq", "sched", "tx", *POINT_NAMES, "rx")
 LOSS_BY_US = 0.001  # probes the sender itself could not send, above this share: a fault
+
+
+class ProbeRunSummary(RunSummary):
+    """A run of netassay's probes as stored and printed (``RunResult.summary``): its
+    counts, where lost probes were last seen, how the probes left, every segment's
+    statistics (ns), the CPU per core, the background load while it ran (with what
+    crossed the wire) and its warnings."""
+
+    run: int
+    unsent: int
+    late: int
+    duplicates: int
+    reordered: int
+    captured: int
+    out_of_order: int
+    lost_after: dict[str, int]
+    achieved_rate_pps: float | None
+    send_path: str | None
+    nice: int | None
+    cpu: dict[str, Any]  # counters.cpu's figures per core
+    load: dict[str, Any]  # Background.status() and ``wire`` (run.WireRates)
+    warnings: list[str]
 
 
 @dataclass
@@ -55,7 +78,7 @@ class RunResult:
     def received(self) -> int:
         return int(self.prober.get("received", 0))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ProbeRunSummary:
         """Counts and every segment's statistics (ns), as stored and printed."""
         p = self.prober
         return {

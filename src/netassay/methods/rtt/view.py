@@ -9,6 +9,7 @@ from typing import Any
 from netassay.analysis.acceptance import fmt_pct
 from netassay.analysis.effects import over_runs
 from netassay.hist import Hist
+from netassay.methods.rtt.compare import RttComparison
 from netassay.units import fmt_us
 
 
@@ -79,34 +80,37 @@ def text_summary(m: Any) -> list[str]:
     return out
 
 
-def compare_text(result: dict[str, Any], segments: list[str]) -> list[str]:
+def compare_text(result: RttComparison, segments: list[str]) -> list[str]:
     out: list[str] = []
-    stat = result["statistic"]
+    stat = result.statistic
     out.append(f"per configuration: median over runs of the runs' {stat} [bootstrap 95% CI], us")
-    for i, row in enumerate(result["configurations"]):
-        out.append(f"#{i + 1} {row['configuration']}  runs {row['runs']}"
-                   + (f" (+{row['excluded']} excluded)" if row["excluded"] else ""))  # fmt: skip
+    for i, row in enumerate(result.configurations):
+        out.append(f"#{i + 1} {row.configuration}  runs {row.runs}"
+                   + (f" (+{row.excluded} excluded)" if row.excluded else ""))  # fmt: skip
         for seg in segments:
-            s = row[seg]
+            s = row.segments[seg]
             ci = "" if not s["ci95"] else f" [{_us(s['ci95'][0])}, {_us(s['ci95'][1])}]"
             out.append(f"   {seg:<12} {_us(s['median'])}{ci}")
-    if result["pairwise"]:
+    if result.pairwise:
         out.append("against #1:")
-    for t in result["pairwise"]:
+    for pair in result.pairwise:
+        t = pair.test
         if t.get("p") is None:
-            out.append(f"   {t['segment']:<12} {t['a']}: too few runs for {t['test']}")
+            out.append(f"   {pair.segment:<12} {pair.a}: too few runs for {t['test']}")
             continue
         if "cliffs_delta" in t:
             effect = (f"Cliff's delta {t['cliffs_delta']:+.2f} ({t['effect']}),"
                       f" shift {_us(t['hodges_lehmann'])} us")  # fmt: skip
         else:
             effect = f"median difference {_us(t['median_difference'])} us"
-        out.append(f"   {t['segment']:<12} {t['a']}: {effect}; {t['test']} p={t['p']:.3g}")
-    for t in result["trends"]:
-        out.append(f"trend of {t['segment']} with the number of {t['load']} loads:"
+        out.append(f"   {pair.segment:<12} {pair.a}: {effect}; {t['test']} p={t['p']:.3g}")
+    for trend in result.trends:
+        t = trend.test
+        out.append(f"trend of {trend.segment} with the number of {trend.load} loads:"
                    f" Kendall tau-b {t['tau_b']:+.2f} (p={t['p']:.3g}, {t['n']} runs)")  # fmt: skip
-    for t in result.get("sides", []):
-        head = f"sender side - responder side (overhead - response), {t['configuration']}:"
+    for side in result.sides:
+        t = side.test
+        head = f"sender side - responder side (overhead - response), {side.configuration}:"
         diff = t["median_difference"]
         if t["p"] is None:
             out.append(f"{head} median difference {_us(diff)} us ({t['n']} runs, no test)")

@@ -5,7 +5,7 @@ percentile against the bound (``counters["search"]``: ``latency`` and each goal'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from netassay.shared.search_engine import intended_load
 from netassay.shared.search_spec import SearchSpec
@@ -13,18 +13,47 @@ from netassay.store.db import Store
 from netassay.units import fmt_latency, fmt_rate
 
 
-def by_load(store: Store, experiment_id: int, spec: SearchSpec) -> dict[str, Any]:
+class Held(TypedDict):
+    """A goal at one load: how many of its trials held the loss bound and the latency
+    bound."""
+
+    loss_held: int
+    latency_held: int
+
+
+class LoadHeld(TypedDict):
+    """One load tried: its trials used, their worst loss ratio and latency percentile
+    (None: none measured), and each goal's ``Held`` by its key."""
+
+    load_pps: float
+    trials: int
+    loss_ratio_max: float
+    latency_max_ns: float | None
+    goals: dict[str, Held]
+
+
+class ByLoad(TypedDict):
+    """``by_load``: the bound (its percentile and ns) and each load tried, in load order;
+    a dict, as it is built and as --json writes it (``latency_bound``)."""
+
+    percentile: float
+    bound_ns: float
+    loads: list[LoadHeld]
+
+
+def by_load(store: Store, experiment_id: int, spec: SearchSpec) -> ByLoad:
     """Per load tried (in load order): trials used, the worst loss ratio and latency
     percentile of its trials, and per goal how many trials held each bound."""
     assert spec.max_latency is not None
-    rows: dict[float, dict[str, Any]] = {}
+    rows: dict[float, LoadHeld] = {}
     for t in store.trials(experiment_id):
         info = t["counters"].get("search", {})
         if t["excluded"] or "latency" not in info:
             continue
         load = intended_load(t)
-        row = rows.setdefault(load, {"load_pps": load, "trials": 0, "loss_ratio_max": 0.0,
-                                     "latency_max_ns": None, "goals": {}})  # fmt: skip
+        fresh: LoadHeld = {"load_pps": load, "trials": 0, "loss_ratio_max": 0.0,
+                           "latency_max_ns": None, "goals": {}}  # fmt: skip
+        row = rows.setdefault(load, fresh)
         row["trials"] += 1
         row["loss_ratio_max"] = max(row["loss_ratio_max"], float(info.get("loss_ratio", 0.0)))
         v = info["latency"].get("value_ns")
@@ -33,7 +62,7 @@ def by_load(store: Store, experiment_id: int, spec: SearchSpec) -> dict[str, Any
                 v if row["latency_max_ns"] is None else max(row["latency_max_ns"], v)
             )
         for key, g in info.get("goals", {}).items():
-            held = row["goals"].setdefault(key, {"loss_held": 0, "latency_held": 0})
+            held = row["goals"].setdefault(key, Held(loss_held=0, latency_held=0))
             held["loss_held"] += g.get("loss") == "held"
             held["latency_held"] += g.get("latency") == "held"
     b = spec.max_latency
@@ -45,7 +74,7 @@ def _held(n: int, of: int) -> str:
     return "held" if n == of else ("missed" if n == 0 else f"held {n}/{of}")
 
 
-def lines(doc: dict[str, Any], spec: SearchSpec) -> list[str]:
+def lines(doc: ByLoad, spec: SearchSpec) -> list[str]:
     """``by_load`` in words: a line per load, which bound held for each goal."""
     p = f"p{doc['percentile']:g}"
     out = [f"--max-latency {p} <= {fmt_latency(doc['bound_ns'])}: at each load, which bound "
@@ -58,7 +87,7 @@ def lines(doc: dict[str, Any], spec: SearchSpec) -> list[str]:
         n = r["trials"]
         line = f"  {fmt_rate(r['load_pps']):>11} {n:>6} {r['loss_ratio_max']:>12.2e} {lat:>13}"
         for k in goals:
-            g = r["goals"].get(k, {"loss_held": 0, "latency_held": 0})
+            g = r["goals"].get(k, Held(loss_held=0, latency_held=0))
             loss, late = _held(g["loss_held"], n), _held(g["latency_held"], n)
             line += f"  {loss:>16} {late:>18}"
         out.append(line)

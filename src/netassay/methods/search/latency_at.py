@@ -6,16 +6,40 @@ and FD.io CSIT report it beside the rate."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from netassay.hist import SinkHist
 from netassay.shared import search_engine as engine
 from netassay.units import fmt_latency, fmt_rate
 
-PERCENTILES = (50.0, 99.0)
+
+@dataclass(frozen=True)
+class LatencyAt:
+    """The one-way latency at one goal's lower bound: the goal, the load, how many
+    trials and frames the merged histograms hold, p50, p99 and max in ns; as JSON
+    (``to_json``) the same keys in the same order."""
+
+    goal: str
+    label: str
+    load_pps: float
+    trials: int
+    frames: int
+    max_ns: int
+    p50_ns: float
+    p99_ns: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
-def at_bounds(trials: Sequence[dict[str, Any]], out: engine.SearchOutcome) -> list[dict[str, Any]]:
+def _at(merged: SinkHist, p: float) -> float:
+    value = merged.percentile(p)
+    assert value is not None  # the histogram holds frames
+    return value
+
+
+def at_bounds(trials: Sequence[dict[str, Any]], out: engine.SearchOutcome) -> list[LatencyAt]:
     """Per goal with a lower bound whose trials hold latency histograms: the goal, the
     load, how many trials and frames the histograms merge, p50, p99 and max in ns.
     Excluded trials (a fault, not the SUT) are left out; [] when no trial kept one."""
@@ -34,27 +58,25 @@ def at_bounds(trials: Sequence[dict[str, Any]], out: engine.SearchOutcome) -> li
             n += 1
         if not merged.n:
             continue
-        found.append({
-            "goal": o.goal.key, "label": o.goal.label, "load_pps": lo, "trials": n,
-            "frames": merged.n, "max_ns": merged.max_ns,
-            **{f"p{p:g}_ns": merged.percentile(p) for p in PERCENTILES},
-        })  # fmt: skip
+        assert merged.max_ns is not None  # it holds frames
+        found.append(LatencyAt(o.goal.key, o.goal.label, lo, n, merged.n, merged.max_ns,
+                               _at(merged, 50.0), _at(merged, 99.0)))  # fmt: skip
     return found
 
 
-def p99_at(found: Sequence[dict[str, Any]], goal_key: str) -> float | None:
+def p99_at(found: Sequence[LatencyAt], goal_key: str) -> float | None:
     """The p99 in ns at one goal's lower bound (None: no histogram there)."""
-    return next((r["p99_ns"] for r in found if r["goal"] == goal_key), None)
+    return next((r.p99_ns for r in found if r.goal == goal_key), None)
 
 
-def lines(found: Sequence[dict[str, Any]]) -> list[str]:
+def lines(found: Sequence[LatencyAt]) -> list[str]:
     """``at_bounds`` in words: a line per goal."""
     out = []
     for r in found:
-        p50, p99 = (fmt_latency(round(r[k])) for k in ("p50_ns", "p99_ns"))
+        p50, p99 = (fmt_latency(round(v)) for v in (r.p50_ns, r.p99_ns))
         out.append(
-            f"  one-way latency at the {r['label']} ({fmt_rate(r['load_pps'])}): p50 {p50}, "
-            f"p99 {p99}, max {fmt_latency(r['max_ns'])} ({r['frames']:,} frames, "
-            f"{r['trials']} trials)"
+            f"  one-way latency at the {r.label} ({fmt_rate(r.load_pps)}): p50 {p50}, "
+            f"p99 {p99}, max {fmt_latency(r.max_ns)} ({r.frames:,} frames, "
+            f"{r.trials} trials)"
         )
     return out

@@ -126,7 +126,7 @@ class SearchMethod(NothingCompared):
                 "experiment_id": exp.id, "db": str(result.db), "verdict": None,
                 "reason": "a search has no PASTRAMI verdict (see its verify sweep)",
                 **search_view.outcome_json(out),
-                **search_view.stored_extras(result.db, exp.id, out),
+                **search_view.stored_extras(result.db, exp.id, out).to_json(),
             }  # fmt: skip
             return json.dumps(obj, allow_nan=False)
         lines = search_view.outcome_lines(out, f"{exp.label}, experiment {exp.id}")

@@ -9,11 +9,12 @@ measure, not a grid; ``--then-verify`` stores a sweep that has one.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from netassay.analysis.caps import Cap, CapExcess, above_cap
+from netassay.analysis.caps import CapExcess, above_cap
 from netassay.methods.search import bounds_held, latency_at
 from netassay.methods.search import request as search_request
 from netassay.methods.search.run import SearchJob, SearchReport, VerifyPlan, VerifyResult
@@ -23,6 +24,7 @@ from netassay.shared import search_engine as engine
 from netassay.shared.directions import (
     DIRECTIONS,
     SIDE_HEADER,
+    DirectionAtLoad,
     direction_rows,
     side_columns,
 )
@@ -35,9 +37,84 @@ from netassay.store.db import Experiment, Store
 from netassay.units import fmt_rate
 
 
-def goal_json(o: engine.GoalOutcome, out: engine.SearchOutcome) -> dict[str, Any]:
+class GoalJson(TypedDict):
+    """A goal's outcome as --json writes it (``goal_json``): the goal, its bounds and how
+    they were found, the search's totals; ``generator_bound`` only where it is."""
+
+    goal: str
+    label: str
+    loss_ratio: float
+    exceed_ratio: float
+    relative_width: float
+    initial_trial_duration_s: float
+    final_trial_duration_s: float
+    duration_sum_s: float
+    relevant_lower_bound_pps: float | None
+    relevant_upper_bound_pps: float | None
+    lower_bound_as: str | None
+    upper_bound_as: str | None
+    conditional_throughput_pps: float | None
+    reached: bool
+    trials: int
+    trial_time_s: float
+    wall_time_s: float
+    lower_bound: dict[str, Any] | None  # engine.GoalOutcome.lower: MLRsearch's own
+    upper_bound: dict[str, Any] | None
+    generator_bound: NotRequired[bool]
+
+
+class StopJson(TypedDict):
+    kind: str
+    why: str
+
+
+class _OutcomeHead(TypedDict):
+    complete: bool
+    stop: StopJson | None
+    trials: int
+    attempts: int
+    trial_time_s: float
+    wall_time_s: float
+    overhead_per_trial_s: float | None
+    min_load_pps: float
+    max_load_pps: float
+    time_cap_s: float
+    mlrsearch: str
+
+
+class _OutcomeGoals(_OutcomeHead):
+    goals: list[GoalJson]
+
+
+class _OutcomeReach(_OutcomeHead):
+    generator_reach_pps: float
+    goals: list[GoalJson]
+
+
+# A search's outcome as --json writes it (``outcome_json``), in this order: its totals,
+# its load range, the generator's reach where the max load was lowered to it, each
+# goal's ``GoalJson``.
+OutcomeJson = _OutcomeGoals | _OutcomeReach
+
+
+class VerifyJson(TypedDict):
+    """The verify sweep as --json writes it (``verify_json``)."""
+
+    experiment_id: int
+    goal: str
+    center_pps: float
+    rates_pps: list[float]
+    runs: int
+    duration_s: float
+    verdict: str
+    reason: str
+    pdr_pps: float | None
+    verified: bool
+
+
+def goal_json(o: engine.GoalOutcome, out: engine.SearchOutcome) -> GoalJson:
     g = o.goal
-    return {
+    doc: GoalJson = {
         "goal": g.key,
         "label": g.label,
         "loss_ratio": g.loss_ratio,
@@ -59,8 +136,10 @@ def goal_json(o: engine.GoalOutcome, out: engine.SearchOutcome) -> dict[str, Any
         "wall_time_s": round(out.wall_time_s, 3),
         "lower_bound": o.lower,
         "upper_bound": o.upper,
-        **({"generator_bound": True} if _generator_bound(o, out) else {}),
     }
+    if _generator_bound(o, out):
+        doc["generator_bound"] = True
+    return doc
 
 
 def _generator_bound(o: engine.GoalOutcome, out: engine.SearchOutcome) -> bool:
@@ -69,9 +148,9 @@ def _generator_bound(o: engine.GoalOutcome, out: engine.SearchOutcome) -> bool:
     return out.spec.reach_pps is not None and o.upper_pps is None and o.lower_pps is not None
 
 
-def outcome_json(out: engine.SearchOutcome) -> dict[str, Any]:
+def outcome_json(out: engine.SearchOutcome) -> OutcomeJson:
     per = out.overhead_per_trial_s
-    return {
+    head: _OutcomeHead = {
         "complete": out.complete,
         "stop": None if out.stop is None else {"kind": out.stop.kind, "why": out.stop.message},
         "trials": out.trials,
@@ -83,12 +162,14 @@ def outcome_json(out: engine.SearchOutcome) -> dict[str, Any]:
         "max_load_pps": out.spec.max_load_pps,
         "time_cap_s": out.spec.time_cap_s,
         "mlrsearch": MLRSEARCH_VERSION,
-        **({"generator_reach_pps": out.spec.reach_pps} if out.spec.reach_pps else {}),
-        "goals": [goal_json(o, out) for o in out.goals],
     }
+    goals = [goal_json(o, out) for o in out.goals]
+    if out.spec.reach_pps:
+        return {**head, "generator_reach_pps": out.spec.reach_pps, "goals": goals}
+    return {**head, "goals": goals}
 
 
-def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
+def verify_json(v: VerifyResult | None) -> VerifyJson | None:
     if v is None:
         return None
     return {
@@ -105,16 +186,77 @@ def verify_json(v: VerifyResult | None) -> dict[str, Any] | None:
     }
 
 
-def stored_extras(db: Any, experiment_id: int | None, out: engine.SearchOutcome) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BothAtBound:
+    """A --bidirectional search's directions at one goal's lower bound (``at_bounds``):
+    the aggregate load and each direction's, the trials at it, each direction's sums."""
+
+    goal: str
+    label: str
+    rate_pps_aggregate: float
+    rate_pps_per_direction: float
+    trials: int
+    sides: dict[str, DirectionAtLoad]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "goal": self.goal, "label": self.label, "rate_pps_aggregate": self.rate_pps_aggregate,
+            "rate_pps_per_direction": self.rate_pps_per_direction, "trials": self.trials,
+            **{d: self.sides[d].to_json() for d in DIRECTIONS},
+        }  # fmt: skip
+
+
+CONVENTION = "aggregate of both directions (FD.io CSIT)"
+
+
+@dataclass(frozen=True)
+class StoredExtras:
+    """What a search stored beside its bounds (``stored_extras``), as its text shows it
+    (``extras_lines``) and its --json writes it (``to_json``: each one under its key,
+    only where there is one). The frame mix, the data plane's counters and the loads as
+    written are their own modules' JSON documents, kept as they give them."""
+
+    latency_at_bounds: tuple[latency_at.LatencyAt, ...] = ()
+    latency_bound: bounds_held.ByLoad | None = None
+    imix: dict[str, Any] | None = None  # imix_sizes.stored_mix
+    dataplane: dict[str, Any] | None = None  # dataplane_counters.stored
+    rates: dict[str, Any] | None = None  # rates.rates_json of the stored loads
+    bidirectional: tuple[BothAtBound, ...] | None = None  # None: not --bidirectional
+    above_cap: tuple[CapExcess, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.latency_at_bounds:
+            out["latency_at_bounds"] = [x.to_json() for x in self.latency_at_bounds]
+        if self.latency_bound is not None:
+            out["latency_bound"] = self.latency_bound
+        if self.imix:
+            out["imix"] = self.imix
+        if self.dataplane:
+            out["dataplane"] = self.dataplane
+        if self.rates is not None:
+            out["rates"] = self.rates
+        if self.bidirectional is not None:
+            out["bidirectional"] = {
+                "convention": CONVENTION,
+                "at_lower_bounds": [x.to_json() for x in self.bidirectional],
+            }
+        if self.above_cap:
+            out["above_cap"] = [x.to_json() for x in self.above_cap]
+        return out
+
+
+def stored_extras(db: Any, experiment_id: int | None, out: engine.SearchOutcome) -> StoredExtras:
     """What a search stored beside its bounds: with --latency (or --max-latency) the
     one-way latency at each goal's lower bound (``latency_at_bounds``), its frame mix
     with sent and received per size at each load it tried (``imix``), its loads as
     written in bit/s or as shares (``rates``), with --bidirectional each direction's
-    counts at each goal's lower bound (``bidirectional``), and a data plane's own
-    counters beside the loss location at each load it tried (``dataplane``); empty when
-    it has none (or no store holds it)."""
+    counts at each goal's lower bound (``bidirectional``), a data plane's own counters
+    beside the loss location at each load it tried (``dataplane``) and each lower
+    bound above a cap netassay set (``above_cap``); none of them when it has none (or
+    no store holds it)."""
     if experiment_id is None or not Path(db).is_file():
-        return {}
+        return StoredExtras()
     with Store(db, readonly=True) as st:
         mix = stored_mix(st, experiment_id)
         exp = st.experiment(experiment_id)
@@ -124,15 +266,11 @@ def stored_extras(db: Any, experiment_id: int | None, out: engine.SearchOutcome)
         bound = bounds_held.by_load(st, experiment_id, out.spec) if out.spec.max_latency else None
         capped = over_caps(st, exp, out)
         lat = latency_at.at_bounds(st.trials(experiment_id), out) if out.spec.keeps_latency else []
-    return {
-        **({"latency_at_bounds": lat} if lat else {}),
-        **({"latency_bound": bound} if bound is not None else {}),
-        **({"imix": mix} if mix else {}),
-        **({"dataplane": own} if own else {}),
-        **({"rates": rates_json(rates)} if rates else {}),
-        **({"bidirectional": both} if both is not None else {}),
-        **({"above_cap": [x.to_json() for x in capped]} if capped else {}),
-    }
+    return StoredExtras(
+        latency_at_bounds=tuple(lat), latency_bound=bound, imix=mix or None,
+        dataplane=own or None, rates=rates_json(rates) if rates else None,
+        bidirectional=None if both is None else tuple(both), above_cap=tuple(capped),
+    )  # fmt: skip
 
 
 def over_caps(store: Store, exp: Experiment, out: engine.SearchOutcome) -> list[CapExcess]:
@@ -162,23 +300,16 @@ def cap_lines(found: list[CapExcess]) -> list[str]:
     return [f"  note: {x.line()}" for x in found]
 
 
-def _cap_of(d: dict[str, Any]) -> CapExcess:
-    cap = Cap(d["cap_flag"], d["cap_pps"], d["bucket_pkts"], d["directions"])
-    bits = d["excess_bps"] / d["excess_pps"] if d.get("excess_bps") else None
-    return CapExcess(d["bound"], d["bound_pps"], cap, d["trial_duration_s"], bits,
-                     d.get("layer", ""), d.get("goal_loss_ratio", 0.0))  # fmt: skip
-
-
-def extras_lines(extras: dict[str, Any], spec: SearchSpec | None = None) -> list[str]:
+def extras_lines(extras: StoredExtras, spec: SearchSpec | None = None) -> list[str]:
     """``stored_extras`` in words."""
-    out = latency_at.lines(extras.get("latency_at_bounds", []))
-    out += cap_lines([_cap_of(d) for d in extras.get("above_cap", [])])
-    out += rates_lines(extras["rates"]) if "rates" in extras else []
-    if "latency_bound" in extras and spec is not None:
-        out += bounds_held.lines(extras["latency_bound"], spec)
-    out += both_lines(extras["bidirectional"]) if "bidirectional" in extras else []
-    out += dataplane.json_lines(extras["dataplane"]) if "dataplane" in extras else []
-    return out + (json_lines(extras["imix"]) if "imix" in extras else [])
+    out = latency_at.lines(extras.latency_at_bounds)
+    out += cap_lines(list(extras.above_cap))
+    out += rates_lines(extras.rates) if extras.rates is not None else []
+    if extras.latency_bound is not None and spec is not None:
+        out += bounds_held.lines(extras.latency_bound, spec)
+    out += both_lines(extras.bidirectional) if extras.bidirectional is not None else []
+    out += dataplane.json_lines(extras.dataplane) if extras.dataplane else []
+    return out + (json_lines(extras.imix) if extras.imix else [])
 
 
 BOTH = (
@@ -188,7 +319,7 @@ BOTH = (
 )
 
 
-def at_bounds(store: Store, experiment_id: int, out: engine.SearchOutcome) -> dict[str, Any]:
+def at_bounds(store: Store, experiment_id: int, out: engine.SearchOutcome) -> list[BothAtBound]:
     """A --bidirectional search's directions at each goal's lower bound: each one's
     sent, received, loss ratio and where it lost, summed over the trials at that load
     (the sweep's per-direction sums, ``shared.directions``)."""
@@ -200,22 +331,20 @@ def at_bounds(store: Store, experiment_id: int, out: engine.SearchOutcome) -> di
                    None)  # fmt: skip
         if lo is None or row is None:
             continue
-        at.append({
-            "goal": o.goal.key, "label": o.goal.label, "rate_pps_aggregate": lo,
-            "rate_pps_per_direction": row.rate_pps_per_direction, "trials": row.runs,
-            **{d: row.sides[d].to_json() for d in DIRECTIONS},
-        })  # fmt: skip
-    return {"convention": "aggregate of both directions (FD.io CSIT)", "at_lower_bounds": at}
+        at.append(BothAtBound(o.goal.key, o.goal.label, lo, row.rate_pps_per_direction,
+                              row.runs, dict(row.sides)))  # fmt: skip
+    return at
 
 
-def both_lines(doc: dict[str, Any]) -> list[str]:
-    """``at_bounds``'s object in words: a line per goal and direction."""
+def both_lines(found: Sequence[BothAtBound]) -> list[str]:
+    """``at_bounds`` in words: a line per goal and direction."""
     out = [BOTH, f"  {'goal':<10} {'aggregate':>10} {'pps/dir':>10} {'trials':>6}  {SIDE_HEADER}"]
-    for at in doc["at_lower_bounds"]:
+    for at in found:
         for d in DIRECTIONS:
+            side = side_columns(d, at.sides[d].to_json())
             out.append(
-                f"  {at['label']:<10} {at['rate_pps_aggregate']:>10.0f} "
-                f"{at['rate_pps_per_direction']:>10.0f} {at['trials']:>6}  {side_columns(d, at[d])}"
+                f"  {at.label:<10} {at.rate_pps_aggregate:>10.0f} "
+                f"{at.rate_pps_per_direction:>10.0f} {at.trials:>6}  {side}"
             )
     return out
 
@@ -230,7 +359,7 @@ def report_json(r: SearchReport) -> dict[str, Any]:
         **outcome_json(r.outcome),
         "verify": verify_json(r.verify),
         "verify_skipped": r.verify_skipped,
-        **stored_extras(r.db, r.experiment_id, r.outcome),
+        **stored_extras(r.db, r.experiment_id, r.outcome).to_json(),
     }
 
 
