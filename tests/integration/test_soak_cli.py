@@ -162,6 +162,13 @@ def test_resume_takes_the_unfinished_soak_with_its_own_plan(tmp_path, cli):
     assert (a["verdict"], a["finished"], a["segments_stored"], a["seconds"]) == (
         "PASS", False, 2, 2
     )  # fmt: skip
+    # its keys, as the summary's dict had them (no bidirectional, imix or rates: none here)
+    assert sorted(a) == sorted([
+        "kind", "label", "experiment_id", "db", "per_second_estimate", "load", "rate_pps",
+        "duration_s", "segment_s", "rate_from", "verdict", "reason", "goal",
+        "segments_planned", "segments_stored", "segments_excluded", "finished", "sent",
+        "forwarded", "loss_ratio", "loss_location", "events", "seconds",
+    ])  # fmt: skip
     assert "unfinished: 2 of 4 segments stored" in cli("assess", db, check=True).stdout
 
 

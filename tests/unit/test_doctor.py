@@ -19,8 +19,17 @@ from netassay.store.db import Experiment
 
 
 def _trial(sent, lost, excluded=None, where=None, duration_s=1.0):
-    return {"sent": sent, "lost": lost, "forwarded": sent - lost, "duration_s": duration_s,
-            "excluded": excluded, "loss_location": where or {}}  # fmt: skip
+    return doctor_checks.TrialFigures(sent=sent, lost=lost, forwarded=sent - lost,
+                                      duration_s=duration_s, excluded=excluded,
+                                      loss_location=where or {})  # fmt: skip
+
+
+def _probe(cpu, lateness_max_ns, rate_error=0.0):
+    return doctor_checks.Probe(rate_error, lateness_max_ns, cpu)
+
+
+def _send(lateness_max_ns, rate_error=0.0):
+    return doctor_checks.Send(rate_error, lateness_max_ns)
 
 
 # -- the host's readings -------------------------------------------------------------------
@@ -121,20 +130,22 @@ def test_false_loss_fails_on_any_frame_lost_and_names_where():
 
 def test_stalls_count_the_probes_a_cpu_was_taken_away_in():
     probes = [
-        {"cpu": 0, "lateness_max_ns": 50_000, "rate_error": 0.0},
-        {"cpu": 0, "lateness_max_ns": 60_000, "rate_error": 0.0},
-        {"cpu": 1, "lateness_max_ns": 4_000_000, "rate_error": -1e-5},
-        {"cpu": 1, "lateness_max_ns": 100_000, "rate_error": 0.0},
+        _probe(0, 50_000),
+        _probe(0, 60_000),
+        _probe(1, 4_000_000, rate_error=-1e-5),
+        _probe(1, 100_000),
     ]
     s = doctor_checks.stalls(probes, 0.25)
     cpu1 = s.value["per_cpu"]["1"]
     assert s.status == doctor_checks.WARN and cpu1["stalled"] == 1 and cpu1["stalls_per_s"] == 2.0
     assert s.value["per_cpu"]["0"]["stalled"] == 0
+    assert cpu1["lateness_max_ns"] == 4_000_000 and cpu1["rate_error_max"] == 1e-5
+    assert cpu1["probes"] == 2 and cpu1["takers"] == []
     assert doctor_checks.stalls(probes[:2], 0.25).status == doctor_checks.PASS
 
 
 def test_stalls_name_the_threads_that_took_each_cpu():
-    probes = [{"cpu": 1, "lateness_max_ns": 1_100_000, "rate_error": 0.0}]
+    probes = [_probe(1, 1_100_000)]
     kd = {"comm": "kdamond.0", "tid": 77, "kernel": True, "runs": 8, "run_ms": 17.4,
           "max_ms": 3.08, "over_100us": 8, "over_1ms": 7, "share": 0.0087}  # fmt: skip
     s = doctor_checks.stalls(probes, 0.25, {1: [kd]})
@@ -152,8 +163,7 @@ def test_stalls_name_the_threads_that_took_each_cpu():
 
 def test_the_stall_rule_bounds_the_trusted_rate_by_the_queue():
     # 20 runs; the worst tenth (2 runs at 20 ms) is spared, the 18th largest (5 ms) bounds
-    sends = [{"rate_error": 0.0, "lateness_max_ns": 5_000_000}] * 18 + [
-        {"rate_error": 0.0, "lateness_max_ns": 20_000_000}] * 2  # fmt: skip
+    sends = [_send(5_000_000)] * 18 + [_send(20_000_000)] * 2
     p = doctor_checks.pacing(sends, 1000)
     assert p.status == doctor_checks.PASS
     assert p.value["stall_bound_pps"] == pytest.approx(200_000)  # 1000 packets / 5 ms
@@ -161,10 +171,7 @@ def test_the_stall_rule_bounds_the_trusted_rate_by_the_queue():
     # the SUT's CPU taken away for 10 ms in 9 of 10 probes fills the backlog as much
     sut = doctor_checks.pacing(sends, 1000, [10_000_000] * 9 + [50_000_000])
     assert sut.value["stall_bound_pps"] == pytest.approx(100_000)
-    assert (
-        doctor_checks.pacing([{"rate_error": -0.005, "lateness_max_ns": 0}], 1000).status
-        == doctor_checks.WARN
-    )
+    assert doctor_checks.pacing([_send(0, rate_error=-0.005)], 1000).status == doctor_checks.WARN
     assert (
         doctor_checks.stall_bound(0, 1000) is None and doctor_checks.stall_bound(1e6, None) is None
     )
@@ -274,6 +281,9 @@ def test_an_unfinished_run_says_so_and_json_is_one_object():
     assert "unfinished" in doctor_view.verdict_line(r)
     obj = json.loads(doctor_view.as_json(r))
     assert obj["verdict"] == "PASS" and obj["finished"] is False and obj["trusted_pps"] is None
+    assert sorted(obj) == ["checks", "counts", "db", "experiment_id", "finished", "kind", "label",
+                           "mrr_pps", "sweep_to_pps", "trusted_pps", "utc", "verdict"]  # fmt: skip
+    assert obj["counts"] == {"PASS": 1, "WARN": 0, "FAIL": 0}
     assert obj["checks"] == [{"name": "smt", "status": "PASS", "figure": "on", "fix": "",
                               "value": {}}]  # fmt: skip
 

@@ -3,6 +3,7 @@ exact, its split an estimate), events, the verdict, and the --rate/--goal parsin
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -40,8 +41,8 @@ def test_the_exact_loss_is_split_where_the_count_fell_short():
     assert [s["t"] for s in seconds] == [10, 11, 12]
     assert [s["loss_est"] for s in seconds] == [0, 300, 0]
     (ev,) = series.events(seconds, 0.005)
-    assert ev == {"start_s": 11, "length_s": 1.0, "seconds": 1, "lost_est": 300,
-                  "loss_ratio_est": pytest.approx(0.3)}  # fmt: skip
+    assert dataclasses.asdict(ev) == {"start_s": 11, "length_s": 1.0, "seconds": 1, "lost_est": 300,
+                                      "loss_ratio_est": pytest.approx(0.3)}  # fmt: skip
 
 
 def test_consecutive_seconds_are_one_event_and_a_gap_ends_it():
@@ -51,9 +52,9 @@ def test_consecutive_seconds_are_one_event_and_a_gap_ends_it():
 
     seconds = [sec(0, 0), sec(1, 5), sec(2, 9), sec(3, 0), sec(4, 2), sec(5, 2, gap=True)]
     evs = series.events(seconds, 0.01)
-    assert [(e["start_s"], e["seconds"], e["lost_est"]) for e in evs] == [(1, 2, 14), (4, 1, 2)]
-    assert series.events(seconds, 0.05) == [{"start_s": 2, "length_s": 1.0, "seconds": 1,
-                                        "lost_est": 9, "loss_ratio_est": 0.09}]  # fmt: skip
+    assert [(e.start_s, e.seconds, e.lost_est) for e in evs] == [(1, 2, 14), (4, 1, 2)]
+    nine = series.Event(start_s=2, length_s=1.0, seconds=1, lost_est=9, loss_ratio_est=0.09)
+    assert series.events(seconds, 0.05) == [nine]
 
 
 def test_the_verdict_is_the_whole_runs_exact_loss_against_the_goal():
@@ -77,10 +78,11 @@ def test_the_summary_leaves_out_an_excluded_segment():
     lossy = {"t": 10, "dt": 1.0, "offered": 100.0, "received": 50, "loss_est": 50.0}
     trials = [_trial(0, 1000, 1000), _trial(1, 1000, 500, "stall", [lossy]), _trial(2, 1000, 990)]
     s = series.summary(trials, 0.005, 4)
-    assert (s["sent"], s["forwarded"], s["segments_excluded"]) == (2000, 1990, 1)
-    assert s["loss_ratio"] == pytest.approx(0.005) and s["verdict"] == series.INCONCLUSIVE
-    assert s["events"] == [] and s["finished"] is False  # the excluded second is a gap
-    assert s["loss_location"] == {"sut_egress": 10}
+    assert (s.sent, s.forwarded, s.segments_excluded) == (2000, 1990, 1)
+    assert s.loss_ratio == pytest.approx(0.005) and s.verdict == series.INCONCLUSIVE
+    assert s.events == [] and s.finished is False  # the excluded second is a gap
+    assert s.loss_location == {"sut_egress": 10}
+    assert series.timeline(trials) == [{**lossy, "gap": True}]
 
 
 LOADS = [("200k", "200k"), ("90%pdr", "90%pdr"), ("90.5%PDR", "90.5%pdr"), ("1.5M", "1.5m")]

@@ -335,7 +335,7 @@ class OneFigureMethod(NothingCompared):
     config)``, ``run(job)``), shown by its ``_views`` module (``text``, ``as_json``,
     ``lines``), drawn by ``_figure`` ('module:function') from ``_figure_args``;
     ``_stored`` lists its results in a store. One that ``_judges`` keeps its verdict in
-    its result's summary (``verdict``): ``--fail-on`` gates on it and its figure's title
+    its result's summary (its ``verdict`` field): ``--fail-on`` gates on it and its figure's title
     says it. These are each method's settings and hooks, private to it: a method shows
     nothing beyond the protocol. The rest of the protocol (plan, comparison, cells) is
     each method's own."""
@@ -355,7 +355,7 @@ class OneFigureMethod(NothingCompared):
 
     def _figure_title(self, result: Any) -> str:
         label = str(result.experiment.label)
-        return f"{label}: {result.summary['verdict']}" if self._judges else label
+        return f"{label}: {result.summary.verdict}" if self._judges else label
 
     def _section_lines(self, result: Any) -> list[str]:
         """A stored run in words, as its report section says it."""
@@ -386,7 +386,7 @@ class OneFigureMethod(NothingCompared):
         return from_stores(inputs, lambda _, store: self._stored(store))
 
     def judged(self, result: Any) -> tuple[str, str | None]:
-        return result.experiment.label, (result.summary["verdict"] if self._judges else None)
+        return result.experiment.label, (result.summary.verdict if self._judges else None)
 
     def view(self, result: Any, as_json: bool) -> str:
         return self._views.as_json(result) if as_json else self._views.text(result)

@@ -12,11 +12,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from netassay.methods.doctor.checks import Check
+from netassay.methods.doctor.checks import Stored
 from netassay.shared.plots import save
 
 
-def rates(checks: Sequence[Check]) -> list[tuple[str, float]]:
+def rates(checks: Sequence[Stored]) -> list[tuple[str, float]]:
     """The named rates of a run's checks (pps), in the order they are drawn."""
     by = {c.name: c.value for c in checks}
     found = [
@@ -29,7 +29,7 @@ def rates(checks: Sequence[Check]) -> list[tuple[str, float]]:
     return [(name, float(v)) for name, v in found if v]
 
 
-def plot_range(checks: Sequence[Check], stem: Path, title: str = "") -> list[Path]:
+def plot_range(checks: Sequence[Stored], stem: Path, title: str = "") -> list[Path]:
     """The run's rates in kpps as a row each, the trusted range shaded; write stem.png,
     stem.svg."""
     found = rates(checks)

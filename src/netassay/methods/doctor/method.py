@@ -53,7 +53,7 @@ class DoctorMethod(OneFigureMethod):
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = doctor_store.summary(doctor_store.stored_checks(store, experiment.id))
-        return {"verdict": s["verdict"], "trusted_pps": s["trusted_pps"]}
+        return {"verdict": s.verdict, "trusted_pps": s.trusted_pps}
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         return ""  # (not a campaign's method)

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from netassay import names, quality
 from netassay.config import Config, TestbedConfig
@@ -79,8 +79,8 @@ class Doctor:
     label: str = ""
     progress: Line = _quiet
     experiment_id: int | None = None
-    checks: list[doctor_checks.Check] = field(default_factory=list)
-    sends: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[doctor_checks.Judged] = field(default_factory=list)
+    sends: list[doctor_checks.Send] = field(default_factory=list)
     sut_lates: list[int] = field(default_factory=list)  # probes on the SUT's CPU
 
     @property
@@ -88,7 +88,12 @@ class Doctor:
         return QUICK if self.req.quick else FULL
 
 
-def judged(doc: Doctor, store: Store, check: doctor_checks.Check) -> doctor_checks.Check:
+C = TypeVar("C", bound=doctor_checks.Judged)
+MrrCheck = doctor_checks.Check[doctor_checks.MrrFigures]
+ReachCheck = doctor_checks.Check[doctor_checks.ReachFigures]
+
+
+def judged(doc: Doctor, store: Store, check: C) -> C:
     """Store a judged check now and say it."""
     assert doc.experiment_id is not None
     doctor_store.record(store, doc.experiment_id, len(doc.checks), check)
@@ -98,16 +103,19 @@ def judged(doc: Doctor, store: Store, check: doctor_checks.Check) -> doctor_chec
     return check
 
 
-def _send_of(res: GenResult) -> dict[str, Any]:
-    return {"rate_error": res.rate_error, "lateness_max_ns": res.lateness_max_ns}
+def _send_of(res: GenResult) -> doctor_checks.Send:
+    return doctor_checks.Send(res.rate_error, res.lateness_max_ns)
 
 
-def _trial_of(rec: TrialRecord) -> dict[str, Any]:
-    return {
-        "sent": rec.sent, "lost": rec.sent - rec.forwarded, "forwarded": rec.forwarded,
-        "duration_s": rec.duration_s, "excluded": rec.excluded,
-        "loss_location": rec.loss_location,
-    }  # fmt: skip
+def _probe_of(cpu_no: int, res: GenResult) -> doctor_checks.Probe:
+    return doctor_checks.Probe(res.rate_error, res.lateness_max_ns, cpu_no)
+
+
+def _trial_of(rec: TrialRecord) -> doctor_checks.TrialFigures:
+    return doctor_checks.TrialFigures(
+        sent=rec.sent, lost=rec.sent - rec.forwarded, forwarded=rec.forwarded,
+        duration_s=rec.duration_s, excluded=rec.excluded, loss_location=rec.loss_location,
+    )  # fmt: skip
 
 
 def doctor_config(doc: Doctor) -> dict[str, Any]:
@@ -166,15 +174,15 @@ def probe_cpus(doc: Doctor, store: Store, tb: Testbed) -> None:
         f"probing how often CPU {','.join(map(str, cpus))} is taken away "
         f"({n} x {PROBE_S:g} s each) ..."
     )
-    probes: list[dict[str, Any]] = []
+    probes: list[doctor_checks.Probe] = []
     took: dict[int, list[threads.Taker]] = {}
     for c in cpus:
         with threads.Tracer() as tracer:
-            probes += [{"cpu": c, **_send_of(pacing_only(tb, c, rate))} for _ in range(n)]
+            probes += [_probe_of(c, pacing_only(tb, c, rate)) for _ in range(n)]
             took[c] = threads.takers(tracer.stop(), c, skip=_measuring)
     judged(doc, store, doctor_checks.stalls(probes, PROBE_S, took))
     sut = tb.state.get("sut_cpu")
-    doc.sut_lates = [p["lateness_max_ns"] or 0 for p in probes if p["cpu"] == sut]
+    doc.sut_lates = [p.lateness_max_ns or 0 for p in probes if p.cpu == sut]
     doc.progress(f"pacing {fmt_rate(rate)} through the router ({n} x {PROBE_S:g} s) ...")
     doc.sends.extend(_send_of(tb.send(rate, PROBE_S)) for _ in range(n))
 
@@ -211,14 +219,16 @@ def measured(
     return replace(rec, warnings=[*rec.warnings, *discarded], run_id=ctx.run_id)
 
 
-def _send_of_trial(rec: TrialRecord) -> dict[str, Any]:
+def _send_of_trial(rec: TrialRecord) -> doctor_checks.Send:
     g = rec.counters.get("generator", {})
-    return {"rate_error": g.get("rate_error"), "lateness_max_ns": g.get("lateness_max_ns")}
+    return doctor_checks.Send(g.get("rate_error"), g.get("lateness_max_ns"))
 
 
-def reach_and_mrr(doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext) -> doctor_checks.Check:
+def reach_and_mrr(
+    doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext
+) -> tuple[MrrCheck, ReachCheck]:
     """The generator's peak and paced reach; the kernel router's MRR (floods, each
-    stored as it ends). The MRR check."""
+    stored as it ends). The MRR check and the reach check."""
     e = doc.effort
     doc.progress(f"probing the generator's peak ({e.peak_probes} x 0.5 s at max) ...")
     peak = tb.probe_peak(e.peak_probes)
@@ -236,8 +246,7 @@ def reach_and_mrr(doc: Doctor, store: Store, tb: Testbed, ctx: TrialContext) -> 
                 doc.experiment_id, replace(rec, load_index=doctor_store.TRIAL_OF["router mrr"])
             )
     mrr = judged(doc, store, doctor_checks.mrr(floods))
-    judged(doc, store, doctor_checks.reach(peak, reach, mrr.value["mrr_pps"], late))
-    return mrr
+    return mrr, judged(doc, store, doctor_checks.reach(peak, reach, mrr.value["mrr_pps"], late))
 
 
 def truth_trial(
@@ -265,7 +274,7 @@ def ground_truths(doc: Doctor, store: Store) -> None:
     judged(doc, store, doctor_checks.drop_truth(r.drop, _trial_of(rec)))
 
 
-def steal_of(before: dict[str, Any]) -> dict[str, float]:
+def steal_of(before: dict[str, dict[str, int]]) -> dict[str, float]:
     return {core: row["steal"] for core, row in cpu.use(before, cpu.read()).items()}
 
 
@@ -301,11 +310,10 @@ def run(doc: Doctor) -> doctor_store.StoredDoctor:
             host_checks(doc, store, tb)
             probe_cpus(doc, store, tb)
             false_loss(doc, store, ctx)
-            mrr = reach_and_mrr(doc, store, tb, ctx)
+            mrr, reach = reach_and_mrr(doc, store, tb, ctx)
         ground_truths(doc, store)
         judged(doc, store, doctor_checks.steal(steal_of(cpu_before)))
         pacing = judged(doc, store, doctor_checks.pacing(doc.sends, queue, doc.sut_lates))
-        reach = next(c for c in doc.checks if c.name == "generator reach")
         judged(doc, store, doctor_checks.trusted(pacing.value["stall_bound_pps"],
                                                  reach.value["reach_pps"], mrr.value["mrr_pps"],
                                                  doc.req.low_load_pps))  # fmt: skip
@@ -316,8 +324,8 @@ def run(doc: Doctor) -> doctor_store.StoredDoctor:
 
 def reference_of(r: doctor_store.StoredDoctor) -> dict[str, Any]:
     """What later experiments on this host keep of a finished run (``reference``)."""
-    return {"utc": r.experiment.created_utc, "verdict": r.summary["verdict"],
-            "trusted_pps": r.summary["trusted_pps"], "experiment_id": r.experiment.id,
+    return {"utc": r.experiment.created_utc, "verdict": r.summary.verdict,
+            "trusted_pps": r.summary.trusted_pps, "experiment_id": r.experiment.id,
             "db": str(Path(r.db).resolve())}  # fmt: skip
 
 

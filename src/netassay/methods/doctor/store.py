@@ -7,8 +7,8 @@ which check a trial belongs to (``TRIAL_OF``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,20 +39,39 @@ LAST = "trusted range"  # the check a finished run ends with
 
 
 @dataclass(frozen=True)
+class DoctorSummary:
+    """A run's figures (``summary``): its verdict, whether it finished (its last check,
+    the trusted range, was judged), the trusted range, the load worth sweeping to and
+    the router's MRR as that check found them (None: not judged), and how many checks
+    passed, warned and failed (by status)."""
+
+    verdict: str
+    finished: bool
+    trusted_pps: float | None
+    sweep_to_pps: float | None
+    mrr_pps: float | None
+    counts: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        """One JSON object: the same keys as its fields."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class StoredDoctor:
     """A doctor run as its store holds it: where, itself, its checks, its figures."""
 
     db: Path
     experiment: Experiment
-    checks: list[doctor_checks.Check]
-    summary: dict[str, Any]
+    checks: list[doctor_checks.Stored]
+    summary: DoctorSummary
 
 
 def ensure(store: Store) -> None:
     store.ensure_tables(KIND, 1, DDL)
 
 
-def record(store: Store, experiment_id: int, seq: int, check: doctor_checks.Check) -> None:
+def record(store: Store, experiment_id: int, seq: int, check: doctor_checks.Judged) -> None:
     """One judged check, committed now."""
     with store.transaction() as w:
         w.row(TABLE, {
@@ -62,7 +81,7 @@ def record(store: Store, experiment_id: int, seq: int, check: doctor_checks.Chec
         })  # fmt: skip
 
 
-def stored_checks(store: Store, experiment_id: int) -> list[doctor_checks.Check]:
+def stored_checks(store: Store, experiment_id: int) -> list[doctor_checks.Stored]:
     rows = store.rows(TABLE, {"experiment_id": experiment_id}, ("seq",))
     return [
         doctor_checks.Check(
@@ -72,21 +91,21 @@ def stored_checks(store: Store, experiment_id: int) -> list[doctor_checks.Check]
     ]
 
 
-def summary(checks: list[doctor_checks.Check]) -> dict[str, Any]:
+def summary(checks: Sequence[doctor_checks.Stored]) -> DoctorSummary:
     """A run's verdict over its checks, its trusted range, and whether it finished."""
     last = next((c for c in checks if c.name == LAST), None)
     value = last.value if last else {}
-    return {
-        "verdict": doctor_checks.verdict(checks),
-        "finished": last is not None,
-        "trusted_pps": value.get("trusted_pps"),
-        "sweep_to_pps": value.get("sweep_to_pps"),
-        "mrr_pps": value.get("mrr_pps"),
-        "counts": {
+    return DoctorSummary(
+        verdict=doctor_checks.verdict(checks),
+        finished=last is not None,
+        trusted_pps=value.get("trusted_pps"),
+        sweep_to_pps=value.get("sweep_to_pps"),
+        mrr_pps=value.get("mrr_pps"),
+        counts={
             s: sum(c.status == s for c in checks)
             for s in (doctor_checks.PASS, doctor_checks.WARN, doctor_checks.FAIL)
         },
-    }
+    )
 
 
 def stored_doctors(store: Store) -> Iterator[StoredDoctor]:

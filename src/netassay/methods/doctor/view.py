@@ -20,17 +20,17 @@ def check_line(status: str, name: str, figure: str, fix: str) -> str:
 def verdict_line(r: StoredDoctor) -> str:
     """The verdict and the trusted range in one line."""
     s = r.summary
-    n = s["counts"]
-    tail = "" if s["finished"] else " (unfinished: the run was cut short)"
+    n = s.counts
+    tail = "" if s.finished else " (unfinished: the run was cut short)"
     trusted = (
-        f"; a sweep can trust loads up to {fmt_rate(s['trusted_pps'])} here now "
-        f"(worth sweeping up to {fmt_rate(s['sweep_to_pps'])}; router MRR "
-        f"{fmt_rate(s['mrr_pps'])})"
-        if s["trusted_pps"]
+        f"; a sweep can trust loads up to {fmt_rate(s.trusted_pps)} here now "
+        f"(worth sweeping up to {fmt_rate(s.sweep_to_pps)}; router MRR "
+        f"{fmt_rate(s.mrr_pps)})"
+        if s.trusted_pps
         else ""
     )
     return (
-        f"verdict: {s['verdict']} ({n['PASS']} pass, {n['WARN']} warn, {n['FAIL']} fail)"
+        f"verdict: {s.verdict} ({n['PASS']} pass, {n['WARN']} warn, {n['FAIL']} fail)"
         f"{trusted}{tail}"
     )
 
@@ -56,7 +56,7 @@ def as_json(r: StoredDoctor) -> str:
         "experiment_id": exp.id,
         "utc": exp.created_utc,
         "db": str(r.db),
-        **r.summary,
+        **r.summary.to_json(),
         "checks": [
             {"name": c.name, "status": c.status, "figure": c.figure, "fix": c.fix, "value": c.value}
             for c in r.checks

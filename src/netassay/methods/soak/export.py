@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from netassay.methods.soak.series import Second
 from netassay.methods.soak.store import KIND
 from netassay.store.db import Experiment, Store
 from netassay.store.export import BOOL, FLOAT, INT, JSON, Column, Kind, per_experiment
@@ -36,7 +37,8 @@ def _rows(store: Store) -> Iterator[list[tuple[Any, ...]]]:
 
 def _seconds(store: Store, exp: Experiment) -> Iterator[tuple[Any, ...]]:
     for t in store.trials(exp.id):
-        for s in (t["counters"].get("soak") or {}).get("per_second", []):
+        seconds: list[Second] = (t["counters"].get("soak") or {}).get("per_second", [])
+        for s in seconds:
             yield (exp.id, t["id"], t["repetition"], t["excluded"] is not None, s.get("t"),
                    s.get("dt"), s.get("offered"), s.get("received"), s.get("loss_est"),
                    dumps(s.get("cpu_busy") or {}))  # fmt: skip

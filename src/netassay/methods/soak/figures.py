@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from netassay.methods.soak.series import Event, Second
 from netassay.shared.plots import save
 
 
 def plot_timeline(
-    seconds: Sequence[dict[str, Any]],
+    seconds: Sequence[Second],
     starts_s: Sequence[float],
-    events: Sequence[dict[str, Any]],
+    events: Sequence[Event],
     rate_pps: float,
     stem: Path,
     title: str = "",
@@ -39,8 +39,8 @@ def plot_timeline(
         ax.axvline(x, color="0.4", lw=0.7, ls=":")
     for i, e in enumerate(events):
         ax.axvspan(
-            e["start_s"],
-            e["start_s"] + e["length_s"],
+            e.start_s,
+            e.start_s + e.length_s,
             color="C3",
             alpha=0.15,
             label="loss event" if i == 0 else None,

@@ -53,10 +53,9 @@ class SoakMethod(OneFigureMethod):
         --bidirectional, as the seconds are)."""
         trials = store.trials(result.experiment.id)
         starts = [float(t["counters"].get("soak", {}).get("start_s", 0.0)) for t in trials]
-        offered = float(result.summary["rate_pps"]) * (
-            2 if "bidirectional" in result.summary else 1
-        )
-        return (series.timeline(trials), starts, result.summary["events"], offered)
+        s = result.summary
+        offered = float(s.rate_pps) * (2 if s.bidirectional is not None else 1)
+        return (series.timeline(trials), starts, s.events, offered)
 
     def _interrupted(self, job: Any) -> Interrupted:
         """The segments stored before the interrupt, and how to go on."""
@@ -69,7 +68,7 @@ class SoakMethod(OneFigureMethod):
 
     def cell(self, store: Store, experiment: Experiment, cfg: AnalysisConfig) -> dict[str, Any]:
         s = soak_store.soak_summary(store, experiment)
-        return {"verdict": s["verdict"], "loss_ratio": s["loss_ratio"]}
+        return {"verdict": s.verdict, "loss_ratio": s.loss_ratio}
 
     def cell_brief(self, settings: dict[str, Any]) -> str:
         return ""  # (not a campaign's method)

@@ -63,7 +63,7 @@ class Soak:
     note: Line = _quiet
     experiment_id: int | None = None
     stored: int = 0
-    seconds: list[dict[str, Any]] = field(default_factory=list)  # the soak's so far
+    seconds: list[series.Second] = field(default_factory=list)  # the soak's so far
     hooks: Hooks | None = None  # commands run around each segment (trial.hooks)
 
     @property
@@ -239,7 +239,7 @@ def measure_segment(
     seconds = series.per_second(
         sampler.samples, rec.sent, rec.received, rec.forwarded, rec.duration_s, start_s
     )
-    own = {"segment": index, "start_s": start_s, "attempts": attempt + 1, "per_second": seconds}
+    own = series.Segment(segment=index, start_s=start_s, attempts=attempt + 1, per_second=seconds)
     if prev_end is not None and not discarded:
         own["gap_before_s"] = round(sampler.t0 - prev_end, 3)
     rec = replace(
@@ -263,9 +263,8 @@ def loop(soak: Soak, ctx: TrialContext, store: Store) -> None:
         rec, ended = measure_segment(soak, ctx, i, length, ended)
         store.add_trial(soak.experiment_id, rec)  # committed now: a crash loses only this one
         soak.stored += 1
-        gap = bool(rec.excluded)
-        per_second = rec.counters["soak"]["per_second"]
-        soak.seconds.extend({**s, "gap": True} if gap else s for s in per_second)
+        per_second: list[series.Second] = rec.counters["soak"]["per_second"]
+        soak.seconds.extend(series.gapped(per_second) if rec.excluded else per_second)
         soak.progress(progress_line(soak, rec, i))
 
 
