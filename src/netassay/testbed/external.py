@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from netassay import names
 from netassay.counters import ethtool, sutcmd
 from netassay.counters.sink import SinkCounter, stop_stale_sinks
+from netassay.counters.snapshot import Snapshot
 from netassay.errors import TestbedError, UsageError
 from netassay.proc import run
 from netassay.testbed import linerate, pathcheck
@@ -480,11 +481,11 @@ class PortCounters:
         self.cfg = cfg
         self.argv = sutcmd.parse_command(cfg.sut_counters_cmd) if cfg.sut_counters_cmd else None
 
-    def snapshot(self, sink: SinkCounter | None) -> dict[str, Any]:
+    def snapshot(self, sink: SinkCounter | None) -> Snapshot:
         """The ports' kernel counters and ``ethtool -S``, the SUT's counters, the sink's
         count: in the shape ``counters.loss.flatten`` reads (roles ``tx``, ``rx``)."""
         cfg = self.cfg
-        snap: dict[str, Any] = {
+        snap: Snapshot = {
             "utc": utc_now(),
             "ns": {role: {"links": {dev: link_stats(dev, cfg.netns)}} for role, dev in _devs(cfg)},
             "ethtool": {dev: ethtool.stats(dev, cfg.netns) for _, dev in _devs(cfg)},
@@ -522,9 +523,7 @@ class PortCounters:
         tx, rx = ("tx", self.cfg.tx), ("rx", self.cfg.rx)
         return _split(tx, rx, *fwd[:3], d, fwd[3]), _split(rx, tx, *rev[:3], d, rev[3])
 
-    def trial_counters(
-        self, before: dict[str, Any], after: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[str]]:
+    def trial_counters(self, before: Snapshot, after: Snapshot) -> tuple[dict[str, Any], list[str]]:
         """What a trial stores beyond the flat deltas: ``ethtool -S`` deltas per port and
         the SUT's counters (verbatim and as deltas), with a warning if those failed."""
         out: dict[str, Any] = {
