@@ -63,7 +63,8 @@ def checked_config(path: Path | None, given: Given, *, environ: bool = True) -> 
     """Defaults < the config file at ``path`` (None: none; ``environ``: NETASSAY_CONFIG
     read where no path is given) < the testbed knobs given; every method's section of
     the file checked against its parameters (a bad key or value names its line)."""
-    cfg = load_config(path, overrides={"testbed": knobs(given)}, environ=environ)
+    testbed = knobs(given)
+    cfg = load_config(path, overrides={"testbed": testbed}, environ=environ)
     for name, values in list(cfg.methods.items()):
         ps = file_params(name)
         values = cfg.methods[name] = _renamed_keys(cfg, name, values, ps)

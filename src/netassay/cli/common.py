@@ -294,7 +294,8 @@ def runs_with(ctx: typer.Context, given: Given, method: str) -> Resolved:
 def prepared(ctx: typer.Context, given: Given, method: str) -> tuple[Given, RunOptions]:
     """The RunOptions alone (``invoke.options_of``), for a series (--sizes, a scale
     knob's list) that checks its store and testbed before its first command runs."""
-    return options_of(method, given, config(ctx, given))
+    cfg = config(ctx, given)
+    return options_of(method, given, cfg)
 
 
 def check_fail_on(fail_on: str | None) -> None:
