@@ -14,6 +14,7 @@ Needs root and netassay-gen; skipped with the reason otherwise.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ import pytest
 from netassay import quality
 from netassay.hist import SinkHist
 from netassay.store.db import Store
+from netassay.testbed.pathcheck import PROBE_FRAMES
 
 pytestmark = pytest.mark.system
 CAP_PPS = 30_000
@@ -32,6 +34,16 @@ BOTH_LOW, BOTH_HIGH = 10_000, 40_000  # --bidirectional: pps per direction, CAP_
 DIRS = ("forward", "reverse")
 V4 = ("198.18.0.2", "198.19.0.2")
 SYSCTLS = ("/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/core/netdev_max_backlog")
+
+
+def every_probe_came_back(text: str, what: str = "path check") -> None:
+    """``what`` said ok with every probe sent back (N of N, one hop). netassay-gen sends
+    the burst on its schedule and may end it a frame or two short on a busy host (98 of
+    98 in one CI run): the count sent is said as it was, so it need only be most of it."""
+    m = re.search(rf"{re.escape(what)}: ok: (\d+) of (\d+) probes came back, 1 hop", text)
+    assert m is not None, text
+    back, sent = int(m[1]), int(m[2])
+    assert back == sent >= 0.9 * PROBE_FRAMES, text
 
 
 def sh(*argv: str, **kw) -> subprocess.CompletedProcess[str]:
@@ -208,7 +220,7 @@ def test_sweep_through_a_hand_made_router_finds_its_cap(
     nstat = f"ip netns exec {router.ns} nstat -a -s -z"
     res = cli(*router.args(tb_name, "--sut-counters-cmd", nstat))
     assert res.returncode == 0, res.stderr
-    assert "path check: ok: 100 of 100 probes came back, 1 hop(s)" in res.stdout
+    every_probe_came_back(res.stdout)
     assert "line rate unknown" in res.stdout
 
     show = cli("testbed", "show", tb_name)
@@ -360,9 +372,8 @@ def test_ipv6_through_a_hand_made_router(router_v6, tb_name, tmp_path, cli):
     lies between the ports."""
     res = cli(*router_v6.args(tb_name))
     assert res.returncode == 0, res.stderr
-    assert (
-        "IPv6, 84-byte frames" in res.stdout and "100 of 100 probes came back, 1 hop" in res.stdout
-    )
+    assert "IPv6, 84-byte frames" in res.stdout, res.stdout
+    every_probe_came_back(res.stdout)
     _two_loads(tb_name, tmp_path, cli)
     assert cli("testbed", "down", tb_name).returncode == 0
 
@@ -455,7 +466,7 @@ def test_bidirectional_a_cap_on_one_direction_shows_in_that_direction_only(
         links = json.loads(sh("ip", "-j", "link", "show", "dev", router.tx).stdout)
         assert "xdp" not in links[0]  # the reverse sink is gone with the run
         show = cli("testbed", "show", tb_name).stdout
-        assert "reverse path check (--bidirectional): ok: 100 of 100 probes came back" in show
+        every_probe_came_back(show, "reverse path check (--bidirectional)")
         assert cli("testbed", "down", tb_name).returncode == 0
 
 
