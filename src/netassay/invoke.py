@@ -20,15 +20,16 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol, overload, runtime_checkable
 
 from netassay import methods as registry
 from netassay.config import Config, TestbedConfig, load_config
 from netassay.errors import InputError, UsageError
 from netassay.methods.base import Progress, RunOptions
 from netassay.params import Param, declared, renamed_keys, request_from, spelling_hint
-from netassay.shared import lab
+from netassay.shared import lab, series_plan
 from netassay.shared.rates import load_params, resolved
+from netassay.shared.series_plan import Series
 from netassay.store.preflight import check_store
 
 Given = dict[str, Any]  # values by key, as a command's flags give them (None: not given)
@@ -142,9 +143,35 @@ class Resolved(NamedTuple):
     options: RunOptions
 
 
+@runtime_checkable
+class LineLoads(Protocol):
+    """A Request whose loads are held to a testbed's line rate (sweep, search): its loads
+    in frames/s (None: none fixed yet) and the flag they were given by."""
+
+    def line_loads(self) -> tuple[tuple[float, ...] | None, str]: ...
+
+
+@runtime_checkable
+class Validated(Protocol):
+    """A Request that checks itself as a whole (a campaign cell's, before its child)."""
+
+    def validate(self) -> None: ...
+
+
+@overload
 def resolve(
-    method: str, given: Given, config_file: Path | None, *, environ: bool = True
-) -> Resolved:
+    method: str, given: Given, config_file: Path | None, *, environ: bool = ...,
+    series: Literal[False] = ...,
+) -> Resolved: ...  # fmt: skip
+@overload
+def resolve(
+    method: str, given: Given, config_file: Path | None, *, environ: bool = ...,
+    series: Literal[True],
+) -> Resolved | Series: ...  # fmt: skip
+def resolve(
+    method: str, given: Given, config_file: Path | None, *, environ: bool = True,
+    series: bool = False,
+) -> Resolved | Series:  # fmt: skip
     """``method``'s Request and RunOptions from ``given`` (the values by key, None where
     not given: a command's flags, a campaign cell's settings) over the [method] section of
     ``config_file`` (``checked_config``; a cell has none and reads no environment, so it
@@ -152,15 +179,34 @@ def resolve(
     (``options_of``), the loads in frames/s on the testbed the run takes and the Request
     (``request_of``; an error about a value from the file names its line), and the
     testbed a ``--testbed`` names, the Request's loads refused there above its ports'
-    line rate (a Request's ``line_loads()``, where it has one)."""
+    line rate (``LineLoads``). ``series``: a list given (--sizes, a scale knob's) is a
+    Series to run value by value (``shared.series_plan``), planned with the run options
+    of its first value; None given, the one run's."""
+    # a series: its first value stands for the list while the options are read
+    listed, given = series_plan.listed(given) if series else (None, given)
+    if listed is None:
+        _refused_on_resume(method, given)
     cfg = checked_config(config_file, given, environ=environ)
-    flags = {k for k, v in given.items() if v is not None}  # given, not from the file
     merged, options = options_of(method, given, cfg)
+    if listed is not None:
+        return listed.planned(options)
+    flags = {k for k, v in given.items() if v is not None}  # given, not from the file
     req, options = request_of(method, merged, options, flags)
-    line_loads = getattr(req, "line_loads", None)
-    loads, what = line_loads() if callable(line_loads) else (None, "load")
+    loads, what = req.line_loads() if isinstance(req, LineLoads) else (None, "load")
     options = replace(options, name=lab.named_testbed(options, loads, what))
     return Resolved(req, options)
+
+
+def _refused_on_resume(method: str, given: Given) -> None:
+    """A resume of a method whose Request keeps its plan (``RESUME_KEEPS_PLAN``: the
+    sweep's, the soak's) continues the stored plan and label: a flag of the plan given,
+    or --label, is refused, never silently ignored."""
+    request = registry.method(method).request
+    what = getattr(request, "RESUME_KEEPS_PLAN", None)
+    if what is None or not given.get("resume"):
+        return
+    keys = [p.flag for _, p in declared(request) if given.get(p.name) is not None]
+    lab.refuse_with_resume(keys + (["--label"] if given.get("label") else []), what)
 
 
 def _in_scenario(req: Any, options: RunOptions, values: dict[str, Any]) -> tuple[Any, RunOptions]:
@@ -219,9 +265,8 @@ def cell(
     req, options = resolve(method, given, None, environ=False)
     if own:  # an acceptance cell's scenario knobs: as 'accept --scenarios' runs one
         req, options = _in_scenario(req, options, own)
-    validate = getattr(req, "validate", None)
-    if callable(validate):  # refused before its child starts, as the file's check does
-        validate()
+    if isinstance(req, Validated):  # refused before its child starts, as the file's check does
+        req.validate()
     return req, options
 
 

@@ -17,13 +17,13 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, overload
 
 import typer
 
 from netassay.config import Config, load_config
-from netassay.errors import NetassayError, UsageError, VerdictRefused
-from netassay.invoke import Resolved, checked_config, options_of, resolve
+from netassay.errors import UsageError, VerdictRefused
+from netassay.invoke import Resolved, checked_config, resolve
 from netassay.methods.base import RunOptions
 from netassay.params import (
     Param,
@@ -32,7 +32,7 @@ from netassay.params import (
     metavar_of,
 )
 from netassay.shared.lab import DEFAULT_DB
-from netassay.store.db import Store
+from netassay.shared.series_plan import Series
 
 Given = dict[str, Any]  # what the declared options received, by key (None: not given)
 
@@ -283,19 +283,25 @@ def config(ctx: typer.Context, given: Given | None = None) -> Config:
     return checked_config(config_path(ctx), given or {})
 
 
-def runs_with(ctx: typer.Context, given: Given, method: str) -> Resolved:
+@overload
+def runs_with(
+    ctx: typer.Context, given: Given, method: str, *, series: Literal[False] = ...
+) -> Resolved: ...
+@overload
+def runs_with(
+    ctx: typer.Context, given: Given, method: str, *, series: Literal[True]
+) -> Resolved | Series: ...
+def runs_with(
+    ctx: typer.Context, given: Given, method: str, *, series: bool = False
+) -> Resolved | Series:
     """What a method's command runs with (``invoke.resolve``): its Request and
     RunOptions from the flags given over the config file in force (read and checked
     first), the testbed --testbed names. A store (--db) that cannot be opened or written
-    is refused here, before anything is built."""
+    is refused here, before anything is built. ``series``: a list given (--sizes, a
+    scale knob's) comes back as the Series to run value by value (``cli.series``)."""
+    if series:
+        return resolve(method, given, config_path(ctx), series=True)
     return resolve(method, given, config_path(ctx))
-
-
-def prepared(ctx: typer.Context, given: Given, method: str) -> tuple[Given, RunOptions]:
-    """The RunOptions alone (``invoke.options_of``), for a series (--sizes, a scale
-    knob's list) that checks its store and testbed before its first command runs."""
-    cfg = config(ctx, given)
-    return options_of(method, given, cfg)
 
 
 def check_fail_on(fail_on: str | None) -> None:
@@ -354,12 +360,3 @@ def bar() -> Callable[[str], None]:
 
 
 COUNTED = re.compile(r"\[(\d+)/(\d+)\]")  # a progress line's count: [done/total]
-
-
-def newest_experiment(db: str) -> int:
-    """The newest experiment's id in ``db`` (0: none yet, or no store)."""
-    try:
-        with Store(db, readonly=True) as st:
-            return max((e.id for e in st.experiments()), default=0)
-    except NetassayError:
-        return 0

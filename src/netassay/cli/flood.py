@@ -8,11 +8,12 @@ import typer
 
 from netassay import names
 from netassay.cli.common import NOT_STORED, Given, Json, runs_with, with_params
-from netassay.cli.sizes import per_size
+from netassay.cli.series import per_value
 from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
 from netassay.methods.flood.method import METHOD
 from netassay.methods.flood.request import FloodRequest
+from netassay.shared.series_plan import Series
 from netassay.shared.sizes import SizesFlag
 
 
@@ -30,9 +31,10 @@ def flood(ctx: typer.Context, given: Given, as_json: Json = False) -> None:
     every frame it could not take located. A router SUT (kernel or XDP). With --db
     each flood is stored as it ends (kind mrr: its maximum receive rate), which assess,
     compare, export and report read."""
-    if per_size(inspect.unwrap(flood), ctx, given, "flood", as_json):
-        return
-    req, options = runs_with(ctx, given, "flood")
+    run = runs_with(ctx, given, "flood", series=True)
+    if isinstance(run, Series):  # --sizes, or a scale knob's list: a flood per value
+        return per_value(run, inspect.unwrap(flood), ctx, as_json)
+    req, options = run
     show = (lambda line: None) if as_json else typer.echo
     result = METHOD.run(req, options, show)
     typer.echo(METHOD.view(result, as_json))

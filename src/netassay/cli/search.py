@@ -22,11 +22,12 @@ from netassay.cli.common import (
     runs_with,
     with_params,
 )
-from netassay.cli.sizes import per_size
+from netassay.cli.series import per_value
 from netassay.config import TestbedConfig
 from netassay.errors import Interrupted
 from netassay.methods.base import Method, RunOptions
 from netassay.methods.search.request import RETRIES, RUN_OPTIONS, SearchRequest
+from netassay.shared.series_plan import Series
 from netassay.shared.sizes import SizesFlag
 
 
@@ -39,11 +40,12 @@ def search(
     fail_on: FailOn = None,
 ) -> None:  # fmt: skip
     """Find NDR and PDR with MLRsearch (FD.io CSIT); each trial is stored as it ends."""
-    if per_size(inspect.unwrap(search), ctx, given, "search", as_json, dry_run=dry_run,
-                fail_on=fail_on):  # fmt: skip
-        return
+    run = runs_with(ctx, given, "search", series=True)  # --testbed named, --max-load held
+    if isinstance(run, Series):  # --sizes, or a scale knob's list: a search per value
+        kv = {"dry_run": dry_run, "fail_on": fail_on}
+        return per_value(run, inspect.unwrap(search), ctx, as_json, **kv)
     method = registry.method("search")  # deferred by the registry: MLRsearch (0.3 s)
-    req, options = runs_with(ctx, given, "search")  # --testbed named, --max-load held to it
+    req, options = run
     if not dry_run:
         check_fail_on(fail_on)
     try:

@@ -20,8 +20,6 @@ from netassay.config import TestbedConfig
 from netassay.methods.base import RunOptions
 from netassay.methods.soak.method import METHOD
 from netassay.methods.soak.request import RETRIES, RUN_OPTIONS, SoakRequest
-from netassay.params import declared
-from netassay.shared import lab
 
 
 @with_params(
@@ -34,9 +32,6 @@ def soak(ctx: typer.Context, given: Given, as_json: Json = False, fail_on: FailO
     soak runs as back-to-back stored segments, each read every second: per-second loss
     (an estimate), rate and CPU, the events where loss appears, and a PASS/FAIL verdict
     of the whole run's loss ratio against --goal. --resume continues an unfinished soak."""
-    if given["resume"]:  # the stored load, segments, goal, label: changing them is refused
-        keys = [p.flag for _, p in declared(SoakRequest) if given.get(p.name) is not None]
-        lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "soak")
     check_fail_on(fail_on)
     # --testbed: one that exists, e.g. the user's own ports ('testbed external'); the
     # load is checked against its line rate when the soak starts (a %pdr load then known)

@@ -22,14 +22,13 @@ from netassay.cli.common import (
     runs_with,
     with_params,
 )  # fmt: skip
-from netassay.cli.sizes import per_size
+from netassay.cli.series import per_value
 from netassay.config import TestbedConfig
 from netassay.errors import UsageError
 from netassay.methods.base import RunOptions
 from netassay.methods.sweep.request import RUN_OPTIONS, SweepRequest
 from netassay.methods.sweep.run import Swept
-from netassay.params import declared
-from netassay.shared import lab
+from netassay.shared.series_plan import Series
 from netassay.shared.sizes import SizesFlag
 from netassay.shared.sweep_run import RETRIES
 
@@ -44,16 +43,14 @@ def sweep(
 ) -> None:  # fmt: skip
     """Run a load sweep on the embedded testbed (or on --testbed); each trial is stored
     as it ends."""
-    if per_size(inspect.unwrap(sweep), ctx, given, "sweep", as_json, dry_run=dry_run,
-                fail_on=fail_on):  # fmt: skip
-        return
     if given.get("at") is not None and given.get("rates") is not None:
         raise UsageError("--at with --rates", "--at picks the loads itself", "drop one of them")
+    run = runs_with(ctx, given, "sweep", series=True)  # --testbed named, --rates held to it
+    if isinstance(run, Series):  # --sizes, or a scale knob's list: a sweep per value
+        kv = {"dry_run": dry_run, "fail_on": fail_on}
+        return per_value(run, inspect.unwrap(sweep), ctx, as_json, **kv)
     method = registry.method("sweep")
-    if given["resume"]:  # the stored plan and label: a flag changing them is refused
-        keys = [p.flag for _, p in declared(SweepRequest) if given.get(p.name) is not None]
-        lab.refuse_with_resume(keys + (["--label"] if given["label"] else []), "sweep")
-    req, options = runs_with(ctx, given, "sweep")  # --testbed named, --rates held to it
+    req, options = run
     if not dry_run:
         check_fail_on(fail_on)
     # Interrupted: what it stored, how to go on; --dry-run: what it would run

@@ -4,8 +4,8 @@ per value, and the series' table and curve (PDR and NDR, or the MRR, against the
 scale).
 
 ``--routes 1,1k,100k,1M`` on a sweep, search or flood runs the command once per value,
-on a testbed built for that value (``cli.scale``), each result stored as it ends. A
-series is found in a store without a tag, as a frame-size series is
+on a testbed built for that value (``shared.series_plan``, ``cli.series``), each result
+stored as it ends. A series is found in a store without a tag, as a frame-size series is
 (``shared.sizes``): consecutive experiments of one kind whose configurations differ
 only in that one knob, a new series starting where a value repeats.
 """

@@ -5,7 +5,7 @@ Each field is declared once (``params``): its flag, help, parser and range."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from netassay.errors import NetassayError, UsageError
 from netassay.loads import RateFlags, check_load, written
@@ -74,6 +74,8 @@ class SoakRequest:
     """One soak: ``rate`` for ``duration_s`` in segments of ``segment_s``, judged
     against ``goal`` (a loss ratio)."""
 
+    # --resume continues the stored load, segments, goal and label: one given is refused
+    RESUME_KEEPS_PLAN: ClassVar[str] = "soak"
     rate: str | None = param(
         "--rate", "Load: a rate (200k, or 500Mbps at --layer, or 50% of the line rate) or a "
         "share of the newest stored search's PDR (90%pdr, from --db).", default=None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from netassay.errors import UsageError
 from netassay.loads import AUTO, RateFlags, check_loads
@@ -61,6 +61,8 @@ RUN_OPTIONS = (
 class SweepRequest:
     """The sweep's plan, as the user asked for it (units parsed)."""
 
+    # --resume continues the stored plan and label: a flag of the plan given is refused
+    RESUME_KEEPS_PLAN: ClassVar[str] = "sweep"
     rates_pps: tuple[float, ...] = param(
         "--rates", "START:STOP:STEP or a,b,c: frames/s (200k), bit/s at --layer (500Mbps) "
         "or shares of the line rate (10%:100%:10%); by default (auto) 12 loads up to 1.3x "
