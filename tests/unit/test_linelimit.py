@@ -6,6 +6,7 @@ others as they were, saying when each was measured."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -144,3 +145,23 @@ def test_a_kept_file_not_shaped_as_netassay_writes_it_is_read_as_far_as_it_is(ke
     assert gone["from"] == f"never measured on this host ({kept} unreadable)"
     kept.unlink()
     assert linelimit.for_path(0.02, LINE)["from"] == f"never measured on this host (no {kept})"
+
+
+def test_a_limit_kept_while_another_keeper_holds_the_file_waits_and_keeps_both(kept):
+    """Two cells keeping a limit at once (a campaign's workers on one host): the second
+    waits for the first to write, then keeps its limit beside the first's. Without the
+    hold it read the file before the first wrote and wrote over the first's limit."""
+    linelimit.keep(0.005, 30_000.0, utc=OLD)
+    done = threading.Event()
+    with linelimit.held():  # another keeper, between its read and its write
+        body = linelimit.read()
+        assert body is not None
+        second = threading.Thread(target=lambda: (linelimit.keep(0.001, 5_000.0), done.set()))
+        second.start()
+        assert not done.wait(0.5), "keep wrote while another keeper held the file"
+        limits = [*body["limits"], linelimit.row(0.02, 50_000.0)]
+        linelimit.write(limits, NEW, linelimit.SETUP)
+    second.join(10)
+    assert done.is_set()
+    got = {x["delay_s"]: x["pps"] for x in json.loads(kept.read_text())["limits"]}
+    assert got == {0.001: 5_000.0, 0.005: 30_000.0, 0.02: 50_000.0}

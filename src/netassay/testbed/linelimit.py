@@ -34,14 +34,16 @@ one measured at the run's own delay, never one measured at another.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from netassay.hist import SinkHist
 from netassay.testbed import state, tcppath
@@ -112,6 +114,18 @@ def to_measure(limit: LineLimit) -> bool:
 def path() -> Path:
     """Where this host's limit is kept."""
     return Path(os.environ.get("NETASSAY_STATE_DIR", "/var/lib/netassay")) / FILE
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """This host's file held for one change (read, then written): two cells that keep a
+    limit at once (a campaign's workers on one host) each keep theirs beside the other's,
+    never one written over the other (``keep``)."""
+    lock = path().with_name(FILE + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def host() -> Host:
@@ -296,7 +310,7 @@ def trial(tb: Testbed, sink: XdpSink, rate: float, duration_s: float,
     if c.get("latency"):  # the sink's latency, added beyond the delay asked (bench's)
         lat = SinkHist(c["latency"]).summary()
 
-        def added(k: str) -> float | None:
+        def added(k: Literal["p50_ns", "p99_ns", "max_ns"]) -> float | None:
             v = lat.get(k)
             return round(v / 1e3 - delay_s * 1e6, 1) if v is not None else None
 
@@ -395,17 +409,26 @@ def keep(delay_s: float, pps: float, utc: str | None = None) -> LineLimit:
     cell over the line at ``delay_s`` runs under now. A kept entry that is no limit
     (``pps`` null, in a file kept before) is dropped."""
     utc = utc or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    kept, now = read(), host()
-    limits = [row(delay_s, pps)]
-    if kept is not None and (kept["kernel"], kept["cpus"]) == (now["kernel"], now["cpus"]):
-        for x in kept["limits"]:
-            if x["pps"] is None or abs(float(x["delay_s"]) - delay_s) < 1e-9:
-                continue  # no limit (a file kept before), or the one measured again now
-            x = {**x, "utc": x.get("utc", kept["utc"]), "setup": x.get("setup", kept["setup"])}
-            if x["utc"] == utc:
-                del x["utc"]
-            if x["setup"] == SETUP:
-                del x["setup"]
-            limits.append(x)
-    write(limits, utc, SETUP)
+    with held():  # another keeper's limit, written while this one read, is not lost
+        kept, now = read(), host()
+        limits = [row(delay_s, pps)]
+        if kept is not None and (kept["kernel"], kept["cpus"]) == (now["kernel"], now["cpus"]):
+            limits += [
+                _beside(x, kept, utc)
+                for x in kept["limits"]
+                if x["pps"] is not None and abs(float(x["delay_s"]) - delay_s) >= 1e-9
+            ]
+        write(limits, utc, SETUP)
     return for_path(delay_s, LINE)
+
+
+def _beside(x: KeptLimit, kept: Kept, utc: str) -> KeptLimit:
+    """A limit kept before at another delay, as it stays beside one kept at ``utc``:
+    when and how it was measured said where that differs from the new one (a kept entry
+    with no limit, or at the delay measured again, is left out by the caller)."""
+    out: KeptLimit = {**x, "utc": x.get("utc", kept["utc"]), "setup": x.get("setup", kept["setup"])}
+    if out["utc"] == utc:
+        del out["utc"]
+    if out["setup"] == SETUP:
+        del out["setup"]
+    return out
