@@ -18,7 +18,8 @@ from __future__ import annotations
 import io
 import math
 import zlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -26,7 +27,55 @@ B = 11  # linear bins below 2**B ns; 2**(B-1) bins per octave above
 HALF = 1 << (B - 1)
 MAX_EXP = 41  # octaves B .. MAX_EXP - 1
 NBINS = (1 << B) + (MAX_EXP - B) * HALF  # 32768
-PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
+
+# a figure of a histogram's summary in ns, by its key (``Hist.summary``)
+Figure = Literal["min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "mean_ns"]
+
+
+class Quantiles(TypedDict):
+    """The percentiles a histogram's summary gives, in ns (None: no sample)."""
+
+    p50_ns: float | None
+    p90_ns: float | None
+    p99_ns: float | None
+    p999_ns: float | None
+
+
+def quantiles(percentile: Callable[[float], float | None]) -> Quantiles:
+    """p50, p90, p99 and p99.9 by a histogram's ``percentile``."""
+    return {
+        "p50_ns": percentile(50.0), "p90_ns": percentile(90.0),
+        "p99_ns": percentile(99.0), "p999_ns": percentile(99.9),
+    }  # fmt: skip
+
+
+class Percentiles(Quantiles):
+    """A histogram's figures in ns (None: it holds no sample) and its count."""
+
+    n: int
+    min_ns: int | None
+    max_ns: int | None
+    mean_ns: float | None
+
+
+class HistSummary(Percentiles):
+    """``Hist.summary``: with the spread and the samples below zero."""
+
+    std_ns: float | None
+    negative: int
+
+
+def figure(summary: HistSummary | None, key: Figure) -> float | None:
+    """One figure of a summary (None: no summary, or no sample)."""
+    v = None if summary is None else summary.get(key)
+    return None if v is None else float(v)
+
+
+class SinkHistSummary(Percentiles):
+    """``SinkHist.summary``: with the frames that arrived ahead of their send time."""
+
+    ahead: int
 
 
 def bin_of(values: np.ndarray) -> np.ndarray:
@@ -136,18 +185,13 @@ class Hist:
         assert self.min is not None and self.max is not None
         return min(max(value, float(self.min)), float(self.max))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> HistSummary:
         """min, p50, p90, p99, p99.9, max, mean, std (ns) and the count."""
-        out: dict[str, Any] = {"n": self.n}
-        out["min_ns"] = self.min
-        for p in PERCENTILES:
-            key = "p999_ns" if p == 99.9 else f"p{p:g}_ns"
-            out[key] = self.percentile(p)
-        out["max_ns"] = self.max
-        out["mean_ns"] = self.mean if self.n else None
-        out["std_ns"] = self.std()
-        out["negative"] = self.negative
-        return out
+        return {
+            "n": self.n, "min_ns": self.min, **quantiles(self.percentile), "max_ns": self.max,
+            "mean_ns": self.mean if self.n else None, "std_ns": self.std(),
+            "negative": self.negative,
+        }  # fmt: skip
 
     # -- storage ----------------------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -227,15 +271,13 @@ class SinkHist:
                 return min(max(mid, float(self.min_ns)), float(self.max_ns))
         return float(self.max_ns)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> SinkHistSummary:
         """n, min, p50, p90, p99, p99.9, max and mean (ns), and the frames ahead."""
-        out: dict[str, Any] = {"n": self.n, "min_ns": self.min_ns}
-        for p in PERCENTILES:
-            out["p999_ns" if p == 99.9 else f"p{p:g}_ns"] = self.percentile(p)
-        out["max_ns"] = self.max_ns
-        out["mean_ns"] = self.sum_ns / self.n if self.n else None
-        out["ahead"] = self.ahead
-        return out
+        return {
+            "n": self.n, "min_ns": self.min_ns, **quantiles(self.percentile),
+            "max_ns": self.max_ns, "mean_ns": self.sum_ns / self.n if self.n else None,
+            "ahead": self.ahead,
+        }  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         """The shape the sink prints (and a trial stores)."""

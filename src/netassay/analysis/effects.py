@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
@@ -99,30 +99,64 @@ def magnitude(delta: float) -> str:
     return "large"
 
 
-def mann_whitney(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
+class MannWhitney(TypedDict):
+    """Two independent samples' test (``mann_whitney``): None where a side has under 2."""
+
+    test: Literal["Mann-Whitney U"]
+    n_a: int
+    n_b: int
+    u: float | None
+    p: float | None
+    cliffs_delta: float | None
+    effect: NotRequired[str]  # Cliff's delta in words, where there is one
+    hodges_lehmann: float | None
+
+
+class Wilcoxon(TypedDict):
+    """Paired samples' test (``wilcoxon_paired``): None where there is no difference."""
+
+    test: Literal["Wilcoxon signed-rank"]
+    n: int
+    w: float | None
+    p: float | None
+    median_difference: float | None
+
+
+class KendallTrend(TypedDict):
+    """A statistic's trend against a count (``kendall_trend``): None under 3 points."""
+
+    test: Literal["Kendall tau-b"]
+    n: int
+    tau_b: float | None
+    p: float | None
+
+
+def mann_whitney(a: Sequence[float], b: Sequence[float]) -> MannWhitney:
     """Two independent samples (runs of two configurations)."""
     x, y = list(a), list(b)
-    out: dict[str, Any] = {"test": "Mann-Whitney U", "n_a": len(x), "n_b": len(y)}
+    out: MannWhitney = {"test": "Mann-Whitney U", "n_a": len(x), "n_b": len(y), "u": None,
+                        "p": None, "cliffs_delta": None, "hodges_lehmann": None}  # fmt: skip
     if len(x) < 2 or len(y) < 2:
-        return {**out, "u": None, "p": None, "cliffs_delta": None, "hodges_lehmann": None}
+        return out
     from scipy import stats as sps  # deferred: scipy.stats (0.4 s), only where a test runs
 
     r = sps.mannwhitneyu(x, y, alternative="two-sided")
     d = cliffs_delta(x, y)
-    return {**out, "u": float(r.statistic), "p": float(r.pvalue), "cliffs_delta": d,
-            "effect": magnitude(d), "hodges_lehmann": hodges_lehmann(x, y)}  # fmt: skip
+    return {"test": out["test"], "n_a": len(x), "n_b": len(y), "u": float(r.statistic),
+            "p": float(r.pvalue), "cliffs_delta": d, "effect": magnitude(d),
+            "hodges_lehmann": hodges_lehmann(x, y)}  # fmt: skip
 
 
-def wilcoxon_paired(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
+def wilcoxon_paired(a: Sequence[float], b: Sequence[float]) -> Wilcoxon:
     """Paired samples: the same runs' (or probes') values under two conditions."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = min(x.size, y.size)
     x, y = x[:n], y[:n]
-    out: dict[str, Any] = {"test": "Wilcoxon signed-rank", "n": int(n)}
     diff = x - y
+    out: Wilcoxon = {"test": "Wilcoxon signed-rank", "n": int(n), "w": None, "p": None,
+                     "median_difference": float(np.median(diff)) if n else None}  # fmt: skip
     if n < 2 or not np.any(diff):
-        med = float(np.median(diff)) if n else None
-        return {**out, "w": None, "p": None, "median_difference": med}
+        return out
     from scipy import stats as sps  # deferred: scipy.stats (0.4 s), only where a test runs
 
     r = sps.wilcoxon(x, y, zero_method="wilcox", alternative="two-sided")
@@ -149,12 +183,12 @@ def hold_growth(base: Sequence[float], held: Sequence[float], hold_ns: float) ->
             "medians_error_ns": medians - hold_ns}  # fmt: skip
 
 
-def kendall_trend(counts: Sequence[float], values: Sequence[float]) -> dict[str, Any]:
+def kendall_trend(counts: Sequence[float], values: Sequence[float]) -> KendallTrend:
     """Kendall's tau-b of a statistic against the number of background loads."""
     x, y = list(counts), list(values)
-    out: dict[str, Any] = {"test": "Kendall tau-b", "n": len(x)}
+    out: KendallTrend = {"test": "Kendall tau-b", "n": len(x), "tau_b": None, "p": None}
     if len(x) < 3 or len(set(x)) < 2:
-        return {**out, "tau_b": None, "p": None}
+        return out
     from scipy import stats as sps  # deferred: scipy.stats (0.4 s), only where a test runs
 
     r = sps.kendalltau(x, y, variant="b")

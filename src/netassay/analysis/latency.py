@@ -12,11 +12,13 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from netassay.hist import SinkHist
 
-STATS = ("p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns")
+STATS: tuple[Literal["p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"], ...] = (
+    "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns",
+)  # fmt: skip
 
 
 @dataclass
@@ -63,7 +65,7 @@ def by_load(trials: Iterable[tuple[int, float, dict[str, Any]]]) -> list[Latency
         row = LatencyAtLoad(i, rate, runs=len(hists))
         summaries = [h.summary() for h in hists]
         for k in STATS:
-            vals = [float(s[k]) for s in summaries]
+            vals = [float(v) for s in summaries if (v := s[k]) is not None]  # all: n > 0
             row.mean[k] = statistics.fmean(vals)
             row.ci95[k] = ci_half_width(vals)
         for h in hists:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from netassay.counters.loss import ALL_LOCATIONS
 from netassay.errors import InputError, UsageError
@@ -55,7 +55,9 @@ BOOKKEEPING = ("schema_migrations", "method_tables")
 BATCH = 10_000  # rows per batch: a store of a million trials is never all in memory
 TRIALS = "trials"
 LATENCY = "latency"
-LATENCY_STATS = ("p50_ns", "p90_ns", "p99_ns", "p999_ns")
+LATENCY_STATS: tuple[Literal["p50_ns", "p90_ns", "p99_ns", "p999_ns"], ...] = (
+    "p50_ns", "p90_ns", "p99_ns", "p999_ns",
+)  # fmt: skip
 JSON_NOTE = "JSON text: json.loads in Python, pl.col(name).str.json_decode() in polars"
 TIME_NOTE = "UTC, microseconds (ISO 8601 text in the store)"
 # what a column holds, where its name does not say it (a method's own tables say it in a

@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from netassay.errors import ToolError
-from netassay.hist import Hist
+from netassay.hist import Hist, HistSummary
 from netassay.proc import die_with_parent, in_netns, run
 
 PEERS = ("ping", "irtt")
@@ -46,7 +46,7 @@ class PeerSummary(PeerExtra):
     lost: int
     version: str
     argv: list[str]
-    segments: dict[str, dict[str, Any]]
+    segments: dict[str, HistSummary]
 
 
 @dataclass

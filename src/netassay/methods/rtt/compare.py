@@ -21,7 +21,7 @@ from typing import Any
 from netassay.analysis import effects
 from netassay.analysis.effects import OverRuns
 from netassay.errors import UsageError
-from netassay.hist import Hist
+from netassay.hist import Figure, Hist, figure
 from netassay.methods.rtt import store as rtt_store
 from netassay.store.db import Store
 
@@ -32,8 +32,9 @@ FACTORS = {
     "load-location": "load_location", "responder": "responder",
     "delay": "responder_delay_ns", "capture": "capture",
 }  # fmt: skip
-STATS = {"p50": "p50_ns", "p90": "p90_ns", "p99": "p99_ns", "p999": "p999_ns",
-         "mean": "mean_ns", "min": "min_ns", "max": "max_ns"}  # fmt: skip
+STATS: dict[str, Figure] = {"p50": "p50_ns", "p90": "p90_ns", "p99": "p99_ns",
+                            "p999": "p999_ns", "mean": "mean_ns", "min": "min_ns",
+                            "max": "max_ns"}  # fmt: skip
 DEFAULT_SEGMENTS = ("rtt", "overhead", "wire", "response", "latency")
 
 
@@ -55,9 +56,9 @@ class Config:
         """The per-run statistic of one segment, over this configuration's runs."""
         out = []
         for r in self.runs:
-            s = r.summary.get("segments", {}).get(segment, {})
-            if s.get(STATS[stat]) is not None:
-                out.append(float(s[STATS[stat]]))
+            v = figure(r.summary.get("segments", {}).get(segment), STATS[stat])
+            if v is not None:
+                out.append(v)
         return out
 
     def pairs(self, seg_a: str, seg_b: str, stat: str) -> tuple[list[float], list[float]]:
@@ -66,10 +67,10 @@ class Config:
         a, b = [], []
         for r in self.runs:
             segs = r.summary.get("segments", {})
-            x, y = segs.get(seg_a, {}).get(STATS[stat]), segs.get(seg_b, {}).get(STATS[stat])
+            x, y = figure(segs.get(seg_a), STATS[stat]), figure(segs.get(seg_b), STATS[stat])
             if x is not None and y is not None:
-                a.append(float(x))
-                b.append(float(y))
+                a.append(x)
+                b.append(y)
         return a, b
 
     def merged(self, segment: str) -> Hist:
@@ -167,7 +168,7 @@ class Pairwise:
     segment: str
     a: str
     b: str
-    test: dict[str, Any]
+    test: effects.Wilcoxon | effects.MannWhitney
 
     def to_json(self) -> dict[str, Any]:
         return {"segment": self.segment, "a": self.a, "b": self.b, **self.test}
@@ -181,7 +182,7 @@ class Trend:
     segment: str
     load: str
     with_: dict[str, Any]
-    test: dict[str, Any]
+    test: effects.KendallTrend
 
     def to_json(self) -> dict[str, Any]:
         return {"segment": self.segment, "load": self.load, "with": self.with_, **self.test}
@@ -195,7 +196,7 @@ class Sides:
     configuration: str
     a: str
     b: str
-    test: dict[str, Any]
+    test: effects.Wilcoxon
 
     def to_json(self) -> dict[str, Any]:
         return {"configuration": self.configuration, "a": self.a, "b": self.b, **self.test}

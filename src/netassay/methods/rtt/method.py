@@ -14,6 +14,7 @@ from netassay import names
 from netassay.analysis.acceptance import fmt_pct
 from netassay.config import AnalysisConfig
 from netassay.errors import UsageError
+from netassay.hist import Figure, figure
 from netassay.methods.base import Compared, CompareHow, Comparison, Plan, Progress, RunOptions, span
 from netassay.methods.rtt import compare
 from netassay.methods.rtt import page as rtt_page
@@ -167,9 +168,9 @@ class RttMethod:
         run's RTT p50 and p99, and the probes lost."""
         runs = [r for r in rtt_store.runs(store, experiment.id, blobs=False) if not r.excluded]
 
-        def over_runs(stat: str) -> float | None:
-            found = [r.summary.get("segments", {}).get("rtt", {}).get(stat) for r in runs]
-            v = [float(x) for x in found if x is not None]
+        def over_runs(stat: Figure) -> float | None:
+            found = [figure(r.summary.get("segments", {}).get("rtt"), stat) for r in runs]
+            v = [x for x in found if x is not None]
             return float(np.median(v)) if v else None
 
         sent = sum(r.sent for r in runs)

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from netassay.hist import Hist
+from netassay.hist import Hist, HistSummary
 from netassay.store.db import Experiment, Store
 from netassay.store.rows import dumps
 from netassay.trial.record import TrialRecord
@@ -33,7 +33,7 @@ class RunSummary(TypedDict):
     sent: int
     received: int
     lost: int
-    segments: dict[str, dict[str, Any]]
+    segments: dict[str, HistSummary]
 
 
 class StoredSummary(RunSummary, total=False):

@@ -98,16 +98,16 @@ def compare_text(result: RttComparison, segments: list[str]) -> list[str]:
         if t.get("p") is None:
             out.append(f"   {pair.segment:<12} {pair.a}: too few runs for {t['test']}")
             continue
-        if "cliffs_delta" in t:
+        if t["test"] == "Mann-Whitney U":
             effect = (f"Cliff's delta {t['cliffs_delta']:+.2f} ({t['effect']}),"
                       f" shift {_us(t['hodges_lehmann'])} us")  # fmt: skip
         else:
             effect = f"median difference {_us(t['median_difference'])} us"
         out.append(f"   {pair.segment:<12} {pair.a}: {effect}; {t['test']} p={t['p']:.3g}")
     for trend in result.trends:
-        t = trend.test
+        k = trend.test
         out.append(f"trend of {trend.segment} with the number of {trend.load} loads:"
-                   f" Kendall tau-b {t['tau_b']:+.2f} (p={t['p']:.3g}, {t['n']} runs)")  # fmt: skip
+                   f" Kendall tau-b {k['tau_b']:+.2f} (p={k['p']:.3g}, {k['n']} runs)")  # fmt: skip
     for side in result.sides:
         t = side.test
         head = f"sender side - responder side (overhead - response), {side.configuration}:"
