@@ -40,9 +40,11 @@ on failure.
   random order; then paced runs at 10%, 50% and 90% of this build's
   auto peak, the sink's rate error and the generator's p99 lateness), each figure's
   median per build and the ratio this / baseline. Writes
-  bench/results/generator-versus.json.
+  bench/results/generator-versus.json (or ``--out``). ``--this PATH`` compares another
+  build in this build's place (two older builds, to find which change moved a figure).
+  A baseline older than ``--flow-order`` has no flow peaks; the JSON says so.
 
-Run: ``sudo .venv/bin/python bench/generator.py [--quick] [--baseline PATH]``
+Run: ``sudo .venv/bin/python bench/generator.py [--quick] [--baseline PATH [--this PATH]]``
 """
 
 from __future__ import annotations
@@ -488,12 +490,17 @@ VERSUS_PEAKS: dict[str, tuple[str, list[str] | None]] = {
 }
 
 
-def versus(baseline: str, reps: int, warm: float, span: float, duration: float) -> dict:
+def versus(
+    baseline: str, reps: int, warm: float, span: float, duration: float, this: str | None = None
+) -> dict:
     """This build's netassay-gen against ``baseline``, interleaved run by run so that the
     machine's drift hits both alike; medians per build and the ratio this / baseline."""
     bid = secrets.token_hex(2)
     tg, sk = f"na-b{bid}-tg", f"na-b{bid}-sk"
-    builds = {"this": gen.find_generator(), "baseline": baseline}
+    builds = {"this": this or gen.find_generator(), "baseline": baseline}
+    # a build older than the flow flags (the tree before --flow-order) has no flow peaks
+    shown = subprocess.run([baseline, "--help"], capture_output=True, text=True).stdout
+    names = [n for n, (_, more) in VERSUS_PEAKS.items() if more is None or "--flow-order" in shown]
     peaks: dict[str, dict[str, list[float]]] = {b: {} for b in builds}
     acc: dict[str, dict[str, list[dict[str, Any]]]] = {b: {} for b in builds}
     sink: gen.XdpSink | None = None
@@ -506,7 +513,8 @@ def versus(baseline: str, reps: int, warm: float, span: float, duration: float) 
             for b, path in builds.items():
                 pick_cpus()
                 t.binary = path
-                for name, (tech, extra) in VERSUS_PEAKS.items():
+                for name in names:
+                    tech, extra = VERSUS_PEAKS[name]
                     peaks[b].setdefault(name, []).append(t.peak_netassay(tech, extra))
         sink.stop()
         sink = None
@@ -528,7 +536,10 @@ def versus(baseline: str, reps: int, warm: float, span: float, duration: float) 
         return statistics.median(vals) if vals else None
 
     out: dict[str, Any] = {"builds": builds, "reps": reps, "peak_pps": {}, "accuracy": {}}
-    for name in VERSUS_PEAKS:
+    out["not_compared"] = {
+        n: "the baseline has no --flow-order" for n in VERSUS_PEAKS if n not in names
+    }  # fmt: skip
+    for name in names:
         this, base = (statistics.median(peaks[b][name]) for b in ("this", "baseline"))
         out["peak_pps"][name] = {
             "this": this, "baseline": base, "ratio": this / base if base else None,
@@ -549,6 +560,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="1 repetition, short windows")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--baseline", metavar="PATH", help="compare with this netassay-gen only")
+    ap.add_argument(
+        "--this", metavar="PATH", help="with --baseline: the build compared (default: this tree's)"
+    )
+    ap.add_argument("--out", metavar="PATH", help="with --baseline: where the JSON goes")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("bench/generator.py: needs root (network namespaces); run with sudo")
@@ -560,9 +575,9 @@ def main() -> int:
         warm, span = (0.5, 1.0) if args.quick else (1.0, 2.0)
         # two rounds even when quick: one pair of runs says little on a shared machine
         res = versus(args.baseline, 2 if args.quick else args.reps, warm, span,
-                     1.0 if args.quick else 2.0)  # fmt: skip
+                     1.0 if args.quick else 2.0, args.this)  # fmt: skip
         res["environment"] = environment()
-        path = OUT.with_name("generator-versus.json")
+        path = Path(args.out) if args.out else OUT.with_name("generator-versus.json")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(res, indent=2) + "\n")
         print(json.dumps({k: res[k] for k in ("builds", "peak_pps", "accuracy")}, indent=2))

@@ -36,6 +36,8 @@ struct state {
 	__u64 last;
 	__u64 late[LATE_N];
 	__u64 gap;
+	__u64 burst;
+	__u64 tat;
 };
 
 struct {
@@ -201,11 +203,17 @@ int netassay_gen(struct xdp_md *ctx)
 		__u64 due = (k * 1000000000 + rate / 2) / rate + w->start;
 		__u64 until = due, late;
 
-		/* frames left late by a stall catch up at most one per gap */
-		if (w->gap && k && due < w->last + w->gap)
-			until = w->last + w->gap;
+		/* frames left late by a stall catch up at most one per gap on average: a
+		 * frame waits until it conforms to that rate with a tolerance of `burst` ns
+		 * (a flush's worth of gaps, the frames that leave together anyway), its
+		 * theoretical time `tat` one gap past the later of its predecessor's and
+		 * that one's build (GCRA). On time, frames are due more than a gap apart. */
+		if (w->gap && k && w->tat > w->burst && due < w->tat - w->burst)
+			until = w->tat - w->burst;
 		bpf_loop(SPIN_LOOPS, netassay_wait, &until, 0);
 		now = bpf_ktime_get_ns();
+		if (w->gap)
+			w->tat = (w->tat > now ? w->tat : now) + w->gap;
 		late = now - due;
 		if (w->late_max < late)
 			w->late_max = late;

@@ -98,10 +98,15 @@ const LATE_THRESHOLDS_NS: [u64; 19] = [
     500_000_000,
     1_000_000_000,
 ];
-/// The least time between two frames' builds (ns; 0: none), so that frames left late by
-/// a stall catch up at a bounded rate (`--catch-up`), not in one burst.
+/// The mean least time between two frames' builds when they catch up (ns; 0: no bound),
+/// so that frames left late by a stall catch up at a bounded rate (`--catch-up`), not in
+/// one burst; the tolerance (ns) by which a frame may be built ahead of that rate (a
+/// flush's frames, which leave together anyway: `catch_up_burst_ns`); and the
+/// theoretical time of the next frame on the catch-up's rate (gen_live.c, GCRA).
 const W_GAP: usize = W_LATE + LATE_THRESHOLDS_NS.len();
-const VALUE_WORDS: usize = W_GAP + 1;
+const W_BURST: usize = W_GAP + 1;
+const W_TAT: usize = W_BURST + 1;
+const VALUE_WORDS: usize = W_TAT + 1;
 /// The program (`bpf/gen_live.c`, built by build.rs).
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/gen_live.o"));
 /// The words `restored` writes back (gen_live.c's WORDS_V4 and WORDS_V6): an IPv4
@@ -198,6 +203,14 @@ pub fn catch_up_gap_ns(rate: u64, factor: Option<f64>) -> u64 {
         Some(f) if f > 1.0 && rate > 0 => (1e9 / (f * rate as f64)).floor() as u64,
         _ => 0,
     }
+}
+
+/// The tolerance of a catch-up at one frame per `gap_ns`: a flush of `inner` frames
+/// (they leave together) may be built back to back, so the bound holds over any span
+/// longer than a flush and the generator is never held below that rate's reach by its
+/// own flushes (builds of ~60 ns, then the flush): one frame per gap on average.
+pub fn catch_up_burst_ns(gap_ns: u64, inner: usize) -> u64 {
+    gap_ns * (inner.max(1) as u64 - 1)
 }
 
 /// Paced live frames wait for their time inside the kernel from this rate up (a whole
@@ -314,13 +327,15 @@ impl Xdp {
         bpf::map_update(&self.map, 0, &v)
     }
 
-    /// A new run: no frame yet, the schedule from `start` at `rate`, frames built at
-    /// least `gap_ns` apart (0: no bound on a catch-up).
-    fn set_schedule(&self, start: u64, rate: u64, gap_ns: u64) -> io::Result<()> {
+    /// A new run: no frame yet, the schedule from `start` at `rate`, frames left late
+    /// built one per `gap_ns` on average (0: no bound on a catch-up), `burst_ns` ahead of
+    /// that at most (`catch_up_burst_ns`).
+    fn set_schedule(&self, start: u64, rate: u64, gap_ns: u64, burst_ns: u64) -> io::Result<()> {
         let mut w = [0u64; VALUE_WORDS];
         w[W_START] = start;
         w[W_RATE] = rate;
         w[W_GAP] = gap_ns;
+        w[W_BURST] = burst_ns;
         self.set_words(&w)
     }
 
@@ -342,12 +357,10 @@ impl Xdp {
         // poll); the schedule is then set anew from the next frame on, so that the
         // check's wait is not a stall the next frames would catch up in one burst. The
         // achieved rate is measured from there, as for the other techniques.
-        self.set_schedule(
-            crate::pace::now() + 200_000,
-            rate,
-            catch_up_gap_ns(rate, cfg.catch_up),
-        )
-        .map_err(|e| (e, 0))?;
+        let gap = catch_up_gap_ns(rate, cfg.catch_up);
+        let burst = catch_up_burst_ns(gap, inner);
+        self.set_schedule(crate::pace::now() + 200_000, rate, gap, burst)
+            .map_err(|e| (e, 0))?;
         let probe = (inner as u64).min(cfg.planned);
         match self.run_batched(probe as usize, inner) {
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
@@ -769,5 +782,62 @@ mod tests {
         let ts = u64::from_be_bytes(out[t.layout.ts()..t.layout.ts() + 8].try_into().unwrap());
         assert!(ts >= due, "built at {ts}, due at {due}");
         assert_eq!(read()[W_K], 3);
+    }
+
+    /// Frames left late by a stall catch up at the bound on average (`--catch-up`):
+    /// `burst` ns of them are built at once (a flush's worth), then one per gap; with no
+    /// gap, all at once. Needs root (skipped without it).
+    #[test]
+    fn frames_left_late_catch_up_one_per_gap_after_a_burst() {
+        // SAFETY: geteuid takes nothing and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: loading a BPF program needs root");
+            return;
+        }
+        let t = Template::new(&spec4()).unwrap();
+        let s = spec4();
+        let plan = Plan::one(s.sport, &s.src, &s.dst);
+        let l = load(&t, &plan, 1).unwrap();
+        let [map, _]: [OwnedFd; 2] = l.maps.try_into().unwrap();
+        let set = |gap: u64| {
+            // 10 pps from 1 s ago: frames 0-9 are due (a stall of a second)
+            let mut w = [0u64; VALUE_WORDS];
+            (w[W_START], w[W_RATE]) = (crate::pace::now() - 1_000_000_000, 10);
+            (w[W_GAP], w[W_BURST]) = (gap, catch_up_burst_ns(gap, 2));
+            let mut v = [0u8; VALUE_WORDS * 8];
+            for (i, x) in w.iter().enumerate() {
+                put64(&mut v, i * 8, *x);
+            }
+            bpf::map_update(&map, 0, &v).unwrap();
+        };
+        let built = |n: usize| -> Vec<u64> {
+            (0..n)
+                .map(|_| {
+                    let (ret, out) = bpf::test_run(l.prog.as_fd(), &t.frame, 1).unwrap();
+                    assert_eq!(ret, XDP_TX);
+                    u64::from_be_bytes(out[t.layout.ts()..t.layout.ts() + 8].try_into().unwrap())
+                })
+                .collect()
+        };
+        const GAP: u64 = 60_000_000;
+        set(GAP);
+        let ts = built(5);
+        assert!(
+            ts[1] - ts[0] < GAP,
+            "the burst's second frame waited: {ts:?}"
+        );
+        for (k, at) in ts.iter().enumerate().skip(2) {
+            // frame k conforms from one gap per frame past the burst's two
+            assert!(
+                *at >= ts[0] + (k as u64 - 1) * GAP,
+                "frame {k} early: {ts:?}"
+            );
+        }
+        set(0);
+        let ts = built(5);
+        assert!(
+            ts[4] - ts[0] < GAP,
+            "with no bound, late frames waited: {ts:?}"
+        );
     }
 }
