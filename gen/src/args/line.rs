@@ -317,9 +317,10 @@ pub struct Line {
     pub batch: Option<String>,
 
     /// paced XDP live frames: after a stall (the CPU taken away), the
-    /// frames that fell due go out at most F times the rate until
-    /// the schedule is caught up, so that the receiver's ring sees
-    /// a bounded burst (default 2; 'off': as fast as they are built)
+    /// frames that fell due go out at most F times the rate on average
+    /// (a flush of them at once) until the schedule is caught up, so
+    /// that the receiver's ring sees a bounded burst (default 2;
+    /// 'off': as fast as they are built)
     #[arg(
         long,
         value_name = "F",
