@@ -723,25 +723,35 @@ mod tests {
     /// built: frames due in the past are built at once, late by at least their due
     /// time's distance; a frame due ahead is built no earlier than it is due. Needs
     /// root (skipped without it).
-    #[test]
-    fn the_kernel_waits_for_each_frames_time_and_counts_its_lateness() {
+    /// The live-frame program loaded for an IPv4 frame of one flow, its template and
+    /// its state map; None without root (a test then says it is skipped).
+    fn loaded() -> Option<(Template, bpf::Loaded, OwnedFd)> {
         // SAFETY: geteuid takes nothing and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: loading a BPF program needs root");
-            return;
+            return None;
         }
         let t = Template::new(&spec4()).unwrap();
         let s = spec4();
         let plan = Plan::one(s.sport, &s.src, &s.dst);
-        let l = load(&t, &plan, 1).unwrap();
-        let [map, _]: [OwnedFd; 2] = l.maps.try_into().unwrap();
-        let words = |w: &[u64; VALUE_WORDS]| {
-            let mut v = [0u8; VALUE_WORDS * 8];
-            for (i, x) in w.iter().enumerate() {
-                put64(&mut v, i * 8, *x);
-            }
-            bpf::map_update(&map, 0, &v).unwrap();
-        };
+        let mut l = load(&t, &plan, 1).unwrap();
+        let [map, _]: [OwnedFd; 2] = std::mem::take(&mut l.maps).try_into().unwrap();
+        Some((t, l, map))
+    }
+
+    /// Write the program's state words.
+    fn put_words(map: &OwnedFd, w: &[u64; VALUE_WORDS]) {
+        let mut v = [0u8; VALUE_WORDS * 8];
+        for (i, x) in w.iter().enumerate() {
+            put64(&mut v, i * 8, *x);
+        }
+        bpf::map_update(map, 0, &v).unwrap();
+    }
+
+    #[test]
+    fn the_kernel_waits_for_each_frames_time_and_counts_its_lateness() {
+        let Some((t, l, map)) = loaded() else { return };
+        let words = |w: &[u64; VALUE_WORDS]| put_words(&map, w);
         let read = || {
             let mut v = [0u8; VALUE_WORDS * 8];
             bpf::map_lookup(&map, 0, &mut v).unwrap();
@@ -789,26 +799,13 @@ mod tests {
     /// gap, all at once. Needs root (skipped without it).
     #[test]
     fn frames_left_late_catch_up_one_per_gap_after_a_burst() {
-        // SAFETY: geteuid takes nothing and cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: loading a BPF program needs root");
-            return;
-        }
-        let t = Template::new(&spec4()).unwrap();
-        let s = spec4();
-        let plan = Plan::one(s.sport, &s.src, &s.dst);
-        let l = load(&t, &plan, 1).unwrap();
-        let [map, _]: [OwnedFd; 2] = l.maps.try_into().unwrap();
+        let Some((t, l, map)) = loaded() else { return };
         let set = |gap: u64| {
             // 10 pps from 1 s ago: frames 0-9 are due (a stall of a second)
             let mut w = [0u64; VALUE_WORDS];
             (w[W_START], w[W_RATE]) = (crate::pace::now() - 1_000_000_000, 10);
             (w[W_GAP], w[W_BURST]) = (gap, catch_up_burst_ns(gap, 2));
-            let mut v = [0u8; VALUE_WORDS * 8];
-            for (i, x) in w.iter().enumerate() {
-                put64(&mut v, i * 8, *x);
-            }
-            bpf::map_update(&map, 0, &v).unwrap();
+            put_words(&map, &w);
         };
         let built = |n: usize| -> Vec<u64> {
             (0..n)
