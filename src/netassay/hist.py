@@ -66,16 +66,16 @@ class HistSummary(Percentiles):
     negative: int
 
 
-def figure(summary: HistSummary | None, key: Figure) -> float | None:
-    """One figure of a summary (None: no summary, or no sample)."""
-    v = None if summary is None else summary.get(key)
-    return None if v is None else float(v)
-
-
 class SinkHistSummary(Percentiles):
     """``SinkHist.summary``: with the frames that arrived ahead of their send time."""
 
     ahead: int
+
+
+def figure(summary: HistSummary | None, key: Figure) -> float | None:
+    """One figure of a summary (None: no summary, or no sample)."""
+    v = None if summary is None else summary.get(key)
+    return None if v is None else float(v)
 
 
 def bin_of(values: np.ndarray) -> np.ndarray:

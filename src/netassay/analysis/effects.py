@@ -142,7 +142,7 @@ def mann_whitney(a: Sequence[float], b: Sequence[float]) -> MannWhitney:
 
     r = sps.mannwhitneyu(x, y, alternative="two-sided")
     d = cliffs_delta(x, y)
-    return {"test": out["test"], "n_a": len(x), "n_b": len(y), "u": float(r.statistic),
+    return {"test": "Mann-Whitney U", "n_a": len(x), "n_b": len(y), "u": float(r.statistic),
             "p": float(r.pvalue), "cliffs_delta": d, "effect": magnitude(d),
             "hodges_lehmann": hodges_lehmann(x, y)}  # fmt: skip
 

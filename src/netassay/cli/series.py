@@ -22,9 +22,9 @@ def per_value(
     series: Series, command: Callable[..., None], ctx: typer.Context, as_json: bool, **kv: Any
 ) -> None:
     """Run ``command`` (a command's own function, undecorated) once per value of
-    ``series`` with everything else as the command was given it, then the series' tables (none with
-    --dry-run). A value that fails is said and the series goes on; its error ends the
-    command after the tables."""
+    ``series``, everything else as the command was given it, then the series' tables
+    (none with --dry-run). A value that fails is said and the series goes on; its error
+    ends the command after the tables."""
     dry = bool(kv.get("dry_run"))
     since = 0 if dry else series.since()
     failed: NetassayError | None = None

@@ -34,14 +34,13 @@ one measured at the run's own delay, never one measured at another.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import platform
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -116,16 +115,11 @@ def path() -> Path:
     return Path(os.environ.get("NETASSAY_STATE_DIR", "/var/lib/netassay")) / FILE
 
 
-@contextmanager
-def held() -> Iterator[None]:
+def held() -> AbstractContextManager[None]:
     """This host's file held for one change (read, then written): two cells that keep a
     limit at once (a campaign's workers on one host) each keep theirs beside the other's,
     never one written over the other (``keep``)."""
-    lock = path().with_name(FILE + ".lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes
-        yield
+    return state.held_lock(path().with_name(FILE + ".lock"))
 
 
 def host() -> Host:

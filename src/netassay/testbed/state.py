@@ -22,7 +22,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -289,9 +289,9 @@ def set_global_sysctl(key: str, value: str) -> None:
 
 
 @contextmanager
-def sysctl_lock() -> Iterator[None]:
-    """Serialize claiming global sysctls between testbeds being built at the same time."""
-    path = run_dir() / "sysctl.lock"
+def held_lock(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (made where missing) for the block, waited for
+    while another process holds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -299,6 +299,11 @@ def sysctl_lock() -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def sysctl_lock() -> AbstractContextManager[None]:
+    """Serialize claiming global sysctls between testbeds being built at the same time."""
+    return held_lock(run_dir() / "sysctl.lock")
 
 
 def refuse_sysctl_conflicts(name: str, wanted: dict[str, str], present: Iterable[str]) -> None:
